@@ -1,0 +1,41 @@
+//! Parsers for the output of the read-only ESXi commands pvrdma-doctor runs.
+//!
+//! Pipeline stage: *parse*. Every function here takes the text a command printed and
+//! returns typed facts or a [`ParseError`] that names the command, line, column and what
+//! was expected. Nothing here does I/O, so a live host, a support bundle and a test
+//! sample all go through the same code. No function panics, whatever the input.
+#![forbid(unsafe_code)]
+
+pub mod advanced;
+pub mod error;
+pub mod firewall;
+pub mod ip_interface;
+pub mod nic;
+pub mod rdma;
+pub mod version;
+pub mod vm;
+pub mod vsish;
+pub mod vswitch;
+
+pub use advanced::{parse_advanced_option, AdvancedOption};
+pub use error::ParseError;
+pub use firewall::{
+    parse_firewall_get, parse_firewall_ruleset_list, FirewallRuleset, FirewallStatus,
+};
+pub use ip_interface::{
+    parse_ip_interface_ipv4_get, parse_ip_interface_list, Ipv4Interface, VmkInterface,
+};
+pub use nic::{parse_nic_list, Nic};
+pub use rdma::{
+    parse_rdma_device_list, parse_rdma_device_protocol_list, parse_rdma_device_vmknic_list,
+    PortState, RdmaDevice, RdmaProtocols, RdmaVmknic,
+};
+pub use version::{parse_system_version, SystemVersion};
+pub use vm::{
+    parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, VmPort, VmPorts, VmProcess,
+};
+pub use vsish::{
+    parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PvrdmaDeviceId,
+    PvrdmaProperties, PvrdmaPropertiesSection,
+};
+pub use vswitch::{parse_dvs_list, parse_standard_switch_list, DvPort, DvsSwitch, StandardSwitch};

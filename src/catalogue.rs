@@ -1,0 +1,127 @@
+//! The single list of read-only commands pvrdma-doctor sends to a host.
+//!
+//! Collection, support bundles, `--list-checks` and the parsers are all keyed by the ids
+//! here: the id is also the file name of the command's output in a bundle or sample
+//! directory. Nothing outside this list is ever sent to a host, which is what makes the
+//! tool safe to point at production: every command here only reads.
+//!
+//! The per-VM queries (`vm port list -w`, the vsish `properties` node) are batched into
+//! one shell loop each, so the number of round trips per host is the same for 1 VM or 500.
+//! The loops are POSIX `sh` because ESXi's login shell is busybox `sh`.
+
+/// One read-only command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// Stable id: file name in bundles and samples, evidence key in reports.
+    pub id: &'static str,
+    /// The exact command line sent to the host's shell.
+    pub command: &'static str,
+    /// Why the doctor needs it.
+    pub why: &'static str,
+}
+
+pub const SYSTEM_VERSION: &str = "esxcli_system_version_get";
+pub const RDMA_DEVICE_LIST: &str = "esxcli_rdma_device_list";
+pub const RDMA_PROTOCOL_LIST: &str = "esxcli_rdma_device_protocol_list";
+pub const RDMA_VMKNIC_LIST: &str = "esxcli_rdma_device_vmknic_list";
+pub const NIC_LIST: &str = "esxcli_network_nic_list";
+pub const DVS_LIST: &str = "esxcli_network_vswitch_dvs_vmware_list";
+pub const STANDARD_SWITCH_LIST: &str = "esxcli_network_vswitch_standard_list";
+pub const IP_INTERFACE_LIST: &str = "esxcli_network_ip_interface_list";
+pub const IPV4_GET: &str = "esxcli_network_ip_interface_ipv4_get";
+pub const PVRDMA_VMKNIC_OPTION: &str = "esxcli_system_settings_advanced_list_pvrdmavmknic";
+pub const FIREWALL_GET: &str = "esxcli_network_firewall_get";
+pub const FIREWALL_RULESET_LIST: &str = "esxcli_network_firewall_ruleset_list";
+pub const VM_PROCESS_LIST: &str = "esxcli_vm_process_list";
+pub const VM_PORT_LIST: &str = "esxcli_network_vm_port_list";
+pub const PVRDMA_DEVICES_LS: &str = "vsish_pvrdma_devices_ls";
+pub const PVRDMA_PROPERTIES: &str = "vsish_pvrdma_properties";
+
+/// Every command, in the order a report lists them.
+pub static CATALOGUE: &[CommandSpec] = &[
+    CommandSpec {
+        id: SYSTEM_VERSION,
+        command: "esxcli system version get",
+        why: "ESXi release: PVRDMA needs 6.5+, native endpoints 7.0 U1+, async mode 8.0+",
+    },
+    CommandSpec {
+        id: RDMA_DEVICE_LIST,
+        command: "esxcli rdma device list",
+        why: "is a physical RDMA device (vmrdmaN) registered, Active, and paired with which uplink",
+    },
+    CommandSpec {
+        id: RDMA_PROTOCOL_LIST,
+        command: "esxcli rdma device protocol list",
+        why: "which RoCE versions the RDMA device supports",
+    },
+    CommandSpec {
+        id: RDMA_VMKNIC_LIST,
+        command: "esxcli rdma device vmknic list",
+        why: "which vmknic each RDMA device is bound to",
+    },
+    CommandSpec {
+        id: NIC_LIST,
+        command: "esxcli network nic list",
+        why: "link state and Ethernet MTU of the RDMA device's uplink",
+    },
+    CommandSpec {
+        id: DVS_LIST,
+        command: "esxcli network vswitch dvs vmware list",
+        why: "the RDMA uplink must be the one and only uplink of the vDS; vDS MTU",
+    },
+    CommandSpec {
+        id: STANDARD_SWITCH_LIST,
+        command: "esxcli network vswitch standard list",
+        why: "finds an RDMA uplink or a PVRDMA port left on a standard vSwitch, where PVRDMA cannot use it",
+    },
+    CommandSpec {
+        id: IP_INTERFACE_LIST,
+        command: "esxcli network ip interface list",
+        why: "the PVRDMA vmknic exists, is enabled, and its MTU",
+    },
+    CommandSpec {
+        id: IPV4_GET,
+        command: "esxcli network ip interface ipv4 get",
+        why: "the PVRDMA vmknic has an IPv4 address",
+    },
+    CommandSpec {
+        id: PVRDMA_VMKNIC_OPTION,
+        command: "esxcli system settings advanced list -o /Net/PVRDMAVmknic",
+        why: "which vmknic is tagged for PVRDMA (empty by default)",
+    },
+    CommandSpec {
+        id: FIREWALL_GET,
+        command: "esxcli network firewall get",
+        why: "whether the ESXi firewall is enabled at all",
+    },
+    CommandSpec {
+        id: FIREWALL_RULESET_LIST,
+        command: "esxcli network firewall ruleset list",
+        why: "the pvrdma ruleset must be enabled (it is disabled by default on ESXi 8.0)",
+    },
+    CommandSpec {
+        id: VM_PROCESS_LIST,
+        command: "esxcli vm process list",
+        why: "running VMs: World ID, display name, config file",
+    },
+    CommandSpec {
+        id: VM_PORT_LIST,
+        command: "for w in $(esxcli vm process list | sed -n 's/^ *World ID: *//p'); do echo \"==> $w <==\"; esxcli network vm port list -w \"$w\" 2>&1; done",
+        why: "the switch, port group and uplink each VM MAC really uses (one batched query for all VMs)",
+    },
+    CommandSpec {
+        id: PVRDMA_DEVICES_LS,
+        command: "vsish -e ls /vmkModules/vrdma/pvrdmaDevices/",
+        why: "one node <World ID>_<adapter index> per PVRDMA adapter of a running VM",
+    },
+    CommandSpec {
+        id: PVRDMA_PROPERTIES,
+        command: "for d in $(vsish -e ls /vmkModules/vrdma/pvrdmaDevices/ 2>/dev/null); do d=${d%/}; echo \"==> $d <==\"; vsish -e cat \"/vmkModules/vrdma/pvrdmaDevices/$d/properties\" 2>&1; done",
+        why: "per adapter: 'Physical HCA available' (HCA or TCP fallback), MAC, RoCE version, MTU (one batched query for all adapters)",
+    },
+];
+
+/// The spec with this id.
+pub fn spec(id: &str) -> Option<&'static CommandSpec> {
+    CATALOGUE.iter().find(|s| s.id == id)
+}

@@ -1,0 +1,7 @@
+//! pvrdma-doctor: for every PVRDMA adapter on a fleet of ESXi hosts, does its traffic go
+//! through the physical RDMA HCA or silently fall back to TCP, and why.
+//!
+//! The pipeline is visible in the modules: hosts → [`collect`] raw outputs → [`facts`]
+//! (parsed, typed) → [`diagnose`] checks and verdicts → [`report`]. Only `collect` does I/O.
+pub mod catalogue;
+pub mod collect;
