@@ -14,6 +14,7 @@ pub mod nic;
 pub mod rdma;
 pub mod version;
 pub mod vm;
+pub mod vmx;
 pub mod vsish;
 pub mod vswitch;
 
@@ -34,6 +35,7 @@ pub use version::{parse_system_version, SystemVersion};
 pub use vm::{
     parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, VmPort, VmPorts, VmProcess,
 };
+pub use vmx::{parse_vmx, VmxAdapter, VmxConfig};
 pub use vsish::{
     parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PvrdmaDeviceId,
     PvrdmaProperties, PvrdmaPropertiesSection,
