@@ -3,5 +3,7 @@
 //!
 //! The pipeline is visible in the modules: hosts → [`collect`] raw outputs → [`facts`]
 //! (parsed, typed) → [`diagnose`] checks and verdicts → [`report`]. Only `collect` does I/O.
+pub mod bundle;
 pub mod catalogue;
 pub mod collect;
+pub mod vmsupport;

@@ -1,0 +1,132 @@
+//! `manifest.json`, the first entry of a support bundle.
+//!
+//! The manifest is what makes a bundle trustworthy on a ticket weeks later: it says which
+//! tool version collected what, with which exact command line, how long each command took,
+//! whether it was cut or timed out, and what is missing and why. The sha256 of every other
+//! entry lets `analyze` refuse a bundle that was edited or damaged after it was written.
+use crate::collect::{CaptureSource, Failure};
+use serde::{Deserialize, Serialize};
+
+/// Bumped when a reader of the previous format would misread a new bundle.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Name of the manifest entry (at the archive root, first entry).
+pub const MANIFEST_FILE: &str = "manifest.json";
+/// The JSON report, as `--json` printed it.
+pub const REPORT_JSON_FILE: &str = "report.json";
+/// The human report, without colour.
+pub const REPORT_TXT_FILE: &str = "report.txt";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    /// Always `pvrdma-doctor`; lets a reader tell this bundle from other tarballs.
+    pub tool: String,
+    pub tool_version: String,
+    /// argv of the run that wrote the bundle, without any password.
+    pub command_line: Vec<String>,
+    /// RFC 3339, UTC.
+    pub started: String,
+    pub finished: String,
+    /// Ctrl-C or the run deadline stopped collection before every host was done.
+    pub interrupted: bool,
+    /// Host names, addresses, MACs, VM names, UUIDs and datastores were replaced by tokens.
+    pub redacted: bool,
+    pub hosts: Vec<ManifestHost>,
+    /// Every entry except the manifest itself, with its sha256.
+    pub files: Vec<ManifestFile>,
+}
+
+/// How far collection got on one host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostOutcome {
+    /// Every catalogue command produced output.
+    Complete,
+    /// Connected (or partly read), but some commands are missing; see `missing`.
+    Partial,
+    /// Nothing was collected; see `error`.
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestHost {
+    /// The host as the user named it; also the folder holding its outputs.
+    pub host: String,
+    pub source: CaptureSource,
+    pub outcome: HostOutcome,
+    /// The typed connection (or host-level) failure, if any.
+    pub error: Option<Failure>,
+    pub commands: Vec<ManifestCommand>,
+    /// Catalogue ids with no output, and why.
+    pub missing: Vec<MissingCommand>,
+    /// `.vmx` files carried over from a vm-support capture.
+    pub vmx_files: Vec<ManifestVmx>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestCommand {
+    pub id: String,
+    /// The exact command line sent to the host.
+    pub command: String,
+    pub exit_status: Option<u32>,
+    pub duration_ms: u64,
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    pub stdout_sha256: String,
+    pub stderr_sha256: String,
+    /// Output was cut at the per-command cap.
+    pub truncated: bool,
+    pub timeout_hit: bool,
+    pub failure: Option<Failure>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissingCommand {
+    pub id: String,
+    pub command: String,
+    pub reason: Failure,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestVmx {
+    /// Path in the original vm-support bundle.
+    pub path: String,
+    /// Entry in this bundle.
+    pub file: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestFile {
+    pub path: String,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// Lower-case hex sha256, the form `sha256sum` prints, so a support engineer can check a
+/// single file by hand.
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+    let digest = Sha256::digest(data);
+    let mut out = String::with_capacity(64);
+    for byte in digest.iter() {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_matches_sha256sum() {
+        // printf 'abc' | sha256sum
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

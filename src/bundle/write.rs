@@ -1,0 +1,446 @@
+//! Writes a support bundle atomically.
+//!
+//! The archive is built in a temporary file in the target's own folder (so the final
+//! rename stays on one file system and is atomic) and only renamed into place once the
+//! gzip stream is finished and synced. A crash, a full disk or Ctrl-C therefore never
+//! leaves a half-written bundle under the name the engineer will attach to a ticket.
+use super::manifest::{
+    sha256_hex, HostOutcome, Manifest, ManifestCommand, ManifestFile, ManifestHost, ManifestVmx,
+    MissingCommand, FORMAT_VERSION, MANIFEST_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
+};
+use super::{host_dir, BundleError, OUTPUT_CAP};
+use crate::catalogue::{self, CATALOGUE};
+use crate::collect::replay::HOST_ERROR_FILE;
+use crate::collect::{ErrorKind, Failure, HostCapture, RawOutput};
+use anyhow::Context;
+use std::io::Write;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Facts about the run that wrote the bundle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleMeta {
+    pub tool_version: String,
+    /// argv; pass it through [`scrub_command_line`] first.
+    pub command_line: Vec<String>,
+    pub started: SystemTime,
+    pub finished: SystemTime,
+    pub interrupted: bool,
+    /// The captures were redacted before the report was computed.
+    pub redacted: bool,
+}
+
+/// The environment variable a password may come from; its value must never reach a bundle.
+pub const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
+
+/// argv fit for a manifest: the value of `PVRDMA_DOCTOR_PASSWORD` (should someone have
+/// pasted it on the command line anyway) and the value of any `--password` option are
+/// replaced by `********`.
+pub fn scrub_command_line(args: &[String]) -> Vec<String> {
+    let secret = std::env::var(PASSWORD_ENV).ok().filter(|s| !s.is_empty());
+    scrub_with(args, secret.as_deref())
+}
+
+fn scrub_with(args: &[String], secret: Option<&str>) -> Vec<String> {
+    const MASK: &str = "********";
+    let mut out = Vec::with_capacity(args.len());
+    let mut mask_next = false;
+    for arg in args {
+        if mask_next {
+            out.push(MASK.to_string());
+            mask_next = false;
+            continue;
+        }
+        if arg == "--password" {
+            mask_next = true;
+            out.push(arg.clone());
+            continue;
+        }
+        if arg.starts_with("--password=") {
+            out.push(format!("--password={MASK}"));
+            continue;
+        }
+        match secret {
+            Some(s) if arg.contains(s) => out.push(arg.replace(s, MASK)),
+            _ => out.push(arg.clone()),
+        }
+    }
+    out
+}
+
+/// Refuses a target that exists (unless `force`) or whose folder does not. Call it before
+/// collecting, so a long run does not end in a refusal.
+pub fn check_target(path: &Path, force: bool) -> anyhow::Result<()> {
+    if !force && path.symlink_metadata().is_ok() {
+        return Err(BundleError::Exists(path.to_path_buf()).into());
+    }
+    let dir = parent_dir(path);
+    anyhow::ensure!(
+        dir.is_dir(),
+        "cannot write the bundle {}: folder {} does not exist",
+        path.display(),
+        dir.display()
+    );
+    Ok(())
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Writes captures + manifest.json (first entry) + report.json + report.txt to `path`
+/// atomically; refuses an existing path unless `force`.
+pub fn write_bundle(
+    path: &Path,
+    captures: &[HostCapture],
+    meta: &BundleMeta,
+    report_json: &str,
+    report_txt: &str,
+    force: bool,
+) -> anyhow::Result<()> {
+    check_target(path, force)?;
+    let (manifest, entries) = layout(captures, meta, report_json, report_txt)?;
+    let manifest_json = serde_json::to_vec_pretty(&manifest).context("serialising manifest")?;
+
+    let dir = parent_dir(path);
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "bundle".to_string());
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{file_name}."))
+        .suffix(".partial")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+
+    let mtime = unix_secs(meta.finished);
+    {
+        let buffered = std::io::BufWriter::new(tmp.as_file());
+        let gz = flate2::write::GzEncoder::new(buffered, flate2::Compression::default());
+        let mut tar = tar::Builder::new(gz);
+        append_file(&mut tar, MANIFEST_FILE, &manifest_json, mtime)?;
+        let mut dirs_done = std::collections::BTreeSet::new();
+        for entry in &entries {
+            if let Some((dir, _)) = entry.path.rsplit_once('/') {
+                // Folder entries let any `tar x` recreate the layout with sane modes.
+                let mut prefix = String::new();
+                for part in dir.split('/') {
+                    if !prefix.is_empty() {
+                        prefix.push('/');
+                    }
+                    prefix.push_str(part);
+                    if dirs_done.insert(prefix.clone()) {
+                        append_dir(&mut tar, &prefix, mtime)?;
+                    }
+                }
+            }
+            append_file(&mut tar, &entry.path, &entry.data, mtime)?;
+        }
+        let gz = tar.into_inner().context("finishing the tar stream")?;
+        let mut buffered = gz.finish().context("finishing the gzip stream")?;
+        buffered.flush().context("writing the bundle")?;
+    }
+    tmp.as_file()
+        .sync_all()
+        .context("syncing the bundle to disk")?;
+    if force {
+        tmp.persist(path)
+            .map_err(|e| e.error)
+            .with_context(|| format!("cannot move the bundle into place at {}", path.display()))?;
+    } else {
+        tmp.persist_noclobber(path).map_err(|e| {
+            if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                anyhow::Error::from(BundleError::Exists(path.to_path_buf()))
+            } else {
+                anyhow::Error::from(e.error).context(format!(
+                    "cannot move the bundle into place at {}",
+                    path.display()
+                ))
+            }
+        })?;
+    }
+    Ok(())
+}
+
+struct Entry {
+    path: String,
+    data: Vec<u8>,
+}
+
+/// Everything but the manifest, in archive order, plus the manifest describing it.
+fn layout(
+    captures: &[HostCapture],
+    meta: &BundleMeta,
+    report_json: &str,
+    report_txt: &str,
+) -> anyhow::Result<(Manifest, Vec<Entry>)> {
+    let mut entries = vec![
+        Entry {
+            path: REPORT_JSON_FILE.to_string(),
+            data: report_json.as_bytes().to_vec(),
+        },
+        Entry {
+            path: REPORT_TXT_FILE.to_string(),
+            data: report_txt.as_bytes().to_vec(),
+        },
+    ];
+    let mut hosts = Vec::with_capacity(captures.len());
+    let mut seen = std::collections::BTreeSet::new();
+    for capture in captures {
+        let dir = host_dir(&capture.host)?;
+        anyhow::ensure!(
+            seen.insert(dir.to_string()),
+            "host {dir:?} appears twice; a bundle holds one folder per host"
+        );
+        let mut commands = Vec::with_capacity(capture.outputs.len());
+        for (id, raw) in &capture.outputs {
+            let raw = capped(raw, OUTPUT_CAP);
+            let file_id = file_id(id)?;
+            entries.push(Entry {
+                path: format!("{dir}/{file_id}.txt"),
+                data: raw.stdout.as_bytes().to_vec(),
+            });
+            if !raw.stderr.is_empty() {
+                entries.push(Entry {
+                    path: format!("{dir}/{file_id}.stderr.txt"),
+                    data: raw.stderr.as_bytes().to_vec(),
+                });
+            }
+            if let Some(code) = raw.exit_status {
+                entries.push(Entry {
+                    path: format!("{dir}/{file_id}.exit"),
+                    data: format!("{code}\n").into_bytes(),
+                });
+            }
+            commands.push(ManifestCommand {
+                id: id.clone(),
+                command: raw.command.clone(),
+                exit_status: raw.exit_status,
+                duration_ms: raw.duration_ms,
+                stdout_bytes: raw.stdout.len() as u64,
+                stderr_bytes: raw.stderr.len() as u64,
+                stdout_sha256: sha256_hex(raw.stdout.as_bytes()),
+                stderr_sha256: sha256_hex(raw.stderr.as_bytes()),
+                truncated: raw.truncated,
+                timeout_hit: raw.timeout_hit,
+                failure: raw.failure.clone(),
+            });
+        }
+        if let Some(error) = &capture.error {
+            entries.push(Entry {
+                path: format!("{dir}/{HOST_ERROR_FILE}"),
+                data: serde_json::to_vec_pretty(error).context("serialising a host error")?,
+            });
+        }
+        let mut vmx_files = Vec::with_capacity(capture.vmx_files.len());
+        for (n, vmx) in capture.vmx_files.iter().enumerate() {
+            // The original path may be long and hold any character; a numbered name keeps
+            // the archive portable, the manifest keeps the original path.
+            let file = format!("{dir}/vmx/{:03}.vmx", n + 1);
+            entries.push(Entry {
+                path: file.clone(),
+                data: vmx.content.as_bytes().to_vec(),
+            });
+            vmx_files.push(ManifestVmx {
+                path: vmx.path.clone(),
+                file,
+            });
+        }
+        hosts.push(ManifestHost {
+            host: capture.host.clone(),
+            source: capture.source,
+            outcome: outcome(capture),
+            error: capture.error.clone(),
+            commands,
+            missing: missing(capture),
+            vmx_files,
+        });
+    }
+    let files = entries
+        .iter()
+        .map(|e| ManifestFile {
+            path: e.path.clone(),
+            bytes: e.data.len() as u64,
+            sha256: sha256_hex(&e.data),
+        })
+        .collect();
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        tool: "pvrdma-doctor".to_string(),
+        tool_version: meta.tool_version.clone(),
+        command_line: meta.command_line.clone(),
+        started: rfc3339(meta.started),
+        finished: rfc3339(meta.finished),
+        interrupted: meta.interrupted,
+        redacted: meta.redacted,
+        hosts,
+        files,
+    };
+    Ok((manifest, entries))
+}
+
+/// Catalogue ids are file names; an id from elsewhere must still not escape the host folder.
+fn file_id(id: &str) -> anyhow::Result<&str> {
+    let ok = !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    anyhow::ensure!(ok, "command id {id:?} cannot be a file name in a bundle");
+    Ok(id)
+}
+
+fn outcome(capture: &HostCapture) -> HostOutcome {
+    let all_there = CATALOGUE.iter().all(|s| capture.outputs.contains_key(s.id));
+    if capture.outputs.is_empty() && capture.vmx_files.is_empty() {
+        HostOutcome::Failed
+    } else if all_there && capture.error.is_none() {
+        HostOutcome::Complete
+    } else {
+        HostOutcome::Partial
+    }
+}
+
+/// Every catalogue id without output, with the recorded reason, or else the host's error
+/// (the connection broke before the command ran), so the manifest never just says "absent".
+fn missing(capture: &HostCapture) -> Vec<MissingCommand> {
+    let mut out: Vec<MissingCommand> = capture
+        .missing
+        .iter()
+        .map(|(id, reason)| MissingCommand {
+            id: id.clone(),
+            command: catalogue::spec(id)
+                .map(|s| s.command.to_string())
+                .unwrap_or_default(),
+            reason: reason.clone(),
+        })
+        .collect();
+    for spec in CATALOGUE {
+        if capture.outputs.contains_key(spec.id) || capture.missing.contains_key(spec.id) {
+            continue;
+        }
+        let reason = match &capture.error {
+            Some(error) => error.clone(),
+            None => Failure::new(
+                ErrorKind::Internal,
+                "not collected, and the collector recorded no reason",
+            ),
+        };
+        out.push(MissingCommand {
+            id: spec.id.to_string(),
+            command: spec.command.to_string(),
+            reason,
+        });
+    }
+    out
+}
+
+/// The output cut at `cap` bytes (on a character boundary) and marked truncated.
+pub(crate) fn capped(raw: &RawOutput, cap: usize) -> RawOutput {
+    let mut raw = raw.clone();
+    for text in [&mut raw.stdout, &mut raw.stderr] {
+        if text.len() > cap {
+            let mut end = cap;
+            while end > 0 && !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            raw.truncated = true;
+        }
+    }
+    raw
+}
+
+fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+fn append_file<W: Write>(
+    tar: &mut tar::Builder<W>,
+    path: &str,
+    data: &[u8],
+    mtime: u64,
+) -> anyhow::Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Regular);
+    header.set_size(data.len() as u64);
+    header.set_mode(0o644);
+    header.set_mtime(mtime);
+    header.set_uid(0);
+    header.set_gid(0);
+    tar.append_data(&mut header, path, data)
+        .with_context(|| format!("writing {path} into the bundle"))
+}
+
+fn append_dir<W: Write>(tar: &mut tar::Builder<W>, path: &str, mtime: u64) -> anyhow::Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Directory);
+    header.set_size(0);
+    header.set_mode(0o755);
+    header.set_mtime(mtime);
+    header.set_uid(0);
+    header.set_gid(0);
+    tar.append_data(&mut header, format!("{path}/"), std::io::empty())
+        .with_context(|| format!("writing folder {path} into the bundle"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn scrub_masks_password_values() {
+        let out = scrub_with(
+            &args(&[
+                "pvrdma-doctor",
+                "--password",
+                "hunter2",
+                "--password=s3cret",
+                "esx01",
+                "--note=pw-is-Tr0ub4dor",
+            ]),
+            Some("Tr0ub4dor"),
+        );
+        assert_eq!(
+            out,
+            args(&[
+                "pvrdma-doctor",
+                "--password",
+                "********",
+                "--password=********",
+                "esx01",
+                "--note=pw-is-********",
+            ])
+        );
+    }
+
+    #[test]
+    fn cap_cuts_on_char_boundary_and_marks_truncated() {
+        let raw = RawOutput {
+            id: "x".into(),
+            command: "x".into(),
+            stdout: "aé".repeat(4),
+            stderr: String::new(),
+            exit_status: Some(0),
+            duration_ms: 0,
+            truncated: false,
+            timeout_hit: false,
+            failure: None,
+        };
+        let cut = capped(&raw, 5);
+        assert_eq!(cut.stdout, "aéa");
+        assert!(cut.truncated);
+        let whole = capped(&raw, 1000);
+        assert_eq!(whole, raw);
+    }
+}
