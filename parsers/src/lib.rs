@@ -14,6 +14,7 @@ pub mod nic;
 pub mod rdma;
 pub mod version;
 pub mod vm;
+pub mod vmx;
 pub mod vsish;
 pub mod vswitch;
 
