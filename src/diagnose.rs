@@ -1317,3 +1317,210 @@ fn summarize(hosts: &[HostDiagnosis]) -> Summary {
     s.line = line;
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::ErrorKind;
+
+    fn adapter(index: u32, verdict: Verdict) -> Adapter {
+        Adapter {
+            index,
+            verdict,
+            reasons: Vec::new(),
+            mac: None,
+            roce_version: None,
+            active_mtu: None,
+            port: None,
+        }
+    }
+
+    fn host(name: &str, status: HostStatus, vms: Vec<(&str, Vec<Adapter>)>) -> HostDiagnosis {
+        HostDiagnosis {
+            host: name.to_string(),
+            status,
+            error: None,
+            esxi_version: None,
+            checks: Vec::new(),
+            vms: vms
+                .into_iter()
+                .map(|(vm, adapters)| Vm {
+                    name: vm.to_string(),
+                    world_id: Some(1),
+                    config_file: None,
+                    adapters,
+                })
+                .collect(),
+            adapters_error: None,
+        }
+    }
+
+    fn diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
+        let pairs = pairs(&hosts);
+        let summary = summarize(&hosts);
+        Diagnosis {
+            hosts,
+            pairs,
+            summary,
+        }
+    }
+
+    fn transport(d: &Diagnosis, a: (&str, &str), b: (&str, &str)) -> Transport {
+        d.pairs
+            .iter()
+            .find(|p| {
+                (p.a.host.as_str(), p.a.vm.as_str()) == a
+                    && (p.b.host.as_str(), p.b.vm.as_str()) == b
+            })
+            .map(|p| p.transport)
+            .unwrap_or_else(|| panic!("no pair {a:?} {b:?}"))
+    }
+
+    #[test]
+    fn transport_follows_the_pvrdma_rules() {
+        let d = diagnosis(vec![
+            host(
+                "esx01",
+                HostStatus::Problems,
+                vec![
+                    ("a", vec![adapter(0, Verdict::Hca)]),
+                    ("b", vec![adapter(0, Verdict::TcpFallback)]),
+                ],
+            ),
+            host(
+                "esx02",
+                HostStatus::Ok,
+                vec![("c", vec![adapter(0, Verdict::Hca)])],
+            ),
+            host(
+                "esx03",
+                HostStatus::Incomplete,
+                vec![("d", vec![adapter(0, Verdict::Unknown)])],
+            ),
+        ]);
+        // Same host: memcpy whatever the verdicts, the HCA is not involved.
+        assert_eq!(
+            transport(&d, ("esx01", "a"), ("esx01", "b")),
+            Transport::Memcpy
+        );
+        assert_eq!(
+            transport(&d, ("esx01", "a"), ("esx02", "c")),
+            Transport::Rdma
+        );
+        assert_eq!(
+            transport(&d, ("esx01", "b"), ("esx02", "c")),
+            Transport::Tcp
+        );
+        assert_eq!(
+            transport(&d, ("esx01", "a"), ("esx03", "d")),
+            Transport::Unknown
+        );
+        // One side falling back decides it even when the other is unknown.
+        assert_eq!(
+            transport(&d, ("esx01", "b"), ("esx03", "d")),
+            Transport::Tcp
+        );
+        assert_eq!(d.pairs.len(), 6);
+    }
+
+    #[test]
+    fn adapters_of_the_same_vm_are_not_paired() {
+        let d = diagnosis(vec![host(
+            "esx01",
+            HostStatus::Ok,
+            vec![(
+                "a",
+                vec![adapter(0, Verdict::Hca), adapter(1, Verdict::Hca)],
+            )],
+        )]);
+        assert!(d.pairs.is_empty());
+    }
+
+    #[test]
+    fn summary_line_reads_like_the_issue_example() {
+        let mut down = host("esx03", HostStatus::Unreachable, vec![]);
+        down.error = Some(Failure::new(ErrorKind::Unreachable, "refused"));
+        let d = diagnosis(vec![
+            host(
+                "esx01",
+                HostStatus::Ok,
+                vec![(
+                    "a",
+                    vec![
+                        adapter(0, Verdict::Hca),
+                        adapter(1, Verdict::Hca),
+                        adapter(2, Verdict::Hca),
+                    ],
+                )],
+            ),
+            host(
+                "esx02",
+                HostStatus::Problems,
+                vec![(
+                    "b",
+                    vec![
+                        adapter(0, Verdict::TcpFallback),
+                        adapter(1, Verdict::Unknown),
+                    ],
+                )],
+            ),
+            down,
+        ]);
+        assert_eq!(
+            d.summary.line,
+            "3 hosts: 1 healthy, 1 with problems, 1 unreachable; 5 PVRDMA adapters: 3 hca, 1 tcp-fallback, 1 unknown"
+        );
+        assert_eq!(
+            diagnosis(vec![host("esx01", HostStatus::Ok, vec![])])
+                .summary
+                .line,
+            "1 host: 1 healthy; 0 PVRDMA adapters"
+        );
+    }
+
+    #[test]
+    fn exit_code_precedence() {
+        let ok = || {
+            host(
+                "esx01",
+                HostStatus::Ok,
+                vec![("a", vec![adapter(0, Verdict::Hca)])],
+            )
+        };
+        assert_eq!(diagnosis(vec![ok()]).exit_code(), exit::HEALTHY);
+        let unreachable = host("esx02", HostStatus::Unreachable, vec![]);
+        assert_eq!(
+            diagnosis(vec![ok(), unreachable.clone()]).exit_code(),
+            exit::INCOMPLETE
+        );
+        let unknown = host(
+            "esx03",
+            HostStatus::Incomplete,
+            vec![("u", vec![adapter(0, Verdict::Unknown)])],
+        );
+        assert_eq!(diagnosis(vec![ok(), unknown]).exit_code(), exit::INCOMPLETE);
+        let fallback = host(
+            "esx04",
+            HostStatus::Problems,
+            vec![("t", vec![adapter(0, Verdict::TcpFallback)])],
+        );
+        // A problem outranks an unreachable host: the runbook must see the failure.
+        assert_eq!(
+            diagnosis(vec![ok(), unreachable, fallback]).exit_code(),
+            exit::PROBLEMS
+        );
+        let mut failing = ok();
+        failing.checks.push(check(
+            "firewall-pvrdma",
+            Status::Fail,
+            "blocked",
+            Vec::new(),
+        ));
+        assert_eq!(diagnosis(vec![failing]).exit_code(), exit::PROBLEMS);
+        let mut warned = ok();
+        warned
+            .checks
+            .push(check("mtu-consistent", Status::Warn, "differ", Vec::new()));
+        assert_eq!(diagnosis(vec![warned]).exit_code(), exit::HEALTHY);
+    }
+}
