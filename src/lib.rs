@@ -3,7 +3,12 @@
 //!
 //! The pipeline is visible in the modules: hosts → [`collect`] raw outputs → [`facts`]
 //! (parsed, typed) → [`diagnose`] checks and verdicts → [`report`]. Only `collect` does I/O.
+pub mod app;
 pub mod bundle;
 pub mod catalogue;
+pub mod cli;
 pub mod collect;
+pub mod diagnose;
+pub mod facts;
+pub mod report;
 pub mod vmsupport;
