@@ -10,5 +10,6 @@ pub mod cli;
 pub mod collect;
 pub mod diagnose;
 pub mod facts;
+pub mod redact;
 pub mod report;
 pub mod vmsupport;
