@@ -5,7 +5,6 @@
 //! code here; a new catalogue id needs one line in [`parse`].
 use pvrdma_parsers as p;
 use serde::Serialize;
-use std::path::Path;
 
 /// What a sample parses to: the typed facts, or the error a user would see.
 #[derive(Serialize)]
@@ -58,7 +57,7 @@ fn parse(id: &str, text: &str) -> bool {
 
 #[test]
 fn every_sample_parses_as_reviewed() {
-    insta::glob!("../../samples", "**/*.txt", |path: &Path| {
+    insta::glob!("../../samples", "**/*.txt", |path| {
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
