@@ -3,5 +3,10 @@
 //!
 //! The pipeline is visible in the modules: hosts → [`collect`] raw outputs → [`facts`]
 //! (parsed, typed) → [`diagnose`] checks and verdicts → [`report`]. Only `collect` does I/O.
+pub mod app;
 pub mod catalogue;
+pub mod cli;
 pub mod collect;
+pub mod diagnose;
+pub mod facts;
+pub mod report;

@@ -15,6 +15,7 @@ pub mod nic;
 pub mod rdma;
 pub mod version;
 pub mod vm;
+pub mod vmx;
 pub mod vsish;
 pub mod vswitch;
 
