@@ -111,9 +111,15 @@ where
 /// Output that is an error message instead of data: esxcli's `Error: ...` or the shell's
 /// `-sh: esxcli: not found`. Never let those pass as (empty) data.
 pub(crate) fn error_text(input: &str) -> Option<Fail<'_>> {
-    let first = lines(input).into_iter().find(|l| !is_blank(l))?;
+    let mut filled = lines(input).into_iter().filter(|l| !is_blank(l));
+    let first = filled.next()?;
     let t = first.trim_start();
-    if t.starts_with("Error:") || t.starts_with("Error ") {
+    // A record list whose first record is named `Error: ...` (a VM can be called that) is
+    // followed by indented `Key: value` fields; esxcli's own error is not.
+    let record_follows = filled
+        .next()
+        .is_some_and(|l| l.starts_with([' ', '\t']) && key_value(l).is_ok());
+    if (t.starts_with("Error:") || t.starts_with("Error ")) && !record_follows {
         return Some(Fail {
             at: t,
             expected: "command output, not an esxcli `Error:` message",

@@ -203,6 +203,15 @@ mod tests {
     }
 
     #[test]
+    fn a_vm_named_like_an_error_is_still_a_vm() {
+        let v = parse_vm_process_list("Error: test VM\n   World ID: 5\n").unwrap();
+        assert_eq!(v[0].display_name, "Error: test VM");
+        let e = parse_vm_process_list("Error: Unknown command or namespace vm process lis\n")
+            .unwrap_err();
+        assert_eq!(e.expected, "command output, not an esxcli `Error:` message");
+    }
+
+    #[test]
     fn no_running_vm_is_empty_and_bad_world_id_is_an_error() {
         assert_eq!(parse_vm_process_list("").unwrap(), vec![]);
         assert_eq!(parse_vm_process_list("\n").unwrap(), vec![]);
