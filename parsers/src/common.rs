@@ -781,6 +781,50 @@ mod tests {
         assert_eq!((e.line, e.column), (2, 1));
     }
 
+    #[test]
+    fn table_errors_say_what_is_wrong() {
+        let cut = "Name     Driver  State\n-------  ------  -----\nvmrdma0  nm";
+        let e = to_parse_error("t", cut, &fail_of(table(cut)));
+        assert_eq!(
+            (e.line, e.column, e.expected),
+            (
+                3,
+                12,
+                "a complete last row (the output ends in the middle of it)"
+            )
+        );
+        let orphan = "Name  State\n----  -----\n      Active\n";
+        let e = to_parse_error("t", orphan, &fail_of(table(orphan)));
+        assert_eq!(
+            (e.line, e.expected),
+            (3, "a table row with its first column filled")
+        );
+        let tabbed = "Name\tState\n----\t-----\nvmrdma0\n";
+        let e = to_parse_error("t", tabbed, &fail_of(table(tabbed)));
+        assert_eq!(
+            (e.line, e.expected),
+            (3, "one cell per column in a tab-separated row")
+        );
+        let e = to_parse_error("t", "", &fail_of(table("")));
+        assert_eq!((e.line, e.expected), (1, "a table header line"));
+    }
+
+    #[test]
+    fn error_text_spots_esxcli_and_shell_errors_only() {
+        assert!(error_text("Error: Unknown command or namespace x\n").is_some());
+        assert!(error_text("\n-sh: esxcli: not found\n").is_some());
+        assert!(error_text("Error: my vm\n   World ID: 1\n").is_none());
+        assert!(error_text("Name  Enabled\n").is_none());
+        assert!(error_text("").is_none());
+    }
+
+    fn fail_of<T: std::fmt::Debug>(r: PResult<'_, T>) -> Fail<'_> {
+        match r.unwrap_err() {
+            nom::Err::Error(f) | nom::Err::Failure(f) => f,
+            nom::Err::Incomplete(_) => unreachable!(),
+        }
+    }
+
     fn fail_at(at: &str) -> Fail<'_> {
         match fail(at, "x") {
             nom::Err::Error(f) | nom::Err::Failure(f) => f,
