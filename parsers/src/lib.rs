@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod advanced;
+mod common;
 pub mod error;
 pub mod firewall;
 pub mod ip_interface;
