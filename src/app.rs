@@ -1,12 +1,14 @@
 //! Runs one invocation: picks the source (live hosts, demo, offline capture), drives the
 //! pipeline collect → facts → diagnose → render, writes the report, returns the exit code.
+use crate::bundle::{self, BundleMeta};
 use crate::catalogue::CATALOGUE;
-use crate::cli::{Cli, ColorChoice, Command, OutputArgs};
-use crate::collect::{replay, CaptureSource, HostCapture};
+use crate::cli::{BundleArgs, Cli, ColorChoice, Command, OutputArgs};
+use crate::collect::HostCapture;
 use crate::diagnose::{self, CHECKS};
 use crate::report;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
+use std::time::SystemTime;
 
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     if cli.list_checks {
@@ -18,22 +20,87 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             let captures = load_offline(&path)?;
             finish(&captures, &output)
         }
-        Some(Command::Demo { .. }) => anyhow::bail!(
-            "the demo needs live SSH collection, which this build does not include yet"
-        ),
+        Some(Command::Demo { bundle, .. }) => {
+            prepare_bundle(&bundle)?;
+            anyhow::bail!(
+                "the demo needs live SSH collection, which this build does not include yet"
+            )
+        }
         None => {
             anyhow::ensure!(
                 !cli.hosts.is_empty() || cli.live.hosts_file.is_some(),
                 "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
             );
+            prepare_bundle(&cli.bundle)?;
             anyhow::bail!("live SSH collection is not built yet; use `pvrdma-doctor analyze DIR`")
         }
     }
 }
 
-/// Reads captured outputs from disk.
+/// Reads captured outputs from disk: a capture folder, a pvrdma-doctor bundle (`.tar.gz`
+/// or unpacked) or an ESXi vm-support bundle (folder or `.tgz`).
 pub fn load_offline(path: &Path) -> anyhow::Result<Vec<HostCapture>> {
-    replay::read_dir(path, CaptureSource::Directory)
+    bundle::load_captures(path)
+}
+
+/// Refuses an existing bundle (or redaction map) before collecting, so a long live run
+/// does not end in a refusal. Call it before connecting to any host.
+pub fn prepare_bundle(args: &BundleArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.bundle {
+        bundle::check_target(path, args.force)?;
+        if args.redact {
+            bundle::check_target(&crate::redact::map_path(path), args.force)?;
+        }
+    }
+    Ok(())
+}
+
+/// After a live or demo run (the report already printed): writes the support bundle when
+/// `--bundle` was given. With `--redact` the captures are redacted first and the bundled
+/// reports are computed from them, so the bundle holds no original value; the mapping goes
+/// next to it. Returns where the bundle went.
+pub fn write_support_bundle(
+    args: &BundleArgs,
+    captures: &[HostCapture],
+    started: SystemTime,
+    finished: SystemTime,
+    interrupted: bool,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let Some(path) = &args.bundle else {
+        return Ok(None);
+    };
+    let argv: Vec<String> = std::env::args().collect();
+    let mut command_line = bundle::scrub_command_line(&argv);
+    let mut redactor = crate::redact::Redactor::new();
+    let redacted;
+    let captures = if args.redact {
+        redacted = redactor.redact_captures(captures)?;
+        command_line = crate::redact::redact_command_line(&command_line);
+        &redacted
+    } else {
+        captures
+    };
+    let diagnosis = diagnose::diagnose(captures);
+    let meta = BundleMeta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line,
+        started,
+        finished,
+        interrupted,
+        redacted: args.redact,
+    };
+    bundle::write_bundle(
+        path,
+        captures,
+        &meta,
+        &report::render(&diagnosis, report::Format::Json, false),
+        &report::render(&diagnosis, report::Format::Human, false),
+        args.force,
+    )?;
+    if args.redact {
+        redactor.write_map(path, args.force)?;
+    }
+    Ok(Some(path.clone()))
 }
 
 /// Diagnoses the captures, prints the report, returns the exit code.

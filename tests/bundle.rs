@@ -266,16 +266,38 @@ fn manifest_is_first_and_describes_every_command() {
 }
 
 #[test]
-fn failed_host_without_recorded_reasons_gets_its_error_for_each_missing_command() {
+fn manifest_explains_missing_commands_even_when_the_collector_did_not() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("b.tar.gz");
     let timeout = Failure::new(ErrorKind::Timeout, "esx09: connect timed out after 10s");
-    let host = HostCapture::failed("esx09", CaptureSource::Live, timeout.clone());
-    write_bundle(&path, &[host], &meta(), "{}", "", false).unwrap();
-    let read = load_captures(&path).unwrap();
-    assert_eq!(read[0].missing.len(), CATALOGUE.len());
-    assert!(read[0].missing.values().all(|f| *f == timeout));
-    assert_eq!(read[0].error.as_ref(), Some(&timeout));
+    let failed = HostCapture::failed("esx09", CaptureSource::Live, timeout.clone());
+    let mut sparse = HostCapture::new("esx10", CaptureSource::Live);
+    sparse.outputs.insert(
+        catalogue::SYSTEM_VERSION.to_string(),
+        output(
+            catalogue::SYSTEM_VERSION,
+            &sample_stdout(catalogue::SYSTEM_VERSION),
+        ),
+    );
+    let hosts = [failed, sparse];
+    write_bundle(&path, &hosts, &meta(), "{}", "", false).unwrap();
+
+    let manifest: serde_json::Value = serde_json::from_slice(&entries(&path)[0].2).unwrap();
+    let missing = |n: usize| manifest["hosts"][n]["missing"].as_array().unwrap().clone();
+    assert_eq!(missing(0).len(), CATALOGUE.len());
+    for m in missing(0) {
+        assert_eq!(m["reason"]["kind"], "timeout");
+        assert_eq!(m["reason"]["message"], "esx09: connect timed out after 10s");
+        assert_eq!(m["inferred"], true);
+    }
+    assert_eq!(missing(1).len(), CATALOGUE.len() - 1);
+    assert!(missing(1)
+        .iter()
+        .all(|m| m["reason"]["message"] == "no output was captured for it"));
+    assert_eq!(manifest["hosts"][1]["outcome"], "partial");
+
+    // Inferred reasons stay in the manifest; the captures read back as they were.
+    assert_eq!(load_captures(&path).unwrap(), as_bundle(hosts.to_vec()));
 }
 
 #[test]

@@ -276,15 +276,14 @@ fn sensitive_values(captures: &[HostCapture]) -> Vec<String> {
 fn injective_failures(r: &Redactor) -> Vec<String> {
     let m = r.map();
     let mut failures = Vec::new();
-    let categories: [(
-        &str,
-        &std::collections::BTreeMap<String, String>,
-        fn(&str) -> String,
-    ); 4] = [
-        ("ipv4", &m.ipv4, |v| v.to_string()),
-        ("mac", &m.macs, |v| v.to_ascii_lowercase()),
-        ("uuid", &m.uuids, |v| v.to_ascii_lowercase()),
-        ("vm", &m.vm_names, |v| v.to_string()),
+    type Canon = fn(&str) -> String;
+    let same: Canon = |v| v.to_string();
+    let folded: Canon = |v| v.to_ascii_lowercase();
+    let categories = [
+        ("ipv4", &m.ipv4, same),
+        ("mac", &m.macs, folded),
+        ("uuid", &m.uuids, folded),
+        ("vm", &m.vm_names, same),
     ];
     for (what, map, canon) in categories {
         let mut by_token: std::collections::BTreeMap<&str, std::collections::BTreeSet<String>> =

@@ -86,6 +86,9 @@ pub struct MissingCommand {
     pub id: String,
     pub command: String,
     pub reason: Failure,
+    /// The collector recorded no reason; `reason` is inferred (the host's error, or plain
+    /// absence). Reading the bundle leaves such ids absent, as they were in the capture.
+    pub inferred: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

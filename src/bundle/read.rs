@@ -414,7 +414,7 @@ fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCapture>> {
                 },
             );
         }
-        for missing in &host.missing {
+        for missing in host.missing.iter().filter(|m| !m.inferred) {
             capture
                 .missing
                 .insert(missing.id.clone(), missing.reason.clone());

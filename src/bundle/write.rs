@@ -315,6 +315,7 @@ fn missing(capture: &HostCapture) -> Vec<MissingCommand> {
                 .map(|s| s.command.to_string())
                 .unwrap_or_default(),
             reason: reason.clone(),
+            inferred: false,
         })
         .collect();
     for spec in CATALOGUE {
@@ -323,15 +324,13 @@ fn missing(capture: &HostCapture) -> Vec<MissingCommand> {
         }
         let reason = match &capture.error {
             Some(error) => error.clone(),
-            None => Failure::new(
-                ErrorKind::Internal,
-                "not collected, and the collector recorded no reason",
-            ),
+            None => Failure::new(ErrorKind::Config, "no output was captured for it"),
         };
         out.push(MissingCommand {
             id: spec.id.to_string(),
             command: spec.command.to_string(),
             reason,
+            inferred: true,
         });
     }
     out

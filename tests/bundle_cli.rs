@@ -1,0 +1,189 @@
+//! `pvrdma-doctor analyze` on bundles, through the real binary: a bundle reproduces the
+//! report of the run that wrote it byte for byte, a damaged bundle is refused with a clear
+//! message and exit code 2, and a vm-support bundle is analysed as far as it can be.
+use assert_cmd::Command;
+use pvrdma_doctor::app::write_support_bundle;
+use pvrdma_doctor::bundle::load_captures;
+use pvrdma_doctor::cli::BundleArgs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
+}
+
+fn analyze(path: &Path) -> (String, String, i32) {
+    let out = Command::cargo_bin("pvrdma-doctor")
+        .unwrap()
+        .args(["analyze", "--color", "never", "--format", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn bundle_args(path: &Path, redact: bool) -> BundleArgs {
+    BundleArgs {
+        bundle: Some(path.to_path_buf()),
+        redact,
+        force: false,
+    }
+}
+
+fn entry(bundle: &Path, name: &str) -> String {
+    let file = std::fs::File::open(bundle).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    for e in archive.entries().unwrap() {
+        let mut e = e.unwrap();
+        if e.path().unwrap().to_string_lossy() == name {
+            let mut text = String::new();
+            e.read_to_string(&mut text).unwrap();
+            return text;
+        }
+    }
+    panic!("no {name} in {}", bundle.display());
+}
+
+#[test]
+fn analyze_of_a_bundle_reproduces_the_report_of_its_run() {
+    let mut scenarios: Vec<PathBuf> = std::fs::read_dir(samples())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && !p.ends_with("vm-support"))
+        .collect();
+    scenarios.sort();
+    assert!(scenarios.len() > 5);
+    let dir = tempfile::tempdir().unwrap();
+    for scenario in scenarios {
+        let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
+        let (direct, _, direct_code) = analyze(&scenario);
+        let captures = load_captures(&scenario).unwrap();
+        let bundle = dir.path().join(format!("{name}.tar.gz"));
+        let started = SystemTime::now();
+        write_support_bundle(
+            &bundle_args(&bundle, false),
+            &captures,
+            started,
+            started + Duration::from_secs(2),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            entry(&bundle, "report.json"),
+            direct,
+            "{name}: bundled report"
+        );
+        let (again, stderr, code) = analyze(&bundle);
+        assert_eq!(again, direct, "{name}: analyze of the bundle\n{stderr}");
+        assert_eq!(code, direct_code, "{name}: exit code");
+    }
+}
+
+#[test]
+fn damaged_bundles_are_refused_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let captures = load_captures(&samples().join("healthy-cluster")).unwrap();
+    let bundle = dir.path().join("b.tar.gz");
+    let now = SystemTime::now();
+    write_support_bundle(&bundle_args(&bundle, false), &captures, now, now, false).unwrap();
+
+    // Flip one verdict line inside the archive and repack it.
+    let file = std::fs::File::open(&bundle).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let tampered = dir.path().join("tampered.tar.gz");
+    let out = std::fs::File::create(&tampered).unwrap();
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        out,
+        flate2::Compression::fast(),
+    ));
+    let mut flipped = false;
+    for e in archive.entries().unwrap() {
+        let mut e = e.unwrap();
+        let mut header = e.header().clone();
+        let path = e.path().unwrap().into_owned();
+        let mut data = Vec::new();
+        e.read_to_end(&mut data).unwrap();
+        let text = String::from_utf8_lossy(&data);
+        if text.contains("Physical HCA available:1") && !flipped {
+            data = text
+                .replacen("Physical HCA available:1", "Physical HCA available:0", 1)
+                .into_bytes();
+            flipped = true;
+        }
+        header.set_size(data.len() as u64);
+        builder
+            .append_data(&mut header, &path, data.as_slice())
+            .unwrap();
+    }
+    builder.into_inner().unwrap().finish().unwrap();
+    assert!(flipped);
+
+    let (stdout, stderr, code) = analyze(&tampered);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("does not match the sha256 in manifest.json"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn vm_support_bundle_lists_pvrdma_vms_as_unknown_with_the_reason() {
+    let (stdout, stderr, code) = analyze(&samples().join("vm-support"));
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let host = &report["hosts"][0];
+    assert_eq!(host["host"], "esx01");
+    let vms = host["vms"].as_array().unwrap();
+    assert_eq!(vms.len(), 1, "only the VM with a vrdma adapter: {vms:?}");
+    let adapter = &vms[0]["adapters"][0];
+    assert_eq!(adapter["verdict"], "unknown");
+    assert!(
+        adapter["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str().unwrap().contains("no vsish data")),
+        "{adapter}"
+    );
+    // Host checks still ran on the localcli captures.
+    let tagged = host["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "pvrdma-vmknic-tagged")
+        .unwrap();
+    assert_eq!(tagged["status"], "pass", "{tagged}");
+}
+
+#[test]
+fn redacted_bundle_from_the_cli_path_has_its_map_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let captures = load_captures(&samples().join("healthy-cluster")).unwrap();
+    let bundle = dir.path().join("r.tar.gz");
+    let now = SystemTime::now();
+    write_support_bundle(&bundle_args(&bundle, true), &captures, now, now, false).unwrap();
+    let map = dir.path().join("r.tar.gz.redaction-map.json");
+    let map: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(map).unwrap()).unwrap();
+    assert_eq!(map["hosts"]["esx01"], "host-001");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&entry(&bundle, "manifest.json")).unwrap();
+    assert_eq!(manifest["redacted"], true);
+    assert!(manifest["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| !a.as_str().unwrap().contains("esx0")));
+    let report = entry(&bundle, "report.json");
+    assert!(!report.contains("esx01") && report.contains("host-001"));
+    // A second run refuses to overwrite the map as well as the bundle.
+    let err =
+        write_support_bundle(&bundle_args(&bundle, true), &captures, now, now, false).unwrap_err();
+    assert!(format!("{err:#}").contains("--force"), "{err:#}");
+}
