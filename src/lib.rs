@@ -5,3 +5,6 @@
 //! (parsed, typed) → [`diagnose`] checks and verdicts → [`report`]. Only `collect` does I/O.
 pub mod catalogue;
 pub mod collect;
+pub mod ssh;
+pub mod target;
+pub mod live;
