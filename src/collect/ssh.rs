@@ -9,6 +9,7 @@ use super::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use crate::catalogue::{CommandSpec, CATALOGUE};
 use crate::ssh::client::{self, Connection, Credentials, Endpoint};
 use russh::ChannelMsg;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
@@ -82,12 +83,33 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
     let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
     let slots = Arc::new(Semaphore::new(job.channels.max(1)));
     let mut refused: Vec<&CommandSpec> = Vec::new();
+    // The server's session limit is learnt as we go: a refused open gives its slot up for
+    // good (down to one), so the window settles at what the server allows.
+    let window = Arc::new(AtomicUsize::new(job.channels.max(1)));
     let results = futures::future::join_all(specs.iter().map(|spec| {
         let slots = slots.clone();
+        let window = window.clone();
         async move {
-            // The semaphore is never closed, so acquire only fails if it were.
-            let _permit = slots.acquire().await.ok();
-            (spec, run_one(job, conn, spec).await)
+            let mut attempts = 0;
+            loop {
+                let permit = slots.acquire().await.ok();
+                match run_one(job, conn, spec).await {
+                    Outcome::OpenRefused(why) => {
+                        attempts += 1;
+                        let shrunk = window
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| (w > 1).then(|| w - 1))
+                            .is_ok();
+                        if let (true, Some(p)) = (shrunk, permit) {
+                            p.forget();
+                        }
+                        if attempts >= OPEN_RETRIES {
+                            return (spec, Outcome::OpenRefused(why));
+                        }
+                        tokio::time::sleep(Duration::from_millis(20 * attempts as u64)).await;
+                    }
+                    other => return (spec, other),
+                }
+            }
         }
     }))
     .await;
