@@ -8,3 +8,4 @@ pub mod collect;
 pub mod ssh;
 pub mod target;
 pub mod live;
+pub mod demo;
