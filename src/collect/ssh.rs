@@ -1,0 +1,302 @@
+//! Pipeline stage *collect*, live: runs the catalogue on one host over one SSH connection.
+//!
+//! The catalogue runs on a few concurrent channels of that connection (fewer than
+//! OpenSSH's default `MaxSessions` of 10). A server that refuses a channel open (a lower
+//! `MaxSessions`) does not lose the command: it is retried once the other channels are
+//! closed, one at a time. Each command has its own timeout; whatever arrived before it
+//! fired is kept, and a timeout on one command never stops the others.
+use super::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
+use crate::catalogue::{CommandSpec, CATALOGUE};
+use crate::ssh::client::{self, Connection, Credentials, Endpoint};
+use russh::ChannelMsg;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+
+/// Per-command output cap (stdout + stderr); beyond it the output is cut and marked.
+pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
+
+/// Channels open at once per host: well under OpenSSH's default MaxSessions (10), so a
+/// second admin session on the host still gets in.
+pub const DEFAULT_CHANNELS: usize = 4;
+
+/// Attempts for a command whose channel open the server keeps refusing.
+const OPEN_RETRIES: usize = 5;
+
+/// Where a host is in its collection, for the progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Connecting,
+    Collecting,
+    Done,
+}
+
+/// Everything needed to collect one host.
+#[derive(Clone)]
+pub struct HostJob {
+    /// How the report names the host (`esx01`).
+    pub label: String,
+    pub jumps: Vec<Endpoint>,
+    pub target: Endpoint,
+    pub credentials: Credentials,
+    pub connect_timeout: Duration,
+    pub command_timeout: Duration,
+    pub channels: usize,
+}
+
+/// Connects and runs the whole catalogue; never fails: failures are in the capture.
+pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync)) -> HostCapture {
+    on_stage(Stage::Connecting);
+    let connected = tokio::time::timeout(
+        job.connect_timeout,
+        client::connect(&job.jumps, &job.target, &job.credentials),
+    )
+    .await;
+    let conn = match connected {
+        Ok(Ok(c)) => c,
+        Ok(Err(f)) => return HostCapture::failed(&job.label, CaptureSource::Live, f),
+        Err(_) => {
+            return HostCapture::failed(
+                &job.label,
+                CaptureSource::Live,
+                Failure::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "{}: no SSH login within --connect-timeout {}s (TCP connect, key exchange and authentication); check that the host is up and reachable, or raise --connect-timeout",
+                        job.target.label,
+                        job.connect_timeout.as_secs()
+                    ),
+                ),
+            )
+        }
+    };
+    on_stage(Stage::Collecting);
+    let capture = run_catalogue(job, &conn, CATALOGUE).await;
+    conn.close().await;
+    on_stage(Stage::Done);
+    capture
+}
+
+/// Runs `specs` on an open connection.
+pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec]) -> HostCapture {
+    let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
+    let slots = Arc::new(Semaphore::new(job.channels.max(1)));
+    let mut refused: Vec<&CommandSpec> = Vec::new();
+    // The server's session limit is learnt as we go: a refused open gives its slot up for
+    // good (down to one), so the window settles at what the server allows.
+    let window = Arc::new(AtomicUsize::new(job.channels.max(1)));
+    let results = futures::future::join_all(specs.iter().map(|spec| {
+        let slots = slots.clone();
+        let window = window.clone();
+        async move {
+            let mut attempts = 0;
+            loop {
+                let permit = slots.acquire().await.ok();
+                match run_one(job, conn, spec).await {
+                    Outcome::OpenRefused(why) => {
+                        attempts += 1;
+                        let shrunk = window
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| (w > 1).then(|| w - 1))
+                            .is_ok();
+                        if let (true, Some(p)) = (shrunk, permit) {
+                            p.forget();
+                        }
+                        if attempts >= OPEN_RETRIES {
+                            return (spec, Outcome::OpenRefused(why));
+                        }
+                        tokio::time::sleep(Duration::from_millis(20 * attempts as u64)).await;
+                    }
+                    other => return (spec, other),
+                }
+            }
+        }
+    }))
+    .await;
+    for (spec, r) in results {
+        match r {
+            Outcome::Done(out) => {
+                capture.outputs.insert(spec.id.to_string(), out);
+            }
+            Outcome::OpenRefused(_) => refused.push(spec),
+            Outcome::Lost(f) => {
+                capture.missing.insert(spec.id.to_string(), f);
+            }
+        }
+    }
+    // Serial retries: all other channels are closed by now, so a server with a low
+    // MaxSessions has room for one more.
+    for spec in refused {
+        let mut last = String::new();
+        let mut done = false;
+        for attempt in 0..OPEN_RETRIES {
+            match run_one(job, conn, spec).await {
+                Outcome::Done(out) => {
+                    capture.outputs.insert(spec.id.to_string(), out);
+                    done = true;
+                    break;
+                }
+                Outcome::OpenRefused(why) => {
+                    last = why;
+                    tokio::time::sleep(Duration::from_millis(100 * (attempt as u64 + 1))).await;
+                }
+                Outcome::Lost(f) => {
+                    capture.missing.insert(spec.id.to_string(), f);
+                    done = true;
+                    break;
+                }
+            }
+        }
+        if !done {
+            capture.missing.insert(
+                spec.id.to_string(),
+                Failure::new(
+                    ErrorKind::CommandFailed,
+                    format!(
+                        "{}: the server refused a session channel for `{}` {OPEN_RETRIES} times ({last}); check MaxSessions in the host's sshd_config",
+                        job.target.label, spec.id
+                    ),
+                ),
+            );
+        }
+    }
+    if let Some(f) = not_esxi(job, &capture) {
+        capture.error = Some(f);
+    } else if capture.outputs.is_empty() {
+        capture.error = Some(Failure::new(
+            ErrorKind::CommandFailed,
+            format!(
+                "{}: logged in but no command could be run; see the per-command errors",
+                job.target.label
+            ),
+        ));
+    }
+    capture
+}
+
+/// `esxcli: not found` on every esxcli command: the login worked on something that is not
+/// an ESXi host (or its PATH lacks esxcli).
+fn not_esxi(job: &HostJob, capture: &HostCapture) -> Option<Failure> {
+    let esxcli: Vec<&RawOutput> = capture
+        .outputs
+        .values()
+        .filter(|o| o.command.starts_with("esxcli "))
+        .collect();
+    let all_missing = !esxcli.is_empty()
+        && esxcli.iter().all(|o| {
+            let text = format!("{}{}", o.stdout, o.stderr);
+            text.contains("esxcli: not found") || text.contains("esxcli: command not found")
+        });
+    all_missing.then(|| {
+        Failure::new(
+            ErrorKind::NotEsxi,
+            format!(
+                "{}: `esxcli` is not found on this host, so it is not an ESXi host (or its shell PATH lacks esxcli); check that the name points at an ESXi host",
+                job.target.label
+            ),
+        )
+    })
+}
+
+enum Outcome {
+    Done(RawOutput),
+    OpenRefused(String),
+    Lost(Failure),
+}
+
+async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcome {
+    let started = Instant::now();
+    let mut channel = match conn.handle.channel_open_session().await {
+        Ok(c) => c,
+        Err(russh::Error::ChannelOpenFailure(why)) => return Outcome::OpenRefused(format!("{why:?}")),
+        Err(e) => {
+            return Outcome::Lost(Failure::new(
+                ErrorKind::Unreachable,
+                format!(
+                    "{}: the connection was lost before `{}` could run ({e})",
+                    job.target.label, spec.id
+                ),
+            ))
+        }
+    };
+    let mut out = RawOutput {
+        id: spec.id.to_string(),
+        command: spec.command.to_string(),
+        stdout: String::new(),
+        stderr: String::new(),
+        exit_status: None,
+        duration_ms: 0,
+        truncated: false,
+        timeout_hit: false,
+        failure: None,
+    };
+    let mut stdout: Vec<u8> = Vec::new();
+    let mut stderr: Vec<u8> = Vec::new();
+    let deadline = tokio::time::sleep(job.command_timeout);
+    tokio::pin!(deadline);
+    let mut lost = None;
+    if let Err(e) = channel.exec(true, spec.command).await {
+        lost = Some(e.to_string());
+    } else {
+        // Read until the channel closes, not until ExitStatus: servers may send the status
+        // before the last data.
+        loop {
+            tokio::select! {
+                msg = channel.wait() => match msg {
+                    Some(ChannelMsg::Data { data }) => {
+                        append_capped(&mut stdout, &data, stderr.len(), &mut out.truncated)
+                    }
+                    Some(ChannelMsg::ExtendedData { data, ext: 1 }) => {
+                        append_capped(&mut stderr, &data, stdout.len(), &mut out.truncated)
+                    }
+                    Some(ChannelMsg::ExitStatus { exit_status }) => out.exit_status = Some(exit_status),
+                    Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
+                        stderr.extend_from_slice(format!("\n[killed by signal {signal_name:?}]\n").as_bytes());
+                    }
+                    Some(ChannelMsg::Close) | None => break,
+                    Some(_) => {}
+                },
+                _ = &mut deadline => {
+                    out.timeout_hit = true;
+                    break;
+                }
+            }
+            if out.truncated {
+                break;
+            }
+        }
+    }
+    // Closing frees the server's session slot even when the command still runs (timeout,
+    // cap); a stuck close must not stall the host.
+    let _ = tokio::time::timeout(Duration::from_secs(2), channel.close()).await;
+    out.stdout = String::from_utf8_lossy(&stdout).into_owned();
+    out.stderr = String::from_utf8_lossy(&stderr).into_owned();
+    out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    if out.timeout_hit {
+        out.failure = Some(Failure::new(
+            ErrorKind::Timeout,
+            format!(
+                "{}: `{}` did not finish within --command-timeout {}s; the output so far is kept. Check the host's load or raise --command-timeout",
+                job.target.label,
+                spec.id,
+                job.command_timeout.as_secs()
+            ),
+        ));
+    } else if let Some(e) = lost {
+        out.failure = Some(Failure::new(
+            ErrorKind::Unreachable,
+            format!("{}: could not start `{}` ({e})", job.target.label, spec.id),
+        ));
+    }
+    Outcome::Done(out)
+}
+
+fn append_capped(buf: &mut Vec<u8>, data: &[u8], other: usize, truncated: &mut bool) {
+    let room = OUTPUT_CAP.saturating_sub(buf.len() + other);
+    if data.len() > room {
+        buf.extend_from_slice(data.get(..room).unwrap_or(&[]));
+        *truncated = true;
+    } else {
+        buf.extend_from_slice(data);
+    }
+}

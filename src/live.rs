@@ -1,0 +1,400 @@
+//! The main job, live: from host arguments to one [`HostCapture`] per host, collected
+//! concurrently over SSH, with every timeout bounded and Ctrl-C still yielding a report.
+//!
+//! Usage errors (a bad host spec, an unreadable hosts file or `-F` file) are `Err` because
+//! nothing sensible can run; everything that goes wrong on a host is data in its capture,
+//! so one dead host never hides the others.
+use crate::collect::ssh::{collect_host, HostJob, Stage, DEFAULT_CHANNELS};
+use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
+use crate::ssh::client::{Credentials, Endpoint, HostKeyPolicy};
+use crate::ssh::config::{expand_tilde, SshConfig, StrictHostKeyChecking};
+use crate::target::{collect_targets, parse_host_spec, HostSpec};
+use anyhow::Context;
+use secrecy::SecretString;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// Hosts collected at once unless `--parallel` says otherwise: enough for a rack in one
+/// round, few enough not to trip vCenter alarms or local file-descriptor limits.
+pub const DEFAULT_PARALLEL: usize = 32;
+
+/// Environment variable holding the password for all hosts.
+pub const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
+
+/// What `collect_live` needs; the CLI fills it.
+#[derive(Clone)]
+pub struct LiveOptions {
+    /// Raw positional args; `-` = read stdin.
+    pub targets: Vec<String>,
+    pub hosts_file: Option<PathBuf>,
+    /// `-F`; `None` = `~/.ssh/config` when it exists.
+    pub ssh_config: Option<PathBuf>,
+    /// `-l/--user`; else config `User`; else root.
+    pub login_user: Option<String>,
+    /// `-i`, tried before config/default keys.
+    pub identity_files: Vec<PathBuf>,
+    pub parallel: usize,
+    pub connect_timeout: Duration,
+    pub command_timeout: Duration,
+    pub run_timeout: Option<Duration>,
+    pub accept_new: bool,
+    pub insecure_skip_host_key_check: bool,
+    pub password: Option<SecretString>,
+    /// Draw the indicatif bar (the caller decides whether stderr is a terminal).
+    pub progress: bool,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            targets: Vec::new(),
+            hosts_file: None,
+            ssh_config: None,
+            login_user: None,
+            identity_files: Vec::new(),
+            parallel: DEFAULT_PARALLEL,
+            connect_timeout: Duration::from_secs(15),
+            command_timeout: Duration::from_secs(60),
+            run_timeout: None,
+            accept_new: false,
+            insecure_skip_host_key_check: false,
+            password: None,
+            progress: false,
+        }
+    }
+}
+
+/// The result of a live run.
+#[derive(Debug, Clone)]
+pub struct LiveRun {
+    /// One per target, in target order.
+    pub captures: Vec<HostCapture>,
+    pub started: SystemTime,
+    pub finished: SystemTime,
+    /// Ctrl-C stopped the run early.
+    pub interrupted: bool,
+}
+
+/// The password from `PVRDMA_DOCTOR_PASSWORD`, else (with `ask`) from one prompt on the
+/// terminal without echo. Never from an argument, never printed.
+pub fn read_password(ask: bool) -> anyhow::Result<Option<SecretString>> {
+    if let Ok(p) = std::env::var(PASSWORD_ENV) {
+        if !p.is_empty() {
+            return Ok(Some(SecretString::from(p)));
+        }
+    }
+    if ask {
+        let p = rpassword::prompt_password("Password for the ESXi hosts (not echoed): ")
+            .context("cannot read the password from the terminal")?;
+        return Ok(Some(SecretString::from(p)));
+    }
+    Ok(None)
+}
+
+fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"))
+}
+
+/// Collects every target. See the module doc for what is `Err`.
+pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
+    let started = SystemTime::now();
+    let targets = collect_targets(
+        &opts.targets,
+        opts.hosts_file.as_deref(),
+        &mut std::io::stdin().lock(),
+    )?;
+    let home = home_dir();
+    let config = match &opts.ssh_config {
+        Some(p) => SshConfig::load(p, &home)?,
+        None => {
+            let p = home.join(".ssh/config");
+            if p.is_file() {
+                SshConfig::load(&p, &home)?
+            } else {
+                SshConfig::empty(&home)
+            }
+        }
+    };
+    let jobs: Vec<Result<HostJob, Failure>> = targets
+        .iter()
+        .map(|t| plan_host(t, opts, &config, &home))
+        .collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let labels: Vec<String> = targets.iter().map(HostSpec::label).collect();
+    let (captures, interrupted) = runtime.block_on(run_all(jobs, labels, opts));
+    // Hosts that hang past every timeout must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    Ok(LiveRun {
+        captures,
+        started,
+        finished: SystemTime::now(),
+        interrupted,
+    })
+}
+
+/// Turns a target into connection parameters, applying ssh_config and the CLI flags.
+pub fn plan_host(
+    spec: &HostSpec,
+    opts: &LiveOptions,
+    config: &SshConfig,
+    home: &Path,
+) -> Result<HostJob, Failure> {
+    let label = spec.label();
+    let config_failure = |e: crate::ssh::config::ConfigError| {
+        Failure::new(
+            ErrorKind::Config,
+            format!("{label}: ssh config error: {e}; fix the file"),
+        )
+    };
+    let target = endpoint(spec, opts, config, home, true).map_err(config_failure)?;
+    let cfg = config.resolve(&spec.host).map_err(config_failure)?;
+    let mut jumps = Vec::new();
+    for hop in cfg.proxy_jump.unwrap_or_default() {
+        let hop_spec = parse_host_spec(&hop).map_err(|e| {
+            Failure::new(
+                ErrorKind::Config,
+                format!("{label}: bad ProxyJump entry {hop:?}: {e}"),
+            )
+        })?;
+        jumps.push(endpoint(&hop_spec, opts, config, home, false).map_err(config_failure)?);
+    }
+    Ok(HostJob {
+        label,
+        jumps,
+        target,
+        credentials: Credentials {
+            use_agent: true,
+            password: opts.password.clone(),
+        },
+        connect_timeout: opts.connect_timeout,
+        command_timeout: opts.command_timeout,
+        channels: DEFAULT_CHANNELS,
+    })
+}
+
+fn endpoint(
+    spec: &HostSpec,
+    opts: &LiveOptions,
+    config: &SshConfig,
+    home: &Path,
+    is_target: bool,
+) -> Result<Endpoint, crate::ssh::config::ConfigError> {
+    let cfg = config.resolve(&spec.host)?;
+    // Precedence as in ssh: user@host, then -l (for the target only: ssh's -l does not
+    // apply to jump hosts), then the config, then ESXi's usual root.
+    let user = spec
+        .user
+        .clone()
+        .or_else(|| if is_target { opts.login_user.clone() } else { None })
+        .or(cfg.user.clone())
+        .unwrap_or_else(|| "root".to_string());
+    let port = spec.port.or(cfg.port).unwrap_or(22);
+    let hostname = cfg.hostname.clone().unwrap_or_else(|| spec.host.clone());
+    let mut identity_files = opts.identity_files.clone();
+    identity_files.extend(cfg.identity_files.iter().cloned());
+    for d in ["id_ecdsa", "id_rsa", "id_ed25519"] {
+        identity_files.push(home.join(".ssh").join(d));
+    }
+    let mut seen = Vec::new();
+    identity_files.retain(|p| {
+        let keep = !seen.contains(p);
+        seen.push(p.clone());
+        keep
+    });
+    let user_files = if cfg.user_known_hosts_files.is_empty() {
+        vec![home.join(".ssh/known_hosts"), home.join(".ssh/known_hosts2")]
+    } else {
+        cfg.user_known_hosts_files.clone()
+    };
+    let global_files = if cfg.global_known_hosts_files.is_empty() {
+        vec![
+            PathBuf::from("/etc/ssh/ssh_known_hosts"),
+            PathBuf::from("/etc/ssh/ssh_known_hosts2"),
+        ]
+    } else {
+        cfg.global_known_hosts_files.clone()
+    };
+    let accept_new = opts.accept_new
+        || matches!(
+            cfg.strict_host_key_checking,
+            Some(StrictHostKeyChecking::AcceptNew | StrictHostKeyChecking::No)
+        );
+    let learn_to = user_files.first().map(|p| expand_tilde(&p.to_string_lossy(), home));
+    let mut known_hosts = user_files;
+    known_hosts.extend(global_files);
+    Ok(Endpoint {
+        label: format!("{}:{port}", spec.host),
+        hostname,
+        port,
+        user,
+        identity_files,
+        policy: HostKeyPolicy {
+            known_hosts,
+            learn_to,
+            accept_new,
+            insecure: opts.insecure_skip_host_key_check,
+        },
+    })
+}
+
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    in_flight: Mutex<BTreeMap<String, Stage>>,
+}
+
+impl Progress {
+    fn new(total: usize, enabled: bool) -> Self {
+        let bar = enabled.then(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(total as u64),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {pos}/{len} hosts done  {wide_msg}",
+            ) {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        Progress {
+            bar,
+            in_flight: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn stage(&self, host: &str, stage: Stage) {
+        let Some(bar) = &self.bar else { return };
+        let Ok(mut m) = self.in_flight.lock() else {
+            return;
+        };
+        if stage == Stage::Done {
+            m.remove(host);
+        } else {
+            m.insert(host.to_string(), stage);
+        }
+        let msg: Vec<String> = m
+            .iter()
+            .take(6)
+            .map(|(h, s)| {
+                let s = match s {
+                    Stage::Connecting => "connecting",
+                    Stage::Collecting => "collecting",
+                    Stage::Done => "done",
+                };
+                format!("{h}: {s}")
+            })
+            .collect();
+        let more = m.len().saturating_sub(6);
+        bar.set_message(if more > 0 {
+            format!("{} (+{more} more)", msg.join(", "))
+        } else {
+            msg.join(", ")
+        });
+    }
+
+    fn host_done(&self, host: &str) {
+        self.stage(host, Stage::Done);
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+async fn run_all(
+    jobs: Vec<Result<HostJob, Failure>>,
+    labels: Vec<String>,
+    opts: &LiveOptions,
+) -> (Vec<HostCapture>, bool) {
+    let progress = Arc::new(Progress::new(jobs.len(), opts.progress));
+    let slots = Arc::new(tokio::sync::Semaphore::new(opts.parallel.max(1)));
+    let mut results: Vec<Option<HostCapture>> = jobs.iter().map(|_| None).collect();
+    let mut set = tokio::task::JoinSet::new();
+    for (i, job) in jobs.into_iter().enumerate() {
+        let job = match job {
+            Ok(j) => j,
+            Err(f) => {
+                let label = labels.get(i).cloned().unwrap_or_default();
+                if let Some(slot) = results.get_mut(i) {
+                    *slot = Some(HostCapture::failed(label, CaptureSource::Live, f));
+                }
+                continue;
+            }
+        };
+        let slots = slots.clone();
+        let progress = progress.clone();
+        set.spawn(async move {
+            let _permit = slots.acquire_owned().await.ok();
+            let label = job.label.clone();
+            let p = progress.clone();
+            let on_stage = move |s: Stage| p.stage(&label, s);
+            let capture = collect_host(&job, &on_stage).await;
+            progress.host_done(&job.label);
+            (i, capture)
+        });
+    }
+    let deadline = async {
+        match opts.run_timeout {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let mut stop: Option<Failure> = None;
+    let mut interrupted = false;
+    loop {
+        tokio::select! {
+            next = set.join_next() => match next {
+                Some(Ok((i, capture))) => {
+                    if let Some(slot) = results.get_mut(i) { *slot = Some(capture); }
+                }
+                // A panicking host task is a bug; its slot is filled below as Internal.
+                Some(Err(_)) => {}
+                None => break,
+            },
+            _ = &mut deadline => {
+                stop = Some(Failure::new(ErrorKind::Timeout, format!(
+                    "the whole run hit --timeout {}s before this host finished; raise --timeout or check the host",
+                    opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
+                break;
+            }
+            _ = &mut ctrl_c => {
+                interrupted = true;
+                stop = Some(Failure::new(ErrorKind::Interrupted,
+                    "collection was stopped by Ctrl-C before this host finished"));
+                break;
+            }
+        }
+    }
+    set.abort_all();
+    progress.finish();
+    let captures = results
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let label = labels.get(i).cloned().unwrap_or_default();
+            c.unwrap_or_else(|| {
+                let f = stop.clone().map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
+                    .unwrap_or_else(|| Failure::new(ErrorKind::Internal, format!("{label}: collection task failed unexpectedly; please report this bug")));
+                HostCapture::failed(label, CaptureSource::Live, f)
+            })
+        })
+        .collect();
+    (captures, interrupted)
+}

@@ -1,0 +1,650 @@
+//! Opening an authenticated SSH connection to one ESXi host (possibly through ProxyJump
+//! hops), with the algorithm lists, host-key policy and authentication order that work
+//! against ESXi's FIPS-mode OpenSSH.
+//!
+//! Every way this can go wrong ends as a [`Failure`] whose message names the host and says
+//! what to do, because the admin reading the report is not looking at a debug log.
+use crate::collect::{ErrorKind, Failure};
+use crate::ssh::known_hosts::{self, HostKeyStatus};
+use russh::client::{self, AuthResult, Handle, KeyboardInteractiveAuthResponse};
+use russh::keys::agent::client::AgentClient;
+use russh::keys::{Algorithm, EcdsaCurve, HashAlg, PrivateKeyWithHashAlg, PublicKeyOrCertificate};
+use russh::{cipher, kex, mac, MethodKind, Preferred};
+use secrecy::{ExposeSecret, SecretString};
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// ESXi 8 offers only NIST ECDH, the DH groups and group-exchange. NIST first so a
+/// handshake never falls to group-exchange, which russh computes slowly (seconds).
+pub const KEX_ORDER: &[kex::Name] = &[
+    kex::ECDH_SHA2_NISTP256,
+    kex::ECDH_SHA2_NISTP384,
+    kex::ECDH_SHA2_NISTP521,
+    kex::DH_G14_SHA256,
+    kex::DH_G16_SHA512,
+    kex::DH_G18_SHA512,
+    // Jump hosts are often ordinary Linux servers.
+    kex::CURVE25519,
+    kex::CURVE25519_PRE_RFC_8731,
+    kex::DH_GEX_SHA256,
+    kex::EXTENSION_SUPPORT_AS_CLIENT,
+    kex::EXTENSION_OPENSSH_STRICT_KEX_AS_CLIENT,
+];
+
+/// ESXi's cipher list (AES only), then chacha for non-ESXi jump hosts.
+pub const CIPHER_ORDER: &[cipher::Name] = &[
+    cipher::AES_256_GCM,
+    cipher::AES_128_GCM,
+    cipher::AES_256_CTR,
+    cipher::AES_192_CTR,
+    cipher::AES_128_CTR,
+    cipher::CHACHA20_POLY1305,
+];
+
+/// ESXi offers no etm MACs; they stay acceptable for other servers.
+pub const MAC_ORDER: &[mac::Name] = &[
+    mac::HMAC_SHA256,
+    mac::HMAC_SHA512,
+    mac::HMAC_SHA256_ETM,
+    mac::HMAC_SHA512_ETM,
+];
+
+fn default_host_key_order() -> Vec<Algorithm> {
+    vec![
+        Algorithm::Ecdsa {
+            curve: EcdsaCurve::NistP256,
+        },
+        Algorithm::Ecdsa {
+            curve: EcdsaCurve::NistP384,
+        },
+        Algorithm::Ecdsa {
+            curve: EcdsaCurve::NistP521,
+        },
+        Algorithm::Rsa {
+            hash: Some(HashAlg::Sha512),
+        },
+        Algorithm::Rsa {
+            hash: Some(HashAlg::Sha256),
+        },
+        Algorithm::Ed25519,
+    ]
+}
+
+/// The algorithm preferences for one host: key types already in known_hosts come first so
+/// a host recorded with its RSA key is verified rather than reported unknown.
+pub fn preferred_for(known: &[Algorithm]) -> Preferred {
+    let mut keys: Vec<Algorithm> = Vec::new();
+    for k in known {
+        match k {
+            Algorithm::Rsa { .. } => {
+                for h in [Some(HashAlg::Sha512), Some(HashAlg::Sha256)] {
+                    let a = Algorithm::Rsa { hash: h };
+                    if !keys.contains(&a) {
+                        keys.push(a);
+                    }
+                }
+            }
+            other => {
+                if !keys.contains(other) {
+                    keys.push(other.clone());
+                }
+            }
+        }
+    }
+    for a in default_host_key_order() {
+        if !keys.contains(&a) {
+            keys.push(a);
+        }
+    }
+    Preferred {
+        kex: Cow::Borrowed(KEX_ORDER),
+        key: Cow::Owned(keys),
+        host_key_certificates: Cow::Borrowed(&[]),
+        cipher: Cow::Borrowed(CIPHER_ORDER),
+        mac: Cow::Borrowed(MAC_ORDER),
+        compression: Cow::Borrowed(&[russh::compression::NONE]),
+    }
+}
+
+/// How host keys are judged.
+#[derive(Debug, Clone)]
+pub struct HostKeyPolicy {
+    /// Files to check, in order (UserKnownHostsFile list, then the global ones).
+    pub known_hosts: Vec<PathBuf>,
+    /// Where `--accept-new` records a new key (the first user file).
+    pub learn_to: Option<PathBuf>,
+    pub accept_new: bool,
+    /// `--insecure-skip-host-key-check`: accept anything. Never the default.
+    pub insecure: bool,
+}
+
+/// One SSH server to log in to.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// How messages name it (`esx01:22`).
+    pub label: String,
+    /// Address to connect to (after ssh_config `HostName`).
+    pub hostname: String,
+    pub port: u16,
+    pub user: String,
+    /// Private keys to try, in order, after the agent.
+    pub identity_files: Vec<PathBuf>,
+    pub policy: HostKeyPolicy,
+}
+
+/// What the host-key check saw, kept so the error message can say more than russh's
+/// "Unknown server key".
+#[derive(Debug, Clone)]
+enum KeyVerdict {
+    Unknown { fingerprint: String },
+    Changed { fingerprint: String, at: known_hosts::Location },
+    Revoked { fingerprint: String, at: known_hosts::Location },
+    LearnFailed { path: PathBuf, error: String },
+}
+
+/// The russh callbacks for one connection.
+pub struct ClientHandler {
+    hostname: String,
+    port: u16,
+    policy: HostKeyPolicy,
+    verdict: Arc<Mutex<Option<KeyVerdict>>>,
+    banner: Arc<Mutex<Option<String>>>,
+}
+
+impl client::Handler for ClientHandler {
+    type Error = russh::Error;
+
+    async fn auth_banner(
+        &mut self,
+        banner: &str,
+        _session: &mut client::Session,
+    ) -> Result<(), Self::Error> {
+        if let Ok(mut b) = self.banner.lock() {
+            *b = Some(banner.to_string());
+        }
+        Ok(())
+    }
+
+    async fn check_server_key(
+        &mut self,
+        server_key: &PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
+        if self.policy.insecure {
+            return Ok(true);
+        }
+        let key = match server_key {
+            PublicKeyOrCertificate::PublicKey { key, .. } => key.clone(),
+            // Host certificates are not requested (Preferred.host_key_certificates is
+            // empty); judge the certified key like a plain one if one arrives anyway.
+            PublicKeyOrCertificate::Certificate(c) => {
+                russh::keys::PublicKey::new(c.public_key().clone(), "")
+            }
+        };
+        let fingerprint = known_hosts::fingerprint(&key);
+        let status =
+            known_hosts::check(&self.policy.known_hosts, &self.hostname, self.port, &key);
+        let verdict = match status {
+            HostKeyStatus::Known(_) => return Ok(true),
+            HostKeyStatus::Changed(at) => KeyVerdict::Changed { fingerprint, at },
+            HostKeyStatus::Revoked(at) => KeyVerdict::Revoked { fingerprint, at },
+            HostKeyStatus::Unknown if self.policy.accept_new => {
+                let Some(path) = self.policy.learn_to.clone() else {
+                    return Ok(true);
+                };
+                match known_hosts::learn(&path, &self.hostname, self.port, &key) {
+                    Ok(()) => return Ok(true),
+                    Err(e) => KeyVerdict::LearnFailed {
+                        path,
+                        error: e.to_string(),
+                    },
+                }
+            }
+            HostKeyStatus::Unknown => KeyVerdict::Unknown { fingerprint },
+        };
+        if let Ok(mut v) = self.verdict.lock() {
+            *v = Some(verdict);
+        }
+        Ok(false)
+    }
+}
+
+/// Credentials shared by all hosts of a run.
+#[derive(Clone, Default)]
+pub struct Credentials {
+    /// Try keys from `SSH_AUTH_SOCK` first.
+    pub use_agent: bool,
+    /// Answer for keyboard-interactive / password.
+    pub password: Option<SecretString>,
+}
+
+/// An authenticated connection; jump-host connections are kept alive with it.
+pub struct Connection {
+    pub handle: Handle<ClientHandler>,
+    pub banner: Option<String>,
+    _jumps: Vec<Handle<ClientHandler>>,
+}
+
+impl Connection {
+    /// Closes the connection politely; errors do not matter any more at this point.
+    pub async fn close(self) {
+        let _ = self
+            .handle
+            .disconnect(russh::Disconnect::ByApplication, "", "en")
+            .await;
+        for j in self._jumps.into_iter().rev() {
+            let _ = j.disconnect(russh::Disconnect::ByApplication, "", "en").await;
+        }
+    }
+}
+
+/// Connects to `target` through `jumps` (in order) and authenticates on each.
+/// The caller bounds this with `--connect-timeout`.
+pub async fn connect(
+    jumps: &[Endpoint],
+    target: &Endpoint,
+    creds: &Credentials,
+) -> Result<Connection, Failure> {
+    let mut handles: Vec<Handle<ClientHandler>> = Vec::new();
+    let mut prev: Option<&Endpoint> = None;
+    let mut last_banner = None;
+    for hop in jumps.iter().chain(std::iter::once(target)) {
+        let handle = match (handles.last(), prev) {
+            (None, _) => {
+                let addrs = resolve(hop).await?;
+                let tcp = tcp_connect(hop, &addrs).await?;
+                handshake(hop, tcp).await?
+            }
+            (Some(via), via_ep) => {
+                let ch = via
+                    .channel_open_direct_tcpip(hop.hostname.clone(), u32::from(hop.port), "127.0.0.1", 0)
+                    .await
+                    .map_err(|e| {
+                        let via_label = via_ep.map(|v| v.label.as_str()).unwrap_or("jump host");
+                        Failure::new(
+                            ErrorKind::Unreachable,
+                            format!(
+                                "{}: the jump host {via_label} could not open a connection to it ({e}); check that {via_label} can reach {}:{} and allows TCP forwarding",
+                                hop.label, hop.hostname, hop.port
+                            ),
+                        )
+                    })?;
+                handshake(hop, ch.into_stream()).await?
+            }
+        };
+        let (mut handle, (_, banner)) = handle;
+        authenticate(hop, &mut handle, creds).await?;
+        last_banner = banner.lock().ok().and_then(|b| b.clone());
+        handles.push(handle);
+        prev = Some(hop);
+    }
+    let handle = handles.pop().ok_or_else(|| {
+        Failure::new(ErrorKind::Internal, format!("{}: no connection was made", target.label))
+    })?;
+    Ok(Connection {
+        handle,
+        banner: last_banner,
+        _jumps: handles,
+    })
+}
+
+async fn resolve(hop: &Endpoint) -> Result<Vec<std::net::SocketAddr>, Failure> {
+    match tokio::net::lookup_host((hop.hostname.as_str(), hop.port)).await {
+        Ok(a) => {
+            let v: Vec<_> = a.collect();
+            if v.is_empty() {
+                Err(dns_failure(hop, "no addresses"))
+            } else {
+                Ok(v)
+            }
+        }
+        Err(e) => Err(dns_failure(hop, &e.to_string())),
+    }
+}
+
+fn dns_failure(hop: &Endpoint, why: &str) -> Failure {
+    Failure::new(
+        ErrorKind::Dns,
+        format!(
+            "{}: cannot resolve {:?} ({why}); check the host name, or map it with HostName in ~/.ssh/config",
+            hop.label, hop.hostname
+        ),
+    )
+}
+
+async fn tcp_connect(
+    hop: &Endpoint,
+    addrs: &[std::net::SocketAddr],
+) -> Result<tokio::net::TcpStream, Failure> {
+    let mut last = None;
+    for a in addrs {
+        match tokio::net::TcpStream::connect(a).await {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                return Ok(s);
+            }
+            Err(e) => last = Some((a, e)),
+        }
+    }
+    let (addr, e) = match last {
+        Some((a, e)) => (a.to_string(), e.to_string()),
+        None => (hop.hostname.clone(), "no address".to_string()),
+    };
+    Err(Failure::new(
+        ErrorKind::Unreachable,
+        format!(
+            "{}: cannot connect to {addr} ({e}); check that the host is up and that SSH is enabled (ESXi: Host > Actions > Services > Enable Secure Shell)",
+            hop.label
+        ),
+    ))
+}
+
+type Shared = (Arc<Mutex<Option<KeyVerdict>>>, Arc<Mutex<Option<String>>>);
+
+async fn handshake<S>(hop: &Endpoint, stream: S) -> Result<(Handle<ClientHandler>, Shared), Failure>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let known = known_hosts::known_algorithms(&hop.policy.known_hosts, &hop.hostname, hop.port);
+    let config = client::Config {
+        preferred: preferred_for(&known),
+        // Keepalives detect a host that vanished mid-run; the command timeout is separate.
+        keepalive_interval: Some(Duration::from_secs(15)),
+        keepalive_max: 3,
+        nodelay: true,
+        ..Default::default()
+    };
+    let verdict = Arc::new(Mutex::new(None));
+    let banner = Arc::new(Mutex::new(None));
+    let handler = ClientHandler {
+        hostname: hop.hostname.clone(),
+        port: hop.port,
+        policy: hop.policy.clone(),
+        verdict: verdict.clone(),
+        banner: banner.clone(),
+    };
+    match client::connect_stream(Arc::new(config), stream, handler).await {
+        Ok(h) => Ok((h, (verdict, banner))),
+        Err(e) => {
+            let seen = verdict.lock().ok().and_then(|v| v.clone());
+            Err(handshake_failure(hop, e, seen))
+        }
+    }
+}
+
+fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) -> Failure {
+    let name = known_hosts::host_key_name(&hop.hostname, hop.port);
+    match seen {
+        Some(KeyVerdict::Unknown { fingerprint }) => Failure::new(
+            ErrorKind::HostKeyUnknown,
+            format!(
+                "{}: host key {fingerprint} for {name} is not in known_hosts ({}); check the fingerprint on the host (`ssh-keygen -lf /etc/ssh/ssh_host_ecdsa_key.pub` in the ESXi shell) and rerun with --accept-new",
+                hop.label,
+                hop.policy
+                    .known_hosts
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        Some(KeyVerdict::Changed { fingerprint, at }) => Failure::new(
+            ErrorKind::HostKeyChanged,
+            format!(
+                "{}: HOST KEY CHANGED: {name} now presents {fingerprint}, which differs from the key at {at}; this can be a reinstalled host or a man-in-the-middle. Verify the new key out of band, then remove the old line (`ssh-keygen -R '{name}'`)",
+                hop.label
+            ),
+        ),
+        Some(KeyVerdict::Revoked { fingerprint, at }) => Failure::new(
+            ErrorKind::HostKeyChanged,
+            format!(
+                "{}: host key {fingerprint} is marked @revoked at {at}; refusing to connect",
+                hop.label
+            ),
+        ),
+        Some(KeyVerdict::LearnFailed { path, error }) => Failure::new(
+            ErrorKind::Config,
+            format!(
+                "{}: cannot record the new host key in {} ({error}); fix the file's permissions",
+                hop.label,
+                path.display()
+            ),
+        ),
+        None => match e {
+            russh::Error::NoCommonAlgo { kind, theirs, .. } => Failure::new(
+                ErrorKind::KeyExchange,
+                format!(
+                    "{}: no common {kind:?} algorithm with the server (it offers {}); pvrdma-doctor supports ESXi's FIPS lists (ECDH NIST, DH groups, AES-GCM/CTR, hmac-sha2)",
+                    hop.label,
+                    theirs.join(",")
+                ),
+            ),
+            russh::Error::IO(io) => Failure::new(
+                ErrorKind::Unreachable,
+                format!(
+                    "{}: the connection broke during the SSH handshake ({io}); the server may limit connections (MaxStartups) or not be an SSH server",
+                    hop.label
+                ),
+            ),
+            other => Failure::new(
+                ErrorKind::KeyExchange,
+                format!(
+                    "{}: SSH handshake failed ({other}); check that port {} is an SSH server",
+                    hop.label, hop.port
+                ),
+            ),
+        },
+    }
+}
+
+/// Tries, as OpenSSH does: agent keys, identity files, then the password through
+/// keyboard-interactive (ESXi's PAM path), then the `password` method.
+async fn authenticate(
+    hop: &Endpoint,
+    handle: &mut Handle<ClientHandler>,
+    creds: &Credentials,
+) -> Result<(), Failure> {
+    let user = hop.user.clone();
+    let mut notes: Vec<String> = Vec::new();
+    // `None` until the server has told us; OpenSSH also starts by simply trying.
+    let mut remaining: Option<Vec<MethodKind>> = None;
+    let allows = |r: &Option<Vec<MethodKind>>, m: MethodKind| r.as_ref().is_none_or(|v| v.contains(&m));
+    let mut tried_keys: Vec<russh::keys::PublicKey> = Vec::new();
+    let mut rsa_hash: Option<Option<HashAlg>> = None;
+
+    if creds.use_agent && std::env::var_os("SSH_AUTH_SOCK").is_some() {
+        match AgentClient::connect_env().await {
+            Ok(mut agent) => match agent.request_identities().await {
+                Ok(ids) => {
+                    for id in ids {
+                        if !allows(&remaining, MethodKind::PublicKey) {
+                            break;
+                        }
+                        let key = id.public_key().into_owned();
+                        let hash = if key.algorithm().is_rsa() {
+                            rsa_hash_for(handle, &mut rsa_hash).await
+                        } else {
+                            None
+                        };
+                        match handle
+                            .authenticate_publickey_with(&user, key.clone(), hash, &mut agent)
+                            .await
+                        {
+                            Ok(AuthResult::Success) => return Ok(()),
+                            Ok(AuthResult::Failure {
+                                remaining_methods, ..
+                            }) => {
+                                notes.push(format!(
+                                    "agent key {} refused{}",
+                                    known_hosts::fingerprint(&key),
+                                    ed25519_hint(&key)
+                                ));
+                                remaining = Some(remaining_methods.to_vec());
+                            }
+                            Err(e) => notes.push(format!("agent signing failed ({e})")),
+                        }
+                        tried_keys.push(key);
+                    }
+                }
+                Err(e) => notes.push(format!("ssh-agent did not list keys ({e})")),
+            },
+            Err(e) => notes.push(format!("ssh-agent unreachable ({e})")),
+        }
+    }
+
+    for path in &hop.identity_files {
+        if !allows(&remaining, MethodKind::PublicKey) {
+            break;
+        }
+        if !path.is_file() {
+            continue;
+        }
+        let key = match russh::keys::load_secret_key(path, None) {
+            Ok(k) => k,
+            Err(e) => {
+                notes.push(format!(
+                    "{} not usable ({e}; passphrase-protected keys must be loaded into ssh-agent)",
+                    path.display()
+                ));
+                continue;
+            }
+        };
+        let public = key.public_key().clone();
+        if tried_keys.iter().any(|k| k.key_data() == public.key_data()) {
+            continue;
+        }
+        let hash = if key.algorithm().is_rsa() {
+            rsa_hash_for(handle, &mut rsa_hash).await
+        } else {
+            None
+        };
+        match handle
+            .authenticate_publickey(&user, PrivateKeyWithHashAlg::new(Arc::new(key), hash))
+            .await
+        {
+            Ok(AuthResult::Success) => return Ok(()),
+            Ok(AuthResult::Failure {
+                remaining_methods, ..
+            }) => {
+                notes.push(format!("{} refused{}", path.display(), ed25519_hint(&public)));
+                remaining = Some(remaining_methods.to_vec());
+            }
+            Err(e) => return Err(broken_during_auth(hop, e)),
+        }
+        tried_keys.push(public);
+    }
+
+    if let Some(password) = &creds.password {
+        if allows(&remaining, MethodKind::KeyboardInteractive) {
+            match keyboard_interactive(handle, &user, password).await {
+                Ok(None) => return Ok(()),
+                Ok(Some(r)) => {
+                    notes.push("password refused (keyboard-interactive)".into());
+                    remaining = Some(r);
+                }
+                Err(e) => return Err(broken_during_auth(hop, e)),
+            }
+        }
+        if remaining
+            .as_ref()
+            .is_some_and(|r| r.contains(&MethodKind::Password))
+        {
+            match handle
+                .authenticate_password(&user, password.expose_secret())
+                .await
+            {
+                Ok(AuthResult::Success) => return Ok(()),
+                Ok(AuthResult::Failure { .. }) => notes.push("password refused".into()),
+                Err(e) => return Err(broken_during_auth(hop, e)),
+            }
+        }
+    } else {
+        notes.push(
+            "no password given (set PVRDMA_DOCTOR_PASSWORD or use --ask-password)".into(),
+        );
+    }
+    if tried_keys.is_empty() && !notes.iter().any(|n| n.contains("not usable")) {
+        notes.insert(
+            0,
+            "no key found (agent, -i, IdentityFile, ~/.ssh/id_ecdsa, id_rsa, id_ed25519)".into(),
+        );
+    }
+    Err(Failure::new(
+        ErrorKind::Auth,
+        format!(
+            "{}: authentication as {user:?} failed: {}; put an RSA or ECDSA public key in /etc/ssh/keys-{user}/authorized_keys on the host, or give the password",
+            hop.label,
+            notes.join("; ")
+        ),
+    ))
+}
+
+async fn rsa_hash_for(
+    handle: &Handle<ClientHandler>,
+    cache: &mut Option<Option<HashAlg>>,
+) -> Option<HashAlg> {
+    if let Some(h) = cache {
+        return *h;
+    }
+    // Old servers without server-sig-algs get SHA-256, which every ESXi 7+ accepts.
+    let h = match handle.best_supported_rsa_hash().await {
+        Ok(Some(h)) => h,
+        _ => Some(HashAlg::Sha256),
+    };
+    *cache = Some(h);
+    h
+}
+
+fn ed25519_hint(key: &russh::keys::PublicKey) -> &'static str {
+    if key.algorithm() == Algorithm::Ed25519 {
+        " (ESXi in FIPS mode refuses ed25519 keys; use RSA or ECDSA)"
+    } else {
+        ""
+    }
+}
+
+fn broken_during_auth(hop: &Endpoint, e: russh::Error) -> Failure {
+    Failure::new(
+        ErrorKind::Auth,
+        format!("{}: the connection broke during authentication ({e})", hop.label),
+    )
+}
+
+/// Answers every hidden prompt with the password. `Ok(None)` = logged in,
+/// `Ok(Some(methods))` = refused, with what the server still allows.
+async fn keyboard_interactive(
+    handle: &mut Handle<ClientHandler>,
+    user: &str,
+    password: &SecretString,
+) -> Result<Option<Vec<MethodKind>>, russh::Error> {
+    let mut reply = handle
+        .authenticate_keyboard_interactive_start(user, None::<String>)
+        .await?;
+    // PAM may ask more than once (e.g. an empty info round); a server that keeps asking
+    // after this many rounds is not going to accept the password.
+    for _ in 0..6 {
+        match reply {
+            KeyboardInteractiveAuthResponse::Success => return Ok(None),
+            KeyboardInteractiveAuthResponse::Failure {
+                remaining_methods, ..
+            } => return Ok(Some(remaining_methods.to_vec())),
+            KeyboardInteractiveAuthResponse::InfoRequest { prompts, .. } => {
+                let answers = prompts
+                    .iter()
+                    .map(|p| {
+                        if p.echo {
+                            String::new()
+                        } else {
+                            password.expose_secret().to_string()
+                        }
+                    })
+                    .collect();
+                reply = handle
+                    .authenticate_keyboard_interactive_respond(answers)
+                    .await?;
+            }
+        }
+    }
+    Ok(Some(Vec::new()))
+}

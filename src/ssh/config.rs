@@ -1,0 +1,526 @@
+//! Reads `~/.ssh/config` (or `-F FILE`) the way OpenSSH does, for the options that decide
+//! where and how pvrdma-doctor connects. Admins already describe their ESXi hosts there
+//! (aliases, jump hosts, keys); a tool that ignored it would connect somewhere else than
+//! `ssh esx01` does, and its verdict would not be trusted.
+//!
+//! Semantics kept from ssh_config(5): the first value obtained for an option wins, except
+//! `IdentityFile` (and the known-hosts file lists) which accumulate; `Host` takes
+//! whitespace-separated patterns with `*`, `?` and `!` negation; `Include` splices files
+//! (relative paths are under `~/.ssh`, the last path component may be a glob) at the place
+//! it appears. `Match` blocks are not evaluated: `Match all` applies, every other `Match`
+//! block is skipped, which errs on the side of not applying options the tool cannot judge.
+use std::path::{Path, PathBuf};
+
+/// Include depth OpenSSH allows; deeper means a loop.
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// `StrictHostKeyChecking` as configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrictHostKeyChecking {
+    /// `yes` (and `ask`, which a batch tool cannot ask): unknown hosts fail.
+    Yes,
+    /// `accept-new`: unknown hosts are recorded, changed keys still fail.
+    AcceptNew,
+    /// `no`/`off`: unknown hosts are recorded too; changed keys still fail in this tool.
+    No,
+}
+
+/// The effective options for one host.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostConfig {
+    pub hostname: Option<String>,
+    pub user: Option<String>,
+    pub port: Option<u16>,
+    pub identity_files: Vec<PathBuf>,
+    pub user_known_hosts_files: Vec<PathBuf>,
+    pub global_known_hosts_files: Vec<PathBuf>,
+    pub strict_host_key_checking: Option<StrictHostKeyChecking>,
+    /// `ProxyJump` hops in order (`None` = not set; an empty list = `ProxyJump none`).
+    pub proxy_jump: Option<Vec<String>>,
+}
+
+/// A config file that could not be read or understood.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read ssh config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct Directive {
+    key: String,
+    args: Vec<String>,
+    file: PathBuf,
+    line: usize,
+}
+
+#[derive(Debug, Clone)]
+enum Condition {
+    Always,
+    Never,
+    Host(Vec<String>),
+}
+
+#[derive(Debug, Clone)]
+struct Block {
+    condition: Condition,
+    directives: Vec<Directive>,
+}
+
+/// A parsed ssh config: blocks in file order, includes already spliced in.
+#[derive(Debug, Clone, Default)]
+pub struct SshConfig {
+    blocks: Vec<Block>,
+    home: PathBuf,
+}
+
+impl SshConfig {
+    /// Reads `path` and its includes. `home` is where `~` points.
+    pub fn load(path: &Path, home: &Path) -> Result<Self, ConfigError> {
+        let mut cfg = SshConfig {
+            blocks: vec![Block {
+                condition: Condition::Always,
+                directives: Vec::new(),
+            }],
+            home: home.to_path_buf(),
+        };
+        cfg.read_file(path, 0)?;
+        Ok(cfg)
+    }
+
+    /// An empty config (no file): every host gets the defaults.
+    pub fn empty(home: &Path) -> Self {
+        SshConfig {
+            blocks: Vec::new(),
+            home: home.to_path_buf(),
+        }
+    }
+
+    fn read_file(&mut self, path: &Path, depth: usize) -> Result<(), ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        for (idx, raw) in text.lines().enumerate() {
+            let line = idx + 1;
+            let Some((key, args)) = split_line(raw).map_err(|message| ConfigError::Syntax {
+                path: path.to_path_buf(),
+                line,
+                message,
+            })?
+            else {
+                continue;
+            };
+            match key.as_str() {
+                "host" => self.blocks.push(Block {
+                    condition: Condition::Host(args),
+                    directives: Vec::new(),
+                }),
+                "match" => {
+                    let all = args.len() == 1
+                        && args.first().is_some_and(|a| a.eq_ignore_ascii_case("all"));
+                    self.blocks.push(Block {
+                        condition: if all {
+                            Condition::Always
+                        } else {
+                            Condition::Never
+                        },
+                        directives: Vec::new(),
+                    });
+                }
+                "include" => {
+                    if depth >= MAX_INCLUDE_DEPTH {
+                        return Err(ConfigError::Syntax {
+                            path: path.to_path_buf(),
+                            line,
+                            message: "Include nested too deeply (loop?)".into(),
+                        });
+                    }
+                    // The included lines belong to the block that is open here, as in
+                    // OpenSSH; remember it and reopen it after the included file.
+                    let open = self.blocks.last().map(|b| b.condition.clone());
+                    for pattern in &args {
+                        for file in self.include_paths(pattern) {
+                            self.read_file(&file, depth + 1)?;
+                        }
+                    }
+                    if let Some(condition) = open {
+                        self.blocks.push(Block {
+                            condition,
+                            directives: Vec::new(),
+                        });
+                    }
+                }
+                _ => {
+                    let d = Directive {
+                        key,
+                        args,
+                        file: path.to_path_buf(),
+                        line,
+                    };
+                    match self.blocks.last_mut() {
+                        Some(b) => b.directives.push(d),
+                        None => self.blocks.push(Block {
+                            condition: Condition::Always,
+                            directives: vec![d],
+                        }),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn include_paths(&self, pattern: &str) -> Vec<PathBuf> {
+        let expanded = expand_tilde(pattern, &self.home);
+        let full = if expanded.is_absolute() {
+            expanded
+        } else {
+            self.home.join(".ssh").join(expanded)
+        };
+        let name = full
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !name.contains(['*', '?']) {
+            return if full.is_file() { vec![full] } else { Vec::new() };
+        }
+        let Some(dir) = full.parent() else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.is_file())
+                    .filter(|p| {
+                        p.file_name()
+                            .is_some_and(|n| wildcard_match(&name, &n.to_string_lossy()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        // OpenSSH reads glob matches in lexical order.
+        files.sort();
+        files
+    }
+
+    /// The effective options for `host` (the name as given on the command line).
+    pub fn resolve(&self, host: &str) -> Result<HostConfig, ConfigError> {
+        let mut out = HostConfig::default();
+        let mut uk_seen = false;
+        let mut gk_seen = false;
+        for block in &self.blocks {
+            let applies = match &block.condition {
+                Condition::Always => true,
+                Condition::Never => false,
+                Condition::Host(patterns) => host_patterns_match(patterns, host),
+            };
+            if !applies {
+                continue;
+            }
+            for d in &block.directives {
+                let syntax = |message: String| ConfigError::Syntax {
+                    path: d.file.clone(),
+                    line: d.line,
+                    message,
+                };
+                let first = d.args.first().cloned().unwrap_or_default();
+                match d.key.as_str() {
+                    "hostname" if out.hostname.is_none() => out.hostname = Some(first),
+                    "user" if out.user.is_none() => out.user = Some(first),
+                    "port" if out.port.is_none() => {
+                        out.port = Some(first.parse::<u16>().map_err(|_| {
+                            syntax(format!("Port {first:?} is not a port number"))
+                        })?)
+                    }
+                    "identityfile" => {
+                        out.identity_files.extend(d.args.iter().map(PathBuf::from));
+                    }
+                    "userknownhostsfile" if !uk_seen => {
+                        uk_seen = true;
+                        out.user_known_hosts_files =
+                            d.args.iter().map(PathBuf::from).collect();
+                    }
+                    "globalknownhostsfile" if !gk_seen => {
+                        gk_seen = true;
+                        out.global_known_hosts_files =
+                            d.args.iter().map(PathBuf::from).collect();
+                    }
+                    "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
+                        out.strict_host_key_checking =
+                            Some(match first.to_ascii_lowercase().as_str() {
+                                "yes" | "ask" => StrictHostKeyChecking::Yes,
+                                "accept-new" => StrictHostKeyChecking::AcceptNew,
+                                "no" | "off" => StrictHostKeyChecking::No,
+                                other => {
+                                    return Err(syntax(format!(
+                                        "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
+                                    )))
+                                }
+                            })
+                    }
+                    "proxyjump" if out.proxy_jump.is_none() => {
+                        out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
+                            Vec::new()
+                        } else {
+                            first
+                                .split(',')
+                                .map(str::trim)
+                                .filter(|s| !s.is_empty())
+                                .map(str::to_string)
+                                .collect()
+                        })
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // Tokens are expanded after matching, with the final host name and user.
+        let hostname = out.hostname.clone().map(|h| h.replace("%h", host));
+        out.hostname = hostname;
+        let ctx = TokenContext {
+            alias: host,
+            hostname: out.hostname.as_deref().unwrap_or(host),
+            user: out.user.as_deref().unwrap_or("root"),
+            port: out.port.unwrap_or(22),
+            home: &self.home,
+        };
+        out.identity_files = out.identity_files.iter().map(|p| ctx.path(p)).collect();
+        out.user_known_hosts_files = out
+            .user_known_hosts_files
+            .iter()
+            .filter(|p| p.as_os_str() != "none")
+            .map(|p| ctx.path(p))
+            .collect();
+        out.global_known_hosts_files = out
+            .global_known_hosts_files
+            .iter()
+            .filter(|p| p.as_os_str() != "none")
+            .map(|p| ctx.path(p))
+            .collect();
+        Ok(out)
+    }
+}
+
+struct TokenContext<'a> {
+    alias: &'a str,
+    hostname: &'a str,
+    user: &'a str,
+    port: u16,
+    home: &'a Path,
+}
+
+impl TokenContext<'_> {
+    fn path(&self, p: &Path) -> PathBuf {
+        let s = p.to_string_lossy();
+        let mut out = String::new();
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('%') => out.push('%'),
+                Some('d') => out.push_str(&self.home.to_string_lossy()),
+                Some('h') => out.push_str(self.hostname),
+                Some('n') => out.push_str(self.alias),
+                Some('r') => out.push_str(self.user),
+                Some('p') => out.push_str(&self.port.to_string()),
+                Some(other) => {
+                    out.push('%');
+                    out.push(other);
+                }
+                None => out.push('%'),
+            }
+        }
+        expand_tilde(&out, self.home)
+    }
+}
+
+/// `~` and `~/x` → the home directory.
+pub fn expand_tilde(p: &str, home: &Path) -> PathBuf {
+    if p == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = p.strip_prefix("~/") {
+        home.join(rest)
+    } else {
+        PathBuf::from(p)
+    }
+}
+
+/// Splits a config line into a lowercased keyword and its arguments (`Key value`,
+/// `Key=value`, double quotes group). `None` for blank and comment lines.
+fn split_line(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
+    let line = raw.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let key_end = line
+        .find(|c: char| c.is_whitespace() || c == '=')
+        .unwrap_or(line.len());
+    let (key, rest) = line.split_at(key_end);
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix('=').unwrap_or(rest);
+    let mut args = Vec::new();
+    let mut cur = String::new();
+    let mut in_quotes = false;
+    let mut has_token = false;
+    for c in rest.chars() {
+        match c {
+            '"' => {
+                in_quotes = !in_quotes;
+                has_token = true;
+            }
+            c if c.is_whitespace() && !in_quotes => {
+                if has_token {
+                    args.push(std::mem::take(&mut cur));
+                    has_token = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                has_token = true;
+            }
+        }
+    }
+    if in_quotes {
+        return Err("unbalanced quotes".into());
+    }
+    if has_token {
+        args.push(cur);
+    }
+    if args.is_empty() {
+        return Err(format!("{key} needs a value"));
+    }
+    Ok(Some((key.to_ascii_lowercase(), args)))
+}
+
+/// `Host` semantics: matches when some pattern matches and no negated pattern does.
+/// Patterns may also be comma-separated, as in known_hosts.
+pub fn host_patterns_match(patterns: &[String], host: &str) -> bool {
+    let mut matched = false;
+    for p in patterns.iter().flat_map(|p| p.split(',')) {
+        if let Some(neg) = p.strip_prefix('!') {
+            if wildcard_match(&neg.to_ascii_lowercase(), &host.to_ascii_lowercase()) {
+                return false;
+            }
+        } else if wildcard_match(&p.to_ascii_lowercase(), &host.to_ascii_lowercase()) {
+            matched = true;
+        }
+    }
+    matched
+}
+
+/// Glob with `*` (any run) and `?` (one character), as ssh's `match_pattern`.
+pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(&c) if c == '?' || Some(&c) == t.get(ti) => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..).is_some_and(|rest| rest.iter().all(|&c| c == '*'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcards() {
+        assert!(wildcard_match("esx*", "esx01"));
+        assert!(wildcard_match("esx0?", "esx01"));
+        assert!(!wildcard_match("esx0?", "esx011"));
+        assert!(wildcard_match("*", ""));
+        assert!(wildcard_match("*.lab", "esx01.lab"));
+        assert!(!wildcard_match("*.lab", "esx01.prod"));
+        assert!(!host_patterns_match(&["esx*".into(), "!esx99".into()], "esx99"));
+        assert!(host_patterns_match(&["esx*".into(), "!esx99".into()], "esx01"));
+    }
+
+    #[test]
+    fn first_value_wins_identity_accumulates_include_and_jump() {
+        let home = tempfile::tempdir().unwrap();
+        let ssh = home.path().join(".ssh");
+        std::fs::create_dir_all(ssh.join("conf.d")).unwrap();
+        std::fs::write(
+            ssh.join("conf.d/10-lab"),
+            "Host esx*\n  User labadmin\n  IdentityFile ~/.ssh/lab_rsa\n",
+        )
+        .unwrap();
+        std::fs::write(
+            ssh.join("config"),
+            "Include conf.d/*\n\
+             Host esx01\n  HostName=10.0.0.1\n  Port 2222\n  User first\n  ProxyJump bastion,root@jump2:2200\n\
+             Host esx* !esx99\n  User second\n  IdentityFile %d/.ssh/id_%h\n  StrictHostKeyChecking accept-new\n  UserKnownHostsFile ~/kh1 \"/tmp/kh 2\"\n\
+             Match host foo\n  User never\n\
+             Host *\n  Port 22\n  User fallback\n",
+        )
+        .unwrap();
+        let cfg = SshConfig::load(&ssh.join("config"), home.path()).unwrap();
+        let c = cfg.resolve("esx01").unwrap();
+        assert_eq!(c.hostname.as_deref(), Some("10.0.0.1"));
+        assert_eq!(c.port, Some(2222));
+        assert_eq!(c.user.as_deref(), Some("labadmin"), "the included block comes first");
+        assert_eq!(
+            c.identity_files,
+            vec![ssh.join("lab_rsa"), home.path().join(".ssh/id_10.0.0.1")]
+        );
+        assert_eq!(
+            c.proxy_jump,
+            Some(vec!["bastion".to_string(), "root@jump2:2200".to_string()])
+        );
+        assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
+        assert_eq!(
+            c.user_known_hosts_files,
+            vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")]
+        );
+        let other = cfg.resolve("esx99").unwrap();
+        assert_eq!(other.user.as_deref(), Some("labadmin"));
+        assert_eq!(other.strict_host_key_checking, None);
+        let plain = cfg.resolve("db1").unwrap();
+        assert_eq!(plain.user.as_deref(), Some("fallback"));
+        assert_eq!(plain.port, Some(22));
+    }
+
+    #[test]
+    fn syntax_errors_name_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config");
+        std::fs::write(&f, "Host a\n  Port twenty\n").unwrap();
+        let cfg = SshConfig::load(&f, dir.path()).unwrap();
+        let err = cfg.resolve("a").unwrap_err().to_string();
+        assert!(err.contains(":2:") && err.contains("twenty"), "{err}");
+        std::fs::write(&f, "Host a\n  User \"unterminated\n").unwrap();
+        assert!(SshConfig::load(&f, dir.path()).is_err());
+    }
+}

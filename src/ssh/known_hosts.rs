@@ -1,0 +1,308 @@
+//! Host-key verification against OpenSSH known_hosts files, with OpenSSH's rules.
+//!
+//! A doctor that logs in as root on every hypervisor must not be the weak link: a changed
+//! key is always fatal, an unknown key is fatal unless the admin asked for `--accept-new`.
+//! russh's own known_hosts support reads one file, splits on single spaces and has no
+//! wildcards, negation, `[host]:port` with patterns or `@revoked`, which real admin files
+//! use; so the matching here is our own (hashed `|1|salt|hmac` entries included).
+use data_encoding::BASE64;
+use hmac::{Hmac, KeyInit, Mac};
+use russh::keys::{Algorithm, HashAlg, PublicKey};
+use sha1::Sha1;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::config::wildcard_match;
+
+/// Where a known_hosts line is, for messages that let the admin fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub path: PathBuf,
+    pub line: usize,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.path.display(), self.line)
+    }
+}
+
+/// What the known_hosts files say about a host's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostKeyStatus {
+    /// A line for this host holds exactly this key.
+    Known(Location),
+    /// No line for this host holds a key of this algorithm.
+    Unknown,
+    /// A line for this host holds a different key of the same algorithm.
+    Changed(Location),
+    /// The key is marked `@revoked`.
+    Revoked(Location),
+}
+
+struct Entry {
+    revoked: bool,
+    cert_authority: bool,
+    patterns: String,
+    key: PublicKey,
+    location: Location,
+}
+
+/// The name a host is recorded under: `host` on port 22, `[host]:port` otherwise.
+pub fn host_key_name(host: &str, port: u16) -> String {
+    if port == 22 {
+        host.to_string()
+    } else {
+        format!("[{host}]:{port}")
+    }
+}
+
+fn read_entries(path: &Path) -> Vec<Entry> {
+    // A missing or unreadable file holds no keys, as for ssh.
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (idx, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut fields = line.split_whitespace();
+        let mut first = fields.next().unwrap_or("");
+        let mut revoked = false;
+        let mut cert_authority = false;
+        if first == "@revoked" {
+            revoked = true;
+            first = fields.next().unwrap_or("");
+        } else if first == "@cert-authority" {
+            cert_authority = true;
+            first = fields.next().unwrap_or("");
+        }
+        let key_text: Vec<&str> = fields.collect();
+        // A malformed key on someone else's line must not stop checking the others.
+        let Ok(key) = PublicKey::from_openssh(&key_text.join(" ")) else {
+            continue;
+        };
+        out.push(Entry {
+            revoked,
+            cert_authority,
+            patterns: first.to_string(),
+            key,
+            location: Location {
+                path: path.to_path_buf(),
+                line: idx + 1,
+            },
+        });
+    }
+    out
+}
+
+fn pattern_list_matches(patterns: &str, name: &str) -> bool {
+    let name_lc = name.to_ascii_lowercase();
+    let mut matched = false;
+    for p in patterns.split(',') {
+        if let Some(hashed) = p.strip_prefix("|1|") {
+            if hashed_matches(hashed, name) {
+                matched = true;
+            }
+        } else if let Some(neg) = p.strip_prefix('!') {
+            if wildcard_match(&neg.to_ascii_lowercase(), &name_lc) {
+                return false;
+            }
+        } else if wildcard_match(&p.to_ascii_lowercase(), &name_lc) {
+            matched = true;
+        }
+    }
+    matched
+}
+
+fn hashed_matches(salt_and_hash: &str, name: &str) -> bool {
+    let Some((salt, hash)) = salt_and_hash.split_once('|') else {
+        return false;
+    };
+    let (Ok(salt), Ok(hash)) = (BASE64.decode(salt.as_bytes()), BASE64.decode(hash.as_bytes()))
+    else {
+        return false;
+    };
+    let Ok(mac) = <Hmac<Sha1> as KeyInit>::new_from_slice(&salt) else {
+        return false;
+    };
+    mac.chain_update(name.as_bytes()).verify_slice(&hash).is_ok()
+}
+
+/// Checks `key` for `host`:`port` against every file, in order. A revoked key wins over
+/// everything; then an exact match; then a same-algorithm mismatch (changed key).
+pub fn check(files: &[PathBuf], host: &str, port: u16, key: &PublicKey) -> HostKeyStatus {
+    let name = host_key_name(host, port);
+    let mut changed = None;
+    let mut known = None;
+    for path in files {
+        for e in read_entries(path) {
+            if e.revoked {
+                if e.key.key_data() == key.key_data() {
+                    return HostKeyStatus::Revoked(e.location);
+                }
+                continue;
+            }
+            if e.cert_authority || !pattern_list_matches(&e.patterns, &name) {
+                continue;
+            }
+            if e.key.key_data() == key.key_data() {
+                known.get_or_insert(e.location);
+            } else if same_family(e.key.algorithm(), key.algorithm()) {
+                changed.get_or_insert(e.location);
+            }
+        }
+    }
+    match (known, changed) {
+        (Some(loc), _) => HostKeyStatus::Known(loc),
+        (None, Some(loc)) => HostKeyStatus::Changed(loc),
+        (None, None) => HostKeyStatus::Unknown,
+    }
+}
+
+fn same_family(a: Algorithm, b: Algorithm) -> bool {
+    match (a, b) {
+        (Algorithm::Rsa { .. }, Algorithm::Rsa { .. }) => true,
+        (a, b) => a == b,
+    }
+}
+
+/// Key algorithms already recorded for the host, so the client can ask the server for a
+/// key it can verify (OpenSSH does the same) instead of calling a known host unknown.
+pub fn known_algorithms(files: &[PathBuf], host: &str, port: u16) -> Vec<Algorithm> {
+    let name = host_key_name(host, port);
+    let mut out: Vec<Algorithm> = Vec::new();
+    for path in files {
+        for e in read_entries(path) {
+            if !e.revoked && !e.cert_authority && pattern_list_matches(&e.patterns, &name) {
+                let a = e.key.algorithm();
+                if !out.contains(&a) {
+                    out.push(a);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Appends `host`:`port` `key` to `path` (accept-new), creating the file and its directory.
+pub fn learn(path: &Path, host: &str, port: u16, key: &PublicKey) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let existing = std::fs::read(path).unwrap_or_default();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        f.write_all(b"\n")?;
+    }
+    let mut public = key.clone();
+    public.set_comment("");
+    let text = public
+        .to_openssh()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    writeln!(f, "{} {}", host_key_name(host, port), text.trim())
+}
+
+/// `SHA256:...`, the fingerprint ssh prints.
+pub fn fingerprint(key: &PublicKey) -> String {
+    key.fingerprint(HashAlg::Sha256).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use russh::keys::PrivateKey;
+
+    fn key(alg: Algorithm) -> PublicKey {
+        PrivateKey::random(&mut rand::rng(), alg)
+            .unwrap()
+            .public_key()
+            .clone()
+    }
+
+    fn line(k: &PublicKey) -> String {
+        k.to_openssh().unwrap()
+    }
+
+    fn hashed(name: &str) -> String {
+        let salt = b"0123456789abcdef0123";
+        let mac = <Hmac<Sha1> as KeyInit>::new_from_slice(salt)
+            .unwrap()
+            .chain_update(name.as_bytes())
+            .finalize()
+            .into_bytes();
+        format!("|1|{}|{}", BASE64.encode(salt), BASE64.encode(&mac))
+    }
+
+    #[test]
+    fn known_unknown_changed_revoked_wildcards_hashed() {
+        let ecdsa = Algorithm::Ecdsa {
+            curve: russh::keys::EcdsaCurve::NistP256,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("known_hosts");
+        let global = dir.path().join("ssh_known_hosts");
+        let k1 = key(ecdsa.clone());
+        let k2 = key(ecdsa.clone());
+        let k3 = key(ecdsa.clone());
+        let ed = key(Algorithm::Ed25519);
+        std::fs::write(
+            &user,
+            format!(
+                "# comment\nesx01,10.0.0.1 {}\n{}\t  {}\n[esx03]:2222 {}\n*.lab,!bad.lab {}\n",
+                line(&k1),
+                hashed("esx02"),
+                line(&k2),
+                line(&k2),
+                line(&k3)
+            ),
+        )
+        .unwrap();
+        std::fs::write(&global, format!("@revoked * {}\nesx09 {}\n", line(&k2), line(&ed)))
+            .unwrap();
+        let files = vec![user.clone(), global.clone()];
+        assert!(matches!(check(&files, "esx01", 22, &k1), HostKeyStatus::Known(_)));
+        assert!(matches!(check(&files, "10.0.0.1", 22, &k1), HostKeyStatus::Known(_)));
+        // esx01 is known with k1: k3 for it is a changed key, naming line 2.
+        assert_eq!(
+            check(&files, "esx01", 22, &k3),
+            HostKeyStatus::Changed(Location { path: user.clone(), line: 2 })
+        );
+        // Port 22 entry does not vouch for another port.
+        assert_eq!(check(&files, "esx01", 2200, &k1), HostKeyStatus::Unknown);
+        assert!(matches!(check(&files, "a.lab", 22, &k3), HostKeyStatus::Known(_)));
+        assert_eq!(check(&files, "bad.lab", 22, &k3), HostKeyStatus::Unknown);
+        // Revoked beats the hashed and [host]:port lines that list the same key.
+        assert_eq!(
+            check(&files, "esx02", 22, &k2),
+            HostKeyStatus::Revoked(Location { path: global.clone(), line: 1 })
+        );
+        assert!(matches!(check(&[user.clone()], "esx02", 22, &k2), HostKeyStatus::Known(_)));
+        assert!(matches!(check(&[user.clone()], "esx03", 2222, &k2), HostKeyStatus::Known(_)));
+        // A key of another algorithm is unknown, not changed (the server may hold both).
+        assert_eq!(check(&files, "esx09", 22, &k1), HostKeyStatus::Unknown);
+        assert_eq!(known_algorithms(&files, "esx09", 22), vec![Algorithm::Ed25519]);
+    }
+
+    #[test]
+    fn learn_appends_a_line_check_accepts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/known_hosts");
+        let k = key(Algorithm::Ecdsa {
+            curve: russh::keys::EcdsaCurve::NistP256,
+        });
+        learn(&path, "127.0.0.1", 2200, &k).unwrap();
+        learn(&path, "esx01", 22, &k).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("[127.0.0.1]:2200 ecdsa-sha2-nistp256 "), "{text}");
+        assert_eq!(text.lines().count(), 2);
+        let files = vec![path];
+        assert!(matches!(check(&files, "127.0.0.1", 2200, &k), HostKeyStatus::Known(_)));
+        assert!(matches!(check(&files, "esx01", 22, &k), HostKeyStatus::Known(_)));
+    }
+}

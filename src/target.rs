@@ -1,0 +1,360 @@
+//! Which hosts to visit: turns what the admin typed (arguments, a hosts file, stdin) into
+//! an ordered, de-duplicated list of [`HostSpec`]s before any connection is made.
+//!
+//! Admins name ESXi fleets with node ranges (`esx[01-16]`), so ranges expand here with
+//! the zero padding exactly as written: `esx[01-16]` must give `esx01`, never `esx1`,
+//! because the names must resolve. A bracket that is not a numeric range is left alone,
+//! which keeps IPv6 literals (`[fe80::1]:22`) intact.
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+/// More names than any fleet has; a typo like `esx[1-1000000]` becomes an error instead of
+/// a million connection attempts.
+pub const MAX_EXPANDED_HOSTS: usize = 10_000;
+
+/// One host to visit, as the user named it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HostSpec {
+    /// Login user given as `user@host`; `None` = `-l`, then ssh_config `User`, then `root`.
+    pub user: Option<String>,
+    /// Host name, alias or address (IPv6 without brackets).
+    pub host: String,
+    /// Port given as `host:port`; `None` = ssh_config `Port`, then 22.
+    pub port: Option<u16>,
+}
+
+impl HostSpec {
+    /// The name reports use: the host, plus the port when one was given.
+    pub fn label(&self) -> String {
+        match (self.port, self.host.contains(':')) {
+            (None, _) => self.host.clone(),
+            (Some(p), true) => format!("[{}]:{p}", self.host),
+            (Some(p), false) => format!("{}:{p}", self.host),
+        }
+    }
+}
+
+impl fmt::Display for HostSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(u) = &self.user {
+            write!(f, "{u}@")?;
+        }
+        f.write_str(&self.label())
+    }
+}
+
+/// A host argument or hosts-file line that cannot be understood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("empty host name in {0:?}")]
+    EmptyHost(String),
+    #[error("bad port in {spec:?}: {port:?} is not a number from 1 to 65535")]
+    BadPort { spec: String, port: String },
+    #[error("unclosed '[' in {0:?}")]
+    UnclosedBracket(String),
+    #[error("bad node range in {spec:?}: {reason}")]
+    BadRange { spec: String, reason: String },
+    #[error("{spec:?} expands to more than {MAX_EXPANDED_HOSTS} hosts")]
+    TooMany { spec: String },
+    #[error("cannot read hosts from {source_name}: {message}")]
+    Read {
+        source_name: String,
+        message: String,
+    },
+    #[error("no hosts given: name hosts as arguments, with --hosts-file FILE, or '-' to read them from stdin")]
+    NoHosts,
+}
+
+/// Parses one already-expanded spec: `host`, `user@host`, `host:port`, `[v6]:port`, `v6`.
+pub fn parse_host_spec(spec: &str) -> Result<HostSpec, TargetError> {
+    let trimmed = spec.trim();
+    // The last '@' splits, as in ssh: user names on some directories contain '@'.
+    let (user, rest) = match trimmed.rfind('@') {
+        Some(i) => {
+            let (u, r) = trimmed.split_at(i);
+            let r = r.get(1..).unwrap_or("");
+            (if u.is_empty() { None } else { Some(u.to_string()) }, r)
+        }
+        None => (None, trimmed),
+    };
+    let (host, port) = if let Some(inner) = rest.strip_prefix('[') {
+        let close = inner
+            .find(']')
+            .ok_or_else(|| TargetError::UnclosedBracket(spec.to_string()))?;
+        let host = inner.get(..close).unwrap_or("");
+        let after = inner.get(close + 1..).unwrap_or("");
+        let port = match after.strip_prefix(':') {
+            Some(p) => Some(parse_port(spec, p)?),
+            None if after.is_empty() => None,
+            None => {
+                return Err(TargetError::BadPort {
+                    spec: spec.to_string(),
+                    port: after.to_string(),
+                })
+            }
+        };
+        (host.to_string(), port)
+    } else if rest.matches(':').count() == 1 {
+        let (h, p) = rest.split_once(':').unwrap_or((rest, ""));
+        (h.to_string(), Some(parse_port(spec, p)?))
+    } else {
+        // Zero colons: a name. Two or more: a bare IPv6 address without a port.
+        (rest.to_string(), None)
+    };
+    if host.is_empty() {
+        return Err(TargetError::EmptyHost(spec.to_string()));
+    }
+    Ok(HostSpec { user, host, port })
+}
+
+fn parse_port(spec: &str, p: &str) -> Result<u16, TargetError> {
+    match p.parse::<u16>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(TargetError::BadPort {
+            spec: spec.to_string(),
+            port: p.to_string(),
+        }),
+    }
+}
+
+/// Expands every numeric bracket group (`[01-16]`, `[1-3,7]`) in `spec`; several groups
+/// give their cartesian product in written order. Non-numeric brackets stay literal.
+pub fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
+    let mut results = vec![String::new()];
+    let mut rest = spec;
+    while let Some(open) = rest.find('[') {
+        let (before, from_open) = rest.split_at(open);
+        let body_and_after = from_open.get(1..).unwrap_or("");
+        let close = body_and_after
+            .find(']')
+            .ok_or_else(|| TargetError::UnclosedBracket(spec.to_string()))?;
+        let body = body_and_after.get(..close).unwrap_or("");
+        let after = body_and_after.get(close + 1..).unwrap_or("");
+        for r in &mut results {
+            r.push_str(before);
+        }
+        if is_range_body(body) {
+            let items = expand_body(spec, body)?;
+            if results.len().saturating_mul(items.len()) > MAX_EXPANDED_HOSTS {
+                return Err(TargetError::TooMany {
+                    spec: spec.to_string(),
+                });
+            }
+            results = results
+                .iter()
+                .flat_map(|r| items.iter().map(move |i| format!("{r}{i}")))
+                .collect();
+        } else {
+            for r in &mut results {
+                r.push('[');
+                r.push_str(body);
+                r.push(']');
+            }
+        }
+        rest = after;
+    }
+    for r in &mut results {
+        r.push_str(rest);
+    }
+    Ok(results)
+}
+
+fn is_range_body(body: &str) -> bool {
+    !body.is_empty()
+        && body.split(',').all(|part| {
+            let mut ends = part.splitn(2, '-');
+            let a = ends.next().unwrap_or("");
+            let b = ends.next();
+            let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+            digits(a) && b.is_none_or(digits)
+        })
+}
+
+fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
+    let bad = |reason: String| TargetError::BadRange {
+        spec: spec.to_string(),
+        reason,
+    };
+    let mut out = Vec::new();
+    for part in body.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        // Padding follows ClusterShell: a bound written with a leading zero fixes the width.
+        let width = if a.len() > 1 && a.starts_with('0') {
+            a.len()
+        } else {
+            0
+        };
+        let start: u64 = a
+            .parse()
+            .map_err(|_| bad(format!("{a:?} is too large")))?;
+        let end: u64 = b
+            .parse()
+            .map_err(|_| bad(format!("{b:?} is too large")))?;
+        if end < start {
+            return Err(bad(format!("{part:?} runs backwards")));
+        }
+        if end - start >= MAX_EXPANDED_HOSTS as u64 {
+            return Err(TargetError::TooMany {
+                spec: spec.to_string(),
+            });
+        }
+        for n in start..=end {
+            out.push(format!("{n:0width$}"));
+        }
+    }
+    Ok(out)
+}
+
+/// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
+/// Several whitespace-separated specs on one line are accepted too.
+pub fn specs_from_text(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .flat_map(str::split_whitespace)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Builds the target list from positional arguments (`-` = read `stdin`) and an optional
+/// hosts file, expanding ranges and dropping duplicates while keeping first-seen order.
+pub fn collect_targets(
+    args: &[String],
+    hosts_file: Option<&Path>,
+    stdin: &mut dyn Read,
+) -> Result<Vec<HostSpec>, TargetError> {
+    let mut raw: Vec<String> = Vec::new();
+    let mut stdin_used = false;
+    for a in args {
+        if a == "-" {
+            if stdin_used {
+                continue;
+            }
+            stdin_used = true;
+            let mut text = String::new();
+            stdin
+                .read_to_string(&mut text)
+                .map_err(|e| TargetError::Read {
+                    source_name: "stdin".into(),
+                    message: e.to_string(),
+                })?;
+            raw.extend(specs_from_text(&text));
+        } else {
+            raw.push(a.clone());
+        }
+    }
+    if let Some(path) = hosts_file {
+        let text = std::fs::read_to_string(path).map_err(|e| TargetError::Read {
+            source_name: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        raw.extend(specs_from_text(&text));
+    }
+    let mut out: Vec<HostSpec> = Vec::new();
+    for spec in raw {
+        for expanded in expand_ranges(&spec)? {
+            let h = parse_host_spec(&expanded)?;
+            if !out.contains(&h) {
+                out.push(h);
+            }
+            if out.len() > MAX_EXPANDED_HOSTS {
+                return Err(TargetError::TooMany { spec });
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(TargetError::NoHosts);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn names(spec: &str) -> Vec<String> {
+        expand_ranges(spec).unwrap()
+    }
+
+    #[test]
+    fn ranges_keep_zero_padding_and_lists() {
+        assert_eq!(names("esx[01-03]"), ["esx01", "esx02", "esx03"]);
+        assert_eq!(names("esx[1-3,7]"), ["esx1", "esx2", "esx3", "esx7"]);
+        assert_eq!(names("esx[8-10]"), ["esx8", "esx9", "esx10"]);
+        assert_eq!(names("esx[098-101]"), ["esx098", "esx099", "esx100", "esx101"]);
+        assert_eq!(
+            names("r[1-2]n[01-02].lab"),
+            ["r1n01.lab", "r1n02.lab", "r2n01.lab", "r2n02.lab"]
+        );
+        assert_eq!(names("esx01"), ["esx01"]);
+    }
+
+    #[test]
+    fn ipv6_brackets_are_not_ranges() {
+        assert_eq!(names("[fe80::1]:22"), ["[fe80::1]:22"]);
+        let h = parse_host_spec("[fe80::1]:22").unwrap();
+        assert_eq!((h.host.as_str(), h.port), ("fe80::1", Some(22)));
+        let h = parse_host_spec("root@fe80::1").unwrap();
+        assert_eq!((h.host.as_str(), h.port), ("fe80::1", None));
+    }
+
+    #[test]
+    fn host_spec_forms() {
+        let h = parse_host_spec("esx01").unwrap();
+        assert_eq!(h, HostSpec { user: None, host: "esx01".into(), port: None });
+        let h = parse_host_spec("admin@esx01:2222").unwrap();
+        assert_eq!(h.user.as_deref(), Some("admin"));
+        assert_eq!(h.port, Some(2222));
+        assert_eq!(h.label(), "esx01:2222");
+        assert!(matches!(parse_host_spec("esx01:ssh"), Err(TargetError::BadPort { .. })));
+        assert!(matches!(parse_host_spec("esx01:0"), Err(TargetError::BadPort { .. })));
+        assert!(matches!(parse_host_spec("root@"), Err(TargetError::EmptyHost(_))));
+    }
+
+    #[test]
+    fn bad_ranges_are_errors() {
+        assert!(matches!(expand_ranges("esx[5-1]"), Err(TargetError::BadRange { .. })));
+        assert!(matches!(expand_ranges("esx[1-3"), Err(TargetError::UnclosedBracket(_))));
+        assert!(matches!(expand_ranges("esx[1-99999]"), Err(TargetError::TooMany { .. })));
+    }
+
+    #[test]
+    fn files_stdin_comments_and_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hosts");
+        std::fs::write(&file, "# fleet\nesx[01-02]  # rack 1\n\nesx03\nesx01\n").unwrap();
+        let mut stdin = "esx04\nesx02\n".as_bytes();
+        let args = vec!["esx02".to_string(), "-".to_string()];
+        let got = collect_targets(&args, Some(&file), &mut stdin).unwrap();
+        let labels: Vec<String> = got.iter().map(HostSpec::label).collect();
+        assert_eq!(labels, ["esx02", "esx04", "esx01", "esx03"]);
+        let missing = dir.path().join("nope");
+        assert!(matches!(
+            collect_targets(&[], Some(&missing), &mut "".as_bytes()),
+            Err(TargetError::Read { .. })
+        ));
+        assert_eq!(collect_targets(&[], None, &mut "".as_bytes()), Err(TargetError::NoHosts));
+    }
+
+    proptest! {
+        /// Any zero-padded sequence written as a range (`esx[0098-0120]`) expands back to
+        /// exactly the names it was folded from, padding included.
+        #[test]
+        fn padded_ranges_round_trip(prefix in "[a-z]{1,6}", width in 1u32..5, a in 0u64..10_000, len in 1u64..40) {
+            let limit = 10u64.pow(width);
+            let start = a % limit;
+            let end = (start + len - 1).min(limit - 1);
+            let w = width as usize;
+            let expected: Vec<String> = (start..=end).map(|n| format!("{prefix}{n:0w$}")).collect();
+            let spec = format!("{prefix}[{start:0w$}-{end:0w$}]");
+            prop_assert_eq!(expand_ranges(&spec).unwrap(), expected);
+        }
+
+        /// Expanding never changes a name that has no range in it.
+        #[test]
+        fn plain_names_are_untouched(name in "[a-z][a-z0-9.-]{0,20}") {
+            prop_assert_eq!(expand_ranges(&name).unwrap(), vec![name]);
+        }
+    }
+}

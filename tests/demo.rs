@@ -1,0 +1,98 @@
+//! The in-process simulated ESXi fleet, reached over real SSH through `collect_live`:
+//! the demo's promise (scenario host names, every output delivered) and the read-only
+//! promise (every command line the tool sends is a catalogue entry).
+use pvrdma_doctor::catalogue::CATALOGUE;
+use pvrdma_doctor::collect::ErrorKind;
+use pvrdma_doctor::demo::{load_scenario, run_demo, scale_fleet, DemoOptions, SimFleet};
+use pvrdma_doctor::live::{collect_live, LiveOptions};
+use std::path::Path;
+use std::time::Duration;
+
+fn live() -> LiveOptions {
+    LiveOptions {
+        connect_timeout: Duration::from_secs(20),
+        command_timeout: Duration::from_secs(20),
+        run_timeout: Some(Duration::from_secs(120)),
+        ..LiveOptions::default()
+    }
+}
+
+#[test]
+fn every_command_sent_is_in_the_catalogue() {
+    let hosts = load_scenario(None).expect("embedded scenario");
+    let fleet = SimFleet::start(hosts, Duration::ZERO).expect("fleet");
+    let run = collect_live(&fleet.live_options(live())).expect("run");
+    assert!(run.captures.iter().any(|c| !c.outputs.is_empty()));
+    let seen = fleet.commands_seen();
+    assert!(!seen.is_empty());
+    for cmd in &seen {
+        assert!(
+            CATALOGUE.iter().any(|s| s.command == cmd),
+            "sent a command outside the catalogue: {cmd:?}"
+        );
+    }
+    // And each live host got every catalogue command exactly once.
+    let live_hosts = run.captures.iter().filter(|c| c.error.is_none()).count();
+    assert_eq!(seen.len(), live_hosts * CATALOGUE.len());
+}
+
+#[test]
+fn demo_reports_scenario_hosts_with_their_outputs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster");
+    let opts = DemoOptions {
+        scenario: Some(root.clone()),
+        hosts: None,
+        latency: Duration::from_millis(10),
+    };
+    let run = run_demo(&opts, live()).expect("demo");
+    let names: Vec<&str> = run.captures.iter().map(|c| c.host.as_str()).collect();
+    assert_eq!(names, ["esx01", "esx02"]);
+    for c in &run.captures {
+        assert!(c.error.is_none(), "{}: {:?}", c.host, c.error);
+        for spec in CATALOGUE {
+            let expected =
+                std::fs::read_to_string(root.join(&c.host).join(format!("{}.txt", spec.id)))
+                    .expect("sample");
+            assert_eq!(c.outputs[spec.id].stdout, expected, "{} {}", c.host, spec.id);
+        }
+    }
+}
+
+#[test]
+fn a_host_with_only_host_error_is_a_closed_port() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");
+    let up = dir.path().join("esx01");
+    std::fs::create_dir(&up).expect("mkdir");
+    for e in std::fs::read_dir(&src).expect("read") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), up.join(e.file_name())).expect("copy");
+    }
+    let down = dir.path().join("esx09");
+    std::fs::create_dir(&down).expect("mkdir");
+    std::fs::write(
+        down.join("host-error.json"),
+        r#"{"kind":"unreachable","message":"powered off"}"#,
+    )
+    .expect("write");
+    let opts = DemoOptions {
+        scenario: Some(dir.path().to_path_buf()),
+        hosts: None,
+        latency: Duration::ZERO,
+    };
+    let run = run_demo(&opts, live()).expect("demo");
+    assert!(run.captures[0].error.is_none(), "{:?}", run.captures[0].error);
+    let err = run.captures[1].error.clone().expect("down host");
+    assert_eq!(err.kind, ErrorKind::Unreachable, "{err:?}");
+    assert!(err.message.starts_with("esx09:"), "{}", err.message);
+}
+
+#[test]
+fn scaled_fleet_names_and_count() {
+    let hosts = load_scenario(None).expect("embedded");
+    let fleet = scale_fleet(hosts, Some(12));
+    let names: Vec<&str> = fleet.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names.len(), 12);
+    assert_eq!(names[0], "sim01");
+    assert_eq!(names[11], "sim12");
+}

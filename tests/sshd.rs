@@ -1,0 +1,298 @@
+//! Live collection against a real OpenSSH sshd restricted to ESXi 8's algorithms, logging
+//! in as a PAM test user whose shell is busybox sh (see tests/support). These are the
+//! behaviours an admin relies on when pointing the tool at a fleet: it gets in the way
+//! ESXi allows, refuses the host keys it must refuse, and one bad host never spoils the rest.
+mod support;
+
+use pvrdma_doctor::catalogue::{self, CATALOGUE};
+use pvrdma_doctor::collect::{ErrorKind, HostCapture};
+use pvrdma_doctor::live::{collect_live, LiveOptions};
+use secrecy::SecretString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use support::*;
+
+struct ClientSide {
+    dir: tempfile::TempDir,
+    key: PathBuf,
+    known_hosts: PathBuf,
+    config: PathBuf,
+}
+
+impl ClientSide {
+    /// A client key, an empty known_hosts and an ssh config pointing at both.
+    fn new(extra_config: &str) -> ClientSide {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = keygen(dir.path(), "id_test", "ecdsa");
+        let known_hosts = dir.path().join("known_hosts");
+        std::fs::write(&known_hosts, "").expect("known_hosts");
+        let config = dir.path().join("config");
+        let c = ClientSide {
+            dir,
+            key,
+            known_hosts,
+            config,
+        };
+        c.write_config(extra_config);
+        c
+    }
+
+    fn write_config(&self, extra: &str) {
+        std::fs::write(
+            &self.config,
+            format!(
+                "{extra}\nHost *\n  User {user}\n  IdentityFile {key}\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile {dir}/global_known_hosts\n",
+                user = test_user(),
+                key = self.key.display(),
+                kh = self.known_hosts.display(),
+                dir = self.dir.path().display(),
+            ),
+        )
+        .expect("config");
+    }
+
+    fn trust(&self, sshd: &Sshd) {
+        let mut text = std::fs::read_to_string(&self.known_hosts).unwrap_or_default();
+        text.push_str(&sshd.known_hosts_line());
+        std::fs::write(&self.known_hosts, text).expect("known_hosts");
+    }
+
+    fn options(&self, targets: &[String]) -> LiveOptions {
+        LiveOptions {
+            targets: targets.to_vec(),
+            ssh_config: Some(self.config.clone()),
+            connect_timeout: Duration::from_secs(20),
+            command_timeout: Duration::from_secs(20),
+            run_timeout: Some(Duration::from_secs(120)),
+            ..LiveOptions::default()
+        }
+    }
+}
+
+fn target(sshd: &Sshd) -> String {
+    format!("127.0.0.1:{}", sshd.port)
+}
+
+fn esx01() -> PathBuf {
+    samples_host("healthy-cluster", "esx01")
+}
+
+fn keyed_sshd(client: &ClientSide, samples: PathBuf) -> Sshd {
+    let mut o = SshdOptions::new(samples);
+    o.authorized_keys.push(client.key.clone());
+    Sshd::start(o)
+}
+
+/// Every catalogue command arrived and its output is the sample, byte for byte (the
+/// batched loops included, which exercises them under busybox sh).
+fn assert_complete(c: &HostCapture, samples: &Path, sshd: &Sshd) {
+    assert!(c.error.is_none(), "host error {:?}\nsshd log:\n{}", c.error, sshd.log());
+    for spec in CATALOGUE {
+        let out = c
+            .outputs
+            .get(spec.id)
+            .unwrap_or_else(|| panic!("{} missing: {:?}", spec.id, c.missing));
+        let expected = std::fs::read_to_string(samples.join(format!("{}.txt", spec.id)))
+            .expect("sample");
+        assert_eq!(out.stdout, expected, "{}: stderr {:?}", spec.id, out.stderr);
+        assert_eq!(out.exit_status, Some(0), "{}", spec.id);
+        assert!(out.failure.is_none() && !out.timeout_hit && !out.truncated);
+    }
+}
+
+#[test]
+fn key_auth_against_esxi_algorithms_collects_the_whole_catalogue() {
+    let client = ClientSide::new("");
+    let sshd = keyed_sshd(&client, esx01());
+    client.trust(&sshd);
+    let run = collect_live(&client.options(&[target(&sshd)])).expect("run");
+    assert_eq!(run.captures.len(), 1);
+    assert_eq!(run.captures[0].host, target(&sshd));
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+}
+
+#[test]
+fn password_goes_through_keyboard_interactive() {
+    let client = ClientSide::new("");
+    // No authorized key: only the PAM password can get in.
+    let sshd = Sshd::start(SshdOptions::new(esx01()));
+    client.trust(&sshd);
+    let mut opts = client.options(&[target(&sshd)]);
+    opts.password = Some(SecretString::from(test_password()));
+    let run = collect_live(&opts).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+    assert!(sshd.log().contains("Accepted keyboard-interactive/pam"), "{}", sshd.log());
+
+    // The wrong password is an auth failure that says what to do, and is never echoed.
+    opts.password = Some(SecretString::from("wrong-password-123".to_string()));
+    let run = collect_live(&opts).expect("run");
+    let err = run.captures[0].error.clone().expect("auth error");
+    assert_eq!(err.kind, ErrorKind::Auth, "{err:?}");
+    assert!(!err.message.contains("wrong-password-123"));
+    assert!(err.message.contains("authorized_keys"), "{}", err.message);
+}
+
+#[test]
+fn unknown_host_key_is_refused_then_accept_new_records_it() {
+    let client = ClientSide::new("");
+    let sshd = keyed_sshd(&client, esx01());
+    let opts = client.options(&[target(&sshd)]);
+    let run = collect_live(&opts).expect("run");
+    let err = run.captures[0].error.clone().expect("host key error");
+    assert_eq!(err.kind, ErrorKind::HostKeyUnknown, "{err:?}");
+    assert!(err.message.contains("--accept-new") && err.message.contains("SHA256:"), "{}", err.message);
+    assert!(run.captures[0].outputs.is_empty());
+
+    let mut accept = opts.clone();
+    accept.accept_new = true;
+    let run = collect_live(&accept).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+    let recorded = std::fs::read_to_string(&client.known_hosts).expect("known_hosts");
+    assert!(recorded.contains(&format!("[127.0.0.1]:{}", sshd.port)), "{recorded}");
+
+    // Recorded now: the next run needs no flag.
+    let run = collect_live(&opts).expect("run");
+    assert!(run.captures[0].error.is_none(), "{:?}", run.captures[0].error);
+}
+
+#[test]
+fn changed_host_key_is_refused_even_with_accept_new() {
+    let client = ClientSide::new("");
+    let sshd = keyed_sshd(&client, esx01());
+    // Record a different ECDSA key for this host: what a reinstalled host or a MITM looks like.
+    let other = keygen(client.dir.path(), "other_host", "ecdsa");
+    let other_pub = std::fs::read_to_string(other.with_extension("pub")).expect("pub");
+    let line: Vec<&str> = other_pub.split_whitespace().take(2).collect();
+    std::fs::write(
+        &client.known_hosts,
+        format!("# fleet\n[127.0.0.1]:{} {}\n", sshd.port, line.join(" ")),
+    )
+    .expect("known_hosts");
+    let mut opts = client.options(&[target(&sshd)]);
+    opts.accept_new = true;
+    let run = collect_live(&opts).expect("run");
+    let err = run.captures[0].error.clone().expect("changed key error");
+    assert_eq!(err.kind, ErrorKind::HostKeyChanged, "{err:?}");
+    let where_ = format!("{}:2", client.known_hosts.display());
+    assert!(err.message.contains(&where_), "{}", err.message);
+    assert!(run.captures[0].outputs.is_empty());
+}
+
+#[test]
+fn ssh_config_alias_sets_hostname_port_user_and_identity() {
+    let client = ClientSide::new("");
+    let alias_key = keygen(client.dir.path(), "alias_rsa", "rsa");
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(alias_key.clone());
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    // The alias block comes first, so its User/IdentityFile apply; the generic block's
+    // ECDSA key is not authorized on this server.
+    client.write_config(&format!(
+        "Host esx-lab-01\n  HostName 127.0.0.1\n  Port {}\n  User {}\n  IdentityFile {}\n",
+        sshd.port,
+        test_user(),
+        alias_key.display()
+    ));
+    let run = collect_live(&client.options(&["esx-lab-01".to_string()])).expect("run");
+    assert_eq!(run.captures[0].host, "esx-lab-01");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+}
+
+#[test]
+fn proxyjump_through_a_second_sshd() {
+    let client = ClientSide::new("");
+    let target_sshd = keyed_sshd(&client, esx01());
+    let mut jo = SshdOptions::new(esx01());
+    jo.authorized_keys.push(client.key.clone());
+    jo.allow_tcp_forwarding = true;
+    let jump = Sshd::start(jo);
+    client.trust(&target_sshd);
+    client.trust(&jump);
+    client.write_config(&format!(
+        "Host esx-behind\n  HostName 127.0.0.1\n  Port {}\n  ProxyJump 127.0.0.1:{}\n",
+        target_sshd.port, jump.port
+    ));
+    let run = collect_live(&client.options(&["esx-behind".to_string()])).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &target_sshd);
+    assert!(jump.log().contains("Accepted publickey"), "{}", jump.log());
+}
+
+#[test]
+fn several_hosts_with_one_down_keep_order_and_results() {
+    let client = ClientSide::new("");
+    let a = keyed_sshd(&client, esx01());
+    let b = keyed_sshd(&client, samples_host("healthy-cluster", "esx02"));
+    client.trust(&a);
+    client.trust(&b);
+    let down = free_port();
+    let targets = vec![target(&a), format!("127.0.0.1:{down}"), target(&b)];
+    let run = collect_live(&client.options(&targets)).expect("run");
+    let hosts: Vec<&str> = run.captures.iter().map(|c| c.host.as_str()).collect();
+    assert_eq!(hosts, targets.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_complete(&run.captures[0], &esx01(), &a);
+    assert_complete(&run.captures[2], &samples_host("healthy-cluster", "esx02"), &b);
+    let err = run.captures[1].error.clone().expect("down host");
+    assert_eq!(err.kind, ErrorKind::Unreachable, "{err:?}");
+    assert!(err.message.contains(&down.to_string()), "{}", err.message);
+}
+
+#[test]
+fn a_hanging_command_times_out_without_holding_up_other_hosts() {
+    let client = ClientSide::new("");
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(client.key.clone());
+    o.hang.push(catalogue::RDMA_DEVICE_LIST.to_string());
+    let hanging = Sshd::start(o);
+    let healthy = keyed_sshd(&client, samples_host("healthy-cluster", "esx02"));
+    client.trust(&hanging);
+    client.trust(&healthy);
+    let mut opts = client.options(&[target(&hanging), target(&healthy)]);
+    opts.command_timeout = Duration::from_secs(2);
+    let t0 = Instant::now();
+    let run = collect_live(&opts).expect("run");
+    let hung = &run.captures[0];
+    let out = &hung.outputs[catalogue::RDMA_DEVICE_LIST];
+    assert!(out.timeout_hit, "{out:?}");
+    let f = out.failure.clone().expect("timeout failure");
+    assert_eq!(f.kind, ErrorKind::Timeout);
+    assert!(f.message.contains("--command-timeout"), "{}", f.message);
+    // Every other command of that host still ran.
+    for spec in CATALOGUE.iter().filter(|s| s.id != catalogue::RDMA_DEVICE_LIST) {
+        assert_eq!(hung.outputs[spec.id].exit_status, Some(0), "{}", spec.id);
+    }
+    assert_complete(&run.captures[1], &samples_host("healthy-cluster", "esx02"), &healthy);
+    // The hang cost one command timeout, not the 3600 s sleep.
+    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn max_sessions_two_loses_no_command() {
+    let client = ClientSide::new("");
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(client.key.clone());
+    o.max_sessions = Some(2);
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let run = collect_live(&client.options(&[target(&sshd)])).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+}
+
+#[test]
+fn run_timeout_reports_every_host() {
+    let client = ClientSide::new("");
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(client.key.clone());
+    o.hang.push(catalogue::SYSTEM_VERSION.to_string());
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let mut opts = client.options(&[target(&sshd)]);
+    opts.command_timeout = Duration::from_secs(600);
+    opts.run_timeout = Some(Duration::from_secs(3));
+    let t0 = Instant::now();
+    let run = collect_live(&opts).expect("run");
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    let err = run.captures[0].error.clone().expect("run timeout");
+    assert_eq!(err.kind, ErrorKind::Timeout, "{err:?}");
+    assert!(err.message.contains("--timeout"), "{}", err.message);
+}

@@ -1,0 +1,289 @@
+//! A real OpenSSH `sshd` on 127.0.0.1, configured like ESXi 8.0.2's (FIPS algorithm lists,
+//! keyboard-interactive through PAM, a banner) with fake `esxcli`/`vsish` first on PATH
+//! under busybox `sh`, answering from `samples/`. Started per test, killed on drop.
+//!
+//! The machine must have been prepared by `scripts/install-test-deps.sh` (sshd, busybox,
+//! the PAM test user); when it was not, tests fail and say so rather than skip.
+#![allow(dead_code)]
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const SSHD: &str = "/usr/sbin/sshd";
+pub const TEST_SHELL: &str = "/usr/local/lib/pvrdma-doctor-test/sh";
+
+pub fn test_user() -> String {
+    std::env::var("PVRDMA_TEST_USER").unwrap_or_else(|_| "pvrdmatest".into())
+}
+
+pub fn test_password() -> String {
+    std::env::var("PVRDMA_TEST_PASSWORD").unwrap_or_else(|_| "pvrdma-test-pw".into())
+}
+
+pub fn samples_host(scenario: &str, host: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(scenario)
+        .join(host)
+}
+
+/// Fails the test, naming the script, when the machine lacks what the tests need.
+pub fn require_test_deps() {
+    let fix = "run `sudo scripts/install-test-deps.sh` first (it installs openssh-server and busybox and creates the PAM test user)";
+    assert!(Path::new(SSHD).is_file(), "{SSHD} is missing: {fix}");
+    assert!(Path::new(TEST_SHELL).exists(), "{TEST_SHELL} is missing: {fix}");
+    let user = test_user();
+    let ok = Command::new("id")
+        .arg(&user)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "test user {user} does not exist: {fix}");
+    assert!(
+        nix_is_root(),
+        "the sshd tests start sshd as root (it must switch to the test user): run cargo test as root, after {fix}"
+    );
+}
+
+fn nix_is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+pub fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+    l.local_addr().expect("local addr").port()
+}
+
+/// Generates an OpenSSH key pair with ssh-keygen; returns the private key path.
+pub fn keygen(dir: &Path, name: &str, kind: &str) -> PathBuf {
+    let path = dir.join(name);
+    let bits: &[&str] = match kind {
+        "rsa" => &["-b", "2048"],
+        "ecdsa" => &["-b", "256"],
+        _ => &[],
+    };
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-N", "", "-t", kind])
+        .args(bits)
+        .arg("-f")
+        .arg(&path)
+        .status()
+        .expect("run ssh-keygen");
+    assert!(st.success(), "ssh-keygen failed");
+    path
+}
+
+pub struct SshdOptions {
+    pub samples: PathBuf,
+    pub max_sessions: Option<u32>,
+    /// Catalogue ids whose fake command sleeps forever.
+    pub hang: Vec<String>,
+    /// Public keys allowed for the test user.
+    pub authorized_keys: Vec<PathBuf>,
+    pub allow_tcp_forwarding: bool,
+}
+
+impl SshdOptions {
+    pub fn new(samples: PathBuf) -> Self {
+        SshdOptions {
+            samples,
+            max_sessions: None,
+            hang: Vec::new(),
+            authorized_keys: Vec::new(),
+            allow_tcp_forwarding: false,
+        }
+    }
+}
+
+pub struct Sshd {
+    child: Child,
+    pub port: u16,
+    pub dir: tempfile::TempDir,
+    /// The host's ECDSA public key, `ecdsa-sha2-nistp256 AAAA...`.
+    pub host_key_pub: String,
+}
+
+impl Sshd {
+    pub fn start(opts: SshdOptions) -> Sshd {
+        require_test_deps();
+        let dir = tempfile::Builder::new()
+            .prefix("pvrdma-sshd-")
+            .tempdir()
+            .expect("tempdir");
+        // The test user's shell must read the fake commands and samples.
+        set_mode(dir.path(), 0o755);
+        let host_ecdsa = keygen(dir.path(), "ssh_host_ecdsa_key", "ecdsa");
+        let host_rsa = keygen(dir.path(), "ssh_host_rsa_key", "rsa");
+        let host_key_pub = std::fs::read_to_string(host_ecdsa.with_extension("pub"))
+            .expect("host pub")
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).expect("bin dir");
+        write_exec(&bin.join("esxcli"), &fake_esxcli());
+        write_exec(&bin.join("vsish"), &fake_vsish());
+        let ak = dir.path().join("authorized_keys");
+        let mut keys = String::new();
+        for k in &opts.authorized_keys {
+            keys.push_str(&std::fs::read_to_string(k.with_extension("pub")).expect("pub key"));
+        }
+        std::fs::write(&ak, keys).expect("authorized_keys");
+        set_mode(&ak, 0o644);
+        std::fs::write(dir.path().join("banner"), "VMware ESXi 8.0.2 (test double)\n")
+            .expect("banner");
+        let port = free_port();
+        let samples = opts.samples.display().to_string();
+        let config = format!(
+            "ListenAddress 127.0.0.1\n\
+             Port {port}\n\
+             HostKey {ecdsa}\n\
+             HostKey {rsa}\n\
+             PidFile none\n\
+             # ESXi 8.0.2's effective lists (research file, section 16)\n\
+             Ciphers aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,aes192-ctr,aes128-ctr\n\
+             HostKeyAlgorithms ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-256,rsa-sha2-512\n\
+             KexAlgorithms ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256\n\
+             MACs hmac-sha2-256,hmac-sha2-512\n\
+             PubkeyAcceptedAlgorithms ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256\n\
+             PasswordAuthentication no\n\
+             KbdInteractiveAuthentication yes\n\
+             UsePAM yes\n\
+             PermitRootLogin no\n\
+             Banner {banner}\n\
+             # The key files live under /tmp, which StrictModes would reject.\n\
+             StrictModes no\n\
+             AuthorizedKeysFile {ak}\n\
+             AllowTcpForwarding {fwd}\n\
+             MaxSessions {maxs}\n\
+             MaxStartups 100:30:200\n\
+             AllowUsers {user}\n\
+             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang}\n",
+            ecdsa = host_ecdsa.display(),
+            rsa = host_rsa.display(),
+            banner = dir.path().join("banner").display(),
+            ak = ak.display(),
+            fwd = if opts.allow_tcp_forwarding { "yes" } else { "no" },
+            maxs = opts.max_sessions.unwrap_or(10),
+            user = test_user(),
+            bin = bin.display(),
+            hang = if opts.hang.is_empty() { "none".to_string() } else { opts.hang.join(",") },
+        );
+        let cfg_path = dir.path().join("sshd_config");
+        std::fs::write(&cfg_path, config).expect("sshd_config");
+        std::fs::create_dir_all("/run/sshd").ok();
+        let log = std::fs::File::create(dir.path().join("sshd.log")).expect("log");
+        let child = Command::new(SSHD)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(&cfg_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start sshd");
+        let mut sshd = Sshd {
+            child,
+            port,
+            dir,
+            host_key_pub,
+        };
+        sshd.wait_listening();
+        sshd
+    }
+
+    fn wait_listening(&mut self) {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                panic!("sshd exited at start ({st}): {}", self.log());
+            }
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("sshd did not listen within 10s: {}", self.log());
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
+    }
+
+    /// A known_hosts line for this server.
+    pub fn known_hosts_line(&self) -> String {
+        format!("[127.0.0.1]:{} {}\n", self.port, self.host_key_pub)
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn set_mode(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+fn write_exec(p: &Path, text: &str) {
+    let mut f = std::fs::File::create(p).expect("create script");
+    f.write_all(text.as_bytes()).expect("write script");
+    set_mode(p, 0o755);
+}
+
+const EMIT: &str = r#"d=${FAKE_ESX_DIR:?}
+emit() {
+  case ",$FAKE_ESX_HANG," in *",$1,"*) sleep 3600 ;; esac
+  if [ -n "$2" ]; then
+    awk -v k="==> $2 <==" '$0 == k { on = 1; next } /^==> .* <==$/ { on = 0 } on' "$d/$1.txt"
+    exit 0
+  fi
+  [ -f "$d/$1.txt" ] || { echo "fake: no sample $1" >&2; exit 1; }
+  cat "$d/$1.txt"
+  [ -f "$d/$1.stderr.txt" ] && cat "$d/$1.stderr.txt" >&2
+  [ -f "$d/$1.exit" ] && exit "$(cat "$d/$1.exit")"
+  exit 0
+}
+"#;
+
+/// `esxcli` answering every simple catalogue command line from `$FAKE_ESX_DIR`.
+fn fake_esxcli() -> String {
+    let mut s = format!("#!/bin/sh\n# Test double: answers from samples.\n{EMIT}case \"$*\" in\n");
+    for spec in pvrdma_doctor::catalogue::CATALOGUE {
+        if let Some(args) = spec.command.strip_prefix("esxcli ") {
+            if !spec.command.contains(';') {
+                s.push_str(&format!("  \"{args}\") emit {} ;;\n", spec.id));
+            }
+        }
+    }
+    s.push_str(&format!(
+        "  \"network vm port list -w \"*) emit {} \"$6\" ;;\n",
+        pvrdma_doctor::catalogue::VM_PORT_LIST
+    ));
+    s.push_str("  *) echo \"Error: Unknown command or namespace $*\" >&2; exit 1 ;;\nesac\n");
+    s
+}
+
+fn fake_vsish() -> String {
+    format!(
+        "#!/bin/sh\n# Test double: answers from samples.\n{EMIT}case \"$*\" in\n\
+         \"-e ls /vmkModules/vrdma/pvrdmaDevices/\") emit {ls} ;;\n\
+         \"-e cat /vmkModules/vrdma/pvrdmaDevices/\"*/properties) n=${{3#/vmkModules/vrdma/pvrdmaDevices/}}; emit {props} \"${{n%/properties}}\" ;;\n\
+         *) echo \"VSISHPath_Form():Extraneous '$3' in path.\" >&2; exit 1 ;;\nesac\n",
+        ls = pvrdma_doctor::catalogue::PVRDMA_DEVICES_LS,
+        props = pvrdma_doctor::catalogue::PVRDMA_PROPERTIES,
+    )
+}
