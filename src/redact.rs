@@ -161,16 +161,37 @@ impl Redactor {
     }
 
     fn learn_host(&mut self, host: &str) -> anyhow::Result<()> {
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        // The label is what the user typed: `root@esx01:2222`, `[fe80::1]:22`, `10.0.0.5`.
+        let after_user = host.rsplit_once('@').map_or(host, |(_, h)| h);
+        let bare = match after_user.strip_prefix('[') {
+            Some(rest) => rest.split_once(']').map_or(rest, |(h, _)| h),
+            None => match after_user.split_once(':') {
+                Some((h, port)) if !port.contains(':') => h,
+                _ => after_user,
+            },
+        };
         if let Ok(ip) = bare.parse::<Ipv4Addr>() {
-            return self.learn_ipv4(bare, ip);
+            self.learn_ipv4(bare, ip)?;
+            if bare != host {
+                self.learn_name(Kind::Host, host)?;
+            }
+            return Ok(());
         }
         if let Ok(ip) = bare.parse::<Ipv6Addr>() {
-            return self.learn_ipv6(bare, ip);
+            self.learn_ipv6(bare, ip)?;
+            if bare != host {
+                self.learn_name(Kind::Host, host)?;
+            }
+            return Ok(());
         }
         self.learn_name(Kind::Host, host)?;
+        if bare != host && !bare.is_empty() {
+            self.learn(Kind::Host, bare, 0, host.to_string(), |n| {
+                format!("host-{n:03}")
+            })?;
+        }
         // `esx01.lab.example.com` also appears as plain `esx01`: same host, same token.
-        if let Some((short, _)) = host.split_once('.') {
+        if let Some((short, _)) = bare.split_once('.') {
             if !short.is_empty() {
                 self.learn(Kind::Host, short, 0, host.to_string(), |n| {
                     format!("host-{n:03}")
@@ -980,6 +1001,17 @@ mod tests {
         assert_eq!(
             r.redact_text("10.0.0.1 10.0.0.12 110.0.0.1 hpc01.eth1 hpc010 hpc01-b"),
             "198.18.0.1 10.0.0.12 110.0.0.1 vm-001.eth1 hpc010 hpc01-b"
+        );
+    }
+
+    #[test]
+    fn host_labels_with_user_and_port_hide_the_bare_host_too() {
+        let mut r = Redactor::new();
+        r.learn_host("root@esx07.lab:2222").unwrap();
+        r.learn_host("10.1.2.3:22").unwrap();
+        assert_eq!(
+            r.redact_text("root@esx07.lab:2222 esx07.lab esx07 10.1.2.3:22 10.1.2.3"),
+            "host-001 host-001 host-001 host-002 198.18.0.3"
         );
     }
 

@@ -572,3 +572,28 @@ fn a_gzip_that_is_no_bundle_is_refused_clearly() {
     let err = load_captures(&path).unwrap_err();
     assert!(matches!(bundle_error(&err), BundleError::NotABundle(_)));
 }
+
+#[test]
+fn output_beyond_the_cap_is_cut_and_marked_truncated() {
+    use pvrdma_doctor::bundle::OUTPUT_CAP;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.tar.gz");
+    let mut host = HostCapture::new("esx01", CaptureSource::Live);
+    let line = "vmnic0  0000:1c:00.0  i40en  Up  Up  1000  Full  3c:ec:ef:05:48:18  1500  x\n";
+    let big = line.repeat(OUTPUT_CAP / line.len() + 10);
+    assert!(big.len() > OUTPUT_CAP);
+    host.outputs.insert(
+        catalogue::NIC_LIST.to_string(),
+        output(catalogue::NIC_LIST, &big),
+    );
+    write_bundle(&path, &[host], &meta(), "{}", "", false).unwrap();
+    let read = load_captures(&path).unwrap();
+    let nic = &read[0].outputs[catalogue::NIC_LIST];
+    assert!(nic.truncated);
+    assert_eq!(nic.stdout.len(), OUTPUT_CAP);
+    assert!(big.starts_with(&nic.stdout));
+    let manifest: serde_json::Value = serde_json::from_slice(&entries(&path)[0].2).unwrap();
+    let cmd = &manifest["hosts"][0]["commands"][0];
+    assert_eq!(cmd["truncated"], true);
+    assert_eq!(cmd["stdout_bytes"], OUTPUT_CAP as u64);
+}

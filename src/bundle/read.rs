@@ -115,9 +115,8 @@ impl<R: Read> Read for Capped<R> {
 
 fn read_archive(file: std::fs::File, limits: &ReadLimits) -> anyhow::Result<Archive> {
     let tripped = Rc::new(Cell::new(false));
-    let limit = Rc::new(Cell::new(
-        limits.max_bundle_bytes.max(limits.max_vm_support_bytes),
-    ));
+    // Until the first entry says this is a vm-support bundle, the bundle cap applies.
+    let limit = Rc::new(Cell::new(limits.max_bundle_bytes));
     let capped = Capped {
         inner: flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)),
         read: 0,
