@@ -68,12 +68,49 @@ struct Rule {
 }
 
 /// Learns the values to hide, then replaces them consistently.
+/// Finds the longest rule at a position with one hash lookup per distinct needle length,
+/// so the cost does not grow with the number of values (a fleet has thousands of MACs).
+#[derive(Debug, Default)]
+struct Index {
+    /// Distinct needle lengths, longest first.
+    lengths: Vec<usize>,
+    /// Folded first bytes that start some needle.
+    first: std::collections::HashSet<u8>,
+    folded: std::collections::HashMap<String, usize>,
+    exact: std::collections::HashMap<String, usize>,
+}
+
+impl Index {
+    fn build(rules: &[Rule]) -> Index {
+        let mut index = Index::default();
+        let mut lengths = std::collections::BTreeSet::new();
+        for (n, rule) in rules.iter().enumerate() {
+            let Some(&b) = rule.needle.as_bytes().first() else {
+                continue;
+            };
+            index.first.insert(b.to_ascii_lowercase());
+            lengths.insert(rule.needle.len());
+            let map = if rule.kind.case_insensitive() {
+                &mut index.folded
+            } else {
+                &mut index.exact
+            };
+            map.entry(rule.needle.clone()).or_insert(n);
+        }
+        index.lengths = lengths.into_iter().rev().collect();
+        index
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Redactor {
     map: RedactionMap,
     /// Folded literal → index in `rules`.
     known: BTreeMap<String, usize>,
     rules: Vec<Rule>,
+    /// Lookup structure over `rules`, built on first use after learning (one redaction
+    /// pass calls `redact_text` per line).
+    index: std::cell::OnceCell<Index>,
     /// Canonical key (folded literal, parsed IPv6) → token, so two spellings of one value
     /// share a token.
     tokens: BTreeMap<(u8, String), String>,
@@ -386,6 +423,7 @@ impl Redactor {
         };
         category_map.insert(literal.to_string(), token.clone());
         self.known.insert(folded.clone(), self.rules.len());
+        self.index = std::cell::OnceCell::new();
         self.rules.push(Rule {
             needle: folded,
             token,
@@ -424,39 +462,37 @@ impl Redactor {
 
     /// Replaces every learnt value in `text`, longest match first.
     pub fn redact_text(&self, text: &str) -> String {
+        let index = self.index.get_or_init(|| Index::build(&self.rules));
+        if index.lengths.is_empty() {
+            return text.to_string();
+        }
         let folded = text.to_ascii_lowercase();
-        let mut by_first: BTreeMap<u8, Vec<&Rule>> = BTreeMap::new();
-        for rule in &self.rules {
-            if let Some(&b) = rule.needle.as_bytes().first() {
-                by_first
-                    .entry(b.to_ascii_lowercase())
-                    .or_default()
-                    .push(rule);
-            }
-        }
-        for rules in by_first.values_mut() {
-            rules.sort_by_key(|r| std::cmp::Reverse(r.needle.len()));
-        }
         let mut out = String::with_capacity(text.len());
         let mut i = 0;
         let mut copied = 0;
         let bytes = text.as_bytes();
         while i < bytes.len() {
-            if !text.is_char_boundary(i) {
+            // Every kind needs a non-word character (or the start) before a match.
+            let prev = i.checked_sub(1).and_then(|p| bytes.get(p));
+            let first = bytes.get(i).map(u8::to_ascii_lowercase).unwrap_or_default();
+            if !text.is_char_boundary(i)
+                || prev.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                || !index.first.contains(&first)
+            {
                 i += 1;
                 continue;
             }
-            let first = bytes.get(i).map(u8::to_ascii_lowercase).unwrap_or_default();
-            let hit = by_first.get(&first).and_then(|rules| {
-                rules.iter().find(|r| {
-                    let end = i + r.needle.len();
-                    let haystack = if r.kind.case_insensitive() {
-                        folded.get(i..end)
-                    } else {
-                        text.get(i..end)
-                    };
-                    haystack == Some(r.needle.as_str()) && at_edges(r.kind, text, i, end)
-                })
+            let hit = index.lengths.iter().find_map(|&len| {
+                let end = i + len;
+                let candidates = [
+                    folded.get(i..end).and_then(|k| index.folded.get(k)),
+                    text.get(i..end).and_then(|k| index.exact.get(k)),
+                ];
+                candidates
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|n| self.rules.get(*n))
+                    .find(|r| at_edges(r.kind, text, i, end))
             });
             match hit {
                 Some(rule) => {
