@@ -301,6 +301,9 @@ impl Redactor {
     }
 
     fn learn_name(&mut self, kind: Kind, value: &str) -> anyhow::Result<()> {
+        if kind != Kind::Host && is_vocabulary(value) {
+            return Ok(());
+        }
         let (prefix, category) = match kind {
             Kind::Host => ("host", 0u8),
             Kind::Vm => ("vm", 1),
@@ -688,6 +691,27 @@ pub fn redact_command_line(args: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// A VM or datastore named like a word esxcli itself prints (`true`, `Up`, `9000`,
+/// `vmk1`) is left alone: replacing every such word would change what the parsers read and
+/// so the verdicts, and the name reveals nothing.
+fn is_vocabulary(name: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "true", "false", "yes", "no", "up", "down", "active", "inactive", "enabled", "disabled",
+        "full", "half", "static", "dhcp", "none", "n/a", "unknown", "default", "local", "vsan",
+        "nfs", "vmfs",
+    ];
+    let lower = name.trim().to_ascii_lowercase();
+    let device = ["vmk", "vmnic", "vmrdma", "vmhba", "vusb"].iter().any(|p| {
+        lower
+            .strip_prefix(p)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    lower.len() < 2
+        || device
+        || WORDS.contains(&lower.as_str())
+        || lower.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+}
+
 fn fold(kind: Kind, s: &str) -> String {
     if kind.case_insensitive() {
         s.to_ascii_lowercase()
@@ -1048,6 +1072,18 @@ mod tests {
         assert_eq!(
             r.redact_text("root@esx07.lab:2222 esx07.lab esx07 10.1.2.3:22 10.1.2.3"),
             "host-001 host-001 host-001 host-002 198.18.0.3"
+        );
+    }
+
+    #[test]
+    fn vm_names_that_are_esxcli_words_are_left_alone() {
+        let mut r = Redactor::new();
+        for name in ["true", "Up", "9000", "vmk1", "x", "hpc01"] {
+            r.learn_name(Kind::Vm, name).unwrap();
+        }
+        assert_eq!(
+            r.redact_text("true Up 9000 vmk1 x hpc01"),
+            "true Up 9000 vmk1 x vm-001"
         );
     }
 

@@ -25,6 +25,9 @@ use std::path::Path;
 /// vm-support's capture of all advanced options that differ from their default; holds
 /// the `/Net/PVRDMAVmknic` record when a vmknic is tagged.
 pub const ADVANCED_DELTA_FILE: &str = "localcli_system-settings-advanced-list--d.txt";
+/// Output of VMware's RDMA helper script (research file §1): holds `rdma device list` and
+/// `rdma device vmknic list`, which vm-support may not capture on their own.
+pub const RDMAINFO_FILE: &str = "rdmainfo.sh.txt";
 const PVRDMA_VMKNIC_PATH: &str = "/Net/PVRDMAVmknic";
 
 /// The file name vm-support gives the output of `command`, or `None` for commands it
@@ -68,7 +71,9 @@ pub fn wanted(path: &str) -> bool {
         return false;
     };
     if let Some(name) = rest.strip_prefix("commands/") {
-        return name == ADVANCED_DELTA_FILE || known_command_files().any(|(_, f)| f == name);
+        return name == ADVANCED_DELTA_FILE
+            || name == RDMAINFO_FILE
+            || known_command_files().any(|(_, f)| f == name);
     }
     is_vmx(rest)
 }
@@ -207,39 +212,13 @@ fn host_capture(top: &str, files: &BTreeMap<String, Vec<u8>>) -> HostCapture {
             .map(|b| String::from_utf8_lossy(b).into_owned())
     };
     for spec in CATALOGUE {
-        let file = command_file_name(spec.command);
-        let found = file
-            .as_deref()
-            .and_then(|f| text(f).map(|t| (f.to_string(), t)));
-        let found = match found {
-            Some(found) => Some(found),
-            None if spec.id == catalogue::PVRDMA_VMKNIC_OPTION => match text(ADVANCED_DELTA_FILE) {
-                Some(all) => match extract_advanced_record(&all, PVRDMA_VMKNIC_PATH) {
-                    Some(record) => Some((ADVANCED_DELTA_FILE.to_string(), record)),
-                    None => {
-                        capture.missing.insert(
-                                spec.id.to_string(),
-                                Failure::new(
-                                    ErrorKind::Config,
-                                    format!(
-                                        "vm-support's {ADVANCED_DELTA_FILE} (options that differ from their default) has no {PVRDMA_VMKNIC_PATH} record: most likely no vmknic is tagged for PVRDMA; confirm with `esxcli system settings advanced list -o {PVRDMA_VMKNIC_PATH}`"
-                                    ),
-                                ),
-                            );
-                        continue;
-                    }
-                },
-                None => None,
-            },
-            None => None,
-        };
-        match found {
-            Some((file, stdout)) => {
+        match find_output(spec, &text) {
+            Ok((source, stdout)) => {
                 capture.outputs.insert(
                     spec.id.to_string(),
                     RawOutput {
                         id: spec.id.to_string(),
-                        command: format!("vm-support commands/{file}"),
+                        command: format!("vm-support {source}"),
                         stdout,
                         stderr: String::new(),
                         // vm-support records no exit status per command.
@@ -251,14 +230,7 @@ fn host_capture(top: &str, files: &BTreeMap<String, Vec<u8>>) -> HostCapture {
                     },
                 );
             }
-            None => {
-                let reason = match file {
-                    None => format!(
-                        "vm-support bundles carry no vsish or per-VM port data (`{}` is not captured)",
-                        spec.command
-                    ),
-                    Some(f) => format!("the vm-support bundle has no commands/{f}"),
-                };
+            Err(reason) => {
                 capture
                     .missing
                     .insert(spec.id.to_string(), Failure::new(ErrorKind::Config, reason));
@@ -280,6 +252,63 @@ fn host_capture(top: &str, files: &BTreeMap<String, Vec<u8>>) -> HostCapture {
         ));
     }
     capture
+}
+
+/// Where in a vm-support bundle the output of `spec` is (a description for the
+/// `command` field, and the text), or why it is not there.
+fn find_output(
+    spec: &catalogue::CommandSpec,
+    text: &dyn Fn(&str) -> Option<String>,
+) -> Result<(String, String), String> {
+    let Some(file) = command_file_name(spec.command) else {
+        return Err(format!(
+            "vm-support bundles carry no vsish or per-VM port data (`{}` is not captured)",
+            spec.command
+        ));
+    };
+    if let Some(stdout) = text(&file) {
+        return Ok((format!("commands/{file}"), stdout));
+    }
+    if spec.id == catalogue::PVRDMA_VMKNIC_OPTION {
+        if let Some(all) = text(ADVANCED_DELTA_FILE) {
+            return match extract_advanced_record(&all, PVRDMA_VMKNIC_PATH) {
+                Some(record) => Ok((
+                    format!("commands/{ADVANCED_DELTA_FILE} ({PVRDMA_VMKNIC_PATH} record)"),
+                    record,
+                )),
+                None => Err(format!(
+                    "vm-support's {ADVANCED_DELTA_FILE} (options that differ from their default) has no {PVRDMA_VMKNIC_PATH} record: most likely no vmknic is tagged for PVRDMA; confirm with `esxcli system settings advanced list -o {PVRDMA_VMKNIC_PATH}`"
+                )),
+            };
+        }
+    }
+    // VMware's RDMA helper script prints these two tables under a banner each.
+    let in_rdmainfo = [catalogue::RDMA_DEVICE_LIST, catalogue::RDMA_VMKNIC_LIST].contains(&spec.id);
+    if in_rdmainfo {
+        let local = spec.command.replacen("esxcli", "localcli", 1);
+        if let Some(section) =
+            text(RDMAINFO_FILE).and_then(|all| extract_rdmainfo_section(&all, &local))
+        {
+            return Ok((
+                format!("commands/{RDMAINFO_FILE} (\"{local}\" section)"),
+                section,
+            ));
+        }
+    }
+    Err(format!("the vm-support bundle has no commands/{file}"))
+}
+
+/// The output `rdmainfo.sh` printed after its `Output of "<command>":` banner, up to the
+/// blank line the script echoes after it.
+pub fn extract_rdmainfo_section(all: &str, command: &str) -> Option<String> {
+    let banner = format!("Output of \"{command}\":");
+    let mut lines = all.lines().skip_while(|l| l.trim() != banner);
+    lines.next()?;
+    let section: String = lines
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    (!section.is_empty()).then_some(section)
 }
 
 /// The record of one option from an `advanced list` output (records separated by blank
@@ -373,6 +402,23 @@ mod tests {
         assert_eq!(
             extract_advanced_record(all, "/VMFS3/X").as_deref(),
             Some("   Path: /VMFS3/X\n   Type: integer\n")
+        );
+    }
+
+    #[test]
+    fn rdmainfo_sections() {
+        let all = "RDMA Device Information.\n\nOutput of \"localcli rdma device list\":\nName     Driver\n-------  ------\nvmrdma0  nmlx5_rdma\n\nOutput of \"localcli rdma device vmknic list\":\nDevice   Vmknic\n-------  ------\nvmrdma0  vmk1\n\nPer-device output:\n";
+        assert_eq!(
+            extract_rdmainfo_section(all, "localcli rdma device list").as_deref(),
+            Some("Name     Driver\n-------  ------\nvmrdma0  nmlx5_rdma\n")
+        );
+        assert_eq!(
+            extract_rdmainfo_section(all, "localcli rdma device vmknic list").as_deref(),
+            Some("Device   Vmknic\n-------  ------\nvmrdma0  vmk1\n")
+        );
+        assert_eq!(
+            extract_rdmainfo_section(all, "localcli rdma device protocol list"),
+            None
         );
     }
 

@@ -157,3 +157,34 @@ fn without_the_pvrdma_record_the_option_is_missing_with_the_likely_cause() {
         reason.message
     );
 }
+
+#[test]
+fn rdma_tables_come_from_rdmainfo_when_localcli_files_are_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = sample_copy(dir.path());
+    let with_files = load_captures(&top).unwrap().remove(0);
+    for f in [
+        "localcli_rdma-device-list.txt",
+        "localcli_rdma-device-vmknic-list.txt",
+    ] {
+        std::fs::remove_file(top.join("commands").join(f)).unwrap();
+    }
+    let from_script = load_captures(&top).unwrap().remove(0);
+    for id in [catalogue::RDMA_DEVICE_LIST, catalogue::RDMA_VMKNIC_LIST] {
+        assert_eq!(
+            from_script.outputs[id].stdout, with_files.outputs[id].stdout,
+            "{id}"
+        );
+        assert!(
+            from_script.outputs[id].command.contains("rdmainfo.sh.txt"),
+            "{}",
+            from_script.outputs[id].command
+        );
+    }
+    // Without either source the command is missing, and the reason names the file.
+    std::fs::remove_file(top.join("commands/rdmainfo.sh.txt")).unwrap();
+    let none = load_captures(&top).unwrap().remove(0);
+    assert!(none.missing[catalogue::RDMA_DEVICE_LIST]
+        .message
+        .contains("localcli_rdma-device-list.txt"));
+}
