@@ -168,8 +168,13 @@ impl SimFleet {
             .tempdir()
             .context("cannot create a temporary directory for the demo")?;
         let mut rng = rand::rng();
-        let client_key = PrivateKey::random(&mut rng, Algorithm::Ecdsa { curve: EcdsaCurve::NistP256 })
-            .map_err(|e| anyhow::anyhow!("cannot generate the demo client key: {e}"))?;
+        let client_key = PrivateKey::random(
+            &mut rng,
+            Algorithm::Ecdsa {
+                curve: EcdsaCurve::NistP256,
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("cannot generate the demo client key: {e}"))?;
         let key_path = dir.path().join("id_demo");
         let pem = client_key
             .to_openssh(LineEnding::LF)
@@ -182,8 +187,8 @@ impl SimFleet {
         let mut known_hosts = String::new();
         let mut ssh_config = String::new();
         for h in hosts {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0")
-                .context("cannot listen on 127.0.0.1")?;
+            let listener =
+                std::net::TcpListener::bind("127.0.0.1:0").context("cannot listen on 127.0.0.1")?;
             let port = listener.local_addr()?.port();
             ssh_config.push_str(&format!(
                 "Host {}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile none\n\n",
@@ -197,8 +202,13 @@ impl SimFleet {
                 drop(listener);
                 continue;
             }
-            let host_key = PrivateKey::random(&mut rng, Algorithm::Ecdsa { curve: EcdsaCurve::NistP256 })
-                .map_err(|e| anyhow::anyhow!("cannot generate a demo host key: {e}"))?;
+            let host_key = PrivateKey::random(
+                &mut rng,
+                Algorithm::Ecdsa {
+                    curve: EcdsaCurve::NistP256,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("cannot generate a demo host key: {e}"))?;
             let public = host_key
                 .public_key()
                 .to_openssh()
@@ -435,7 +445,9 @@ impl server::Handler for SimSession {
                 prompts: Cow::Owned(vec![(Cow::Borrowed("Password: "), false)]),
             }),
             Some(mut r) => {
-                let ok = r.next().is_some_and(|a| a.as_ref() == DEMO_PASSWORD.as_bytes());
+                let ok = r
+                    .next()
+                    .is_some_and(|a| a.as_ref() == DEMO_PASSWORD.as_bytes());
                 Ok(if ok { Auth::Accept } else { Auth::reject() })
             }
         }

@@ -3,9 +3,14 @@
 //!
 //! The pipeline is visible in the modules: hosts → [`collect`] raw outputs → [`facts`]
 //! (parsed, typed) → [`diagnose`] checks and verdicts → [`report`]. Only `collect` does I/O.
+pub mod app;
 pub mod catalogue;
+pub mod cli;
 pub mod collect;
+pub mod demo;
+pub mod diagnose;
+pub mod facts;
+pub mod live;
+pub mod report;
 pub mod ssh;
 pub mod target;
-pub mod live;
-pub mod demo;

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 
 /// Hosts collected at once unless `--parallel` says otherwise: enough for a rack in one
 /// round, few enough not to trip vCenter alarms or local file-descriptor limits.
-pub const DEFAULT_PARALLEL: usize = 32;
+pub const DEFAULT_PARALLEL: usize = 16;
 
 /// Environment variable holding the password for all hosts.
 pub const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
@@ -55,7 +55,7 @@ impl Default for LiveOptions {
             login_user: None,
             identity_files: Vec::new(),
             parallel: DEFAULT_PARALLEL,
-            connect_timeout: Duration::from_secs(15),
+            connect_timeout: Duration::from_secs(10),
             command_timeout: Duration::from_secs(60),
             run_timeout: None,
             accept_new: false,
@@ -193,7 +193,13 @@ fn endpoint(
     let user = spec
         .user
         .clone()
-        .or_else(|| if is_target { opts.login_user.clone() } else { None })
+        .or_else(|| {
+            if is_target {
+                opts.login_user.clone()
+            } else {
+                None
+            }
+        })
         .or(cfg.user.clone())
         .unwrap_or_else(|| "root".to_string());
     let port = spec.port.or(cfg.port).unwrap_or(22);
@@ -210,7 +216,10 @@ fn endpoint(
         keep
     });
     let user_files = if cfg.user_known_hosts_files.is_empty() {
-        vec![home.join(".ssh/known_hosts"), home.join(".ssh/known_hosts2")]
+        vec![
+            home.join(".ssh/known_hosts"),
+            home.join(".ssh/known_hosts2"),
+        ]
     } else {
         cfg.user_known_hosts_files.clone()
     };
@@ -227,7 +236,9 @@ fn endpoint(
             cfg.strict_host_key_checking,
             Some(StrictHostKeyChecking::AcceptNew | StrictHostKeyChecking::No)
         );
-    let learn_to = user_files.first().map(|p| expand_tilde(&p.to_string_lossy(), home));
+    let learn_to = user_files
+        .first()
+        .map(|p| expand_tilde(&p.to_string_lossy(), home));
     let mut known_hosts = user_files;
     known_hosts.extend(global_files);
     Ok(Endpoint {

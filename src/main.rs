@@ -1,3 +1,13 @@
-fn main() {
-    println!("pvrdma-doctor: under construction");
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = pvrdma_doctor::cli::Cli::parse();
+    match pvrdma_doctor::app::run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("pvrdma-doctor: error: {error:#}");
+            ExitCode::from(pvrdma_doctor::diagnose::exit::USAGE)
+        }
+    }
 }

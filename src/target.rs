@@ -74,7 +74,14 @@ pub fn parse_host_spec(spec: &str) -> Result<HostSpec, TargetError> {
         Some(i) => {
             let (u, r) = trimmed.split_at(i);
             let r = r.get(1..).unwrap_or("");
-            (if u.is_empty() { None } else { Some(u.to_string()) }, r)
+            (
+                if u.is_empty() {
+                    None
+                } else {
+                    Some(u.to_string())
+                },
+                r,
+            )
         }
         None => (None, trimmed),
     };
@@ -185,12 +192,8 @@ fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
         } else {
             0
         };
-        let start: u64 = a
-            .parse()
-            .map_err(|_| bad(format!("{a:?} is too large")))?;
-        let end: u64 = b
-            .parse()
-            .map_err(|_| bad(format!("{b:?} is too large")))?;
+        let start: u64 = a.parse().map_err(|_| bad(format!("{a:?} is too large")))?;
+        let end: u64 = b.parse().map_err(|_| bad(format!("{b:?} is too large")))?;
         if end < start {
             return Err(bad(format!("{part:?} runs backwards")));
         }
@@ -282,7 +285,10 @@ mod tests {
         assert_eq!(names("esx[01-03]"), ["esx01", "esx02", "esx03"]);
         assert_eq!(names("esx[1-3,7]"), ["esx1", "esx2", "esx3", "esx7"]);
         assert_eq!(names("esx[8-10]"), ["esx8", "esx9", "esx10"]);
-        assert_eq!(names("esx[098-101]"), ["esx098", "esx099", "esx100", "esx101"]);
+        assert_eq!(
+            names("esx[098-101]"),
+            ["esx098", "esx099", "esx100", "esx101"]
+        );
         assert_eq!(
             names("r[1-2]n[01-02].lab"),
             ["r1n01.lab", "r1n02.lab", "r2n01.lab", "r2n02.lab"]
@@ -302,21 +308,46 @@ mod tests {
     #[test]
     fn host_spec_forms() {
         let h = parse_host_spec("esx01").unwrap();
-        assert_eq!(h, HostSpec { user: None, host: "esx01".into(), port: None });
+        assert_eq!(
+            h,
+            HostSpec {
+                user: None,
+                host: "esx01".into(),
+                port: None
+            }
+        );
         let h = parse_host_spec("admin@esx01:2222").unwrap();
         assert_eq!(h.user.as_deref(), Some("admin"));
         assert_eq!(h.port, Some(2222));
         assert_eq!(h.label(), "esx01:2222");
-        assert!(matches!(parse_host_spec("esx01:ssh"), Err(TargetError::BadPort { .. })));
-        assert!(matches!(parse_host_spec("esx01:0"), Err(TargetError::BadPort { .. })));
-        assert!(matches!(parse_host_spec("root@"), Err(TargetError::EmptyHost(_))));
+        assert!(matches!(
+            parse_host_spec("esx01:ssh"),
+            Err(TargetError::BadPort { .. })
+        ));
+        assert!(matches!(
+            parse_host_spec("esx01:0"),
+            Err(TargetError::BadPort { .. })
+        ));
+        assert!(matches!(
+            parse_host_spec("root@"),
+            Err(TargetError::EmptyHost(_))
+        ));
     }
 
     #[test]
     fn bad_ranges_are_errors() {
-        assert!(matches!(expand_ranges("esx[5-1]"), Err(TargetError::BadRange { .. })));
-        assert!(matches!(expand_ranges("esx[1-3"), Err(TargetError::UnclosedBracket(_))));
-        assert!(matches!(expand_ranges("esx[1-99999]"), Err(TargetError::TooMany { .. })));
+        assert!(matches!(
+            expand_ranges("esx[5-1]"),
+            Err(TargetError::BadRange { .. })
+        ));
+        assert!(matches!(
+            expand_ranges("esx[1-3"),
+            Err(TargetError::UnclosedBracket(_))
+        ));
+        assert!(matches!(
+            expand_ranges("esx[1-99999]"),
+            Err(TargetError::TooMany { .. })
+        ));
     }
 
     #[test]
@@ -334,7 +365,10 @@ mod tests {
             collect_targets(&[], Some(&missing), &mut "".as_bytes()),
             Err(TargetError::Read { .. })
         ));
-        assert_eq!(collect_targets(&[], None, &mut "".as_bytes()), Err(TargetError::NoHosts));
+        assert_eq!(
+            collect_targets(&[], None, &mut "".as_bytes()),
+            Err(TargetError::NoHosts)
+        );
     }
 
     proptest! {

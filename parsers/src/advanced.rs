@@ -1,3 +1,22 @@
+//! `esxcli system settings advanced list -o /Net/PVRDMAVmknic`: which vmknic is tagged for
+//! PVRDMA (empty by default, and then PVRDMA has no vmknic to use). Real sample of the
+//! layout (ESXi 6.7/7.0, another option; note the trailing spaces of empty values):
+//!
+//! ```text
+//!    Path: /VMFS3/UseATSForHBOnVMFS5
+//!    Type: integer
+//!    Int Value: 1
+//!    Default Int Value: 1
+//!    Min Value: 0
+//!    Max Value: 1
+//!    String Value:
+//!    Default String Value:
+//!    Valid Characters:
+//!    Description: Use ATS for HB on ATS supported VMFS5 volumes
+//! ```
+//!
+//! ESXi 8 appends `Host Specific:` and `Impact:` (ignored).
+use crate::common::{blocks, end_of, fail, find, non_empty, run, value, PResult};
 use crate::ParseError;
 use serde::Serialize;
 
@@ -13,9 +32,79 @@ pub struct AdvancedOption {
     pub description: Option<String>,
 }
 
-pub fn parse_advanced_option(input: &str) -> Result<AdvancedOption, ParseError> {
-    let _ = input;
-    Err(crate::error::pending(
-        "esxcli_system_settings_advanced_list_pvrdmavmknic",
+fn option(input: &str) -> PResult<'_, AdvancedOption> {
+    let (rest, recs) = blocks(input)?;
+    let fields = match recs.as_slice() {
+        [one] => one,
+        [] => return Err(fail(end_of(input), "an option record (`Path:` ...)")),
+        [_, second, ..] => {
+            let at = second.first().map_or(end_of(input), |f| f.line);
+            return Err(fail(at, "exactly one option record"));
+        }
+    };
+    let path = value(fields, "Path")
+        .and_then(non_empty)
+        .ok_or_else(|| fail(input, "a `Path:` field"))?;
+    let string_value = find(fields, "String Value")
+        .map(|f| f.value.trim().to_string())
+        .ok_or_else(|| fail(end_of(input), "a `String Value:` field"))?;
+    Ok((
+        rest,
+        AdvancedOption {
+            path,
+            option_type: value(fields, "Type").and_then(non_empty),
+            int_value: value(fields, "Int Value").and_then(|v| v.trim().parse().ok()),
+            string_value,
+            default_string_value: value(fields, "Default String Value").and_then(non_empty),
+            description: value(fields, "Description").and_then(non_empty),
+        },
     ))
+}
+
+pub fn parse_advanced_option(input: &str) -> Result<AdvancedOption, ParseError> {
+    run(
+        "esxcli_system_settings_advanced_list_pvrdmavmknic",
+        input,
+        option,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ESXI8_TAGGED: &str = "   Path: /Net/PVRDMAVmknic\n   Type: string\n   Int Value: 0\n   Default Int Value: 0\n   Min Value: 0\n   Max Value: 0\n   String Value: vmk1\n   Default String Value: \n   Valid Characters: \n   Description: Vmknic for PVRDMA\n   Host Specific: false\n   Impact: none\n";
+
+    #[test]
+    fn tagged_vmknic_esxi8() {
+        assert_eq!(
+            parse_advanced_option(ESXI8_TAGGED).unwrap(),
+            AdvancedOption {
+                path: "/Net/PVRDMAVmknic".into(),
+                option_type: Some("string".into()),
+                int_value: Some(0),
+                string_value: "vmk1".into(),
+                default_string_value: None,
+                description: Some("Vmknic for PVRDMA".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn untagged_with_and_without_trailing_space() {
+        for sv in [
+            "   String Value: ",
+            "   String Value:",
+            "\t   String Value:",
+        ] {
+            let input = format!("   Path: /Net/PVRDMAVmknic\n   Type: string\n{sv}\n   Description: Vmknic for PVRDMA\n");
+            assert_eq!(parse_advanced_option(&input).unwrap().string_value, "");
+        }
+    }
+
+    #[test]
+    fn missing_string_value_is_not_untagged() {
+        let e = parse_advanced_option("   Path: /Net/PVRDMAVmknic\n   Type: string\n").unwrap_err();
+        assert_eq!(e.expected, "a `String Value:` field");
+    }
 }

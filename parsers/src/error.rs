@@ -16,14 +16,3 @@ pub struct ParseError {
     /// The offending line, cut to at most 80 characters.
     pub snippet: String,
 }
-
-/// Placeholder used only until the parser lands (skeleton commit); removed with it.
-pub(crate) fn pending(command: &'static str) -> ParseError {
-    ParseError {
-        command,
-        line: 1,
-        column: 1,
-        expected: "a parser (not written yet)",
-        snippet: String::new(),
-    }
-}

@@ -1,3 +1,21 @@
+//! `esxcli network firewall get` and `... ruleset list`: the `pvrdma` ruleset must be enabled
+//! (it is disabled by default on ESXi 8.0) unless the firewall is off altogether.
+//! Real samples (ESXi 5.x `get`; ESXi 8.0 U2b ruleset list, 4 columns; ESXi 6/7 have only
+//! `Name` and `Enabled`):
+//!
+//! ```text
+//!    Default Action: DROP
+//!    Enabled: true
+//!    Loaded: true
+//! ```
+//!
+//! ```text
+//! Name                         Enabled  Enable/Disable configurable  Allowed IP configurable
+//! ---------------------------  -------  ---------------------------  -----------------------
+//! sshServer                       true                         true                     true
+//! pvrdma                         false                         true                     true
+//! ```
+use crate::common::{bool_value, non_empty, run, structure, table, value, PResult};
 use crate::ParseError;
 use serde::Serialize;
 
@@ -20,14 +38,111 @@ pub struct FirewallRuleset {
     pub allowed_ip_configurable: Option<bool>,
 }
 
+fn status(input: &str) -> PResult<'_, FirewallStatus> {
+    let (rest, fields) = structure(input)?;
+    Ok((
+        rest,
+        FirewallStatus {
+            default_action: value(&fields, "Default Action").and_then(non_empty),
+            enabled: value(&fields, "Enabled").and_then(bool_value),
+            loaded: value(&fields, "Loaded").and_then(bool_value),
+        },
+    ))
+}
+
+fn rulesets(input: &str) -> PResult<'_, Vec<FirewallRuleset>> {
+    let (rest, t) = table(input)?;
+    let name = t.require("Name", "a `Name` column")?;
+    let enabled = t.require("Enabled", "an `Enabled` column")?;
+    let configurable = t.column("Enable/Disable configurable");
+    let allowed_ip = t.column("Allowed IP configurable");
+    let mut out = Vec::new();
+    for r in &t.rows {
+        out.push(FirewallRuleset {
+            name: r.required(name, "a ruleset name")?,
+            enabled: bool_value(r.cell(Some(enabled))),
+            configurable: bool_value(r.cell(configurable)),
+            allowed_ip_configurable: bool_value(r.cell(allowed_ip)),
+        });
+    }
+    Ok((rest, out))
+}
+
 pub fn parse_firewall_get(input: &str) -> Result<FirewallStatus, ParseError> {
-    let _ = input;
-    Err(crate::error::pending("esxcli_network_firewall_get"))
+    run("esxcli_network_firewall_get", input, status)
 }
 
 pub fn parse_firewall_ruleset_list(input: &str) -> Result<Vec<FirewallRuleset>, ParseError> {
-    let _ = input;
-    Err(crate::error::pending(
-        "esxcli_network_firewall_ruleset_list",
-    ))
+    run("esxcli_network_firewall_ruleset_list", input, rulesets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn get_with_trailing_space_and_markdown_indent() {
+        let input = "       Default Action: DROP\n       Enabled: true\n       Loaded: true \n";
+        assert_eq!(
+            parse_firewall_get(input).unwrap(),
+            FirewallStatus {
+                default_action: Some("DROP".into()),
+                enabled: Some(true),
+                loaded: Some(true),
+            }
+        );
+    }
+
+    #[test]
+    fn esxi8_four_columns() {
+        let input = "Name                         Enabled  Enable/Disable configurable  Allowed IP configurable\n\
+---------------------------  -------  ---------------------------  -----------------------\n\
+nfsClient                      false                        false                    false\n\
+pvrdma                         false                         true                     true\n";
+        assert_eq!(
+            parse_firewall_ruleset_list(input).unwrap(),
+            vec![
+                FirewallRuleset {
+                    name: "nfsClient".into(),
+                    enabled: Some(false),
+                    configurable: Some(false),
+                    allowed_ip_configurable: Some(false),
+                },
+                FirewallRuleset {
+                    name: "pvrdma".into(),
+                    enabled: Some(false),
+                    configurable: Some(true),
+                    allowed_ip_configurable: Some(true),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn esxi6_two_columns_right_aligned_with_trailing_space() {
+        let input = "Name              Enabled\n----------------  -------\nremoteSerialPort    false \npvrdma               true\n";
+        let r = parse_firewall_ruleset_list(input).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].enabled, Some(false));
+        assert_eq!(
+            r[1],
+            FirewallRuleset {
+                name: "pvrdma".into(),
+                enabled: Some(true),
+                configurable: None,
+                allowed_ip_configurable: None,
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_namespace_error_is_rejected() {
+        let e = parse_firewall_ruleset_list(
+            "Error: Unknown command or namespace network firewall ruleset list\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.command, "esxcli_network_firewall_ruleset_list");
+        assert_eq!(e.expected, "command output, not an esxcli `Error:` message");
+        assert_eq!((e.line, e.column), (1, 1));
+    }
 }

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod advanced;
+mod common;
 pub mod error;
 pub mod firewall;
 pub mod ip_interface;
@@ -14,6 +15,7 @@ pub mod nic;
 pub mod rdma;
 pub mod version;
 pub mod vm;
+pub mod vmx;
 pub mod vsish;
 pub mod vswitch;
 

@@ -1,3 +1,23 @@
+//! `esxcli network vswitch dvs vmware list` and `... standard list`: the RDMA uplink must be
+//! the one and only uplink of the vDS the PVRDMA ports use, and a vDS MTU to compare.
+//! Real sample (ESXi 8.x; trailing spaces on empty values, a whitespace-only line between
+//! `DVPort` entries):
+//!
+//! ```text
+//! VDS-Prod
+//!    Name: VDS-Prod
+//!    VDS ID: 50 33 8c 87 5f 05 cd 73-bc 4f 7c 4f 55 23 fc f8
+//!    MTU: 1500
+//!    Uplinks:
+//!    DVPort:
+//!          Client:
+//!          DVPortgroup ID: dvportgroup-4024
+//!          In Use: false
+//!          Port ID: 0
+//!       
+//!          Client:
+//! ```
+use crate::common::{bool_value, find, list_value, non_empty, records, run, value, PResult};
 use crate::ParseError;
 use serde::Serialize;
 
@@ -32,16 +52,136 @@ pub struct StandardSwitch {
     pub portgroups: Vec<String>,
 }
 
+fn dvs(input: &str) -> PResult<'_, Vec<DvsSwitch>> {
+    let (rest, recs) = records(input)?;
+    let out = recs
+        .iter()
+        .map(|r| {
+            let f = &r.fields;
+            let ports = find(f, "DVPort")
+                .map(|p| {
+                    p.children
+                        .iter()
+                        .map(|e| DvPort {
+                            client: value(e, "Client").and_then(non_empty),
+                            portgroup_id: value(e, "DVPortgroup ID").and_then(non_empty),
+                            in_use: value(e, "In Use").and_then(bool_value),
+                            port_id: value(e, "Port ID").and_then(non_empty),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            DvsSwitch {
+                name: value(f, "Name")
+                    .and_then(non_empty)
+                    .unwrap_or_else(|| r.name.to_string()),
+                vds_id: value(f, "VDS ID").and_then(non_empty),
+                mtu: value(f, "MTU").and_then(|v| v.trim().parse().ok()),
+                uplinks: value(f, "Uplinks").map(list_value).unwrap_or_default(),
+                ports,
+            }
+        })
+        .collect();
+    Ok((rest, out))
+}
+
+fn standard(input: &str) -> PResult<'_, Vec<StandardSwitch>> {
+    let (rest, recs) = records(input)?;
+    let out = recs
+        .iter()
+        .map(|r| {
+            let f = &r.fields;
+            StandardSwitch {
+                name: value(f, "Name")
+                    .and_then(non_empty)
+                    .unwrap_or_else(|| r.name.to_string()),
+                mtu: value(f, "MTU").and_then(|v| v.trim().parse().ok()),
+                uplinks: value(f, "Uplinks").map(list_value).unwrap_or_default(),
+                portgroups: value(f, "Portgroups").map(list_value).unwrap_or_default(),
+            }
+        })
+        .collect();
+    Ok((rest, out))
+}
+
 pub fn parse_dvs_list(input: &str) -> Result<Vec<DvsSwitch>, ParseError> {
-    let _ = input;
-    Err(crate::error::pending(
-        "esxcli_network_vswitch_dvs_vmware_list",
-    ))
+    run("esxcli_network_vswitch_dvs_vmware_list", input, dvs)
 }
 
 pub fn parse_standard_switch_list(input: &str) -> Result<Vec<StandardSwitch>, ParseError> {
-    let _ = input;
-    Err(crate::error::pending(
-        "esxcli_network_vswitch_standard_list",
-    ))
+    run("esxcli_network_vswitch_standard_list", input, standard)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn esxi8_vds_with_empty_uplinks_and_nested_ports() {
+        let input = "VDS-Prod\n   Name: VDS-Prod\n   VDS ID: 50 33 8c 87 5f 05 cd 73-bc 4f 7c 4f 55 23 fc f8\n   Class: cswitch\n   MTU: 1500\n   Uplinks: \n   VMware Branded: true\n   DVPort: \n         Client: \n         DVPortgroup ID: dvportgroup-4024\n         In Use: false\n         Port ID: 0\n      \n         Client: vmnic0\n         DVPortgroup ID: dvportgroup-4024\n         In Use: true\n         Port ID: 1\n\
+TEST\n   Name: TEST\n   MTU: 9000\n   Uplinks: vmnic3, vmnic2\n";
+        assert_eq!(
+            parse_dvs_list(input).unwrap(),
+            vec![
+                DvsSwitch {
+                    name: "VDS-Prod".into(),
+                    vds_id: Some("50 33 8c 87 5f 05 cd 73-bc 4f 7c 4f 55 23 fc f8".into()),
+                    mtu: Some(1500),
+                    uplinks: vec![],
+                    ports: vec![
+                        DvPort {
+                            client: None,
+                            portgroup_id: Some("dvportgroup-4024".into()),
+                            in_use: Some(false),
+                            port_id: Some("0".into()),
+                        },
+                        DvPort {
+                            client: Some("vmnic0".into()),
+                            portgroup_id: Some("dvportgroup-4024".into()),
+                            in_use: Some(true),
+                            port_id: Some("1".into()),
+                        },
+                    ],
+                },
+                DvsSwitch {
+                    name: "TEST".into(),
+                    vds_id: None,
+                    mtu: Some(9000),
+                    uplinks: vec!["vmnic3".into(), "vmnic2".into()],
+                    ports: vec![],
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn standard_switch_portgroups_with_spaces() {
+        let input = "vSwitch0\n   Name: vSwitch0\n   MTU: 1500\n   Beacon Required By: \n   Uplinks: vmnic0\n   Portgroups: VM_VLAN1, VM Network, Management Network\n\nstorage\n   Name: storage\n   Uplinks: \n";
+        assert_eq!(
+            parse_standard_switch_list(input).unwrap(),
+            vec![
+                StandardSwitch {
+                    name: "vSwitch0".into(),
+                    mtu: Some(1500),
+                    uplinks: vec!["vmnic0".into()],
+                    portgroups: vec![
+                        "VM_VLAN1".into(),
+                        "VM Network".into(),
+                        "Management Network".into()
+                    ],
+                },
+                StandardSwitch {
+                    name: "storage".into(),
+                    mtu: None,
+                    uplinks: vec![],
+                    portgroups: vec![],
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn no_switch_is_an_empty_list() {
+        assert_eq!(parse_dvs_list("").unwrap(), vec![]);
+    }
 }

@@ -19,7 +19,7 @@ pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
 
 /// Channels open at once per host: well under OpenSSH's default MaxSessions (10), so a
 /// second admin session on the host still gets in.
-pub const DEFAULT_CHANNELS: usize = 4;
+pub const DEFAULT_CHANNELS: usize = 8;
 
 /// Attempts for a command whose channel open the server keeps refusing.
 const OPEN_RETRIES: usize = 5;
@@ -97,7 +97,9 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
                     Outcome::OpenRefused(why) => {
                         attempts += 1;
                         let shrunk = window
-                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| (w > 1).then(|| w - 1))
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| {
+                                (w > 1).then(|| w - 1)
+                            })
                             .is_ok();
                         if let (true, Some(p)) = (shrunk, permit) {
                             p.forget();
@@ -208,7 +210,9 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
     let started = Instant::now();
     let mut channel = match conn.handle.channel_open_session().await {
         Ok(c) => c,
-        Err(russh::Error::ChannelOpenFailure(why)) => return Outcome::OpenRefused(format!("{why:?}")),
+        Err(russh::Error::ChannelOpenFailure(why)) => {
+            return Outcome::OpenRefused(format!("{why:?}"))
+        }
         Err(e) => {
             return Outcome::Lost(Failure::new(
                 ErrorKind::Unreachable,

@@ -138,10 +138,21 @@ pub struct Endpoint {
 /// "Unknown server key".
 #[derive(Debug, Clone)]
 enum KeyVerdict {
-    Unknown { fingerprint: String },
-    Changed { fingerprint: String, at: known_hosts::Location },
-    Revoked { fingerprint: String, at: known_hosts::Location },
-    LearnFailed { path: PathBuf, error: String },
+    Unknown {
+        fingerprint: String,
+    },
+    Changed {
+        fingerprint: String,
+        at: known_hosts::Location,
+    },
+    Revoked {
+        fingerprint: String,
+        at: known_hosts::Location,
+    },
+    LearnFailed {
+        path: PathBuf,
+        error: String,
+    },
 }
 
 /// The russh callbacks for one connection.
@@ -183,8 +194,7 @@ impl client::Handler for ClientHandler {
             }
         };
         let fingerprint = known_hosts::fingerprint(&key);
-        let status =
-            known_hosts::check(&self.policy.known_hosts, &self.hostname, self.port, &key);
+        let status = known_hosts::check(&self.policy.known_hosts, &self.hostname, self.port, &key);
         let verdict = match status {
             HostKeyStatus::Known(_) => return Ok(true),
             HostKeyStatus::Changed(at) => KeyVerdict::Changed { fingerprint, at },
@@ -234,7 +244,9 @@ impl Connection {
             .disconnect(russh::Disconnect::ByApplication, "", "en")
             .await;
         for j in self._jumps.into_iter().rev() {
-            let _ = j.disconnect(russh::Disconnect::ByApplication, "", "en").await;
+            let _ = j
+                .disconnect(russh::Disconnect::ByApplication, "", "en")
+                .await;
         }
     }
 }
@@ -280,7 +292,10 @@ pub async fn connect(
         prev = Some(hop);
     }
     let handle = handles.pop().ok_or_else(|| {
-        Failure::new(ErrorKind::Internal, format!("{}: no connection was made", target.label))
+        Failure::new(
+            ErrorKind::Internal,
+            format!("{}: no connection was made", target.label),
+        )
     })?;
     Ok(Connection {
         handle,
@@ -449,7 +464,8 @@ async fn authenticate(
     let mut notes: Vec<String> = Vec::new();
     // `None` until the server has told us; OpenSSH also starts by simply trying.
     let mut remaining: Option<Vec<MethodKind>> = None;
-    let allows = |r: &Option<Vec<MethodKind>>, m: MethodKind| r.as_ref().is_none_or(|v| v.contains(&m));
+    let allows =
+        |r: &Option<Vec<MethodKind>>, m: MethodKind| r.as_ref().is_none_or(|v| v.contains(&m));
     let mut tried_keys: Vec<russh::keys::PublicKey> = Vec::new();
     let mut rsa_hash: Option<Option<HashAlg>> = None;
 
@@ -527,7 +543,11 @@ async fn authenticate(
             Ok(AuthResult::Failure {
                 remaining_methods, ..
             }) => {
-                notes.push(format!("{} refused{}", path.display(), ed25519_hint(&public)));
+                notes.push(format!(
+                    "{} refused{}",
+                    path.display(),
+                    ed25519_hint(&public)
+                ));
                 remaining = Some(remaining_methods.to_vec());
             }
             Err(e) => return Err(broken_during_auth(hop, e)),
@@ -560,9 +580,7 @@ async fn authenticate(
             }
         }
     } else {
-        notes.push(
-            "no password given (set PVRDMA_DOCTOR_PASSWORD or use --ask-password)".into(),
-        );
+        notes.push("no password given (set PVRDMA_DOCTOR_PASSWORD or use --ask-password)".into());
     }
     if tried_keys.is_empty() && !notes.iter().any(|n| n.contains("not usable")) {
         notes.insert(
@@ -607,7 +625,10 @@ fn ed25519_hint(key: &russh::keys::PublicKey) -> &'static str {
 fn broken_during_auth(hop: &Endpoint, e: russh::Error) -> Failure {
     Failure::new(
         ErrorKind::Auth,
-        format!("{}: the connection broke during authentication ({e})", hop.label),
+        format!(
+            "{}: the connection broke during authentication ({e})",
+            hop.label
+        ),
     )
 }
 

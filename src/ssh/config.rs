@@ -192,7 +192,11 @@ impl SshConfig {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if !name.contains(['*', '?']) {
-            return if full.is_file() { vec![full] } else { Vec::new() };
+            return if full.is_file() {
+                vec![full]
+            } else {
+                Vec::new()
+            };
         }
         let Some(dir) = full.parent() else {
             return Vec::new();
@@ -239,36 +243,32 @@ impl SshConfig {
                     "hostname" if out.hostname.is_none() => out.hostname = Some(first),
                     "user" if out.user.is_none() => out.user = Some(first),
                     "port" if out.port.is_none() => {
-                        out.port = Some(first.parse::<u16>().map_err(|_| {
-                            syntax(format!("Port {first:?} is not a port number"))
-                        })?)
+                        out.port =
+                            Some(first.parse::<u16>().map_err(|_| {
+                                syntax(format!("Port {first:?} is not a port number"))
+                            })?)
                     }
                     "identityfile" => {
                         out.identity_files.extend(d.args.iter().map(PathBuf::from));
                     }
                     "userknownhostsfile" if !uk_seen => {
                         uk_seen = true;
-                        out.user_known_hosts_files =
-                            d.args.iter().map(PathBuf::from).collect();
+                        out.user_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
                     }
                     "globalknownhostsfile" if !gk_seen => {
                         gk_seen = true;
-                        out.global_known_hosts_files =
-                            d.args.iter().map(PathBuf::from).collect();
+                        out.global_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
                     }
-                    "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
-                        out.strict_host_key_checking =
-                            Some(match first.to_ascii_lowercase().as_str() {
-                                "yes" | "ask" => StrictHostKeyChecking::Yes,
-                                "accept-new" => StrictHostKeyChecking::AcceptNew,
-                                "no" | "off" => StrictHostKeyChecking::No,
-                                other => {
-                                    return Err(syntax(format!(
-                                        "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
-                                    )))
-                                }
-                            })
-                    }
+                    "stricthostkeychecking" if out.strict_host_key_checking.is_none() => out
+                        .strict_host_key_checking =
+                        Some(match first.to_ascii_lowercase().as_str() {
+                            "yes" | "ask" => StrictHostKeyChecking::Yes,
+                            "accept-new" => StrictHostKeyChecking::AcceptNew,
+                            "no" | "off" => StrictHostKeyChecking::No,
+                            other => return Err(syntax(format!(
+                                "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
+                            ))),
+                        }),
                     "proxyjump" if out.proxy_jump.is_none() => {
                         out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
                             Vec::new()
@@ -448,7 +448,8 @@ pub fn wildcard_match(pattern: &str, text: &str) -> bool {
             },
         }
     }
-    p.get(pi..).is_some_and(|rest| rest.iter().all(|&c| c == '*'))
+    p.get(pi..)
+        .is_some_and(|rest| rest.iter().all(|&c| c == '*'))
 }
 
 #[cfg(test)]
@@ -463,8 +464,14 @@ mod tests {
         assert!(wildcard_match("*", ""));
         assert!(wildcard_match("*.lab", "esx01.lab"));
         assert!(!wildcard_match("*.lab", "esx01.prod"));
-        assert!(!host_patterns_match(&["esx*".into(), "!esx99".into()], "esx99"));
-        assert!(host_patterns_match(&["esx*".into(), "!esx99".into()], "esx01"));
+        assert!(!host_patterns_match(
+            &["esx*".into(), "!esx99".into()],
+            "esx99"
+        ));
+        assert!(host_patterns_match(
+            &["esx*".into(), "!esx99".into()],
+            "esx01"
+        ));
     }
 
     #[test]
@@ -490,7 +497,11 @@ mod tests {
         let c = cfg.resolve("esx01").unwrap();
         assert_eq!(c.hostname.as_deref(), Some("10.0.0.1"));
         assert_eq!(c.port, Some(2222));
-        assert_eq!(c.user.as_deref(), Some("labadmin"), "the included block comes first");
+        assert_eq!(
+            c.user.as_deref(),
+            Some("labadmin"),
+            "the included block comes first"
+        );
         assert_eq!(
             c.identity_files,
             vec![ssh.join("lab_rsa"), home.path().join(".ssh/id_10.0.0.1")]
@@ -499,7 +510,10 @@ mod tests {
             c.proxy_jump,
             Some(vec!["bastion".to_string(), "root@jump2:2200".to_string()])
         );
-        assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
+        assert_eq!(
+            c.strict_host_key_checking,
+            Some(StrictHostKeyChecking::AcceptNew)
+        );
         assert_eq!(
             c.user_known_hosts_files,
             vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")]

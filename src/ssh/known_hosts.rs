@@ -121,14 +121,18 @@ fn hashed_matches(salt_and_hash: &str, name: &str) -> bool {
     let Some((salt, hash)) = salt_and_hash.split_once('|') else {
         return false;
     };
-    let (Ok(salt), Ok(hash)) = (BASE64.decode(salt.as_bytes()), BASE64.decode(hash.as_bytes()))
-    else {
+    let (Ok(salt), Ok(hash)) = (
+        BASE64.decode(salt.as_bytes()),
+        BASE64.decode(hash.as_bytes()),
+    ) else {
         return false;
     };
     let Ok(mac) = <Hmac<Sha1> as KeyInit>::new_from_slice(&salt) else {
         return false;
     };
-    mac.chain_update(name.as_bytes()).verify_slice(&hash).is_ok()
+    mac.chain_update(name.as_bytes())
+        .verify_slice(&hash)
+        .is_ok()
 }
 
 /// Checks `key` for `host`:`port` against every file, in order. A revoked key wins over
@@ -263,30 +267,57 @@ mod tests {
             ),
         )
         .unwrap();
-        std::fs::write(&global, format!("@revoked * {}\nesx09 {}\n", line(&k2), line(&ed)))
-            .unwrap();
+        std::fs::write(
+            &global,
+            format!("@revoked * {}\nesx09 {}\n", line(&k2), line(&ed)),
+        )
+        .unwrap();
         let files = vec![user.clone(), global.clone()];
-        assert!(matches!(check(&files, "esx01", 22, &k1), HostKeyStatus::Known(_)));
-        assert!(matches!(check(&files, "10.0.0.1", 22, &k1), HostKeyStatus::Known(_)));
+        assert!(matches!(
+            check(&files, "esx01", 22, &k1),
+            HostKeyStatus::Known(_)
+        ));
+        assert!(matches!(
+            check(&files, "10.0.0.1", 22, &k1),
+            HostKeyStatus::Known(_)
+        ));
         // esx01 is known with k1: k3 for it is a changed key, naming line 2.
         assert_eq!(
             check(&files, "esx01", 22, &k3),
-            HostKeyStatus::Changed(Location { path: user.clone(), line: 2 })
+            HostKeyStatus::Changed(Location {
+                path: user.clone(),
+                line: 2
+            })
         );
         // Port 22 entry does not vouch for another port.
         assert_eq!(check(&files, "esx01", 2200, &k1), HostKeyStatus::Unknown);
-        assert!(matches!(check(&files, "a.lab", 22, &k3), HostKeyStatus::Known(_)));
+        assert!(matches!(
+            check(&files, "a.lab", 22, &k3),
+            HostKeyStatus::Known(_)
+        ));
         assert_eq!(check(&files, "bad.lab", 22, &k3), HostKeyStatus::Unknown);
         // Revoked beats the hashed and [host]:port lines that list the same key.
         assert_eq!(
             check(&files, "esx02", 22, &k2),
-            HostKeyStatus::Revoked(Location { path: global.clone(), line: 1 })
+            HostKeyStatus::Revoked(Location {
+                path: global.clone(),
+                line: 1
+            })
         );
-        assert!(matches!(check(&[user.clone()], "esx02", 22, &k2), HostKeyStatus::Known(_)));
-        assert!(matches!(check(&[user.clone()], "esx03", 2222, &k2), HostKeyStatus::Known(_)));
+        assert!(matches!(
+            check(&[user.clone()], "esx02", 22, &k2),
+            HostKeyStatus::Known(_)
+        ));
+        assert!(matches!(
+            check(&[user.clone()], "esx03", 2222, &k2),
+            HostKeyStatus::Known(_)
+        ));
         // A key of another algorithm is unknown, not changed (the server may hold both).
         assert_eq!(check(&files, "esx09", 22, &k1), HostKeyStatus::Unknown);
-        assert_eq!(known_algorithms(&files, "esx09", 22), vec![Algorithm::Ed25519]);
+        assert_eq!(
+            known_algorithms(&files, "esx09", 22),
+            vec![Algorithm::Ed25519]
+        );
     }
 
     #[test]
@@ -299,10 +330,19 @@ mod tests {
         learn(&path, "127.0.0.1", 2200, &k).unwrap();
         learn(&path, "esx01", 22, &k).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("[127.0.0.1]:2200 ecdsa-sha2-nistp256 "), "{text}");
+        assert!(
+            text.starts_with("[127.0.0.1]:2200 ecdsa-sha2-nistp256 "),
+            "{text}"
+        );
         assert_eq!(text.lines().count(), 2);
         let files = vec![path];
-        assert!(matches!(check(&files, "127.0.0.1", 2200, &k), HostKeyStatus::Known(_)));
-        assert!(matches!(check(&files, "esx01", 22, &k), HostKeyStatus::Known(_)));
+        assert!(matches!(
+            check(&files, "127.0.0.1", 2200, &k),
+            HostKeyStatus::Known(_)
+        ));
+        assert!(matches!(
+            check(&files, "esx01", 22, &k),
+            HostKeyStatus::Known(_)
+        ));
     }
 }

@@ -1,0 +1,168 @@
+//! No parser panics, whatever a host (or a damaged bundle) prints, and every error points
+//! inside the text it was given. Inputs: arbitrary strings, strings over the characters the
+//! grammars care about, and the real sample files cut, with lines dropped or duplicated,
+//! and with bytes flipped.
+use proptest::prelude::*;
+use pvrdma_parsers as p;
+use std::path::{Path, PathBuf};
+
+/// Runs every entry point on `input` and checks each error's position.
+fn all_parsers(input: &str) -> Result<(), TestCaseError> {
+    let errors = [
+        p::parse_system_version(input).err(),
+        p::parse_rdma_device_list(input).err(),
+        p::parse_rdma_device_protocol_list(input).err(),
+        p::parse_rdma_device_vmknic_list(input).err(),
+        p::parse_nic_list(input).err(),
+        p::parse_dvs_list(input).err(),
+        p::parse_standard_switch_list(input).err(),
+        p::parse_ip_interface_list(input).err(),
+        p::parse_ip_interface_ipv4_get(input).err(),
+        p::parse_advanced_option(input).err(),
+        p::parse_firewall_get(input).err(),
+        p::parse_firewall_ruleset_list(input).err(),
+        p::parse_vm_process_list(input).err(),
+        p::parse_vm_port_list(input).err(),
+        p::parse_vm_port_list_batch(input).err(),
+        p::parse_pvrdma_device_ls(input).err(),
+        p::parse_pvrdma_properties(input).err(),
+        p::parse_pvrdma_properties_batch(input).err(),
+        p::vmx::parse_vmx(input).err(),
+    ];
+    let line_count = input.split('\n').count();
+    for e in errors.into_iter().flatten() {
+        prop_assert!(
+            e.line >= 1 && e.line <= line_count,
+            "{e} (input has {line_count} lines)"
+        );
+        let line = input.split('\n').nth(e.line - 1).unwrap_or("");
+        prop_assert!(
+            e.column >= 1 && e.column <= line.chars().count() + 1,
+            "{e} (line is {line:?})"
+        );
+        prop_assert!(e.snippet.chars().count() <= 80, "{e}");
+        prop_assert!(!e.expected.is_empty());
+    }
+    Ok(())
+}
+
+fn sample_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sample_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "txt") {
+            out.push(path);
+        }
+    }
+}
+
+/// The sample texts, read once for all cases.
+fn samples() -> &'static [String] {
+    static SAMPLES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    SAMPLES.get_or_init(read_samples)
+}
+
+fn read_samples() -> Vec<String> {
+    let mut files = Vec::new();
+    sample_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples"),
+        &mut files,
+    );
+    files.sort();
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .filter(|t| !t.is_empty())
+        .collect();
+    assert!(texts.len() > 100, "samples/ not found or nearly empty");
+    texts
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    CutAt(usize),
+    DropLine(usize),
+    DuplicateLine(usize),
+    FlipByte(usize, u8),
+    CrLf,
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::CutAt),
+        any::<usize>().prop_map(Mutation::DropLine),
+        any::<usize>().prop_map(Mutation::DuplicateLine),
+        (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Mutation::FlipByte(i, b)),
+        Just(Mutation::CrLf),
+    ]
+}
+
+fn apply(text: &str, m: &Mutation) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    match *m {
+        Mutation::CutAt(i) => {
+            let mut at = i % (text.len() + 1);
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            text[..at].to_string()
+        }
+        Mutation::DropLine(i) => {
+            let skip = i % lines.len().max(1);
+            lines
+                .iter()
+                .enumerate()
+                .filter(|(n, _)| *n != skip)
+                .map(|(_, l)| *l)
+                .collect()
+        }
+        Mutation::DuplicateLine(i) => {
+            let dup = i % lines.len().max(1);
+            let mut out = String::new();
+            for (n, l) in lines.iter().enumerate() {
+                out.push_str(l);
+                if n == dup {
+                    out.push_str(l);
+                }
+            }
+            out
+        }
+        Mutation::FlipByte(i, b) => {
+            let mut bytes = text.as_bytes().to_vec();
+            if !bytes.is_empty() {
+                let at = i % bytes.len();
+                bytes[at] ^= b | 1;
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+        Mutation::CrLf => text.replace('\n', "\r\n"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn arbitrary_text_never_panics(input in any::<String>()) {
+        all_parsers(&input)?;
+    }
+
+    #[test]
+    fn grammar_alphabet_never_panics(input in "[ \t\r\na-z0-9:_/{}=<>,.-]{0,300}") {
+        all_parsers(&input)?;
+    }
+
+    #[test]
+    fn mutated_samples_never_panic(
+        pick in any::<prop::sample::Index>(),
+        mutations in prop::collection::vec(mutation(), 1..4),
+    ) {
+        let all = samples();
+        let mut text = pick.get(all).clone();
+        for m in &mutations {
+            text = apply(&text, m);
+        }
+        all_parsers(&text)?;
+    }
+}

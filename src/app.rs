@@ -1,0 +1,130 @@
+//! Runs one invocation: picks the source (live hosts, demo, offline capture), drives the
+//! pipeline collect → facts → diagnose → render, writes the report, returns the exit code.
+use crate::catalogue::CATALOGUE;
+use crate::cli::{Cli, ColorChoice, Command, OutputArgs};
+use crate::collect::{replay, CaptureSource, HostCapture};
+use crate::diagnose::{self, CHECKS};
+use crate::report;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+pub fn run(cli: Cli) -> anyhow::Result<u8> {
+    if cli.list_checks {
+        write_stdout(&list_checks())?;
+        return Ok(diagnose::exit::HEALTHY);
+    }
+    match cli.command {
+        Some(Command::Analyze { path, output }) => {
+            let captures = load_offline(&path)?;
+            finish(&captures, &output)
+        }
+        Some(Command::Demo {
+            scenario,
+            latency,
+            output,
+            ..
+        }) => {
+            let demo = crate::demo::DemoOptions {
+                scenario,
+                hosts: None,
+                latency,
+            };
+            let live = live_options(&cli.live, Vec::new(), &output, None)?;
+            let run = crate::demo::run_demo(&demo, live)?;
+            finish(&run.captures, &output)
+        }
+        None => {
+            anyhow::ensure!(
+                !cli.hosts.is_empty() || cli.live.hosts_file.is_some(),
+                "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
+            );
+            if cli.live.insecure_skip_host_key_check {
+                eprintln!(
+                    "pvrdma-doctor: WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
+                );
+            }
+            let password = crate::live::read_password(cli.live.ask_password)?;
+            let live = live_options(&cli.live, cli.hosts.clone(), &cli.output, password)?;
+            let run = crate::live::collect_live(&live)?;
+            if run.interrupted {
+                eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
+            }
+            finish(&run.captures, &cli.output)
+        }
+    }
+}
+
+/// The live-collection settings from the command line.
+fn live_options(
+    args: &crate::cli::LiveArgs,
+    targets: Vec<String>,
+    output: &OutputArgs,
+    password: Option<secrecy::SecretString>,
+) -> anyhow::Result<crate::live::LiveOptions> {
+    Ok(crate::live::LiveOptions {
+        targets,
+        hosts_file: args.hosts_file.clone(),
+        ssh_config: args.ssh_config.clone(),
+        login_user: args.user.clone(),
+        identity_files: args.identity.clone(),
+        parallel: usize::from(args.parallel),
+        connect_timeout: args.connect_timeout,
+        command_timeout: args.command_timeout,
+        run_timeout: args.timeout,
+        accept_new: args.accept_new,
+        insecure_skip_host_key_check: args.insecure_skip_host_key_check,
+        password,
+        progress: !output.no_progress && std::io::stderr().is_terminal(),
+    })
+}
+
+/// Reads captured outputs from disk.
+pub fn load_offline(path: &Path) -> anyhow::Result<Vec<HostCapture>> {
+    replay::read_dir(path, CaptureSource::Directory)
+}
+
+/// Diagnoses the captures, prints the report, returns the exit code.
+fn finish(captures: &[HostCapture], output: &OutputArgs) -> anyhow::Result<u8> {
+    let diagnosis = diagnose::diagnose(captures);
+    let text = report::render(&diagnosis, output.format, use_color(output.color));
+    write_stdout(&text)?;
+    Ok(diagnosis.exit_code())
+}
+
+/// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
+pub fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error worth a message.
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// The `--list-checks` text: every command the tool can send, then every check id.
+pub fn list_checks() -> String {
+    let mut out = String::from("Read-only commands sent to each host (id, command, why):\n\n");
+    for spec in CATALOGUE {
+        out.push_str(&format!(
+            "{}\n    {}\n    {}\n",
+            spec.id, spec.command, spec.why
+        ));
+    }
+    out.push_str("\nChecks (stable ids):\n\n");
+    let width = CHECKS.iter().map(|(id, _)| id.len()).max().unwrap_or(0);
+    for (id, what) in CHECKS {
+        out.push_str(&format!("  {id:<width$}  {what}\n"));
+    }
+    out
+}

@@ -1,0 +1,187 @@
+//! Command-line interface: clap derive structs and their validation. No I/O here.
+use crate::report::Format;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Tells, for every PVRDMA adapter on your ESXi hosts, whether its traffic goes through the
+/// physical RDMA HCA or silently falls back to TCP, and why.
+///
+/// Only read-only commands are sent (see --list-checks). Exit codes: 0 healthy, 1 a check
+/// fails or an adapter falls back to TCP, 2 usage or internal error, 3 nothing failed but
+/// a host was unreachable or something is unknown.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pvrdma-doctor",
+    version,
+    args_conflicts_with_subcommands = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// ESXi hosts: `esx01`, `root@esx01`, `esx01:2222`, `[fe80::1]:22`, ranges such as
+    /// `esx[01-16]` or `esx[1-3,7]`, or `-` to read hosts from stdin.
+    #[arg(value_name = "HOST")]
+    pub hosts: Vec<String>,
+
+    /// Print the read-only commands this tool sends (id, command, purpose) and the check ids, then exit.
+    #[arg(long)]
+    pub list_checks: bool,
+
+    #[command(flatten)]
+    pub live: LiveArgs,
+
+    #[command(flatten)]
+    pub bundle: BundleArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Diagnose captured outputs offline: a directory (<host>/<command-id>.txt), a
+    /// pvrdma-doctor support bundle (.tar.gz) or an ESXi vm-support bundle (folder or .tgz).
+    Analyze {
+        /// The directory or bundle to analyse.
+        #[arg(value_name = "PATH")]
+        path: PathBuf,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Start simulated ESXi hosts on 127.0.0.1 and diagnose them over real SSH.
+    Demo {
+        /// A scenario directory (<host>/<command-id>.txt) to serve instead of the built-in one.
+        #[arg(long, value_name = "DIR")]
+        scenario: Option<PathBuf>,
+        /// Simulated latency of every command.
+        #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+        latency: Duration,
+        #[command(flatten)]
+        bundle: BundleArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+}
+
+/// How to reach the hosts.
+#[derive(Debug, Clone, Args)]
+pub struct LiveArgs {
+    /// Read hosts from FILE, one per line (`#` starts a comment).
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+    /// Use this ssh_config file instead of ~/.ssh/config (like `ssh -F`).
+    #[arg(short = 'F', long = "ssh-config", value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    /// Log in as USER (default: the ssh_config `User`, else root).
+    #[arg(short = 'l', long = "user", value_name = "USER")]
+    pub user: Option<String>,
+    /// Private key to try first (repeatable); ECDSA or RSA: ESXi refuses ed25519 keys.
+    #[arg(short = 'i', long = "identity", value_name = "FILE")]
+    pub identity: Vec<PathBuf>,
+    /// How many hosts to diagnose at once.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub parallel: u16,
+    /// Limit for TCP connect + key exchange + authentication, per host.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub connect_timeout: Duration,
+    /// Limit for each command on a host.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub command_timeout: Duration,
+    /// Limit for the whole run; hosts not finished by then are reported as timed out.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Record the key of a host not yet in known_hosts (like StrictHostKeyChecking=accept-new).
+    #[arg(long)]
+    pub accept_new: bool,
+    /// DANGEROUS: do not verify host keys at all. Anyone on the path can impersonate the hosts.
+    #[arg(long)]
+    pub insecure_skip_host_key_check: bool,
+    /// Prompt once (without echo) for a password used by all hosts; else PVRDMA_DOCTOR_PASSWORD is used when set.
+    #[arg(long)]
+    pub ask_password: bool,
+}
+
+/// Support bundle options.
+#[derive(Debug, Clone, Args)]
+pub struct BundleArgs {
+    /// Also write a support bundle (raw outputs, manifest, reports) to FILE (.tar.gz).
+    #[arg(long, value_name = "FILE")]
+    pub bundle: Option<PathBuf>,
+    /// Replace host names, addresses, MACs, VM names, UUIDs and datastore paths in the bundle
+    /// (the mapping goes to FILE.redaction-map.json next to it).
+    #[arg(long, requires = "bundle")]
+    pub redact: bool,
+    /// Overwrite an existing bundle file.
+    #[arg(long, requires = "bundle")]
+    pub force: bool,
+}
+
+/// How to print the report.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Report format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
+    pub format: Format,
+    /// When to colour the human report (`auto`: on a terminal unless NO_COLOR is set).
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+    /// Never draw the progress bar (it is only drawn when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// `10s`, `500ms`, `2m`, `1h`, or plain seconds (`30`).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 10s, 500ms, 2m"))?;
+    let seconds = match unit {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => {
+            return Err(format!(
+                "unknown unit {unit:?} in {text:?} (use ms, s, m or h)"
+            ))
+        }
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5d").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn cli_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,1526 @@
+//! Pipeline stage: *diagnose*. Pure functions from typed facts to checks and verdicts.
+//!
+//! Host checks have stable ids (a public contract for runbooks). Each carries its evidence
+//! (catalogue id + field) and, when it fails, the exact command that fixes it. A check
+//! whose data is missing is `unknown` with the reason, never a silent pass. The adapter
+//! verdict comes from vsish's `Physical HCA available`; the host checks and the adapter's
+//! own VM port explain a TCP fallback.
+use crate::catalogue as cat;
+use crate::collect::{Failure, HostCapture};
+use crate::facts::{self, Fact, HostFacts};
+use pvrdma_parsers as p;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Pass,
+    Warn,
+    Fail,
+    Unknown,
+}
+
+/// Where a conclusion comes from: which command, which field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    pub command: &'static str,
+    pub field: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub id: &'static str,
+    pub status: Status,
+    pub summary: String,
+    pub evidence: Vec<Evidence>,
+    pub remedy: Option<String>,
+}
+
+/// The public check ids, in report order, with what each one verifies.
+pub const CHECKS: &[(&str, &str)] = &[
+    ("esxi-version", "ESXi is 6.5 or later (PVRDMA's minimum)"),
+    (
+        "rdma-device-present",
+        "a physical RDMA device (vmrdmaN) is registered",
+    ),
+    ("rdma-device-active", "the RDMA device's port is Active"),
+    (
+        "rdma-uplink-on-dvs",
+        "the RDMA device's paired uplink is an uplink of a vSphere Distributed Switch",
+    ),
+    (
+        "dvs-single-uplink",
+        "the HCA is the only uplink of that vDS (PVRDMA does not support NIC teaming)",
+    ),
+    (
+        "pvrdma-vmknic-tagged",
+        "/Net/PVRDMAVmknic names a VMkernel adapter",
+    ),
+    (
+        "pvrdma-vmknic-valid",
+        "the tagged vmknic exists, is enabled and has an IPv4 address",
+    ),
+    (
+        "firewall-pvrdma",
+        "the firewall is off, or its pvrdma ruleset is enabled",
+    ),
+    (
+        "mtu-consistent",
+        "vDS, vmknic and uplink NIC agree on the Ethernet MTU",
+    ),
+    ("roce-supported", "the RDMA device supports RoCE v1 or v2"),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// `Physical HCA available:1`: traffic to other hosts uses the HCA.
+    Hca,
+    /// `Physical HCA available:0`: traffic to other hosts goes over TCP.
+    TcpFallback,
+    /// No data to decide.
+    Unknown,
+}
+
+/// The VM port an adapter's MAC sits on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PortView {
+    pub vswitch: Option<String>,
+    pub portgroup: Option<String>,
+    pub uplink: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Adapter {
+    pub index: u32,
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
+    pub mac: Option<String>,
+    pub roce_version: Option<u32>,
+    pub active_mtu: Option<u32>,
+    pub port: Option<PortView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Vm {
+    pub name: String,
+    pub world_id: Option<u64>,
+    pub config_file: Option<String>,
+    pub adapters: Vec<Adapter>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostStatus {
+    /// Every check passes (warnings allowed) and every adapter uses the HCA.
+    Ok,
+    /// A check fails or an adapter falls back to TCP.
+    Problems,
+    /// Nothing fails, but some check or verdict is unknown.
+    Incomplete,
+    /// The host could not be reached or logged into.
+    Unreachable,
+    /// The host was reached but could not be diagnosed (not ESXi, unreadable capture).
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HostDiagnosis {
+    pub host: String,
+    pub status: HostStatus,
+    pub error: Option<Failure>,
+    pub esxi_version: Option<String>,
+    pub checks: Vec<Check>,
+    /// VMs with at least one PVRDMA adapter.
+    pub vms: Vec<Vm>,
+    /// Why the host's PVRDMA adapters could not be listed, when they could not.
+    pub adapters_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    Memcpy,
+    Rdma,
+    Tcp,
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdapterRef {
+    pub host: String,
+    pub vm: String,
+    pub adapter: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pair {
+    pub a: AdapterRef,
+    pub b: AdapterRef,
+    pub transport: Transport,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub hosts: usize,
+    pub healthy: usize,
+    pub problems: usize,
+    pub incomplete: usize,
+    pub unreachable: usize,
+    pub error: usize,
+    pub adapters: usize,
+    pub hca: usize,
+    pub tcp_fallback: usize,
+    pub unknown: usize,
+    /// The one-line summary the human report ends with.
+    pub line: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnosis {
+    pub hosts: Vec<HostDiagnosis>,
+    pub pairs: Vec<Pair>,
+    pub summary: Summary,
+}
+
+/// Documented exit codes.
+pub mod exit {
+    /// All hosts reached, no failing check, every adapter on the HCA.
+    pub const HEALTHY: u8 = 0;
+    /// A failing check or a `tcp-fallback` adapter.
+    pub const PROBLEMS: u8 = 1;
+    /// Usage or internal error.
+    pub const USAGE: u8 = 2;
+    /// Nothing failed, but a host was unreachable or a check/verdict is unknown.
+    pub const INCOMPLETE: u8 = 3;
+}
+
+impl Diagnosis {
+    pub fn exit_code(&self) -> u8 {
+        let problems = self.hosts.iter().any(|h| {
+            h.checks.iter().any(|c| c.status == Status::Fail)
+                || h.vms
+                    .iter()
+                    .flat_map(|v| &v.adapters)
+                    .any(|a| a.verdict == Verdict::TcpFallback)
+        });
+        if problems {
+            return exit::PROBLEMS;
+        }
+        let incomplete = self.hosts.iter().any(|h| {
+            h.status != HostStatus::Ok
+                || h.checks.iter().any(|c| c.status == Status::Unknown)
+                || h.vms
+                    .iter()
+                    .flat_map(|v| &v.adapters)
+                    .any(|a| a.verdict == Verdict::Unknown)
+        });
+        if incomplete {
+            exit::INCOMPLETE
+        } else {
+            exit::HEALTHY
+        }
+    }
+}
+
+/// Diagnoses every host, then the transport between every pair of adapters.
+pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
+    let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
+    let pairs = pairs(&hosts);
+    let summary = summarize(&hosts);
+    Diagnosis {
+        hosts,
+        pairs,
+        summary,
+    }
+}
+
+/// Diagnoses one host.
+pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
+    let facts = facts::build(capture);
+    let nothing_collected = capture.outputs.is_empty() && capture.vmx_files.is_empty();
+    if let (Some(error), true) = (&capture.error, nothing_collected) {
+        let status = if error.kind.is_unreachable() {
+            HostStatus::Unreachable
+        } else {
+            HostStatus::Error
+        };
+        return HostDiagnosis {
+            host: capture.host.clone(),
+            status,
+            error: Some(error.clone()),
+            esxi_version: None,
+            checks: Vec::new(),
+            vms: Vec::new(),
+            adapters_error: None,
+        };
+    }
+    let ctx = Context::new(&facts);
+    let checks = vec![
+        check_version(&facts),
+        check_device_present(&facts),
+        check_device_active(&ctx),
+        check_uplink_on_dvs(&ctx),
+        check_single_uplink(&ctx),
+        check_vmknic_tagged(&ctx),
+        check_vmknic_valid(&ctx),
+        check_firewall(&facts),
+        check_mtu(&ctx),
+        check_roce(&ctx),
+    ];
+    let (vms, adapters_error) = adapters(&facts, &ctx, &checks);
+    let esxi_version = facts.version.as_ref().ok().map(|v| match &v.build {
+        Some(build) => format!("{} (build {build})", v.version),
+        None => v.version.clone(),
+    });
+    let any_fail = checks.iter().any(|c| c.status == Status::Fail)
+        || vms
+            .iter()
+            .flat_map(|v| &v.adapters)
+            .any(|a| a.verdict == Verdict::TcpFallback);
+    let any_unknown = checks.iter().any(|c| c.status == Status::Unknown)
+        || vms
+            .iter()
+            .flat_map(|v| &v.adapters)
+            .any(|a| a.verdict == Verdict::Unknown)
+        || adapters_error.is_some()
+        || capture.error.is_some();
+    let status = if any_fail {
+        HostStatus::Problems
+    } else if any_unknown {
+        HostStatus::Incomplete
+    } else {
+        HostStatus::Ok
+    };
+    HostDiagnosis {
+        host: capture.host.clone(),
+        status,
+        error: capture.error.clone(),
+        esxi_version,
+        checks,
+        vms,
+        adapters_error,
+    }
+}
+
+/// Facts the checks share: which RDMA device PVRDMA would use and where its uplink is.
+struct Context<'a> {
+    facts: &'a HostFacts,
+    /// The device PVRDMA uses: one whose paired uplink is on a vDS, Active first.
+    device: Option<&'a p::RdmaDevice>,
+    /// The vDS holding that device's uplink.
+    dvs: Option<&'a p::DvsSwitch>,
+    /// The vmknic named by /Net/PVRDMAVmknic, when set.
+    tagged_vmknic: Option<String>,
+}
+
+impl<'a> Context<'a> {
+    fn new(facts: &'a HostFacts) -> Self {
+        let devices: &[p::RdmaDevice] = facts.rdma_devices.as_deref().unwrap_or(&[]);
+        let switches: &[p::DvsSwitch] = facts.dvs.as_deref().unwrap_or(&[]);
+        let dvs_of = |d: &p::RdmaDevice| {
+            let uplink = d.paired_uplink.as_deref()?;
+            switches
+                .iter()
+                .find(|s| s.uplinks.iter().any(|u| u == uplink))
+        };
+        let is_active =
+            |d: &p::RdmaDevice| matches!(d.state, p::PortState::Active | p::PortState::ActiveDefer);
+        let device = devices
+            .iter()
+            .find(|d| dvs_of(d).is_some() && is_active(d))
+            .or_else(|| devices.iter().find(|d| dvs_of(d).is_some()))
+            .or_else(|| devices.iter().find(|d| is_active(d)))
+            .or_else(|| devices.first());
+        let dvs = device.and_then(dvs_of);
+        let tagged_vmknic = facts
+            .pvrdma_vmknic
+            .as_ref()
+            .ok()
+            .map(|o| o.string_value.trim().to_string())
+            .filter(|v| !v.is_empty());
+        Context {
+            facts,
+            device,
+            dvs,
+            tagged_vmknic,
+        }
+    }
+
+    /// The vmknic to suggest in a remedy: the one bound to the RDMA device, else one on
+    /// the RDMA vDS.
+    fn suggested_vmknic(&self) -> String {
+        let bound = self.device.and_then(|d| {
+            self.facts
+                .rdma_vmknics
+                .as_ref()
+                .ok()?
+                .iter()
+                .find(|v| v.device == d.name)?
+                .vmknic
+                .clone()
+        });
+        let on_dvs = || {
+            let dvs = self.dvs?;
+            self.facts
+                .vmknics
+                .as_ref()
+                .ok()?
+                .iter()
+                .find(|v| v.vds_name.as_deref() == Some(dvs.name.as_str()))
+                .map(|v| v.name.clone())
+        };
+        bound
+            .or_else(on_dvs)
+            .unwrap_or_else(|| "<vmkN>".to_string())
+    }
+}
+
+fn ev(command: &'static str, field: impl Into<String>) -> Evidence {
+    Evidence {
+        command,
+        field: field.into(),
+    }
+}
+
+fn check(
+    id: &'static str,
+    status: Status,
+    summary: impl Into<String>,
+    evidence: Vec<Evidence>,
+) -> Check {
+    Check {
+        id,
+        status,
+        summary: summary.into(),
+        evidence,
+        remedy: None,
+    }
+}
+
+fn with_remedy(mut c: Check, remedy: impl Into<String>) -> Check {
+    c.remedy = Some(remedy.into());
+    c
+}
+
+/// The check cannot run because a fact is missing.
+fn unknown_from(id: &'static str, command: &'static str, error: &facts::FactError) -> Check {
+    check(
+        id,
+        Status::Unknown,
+        error.to_string(),
+        vec![ev(command, "(no data)")],
+    )
+}
+
+/// The check depends on another one that did not pass.
+fn not_checked(id: &'static str, because: &str) -> Check {
+    check(
+        id,
+        Status::Unknown,
+        format!("not checked: {because}"),
+        Vec::new(),
+    )
+}
+
+fn check_version(f: &HostFacts) -> Check {
+    const ID: &str = "esxi-version";
+    let v = match &f.version {
+        Ok(v) => v,
+        Err(e) => return unknown_from(ID, cat::SYSTEM_VERSION, e),
+    };
+    let evidence = vec![ev(cat::SYSTEM_VERSION, "Version")];
+    match v.numbers() {
+        Some(n) if n >= (6, 5, 0) => check(ID, Status::Pass, format!("{} {} supports PVRDMA", v.product, v.version), evidence),
+        Some(_) => with_remedy(
+            check(ID, Status::Fail, format!("{} {} is older than 6.5, which PVRDMA needs", v.product, v.version), evidence),
+            "upgrade the host to ESXi 6.5 or later (7.0 U1+ for native endpoints, 8.0+ for async mode)",
+        ),
+        None => check(ID, Status::Unknown, format!("version {:?} is not in a form this tool knows", v.version), evidence),
+    }
+}
+
+fn check_device_present(f: &HostFacts) -> Check {
+    const ID: &str = "rdma-device-present";
+    let devices = match &f.rdma_devices {
+        Ok(d) => d,
+        Err(e) => return unknown_from(ID, cat::RDMA_DEVICE_LIST, e),
+    };
+    let evidence = vec![ev(cat::RDMA_DEVICE_LIST, "Name")];
+    if devices.is_empty() {
+        return with_remedy(
+            check(ID, Status::Fail, "no RDMA device is registered (esxcli rdma device list is empty): PVRDMA traffic to other hosts falls back to TCP", evidence),
+            "install a RoCE-capable NIC and its RDMA driver, then check `esxcli system module list | grep -i rdma` and `esxcli rdma device list`",
+        );
+    }
+    let names: Vec<String> = devices
+        .iter()
+        .map(|d| match &d.paired_uplink {
+            Some(u) => format!("{} ({}, uplink {u})", d.name, d.driver),
+            None => format!("{} ({})", d.name, d.driver),
+        })
+        .collect();
+    check(
+        ID,
+        Status::Pass,
+        format!("RDMA device registered: {}", names.join(", ")),
+        evidence,
+    )
+}
+
+fn state_name(s: &p::PortState) -> String {
+    match s {
+        p::PortState::Active => "Active".into(),
+        p::PortState::ActiveDefer => "Active (deferred)".into(),
+        p::PortState::Down => "Down".into(),
+        p::PortState::Init => "Init".into(),
+        p::PortState::Armed => "Armed".into(),
+        p::PortState::Nop => "Nop".into(),
+        p::PortState::Other(o) => o.clone(),
+    }
+}
+
+fn check_device_active(ctx: &Context) -> Check {
+    const ID: &str = "rdma-device-active";
+    let devices = match &ctx.facts.rdma_devices {
+        Ok(d) => d,
+        Err(e) => return unknown_from(ID, cat::RDMA_DEVICE_LIST, e),
+    };
+    let Some(device) = ctx.device else {
+        return not_checked(
+            ID,
+            &format!(
+                "no RDMA device (see rdma-device-present); {} rows",
+                devices.len()
+            ),
+        );
+    };
+    let evidence = vec![ev(
+        cat::RDMA_DEVICE_LIST,
+        format!("State of {}", device.name),
+    )];
+    match device.state {
+        p::PortState::Active | p::PortState::ActiveDefer => check(
+            ID,
+            Status::Pass,
+            format!("{} is {}", device.name, state_name(&device.state)),
+            evidence,
+        ),
+        _ => {
+            let uplink = device
+                .paired_uplink
+                .clone()
+                .unwrap_or_else(|| "its uplink".to_string());
+            with_remedy(
+                check(
+                    ID,
+                    Status::Fail,
+                    format!("{} is {}, not Active: the HCA cannot carry PVRDMA traffic", device.name, state_name(&device.state)),
+                    evidence,
+                ),
+                format!("check the link of {uplink} (cable, switch port, `esxcli network nic get -n {uplink}`) until `esxcli rdma device list` shows {} Active", device.name),
+            )
+        }
+    }
+}
+
+fn check_uplink_on_dvs(ctx: &Context) -> Check {
+    const ID: &str = "rdma-uplink-on-dvs";
+    let f = ctx.facts;
+    let devices = match &f.rdma_devices {
+        Ok(d) if d.is_empty() => {
+            return not_checked(ID, "no RDMA device (see rdma-device-present)")
+        }
+        Ok(d) => d,
+        Err(e) => return unknown_from(ID, cat::RDMA_DEVICE_LIST, e),
+    };
+    let switches = match &f.dvs {
+        Ok(s) => s,
+        Err(e) => return unknown_from(ID, cat::DVS_LIST, e),
+    };
+    let evidence = vec![
+        ev(cat::RDMA_DEVICE_LIST, "Paired Uplink"),
+        ev(cat::DVS_LIST, "Uplinks"),
+    ];
+    if let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) {
+        let uplink = device.paired_uplink.as_deref().unwrap_or("?");
+        return check(
+            ID,
+            Status::Pass,
+            format!(
+                "{} (uplink {uplink}) is an uplink of vDS {}",
+                device.name, dvs.name
+            ),
+            evidence,
+        );
+    }
+    let uplinks: Vec<&str> = devices
+        .iter()
+        .filter_map(|d| d.paired_uplink.as_deref())
+        .collect();
+    let Some(first) = uplinks.first() else {
+        return check(
+            ID,
+            Status::Fail,
+            "no RDMA device has a paired uplink",
+            evidence,
+        );
+    };
+    let where_now: Vec<String> = uplinks
+        .iter()
+        .map(|u| {
+            let on_standard = f
+                .standard_switches
+                .as_ref()
+                .ok()
+                .and_then(|ss| ss.iter().find(|s| s.uplinks.iter().any(|x| x == u)))
+                .map(|s| format!("{u} is on standard vSwitch {}", s.name));
+            on_standard.unwrap_or_else(|| format!("{u} is on no vDS"))
+        })
+        .collect();
+    let summary = if switches.is_empty() {
+        format!("this host has no vSphere Distributed Switch; PVRDMA needs one whose uplink is the HCA ({})", where_now.join("; "))
+    } else {
+        format!(
+            "no RDMA uplink is an uplink of a vDS: {}",
+            where_now.join("; ")
+        )
+    };
+    let mut evidence = evidence;
+    evidence.push(ev(cat::STANDARD_SWITCH_LIST, "Uplinks"));
+    with_remedy(
+        check(ID, Status::Fail, summary, evidence),
+        format!("in vCenter, add {first} as the uplink of the PVRDMA vDS (Distributed Switch > Add and Manage Hosts > Manage physical adapters)"),
+    )
+}
+
+fn check_single_uplink(ctx: &Context) -> Check {
+    const ID: &str = "dvs-single-uplink";
+    let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) else {
+        return not_checked(
+            ID,
+            "the HCA is not an uplink of any vDS (see rdma-uplink-on-dvs)",
+        );
+    };
+    let evidence = vec![ev(cat::DVS_LIST, format!("Uplinks of {}", dvs.name))];
+    if dvs.uplinks.len() == 1 {
+        return check(
+            ID,
+            Status::Pass,
+            format!(
+                "{} is the only uplink of vDS {}",
+                dvs.uplinks.join(""),
+                dvs.name
+            ),
+            evidence,
+        );
+    }
+    let hca = device.paired_uplink.as_deref().unwrap_or("");
+    let others: Vec<&str> = dvs
+        .uplinks
+        .iter()
+        .map(String::as_str)
+        .filter(|u| *u != hca)
+        .collect();
+    with_remedy(
+        check(
+            ID,
+            Status::Fail,
+            format!(
+                "vDS {} has {} uplinks ({}): PVRDMA does not support NIC teaming, the HCA {hca} must be the only uplink",
+                dvs.name,
+                dvs.uplinks.len(),
+                dvs.uplinks.join(", ")
+            ),
+            evidence,
+        ),
+        format!("in vCenter, remove {} from the uplinks of vDS {} (or move them to another vDS)", others.join(", "), dvs.name),
+    )
+}
+
+fn check_vmknic_tagged(ctx: &Context) -> Check {
+    const ID: &str = "pvrdma-vmknic-tagged";
+    let option = match &ctx.facts.pvrdma_vmknic {
+        Ok(o) => o,
+        Err(e) => return unknown_from(ID, cat::PVRDMA_VMKNIC_OPTION, e),
+    };
+    let evidence = vec![ev(cat::PVRDMA_VMKNIC_OPTION, "String Value")];
+    match &ctx.tagged_vmknic {
+        Some(vmk) => check(
+            ID,
+            Status::Pass,
+            format!("{} = {vmk}", option.path),
+            evidence,
+        ),
+        None => with_remedy(
+            check(
+                ID,
+                Status::Fail,
+                "no VMkernel adapter is tagged for PVRDMA (/Net/PVRDMAVmknic is empty)",
+                evidence,
+            ),
+            format!(
+                "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s {}",
+                ctx.suggested_vmknic()
+            ),
+        ),
+    }
+}
+
+fn check_vmknic_valid(ctx: &Context) -> Check {
+    const ID: &str = "pvrdma-vmknic-valid";
+    let f = ctx.facts;
+    let Some(vmk) = &ctx.tagged_vmknic else {
+        return not_checked(ID, "no vmknic is tagged (see pvrdma-vmknic-tagged)");
+    };
+    let interfaces = match &f.vmknics {
+        Ok(i) => i,
+        Err(e) => return unknown_from(ID, cat::IP_INTERFACE_LIST, e),
+    };
+    let Some(interface) = interfaces.iter().find(|i| &i.name == vmk) else {
+        let existing: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
+        return with_remedy(
+            check(
+                ID,
+                Status::Fail,
+                format!(
+                    "{vmk} is tagged for PVRDMA but does not exist (vmknics: {})",
+                    if existing.is_empty() {
+                        "none".to_string()
+                    } else {
+                        existing.join(", ")
+                    }
+                ),
+                vec![
+                    ev(cat::PVRDMA_VMKNIC_OPTION, "String Value"),
+                    ev(cat::IP_INTERFACE_LIST, "Name"),
+                ],
+            ),
+            format!(
+                "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s {}",
+                ctx.suggested_vmknic()
+            ),
+        );
+    };
+    if interface.enabled == Some(false) {
+        return with_remedy(
+            check(
+                ID,
+                Status::Fail,
+                format!("{vmk} exists but is disabled"),
+                vec![ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}"))],
+            ),
+            format!("esxcli network ip interface set -e true -i {vmk}"),
+        );
+    }
+    let ipv4 = match &f.ipv4 {
+        Ok(rows) => rows
+            .iter()
+            .find(|r| &r.name == vmk)
+            .and_then(|r| r.address.clone()),
+        Err(e) => {
+            return check(
+                ID,
+                Status::Unknown,
+                format!("{vmk} exists and is enabled; its IPv4 address is unknown: {e}"),
+                vec![ev(cat::IPV4_GET, "(no data)")],
+            )
+        }
+    };
+    let Some(address) = ipv4 else {
+        return with_remedy(
+            check(ID, Status::Fail, format!("{vmk} has no IPv4 address; PVRDMA endpoints cannot reach each other"), vec![ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}"))]),
+            format!("esxcli network ip interface ipv4 set -i {vmk} -t static -I <IPv4 address> -N <netmask>"),
+        );
+    };
+    let evidence = vec![
+        ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}")),
+        ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}")),
+    ];
+    match (ctx.dvs, interface.vds_name.as_deref()) {
+        (Some(dvs), Some(on)) if on != dvs.name => check(
+            ID,
+            Status::Warn,
+            format!(
+                "{vmk} has IPv4 {address} but sits on vDS {on}, not on {} whose uplink is the HCA",
+                dvs.name
+            ),
+            evidence,
+        ),
+        (Some(dvs), None) => check(
+            ID,
+            Status::Warn,
+            format!(
+                "{vmk} has IPv4 {address} but is on {}, not on vDS {} whose uplink is the HCA",
+                interface.portset.as_deref().unwrap_or("a standard vSwitch"),
+                dvs.name
+            ),
+            evidence,
+        ),
+        _ => check(
+            ID,
+            Status::Pass,
+            format!("{vmk} exists, is enabled and has IPv4 {address}"),
+            evidence,
+        ),
+    }
+}
+
+fn check_firewall(f: &HostFacts) -> Check {
+    const ID: &str = "firewall-pvrdma";
+    let firewall_off = matches!(&f.firewall, Ok(fw) if fw.enabled == Some(false));
+    if firewall_off {
+        return check(
+            ID,
+            Status::Pass,
+            "the ESXi firewall is disabled, so it does not block PVRDMA",
+            vec![ev(cat::FIREWALL_GET, "Enabled")],
+        );
+    }
+    let rulesets = match &f.rulesets {
+        Ok(r) => r,
+        Err(e) => return unknown_from(ID, cat::FIREWALL_RULESET_LIST, e),
+    };
+    let evidence = vec![
+        ev(cat::FIREWALL_GET, "Enabled"),
+        ev(cat::FIREWALL_RULESET_LIST, "Enabled of pvrdma"),
+    ];
+    const ENABLE: &str = "esxcli network firewall ruleset set -e true -r pvrdma";
+    match rulesets.iter().find(|r| r.name.eq_ignore_ascii_case("pvrdma")) {
+        Some(r) if r.enabled == Some(true) => check(ID, Status::Pass, "firewall ruleset pvrdma is enabled", evidence),
+        Some(r) if r.enabled == Some(false) => match &f.firewall {
+            Ok(fw) if fw.enabled == Some(true) => with_remedy(
+                check(ID, Status::Fail, "the firewall is enabled and its pvrdma ruleset is disabled (the ESXi 8.0 default): PVRDMA traffic is blocked", evidence),
+                ENABLE,
+            ),
+            Ok(_) => with_remedy(
+                check(ID, Status::Unknown, "ruleset pvrdma is disabled and whether the firewall is enabled is not stated", evidence),
+                ENABLE,
+            ),
+            Err(e) => with_remedy(
+                check(ID, Status::Unknown, format!("ruleset pvrdma is disabled; firewall state unknown: {e}"), evidence),
+                ENABLE,
+            ),
+        },
+        Some(_) => check(ID, Status::Unknown, "ruleset pvrdma has no readable Enabled value", evidence),
+        None => check(
+            ID,
+            Status::Warn,
+            "the firewall has no pvrdma ruleset (older ESXi); make sure PVRDMA traffic is allowed",
+            evidence,
+        ),
+    }
+}
+
+fn check_mtu(ctx: &Context) -> Check {
+    const ID: &str = "mtu-consistent";
+    let f = ctx.facts;
+    let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) else {
+        return not_checked(
+            ID,
+            "the HCA is not an uplink of any vDS (see rdma-uplink-on-dvs)",
+        );
+    };
+    let Some(vmk) = &ctx.tagged_vmknic else {
+        return not_checked(ID, "no vmknic is tagged (see pvrdma-vmknic-tagged)");
+    };
+    let uplink = device.paired_uplink.clone().unwrap_or_default();
+    let nic_mtu: Fact<Option<u32>> = f
+        .nics
+        .clone()
+        .map(|n| n.iter().find(|n| n.name == uplink).and_then(|n| n.mtu));
+    let vmk_mtu: Fact<Option<u32>> = f
+        .vmknics
+        .clone()
+        .map(|v| v.iter().find(|v| &v.name == vmk).and_then(|v| v.mtu));
+    let evidence = vec![
+        ev(cat::DVS_LIST, format!("MTU of {}", dvs.name)),
+        ev(cat::IP_INTERFACE_LIST, format!("MTU of {vmk}")),
+        ev(cat::NIC_LIST, format!("MTU of {uplink}")),
+    ];
+    let named = [
+        (format!("vDS {}", dvs.name), Ok(dvs.mtu)),
+        (vmk.clone(), vmk_mtu),
+        (uplink.clone(), nic_mtu),
+    ];
+    let mut known: Vec<(String, u32)> = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
+    for (name, mtu) in named {
+        match mtu {
+            Ok(Some(m)) => known.push((name, m)),
+            Ok(None) => missing.push(format!("{name}: no MTU in the output")),
+            Err(e) => missing.push(format!("{name}: {e}")),
+        }
+    }
+    let list = known
+        .iter()
+        .map(|(n, m)| format!("{n} {m}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let vmk_value = known.iter().find(|(n, _)| n == vmk).map(|(_, m)| *m);
+    let others_min = known
+        .iter()
+        .filter(|(n, _)| n != vmk)
+        .map(|(_, m)| *m)
+        .min();
+    if let (Some(v), Some(min)) = (vmk_value, others_min) {
+        if v > min {
+            return with_remedy(
+                check(ID, Status::Fail, format!("{vmk} MTU {v} is larger than the path below it ({list}): large frames are dropped"), evidence),
+                format!("esxcli network ip interface set -m {min} -i {vmk}  (or raise the vDS {} MTU in vCenter to {v})", dvs.name),
+            );
+        }
+    }
+    let all_equal = known.windows(2).all(|w| matches!(w, [a, b] if a.1 == b.1));
+    if !missing.is_empty() {
+        let status = if all_equal {
+            Status::Unknown
+        } else {
+            Status::Warn
+        };
+        return check(
+            ID,
+            status,
+            format!(
+                "known MTUs: {}; unknown: {}",
+                if list.is_empty() { "none".into() } else { list },
+                missing.join("; ")
+            ),
+            evidence,
+        );
+    }
+    if all_equal {
+        check(
+            ID,
+            Status::Pass,
+            format!(
+                "MTU {} on vDS {}, {vmk} and {uplink}",
+                known.first().map_or(0, |k| k.1),
+                dvs.name
+            ),
+            evidence,
+        )
+    } else {
+        let target = known.iter().map(|k| k.1).max().unwrap_or(9000);
+        with_remedy(
+            check(ID, Status::Warn, format!("MTUs differ: {list}"), evidence),
+            format!("use one MTU end to end, e.g. set vDS {} to {target} in vCenter and `esxcli network ip interface set -m {target} -i {vmk}`", dvs.name),
+        )
+    }
+}
+
+fn check_roce(ctx: &Context) -> Check {
+    const ID: &str = "roce-supported";
+    let Some(device) = ctx.device else {
+        return not_checked(ID, "no RDMA device (see rdma-device-present)");
+    };
+    let protocols = match &ctx.facts.rdma_protocols {
+        Ok(p) => p,
+        Err(e) => return unknown_from(ID, cat::RDMA_PROTOCOL_LIST, e),
+    };
+    let evidence = vec![ev(
+        cat::RDMA_PROTOCOL_LIST,
+        format!("RoCE v1, RoCE v2 of {}", device.name),
+    )];
+    let Some(row) = protocols.iter().find(|p| p.device == device.name) else {
+        return check(
+            ID,
+            Status::Unknown,
+            format!("{} is not in esxcli rdma device protocol list", device.name),
+            evidence,
+        );
+    };
+    let versions: Vec<&str> = [(row.roce_v1, "RoCE v1"), (row.roce_v2, "RoCE v2")]
+        .iter()
+        .filter(|(b, _)| *b == Some(true))
+        .map(|(_, n)| *n)
+        .collect();
+    if !versions.is_empty() {
+        return check(
+            ID,
+            Status::Pass,
+            format!("{} supports {}", device.name, versions.join(" and ")),
+            evidence,
+        );
+    }
+    if row.roce_v1.is_none() || row.roce_v2.is_none() {
+        return check(
+            ID,
+            Status::Unknown,
+            format!("RoCE support of {} is not stated", device.name),
+            evidence,
+        );
+    }
+    with_remedy(
+        check(
+            ID,
+            Status::Fail,
+            format!(
+                "{} supports neither RoCE v1 nor RoCE v2; PVRDMA needs RoCE",
+                device.name
+            ),
+            evidence,
+        ),
+        "use a RoCE-capable NIC (or enable RoCE in its driver/firmware) as the PVRDMA uplink",
+    )
+}
+
+/// Lists the host's PVRDMA adapters grouped by VM, each with its verdict and reasons.
+fn adapters(f: &HostFacts, ctx: &Context, checks: &[Check]) -> (Vec<Vm>, Option<String>) {
+    if !f.vmx.is_empty() && f.pvrdma_properties.is_err() && f.pvrdma_devices.is_err() {
+        return (adapters_from_vmx(f), None);
+    }
+    let mut by_device: BTreeMap<p::PvrdmaDeviceId, Option<&p::PvrdmaPropertiesSection>> =
+        BTreeMap::new();
+    if let Ok(ids) = &f.pvrdma_devices {
+        for id in ids {
+            by_device.insert(*id, None);
+        }
+    }
+    if let Ok(sections) = &f.pvrdma_properties {
+        for s in sections {
+            by_device.insert(s.device, Some(s));
+        }
+    }
+    let adapters_error = match (&f.pvrdma_devices, &f.pvrdma_properties) {
+        (Err(ls), Err(_)) => Some(format!("PVRDMA adapters could not be listed: {ls}")),
+        _ => None,
+    };
+    let processes: &[p::VmProcess] = f.vms.as_deref().unwrap_or(&[]);
+    let failing: Vec<&Check> = checks.iter().filter(|c| c.status == Status::Fail).collect();
+    let mut vms: BTreeMap<u64, Vm> = BTreeMap::new();
+    for (id, section) in by_device {
+        let vm = vms.entry(id.world_id).or_insert_with(|| {
+            let process = processes.iter().find(|v| v.world_id == id.world_id);
+            Vm {
+                name: process.map_or_else(
+                    || format!("World ID {}", id.world_id),
+                    |p| p.display_name.clone(),
+                ),
+                world_id: Some(id.world_id),
+                config_file: process.and_then(|p| p.config_file.clone()),
+                adapters: Vec::new(),
+            }
+        });
+        vm.adapters
+            .push(adapter_verdict(f, ctx, id, section, &failing));
+    }
+    let mut vms: Vec<Vm> = vms.into_values().collect();
+    vms.sort_by(|a, b| a.name.cmp(&b.name).then(a.world_id.cmp(&b.world_id)));
+    (vms, adapters_error)
+}
+
+fn adapter_verdict(
+    f: &HostFacts,
+    ctx: &Context,
+    id: p::PvrdmaDeviceId,
+    section: Option<&p::PvrdmaPropertiesSection>,
+    failing: &[&Check],
+) -> Adapter {
+    let mut adapter = Adapter {
+        index: id.index,
+        verdict: Verdict::Unknown,
+        reasons: Vec::new(),
+        mac: None,
+        roce_version: None,
+        active_mtu: None,
+        port: None,
+    };
+    let properties = match (section, &f.pvrdma_properties) {
+        (Some(s), _) => match &s.properties {
+            Ok(props) => props,
+            Err(text) => {
+                adapter
+                    .reasons
+                    .push(format!("vsish could not read its properties: {text}"));
+                return adapter;
+            }
+        },
+        (None, Err(e)) => {
+            adapter.reasons.push(e.to_string());
+            return adapter;
+        }
+        (None, Ok(_)) => {
+            adapter.reasons.push(format!(
+                "no properties were printed for {}_{} (the VM may have stopped during collection)",
+                id.world_id, id.index
+            ));
+            return adapter;
+        }
+    };
+    adapter.mac = properties.mac_address.clone();
+    adapter.roce_version = properties.roce_version;
+    adapter.active_mtu = properties.active_mtu;
+    let port = adapter
+        .mac
+        .as_deref()
+        .and_then(|mac| find_port(f, id.world_id, mac));
+    adapter.port = port.map(|p| PortView {
+        vswitch: p.vswitch.clone(),
+        portgroup: p.portgroup.clone(),
+        uplink: p.team_uplink.clone(),
+    });
+    adapter.verdict = match properties.physical_hca_available {
+        Some(true) => Verdict::Hca,
+        Some(false) => Verdict::TcpFallback,
+        None => {
+            adapter
+                .reasons
+                .push("vsish printed no readable `Physical HCA available` line".to_string());
+            return adapter;
+        }
+    };
+    if let (Some(version), Some(device)) = (adapter.roce_version, ctx.device) {
+        let supported = f
+            .rdma_protocols
+            .as_ref()
+            .ok()
+            .and_then(|ps| ps.iter().find(|p| p.device == device.name))
+            .map(|row| match version {
+                1 => row.roce_v1,
+                2 => row.roce_v2,
+                _ => None,
+            });
+        if let Some(Some(false)) = supported {
+            adapter.reasons.push(format!(
+                "the adapter uses RoCE v{version}, which {} does not support",
+                device.name
+            ));
+        }
+    }
+    if adapter.verdict == Verdict::TcpFallback {
+        for c in failing {
+            adapter
+                .reasons
+                .push(format!("host check {} failed: {}", c.id, c.summary));
+        }
+        adapter
+            .reasons
+            .extend(port_reasons(f, ctx, id, adapter.mac.as_deref(), port));
+        if adapter.reasons.is_empty() {
+            adapter.reasons.push(
+                "no host-side cause found: every host check passes and the adapter's port uses the HCA's vDS; the HCA was probably unusable when the adapter started (power-cycle the VM after fixing the host)"
+                    .to_string(),
+            );
+        }
+    }
+    adapter
+}
+
+fn find_port<'a>(f: &'a HostFacts, world_id: u64, mac: &str) -> Option<&'a p::VmPort> {
+    let sections = f.vm_ports.as_ref().ok()?;
+    let section = sections.iter().find(|s| s.world_id == world_id)?;
+    section.ports.iter().find(|p| {
+        p.mac_address
+            .as_deref()
+            .is_some_and(|m| m.eq_ignore_ascii_case(mac))
+    })
+}
+
+/// What the adapter's own VM port says about why it has no HCA.
+fn port_reasons(
+    f: &HostFacts,
+    ctx: &Context,
+    id: p::PvrdmaDeviceId,
+    mac: Option<&str>,
+    port: Option<&p::VmPort>,
+) -> Vec<String> {
+    let Some(mac) = mac else {
+        return vec!["vsish printed no MAC address, so its VM port could not be found".to_string()];
+    };
+    let Some(port) = port else {
+        return match &f.vm_ports {
+            Err(e) => vec![format!("its VM port is unknown: {e}")],
+            Ok(_) => vec![format!(
+                "no port with MAC {mac} in `esxcli network vm port list -w {}`",
+                id.world_id
+            )],
+        };
+    };
+    let vswitch = port.vswitch.as_deref().unwrap_or("?");
+    let portgroup = port.portgroup.as_deref().unwrap_or("?");
+    let uplink = port.team_uplink.as_deref().unwrap_or("no uplink");
+    let hca_uplink = ctx.device.and_then(|d| d.paired_uplink.as_deref());
+    let mut reasons = Vec::new();
+    match ctx.dvs {
+        Some(dvs) if vswitch != dvs.name => reasons.push(format!(
+            "its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}, not on vDS {} whose uplink is the HCA {}: connect the adapter to a port group of {}",
+            dvs.name,
+            hca_uplink.unwrap_or("?"),
+            dvs.name
+        )),
+        Some(_) => {
+            if let (Some(team), Some(hca)) = (port.team_uplink.as_deref(), hca_uplink) {
+                if team != hca {
+                    reasons.push(format!("its port (MAC {mac}) uses uplink {team}, not the HCA's uplink {hca}"));
+                }
+            }
+        }
+        None => reasons.push(format!("its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}; no vDS has the HCA as uplink")),
+    }
+    reasons
+}
+
+/// A vm-support bundle has `.vmx` files but no vsish data: list the PVRDMA adapters the
+/// configuration declares, with verdict unknown and what the configuration does tell.
+fn adapters_from_vmx(f: &HostFacts) -> Vec<Vm> {
+    let mut vms = Vec::new();
+    for vmx in &f.vmx {
+        let config = match &vmx.config {
+            Ok(c) => c,
+            Err(_) => continue,
+        };
+        if config.pvrdma_adapters.is_empty() {
+            continue;
+        }
+        let mut notes = vec!["vm-support bundles carry no vsish data: run pvrdma-doctor against the live host for the verdict".to_string()];
+        match config.hardware_version {
+            Some(hw) if hw < 13 => notes.push(format!(
+                "virtual hardware version {hw} is below 13, which PVRDMA needs"
+            )),
+            None => notes.push("the .vmx states no virtualHW.version".to_string()),
+            _ => {}
+        }
+        let reserved = config.mem_pin == Some(true)
+            || matches!((config.mem_min_mb, config.memsize_mb), (Some(min), Some(size)) if min >= size);
+        if !reserved {
+            notes.push("guest memory is not fully reserved (sched.mem.min < memsize and no sched.mem.pin), which PVRDMA needs".to_string());
+        }
+        let mut adapters: Vec<&p::vmx::VmxAdapter> = config.pvrdma_adapters.iter().collect();
+        adapters.sort_by_key(|a| a.ethernet_index);
+        vms.push(Vm {
+            name: config
+                .display_name
+                .clone()
+                .unwrap_or_else(|| vmx.path.clone()),
+            world_id: None,
+            config_file: Some(vmx.path.clone()),
+            adapters: adapters
+                .iter()
+                .enumerate()
+                .map(|(i, a)| Adapter {
+                    index: u32::try_from(i).unwrap_or(u32::MAX),
+                    verdict: Verdict::Unknown,
+                    reasons: notes.clone(),
+                    mac: a.mac_address.clone(),
+                    roce_version: None,
+                    active_mtu: None,
+                    port: None,
+                })
+                .collect(),
+        });
+    }
+    vms.sort_by(|a, b| a.name.cmp(&b.name));
+    vms
+}
+
+/// The transport between every two adapters of different VMs.
+fn pairs(hosts: &[HostDiagnosis]) -> Vec<Pair> {
+    let all: Vec<(AdapterRef, Verdict)> = hosts
+        .iter()
+        .flat_map(|h| {
+            h.vms.iter().flat_map(move |vm| {
+                vm.adapters.iter().map(move |a| {
+                    (
+                        AdapterRef {
+                            host: h.host.clone(),
+                            vm: vm.name.clone(),
+                            adapter: a.index,
+                        },
+                        a.verdict,
+                    )
+                })
+            })
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    for (i, (a, va)) in all.iter().enumerate() {
+        for (b, vb) in all.iter().skip(i + 1) {
+            if a.host == b.host && a.vm == b.vm {
+                continue;
+            }
+            let transport = if a.host == b.host {
+                Transport::Memcpy
+            } else {
+                match (va, vb) {
+                    (Verdict::Hca, Verdict::Hca) => Transport::Rdma,
+                    (Verdict::TcpFallback, _) | (_, Verdict::TcpFallback) => Transport::Tcp,
+                    _ => Transport::Unknown,
+                }
+            };
+            pairs.push(Pair {
+                a: a.clone(),
+                b: b.clone(),
+                transport,
+            });
+        }
+    }
+    pairs
+}
+
+fn summarize(hosts: &[HostDiagnosis]) -> Summary {
+    let mut s = Summary {
+        hosts: hosts.len(),
+        ..Summary::default()
+    };
+    for h in hosts {
+        match h.status {
+            HostStatus::Ok => s.healthy += 1,
+            HostStatus::Problems => s.problems += 1,
+            HostStatus::Incomplete => s.incomplete += 1,
+            HostStatus::Unreachable => s.unreachable += 1,
+            HostStatus::Error => s.error += 1,
+        }
+        for a in h.vms.iter().flat_map(|v| &v.adapters) {
+            s.adapters += 1;
+            match a.verdict {
+                Verdict::Hca => s.hca += 1,
+                Verdict::TcpFallback => s.tcp_fallback += 1,
+                Verdict::Unknown => s.unknown += 1,
+            }
+        }
+    }
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let parts = |items: &[(usize, &str)]| {
+        items
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, label)| format!("{n} {label}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let host_parts = parts(&[
+        (s.healthy, "healthy"),
+        (s.problems, "with problems"),
+        (s.incomplete, "incomplete"),
+        (s.unreachable, "unreachable"),
+        (s.error, "failed"),
+    ]);
+    let adapter_parts = parts(&[
+        (s.hca, "hca"),
+        (s.tcp_fallback, "tcp-fallback"),
+        (s.unknown, "unknown"),
+    ]);
+    let mut line = plural(s.hosts, "host", "hosts");
+    if !host_parts.is_empty() {
+        line.push_str(&format!(": {host_parts}"));
+    }
+    line.push_str(&format!(
+        "; {}",
+        plural(s.adapters, "PVRDMA adapter", "PVRDMA adapters")
+    ));
+    if !adapter_parts.is_empty() {
+        line.push_str(&format!(": {adapter_parts}"));
+    }
+    s.line = line;
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::ErrorKind;
+
+    fn adapter(index: u32, verdict: Verdict) -> Adapter {
+        Adapter {
+            index,
+            verdict,
+            reasons: Vec::new(),
+            mac: None,
+            roce_version: None,
+            active_mtu: None,
+            port: None,
+        }
+    }
+
+    fn host(name: &str, status: HostStatus, vms: Vec<(&str, Vec<Adapter>)>) -> HostDiagnosis {
+        HostDiagnosis {
+            host: name.to_string(),
+            status,
+            error: None,
+            esxi_version: None,
+            checks: Vec::new(),
+            vms: vms
+                .into_iter()
+                .map(|(vm, adapters)| Vm {
+                    name: vm.to_string(),
+                    world_id: Some(1),
+                    config_file: None,
+                    adapters,
+                })
+                .collect(),
+            adapters_error: None,
+        }
+    }
+
+    fn diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
+        let pairs = pairs(&hosts);
+        let summary = summarize(&hosts);
+        Diagnosis {
+            hosts,
+            pairs,
+            summary,
+        }
+    }
+
+    fn transport(d: &Diagnosis, a: (&str, &str), b: (&str, &str)) -> Transport {
+        d.pairs
+            .iter()
+            .find(|p| {
+                (p.a.host.as_str(), p.a.vm.as_str()) == a
+                    && (p.b.host.as_str(), p.b.vm.as_str()) == b
+            })
+            .map(|p| p.transport)
+            .unwrap_or_else(|| panic!("no pair {a:?} {b:?}"))
+    }
+
+    #[test]
+    fn transport_follows_the_pvrdma_rules() {
+        let d = diagnosis(vec![
+            host(
+                "esx01",
+                HostStatus::Problems,
+                vec![
+                    ("a", vec![adapter(0, Verdict::Hca)]),
+                    ("b", vec![adapter(0, Verdict::TcpFallback)]),
+                ],
+            ),
+            host(
+                "esx02",
+                HostStatus::Ok,
+                vec![("c", vec![adapter(0, Verdict::Hca)])],
+            ),
+            host(
+                "esx03",
+                HostStatus::Incomplete,
+                vec![("d", vec![adapter(0, Verdict::Unknown)])],
+            ),
+        ]);
+        // Same host: memcpy whatever the verdicts, the HCA is not involved.
+        assert_eq!(
+            transport(&d, ("esx01", "a"), ("esx01", "b")),
+            Transport::Memcpy
+        );
+        assert_eq!(
+            transport(&d, ("esx01", "a"), ("esx02", "c")),
+            Transport::Rdma
+        );
+        assert_eq!(
+            transport(&d, ("esx01", "b"), ("esx02", "c")),
+            Transport::Tcp
+        );
+        assert_eq!(
+            transport(&d, ("esx01", "a"), ("esx03", "d")),
+            Transport::Unknown
+        );
+        // One side falling back decides it even when the other is unknown.
+        assert_eq!(
+            transport(&d, ("esx01", "b"), ("esx03", "d")),
+            Transport::Tcp
+        );
+        assert_eq!(d.pairs.len(), 6);
+    }
+
+    #[test]
+    fn adapters_of_the_same_vm_are_not_paired() {
+        let d = diagnosis(vec![host(
+            "esx01",
+            HostStatus::Ok,
+            vec![(
+                "a",
+                vec![adapter(0, Verdict::Hca), adapter(1, Verdict::Hca)],
+            )],
+        )]);
+        assert!(d.pairs.is_empty());
+    }
+
+    #[test]
+    fn summary_line_reads_like_the_issue_example() {
+        let mut down = host("esx03", HostStatus::Unreachable, vec![]);
+        down.error = Some(Failure::new(ErrorKind::Unreachable, "refused"));
+        let d = diagnosis(vec![
+            host(
+                "esx01",
+                HostStatus::Ok,
+                vec![(
+                    "a",
+                    vec![
+                        adapter(0, Verdict::Hca),
+                        adapter(1, Verdict::Hca),
+                        adapter(2, Verdict::Hca),
+                    ],
+                )],
+            ),
+            host(
+                "esx02",
+                HostStatus::Problems,
+                vec![(
+                    "b",
+                    vec![
+                        adapter(0, Verdict::TcpFallback),
+                        adapter(1, Verdict::Unknown),
+                    ],
+                )],
+            ),
+            down,
+        ]);
+        assert_eq!(
+            d.summary.line,
+            "3 hosts: 1 healthy, 1 with problems, 1 unreachable; 5 PVRDMA adapters: 3 hca, 1 tcp-fallback, 1 unknown"
+        );
+        assert_eq!(
+            diagnosis(vec![host("esx01", HostStatus::Ok, vec![])])
+                .summary
+                .line,
+            "1 host: 1 healthy; 0 PVRDMA adapters"
+        );
+    }
+
+    #[test]
+    fn exit_code_precedence() {
+        let ok = || {
+            host(
+                "esx01",
+                HostStatus::Ok,
+                vec![("a", vec![adapter(0, Verdict::Hca)])],
+            )
+        };
+        assert_eq!(diagnosis(vec![ok()]).exit_code(), exit::HEALTHY);
+        let unreachable = host("esx02", HostStatus::Unreachable, vec![]);
+        assert_eq!(
+            diagnosis(vec![ok(), unreachable.clone()]).exit_code(),
+            exit::INCOMPLETE
+        );
+        let unknown = host(
+            "esx03",
+            HostStatus::Incomplete,
+            vec![("u", vec![adapter(0, Verdict::Unknown)])],
+        );
+        assert_eq!(diagnosis(vec![ok(), unknown]).exit_code(), exit::INCOMPLETE);
+        let fallback = host(
+            "esx04",
+            HostStatus::Problems,
+            vec![("t", vec![adapter(0, Verdict::TcpFallback)])],
+        );
+        // A problem outranks an unreachable host: the runbook must see the failure.
+        assert_eq!(
+            diagnosis(vec![ok(), unreachable, fallback]).exit_code(),
+            exit::PROBLEMS
+        );
+        let mut failing = ok();
+        failing.checks.push(check(
+            "firewall-pvrdma",
+            Status::Fail,
+            "blocked",
+            Vec::new(),
+        ));
+        assert_eq!(diagnosis(vec![failing]).exit_code(), exit::PROBLEMS);
+        let mut warned = ok();
+        warned
+            .checks
+            .push(check("mtu-consistent", Status::Warn, "differ", Vec::new()));
+        assert_eq!(diagnosis(vec![warned]).exit_code(), exit::HEALTHY);
+    }
+}

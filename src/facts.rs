@@ -1,0 +1,197 @@
+//! Pipeline stage: *parse*. Turns one host's raw outputs into typed facts.
+//!
+//! Every fact is a `Result`: a command that was not collected, that failed, or whose output
+//! did not parse stays visible as a [`FactError`] with its reason, so the diagnosis can say
+//! `unknown` and why instead of treating absent data as a pass.
+use crate::catalogue as cat;
+use crate::collect::{HostCapture, RawOutput};
+use pvrdma_parsers as p;
+use serde::Serialize;
+
+/// Why a fact is not available.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum FactError {
+    /// The command was not run or produced nothing usable (host down, timeout, Ctrl-C...).
+    NotCollected { command: String, reason: String },
+    /// The command ran and reported an error.
+    CommandFailed { command: String, reason: String },
+    /// The output did not parse.
+    Unparseable { command: String, reason: String },
+}
+
+impl FactError {
+    pub fn command(&self) -> &str {
+        match self {
+            FactError::NotCollected { command, .. }
+            | FactError::CommandFailed { command, .. }
+            | FactError::Unparseable { command, .. } => command,
+        }
+    }
+}
+
+impl std::fmt::Display for FactError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FactError::NotCollected { command, reason } => {
+                write!(f, "`{command}` was not collected: {reason}")
+            }
+            FactError::CommandFailed { command, reason } => {
+                write!(f, "`{command}` failed: {reason}")
+            }
+            FactError::Unparseable { command, reason } => {
+                write!(f, "`{command}` printed output that did not parse: {reason}")
+            }
+        }
+    }
+}
+
+pub type Fact<T> = Result<T, FactError>;
+
+/// A `.vmx` file from a vm-support bundle and what it says.
+#[derive(Debug, Clone)]
+pub struct VmxFact {
+    pub path: String,
+    pub config: Result<p::vmx::VmxConfig, p::ParseError>,
+}
+
+/// Everything the diagnosis knows about one host.
+#[derive(Debug, Clone)]
+pub struct HostFacts {
+    pub version: Fact<p::SystemVersion>,
+    pub rdma_devices: Fact<Vec<p::RdmaDevice>>,
+    pub rdma_protocols: Fact<Vec<p::RdmaProtocols>>,
+    pub rdma_vmknics: Fact<Vec<p::RdmaVmknic>>,
+    pub nics: Fact<Vec<p::Nic>>,
+    pub dvs: Fact<Vec<p::DvsSwitch>>,
+    pub standard_switches: Fact<Vec<p::StandardSwitch>>,
+    pub vmknics: Fact<Vec<p::VmkInterface>>,
+    pub ipv4: Fact<Vec<p::Ipv4Interface>>,
+    pub pvrdma_vmknic: Fact<p::AdvancedOption>,
+    pub firewall: Fact<p::FirewallStatus>,
+    pub rulesets: Fact<Vec<p::FirewallRuleset>>,
+    pub vms: Fact<Vec<p::VmProcess>>,
+    pub vm_ports: Fact<Vec<p::VmPorts>>,
+    pub pvrdma_devices: Fact<Vec<p::PvrdmaDeviceId>>,
+    pub pvrdma_properties: Fact<Vec<p::PvrdmaPropertiesSection>>,
+    /// Only vm-support bundles carry these; empty otherwise.
+    pub vmx: Vec<VmxFact>,
+}
+
+/// Parses every output of one host.
+pub fn build(capture: &HostCapture) -> HostFacts {
+    HostFacts {
+        version: fact(capture, cat::SYSTEM_VERSION, p::parse_system_version),
+        rdma_devices: fact(capture, cat::RDMA_DEVICE_LIST, p::parse_rdma_device_list),
+        rdma_protocols: fact(
+            capture,
+            cat::RDMA_PROTOCOL_LIST,
+            p::parse_rdma_device_protocol_list,
+        ),
+        rdma_vmknics: fact(
+            capture,
+            cat::RDMA_VMKNIC_LIST,
+            p::parse_rdma_device_vmknic_list,
+        ),
+        nics: fact(capture, cat::NIC_LIST, p::parse_nic_list),
+        dvs: fact(capture, cat::DVS_LIST, p::parse_dvs_list),
+        standard_switches: fact(
+            capture,
+            cat::STANDARD_SWITCH_LIST,
+            p::parse_standard_switch_list,
+        ),
+        vmknics: fact(capture, cat::IP_INTERFACE_LIST, p::parse_ip_interface_list),
+        ipv4: fact(capture, cat::IPV4_GET, p::parse_ip_interface_ipv4_get),
+        pvrdma_vmknic: fact(capture, cat::PVRDMA_VMKNIC_OPTION, p::parse_advanced_option),
+        firewall: fact(capture, cat::FIREWALL_GET, p::parse_firewall_get),
+        rulesets: fact(
+            capture,
+            cat::FIREWALL_RULESET_LIST,
+            p::parse_firewall_ruleset_list,
+        ),
+        vms: fact(capture, cat::VM_PROCESS_LIST, p::parse_vm_process_list),
+        vm_ports: fact(capture, cat::VM_PORT_LIST, p::parse_vm_port_list_batch),
+        pvrdma_devices: fact(capture, cat::PVRDMA_DEVICES_LS, p::parse_pvrdma_device_ls),
+        pvrdma_properties: fact(
+            capture,
+            cat::PVRDMA_PROPERTIES,
+            p::parse_pvrdma_properties_batch,
+        ),
+        vmx: capture
+            .vmx_files
+            .iter()
+            .map(|f| VmxFact {
+                path: f.path.clone(),
+                config: p::vmx::parse_vmx(&f.content),
+            })
+            .collect(),
+    }
+}
+
+fn fact<T>(
+    capture: &HostCapture,
+    id: &str,
+    parse: fn(&str) -> Result<T, p::ParseError>,
+) -> Fact<T> {
+    let command = cat::spec(id).map_or(id, |s| s.command).to_string();
+    let Some(output) = capture.outputs.get(id) else {
+        let reason = match (capture.missing.get(id), &capture.error) {
+            (Some(failure), _) => failure.message.clone(),
+            (None, Some(error)) => error.message.clone(),
+            (None, None) => match capture.source {
+                crate::collect::CaptureSource::VmSupport => {
+                    "this vm-support bundle does not contain it".to_string()
+                }
+                _ => "no output was captured for it".to_string(),
+            },
+        };
+        return Err(FactError::NotCollected { command, reason });
+    };
+    if let Some(reason) = command_error(output) {
+        return Err(
+            if output.failure.is_some() && output.stdout.trim().is_empty() {
+                FactError::NotCollected { command, reason }
+            } else {
+                FactError::CommandFailed { command, reason }
+            },
+        );
+    }
+    parse(&output.stdout).map_err(|e| FactError::Unparseable {
+        command,
+        reason: e.to_string(),
+    })
+}
+
+/// The error a command reported instead of output, if any. ESXi's esxcli prints
+/// `Error: ...` lines and exits non-zero; busybox prints `-sh: esxcli: not found`.
+fn command_error(output: &RawOutput) -> Option<String> {
+    if let Some(failure) = &output.failure {
+        return Some(failure.message.clone());
+    }
+    let first_error_line = |text: &str| {
+        text.lines()
+            .map(str::trim)
+            .find(|l| l.starts_with("Error:") || l.ends_with(": not found") || l.contains("VSISH"))
+            .map(str::to_string)
+    };
+    let stderr_line = || {
+        output
+            .stderr
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+    };
+    match output.exit_status {
+        Some(0) => None,
+        Some(code) => Some(format!(
+            "exit status {code}: {}",
+            first_error_line(&output.stdout)
+                .or_else(stderr_line)
+                .unwrap_or_else(|| "no error message".to_string())
+        )),
+        // OpenSSH always sends an exit status; without one, trust the output unless it
+        // reads as an error.
+        None => first_error_line(&output.stdout).or_else(|| first_error_line(&output.stderr)),
+    }
+}

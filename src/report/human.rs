@@ -1,0 +1,226 @@
+//! The human report: per host a ✓/!/✗/? checklist with the fix under each failure, then one
+//! table of PVRDMA adapters (VM, host, adapter, verdict, reason), then one summary line.
+use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Transport, Verdict};
+use std::fmt::Write;
+use tabled::settings::{object::Columns, Modify, Style, Width};
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    fn green(&self, t: &str) -> String {
+        self.paint("32", t)
+    }
+    fn yellow(&self, t: &str) -> String {
+        self.paint("33", t)
+    }
+    fn red(&self, t: &str) -> String {
+        self.paint("31", t)
+    }
+    fn dim(&self, t: &str) -> String {
+        self.paint("2", t)
+    }
+    fn bold(&self, t: &str) -> String {
+        self.paint("1", t)
+    }
+}
+
+pub fn render(d: &Diagnosis, color: bool) -> String {
+    let paint = Paint { on: color };
+    let mut out = String::new();
+    for host in &d.hosts {
+        host_section(&mut out, host, &paint);
+        out.push('\n');
+    }
+    adapter_table(&mut out, d, &paint);
+    transport_lines(&mut out, d);
+    let line = &d.summary.line;
+    let _ = writeln!(
+        out,
+        "{}",
+        match d.exit_code() {
+            0 => paint.green(line),
+            1 => paint.red(line),
+            _ => paint.yellow(line),
+        }
+    );
+    out
+}
+
+fn status_label(status: HostStatus, paint: &Paint) -> String {
+    match status {
+        HostStatus::Ok => paint.green("ok"),
+        HostStatus::Problems => paint.red("problems"),
+        HostStatus::Incomplete => paint.yellow("incomplete"),
+        HostStatus::Unreachable => paint.red("unreachable"),
+        HostStatus::Error => paint.red("error"),
+    }
+}
+
+fn host_section(out: &mut String, host: &HostDiagnosis, paint: &Paint) {
+    let version = host
+        .esxi_version
+        .as_deref()
+        .map(|v| format!(" · ESXi {v}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{} · {}{version}",
+        paint.bold(&host.host),
+        status_label(host.status, paint)
+    );
+    if let Some(error) = &host.error {
+        let _ = writeln!(
+            out,
+            "  {} {}: {}",
+            paint.red("✗"),
+            kind_label(error.kind),
+            error.message
+        );
+    }
+    let width = host.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
+    for check in &host.checks {
+        check_line(out, check, width, paint);
+    }
+    if let Some(e) = &host.adapters_error {
+        let _ = writeln!(out, "  {} {e}", paint.dim("?"));
+    }
+}
+
+fn kind_label(kind: crate::collect::ErrorKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn check_line(out: &mut String, c: &Check, width: usize, paint: &Paint) {
+    let mark = match c.status {
+        Status::Pass => paint.green("✓"),
+        Status::Warn => paint.yellow("!"),
+        Status::Fail => paint.red("✗"),
+        Status::Unknown => paint.dim("?"),
+    };
+    let _ = writeln!(out, "  {mark} {:<width$}  {}", c.id, c.summary);
+    let indent = " ".repeat(width + 6);
+    if let Some(remedy) = &c.remedy {
+        if c.status != Status::Pass {
+            let _ = writeln!(out, "{indent}fix: {}", paint.bold(remedy));
+        }
+    }
+    if matches!(c.status, Status::Fail | Status::Warn | Status::Unknown) && !c.evidence.is_empty() {
+        let from: Vec<String> = c
+            .evidence
+            .iter()
+            .map(|e| format!("{} ({})", e.command, e.field))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{indent}{}",
+            paint.dim(&format!("from: {}", from.join(", ")))
+        );
+    }
+}
+
+fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint) {
+    let mut rows: Vec<[String; 5]> = Vec::new();
+    for host in &d.hosts {
+        for vm in &host.vms {
+            for a in &vm.adapters {
+                let verdict = match a.verdict {
+                    Verdict::Hca => paint.green("hca"),
+                    Verdict::TcpFallback => paint.red("tcp-fallback"),
+                    Verdict::Unknown => paint.yellow("unknown"),
+                };
+                let reason = match a.verdict {
+                    Verdict::Hca if a.reasons.is_empty() => {
+                        let via = a.port.as_ref().and_then(|p| match (&p.vswitch, &p.uplink) {
+                            (Some(s), Some(u)) => Some(format!(" via {s} / {u}")),
+                            _ => None,
+                        });
+                        format!("physical HCA in use{}", via.unwrap_or_default())
+                    }
+                    _ => a
+                        .reasons
+                        .iter()
+                        .map(|r| format!("• {r}"))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                };
+                rows.push([
+                    vm.name.clone(),
+                    host.host.clone(),
+                    a.index.to_string(),
+                    verdict,
+                    reason,
+                ]);
+            }
+        }
+    }
+    if rows.is_empty() {
+        let _ = writeln!(out, "No PVRDMA adapters found on running VMs.\n");
+        return;
+    }
+    let mut builder = tabled::builder::Builder::default();
+    builder.push_record(["VM", "Host", "Adapter", "Verdict", "Reason"]);
+    for row in rows {
+        builder.push_record(row);
+    }
+    let mut table = builder.build();
+    table
+        .with(Style::rounded())
+        .with(Modify::new(Columns::one(4)).with(Width::wrap(72).keep_words(true)))
+        .with(Modify::new(Columns::one(0)).with(Width::wrap(40)));
+    let _ = writeln!(out, "{table}\n");
+}
+
+fn transport_lines(out: &mut String, d: &Diagnosis) {
+    if d.pairs.is_empty() {
+        return;
+    }
+    let count = |t: Transport| d.pairs.iter().filter(|p| p.transport == t).count();
+    let parts: Vec<String> = [
+        (Transport::Rdma, "rdma"),
+        (Transport::Tcp, "tcp"),
+        (Transport::Memcpy, "memcpy (same host)"),
+        (Transport::Unknown, "unknown"),
+    ]
+    .iter()
+    .map(|(t, label)| (count(*t), label))
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, label)| format!("{n} {label}"))
+    .collect();
+    let _ = writeln!(
+        out,
+        "Transport between adapters of different VMs: {}",
+        parts.join(", ")
+    );
+    let tcp: Vec<_> = d
+        .pairs
+        .iter()
+        .filter(|p| p.transport == Transport::Tcp)
+        .collect();
+    for p in tcp.iter().take(10) {
+        let _ = writeln!(
+            out,
+            "  tcp: {}/{}#{} ↔ {}/{}#{}",
+            p.a.host, p.a.vm, p.a.adapter, p.b.host, p.b.vm, p.b.adapter
+        );
+    }
+    if tcp.len() > 10 {
+        let _ = writeln!(
+            out,
+            "  … and {} more tcp pairs (see --format json)",
+            tcp.len() - 10
+        );
+    }
+    out.push('\n');
+}

@@ -1,0 +1,23 @@
+//! Pipeline stage: *render*. Turns a [`Diagnosis`] into the text a person or a runbook
+//! reads. Renderers return a `String`; only `main` writes to stdout or into a bundle.
+use crate::diagnose::Diagnosis;
+
+pub mod human;
+pub mod json;
+
+/// Output format chosen with `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Per-host checklist, per-VM table and a summary line.
+    Human,
+    /// One JSON document (schema `pvrdma-doctor/report/v1`).
+    Json,
+}
+
+/// Renders the report in the chosen format; colour only applies to `human`.
+pub fn render(diagnosis: &Diagnosis, format: Format, color: bool) -> String {
+    match format {
+        Format::Human => human::render(diagnosis, color),
+        Format::Json => json::render(diagnosis),
+    }
+}
