@@ -259,16 +259,19 @@ impl SshConfig {
                         gk_seen = true;
                         out.global_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
                     }
-                    "stricthostkeychecking" if out.strict_host_key_checking.is_none() => out
-                        .strict_host_key_checking =
-                        Some(match first.to_ascii_lowercase().as_str() {
-                            "yes" | "ask" => StrictHostKeyChecking::Yes,
-                            "accept-new" => StrictHostKeyChecking::AcceptNew,
-                            "no" | "off" => StrictHostKeyChecking::No,
-                            other => return Err(syntax(format!(
+                    "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
+                        out.strict_host_key_checking =
+                            Some(match first.to_ascii_lowercase().as_str() {
+                                "yes" | "ask" => StrictHostKeyChecking::Yes,
+                                "accept-new" => StrictHostKeyChecking::AcceptNew,
+                                "no" | "off" => StrictHostKeyChecking::No,
+                                other => {
+                                    return Err(syntax(format!(
                                 "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
-                            ))),
-                        }),
+                            )))
+                                }
+                            })
+                    }
                     "proxyjump" if out.proxy_jump.is_none() => {
                         out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
                             Vec::new()

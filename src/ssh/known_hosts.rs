@@ -305,11 +305,11 @@ mod tests {
             })
         );
         assert!(matches!(
-            check(&[user.clone()], "esx02", 22, &k2),
+            check(std::slice::from_ref(&user), "esx02", 22, &k2),
             HostKeyStatus::Known(_)
         ));
         assert!(matches!(
-            check(&[user.clone()], "esx03", 2222, &k2),
+            check(std::slice::from_ref(&user), "esx03", 2222, &k2),
             HostKeyStatus::Known(_)
         ));
         // A key of another algorithm is unknown, not changed (the server may hold both).
