@@ -18,9 +18,9 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             let captures = load_offline(&path)?;
             finish(&captures, &output)
         }
-        Some(Command::Demo { .. }) => anyhow::bail!(
-            "the demo needs live SSH collection, which this build does not include yet"
-        ),
+        Some(Command::Demo { .. }) => {
+            anyhow::bail!("the demo needs live SSH collection, which this build does not include yet")
+        }
         None => {
             anyhow::ensure!(
                 !cli.hosts.is_empty() || cli.live.hosts_file.is_some(),
@@ -50,8 +50,7 @@ pub fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
         }
     }
 }
@@ -69,10 +68,7 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
 pub fn list_checks() -> String {
     let mut out = String::from("Read-only commands sent to each host (id, command, why):\n\n");
     for spec in CATALOGUE {
-        out.push_str(&format!(
-            "{}\n    {}\n    {}\n",
-            spec.id, spec.command, spec.why
-        ));
+        out.push_str(&format!("{}\n    {}\n    {}\n", spec.id, spec.command, spec.why));
     }
     out.push_str("\nChecks (stable ids):\n\n");
     let width = CHECKS.iter().map(|(id, _)| id.len()).max().unwrap_or(0);
