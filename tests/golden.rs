@@ -236,3 +236,21 @@ fn analyze_of_a_missing_path_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/capture"));
     assert!(output.stdout.is_empty());
 }
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let run = |args: &[&str]| {
+        let output = Command::cargo_bin("pvrdma-doctor")
+            .expect("binary")
+            .arg("analyze")
+            .args(args)
+            .arg(samples().join("esxi80-mixed-fleet"))
+            .output()
+            .expect("runs");
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    // The test's stdout is a pipe, not a terminal: `auto` means no colour.
+    assert!(!run(&[]).contains('\x1b'));
+    assert!(run(&["--color", "always"]).contains("\x1b[31m"));
+    assert!(!run(&["--color", "always", "--format", "json"]).contains('\x1b'), "JSON is never coloured");
+}
