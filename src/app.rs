@@ -97,8 +97,7 @@ pub fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
         }
     }
 }
@@ -116,10 +115,7 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
 pub fn list_checks() -> String {
     let mut out = String::from("Read-only commands sent to each host (id, command, why):\n\n");
     for spec in CATALOGUE {
-        out.push_str(&format!(
-            "{}\n    {}\n    {}\n",
-            spec.id, spec.command, spec.why
-        ));
+        out.push_str(&format!("{}\n    {}\n    {}\n", spec.id, spec.command, spec.why));
     }
     out.push_str("\nChecks (stable ids):\n\n");
     let width = CHECKS.iter().map(|(id, _)| id.len()).max().unwrap_or(0);
