@@ -31,7 +31,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             };
             let live = live_options(&cli.live, Vec::new(), &output, None)?;
             let run = crate::demo::run_demo(&demo, live)?;
-            finish(&run.captures, &output)
+            finish_live(&run, &output)
         }
         None => {
             anyhow::ensure!(
@@ -46,12 +46,17 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             let password = crate::live::read_password(cli.live.ask_password)?;
             let live = live_options(&cli.live, cli.hosts.clone(), &cli.output, password)?;
             let run = crate::live::collect_live(&live)?;
-            if run.interrupted {
-                eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
-            }
-            finish(&run.captures, &cli.output)
+            finish_live(&run, &cli.output)
         }
     }
+}
+
+/// Reports a live run; after Ctrl-C the report covers what was collected.
+fn finish_live(run: &crate::live::LiveRun, output: &OutputArgs) -> anyhow::Result<u8> {
+    if run.interrupted {
+        eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
+    }
+    finish(&run.captures, output)
 }
 
 /// The live-collection settings from the command line.

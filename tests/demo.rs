@@ -104,3 +104,32 @@ fn scaled_fleet_names_and_count() {
     assert_eq!(names[0], "sim01");
     assert_eq!(names[11], "sim12");
 }
+
+#[test]
+fn ctrl_c_still_prints_the_report_of_what_was_collected() {
+    // Every simulated command takes 30 s, so the run is mid-collection when interrupted.
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .args(["demo", "--latency", "30s", "--no-progress"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run demo");
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = child.id().to_string();
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill -INT");
+    assert!(st.success());
+    let t0 = std::time::Instant::now();
+    let out = child.wait_with_output().expect("wait");
+    assert!(t0.elapsed() < Duration::from_secs(20), "took {:?}", t0.elapsed());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    for host in ["esx01", "esx02", "esx03"] {
+        assert!(stdout.contains(host), "{host} missing from the report:\n{stdout}");
+    }
+    assert!(stdout.contains("Ctrl-C"), "{stdout}");
+    assert_ne!(out.status.code(), Some(0));
+}

@@ -330,3 +330,88 @@ fn run_timeout_reports_every_host() {
     assert_eq!(err.kind, ErrorKind::Timeout, "{err:?}");
     assert!(err.message.contains("--timeout"), "{}", err.message);
 }
+
+#[test]
+fn a_linux_host_without_esxcli_is_not_esxi() {
+    let client = ClientSide::new("");
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(client.key.clone());
+    o.fake_esx = false;
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let run = collect_live(&client.options(&[target(&sshd)])).expect("run");
+    let err = run.captures[0].error.clone().expect("not-esxi");
+    assert_eq!(err.kind, ErrorKind::NotEsxi, "{err:?}");
+    assert!(err.message.contains("not an ESXi host"), "{}", err.message);
+    // The raw answers stay visible as evidence.
+    let out = &run.captures[0].outputs[catalogue::SYSTEM_VERSION];
+    assert!(out.stderr.contains("esxcli: not found"), "{out:?}");
+    assert_eq!(out.exit_status, Some(127));
+}
+
+#[test]
+fn password_method_is_used_when_keyboard_interactive_is_not_offered() {
+    let client = ClientSide::new("");
+    let mut o = SshdOptions::new(esx01());
+    o.password_method = true;
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let mut opts = client.options(&[target(&sshd)]);
+    opts.password = Some(SecretString::from(test_password()));
+    let run = collect_live(&opts).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+    assert!(sshd.log().contains("Accepted password"), "{}", sshd.log());
+}
+
+#[test]
+fn a_refused_ed25519_key_does_not_stop_the_ecdsa_key() {
+    let client = ClientSide::new("");
+    let ed = keygen(client.dir.path(), "id_ed25519_test", "ed25519");
+    // Both keys are authorized, but the FIPS algorithm list refuses ed25519, as on ESXi.
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(ed.clone());
+    o.authorized_keys.push(client.key.clone());
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let mut opts = client.options(&[target(&sshd)]);
+    opts.identity_files = vec![ed];
+    let run = collect_live(&opts).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+    assert!(sshd.log().contains("Accepted publickey for"), "{}", sshd.log());
+    assert!(sshd.log().contains("ECDSA"), "{}", sshd.log());
+}
+
+#[test]
+fn the_binary_reads_hosts_from_stdin_and_prints_only_the_report() {
+    let client = ClientSide::new("");
+    let sshd = Sshd::start(SshdOptions::new(esx01()));
+    client.trust(&sshd);
+    let password = test_password();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .args(["-F"])
+        .arg(&client.config)
+        .args(["--format", "json", "--connect-timeout", "20s", "-"])
+        .env("PVRDMA_DOCTOR_PASSWORD", &password)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run pvrdma-doctor");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "# from a pipe\n{}", target(&sshd)).expect("write stdin");
+    }
+    let out = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}\n{stderr}"));
+    assert!(json.to_string().contains(&target(&sshd)), "{stdout}");
+    assert!(!stdout.contains(&password) && !stderr.contains(&password));
+    assert!(
+        sshd.log().contains("Accepted keyboard-interactive/pam"),
+        "{}\nstderr: {stderr}",
+        sshd.log()
+    );
+}

@@ -92,6 +92,10 @@ pub struct SshdOptions {
     /// Public keys allowed for the test user.
     pub authorized_keys: Vec<PathBuf>,
     pub allow_tcp_forwarding: bool,
+    /// Put the fake esxcli/vsish on PATH (false = a plain Linux host).
+    pub fake_esx: bool,
+    /// Offer the `password` method instead of keyboard-interactive.
+    pub password_method: bool,
 }
 
 impl SshdOptions {
@@ -102,6 +106,8 @@ impl SshdOptions {
             hang: Vec::new(),
             authorized_keys: Vec::new(),
             allow_tcp_forwarding: false,
+            fake_esx: true,
+            password_method: false,
         }
     }
 }
@@ -161,8 +167,8 @@ impl Sshd {
              KexAlgorithms ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256\n\
              MACs hmac-sha2-256,hmac-sha2-512\n\
              PubkeyAcceptedAlgorithms ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256\n\
-             PasswordAuthentication no\n\
-             KbdInteractiveAuthentication yes\n\
+             PasswordAuthentication {pw}\n\
+             KbdInteractiveAuthentication {kbd}\n\
              UsePAM yes\n\
              PermitRootLogin no\n\
              Banner {banner}\n\
@@ -181,7 +187,9 @@ impl Sshd {
             fwd = if opts.allow_tcp_forwarding { "yes" } else { "no" },
             maxs = opts.max_sessions.unwrap_or(10),
             user = test_user(),
-            bin = bin.display(),
+            pw = if opts.password_method { "yes" } else { "no" },
+            kbd = if opts.password_method { "no" } else { "yes" },
+            bin = if opts.fake_esx { bin.display().to_string() } else { "/nonexistent".to_string() },
             hang = if opts.hang.is_empty() { "none".to_string() } else { opts.hang.join(",") },
         );
         let cfg_path = dir.path().join("sshd_config");
