@@ -62,8 +62,7 @@ fn main() {
         }
     }
     writeln!(out, "];").ok();
-    let dest = Path::new(&std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into()))
-        .join("demo_scenario.rs");
+    let dest = Path::new(&std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into())).join("demo_scenario.rs");
     if let Err(e) = std::fs::write(&dest, out) {
         println!("cargo:warning=cannot write {}: {e}", dest.display());
         std::process::exit(1);

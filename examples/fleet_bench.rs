@@ -32,11 +32,7 @@ fn once(hosts: usize, parallel: usize) -> anyhow::Result<Duration> {
     let failed: Vec<_> = run
         .captures
         .iter()
-        .filter_map(|c| {
-            c.error
-                .as_ref()
-                .map(|e| format!("{}: {}", c.host, e.message))
-        })
+        .filter_map(|c| c.error.as_ref().map(|e| format!("{}: {}", c.host, e.message)))
         .filter(|m| !m.contains("powered off") && !m.contains("cannot connect"))
         .collect();
     anyhow::ensure!(failed.is_empty(), "hosts failed: {failed:?}");
@@ -44,10 +40,7 @@ fn once(hosts: usize, parallel: usize) -> anyhow::Result<Duration> {
 }
 
 fn main() -> anyhow::Result<()> {
-    let runs: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(5);
+    let runs: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5);
     println!("simulated latency 200 ms per command, {runs} runs each, medians:");
     for parallel in [DEFAULT_PARALLEL, 50] {
         let mut one = Vec::new();

@@ -4,7 +4,7 @@
 //! Usage errors (a bad host spec, an unreadable hosts file or `-F` file) are `Err` because
 //! nothing sensible can run; everything that goes wrong on a host is data in its capture,
 //! so one dead host never hides the others.
-use crate::collect::ssh::{collect_host, HostJob, Stage, DEFAULT_CHANNELS};
+use crate::collect::ssh::{collect_host, HostJob, Sink, Stage, DEFAULT_CHANNELS};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
 use crate::ssh::client::{Credentials, Endpoint, HostKeyPolicy};
 use crate::ssh::config::{expand_tilde, SshConfig, StrictHostKeyChecking};
@@ -102,11 +102,7 @@ fn home_dir() -> PathBuf {
 /// Collects every target. See the module doc for what is `Err`.
 pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     let started = SystemTime::now();
-    let targets = collect_targets(
-        &opts.targets,
-        opts.hosts_file.as_deref(),
-        &mut std::io::stdin().lock(),
-    )?;
+    let targets = collect_targets(&opts.targets, opts.hosts_file.as_deref(), &mut std::io::stdin().lock())?;
     let home = home_dir();
     let config = match &opts.ssh_config {
         Some(p) => SshConfig::load(p, &home)?,
@@ -119,10 +115,7 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
             }
         }
     };
-    let jobs: Vec<Result<HostJob, Failure>> = targets
-        .iter()
-        .map(|t| plan_host(t, opts, &config, &home))
-        .collect();
+    let jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -141,12 +134,7 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
 }
 
 /// Turns a target into connection parameters, applying ssh_config and the CLI flags.
-pub fn plan_host(
-    spec: &HostSpec,
-    opts: &LiveOptions,
-    config: &SshConfig,
-    home: &Path,
-) -> Result<HostJob, Failure> {
+pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: &Path) -> Result<HostJob, Failure> {
     let label = spec.label();
     let config_failure = |e: crate::ssh::config::ConfigError| {
         Failure::new(
@@ -158,12 +146,8 @@ pub fn plan_host(
     let cfg = config.resolve(&spec.host).map_err(config_failure)?;
     let mut jumps = Vec::new();
     for hop in cfg.proxy_jump.unwrap_or_default() {
-        let hop_spec = parse_host_spec(&hop).map_err(|e| {
-            Failure::new(
-                ErrorKind::Config,
-                format!("{label}: bad ProxyJump entry {hop:?}: {e}"),
-            )
-        })?;
+        let hop_spec = parse_host_spec(&hop)
+            .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: bad ProxyJump entry {hop:?}: {e}")))?;
         jumps.push(endpoint(&hop_spec, opts, config, home, false).map_err(config_failure)?);
     }
     Ok(HostJob {
@@ -193,13 +177,7 @@ fn endpoint(
     let user = spec
         .user
         .clone()
-        .or_else(|| {
-            if is_target {
-                opts.login_user.clone()
-            } else {
-                None
-            }
-        })
+        .or_else(|| if is_target { opts.login_user.clone() } else { None })
         .or(cfg.user.clone())
         .unwrap_or_else(|| "root".to_string());
     let port = spec.port.or(cfg.port).unwrap_or(22);
@@ -216,10 +194,7 @@ fn endpoint(
         keep
     });
     let user_files = if cfg.user_known_hosts_files.is_empty() {
-        vec![
-            home.join(".ssh/known_hosts"),
-            home.join(".ssh/known_hosts2"),
-        ]
+        vec![home.join(".ssh/known_hosts"), home.join(".ssh/known_hosts2")]
     } else {
         cfg.user_known_hosts_files.clone()
     };
@@ -236,9 +211,7 @@ fn endpoint(
             cfg.strict_host_key_checking,
             Some(StrictHostKeyChecking::AcceptNew | StrictHostKeyChecking::No)
         );
-    let learn_to = user_files
-        .first()
-        .map(|p| expand_tilde(&p.to_string_lossy(), home));
+    let learn_to = user_files.first().map(|p| expand_tilde(&p.to_string_lossy(), home));
     let mut known_hosts = user_files;
     known_hosts.extend(global_files);
     Ok(Endpoint {
@@ -264,10 +237,8 @@ struct Progress {
 impl Progress {
     fn new(total: usize, enabled: bool) -> Self {
         let bar = enabled.then(|| {
-            let bar = indicatif::ProgressBar::with_draw_target(
-                Some(total as u64),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
+            let bar =
+                indicatif::ProgressBar::with_draw_target(Some(total as u64), indicatif::ProgressDrawTarget::stderr());
             if let Ok(style) = indicatif::ProgressStyle::with_template(
                 "{spinner} [{elapsed_precise}] {pos}/{len} hosts done  {wide_msg}",
             ) {
@@ -334,6 +305,7 @@ async fn run_all(
     let progress = Arc::new(Progress::new(jobs.len(), opts.progress));
     let slots = Arc::new(tokio::sync::Semaphore::new(opts.parallel.max(1)));
     let mut results: Vec<Option<HostCapture>> = jobs.iter().map(|_| None).collect();
+    let sinks: Vec<Sink> = jobs.iter().map(|_| Sink::default()).collect();
     let mut set = tokio::task::JoinSet::new();
     for (i, job) in jobs.into_iter().enumerate() {
         let job = match job {
@@ -348,12 +320,13 @@ async fn run_all(
         };
         let slots = slots.clone();
         let progress = progress.clone();
+        let sink = sinks.get(i).cloned().unwrap_or_default();
         set.spawn(async move {
             let _permit = slots.acquire_owned().await.ok();
             let label = job.label.clone();
             let p = progress.clone();
             let on_stage = move |s: Stage| p.stage(&label, s);
-            let capture = collect_host(&job, &on_stage).await;
+            let capture = collect_host(&job, &on_stage, &sink).await;
             progress.host_done(&job.label);
             (i, capture)
         });
@@ -401,9 +374,27 @@ async fn run_all(
         .map(|(i, c)| {
             let label = labels.get(i).cloned().unwrap_or_default();
             c.unwrap_or_else(|| {
-                let f = stop.clone().map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
-                    .unwrap_or_else(|| Failure::new(ErrorKind::Internal, format!("{label}: collection task failed unexpectedly; please report this bug")));
-                HostCapture::failed(label, CaptureSource::Live, f)
+                let f = stop
+                    .clone()
+                    .map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
+                    .unwrap_or_else(|| {
+                        Failure::new(
+                            ErrorKind::Internal,
+                            format!("{label}: collection task failed unexpectedly; please report this bug"),
+                        )
+                    });
+                // Keep what this host had already answered: a partial capture is still
+                // evidence, and the missing ids say why they are missing.
+                let mut capture = HostCapture::failed(label, CaptureSource::Live, f.clone());
+                if let Some(done) = sinks.get(i).and_then(|s| s.lock().ok().map(|m| m.clone())) {
+                    capture.outputs = done;
+                }
+                for spec in crate::catalogue::CATALOGUE {
+                    if !capture.outputs.contains_key(spec.id) {
+                        capture.missing.insert(spec.id.to_string(), f.clone());
+                    }
+                }
+                capture
             })
         })
         .collect();

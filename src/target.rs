@@ -58,10 +58,7 @@ pub enum TargetError {
     #[error("{spec:?} expands to more than {MAX_EXPANDED_HOSTS} hosts")]
     TooMany { spec: String },
     #[error("cannot read hosts from {source_name}: {message}")]
-    Read {
-        source_name: String,
-        message: String,
-    },
+    Read { source_name: String, message: String },
     #[error("no hosts given: name hosts as arguments, with --hosts-file FILE, or '-' to read them from stdin")]
     NoHosts,
 }
@@ -74,14 +71,7 @@ pub fn parse_host_spec(spec: &str) -> Result<HostSpec, TargetError> {
         Some(i) => {
             let (u, r) = trimmed.split_at(i);
             let r = r.get(1..).unwrap_or("");
-            (
-                if u.is_empty() {
-                    None
-                } else {
-                    Some(u.to_string())
-                },
-                r,
-            )
+            (if u.is_empty() { None } else { Some(u.to_string()) }, r)
         }
         None => (None, trimmed),
     };
@@ -144,9 +134,7 @@ pub fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
         if is_range_body(body) {
             let items = expand_body(spec, body)?;
             if results.len().saturating_mul(items.len()) > MAX_EXPANDED_HOSTS {
-                return Err(TargetError::TooMany {
-                    spec: spec.to_string(),
-                });
+                return Err(TargetError::TooMany { spec: spec.to_string() });
             }
             results = results
                 .iter()
@@ -187,20 +175,14 @@ fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
     for part in body.split(',') {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
         // Padding follows ClusterShell: a bound written with a leading zero fixes the width.
-        let width = if a.len() > 1 && a.starts_with('0') {
-            a.len()
-        } else {
-            0
-        };
+        let width = if a.len() > 1 && a.starts_with('0') { a.len() } else { 0 };
         let start: u64 = a.parse().map_err(|_| bad(format!("{a:?} is too large")))?;
         let end: u64 = b.parse().map_err(|_| bad(format!("{b:?} is too large")))?;
         if end < start {
             return Err(bad(format!("{part:?} runs backwards")));
         }
         if end - start >= MAX_EXPANDED_HOSTS as u64 {
-            return Err(TargetError::TooMany {
-                spec: spec.to_string(),
-            });
+            return Err(TargetError::TooMany { spec: spec.to_string() });
         }
         for n in start..=end {
             out.push(format!("{n:0width$}"));
@@ -235,12 +217,10 @@ pub fn collect_targets(
             }
             stdin_used = true;
             let mut text = String::new();
-            stdin
-                .read_to_string(&mut text)
-                .map_err(|e| TargetError::Read {
-                    source_name: "stdin".into(),
-                    message: e.to_string(),
-                })?;
+            stdin.read_to_string(&mut text).map_err(|e| TargetError::Read {
+                source_name: "stdin".into(),
+                message: e.to_string(),
+            })?;
             raw.extend(specs_from_text(&text));
         } else {
             raw.push(a.clone());
@@ -285,10 +265,7 @@ mod tests {
         assert_eq!(names("esx[01-03]"), ["esx01", "esx02", "esx03"]);
         assert_eq!(names("esx[1-3,7]"), ["esx1", "esx2", "esx3", "esx7"]);
         assert_eq!(names("esx[8-10]"), ["esx8", "esx9", "esx10"]);
-        assert_eq!(
-            names("esx[098-101]"),
-            ["esx098", "esx099", "esx100", "esx101"]
-        );
+        assert_eq!(names("esx[098-101]"), ["esx098", "esx099", "esx100", "esx101"]);
         assert_eq!(
             names("r[1-2]n[01-02].lab"),
             ["r1n01.lab", "r1n02.lab", "r2n01.lab", "r2n02.lab"]
@@ -320,30 +297,15 @@ mod tests {
         assert_eq!(h.user.as_deref(), Some("admin"));
         assert_eq!(h.port, Some(2222));
         assert_eq!(h.label(), "esx01:2222");
-        assert!(matches!(
-            parse_host_spec("esx01:ssh"),
-            Err(TargetError::BadPort { .. })
-        ));
-        assert!(matches!(
-            parse_host_spec("esx01:0"),
-            Err(TargetError::BadPort { .. })
-        ));
-        assert!(matches!(
-            parse_host_spec("root@"),
-            Err(TargetError::EmptyHost(_))
-        ));
+        assert!(matches!(parse_host_spec("esx01:ssh"), Err(TargetError::BadPort { .. })));
+        assert!(matches!(parse_host_spec("esx01:0"), Err(TargetError::BadPort { .. })));
+        assert!(matches!(parse_host_spec("root@"), Err(TargetError::EmptyHost(_))));
     }
 
     #[test]
     fn bad_ranges_are_errors() {
-        assert!(matches!(
-            expand_ranges("esx[5-1]"),
-            Err(TargetError::BadRange { .. })
-        ));
-        assert!(matches!(
-            expand_ranges("esx[1-3"),
-            Err(TargetError::UnclosedBracket(_))
-        ));
+        assert!(matches!(expand_ranges("esx[5-1]"), Err(TargetError::BadRange { .. })));
+        assert!(matches!(expand_ranges("esx[1-3"), Err(TargetError::UnclosedBracket(_))));
         assert!(matches!(
             expand_ranges("esx[1-99999]"),
             Err(TargetError::TooMany { .. })

@@ -51,13 +51,8 @@ fn demo_reports_scenario_hosts_with_their_outputs() {
         assert!(c.error.is_none(), "{}: {:?}", c.host, c.error);
         for spec in CATALOGUE {
             let expected =
-                std::fs::read_to_string(root.join(&c.host).join(format!("{}.txt", spec.id)))
-                    .expect("sample");
-            assert_eq!(
-                c.outputs[spec.id].stdout, expected,
-                "{} {}",
-                c.host, spec.id
-            );
+                std::fs::read_to_string(root.join(&c.host).join(format!("{}.txt", spec.id))).expect("sample");
+            assert_eq!(c.outputs[spec.id].stdout, expected, "{} {}", c.host, spec.id);
         }
     }
 }
@@ -85,11 +80,7 @@ fn a_host_with_only_host_error_is_a_closed_port() {
         latency: Duration::ZERO,
     };
     let run = run_demo(&opts, live()).expect("demo");
-    assert!(
-        run.captures[0].error.is_none(),
-        "{:?}",
-        run.captures[0].error
-    );
+    assert!(run.captures[0].error.is_none(), "{:?}", run.captures[0].error);
     let err = run.captures[1].error.clone().expect("down host");
     assert_eq!(err.kind, ErrorKind::Unreachable, "{err:?}");
     assert!(err.message.starts_with("esx09:"), "{}", err.message);

@@ -252,5 +252,8 @@ fn colour_only_when_asked_or_on_a_terminal() {
     // The test's stdout is a pipe, not a terminal: `auto` means no colour.
     assert!(!run(&[]).contains('\x1b'));
     assert!(run(&["--color", "always"]).contains("\x1b[31m"));
-    assert!(!run(&["--color", "always", "--format", "json"]).contains('\x1b'), "JSON is never coloured");
+    assert!(
+        !run(&["--color", "always", "--format", "json"]).contains('\x1b'),
+        "JSON is never coloured"
+    );
 }

@@ -86,19 +86,13 @@ fn keyed_sshd(client: &ClientSide, samples: PathBuf) -> Sshd {
 /// Every catalogue command arrived and its output is the sample, byte for byte (the
 /// batched loops included, which exercises them under busybox sh).
 fn assert_complete(c: &HostCapture, samples: &Path, sshd: &Sshd) {
-    assert!(
-        c.error.is_none(),
-        "host error {:?}\nsshd log:\n{}",
-        c.error,
-        sshd.log()
-    );
+    assert!(c.error.is_none(), "host error {:?}\nsshd log:\n{}", c.error, sshd.log());
     for spec in CATALOGUE {
         let out = c
             .outputs
             .get(spec.id)
             .unwrap_or_else(|| panic!("{} missing: {:?}", spec.id, c.missing));
-        let expected =
-            std::fs::read_to_string(samples.join(format!("{}.txt", spec.id))).expect("sample");
+        let expected = std::fs::read_to_string(samples.join(format!("{}.txt", spec.id))).expect("sample");
         assert_eq!(out.stdout, expected, "{}: stderr {:?}", spec.id, out.stderr);
         assert_eq!(out.exit_status, Some(0), "{}", spec.id);
         assert!(out.failure.is_none() && !out.timeout_hit && !out.truncated);
@@ -161,18 +155,11 @@ fn unknown_host_key_is_refused_then_accept_new_records_it() {
     let run = collect_live(&accept).expect("run");
     assert_complete(&run.captures[0], &esx01(), &sshd);
     let recorded = std::fs::read_to_string(&client.known_hosts).expect("known_hosts");
-    assert!(
-        recorded.contains(&format!("[127.0.0.1]:{}", sshd.port)),
-        "{recorded}"
-    );
+    assert!(recorded.contains(&format!("[127.0.0.1]:{}", sshd.port)), "{recorded}");
 
     // Recorded now: the next run needs no flag.
     let run = collect_live(&opts).expect("run");
-    assert!(
-        run.captures[0].error.is_none(),
-        "{:?}",
-        run.captures[0].error
-    );
+    assert!(run.captures[0].error.is_none(), "{:?}", run.captures[0].error);
 }
 
 #[test]
@@ -249,16 +236,9 @@ fn several_hosts_with_one_down_keep_order_and_results() {
     let targets = vec![target(&a), format!("127.0.0.1:{down}"), target(&b)];
     let run = collect_live(&client.options(&targets)).expect("run");
     let hosts: Vec<&str> = run.captures.iter().map(|c| c.host.as_str()).collect();
-    assert_eq!(
-        hosts,
-        targets.iter().map(String::as_str).collect::<Vec<_>>()
-    );
+    assert_eq!(hosts, targets.iter().map(String::as_str).collect::<Vec<_>>());
     assert_complete(&run.captures[0], &esx01(), &a);
-    assert_complete(
-        &run.captures[2],
-        &samples_host("healthy-cluster", "esx02"),
-        &b,
-    );
+    assert_complete(&run.captures[2], &samples_host("healthy-cluster", "esx02"), &b);
     let err = run.captures[1].error.clone().expect("down host");
     assert_eq!(err.kind, ErrorKind::Unreachable, "{err:?}");
     assert!(err.message.contains(&down.to_string()), "{}", err.message);
@@ -285,17 +265,10 @@ fn a_hanging_command_times_out_without_holding_up_other_hosts() {
     assert_eq!(f.kind, ErrorKind::Timeout);
     assert!(f.message.contains("--command-timeout"), "{}", f.message);
     // Every other command of that host still ran.
-    for spec in CATALOGUE
-        .iter()
-        .filter(|s| s.id != catalogue::RDMA_DEVICE_LIST)
-    {
+    for spec in CATALOGUE.iter().filter(|s| s.id != catalogue::RDMA_DEVICE_LIST) {
         assert_eq!(hung.outputs[spec.id].exit_status, Some(0), "{}", spec.id);
     }
-    assert_complete(
-        &run.captures[1],
-        &samples_host("healthy-cluster", "esx02"),
-        &healthy,
-    );
+    assert_complete(&run.captures[1], &samples_host("healthy-cluster", "esx02"), &healthy);
     // The hang cost one command timeout, not the 3600 s sleep.
     assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
 }
@@ -329,6 +302,12 @@ fn run_timeout_reports_every_host() {
     let err = run.captures[0].error.clone().expect("run timeout");
     assert_eq!(err.kind, ErrorKind::Timeout, "{err:?}");
     assert!(err.message.contains("--timeout"), "{}", err.message);
+    // What the host answered before the deadline is kept; the hung command is missing
+    // with the reason.
+    let c = &run.captures[0];
+    assert_eq!(c.outputs.len(), CATALOGUE.len() - 1, "{:?}", c.outputs.keys());
+    assert_eq!(c.outputs[catalogue::RDMA_DEVICE_LIST].exit_status, Some(0));
+    assert_eq!(c.missing[catalogue::SYSTEM_VERSION].kind, ErrorKind::Timeout);
 }
 
 #[test]
@@ -377,8 +356,13 @@ fn a_refused_ed25519_key_does_not_stop_the_ecdsa_key() {
     opts.identity_files = vec![ed];
     let run = collect_live(&opts).expect("run");
     assert_complete(&run.captures[0], &esx01(), &sshd);
-    assert!(sshd.log().contains("Accepted publickey for"), "{}", sshd.log());
-    assert!(sshd.log().contains("ECDSA"), "{}", sshd.log());
+    let log = sshd.log();
+    let refused = log.find("ssh-ed25519 not in PubkeyAcceptedAlgorithms");
+    let accepted = log.find("Accepted publickey for");
+    assert!(
+        matches!((refused, accepted), (Some(r), Some(a)) if r < a),
+        "the ed25519 key must be tried and refused first, then the ECDSA key accepted:\n{log}"
+    );
 }
 
 #[test]

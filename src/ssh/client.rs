@@ -167,21 +167,14 @@ pub struct ClientHandler {
 impl client::Handler for ClientHandler {
     type Error = russh::Error;
 
-    async fn auth_banner(
-        &mut self,
-        banner: &str,
-        _session: &mut client::Session,
-    ) -> Result<(), Self::Error> {
+    async fn auth_banner(&mut self, banner: &str, _session: &mut client::Session) -> Result<(), Self::Error> {
         if let Ok(mut b) = self.banner.lock() {
             *b = Some(banner.to_string());
         }
         Ok(())
     }
 
-    async fn check_server_key(
-        &mut self,
-        server_key: &PublicKeyOrCertificate,
-    ) -> Result<bool, Self::Error> {
+    async fn check_server_key(&mut self, server_key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
         if self.policy.insecure {
             return Ok(true);
         }
@@ -189,9 +182,7 @@ impl client::Handler for ClientHandler {
             PublicKeyOrCertificate::PublicKey { key, .. } => key.clone(),
             // Host certificates are not requested (Preferred.host_key_certificates is
             // empty); judge the certified key like a plain one if one arrives anyway.
-            PublicKeyOrCertificate::Certificate(c) => {
-                russh::keys::PublicKey::new(c.public_key().clone(), "")
-            }
+            PublicKeyOrCertificate::Certificate(c) => russh::keys::PublicKey::new(c.public_key().clone(), ""),
         };
         let fingerprint = known_hosts::fingerprint(&key);
         let status = known_hosts::check(&self.policy.known_hosts, &self.hostname, self.port, &key);
@@ -239,25 +230,16 @@ pub struct Connection {
 impl Connection {
     /// Closes the connection politely; errors do not matter any more at this point.
     pub async fn close(self) {
-        let _ = self
-            .handle
-            .disconnect(russh::Disconnect::ByApplication, "", "en")
-            .await;
+        let _ = self.handle.disconnect(russh::Disconnect::ByApplication, "", "en").await;
         for j in self._jumps.into_iter().rev() {
-            let _ = j
-                .disconnect(russh::Disconnect::ByApplication, "", "en")
-                .await;
+            let _ = j.disconnect(russh::Disconnect::ByApplication, "", "en").await;
         }
     }
 }
 
 /// Connects to `target` through `jumps` (in order) and authenticates on each.
 /// The caller bounds this with `--connect-timeout`.
-pub async fn connect(
-    jumps: &[Endpoint],
-    target: &Endpoint,
-    creds: &Credentials,
-) -> Result<Connection, Failure> {
+pub async fn connect(jumps: &[Endpoint], target: &Endpoint, creds: &Credentials) -> Result<Connection, Failure> {
     let mut handles: Vec<Handle<ClientHandler>> = Vec::new();
     let mut prev: Option<&Endpoint> = None;
     let mut last_banner = None;
@@ -291,12 +273,9 @@ pub async fn connect(
         handles.push(handle);
         prev = Some(hop);
     }
-    let handle = handles.pop().ok_or_else(|| {
-        Failure::new(
-            ErrorKind::Internal,
-            format!("{}: no connection was made", target.label),
-        )
-    })?;
+    let handle = handles
+        .pop()
+        .ok_or_else(|| Failure::new(ErrorKind::Internal, format!("{}: no connection was made", target.label)))?;
     Ok(Connection {
         handle,
         banner: last_banner,
@@ -328,10 +307,7 @@ fn dns_failure(hop: &Endpoint, why: &str) -> Failure {
     )
 }
 
-async fn tcp_connect(
-    hop: &Endpoint,
-    addrs: &[std::net::SocketAddr],
-) -> Result<tokio::net::TcpStream, Failure> {
+async fn tcp_connect(hop: &Endpoint, addrs: &[std::net::SocketAddr]) -> Result<tokio::net::TcpStream, Failure> {
     let mut last = None;
     for a in addrs {
         match tokio::net::TcpStream::connect(a).await {
@@ -455,17 +431,12 @@ fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) 
 
 /// Tries, as OpenSSH does: agent keys, identity files, then the password through
 /// keyboard-interactive (ESXi's PAM path), then the `password` method.
-async fn authenticate(
-    hop: &Endpoint,
-    handle: &mut Handle<ClientHandler>,
-    creds: &Credentials,
-) -> Result<(), Failure> {
+async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds: &Credentials) -> Result<(), Failure> {
     let user = hop.user.clone();
     let mut notes: Vec<String> = Vec::new();
     // `None` until the server has told us; OpenSSH also starts by simply trying.
     let mut remaining: Option<Vec<MethodKind>> = None;
-    let allows =
-        |r: &Option<Vec<MethodKind>>, m: MethodKind| r.as_ref().is_none_or(|v| v.contains(&m));
+    let allows = |r: &Option<Vec<MethodKind>>, m: MethodKind| r.as_ref().is_none_or(|v| v.contains(&m));
     let mut tried_keys: Vec<russh::keys::PublicKey> = Vec::new();
     let mut rsa_hash: Option<Option<HashAlg>> = None;
 
@@ -488,9 +459,7 @@ async fn authenticate(
                             .await
                         {
                             Ok(AuthResult::Success) => return Ok(()),
-                            Ok(AuthResult::Failure {
-                                remaining_methods, ..
-                            }) => {
+                            Ok(AuthResult::Failure { remaining_methods, .. }) => {
                                 notes.push(format!(
                                     "agent key {} refused{}",
                                     known_hosts::fingerprint(&key),
@@ -540,14 +509,8 @@ async fn authenticate(
             .await
         {
             Ok(AuthResult::Success) => return Ok(()),
-            Ok(AuthResult::Failure {
-                remaining_methods, ..
-            }) => {
-                notes.push(format!(
-                    "{} refused{}",
-                    path.display(),
-                    ed25519_hint(&public)
-                ));
+            Ok(AuthResult::Failure { remaining_methods, .. }) => {
+                notes.push(format!("{} refused{}", path.display(), ed25519_hint(&public)));
                 remaining = Some(remaining_methods.to_vec());
             }
             Err(e) => return Err(broken_during_auth(hop, e)),
@@ -566,14 +529,8 @@ async fn authenticate(
                 Err(e) => return Err(broken_during_auth(hop, e)),
             }
         }
-        if remaining
-            .as_ref()
-            .is_some_and(|r| r.contains(&MethodKind::Password))
-        {
-            match handle
-                .authenticate_password(&user, password.expose_secret())
-                .await
-            {
+        if remaining.as_ref().is_some_and(|r| r.contains(&MethodKind::Password)) {
+            match handle.authenticate_password(&user, password.expose_secret()).await {
                 Ok(AuthResult::Success) => return Ok(()),
                 Ok(AuthResult::Failure { .. }) => notes.push("password refused".into()),
                 Err(e) => return Err(broken_during_auth(hop, e)),
@@ -598,10 +555,7 @@ async fn authenticate(
     ))
 }
 
-async fn rsa_hash_for(
-    handle: &Handle<ClientHandler>,
-    cache: &mut Option<Option<HashAlg>>,
-) -> Option<HashAlg> {
+async fn rsa_hash_for(handle: &Handle<ClientHandler>, cache: &mut Option<Option<HashAlg>>) -> Option<HashAlg> {
     if let Some(h) = cache {
         return *h;
     }
@@ -625,10 +579,7 @@ fn ed25519_hint(key: &russh::keys::PublicKey) -> &'static str {
 fn broken_during_auth(hop: &Endpoint, e: russh::Error) -> Failure {
     Failure::new(
         ErrorKind::Auth,
-        format!(
-            "{}: the connection broke during authentication ({e})",
-            hop.label
-        ),
+        format!("{}: the connection broke during authentication ({e})", hop.label),
     )
 }
 
@@ -647,9 +598,9 @@ async fn keyboard_interactive(
     for _ in 0..6 {
         match reply {
             KeyboardInteractiveAuthResponse::Success => return Ok(None),
-            KeyboardInteractiveAuthResponse::Failure {
-                remaining_methods, ..
-            } => return Ok(Some(remaining_methods.to_vec())),
+            KeyboardInteractiveAuthResponse::Failure { remaining_methods, .. } => {
+                return Ok(Some(remaining_methods.to_vec()))
+            }
             KeyboardInteractiveAuthResponse::InfoRequest { prompts, .. } => {
                 let answers = prompts
                     .iter()
@@ -661,9 +612,7 @@ async fn keyboard_interactive(
                         }
                     })
                     .collect();
-                reply = handle
-                    .authenticate_keyboard_interactive_respond(answers)
-                    .await?;
+                reply = handle.authenticate_keyboard_interactive_respond(answers).await?;
             }
         }
     }

@@ -43,10 +43,7 @@ pub struct HostConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read ssh config {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("{path}:{line}: {message}")]
     Syntax {
         path: PathBuf,
@@ -126,14 +123,9 @@ impl SshConfig {
                     directives: Vec::new(),
                 }),
                 "match" => {
-                    let all = args.len() == 1
-                        && args.first().is_some_and(|a| a.eq_ignore_ascii_case("all"));
+                    let all = args.len() == 1 && args.first().is_some_and(|a| a.eq_ignore_ascii_case("all"));
                     self.blocks.push(Block {
-                        condition: if all {
-                            Condition::Always
-                        } else {
-                            Condition::Never
-                        },
+                        condition: if all { Condition::Always } else { Condition::Never },
                         directives: Vec::new(),
                     });
                 }
@@ -192,11 +184,7 @@ impl SshConfig {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if !name.contains(['*', '?']) {
-            return if full.is_file() {
-                vec![full]
-            } else {
-                Vec::new()
-            };
+            return if full.is_file() { vec![full] } else { Vec::new() };
         }
         let Some(dir) = full.parent() else {
             return Vec::new();
@@ -243,10 +231,11 @@ impl SshConfig {
                     "hostname" if out.hostname.is_none() => out.hostname = Some(first),
                     "user" if out.user.is_none() => out.user = Some(first),
                     "port" if out.port.is_none() => {
-                        out.port =
-                            Some(first.parse::<u16>().map_err(|_| {
-                                syntax(format!("Port {first:?} is not a port number"))
-                            })?)
+                        out.port = Some(
+                            first
+                                .parse::<u16>()
+                                .map_err(|_| syntax(format!("Port {first:?} is not a port number")))?,
+                        )
                     }
                     "identityfile" => {
                         out.identity_files.extend(d.args.iter().map(PathBuf::from));
@@ -260,17 +249,16 @@ impl SshConfig {
                         out.global_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
                     }
                     "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
-                        out.strict_host_key_checking =
-                            Some(match first.to_ascii_lowercase().as_str() {
-                                "yes" | "ask" => StrictHostKeyChecking::Yes,
-                                "accept-new" => StrictHostKeyChecking::AcceptNew,
-                                "no" | "off" => StrictHostKeyChecking::No,
-                                other => {
-                                    return Err(syntax(format!(
-                                "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
-                            )))
-                                }
-                            })
+                        out.strict_host_key_checking = Some(match first.to_ascii_lowercase().as_str() {
+                            "yes" | "ask" => StrictHostKeyChecking::Yes,
+                            "accept-new" => StrictHostKeyChecking::AcceptNew,
+                            "no" | "off" => StrictHostKeyChecking::No,
+                            other => {
+                                return Err(syntax(format!(
+                                    "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
+                                )))
+                            }
+                        })
                     }
                     "proxyjump" if out.proxy_jump.is_none() => {
                         out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
@@ -369,9 +357,7 @@ fn split_line(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
     }
-    let key_end = line
-        .find(|c: char| c.is_whitespace() || c == '=')
-        .unwrap_or(line.len());
+    let key_end = line.find(|c: char| c.is_whitespace() || c == '=').unwrap_or(line.len());
     let (key, rest) = line.split_at(key_end);
     let rest = rest.trim_start();
     let rest = rest.strip_prefix('=').unwrap_or(rest);
@@ -451,8 +437,7 @@ pub fn wildcard_match(pattern: &str, text: &str) -> bool {
             },
         }
     }
-    p.get(pi..)
-        .is_some_and(|rest| rest.iter().all(|&c| c == '*'))
+    p.get(pi..).is_some_and(|rest| rest.iter().all(|&c| c == '*'))
 }
 
 #[cfg(test)]
@@ -467,14 +452,8 @@ mod tests {
         assert!(wildcard_match("*", ""));
         assert!(wildcard_match("*.lab", "esx01.lab"));
         assert!(!wildcard_match("*.lab", "esx01.prod"));
-        assert!(!host_patterns_match(
-            &["esx*".into(), "!esx99".into()],
-            "esx99"
-        ));
-        assert!(host_patterns_match(
-            &["esx*".into(), "!esx99".into()],
-            "esx01"
-        ));
+        assert!(!host_patterns_match(&["esx*".into(), "!esx99".into()], "esx99"));
+        assert!(host_patterns_match(&["esx*".into(), "!esx99".into()], "esx01"));
     }
 
     #[test]
@@ -500,11 +479,7 @@ mod tests {
         let c = cfg.resolve("esx01").unwrap();
         assert_eq!(c.hostname.as_deref(), Some("10.0.0.1"));
         assert_eq!(c.port, Some(2222));
-        assert_eq!(
-            c.user.as_deref(),
-            Some("labadmin"),
-            "the included block comes first"
-        );
+        assert_eq!(c.user.as_deref(), Some("labadmin"), "the included block comes first");
         assert_eq!(
             c.identity_files,
             vec![ssh.join("lab_rsa"), home.path().join(".ssh/id_10.0.0.1")]
@@ -513,10 +488,7 @@ mod tests {
             c.proxy_jump,
             Some(vec!["bastion".to_string(), "root@jump2:2200".to_string()])
         );
-        assert_eq!(
-            c.strict_host_key_checking,
-            Some(StrictHostKeyChecking::AcceptNew)
-        );
+        assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
         assert_eq!(
             c.user_known_hosts_files,
             vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")]

@@ -121,18 +121,13 @@ fn hashed_matches(salt_and_hash: &str, name: &str) -> bool {
     let Some((salt, hash)) = salt_and_hash.split_once('|') else {
         return false;
     };
-    let (Ok(salt), Ok(hash)) = (
-        BASE64.decode(salt.as_bytes()),
-        BASE64.decode(hash.as_bytes()),
-    ) else {
+    let (Ok(salt), Ok(hash)) = (BASE64.decode(salt.as_bytes()), BASE64.decode(hash.as_bytes())) else {
         return false;
     };
     let Ok(mac) = <Hmac<Sha1> as KeyInit>::new_from_slice(&salt) else {
         return false;
     };
-    mac.chain_update(name.as_bytes())
-        .verify_slice(&hash)
-        .is_ok()
+    mac.chain_update(name.as_bytes()).verify_slice(&hash).is_ok()
 }
 
 /// Checks `key` for `host`:`port` against every file, in order. A revoked key wins over
@@ -197,18 +192,13 @@ pub fn learn(path: &Path, host: &str, port: u16, key: &PublicKey) -> std::io::Re
         std::fs::create_dir_all(dir)?;
     }
     let existing = std::fs::read(path).unwrap_or_default();
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
     if !existing.is_empty() && !existing.ends_with(b"\n") {
         f.write_all(b"\n")?;
     }
     let mut public = key.clone();
     public.set_comment("");
-    let text = public
-        .to_openssh()
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let text = public.to_openssh().map_err(|e| std::io::Error::other(e.to_string()))?;
     writeln!(f, "{} {}", host_key_name(host, port), text.trim())
 }
 
@@ -223,10 +213,7 @@ mod tests {
     use russh::keys::PrivateKey;
 
     fn key(alg: Algorithm) -> PublicKey {
-        PrivateKey::random(&mut rand::rng(), alg)
-            .unwrap()
-            .public_key()
-            .clone()
+        PrivateKey::random(&mut rand::rng(), alg).unwrap().public_key().clone()
     }
 
     fn line(k: &PublicKey) -> String {
@@ -267,20 +254,10 @@ mod tests {
             ),
         )
         .unwrap();
-        std::fs::write(
-            &global,
-            format!("@revoked * {}\nesx09 {}\n", line(&k2), line(&ed)),
-        )
-        .unwrap();
+        std::fs::write(&global, format!("@revoked * {}\nesx09 {}\n", line(&k2), line(&ed))).unwrap();
         let files = vec![user.clone(), global.clone()];
-        assert!(matches!(
-            check(&files, "esx01", 22, &k1),
-            HostKeyStatus::Known(_)
-        ));
-        assert!(matches!(
-            check(&files, "10.0.0.1", 22, &k1),
-            HostKeyStatus::Known(_)
-        ));
+        assert!(matches!(check(&files, "esx01", 22, &k1), HostKeyStatus::Known(_)));
+        assert!(matches!(check(&files, "10.0.0.1", 22, &k1), HostKeyStatus::Known(_)));
         // esx01 is known with k1: k3 for it is a changed key, naming line 2.
         assert_eq!(
             check(&files, "esx01", 22, &k3),
@@ -291,10 +268,7 @@ mod tests {
         );
         // Port 22 entry does not vouch for another port.
         assert_eq!(check(&files, "esx01", 2200, &k1), HostKeyStatus::Unknown);
-        assert!(matches!(
-            check(&files, "a.lab", 22, &k3),
-            HostKeyStatus::Known(_)
-        ));
+        assert!(matches!(check(&files, "a.lab", 22, &k3), HostKeyStatus::Known(_)));
         assert_eq!(check(&files, "bad.lab", 22, &k3), HostKeyStatus::Unknown);
         // Revoked beats the hashed and [host]:port lines that list the same key.
         assert_eq!(
@@ -314,10 +288,7 @@ mod tests {
         ));
         // A key of another algorithm is unknown, not changed (the server may hold both).
         assert_eq!(check(&files, "esx09", 22, &k1), HostKeyStatus::Unknown);
-        assert_eq!(
-            known_algorithms(&files, "esx09", 22),
-            vec![Algorithm::Ed25519]
-        );
+        assert_eq!(known_algorithms(&files, "esx09", 22), vec![Algorithm::Ed25519]);
     }
 
     #[test]
@@ -330,19 +301,10 @@ mod tests {
         learn(&path, "127.0.0.1", 2200, &k).unwrap();
         learn(&path, "esx01", 22, &k).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(
-            text.starts_with("[127.0.0.1]:2200 ecdsa-sha2-nistp256 "),
-            "{text}"
-        );
+        assert!(text.starts_with("[127.0.0.1]:2200 ecdsa-sha2-nistp256 "), "{text}");
         assert_eq!(text.lines().count(), 2);
         let files = vec![path];
-        assert!(matches!(
-            check(&files, "127.0.0.1", 2200, &k),
-            HostKeyStatus::Known(_)
-        ));
-        assert!(matches!(
-            check(&files, "esx01", 22, &k),
-            HostKeyStatus::Known(_)
-        ));
+        assert!(matches!(check(&files, "127.0.0.1", 2200, &k), HostKeyStatus::Known(_)));
+        assert!(matches!(check(&files, "esx01", 22, &k), HostKeyStatus::Known(_)));
     }
 }

@@ -33,10 +33,7 @@ pub fn samples_host(scenario: &str, host: &str) -> PathBuf {
 pub fn require_test_deps() {
     let fix = "run `sudo scripts/install-test-deps.sh` first (it installs openssh-server and busybox and creates the PAM test user)";
     assert!(Path::new(SSHD).is_file(), "{SSHD} is missing: {fix}");
-    assert!(
-        Path::new(TEST_SHELL).exists(),
-        "{TEST_SHELL} is missing: {fix}"
-    );
+    assert!(Path::new(TEST_SHELL).exists(), "{TEST_SHELL} is missing: {fix}");
     let user = test_user();
     let ok = Command::new("id")
         .arg(&user)
@@ -148,11 +145,7 @@ impl Sshd {
         }
         std::fs::write(&ak, keys).expect("authorized_keys");
         set_mode(&ak, 0o644);
-        std::fs::write(
-            dir.path().join("banner"),
-            "VMware ESXi 8.0.2 (test double)\n",
-        )
-        .expect("banner");
+        std::fs::write(dir.path().join("banner"), "VMware ESXi 8.0.2 (test double)\n").expect("banner");
         let port = free_port();
         let samples = opts.samples.display().to_string();
         let config = format!(
