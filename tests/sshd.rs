@@ -399,3 +399,29 @@ fn the_binary_reads_hosts_from_stdin_and_prints_only_the_report() {
         sshd.log()
     );
 }
+
+#[test]
+fn no_common_cipher_is_a_key_exchange_error() {
+    let client = ClientSide::new("");
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(client.key.clone());
+    // CBC is not in the client's list (ESXi never needs it).
+    o.ciphers = Some("aes128-cbc".into());
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let run = collect_live(&client.options(&[target(&sshd)])).expect("run");
+    let err = run.captures[0].error.clone().expect("kex error");
+    assert_eq!(err.kind, ErrorKind::KeyExchange, "{err:?}");
+    assert!(err.message.contains("aes128-cbc"), "{}", err.message);
+}
+
+#[test]
+fn insecure_skip_accepts_an_unknown_key_without_recording_it() {
+    let client = ClientSide::new("");
+    let sshd = keyed_sshd(&client, esx01());
+    let mut opts = client.options(&[target(&sshd)]);
+    opts.insecure_skip_host_key_check = true;
+    let run = collect_live(&opts).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+    assert_eq!(std::fs::read_to_string(&client.known_hosts).expect("read"), "");
+}

@@ -618,3 +618,40 @@ async fn keyboard_interactive(
     }
     Ok(Some(Vec::new()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nist_ecdh_comes_first_and_group_exchange_last() {
+        let p = preferred_for(&[]);
+        assert_eq!(p.kex.first(), Some(&kex::ECDH_SHA2_NISTP256));
+        let gex = p.kex.iter().position(|k| *k == kex::DH_GEX_SHA256);
+        let g14 = p.kex.iter().position(|k| *k == kex::DH_G14_SHA256);
+        assert!(matches!((g14, gex), (Some(a), Some(b)) if a < b));
+        assert_eq!(p.cipher.first(), Some(&cipher::AES_256_GCM));
+        assert_eq!(
+            p.key.first(),
+            Some(&Algorithm::Ecdsa {
+                curve: EcdsaCurve::NistP256
+            })
+        );
+    }
+
+    #[test]
+    fn host_key_types_already_known_are_asked_for_first() {
+        let p = preferred_for(&[Algorithm::Rsa { hash: None }]);
+        assert_eq!(
+            p.key.first(),
+            Some(&Algorithm::Rsa {
+                hash: Some(HashAlg::Sha512)
+            })
+        );
+        // The other types stay available, each once.
+        let ecdsa = Algorithm::Ecdsa {
+            curve: EcdsaCurve::NistP256,
+        };
+        assert_eq!(p.key.iter().filter(|a| **a == ecdsa).count(), 1);
+    }
+}

@@ -93,6 +93,8 @@ pub struct SshdOptions {
     pub fake_esx: bool,
     /// Offer the `password` method instead of keyboard-interactive.
     pub password_method: bool,
+    /// Replace ESXi's cipher list (to simulate a server the client cannot talk to).
+    pub ciphers: Option<String>,
 }
 
 impl SshdOptions {
@@ -105,6 +107,7 @@ impl SshdOptions {
             allow_tcp_forwarding: false,
             fake_esx: true,
             password_method: false,
+            ciphers: None,
         }
     }
 }
@@ -155,7 +158,7 @@ impl Sshd {
              HostKey {rsa}\n\
              PidFile none\n\
              # ESXi 8.0.2's effective lists (research file, section 16)\n\
-             Ciphers aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,aes192-ctr,aes128-ctr\n\
+             Ciphers {ciphers}\n\
              HostKeyAlgorithms ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-256,rsa-sha2-512\n\
              KexAlgorithms ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256\n\
              MACs hmac-sha2-256,hmac-sha2-512\n\
@@ -180,6 +183,9 @@ impl Sshd {
             fwd = if opts.allow_tcp_forwarding { "yes" } else { "no" },
             maxs = opts.max_sessions.unwrap_or(10),
             user = test_user(),
+            ciphers = opts.ciphers.clone().unwrap_or_else(|| {
+                "aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,aes192-ctr,aes128-ctr".into()
+            }),
             pw = if opts.password_method { "yes" } else { "no" },
             kbd = if opts.password_method { "no" } else { "yes" },
             bin = if opts.fake_esx { bin.display().to_string() } else { "/nonexistent".to_string() },
