@@ -215,7 +215,12 @@ fn endpoint(
     let mut known_hosts = user_files;
     known_hosts.extend(global_files);
     Ok(Endpoint {
-        label: format!("{}:{port}", spec.host),
+        // A jump host's failure lands in the target's report: say it is the jump host.
+        label: if is_target {
+            format!("{}:{port}", spec.host)
+        } else {
+            format!("jump host {}:{port}", spec.host)
+        },
         hostname,
         port,
         user,
@@ -399,4 +404,81 @@ async fn run_all(
         })
         .collect();
     (captures, interrupted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use secrecy::ExposeSecret;
+
+    #[test]
+    fn precedence_of_user_port_keys_and_known_hosts() {
+        let home = tempfile::tempdir().unwrap();
+        let cfg_path = home.path().join("config");
+        std::fs::write(
+            &cfg_path,
+            "Host esx01\n  HostName 10.1.1.1\n  User cfguser\n  Port 2222\n  IdentityFile ~/.ssh/lab_rsa\n  ProxyJump jumper@bastion:2200\n",
+        )
+        .unwrap();
+        let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+        let opts = LiveOptions {
+            identity_files: vec![PathBuf::from("/keys/cli_ecdsa")],
+            login_user: Some("cliuser".into()),
+            ..LiveOptions::default()
+        };
+        let plan = |spec: &str| {
+            let s = crate::target::parse_host_spec(spec).unwrap();
+            plan_host(&s, &opts, &config, home.path()).unwrap()
+        };
+        let job = plan("esx01");
+        assert_eq!(job.label, "esx01");
+        assert_eq!(job.target.hostname, "10.1.1.1");
+        assert_eq!(job.target.port, 2222);
+        assert_eq!(job.target.user, "cliuser", "-l beats the config");
+        assert_eq!(
+            job.target.identity_files,
+            vec![
+                PathBuf::from("/keys/cli_ecdsa"),
+                home.path().join(".ssh/lab_rsa"),
+                home.path().join(".ssh/id_ecdsa"),
+                home.path().join(".ssh/id_rsa"),
+                home.path().join(".ssh/id_ed25519"),
+            ]
+        );
+        assert_eq!(
+            job.target.policy.known_hosts.first(),
+            Some(&home.path().join(".ssh/known_hosts"))
+        );
+        assert!(job
+            .target
+            .policy
+            .known_hosts
+            .contains(&PathBuf::from("/etc/ssh/ssh_known_hosts")));
+        assert!(!job.target.policy.accept_new && !job.target.policy.insecure);
+        let [jump] = job.jumps.as_slice() else {
+            panic!("one jump expected: {:?}", job.jumps)
+        };
+        assert_eq!((jump.hostname.as_str(), jump.port), ("bastion", 2200));
+        assert_eq!(jump.user, "jumper");
+        assert_eq!(jump.label, "jump host bastion:2200");
+
+        let job = plan("admin@esx01:22");
+        assert_eq!((job.target.user.as_str(), job.target.port), ("admin", 22));
+        assert_eq!(job.label, "esx01:22");
+
+        let bare = LiveOptions::default();
+        let s = crate::target::parse_host_spec("esx02").unwrap();
+        let job = plan_host(&s, &bare, &config, home.path()).unwrap();
+        assert_eq!((job.target.user.as_str(), job.target.port), ("root", 22));
+        assert!(job.jumps.is_empty());
+    }
+
+    #[test]
+    fn password_comes_from_the_environment() {
+        std::env::set_var(PASSWORD_ENV, "s3cret");
+        let got = read_password(false).unwrap();
+        std::env::remove_var(PASSWORD_ENV);
+        assert_eq!(got.as_ref().map(|p| p.expose_secret()), Some("s3cret"));
+        assert!(read_password(false).unwrap().is_none());
+    }
 }

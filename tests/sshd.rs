@@ -425,3 +425,21 @@ fn insecure_skip_accepts_an_unknown_key_without_recording_it() {
     assert_complete(&run.captures[0], &esx01(), &sshd);
     assert_eq!(std::fs::read_to_string(&client.known_hosts).expect("read"), "");
 }
+
+#[test]
+fn a_dead_jump_host_is_named_in_the_target_error() {
+    let client = ClientSide::new("");
+    let dead = free_port();
+    client.write_config(&format!(
+        "Host esx-behind\n  HostName 127.0.0.1\n  Port 22\n  ProxyJump 127.0.0.1:{dead}\n"
+    ));
+    let run = collect_live(&client.options(&["esx-behind".to_string()])).expect("run");
+    assert_eq!(run.captures[0].host, "esx-behind");
+    let err = run.captures[0].error.clone().expect("jump error");
+    assert_eq!(err.kind, ErrorKind::Unreachable, "{err:?}");
+    assert!(
+        err.message.starts_with(&format!("jump host 127.0.0.1:{dead}:")),
+        "{}",
+        err.message
+    );
+}
