@@ -207,22 +207,28 @@ fn ssh_config_alias_sets_hostname_port_user_and_identity() {
 }
 
 #[test]
-fn proxyjump_through_a_second_sshd() {
+fn proxyjump_through_two_jump_hosts() {
     let client = ClientSide::new("");
     let target_sshd = keyed_sshd(&client, esx01());
-    let mut jo = SshdOptions::new(esx01());
-    jo.authorized_keys.push(client.key.clone());
-    jo.allow_tcp_forwarding = true;
-    let jump = Sshd::start(jo);
-    client.trust(&target_sshd);
-    client.trust(&jump);
+    let jump_sshd = || {
+        let mut jo = SshdOptions::new(esx01());
+        jo.authorized_keys.push(client.key.clone());
+        jo.allow_tcp_forwarding = true;
+        Sshd::start(jo)
+    };
+    let (jump1, jump2) = (jump_sshd(), jump_sshd());
+    for s in [&target_sshd, &jump1, &jump2] {
+        client.trust(s);
+    }
     client.write_config(&format!(
-        "Host esx-behind\n  HostName 127.0.0.1\n  Port {}\n  ProxyJump 127.0.0.1:{}\n",
-        target_sshd.port, jump.port
+        "Host esx-behind\n  HostName 127.0.0.1\n  Port {}\n  ProxyJump 127.0.0.1:{},127.0.0.1:{}\n",
+        target_sshd.port, jump1.port, jump2.port
     ));
     let run = collect_live(&client.options(&["esx-behind".to_string()])).expect("run");
     assert_complete(&run.captures[0], &esx01(), &target_sshd);
-    assert!(jump.log().contains("Accepted publickey"), "{}", jump.log());
+    // Each hop logged in, and the target saw the connection come from the tunnel.
+    assert!(jump1.log().contains("Accepted publickey"), "{}", jump1.log());
+    assert!(jump2.log().contains("Accepted publickey"), "{}", jump2.log());
 }
 
 #[test]
@@ -376,6 +382,8 @@ fn the_binary_reads_hosts_from_stdin_and_prints_only_the_report() {
         .arg(&client.config)
         .args(["--format", "json", "--connect-timeout", "20s", "-"])
         .env("PVRDMA_DOCTOR_PASSWORD", &password)
+        .env("HOME", client.dir.path())
+        .env_remove("SSH_AUTH_SOCK")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -442,4 +450,70 @@ fn a_dead_jump_host_is_named_in_the_target_error() {
         "{}",
         err.message
     );
+}
+
+/// A real ssh-agent on a private socket, killed on drop.
+struct Agent {
+    child: std::process::Child,
+    socket: PathBuf,
+}
+
+impl Agent {
+    fn start(dir: &Path, key: &Path) -> Agent {
+        let socket = dir.join("agent.sock");
+        let child = std::process::Command::new("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&socket)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("start ssh-agent");
+        let agent = Agent { child, socket };
+        let t0 = Instant::now();
+        while !agent.socket.exists() && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let st = std::process::Command::new("ssh-add")
+            .arg(key)
+            .env("SSH_AUTH_SOCK", &agent.socket)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("ssh-add");
+        assert!(st.success(), "ssh-add failed");
+        agent
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_key_held_only_by_ssh_agent_logs_in() {
+    let client = ClientSide::new("");
+    let agent_key = keygen(client.dir.path(), "agent_only", "ecdsa");
+    let mut o = SshdOptions::new(esx01());
+    // The config's IdentityFile is not authorized; only the agent's key is.
+    o.authorized_keys.push(agent_key.clone());
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let agent = Agent::start(client.dir.path(), &agent_key);
+    std::fs::remove_file(&agent_key).expect("remove the key file: the agent must be the only holder");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .arg("-F")
+        .arg(&client.config)
+        .args(["--format", "json", &target(&sshd)])
+        .env("SSH_AUTH_SOCK", &agent.socket)
+        .env("HOME", client.dir.path())
+        .env_remove("PVRDMA_DOCTOR_PASSWORD")
+        .output()
+        .expect("run pvrdma-doctor");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let log = sshd.log();
+    assert!(log.contains("Accepted publickey"), "{log}\nstderr: {stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("authentication"), "{stdout}");
 }
