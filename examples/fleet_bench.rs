@@ -1,5 +1,6 @@
-//! Benchmark: wall time of `collect_live` for 1 and for 50 simulated ESXi hosts, each
-//! command answering after a simulated 200 ms latency, measured side by side in one run.
+//! Benchmark: wall time to diagnose 1 and 50 simulated ESXi hosts (start the simulated
+//! hosts, `collect_live` over SSH, diagnose, render the report), each command answering
+//! after a simulated 200 ms latency, measured side by side in one run.
 //!
 //! `cargo run --release --example fleet_bench [-- RUNS]` prints the median of RUNS runs
 //! (default 5) per fleet size, with the default `--parallel` and with `--parallel 50`.
@@ -27,7 +28,10 @@ fn once(hosts: usize, parallel: usize) -> anyhow::Result<Duration> {
     };
     let t0 = Instant::now();
     let run = run_demo(&demo, live)?;
+    let diagnosis = pvrdma_doctor::diagnose::diagnose(&run.captures);
+    let report = pvrdma_doctor::report::render(&diagnosis, pvrdma_doctor::report::Format::Human, false);
     let took = t0.elapsed();
+    anyhow::ensure!(report.contains("sim01"), "report lacks the hosts");
     anyhow::ensure!(run.captures.len() == hosts, "lost hosts");
     let failed: Vec<_> = run
         .captures

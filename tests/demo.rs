@@ -124,3 +124,36 @@ fn ctrl_c_still_prints_the_report_of_what_was_collected() {
     assert!(stdout.contains("Ctrl-C"), "{stdout}");
     assert_ne!(out.status.code(), Some(0));
 }
+
+#[test]
+fn an_endless_output_is_cut_at_the_cap_and_marked() {
+    use pvrdma_doctor::catalogue;
+    use pvrdma_doctor::collect::ssh::OUTPUT_CAP;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");
+    let host = dir.path().join("esx01");
+    std::fs::create_dir(&host).expect("mkdir");
+    for e in std::fs::read_dir(&src).expect("read") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), host.join(e.file_name())).expect("copy");
+    }
+    let line = "x".repeat(1023) + "\n";
+    std::fs::write(
+        host.join(format!("{}.txt", catalogue::VM_PROCESS_LIST)),
+        line.repeat(OUTPUT_CAP / 1024 + 64),
+    )
+    .expect("write big sample");
+    let opts = DemoOptions {
+        scenario: Some(dir.path().to_path_buf()),
+        hosts: None,
+        latency: Duration::ZERO,
+    };
+    let run = run_demo(&opts, live()).expect("demo");
+    let c = &run.captures[0];
+    let big = &c.outputs[catalogue::VM_PROCESS_LIST];
+    assert!(big.truncated, "not marked truncated");
+    assert_eq!(big.stdout.len(), OUTPUT_CAP);
+    // The cap on one command leaves the others whole.
+    let version = &c.outputs[catalogue::SYSTEM_VERSION];
+    assert!(!version.truncated && version.exit_status == Some(0));
+}
