@@ -266,6 +266,11 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
                     Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
                         stderr.extend_from_slice(format!("\n[killed by signal {signal_name:?}]\n").as_bytes());
                     }
+                    // exec refused: nothing will run on this channel, do not wait for it.
+                    Some(ChannelMsg::Failure) => {
+                        lost = Some("the server refused to run it".to_string());
+                        break;
+                    }
                     Some(ChannelMsg::Close) | None => break,
                     Some(_) => {}
                 },

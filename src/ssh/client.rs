@@ -535,6 +535,11 @@ async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds:
                 Ok(AuthResult::Failure { .. }) => notes.push("password refused".into()),
                 Err(e) => return Err(broken_during_auth(hop, e)),
             }
+        } else if remaining
+            .as_ref()
+            .is_some_and(|r| !r.contains(&MethodKind::KeyboardInteractive))
+        {
+            notes.push("the server offers no password method (keyboard-interactive or password)".into());
         }
     } else {
         notes.push("no password given (set PVRDMA_DOCTOR_PASSWORD or use --ask-password)".into());
@@ -548,7 +553,7 @@ async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds:
     Err(Failure::new(
         ErrorKind::Auth,
         format!(
-            "{}: authentication as {user:?} failed: {}; put an RSA or ECDSA public key in /etc/ssh/keys-{user}/authorized_keys on the host, or give the password",
+            "{}: authentication as {user:?} failed: {}; put an RSA or ECDSA public key in /etc/ssh/keys-{user}/authorized_keys on the host, or give the password (if both are right, the host may be in lockdown mode: add {user:?} to its Exception Users)",
             hop.label,
             notes.join("; ")
         ),
