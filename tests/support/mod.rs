@@ -137,6 +137,10 @@ impl Sshd {
             .take(2)
             .collect::<Vec<_>>()
             .join(" ");
+        let pids = dir.path().join("pids");
+        std::fs::create_dir(&pids).expect("pids dir");
+        // The fake runs as the test user and must be able to record its pid here.
+        set_mode(&pids, 0o1777);
         let bin = dir.path().join("bin");
         std::fs::create_dir(&bin).expect("bin dir");
         write_exec(&bin.join("esxcli"), &fake_esxcli());
@@ -175,7 +179,7 @@ impl Sshd {
              MaxSessions {maxs}\n\
              MaxStartups 100:30:200\n\
              AllowUsers {user}\n\
-             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang}\n",
+             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung\n",
             ecdsa = host_ecdsa.display(),
             rsa = host_rsa.display(),
             banner = dir.path().join("banner").display(),
@@ -189,6 +193,7 @@ impl Sshd {
             pw = if opts.password_method { "yes" } else { "no" },
             kbd = if opts.password_method { "no" } else { "yes" },
             bin = if opts.fake_esx { bin.display().to_string() } else { "/nonexistent".to_string() },
+            pids = pids.display(),
             hang = if opts.hang.is_empty() { "none".to_string() } else { opts.hang.join(",") },
         );
         let cfg_path = dir.path().join("sshd_config");
@@ -243,6 +248,11 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Fake commands told to hang would otherwise sleep on after the test.
+        let hung = std::fs::read_to_string(self.dir.path().join("pids/hung")).unwrap_or_default();
+        for pid in hung.split_whitespace() {
+            let _ = Command::new("kill").args(["-9", pid]).stderr(Stdio::null()).status();
+        }
     }
 }
 
@@ -259,7 +269,8 @@ fn write_exec(p: &Path, text: &str) {
 
 const EMIT: &str = r#"d=${FAKE_ESX_DIR:?}
 emit() {
-  case ",$FAKE_ESX_HANG," in *",$1,"*) sleep 3600 ;; esac
+  # A hung command records its pid so the test can kill it: exec keeps the pid.
+  case ",$FAKE_ESX_HANG," in *",$1,"*) echo $$ >> "$FAKE_ESX_PIDS"; exec sleep 3600 ;; esac
   if [ -n "$2" ]; then
     awk -v k="==> $2 <==" '$0 == k { on = 1; next } /^==> .* <==$/ { on = 0 } on' "$d/$1.txt"
     exit 0
