@@ -225,6 +225,7 @@ fn endpoint(
         port,
         user,
         identity_files,
+        identities_only: cfg.identities_only.unwrap_or(false),
         policy: HostKeyPolicy {
             known_hosts,
             learn_to,

@@ -517,3 +517,42 @@ fn a_key_held_only_by_ssh_agent_logs_in() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("authentication"), "{stdout}");
 }
+
+#[test]
+fn identities_only_limits_agent_keys_to_the_configured_ones() {
+    let client = ClientSide::new("IdentitiesOnly yes\n");
+    let agent_key = keygen(client.dir.path(), "agent_only", "ecdsa");
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(agent_key.clone());
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let agent = Agent::start(client.dir.path(), &agent_key);
+    // Only the public half stays on disk: it names the agent key in IdentityFile.
+    std::fs::remove_file(&agent_key).expect("remove private key");
+    let run = |extra_identity: Option<&Path>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"));
+        cmd.arg("-F").arg(&client.config);
+        if let Some(i) = extra_identity {
+            cmd.arg("-i").arg(i);
+        }
+        cmd.args(["--format", "json", &target(&sshd)])
+            .env("SSH_AUTH_SOCK", &agent.socket)
+            .env("HOME", client.dir.path())
+            .env_remove("PVRDMA_DOCTOR_PASSWORD")
+            .output()
+            .expect("run pvrdma-doctor")
+    };
+    // The configured key (id_test) is not authorized and the agent key is not configured.
+    let out = run(None);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!sshd.log().contains("Accepted publickey"), "{}", sshd.log());
+    assert!(stdout.contains("authentication"), "{stdout}");
+    // Naming the agent key's file makes the agent offer it.
+    let out = run(Some(&agent_key));
+    assert!(
+        sshd.log().contains("Accepted publickey"),
+        "{}\n{}",
+        sshd.log(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

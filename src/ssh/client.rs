@@ -131,6 +131,9 @@ pub struct Endpoint {
     pub user: String,
     /// Private keys to try, in order, after the agent.
     pub identity_files: Vec<PathBuf>,
+    /// `IdentitiesOnly`: agent keys are offered only when they are one of `identity_files`
+    /// (keeps a full agent from using up the server's MaxAuthTries).
+    pub identities_only: bool,
     pub policy: HostKeyPolicy,
 }
 
@@ -444,11 +447,15 @@ async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds:
         match AgentClient::connect_env().await {
             Ok(mut agent) => match agent.request_identities().await {
                 Ok(ids) => {
+                    let wanted = configured_public_keys(&hop.identity_files);
                     for id in ids {
                         if !allows(&remaining, MethodKind::PublicKey) {
                             break;
                         }
                         let key = id.public_key().into_owned();
+                        if hop.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
+                            continue;
+                        }
                         let hash = if key.algorithm().is_rsa() {
                             rsa_hash_for(handle, &mut rsa_hash).await
                         } else {
@@ -558,6 +565,19 @@ async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds:
             notes.join("; ")
         ),
     ))
+}
+
+/// The public halves (`<key>.pub`) of the configured identity files that have one.
+fn configured_public_keys(files: &[PathBuf]) -> Vec<russh::keys::PublicKey> {
+    files
+        .iter()
+        .filter_map(|p| {
+            let mut pub_path = p.clone().into_os_string();
+            pub_path.push(".pub");
+            std::fs::read_to_string(pub_path).ok()
+        })
+        .filter_map(|text| russh::keys::PublicKey::from_openssh(text.trim()).ok())
+        .collect()
 }
 
 async fn rsa_hash_for(handle: &Handle<ClientHandler>, cache: &mut Option<Option<HashAlg>>) -> Option<HashAlg> {

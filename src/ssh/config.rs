@@ -37,6 +37,8 @@ pub struct HostConfig {
     pub strict_host_key_checking: Option<StrictHostKeyChecking>,
     /// `ProxyJump` hops in order (`None` = not set; an empty list = `ProxyJump none`).
     pub proxy_jump: Option<Vec<String>>,
+    /// `IdentitiesOnly yes`: offer only the configured keys, even from the agent.
+    pub identities_only: Option<bool>,
 }
 
 /// A config file that could not be read or understood.
@@ -260,6 +262,13 @@ impl SshConfig {
                             }
                         })
                     }
+                    "identitiesonly" if out.identities_only.is_none() => {
+                        out.identities_only = Some(match first.to_ascii_lowercase().as_str() {
+                            "yes" | "true" => true,
+                            "no" | "false" => false,
+                            other => return Err(syntax(format!("IdentitiesOnly {other:?} is not yes or no"))),
+                        })
+                    }
                     "proxyjump" if out.proxy_jump.is_none() => {
                         out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
                             Vec::new()
@@ -470,7 +479,7 @@ mod tests {
             ssh.join("config"),
             "Include conf.d/*\n\
              Host esx01\n  HostName=10.0.0.1\n  Port 2222\n  User first\n  ProxyJump bastion,root@jump2:2200\n\
-             Host esx* !esx99\n  User second\n  IdentityFile %d/.ssh/id_%h\n  StrictHostKeyChecking accept-new\n  UserKnownHostsFile ~/kh1 \"/tmp/kh 2\"\n\
+             Host esx* !esx99\n  User second\n  IdentitiesOnly yes\n  IdentityFile %d/.ssh/id_%h\n  StrictHostKeyChecking accept-new\n  UserKnownHostsFile ~/kh1 \"/tmp/kh 2\"\n\
              Match host foo\n  User never\n\
              Host *\n  Port 22\n  User fallback\n",
         )
@@ -489,6 +498,7 @@ mod tests {
             Some(vec!["bastion".to_string(), "root@jump2:2200".to_string()])
         );
         assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
+        assert_eq!(c.identities_only, Some(true));
         assert_eq!(
             c.user_known_hosts_files,
             vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")]
