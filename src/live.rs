@@ -144,12 +144,7 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
     };
     let target = endpoint(spec, opts, config, home, true).map_err(config_failure)?;
     let cfg = config.resolve(&spec.host).map_err(config_failure)?;
-    let mut jumps = Vec::new();
-    for hop in cfg.proxy_jump.unwrap_or_default() {
-        let hop_spec = parse_host_spec(&hop)
-            .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: bad ProxyJump entry {hop:?}: {e}")))?;
-        jumps.push(endpoint(&hop_spec, opts, config, home, false).map_err(config_failure)?);
-    }
+    let jumps = jump_chain(cfg.proxy_jump.unwrap_or_default(), &label, opts, config, home, 0)?;
     Ok(HostJob {
         label,
         jumps,
@@ -162,6 +157,46 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
         command_timeout: opts.command_timeout,
         channels: DEFAULT_CHANNELS,
     })
+}
+
+/// Jump hosts do not nest deeper than this; deeper is a ProxyJump loop in the config.
+const MAX_JUMP_DEPTH: usize = 8;
+
+/// The hops to go through, in connection order. A jump host's own `ProxyJump` comes
+/// before it, as with ssh.
+fn jump_chain(
+    hops: Vec<String>,
+    label: &str,
+    opts: &LiveOptions,
+    config: &SshConfig,
+    home: &Path,
+    depth: usize,
+) -> Result<Vec<Endpoint>, Failure> {
+    let config_failure = |e: crate::ssh::config::ConfigError| {
+        Failure::new(
+            ErrorKind::Config,
+            format!("{label}: ssh config error: {e}; fix the file"),
+        )
+    };
+    if depth >= MAX_JUMP_DEPTH && !hops.is_empty() {
+        return Err(Failure::new(
+            ErrorKind::Config,
+            format!("{label}: ProxyJump nests more than {MAX_JUMP_DEPTH} deep; check ~/.ssh/config for a loop"),
+        ));
+    }
+    let mut out = Vec::new();
+    for hop in hops {
+        let spec = parse_host_spec(&hop)
+            .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: bad ProxyJump entry {hop:?}: {e}")))?;
+        let inner = config
+            .resolve(&spec.host)
+            .map_err(config_failure)?
+            .proxy_jump
+            .unwrap_or_default();
+        out.extend(jump_chain(inner, label, opts, config, home, depth + 1)?);
+        out.push(endpoint(&spec, opts, config, home, false).map_err(config_failure)?);
+    }
+    Ok(out)
 }
 
 fn endpoint(
@@ -418,7 +453,7 @@ mod tests {
         let cfg_path = home.path().join("config");
         std::fs::write(
             &cfg_path,
-            "Host esx01\n  HostName 10.1.1.1\n  User cfguser\n  Port 2222\n  IdentityFile ~/.ssh/lab_rsa\n  ProxyJump jumper@bastion:2200\n",
+            "Host esx01\n  HostName 10.1.1.1\n  User cfguser\n  Port 2222\n  IdentityFile ~/.ssh/lab_rsa\n  ProxyJump jumper@bastion:2200\nHost bastion\n  ProxyJump outer.example\nHost loop\n  ProxyJump loop\n",
         )
         .unwrap();
         let config = SshConfig::load(&cfg_path, home.path()).unwrap();
@@ -456,9 +491,11 @@ mod tests {
             .known_hosts
             .contains(&PathBuf::from("/etc/ssh/ssh_known_hosts")));
         assert!(!job.target.policy.accept_new && !job.target.policy.insecure);
-        let [jump] = job.jumps.as_slice() else {
-            panic!("one jump expected: {:?}", job.jumps)
+        // bastion's own ProxyJump (outer) comes first.
+        let [outer, jump] = job.jumps.as_slice() else {
+            panic!("two jumps expected: {:?}", job.jumps)
         };
+        assert_eq!(outer.hostname, "outer.example");
         assert_eq!((jump.hostname.as_str(), jump.port), ("bastion", 2200));
         assert_eq!(jump.user, "jumper");
         assert_eq!(jump.label, "jump host bastion:2200");
@@ -466,6 +503,11 @@ mod tests {
         let job = plan("admin@esx01:22");
         assert_eq!((job.target.user.as_str(), job.target.port), ("admin", 22));
         assert_eq!(job.label, "esx01:22");
+
+        let s = crate::target::parse_host_spec("loop").unwrap();
+        let err = plan_host(&s, &opts, &config, home.path()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Config);
+        assert!(err.message.contains("loop"), "{}", err.message);
 
         let bare = LiveOptions::default();
         let s = crate::target::parse_host_spec("esx02").unwrap();

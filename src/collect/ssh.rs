@@ -34,7 +34,7 @@ pub enum Stage {
 }
 
 /// Everything needed to collect one host.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct HostJob {
     /// How the report names the host (`esx01`).
     pub label: String,

@@ -215,7 +215,8 @@ impl client::Handler for ClientHandler {
 }
 
 /// Credentials shared by all hosts of a run.
-#[derive(Clone, Default)]
+/// `Debug` shows the password as redacted (secrecy).
+#[derive(Debug, Clone, Default)]
 pub struct Credentials {
     /// Try keys from `SSH_AUTH_SOCK` first.
     pub use_agent: bool,
@@ -662,6 +663,15 @@ mod tests {
                 curve: EcdsaCurve::NistP256
             })
         );
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_password() {
+        let c = Credentials {
+            use_agent: true,
+            password: Some(SecretString::from("hunter2-secret".to_string())),
+        };
+        assert!(!format!("{c:?}").contains("hunter2-secret"));
     }
 
     #[test]
