@@ -14,25 +14,50 @@ fn main() {
     let name = chosen.copied().unwrap_or("");
     writeln!(out, "/// Name of the embedded scenario.").ok();
     writeln!(out, "pub const EMBEDDED_SCENARIO: &str = {name:?};").ok();
-    writeln!(out, "/// (host, file name, content) of every file of the embedded scenario.").ok();
+    writeln!(
+        out,
+        "/// (host, file name, content) of every file of the embedded scenario."
+    )
+    .ok();
     writeln!(out, "pub static EMBEDDED_FILES: &[(&str, &str, &str)] = &[").ok();
     if let Some(s) = chosen {
         let dir = root.join(s);
         println!("cargo:rerun-if-changed={}", dir.display());
         let mut hosts: Vec<_> = std::fs::read_dir(&dir)
-            .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect())
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
             .unwrap_or_default();
         hosts.sort();
         for h in hosts {
             println!("cargo:rerun-if-changed={}", h.display());
-            let host = h.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let host = h
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let mut files: Vec<_> = std::fs::read_dir(&h)
-                .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file()).collect())
+                .map(|rd| {
+                    rd.filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| p.is_file())
+                        .collect()
+                })
                 .unwrap_or_default();
             files.sort();
             for f in files {
-                let file = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                writeln!(out, "    ({host:?}, {file:?}, include_str!({:?})),", f.display().to_string()).ok();
+                let file = f
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "    ({host:?}, {file:?}, include_str!({:?})),",
+                    f.display().to_string()
+                )
+                .ok();
             }
         }
     }

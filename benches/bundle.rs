@@ -37,10 +37,7 @@ fn time<T>(what: &str, runs: u32, mut f: impl FnMut() -> T) -> T {
         last = Some(f());
         best = best.min(start.elapsed());
     }
-    println!(
-        "{what:<48} best of {runs}: {:>9.1} ms",
-        best.as_secs_f64() * 1000.0
-    );
+    println!("{what:<48} best of {runs}: {:>9.1} ms", best.as_secs_f64() * 1000.0);
     last.expect("runs > 0")
 }
 
@@ -65,10 +62,7 @@ fn main() {
     time("write_bundle (256 hosts)", 5, || {
         write_bundle(&path, &captures, &meta, "{}", "", true).expect("write")
     });
-    println!(
-        "bundle size: {} bytes",
-        std::fs::metadata(&path).expect("bundle").len()
-    );
+    println!("bundle size: {} bytes", std::fs::metadata(&path).expect("bundle").len());
     let read = time("load_captures (256 hosts, sha256 verified)", 5, || {
         load_captures(&path).expect("read")
     });
@@ -79,7 +73,8 @@ fn main() {
     assert_eq!(redacted.len(), HOSTS);
 
     // One 16 MiB output: a NIC table with a distinct MAC and address on every row.
-    let mut big = String::from("Name     MAC Address        IPv4 Address  MTU\n-------  -----------------  ------------  ----\n");
+    let mut big =
+        String::from("Name     MAC Address        IPv4 Address  MTU\n-------  -----------------  ------------  ----\n");
     let mut n = 0u32;
     while big.len() < 16 * 1024 * 1024 {
         // 50 000 distinct interfaces, repeated: MAC tokens have 16 bits of room.

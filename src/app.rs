@@ -20,21 +20,76 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             let captures = load_offline(&path)?;
             finish(&captures, &output)
         }
-        Some(Command::Demo { bundle, .. }) => {
+        Some(Command::Demo {
+            scenario,
+            latency,
+            bundle,
+            output,
+        }) => {
             prepare_bundle(&bundle)?;
-            anyhow::bail!(
-                "the demo needs live SSH collection, which this build does not include yet"
-            )
+            let demo = crate::demo::DemoOptions {
+                scenario,
+                hosts: None,
+                latency,
+            };
+            let live = live_options(&cli.live, Vec::new(), &output, None)?;
+            let run = crate::demo::run_demo(&demo, live)?;
+            finish_live(&run, &output, &bundle)
         }
         None => {
             anyhow::ensure!(
                 !cli.hosts.is_empty() || cli.live.hosts_file.is_some(),
                 "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
             );
+            if cli.live.insecure_skip_host_key_check {
+                eprintln!(
+                    "pvrdma-doctor: WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
+                );
+            }
             prepare_bundle(&cli.bundle)?;
-            anyhow::bail!("live SSH collection is not built yet; use `pvrdma-doctor analyze DIR`")
+            let password = crate::live::read_password(cli.live.ask_password)?;
+            let live = live_options(&cli.live, cli.hosts.clone(), &cli.output, password)?;
+            let run = crate::live::collect_live(&live)?;
+            finish_live(&run, &cli.output, &cli.bundle)
         }
     }
+}
+
+/// Reports a live run, then writes the support bundle if asked; after Ctrl-C both cover
+/// what was collected.
+fn finish_live(run: &crate::live::LiveRun, output: &OutputArgs, bundle_args: &BundleArgs) -> anyhow::Result<u8> {
+    if run.interrupted {
+        eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
+    }
+    let code = finish(&run.captures, output)?;
+    if let Some(path) = write_support_bundle(bundle_args, &run.captures, run.started, run.finished, run.interrupted)? {
+        eprintln!("pvrdma-doctor: support bundle written to {}", path.display());
+    }
+    Ok(code)
+}
+
+/// The live-collection settings from the command line.
+fn live_options(
+    args: &crate::cli::LiveArgs,
+    targets: Vec<String>,
+    output: &OutputArgs,
+    password: Option<secrecy::SecretString>,
+) -> anyhow::Result<crate::live::LiveOptions> {
+    Ok(crate::live::LiveOptions {
+        targets,
+        hosts_file: args.hosts_file.clone(),
+        ssh_config: args.ssh_config.clone(),
+        login_user: args.user.clone(),
+        identity_files: args.identity.clone(),
+        parallel: usize::from(args.parallel),
+        connect_timeout: args.connect_timeout,
+        command_timeout: args.command_timeout,
+        run_timeout: args.timeout,
+        accept_new: args.accept_new,
+        insecure_skip_host_key_check: args.insecure_skip_host_key_check,
+        password,
+        progress: !output.no_progress && std::io::stderr().is_terminal(),
+    })
 }
 
 /// Reads captured outputs from disk: a capture folder, a pvrdma-doctor bundle (`.tar.gz`
@@ -117,8 +172,7 @@ pub fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
         }
     }
 }
@@ -136,10 +190,7 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
 pub fn list_checks() -> String {
     let mut out = String::from("Read-only commands sent to each host (id, command, why):\n\n");
     for spec in CATALOGUE {
-        out.push_str(&format!(
-            "{}\n    {}\n    {}\n",
-            spec.id, spec.command, spec.why
-        ));
+        out.push_str(&format!("{}\n    {}\n    {}\n", spec.id, spec.command, spec.why));
     }
     out.push_str("\nChecks (stable ids):\n\n");
     let width = CHECKS.iter().map(|(id, _)| id.len()).max().unwrap_or(0);

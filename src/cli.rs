@@ -155,11 +155,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => value / 1000.0,
         "m" => value * 60.0,
         "h" => value * 3600.0,
-        _ => {
-            return Err(format!(
-                "unknown unit {unit:?} in {text:?} (use ms, s, m or h)"
-            ))
-        }
+        _ => return Err(format!("unknown unit {unit:?} in {text:?} (use ms, s, m or h)")),
     };
     Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
 }

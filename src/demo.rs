@@ -64,9 +64,7 @@ impl SimHost {
         match get(".txt") {
             Some(stdout) => {
                 let stderr = get(".stderr.txt").unwrap_or_default();
-                let exit = get(".exit")
-                    .and_then(|e| e.trim().parse().ok())
-                    .unwrap_or(0);
+                let exit = get(".exit").and_then(|e| e.trim().parse().ok()).unwrap_or(0);
                 (stdout, stderr, exit)
             }
             // Not captured in the scenario: the shape of a command ESXi does not know.
@@ -96,9 +94,7 @@ pub fn load_scenario(dir: Option<&Path>) -> anyhow::Result<Vec<SimHost>> {
             }
         }
         Some(root) => {
-            for entry in std::fs::read_dir(root)
-                .with_context(|| format!("cannot read scenario {}", root.display()))?
-            {
+            for entry in std::fs::read_dir(root).with_context(|| format!("cannot read scenario {}", root.display()))? {
                 let entry = entry?;
                 if !entry.file_type()?.is_dir() {
                     continue;
@@ -111,8 +107,8 @@ pub fn load_scenario(dir: Option<&Path>) -> anyhow::Result<Vec<SimHost>> {
                 for f in std::fs::read_dir(entry.path())? {
                     let f = f?;
                     if f.file_type()?.is_file() {
-                        let bytes = std::fs::read(f.path())
-                            .with_context(|| format!("cannot read {}", f.path().display()))?;
+                        let bytes =
+                            std::fs::read(f.path()).with_context(|| format!("cannot read {}", f.path().display()))?;
                         files.insert(
                             f.file_name().to_string_lossy().into_owned(),
                             String::from_utf8_lossy(&bytes).into_owned(),
@@ -126,10 +122,7 @@ pub fn load_scenario(dir: Option<&Path>) -> anyhow::Result<Vec<SimHost>> {
         !hosts.is_empty(),
         "the scenario holds no host directories (expected <scenario>/<host>/<command-id>.txt)"
     );
-    Ok(hosts
-        .into_iter()
-        .map(|(name, files)| SimHost { name, files })
-        .collect())
+    Ok(hosts.into_iter().map(|(name, files)| SimHost { name, files }).collect())
 }
 
 /// Cycles the scenario's hosts to `n` hosts named `sim001`...; `None` keeps them as is.
@@ -168,8 +161,13 @@ impl SimFleet {
             .tempdir()
             .context("cannot create a temporary directory for the demo")?;
         let mut rng = rand::rng();
-        let client_key = PrivateKey::random(&mut rng, Algorithm::Ecdsa { curve: EcdsaCurve::NistP256 })
-            .map_err(|e| anyhow::anyhow!("cannot generate the demo client key: {e}"))?;
+        let client_key = PrivateKey::random(
+            &mut rng,
+            Algorithm::Ecdsa {
+                curve: EcdsaCurve::NistP256,
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("cannot generate the demo client key: {e}"))?;
         let key_path = dir.path().join("id_demo");
         let pem = client_key
             .to_openssh(LineEnding::LF)
@@ -182,8 +180,7 @@ impl SimFleet {
         let mut known_hosts = String::new();
         let mut ssh_config = String::new();
         for h in hosts {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0")
-                .context("cannot listen on 127.0.0.1")?;
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot listen on 127.0.0.1")?;
             let port = listener.local_addr()?.port();
             ssh_config.push_str(&format!(
                 "Host {}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile none\n\n",
@@ -197,8 +194,13 @@ impl SimFleet {
                 drop(listener);
                 continue;
             }
-            let host_key = PrivateKey::random(&mut rng, Algorithm::Ecdsa { curve: EcdsaCurve::NistP256 })
-                .map_err(|e| anyhow::anyhow!("cannot generate a demo host key: {e}"))?;
+            let host_key = PrivateKey::random(
+                &mut rng,
+                Algorithm::Ecdsa {
+                    curve: EcdsaCurve::NistP256,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("cannot generate a demo host key: {e}"))?;
             let public = host_key
                 .public_key()
                 .to_openssh()
@@ -410,11 +412,7 @@ impl server::Handler for SimSession {
         )))
     }
 
-    async fn auth_publickey(
-        &mut self,
-        _user: &str,
-        key: server::VerifiedPublicKey<'_>,
-    ) -> Result<Auth, Self::Error> {
+    async fn auth_publickey(&mut self, _user: &str, key: server::VerifiedPublicKey<'_>) -> Result<Auth, Self::Error> {
         if key.public_key.key_data() == self.authorized.key_data() {
             Ok(Auth::Accept)
         } else {

@@ -40,10 +40,7 @@ pub struct Check {
 /// The public check ids, in report order, with what each one verifies.
 pub const CHECKS: &[(&str, &str)] = &[
     ("esxi-version", "ESXi is 6.5 or later (PVRDMA's minimum)"),
-    (
-        "rdma-device-present",
-        "a physical RDMA device (vmrdmaN) is registered",
-    ),
+    ("rdma-device-present", "a physical RDMA device (vmrdmaN) is registered"),
     ("rdma-device-active", "the RDMA device's port is Active"),
     (
         "rdma-uplink-on-dvs",
@@ -53,10 +50,7 @@ pub const CHECKS: &[(&str, &str)] = &[
         "dvs-single-uplink",
         "the HCA is the only uplink of that vDS (PVRDMA does not support NIC teaming)",
     ),
-    (
-        "pvrdma-vmknic-tagged",
-        "/Net/PVRDMAVmknic names a VMkernel adapter",
-    ),
+    ("pvrdma-vmknic-tagged", "/Net/PVRDMAVmknic names a VMkernel adapter"),
     (
         "pvrdma-vmknic-valid",
         "the tagged vmknic exists, is enabled and has an IPv4 address",
@@ -65,10 +59,7 @@ pub const CHECKS: &[(&str, &str)] = &[
         "firewall-pvrdma",
         "the firewall is off, or its pvrdma ruleset is enabled",
     ),
-    (
-        "mtu-consistent",
-        "vDS, vmknic and uplink NIC agree on the Ethernet MTU",
-    ),
+    ("mtu-consistent", "vDS, vmknic and uplink NIC agree on the Ethernet MTU"),
     ("roce-supported", "the RDMA device supports RoCE v1 or v2"),
 ];
 
@@ -229,11 +220,7 @@ pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
     let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
     let pairs = pairs(&hosts);
     let summary = summarize(&hosts);
-    Diagnosis {
-        hosts,
-        pairs,
-        summary,
-    }
+    Diagnosis { hosts, pairs, summary }
 }
 
 /// Diagnoses one host.
@@ -321,12 +308,9 @@ impl<'a> Context<'a> {
         let switches: &[p::DvsSwitch] = facts.dvs.as_deref().unwrap_or(&[]);
         let dvs_of = |d: &p::RdmaDevice| {
             let uplink = d.paired_uplink.as_deref()?;
-            switches
-                .iter()
-                .find(|s| s.uplinks.iter().any(|u| u == uplink))
+            switches.iter().find(|s| s.uplinks.iter().any(|u| u == uplink))
         };
-        let is_active =
-            |d: &p::RdmaDevice| matches!(d.state, p::PortState::Active | p::PortState::ActiveDefer);
+        let is_active = |d: &p::RdmaDevice| matches!(d.state, p::PortState::Active | p::PortState::ActiveDefer);
         let device = devices
             .iter()
             .find(|d| dvs_of(d).is_some() && is_active(d))
@@ -371,9 +355,7 @@ impl<'a> Context<'a> {
                 .find(|v| v.vds_name.as_deref() == Some(dvs.name.as_str()))
                 .map(|v| v.name.clone())
         };
-        bound
-            .or_else(on_dvs)
-            .unwrap_or_else(|| "<vmkN>".to_string())
+        bound.or_else(on_dvs).unwrap_or_else(|| "<vmkN>".to_string())
     }
 }
 
@@ -384,12 +366,7 @@ fn ev(command: &'static str, field: impl Into<String>) -> Evidence {
     }
 }
 
-fn check(
-    id: &'static str,
-    status: Status,
-    summary: impl Into<String>,
-    evidence: Vec<Evidence>,
-) -> Check {
+fn check(id: &'static str, status: Status, summary: impl Into<String>, evidence: Vec<Evidence>) -> Check {
     Check {
         id,
         status,
@@ -406,22 +383,12 @@ fn with_remedy(mut c: Check, remedy: impl Into<String>) -> Check {
 
 /// The check cannot run because a fact is missing.
 fn unknown_from(id: &'static str, command: &'static str, error: &facts::FactError) -> Check {
-    check(
-        id,
-        Status::Unknown,
-        error.to_string(),
-        vec![ev(command, "(no data)")],
-    )
+    check(id, Status::Unknown, error.to_string(), vec![ev(command, "output")])
 }
 
 /// The check depends on another one that did not pass.
 fn not_checked(id: &'static str, because: &str) -> Check {
-    check(
-        id,
-        Status::Unknown,
-        format!("not checked: {because}"),
-        Vec::new(),
-    )
+    check(id, Status::Unknown, format!("not checked: {because}"), Vec::new())
 }
 
 fn check_version(f: &HostFacts) -> Check {
@@ -432,12 +399,27 @@ fn check_version(f: &HostFacts) -> Check {
     };
     let evidence = vec![ev(cat::SYSTEM_VERSION, "Version")];
     match v.numbers() {
-        Some(n) if n >= (6, 5, 0) => check(ID, Status::Pass, format!("{} {} supports PVRDMA", v.product, v.version), evidence),
+        Some(n) if n >= (6, 5, 0) => check(
+            ID,
+            Status::Pass,
+            format!("{} {} supports PVRDMA", v.product, v.version),
+            evidence,
+        ),
         Some(_) => with_remedy(
-            check(ID, Status::Fail, format!("{} {} is older than 6.5, which PVRDMA needs", v.product, v.version), evidence),
+            check(
+                ID,
+                Status::Fail,
+                format!("{} {} is older than 6.5, which PVRDMA needs", v.product, v.version),
+                evidence,
+            ),
             "upgrade the host to ESXi 6.5 or later (7.0 U1+ for native endpoints, 8.0+ for async mode)",
         ),
-        None => check(ID, Status::Unknown, format!("version {:?} is not in a form this tool knows", v.version), evidence),
+        None => check(
+            ID,
+            Status::Unknown,
+            format!("version {:?} is not in a form this tool knows", v.version),
+            evidence,
+        ),
     }
 }
 
@@ -490,16 +472,10 @@ fn check_device_active(ctx: &Context) -> Check {
     let Some(device) = ctx.device else {
         return not_checked(
             ID,
-            &format!(
-                "no RDMA device (see rdma-device-present); {} rows",
-                devices.len()
-            ),
+            &format!("no RDMA device among {} rows (see rdma-device-present)", devices.len()),
         );
     };
-    let evidence = vec![ev(
-        cat::RDMA_DEVICE_LIST,
-        format!("State of {}", device.name),
-    )];
+    let evidence = vec![ev(cat::RDMA_DEVICE_LIST, format!("State of {}", device.name))];
     match device.state {
         p::PortState::Active | p::PortState::ActiveDefer => check(
             ID,
@@ -508,10 +484,7 @@ fn check_device_active(ctx: &Context) -> Check {
             evidence,
         ),
         _ => {
-            let uplink = device
-                .paired_uplink
-                .clone()
-                .unwrap_or_else(|| "its uplink".to_string());
+            let uplink = device.paired_uplink.clone().unwrap_or_else(|| "its uplink".to_string());
             with_remedy(
                 check(
                     ID,
@@ -529,9 +502,7 @@ fn check_uplink_on_dvs(ctx: &Context) -> Check {
     const ID: &str = "rdma-uplink-on-dvs";
     let f = ctx.facts;
     let devices = match &f.rdma_devices {
-        Ok(d) if d.is_empty() => {
-            return not_checked(ID, "no RDMA device (see rdma-device-present)")
-        }
+        Ok(d) if d.is_empty() => return not_checked(ID, "no RDMA device (see rdma-device-present)"),
         Ok(d) => d,
         Err(e) => return unknown_from(ID, cat::RDMA_DEVICE_LIST, e),
     };
@@ -539,33 +510,19 @@ fn check_uplink_on_dvs(ctx: &Context) -> Check {
         Ok(s) => s,
         Err(e) => return unknown_from(ID, cat::DVS_LIST, e),
     };
-    let evidence = vec![
-        ev(cat::RDMA_DEVICE_LIST, "Paired Uplink"),
-        ev(cat::DVS_LIST, "Uplinks"),
-    ];
+    let evidence = vec![ev(cat::RDMA_DEVICE_LIST, "Paired Uplink"), ev(cat::DVS_LIST, "Uplinks")];
     if let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) {
         let uplink = device.paired_uplink.as_deref().unwrap_or("?");
         return check(
             ID,
             Status::Pass,
-            format!(
-                "{} (uplink {uplink}) is an uplink of vDS {}",
-                device.name, dvs.name
-            ),
+            format!("{} (uplink {uplink}) is an uplink of vDS {}", device.name, dvs.name),
             evidence,
         );
     }
-    let uplinks: Vec<&str> = devices
-        .iter()
-        .filter_map(|d| d.paired_uplink.as_deref())
-        .collect();
+    let uplinks: Vec<&str> = devices.iter().filter_map(|d| d.paired_uplink.as_deref()).collect();
     let Some(first) = uplinks.first() else {
-        return check(
-            ID,
-            Status::Fail,
-            "no RDMA device has a paired uplink",
-            evidence,
-        );
+        return check(ID, Status::Fail, "no RDMA device has a paired uplink", evidence);
     };
     let where_now: Vec<String> = uplinks
         .iter()
@@ -580,12 +537,12 @@ fn check_uplink_on_dvs(ctx: &Context) -> Check {
         })
         .collect();
     let summary = if switches.is_empty() {
-        format!("this host has no vSphere Distributed Switch; PVRDMA needs one whose uplink is the HCA ({})", where_now.join("; "))
-    } else {
         format!(
-            "no RDMA uplink is an uplink of a vDS: {}",
+            "this host has no vSphere Distributed Switch; PVRDMA needs one whose uplink is the HCA ({})",
             where_now.join("; ")
         )
+    } else {
+        format!("no RDMA uplink is an uplink of a vDS: {}", where_now.join("; "))
     };
     let mut evidence = evidence;
     evidence.push(ev(cat::STANDARD_SWITCH_LIST, "Uplinks"));
@@ -598,31 +555,19 @@ fn check_uplink_on_dvs(ctx: &Context) -> Check {
 fn check_single_uplink(ctx: &Context) -> Check {
     const ID: &str = "dvs-single-uplink";
     let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) else {
-        return not_checked(
-            ID,
-            "the HCA is not an uplink of any vDS (see rdma-uplink-on-dvs)",
-        );
+        return not_checked(ID, "the HCA is not an uplink of any vDS (see rdma-uplink-on-dvs)");
     };
     let evidence = vec![ev(cat::DVS_LIST, format!("Uplinks of {}", dvs.name))];
     if dvs.uplinks.len() == 1 {
         return check(
             ID,
             Status::Pass,
-            format!(
-                "{} is the only uplink of vDS {}",
-                dvs.uplinks.join(""),
-                dvs.name
-            ),
+            format!("{} is the only uplink of vDS {}", dvs.uplinks.join(""), dvs.name),
             evidence,
         );
     }
     let hca = device.paired_uplink.as_deref().unwrap_or("");
-    let others: Vec<&str> = dvs
-        .uplinks
-        .iter()
-        .map(String::as_str)
-        .filter(|u| *u != hca)
-        .collect();
+    let others: Vec<&str> = dvs.uplinks.iter().map(String::as_str).filter(|u| *u != hca).collect();
     with_remedy(
         check(
             ID,
@@ -635,7 +580,12 @@ fn check_single_uplink(ctx: &Context) -> Check {
             ),
             evidence,
         ),
-        format!("in vCenter, remove {} from the uplinks of vDS {} (or move them to another vDS)", others.join(", "), dvs.name),
+        format!(
+            "in vCenter, remove {} from the uplinks of vDS {} (or move {} to another vDS)",
+            others.join(", "),
+            dvs.name,
+            if others.len() == 1 { "it" } else { "them" }
+        ),
     )
 }
 
@@ -647,12 +597,7 @@ fn check_vmknic_tagged(ctx: &Context) -> Check {
     };
     let evidence = vec![ev(cat::PVRDMA_VMKNIC_OPTION, "String Value")];
     match &ctx.tagged_vmknic {
-        Some(vmk) => check(
-            ID,
-            Status::Pass,
-            format!("{} = {vmk}", option.path),
-            evidence,
-        ),
+        Some(vmk) => check(ID, Status::Pass, format!("{} = {vmk}", option.path), evidence),
         None => with_remedy(
             check(
                 ID,
@@ -715,22 +660,24 @@ fn check_vmknic_valid(ctx: &Context) -> Check {
         );
     }
     let ipv4 = match &f.ipv4 {
-        Ok(rows) => rows
-            .iter()
-            .find(|r| &r.name == vmk)
-            .and_then(|r| r.address.clone()),
+        Ok(rows) => rows.iter().find(|r| &r.name == vmk).and_then(|r| r.address.clone()),
         Err(e) => {
             return check(
                 ID,
                 Status::Unknown,
                 format!("{vmk} exists and is enabled; its IPv4 address is unknown: {e}"),
-                vec![ev(cat::IPV4_GET, "(no data)")],
+                vec![ev(cat::IPV4_GET, "output")],
             )
         }
     };
     let Some(address) = ipv4 else {
         return with_remedy(
-            check(ID, Status::Fail, format!("{vmk} has no IPv4 address; PVRDMA endpoints cannot reach each other"), vec![ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}"))]),
+            check(
+                ID,
+                Status::Fail,
+                format!("{vmk} has no IPv4 address; PVRDMA endpoints cannot reach each other"),
+                vec![ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}"))],
+            ),
             format!("esxcli network ip interface ipv4 set -i {vmk} -t static -I <IPv4 address> -N <netmask>"),
         );
     };
@@ -817,14 +764,19 @@ fn check_mtu(ctx: &Context) -> Check {
     const ID: &str = "mtu-consistent";
     let f = ctx.facts;
     let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) else {
-        return not_checked(
-            ID,
-            "the HCA is not an uplink of any vDS (see rdma-uplink-on-dvs)",
-        );
+        return not_checked(ID, "the HCA is not an uplink of any vDS (see rdma-uplink-on-dvs)");
     };
     let Some(vmk) = &ctx.tagged_vmknic else {
         return not_checked(ID, "no vmknic is tagged (see pvrdma-vmknic-tagged)");
     };
+    if let Ok(interfaces) = &f.vmknics {
+        if !interfaces.iter().any(|i| &i.name == vmk) {
+            return not_checked(
+                ID,
+                &format!("the tagged vmknic {vmk} does not exist (see pvrdma-vmknic-valid)"),
+            );
+        }
+    }
     let uplink = device.paired_uplink.clone().unwrap_or_default();
     let nic_mtu: Fact<Option<u32>> = f
         .nics
@@ -859,26 +811,26 @@ fn check_mtu(ctx: &Context) -> Check {
         .collect::<Vec<_>>()
         .join(", ");
     let vmk_value = known.iter().find(|(n, _)| n == vmk).map(|(_, m)| *m);
-    let others_min = known
-        .iter()
-        .filter(|(n, _)| n != vmk)
-        .map(|(_, m)| *m)
-        .min();
+    let others_min = known.iter().filter(|(n, _)| n != vmk).map(|(_, m)| *m).min();
     if let (Some(v), Some(min)) = (vmk_value, others_min) {
         if v > min {
             return with_remedy(
-                check(ID, Status::Fail, format!("{vmk} MTU {v} is larger than the path below it ({list}): large frames are dropped"), evidence),
-                format!("esxcli network ip interface set -m {min} -i {vmk}  (or raise the vDS {} MTU in vCenter to {v})", dvs.name),
+                check(
+                    ID,
+                    Status::Fail,
+                    format!("{vmk} MTU {v} is larger than the path below it ({list}): large frames are dropped"),
+                    evidence,
+                ),
+                format!(
+                    "esxcli network ip interface set -m {min} -i {vmk}  (or raise the vDS {} MTU in vCenter to {v})",
+                    dvs.name
+                ),
             );
         }
     }
     let all_equal = known.windows(2).all(|w| matches!(w, [a, b] if a.1 == b.1));
     if !missing.is_empty() {
-        let status = if all_equal {
-            Status::Unknown
-        } else {
-            Status::Warn
-        };
+        let status = if all_equal { Status::Unknown } else { Status::Warn };
         return check(
             ID,
             status,
@@ -971,8 +923,7 @@ fn adapters(f: &HostFacts, ctx: &Context, checks: &[Check]) -> (Vec<Vm>, Option<
     if !f.vmx.is_empty() && f.pvrdma_properties.is_err() && f.pvrdma_devices.is_err() {
         return (adapters_from_vmx(f), None);
     }
-    let mut by_device: BTreeMap<p::PvrdmaDeviceId, Option<&p::PvrdmaPropertiesSection>> =
-        BTreeMap::new();
+    let mut by_device: BTreeMap<p::PvrdmaDeviceId, Option<&p::PvrdmaPropertiesSection>> = BTreeMap::new();
     if let Ok(ids) = &f.pvrdma_devices {
         for id in ids {
             by_device.insert(*id, None);
@@ -994,17 +945,13 @@ fn adapters(f: &HostFacts, ctx: &Context, checks: &[Check]) -> (Vec<Vm>, Option<
         let vm = vms.entry(id.world_id).or_insert_with(|| {
             let process = processes.iter().find(|v| v.world_id == id.world_id);
             Vm {
-                name: process.map_or_else(
-                    || format!("World ID {}", id.world_id),
-                    |p| p.display_name.clone(),
-                ),
+                name: process.map_or_else(|| format!("World ID {}", id.world_id), |p| p.display_name.clone()),
                 world_id: Some(id.world_id),
                 config_file: process.and_then(|p| p.config_file.clone()),
                 adapters: Vec::new(),
             }
         });
-        vm.adapters
-            .push(adapter_verdict(f, ctx, id, section, &failing));
+        vm.adapters.push(adapter_verdict(f, ctx, id, section, &failing));
     }
     let mut vms: Vec<Vm> = vms.into_values().collect();
     vms.sort_by(|a, b| a.name.cmp(&b.name).then(a.world_id.cmp(&b.world_id)));
@@ -1052,10 +999,7 @@ fn adapter_verdict(
     adapter.mac = properties.mac_address.clone();
     adapter.roce_version = properties.roce_version;
     adapter.active_mtu = properties.active_mtu;
-    let port = adapter
-        .mac
-        .as_deref()
-        .and_then(|mac| find_port(f, id.world_id, mac));
+    let port = adapter.mac.as_deref().and_then(|mac| find_port(f, id.world_id, mac));
     adapter.port = port.map(|p| PortView {
         vswitch: p.vswitch.clone(),
         portgroup: p.portgroup.clone(),
@@ -1095,9 +1039,12 @@ fn adapter_verdict(
                 .reasons
                 .push(format!("host check {} failed: {}", c.id, c.summary));
         }
-        adapter
-            .reasons
-            .extend(port_reasons(f, ctx, id, adapter.mac.as_deref(), port));
+        // Without an HCA on the host, where the adapter's port sits explains nothing more.
+        if ctx.device.is_some() {
+            adapter
+                .reasons
+                .extend(port_reasons(f, ctx, id, adapter.mac.as_deref(), port));
+        }
         if adapter.reasons.is_empty() {
             adapter.reasons.push(
                 "no host-side cause found: every host check passes and the adapter's port uses the HCA's vDS; the HCA was probably unusable when the adapter started (power-cycle the VM after fixing the host)"
@@ -1111,11 +1058,10 @@ fn adapter_verdict(
 fn find_port<'a>(f: &'a HostFacts, world_id: u64, mac: &str) -> Option<&'a p::VmPort> {
     let sections = f.vm_ports.as_ref().ok()?;
     let section = sections.iter().find(|s| s.world_id == world_id)?;
-    section.ports.iter().find(|p| {
-        p.mac_address
-            .as_deref()
-            .is_some_and(|m| m.eq_ignore_ascii_case(mac))
-    })
+    section
+        .ports
+        .iter()
+        .find(|p| p.mac_address.as_deref().is_some_and(|m| m.eq_ignore_ascii_case(mac)))
 }
 
 /// What the adapter's own VM port says about why it has no HCA.
@@ -1174,26 +1120,27 @@ fn adapters_from_vmx(f: &HostFacts) -> Vec<Vm> {
         if config.pvrdma_adapters.is_empty() {
             continue;
         }
-        let mut notes = vec!["vm-support bundles carry no vsish data: run pvrdma-doctor against the live host for the verdict".to_string()];
+        let mut notes = vec![
+            "vm-support bundles carry no vsish data: run pvrdma-doctor against the live host for the verdict"
+                .to_string(),
+        ];
         match config.hardware_version {
-            Some(hw) if hw < 13 => notes.push(format!(
-                "virtual hardware version {hw} is below 13, which PVRDMA needs"
-            )),
+            Some(hw) if hw < 13 => notes.push(format!("virtual hardware version {hw} is below 13, which PVRDMA needs")),
             None => notes.push("the .vmx states no virtualHW.version".to_string()),
             _ => {}
         }
         let reserved = config.mem_pin == Some(true)
             || matches!((config.mem_min_mb, config.memsize_mb), (Some(min), Some(size)) if min >= size);
         if !reserved {
-            notes.push("guest memory is not fully reserved (sched.mem.min < memsize and no sched.mem.pin), which PVRDMA needs".to_string());
+            notes.push(
+                "guest memory is not fully reserved (sched.mem.min < memsize and no sched.mem.pin), which PVRDMA needs"
+                    .to_string(),
+            );
         }
         let mut adapters: Vec<&p::vmx::VmxAdapter> = config.pvrdma_adapters.iter().collect();
         adapters.sort_by_key(|a| a.ethernet_index);
         vms.push(Vm {
-            name: config
-                .display_name
-                .clone()
-                .unwrap_or_else(|| vmx.path.clone()),
+            name: config.display_name.clone().unwrap_or_else(|| vmx.path.clone()),
             world_id: None,
             config_file: Some(vmx.path.clone()),
             adapters: adapters
@@ -1281,8 +1228,7 @@ fn summarize(hosts: &[HostDiagnosis]) -> Summary {
             }
         }
     }
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let parts = |items: &[(usize, &str)]| {
         items
             .iter()
@@ -1298,11 +1244,7 @@ fn summarize(hosts: &[HostDiagnosis]) -> Summary {
         (s.unreachable, "unreachable"),
         (s.error, "failed"),
     ]);
-    let adapter_parts = parts(&[
-        (s.hca, "hca"),
-        (s.tcp_fallback, "tcp-fallback"),
-        (s.unknown, "unknown"),
-    ]);
+    let adapter_parts = parts(&[(s.hca, "hca"), (s.tcp_fallback, "tcp-fallback"), (s.unknown, "unknown")]);
     let mut line = plural(s.hosts, "host", "hosts");
     if !host_parts.is_empty() {
         line.push_str(&format!(": {host_parts}"));
@@ -1358,20 +1300,13 @@ mod tests {
     fn diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
         let pairs = pairs(&hosts);
         let summary = summarize(&hosts);
-        Diagnosis {
-            hosts,
-            pairs,
-            summary,
-        }
+        Diagnosis { hosts, pairs, summary }
     }
 
     fn transport(d: &Diagnosis, a: (&str, &str), b: (&str, &str)) -> Transport {
         d.pairs
             .iter()
-            .find(|p| {
-                (p.a.host.as_str(), p.a.vm.as_str()) == a
-                    && (p.b.host.as_str(), p.b.vm.as_str()) == b
-            })
+            .find(|p| (p.a.host.as_str(), p.a.vm.as_str()) == a && (p.b.host.as_str(), p.b.vm.as_str()) == b)
             .map(|p| p.transport)
             .unwrap_or_else(|| panic!("no pair {a:?} {b:?}"))
     }
@@ -1387,11 +1322,7 @@ mod tests {
                     ("b", vec![adapter(0, Verdict::TcpFallback)]),
                 ],
             ),
-            host(
-                "esx02",
-                HostStatus::Ok,
-                vec![("c", vec![adapter(0, Verdict::Hca)])],
-            ),
+            host("esx02", HostStatus::Ok, vec![("c", vec![adapter(0, Verdict::Hca)])]),
             host(
                 "esx03",
                 HostStatus::Incomplete,
@@ -1399,27 +1330,12 @@ mod tests {
             ),
         ]);
         // Same host: memcpy whatever the verdicts, the HCA is not involved.
-        assert_eq!(
-            transport(&d, ("esx01", "a"), ("esx01", "b")),
-            Transport::Memcpy
-        );
-        assert_eq!(
-            transport(&d, ("esx01", "a"), ("esx02", "c")),
-            Transport::Rdma
-        );
-        assert_eq!(
-            transport(&d, ("esx01", "b"), ("esx02", "c")),
-            Transport::Tcp
-        );
-        assert_eq!(
-            transport(&d, ("esx01", "a"), ("esx03", "d")),
-            Transport::Unknown
-        );
+        assert_eq!(transport(&d, ("esx01", "a"), ("esx01", "b")), Transport::Memcpy);
+        assert_eq!(transport(&d, ("esx01", "a"), ("esx02", "c")), Transport::Rdma);
+        assert_eq!(transport(&d, ("esx01", "b"), ("esx02", "c")), Transport::Tcp);
+        assert_eq!(transport(&d, ("esx01", "a"), ("esx03", "d")), Transport::Unknown);
         // One side falling back decides it even when the other is unknown.
-        assert_eq!(
-            transport(&d, ("esx01", "b"), ("esx03", "d")),
-            Transport::Tcp
-        );
+        assert_eq!(transport(&d, ("esx01", "b"), ("esx03", "d")), Transport::Tcp);
         assert_eq!(d.pairs.len(), 6);
     }
 
@@ -1428,10 +1344,7 @@ mod tests {
         let d = diagnosis(vec![host(
             "esx01",
             HostStatus::Ok,
-            vec![(
-                "a",
-                vec![adapter(0, Verdict::Hca), adapter(1, Verdict::Hca)],
-            )],
+            vec![("a", vec![adapter(0, Verdict::Hca), adapter(1, Verdict::Hca)])],
         )]);
         assert!(d.pairs.is_empty());
     }
@@ -1458,10 +1371,7 @@ mod tests {
                 HostStatus::Problems,
                 vec![(
                     "b",
-                    vec![
-                        adapter(0, Verdict::TcpFallback),
-                        adapter(1, Verdict::Unknown),
-                    ],
+                    vec![adapter(0, Verdict::TcpFallback), adapter(1, Verdict::Unknown)],
                 )],
             ),
             down,
@@ -1471,28 +1381,17 @@ mod tests {
             "3 hosts: 1 healthy, 1 with problems, 1 unreachable; 5 PVRDMA adapters: 3 hca, 1 tcp-fallback, 1 unknown"
         );
         assert_eq!(
-            diagnosis(vec![host("esx01", HostStatus::Ok, vec![])])
-                .summary
-                .line,
+            diagnosis(vec![host("esx01", HostStatus::Ok, vec![])]).summary.line,
             "1 host: 1 healthy; 0 PVRDMA adapters"
         );
     }
 
     #[test]
     fn exit_code_precedence() {
-        let ok = || {
-            host(
-                "esx01",
-                HostStatus::Ok,
-                vec![("a", vec![adapter(0, Verdict::Hca)])],
-            )
-        };
+        let ok = || host("esx01", HostStatus::Ok, vec![("a", vec![adapter(0, Verdict::Hca)])]);
         assert_eq!(diagnosis(vec![ok()]).exit_code(), exit::HEALTHY);
         let unreachable = host("esx02", HostStatus::Unreachable, vec![]);
-        assert_eq!(
-            diagnosis(vec![ok(), unreachable.clone()]).exit_code(),
-            exit::INCOMPLETE
-        );
+        assert_eq!(diagnosis(vec![ok(), unreachable.clone()]).exit_code(), exit::INCOMPLETE);
         let unknown = host(
             "esx03",
             HostStatus::Incomplete,
@@ -1505,17 +1404,11 @@ mod tests {
             vec![("t", vec![adapter(0, Verdict::TcpFallback)])],
         );
         // A problem outranks an unreachable host: the runbook must see the failure.
-        assert_eq!(
-            diagnosis(vec![ok(), unreachable, fallback]).exit_code(),
-            exit::PROBLEMS
-        );
+        assert_eq!(diagnosis(vec![ok(), unreachable, fallback]).exit_code(), exit::PROBLEMS);
         let mut failing = ok();
-        failing.checks.push(check(
-            "firewall-pvrdma",
-            Status::Fail,
-            "blocked",
-            Vec::new(),
-        ));
+        failing
+            .checks
+            .push(check("firewall-pvrdma", Status::Fail, "blocked", Vec::new()));
         assert_eq!(diagnosis(vec![failing]).exit_code(), exit::PROBLEMS);
         let mut warned = ok();
         warned

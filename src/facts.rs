@@ -83,40 +83,20 @@ pub fn build(capture: &HostCapture) -> HostFacts {
     HostFacts {
         version: fact(capture, cat::SYSTEM_VERSION, p::parse_system_version),
         rdma_devices: fact(capture, cat::RDMA_DEVICE_LIST, p::parse_rdma_device_list),
-        rdma_protocols: fact(
-            capture,
-            cat::RDMA_PROTOCOL_LIST,
-            p::parse_rdma_device_protocol_list,
-        ),
-        rdma_vmknics: fact(
-            capture,
-            cat::RDMA_VMKNIC_LIST,
-            p::parse_rdma_device_vmknic_list,
-        ),
+        rdma_protocols: fact(capture, cat::RDMA_PROTOCOL_LIST, p::parse_rdma_device_protocol_list),
+        rdma_vmknics: fact(capture, cat::RDMA_VMKNIC_LIST, p::parse_rdma_device_vmknic_list),
         nics: fact(capture, cat::NIC_LIST, p::parse_nic_list),
         dvs: fact(capture, cat::DVS_LIST, p::parse_dvs_list),
-        standard_switches: fact(
-            capture,
-            cat::STANDARD_SWITCH_LIST,
-            p::parse_standard_switch_list,
-        ),
+        standard_switches: fact(capture, cat::STANDARD_SWITCH_LIST, p::parse_standard_switch_list),
         vmknics: fact(capture, cat::IP_INTERFACE_LIST, p::parse_ip_interface_list),
         ipv4: fact(capture, cat::IPV4_GET, p::parse_ip_interface_ipv4_get),
         pvrdma_vmknic: fact(capture, cat::PVRDMA_VMKNIC_OPTION, p::parse_advanced_option),
         firewall: fact(capture, cat::FIREWALL_GET, p::parse_firewall_get),
-        rulesets: fact(
-            capture,
-            cat::FIREWALL_RULESET_LIST,
-            p::parse_firewall_ruleset_list,
-        ),
+        rulesets: fact(capture, cat::FIREWALL_RULESET_LIST, p::parse_firewall_ruleset_list),
         vms: fact(capture, cat::VM_PROCESS_LIST, p::parse_vm_process_list),
         vm_ports: fact(capture, cat::VM_PORT_LIST, p::parse_vm_port_list_batch),
         pvrdma_devices: fact(capture, cat::PVRDMA_DEVICES_LS, p::parse_pvrdma_device_ls),
-        pvrdma_properties: fact(
-            capture,
-            cat::PVRDMA_PROPERTIES,
-            p::parse_pvrdma_properties_batch,
-        ),
+        pvrdma_properties: fact(capture, cat::PVRDMA_PROPERTIES, p::parse_pvrdma_properties_batch),
         vmx: capture
             .vmx_files
             .iter()
@@ -128,33 +108,25 @@ pub fn build(capture: &HostCapture) -> HostFacts {
     }
 }
 
-fn fact<T>(
-    capture: &HostCapture,
-    id: &str,
-    parse: fn(&str) -> Result<T, p::ParseError>,
-) -> Fact<T> {
+fn fact<T>(capture: &HostCapture, id: &str, parse: fn(&str) -> Result<T, p::ParseError>) -> Fact<T> {
     let command = cat::spec(id).map_or(id, |s| s.command).to_string();
     let Some(output) = capture.outputs.get(id) else {
         let reason = match (capture.missing.get(id), &capture.error) {
             (Some(failure), _) => failure.message.clone(),
             (None, Some(error)) => error.message.clone(),
             (None, None) => match capture.source {
-                crate::collect::CaptureSource::VmSupport => {
-                    "this vm-support bundle does not contain it".to_string()
-                }
+                crate::collect::CaptureSource::VmSupport => "this vm-support bundle does not contain it".to_string(),
                 _ => "no output was captured for it".to_string(),
             },
         };
         return Err(FactError::NotCollected { command, reason });
     };
     if let Some(reason) = command_error(output) {
-        return Err(
-            if output.failure.is_some() && output.stdout.trim().is_empty() {
-                FactError::NotCollected { command, reason }
-            } else {
-                FactError::CommandFailed { command, reason }
-            },
-        );
+        return Err(if output.failure.is_some() && output.stdout.trim().is_empty() {
+            FactError::NotCollected { command, reason }
+        } else {
+            FactError::CommandFailed { command, reason }
+        });
     }
     parse(&output.stdout).map_err(|e| FactError::Unparseable {
         command,

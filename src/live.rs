@@ -4,7 +4,7 @@
 //! Usage errors (a bad host spec, an unreadable hosts file or `-F` file) are `Err` because
 //! nothing sensible can run; everything that goes wrong on a host is data in its capture,
 //! so one dead host never hides the others.
-use crate::collect::ssh::{collect_host, HostJob, Stage, DEFAULT_CHANNELS};
+use crate::collect::ssh::{collect_host, HostJob, Sink, Stage, DEFAULT_CHANNELS};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
 use crate::ssh::client::{Credentials, Endpoint, HostKeyPolicy};
 use crate::ssh::config::{expand_tilde, SshConfig, StrictHostKeyChecking};
@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 
 /// Hosts collected at once unless `--parallel` says otherwise: enough for a rack in one
 /// round, few enough not to trip vCenter alarms or local file-descriptor limits.
-pub const DEFAULT_PARALLEL: usize = 32;
+pub const DEFAULT_PARALLEL: usize = 16;
 
 /// Environment variable holding the password for all hosts.
 pub const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
@@ -55,7 +55,7 @@ impl Default for LiveOptions {
             login_user: None,
             identity_files: Vec::new(),
             parallel: DEFAULT_PARALLEL,
-            connect_timeout: Duration::from_secs(15),
+            connect_timeout: Duration::from_secs(10),
             command_timeout: Duration::from_secs(60),
             run_timeout: None,
             accept_new: false,
@@ -102,11 +102,7 @@ fn home_dir() -> PathBuf {
 /// Collects every target. See the module doc for what is `Err`.
 pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     let started = SystemTime::now();
-    let targets = collect_targets(
-        &opts.targets,
-        opts.hosts_file.as_deref(),
-        &mut std::io::stdin().lock(),
-    )?;
+    let targets = collect_targets(&opts.targets, opts.hosts_file.as_deref(), &mut std::io::stdin().lock())?;
     let home = home_dir();
     let config = match &opts.ssh_config {
         Some(p) => SshConfig::load(p, &home)?,
@@ -119,10 +115,7 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
             }
         }
     };
-    let jobs: Vec<Result<HostJob, Failure>> = targets
-        .iter()
-        .map(|t| plan_host(t, opts, &config, &home))
-        .collect();
+    let jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -141,12 +134,7 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
 }
 
 /// Turns a target into connection parameters, applying ssh_config and the CLI flags.
-pub fn plan_host(
-    spec: &HostSpec,
-    opts: &LiveOptions,
-    config: &SshConfig,
-    home: &Path,
-) -> Result<HostJob, Failure> {
+pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: &Path) -> Result<HostJob, Failure> {
     let label = spec.label();
     let config_failure = |e: crate::ssh::config::ConfigError| {
         Failure::new(
@@ -156,16 +144,7 @@ pub fn plan_host(
     };
     let target = endpoint(spec, opts, config, home, true).map_err(config_failure)?;
     let cfg = config.resolve(&spec.host).map_err(config_failure)?;
-    let mut jumps = Vec::new();
-    for hop in cfg.proxy_jump.unwrap_or_default() {
-        let hop_spec = parse_host_spec(&hop).map_err(|e| {
-            Failure::new(
-                ErrorKind::Config,
-                format!("{label}: bad ProxyJump entry {hop:?}: {e}"),
-            )
-        })?;
-        jumps.push(endpoint(&hop_spec, opts, config, home, false).map_err(config_failure)?);
-    }
+    let jumps = jump_chain(cfg.proxy_jump.unwrap_or_default(), &label, opts, config, home, 0)?;
     Ok(HostJob {
         label,
         jumps,
@@ -178,6 +157,46 @@ pub fn plan_host(
         command_timeout: opts.command_timeout,
         channels: DEFAULT_CHANNELS,
     })
+}
+
+/// Jump hosts do not nest deeper than this; deeper is a ProxyJump loop in the config.
+const MAX_JUMP_DEPTH: usize = 8;
+
+/// The hops to go through, in connection order. A jump host's own `ProxyJump` comes
+/// before it, as with ssh.
+fn jump_chain(
+    hops: Vec<String>,
+    label: &str,
+    opts: &LiveOptions,
+    config: &SshConfig,
+    home: &Path,
+    depth: usize,
+) -> Result<Vec<Endpoint>, Failure> {
+    let config_failure = |e: crate::ssh::config::ConfigError| {
+        Failure::new(
+            ErrorKind::Config,
+            format!("{label}: ssh config error: {e}; fix the file"),
+        )
+    };
+    if depth >= MAX_JUMP_DEPTH && !hops.is_empty() {
+        return Err(Failure::new(
+            ErrorKind::Config,
+            format!("{label}: ProxyJump nests more than {MAX_JUMP_DEPTH} deep; check ~/.ssh/config for a loop"),
+        ));
+    }
+    let mut out = Vec::new();
+    for hop in hops {
+        let spec = parse_host_spec(&hop)
+            .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: bad ProxyJump entry {hop:?}: {e}")))?;
+        let inner = config
+            .resolve(&spec.host)
+            .map_err(config_failure)?
+            .proxy_jump
+            .unwrap_or_default();
+        out.extend(jump_chain(inner, label, opts, config, home, depth + 1)?);
+        out.push(endpoint(&spec, opts, config, home, false).map_err(config_failure)?);
+    }
+    Ok(out)
 }
 
 fn endpoint(
@@ -231,11 +250,17 @@ fn endpoint(
     let mut known_hosts = user_files;
     known_hosts.extend(global_files);
     Ok(Endpoint {
-        label: format!("{}:{port}", spec.host),
+        // A jump host's failure lands in the target's report: say it is the jump host.
+        label: if is_target {
+            format!("{}:{port}", spec.host)
+        } else {
+            format!("jump host {}:{port}", spec.host)
+        },
         hostname,
         port,
         user,
         identity_files,
+        identities_only: cfg.identities_only.unwrap_or(false),
         policy: HostKeyPolicy {
             known_hosts,
             learn_to,
@@ -253,10 +278,8 @@ struct Progress {
 impl Progress {
     fn new(total: usize, enabled: bool) -> Self {
         let bar = enabled.then(|| {
-            let bar = indicatif::ProgressBar::with_draw_target(
-                Some(total as u64),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
+            let bar =
+                indicatif::ProgressBar::with_draw_target(Some(total as u64), indicatif::ProgressDrawTarget::stderr());
             if let Ok(style) = indicatif::ProgressStyle::with_template(
                 "{spinner} [{elapsed_precise}] {pos}/{len} hosts done  {wide_msg}",
             ) {
@@ -323,6 +346,7 @@ async fn run_all(
     let progress = Arc::new(Progress::new(jobs.len(), opts.progress));
     let slots = Arc::new(tokio::sync::Semaphore::new(opts.parallel.max(1)));
     let mut results: Vec<Option<HostCapture>> = jobs.iter().map(|_| None).collect();
+    let sinks: Vec<Sink> = jobs.iter().map(|_| Sink::default()).collect();
     let mut set = tokio::task::JoinSet::new();
     for (i, job) in jobs.into_iter().enumerate() {
         let job = match job {
@@ -337,12 +361,13 @@ async fn run_all(
         };
         let slots = slots.clone();
         let progress = progress.clone();
+        let sink = sinks.get(i).cloned().unwrap_or_default();
         set.spawn(async move {
             let _permit = slots.acquire_owned().await.ok();
             let label = job.label.clone();
             let p = progress.clone();
             let on_stage = move |s: Stage| p.stage(&label, s);
-            let capture = collect_host(&job, &on_stage).await;
+            let capture = collect_host(&job, &on_stage, &sink).await;
             progress.host_done(&job.label);
             (i, capture)
         });
@@ -390,11 +415,113 @@ async fn run_all(
         .map(|(i, c)| {
             let label = labels.get(i).cloned().unwrap_or_default();
             c.unwrap_or_else(|| {
-                let f = stop.clone().map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
-                    .unwrap_or_else(|| Failure::new(ErrorKind::Internal, format!("{label}: collection task failed unexpectedly; please report this bug")));
-                HostCapture::failed(label, CaptureSource::Live, f)
+                let f = stop
+                    .clone()
+                    .map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
+                    .unwrap_or_else(|| {
+                        Failure::new(
+                            ErrorKind::Internal,
+                            format!("{label}: collection task failed unexpectedly; please report this bug"),
+                        )
+                    });
+                // Keep what this host had already answered: a partial capture is still
+                // evidence, and the missing ids say why they are missing.
+                let mut capture = HostCapture::failed(label, CaptureSource::Live, f.clone());
+                if let Some(done) = sinks.get(i).and_then(|s| s.lock().ok().map(|m| m.clone())) {
+                    capture.outputs = done;
+                }
+                for spec in crate::catalogue::CATALOGUE {
+                    if !capture.outputs.contains_key(spec.id) {
+                        capture.missing.insert(spec.id.to_string(), f.clone());
+                    }
+                }
+                capture
             })
         })
         .collect();
     (captures, interrupted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use secrecy::ExposeSecret;
+
+    #[test]
+    fn precedence_of_user_port_keys_and_known_hosts() {
+        let home = tempfile::tempdir().unwrap();
+        let cfg_path = home.path().join("config");
+        std::fs::write(
+            &cfg_path,
+            "Host esx01\n  HostName 10.1.1.1\n  User cfguser\n  Port 2222\n  IdentityFile ~/.ssh/lab_rsa\n  ProxyJump jumper@bastion:2200\nHost bastion\n  ProxyJump outer.example\nHost loop\n  ProxyJump loop\n",
+        )
+        .unwrap();
+        let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+        let opts = LiveOptions {
+            identity_files: vec![PathBuf::from("/keys/cli_ecdsa")],
+            login_user: Some("cliuser".into()),
+            ..LiveOptions::default()
+        };
+        let plan = |spec: &str| {
+            let s = crate::target::parse_host_spec(spec).unwrap();
+            plan_host(&s, &opts, &config, home.path()).unwrap()
+        };
+        let job = plan("esx01");
+        assert_eq!(job.label, "esx01");
+        assert_eq!(job.target.hostname, "10.1.1.1");
+        assert_eq!(job.target.port, 2222);
+        assert_eq!(job.target.user, "cliuser", "-l beats the config");
+        assert_eq!(
+            job.target.identity_files,
+            vec![
+                PathBuf::from("/keys/cli_ecdsa"),
+                home.path().join(".ssh/lab_rsa"),
+                home.path().join(".ssh/id_ecdsa"),
+                home.path().join(".ssh/id_rsa"),
+                home.path().join(".ssh/id_ed25519"),
+            ]
+        );
+        assert_eq!(
+            job.target.policy.known_hosts.first(),
+            Some(&home.path().join(".ssh/known_hosts"))
+        );
+        assert!(job
+            .target
+            .policy
+            .known_hosts
+            .contains(&PathBuf::from("/etc/ssh/ssh_known_hosts")));
+        assert!(!job.target.policy.accept_new && !job.target.policy.insecure);
+        // bastion's own ProxyJump (outer) comes first.
+        let [outer, jump] = job.jumps.as_slice() else {
+            panic!("two jumps expected: {:?}", job.jumps)
+        };
+        assert_eq!(outer.hostname, "outer.example");
+        assert_eq!((jump.hostname.as_str(), jump.port), ("bastion", 2200));
+        assert_eq!(jump.user, "jumper");
+        assert_eq!(jump.label, "jump host bastion:2200");
+
+        let job = plan("admin@esx01:22");
+        assert_eq!((job.target.user.as_str(), job.target.port), ("admin", 22));
+        assert_eq!(job.label, "esx01:22");
+
+        let s = crate::target::parse_host_spec("loop").unwrap();
+        let err = plan_host(&s, &opts, &config, home.path()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Config);
+        assert!(err.message.contains("loop"), "{}", err.message);
+
+        let bare = LiveOptions::default();
+        let s = crate::target::parse_host_spec("esx02").unwrap();
+        let job = plan_host(&s, &bare, &config, home.path()).unwrap();
+        assert_eq!((job.target.user.as_str(), job.target.port), ("root", 22));
+        assert!(job.jumps.is_empty());
+    }
+
+    #[test]
+    fn password_comes_from_the_environment() {
+        std::env::set_var(PASSWORD_ENV, "s3cret");
+        let got = read_password(false).unwrap();
+        std::env::remove_var(PASSWORD_ENV);
+        assert_eq!(got.as_ref().map(|p| p.expose_secret()), Some("s3cret"));
+        assert!(read_password(false).unwrap().is_none());
+    }
 }

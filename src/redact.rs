@@ -149,10 +149,7 @@ impl Redactor {
 
     /// Learns every value to hide from the captures, then returns redacted copies: outputs,
     /// `.vmx` files, host names (the bundle folder names) and failure messages.
-    pub fn redact_captures(
-        &mut self,
-        captures: &[HostCapture],
-    ) -> anyhow::Result<Vec<HostCapture>> {
+    pub fn redact_captures(&mut self, captures: &[HostCapture]) -> anyhow::Result<Vec<HostCapture>> {
         for capture in captures {
             self.learn_capture(capture)?;
         }
@@ -165,11 +162,7 @@ impl Redactor {
         // rather than a UUID-shaped token (one value, one token).
         let mut texts: Vec<&str> = Vec::new();
         for out in capture.outputs.values() {
-            texts.extend([
-                out.stdout.as_str(),
-                out.stderr.as_str(),
-                out.command.as_str(),
-            ]);
+            texts.extend([out.stdout.as_str(), out.stderr.as_str(), out.command.as_str()]);
             if let Some(f) = &out.failure {
                 texts.push(&f.message);
             }
@@ -223,16 +216,12 @@ impl Redactor {
         }
         self.learn_name(Kind::Host, host)?;
         if bare != host && !bare.is_empty() {
-            self.learn(Kind::Host, bare, 0, host.to_string(), |n| {
-                format!("host-{n:03}")
-            })?;
+            self.learn(Kind::Host, bare, 0, host.to_string(), |n| format!("host-{n:03}"))?;
         }
         // `esx01.lab.example.com` also appears as plain `esx01`: same host, same token.
         if let Some((short, _)) = bare.split_once('.') {
             if !short.is_empty() {
-                self.learn(Kind::Host, short, 0, host.to_string(), |n| {
-                    format!("host-{n:03}")
-                })?;
+                self.learn(Kind::Host, short, 0, host.to_string(), |n| format!("host-{n:03}"))?;
             }
         }
         Ok(())
@@ -309,9 +298,7 @@ impl Redactor {
             Kind::Vm => ("vm", 1),
             _ => ("datastore", 2),
         };
-        self.learn(kind, value, category, value.to_string(), |n| {
-            format!("{prefix}-{n:03}")
-        })
+        self.learn(kind, value, category, value.to_string(), |n| format!("{prefix}-{n:03}"))
     }
 
     fn learn_hex(&mut self, kind: Kind, value: &str) -> anyhow::Result<()> {
@@ -327,15 +314,7 @@ impl Redactor {
                 let sep = if shape.contains('-') { '-' } else { ':' };
                 let hi = (n >> 8) & 0xff;
                 let lo = n & 0xff;
-                [
-                    "00",
-                    "00",
-                    "5e",
-                    "00",
-                    &format!("{hi:02x}"),
-                    &format!("{lo:02x}"),
-                ]
-                .join(&sep.to_string())
+                ["00", "00", "5e", "00", &format!("{hi:02x}"), &format!("{lo:02x}")].join(&sep.to_string())
             } else {
                 uuid_token(&shape, n)
             }
@@ -352,10 +331,7 @@ impl Redactor {
         let token = if link_local {
             let next = self.link_local_nets.len();
             let index = *self.link_local_nets.entry(net).or_insert(next as u16);
-            anyhow::ensure!(
-                index < 256,
-                "more than 256 link-local /24 networks to redact"
-            );
+            anyhow::ensure!(index < 256, "more than 256 link-local /24 networks to redact");
             format!("169.254.{index}.{}", o[3])
         } else {
             let next = self.ipv4_nets.len();
@@ -519,8 +495,7 @@ impl Redactor {
         let mut out = String::with_capacity(text.len());
         let mut i = 0;
         while let Some(line) = lines.get(i) {
-            let is_table =
-                !line.trim().is_empty() && lines.get(i + 1).is_some_and(|l| is_dash_row(l));
+            let is_table = !line.trim().is_empty() && lines.get(i + 1).is_some_and(|l| is_dash_row(l));
             if !is_table {
                 out.push_str(&self.redact_text(line));
                 i += 1;
@@ -582,10 +557,7 @@ impl Redactor {
                 if let Some(w) = widths.get_mut(j) {
                     *w = (*w).max(redacted.chars().count());
                 }
-                cells.push(Cell {
-                    text: redacted,
-                    right,
-                });
+                cells.push(Cell { text: redacted, right });
             }
             rows.push((cells, ending));
         }
@@ -696,9 +668,8 @@ pub fn redact_command_line(args: &[String]) -> Vec<String> {
 /// so the verdicts, and the name reveals nothing.
 fn is_vocabulary(name: &str) -> bool {
     const WORDS: &[&str] = &[
-        "true", "false", "yes", "no", "up", "down", "active", "inactive", "enabled", "disabled",
-        "full", "half", "static", "dhcp", "none", "n/a", "unknown", "default", "local", "vsan",
-        "nfs", "vmfs",
+        "true", "false", "yes", "no", "up", "down", "active", "inactive", "enabled", "disabled", "full", "half",
+        "static", "dhcp", "none", "n/a", "unknown", "default", "local", "vsan", "nfs", "vmfs",
     ];
     let lower = name.trim().to_ascii_lowercase();
     let device = ["vmk", "vmnic", "vmrdma", "vmhba", "vusb"].iter().any(|p| {
@@ -723,10 +694,7 @@ fn fold(kind: Kind, s: &str) -> String {
 /// An upper-case original (`00:50:56:8A:9F:C2` in a .vmx) gets an upper-case token.
 fn match_case(kind: Kind, original: &str, token: &str) -> String {
     let hexish = matches!(kind, Kind::Mac | Kind::Uuid | Kind::Ipv6);
-    if hexish
-        && original.chars().any(|c| c.is_ascii_uppercase())
-        && !original.chars().any(|c| c.is_ascii_lowercase())
-    {
+    if hexish && original.chars().any(|c| c.is_ascii_uppercase()) && !original.chars().any(|c| c.is_ascii_lowercase()) {
         token.to_ascii_uppercase()
     } else {
         token.to_string()
@@ -811,8 +779,7 @@ fn dash_spans(dash: &str) -> Vec<(usize, usize)> {
 }
 
 fn hex_at(b: &[u8], i: usize, n: usize) -> bool {
-    b.get(i..i + n)
-        .is_some_and(|s| s.iter().all(u8::is_ascii_hexdigit))
+    b.get(i..i + n).is_some_and(|s| s.iter().all(u8::is_ascii_hexdigit))
 }
 
 /// vsish prints `MAC address:00:50:...`, so a colon or dash before a match is a boundary
@@ -834,8 +801,7 @@ fn boundary_before(b: &[u8], i: usize) -> bool {
 }
 
 fn boundary_after(b: &[u8], i: usize) -> bool {
-    b.get(i)
-        .is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b':')
+    b.get(i).is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b':')
         && !(b.get(i) == Some(&b'-') && b.get(i + 1).is_some_and(u8::is_ascii_hexdigit))
 }
 
@@ -880,9 +846,7 @@ fn match_mac(b: &[u8], i: usize) -> Option<usize> {
 }
 
 fn match_ipv4(b: &[u8], i: usize) -> Option<(usize, Ipv4Addr)> {
-    let prev_ok = i == 0
-        || b.get(i - 1)
-            .is_some_and(|c| !c.is_ascii_alphanumeric() && *c != b'.');
+    let prev_ok = i == 0 || b.get(i - 1).is_some_and(|c| !c.is_ascii_alphanumeric() && *c != b'.');
     if !prev_ok || !b.get(i).is_some_and(u8::is_ascii_digit) {
         return None;
     }
@@ -914,10 +878,7 @@ fn match_ipv4(b: &[u8], i: usize) -> Option<(usize, Ipv4Addr)> {
 fn match_ipv6(text: &str, i: usize) -> Option<(usize, Ipv6Addr)> {
     let b = text.as_bytes();
     let is_part = |c: &u8| c.is_ascii_hexdigit() || *c == b':' || *c == b'.';
-    if i > 0
-        && b.get(i - 1)
-            .is_some_and(|c| is_part(c) || c.is_ascii_alphanumeric())
-    {
+    if i > 0 && b.get(i - 1).is_some_and(|c| is_part(c) || c.is_ascii_alphanumeric()) {
         return None;
     }
     let mut end = i;
@@ -932,10 +893,7 @@ fn match_ipv6(text: &str, i: usize) -> Option<(usize, Ipv6Addr)> {
     if candidate.matches(':').count() < 2 {
         return None;
     }
-    candidate
-        .parse::<Ipv6Addr>()
-        .ok()
-        .map(|ip| (candidate.len(), ip))
+    candidate.parse::<Ipv6Addr>().ok().map(|ip| (candidate.len(), ip))
 }
 
 #[cfg(test)]
@@ -966,9 +924,7 @@ mod tests {
     fn ipv4_table_is_realigned_and_keeps_its_shape() {
         let table = "Name  IPv4 Address    IPv4 Netmask     IPv4 Broadcast  Address Type  Gateway         DHCP DNS\n----  --------------  ---------------  --------------  ------------  --------------  --------\nvmk0  147.75.201.186  255.255.255.248  147.75.201.191  STATIC        147.75.201.185     false\nvmk1  10.8.1.2        255.255.255.248  10.8.1.7        STATIC        0.0.0.0            false\n";
         let mut r = Redactor::new();
-        let out = r
-            .redact_captures(&[capture("esx01", "ipv4", table)])
-            .unwrap();
+        let out = r.redact_captures(&[capture("esx01", "ipv4", table)]).unwrap();
         let text = &out[0].outputs["ipv4"].stdout;
         assert_eq!(
             text,
@@ -1011,9 +967,7 @@ mod tests {
         );
         a.vmx_files.push(crate::collect::VmxFile {
             path: "vmfs/volumes/ds 1/hpc01/hpc01.vmx".to_string(),
-            content:
-                "displayName = \"hpc01\"\nethernet1.generatedAddress = \"00:50:56:8A:9F:C2\"\n"
-                    .to_string(),
+            content: "displayName = \"hpc01\"\nethernet1.generatedAddress = \"00:50:56:8A:9F:C2\"\n".to_string(),
         });
         let out = r.redact_captures(&[a]).unwrap();
         assert_eq!(out[0].host, "host-001");
@@ -1021,10 +975,7 @@ mod tests {
             out[0].outputs["props"].stdout,
             "MAC address:00:00:5e:00:00:01\nseen on host-001\n"
         );
-        assert_eq!(
-            out[0].vmx_files[0].path,
-            "vmfs/volumes/datastore-001/vm-001/vm-001.vmx"
-        );
+        assert_eq!(out[0].vmx_files[0].path, "vmfs/volumes/datastore-001/vm-001/vm-001.vmx");
         assert_eq!(
             out[0].vmx_files[0].content,
             "displayName = \"vm-001\"\nethernet1.generatedAddress = \"00:00:5E:00:00:01\"\n"
@@ -1044,7 +995,8 @@ mod tests {
 
     #[test]
     fn ipv6_and_kept_addresses() {
-        let text = "fe80::250:56ff:fe69:96f0 2001:470:1f0b::1 ::1 0.0.0.0 255.255.255.0 127.0.0.1 169.254.1.1 version 8.0.2\n";
+        let text =
+            "fe80::250:56ff:fe69:96f0 2001:470:1f0b::1 ::1 0.0.0.0 255.255.255.0 127.0.0.1 169.254.1.1 version 8.0.2\n";
         let mut r = Redactor::new();
         r.learn_patterns(text).unwrap();
         assert_eq!(
@@ -1081,10 +1033,7 @@ mod tests {
         for name in ["true", "Up", "9000", "vmk1", "x", "hpc01"] {
             r.learn_name(Kind::Vm, name).unwrap();
         }
-        assert_eq!(
-            r.redact_text("true Up 9000 vmk1 x hpc01"),
-            "true Up 9000 vmk1 x vm-001"
-        );
+        assert_eq!(r.redact_text("true Up 9000 vmk1 x hpc01"), "true Up 9000 vmk1 x vm-001");
     }
 
     #[test]
@@ -1124,8 +1073,7 @@ mod tests {
         assert_eq!(path, dir.path().join("b.tar.gz.redaction-map.json"));
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
-        let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(json["hosts"]["esx01"], "host-001");
         assert!(r.write_map(&bundle, false).is_err());
         assert!(r.write_map(&bundle, true).is_ok());

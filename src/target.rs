@@ -58,10 +58,7 @@ pub enum TargetError {
     #[error("{spec:?} expands to more than {MAX_EXPANDED_HOSTS} hosts")]
     TooMany { spec: String },
     #[error("cannot read hosts from {source_name}: {message}")]
-    Read {
-        source_name: String,
-        message: String,
-    },
+    Read { source_name: String, message: String },
     #[error("no hosts given: name hosts as arguments, with --hosts-file FILE, or '-' to read them from stdin")]
     NoHosts,
 }
@@ -137,9 +134,7 @@ pub fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
         if is_range_body(body) {
             let items = expand_body(spec, body)?;
             if results.len().saturating_mul(items.len()) > MAX_EXPANDED_HOSTS {
-                return Err(TargetError::TooMany {
-                    spec: spec.to_string(),
-                });
+                return Err(TargetError::TooMany { spec: spec.to_string() });
             }
             results = results
                 .iter()
@@ -180,24 +175,14 @@ fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
     for part in body.split(',') {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
         // Padding follows ClusterShell: a bound written with a leading zero fixes the width.
-        let width = if a.len() > 1 && a.starts_with('0') {
-            a.len()
-        } else {
-            0
-        };
-        let start: u64 = a
-            .parse()
-            .map_err(|_| bad(format!("{a:?} is too large")))?;
-        let end: u64 = b
-            .parse()
-            .map_err(|_| bad(format!("{b:?} is too large")))?;
+        let width = if a.len() > 1 && a.starts_with('0') { a.len() } else { 0 };
+        let start: u64 = a.parse().map_err(|_| bad(format!("{a:?} is too large")))?;
+        let end: u64 = b.parse().map_err(|_| bad(format!("{b:?} is too large")))?;
         if end < start {
             return Err(bad(format!("{part:?} runs backwards")));
         }
         if end - start >= MAX_EXPANDED_HOSTS as u64 {
-            return Err(TargetError::TooMany {
-                spec: spec.to_string(),
-            });
+            return Err(TargetError::TooMany { spec: spec.to_string() });
         }
         for n in start..=end {
             out.push(format!("{n:0width$}"));
@@ -232,12 +217,10 @@ pub fn collect_targets(
             }
             stdin_used = true;
             let mut text = String::new();
-            stdin
-                .read_to_string(&mut text)
-                .map_err(|e| TargetError::Read {
-                    source_name: "stdin".into(),
-                    message: e.to_string(),
-                })?;
+            stdin.read_to_string(&mut text).map_err(|e| TargetError::Read {
+                source_name: "stdin".into(),
+                message: e.to_string(),
+            })?;
             raw.extend(specs_from_text(&text));
         } else {
             raw.push(a.clone());
@@ -302,7 +285,14 @@ mod tests {
     #[test]
     fn host_spec_forms() {
         let h = parse_host_spec("esx01").unwrap();
-        assert_eq!(h, HostSpec { user: None, host: "esx01".into(), port: None });
+        assert_eq!(
+            h,
+            HostSpec {
+                user: None,
+                host: "esx01".into(),
+                port: None
+            }
+        );
         let h = parse_host_spec("admin@esx01:2222").unwrap();
         assert_eq!(h.user.as_deref(), Some("admin"));
         assert_eq!(h.port, Some(2222));
@@ -316,7 +306,10 @@ mod tests {
     fn bad_ranges_are_errors() {
         assert!(matches!(expand_ranges("esx[5-1]"), Err(TargetError::BadRange { .. })));
         assert!(matches!(expand_ranges("esx[1-3"), Err(TargetError::UnclosedBracket(_))));
-        assert!(matches!(expand_ranges("esx[1-99999]"), Err(TargetError::TooMany { .. })));
+        assert!(matches!(
+            expand_ranges("esx[1-99999]"),
+            Err(TargetError::TooMany { .. })
+        ));
     }
 
     #[test]
@@ -334,7 +327,10 @@ mod tests {
             collect_targets(&[], Some(&missing), &mut "".as_bytes()),
             Err(TargetError::Read { .. })
         ));
-        assert_eq!(collect_targets(&[], None, &mut "".as_bytes()), Err(TargetError::NoHosts));
+        assert_eq!(
+            collect_targets(&[], None, &mut "".as_bytes()),
+            Err(TargetError::NoHosts)
+        );
     }
 
     proptest! {

@@ -71,9 +71,7 @@ pub fn wanted(path: &str) -> bool {
         return false;
     };
     if let Some(name) = rest.strip_prefix("commands/") {
-        return name == ADVANCED_DELTA_FILE
-            || name == RDMAINFO_FILE
-            || known_command_files().any(|(_, f)| f == name);
+        return name == ADVANCED_DELTA_FILE || name == RDMAINFO_FILE || known_command_files().any(|(_, f)| f == name);
     }
     is_vmx(rest)
 }
@@ -104,10 +102,7 @@ fn top_dirs(path: &Path) -> std::io::Result<Vec<(String, std::path::PathBuf)>> {
     for item in std::fs::read_dir(path)? {
         let item = item?;
         let name = item.file_name().to_string_lossy().into_owned();
-        if item.file_type()?.is_dir()
-            && top_dir_host(&name).is_some()
-            && item.path().join("commands").is_dir()
-        {
+        if item.file_type()?.is_dir() && top_dir_host(&name).is_some() && item.path().join("commands").is_dir() {
             out.push((name, item.path()));
         }
     }
@@ -145,8 +140,7 @@ fn collect_files(
     kept: &mut u64,
     out: &mut Entries,
 ) -> anyhow::Result<()> {
-    let listing =
-        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let listing = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     for item in listing {
         let item = item?;
         let ft = item.file_type()?;
@@ -175,8 +169,7 @@ fn collect_files(
             }
             .into());
         }
-        let data =
-            std::fs::read(&full).with_context(|| format!("cannot read {}", full.display()))?;
+        let data = std::fs::read(&full).with_context(|| format!("cannot read {}", full.display()))?;
         out.push((path, data));
     }
     Ok(())
@@ -286,13 +279,8 @@ fn find_output(
     let in_rdmainfo = [catalogue::RDMA_DEVICE_LIST, catalogue::RDMA_VMKNIC_LIST].contains(&spec.id);
     if in_rdmainfo {
         let local = spec.command.replacen("esxcli", "localcli", 1);
-        if let Some(section) =
-            text(RDMAINFO_FILE).and_then(|all| extract_rdmainfo_section(&all, &local))
-        {
-            return Ok((
-                format!("commands/{RDMAINFO_FILE} (\"{local}\" section)"),
-                section,
-            ));
+        if let Some(section) = text(RDMAINFO_FILE).and_then(|all| extract_rdmainfo_section(&all, &local)) {
+            return Ok((format!("commands/{RDMAINFO_FILE} (\"{local}\" section)"), section));
         }
     }
     Err(format!("the vm-support bundle has no commands/{file}"))
@@ -359,18 +347,14 @@ mod tests {
             Some("localcli_rdma-device-list.txt")
         );
         assert_eq!(
-            command_file_name("esxcli system settings advanced list -o /Net/PVRDMAVmknic")
-                .as_deref(),
+            command_file_name("esxcli system settings advanced list -o /Net/PVRDMAVmknic").as_deref(),
             Some("localcli_system-settings-advanced-list--o-NetPVRDMAVmknic.txt")
         );
         assert_eq!(
             command_file_name("esxcli vm process list").as_deref(),
             Some("localcli_vm-process-list.txt")
         );
-        assert_eq!(
-            command_file_name("vsish -e ls /vmkModules/vrdma/pvrdmaDevices/"),
-            None
-        );
+        assert_eq!(command_file_name("vsish -e ls /vmkModules/vrdma/pvrdmaDevices/"), None);
         let port_loop = catalogue::spec(catalogue::VM_PORT_LIST).unwrap().command;
         assert_eq!(command_file_name(port_loop), None);
     }
@@ -425,9 +409,7 @@ mod tests {
     #[test]
     fn wanted_keeps_only_mapped_commands_and_vmx() {
         let top = "esx-esx01-2026-11-20--10.15-123456";
-        assert!(wanted(&format!(
-            "{top}/commands/localcli_rdma-device-list.txt"
-        )));
+        assert!(wanted(&format!("{top}/commands/localcli_rdma-device-list.txt")));
         assert!(wanted(&format!("{top}/commands/{ADVANCED_DELTA_FILE}")));
         assert!(wanted(&format!("{top}/vmfs/volumes/ds1/hpc01/hpc01.vmx")));
         assert!(!wanted(&format!("{top}/vmfs/volumes/ds1/hpc01/hpc01.vmxf")));

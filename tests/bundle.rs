@@ -2,9 +2,7 @@
 //! the same, the manifest tells what happened, and a damaged or hostile archive is refused
 //! rather than analysed.
 use pvrdma_doctor::bundle::manifest::sha256_hex;
-use pvrdma_doctor::bundle::{
-    load_captures, load_captures_with, write_bundle, BundleError, BundleMeta, ReadLimits,
-};
+use pvrdma_doctor::bundle::{load_captures, load_captures_with, write_bundle, BundleError, BundleMeta, ReadLimits};
 use pvrdma_doctor::catalogue::{self, CATALOGUE};
 use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use std::io::Read;
@@ -48,15 +46,10 @@ fn captures() -> Vec<HostCapture> {
             .unwrap(),
             id => sample_stdout(id),
         };
-        healthy
-            .outputs
-            .insert(spec.id.to_string(), output(spec.id, &stdout));
+        healthy.outputs.insert(spec.id.to_string(), output(spec.id, &stdout));
     }
     // stderr kept apart from stdout, a non-zero exit, and the flags.
-    let fw = healthy
-        .outputs
-        .get_mut(catalogue::FIREWALL_RULESET_LIST)
-        .unwrap();
+    let fw = healthy.outputs.get_mut(catalogue::FIREWALL_RULESET_LIST).unwrap();
     fw.stderr = "Warning: ruleset cache is being refreshed\n".to_string();
     fw.exit_status = Some(1);
     fw.truncated = true;
@@ -65,15 +58,11 @@ fn captures() -> Vec<HostCapture> {
 
     let mut partial = HostCapture::new("esx02", CaptureSource::Live);
     for id in [catalogue::SYSTEM_VERSION, catalogue::RDMA_DEVICE_LIST] {
-        partial
-            .outputs
-            .insert(id.to_string(), output(id, &sample_stdout(id)));
+        partial.outputs.insert(id.to_string(), output(id, &sample_stdout(id)));
     }
     let interrupted = Failure::new(ErrorKind::Interrupted, "interrupted by Ctrl-C");
     for spec in CATALOGUE.iter().skip(2) {
-        partial
-            .missing
-            .insert(spec.id.to_string(), interrupted.clone());
+        partial.missing.insert(spec.id.to_string(), interrupted.clone());
     }
     partial.error = Some(interrupted);
 
@@ -247,8 +236,7 @@ fn manifest_is_first_and_describes_every_command() {
     assert_eq!(esx03["outcome"], "failed");
     assert_eq!(esx03["error"]["kind"], "auth");
     assert!(esx03["commands"].as_array().unwrap().is_empty());
-    let host_error: serde_json::Value =
-        serde_json::from_slice(&file("esx03/host-error.json")).unwrap();
+    let host_error: serde_json::Value = serde_json::from_slice(&file("esx03/host-error.json")).unwrap();
     assert_eq!(host_error["kind"], "auth");
 
     // Every entry but the manifest is listed with its sha256.
@@ -274,10 +262,7 @@ fn manifest_explains_missing_commands_even_when_the_collector_did_not() {
     let mut sparse = HostCapture::new("esx10", CaptureSource::Live);
     sparse.outputs.insert(
         catalogue::SYSTEM_VERSION.to_string(),
-        output(
-            catalogue::SYSTEM_VERSION,
-            &sample_stdout(catalogue::SYSTEM_VERSION),
-        ),
+        output(catalogue::SYSTEM_VERSION, &sample_stdout(catalogue::SYSTEM_VERSION)),
     );
     let hosts = [failed, sparse];
     write_bundle(&path, &hosts, &meta(), "{}", "", false).unwrap();
@@ -305,8 +290,7 @@ fn existing_file_is_refused_without_force_and_replaced_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.tar.gz");
     std::fs::write(&path, b"precious").unwrap();
-    let err =
-        write_bundle(&path, &captures(), &meta(), REPORT_JSON, REPORT_TXT, false).unwrap_err();
+    let err = write_bundle(&path, &captures(), &meta(), REPORT_JSON, REPORT_TXT, false).unwrap_err();
     assert!(matches!(bundle_error(&err), BundleError::Exists(_)));
     assert_eq!(std::fs::read(&path).unwrap(), b"precious");
     write_bundle(&path, &captures(), &meta(), REPORT_JSON, REPORT_TXT, true).unwrap();
@@ -334,15 +318,7 @@ fn a_failure_midway_leaves_nothing_under_the_final_name() {
 
     // A folder that does not exist.
     let nowhere = dir.path().join("no/such/dir/run.tar.gz");
-    write_bundle(
-        &nowhere,
-        &captures(),
-        &meta(),
-        REPORT_JSON,
-        REPORT_TXT,
-        false,
-    )
-    .unwrap_err();
+    write_bundle(&nowhere, &captures(), &meta(), REPORT_JSON, REPORT_TXT, false).unwrap_err();
     assert!(!nowhere.exists());
 }
 
@@ -392,23 +368,13 @@ fn tampered_entry_is_rejected() {
     ));
     pack(&bad, &extra);
     let err = load_captures(&bad).unwrap_err();
-    assert!(matches!(
-        bundle_error(&err),
-        BundleError::NotInManifest { .. }
-    ));
+    assert!(matches!(bundle_error(&err), BundleError::NotInManifest { .. }));
 
     // An entry removed.
-    let fewer: Vec<_> = good
-        .iter()
-        .filter(|i| i.0 != "report.txt")
-        .cloned()
-        .collect();
+    let fewer: Vec<_> = good.iter().filter(|i| i.0 != "report.txt").cloned().collect();
     pack(&bad, &fewer);
     let err = load_captures(&bad).unwrap_err();
-    assert!(matches!(
-        bundle_error(&err),
-        BundleError::MissingEntry { .. }
-    ));
+    assert!(matches!(bundle_error(&err), BundleError::MissingEntry { .. }));
 }
 
 fn manifest_bytes(dir: &Path) -> Vec<u8> {
@@ -460,10 +426,7 @@ fn manifest_must_come_first() {
     );
     let err = load_captures(&bad).unwrap_err();
     // Not starting with a manifest nor an esx-… folder, it is no bundle at all.
-    assert!(
-        matches!(bundle_error(&err), BundleError::NotABundle(_)),
-        "{err:#}"
-    );
+    assert!(matches!(bundle_error(&err), BundleError::NotABundle(_)), "{err:#}");
 }
 
 #[test]
@@ -475,12 +438,7 @@ fn expansion_beyond_the_caps_is_rejected() {
     // Many entries, each under the entry cap, that together expand past the stream cap.
     let zeros = vec![0u8; 512 * 1024];
     let names: Vec<String> = (0..16).map(|n| format!("esx01/pad{n}.txt")).collect();
-    let mut items = vec![(
-        "manifest.json",
-        tar::EntryType::Regular,
-        manifest.as_slice(),
-        "",
-    )];
+    let mut items = vec![("manifest.json", tar::EntryType::Regular, manifest.as_slice(), "")];
     for name in &names {
         items.push((name.as_str(), tar::EntryType::Regular, zeros.as_slice(), ""));
     }
@@ -531,10 +489,7 @@ fn expansion_beyond_the_caps_is_rejected() {
     }
     gz.finish().unwrap();
     let err = load_captures(&bomb).unwrap_err();
-    assert!(
-        matches!(bundle_error(&err), BundleError::TooLarge { .. }),
-        "{err:#}"
-    );
+    assert!(matches!(bundle_error(&err), BundleError::TooLarge { .. }), "{err:#}");
 }
 
 #[test]
@@ -543,29 +498,21 @@ fn unpacked_bundle_folder_reads_the_same_and_refuses_links() {
     let path = write(dir.path(), "run.tar.gz");
     let out = dir.path().join("unpacked");
     std::fs::create_dir(&out).unwrap();
-    tar::Archive::new(flate2::read::GzDecoder::new(
-        std::fs::File::open(&path).unwrap(),
-    ))
-    .unpack(&out)
-    .unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap()))
+        .unpack(&out)
+        .unwrap();
     assert_eq!(load_captures(&out).unwrap(), as_bundle(captures()));
 
     std::os::unix::fs::symlink("/etc/hostname", out.join("esx02/extra.txt")).unwrap();
     let err = load_captures(&out).unwrap_err();
-    assert!(
-        matches!(bundle_error(&err), BundleError::Link { .. }),
-        "{err:#}"
-    );
+    assert!(matches!(bundle_error(&err), BundleError::Link { .. }), "{err:#}");
 }
 
 #[test]
 fn a_gzip_that_is_no_bundle_is_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("other.tar.gz");
-    pack(
-        &path,
-        &[("notes/readme.txt", tar::EntryType::Regular, b"hello", "")],
-    );
+    pack(&path, &[("notes/readme.txt", tar::EntryType::Regular, b"hello", "")]);
     let err = load_captures(&path).unwrap_err();
     assert!(matches!(bundle_error(&err), BundleError::NotABundle(_)));
     std::fs::write(&path, b"plain text, not gzip").unwrap();
@@ -582,10 +529,8 @@ fn output_beyond_the_cap_is_cut_and_marked_truncated() {
     let line = "vmnic0  0000:1c:00.0  i40en  Up  Up  1000  Full  3c:ec:ef:05:48:18  1500  x\n";
     let big = line.repeat(OUTPUT_CAP / line.len() + 10);
     assert!(big.len() > OUTPUT_CAP);
-    host.outputs.insert(
-        catalogue::NIC_LIST.to_string(),
-        output(catalogue::NIC_LIST, &big),
-    );
+    host.outputs
+        .insert(catalogue::NIC_LIST.to_string(), output(catalogue::NIC_LIST, &big));
     write_bundle(&path, &[host], &meta(), "{}", "", false).unwrap();
     let read = load_captures(&path).unwrap();
     let nic = &read[0].outputs[catalogue::NIC_LIST];

@@ -73,11 +73,7 @@ fn analyze_of_a_bundle_reproduces_the_report_of_its_run() {
             false,
         )
         .unwrap();
-        assert_eq!(
-            entry(&bundle, "report.json"),
-            direct,
-            "{name}: bundled report"
-        );
+        assert_eq!(entry(&bundle, "report.json"), direct, "{name}: bundled report");
         let (again, stderr, code) = analyze(&bundle);
         assert_eq!(again, direct, "{name}: analyze of the bundle\n{stderr}");
         assert_eq!(code, direct_code, "{name}: exit code");
@@ -97,10 +93,7 @@ fn damaged_bundles_are_refused_with_exit_code_2() {
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
     let tampered = dir.path().join("tampered.tar.gz");
     let out = std::fs::File::create(&tampered).unwrap();
-    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
-        out,
-        flate2::Compression::fast(),
-    ));
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(out, flate2::Compression::fast()));
     let mut flipped = false;
     for e in archive.entries().unwrap() {
         let mut e = e.unwrap();
@@ -116,9 +109,7 @@ fn damaged_bundles_are_refused_with_exit_code_2() {
             flipped = true;
         }
         header.set_size(data.len() as u64);
-        builder
-            .append_data(&mut header, &path, data.as_slice())
-            .unwrap();
+        builder.append_data(&mut header, &path, data.as_slice()).unwrap();
     }
     builder.into_inner().unwrap().finish().unwrap();
     assert!(flipped);
@@ -169,11 +160,9 @@ fn redacted_bundle_from_the_cli_path_has_its_map_beside_it() {
     let now = SystemTime::now();
     write_support_bundle(&bundle_args(&bundle, true), &captures, now, now, false).unwrap();
     let map = dir.path().join("r.tar.gz.redaction-map.json");
-    let map: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(map).unwrap()).unwrap();
+    let map: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(map).unwrap()).unwrap();
     assert_eq!(map["hosts"]["esx01"], "host-001");
-    let manifest: serde_json::Value =
-        serde_json::from_str(&entry(&bundle, "manifest.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&entry(&bundle, "manifest.json")).unwrap();
     assert_eq!(manifest["redacted"], true);
     assert!(manifest["command_line"]
         .as_array()
@@ -183,7 +172,6 @@ fn redacted_bundle_from_the_cli_path_has_its_map_beside_it() {
     let report = entry(&bundle, "report.json");
     assert!(!report.contains("esx01") && report.contains("host-001"));
     // A second run refuses to overwrite the map as well as the bundle.
-    let err =
-        write_support_bundle(&bundle_args(&bundle, true), &captures, now, now, false).unwrap_err();
+    let err = write_support_bundle(&bundle_args(&bundle, true), &captures, now, now, false).unwrap_err();
     assert!(format!("{err:#}").contains("--force"), "{err:#}");
 }

@@ -58,10 +58,7 @@ fn analyze_of_a_live_bundle_prints_the_live_report() {
     .unwrap();
     // A third target nobody listens on: unreachable, and the bundle must say so.
     let dead_port = free_port();
-    let mut targets: Vec<String> = hosts
-        .iter()
-        .map(|s| format!("127.0.0.1:{}", s.port))
-        .collect();
+    let mut targets: Vec<String> = hosts.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
     targets.push(format!("127.0.0.1:{dead_port}"));
     let opts = LiveOptions {
         targets,
@@ -88,14 +85,7 @@ fn analyze_of_a_live_bundle_prints_the_live_report() {
         redact: false,
         force: false,
     };
-    write_support_bundle(
-        &args,
-        &run.captures,
-        run.started,
-        run.finished,
-        run.interrupted,
-    )
-    .unwrap();
+    write_support_bundle(&args, &run.captures, run.started, run.finished, run.interrupted).unwrap();
     drop(hosts);
 
     // The hosts are gone; the bundle alone reproduces the report, byte for byte.
@@ -111,8 +101,7 @@ fn analyze_of_a_live_bundle_prints_the_live_report() {
     // Exit 3: a host was unreachable, nothing failed.
     assert_eq!(analyzed.status.code(), Some(3));
 
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&entry(&bundle, "manifest.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(&entry(&bundle, "manifest.json")).unwrap();
     let dead = manifest["hosts"]
         .as_array()
         .unwrap()

@@ -51,8 +51,7 @@ fn demo_reports_scenario_hosts_with_their_outputs() {
         assert!(c.error.is_none(), "{}: {:?}", c.host, c.error);
         for spec in CATALOGUE {
             let expected =
-                std::fs::read_to_string(root.join(&c.host).join(format!("{}.txt", spec.id)))
-                    .expect("sample");
+                std::fs::read_to_string(root.join(&c.host).join(format!("{}.txt", spec.id))).expect("sample");
             assert_eq!(c.outputs[spec.id].stdout, expected, "{} {}", c.host, spec.id);
         }
     }
@@ -95,4 +94,66 @@ fn scaled_fleet_names_and_count() {
     assert_eq!(names.len(), 12);
     assert_eq!(names[0], "sim01");
     assert_eq!(names[11], "sim12");
+}
+
+#[test]
+fn ctrl_c_still_prints_the_report_of_what_was_collected() {
+    // Every simulated command takes 30 s, so the run is mid-collection when interrupted.
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .args(["demo", "--latency", "30s", "--no-progress"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run demo");
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = child.id().to_string();
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill -INT");
+    assert!(st.success());
+    let t0 = std::time::Instant::now();
+    let out = child.wait_with_output().expect("wait");
+    assert!(t0.elapsed() < Duration::from_secs(20), "took {:?}", t0.elapsed());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    for host in ["esx01", "esx02", "esx03"] {
+        assert!(stdout.contains(host), "{host} missing from the report:\n{stdout}");
+    }
+    assert!(stdout.contains("Ctrl-C"), "{stdout}");
+    assert_ne!(out.status.code(), Some(0));
+}
+
+#[test]
+fn an_endless_output_is_cut_at_the_cap_and_marked() {
+    use pvrdma_doctor::catalogue;
+    use pvrdma_doctor::collect::ssh::OUTPUT_CAP;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");
+    let host = dir.path().join("esx01");
+    std::fs::create_dir(&host).expect("mkdir");
+    for e in std::fs::read_dir(&src).expect("read") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), host.join(e.file_name())).expect("copy");
+    }
+    let line = "x".repeat(1023) + "\n";
+    std::fs::write(
+        host.join(format!("{}.txt", catalogue::VM_PROCESS_LIST)),
+        line.repeat(OUTPUT_CAP / 1024 + 64),
+    )
+    .expect("write big sample");
+    let opts = DemoOptions {
+        scenario: Some(dir.path().to_path_buf()),
+        hosts: None,
+        latency: Duration::ZERO,
+    };
+    let run = run_demo(&opts, live()).expect("demo");
+    let c = &run.captures[0];
+    let big = &c.outputs[catalogue::VM_PROCESS_LIST];
+    assert!(big.truncated, "not marked truncated");
+    assert_eq!(big.stdout.len(), OUTPUT_CAP);
+    // The cap on one command leaves the others whole.
+    let version = &c.outputs[catalogue::SYSTEM_VERSION];
+    assert!(!version.truncated && version.exit_status == Some(0));
 }

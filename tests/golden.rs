@@ -45,8 +45,7 @@ fn analyze(scenario: &str, format: &str) -> (String, i32) {
 
 fn json(scenario: &str) -> serde_json::Value {
     let (text, _) = analyze(scenario, "json");
-    serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("{scenario}: stdout is not one JSON document: {e}\n{text}"))
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{scenario}: stdout is not one JSON document: {e}\n{text}"))
 }
 
 #[test]
@@ -56,10 +55,7 @@ fn every_scenario_has_a_reviewed_report_and_exit_code() {
         assert_eq!(code, *expected, "{scenario}: exit code\n{human}");
         insta::assert_snapshot!(format!("{scenario}.human"), human);
         let (json_text, json_code) = analyze(scenario, "json");
-        assert_eq!(
-            json_code, *expected,
-            "{scenario}: exit code with --format json"
-        );
+        assert_eq!(json_code, *expected, "{scenario}: exit code with --format json");
         insta::assert_snapshot!(format!("{scenario}.json"), json_text);
     }
 }
@@ -145,10 +141,7 @@ fn disabled_pvrdma_ruleset_fails_with_the_exact_fix() {
     let h = host(&report, "esx01");
     let c = check(h, "firewall-pvrdma");
     assert_eq!(c["status"], "fail");
-    assert_eq!(
-        c["remedy"],
-        "esxcli network firewall ruleset set -e true -r pvrdma"
-    );
+    assert_eq!(c["remedy"], "esxcli network firewall ruleset set -e true -r pvrdma");
     let adapter = &h["vms"][0]["adapters"][0];
     assert_eq!(adapter["verdict"], "tcp-fallback");
     let reasons = adapter["reasons"].to_string();
@@ -242,4 +235,25 @@ fn analyze_of_a_missing_path_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/capture"));
     assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let run = |args: &[&str]| {
+        let output = Command::cargo_bin("pvrdma-doctor")
+            .expect("binary")
+            .arg("analyze")
+            .args(args)
+            .arg(samples().join("esxi80-mixed-fleet"))
+            .output()
+            .expect("runs");
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    // The test's stdout is a pipe, not a terminal: `auto` means no colour.
+    assert!(!run(&[]).contains('\x1b'));
+    assert!(run(&["--color", "always"]).contains("\x1b[31m"));
+    assert!(
+        !run(&["--color", "always", "--format", "json"]).contains('\x1b'),
+        "JSON is never coloured"
+    );
 }

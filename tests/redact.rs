@@ -140,19 +140,11 @@ fn redacted_bundles_keep_the_verdicts_and_hold_no_original_value() {
         );
         // And again after the round trip through the archive, as `analyze` would see it.
         let reread = diagnose::diagnose(&load_captures(&bundle).unwrap());
-        assert_eq!(
-            verdicts(&reread),
-            verdicts(&original),
-            "{name}: after reading back"
-        );
+        assert_eq!(verdicts(&reread), verdicts(&original), "{name}: after reading back");
 
         // The values to hunt for are found independently of the redactor.
         let originals = sensitive_values(&captures);
-        assert_eq!(
-            injective_failures(&redactor),
-            Vec::<String>::new(),
-            "{name}"
-        );
+        assert_eq!(injective_failures(&redactor), Vec::<String>::new(), "{name}");
         for (path, data) in entries(&bundle) {
             let haystack = String::from_utf8_lossy(&data).to_ascii_lowercase();
             let path_lower = path.to_ascii_lowercase();
@@ -167,15 +159,10 @@ fn redacted_bundles_keep_the_verdicts_and_hold_no_original_value() {
         // The mapping is beside the bundle, never in it.
         let map = PathBuf::from(format!("{}.redaction-map.json", bundle.display()));
         assert!(map.is_file());
-        assert!(entries(&bundle)
-            .iter()
-            .all(|(p, _)| !p.contains("redaction-map")));
+        assert!(entries(&bundle).iter().all(|(p, _)| !p.contains("redaction-map")));
         checked_originals += originals.len();
     }
-    assert!(
-        checked_originals > 50,
-        "too few values checked: {checked_originals}"
-    );
+    assert!(checked_originals > 50, "too few values checked: {checked_originals}");
 }
 
 /// Host names, VM names (from the real `vm process list` parser and `.vmx` files),
@@ -212,18 +199,12 @@ fn sensitive_values(captures: &[HostCapture]) -> Vec<String> {
             if let Ok(cfg) = pvrdma_parsers::parse_vmx(&vmx.content) {
                 out.extend(cfg.display_name);
             }
-            if let Some(ds) = vmx
-                .path
-                .strip_prefix("vmfs/volumes/")
-                .and_then(|p| p.split('/').next())
-            {
+            if let Some(ds) = vmx.path.strip_prefix("vmfs/volumes/").and_then(|p| p.split('/').next()) {
                 out.insert(ds.to_string());
             }
         }
         for text in texts {
-            for word in text.split(|ch: char| {
-                ch.is_whitespace() || ch == '"' || ch == ',' || ch == '=' || ch == '/'
-            }) {
+            for word in text.split(|ch: char| ch.is_whitespace() || ch == '"' || ch == ',' || ch == '=' || ch == '/') {
                 let word = word.trim_matches(|ch: char| ch == '.' || ch == '(' || ch == ')');
                 // key:value (vsish) glues the key on.
                 let word = word.rsplit_once("address:").map_or(word, |(_, v)| v);
@@ -256,12 +237,8 @@ fn sensitive_values(captures: &[HostCapture]) -> Vec<String> {
             }
             // ESXi's spaced UUID form.
             for line in text.lines() {
-                if let Some((_, v)) = line
-                    .split_once("UUID: ")
-                    .or_else(|| line.split_once("VDS ID: "))
-                {
-                    if v.len() == 47 && v.chars().filter(|ch| ch.is_ascii_hexdigit()).count() == 32
-                    {
+                if let Some((_, v)) = line.split_once("UUID: ").or_else(|| line.split_once("VDS ID: ")) {
+                    if v.len() == 47 && v.chars().filter(|ch| ch.is_ascii_hexdigit()).count() == 32 {
                         out.insert(v.to_string());
                     }
                 }
@@ -286,8 +263,7 @@ fn injective_failures(r: &Redactor) -> Vec<String> {
         ("vm", &m.vm_names, same),
     ];
     for (what, map, canon) in categories {
-        let mut by_token: std::collections::BTreeMap<&str, std::collections::BTreeSet<String>> =
-            Default::default();
+        let mut by_token: std::collections::BTreeMap<&str, std::collections::BTreeSet<String>> = Default::default();
         for (original, token) in map {
             by_token.entry(token).or_default().insert(canon(original));
         }
@@ -308,10 +284,7 @@ fn the_map_holds_every_category_the_samples_contain() {
     let redacted = redactor.redact_captures(&captures).unwrap();
     let map = redactor.map();
     assert_eq!(map.hosts.get("esx01").map(String::as_str), Some("host-001"));
-    assert_eq!(
-        map.vm_names.get("hpc01").map(String::as_str),
-        Some("vm-001")
-    );
+    assert_eq!(map.vm_names.get("hpc01").map(String::as_str), Some("vm-001"));
     assert_eq!(
         map.datastores
             .get("5cce4874-40c5c88e-a836-003048fc4ffe")

@@ -92,8 +92,7 @@ fn assert_complete(c: &HostCapture, samples: &Path, sshd: &Sshd) {
             .outputs
             .get(spec.id)
             .unwrap_or_else(|| panic!("{} missing: {:?}", spec.id, c.missing));
-        let expected = std::fs::read_to_string(samples.join(format!("{}.txt", spec.id)))
-            .expect("sample");
+        let expected = std::fs::read_to_string(samples.join(format!("{}.txt", spec.id))).expect("sample");
         assert_eq!(out.stdout, expected, "{}: stderr {:?}", spec.id, out.stderr);
         assert_eq!(out.exit_status, Some(0), "{}", spec.id);
         assert!(out.failure.is_none() && !out.timeout_hit && !out.truncated);
@@ -121,7 +120,11 @@ fn password_goes_through_keyboard_interactive() {
     opts.password = Some(SecretString::from(test_password()));
     let run = collect_live(&opts).expect("run");
     assert_complete(&run.captures[0], &esx01(), &sshd);
-    assert!(sshd.log().contains("Accepted keyboard-interactive/pam"), "{}", sshd.log());
+    assert!(
+        sshd.log().contains("Accepted keyboard-interactive/pam"),
+        "{}",
+        sshd.log()
+    );
 
     // The wrong password is an auth failure that says what to do, and is never echoed.
     opts.password = Some(SecretString::from("wrong-password-123".to_string()));
@@ -140,7 +143,11 @@ fn unknown_host_key_is_refused_then_accept_new_records_it() {
     let run = collect_live(&opts).expect("run");
     let err = run.captures[0].error.clone().expect("host key error");
     assert_eq!(err.kind, ErrorKind::HostKeyUnknown, "{err:?}");
-    assert!(err.message.contains("--accept-new") && err.message.contains("SHA256:"), "{}", err.message);
+    assert!(
+        err.message.contains("--accept-new") && err.message.contains("SHA256:"),
+        "{}",
+        err.message
+    );
     assert!(run.captures[0].outputs.is_empty());
 
     let mut accept = opts.clone();
@@ -200,22 +207,28 @@ fn ssh_config_alias_sets_hostname_port_user_and_identity() {
 }
 
 #[test]
-fn proxyjump_through_a_second_sshd() {
+fn proxyjump_through_two_jump_hosts() {
     let client = ClientSide::new("");
     let target_sshd = keyed_sshd(&client, esx01());
-    let mut jo = SshdOptions::new(esx01());
-    jo.authorized_keys.push(client.key.clone());
-    jo.allow_tcp_forwarding = true;
-    let jump = Sshd::start(jo);
-    client.trust(&target_sshd);
-    client.trust(&jump);
+    let jump_sshd = || {
+        let mut jo = SshdOptions::new(esx01());
+        jo.authorized_keys.push(client.key.clone());
+        jo.allow_tcp_forwarding = true;
+        Sshd::start(jo)
+    };
+    let (jump1, jump2) = (jump_sshd(), jump_sshd());
+    for s in [&target_sshd, &jump1, &jump2] {
+        client.trust(s);
+    }
     client.write_config(&format!(
-        "Host esx-behind\n  HostName 127.0.0.1\n  Port {}\n  ProxyJump 127.0.0.1:{}\n",
-        target_sshd.port, jump.port
+        "Host esx-behind\n  HostName 127.0.0.1\n  Port {}\n  ProxyJump 127.0.0.1:{},127.0.0.1:{}\n",
+        target_sshd.port, jump1.port, jump2.port
     ));
     let run = collect_live(&client.options(&["esx-behind".to_string()])).expect("run");
     assert_complete(&run.captures[0], &esx01(), &target_sshd);
-    assert!(jump.log().contains("Accepted publickey"), "{}", jump.log());
+    // Each hop logged in, and the target saw the connection come from the tunnel.
+    assert!(jump1.log().contains("Accepted publickey"), "{}", jump1.log());
+    assert!(jump2.log().contains("Accepted publickey"), "{}", jump2.log());
 }
 
 #[test]
@@ -295,4 +308,251 @@ fn run_timeout_reports_every_host() {
     let err = run.captures[0].error.clone().expect("run timeout");
     assert_eq!(err.kind, ErrorKind::Timeout, "{err:?}");
     assert!(err.message.contains("--timeout"), "{}", err.message);
+    // What the host answered before the deadline is kept; the hung command is missing
+    // with the reason.
+    let c = &run.captures[0];
+    assert_eq!(c.outputs.len(), CATALOGUE.len() - 1, "{:?}", c.outputs.keys());
+    assert_eq!(c.outputs[catalogue::RDMA_DEVICE_LIST].exit_status, Some(0));
+    assert_eq!(c.missing[catalogue::SYSTEM_VERSION].kind, ErrorKind::Timeout);
+}
+
+#[test]
+fn a_linux_host_without_esxcli_is_not_esxi() {
+    let client = ClientSide::new("");
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(client.key.clone());
+    o.fake_esx = false;
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let run = collect_live(&client.options(&[target(&sshd)])).expect("run");
+    let err = run.captures[0].error.clone().expect("not-esxi");
+    assert_eq!(err.kind, ErrorKind::NotEsxi, "{err:?}");
+    assert!(err.message.contains("not an ESXi host"), "{}", err.message);
+    // The raw answers stay visible as evidence.
+    let out = &run.captures[0].outputs[catalogue::SYSTEM_VERSION];
+    assert!(out.stderr.contains("esxcli: not found"), "{out:?}");
+    assert_eq!(out.exit_status, Some(127));
+}
+
+#[test]
+fn password_method_is_used_when_keyboard_interactive_is_not_offered() {
+    let client = ClientSide::new("");
+    let mut o = SshdOptions::new(esx01());
+    o.password_method = true;
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let mut opts = client.options(&[target(&sshd)]);
+    opts.password = Some(SecretString::from(test_password()));
+    let run = collect_live(&opts).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+    assert!(sshd.log().contains("Accepted password"), "{}", sshd.log());
+}
+
+#[test]
+fn a_refused_ed25519_key_does_not_stop_the_ecdsa_key() {
+    let client = ClientSide::new("");
+    let ed = keygen(client.dir.path(), "id_ed25519_test", "ed25519");
+    // Both keys are authorized, but the FIPS algorithm list refuses ed25519, as on ESXi.
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(ed.clone());
+    o.authorized_keys.push(client.key.clone());
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let mut opts = client.options(&[target(&sshd)]);
+    opts.identity_files = vec![ed];
+    let run = collect_live(&opts).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+    let log = sshd.log();
+    let refused = log.find("ssh-ed25519 not in PubkeyAcceptedAlgorithms");
+    let accepted = log.find("Accepted publickey for");
+    assert!(
+        matches!((refused, accepted), (Some(r), Some(a)) if r < a),
+        "the ed25519 key must be tried and refused first, then the ECDSA key accepted:\n{log}"
+    );
+}
+
+#[test]
+fn the_binary_reads_hosts_from_stdin_and_prints_only_the_report() {
+    let client = ClientSide::new("");
+    let sshd = Sshd::start(SshdOptions::new(esx01()));
+    client.trust(&sshd);
+    let password = test_password();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .args(["-F"])
+        .arg(&client.config)
+        .args(["--format", "json", "--connect-timeout", "20s", "-"])
+        .env("PVRDMA_DOCTOR_PASSWORD", &password)
+        .env("HOME", client.dir.path())
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run pvrdma-doctor");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "# from a pipe\n{}", target(&sshd)).expect("write stdin");
+    }
+    let out = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}\n{stderr}"));
+    assert!(json.to_string().contains(&target(&sshd)), "{stdout}");
+    assert!(!stdout.contains(&password) && !stderr.contains(&password));
+    assert!(
+        sshd.log().contains("Accepted keyboard-interactive/pam"),
+        "{}\nstderr: {stderr}",
+        sshd.log()
+    );
+}
+
+#[test]
+fn no_common_cipher_is_a_key_exchange_error() {
+    let client = ClientSide::new("");
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(client.key.clone());
+    // CBC is not in the client's list (ESXi never needs it).
+    o.ciphers = Some("aes128-cbc".into());
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let run = collect_live(&client.options(&[target(&sshd)])).expect("run");
+    let err = run.captures[0].error.clone().expect("kex error");
+    assert_eq!(err.kind, ErrorKind::KeyExchange, "{err:?}");
+    assert!(err.message.contains("aes128-cbc"), "{}", err.message);
+}
+
+#[test]
+fn insecure_skip_accepts_an_unknown_key_without_recording_it() {
+    let client = ClientSide::new("");
+    let sshd = keyed_sshd(&client, esx01());
+    let mut opts = client.options(&[target(&sshd)]);
+    opts.insecure_skip_host_key_check = true;
+    let run = collect_live(&opts).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+    assert_eq!(std::fs::read_to_string(&client.known_hosts).expect("read"), "");
+}
+
+#[test]
+fn a_dead_jump_host_is_named_in_the_target_error() {
+    let client = ClientSide::new("");
+    let dead = free_port();
+    client.write_config(&format!(
+        "Host esx-behind\n  HostName 127.0.0.1\n  Port 22\n  ProxyJump 127.0.0.1:{dead}\n"
+    ));
+    let run = collect_live(&client.options(&["esx-behind".to_string()])).expect("run");
+    assert_eq!(run.captures[0].host, "esx-behind");
+    let err = run.captures[0].error.clone().expect("jump error");
+    assert_eq!(err.kind, ErrorKind::Unreachable, "{err:?}");
+    assert!(
+        err.message.starts_with(&format!("jump host 127.0.0.1:{dead}:")),
+        "{}",
+        err.message
+    );
+}
+
+/// A real ssh-agent on a private socket, killed on drop.
+struct Agent {
+    child: std::process::Child,
+    socket: PathBuf,
+}
+
+impl Agent {
+    fn start(dir: &Path, key: &Path) -> Agent {
+        let socket = dir.join("agent.sock");
+        let child = std::process::Command::new("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&socket)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("start ssh-agent");
+        let agent = Agent { child, socket };
+        let t0 = Instant::now();
+        while !agent.socket.exists() && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let st = std::process::Command::new("ssh-add")
+            .arg(key)
+            .env("SSH_AUTH_SOCK", &agent.socket)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("ssh-add");
+        assert!(st.success(), "ssh-add failed");
+        agent
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_key_held_only_by_ssh_agent_logs_in() {
+    let client = ClientSide::new("");
+    let agent_key = keygen(client.dir.path(), "agent_only", "ecdsa");
+    let mut o = SshdOptions::new(esx01());
+    // The config's IdentityFile is not authorized; only the agent's key is.
+    o.authorized_keys.push(agent_key.clone());
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let agent = Agent::start(client.dir.path(), &agent_key);
+    std::fs::remove_file(&agent_key).expect("remove the key file: the agent must be the only holder");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .arg("-F")
+        .arg(&client.config)
+        .args(["--format", "json", &target(&sshd)])
+        .env("SSH_AUTH_SOCK", &agent.socket)
+        .env("HOME", client.dir.path())
+        .env_remove("PVRDMA_DOCTOR_PASSWORD")
+        .output()
+        .expect("run pvrdma-doctor");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let log = sshd.log();
+    assert!(log.contains("Accepted publickey"), "{log}\nstderr: {stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("authentication"), "{stdout}");
+}
+
+#[test]
+fn identities_only_limits_agent_keys_to_the_configured_ones() {
+    let client = ClientSide::new("IdentitiesOnly yes\n");
+    let agent_key = keygen(client.dir.path(), "agent_only", "ecdsa");
+    let mut o = SshdOptions::new(esx01());
+    o.authorized_keys.push(agent_key.clone());
+    let sshd = Sshd::start(o);
+    client.trust(&sshd);
+    let agent = Agent::start(client.dir.path(), &agent_key);
+    // Only the public half stays on disk: it names the agent key in IdentityFile.
+    std::fs::remove_file(&agent_key).expect("remove private key");
+    let run = |extra_identity: Option<&Path>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"));
+        cmd.arg("-F").arg(&client.config);
+        if let Some(i) = extra_identity {
+            cmd.arg("-i").arg(i);
+        }
+        cmd.args(["--format", "json", &target(&sshd)])
+            .env("SSH_AUTH_SOCK", &agent.socket)
+            .env("HOME", client.dir.path())
+            .env_remove("PVRDMA_DOCTOR_PASSWORD")
+            .output()
+            .expect("run pvrdma-doctor")
+    };
+    // The configured key (id_test) is not authorized and the agent key is not configured.
+    let out = run(None);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!sshd.log().contains("Accepted publickey"), "{}", sshd.log());
+    assert!(stdout.contains("authentication"), "{stdout}");
+    // Naming the agent key's file makes the agent offer it.
+    let out = run(Some(&agent_key));
+    assert!(
+        sshd.log().contains("Accepted publickey"),
+        "{}\n{}",
+        sshd.log(),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

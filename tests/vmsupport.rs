@@ -25,17 +25,11 @@ fn check_sample_capture(captures: &[HostCapture]) {
     )
     .unwrap();
     assert_eq!(rdma.stdout, on_disk);
-    assert_eq!(
-        rdma.command,
-        "vm-support commands/localcli_rdma-device-list.txt"
-    );
+    assert_eq!(rdma.command, "vm-support commands/localcli_rdma-device-list.txt");
 
     // The tagged vmknic comes out of the all-options delta list as one record.
     let option = &c.outputs[catalogue::PVRDMA_VMKNIC_OPTION].stdout;
-    assert!(
-        option.starts_with("   Path: /Net/PVRDMAVmknic\n"),
-        "{option}"
-    );
+    assert!(option.starts_with("   Path: /Net/PVRDMAVmknic\n"), "{option}");
     assert!(option.contains("   String Value: vmk1\n"));
     assert!(!option.contains("TcpipDefLROEnabled"));
 
@@ -163,18 +157,12 @@ fn rdma_tables_come_from_rdmainfo_when_localcli_files_are_absent() {
     let dir = tempfile::tempdir().unwrap();
     let top = sample_copy(dir.path());
     let with_files = load_captures(&top).unwrap().remove(0);
-    for f in [
-        "localcli_rdma-device-list.txt",
-        "localcli_rdma-device-vmknic-list.txt",
-    ] {
+    for f in ["localcli_rdma-device-list.txt", "localcli_rdma-device-vmknic-list.txt"] {
         std::fs::remove_file(top.join("commands").join(f)).unwrap();
     }
     let from_script = load_captures(&top).unwrap().remove(0);
     for id in [catalogue::RDMA_DEVICE_LIST, catalogue::RDMA_VMKNIC_LIST] {
-        assert_eq!(
-            from_script.outputs[id].stdout, with_files.outputs[id].stdout,
-            "{id}"
-        );
+        assert_eq!(from_script.outputs[id].stdout, with_files.outputs[id].stdout, "{id}");
         assert!(
             from_script.outputs[id].command.contains("rdmainfo.sh.txt"),
             "{}",

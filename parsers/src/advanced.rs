@@ -62,11 +62,7 @@ fn option(input: &str) -> PResult<'_, AdvancedOption> {
 }
 
 pub fn parse_advanced_option(input: &str) -> Result<AdvancedOption, ParseError> {
-    run(
-        "esxcli_system_settings_advanced_list_pvrdmavmknic",
-        input,
-        option,
-    )
+    run("esxcli_system_settings_advanced_list_pvrdmavmknic", input, option)
 }
 
 #[cfg(test)]
@@ -92,12 +88,9 @@ mod tests {
 
     #[test]
     fn untagged_with_and_without_trailing_space() {
-        for sv in [
-            "   String Value: ",
-            "   String Value:",
-            "\t   String Value:",
-        ] {
-            let input = format!("   Path: /Net/PVRDMAVmknic\n   Type: string\n{sv}\n   Description: Vmknic for PVRDMA\n");
+        for sv in ["   String Value: ", "   String Value:", "\t   String Value:"] {
+            let input =
+                format!("   Path: /Net/PVRDMAVmknic\n   Type: string\n{sv}\n   Description: Vmknic for PVRDMA\n");
             assert_eq!(parse_advanced_option(&input).unwrap().string_value, "");
         }
     }

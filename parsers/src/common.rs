@@ -80,11 +80,7 @@ pub(crate) fn offset_in(whole: &str, part: &str) -> Option<usize> {
 }
 
 /// Runs a whole-input parser and converts its failure, once, into a [`ParseError`].
-pub(crate) fn run<'a, T, P>(
-    command: &'static str,
-    input: &'a str,
-    parser: P,
-) -> Result<T, ParseError>
+pub(crate) fn run<'a, T, P>(command: &'static str, input: &'a str, parser: P) -> Result<T, ParseError>
 where
     P: Parser<&'a str, Output = T, Error = Fail<'a>>,
 {
@@ -93,9 +89,7 @@ where
     }
     match all_consuming(parser).parse_complete(input) {
         Ok((_, value)) => Ok(value),
-        Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
-            Err(to_parse_error(command, input, &e))
-        }
+        Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => Err(to_parse_error(command, input, &e)),
         Err(nom::Err::Incomplete(_)) => Err(to_parse_error(
             command,
             input,
@@ -166,20 +160,13 @@ pub(crate) fn to_parse_error(command: &'static str, input: &str, e: &Fail<'_>) -
 
 /// One line without its `\n` (and without the `\r` of a CRLF ending).
 fn line(i: &str) -> PResult<'_, &str> {
-    let (i, l) = preceded(
-        not(eof),
-        terminated(take_till(|c| c == '\n'), opt(char('\n'))),
-    )
-    .parse_complete(i)?;
+    let (i, l) = preceded(not(eof), terminated(take_till(|c| c == '\n'), opt(char('\n')))).parse_complete(i)?;
     Ok((i, l.strip_suffix('\r').unwrap_or(l)))
 }
 
 /// The input's lines, each a sub-slice of it. A final `\n` does not make an extra line.
 pub(crate) fn lines(input: &str) -> Vec<&str> {
-    many0(line)
-        .parse_complete(input)
-        .map(|(_, v)| v)
-        .unwrap_or_default()
+    many0(line).parse_complete(input).map(|(_, v)| v).unwrap_or_default()
 }
 
 pub(crate) fn is_blank(l: &str) -> bool {
@@ -244,9 +231,7 @@ pub(crate) fn list_value(v: &str) -> Vec<String> {
 /// because values (paths, names) contain colons, brackets and spaces.
 pub(crate) fn key_value(l: &str) -> PResult<'_, (&str, &str)> {
     let (i, _) = take_while(|c| c == ' ' || c == '\t').parse_complete(l)?;
-    if let Ok((value, key)) =
-        terminated(take_until::<_, _, Fail<'_>>(": "), tag(": ")).parse_complete(i)
-    {
+    if let Ok((value, key)) = terminated(take_until::<_, _, Fail<'_>>(": "), tag(": ")).parse_complete(i) {
         let key: &str = key;
         if !key.trim().is_empty() {
             return Ok((end_of(l), (key.trim_end(), value.trim())));
@@ -314,8 +299,7 @@ pub(crate) fn records(input: &str) -> PResult<'_, Vec<Record<'_>>> {
             continue;
         }
         let ind = indent(l);
-        let starts_record =
-            out.is_empty() || (ind == 0 && (separated || base.is_some_and(|b| b > 0)));
+        let starts_record = out.is_empty() || (ind == 0 && (separated || base.is_some_and(|b| b > 0)));
         if starts_record {
             if ind > 0 {
                 return Err(fail(l, "a record name line (not indented)"));
@@ -356,11 +340,7 @@ fn push_field<'a>(
     let b = *base.get_or_insert(ind);
     if ind > b {
         if let Some(parent) = fields.last_mut() {
-            let new_entry = separated
-                || parent
-                    .children
-                    .last()
-                    .is_none_or(|e| find(e, field.key).is_some());
+            let new_entry = separated || parent.children.last().is_none_or(|e| find(e, field.key).is_some());
             if new_entry {
                 parent.children.push(Vec::new());
             }
@@ -437,16 +417,11 @@ pub(crate) struct Row<'a> {
 impl<'a> Row<'a> {
     /// The trimmed cell of column `col` ("" when the row is short).
     pub fn cell(&self, col: Option<usize>) -> &str {
-        col.and_then(|c| self.cells.get(c))
-            .map_or("", |c| c.text.as_str())
+        col.and_then(|c| self.cells.get(c)).map_or("", |c| c.text.as_str())
     }
 
     /// A cell that must not be empty (the row's key).
-    pub fn required(
-        &self,
-        col: usize,
-        expected: &'static str,
-    ) -> Result<String, nom::Err<Fail<'a>>> {
+    pub fn required(&self, col: usize, expected: &'static str) -> Result<String, nom::Err<Fail<'a>>> {
         match self.cells.get(col) {
             Some(c) if !c.text.is_empty() => Ok(c.text.clone()),
             Some(c) => Err(fail(c.at, expected)),
@@ -465,15 +440,12 @@ pub(crate) struct Table<'a> {
 impl<'a> Table<'a> {
     /// Index of the column with this header, if the table has it.
     pub fn column(&self, name: &str) -> Option<usize> {
-        self.headers
-            .iter()
-            .position(|h| h.eq_ignore_ascii_case(name))
+        self.headers.iter().position(|h| h.eq_ignore_ascii_case(name))
     }
 
     /// Index of a column the table cannot do without.
     pub fn require(&self, name: &str, expected: &'static str) -> Result<usize, nom::Err<Fail<'a>>> {
-        self.column(name)
-            .ok_or_else(|| fail(self.header_line, expected))
+        self.column(name).ok_or_else(|| fail(self.header_line, expected))
     }
 }
 
@@ -569,10 +541,7 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
         return Err(fail(input, "a table header line"));
     };
     let Some(dash_line) = it.next() else {
-        return Err(fail(
-            after_line(input, header_line),
-            "a dash row under the header",
-        ));
+        return Err(fail(after_line(input, header_line), "a dash row under the header"));
     };
     let spans = match dash_row(dash_line) {
         Ok((_, s)) => s,
@@ -581,18 +550,11 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
     let tabbed = header_line.contains('\t') || dash_line.contains('\t');
     let starts: Vec<usize> = spans.iter().map(|s| s.0).collect();
     let headers: Vec<String> = if tabbed {
-        tab_cells(header_line)
-            .iter()
-            .map(|h| h.trim().to_string())
-            .collect()
+        tab_cells(header_line).iter().map(|h| h.trim().to_string()).collect()
     } else {
         (0..starts.len())
             .map(|c| {
-                let from = if c == 0 {
-                    0
-                } else {
-                    starts.get(c).copied().unwrap_or(0)
-                };
+                let from = if c == 0 { 0 } else { starts.get(c).copied().unwrap_or(0) };
                 let to = starts.get(c + 1).copied();
                 char_slice(header_line, from, to).trim().to_string()
             })
@@ -632,11 +594,7 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
         }
         let cells = (0..starts.len())
             .map(|c| {
-                let from = if c == 0 {
-                    0
-                } else {
-                    starts.get(c).copied().unwrap_or(0)
-                };
+                let from = if c == 0 { 0 } else { starts.get(c).copied().unwrap_or(0) };
                 cell_of(char_slice(l, from, starts.get(c + 1).copied()))
             })
             .collect();
@@ -677,16 +635,12 @@ pub(crate) struct Section<'a> {
 }
 
 fn section_header(l: &str) -> PResult<'_, &str> {
-    all_consuming(delimited(tag("==> "), take_until(" <=="), tag(" <==")))
-        .parse_complete(l.trim_end())
+    all_consuming(delimited(tag("==> "), take_until(" <=="), tag(" <=="))).parse_complete(l.trim_end())
 }
 
 /// Splits a batch into sections. Text before the first header is an error: the loop
 /// prints a header before anything else, so such text means the loop itself failed.
-pub(crate) fn sections<'a>(
-    input: &'a str,
-    expected: &'static str,
-) -> PResult<'a, Vec<Section<'a>>> {
+pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a, Vec<Section<'a>>> {
     let mut heads: Vec<(&str, &str)> = Vec::new();
     for l in lines(input) {
         match section_header(l) {
@@ -710,9 +664,7 @@ pub(crate) fn sections<'a>(
             .peek()
             .and_then(|(_, next)| offset_in(input, next))
             .unwrap_or(input.len());
-        let body = input
-            .get(from..to.max(from))
-            .unwrap_or_else(|| end_of(input));
+        let body = input.get(from..to.max(from)).unwrap_or_else(|| end_of(input));
         out.push(Section { key, header, body });
     }
     Ok((end_of(input), out))
@@ -745,17 +697,24 @@ mod tests {
         assert_eq!(table.rows.len(), 1);
         let row = &table.rows[0];
         assert_eq!(row.cell(Some(2)), "link-down");
-        assert_eq!(
-            row.cell(Some(4)),
-            "Cisco Corporation Cisco UCS VIC Fnic Controller"
-        );
+        assert_eq!(row.cell(Some(4)), "Cisco Corporation Cisco UCS VIC Fnic Controller");
     }
 
     #[test]
     fn tab_cells_split_on_tabs_and_double_spaces_only() {
         assert_eq!(
-            tab_cells("vmrdma0\t nmlx5_rdma  Active\t 1024\t100 Gbps   vmnic2\t\t\tMT28800 Family [ConnectX-5 MT28831]"),
-            ["vmrdma0", "nmlx5_rdma", "Active", "1024", "100 Gbps", "vmnic2", "MT28800 Family [ConnectX-5 MT28831]"]
+            tab_cells(
+                "vmrdma0\t nmlx5_rdma  Active\t 1024\t100 Gbps   vmnic2\t\t\tMT28800 Family [ConnectX-5 MT28831]"
+            ),
+            [
+                "vmrdma0",
+                "nmlx5_rdma",
+                "Active",
+                "1024",
+                "100 Gbps",
+                "vmnic2",
+                "MT28800 Family [ConnectX-5 MT28831]"
+            ]
         );
     }
 
@@ -787,24 +746,14 @@ mod tests {
         let e = to_parse_error("t", cut, &fail_of(table(cut)));
         assert_eq!(
             (e.line, e.column, e.expected),
-            (
-                3,
-                12,
-                "a complete last row (the output ends in the middle of it)"
-            )
+            (3, 12, "a complete last row (the output ends in the middle of it)")
         );
         let orphan = "Name  State\n----  -----\n      Active\n";
         let e = to_parse_error("t", orphan, &fail_of(table(orphan)));
-        assert_eq!(
-            (e.line, e.expected),
-            (3, "a table row with its first column filled")
-        );
+        assert_eq!((e.line, e.expected), (3, "a table row with its first column filled"));
         let tabbed = "Name\tState\n----\t-----\nvmrdma0\n";
         let e = to_parse_error("t", tabbed, &fail_of(table(tabbed)));
-        assert_eq!(
-            (e.line, e.expected),
-            (3, "one cell per column in a tab-separated row")
-        );
+        assert_eq!((e.line, e.expected), (3, "one cell per column in a tab-separated row"));
         let e = to_parse_error("t", "", &fail_of(table("")));
         assert_eq!((e.line, e.expected), (1, "a table header line"));
     }

@@ -137,10 +137,8 @@ pvrdma                         false                         true               
 
     #[test]
     fn unknown_namespace_error_is_rejected() {
-        let e = parse_firewall_ruleset_list(
-            "Error: Unknown command or namespace network firewall ruleset list\n",
-        )
-        .unwrap_err();
+        let e = parse_firewall_ruleset_list("Error: Unknown command or namespace network firewall ruleset list\n")
+            .unwrap_err();
         assert_eq!(e.command, "esxcli_network_firewall_ruleset_list");
         assert_eq!(e.expected, "command output, not an esxcli `Error:` message");
         assert_eq!((e.line, e.column), (1, 1));

@@ -81,11 +81,7 @@ fn ipv4(input: &str) -> PResult<'_, Vec<Ipv4Interface>> {
     let name = t.require("Name", "a `Name` column")?;
     let address = t.require("IPv4 Address", "an `IPv4 Address` column")?;
     let (netmask, broadcast) = (t.column("IPv4 Netmask"), t.column("IPv4 Broadcast"));
-    let (kind, gateway, dhcp) = (
-        t.column("Address Type"),
-        t.column("Gateway"),
-        t.column("DHCP DNS"),
-    );
+    let (kind, gateway, dhcp) = (t.column("Address Type"), t.column("Gateway"), t.column("DHCP DNS"));
     let mut out = Vec::new();
     for r in &t.rows {
         out.push(Ipv4Interface {

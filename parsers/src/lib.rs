@@ -21,24 +21,18 @@ pub mod vswitch;
 
 pub use advanced::{parse_advanced_option, AdvancedOption};
 pub use error::ParseError;
-pub use firewall::{
-    parse_firewall_get, parse_firewall_ruleset_list, FirewallRuleset, FirewallStatus,
-};
-pub use ip_interface::{
-    parse_ip_interface_ipv4_get, parse_ip_interface_list, Ipv4Interface, VmkInterface,
-};
+pub use firewall::{parse_firewall_get, parse_firewall_ruleset_list, FirewallRuleset, FirewallStatus};
+pub use ip_interface::{parse_ip_interface_ipv4_get, parse_ip_interface_list, Ipv4Interface, VmkInterface};
 pub use nic::{parse_nic_list, Nic};
 pub use rdma::{
-    parse_rdma_device_list, parse_rdma_device_protocol_list, parse_rdma_device_vmknic_list,
-    PortState, RdmaDevice, RdmaProtocols, RdmaVmknic,
+    parse_rdma_device_list, parse_rdma_device_protocol_list, parse_rdma_device_vmknic_list, PortState, RdmaDevice,
+    RdmaProtocols, RdmaVmknic,
 };
 pub use version::{parse_system_version, SystemVersion};
-pub use vm::{
-    parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, VmPort, VmPorts, VmProcess,
-};
+pub use vm::{parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, VmPort, VmPorts, VmProcess};
 pub use vmx::{parse_vmx, VmxAdapter, VmxConfig};
 pub use vsish::{
-    parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PvrdmaDeviceId,
-    PvrdmaProperties, PvrdmaPropertiesSection,
+    parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PvrdmaDeviceId, PvrdmaProperties,
+    PvrdmaPropertiesSection,
 };
 pub use vswitch::{parse_dvs_list, parse_standard_switch_list, DvPort, DvsSwitch, StandardSwitch};

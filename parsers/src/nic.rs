@@ -37,11 +37,7 @@ fn nic_list(input: &str) -> PResult<'_, Vec<Nic>> {
     let driver = t.require("Driver", "a `Driver` column")?;
     let admin = t.column("Admin Status");
     let link = t.column("Link Status").or_else(|| t.column("Link"));
-    let (speed, duplex, mac) = (
-        t.column("Speed"),
-        t.column("Duplex"),
-        t.column("MAC Address"),
-    );
+    let (speed, duplex, mac) = (t.column("Speed"), t.column("Duplex"), t.column("MAC Address"));
     let (mtu, description) = (t.column("MTU"), t.column("Description"));
     let mut out = Vec::new();
     for r in &t.rows {
@@ -88,7 +84,8 @@ vmnic2  0000:5e:00.0  nmlx5_core  Up            Up           10000  Full    b8:c
                 duplex: Some("Full".into()),
                 mac_address: Some("b8:ce:f6:dc:74:22".into()),
                 mtu: Some(1500),
-                description: "Mellanox Technologies ConnectX-4 Lx EN NIC; 25GbE; dual-port SFP28; (MCX4121A-ACA)".into(),
+                description: "Mellanox Technologies ConnectX-4 Lx EN NIC; 25GbE; dual-port SFP28; (MCX4121A-ACA)"
+                    .into(),
             }
         );
         assert_eq!(nics[0].link_status.as_deref(), Some("Down"));

@@ -219,8 +219,7 @@ vmrdmal nenic  ACTIVE_DEFER 4096 0                     Cisco UCS VIC 15XXX (A0)\
 
     #[test]
     fn esxcli_and_shell_errors_are_not_data() {
-        let e = parse_rdma_device_list("Error: Unknown command or namespace rdma device list\n")
-            .unwrap_err();
+        let e = parse_rdma_device_list("Error: Unknown command or namespace rdma device list\n").unwrap_err();
         assert_eq!(e.expected, "command output, not an esxcli `Error:` message");
         let e = parse_rdma_device_list("-sh: esxcli: not found\n").unwrap_err();
         assert!(e.expected.contains("shell"));
@@ -228,7 +227,8 @@ vmrdmal nenic  ACTIVE_DEFER 4096 0                     Cisco UCS VIC 15XXX (A0)\
 
     #[test]
     fn protocol_headers_with_spaces_and_right_aligned_booleans() {
-        let input = "Device   RoCE v1  RoCE v2  iWARP\n-------  -------  -------  -----\nvmrdma0    false     true  false\n";
+        let input =
+            "Device   RoCE v1  RoCE v2  iWARP\n-------  -------  -------  -----\nvmrdma0    false     true  false\n";
         assert_eq!(
             parse_rdma_device_protocol_list(input).unwrap(),
             vec![RdmaProtocols {

@@ -29,10 +29,7 @@ pub struct SystemVersion {
 impl SystemVersion {
     /// `(major, minor, patch)` of `version`, `None` when it is not dotted numbers.
     pub fn numbers(&self) -> Option<(u32, u32, u32)> {
-        let mut it = self
-            .version
-            .split('.')
-            .map(|p| p.trim().parse::<u32>().ok());
+        let mut it = self.version.split('.').map(|p| p.trim().parse::<u32>().ok());
         let major = it.next()??;
         let minor = it.next().flatten().unwrap_or(0);
         let patch = it.next().flatten().unwrap_or(0);
@@ -52,8 +49,7 @@ fn version(input: &str) -> PResult<'_, SystemVersion> {
         SystemVersion {
             product: required("Product", "a `Product:` field")?,
             version: required("Version", "a `Version:` field")?,
-            build: value(&fields, "Build")
-                .and_then(|b| non_empty(b.strip_prefix("Releasebuild-").unwrap_or(b))),
+            build: value(&fields, "Build").and_then(|b| non_empty(b.strip_prefix("Releasebuild-").unwrap_or(b))),
             update: value(&fields, "Update").and_then(non_empty),
             patch: value(&fields, "Patch").and_then(non_empty),
         },
@@ -87,7 +83,8 @@ mod tests {
 
     #[test]
     fn esxi55_has_no_patch() {
-        let input = "   Product: VMware ESXi\r\n   Version: 5.5.0\r\n   Build: Releasebuild-3248547\r\n   Update: 3\r\n";
+        let input =
+            "   Product: VMware ESXi\r\n   Version: 5.5.0\r\n   Build: Releasebuild-3248547\r\n   Update: 3\r\n";
         let v = parse_system_version(input).unwrap();
         assert_eq!(v.patch, None);
         assert_eq!(v.build.as_deref(), Some("3248547"));

@@ -18,8 +18,7 @@
 //! `MAC Address:`, `IP Address:`, `Team Uplink:`, `Uplink Port ID:`, `Active Filters:`.
 //! The batch (see the catalogue's loop) heads each World ID's output with `==> <wid> <==`.
 use crate::common::{
-    blocks, error_text, fail, find, non_empty, records, run, sections, to_parse_error, value,
-    Field, PResult,
+    blocks, error_text, fail, find, non_empty, records, run, sections, to_parse_error, value, Field, PResult,
 };
 use crate::ParseError;
 use serde::Serialize;
@@ -131,18 +130,13 @@ fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
         } else {
             match port_list(s.body) {
                 Ok((_, ports)) => (ports, None),
-                Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => (
-                    Vec::new(),
-                    Some(to_parse_error(PORT_BATCH, input, &e).to_string()),
-                ),
+                Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
+                    (Vec::new(), Some(to_parse_error(PORT_BATCH, input, &e).to_string()))
+                }
                 Err(nom::Err::Incomplete(_)) => (Vec::new(), Some("port list ended early".into())),
             }
         };
-        out.push(VmPorts {
-            world_id,
-            ports,
-            error,
-        });
+        out.push(VmPorts { world_id, ports, error });
     }
     Ok((rest, out))
 }
@@ -179,7 +173,9 @@ mod tests {
                     process_id: Some(0),
                     vmx_cartel_id: Some(68761),
                     uuid: Some("56 4d 70 ad 43 f1 5e 25-8a 12 a0 e2 18 2e 38 ec".into()),
-                    config_file: Some("/vmfs/volumes/5cce4874-40c5c88e-a836-003048fc4ffe/RH236_3.1/RH236_3.1.vmx".into()),
+                    config_file: Some(
+                        "/vmfs/volumes/5cce4874-40c5c88e-a836-003048fc4ffe/RH236_3.1/RH236_3.1.vmx".into()
+                    ),
                 },
                 VmProcess {
                     display_name: "Server 2016 Vcenter".into(),
@@ -187,7 +183,10 @@ mod tests {
                     process_id: None,
                     vmx_cartel_id: None,
                     uuid: None,
-                    config_file: Some("/vmfs/volumes/5cce65ea-ab8c59fa-82c7-003048fc4ffe/Server 2016 Vcenter/Server 2016 Vcenter.vmx".into()),
+                    config_file: Some(
+                        "/vmfs/volumes/5cce65ea-ab8c59fa-82c7-003048fc4ffe/Server 2016 Vcenter/Server 2016 Vcenter.vmx"
+                            .into()
+                    ),
                 },
             ]
         );
@@ -206,8 +205,7 @@ mod tests {
     fn a_vm_named_like_an_error_is_still_a_vm() {
         let v = parse_vm_process_list("Error: test VM\n   World ID: 5\n").unwrap();
         assert_eq!(v[0].display_name, "Error: test VM");
-        let e = parse_vm_process_list("Error: Unknown command or namespace vm process lis\n")
-            .unwrap_err();
+        let e = parse_vm_process_list("Error: Unknown command or namespace vm process lis\n").unwrap_err();
         assert_eq!(e.expected, "command output, not an esxcli `Error:` message");
     }
 

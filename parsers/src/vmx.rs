@@ -55,10 +55,7 @@ fn setting(l: &str) -> PResult<'_, (&str, &str)> {
     context(
         "a `key = \"value\"` line",
         all_consuming((
-            preceded(
-                take_while(blank),
-                take_till1(|c: char| c == '=' || blank(c)),
-            ),
+            preceded(take_while(blank), take_till1(|c: char| c == '=' || blank(c))),
             preceded((take_while(blank), tag("="), take_while(blank)), value),
         )),
     )
@@ -66,8 +63,7 @@ fn setting(l: &str) -> PResult<'_, (&str, &str)> {
 }
 
 fn value(i: &str) -> PResult<'_, &str> {
-    let (i, quoted) =
-        opt(delimited(char('"'), take_till(|c| c == '"'), char('"'))).parse_complete(i)?;
+    let (i, quoted) = opt(delimited(char('"'), take_till(|c| c == '"'), char('"'))).parse_complete(i)?;
     match quoted {
         Some(v) => Ok((i, v)),
         None => Ok((end_of(i), i.trim())),
@@ -107,13 +103,7 @@ fn vmx(input: &str) -> PResult<'_, VmxConfig> {
         settings.push((key.to_ascii_lowercase(), unescape(v)));
     }
     // The last assignment wins, as when the VMX reads the file.
-    let get = |k: &str| {
-        settings
-            .iter()
-            .rev()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.trim())
-    };
+    let get = |k: &str| settings.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.trim());
     let flag = |k: &str| {
         get(k).and_then(|v| match v.to_ascii_lowercase().as_str() {
             "true" => Some(true),
@@ -126,9 +116,7 @@ fn vmx(input: &str) -> PResult<'_, VmxConfig> {
         .iter()
         .filter_map(|(k, v)| {
             let n = k.strip_prefix("ethernet")?.strip_suffix(".virtualdev")?;
-            v.trim()
-                .eq_ignore_ascii_case("vrdma")
-                .then(|| n.parse().ok())?
+            v.trim().eq_ignore_ascii_case("vrdma").then(|| n.parse().ok())?
         })
         .collect();
     indices.sort_unstable();
@@ -141,8 +129,7 @@ fn vmx(input: &str) -> PResult<'_, VmxConfig> {
             VmxAdapter {
                 ethernet_index: n,
                 present: flag(&key("present")),
-                mac_address: non_empty(get(&key("address")))
-                    .or_else(|| non_empty(get(&key("generatedaddress")))),
+                mac_address: non_empty(get(&key("address"))).or_else(|| non_empty(get(&key("generatedaddress")))),
                 network_name: non_empty(get(&key("networkname"))),
             }
         })
@@ -150,9 +137,7 @@ fn vmx(input: &str) -> PResult<'_, VmxConfig> {
     Ok((
         end_of(input),
         VmxConfig {
-            display_name: get("displayname")
-                .filter(|v| !v.is_empty())
-                .map(str::to_string),
+            display_name: get("displayname").filter(|v| !v.is_empty()).map(str::to_string),
             hardware_version: get("virtualhw.version").and_then(|v| v.parse().ok()),
             memsize_mb: number("memsize"),
             mem_min_mb: number("sched.mem.min"),

@@ -19,9 +19,7 @@
 //!
 //! The `ls` children (`1001474360_0/`) are reconstructed from vsish's `ls` form (one child
 //! per line, trailing `/`) and the node names the paper gives.
-use crate::common::{
-    bool01, end_of, fail, is_blank, lines, non_empty, run, sections, to_parse_error, PResult,
-};
+use crate::common::{bool01, end_of, fail, is_blank, lines, non_empty, run, sections, to_parse_error, PResult};
 use crate::ParseError;
 use nom::bytes::complete::take_till1;
 use nom::character::complete::{char, u32 as dec_u32, u64 as dec_u64};
@@ -72,10 +70,7 @@ const TITLE: &str = "PVRDMA Device Properties";
 fn device_id(i: &str) -> PResult<'_, PvrdmaDeviceId> {
     context(
         "a `<World ID>_<adapter index>/` node name",
-        all_consuming(terminated(
-            separated_pair(dec_u64, char('_'), dec_u32),
-            opt(char('/')),
-        )),
+        all_consuming(terminated(separated_pair(dec_u64, char('_'), dec_u32), opt(char('/')))),
     )
     .map(|(world_id, index)| PvrdmaDeviceId { world_id, index })
     .parse_complete(i)
@@ -103,11 +98,7 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
     let all = lines(input);
     let mut it = all.into_iter().filter(|l| !is_blank(l));
     let opening = it.next();
-    let is_title = |l: &str| {
-        l.trim()
-            .strip_suffix('{')
-            .is_some_and(|t| t.trim() == TITLE)
-    };
+    let is_title = |l: &str| l.trim().strip_suffix('{').is_some_and(|t| t.trim() == TITLE);
     match opening {
         Some(l) if is_title(l) => {}
         Some(l) => return Err(fail(l, "a `PVRDMA Device Properties {` line")),
@@ -142,12 +133,7 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
         };
         fields.push((key, value.to_string()));
     }
-    let get = |k: &str| {
-        fields
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |k: &str| fields.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
     Ok((
         end_of(input),
         PvrdmaProperties {
@@ -182,26 +168,17 @@ fn section_properties<'a>(whole: &'a str, body: &'a str) -> Result<PvrdmaPropert
     }
     match properties(body) {
         Ok((_, p)) => Ok(p),
-        Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
-            Err(to_parse_error(PROPERTIES, whole, &e).to_string())
-        }
+        Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => Err(to_parse_error(PROPERTIES, whole, &e).to_string()),
         Err(nom::Err::Incomplete(_)) => Err("the properties block ended early".to_string()),
     }
 }
 
 fn properties_batch(input: &str) -> PResult<'_, Vec<PvrdmaPropertiesSection>> {
-    let (rest, secs) = sections(
-        input,
-        "a `==> <World ID>_<adapter index> <==` section header",
-    )?;
+    let (rest, secs) = sections(input, "a `==> <World ID>_<adapter index> <==` section header")?;
     let mut out = Vec::new();
     for s in secs {
-        let (_, device) = device_id(s.key).map_err(|_| {
-            fail(
-                s.header,
-                "a `==> <World ID>_<adapter index> <==` section header",
-            )
-        })?;
+        let (_, device) =
+            device_id(s.key).map_err(|_| fail(s.header, "a `==> <World ID>_<adapter index> <==` section header"))?;
         out.push(PvrdmaPropertiesSection {
             device,
             properties: section_properties(input, s.body),
@@ -222,9 +199,7 @@ pub fn parse_pvrdma_properties(input: &str) -> Result<PvrdmaProperties, ParseErr
 /// The catalogue's batched form: one `==> <wid>_<idx> <==` section per adapter. A section
 /// holding vsish's error text, nothing, or a malformed block is `Err(message)` for that
 /// adapter only.
-pub fn parse_pvrdma_properties_batch(
-    input: &str,
-) -> Result<Vec<PvrdmaPropertiesSection>, ParseError> {
+pub fn parse_pvrdma_properties_batch(input: &str) -> Result<Vec<PvrdmaPropertiesSection>, ParseError> {
     run(PROPERTIES, input, properties_batch)
 }
 
@@ -248,10 +223,7 @@ mod tests {
         assert_eq!(p.roce_version, Some(2));
         assert_eq!(p.active_mtu, Some(1024));
         assert_eq!(p.fields.len(), 17);
-        assert_eq!(
-            p.fields[5],
-            ("Hardware S/R available".to_string(), "0".to_string())
-        );
+        assert_eq!(p.fields[5], ("Hardware S/R available".to_string(), "0".to_string()));
     }
 
     #[test]
@@ -295,10 +267,7 @@ mod tests {
         );
         assert_eq!(parse_pvrdma_device_ls("").unwrap(), vec![]);
         let e = parse_pvrdma_device_ls("1001474360_0/\nstats/\n").unwrap_err();
-        assert_eq!(
-            (e.line, e.expected),
-            (2, "a `<World ID>_<adapter index>/` node name")
-        );
+        assert_eq!((e.line, e.expected), (2, "a `<World ID>_<adapter index>/` node name"));
     }
 
     #[test]
@@ -329,7 +298,10 @@ mod tests {
         );
         assert_eq!(
             b[3].properties,
-            Err("vsish_pvrdma_properties: line 27, column 4: expected a `key:value` member, found \"   bad line\"".to_string())
+            Err(
+                "vsish_pvrdma_properties: line 27, column 4: expected a `key:value` member, found \"   bad line\""
+                    .to_string()
+            )
         );
         assert_eq!(parse_pvrdma_properties_batch("").unwrap(), vec![]);
     }

@@ -164,11 +164,7 @@ TEST\n   Name: TEST\n   MTU: 9000\n   Uplinks: vmnic3, vmnic2\n";
                     name: "vSwitch0".into(),
                     mtu: Some(1500),
                     uplinks: vec!["vmnic0".into()],
-                    portgroups: vec![
-                        "VM_VLAN1".into(),
-                        "VM Network".into(),
-                        "Management Network".into()
-                    ],
+                    portgroups: vec!["VM_VLAN1".into(), "VM Network".into(), "Management Network".into()],
                 },
                 StandardSwitch {
                     name: "storage".into(),

@@ -65,10 +65,7 @@ fn samples() -> &'static [String] {
 
 fn read_samples() -> Vec<String> {
     let mut files = Vec::new();
-    sample_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples"),
-        &mut files,
-    );
+    sample_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples"), &mut files);
     files.sort();
     let texts: Vec<String> = files
         .iter()

@@ -11,10 +11,7 @@ use serde::Serialize;
 #[serde(rename_all = "snake_case")]
 enum Outcome<T> {
     Parsed(T),
-    Error {
-        message: String,
-        error: p::ParseError,
-    },
+    Error { message: String, error: p::ParseError },
 }
 
 /// Snapshots one result under the name `parse`; `glob!` adds the sample's path to it.
@@ -41,9 +38,7 @@ fn parse(id: &str, text: &str) -> bool {
         "esxcli_network_vswitch_standard_list" => check(p::parse_standard_switch_list(text)),
         "esxcli_network_ip_interface_list" => check(p::parse_ip_interface_list(text)),
         "esxcli_network_ip_interface_ipv4_get" => check(p::parse_ip_interface_ipv4_get(text)),
-        "esxcli_system_settings_advanced_list_pvrdmavmknic" => {
-            check(p::parse_advanced_option(text))
-        }
+        "esxcli_system_settings_advanced_list_pvrdmavmknic" => check(p::parse_advanced_option(text)),
         "esxcli_network_firewall_get" => check(p::parse_firewall_get(text)),
         "esxcli_network_firewall_ruleset_list" => check(p::parse_firewall_ruleset_list(text)),
         "esxcli_vm_process_list" => check(p::parse_vm_process_list(text)),
@@ -58,10 +53,7 @@ fn parse(id: &str, text: &str) -> bool {
 #[test]
 fn every_sample_parses_as_reviewed() {
     insta::glob!("../../samples", "**/*.txt", |path| {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         if name.ends_with(".stderr.txt") {
             return;
         }
@@ -108,20 +100,14 @@ fn crlf_copies_of_every_sample_parse_the_same() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
     let mut checked = 0;
     let dirs = |p: &std::path::Path| -> Vec<std::path::PathBuf> {
-        let mut v: Vec<_> = std::fs::read_dir(p)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
+        let mut v: Vec<_> = std::fs::read_dir(p).unwrap().map(|e| e.unwrap().path()).collect();
         v.sort();
         v
     };
     for scenario in dirs(&root).iter().filter(|p| p.is_dir()) {
         for host in dirs(scenario).iter().filter(|p| p.is_dir()) {
             for path in dirs(host) {
-                let name = path
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or_default();
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
                 let Some(id) = name.strip_suffix(".txt") else {
                     continue;
                 };

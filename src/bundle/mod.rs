@@ -32,9 +32,7 @@ pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
 pub enum BundleError {
     #[error("{0} already exists; pass --force to overwrite it")]
     Exists(std::path::PathBuf),
-    #[error(
-        "entry {path:?} would land outside the bundle (absolute path or `..`); refusing the bundle"
-    )]
+    #[error("entry {path:?} would land outside the bundle (absolute path or `..`); refusing the bundle")]
     PathEscape { path: String },
     #[error("entry {path:?} is a {kind}; bundles hold only plain files and folders, refusing the bundle")]
     Link { path: String, kind: &'static str },
@@ -52,9 +50,7 @@ pub enum BundleError {
     Duplicate { path: String },
     #[error("manifest.json is unreadable: {0}")]
     BadManifest(String),
-    #[error(
-        "manifest.json must be the first entry of a pvrdma-doctor bundle, found {first:?} first"
-    )]
+    #[error("manifest.json must be the first entry of a pvrdma-doctor bundle, found {first:?} first")]
     ManifestNotFirst { first: String },
     #[error("{0} is neither a pvrdma-doctor bundle (manifest.json first), an ESXi vm-support bundle (esx-<host>-<date>--<time>-<pid>/commands/) nor a capture folder")]
     NotABundle(std::path::PathBuf),
@@ -67,10 +63,7 @@ pub enum BundleError {
 /// (leading dot) is refused rather than mangled: a mangled name would silently disagree
 /// with the report.
 pub(crate) fn host_dir(host: &str) -> Result<&str, BundleError> {
-    let bad = host.is_empty()
-        || host.starts_with('.')
-        || host.contains(['/', '\\', '\0'])
-        || host.len() > 255;
+    let bad = host.is_empty() || host.starts_with('.') || host.contains(['/', '\\', '\0']) || host.len() > 255;
     if bad {
         Err(BundleError::BadHostName(host.to_string()))
     } else {
@@ -87,13 +80,7 @@ mod tests {
         for bad in ["", ".", "..", "../x", "a/b", ".hidden", "a\\b", "a\0b"] {
             assert!(host_dir(bad).is_err(), "{bad:?} accepted");
         }
-        for good in [
-            "esx01",
-            "esx01.lab.example.com",
-            "10.0.0.5",
-            "fe80::1",
-            "host-001",
-        ] {
+        for good in ["esx01", "esx01.lab.example.com", "10.0.0.5", "fe80::1", "host-001"] {
             assert_eq!(host_dir(good).unwrap(), good);
         }
     }

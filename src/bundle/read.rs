@@ -54,8 +54,7 @@ pub fn load_captures(path: &Path) -> anyhow::Result<Vec<HostCapture>> {
 
 /// [`load_captures`] with explicit limits.
 pub fn load_captures_with(path: &Path, limits: &ReadLimits) -> anyhow::Result<Vec<HostCapture>> {
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     if meta.is_dir() {
         if path.join(MANIFEST_FILE).is_file() {
             let entries = read_bundle_dir(path, limits)?;
@@ -66,15 +65,13 @@ pub fn load_captures_with(path: &Path, limits: &ReadLimits) -> anyhow::Result<Ve
         }
         return replay::read_dir(path, CaptureSource::Directory);
     }
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut magic = [0u8; 2];
     let is_gzip = (&file).read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
     if !is_gzip {
         return Err(BundleError::NotABundle(path.to_path_buf()).into());
     }
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     match read_archive(file, limits)? {
         Archive::Bundle(entries) => from_bundle_entries(entries),
         Archive::VmSupport(entries) => vmsupport::from_entries(entries),
@@ -224,10 +221,7 @@ fn read_archive(file: std::fs::File, limits: &ReadLimits) -> anyhow::Result<Arch
             return Err(entry_too_large(&path));
         }
         let mut data = Vec::new();
-        if let Err(e) = (&mut entry)
-            .take(limits.max_entry_bytes + 1)
-            .read_to_end(&mut data)
-        {
+        if let Err(e) = (&mut entry).take(limits.max_entry_bytes + 1).read_to_end(&mut data) {
             if tripped.get() {
                 return Err(too_large());
             }
@@ -286,8 +280,7 @@ fn read_bundle_dir(root: &Path, limits: &ReadLimits) -> anyhow::Result<Entries> 
     let mut total = 0u64;
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let listing =
-            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        let listing = std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
         for item in listing {
             let item = item?;
             let full = item.path();
@@ -321,8 +314,7 @@ fn read_bundle_dir(root: &Path, limits: &ReadLimits) -> anyhow::Result<Entries> 
                 }
                 .into());
             }
-            let data =
-                std::fs::read(&full).with_context(|| format!("cannot read {}", full.display()))?;
+            let data = std::fs::read(&full).with_context(|| format!("cannot read {}", full.display()))?;
             out.push((rel_s, data));
         }
     }
@@ -340,8 +332,8 @@ fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCapture>> {
     if first != MANIFEST_FILE {
         return Err(BundleError::ManifestNotFirst { first }.into());
     }
-    let manifest: Manifest = serde_json::from_slice(&manifest_bytes)
-        .map_err(|e| BundleError::BadManifest(e.to_string()))?;
+    let manifest: Manifest =
+        serde_json::from_slice(&manifest_bytes).map_err(|e| BundleError::BadManifest(e.to_string()))?;
     if manifest.format_version > FORMAT_VERSION {
         return Err(BundleError::BadManifest(format!(
             "format version {} is newer than this pvrdma-doctor reads ({FORMAT_VERSION}); use a newer pvrdma-doctor",
@@ -372,17 +364,10 @@ fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCapture>> {
     }
     for path in listed.keys() {
         if !files.contains_key(*path) {
-            return Err(BundleError::MissingEntry {
-                path: path.to_string(),
-            }
-            .into());
+            return Err(BundleError::MissingEntry { path: path.to_string() }.into());
         }
     }
-    let text = |path: &str| -> Option<String> {
-        files
-            .get(path)
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-    };
+    let text = |path: &str| -> Option<String> { files.get(path).map(|b| String::from_utf8_lossy(b).into_owned()) };
 
     let mut captures = Vec::with_capacity(manifest.hosts.len());
     for host in &manifest.hosts {
@@ -414,14 +399,10 @@ fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCapture>> {
             );
         }
         for missing in host.missing.iter().filter(|m| !m.inferred) {
-            capture
-                .missing
-                .insert(missing.id.clone(), missing.reason.clone());
+            capture.missing.insert(missing.id.clone(), missing.reason.clone());
         }
         for vmx in &host.vmx_files {
-            let content = text(&vmx.file).ok_or_else(|| BundleError::MissingEntry {
-                path: vmx.file.clone(),
-            })?;
+            let content = text(&vmx.file).ok_or_else(|| BundleError::MissingEntry { path: vmx.file.clone() })?;
             capture.vmx_files.push(VmxFile {
                 path: vmx.path.clone(),
                 content,

@@ -5,8 +5,8 @@
 //! gzip stream is finished and synced. A crash, a full disk or Ctrl-C therefore never
 //! leaves a half-written bundle under the name the engineer will attach to a ticket.
 use super::manifest::{
-    sha256_hex, HostOutcome, Manifest, ManifestCommand, ManifestFile, ManifestHost, ManifestVmx,
-    MissingCommand, FORMAT_VERSION, MANIFEST_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
+    sha256_hex, HostOutcome, Manifest, ManifestCommand, ManifestFile, ManifestHost, ManifestVmx, MissingCommand,
+    FORMAT_VERSION, MANIFEST_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
 };
 use super::{host_dir, BundleError, OUTPUT_CAP};
 use crate::catalogue::{self, CATALOGUE};
@@ -143,9 +143,7 @@ pub fn write_bundle(
         let mut buffered = gz.finish().context("finishing the gzip stream")?;
         buffered.flush().context("writing the bundle")?;
     }
-    tmp.as_file()
-        .sync_all()
-        .context("syncing the bundle to disk")?;
+    tmp.as_file().sync_all().context("syncing the bundle to disk")?;
     if force {
         tmp.persist(path)
             .map_err(|e| e.error)
@@ -155,10 +153,7 @@ pub fn write_bundle(
             if e.error.kind() == std::io::ErrorKind::AlreadyExists {
                 anyhow::Error::from(BundleError::Exists(path.to_path_buf()))
             } else {
-                anyhow::Error::from(e.error).context(format!(
-                    "cannot move the bundle into place at {}",
-                    path.display()
-                ))
+                anyhow::Error::from(e.error).context(format!("cannot move the bundle into place at {}", path.display()))
             }
         })?;
     }
@@ -284,10 +279,7 @@ fn layout(
 
 /// Catalogue ids are file names; an id from elsewhere must still not escape the host folder.
 fn file_id(id: &str) -> anyhow::Result<&str> {
-    let ok = !id.is_empty()
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let ok = !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     anyhow::ensure!(ok, "command id {id:?} cannot be a file name in a bundle");
     Ok(id)
 }
@@ -311,9 +303,7 @@ fn missing(capture: &HostCapture) -> Vec<MissingCommand> {
         .iter()
         .map(|(id, reason)| MissingCommand {
             id: id.clone(),
-            command: catalogue::spec(id)
-                .map(|s| s.command.to_string())
-                .unwrap_or_default(),
+            command: catalogue::spec(id).map(|s| s.command.to_string()).unwrap_or_default(),
             reason: reason.clone(),
             inferred: false,
         })
@@ -360,12 +350,7 @@ fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
-fn append_file<W: Write>(
-    tar: &mut tar::Builder<W>,
-    path: &str,
-    data: &[u8],
-    mtime: u64,
-) -> anyhow::Result<()> {
+fn append_file<W: Write>(tar: &mut tar::Builder<W>, path: &str, data: &[u8], mtime: u64) -> anyhow::Result<()> {
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(tar::EntryType::Regular);
     header.set_size(data.len() as u64);

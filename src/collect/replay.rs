@@ -54,10 +54,7 @@ pub fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec<HostCa
 }
 
 fn is_host_dir(dir: &Path) -> bool {
-    dir.join(HOST_ERROR_FILE).is_file()
-        || CATALOGUE
-            .iter()
-            .any(|s| dir.join(format!("{}.txt", s.id)).is_file())
+    dir.join(HOST_ERROR_FILE).is_file() || CATALOGUE.iter().any(|s| dir.join(format!("{}.txt", s.id)).is_file())
 }
 
 /// Reads one host directory.
@@ -67,12 +64,8 @@ pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Resul
     let error_file = dir.join(HOST_ERROR_FILE);
     if error_file.is_file() {
         let text = fs::read_to_string(&error_file)?;
-        let failure: Failure = serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not {{\"kind\": ..., \"message\": ...}}",
-                error_file.display()
-            )
-        })?;
+        let failure: Failure = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not {{\"kind\": ..., \"message\": ...}}", error_file.display()))?;
         capture.error = Some(failure);
     }
     for spec in CATALOGUE {

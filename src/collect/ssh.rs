@@ -9,8 +9,9 @@ use super::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use crate::catalogue::{CommandSpec, CATALOGUE};
 use crate::ssh::client::{self, Connection, Credentials, Endpoint};
 use russh::ChannelMsg;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
@@ -19,7 +20,7 @@ pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
 
 /// Channels open at once per host: well under OpenSSH's default MaxSessions (10), so a
 /// second admin session on the host still gets in.
-pub const DEFAULT_CHANNELS: usize = 4;
+pub const DEFAULT_CHANNELS: usize = 8;
 
 /// Attempts for a command whose channel open the server keeps refusing.
 const OPEN_RETRIES: usize = 5;
@@ -33,7 +34,7 @@ pub enum Stage {
 }
 
 /// Everything needed to collect one host.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct HostJob {
     /// How the report names the host (`esx01`).
     pub label: String,
@@ -45,8 +46,12 @@ pub struct HostJob {
     pub channels: usize,
 }
 
-/// Connects and runs the whole catalogue; never fails: failures are in the capture.
-pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync)) -> HostCapture {
+/// Outputs of one host as they complete, so an interrupted run still reports them.
+pub type Sink = Arc<Mutex<BTreeMap<String, RawOutput>>>;
+
+/// Connects and runs the whole catalogue; never fails: failures are in the capture. Each
+/// finished output is also copied into `sink` as soon as it arrives.
+pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync), sink: &Sink) -> HostCapture {
     on_stage(Stage::Connecting);
     let connected = tokio::time::timeout(
         job.connect_timeout,
@@ -72,14 +77,14 @@ pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync
         }
     };
     on_stage(Stage::Collecting);
-    let capture = run_catalogue(job, &conn, CATALOGUE).await;
+    let capture = run_catalogue(job, &conn, CATALOGUE, sink).await;
     conn.close().await;
     on_stage(Stage::Done);
     capture
 }
 
 /// Runs `specs` on an open connection.
-pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec]) -> HostCapture {
+pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], sink: &Sink) -> HostCapture {
     let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
     let slots = Arc::new(Semaphore::new(job.channels.max(1)));
     let mut refused: Vec<&CommandSpec> = Vec::new();
@@ -107,7 +112,12 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
                         }
                         tokio::time::sleep(Duration::from_millis(20 * attempts as u64)).await;
                     }
-                    other => return (spec, other),
+                    other => {
+                        if let (Outcome::Done(out), Ok(mut m)) = (&other, sink.lock()) {
+                            m.insert(spec.id.to_string(), out.clone());
+                        }
+                        return (spec, other);
+                    }
                 }
             }
         }
@@ -132,6 +142,9 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
         for attempt in 0..OPEN_RETRIES {
             match run_one(job, conn, spec).await {
                 Outcome::Done(out) => {
+                    if let Ok(mut m) = sink.lock() {
+                        m.insert(spec.id.to_string(), out.clone());
+                    }
                     capture.outputs.insert(spec.id.to_string(), out);
                     done = true;
                     break;
@@ -252,6 +265,11 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
                     Some(ChannelMsg::ExitStatus { exit_status }) => out.exit_status = Some(exit_status),
                     Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
                         stderr.extend_from_slice(format!("\n[killed by signal {signal_name:?}]\n").as_bytes());
+                    }
+                    // exec refused: nothing will run on this channel, do not wait for it.
+                    Some(ChannelMsg::Failure) => {
+                        lost = Some("the server refused to run it".to_string());
+                        break;
                     }
                     Some(ChannelMsg::Close) | None => break,
                     Some(_) => {}

@@ -116,17 +116,14 @@ fn check_line(out: &mut String, c: &Check, width: usize, paint: &Paint) {
             let _ = writeln!(out, "{indent}fix: {}", paint.bold(remedy));
         }
     }
-    if matches!(c.status, Status::Fail | Status::Warn | Status::Unknown) && !c.evidence.is_empty() {
+    // An unknown check's summary already names the command that is missing.
+    if matches!(c.status, Status::Fail | Status::Warn) && !c.evidence.is_empty() {
         let from: Vec<String> = c
             .evidence
             .iter()
             .map(|e| format!("{} ({})", e.command, e.field))
             .collect();
-        let _ = writeln!(
-            out,
-            "{indent}{}",
-            paint.dim(&format!("from: {}", from.join(", ")))
-        );
+        let _ = writeln!(out, "{indent}{}", paint.dim(&format!("from: {}", from.join(", "))));
     }
 }
 
@@ -155,13 +152,7 @@ fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint) {
                         .collect::<Vec<_>>()
                         .join("\n"),
                 };
-                rows.push([
-                    vm.name.clone(),
-                    host.host.clone(),
-                    a.index.to_string(),
-                    verdict,
-                    reason,
-                ]);
+                rows.push([vm.name.clone(), host.host.clone(), a.index.to_string(), verdict, reason]);
             }
         }
     }
@@ -198,16 +189,8 @@ fn transport_lines(out: &mut String, d: &Diagnosis) {
     .filter(|(n, _)| *n > 0)
     .map(|(n, label)| format!("{n} {label}"))
     .collect();
-    let _ = writeln!(
-        out,
-        "Transport between adapters of different VMs: {}",
-        parts.join(", ")
-    );
-    let tcp: Vec<_> = d
-        .pairs
-        .iter()
-        .filter(|p| p.transport == Transport::Tcp)
-        .collect();
+    let _ = writeln!(out, "Transport between adapters of different VMs: {}", parts.join(", "));
+    let tcp: Vec<_> = d.pairs.iter().filter(|p| p.transport == Transport::Tcp).collect();
     for p in tcp.iter().take(10) {
         let _ = writeln!(
             out,
@@ -216,11 +199,7 @@ fn transport_lines(out: &mut String, d: &Diagnosis) {
         );
     }
     if tcp.len() > 10 {
-        let _ = writeln!(
-            out,
-            "  … and {} more tcp pairs (see --format json)",
-            tcp.len() - 10
-        );
+        let _ = writeln!(out, "  … and {} more tcp pairs (see --format json)", tcp.len() - 10);
     }
     out.push('\n');
 }

@@ -131,6 +131,9 @@ pub struct Endpoint {
     pub user: String,
     /// Private keys to try, in order, after the agent.
     pub identity_files: Vec<PathBuf>,
+    /// `IdentitiesOnly`: agent keys are offered only when they are one of `identity_files`
+    /// (keeps a full agent from using up the server's MaxAuthTries).
+    pub identities_only: bool,
     pub policy: HostKeyPolicy,
 }
 
@@ -138,10 +141,21 @@ pub struct Endpoint {
 /// "Unknown server key".
 #[derive(Debug, Clone)]
 enum KeyVerdict {
-    Unknown { fingerprint: String },
-    Changed { fingerprint: String, at: known_hosts::Location },
-    Revoked { fingerprint: String, at: known_hosts::Location },
-    LearnFailed { path: PathBuf, error: String },
+    Unknown {
+        fingerprint: String,
+    },
+    Changed {
+        fingerprint: String,
+        at: known_hosts::Location,
+    },
+    Revoked {
+        fingerprint: String,
+        at: known_hosts::Location,
+    },
+    LearnFailed {
+        path: PathBuf,
+        error: String,
+    },
 }
 
 /// The russh callbacks for one connection.
@@ -156,21 +170,14 @@ pub struct ClientHandler {
 impl client::Handler for ClientHandler {
     type Error = russh::Error;
 
-    async fn auth_banner(
-        &mut self,
-        banner: &str,
-        _session: &mut client::Session,
-    ) -> Result<(), Self::Error> {
+    async fn auth_banner(&mut self, banner: &str, _session: &mut client::Session) -> Result<(), Self::Error> {
         if let Ok(mut b) = self.banner.lock() {
             *b = Some(banner.to_string());
         }
         Ok(())
     }
 
-    async fn check_server_key(
-        &mut self,
-        server_key: &PublicKeyOrCertificate,
-    ) -> Result<bool, Self::Error> {
+    async fn check_server_key(&mut self, server_key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
         if self.policy.insecure {
             return Ok(true);
         }
@@ -178,13 +185,10 @@ impl client::Handler for ClientHandler {
             PublicKeyOrCertificate::PublicKey { key, .. } => key.clone(),
             // Host certificates are not requested (Preferred.host_key_certificates is
             // empty); judge the certified key like a plain one if one arrives anyway.
-            PublicKeyOrCertificate::Certificate(c) => {
-                russh::keys::PublicKey::new(c.public_key().clone(), "")
-            }
+            PublicKeyOrCertificate::Certificate(c) => russh::keys::PublicKey::new(c.public_key().clone(), ""),
         };
         let fingerprint = known_hosts::fingerprint(&key);
-        let status =
-            known_hosts::check(&self.policy.known_hosts, &self.hostname, self.port, &key);
+        let status = known_hosts::check(&self.policy.known_hosts, &self.hostname, self.port, &key);
         let verdict = match status {
             HostKeyStatus::Known(_) => return Ok(true),
             HostKeyStatus::Changed(at) => KeyVerdict::Changed { fingerprint, at },
@@ -211,7 +215,8 @@ impl client::Handler for ClientHandler {
 }
 
 /// Credentials shared by all hosts of a run.
-#[derive(Clone, Default)]
+/// `Debug` shows the password as redacted (secrecy).
+#[derive(Debug, Clone, Default)]
 pub struct Credentials {
     /// Try keys from `SSH_AUTH_SOCK` first.
     pub use_agent: bool,
@@ -229,10 +234,7 @@ pub struct Connection {
 impl Connection {
     /// Closes the connection politely; errors do not matter any more at this point.
     pub async fn close(self) {
-        let _ = self
-            .handle
-            .disconnect(russh::Disconnect::ByApplication, "", "en")
-            .await;
+        let _ = self.handle.disconnect(russh::Disconnect::ByApplication, "", "en").await;
         for j in self._jumps.into_iter().rev() {
             let _ = j.disconnect(russh::Disconnect::ByApplication, "", "en").await;
         }
@@ -241,11 +243,7 @@ impl Connection {
 
 /// Connects to `target` through `jumps` (in order) and authenticates on each.
 /// The caller bounds this with `--connect-timeout`.
-pub async fn connect(
-    jumps: &[Endpoint],
-    target: &Endpoint,
-    creds: &Credentials,
-) -> Result<Connection, Failure> {
+pub async fn connect(jumps: &[Endpoint], target: &Endpoint, creds: &Credentials) -> Result<Connection, Failure> {
     let mut handles: Vec<Handle<ClientHandler>> = Vec::new();
     let mut prev: Option<&Endpoint> = None;
     let mut last_banner = None;
@@ -279,9 +277,9 @@ pub async fn connect(
         handles.push(handle);
         prev = Some(hop);
     }
-    let handle = handles.pop().ok_or_else(|| {
-        Failure::new(ErrorKind::Internal, format!("{}: no connection was made", target.label))
-    })?;
+    let handle = handles
+        .pop()
+        .ok_or_else(|| Failure::new(ErrorKind::Internal, format!("{}: no connection was made", target.label)))?;
     Ok(Connection {
         handle,
         banner: last_banner,
@@ -313,10 +311,7 @@ fn dns_failure(hop: &Endpoint, why: &str) -> Failure {
     )
 }
 
-async fn tcp_connect(
-    hop: &Endpoint,
-    addrs: &[std::net::SocketAddr],
-) -> Result<tokio::net::TcpStream, Failure> {
+async fn tcp_connect(hop: &Endpoint, addrs: &[std::net::SocketAddr]) -> Result<tokio::net::TcpStream, Failure> {
     let mut last = None;
     for a in addrs {
         match tokio::net::TcpStream::connect(a).await {
@@ -440,11 +435,7 @@ fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) 
 
 /// Tries, as OpenSSH does: agent keys, identity files, then the password through
 /// keyboard-interactive (ESXi's PAM path), then the `password` method.
-async fn authenticate(
-    hop: &Endpoint,
-    handle: &mut Handle<ClientHandler>,
-    creds: &Credentials,
-) -> Result<(), Failure> {
+async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds: &Credentials) -> Result<(), Failure> {
     let user = hop.user.clone();
     let mut notes: Vec<String> = Vec::new();
     // `None` until the server has told us; OpenSSH also starts by simply trying.
@@ -457,11 +448,15 @@ async fn authenticate(
         match AgentClient::connect_env().await {
             Ok(mut agent) => match agent.request_identities().await {
                 Ok(ids) => {
+                    let wanted = configured_public_keys(&hop.identity_files);
                     for id in ids {
                         if !allows(&remaining, MethodKind::PublicKey) {
                             break;
                         }
                         let key = id.public_key().into_owned();
+                        if hop.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
+                            continue;
+                        }
                         let hash = if key.algorithm().is_rsa() {
                             rsa_hash_for(handle, &mut rsa_hash).await
                         } else {
@@ -472,9 +467,7 @@ async fn authenticate(
                             .await
                         {
                             Ok(AuthResult::Success) => return Ok(()),
-                            Ok(AuthResult::Failure {
-                                remaining_methods, ..
-                            }) => {
+                            Ok(AuthResult::Failure { remaining_methods, .. }) => {
                                 notes.push(format!(
                                     "agent key {} refused{}",
                                     known_hosts::fingerprint(&key),
@@ -524,9 +517,7 @@ async fn authenticate(
             .await
         {
             Ok(AuthResult::Success) => return Ok(()),
-            Ok(AuthResult::Failure {
-                remaining_methods, ..
-            }) => {
+            Ok(AuthResult::Failure { remaining_methods, .. }) => {
                 notes.push(format!("{} refused{}", path.display(), ed25519_hint(&public)));
                 remaining = Some(remaining_methods.to_vec());
             }
@@ -546,23 +537,20 @@ async fn authenticate(
                 Err(e) => return Err(broken_during_auth(hop, e)),
             }
         }
-        if remaining
-            .as_ref()
-            .is_some_and(|r| r.contains(&MethodKind::Password))
-        {
-            match handle
-                .authenticate_password(&user, password.expose_secret())
-                .await
-            {
+        if remaining.as_ref().is_some_and(|r| r.contains(&MethodKind::Password)) {
+            match handle.authenticate_password(&user, password.expose_secret()).await {
                 Ok(AuthResult::Success) => return Ok(()),
                 Ok(AuthResult::Failure { .. }) => notes.push("password refused".into()),
                 Err(e) => return Err(broken_during_auth(hop, e)),
             }
+        } else if remaining
+            .as_ref()
+            .is_some_and(|r| !r.contains(&MethodKind::KeyboardInteractive))
+        {
+            notes.push("the server offers no password method (keyboard-interactive or password)".into());
         }
     } else {
-        notes.push(
-            "no password given (set PVRDMA_DOCTOR_PASSWORD or use --ask-password)".into(),
-        );
+        notes.push("no password given (set PVRDMA_DOCTOR_PASSWORD or use --ask-password)".into());
     }
     if tried_keys.is_empty() && !notes.iter().any(|n| n.contains("not usable")) {
         notes.insert(
@@ -573,17 +561,27 @@ async fn authenticate(
     Err(Failure::new(
         ErrorKind::Auth,
         format!(
-            "{}: authentication as {user:?} failed: {}; put an RSA or ECDSA public key in /etc/ssh/keys-{user}/authorized_keys on the host, or give the password",
+            "{}: authentication as {user:?} failed: {}; put an RSA or ECDSA public key in /etc/ssh/keys-{user}/authorized_keys on the host, or give the password (if both are right, the host may be in lockdown mode: add {user:?} to its Exception Users)",
             hop.label,
             notes.join("; ")
         ),
     ))
 }
 
-async fn rsa_hash_for(
-    handle: &Handle<ClientHandler>,
-    cache: &mut Option<Option<HashAlg>>,
-) -> Option<HashAlg> {
+/// The public halves (`<key>.pub`) of the configured identity files that have one.
+fn configured_public_keys(files: &[PathBuf]) -> Vec<russh::keys::PublicKey> {
+    files
+        .iter()
+        .filter_map(|p| {
+            let mut pub_path = p.clone().into_os_string();
+            pub_path.push(".pub");
+            std::fs::read_to_string(pub_path).ok()
+        })
+        .filter_map(|text| russh::keys::PublicKey::from_openssh(text.trim()).ok())
+        .collect()
+}
+
+async fn rsa_hash_for(handle: &Handle<ClientHandler>, cache: &mut Option<Option<HashAlg>>) -> Option<HashAlg> {
     if let Some(h) = cache {
         return *h;
     }
@@ -626,9 +624,9 @@ async fn keyboard_interactive(
     for _ in 0..6 {
         match reply {
             KeyboardInteractiveAuthResponse::Success => return Ok(None),
-            KeyboardInteractiveAuthResponse::Failure {
-                remaining_methods, ..
-            } => return Ok(Some(remaining_methods.to_vec())),
+            KeyboardInteractiveAuthResponse::Failure { remaining_methods, .. } => {
+                return Ok(Some(remaining_methods.to_vec()))
+            }
             KeyboardInteractiveAuthResponse::InfoRequest { prompts, .. } => {
                 let answers = prompts
                     .iter()
@@ -640,11 +638,55 @@ async fn keyboard_interactive(
                         }
                     })
                     .collect();
-                reply = handle
-                    .authenticate_keyboard_interactive_respond(answers)
-                    .await?;
+                reply = handle.authenticate_keyboard_interactive_respond(answers).await?;
             }
         }
     }
     Ok(Some(Vec::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nist_ecdh_comes_first_and_group_exchange_last() {
+        let p = preferred_for(&[]);
+        assert_eq!(p.kex.first(), Some(&kex::ECDH_SHA2_NISTP256));
+        let gex = p.kex.iter().position(|k| *k == kex::DH_GEX_SHA256);
+        let g14 = p.kex.iter().position(|k| *k == kex::DH_G14_SHA256);
+        assert!(matches!((g14, gex), (Some(a), Some(b)) if a < b));
+        assert_eq!(p.cipher.first(), Some(&cipher::AES_256_GCM));
+        assert_eq!(
+            p.key.first(),
+            Some(&Algorithm::Ecdsa {
+                curve: EcdsaCurve::NistP256
+            })
+        );
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_password() {
+        let c = Credentials {
+            use_agent: true,
+            password: Some(SecretString::from("hunter2-secret".to_string())),
+        };
+        assert!(!format!("{c:?}").contains("hunter2-secret"));
+    }
+
+    #[test]
+    fn host_key_types_already_known_are_asked_for_first() {
+        let p = preferred_for(&[Algorithm::Rsa { hash: None }]);
+        assert_eq!(
+            p.key.first(),
+            Some(&Algorithm::Rsa {
+                hash: Some(HashAlg::Sha512)
+            })
+        );
+        // The other types stay available, each once.
+        let ecdsa = Algorithm::Ecdsa {
+            curve: EcdsaCurve::NistP256,
+        };
+        assert_eq!(p.key.iter().filter(|a| **a == ecdsa).count(), 1);
+    }
 }

@@ -37,16 +37,15 @@ pub struct HostConfig {
     pub strict_host_key_checking: Option<StrictHostKeyChecking>,
     /// `ProxyJump` hops in order (`None` = not set; an empty list = `ProxyJump none`).
     pub proxy_jump: Option<Vec<String>>,
+    /// `IdentitiesOnly yes`: offer only the configured keys, even from the agent.
+    pub identities_only: Option<bool>,
 }
 
 /// A config file that could not be read or understood.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read ssh config {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("{path}:{line}: {message}")]
     Syntax {
         path: PathBuf,
@@ -126,14 +125,9 @@ impl SshConfig {
                     directives: Vec::new(),
                 }),
                 "match" => {
-                    let all = args.len() == 1
-                        && args.first().is_some_and(|a| a.eq_ignore_ascii_case("all"));
+                    let all = args.len() == 1 && args.first().is_some_and(|a| a.eq_ignore_ascii_case("all"));
                     self.blocks.push(Block {
-                        condition: if all {
-                            Condition::Always
-                        } else {
-                            Condition::Never
-                        },
+                        condition: if all { Condition::Always } else { Condition::Never },
                         directives: Vec::new(),
                     });
                 }
@@ -239,35 +233,41 @@ impl SshConfig {
                     "hostname" if out.hostname.is_none() => out.hostname = Some(first),
                     "user" if out.user.is_none() => out.user = Some(first),
                     "port" if out.port.is_none() => {
-                        out.port = Some(first.parse::<u16>().map_err(|_| {
-                            syntax(format!("Port {first:?} is not a port number"))
-                        })?)
+                        out.port = Some(
+                            first
+                                .parse::<u16>()
+                                .map_err(|_| syntax(format!("Port {first:?} is not a port number")))?,
+                        )
                     }
                     "identityfile" => {
                         out.identity_files.extend(d.args.iter().map(PathBuf::from));
                     }
                     "userknownhostsfile" if !uk_seen => {
                         uk_seen = true;
-                        out.user_known_hosts_files =
-                            d.args.iter().map(PathBuf::from).collect();
+                        out.user_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
                     }
                     "globalknownhostsfile" if !gk_seen => {
                         gk_seen = true;
-                        out.global_known_hosts_files =
-                            d.args.iter().map(PathBuf::from).collect();
+                        out.global_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
                     }
                     "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
-                        out.strict_host_key_checking =
-                            Some(match first.to_ascii_lowercase().as_str() {
-                                "yes" | "ask" => StrictHostKeyChecking::Yes,
-                                "accept-new" => StrictHostKeyChecking::AcceptNew,
-                                "no" | "off" => StrictHostKeyChecking::No,
-                                other => {
-                                    return Err(syntax(format!(
-                                        "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
-                                    )))
-                                }
-                            })
+                        out.strict_host_key_checking = Some(match first.to_ascii_lowercase().as_str() {
+                            "yes" | "ask" => StrictHostKeyChecking::Yes,
+                            "accept-new" => StrictHostKeyChecking::AcceptNew,
+                            "no" | "off" => StrictHostKeyChecking::No,
+                            other => {
+                                return Err(syntax(format!(
+                                    "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
+                                )))
+                            }
+                        })
+                    }
+                    "identitiesonly" if out.identities_only.is_none() => {
+                        out.identities_only = Some(match first.to_ascii_lowercase().as_str() {
+                            "yes" | "true" => true,
+                            "no" | "false" => false,
+                            other => return Err(syntax(format!("IdentitiesOnly {other:?} is not yes or no"))),
+                        })
                     }
                     "proxyjump" if out.proxy_jump.is_none() => {
                         out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
@@ -366,9 +366,7 @@ fn split_line(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
     }
-    let key_end = line
-        .find(|c: char| c.is_whitespace() || c == '=')
-        .unwrap_or(line.len());
+    let key_end = line.find(|c: char| c.is_whitespace() || c == '=').unwrap_or(line.len());
     let (key, rest) = line.split_at(key_end);
     let rest = rest.trim_start();
     let rest = rest.strip_prefix('=').unwrap_or(rest);
@@ -481,7 +479,7 @@ mod tests {
             ssh.join("config"),
             "Include conf.d/*\n\
              Host esx01\n  HostName=10.0.0.1\n  Port 2222\n  User first\n  ProxyJump bastion,root@jump2:2200\n\
-             Host esx* !esx99\n  User second\n  IdentityFile %d/.ssh/id_%h\n  StrictHostKeyChecking accept-new\n  UserKnownHostsFile ~/kh1 \"/tmp/kh 2\"\n\
+             Host esx* !esx99\n  User second\n  IdentitiesOnly yes\n  IdentityFile %d/.ssh/id_%h\n  StrictHostKeyChecking accept-new\n  UserKnownHostsFile ~/kh1 \"/tmp/kh 2\"\n\
              Match host foo\n  User never\n\
              Host *\n  Port 22\n  User fallback\n",
         )
@@ -500,6 +498,7 @@ mod tests {
             Some(vec!["bastion".to_string(), "root@jump2:2200".to_string()])
         );
         assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
+        assert_eq!(c.identities_only, Some(true));
         assert_eq!(
             c.user_known_hosts_files,
             vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")]

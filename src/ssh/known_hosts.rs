@@ -121,8 +121,7 @@ fn hashed_matches(salt_and_hash: &str, name: &str) -> bool {
     let Some((salt, hash)) = salt_and_hash.split_once('|') else {
         return false;
     };
-    let (Ok(salt), Ok(hash)) = (BASE64.decode(salt.as_bytes()), BASE64.decode(hash.as_bytes()))
-    else {
+    let (Ok(salt), Ok(hash)) = (BASE64.decode(salt.as_bytes()), BASE64.decode(hash.as_bytes())) else {
         return false;
     };
     let Ok(mac) = <Hmac<Sha1> as KeyInit>::new_from_slice(&salt) else {
@@ -193,18 +192,13 @@ pub fn learn(path: &Path, host: &str, port: u16, key: &PublicKey) -> std::io::Re
         std::fs::create_dir_all(dir)?;
     }
     let existing = std::fs::read(path).unwrap_or_default();
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
     if !existing.is_empty() && !existing.ends_with(b"\n") {
         f.write_all(b"\n")?;
     }
     let mut public = key.clone();
     public.set_comment("");
-    let text = public
-        .to_openssh()
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let text = public.to_openssh().map_err(|e| std::io::Error::other(e.to_string()))?;
     writeln!(f, "{} {}", host_key_name(host, port), text.trim())
 }
 
@@ -219,10 +213,7 @@ mod tests {
     use russh::keys::PrivateKey;
 
     fn key(alg: Algorithm) -> PublicKey {
-        PrivateKey::random(&mut rand::rng(), alg)
-            .unwrap()
-            .public_key()
-            .clone()
+        PrivateKey::random(&mut rand::rng(), alg).unwrap().public_key().clone()
     }
 
     fn line(k: &PublicKey) -> String {
@@ -263,15 +254,17 @@ mod tests {
             ),
         )
         .unwrap();
-        std::fs::write(&global, format!("@revoked * {}\nesx09 {}\n", line(&k2), line(&ed)))
-            .unwrap();
+        std::fs::write(&global, format!("@revoked * {}\nesx09 {}\n", line(&k2), line(&ed))).unwrap();
         let files = vec![user.clone(), global.clone()];
         assert!(matches!(check(&files, "esx01", 22, &k1), HostKeyStatus::Known(_)));
         assert!(matches!(check(&files, "10.0.0.1", 22, &k1), HostKeyStatus::Known(_)));
         // esx01 is known with k1: k3 for it is a changed key, naming line 2.
         assert_eq!(
             check(&files, "esx01", 22, &k3),
-            HostKeyStatus::Changed(Location { path: user.clone(), line: 2 })
+            HostKeyStatus::Changed(Location {
+                path: user.clone(),
+                line: 2
+            })
         );
         // Port 22 entry does not vouch for another port.
         assert_eq!(check(&files, "esx01", 2200, &k1), HostKeyStatus::Unknown);
@@ -280,10 +273,19 @@ mod tests {
         // Revoked beats the hashed and [host]:port lines that list the same key.
         assert_eq!(
             check(&files, "esx02", 22, &k2),
-            HostKeyStatus::Revoked(Location { path: global.clone(), line: 1 })
+            HostKeyStatus::Revoked(Location {
+                path: global.clone(),
+                line: 1
+            })
         );
-        assert!(matches!(check(&[user.clone()], "esx02", 22, &k2), HostKeyStatus::Known(_)));
-        assert!(matches!(check(&[user.clone()], "esx03", 2222, &k2), HostKeyStatus::Known(_)));
+        assert!(matches!(
+            check(std::slice::from_ref(&user), "esx02", 22, &k2),
+            HostKeyStatus::Known(_)
+        ));
+        assert!(matches!(
+            check(std::slice::from_ref(&user), "esx03", 2222, &k2),
+            HostKeyStatus::Known(_)
+        ));
         // A key of another algorithm is unknown, not changed (the server may hold both).
         assert_eq!(check(&files, "esx09", 22, &k1), HostKeyStatus::Unknown);
         assert_eq!(known_algorithms(&files, "esx09", 22), vec![Algorithm::Ed25519]);

@@ -89,6 +89,12 @@ pub struct SshdOptions {
     /// Public keys allowed for the test user.
     pub authorized_keys: Vec<PathBuf>,
     pub allow_tcp_forwarding: bool,
+    /// Put the fake esxcli/vsish on PATH (false = a plain Linux host).
+    pub fake_esx: bool,
+    /// Offer the `password` method instead of keyboard-interactive.
+    pub password_method: bool,
+    /// Replace ESXi's cipher list (to simulate a server the client cannot talk to).
+    pub ciphers: Option<String>,
 }
 
 impl SshdOptions {
@@ -99,6 +105,9 @@ impl SshdOptions {
             hang: Vec::new(),
             authorized_keys: Vec::new(),
             allow_tcp_forwarding: false,
+            fake_esx: true,
+            password_method: false,
+            ciphers: None,
         }
     }
 }
@@ -128,6 +137,10 @@ impl Sshd {
             .take(2)
             .collect::<Vec<_>>()
             .join(" ");
+        let pids = dir.path().join("pids");
+        std::fs::create_dir(&pids).expect("pids dir");
+        // The fake runs as the test user and must be able to record its pid here.
+        set_mode(&pids, 0o1777);
         let bin = dir.path().join("bin");
         std::fs::create_dir(&bin).expect("bin dir");
         write_exec(&bin.join("esxcli"), &fake_esxcli());
@@ -139,8 +152,7 @@ impl Sshd {
         }
         std::fs::write(&ak, keys).expect("authorized_keys");
         set_mode(&ak, 0o644);
-        std::fs::write(dir.path().join("banner"), "VMware ESXi 8.0.2 (test double)\n")
-            .expect("banner");
+        std::fs::write(dir.path().join("banner"), "VMware ESXi 8.0.2 (test double)\n").expect("banner");
         let port = free_port();
         let samples = opts.samples.display().to_string();
         let config = format!(
@@ -150,13 +162,13 @@ impl Sshd {
              HostKey {rsa}\n\
              PidFile none\n\
              # ESXi 8.0.2's effective lists (research file, section 16)\n\
-             Ciphers aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,aes192-ctr,aes128-ctr\n\
+             Ciphers {ciphers}\n\
              HostKeyAlgorithms ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-256,rsa-sha2-512\n\
              KexAlgorithms ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256\n\
              MACs hmac-sha2-256,hmac-sha2-512\n\
              PubkeyAcceptedAlgorithms ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256\n\
-             PasswordAuthentication no\n\
-             KbdInteractiveAuthentication yes\n\
+             PasswordAuthentication {pw}\n\
+             KbdInteractiveAuthentication {kbd}\n\
              UsePAM yes\n\
              PermitRootLogin no\n\
              Banner {banner}\n\
@@ -167,7 +179,7 @@ impl Sshd {
              MaxSessions {maxs}\n\
              MaxStartups 100:30:200\n\
              AllowUsers {user}\n\
-             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang}\n",
+             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung\n",
             ecdsa = host_ecdsa.display(),
             rsa = host_rsa.display(),
             banner = dir.path().join("banner").display(),
@@ -175,7 +187,13 @@ impl Sshd {
             fwd = if opts.allow_tcp_forwarding { "yes" } else { "no" },
             maxs = opts.max_sessions.unwrap_or(10),
             user = test_user(),
-            bin = bin.display(),
+            ciphers = opts.ciphers.clone().unwrap_or_else(|| {
+                "aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,aes192-ctr,aes128-ctr".into()
+            }),
+            pw = if opts.password_method { "yes" } else { "no" },
+            kbd = if opts.password_method { "no" } else { "yes" },
+            bin = if opts.fake_esx { bin.display().to_string() } else { "/nonexistent".to_string() },
+            pids = pids.display(),
             hang = if opts.hang.is_empty() { "none".to_string() } else { opts.hang.join(",") },
         );
         let cfg_path = dir.path().join("sshd_config");
@@ -230,6 +248,11 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Fake commands told to hang would otherwise sleep on after the test.
+        let hung = std::fs::read_to_string(self.dir.path().join("pids/hung")).unwrap_or_default();
+        for pid in hung.split_whitespace() {
+            let _ = Command::new("kill").args(["-9", pid]).stderr(Stdio::null()).status();
+        }
     }
 }
 
@@ -246,7 +269,8 @@ fn write_exec(p: &Path, text: &str) {
 
 const EMIT: &str = r#"d=${FAKE_ESX_DIR:?}
 emit() {
-  case ",$FAKE_ESX_HANG," in *",$1,"*) sleep 3600 ;; esac
+  # A hung command records its pid so the test can kill it: exec keeps the pid.
+  case ",$FAKE_ESX_HANG," in *",$1,"*) echo $$ >> "$FAKE_ESX_PIDS"; exec sleep 3600 ;; esac
   if [ -n "$2" ]; then
     awk -v k="==> $2 <==" '$0 == k { on = 1; next } /^==> .* <==$/ { on = 0 } on' "$d/$1.txt"
     exit 0
