@@ -175,3 +175,61 @@ fn redacted_bundle_from_the_cli_path_has_its_map_beside_it() {
     let err = write_support_bundle(&bundle_args(&bundle, true), &captures, now, now, false).unwrap_err();
     assert!(format!("{err:#}").contains("--force"), "{err:#}");
 }
+
+fn doctor(args: &[&str], dir: &Path) -> (String, String, i32) {
+    let out = Command::cargo_bin("pvrdma-doctor")
+        .unwrap()
+        .args(args)
+        .current_dir(dir)
+        .env_remove("PVRDMA_DOCTOR_PASSWORD")
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn demo_run_with_bundle_then_analyze_prints_the_same_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = samples().join("healthy-cluster");
+    let scenario = scenario.to_str().unwrap();
+    let common = ["--format", "json", "--color", "never", "--no-progress"];
+    let mut args = vec!["demo", "--scenario", scenario, "--bundle", "run.tar.gz"];
+    args.extend(common);
+    let (live, stderr, code) = doctor(&args, dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("support bundle written to run.tar.gz"), "{stderr}");
+    let bundle = dir.path().join("run.tar.gz");
+    let (again, stderr, again_code) = doctor(&["analyze", "run.tar.gz", "--format", "json"], dir.path());
+    assert_eq!(again, live, "{stderr}");
+    assert_eq!(again_code, code);
+    let manifest: serde_json::Value = serde_json::from_str(&entry(&bundle, "manifest.json")).unwrap();
+    let argv: Vec<&str> = manifest["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(argv.get(1..3), Some(&["demo", "--scenario"][..]));
+
+    // Run again without --force: refused before any host is contacted, the bundle intact.
+    let before = std::fs::read(&bundle).unwrap();
+    let (stdout, stderr, code) = doctor(&args, dir.path());
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty(), "collection ran: {stdout}");
+    assert!(stderr.contains("already exists; pass --force"), "{stderr}");
+    assert_eq!(std::fs::read(&bundle).unwrap(), before);
+
+    // --redact: the map lands beside the bundle, and the bundled report holds tokens.
+    let mut args = vec!["demo", "--scenario", scenario, "--bundle", "red.tar.gz", "--redact"];
+    args.extend(common);
+    let (_, stderr, code) = doctor(&args, dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(dir.path().join("red.tar.gz.redaction-map.json").is_file());
+    let report = entry(&dir.path().join("red.tar.gz"), "report.json");
+    assert!(report.contains("host-001") && !report.contains("esx01"), "{report}");
+}
