@@ -243,7 +243,7 @@ fn manifest_is_first_and_describes_every_command() {
     let listed = manifest["files"].as_array().unwrap();
     let files: Vec<_> = entries
         .iter()
-        .filter(|e| e.1 == tar::EntryType::Regular && e.0 != "manifest.json")
+        .filter(|e| e.1 == tar::EntryType::Regular && !e.0.starts_with("manifest.json"))
         .collect();
     assert_eq!(listed.len(), files.len());
     for (path, _, data) in files {
@@ -375,6 +375,27 @@ fn tampered_entry_is_rejected() {
     pack(&bad, &fewer);
     let err = load_captures(&bad).unwrap_err();
     assert!(matches!(bundle_error(&err), BundleError::MissingEntry { .. }));
+
+    // The manifest itself edited (an exit status flipped): its own checksum catches it.
+    let manifest = String::from_utf8(original[0].2.clone()).unwrap();
+    let edited = manifest.replacen("\"exit_status\": 1", "\"exit_status\": 0", 1);
+    assert_ne!(edited, manifest);
+    let mut items = good.clone();
+    items[0] = ("manifest.json", tar::EntryType::Regular, edited.as_bytes(), "");
+    pack(&bad, &items);
+    let err = load_captures(&bad).unwrap_err();
+    match bundle_error(&err) {
+        BundleError::ChecksumMismatch { path } => assert_eq!(path, "manifest.json"),
+        other => panic!("wrong error {other:?}"),
+    }
+    // And without that checksum the bundle is incomplete.
+    let unsummed: Vec<_> = good.iter().filter(|i| i.0 != "manifest.json.sha256").cloned().collect();
+    pack(&bad, &unsummed);
+    let err = load_captures(&bad).unwrap_err();
+    assert!(
+        matches!(bundle_error(&err), BundleError::MissingEntry { .. }),
+        "{err:#}"
+    );
 }
 
 fn manifest_bytes(dir: &Path) -> Vec<u8> {
@@ -541,4 +562,55 @@ fn output_beyond_the_cap_is_cut_and_marked_truncated() {
     let cmd = &manifest["hosts"][0]["commands"][0];
     assert_eq!(cmd["truncated"], true);
     assert_eq!(cmd["stdout_bytes"], OUTPUT_CAP as u64);
+}
+
+#[test]
+fn a_truncated_archive_is_an_error_not_a_partial_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "run.tar.gz");
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = dir.path().join("cut.tar.gz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let err = load_captures(&cut).unwrap_err();
+    assert!(format!("{err:#}").contains("damaged archive"), "{err:#}");
+}
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn tar_bytes(path: &Path) -> Vec<u8> {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Damage anywhere in the tar stream (headers, sizes, names, data, manifest) gives
+        /// an answer or a typed error; it never panics and never reads a changed byte as
+        /// trusted data.
+        #[test]
+        fn damaged_tar_streams(flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
+            let dir = tempfile::tempdir().unwrap();
+            let good = write(dir.path(), "good.tar.gz");
+            let mut tar = tar_bytes(&good);
+            for (at, byte) in &flips {
+                let i = at.index(tar.len());
+                tar[i] = *byte;
+            }
+            let damaged = dir.path().join("damaged.tar.gz");
+            let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&damaged).unwrap(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut gz, &tar).unwrap();
+            gz.finish().unwrap();
+            if let Ok(read) = load_captures(&damaged) {
+                // Only damage outside every verified byte (padding, unused header fields)
+                // may pass, and then the captures are exactly the original ones.
+                prop_assert_eq!(read, as_bundle(captures()));
+            }
+        }
+    }
 }

@@ -12,6 +12,9 @@ pub const FORMAT_VERSION: u32 = 1;
 
 /// Name of the manifest entry (at the archive root, first entry).
 pub const MANIFEST_FILE: &str = "manifest.json";
+/// `sha256sum`-style checksum of manifest.json, the last entry: the manifest vouches for
+/// every other entry, this vouches for the manifest.
+pub const MANIFEST_SUM_FILE: &str = "manifest.json.sha256";
 /// The JSON report, as `--json` printed it.
 pub const REPORT_JSON_FILE: &str = "report.json";
 /// The human report, without colour.

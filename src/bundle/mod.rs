@@ -12,6 +12,7 @@
 //! <host>/<id>.exit              exit status
 //! <host>/host-error.json        the host's typed failure
 //! <host>/vmx/NNN.vmx            .vmx files of a vm-support capture
+//! manifest.json.sha256          last entry: `sha256sum` line of manifest.json
 //! ```
 //!
 //! [`HostCapture`]: crate::collect::HostCapture

@@ -7,7 +7,7 @@
 //! is written at all; it is refused instead. Memory stays bounded by [`ReadLimits`]:
 //! per entry, for all kept entries, and for the decompressed stream as a whole (the
 //! defence against a gzip bomb, which costs time even when nothing is kept).
-use super::manifest::{sha256_hex, Manifest, FORMAT_VERSION, MANIFEST_FILE};
+use super::manifest::{sha256_hex, Manifest, FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE};
 use super::{host_dir, BundleError};
 use crate::collect::{replay, CaptureSource, HostCapture, RawOutput, VmxFile};
 use crate::vmsupport;
@@ -332,6 +332,26 @@ fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCapture>> {
     if first != MANIFEST_FILE {
         return Err(BundleError::ManifestNotFirst { first }.into());
     }
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for (path, data) in iter {
+        if path == MANIFEST_FILE {
+            return Err(BundleError::Duplicate { path }.into());
+        }
+        files.insert(path, data);
+    }
+    // Damage to the manifest would otherwise go unnoticed: it is what vouches for the rest.
+    let sum = files
+        .remove(MANIFEST_SUM_FILE)
+        .ok_or_else(|| BundleError::MissingEntry {
+            path: MANIFEST_SUM_FILE.to_string(),
+        })?;
+    let expected = String::from_utf8_lossy(&sum);
+    if expected.split_whitespace().next() != Some(sha256_hex(&manifest_bytes).as_str()) {
+        return Err(BundleError::ChecksumMismatch {
+            path: MANIFEST_FILE.to_string(),
+        }
+        .into());
+    }
     let manifest: Manifest =
         serde_json::from_slice(&manifest_bytes).map_err(|e| BundleError::BadManifest(e.to_string()))?;
     if manifest.format_version > FORMAT_VERSION {
@@ -340,13 +360,6 @@ fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCapture>> {
             manifest.format_version
         ))
         .into());
-    }
-    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-    for (path, data) in iter {
-        if path == MANIFEST_FILE {
-            return Err(BundleError::Duplicate { path }.into());
-        }
-        files.insert(path, data);
     }
     let listed: BTreeMap<&str, &str> = manifest
         .files

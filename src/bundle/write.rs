@@ -6,7 +6,7 @@
 //! leaves a half-written bundle under the name the engineer will attach to a ticket.
 use super::manifest::{
     sha256_hex, HostOutcome, Manifest, ManifestCommand, ManifestFile, ManifestHost, ManifestVmx, MissingCommand,
-    FORMAT_VERSION, MANIFEST_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
+    FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
 };
 use super::{host_dir, BundleError, OUTPUT_CAP};
 use crate::catalogue::{self, CATALOGUE};
@@ -139,6 +139,8 @@ pub fn write_bundle(
             }
             append_file(&mut tar, &entry.path, &entry.data, mtime)?;
         }
+        let sum = format!("{}  {MANIFEST_FILE}\n", sha256_hex(&manifest_json));
+        append_file(&mut tar, MANIFEST_SUM_FILE, sum.as_bytes(), mtime)?;
         let gz = tar.into_inner().context("finishing the tar stream")?;
         let mut buffered = gz.finish().context("finishing the gzip stream")?;
         buffered.flush().context("writing the bundle")?;
