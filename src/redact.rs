@@ -41,6 +41,10 @@ enum Kind {
 }
 
 impl Kind {
+    fn glue_tolerant(self) -> bool {
+        matches!(self, Kind::Ipv6 | Kind::Mac | Kind::Uuid)
+    }
+
     fn case_insensitive(self) -> bool {
         !matches!(self, Kind::Vm | Kind::Datastore)
     }
@@ -74,6 +78,9 @@ struct Rule {
 struct Index {
     /// Distinct needle lengths, longest first.
     lengths: Vec<usize>,
+    /// The same for MACs, UUIDs and IPv6 addresses, which are replaced even when glued to
+    /// a word (`A56 4d 70 ...`): they are long enough never to be part of something else.
+    glued_lengths: Vec<usize>,
     /// Folded first bytes that start some needle.
     first: std::collections::HashSet<u8>,
     folded: std::collections::HashMap<String, usize>,
@@ -84,12 +91,16 @@ impl Index {
     fn build(rules: &[Rule]) -> Index {
         let mut index = Index::default();
         let mut lengths = std::collections::BTreeSet::new();
+        let mut glued_lengths = std::collections::BTreeSet::new();
         for (n, rule) in rules.iter().enumerate() {
             let Some(&b) = rule.needle.as_bytes().first() else {
                 continue;
             };
             index.first.insert(b.to_ascii_lowercase());
             lengths.insert(rule.needle.len());
+            if rule.kind.glue_tolerant() {
+                glued_lengths.insert(rule.needle.len());
+            }
             let map = if rule.kind.case_insensitive() {
                 &mut index.folded
             } else {
@@ -98,6 +109,7 @@ impl Index {
             map.entry(rule.needle.clone()).or_insert(n);
         }
         index.lengths = lengths.into_iter().rev().collect();
+        index.glued_lengths = glued_lengths.into_iter().rev().collect();
         index
     }
 }
@@ -451,17 +463,17 @@ impl Redactor {
         let mut copied = 0;
         let bytes = text.as_bytes();
         while i < bytes.len() {
-            // Every kind needs a non-word character (or the start) before a match.
+            // Names and IPv4 addresses need a non-word character (or the start) before a
+            // match; inside a word only the long hex kinds are looked for.
             let prev = i.checked_sub(1).and_then(|p| bytes.get(p));
             let first = bytes.get(i).map(u8::to_ascii_lowercase).unwrap_or_default();
-            if !text.is_char_boundary(i)
-                || prev.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
-                || !index.first.contains(&first)
-            {
+            if !text.is_char_boundary(i) || !index.first.contains(&first) {
                 i += 1;
                 continue;
             }
-            let hit = index.lengths.iter().find_map(|&len| {
+            let in_word = prev.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+            let lengths = if in_word { &index.glued_lengths } else { &index.lengths };
+            let hit = lengths.iter().find_map(|&len| {
                 let end = i + len;
                 let candidates = [
                     folded.get(i..end).and_then(|k| index.folded.get(k)),
@@ -732,7 +744,9 @@ fn at_edges(kind: Kind, text: &str, start: usize, end: usize) -> bool {
     let after = text.get(end..).and_then(|s| s.chars().next());
     let after2 = text.get(end..).and_then(|s| s.chars().nth(1));
     let before2 = text.get(..start).and_then(|s| s.chars().rev().nth(1));
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    // ASCII only, like the scanners that learnt the values: a non-ASCII letter next to a
+    // value is an edge, so the value is hidden rather than kept.
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
     match kind {
         Kind::Host | Kind::Vm | Kind::Datastore => {
             !word(before) && !word(after) && before != Some('-') && after != Some('-')
@@ -743,12 +757,14 @@ fn at_edges(kind: Kind, text: &str, start: usize, end: usize) -> bool {
             let glued_after = after == Some('.') && digit(after2);
             !(word(before) || word(after) || glued_before || glued_after)
         }
+        // Long and distinctive: the same digits are the same value wherever they stand,
+        // except as part of a longer hex run (a MAC inside an IPv6 address).
         Kind::Ipv6 | Kind::Mac | Kind::Uuid => {
             let hex = |c: Option<char>| c.is_some_and(|c| c.is_ascii_hexdigit());
             let sep = |c: Option<char>| matches!(c, Some(':') | Some('-'));
             let glued_before = sep(before) && hex(before2);
             let glued_after = sep(after) && hex(after2);
-            !(word(before) || word(after) || glued_before || glued_after)
+            !(glued_before || glued_after)
         }
     }
 }
@@ -1060,6 +1076,52 @@ mod tests {
                 "<redacted>"
             ]
         );
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Text shaped like esxcli output: tables, records, addresses, odd bytes.
+        fn output_like() -> impl Strategy<Value = String> {
+            let piece = prop_oneof![
+                Just("Name  IP Address  MTU\n----  ----------  ---\n".to_string()),
+                Just("   MAC Address: 00:50:56:8A:9f:c2\n".to_string()),
+                "[a-z]{1,8}  10\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}  [0-9]{1,4}\n",
+                "[ -~]{0,30}\n",
+                "\\PC{0,12}",
+                Just("fe80::250:56ff:fe69:96f0 ".to_string()),
+                Just("/vmfs/volumes/ds1/vm a/vm a.vmx\n".to_string()),
+                Just("56 4d 70 ad 43 f1 5e 25-8a 12 a0 e2 18 2e 38 ec\n".to_string()),
+            ];
+            proptest::collection::vec(piece, 0..12).prop_map(|v| v.concat())
+        }
+
+        proptest! {
+            #[test]
+            fn never_panics_and_learnt_values_never_survive(text in output_like()) {
+                let mut r = Redactor::new();
+                prop_assert_eq!(r.redact_output(&text), text.clone());
+                r.learn_patterns(&text).unwrap();
+                r.learn_datastores_and_vm_dirs(&text).unwrap();
+                let out = r.redact_output(&text);
+                let m = r.map();
+                // Long hex values never survive, wherever they stand (case folded).
+                let folded = out.to_ascii_lowercase();
+                for original in m.macs.keys().chain(m.uuids.keys()).chain(m.ipv6.keys()) {
+                    prop_assert!(!folded.contains(&original.to_ascii_lowercase()), "{:?} survives in {:?}", original, out);
+                }
+                // Addresses and names never survive standing alone.
+                for original in m.ipv4.keys().chain(m.datastores.keys()).chain(m.vm_names.keys()) {
+                    let standalone = out.match_indices(original.as_str()).any(|(at, _)| {
+                        at_edges(Kind::Ipv4, &out, at, at + original.len())
+                    });
+                    let inside_a_token = m.ipv4.values().chain(m.vm_names.values()).chain(m.datastores.values())
+                        .any(|t| t.contains(original.as_str()));
+                    prop_assert!(!standalone || inside_a_token, "{:?} survives in {:?}", original, out);
+                }
+            }
+        }
     }
 
     #[test]
