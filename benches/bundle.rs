@@ -1,18 +1,18 @@
 //! Figures for support bundles at fleet scale: how long writing, reading and redacting a
 //! bundle of a 256-host fleet takes, and how fast redaction goes through one huge output.
-//! Run with `cargo bench --bench bundle`; it prints figures, it asserts nothing.
+//! Run with `cargo bench --bench bundle`; it prints figures, it asserts nothing. Under
+//! `cargo test --all-targets` (no `--bench` argument) it runs a small smoke version, so
+//! the shared test run stays fast.
 use pvrdma_doctor::bundle::{load_captures, write_bundle, BundleMeta};
 use pvrdma_doctor::collect::HostCapture;
 use pvrdma_doctor::redact::Redactor;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-const HOSTS: usize = 256;
-
-fn fleet() -> Vec<HostCapture> {
+fn fleet(hosts: usize) -> Vec<HostCapture> {
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster");
     let base = load_captures(&sample).expect("sample loads");
-    (0..HOSTS)
+    (0..hosts)
         .map(|n| {
             let mut c = base[n % base.len()].clone();
             let name = format!("esx{n:03}.hpc.example.org");
@@ -42,13 +42,15 @@ fn time<T>(what: &str, runs: u32, mut f: impl FnMut() -> T) -> T {
 }
 
 fn main() {
-    let captures = fleet();
+    let full = std::env::args().any(|a| a == "--bench");
+    let (hosts, table_bytes, runs) = if full { (256, 16 << 20, 5) } else { (8, 64 << 10, 1) };
+    let captures = fleet(hosts);
     let raw_bytes: usize = captures
         .iter()
         .flat_map(|c| c.outputs.values())
         .map(|o| o.stdout.len() + o.stderr.len())
         .sum();
-    println!("fleet: {HOSTS} hosts, {raw_bytes} bytes of raw output");
+    println!("fleet: {hosts} hosts, {raw_bytes} bytes of raw output");
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("fleet.tar.gz");
     let meta = BundleMeta {
@@ -59,24 +61,24 @@ fn main() {
         interrupted: false,
         redacted: false,
     };
-    time("write_bundle (256 hosts)", 5, || {
+    time(&format!("write_bundle ({hosts} hosts)"), runs, || {
         write_bundle(&path, &captures, &meta, "{}", "", true).expect("write")
     });
     println!("bundle size: {} bytes", std::fs::metadata(&path).expect("bundle").len());
-    let read = time("load_captures (256 hosts, sha256 verified)", 5, || {
+    let read = time(&format!("load_captures ({hosts} hosts, sha256 verified)"), runs, || {
         load_captures(&path).expect("read")
     });
-    assert_eq!(read.len(), HOSTS);
-    let redacted = time("Redactor::redact_captures (256 hosts)", 5, || {
+    assert_eq!(read.len(), hosts);
+    let redacted = time(&format!("Redactor::redact_captures ({hosts} hosts)"), runs, || {
         Redactor::new().redact_captures(&captures).expect("redact")
     });
-    assert_eq!(redacted.len(), HOSTS);
+    assert_eq!(redacted.len(), hosts);
 
-    // One 16 MiB output: a NIC table with a distinct MAC and address on every row.
+    // One big output (16 MiB in the full run): a table with a MAC and an address per row.
     let mut big =
         String::from("Name     MAC Address        IPv4 Address  MTU\n-------  -----------------  ------------  ----\n");
     let mut n = 0u32;
-    while big.len() < 16 * 1024 * 1024 {
+    while big.len() < table_bytes {
         // 50 000 distinct interfaces, repeated: MAC tokens have 16 bits of room.
         let b = (n % 50_000).to_be_bytes();
         big.push_str(&format!(
@@ -101,7 +103,8 @@ fn main() {
     let out = r.redact_captures(&[one]).expect("redact");
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "redact one 16 MiB table ({n} rows, {} values): {:.1} ms, {:.1} MB/s",
+        "redact one {} KiB table ({n} rows, {} values): {:.1} ms, {:.1} MB/s",
+        table_bytes >> 10,
         r.originals().len(),
         secs * 1000.0,
         big.len() as f64 / secs / 1e6

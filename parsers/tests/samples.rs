@@ -57,6 +57,11 @@ fn every_sample_parses_as_reviewed() {
         if name.ends_with(".stderr.txt") {
             return;
         }
+        // samples/vm-support/ mimics an ESXi vm-support bundle: its files are named by
+        // vm-support's rule (localcli_...), not by catalogue id; tests/vmsupport.rs covers it.
+        if path.components().any(|c| c.as_os_str() == "vm-support") {
+            return;
+        }
         let id = name.trim_end_matches(".txt");
         let text = std::fs::read_to_string(path).unwrap();
         assert!(

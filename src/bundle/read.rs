@@ -89,8 +89,8 @@ enum Archive {
 }
 
 /// Counts decompressed bytes and fails the read once the limit is passed. The limit is
-/// shared so it can be tightened once the first entry tells what kind of archive this is;
-/// the flag survives the tar crate wrapping the I/O error into its own.
+/// shared so it can be raised once the first entry proves a vm-support bundle (gigabytes
+/// of logs, skipped unread); the flag survives the tar crate wrapping the I/O error.
 struct Capped<R> {
     inner: R,
     read: u64,
