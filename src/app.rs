@@ -124,7 +124,8 @@ pub fn write_support_bundle(
     let Some(path) = &args.bundle else {
         return Ok(None);
     };
-    let argv: Vec<String> = std::env::args().collect();
+    // args_os: a non-UTF-8 argument must not panic the run after collection.
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     let mut command_line = bundle::scrub_command_line(&argv);
     let mut redactor = crate::redact::Redactor::new();
     let redacted;
