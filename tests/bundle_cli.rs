@@ -233,3 +233,47 @@ fn demo_run_with_bundle_then_analyze_prints_the_same_report() {
     let report = entry(&dir.path().join("red.tar.gz"), "report.json");
     assert!(report.contains("host-001") && !report.contains("esx01"), "{report}");
 }
+
+#[test]
+fn ctrl_c_still_writes_the_bundle_with_what_is_missing_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every simulated command takes 30 s, so the run is mid-collection when interrupted.
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .args(["demo", "--latency", "30s", "--no-progress", "--format", "json"])
+        .args(["--bundle", "interrupted.tar.gz"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    let live = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("support bundle written"), "{stderr}");
+
+    let bundle = dir.path().join("interrupted.tar.gz");
+    let manifest: serde_json::Value = serde_json::from_str(&entry(&bundle, "manifest.json")).unwrap();
+    assert_eq!(manifest["interrupted"], true);
+    let hosts = manifest["hosts"].as_array().unwrap();
+    // The demo fleet has one host nobody listens on; the others were cut off by Ctrl-C.
+    let cut_off: Vec<_> = hosts.iter().filter(|h| h["error"]["kind"] != "unreachable").collect();
+    assert!(!cut_off.is_empty() && cut_off.len() < hosts.len(), "{manifest}");
+    for h in cut_off {
+        assert_ne!(h["outcome"], "complete", "{h}");
+        let missing = h["missing"].as_array().unwrap();
+        assert!(!missing.is_empty(), "{h}");
+        for m in missing {
+            assert_eq!(m["reason"]["kind"], "interrupted", "{m}");
+        }
+    }
+    // Offline, the bundle tells the same story the interrupted run printed.
+    let (again, _, code) = analyze(&bundle);
+    assert_eq!(again, live);
+    assert_eq!(Some(code), out.status.code());
+}
