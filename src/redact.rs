@@ -922,15 +922,9 @@ mod tests {
         c.outputs.insert(
             id.to_string(),
             RawOutput {
-                id: id.to_string(),
-                command: "esxcli".to_string(),
                 stdout: stdout.to_string(),
-                stderr: String::new(),
                 exit_status: Some(0),
-                duration_ms: 0,
-                truncated: false,
-                timeout_hit: false,
-                failure: None,
+                ..RawOutput::new(id, "esxcli")
             },
         );
         c

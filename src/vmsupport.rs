@@ -209,17 +209,10 @@ fn host_capture(top: &str, files: &BTreeMap<String, Vec<u8>>) -> HostCapture {
             Ok((source, stdout)) => {
                 capture.outputs.insert(
                     spec.id.to_string(),
+                    // vm-support records no exit status per command.
                     RawOutput {
-                        id: spec.id.to_string(),
-                        command: format!("vm-support {source}"),
                         stdout,
-                        stderr: String::new(),
-                        // vm-support records no exit status per command.
-                        exit_status: None,
-                        duration_ms: 0,
-                        truncated: false,
-                        timeout_hit: false,
-                        failure: None,
+                        ..RawOutput::new(spec.id, format!("vm-support {source}"))
                     },
                 );
             }

@@ -23,10 +23,7 @@ pub mod write;
 pub use read::{load_captures, load_captures_with, ReadLimits};
 pub use write::{check_target, scrub_command_line, write_bundle, BundleMeta};
 
-/// Per-command output cap: beyond this, output is cut and marked `truncated`. A healthy
-/// host prints kilobytes; megabytes mean something is looping, and the verdict does not
-/// need the rest.
-pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
+pub use crate::collect::OUTPUT_CAP;
 
 /// Why a bundle was refused. Each variant names the entry at fault so the engineer can look.
 #[derive(Debug, thiserror::Error)]

@@ -81,6 +81,12 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// The most output kept per command (live collection counts stdout and stderr together; a
+/// bundle applies it again per stream); the rest is cut and marked `truncated`.
+/// A healthy host prints a few hundred KiB even with hundreds of VMs, so this only bounds
+/// memory (and bundle size) against a runaway or hostile host.
+pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
+
 /// What one catalogue command printed on one host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RawOutput {
@@ -99,6 +105,23 @@ pub struct RawOutput {
     pub timeout_hit: bool,
     /// Why the command produced no usable output (channel refused, timeout, ...).
     pub failure: Option<Failure>,
+}
+
+impl RawOutput {
+    /// An output of `command` with nothing recorded yet: empty streams, no exit status.
+    pub fn new(id: impl Into<String>, command: impl Into<String>) -> Self {
+        RawOutput {
+            id: id.into(),
+            command: command.into(),
+            stdout: String::new(),
+            stderr: String::new(),
+            exit_status: None,
+            duration_ms: 0,
+            truncated: false,
+            timeout_hit: false,
+            failure: None,
+        }
+    }
 }
 
 /// Where a capture came from.

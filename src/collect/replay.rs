@@ -96,15 +96,10 @@ pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Resul
         capture.outputs.insert(
             spec.id.to_string(),
             RawOutput {
-                id: spec.id.to_string(),
-                command: spec.command.to_string(),
                 stdout,
                 stderr,
                 exit_status,
-                duration_ms: 0,
-                truncated: false,
-                timeout_hit: false,
-                failure: None,
+                ..RawOutput::new(spec.id, spec.command)
             },
         );
     }

@@ -15,8 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
-/// Per-command output cap (stdout + stderr); beyond it the output is cut and marked.
-pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
+pub use crate::collect::OUTPUT_CAP;
 
 /// Channels open at once per host: well under OpenSSH's default MaxSessions (10), so a
 /// second admin session on the host still gets in.
@@ -232,17 +231,7 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
             ))
         }
     };
-    let mut out = RawOutput {
-        id: spec.id.to_string(),
-        command: spec.command.to_string(),
-        stdout: String::new(),
-        stderr: String::new(),
-        exit_status: None,
-        duration_ms: 0,
-        truncated: false,
-        timeout_hit: false,
-        failure: None,
-    };
+    let mut out = RawOutput::new(spec.id, spec.command);
     let mut stdout: Vec<u8> = Vec::new();
     let mut stderr: Vec<u8> = Vec::new();
     let deadline = tokio::time::sleep(job.command_timeout);
