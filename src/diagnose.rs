@@ -555,7 +555,7 @@ fn check_uplink_on_dvs(ctx: &Context) -> Check {
 fn check_single_uplink(ctx: &Context) -> Check {
     const ID: &str = "dvs-single-uplink";
     let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) else {
-        return not_checked(ID, "the HCA is not an uplink of any vDS (see rdma-uplink-on-dvs)");
+        return not_checked(ID, "needs rdma-uplink-on-dvs to pass");
     };
     let evidence = vec![ev(cat::DVS_LIST, format!("Uplinks of {}", dvs.name))];
     if dvs.uplinks.len() == 1 {
@@ -617,7 +617,7 @@ fn check_vmknic_valid(ctx: &Context) -> Check {
     const ID: &str = "pvrdma-vmknic-valid";
     let f = ctx.facts;
     let Some(vmk) = &ctx.tagged_vmknic else {
-        return not_checked(ID, "no vmknic is tagged (see pvrdma-vmknic-tagged)");
+        return not_checked(ID, "needs pvrdma-vmknic-tagged to pass");
     };
     let interfaces = match &f.vmknics {
         Ok(i) => i,
@@ -764,10 +764,10 @@ fn check_mtu(ctx: &Context) -> Check {
     const ID: &str = "mtu-consistent";
     let f = ctx.facts;
     let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) else {
-        return not_checked(ID, "the HCA is not an uplink of any vDS (see rdma-uplink-on-dvs)");
+        return not_checked(ID, "needs rdma-uplink-on-dvs to pass");
     };
     let Some(vmk) = &ctx.tagged_vmknic else {
-        return not_checked(ID, "no vmknic is tagged (see pvrdma-vmknic-tagged)");
+        return not_checked(ID, "needs pvrdma-vmknic-tagged to pass");
     };
     if let Ok(interfaces) = &f.vmknics {
         if !interfaces.iter().any(|i| &i.name == vmk) {
@@ -865,7 +865,7 @@ fn check_mtu(ctx: &Context) -> Check {
 fn check_roce(ctx: &Context) -> Check {
     const ID: &str = "roce-supported";
     let Some(device) = ctx.device else {
-        return not_checked(ID, "no RDMA device (see rdma-device-present)");
+        return not_checked(ID, "needs rdma-device-present to pass");
     };
     let protocols = match &ctx.facts.rdma_protocols {
         Ok(p) => p,
