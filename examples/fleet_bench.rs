@@ -3,7 +3,7 @@
 //! after a simulated 200 ms latency, measured side by side in one run.
 //!
 //! `cargo run --release --example fleet_bench [-- RUNS]` prints the median of RUNS runs
-//! (default 5) per fleet size, with the default `--parallel` and with `--parallel 50`.
+//! (default 5) per fleet size, with `--parallel 16` and with the default `--parallel`.
 use pvrdma_doctor::demo::{run_demo, DemoOptions};
 use pvrdma_doctor::live::{LiveOptions, DEFAULT_PARALLEL};
 use std::time::{Duration, Instant};
@@ -46,7 +46,7 @@ fn once(hosts: usize, parallel: usize) -> anyhow::Result<Duration> {
 fn main() -> anyhow::Result<()> {
     let runs: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5);
     println!("simulated latency 200 ms per command, {runs} runs each, medians:");
-    for parallel in [DEFAULT_PARALLEL, 50] {
+    for parallel in [16, DEFAULT_PARALLEL] {
         let mut one = Vec::new();
         let mut fifty = Vec::new();
         // Interleaved so both sizes see the same machine load.

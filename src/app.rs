@@ -81,7 +81,7 @@ fn live_options(
         ssh_config: args.ssh_config.clone(),
         login_user: args.user.clone(),
         identity_files: args.identity.clone(),
-        parallel: usize::from(args.parallel),
+        parallel: args.parallel,
         connect_timeout: args.connect_timeout,
         command_timeout: args.command_timeout,
         run_timeout: args.timeout,

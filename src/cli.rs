@@ -82,8 +82,8 @@ pub struct LiveArgs {
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     pub identity: Vec<PathBuf>,
     /// How many hosts to diagnose at once.
-    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub parallel: u16,
+    #[arg(long, value_name = "N", default_value_t = crate::live::DEFAULT_PARALLEL, value_parser = parse_parallel)]
+    pub parallel: usize,
     /// Limit for TCP connect + key exchange + authentication, per host.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub connect_timeout: Duration,
@@ -138,6 +138,14 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+/// `--parallel`: 1 to 1024 hosts at once.
+fn parse_parallel(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("{text:?} is not a number of hosts from 1 to 1024")),
+    }
 }
 
 /// `10s`, `500ms`, `2m`, `1h`, or plain seconds (`30`).
