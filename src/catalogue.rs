@@ -121,6 +121,25 @@ pub static CATALOGUE: &[CommandSpec] = &[
     },
 ];
 
+impl CommandSpec {
+    /// Whether this is one of the shell loops that batch a per-VM query. Their output is
+    /// a series of `==> KEY <==` sections, each with that iteration's own errors, so one
+    /// failed iteration must not discard the others.
+    pub fn is_batch(&self) -> bool {
+        self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES
+    }
+
+    /// How messages name the command: the command line, or for a batched loop the query
+    /// it repeats (quoting a whole shell loop to a user helps nobody).
+    pub fn label(&self) -> &'static str {
+        match self.id {
+            VM_PORT_LIST => "esxcli network vm port list -w <World ID> (batched over running VMs)",
+            PVRDMA_PROPERTIES => "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties (batched)",
+            _ => self.command,
+        }
+    }
+}
+
 /// The spec with this id.
 pub fn spec(id: &str) -> Option<&'static CommandSpec> {
     CATALOGUE.iter().find(|s| s.id == id)

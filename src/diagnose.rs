@@ -7,7 +7,7 @@
 //! own VM port explain a TCP fallback.
 use crate::catalogue as cat;
 use crate::collect::{Failure, HostCapture};
-use crate::facts::{self, Fact, HostFacts};
+use crate::facts::{self, HostFacts};
 use pvrdma_parsers as p;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -142,6 +142,8 @@ pub enum Transport {
 pub struct AdapterRef {
     pub host: String,
     pub vm: String,
+    /// Tells apart two running VMs with the same display name.
+    pub world_id: Option<u64>,
     pub adapter: u32,
 }
 
@@ -164,6 +166,8 @@ pub struct Summary {
     pub hca: usize,
     pub tcp_fallback: usize,
     pub unknown: usize,
+    /// Hosts whose PVRDMA adapters could not be listed (not the same as having none).
+    pub hosts_without_adapter_list: usize,
     /// The one-line summary the human report ends with.
     pub line: String,
 }
@@ -298,6 +302,9 @@ struct Context<'a> {
     device: Option<&'a p::RdmaDevice>,
     /// The vDS holding that device's uplink.
     dvs: Option<&'a p::DvsSwitch>,
+    /// Every RDMA device whose uplink is on a vDS, with that vDS: a host may have two HCAs
+    /// on two switches, and an adapter is judged against the one its port is on.
+    rdma_switches: Vec<(&'a p::RdmaDevice, &'a p::DvsSwitch)>,
     /// The vmknic named by /Net/PVRDMAVmknic, when set.
     tagged_vmknic: Option<String>,
 }
@@ -318,6 +325,7 @@ impl<'a> Context<'a> {
             .or_else(|| devices.iter().find(|d| is_active(d)))
             .or_else(|| devices.first());
         let dvs = device.and_then(dvs_of);
+        let rdma_switches = devices.iter().filter_map(|d| Some((d, dvs_of(d)?))).collect();
         let tagged_vmknic = facts
             .pvrdma_vmknic
             .as_ref()
@@ -328,6 +336,7 @@ impl<'a> Context<'a> {
             facts,
             device,
             dvs,
+            rdma_switches,
             tagged_vmknic,
         }
     }
@@ -501,16 +510,16 @@ fn check_device_active(ctx: &Context) -> Check {
 fn check_uplink_on_dvs(ctx: &Context) -> Check {
     const ID: &str = "rdma-uplink-on-dvs";
     let f = ctx.facts;
-    let devices = match &f.rdma_devices {
+    match &f.rdma_devices {
         Ok(d) if d.is_empty() => return not_checked(ID, "no RDMA device (see rdma-device-present)"),
-        Ok(d) => d,
+        Ok(_) => {}
         Err(e) => return unknown_from(ID, cat::RDMA_DEVICE_LIST, e),
-    };
+    }
     let switches = match &f.dvs {
         Ok(s) => s,
         Err(e) => return unknown_from(ID, cat::DVS_LIST, e),
     };
-    let evidence = vec![ev(cat::RDMA_DEVICE_LIST, "Paired Uplink"), ev(cat::DVS_LIST, "Uplinks")];
+    let mut evidence = vec![ev(cat::RDMA_DEVICE_LIST, "Paired Uplink"), ev(cat::DVS_LIST, "Uplinks")];
     if let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) {
         let uplink = device.paired_uplink.as_deref().unwrap_or("?");
         return check(
@@ -520,72 +529,105 @@ fn check_uplink_on_dvs(ctx: &Context) -> Check {
             evidence,
         );
     }
-    let uplinks: Vec<&str> = devices.iter().filter_map(|d| d.paired_uplink.as_deref()).collect();
-    let Some(first) = uplinks.first() else {
+    // The device the doctor would use (Active first) is the one to move onto a vDS.
+    let Some((device, uplink)) = ctx.device.and_then(|d| Some((d, d.paired_uplink.as_deref()?))) else {
         return check(ID, Status::Fail, "no RDMA device has a paired uplink", evidence);
     };
-    let where_now: Vec<String> = uplinks
-        .iter()
-        .map(|u| {
-            let on_standard = f
-                .standard_switches
-                .as_ref()
-                .ok()
-                .and_then(|ss| ss.iter().find(|s| s.uplinks.iter().any(|x| x == u)))
-                .map(|s| format!("{u} is on standard vSwitch {}", s.name));
-            on_standard.unwrap_or_else(|| format!("{u} is on no vDS"))
-        })
-        .collect();
+    evidence.push(ev(cat::STANDARD_SWITCH_LIST, "Uplinks"));
+    let standard = f
+        .standard_switches
+        .as_ref()
+        .ok()
+        .and_then(|ss| ss.iter().find(|s| s.uplinks.iter().any(|x| x == uplink)));
+    let where_now = match standard {
+        Some(s) => format!("{uplink} is an uplink of standard vSwitch {}", s.name),
+        None => format!("{uplink} is on no vDS"),
+    };
     let summary = if switches.is_empty() {
         format!(
-            "this host has no vSphere Distributed Switch; PVRDMA needs one whose uplink is the HCA ({})",
-            where_now.join("; ")
+            "this host has no vSphere Distributed Switch; PVRDMA needs one whose uplink is the HCA ({} → {where_now})",
+            device.name
         )
     } else {
-        format!("no RDMA uplink is an uplink of a vDS: {}", where_now.join("; "))
+        format!("the HCA {} is not an uplink of any vDS: {where_now}", device.name)
     };
-    let mut evidence = evidence;
-    evidence.push(ev(cat::STANDARD_SWITCH_LIST, "Uplinks"));
+    let detach = standard
+        .map(|s| {
+            format!(
+                "esxcli network vswitch standard uplink remove -u {uplink} -v {}, then ",
+                s.name
+            )
+        })
+        .unwrap_or_default();
+    let target = match switches.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().as_slice() {
+        [one] => format!("vDS {one}"),
+        _ => "the PVRDMA vDS".to_string(),
+    };
     with_remedy(
         check(ID, Status::Fail, summary, evidence),
-        format!("in vCenter, add {first} as the uplink of the PVRDMA vDS (Distributed Switch > Add and Manage Hosts > Manage physical adapters)"),
+        format!("{detach}in vCenter add {uplink} as the only uplink of {target} (Distributed Switch > Add and Manage Hosts > Manage physical adapters)"),
     )
 }
 
 fn check_single_uplink(ctx: &Context) -> Check {
     const ID: &str = "dvs-single-uplink";
-    let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) else {
+    if ctx.rdma_switches.is_empty() {
         return not_checked(ID, "needs rdma-uplink-on-dvs to pass");
-    };
-    let evidence = vec![ev(cat::DVS_LIST, format!("Uplinks of {}", dvs.name))];
-    if dvs.uplinks.len() == 1 {
-        return check(
-            ID,
-            Status::Pass,
-            format!("{} is the only uplink of vDS {}", dvs.uplinks.join(""), dvs.name),
-            evidence,
-        );
     }
-    let hca = device.paired_uplink.as_deref().unwrap_or("");
-    let others: Vec<&str> = dvs.uplinks.iter().map(String::as_str).filter(|u| *u != hca).collect();
-    with_remedy(
-        check(
-            ID,
-            Status::Fail,
+    // Every vDS carrying an HCA is checked: teaming on any of them breaks its adapters.
+    let mut seen: Vec<&str> = Vec::new();
+    let mut good = Vec::new();
+    let mut teamed = Vec::new();
+    for (device, dvs) in &ctx.rdma_switches {
+        if seen.contains(&dvs.name.as_str()) {
+            continue;
+        }
+        seen.push(&dvs.name);
+        if dvs.uplinks.len() == 1 {
+            good.push(format!(
+                "{} is the only uplink of vDS {}",
+                dvs.uplinks.join(""),
+                dvs.name
+            ));
+        } else {
+            teamed.push((*device, *dvs));
+        }
+    }
+    let evidence = seen
+        .iter()
+        .map(|name| ev(cat::DVS_LIST, format!("Uplinks of {name}")))
+        .collect();
+    if teamed.is_empty() {
+        return check(ID, Status::Pass, good.join("; "), evidence);
+    }
+    let summaries: Vec<String> = teamed
+        .iter()
+        .map(|(device, dvs)| {
             format!(
-                "vDS {} has {} uplinks ({}): PVRDMA does not support NIC teaming, the HCA {hca} must be the only uplink",
+                "vDS {} has {} uplinks ({}): PVRDMA does not support NIC teaming, the HCA {} must be the only uplink",
                 dvs.name,
                 dvs.uplinks.len(),
-                dvs.uplinks.join(", ")
-            ),
-            evidence,
-        ),
-        format!(
-            "in vCenter, remove {} from the uplinks of vDS {} (or move {} to another vDS)",
-            others.join(", "),
-            dvs.name,
-            if others.len() == 1 { "it" } else { "them" }
-        ),
+                dvs.uplinks.join(", "),
+                device.paired_uplink.as_deref().unwrap_or("?")
+            )
+        })
+        .collect();
+    let remedies: Vec<String> = teamed
+        .iter()
+        .map(|(device, dvs)| {
+            let hca = device.paired_uplink.as_deref().unwrap_or("");
+            let others: Vec<&str> = dvs.uplinks.iter().map(String::as_str).filter(|u| *u != hca).collect();
+            format!(
+                "in vCenter, remove {} from the uplinks of vDS {} (or move {} to another vDS)",
+                others.join(", "),
+                dvs.name,
+                if others.len() == 1 { "it" } else { "them" }
+            )
+        })
+        .collect();
+    with_remedy(
+        check(ID, Status::Fail, summaries.join("; "), evidence),
+        remedies.join("; "),
     )
 }
 
@@ -648,19 +690,31 @@ fn check_vmknic_valid(ctx: &Context) -> Check {
             ),
         );
     };
-    if interface.enabled == Some(false) {
-        return with_remedy(
-            check(
+    let enabled_ev = || ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}"));
+    match interface.enabled {
+        Some(true) => {}
+        Some(false) => {
+            return with_remedy(
+                check(
+                    ID,
+                    Status::Fail,
+                    format!("{vmk} exists but is disabled"),
+                    vec![enabled_ev()],
+                ),
+                format!("esxcli network ip interface set -e true -i {vmk}"),
+            )
+        }
+        None => {
+            return check(
                 ID,
-                Status::Fail,
-                format!("{vmk} exists but is disabled"),
-                vec![ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}"))],
-            ),
-            format!("esxcli network ip interface set -e true -i {vmk}"),
-        );
+                Status::Unknown,
+                format!("{vmk} exists but its Enabled state is not printed"),
+                vec![enabled_ev()],
+            )
+        }
     }
     let ipv4 = match &f.ipv4 {
-        Ok(rows) => rows.iter().find(|r| &r.name == vmk).and_then(|r| r.address.clone()),
+        Ok(rows) => rows.iter().find(|r| &r.name == vmk),
         Err(e) => {
             return check(
                 ID,
@@ -670,7 +724,23 @@ fn check_vmknic_valid(ctx: &Context) -> Check {
             )
         }
     };
-    let Some(address) = ipv4 else {
+    let netstack = interface.netstack.as_deref().filter(|n| *n != "defaultTcpipStack");
+    let address = match (ipv4, netstack) {
+        (Some(row), _) => row.address.clone(),
+        // `ipv4 get` without --netstack may list only the default netstack's interfaces.
+        (None, Some(netstack)) => {
+            return check(
+                ID,
+                Status::Unknown,
+                format!(
+                    "{vmk} is on netstack {netstack}, which `esxcli network ip interface ipv4 get` did not list; check `esxcli network ip interface ipv4 get -N {netstack}`"
+                ),
+                vec![ev(cat::IP_INTERFACE_LIST, format!("Netstack Instance of {vmk}")), ev(cat::IPV4_GET, "Name")],
+            )
+        }
+        (None, None) => None,
+    };
+    let Some(address) = address else {
         return with_remedy(
             check(
                 ID,
@@ -681,37 +751,61 @@ fn check_vmknic_valid(ctx: &Context) -> Check {
             format!("esxcli network ip interface ipv4 set -i {vmk} -t static -I <IPv4 address> -N <netmask>"),
         );
     };
-    let evidence = vec![
-        ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}")),
-        ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}")),
-    ];
-    match (ctx.dvs, interface.vds_name.as_deref()) {
-        (Some(dvs), Some(on)) if on != dvs.name => check(
-            ID,
-            Status::Warn,
-            format!(
-                "{vmk} has IPv4 {address} but sits on vDS {on}, not on {} whose uplink is the HCA",
-                dvs.name
-            ),
-            evidence,
-        ),
-        (Some(dvs), None) => check(
-            ID,
-            Status::Warn,
-            format!(
-                "{vmk} has IPv4 {address} but is on {}, not on vDS {} whose uplink is the HCA",
-                interface.portset.as_deref().unwrap_or("a standard vSwitch"),
-                dvs.name
-            ),
-            evidence,
-        ),
-        _ => check(
+    let Some(dvs) = ctx.dvs else {
+        return check(
             ID,
             Status::Pass,
             format!("{vmk} exists, is enabled and has IPv4 {address}"),
-            evidence,
-        ),
+            vec![enabled_ev(), ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}"))],
+        );
+    };
+    if interface.vds_name.as_deref() == Some(dvs.name.as_str()) {
+        return check(
+            ID,
+            Status::Pass,
+            format!(
+                "{vmk} exists, is enabled, has IPv4 {address} and sits on vDS {}",
+                dvs.name
+            ),
+            vec![
+                enabled_ev(),
+                ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}")),
+                ev(cat::IP_INTERFACE_LIST, format!("VDS Name of {vmk}")),
+            ],
+        );
     }
+    let on = match (interface.vds_name.as_deref(), interface.portset.as_deref()) {
+        (Some(vds), _) => format!("vDS {vds}"),
+        (None, Some(portset)) => format!("standard switch {portset}"),
+        (None, None) => "another switch".to_string(),
+    };
+    let suggested = ctx.suggested_vmknic();
+    let remedy = if &suggested != vmk && !suggested.starts_with('<') {
+        format!(
+            "tag the vmknic on vDS {}: esxcli system settings advanced set -o /Net/PVRDMAVmknic -s {suggested}",
+            dvs.name
+        )
+    } else {
+        format!(
+            "in vCenter, migrate {vmk} to a port group of vDS {} (Host > Configure > VMkernel adapters)",
+            dvs.name
+        )
+    };
+    with_remedy(
+        check(
+            ID,
+            Status::Warn,
+            format!(
+                "{vmk} has IPv4 {address} but sits on {on}, not on vDS {} whose uplink is the HCA",
+                dvs.name
+            ),
+            vec![
+                ev(cat::IP_INTERFACE_LIST, format!("VDS Name of {vmk}")),
+                ev(cat::IP_INTERFACE_LIST, format!("Portset of {vmk}")),
+            ],
+        ),
+        remedy,
+    )
 }
 
 fn check_firewall(f: &HostFacts) -> Check {
@@ -734,11 +828,20 @@ fn check_firewall(f: &HostFacts) -> Check {
         ev(cat::FIREWALL_RULESET_LIST, "Enabled of pvrdma"),
     ];
     const ENABLE: &str = "esxcli network firewall ruleset set -e true -r pvrdma";
+    let esxi8 = matches!(&f.version, Ok(v) if v.numbers().is_some_and(|n| n.0 >= 8));
     match rulesets.iter().find(|r| r.name.eq_ignore_ascii_case("pvrdma")) {
         Some(r) if r.enabled == Some(true) => check(ID, Status::Pass, "firewall ruleset pvrdma is enabled", evidence),
         Some(r) if r.enabled == Some(false) => match &f.firewall {
             Ok(fw) if fw.enabled == Some(true) => with_remedy(
-                check(ID, Status::Fail, "the firewall is enabled and its pvrdma ruleset is disabled (the ESXi 8.0 default): PVRDMA traffic is blocked", evidence),
+                check(
+                    ID,
+                    Status::Fail,
+                    format!(
+                        "the firewall is enabled and its pvrdma ruleset is disabled{}: PVRDMA traffic is blocked",
+                        if esxi8 { " (the ESXi 8.0 default)" } else { "" }
+                    ),
+                    evidence,
+                ),
                 ENABLE,
             ),
             Ok(_) => with_remedy(
@@ -751,10 +854,15 @@ fn check_firewall(f: &HostFacts) -> Check {
             ),
         },
         Some(_) => check(ID, Status::Unknown, "ruleset pvrdma has no readable Enabled value", evidence),
+        // ESXi has shipped a pvrdma ruleset since PVRDMA itself (6.5): its absence means
+        // the list is not what it seems, so nothing can be concluded.
         None => check(
             ID,
-            Status::Warn,
-            "the firewall has no pvrdma ruleset (older ESXi); make sure PVRDMA traffic is allowed",
+            Status::Unknown,
+            format!(
+                "the firewall is on and its ruleset list has no pvrdma row among {} rulesets; check `esxcli network firewall ruleset list -r pvrdma`",
+                rulesets.len()
+            ),
             evidence,
         ),
     }
@@ -770,29 +878,47 @@ fn check_mtu(ctx: &Context) -> Check {
         return not_checked(ID, "needs pvrdma-vmknic-tagged to pass");
     };
     if let Ok(interfaces) = &f.vmknics {
-        if !interfaces.iter().any(|i| &i.name == vmk) {
-            return not_checked(
-                ID,
-                &format!("the tagged vmknic {vmk} does not exist (see pvrdma-vmknic-valid)"),
-            );
+        match interfaces.iter().find(|i| &i.name == vmk) {
+            None => {
+                return not_checked(
+                    ID,
+                    &format!("the tagged vmknic {vmk} does not exist (see pvrdma-vmknic-valid)"),
+                )
+            }
+            // Its MTU only matters on the path through the HCA's vDS.
+            Some(i) if i.vds_name.as_deref() != Some(dvs.name.as_str()) => {
+                return not_checked(
+                    ID,
+                    &format!("{vmk} is not on vDS {} (see pvrdma-vmknic-valid)", dvs.name),
+                )
+            }
+            Some(_) => {}
         }
     }
     let uplink = device.paired_uplink.clone().unwrap_or_default();
-    let nic_mtu: Fact<Option<u32>> = f
-        .nics
-        .clone()
-        .map(|n| n.iter().find(|n| n.name == uplink).and_then(|n| n.mtu));
-    let vmk_mtu: Fact<Option<u32>> = f
-        .vmknics
-        .clone()
-        .map(|v| v.iter().find(|v| &v.name == vmk).and_then(|v| v.mtu));
+    let nic_mtu: Result<u32, String> = match &f.nics {
+        Ok(nics) => match nics.iter().find(|n| n.name == uplink) {
+            Some(n) => n.mtu.ok_or_else(|| "no MTU in its row".to_string()),
+            None => Err("not in esxcli network nic list".to_string()),
+        },
+        Err(e) => Err(e.to_string()),
+    };
+    let vmk_mtu: Result<u32, String> = match &f.vmknics {
+        Ok(v) => v
+            .iter()
+            .find(|v| &v.name == vmk)
+            .and_then(|v| v.mtu)
+            .ok_or_else(|| "no MTU printed".to_string()),
+        Err(e) => Err(e.to_string()),
+    };
     let evidence = vec![
         ev(cat::DVS_LIST, format!("MTU of {}", dvs.name)),
         ev(cat::IP_INTERFACE_LIST, format!("MTU of {vmk}")),
         ev(cat::NIC_LIST, format!("MTU of {uplink}")),
     ];
+    let dvs_label = format!("vDS {}", dvs.name);
     let named = [
-        (format!("vDS {}", dvs.name), Ok(dvs.mtu)),
+        (dvs_label.clone(), dvs.mtu.ok_or_else(|| "no MTU printed".to_string())),
         (vmk.clone(), vmk_mtu),
         (uplink.clone(), nic_mtu),
     ];
@@ -800,8 +926,7 @@ fn check_mtu(ctx: &Context) -> Check {
     let mut missing: Vec<String> = Vec::new();
     for (name, mtu) in named {
         match mtu {
-            Ok(Some(m)) => known.push((name, m)),
-            Ok(None) => missing.push(format!("{name}: no MTU in the output")),
+            Ok(m) => known.push((name, m)),
             Err(e) => missing.push(format!("{name}: {e}")),
         }
     }
@@ -810,10 +935,20 @@ fn check_mtu(ctx: &Context) -> Check {
         .map(|(n, m)| format!("{n} {m}"))
         .collect::<Vec<_>>()
         .join(", ");
+    // How to raise one element of the path to `target`.
+    let raise = |name: &str, target: u32| {
+        if name == dvs_label {
+            format!("set the MTU of vDS {} to {target} in vCenter (Distributed Switch > Settings > Edit Settings > Advanced)", dvs.name)
+        } else if name == vmk.as_str() {
+            format!("esxcli network ip interface set -m {target} -i {vmk}")
+        } else {
+            format!("{name} did not take the vDS MTU: re-apply vDS {}'s MTU {target} in vCenter and check `esxcli network nic get -n {name}`", dvs.name)
+        }
+    };
     let vmk_value = known.iter().find(|(n, _)| n == vmk).map(|(_, m)| *m);
-    let others_min = known.iter().filter(|(n, _)| n != vmk).map(|(_, m)| *m).min();
-    if let (Some(v), Some(min)) = (vmk_value, others_min) {
-        if v > min {
+    let lowest = known.iter().filter(|(n, _)| n != vmk).min_by_key(|(_, m)| *m);
+    if let (Some(v), Some((low_name, low))) = (vmk_value, lowest) {
+        if v > *low {
             return with_remedy(
                 check(
                     ID,
@@ -822,8 +957,8 @@ fn check_mtu(ctx: &Context) -> Check {
                     evidence,
                 ),
                 format!(
-                    "esxcli network ip interface set -m {min} -i {vmk}  (or raise the vDS {} MTU in vCenter to {v})",
-                    dvs.name
+                    "esxcli network ip interface set -m {low} -i {vmk}, or {}",
+                    raise(low_name, v)
                 ),
             );
         }
@@ -831,33 +966,29 @@ fn check_mtu(ctx: &Context) -> Check {
     let all_equal = known.windows(2).all(|w| matches!(w, [a, b] if a.1 == b.1));
     if !missing.is_empty() {
         let status = if all_equal { Status::Unknown } else { Status::Warn };
+        let known_text = if list.is_empty() { "none".to_string() } else { list };
         return check(
             ID,
             status,
-            format!(
-                "known MTUs: {}; unknown: {}",
-                if list.is_empty() { "none".into() } else { list },
-                missing.join("; ")
-            ),
+            format!("known MTUs: {known_text}; unknown: {}", missing.join("; ")),
             evidence,
         );
     }
+    let (Some((low_name, _)), Some(high)) = (known.iter().min_by_key(|(_, m)| *m), known.iter().map(|k| k.1).max())
+    else {
+        return check(ID, Status::Unknown, "no MTU known", evidence);
+    };
     if all_equal {
         check(
             ID,
             Status::Pass,
-            format!(
-                "MTU {} on vDS {}, {vmk} and {uplink}",
-                known.first().map_or(0, |k| k.1),
-                dvs.name
-            ),
+            format!("MTU {high} on vDS {}, {vmk} and {uplink}", dvs.name),
             evidence,
         )
     } else {
-        let target = known.iter().map(|k| k.1).max().unwrap_or(9000);
         with_remedy(
             check(ID, Status::Warn, format!("MTUs differ: {list}"), evidence),
-            format!("use one MTU end to end, e.g. set vDS {} to {target} in vCenter and `esxcli network ip interface set -m {target} -i {vmk}`", dvs.name),
+            raise(low_name, high),
         )
     }
 }
@@ -871,7 +1002,7 @@ fn check_roce(ctx: &Context) -> Check {
         Ok(p) => p,
         Err(e) => return unknown_from(ID, cat::RDMA_PROTOCOL_LIST, e),
     };
-    let evidence = vec![ev(
+    let mut evidence = vec![ev(
         cat::RDMA_PROTOCOL_LIST,
         format!("RoCE v1, RoCE v2 of {}", device.name),
     )];
@@ -888,7 +1019,46 @@ fn check_roce(ctx: &Context) -> Check {
         .filter(|(b, _)| *b == Some(true))
         .map(|(_, n)| *n)
         .collect();
-    if !versions.is_empty() {
+    if versions.is_empty() {
+        if row.roce_v1.is_none() || row.roce_v2.is_none() {
+            return check(
+                ID,
+                Status::Unknown,
+                format!("RoCE support of {} is not stated", device.name),
+                evidence,
+            );
+        }
+        return with_remedy(
+            check(
+                ID,
+                Status::Fail,
+                format!(
+                    "{} supports neither RoCE v1 nor RoCE v2; PVRDMA needs RoCE",
+                    device.name
+                ),
+                evidence,
+            ),
+            "use a RoCE-capable NIC (or enable RoCE in its driver/firmware) as the PVRDMA uplink",
+        );
+    }
+    // An adapter set to a RoCE version the HCA lacks cannot use it (DOMAIN §2.7).
+    let mismatched: Vec<String> = ctx
+        .facts
+        .pvrdma_properties
+        .as_deref()
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|s| {
+            let version = s.properties.as_ref().ok()?.roce_version?;
+            let supported = match version {
+                1 => row.roce_v1,
+                2 => row.roce_v2,
+                _ => None,
+            };
+            (supported == Some(false)).then(|| format!("{}_{} uses RoCE v{version}", s.device.world_id, s.device.index))
+        })
+        .collect();
+    if mismatched.is_empty() {
         return check(
             ID,
             Status::Pass,
@@ -896,25 +1066,23 @@ fn check_roce(ctx: &Context) -> Check {
             evidence,
         );
     }
-    if row.roce_v1.is_none() || row.roce_v2.is_none() {
-        return check(
-            ID,
-            Status::Unknown,
-            format!("RoCE support of {} is not stated", device.name),
-            evidence,
-        );
-    }
+    evidence.push(ev(cat::PVRDMA_PROPERTIES, "RoCE version"));
     with_remedy(
         check(
             ID,
             Status::Fail,
             format!(
-                "{} supports neither RoCE v1 nor RoCE v2; PVRDMA needs RoCE",
-                device.name
+                "{} supports only {}, but adapter {}",
+                device.name,
+                versions.join(" and "),
+                mismatched.join(", ")
             ),
             evidence,
         ),
-        "use a RoCE-capable NIC (or enable RoCE in its driver/firmware) as the PVRDMA uplink",
+        format!(
+            "with the VM powered off, set the PVRDMA adapter's RoCE version (device protocol) to {} in its settings",
+            versions.join(" or ")
+        ),
     )
 }
 
@@ -936,10 +1104,14 @@ fn adapters(f: &HostFacts, ctx: &Context, checks: &[Check]) -> (Vec<Vm>, Option<
     }
     let adapters_error = match (&f.pvrdma_devices, &f.pvrdma_properties) {
         (Err(ls), Err(_)) => Some(format!("PVRDMA adapters could not be listed: {ls}")),
+        // The batch runs its own `ls` quietly: when it printed nothing and the listing
+        // itself failed, "no sections" means "not listed", not "no adapters".
+        (Err(ls), Ok(sections)) if sections.is_empty() => Some(format!("PVRDMA adapters could not be listed: {ls}")),
         _ => None,
     };
     let processes: &[p::VmProcess] = f.vms.as_deref().unwrap_or(&[]);
     let failing: Vec<&Check> = checks.iter().filter(|c| c.status == Status::Fail).collect();
+    let unresolved: Vec<&Check> = checks.iter().filter(|c| c.status == Status::Unknown).collect();
     let mut vms: BTreeMap<u64, Vm> = BTreeMap::new();
     for (id, section) in by_device {
         let vm = vms.entry(id.world_id).or_insert_with(|| {
@@ -951,7 +1123,8 @@ fn adapters(f: &HostFacts, ctx: &Context, checks: &[Check]) -> (Vec<Vm>, Option<
                 adapters: Vec::new(),
             }
         });
-        vm.adapters.push(adapter_verdict(f, ctx, id, section, &failing));
+        vm.adapters
+            .push(adapter_verdict(f, ctx, id, section, &failing, &unresolved));
     }
     let mut vms: Vec<Vm> = vms.into_values().collect();
     vms.sort_by(|a, b| a.name.cmp(&b.name).then(a.world_id.cmp(&b.world_id)));
@@ -964,6 +1137,7 @@ fn adapter_verdict(
     id: p::PvrdmaDeviceId,
     section: Option<&p::PvrdmaPropertiesSection>,
     failing: &[&Check],
+    unresolved: &[&Check],
 ) -> Adapter {
     let mut adapter = Adapter {
         index: id.index,
@@ -986,6 +1160,13 @@ fn adapter_verdict(
         },
         (None, Err(e)) => {
             adapter.reasons.push(e.to_string());
+            return adapter;
+        }
+        (None, Ok(_)) if f.pvrdma_properties_cut_short.is_some() => {
+            let why = f.pvrdma_properties_cut_short.as_deref().unwrap_or_default();
+            adapter.reasons.push(format!(
+                "the batched vsish query stopped before reaching this adapter: {why}"
+            ));
             return adapter;
         }
         (None, Ok(_)) => {
@@ -1045,7 +1226,13 @@ fn adapter_verdict(
                 .reasons
                 .extend(port_reasons(f, ctx, id, adapter.mac.as_deref(), port));
         }
-        if adapter.reasons.is_empty() {
+        if adapter.reasons.is_empty() && !unresolved.is_empty() {
+            let ids: Vec<&str> = unresolved.iter().map(|c| c.id).collect();
+            adapter.reasons.push(format!(
+                "no failing host check explains it, but {} could not be evaluated (missing data); the cause is likely among them",
+                ids.join(", ")
+            ));
+        } else if adapter.reasons.is_empty() {
             adapter.reasons.push(
                 "no host-side cause found: every host check passes and the adapter's port uses the HCA's vDS; the HCA was probably unusable when the adapter started (power-cycle the VM after fixing the host)"
                     .to_string(),
@@ -1064,7 +1251,8 @@ fn find_port<'a>(f: &'a HostFacts, world_id: u64, mac: &str) -> Option<&'a p::Vm
         .find(|p| p.mac_address.as_deref().is_some_and(|m| m.eq_ignore_ascii_case(mac)))
 }
 
-/// What the adapter's own VM port says about why it has no HCA.
+/// What the adapter's own VM port says about why it has no HCA, judged against the vDS
+/// that port is on (a host may carry HCAs on several switches).
 fn port_reasons(
     f: &HostFacts,
     ctx: &Context,
@@ -1087,23 +1275,31 @@ fn port_reasons(
     let vswitch = port.vswitch.as_deref().unwrap_or("?");
     let portgroup = port.portgroup.as_deref().unwrap_or("?");
     let uplink = port.team_uplink.as_deref().unwrap_or("no uplink");
-    let hca_uplink = ctx.device.and_then(|d| d.paired_uplink.as_deref());
+    let Some((device, _)) = ctx.rdma_switches.iter().find(|(_, s)| s.name == vswitch) else {
+        let mut names: Vec<&str> = ctx.rdma_switches.iter().map(|(_, s)| s.name.as_str()).collect();
+        names.dedup();
+        return vec![match names.first() {
+            None => format!("its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}; no vDS has an HCA as uplink"),
+            Some(first) => format!(
+                "its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}, not on vDS {} whose uplink is an HCA: connect the adapter to a port group of {first}",
+                names.join(" or ")
+            ),
+        }];
+    };
     let mut reasons = Vec::new();
-    match ctx.dvs {
-        Some(dvs) if vswitch != dvs.name => reasons.push(format!(
-            "its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}, not on vDS {} whose uplink is the HCA {}: connect the adapter to a port group of {}",
-            dvs.name,
-            hca_uplink.unwrap_or("?"),
-            dvs.name
-        )),
-        Some(_) => {
-            if let (Some(team), Some(hca)) = (port.team_uplink.as_deref(), hca_uplink) {
-                if team != hca {
-                    reasons.push(format!("its port (MAC {mac}) uses uplink {team}, not the HCA's uplink {hca}"));
-                }
-            }
+    if !matches!(device.state, p::PortState::Active | p::PortState::ActiveDefer) {
+        reasons.push(format!(
+            "its port is on vDS {vswitch}, whose HCA {} is {}",
+            device.name,
+            state_name(&device.state)
+        ));
+    }
+    if let (Some(team), Some(hca)) = (port.team_uplink.as_deref(), device.paired_uplink.as_deref()) {
+        if team != hca {
+            reasons.push(format!(
+                "its port (MAC {mac}) uses uplink {team}, not the HCA's uplink {hca}"
+            ));
         }
-        None => reasons.push(format!("its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}; no vDS has the HCA as uplink")),
     }
     reasons
 }
@@ -1173,6 +1369,7 @@ fn pairs(hosts: &[HostDiagnosis]) -> Vec<Pair> {
                         AdapterRef {
                             host: h.host.clone(),
                             vm: vm.name.clone(),
+                            world_id: vm.world_id,
                             adapter: a.index,
                         },
                         a.verdict,
@@ -1184,7 +1381,7 @@ fn pairs(hosts: &[HostDiagnosis]) -> Vec<Pair> {
     let mut pairs = Vec::new();
     for (i, (a, va)) in all.iter().enumerate() {
         for (b, vb) in all.iter().skip(i + 1) {
-            if a.host == b.host && a.vm == b.vm {
+            if a.host == b.host && a.vm == b.vm && a.world_id == b.world_id {
                 continue;
             }
             let transport = if a.host == b.host {
@@ -1219,6 +1416,9 @@ fn summarize(hosts: &[HostDiagnosis]) -> Summary {
             HostStatus::Unreachable => s.unreachable += 1,
             HostStatus::Error => s.error += 1,
         }
+        if h.adapters_error.is_some() {
+            s.hosts_without_adapter_list += 1;
+        }
         for a in h.vms.iter().flat_map(|v| &v.adapters) {
             s.adapters += 1;
             match a.verdict {
@@ -1242,7 +1442,7 @@ fn summarize(hosts: &[HostDiagnosis]) -> Summary {
         (s.problems, "with problems"),
         (s.incomplete, "incomplete"),
         (s.unreachable, "unreachable"),
-        (s.error, "failed"),
+        (s.error, "with errors"),
     ]);
     let adapter_parts = parts(&[(s.hca, "hca"), (s.tcp_fallback, "tcp-fallback"), (s.unknown, "unknown")]);
     let mut line = plural(s.hosts, "host", "hosts");
@@ -1255,6 +1455,12 @@ fn summarize(hosts: &[HostDiagnosis]) -> Summary {
     ));
     if !adapter_parts.is_empty() {
         line.push_str(&format!(": {adapter_parts}"));
+    }
+    if s.hosts_without_adapter_list > 0 {
+        line.push_str(&format!(
+            "; adapters not listed on {}",
+            plural(s.hosts_without_adapter_list, "host", "hosts")
+        ));
     }
     s.line = line;
     s

@@ -74,6 +74,9 @@ pub struct HostFacts {
     pub vm_ports: Fact<Vec<p::VmPorts>>,
     pub pvrdma_devices: Fact<Vec<p::PvrdmaDeviceId>>,
     pub pvrdma_properties: Fact<Vec<p::PvrdmaPropertiesSection>>,
+    /// Why the properties batch stopped before its end (timeout, lost connection), so an
+    /// adapter without a section is explained by that rather than by a stopped VM.
+    pub pvrdma_properties_cut_short: Option<String>,
     /// Only vm-support bundles carry these; empty otherwise.
     pub vmx: Vec<VmxFact>,
 }
@@ -97,6 +100,10 @@ pub fn build(capture: &HostCapture) -> HostFacts {
         vm_ports: fact(capture, cat::VM_PORT_LIST, p::parse_vm_port_list_batch),
         pvrdma_devices: fact(capture, cat::PVRDMA_DEVICES_LS, p::parse_pvrdma_device_ls),
         pvrdma_properties: fact(capture, cat::PVRDMA_PROPERTIES, p::parse_pvrdma_properties_batch),
+        pvrdma_properties_cut_short: capture
+            .outputs
+            .get(cat::PVRDMA_PROPERTIES)
+            .and_then(|o| o.failure.as_ref().map(|f| f.message.clone())),
         vmx: capture
             .vmx_files
             .iter()
@@ -109,7 +116,8 @@ pub fn build(capture: &HostCapture) -> HostFacts {
 }
 
 fn fact<T>(capture: &HostCapture, id: &str, parse: fn(&str) -> Result<T, p::ParseError>) -> Fact<T> {
-    let command = cat::spec(id).map_or(id, |s| s.command).to_string();
+    let spec = cat::spec(id);
+    let command = spec.map_or(id, |s| s.label()).to_string();
     let Some(output) = capture.outputs.get(id) else {
         let reason = match (capture.missing.get(id), &capture.error) {
             (Some(failure), _) => failure.message.clone(),
@@ -121,7 +129,11 @@ fn fact<T>(capture: &HostCapture, id: &str, parse: fn(&str) -> Result<T, p::Pars
         };
         return Err(FactError::NotCollected { command, reason });
     };
-    if let Some(reason) = command_error(output) {
+    // A batch's sections carry their own errors; the loop's exit status only tells that
+    // some iteration failed (often the last one), so read the sections whatever it says.
+    // What a timeout cut short shows up as adapters without a section.
+    let batch_with_output = spec.is_some_and(|s| s.is_batch()) && !output.stdout.trim().is_empty();
+    if let (false, Some(reason)) = (batch_with_output, command_error(output)) {
         return Err(if output.failure.is_some() && output.stdout.trim().is_empty() {
             FactError::NotCollected { command, reason }
         } else {

@@ -18,6 +18,9 @@ const SCENARIOS: &[(&str, i32)] = &[
     ("vm-two-adapters", 1),
     ("esxi80-mixed-fleet", 1),
     ("broken-output", 3),
+    ("vsish-listing-failed", 3),
+    ("two-hcas-second-vds-teamed", 1),
+    ("roce-version-mismatch", 1),
 ];
 
 fn samples() -> PathBuf {
@@ -255,5 +258,88 @@ fn colour_only_when_asked_or_on_a_terminal() {
     assert!(
         !run(&["--color", "always", "--format", "json"]).contains('\x1b'),
         "JSON is never coloured"
+    );
+}
+
+#[test]
+fn a_failed_adapter_listing_is_never_read_as_no_adapters() {
+    let report = json("vsish-listing-failed");
+    let h = host(&report, "esx01");
+    assert_eq!(h["status"], "incomplete");
+    assert!(h["adapters_error"]
+        .as_str()
+        .expect("adapters_error")
+        .contains("VSISHPath_Form"));
+    assert_eq!(report["summary"]["hosts_without_adapter_list"], 1);
+}
+
+#[test]
+fn one_failed_iteration_of_a_batch_keeps_the_other_sections() {
+    // broken-output's properties batch exits 1 because its last vsish call failed.
+    let report = json("broken-output");
+    let vms = host(&report, "esx01")["vms"].as_array().expect("vms").clone();
+    let verdict = |name: &str| {
+        vms.iter()
+            .find(|v| v["name"] == name)
+            .map(|v| v["adapters"][0]["verdict"].clone())
+    };
+    assert_eq!(verdict("hpc-node01"), Some(serde_json::json!("hca")));
+    assert_eq!(verdict("hpc-node03"), Some(serde_json::json!("unknown")));
+}
+
+#[test]
+fn teaming_on_any_hca_vds_is_found_and_the_adapter_is_judged_on_its_own_vds() {
+    let report = json("two-hcas-second-vds-teamed");
+    let h = host(&report, "esx01");
+    let c = check(h, "dvs-single-uplink");
+    assert_eq!(c["status"], "fail");
+    assert!(c["summary"].as_str().expect("summary").contains("DSwitch-B"), "{c}");
+    let reasons = h["vms"][0]["adapters"][0]["reasons"].to_string();
+    assert!(
+        reasons.contains("vmnic4") && !reasons.contains("port group of DSwitch-RDMA"),
+        "{reasons}"
+    );
+}
+
+#[test]
+fn an_adapter_on_a_roce_version_the_hca_lacks_fails_the_host() {
+    let report = json("roce-version-mismatch");
+    let c = check(host(&report, "esx01"), "roce-supported");
+    assert_eq!(c["status"], "fail");
+    assert!(c["summary"].as_str().expect("summary").contains("RoCE v1"));
+}
+
+#[test]
+fn unknown_checks_are_named_when_nothing_else_explains_a_fallback() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let host_dir = dir.path().join("esx01");
+    std::fs::create_dir(&host_dir).expect("mkdir");
+    for entry in std::fs::read_dir(samples().join("healthy-cluster/esx01")).expect("sample") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), host_dir.join(entry.file_name())).expect("copy");
+    }
+    // The RDMA device list is cut after its header and the adapter has no HCA.
+    std::fs::write(
+        host_dir.join("esxcli_rdma_device_list.txt"),
+        "Name     Driver      State\n",
+    )
+    .expect("write");
+    let props = std::fs::read_to_string(host_dir.join("vsish_pvrdma_properties.txt")).expect("read");
+    std::fs::write(
+        host_dir.join("vsish_pvrdma_properties.txt"),
+        props.replace("Physical HCA available:1", "Physical HCA available:0"),
+    )
+    .expect("write");
+    let output = Command::cargo_bin("pvrdma-doctor")
+        .expect("binary")
+        .args(["analyze", "--format", "json"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let reasons = report["hosts"][0]["vms"][0]["adapters"][0]["reasons"].to_string();
+    assert!(
+        reasons.contains("rdma-device-present") && !reasons.contains("every host check passes"),
+        "{reasons}"
     );
 }

@@ -156,8 +156,15 @@ fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint) {
             }
         }
     }
+    let unlisted = d.summary.hosts_without_adapter_list;
     if rows.is_empty() {
-        let _ = writeln!(out, "No PVRDMA adapters found on running VMs.\n");
+        let _ = match unlisted {
+            0 => writeln!(out, "No PVRDMA adapters found on running VMs.\n"),
+            n => writeln!(
+                out,
+                "No PVRDMA adapters could be listed: the listing failed on {n} host(s), see above.\n"
+            ),
+        };
         return;
     }
     let mut builder = tabled::builder::Builder::default();
