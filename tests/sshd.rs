@@ -473,13 +473,21 @@ impl Agent {
         while !agent.socket.exists() && t0.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        let st = std::process::Command::new("ssh-add")
-            .arg(key)
-            .env("SSH_AUTH_SOCK", &agent.socket)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .expect("ssh-add");
-        assert!(st.success(), "ssh-add failed");
+        // The socket file appears at bind(), a moment before ssh-agent listens on it, so an
+        // early ssh-add can be refused: retry for a bounded time.
+        let added = loop {
+            let st = std::process::Command::new("ssh-add")
+                .arg(key)
+                .env("SSH_AUTH_SOCK", &agent.socket)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .expect("ssh-add");
+            if st.success() || t0.elapsed() > Duration::from_secs(10) {
+                break st.success();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(added, "ssh-add failed");
         agent
     }
 }

@@ -57,6 +57,26 @@ fn nix_is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// True once *this* sshd says it listens. A successful TCP connect is not enough: if
+/// the port was taken meanwhile, the connect reaches the other process while ours
+/// dies on bind(), and the test would talk to a stranger.
+fn wait_listening(child: &mut std::process::Child, port: u16, log_path: &Path) -> bool {
+    let start = Instant::now();
+    let ready = format!("Server listening on 127.0.0.1 port {}", port);
+    while start.elapsed() < Duration::from_secs(10) {
+        if let Ok(Some(_)) = child.try_wait() {
+            return false;
+        }
+        if std::fs::read_to_string(log_path).unwrap_or_default().contains(&ready)
+            && TcpStream::connect(("127.0.0.1", port)).is_ok()
+        {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
 pub fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
     l.local_addr().expect("local addr").port()
@@ -153,11 +173,10 @@ impl Sshd {
         std::fs::write(&ak, keys).expect("authorized_keys");
         set_mode(&ak, 0o644);
         std::fs::write(dir.path().join("banner"), "VMware ESXi 8.0.2 (test double)\n").expect("banner");
-        let port = free_port();
         let samples = opts.samples.display().to_string();
         let config = format!(
             "ListenAddress 127.0.0.1\n\
-             Port {port}\n\
+             Port __PORT__\n\
              HostKey {ecdsa}\n\
              HostKey {rsa}\n\
              PidFile none\n\
@@ -197,41 +216,38 @@ impl Sshd {
             hang = if opts.hang.is_empty() { "none".to_string() } else { opts.hang.join(",") },
         );
         let cfg_path = dir.path().join("sshd_config");
-        std::fs::write(&cfg_path, config).expect("sshd_config");
         std::fs::create_dir_all("/run/sshd").ok();
-        let log = std::fs::File::create(dir.path().join("sshd.log")).expect("log");
-        let child = Command::new(SSHD)
-            .arg("-D")
-            .arg("-e")
-            .arg("-f")
-            .arg(&cfg_path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start sshd");
-        let mut sshd = Sshd {
-            child,
-            port,
-            dir,
-            host_key_pub,
-        };
-        sshd.wait_listening();
-        sshd
-    }
-
-    fn wait_listening(&mut self) {
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                panic!("sshd exited at start ({st}): {}", self.log());
+        // A free port can be taken by another process between free_port() and sshd's bind
+        // (parallel tests, other sshds on the machine); then sshd exits and we try another.
+        let mut last_log = String::new();
+        for _ in 0..5 {
+            let port = free_port();
+            std::fs::write(&cfg_path, config.replace("__PORT__", &port.to_string())).expect("sshd_config");
+            let log_path = dir.path().join("sshd.log");
+            let log = std::fs::File::create(&log_path).expect("log");
+            let mut child = Command::new(SSHD)
+                .arg("-D")
+                .arg("-e")
+                .arg("-f")
+                .arg(&cfg_path)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .expect("start sshd");
+            if wait_listening(&mut child, port, &log_path) {
+                return Sshd {
+                    child,
+                    port,
+                    dir,
+                    host_key_pub,
+                };
             }
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+            last_log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            let _ = child.kill();
+            let _ = child.wait();
         }
-        panic!("sshd did not listen within 10s: {}", self.log());
+        panic!("sshd could not listen on a free port in 5 attempts: {last_log}");
     }
 
     pub fn log(&self) -> String {
