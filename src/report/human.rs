@@ -65,16 +65,31 @@ fn status_label(status: HostStatus, paint: &Paint) -> String {
     }
 }
 
+/// Text that came from a host (names, error messages, vsish output) with its control
+/// characters made visible: a hostile or broken host must not be able to send escape
+/// sequences to the admin's terminal. Newlines stay, table cells use them.
+fn clean(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| -> Box<dyn Iterator<Item = char>> {
+            if c.is_control() && c != '\n' {
+                Box::new(c.escape_default())
+            } else {
+                Box::new(std::iter::once(c))
+            }
+        })
+        .collect()
+}
+
 fn host_section(out: &mut String, host: &HostDiagnosis, paint: &Paint) {
     let version = host
         .esxi_version
         .as_deref()
-        .map(|v| format!(" · ESXi {v}"))
+        .map(|v| format!(" · ESXi {}", clean(v)))
         .unwrap_or_default();
     let _ = writeln!(
         out,
         "{} · {}{version}",
-        paint.bold(&host.host),
+        paint.bold(&clean(&host.host)),
         status_label(host.status, paint)
     );
     if let Some(error) = &host.error {
@@ -83,7 +98,7 @@ fn host_section(out: &mut String, host: &HostDiagnosis, paint: &Paint) {
             "  {} {}: {}",
             paint.red("✗"),
             kind_label(error.kind),
-            error.message
+            clean(&error.message)
         );
     }
     let width = host.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
@@ -91,7 +106,7 @@ fn host_section(out: &mut String, host: &HostDiagnosis, paint: &Paint) {
         check_line(out, check, width, paint);
     }
     if let Some(e) = &host.adapters_error {
-        let _ = writeln!(out, "  {} {e}", paint.dim("?"));
+        let _ = writeln!(out, "  {} {}", paint.dim("?"), clean(e));
     }
 }
 
@@ -109,11 +124,11 @@ fn check_line(out: &mut String, c: &Check, width: usize, paint: &Paint) {
         Status::Fail => paint.red("✗"),
         Status::Unknown => paint.dim("?"),
     };
-    let _ = writeln!(out, "  {mark} {:<width$}  {}", c.id, c.summary);
+    let _ = writeln!(out, "  {mark} {:<width$}  {}", c.id, clean(&c.summary));
     let indent = " ".repeat(width + 6);
     if let Some(remedy) = &c.remedy {
         if c.status != Status::Pass {
-            let _ = writeln!(out, "{indent}fix: {}", paint.bold(remedy));
+            let _ = writeln!(out, "{indent}fix: {}", paint.bold(&clean(remedy)));
         }
     }
     // An unknown check's summary already names the command that is missing.
@@ -121,7 +136,7 @@ fn check_line(out: &mut String, c: &Check, width: usize, paint: &Paint) {
         let from: Vec<String> = c
             .evidence
             .iter()
-            .map(|e| format!("{} ({})", e.command, e.field))
+            .map(|e| format!("{} ({})", e.command, clean(&e.field)))
             .collect();
         let _ = writeln!(out, "{indent}{}", paint.dim(&format!("from: {}", from.join(", "))));
     }
@@ -140,7 +155,7 @@ fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint) {
                 let reason = match a.verdict {
                     Verdict::Hca if a.reasons.is_empty() => {
                         let via = a.port.as_ref().and_then(|p| match (&p.vswitch, &p.uplink) {
-                            (Some(s), Some(u)) => Some(format!(" via {s} / {u}")),
+                            (Some(s), Some(u)) => Some(format!(" via {} / {}", clean(s), clean(u))),
                             _ => None,
                         });
                         format!("physical HCA in use{}", via.unwrap_or_default())
@@ -148,11 +163,11 @@ fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint) {
                     _ => a
                         .reasons
                         .iter()
-                        .map(|r| format!("• {r}"))
+                        .map(|r| format!("• {}", clean(r)))
                         .collect::<Vec<_>>()
                         .join("\n"),
                 };
-                rows.push([vm.name.clone(), host.host.clone(), a.index.to_string(), verdict, reason]);
+                rows.push([clean(&vm.name), clean(&host.host), a.index.to_string(), verdict, reason]);
             }
         }
     }
@@ -202,11 +217,55 @@ fn transport_lines(out: &mut String, d: &Diagnosis) {
         let _ = writeln!(
             out,
             "  tcp: {}/{}#{} ↔ {}/{}#{}",
-            p.a.host, p.a.vm, p.a.adapter, p.b.host, p.b.vm, p.b.adapter
+            clean(&p.a.host),
+            clean(&p.a.vm),
+            p.a.adapter,
+            clean(&p.b.host),
+            clean(&p.b.vm),
+            p.b.adapter
         );
     }
     if tcp.len() > 10 {
         let _ = writeln!(out, "  … and {} more tcp pairs (see --format json)", tcp.len() - 10);
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::{ErrorKind, Failure};
+    use crate::diagnose::{Summary, Vm};
+
+    #[test]
+    fn text_from_a_host_cannot_reach_the_terminal_as_escape_sequences() {
+        let hostile = "evil\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J";
+        let host = HostDiagnosis {
+            host: "esx01".to_string(),
+            status: HostStatus::Error,
+            error: Some(Failure::new(
+                ErrorKind::KeyExchange,
+                format!("no common algorithm; server offers {hostile}"),
+            )),
+            esxi_version: None,
+            checks: Vec::new(),
+            vms: vec![Vm {
+                name: hostile.to_string(),
+                world_id: Some(1),
+                config_file: None,
+                adapters: Vec::new(),
+            }],
+            adapters_error: Some(hostile.to_string()),
+        };
+        let d = Diagnosis {
+            hosts: vec![host],
+            pairs: Vec::new(),
+            summary: Summary::default(),
+        };
+        let text = render(&d, false);
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+        assert!(text.contains("evil\\u{1b}]52"), "the bytes stay visible: {text}");
+        // Our own colours still work.
+        assert!(render(&d, true).contains("\x1b[31m"));
+    }
 }
