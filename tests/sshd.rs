@@ -564,3 +564,29 @@ fn identities_only_limits_agent_keys_to_the_configured_ones() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn the_esxi_password_is_never_sent_to_a_jump_host() {
+    let client = ClientSide::new("");
+    let target_sshd = keyed_sshd(&client, esx01());
+    // The jump host does not know the client key: only a password could get in there.
+    let mut jo = SshdOptions::new(esx01());
+    jo.allow_tcp_forwarding = true;
+    let jump = Sshd::start(jo);
+    client.trust(&target_sshd);
+    client.trust(&jump);
+    client.write_config(&format!(
+        "Host esx-behind\n  HostName 127.0.0.1\n  Port {}\n  ProxyJump 127.0.0.1:{}\n",
+        target_sshd.port, jump.port
+    ));
+    let mut opts = client.options(&["esx-behind".to_string()]);
+    opts.password = Some(SecretString::from(test_password()));
+    let run = collect_live(&opts).expect("run");
+    let err = run.captures[0].error.clone().expect("jump auth error");
+    assert_eq!(err.kind, ErrorKind::Auth, "{err:?}");
+    assert!(err.message.starts_with("jump host"), "{}", err.message);
+    assert!(err.message.contains("never with the ESXi password"), "{}", err.message);
+    let log = jump.log();
+    assert!(!log.contains("keyboard-interactive/pam"), "{log}");
+    assert!(!log.contains("Accepted"), "{log}");
+}

@@ -272,7 +272,18 @@ pub async fn connect(jumps: &[Endpoint], target: &Endpoint, creds: &Credentials)
             }
         };
         let (mut handle, (_, banner)) = handle;
-        authenticate(hop, &mut handle, creds).await?;
+        // The password is the ESXi hosts' password: a jump host (often run by someone
+        // else) must never receive it, so hops log in with the agent and keys only.
+        let is_target = std::ptr::eq(hop, target);
+        let hop_creds = if is_target {
+            Cow::Borrowed(creds)
+        } else {
+            Cow::Owned(Credentials {
+                use_agent: creds.use_agent,
+                password: None,
+            })
+        };
+        authenticate(hop, &mut handle, &hop_creds, is_target).await?;
         last_banner = banner.lock().ok().and_then(|b| b.clone());
         handles.push(handle);
         prev = Some(hop);
@@ -435,7 +446,12 @@ fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) 
 
 /// Tries, as OpenSSH does: agent keys, identity files, then the password through
 /// keyboard-interactive (ESXi's PAM path), then the `password` method.
-async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds: &Credentials) -> Result<(), Failure> {
+async fn authenticate(
+    hop: &Endpoint,
+    handle: &mut Handle<ClientHandler>,
+    creds: &Credentials,
+    is_target: bool,
+) -> Result<(), Failure> {
     let user = hop.user.clone();
     let mut notes: Vec<String> = Vec::new();
     // `None` until the server has told us; OpenSSH also starts by simply trying.
@@ -529,10 +545,17 @@ async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds:
     if let Some(password) = &creds.password {
         if allows(&remaining, MethodKind::KeyboardInteractive) {
             match keyboard_interactive(handle, &user, password).await {
-                Ok(None) => return Ok(()),
-                Ok(Some(r)) => {
+                Ok(KbdOutcome::Success) => return Ok(()),
+                Ok(KbdOutcome::Refused(r)) => {
                     notes.push("password refused (keyboard-interactive)".into());
                     remaining = Some(r);
+                }
+                Ok(KbdOutcome::NotAPasswordPrompt(prompt)) => {
+                    notes.push(format!(
+                        "the server asked {prompt:?}, which is not a password prompt; pvrdma-doctor answers only password prompts (use a key for hosts with two-factor login)"
+                    ));
+                    // The exchange was abandoned mid-way: nothing else can follow on it.
+                    remaining = Some(Vec::new());
                 }
                 Err(e) => return Err(broken_during_auth(hop, e)),
             }
@@ -549,8 +572,10 @@ async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds:
         {
             notes.push("the server offers no password method (keyboard-interactive or password)".into());
         }
-    } else {
+    } else if is_target {
         notes.push("no password given (set PVRDMA_DOCTOR_PASSWORD or use --ask-password)".into());
+    } else {
+        notes.push("jump hosts are logged in to with keys or the agent only, never with the ESXi password".into());
     }
     if tried_keys.is_empty() && !notes.iter().any(|n| n.contains("not usable")) {
         notes.insert(
@@ -609,13 +634,47 @@ fn broken_during_auth(hop: &Endpoint, e: russh::Error) -> Failure {
     )
 }
 
-/// Answers every hidden prompt with the password. `Ok(None)` = logged in,
-/// `Ok(Some(methods))` = refused, with what the server still allows.
+/// How a keyboard-interactive exchange ended.
+enum KbdOutcome {
+    Success,
+    /// Refused, with what the server still allows.
+    Refused(Vec<MethodKind>),
+    /// A hidden prompt that is not a password prompt (an OTP, a verification code): the
+    /// ESXi password must not be typed into it, so the exchange stops there.
+    NotAPasswordPrompt(String),
+}
+
+/// True for a prompt that asks for the password (ESXi's PAM asks "Password: ").
+fn is_password_prompt(prompt: &str) -> bool {
+    prompt.to_ascii_lowercase().contains("password")
+}
+
+/// The answers to one info request: the password for hidden password prompts, nothing for
+/// echoed ones (informational); `Err(prompt)` for a hidden prompt that is not a password.
+fn answers_for<'a>(
+    prompts: impl IntoIterator<Item = (&'a str, bool)>,
+    password: &SecretString,
+) -> Result<Vec<String>, String> {
+    prompts
+        .into_iter()
+        .map(|(prompt, echo)| {
+            if echo {
+                Ok(String::new())
+            } else if is_password_prompt(prompt) {
+                Ok(password.expose_secret().to_string())
+            } else {
+                Err(prompt.to_string())
+            }
+        })
+        .collect()
+}
+
+/// Answers the server's password prompts with the password, and nothing else.
 async fn keyboard_interactive(
     handle: &mut Handle<ClientHandler>,
     user: &str,
     password: &SecretString,
-) -> Result<Option<Vec<MethodKind>>, russh::Error> {
+) -> Result<KbdOutcome, russh::Error> {
     let mut reply = handle
         .authenticate_keyboard_interactive_start(user, None::<String>)
         .await?;
@@ -623,26 +682,20 @@ async fn keyboard_interactive(
     // after this many rounds is not going to accept the password.
     for _ in 0..6 {
         match reply {
-            KeyboardInteractiveAuthResponse::Success => return Ok(None),
+            KeyboardInteractiveAuthResponse::Success => return Ok(KbdOutcome::Success),
             KeyboardInteractiveAuthResponse::Failure { remaining_methods, .. } => {
-                return Ok(Some(remaining_methods.to_vec()))
+                return Ok(KbdOutcome::Refused(remaining_methods.to_vec()))
             }
             KeyboardInteractiveAuthResponse::InfoRequest { prompts, .. } => {
-                let answers = prompts
-                    .iter()
-                    .map(|p| {
-                        if p.echo {
-                            String::new()
-                        } else {
-                            password.expose_secret().to_string()
-                        }
-                    })
-                    .collect();
+                let answers = match answers_for(prompts.iter().map(|p| (p.prompt.as_str(), p.echo)), password) {
+                    Ok(a) => a,
+                    Err(prompt) => return Ok(KbdOutcome::NotAPasswordPrompt(prompt)),
+                };
                 reply = handle.authenticate_keyboard_interactive_respond(answers).await?;
             }
         }
     }
-    Ok(Some(Vec::new()))
+    Ok(KbdOutcome::Refused(Vec::new()))
 }
 
 #[cfg(test)]
@@ -662,6 +715,24 @@ mod tests {
             Some(&Algorithm::Ecdsa {
                 curve: EcdsaCurve::NistP256
             })
+        );
+    }
+
+    #[test]
+    fn the_password_answers_only_password_prompts() {
+        let pw = SecretString::from("hunter2-secret".to_string());
+        assert_eq!(
+            answers_for([("Password: ", false), ("Banner", true)], &pw),
+            Ok(vec!["hunter2-secret".to_string(), String::new()])
+        );
+        assert_eq!(
+            answers_for([("(root@esx01) PASSWORD for root:", false)], &pw),
+            Ok(vec!["hunter2-secret".to_string()])
+        );
+        // A second factor must never receive the ESXi password.
+        assert_eq!(
+            answers_for([("Password: ", false), ("Verification code: ", false)], &pw),
+            Err("Verification code: ".to_string())
         );
     }
 
