@@ -67,11 +67,17 @@ enum Condition {
     Always,
     Never,
     Host(Vec<String>),
+    /// The continuation of an earlier block after an `Include` inside it: whatever that
+    /// block's condition gave, without evaluating it a second time.
+    SameAs(usize),
 }
 
 #[derive(Debug, Clone)]
 struct Block {
     condition: Condition,
+    /// The block (index) whose `Include` brought this one in: this block applies only when
+    /// that one did (OpenSSH's SSHCONF_NEVERMATCH), whatever its own condition says.
+    guard: Option<usize>,
     directives: Vec<Directive>,
 }
 
@@ -88,11 +94,12 @@ impl SshConfig {
         let mut cfg = SshConfig {
             blocks: vec![Block {
                 condition: Condition::Always,
+                guard: None,
                 directives: Vec::new(),
             }],
             home: home.to_path_buf(),
         };
-        cfg.read_file(path, 0)?;
+        cfg.read_file(path, 0, None)?;
         Ok(cfg)
     }
 
@@ -104,7 +111,9 @@ impl SshConfig {
         }
     }
 
-    fn read_file(&mut self, path: &Path, depth: usize) -> Result<(), ConfigError> {
+    /// Reads one file; its blocks only apply when block `guard` (the one holding the
+    /// `Include`) does.
+    fn read_file(&mut self, path: &Path, depth: usize, guard: Option<usize>) -> Result<(), ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
@@ -122,12 +131,14 @@ impl SshConfig {
             match key.as_str() {
                 "host" => self.blocks.push(Block {
                     condition: Condition::Host(args),
+                    guard,
                     directives: Vec::new(),
                 }),
                 "match" => {
                     let all = args.len() == 1 && args.first().is_some_and(|a| a.eq_ignore_ascii_case("all"));
                     self.blocks.push(Block {
                         condition: if all { Condition::Always } else { Condition::Never },
+                        guard,
                         directives: Vec::new(),
                     });
                 }
@@ -140,16 +151,26 @@ impl SshConfig {
                         });
                     }
                     // The included lines belong to the block that is open here, as in
-                    // OpenSSH; remember it and reopen it after the included file.
-                    let open = self.blocks.last().map(|b| b.condition.clone());
+                    // OpenSSH: each included file starts inside it, and none of its blocks
+                    // applies unless this one does. After the file, this block goes on.
+                    let open = self.blocks.len().checked_sub(1);
                     for pattern in &args {
                         for file in self.include_paths(pattern) {
-                            self.read_file(&file, depth + 1)?;
+                            if let Some(i) = open {
+                                self.blocks.push(Block {
+                                    condition: Condition::SameAs(i),
+                                    guard: None,
+                                    directives: Vec::new(),
+                                });
+                            }
+                            let inner_guard = self.blocks.len().checked_sub(1);
+                            self.read_file(&file, depth + 1, inner_guard)?;
                         }
                     }
-                    if let Some(condition) = open {
+                    if let Some(i) = open {
                         self.blocks.push(Block {
-                            condition,
+                            condition: Condition::SameAs(i),
+                            guard: None,
                             directives: Vec::new(),
                         });
                     }
@@ -165,6 +186,7 @@ impl SshConfig {
                         Some(b) => b.directives.push(d),
                         None => self.blocks.push(Block {
                             condition: Condition::Always,
+                            guard,
                             directives: vec![d],
                         }),
                     }
@@ -213,12 +235,18 @@ impl SshConfig {
         let mut out = HostConfig::default();
         let mut uk_seen = false;
         let mut gk_seen = false;
+        // Whether each block applied, in block order; guards and continuations look back.
+        let mut applied: Vec<bool> = Vec::with_capacity(self.blocks.len());
         for block in &self.blocks {
-            let applies = match &block.condition {
-                Condition::Always => true,
-                Condition::Never => false,
-                Condition::Host(patterns) => host_patterns_match(patterns, host),
-            };
+            let guard_ok = block.guard.is_none_or(|g| applied.get(g).copied().unwrap_or(false));
+            let applies = guard_ok
+                && match &block.condition {
+                    Condition::Always => true,
+                    Condition::Never => false,
+                    Condition::Host(patterns) => host_patterns_match(patterns, host),
+                    Condition::SameAs(i) => applied.get(*i).copied().unwrap_or(false),
+                };
+            applied.push(applies);
             if !applies {
                 continue;
             }
@@ -509,6 +537,36 @@ mod tests {
         let plain = cfg.resolve("db1").unwrap();
         assert_eq!(plain.user.as_deref(), Some("fallback"));
         assert_eq!(plain.port, Some(22));
+    }
+
+    #[test]
+    fn an_include_inside_a_non_matching_host_applies_to_no_other_host() {
+        let home = tempfile::tempdir().unwrap();
+        let ssh = home.path().join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        std::fs::write(
+            ssh.join("lab.conf"),
+            "User labtop\nHost *\n  User labstar\n  ProxyJump evil-bastion\nHost db*\n  Port 2200\n",
+        )
+        .unwrap();
+        std::fs::write(
+            ssh.join("config"),
+            "Host esx-lab*\n  Include lab.conf\n  IdentityFile ~/.ssh/lab_key\nHost *\n  User fallback\n",
+        )
+        .unwrap();
+        let cfg = SshConfig::load(&ssh.join("config"), home.path()).unwrap();
+        let other = cfg.resolve("esx01").unwrap();
+        assert_eq!(other.user.as_deref(), Some("fallback"));
+        assert_eq!(other.proxy_jump, None);
+        assert!(other.identity_files.is_empty());
+        let lab = cfg.resolve("esx-lab7").unwrap();
+        assert_eq!(lab.user.as_deref(), Some("labtop"), "lines before any Host in the file");
+        assert_eq!(lab.proxy_jump, Some(vec!["evil-bastion".to_string()]));
+        assert_eq!(lab.port, None, "the included Host db* does not match");
+        // The enclosing block goes on after the Include.
+        assert_eq!(lab.identity_files, vec![ssh.join("lab_key")]);
+        // A matching block in the file still needs the enclosing block to match.
+        assert_eq!(cfg.resolve("db1").unwrap().port, None);
     }
 
     #[test]
