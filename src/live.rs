@@ -145,7 +145,9 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
         )
     };
     let target = endpoint(spec, opts, config, home, true).map_err(config_failure)?;
-    let cfg = config.resolve(&spec.host).map_err(config_failure)?;
+    let cfg = config
+        .resolve_for(&spec.host, cli_user(spec, opts, true).as_deref())
+        .map_err(config_failure)?;
     let jumps = jump_chain(cfg.proxy_jump.unwrap_or_default(), &label, opts, config, home, 0)?;
     Ok(HostJob {
         label,
@@ -191,7 +193,7 @@ fn jump_chain(
         let spec = parse_host_spec(&hop)
             .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: bad ProxyJump entry {hop:?}: {e}")))?;
         let inner = config
-            .resolve(&spec.host)
+            .resolve_for(&spec.host, cli_user(&spec, opts, false).as_deref())
             .map_err(config_failure)?
             .proxy_jump
             .unwrap_or_default();
@@ -201,6 +203,15 @@ fn jump_chain(
     Ok(out)
 }
 
+/// The user given on the command line for this host. Precedence as in ssh: user@host,
+/// then -l (for the target only: ssh's -l does not apply to jump hosts); the config's
+/// `User` and then ESXi's usual root come after.
+fn cli_user(spec: &HostSpec, opts: &LiveOptions, is_target: bool) -> Option<String> {
+    spec.user
+        .clone()
+        .or_else(|| if is_target { opts.login_user.clone() } else { None })
+}
+
 fn endpoint(
     spec: &HostSpec,
     opts: &LiveOptions,
@@ -208,13 +219,8 @@ fn endpoint(
     home: &Path,
     is_target: bool,
 ) -> Result<Endpoint, crate::ssh::config::ConfigError> {
-    let cfg = config.resolve(&spec.host)?;
-    // Precedence as in ssh: user@host, then -l (for the target only: ssh's -l does not
-    // apply to jump hosts), then the config, then ESXi's usual root.
-    let user = spec
-        .user
-        .clone()
-        .or_else(|| if is_target { opts.login_user.clone() } else { None })
+    let cfg = config.resolve_for(&spec.host, cli_user(spec, opts, is_target).as_deref())?;
+    let user = cli_user(spec, opts, is_target)
         .or(cfg.user.clone())
         .unwrap_or_else(|| "root".to_string());
     let port = spec.port.or(cfg.port).unwrap_or(22);

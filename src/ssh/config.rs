@@ -7,8 +7,12 @@
 //! `IdentityFile` (and the known-hosts file lists) which accumulate; `Host` takes
 //! whitespace-separated patterns with `*`, `?` and `!` negation; `Include` splices files
 //! (relative paths are under `~/.ssh`, the last path component may be a glob) at the place
-//! it appears. `Match` blocks are not evaluated: `Match all` applies, every other `Match`
-//! block is skipped, which errs on the side of not applying options the tool cannot judge.
+//! it appears, and its blocks apply only when the block holding the `Include` does.
+//! `Match` evaluates `all`, `host`, `originalhost` and `user` (comma-separated patterns,
+//! `!` on a pattern or on a criterion, several criteria ANDed). Other criteria (`exec`,
+//! `localuser`, `canonical`, `final`, `tagged`, ...) are never run: a block using one is a
+//! config error for the hosts its host/user criteria select, since silently skipping or
+//! applying it could connect differently than `ssh` does.
 use std::path::{Path, PathBuf};
 
 /// Include depth OpenSSH allows; deeper means a loop.
@@ -62,11 +66,34 @@ struct Directive {
     line: usize,
 }
 
+/// One `Match` criterion, possibly negated with `!`.
+#[derive(Debug, Clone)]
+struct Criterion {
+    negated: bool,
+    kind: CriterionKind,
+}
+
+#[derive(Debug, Clone)]
+enum CriterionKind {
+    All,
+    /// The host name after `HostName`.
+    Host(Vec<String>),
+    /// The name as given on the command line.
+    OriginalHost(Vec<String>),
+    User(Vec<String>),
+    /// A criterion this tool does not evaluate (its name as written).
+    Unsupported(String),
+}
+
 #[derive(Debug, Clone)]
 enum Condition {
     Always,
-    Never,
     Host(Vec<String>),
+    Match {
+        criteria: Vec<Criterion>,
+        file: PathBuf,
+        line: usize,
+    },
     /// The continuation of an earlier block after an `Include` inside it: whatever that
     /// block's condition gave, without evaluating it a second time.
     SameAs(usize),
@@ -135,9 +162,17 @@ impl SshConfig {
                     directives: Vec::new(),
                 }),
                 "match" => {
-                    let all = args.len() == 1 && args.first().is_some_and(|a| a.eq_ignore_ascii_case("all"));
+                    let criteria = parse_match(&args).map_err(|message| ConfigError::Syntax {
+                        path: path.to_path_buf(),
+                        line,
+                        message,
+                    })?;
                     self.blocks.push(Block {
-                        condition: if all { Condition::Always } else { Condition::Never },
+                        condition: Condition::Match {
+                            criteria,
+                            file: path.to_path_buf(),
+                            line,
+                        },
                         guard,
                         directives: Vec::new(),
                     });
@@ -230,8 +265,16 @@ impl SshConfig {
         files
     }
 
-    /// The effective options for `host` (the name as given on the command line).
+    /// The effective options for `host` (the name as given on the command line), with no
+    /// user given on the command line.
     pub fn resolve(&self, host: &str) -> Result<HostConfig, ConfigError> {
+        self.resolve_for(host, None)
+    }
+
+    /// The effective options for `host`; `cli_user` is the user given on the command line
+    /// (`user@host`, `-l`), which `Match user` sees before any `User` from the config, as
+    /// in ssh. With neither, `Match user` sees `root`, the user this tool defaults to.
+    pub fn resolve_for(&self, host: &str, cli_user: Option<&str>) -> Result<HostConfig, ConfigError> {
         let mut out = HostConfig::default();
         let mut uk_seen = false;
         let mut gk_seen = false;
@@ -242,9 +285,22 @@ impl SshConfig {
             let applies = guard_ok
                 && match &block.condition {
                     Condition::Always => true,
-                    Condition::Never => false,
                     Condition::Host(patterns) => host_patterns_match(patterns, host),
                     Condition::SameAs(i) => applied.get(*i).copied().unwrap_or(false),
+                    Condition::Match { criteria, file, line } => {
+                        let state = MatchState {
+                            original_host: host,
+                            hostname: out.hostname.as_deref().map(|h| h.replace("%h", host)),
+                            user: cli_user.or(out.user.as_deref()).unwrap_or("root"),
+                        };
+                        match_applies(criteria, &state).map_err(|criterion| ConfigError::Syntax {
+                            path: file.clone(),
+                            line: *line,
+                            message: format!(
+                                "Match {criterion} is not supported by pvrdma-doctor (it never runs Match conditions it cannot check itself); for this host, use a Host block or a separate config file with -F"
+                            ),
+                        })?
+                    }
                 };
             applied.push(applies);
             if !applies {
@@ -338,6 +394,90 @@ impl SshConfig {
             .collect();
         Ok(out)
     }
+}
+
+/// What `Match` criteria are checked against, at the point the `Match` line is reached.
+struct MatchState<'a> {
+    original_host: &'a str,
+    /// `HostName` so far, `%h` expanded.
+    hostname: Option<String>,
+    user: &'a str,
+}
+
+/// Parses the criteria of a `Match` line.
+fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    while let Some(word) = it.next() {
+        let (negated, name) = match word.strip_prefix('!') {
+            Some(n) => (true, n),
+            None => (false, word.as_str()),
+        };
+        let lname = name.to_ascii_lowercase();
+        let mut arg = |what: &str| -> Result<Vec<String>, String> {
+            it.next()
+                .map(|a| a.split(',').map(str::to_string).collect())
+                .ok_or_else(|| format!("Match {what} needs an argument"))
+        };
+        let kind = match lname.as_str() {
+            "all" => CriterionKind::All,
+            "host" => CriterionKind::Host(arg("host")?),
+            "originalhost" => CriterionKind::OriginalHost(arg("originalhost")?),
+            "user" => CriterionKind::User(arg("user")?),
+            // Criteria without an argument.
+            "canonical" | "final" => CriterionKind::Unsupported(lname),
+            _ => {
+                arg(&lname)?;
+                CriterionKind::Unsupported(lname)
+            }
+        };
+        out.push(Criterion { negated, kind });
+    }
+    if out.is_empty() {
+        return Err("Match needs a criterion (all, host, originalhost, user...)".into());
+    }
+    Ok(out)
+}
+
+/// Whether a `Match` block applies: every criterion must hold. `Err(name)` when the
+/// criteria this tool checks all hold but another one is present, so the answer would
+/// depend on something it does not evaluate.
+fn match_applies(criteria: &[Criterion], state: &MatchState) -> Result<bool, String> {
+    let mut unsupported = None;
+    for c in criteria {
+        let holds = match &c.kind {
+            CriterionKind::All => true,
+            CriterionKind::Host(p) => host_patterns_match(p, state.hostname.as_deref().unwrap_or(state.original_host)),
+            CriterionKind::OriginalHost(p) => host_patterns_match(p, state.original_host),
+            CriterionKind::User(p) => user_patterns_match(p, state.user),
+            CriterionKind::Unsupported(name) => {
+                unsupported.get_or_insert_with(|| name.clone());
+                continue;
+            }
+        };
+        if holds == c.negated {
+            return Ok(false);
+        }
+    }
+    match unsupported {
+        Some(name) => Err(name),
+        None => Ok(true),
+    }
+}
+
+/// `Match user` patterns: like host patterns but case-sensitive, as user names are.
+fn user_patterns_match(patterns: &[String], user: &str) -> bool {
+    let mut matched = false;
+    for p in patterns {
+        if let Some(neg) = p.strip_prefix('!') {
+            if wildcard_match(neg, user) {
+                return false;
+            }
+        } else if wildcard_match(p, user) {
+            matched = true;
+        }
+    }
+    matched
 }
 
 struct TokenContext<'a> {
@@ -567,6 +707,69 @@ mod tests {
         assert_eq!(lab.identity_files, vec![ssh.join("lab_key")]);
         // A matching block in the file still needs the enclosing block to match.
         assert_eq!(cfg.resolve("db1").unwrap().port, None);
+    }
+
+    #[test]
+    fn match_blocks_take_part_in_first_value_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config");
+        std::fs::write(
+            &f,
+            "Host esx*\n  HostName %h.lab.example\n\
+             Match host *.lab.example user root\n  Port 2201\n\
+             Match originalhost esx0? !user admin\n  User labroot\n\
+             Match !originalhost esx*\n  ProxyJump none\n\
+             Match user ad* host esx0*\n  IdentitiesOnly yes\n\
+             Match all\n  StrictHostKeyChecking accept-new\n\
+             Host *\n  Port 22\n  User fallback\n",
+        )
+        .unwrap();
+        let cfg = SshConfig::load(&f, dir.path()).unwrap();
+        let c = cfg.resolve("esx01").unwrap();
+        assert_eq!(c.port, Some(2201), "Match host sees HostName, before Host * sets 22");
+        assert_eq!(c.user.as_deref(), Some("labroot"));
+        assert_eq!(c.proxy_jump, None);
+        assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
+        assert_eq!(c.identities_only, None, "the config's own user is not admin");
+        // A command-line user is what Match user sees.
+        let admin = cfg.resolve_for("esx01", Some("admin")).unwrap();
+        assert_eq!(admin.port, Some(22));
+        assert_eq!(admin.user.as_deref(), Some("fallback"));
+        assert_eq!(admin.identities_only, Some(true));
+        let db = cfg.resolve("db1").unwrap();
+        assert_eq!(db.proxy_jump, Some(Vec::new()));
+        assert_eq!(db.port, Some(22));
+    }
+
+    #[test]
+    fn unsupported_match_criteria_fail_only_the_hosts_they_could_select() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config");
+        let marker = dir.path().join("ran");
+        std::fs::write(
+            &f,
+            format!(
+                "Host *\n  Port 22\nMatch host esx* exec \"touch {}\"\n  User viaexec\nMatch canonical\n  User never\n",
+                marker.display()
+            ),
+        )
+        .unwrap();
+        let cfg = SshConfig::load(&f, dir.path()).unwrap();
+        let err = cfg.resolve("esx01").unwrap_err().to_string();
+        assert!(
+            err.contains(":3:") && err.contains("Match exec is not supported"),
+            "{err}"
+        );
+        assert!(!marker.exists(), "exec must never run");
+        // db1 is outside the exec block's host criterion, but Match canonical has no
+        // host criterion so it could apply to anything.
+        let err = cfg.resolve("db1").unwrap_err().to_string();
+        assert!(err.contains(":5:") && err.contains("Match canonical"), "{err}");
+        std::fs::write(&f, "Match host esx* localuser bob\n  User x\nHost *\n  User y\n").unwrap();
+        let cfg = SshConfig::load(&f, dir.path()).unwrap();
+        assert_eq!(cfg.resolve("db1").unwrap().user.as_deref(), Some("y"));
+        std::fs::write(&f, "Match host\n").unwrap();
+        assert!(SshConfig::load(&f, dir.path()).is_err());
     }
 
     #[test]
