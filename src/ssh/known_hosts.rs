@@ -186,20 +186,39 @@ pub fn known_algorithms(files: &[PathBuf], host: &str, port: u16) -> Vec<Algorit
     out
 }
 
+/// Serialises `--accept-new` appends within the process: hosts connect concurrently, and
+/// two learns must neither interleave their bytes nor both add the same host.
+static LEARN_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Appends `host`:`port` `key` to `path` (accept-new), creating the file and its directory.
+/// Does nothing when the file already vouches for this key (another connection of this
+/// run may have just learned it).
 pub fn learn(path: &Path, host: &str, port: u16, key: &PublicKey) -> std::io::Result<()> {
+    let mut public = key.clone();
+    public.set_comment("");
+    let text = public.to_openssh().map_err(|e| std::io::Error::other(e.to_string()))?;
+    // A poisoned lock only means another learn panicked; the file is still consistent
+    // because each line is a single write.
+    let _guard = LEARN_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let existing = std::fs::read(path).unwrap_or_default();
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-    if !existing.is_empty() && !existing.ends_with(b"\n") {
-        f.write_all(b"\n")?;
+    if matches!(check(&[path.to_path_buf()], host, port, key), HostKeyStatus::Known(_)) {
+        return Ok(());
     }
-    let mut public = key.clone();
-    public.set_comment("");
-    let text = public.to_openssh().map_err(|e| std::io::Error::other(e.to_string()))?;
-    writeln!(f, "{} {}", host_key_name(host, port), text.trim())
+    let mut line = String::new();
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        line.push('\n');
+    }
+    line.push_str(&host_key_name(host, port));
+    line.push(' ');
+    line.push_str(text.trim());
+    line.push('\n');
+    // O_APPEND plus one write keeps the line whole even against another process (ssh)
+    // appending at the same time.
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    f.write_all(line.as_bytes())
 }
 
 /// `SHA256:...`, the fingerprint ssh prints.
@@ -289,6 +308,33 @@ mod tests {
         // A key of another algorithm is unknown, not changed (the server may hold both).
         assert_eq!(check(&files, "esx09", 22, &k1), HostKeyStatus::Unknown);
         assert_eq!(known_algorithms(&files, "esx09", 22), vec![Algorithm::Ed25519]);
+    }
+
+    #[test]
+    fn concurrent_learns_write_whole_lines_and_each_host_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("known_hosts");
+        std::fs::write(&path, "# no newline at the end").unwrap();
+        let keys: Vec<PublicKey> = (0..16).map(|_| key(Algorithm::Ed25519)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                for (i, k) in keys.iter().enumerate() {
+                    let path = &path;
+                    s.spawn(move || {
+                        learn(path, &format!("esx{i:02}"), 22, k).unwrap();
+                    });
+                }
+            }
+        });
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 17, "{text}");
+        assert_eq!(lines.first(), Some(&"# no newline at the end"));
+        for (i, k) in keys.iter().enumerate() {
+            let name = format!("esx{i:02}");
+            let expected = format!("{name} {}", k.to_openssh().unwrap().trim());
+            assert_eq!(lines.iter().filter(|l| **l == expected).count(), 1, "{name}:\n{text}");
+        }
     }
 
     #[test]
