@@ -118,6 +118,9 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
         }
     };
     let jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    if let Some(w) = config_tofu_warning(&jobs) {
+        eprintln!("{w}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -133,6 +136,28 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
         finished: SystemTime::now(),
         interrupted,
     })
+}
+
+/// The one warning line for a run where ssh_config (not `--accept-new`) makes unknown host
+/// keys trusted on first use, naming where; `None` when no host is affected.
+pub fn config_tofu_warning(jobs: &[Result<HostJob, Failure>]) -> Option<String> {
+    let mut at: Vec<&str> = Vec::new();
+    for job in jobs.iter().flatten() {
+        for ep in job.jumps.iter().chain(std::iter::once(&job.target)) {
+            if let Some(w) = ep.policy.accept_new_from_config.as_deref() {
+                if !at.contains(&w) {
+                    at.push(w);
+                }
+            }
+        }
+    }
+    if at.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "pvrdma-doctor: WARNING: StrictHostKeyChecking in ssh config ({}) accepts and records unknown host keys without verification; a host seen for the first time could be an impersonator",
+        at.join(", ")
+    ))
 }
 
 /// Turns a target into connection parameters, applying ssh_config and the CLI flags.
@@ -249,11 +274,18 @@ fn endpoint(
     } else {
         cfg.global_known_hosts_files.clone()
     };
-    let accept_new = opts.accept_new
-        || matches!(
-            cfg.strict_host_key_checking,
-            Some(StrictHostKeyChecking::AcceptNew | StrictHostKeyChecking::No)
-        );
+    // As in ssh, the config may turn on trust-on-first-use; the run says so (see
+    // `config_tofu_warning`) because the admin did not ask for it on this command line.
+    let config_tofu = matches!(
+        cfg.strict_host_key_checking,
+        Some(StrictHostKeyChecking::AcceptNew | StrictHostKeyChecking::No)
+    );
+    let accept_new = opts.accept_new || config_tofu;
+    let accept_new_from_config = if config_tofu && !opts.accept_new {
+        cfg.strict_host_key_checking_at.clone()
+    } else {
+        None
+    };
     let learn_to = user_files.first().map(|p| expand_tilde(&p.to_string_lossy(), home));
     let mut known_hosts = user_files;
     known_hosts.extend(global_files);
@@ -273,6 +305,7 @@ fn endpoint(
             known_hosts,
             learn_to,
             accept_new,
+            accept_new_from_config,
             insecure: opts.insecure_skip_host_key_check,
         },
     })
@@ -522,6 +555,41 @@ mod tests {
         let job = plan_host(&s, &bare, &config, home.path()).unwrap();
         assert_eq!((job.target.user.as_str(), job.target.port), ("root", 22));
         assert!(job.jumps.is_empty());
+    }
+
+    #[test]
+    fn config_accept_new_is_warned_about_once_naming_the_line() {
+        let home = tempfile::tempdir().unwrap();
+        let cfg_path = home.path().join("config");
+        std::fs::write(
+            &cfg_path,
+            "Host esx*\n  StrictHostKeyChecking accept-new\nHost db*\n  StrictHostKeyChecking yes\n",
+        )
+        .unwrap();
+        let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+        let plan = |specs: &[&str], opts: &LiveOptions| -> Vec<Result<HostJob, Failure>> {
+            specs
+                .iter()
+                .map(|s| plan_host(&crate::target::parse_host_spec(s).unwrap(), opts, &config, home.path()))
+                .collect()
+        };
+        let opts = LiveOptions::default();
+        let jobs = plan(&["esx01", "esx02", "db1"], &opts);
+        assert!(jobs
+            .iter()
+            .flatten()
+            .all(|j| j.target.policy.accept_new == j.label.starts_with("esx")));
+        let w = config_tofu_warning(&jobs).expect("warning");
+        assert!(w.contains(&format!("{}:2", cfg_path.display())), "{w}");
+        assert_eq!(w.matches(":2").count(), 1, "{w}");
+        assert_eq!(w.lines().count(), 1);
+        assert!(config_tofu_warning(&plan(&["db1"], &opts)).is_none());
+        // --accept-new was asked for: nothing to warn about.
+        let asked = LiveOptions {
+            accept_new: true,
+            ..LiveOptions::default()
+        };
+        assert!(config_tofu_warning(&plan(&["esx01"], &asked)).is_none());
     }
 
     #[test]

@@ -116,6 +116,9 @@ pub struct HostKeyPolicy {
     /// Where `--accept-new` records a new key (the first user file).
     pub learn_to: Option<PathBuf>,
     pub accept_new: bool,
+    /// When `accept_new` comes from ssh_config (`StrictHostKeyChecking accept-new/no`)
+    /// rather than `--accept-new`: the `file:line`, so the run can warn about it.
+    pub accept_new_from_config: Option<String>,
     /// `--insecure-skip-host-key-check`: accept anything. Never the default.
     pub insecure: bool,
 }

@@ -39,6 +39,9 @@ pub struct HostConfig {
     pub user_known_hosts_files: Vec<PathBuf>,
     pub global_known_hosts_files: Vec<PathBuf>,
     pub strict_host_key_checking: Option<StrictHostKeyChecking>,
+    /// Where that `StrictHostKeyChecking` came from (`file:line`), for the warning when it
+    /// turns on trust-on-first-use.
+    pub strict_host_key_checking_at: Option<String>,
     /// `ProxyJump` hops in order (`None` = not set; an empty list = `ProxyJump none`).
     pub proxy_jump: Option<Vec<String>>,
     /// `IdentitiesOnly yes`: offer only the configured keys, even from the agent.
@@ -335,6 +338,7 @@ impl SshConfig {
                         out.global_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
                     }
                     "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
+                        out.strict_host_key_checking_at = Some(format!("{}:{}", d.file.display(), d.line));
                         out.strict_host_key_checking = Some(match first.to_ascii_lowercase().as_str() {
                             "yes" | "ask" => StrictHostKeyChecking::Yes,
                             "accept-new" => StrictHostKeyChecking::AcceptNew,
