@@ -261,19 +261,17 @@ fn endpoint(
         seen.push(p.clone());
         keep
     });
-    let user_files = if cfg.user_known_hosts_files.is_empty() {
-        vec![home.join(".ssh/known_hosts"), home.join(".ssh/known_hosts2")]
-    } else {
-        cfg.user_known_hosts_files.clone()
-    };
-    let global_files = if cfg.global_known_hosts_files.is_empty() {
+    // `none` (an empty list) means no file at all, not the defaults.
+    let user_files = cfg
+        .user_known_hosts_files
+        .clone()
+        .unwrap_or_else(|| vec![home.join(".ssh/known_hosts"), home.join(".ssh/known_hosts2")]);
+    let global_files = cfg.global_known_hosts_files.clone().unwrap_or_else(|| {
         vec![
             PathBuf::from("/etc/ssh/ssh_known_hosts"),
             PathBuf::from("/etc/ssh/ssh_known_hosts2"),
         ]
-    } else {
-        cfg.global_known_hosts_files.clone()
-    };
+    });
     // As in ssh, the config may turn on trust-on-first-use; the run says so (see
     // `config_tofu_warning`) because the admin did not ask for it on this command line.
     let config_tofu = matches!(
@@ -590,6 +588,34 @@ mod tests {
             ..LiveOptions::default()
         };
         assert!(config_tofu_warning(&plan(&["esx01"], &asked)).is_none());
+    }
+
+    #[test]
+    fn known_hosts_file_none_means_no_file_not_the_defaults() {
+        let home = tempfile::tempdir().unwrap();
+        let cfg_path = home.path().join("config");
+        std::fs::write(
+            &cfg_path,
+            "Host esx01\n  UserKnownHostsFile /kh/fleet\n  GlobalKnownHostsFile none\nHost esx02\n  UserKnownHostsFile none\n",
+        )
+        .unwrap();
+        let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+        let plan = |s: &str| {
+            let spec = crate::target::parse_host_spec(s).unwrap();
+            plan_host(&spec, &LiveOptions::default(), &config, home.path()).unwrap()
+        };
+        let one = plan("esx01");
+        assert_eq!(one.target.policy.known_hosts, vec![PathBuf::from("/kh/fleet")]);
+        assert_eq!(one.target.policy.learn_to, Some(PathBuf::from("/kh/fleet")));
+        let two = plan("esx02");
+        assert_eq!(
+            two.target.policy.known_hosts,
+            vec![
+                PathBuf::from("/etc/ssh/ssh_known_hosts"),
+                PathBuf::from("/etc/ssh/ssh_known_hosts2")
+            ]
+        );
+        assert_eq!(two.target.policy.learn_to, None);
     }
 
     #[test]

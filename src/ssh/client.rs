@@ -159,6 +159,10 @@ enum KeyVerdict {
         path: PathBuf,
         error: String,
     },
+    /// accept-new with `UserKnownHostsFile none`: no file to record the key in.
+    NowhereToLearn {
+        fingerprint: String,
+    },
 }
 
 /// The russh callbacks for one connection.
@@ -197,8 +201,12 @@ impl client::Handler for ClientHandler {
             HostKeyStatus::Changed(at) => KeyVerdict::Changed { fingerprint, at },
             HostKeyStatus::Revoked(at) => KeyVerdict::Revoked { fingerprint, at },
             HostKeyStatus::Unknown if self.policy.accept_new => {
+                // Accepting without recording would trust every key on every run.
                 let Some(path) = self.policy.learn_to.clone() else {
-                    return Ok(true);
+                    if let Ok(mut v) = self.verdict.lock() {
+                        *v = Some(KeyVerdict::NowhereToLearn { fingerprint });
+                    }
+                    return Ok(false);
                 };
                 match known_hosts::learn(&path, &self.hostname, self.port, &key) {
                     Ok(()) => return Ok(true),
@@ -418,6 +426,13 @@ fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) 
                 "{}: cannot record the new host key in {} ({error}); fix the file's permissions",
                 hop.label,
                 path.display()
+            ),
+        ),
+        Some(KeyVerdict::NowhereToLearn { fingerprint }) => Failure::new(
+            ErrorKind::HostKeyUnknown,
+            format!(
+                "{}: host key {fingerprint} for {name} is unknown, and UserKnownHostsFile is none in ssh config, so accept-new has nowhere to record it; set UserKnownHostsFile to a file",
+                hop.label
             ),
         ),
         None => match e {

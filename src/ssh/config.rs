@@ -36,8 +36,10 @@ pub struct HostConfig {
     pub user: Option<String>,
     pub port: Option<u16>,
     pub identity_files: Vec<PathBuf>,
-    pub user_known_hosts_files: Vec<PathBuf>,
-    pub global_known_hosts_files: Vec<PathBuf>,
+    /// `UserKnownHostsFile`: `None` = not set (the defaults apply), `Some(empty)` = `none`.
+    pub user_known_hosts_files: Option<Vec<PathBuf>>,
+    /// `GlobalKnownHostsFile`, same convention.
+    pub global_known_hosts_files: Option<Vec<PathBuf>>,
     pub strict_host_key_checking: Option<StrictHostKeyChecking>,
     /// Where that `StrictHostKeyChecking` came from (`file:line`), for the warning when it
     /// turns on trust-on-first-use.
@@ -279,8 +281,6 @@ impl SshConfig {
     /// in ssh. With neither, `Match user` sees `root`, the user this tool defaults to.
     pub fn resolve_for(&self, host: &str, cli_user: Option<&str>) -> Result<HostConfig, ConfigError> {
         let mut out = HostConfig::default();
-        let mut uk_seen = false;
-        let mut gk_seen = false;
         // Whether each block applied, in block order; guards and continuations look back.
         let mut applied: Vec<bool> = Vec::with_capacity(self.blocks.len());
         for block in &self.blocks {
@@ -329,13 +329,11 @@ impl SshConfig {
                     "identityfile" => {
                         out.identity_files.extend(d.args.iter().map(PathBuf::from));
                     }
-                    "userknownhostsfile" if !uk_seen => {
-                        uk_seen = true;
-                        out.user_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
+                    "userknownhostsfile" if out.user_known_hosts_files.is_none() => {
+                        out.user_known_hosts_files = Some(d.args.iter().map(PathBuf::from).collect());
                     }
-                    "globalknownhostsfile" if !gk_seen => {
-                        gk_seen = true;
-                        out.global_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
+                    "globalknownhostsfile" if out.global_known_hosts_files.is_none() => {
+                        out.global_known_hosts_files = Some(d.args.iter().map(PathBuf::from).collect());
                     }
                     "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
                         out.strict_host_key_checking_at = Some(format!("{}:{}", d.file.display(), d.line));
@@ -384,18 +382,17 @@ impl SshConfig {
             home: &self.home,
         };
         out.identity_files = out.identity_files.iter().map(|p| ctx.path(p)).collect();
-        out.user_known_hosts_files = out
-            .user_known_hosts_files
-            .iter()
-            .filter(|p| p.as_os_str() != "none")
-            .map(|p| ctx.path(p))
-            .collect();
-        out.global_known_hosts_files = out
-            .global_known_hosts_files
-            .iter()
-            .filter(|p| p.as_os_str() != "none")
-            .map(|p| ctx.path(p))
-            .collect();
+        // `none` empties the list: it must not fall back to the default files.
+        let files = |list: &Option<Vec<PathBuf>>| {
+            list.as_ref().map(|l| {
+                l.iter()
+                    .filter(|p| p.as_os_str() != "none")
+                    .map(|p| ctx.path(p))
+                    .collect::<Vec<_>>()
+            })
+        };
+        out.user_known_hosts_files = files(&out.user_known_hosts_files);
+        out.global_known_hosts_files = files(&out.global_known_hosts_files);
         Ok(out)
     }
 }
@@ -673,8 +670,9 @@ mod tests {
         assert_eq!(c.identities_only, Some(true));
         assert_eq!(
             c.user_known_hosts_files,
-            vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")]
+            Some(vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")])
         );
+        assert_eq!(c.global_known_hosts_files, None);
         let other = cfg.resolve("esx99").unwrap();
         assert_eq!(other.user.as_deref(), Some("labadmin"));
         assert_eq!(other.strict_host_key_checking, None);
