@@ -5,6 +5,7 @@
 //! the zero padding exactly as written: `esx[01-16]` must give `esx01`, never `esx1`,
 //! because the names must resolve. A bracket that is not a numeric range is left alone,
 //! which keeps IPv6 literals (`[fe80::1]:22`) intact.
+use std::collections::HashSet;
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
@@ -12,6 +13,10 @@ use std::path::Path;
 /// More names than any fleet has; a typo like `esx[1-1000000]` becomes an error instead of
 /// a million connection attempts.
 pub const MAX_EXPANDED_HOSTS: usize = 10_000;
+
+/// Names expanded in all, duplicates included: room for a fleet listed a few times over
+/// (arguments plus a hosts file), but bounded.
+const MAX_EXPANDED_NAMES: usize = 4 * MAX_EXPANDED_HOSTS;
 
 /// One host to visit, as the user named it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -171,7 +176,10 @@ fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
         spec: spec.to_string(),
         reason,
     };
-    let mut out = Vec::new();
+    let mut parts = Vec::new();
+    // Counted before anything is built: `[1-9999,1-9999,...]` must be refused, not
+    // allocated.
+    let mut total: u64 = 0;
     for part in body.split(',') {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
         // Padding follows ClusterShell: a bound written with a leading zero fixes the width.
@@ -181,14 +189,16 @@ fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
         if end < start {
             return Err(bad(format!("{part:?} runs backwards")));
         }
-        if end - start >= MAX_EXPANDED_HOSTS as u64 {
+        total = total.saturating_add(end - start).saturating_add(1);
+        if total > MAX_EXPANDED_HOSTS as u64 {
             return Err(TargetError::TooMany { spec: spec.to_string() });
         }
-        for n in start..=end {
-            out.push(format!("{n:0width$}"));
-        }
+        parts.push((start, end, width));
     }
-    Ok(out)
+    Ok(parts
+        .into_iter()
+        .flat_map(|(start, end, width)| (start..=end).map(move |n| format!("{n:0width$}")))
+        .collect())
 }
 
 /// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
@@ -234,10 +244,19 @@ pub fn collect_targets(
         raw.extend(specs_from_text(&text));
     }
     let mut out: Vec<HostSpec> = Vec::new();
+    let mut seen: HashSet<HostSpec> = HashSet::new();
+    // Names expanded so far, duplicates included: repeating a large range many times must
+    // stop early rather than expand every copy.
+    let mut expanded_total: usize = 0;
     for spec in raw {
-        for expanded in expand_ranges(&spec)? {
+        let names = expand_ranges(&spec)?;
+        expanded_total = expanded_total.saturating_add(names.len());
+        if expanded_total > MAX_EXPANDED_NAMES {
+            return Err(TargetError::TooMany { spec });
+        }
+        for expanded in names {
             let h = parse_host_spec(&expanded)?;
-            if !out.contains(&h) {
+            if seen.insert(h.clone()) {
                 out.push(h);
             }
             if out.len() > MAX_EXPANDED_HOSTS {
@@ -310,6 +329,28 @@ mod tests {
             expand_ranges("esx[1-99999]"),
             Err(TargetError::TooMany { .. })
         ));
+    }
+
+    #[test]
+    fn huge_lists_are_refused_before_they_are_built() {
+        // 2000 parts of 9999 names: 20 million strings if built before counting.
+        let body = vec!["1-9999"; 2000].join(",");
+        assert!(matches!(
+            expand_ranges(&format!("esx[{body}]")),
+            Err(TargetError::TooMany { .. })
+        ));
+        // The same full-size range given many times stops once the total is too large.
+        let args: Vec<String> = (0..50).map(|_| "esx[1-9000]".to_string()).collect();
+        assert!(matches!(
+            collect_targets(&args, None, &mut "".as_bytes()),
+            Err(TargetError::TooMany { .. })
+        ));
+        // A fleet listed twice is fine and keeps first-seen order.
+        let args = vec!["esx[1-9000]".to_string(), "esx[1-9000]".to_string()];
+        let got = collect_targets(&args, None, &mut "".as_bytes()).unwrap();
+        assert_eq!(got.len(), 9000);
+        assert_eq!(got.first().map(HostSpec::label).as_deref(), Some("esx1"));
+        assert_eq!(got.last().map(HostSpec::label).as_deref(), Some("esx9000"));
     }
 
     #[test]
