@@ -245,6 +245,10 @@ fn endpoint(
     is_target: bool,
 ) -> Result<Endpoint, crate::ssh::config::ConfigError> {
     let cfg = config.resolve_for(&spec.host, cli_user(spec, opts, is_target).as_deref())?;
+    if let Some(at) = &cfg.proxy_command_at {
+        // Connecting directly would skip the bastion the admin configured.
+        return Err(crate::ssh::config::ConfigError::ProxyCommand { at: at.clone() });
+    }
     let user = cli_user(spec, opts, is_target)
         .or(cfg.user.clone())
         .unwrap_or_else(|| "root".to_string());
@@ -305,6 +309,7 @@ fn endpoint(
             accept_new,
             accept_new_from_config,
             insecure: opts.insecure_skip_host_key_check,
+            host_key_alias: cfg.host_key_alias.clone(),
         },
     })
 }
@@ -616,6 +621,37 @@ mod tests {
             ]
         );
         assert_eq!(two.target.policy.learn_to, None);
+    }
+
+    #[test]
+    fn proxycommand_fails_the_host_instead_of_connecting_directly() {
+        let home = tempfile::tempdir().unwrap();
+        let cfg_path = home.path().join("config");
+        std::fs::write(
+            &cfg_path,
+            "Host esx01\n  ProxyCommand ssh -W %h:%p bastion\nHost esx02\n  ProxyJump bastion\n  ProxyCommand nc %h %p\nHost bastion\n  ProxyCommand none\nHost esx*\n  HostKeyAlias esx-key\n",
+        )
+        .unwrap();
+        let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+        let plan = |s: &str| {
+            let spec = crate::target::parse_host_spec(s).unwrap();
+            plan_host(&spec, &LiveOptions::default(), &config, home.path())
+        };
+        let err = plan("esx01").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Config);
+        assert!(
+            err.message.contains(&format!("{}:2", cfg_path.display()))
+                && err.message.contains("ProxyCommand is not supported")
+                && err.message.contains("ProxyJump"),
+            "{}",
+            err.message
+        );
+        // ProxyJump came first: ProxyCommand is ignored, as by ssh.
+        let job = plan("esx02").unwrap();
+        assert_eq!(job.jumps.len(), 1);
+        assert_eq!(job.target.policy.host_key_alias.as_deref(), Some("esx-key"));
+        assert_eq!(job.target.policy.key_name("10.0.0.2", 2222), ("esx-key", 22));
+        assert!(plan("bastion").is_ok(), "ProxyCommand none");
     }
 
     #[test]

@@ -590,3 +590,30 @@ fn the_esxi_password_is_never_sent_to_a_jump_host() {
     assert!(!log.contains("keyboard-interactive/pam"), "{log}");
     assert!(!log.contains("Accepted"), "{log}");
 }
+
+#[test]
+fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
+    let client = ClientSide::new("");
+    let sshd = keyed_sshd(&client, esx01());
+    // Recorded only under the alias, as a fleet file keyed by stable names does.
+    std::fs::write(&client.known_hosts, format!("esx01.lab {}\n", sshd.host_key_pub)).expect("known_hosts");
+    client.write_config(&format!(
+        "Host esx-a\n  HostName 127.0.0.1\n  Port {port}\n  HostKeyAlias esx01.lab\nHost esx-b\n  HostName 127.0.0.1\n  Port {port}\n  HostKeyAlias esx02.lab\n",
+        port = sshd.port
+    ));
+    let run = collect_live(&client.options(&["esx-a".to_string()])).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+
+    // A new alias is refused, then learned under the alias, not 127.0.0.1.
+    let mut opts = client.options(&["esx-b".to_string()]);
+    let run = collect_live(&opts).expect("run");
+    let err = run.captures[0].error.clone().expect("unknown key");
+    assert_eq!(err.kind, ErrorKind::HostKeyUnknown, "{err:?}");
+    assert!(err.message.contains("esx02.lab"), "{}", err.message);
+    opts.accept_new = true;
+    let run = collect_live(&opts).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+    let recorded = std::fs::read_to_string(&client.known_hosts).expect("known_hosts");
+    assert!(recorded.contains(&format!("\nesx02.lab {}", sshd.host_key_pub)), "{recorded}");
+    assert!(!recorded.contains("127.0.0.1"), "{recorded}");
+}

@@ -121,6 +121,19 @@ pub struct HostKeyPolicy {
     pub accept_new_from_config: Option<String>,
     /// `--insecure-skip-host-key-check`: accept anything. Never the default.
     pub insecure: bool,
+    /// ssh_config `HostKeyAlias`: keys are looked up and recorded under this name, with
+    /// no `[...]:port` decoration, as ssh does.
+    pub host_key_alias: Option<String>,
+}
+
+impl HostKeyPolicy {
+    /// The (name, port) known_hosts entries are matched against for a server.
+    pub fn key_name<'a>(&'a self, hostname: &'a str, port: u16) -> (&'a str, u16) {
+        match &self.host_key_alias {
+            Some(alias) => (alias.as_str(), 22),
+            None => (hostname, port),
+        }
+    }
 }
 
 /// One SSH server to log in to.
@@ -195,7 +208,8 @@ impl client::Handler for ClientHandler {
             PublicKeyOrCertificate::Certificate(c) => russh::keys::PublicKey::new(c.public_key().clone(), ""),
         };
         let fingerprint = known_hosts::fingerprint(&key);
-        let status = known_hosts::check(&self.policy.known_hosts, &self.hostname, self.port, &key);
+        let (name, port) = self.policy.key_name(&self.hostname, self.port);
+        let status = known_hosts::check(&self.policy.known_hosts, name, port, &key);
         let verdict = match status {
             HostKeyStatus::Known(_) => return Ok(true),
             HostKeyStatus::Changed(at) => KeyVerdict::Changed { fingerprint, at },
@@ -208,7 +222,7 @@ impl client::Handler for ClientHandler {
                     }
                     return Ok(false);
                 };
-                match known_hosts::learn(&path, &self.hostname, self.port, &key) {
+                match known_hosts::learn(&path, name, port, &key) {
                     Ok(()) => return Ok(true),
                     Err(e) => KeyVerdict::LearnFailed {
                         path,
@@ -363,7 +377,8 @@ async fn handshake<S>(hop: &Endpoint, stream: S) -> Result<(Handle<ClientHandler
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let known = known_hosts::known_algorithms(&hop.policy.known_hosts, &hop.hostname, hop.port);
+    let (name, port) = hop.policy.key_name(&hop.hostname, hop.port);
+    let known = known_hosts::known_algorithms(&hop.policy.known_hosts, name, port);
     let config = client::Config {
         preferred: preferred_for(&known),
         // Keepalives detect a host that vanished mid-run; the command timeout is separate.
@@ -391,7 +406,8 @@ where
 }
 
 fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) -> Failure {
-    let name = known_hosts::host_key_name(&hop.hostname, hop.port);
+    let (name, port) = hop.policy.key_name(&hop.hostname, hop.port);
+    let name = known_hosts::host_key_name(name, port);
     match seen {
         Some(KeyVerdict::Unknown { fingerprint }) => Failure::new(
             ErrorKind::HostKeyUnknown,

@@ -46,6 +46,11 @@ pub struct HostConfig {
     pub strict_host_key_checking_at: Option<String>,
     /// `ProxyJump` hops in order (`None` = not set; an empty list = `ProxyJump none`).
     pub proxy_jump: Option<Vec<String>>,
+    /// `ProxyCommand` (not `none`) where it was set, `file:line`. It is not supported: a
+    /// host with one must fail rather than be reached directly, skipping the bastion.
+    pub proxy_command_at: Option<String>,
+    /// `HostKeyAlias`: the name host keys are looked up and recorded under.
+    pub host_key_alias: Option<String>,
     /// `IdentitiesOnly yes`: offer only the configured keys, even from the agent.
     pub identities_only: Option<bool>,
 }
@@ -61,6 +66,8 @@ pub enum ConfigError {
         line: usize,
         message: String,
     },
+    #[error("{at}: ProxyCommand is not supported by pvrdma-doctor (connecting directly would skip your bastion); use ProxyJump instead")]
+    ProxyCommand { at: String },
 }
 
 #[derive(Debug, Clone)]
@@ -281,6 +288,7 @@ impl SshConfig {
     /// in ssh. With neither, `Match user` sees `root`, the user this tool defaults to.
     pub fn resolve_for(&self, host: &str, cli_user: Option<&str>) -> Result<HostConfig, ConfigError> {
         let mut out = HostConfig::default();
+        let mut proxy_command_seen = false;
         // Whether each block applied, in block order; guards and continuations look back.
         let mut applied: Vec<bool> = Vec::with_capacity(self.blocks.len());
         for block in &self.blocks {
@@ -355,7 +363,16 @@ impl SshConfig {
                             other => return Err(syntax(format!("IdentitiesOnly {other:?} is not yes or no"))),
                         })
                     }
-                    "proxyjump" if out.proxy_jump.is_none() => {
+                    // ProxyJump and ProxyCommand exclude each other: the first one given wins.
+                    "proxycommand" if out.proxy_jump.is_none() && !proxy_command_seen => {
+                        proxy_command_seen = true;
+                        let command = d.args.join(" ");
+                        if !command.eq_ignore_ascii_case("none") {
+                            out.proxy_command_at = Some(format!("{}:{}", d.file.display(), d.line));
+                        }
+                    }
+                    "hostkeyalias" if out.host_key_alias.is_none() => out.host_key_alias = Some(first),
+                    "proxyjump" if out.proxy_jump.is_none() && !proxy_command_seen => {
                         out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
                             Vec::new()
                         } else {
