@@ -614,6 +614,9 @@ fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
     let run = collect_live(&opts).expect("run");
     assert_complete(&run.captures[0], &esx01(), &sshd);
     let recorded = std::fs::read_to_string(&client.known_hosts).expect("known_hosts");
-    assert!(recorded.contains(&format!("\nesx02.lab {}", sshd.host_key_pub)), "{recorded}");
+    assert!(
+        recorded.contains(&format!("\nesx02.lab {}", sshd.host_key_pub)),
+        "{recorded}"
+    );
     assert!(!recorded.contains("127.0.0.1"), "{recorded}");
 }

@@ -183,6 +183,8 @@ pub struct ClientHandler {
     hostname: String,
     port: u16,
     policy: HostKeyPolicy,
+    /// This host's known_hosts lines, read once before the handshake.
+    entries: Arc<known_hosts::HostEntries>,
     verdict: Arc<Mutex<Option<KeyVerdict>>>,
     banner: Arc<Mutex<Option<String>>>,
 }
@@ -209,7 +211,7 @@ impl client::Handler for ClientHandler {
         };
         let fingerprint = known_hosts::fingerprint(&key);
         let (name, port) = self.policy.key_name(&self.hostname, self.port);
-        let status = known_hosts::check(&self.policy.known_hosts, name, port, &key);
+        let status = self.entries.check(&key);
         let verdict = match status {
             HostKeyStatus::Known(_) => return Ok(true),
             HostKeyStatus::Changed(at) => KeyVerdict::Changed { fingerprint, at },
@@ -222,8 +224,16 @@ impl client::Handler for ClientHandler {
                     }
                     return Ok(false);
                 };
-                match known_hosts::learn(&path, name, port, &key) {
-                    Ok(()) => return Ok(true),
+                // File I/O under a process-wide lock: keep it off the async workers.
+                let (name, learn_path) = (name.to_string(), path.clone());
+                let learned =
+                    tokio::task::spawn_blocking(move || known_hosts::learn(&learn_path, &name, port, &key)).await;
+                match learned {
+                    Ok(Ok(())) => return Ok(true),
+                    Ok(Err(e)) => KeyVerdict::LearnFailed {
+                        path,
+                        error: e.to_string(),
+                    },
                     Err(e) => KeyVerdict::LearnFailed {
                         path,
                         error: e.to_string(),
@@ -378,9 +388,17 @@ where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let (name, port) = hop.policy.key_name(&hop.hostname, hop.port);
-    let known = known_hosts::known_algorithms(&hop.policy.known_hosts, name, port);
+    let (files, name) = (hop.policy.known_hosts.clone(), name.to_string());
+    // Read once per connection, off the async workers; an unreadable file holds no keys.
+    let entries = if hop.policy.insecure {
+        known_hosts::HostEntries::default()
+    } else {
+        tokio::task::spawn_blocking(move || known_hosts::HostEntries::load(&files, &name, port))
+            .await
+            .unwrap_or_default()
+    };
     let config = client::Config {
-        preferred: preferred_for(&known),
+        preferred: preferred_for(&entries.algorithms()),
         // Keepalives detect a host that vanished mid-run; the command timeout is separate.
         keepalive_interval: Some(Duration::from_secs(15)),
         keepalive_max: 3,
@@ -393,6 +411,7 @@ where
         hostname: hop.hostname.clone(),
         port: hop.port,
         policy: hop.policy.clone(),
+        entries: Arc::new(entries),
         verdict: verdict.clone(),
         banner: banner.clone(),
     };
