@@ -5,7 +5,7 @@
 //! the zero padding exactly as written: `esx[01-16]` must give `esx01`, never `esx1`,
 //! because the names must resolve. A bracket that is not a numeric range is left alone,
 //! which keeps IPv6 literals (`[fe80::1]:22`) intact.
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
@@ -60,6 +60,12 @@ pub enum TargetError {
     UnclosedBracket(String),
     #[error("bad node range in {spec:?}: {reason}")]
     BadRange { spec: String, reason: String },
+    #[error("{first} and {second} are the same host for the report ({label}), which names hosts without the user; list each host once")]
+    SameLabel {
+        label: String,
+        first: String,
+        second: String,
+    },
     #[error("{spec:?} expands to more than {MAX_EXPANDED_HOSTS} hosts")]
     TooMany { spec: String },
     #[error("cannot read hosts from {source_name}: {message}")]
@@ -267,6 +273,18 @@ pub fn collect_targets(
     if out.is_empty() {
         return Err(TargetError::NoHosts);
     }
+    // Reports and support bundles are keyed by label: two specs differing only in the
+    // user would collide there (a bundle refuses a host that appears twice).
+    let mut labels: HashMap<String, &HostSpec> = HashMap::new();
+    for h in &out {
+        if let Some(first) = labels.insert(h.label(), h) {
+            return Err(TargetError::SameLabel {
+                label: h.label(),
+                first: first.to_string(),
+                second: h.to_string(),
+            });
+        }
+    }
     Ok(out)
 }
 
@@ -351,6 +369,33 @@ mod tests {
         assert_eq!(got.len(), 9000);
         assert_eq!(got.first().map(HostSpec::label).as_deref(), Some("esx1"));
         assert_eq!(got.last().map(HostSpec::label).as_deref(), Some("esx9000"));
+    }
+
+    #[test]
+    fn the_same_host_with_two_users_is_a_usage_error() {
+        let args = vec!["root@esx01".to_string(), "admin@esx01".to_string()];
+        let err = collect_targets(&args, None, &mut "".as_bytes()).unwrap_err();
+        assert_eq!(
+            err,
+            TargetError::SameLabel {
+                label: "esx01".into(),
+                first: "root@esx01".into(),
+                second: "admin@esx01".into()
+            }
+        );
+        assert!(err.to_string().contains("list each host once"), "{err}");
+        let args = vec!["esx01".to_string(), "root@esx01".to_string()];
+        assert!(matches!(
+            collect_targets(&args, None, &mut "".as_bytes()),
+            Err(TargetError::SameLabel { .. })
+        ));
+        // Another port is another host; the exact same spec twice is just a duplicate.
+        let args = vec![
+            "root@esx01".to_string(),
+            "admin@esx01:2222".to_string(),
+            "root@esx01".to_string(),
+        ];
+        assert_eq!(collect_targets(&args, None, &mut "".as_bytes()).unwrap().len(), 2);
     }
 
     #[test]
