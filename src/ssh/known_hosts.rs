@@ -178,7 +178,8 @@ fn pattern_list_matches(patterns: &str, name: &str) -> bool {
     let mut matched = false;
     for p in patterns.split(',') {
         if let Some(hashed) = p.strip_prefix("|1|") {
-            if hashed_matches(hashed, name) {
+            // ssh lowercases the name before hashing it into the file.
+            if hashed_matches(hashed, &name_lc) {
                 matched = true;
             }
         } else if let Some(neg) = p.strip_prefix('!') {
@@ -338,6 +339,12 @@ mod tests {
             check(std::slice::from_ref(&user), "esx02", 22, &k2),
             HostKeyStatus::Known(_)
         ));
+        // Names are case-insensitive, hashed ones included.
+        assert!(matches!(
+            check(std::slice::from_ref(&user), "ESX02", 22, &k2),
+            HostKeyStatus::Known(_)
+        ));
+        assert!(matches!(check(&files, "ESX01", 22, &k1), HostKeyStatus::Known(_)));
         assert!(matches!(
             check(std::slice::from_ref(&user), "esx03", 2222, &k2),
             HostKeyStatus::Known(_)
