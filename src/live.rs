@@ -497,7 +497,7 @@ mod tests {
         let cfg_path = home.path().join("config");
         std::fs::write(
             &cfg_path,
-            "Host esx01\n  HostName 10.1.1.1\n  User cfguser\n  Port 2222\n  IdentityFile ~/.ssh/lab_rsa\n  ProxyJump jumper@bastion:2200\nHost bastion\n  ProxyJump outer.example\nHost loop\n  ProxyJump loop\n",
+            "Host esx01\n  HostName 10.1.1.1\n  User cfguser\n  Port 2222\n  IdentityFile ~/.ssh/lab_rsa\n  ProxyJump jumper@bastion:2200\nHost bastion\n  ProxyJump ssh://outer.example:2022/\nHost loop\n  ProxyJump loop\n",
         )
         .unwrap();
         let config = SshConfig::load(&cfg_path, home.path()).unwrap();
@@ -539,7 +539,7 @@ mod tests {
         let [outer, jump] = job.jumps.as_slice() else {
             panic!("two jumps expected: {:?}", job.jumps)
         };
-        assert_eq!(outer.hostname, "outer.example");
+        assert_eq!((outer.hostname.as_str(), outer.port), ("outer.example", 2022));
         assert_eq!((jump.hostname.as_str(), jump.port), ("bastion", 2200));
         assert_eq!(jump.user, "jumper");
         assert_eq!(jump.label, "jump host bastion:2200");

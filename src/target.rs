@@ -74,9 +74,14 @@ pub enum TargetError {
     NoHosts,
 }
 
-/// Parses one already-expanded spec: `host`, `user@host`, `host:port`, `[v6]:port`, `v6`.
+/// Parses one already-expanded spec: `host`, `user@host`, `host:port`, `[v6]:port`, `v6`,
+/// or the URI form `ssh://[user@]host[:port]` that ssh and ProxyJump accept.
 pub fn parse_host_spec(spec: &str) -> Result<HostSpec, TargetError> {
     let trimmed = spec.trim();
+    let trimmed = match trimmed.strip_prefix("ssh://") {
+        Some(rest) => rest.strip_suffix('/').unwrap_or(rest),
+        None => trimmed,
+    };
     // The last '@' splits, as in ssh: user names on some directories contain '@'.
     let (user, rest) = match trimmed.rfind('@') {
         Some(i) => {
@@ -337,6 +342,14 @@ mod tests {
         assert!(matches!(parse_host_spec("esx01:ssh"), Err(TargetError::BadPort { .. })));
         assert!(matches!(parse_host_spec("esx01:0"), Err(TargetError::BadPort { .. })));
         assert!(matches!(parse_host_spec("root@"), Err(TargetError::EmptyHost(_))));
+        let h = parse_host_spec("ssh://jumper@bastion:2200").unwrap();
+        assert_eq!(
+            (h.user.as_deref(), h.host.as_str(), h.port),
+            (Some("jumper"), "bastion", Some(2200))
+        );
+        let h = parse_host_spec("ssh://[fe80::1]:22/").unwrap();
+        assert_eq!((h.host.as_str(), h.port), ("fe80::1", Some(22)));
+        assert!(matches!(parse_host_spec("ssh://"), Err(TargetError::EmptyHost(_))));
     }
 
     #[test]
