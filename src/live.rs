@@ -46,6 +46,10 @@ pub struct LiveOptions {
     pub password: Option<SecretString>,
     /// Draw the indicatif bar (the caller decides whether stderr is a terminal).
     pub progress: bool,
+    /// Log in only with `-i`/`IdentityFile` keys and the password: no ssh-agent, no
+    /// `~/.ssh/id_*` defaults. The demo uses it so the user's own keys are never offered
+    /// to a simulated host.
+    pub only_given_keys: bool,
 }
 
 impl Default for LiveOptions {
@@ -64,6 +68,7 @@ impl Default for LiveOptions {
             insecure_skip_host_key_check: false,
             password: None,
             progress: false,
+            only_given_keys: false,
         }
     }
 }
@@ -179,7 +184,7 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
         jumps,
         target,
         credentials: Credentials {
-            use_agent: true,
+            use_agent: !opts.only_given_keys,
             password: opts.password.clone(),
         },
         connect_timeout: opts.connect_timeout,
@@ -256,8 +261,10 @@ fn endpoint(
     let hostname = cfg.hostname.clone().unwrap_or_else(|| spec.host.clone());
     let mut identity_files = opts.identity_files.clone();
     identity_files.extend(cfg.identity_files.iter().cloned());
-    for d in ["id_ecdsa", "id_rsa", "id_ed25519"] {
-        identity_files.push(home.join(".ssh").join(d));
+    if !opts.only_given_keys {
+        for d in ["id_ecdsa", "id_rsa", "id_ed25519"] {
+            identity_files.push(home.join(".ssh").join(d));
+        }
     }
     let mut seen = Vec::new();
     identity_files.retain(|p| {
