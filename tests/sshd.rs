@@ -620,3 +620,28 @@ fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
     );
     assert!(!recorded.contains("127.0.0.1"), "{recorded}");
 }
+
+#[test]
+fn a_silent_agent_socket_does_not_stop_the_key_on_disk() {
+    let client = ClientSide::new("");
+    let sshd = keyed_sshd(&client, esx01());
+    client.trust(&sshd);
+    // A stale SSH_AUTH_SOCK: something listens there but never answers.
+    let sock = client.dir.path().join("stale-agent.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind agent socket");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .arg("-F")
+        .arg(&client.config)
+        .args(["--format", "json", "--connect-timeout", "15s", "--timeout", "60s", &target(&sshd)])
+        .env("SSH_AUTH_SOCK", &sock)
+        .env("HOME", client.dir.path())
+        .env_remove("PVRDMA_DOCTOR_PASSWORD")
+        .output()
+        .expect("run pvrdma-doctor");
+    assert!(
+        sshd.log().contains("Accepted publickey"),
+        "{}\n{}",
+        sshd.log(),
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -16,6 +16,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// How long listing the ssh-agent's keys may take; a live agent answers in milliseconds.
+const AGENT_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// ESXi 8 offers only NIST ECDH, the DH groups and group-exchange. NIST first so a
 /// handshake never falls to group-exchange, which russh computes slowly (seconds).
 pub const KEX_ORDER: &[kex::Name] = &[
@@ -514,44 +517,60 @@ async fn authenticate(
     let mut rsa_hash: Option<Option<HashAlg>> = None;
 
     if creds.use_agent && std::env::var_os("SSH_AUTH_SOCK").is_some() {
-        match AgentClient::connect_env().await {
-            Ok(mut agent) => match agent.request_identities().await {
-                Ok(ids) => {
-                    let wanted = configured_public_keys(&hop.identity_files);
-                    for id in ids {
-                        if !allows(&remaining, MethodKind::PublicKey) {
-                            break;
-                        }
-                        let key = id.public_key().into_owned();
-                        if hop.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
-                            continue;
-                        }
-                        let hash = if key.algorithm().is_rsa() {
-                            rsa_hash_for(handle, &mut rsa_hash).await
-                        } else {
-                            None
-                        };
-                        match handle
-                            .authenticate_publickey_with(&user, key.clone(), hash, &mut agent)
-                            .await
-                        {
-                            Ok(AuthResult::Success) => return Ok(()),
-                            Ok(AuthResult::Failure { remaining_methods, .. }) => {
-                                notes.push(format!(
-                                    "agent key {} refused{}",
-                                    known_hosts::fingerprint(&key),
-                                    ed25519_hint(&key)
-                                ));
-                                remaining = Some(remaining_methods.to_vec());
-                            }
-                            Err(e) => notes.push(format!("agent signing failed ({e})")),
-                        }
-                        tried_keys.push(key);
+        // A stale SSH_AUTH_SOCK whose listener never answers must not use up the whole
+        // connect timeout and hide that the keys on disk would have worked.
+        let listed = tokio::time::timeout(AGENT_TIMEOUT, async {
+            let mut agent = AgentClient::connect_env()
+                .await
+                .map_err(|e| format!("ssh-agent unreachable ({e})"))?;
+            let ids = agent
+                .request_identities()
+                .await
+                .map_err(|e| format!("ssh-agent did not list keys ({e})"))?;
+            Ok::<_, String>((agent, ids))
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "ssh-agent did not answer within {}s (SSH_AUTH_SOCK may be stale)",
+                AGENT_TIMEOUT.as_secs()
+            ))
+        });
+        match listed {
+            Ok((mut agent, ids)) => {
+                let wanted = configured_public_keys(&hop.identity_files);
+                for id in ids {
+                    if !allows(&remaining, MethodKind::PublicKey) {
+                        break;
                     }
+                    let key = id.public_key().into_owned();
+                    if hop.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
+                        continue;
+                    }
+                    let hash = if key.algorithm().is_rsa() {
+                        rsa_hash_for(handle, &mut rsa_hash).await
+                    } else {
+                        None
+                    };
+                    match handle
+                        .authenticate_publickey_with(&user, key.clone(), hash, &mut agent)
+                        .await
+                    {
+                        Ok(AuthResult::Success) => return Ok(()),
+                        Ok(AuthResult::Failure { remaining_methods, .. }) => {
+                            notes.push(format!(
+                                "agent key {} refused{}",
+                                known_hosts::fingerprint(&key),
+                                ed25519_hint(&key)
+                            ));
+                            remaining = Some(remaining_methods.to_vec());
+                        }
+                        Err(e) => notes.push(format!("agent signing failed ({e})")),
+                    }
+                    tried_keys.push(key);
                 }
-                Err(e) => notes.push(format!("ssh-agent did not list keys ({e})")),
-            },
-            Err(e) => notes.push(format!("ssh-agent unreachable ({e})")),
+            }
+            Err(e) => notes.push(e),
         }
     }
 
