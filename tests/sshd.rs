@@ -632,7 +632,15 @@ fn a_silent_agent_socket_does_not_stop_the_key_on_disk() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
         .arg("-F")
         .arg(&client.config)
-        .args(["--format", "json", "--connect-timeout", "15s", "--timeout", "60s", &target(&sshd)])
+        .args([
+            "--format",
+            "json",
+            "--connect-timeout",
+            "15s",
+            "--timeout",
+            "60s",
+            &target(&sshd),
+        ])
         .env("SSH_AUTH_SOCK", &sock)
         .env("HOME", client.dir.path())
         .env_remove("PVRDMA_DOCTOR_PASSWORD")
