@@ -89,6 +89,7 @@ fn live_options(
         insecure_skip_host_key_check: args.insecure_skip_host_key_check,
         password,
         progress: !output.no_progress && std::io::stderr().is_terminal(),
+        only_given_keys: false,
     })
 }
 

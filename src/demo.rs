@@ -294,6 +294,8 @@ impl SimFleet {
             identity_files: Vec::new(),
             accept_new: false,
             insecure_skip_host_key_check: false,
+            // The simulated hosts must never see the user's real agent or ~/.ssh keys.
+            only_given_keys: true,
             ..base
         }
     }

@@ -46,6 +46,10 @@ pub struct LiveOptions {
     pub password: Option<SecretString>,
     /// Draw the indicatif bar (the caller decides whether stderr is a terminal).
     pub progress: bool,
+    /// Log in only with `-i`/`IdentityFile` keys and the password: no ssh-agent, no
+    /// `~/.ssh/id_*` defaults. The demo uses it so the user's own keys are never offered
+    /// to a simulated host.
+    pub only_given_keys: bool,
 }
 
 impl Default for LiveOptions {
@@ -64,6 +68,7 @@ impl Default for LiveOptions {
             insecure_skip_host_key_check: false,
             password: None,
             progress: false,
+            only_given_keys: false,
         }
     }
 }
@@ -118,6 +123,9 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
         }
     };
     let jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    if let Some(w) = config_tofu_warning(&jobs) {
+        eprintln!("{w}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -135,6 +143,28 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     })
 }
 
+/// The one warning line for a run where ssh_config (not `--accept-new`) makes unknown host
+/// keys trusted on first use, naming where; `None` when no host is affected.
+pub fn config_tofu_warning(jobs: &[Result<HostJob, Failure>]) -> Option<String> {
+    let mut at: Vec<&str> = Vec::new();
+    for job in jobs.iter().flatten() {
+        for ep in job.jumps.iter().chain(std::iter::once(&job.target)) {
+            if let Some(w) = ep.policy.accept_new_from_config.as_deref() {
+                if !at.contains(&w) {
+                    at.push(w);
+                }
+            }
+        }
+    }
+    if at.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "pvrdma-doctor: WARNING: StrictHostKeyChecking in ssh config ({}) accepts and records unknown host keys without verification; a host seen for the first time could be an impersonator",
+        at.join(", ")
+    ))
+}
+
 /// Turns a target into connection parameters, applying ssh_config and the CLI flags.
 pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: &Path) -> Result<HostJob, Failure> {
     let label = spec.label();
@@ -145,14 +175,16 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
         )
     };
     let target = endpoint(spec, opts, config, home, true).map_err(config_failure)?;
-    let cfg = config.resolve(&spec.host).map_err(config_failure)?;
+    let cfg = config
+        .resolve_for(&spec.host, cli_user(spec, opts, true).as_deref())
+        .map_err(config_failure)?;
     let jumps = jump_chain(cfg.proxy_jump.unwrap_or_default(), &label, opts, config, home, 0)?;
     Ok(HostJob {
         label,
         jumps,
         target,
         credentials: Credentials {
-            use_agent: true,
+            use_agent: !opts.only_given_keys,
             password: opts.password.clone(),
         },
         connect_timeout: opts.connect_timeout,
@@ -191,7 +223,7 @@ fn jump_chain(
         let spec = parse_host_spec(&hop)
             .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: bad ProxyJump entry {hop:?}: {e}")))?;
         let inner = config
-            .resolve(&spec.host)
+            .resolve_for(&spec.host, cli_user(&spec, opts, false).as_deref())
             .map_err(config_failure)?
             .proxy_jump
             .unwrap_or_default();
@@ -201,6 +233,15 @@ fn jump_chain(
     Ok(out)
 }
 
+/// The user given on the command line for this host. Precedence as in ssh: user@host,
+/// then -l (for the target only: ssh's -l does not apply to jump hosts); the config's
+/// `User` and then ESXi's usual root come after.
+fn cli_user(spec: &HostSpec, opts: &LiveOptions, is_target: bool) -> Option<String> {
+    spec.user
+        .clone()
+        .or_else(|| if is_target { opts.login_user.clone() } else { None })
+}
+
 fn endpoint(
     spec: &HostSpec,
     opts: &LiveOptions,
@@ -208,21 +249,22 @@ fn endpoint(
     home: &Path,
     is_target: bool,
 ) -> Result<Endpoint, crate::ssh::config::ConfigError> {
-    let cfg = config.resolve(&spec.host)?;
-    // Precedence as in ssh: user@host, then -l (for the target only: ssh's -l does not
-    // apply to jump hosts), then the config, then ESXi's usual root.
-    let user = spec
-        .user
-        .clone()
-        .or_else(|| if is_target { opts.login_user.clone() } else { None })
+    let cfg = config.resolve_for(&spec.host, cli_user(spec, opts, is_target).as_deref())?;
+    if let Some(at) = &cfg.proxy_command_at {
+        // Connecting directly would skip the bastion the admin configured.
+        return Err(crate::ssh::config::ConfigError::ProxyCommand { at: at.clone() });
+    }
+    let user = cli_user(spec, opts, is_target)
         .or(cfg.user.clone())
         .unwrap_or_else(|| "root".to_string());
     let port = spec.port.or(cfg.port).unwrap_or(22);
     let hostname = cfg.hostname.clone().unwrap_or_else(|| spec.host.clone());
     let mut identity_files = opts.identity_files.clone();
     identity_files.extend(cfg.identity_files.iter().cloned());
-    for d in ["id_ecdsa", "id_rsa", "id_ed25519"] {
-        identity_files.push(home.join(".ssh").join(d));
+    if !opts.only_given_keys {
+        for d in ["id_ecdsa", "id_rsa", "id_ed25519"] {
+            identity_files.push(home.join(".ssh").join(d));
+        }
     }
     let mut seen = Vec::new();
     identity_files.retain(|p| {
@@ -230,24 +272,29 @@ fn endpoint(
         seen.push(p.clone());
         keep
     });
-    let user_files = if cfg.user_known_hosts_files.is_empty() {
-        vec![home.join(".ssh/known_hosts"), home.join(".ssh/known_hosts2")]
-    } else {
-        cfg.user_known_hosts_files.clone()
-    };
-    let global_files = if cfg.global_known_hosts_files.is_empty() {
+    // `none` (an empty list) means no file at all, not the defaults.
+    let user_files = cfg
+        .user_known_hosts_files
+        .clone()
+        .unwrap_or_else(|| vec![home.join(".ssh/known_hosts"), home.join(".ssh/known_hosts2")]);
+    let global_files = cfg.global_known_hosts_files.clone().unwrap_or_else(|| {
         vec![
             PathBuf::from("/etc/ssh/ssh_known_hosts"),
             PathBuf::from("/etc/ssh/ssh_known_hosts2"),
         ]
+    });
+    // As in ssh, the config may turn on trust-on-first-use; the run says so (see
+    // `config_tofu_warning`) because the admin did not ask for it on this command line.
+    let config_tofu = matches!(
+        cfg.strict_host_key_checking,
+        Some(StrictHostKeyChecking::AcceptNew | StrictHostKeyChecking::No)
+    );
+    let accept_new = opts.accept_new || config_tofu;
+    let accept_new_from_config = if config_tofu && !opts.accept_new {
+        cfg.strict_host_key_checking_at.clone()
     } else {
-        cfg.global_known_hosts_files.clone()
+        None
     };
-    let accept_new = opts.accept_new
-        || matches!(
-            cfg.strict_host_key_checking,
-            Some(StrictHostKeyChecking::AcceptNew | StrictHostKeyChecking::No)
-        );
     let learn_to = user_files.first().map(|p| expand_tilde(&p.to_string_lossy(), home));
     let mut known_hosts = user_files;
     known_hosts.extend(global_files);
@@ -267,7 +314,9 @@ fn endpoint(
             known_hosts,
             learn_to,
             accept_new,
+            accept_new_from_config,
             insecure: opts.insecure_skip_host_key_check,
+            host_key_alias: cfg.host_key_alias.clone(),
         },
     })
 }
@@ -455,7 +504,7 @@ mod tests {
         let cfg_path = home.path().join("config");
         std::fs::write(
             &cfg_path,
-            "Host esx01\n  HostName 10.1.1.1\n  User cfguser\n  Port 2222\n  IdentityFile ~/.ssh/lab_rsa\n  ProxyJump jumper@bastion:2200\nHost bastion\n  ProxyJump outer.example\nHost loop\n  ProxyJump loop\n",
+            "Host esx01\n  HostName 10.1.1.1\n  User cfguser\n  Port 2222\n  IdentityFile ~/.ssh/lab_rsa\n  ProxyJump jumper@bastion:2200\nHost bastion\n  ProxyJump ssh://outer.example:2022/\nHost loop\n  ProxyJump loop\n",
         )
         .unwrap();
         let config = SshConfig::load(&cfg_path, home.path()).unwrap();
@@ -497,7 +546,7 @@ mod tests {
         let [outer, jump] = job.jumps.as_slice() else {
             panic!("two jumps expected: {:?}", job.jumps)
         };
-        assert_eq!(outer.hostname, "outer.example");
+        assert_eq!((outer.hostname.as_str(), outer.port), ("outer.example", 2022));
         assert_eq!((jump.hostname.as_str(), jump.port), ("bastion", 2200));
         assert_eq!(jump.user, "jumper");
         assert_eq!(jump.label, "jump host bastion:2200");
@@ -516,6 +565,100 @@ mod tests {
         let job = plan_host(&s, &bare, &config, home.path()).unwrap();
         assert_eq!((job.target.user.as_str(), job.target.port), ("root", 22));
         assert!(job.jumps.is_empty());
+    }
+
+    #[test]
+    fn config_accept_new_is_warned_about_once_naming_the_line() {
+        let home = tempfile::tempdir().unwrap();
+        let cfg_path = home.path().join("config");
+        std::fs::write(
+            &cfg_path,
+            "Host esx*\n  StrictHostKeyChecking accept-new\nHost db*\n  StrictHostKeyChecking yes\n",
+        )
+        .unwrap();
+        let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+        let plan = |specs: &[&str], opts: &LiveOptions| -> Vec<Result<HostJob, Failure>> {
+            specs
+                .iter()
+                .map(|s| plan_host(&crate::target::parse_host_spec(s).unwrap(), opts, &config, home.path()))
+                .collect()
+        };
+        let opts = LiveOptions::default();
+        let jobs = plan(&["esx01", "esx02", "db1"], &opts);
+        assert!(jobs
+            .iter()
+            .flatten()
+            .all(|j| j.target.policy.accept_new == j.label.starts_with("esx")));
+        let w = config_tofu_warning(&jobs).expect("warning");
+        assert!(w.contains(&format!("{}:2", cfg_path.display())), "{w}");
+        assert_eq!(w.matches(":2").count(), 1, "{w}");
+        assert_eq!(w.lines().count(), 1);
+        assert!(config_tofu_warning(&plan(&["db1"], &opts)).is_none());
+        // --accept-new was asked for: nothing to warn about.
+        let asked = LiveOptions {
+            accept_new: true,
+            ..LiveOptions::default()
+        };
+        assert!(config_tofu_warning(&plan(&["esx01"], &asked)).is_none());
+    }
+
+    #[test]
+    fn known_hosts_file_none_means_no_file_not_the_defaults() {
+        let home = tempfile::tempdir().unwrap();
+        let cfg_path = home.path().join("config");
+        std::fs::write(
+            &cfg_path,
+            "Host esx01\n  UserKnownHostsFile /kh/fleet\n  GlobalKnownHostsFile none\nHost esx02\n  UserKnownHostsFile none\n",
+        )
+        .unwrap();
+        let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+        let plan = |s: &str| {
+            let spec = crate::target::parse_host_spec(s).unwrap();
+            plan_host(&spec, &LiveOptions::default(), &config, home.path()).unwrap()
+        };
+        let one = plan("esx01");
+        assert_eq!(one.target.policy.known_hosts, vec![PathBuf::from("/kh/fleet")]);
+        assert_eq!(one.target.policy.learn_to, Some(PathBuf::from("/kh/fleet")));
+        let two = plan("esx02");
+        assert_eq!(
+            two.target.policy.known_hosts,
+            vec![
+                PathBuf::from("/etc/ssh/ssh_known_hosts"),
+                PathBuf::from("/etc/ssh/ssh_known_hosts2")
+            ]
+        );
+        assert_eq!(two.target.policy.learn_to, None);
+    }
+
+    #[test]
+    fn proxycommand_fails_the_host_instead_of_connecting_directly() {
+        let home = tempfile::tempdir().unwrap();
+        let cfg_path = home.path().join("config");
+        std::fs::write(
+            &cfg_path,
+            "Host esx01\n  ProxyCommand ssh -W %h:%p bastion\nHost esx02\n  ProxyJump bastion\n  ProxyCommand nc %h %p\nHost bastion\n  ProxyCommand none\nHost esx*\n  HostKeyAlias esx-key\n",
+        )
+        .unwrap();
+        let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+        let plan = |s: &str| {
+            let spec = crate::target::parse_host_spec(s).unwrap();
+            plan_host(&spec, &LiveOptions::default(), &config, home.path())
+        };
+        let err = plan("esx01").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Config);
+        assert!(
+            err.message.contains(&format!("{}:2", cfg_path.display()))
+                && err.message.contains("ProxyCommand is not supported")
+                && err.message.contains("ProxyJump"),
+            "{}",
+            err.message
+        );
+        // ProxyJump came first: ProxyCommand is ignored, as by ssh.
+        let job = plan("esx02").unwrap();
+        assert_eq!(job.jumps.len(), 1);
+        assert_eq!(job.target.policy.host_key_alias.as_deref(), Some("esx-key"));
+        assert_eq!(job.target.policy.key_name("10.0.0.2", 2222), ("esx-key", 22));
+        assert!(plan("bastion").is_ok(), "ProxyCommand none");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! the zero padding exactly as written: `esx[01-16]` must give `esx01`, never `esx1`,
 //! because the names must resolve. A bracket that is not a numeric range is left alone,
 //! which keeps IPv6 literals (`[fe80::1]:22`) intact.
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
@@ -12,6 +13,10 @@ use std::path::Path;
 /// More names than any fleet has; a typo like `esx[1-1000000]` becomes an error instead of
 /// a million connection attempts.
 pub const MAX_EXPANDED_HOSTS: usize = 10_000;
+
+/// Names expanded in all, duplicates included: room for a fleet listed a few times over
+/// (arguments plus a hosts file), but bounded.
+const MAX_EXPANDED_NAMES: usize = 4 * MAX_EXPANDED_HOSTS;
 
 /// One host to visit, as the user named it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -55,6 +60,12 @@ pub enum TargetError {
     UnclosedBracket(String),
     #[error("bad node range in {spec:?}: {reason}")]
     BadRange { spec: String, reason: String },
+    #[error("{first} and {second} are the same host for the report ({label}), which names hosts without the user; list each host once")]
+    SameLabel {
+        label: String,
+        first: String,
+        second: String,
+    },
     #[error("{spec:?} expands to more than {MAX_EXPANDED_HOSTS} hosts")]
     TooMany { spec: String },
     #[error("cannot read hosts from {source_name}: {message}")]
@@ -63,9 +74,14 @@ pub enum TargetError {
     NoHosts,
 }
 
-/// Parses one already-expanded spec: `host`, `user@host`, `host:port`, `[v6]:port`, `v6`.
+/// Parses one already-expanded spec: `host`, `user@host`, `host:port`, `[v6]:port`, `v6`,
+/// or the URI form `ssh://[user@]host[:port]` that ssh and ProxyJump accept.
 pub fn parse_host_spec(spec: &str) -> Result<HostSpec, TargetError> {
     let trimmed = spec.trim();
+    let trimmed = match trimmed.strip_prefix("ssh://") {
+        Some(rest) => rest.strip_suffix('/').unwrap_or(rest),
+        None => trimmed,
+    };
     // The last '@' splits, as in ssh: user names on some directories contain '@'.
     let (user, rest) = match trimmed.rfind('@') {
         Some(i) => {
@@ -171,7 +187,10 @@ fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
         spec: spec.to_string(),
         reason,
     };
-    let mut out = Vec::new();
+    let mut parts = Vec::new();
+    // Counted before anything is built: `[1-9999,1-9999,...]` must be refused, not
+    // allocated.
+    let mut total: u64 = 0;
     for part in body.split(',') {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
         // Padding follows ClusterShell: a bound written with a leading zero fixes the width.
@@ -181,14 +200,16 @@ fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
         if end < start {
             return Err(bad(format!("{part:?} runs backwards")));
         }
-        if end - start >= MAX_EXPANDED_HOSTS as u64 {
+        total = total.saturating_add(end - start).saturating_add(1);
+        if total > MAX_EXPANDED_HOSTS as u64 {
             return Err(TargetError::TooMany { spec: spec.to_string() });
         }
-        for n in start..=end {
-            out.push(format!("{n:0width$}"));
-        }
+        parts.push((start, end, width));
     }
-    Ok(out)
+    Ok(parts
+        .into_iter()
+        .flat_map(|(start, end, width)| (start..=end).map(move |n| format!("{n:0width$}")))
+        .collect())
 }
 
 /// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
@@ -234,10 +255,19 @@ pub fn collect_targets(
         raw.extend(specs_from_text(&text));
     }
     let mut out: Vec<HostSpec> = Vec::new();
+    let mut seen: HashSet<HostSpec> = HashSet::new();
+    // Names expanded so far, duplicates included: repeating a large range many times must
+    // stop early rather than expand every copy.
+    let mut expanded_total: usize = 0;
     for spec in raw {
-        for expanded in expand_ranges(&spec)? {
+        let names = expand_ranges(&spec)?;
+        expanded_total = expanded_total.saturating_add(names.len());
+        if expanded_total > MAX_EXPANDED_NAMES {
+            return Err(TargetError::TooMany { spec });
+        }
+        for expanded in names {
             let h = parse_host_spec(&expanded)?;
-            if !out.contains(&h) {
+            if seen.insert(h.clone()) {
                 out.push(h);
             }
             if out.len() > MAX_EXPANDED_HOSTS {
@@ -247,6 +277,18 @@ pub fn collect_targets(
     }
     if out.is_empty() {
         return Err(TargetError::NoHosts);
+    }
+    // Reports and support bundles are keyed by label: two specs differing only in the
+    // user would collide there (a bundle refuses a host that appears twice).
+    let mut labels: HashMap<String, &HostSpec> = HashMap::new();
+    for h in &out {
+        if let Some(first) = labels.insert(h.label(), h) {
+            return Err(TargetError::SameLabel {
+                label: h.label(),
+                first: first.to_string(),
+                second: h.to_string(),
+            });
+        }
     }
     Ok(out)
 }
@@ -300,6 +342,14 @@ mod tests {
         assert!(matches!(parse_host_spec("esx01:ssh"), Err(TargetError::BadPort { .. })));
         assert!(matches!(parse_host_spec("esx01:0"), Err(TargetError::BadPort { .. })));
         assert!(matches!(parse_host_spec("root@"), Err(TargetError::EmptyHost(_))));
+        let h = parse_host_spec("ssh://jumper@bastion:2200").unwrap();
+        assert_eq!(
+            (h.user.as_deref(), h.host.as_str(), h.port),
+            (Some("jumper"), "bastion", Some(2200))
+        );
+        let h = parse_host_spec("ssh://[fe80::1]:22/").unwrap();
+        assert_eq!((h.host.as_str(), h.port), ("fe80::1", Some(22)));
+        assert!(matches!(parse_host_spec("ssh://"), Err(TargetError::EmptyHost(_))));
     }
 
     #[test]
@@ -310,6 +360,55 @@ mod tests {
             expand_ranges("esx[1-99999]"),
             Err(TargetError::TooMany { .. })
         ));
+    }
+
+    #[test]
+    fn huge_lists_are_refused_before_they_are_built() {
+        // 2000 parts of 9999 names: 20 million strings if built before counting.
+        let body = vec!["1-9999"; 2000].join(",");
+        assert!(matches!(
+            expand_ranges(&format!("esx[{body}]")),
+            Err(TargetError::TooMany { .. })
+        ));
+        // The same full-size range given many times stops once the total is too large.
+        let args: Vec<String> = (0..50).map(|_| "esx[1-9000]".to_string()).collect();
+        assert!(matches!(
+            collect_targets(&args, None, &mut "".as_bytes()),
+            Err(TargetError::TooMany { .. })
+        ));
+        // A fleet listed twice is fine and keeps first-seen order.
+        let args = vec!["esx[1-9000]".to_string(), "esx[1-9000]".to_string()];
+        let got = collect_targets(&args, None, &mut "".as_bytes()).unwrap();
+        assert_eq!(got.len(), 9000);
+        assert_eq!(got.first().map(HostSpec::label).as_deref(), Some("esx1"));
+        assert_eq!(got.last().map(HostSpec::label).as_deref(), Some("esx9000"));
+    }
+
+    #[test]
+    fn the_same_host_with_two_users_is_a_usage_error() {
+        let args = vec!["root@esx01".to_string(), "admin@esx01".to_string()];
+        let err = collect_targets(&args, None, &mut "".as_bytes()).unwrap_err();
+        assert_eq!(
+            err,
+            TargetError::SameLabel {
+                label: "esx01".into(),
+                first: "root@esx01".into(),
+                second: "admin@esx01".into()
+            }
+        );
+        assert!(err.to_string().contains("list each host once"), "{err}");
+        let args = vec!["esx01".to_string(), "root@esx01".to_string()];
+        assert!(matches!(
+            collect_targets(&args, None, &mut "".as_bytes()),
+            Err(TargetError::SameLabel { .. })
+        ));
+        // Another port is another host; the exact same spec twice is just a duplicate.
+        let args = vec![
+            "root@esx01".to_string(),
+            "admin@esx01:2222".to_string(),
+            "root@esx01".to_string(),
+        ];
+        assert_eq!(collect_targets(&args, None, &mut "".as_bytes()).unwrap().len(), 2);
     }
 
     #[test]

@@ -157,3 +157,36 @@ fn an_endless_output_is_cut_at_the_cap_and_marked() {
     let version = &c.outputs[catalogue::SYSTEM_VERSION];
     assert!(!version.truncated && version.exit_status == Some(0));
 }
+
+#[test]
+fn the_demo_never_touches_the_users_agent() {
+    // A socket standing in for the user's ssh-agent, counting who connects to it.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sock = dir.path().join("agent.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind agent socket");
+    listener.set_nonblocking(true).expect("nonblocking");
+    std::env::set_var("SSH_AUTH_SOCK", &sock);
+    let hosts = load_scenario(None).expect("embedded scenario");
+    let fleet = SimFleet::start(hosts, Duration::ZERO).expect("fleet");
+    let opts = fleet.live_options(live());
+    let run = collect_live(&opts).expect("run");
+    std::env::remove_var("SSH_AUTH_SOCK");
+    assert!(run.captures.iter().any(|c| c.error.is_none()));
+    assert!(listener.accept().is_err(), "the demo connected to the user's ssh-agent");
+    let plan = pvrdma_doctor::live::plan_host(
+        &pvrdma_doctor::target::parse_host_spec("esx01").expect("spec"),
+        &opts,
+        &pvrdma_doctor::ssh::config::SshConfig::empty(dir.path()),
+        dir.path(),
+    )
+    .expect("plan");
+    assert!(
+        !plan
+            .target
+            .identity_files
+            .iter()
+            .any(|p| p.starts_with(dir.path().join(".ssh"))),
+        "{:?}",
+        plan.target.identity_files
+    );
+}

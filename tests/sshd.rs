@@ -564,3 +564,92 @@ fn identities_only_limits_agent_keys_to_the_configured_ones() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn the_esxi_password_is_never_sent_to_a_jump_host() {
+    let client = ClientSide::new("");
+    let target_sshd = keyed_sshd(&client, esx01());
+    // The jump host does not know the client key: only a password could get in there.
+    let mut jo = SshdOptions::new(esx01());
+    jo.allow_tcp_forwarding = true;
+    let jump = Sshd::start(jo);
+    client.trust(&target_sshd);
+    client.trust(&jump);
+    client.write_config(&format!(
+        "Host esx-behind\n  HostName 127.0.0.1\n  Port {}\n  ProxyJump 127.0.0.1:{}\n",
+        target_sshd.port, jump.port
+    ));
+    let mut opts = client.options(&["esx-behind".to_string()]);
+    opts.password = Some(SecretString::from(test_password()));
+    let run = collect_live(&opts).expect("run");
+    let err = run.captures[0].error.clone().expect("jump auth error");
+    assert_eq!(err.kind, ErrorKind::Auth, "{err:?}");
+    assert!(err.message.starts_with("jump host"), "{}", err.message);
+    assert!(err.message.contains("never with the ESXi password"), "{}", err.message);
+    let log = jump.log();
+    assert!(!log.contains("keyboard-interactive/pam"), "{log}");
+    assert!(!log.contains("Accepted"), "{log}");
+}
+
+#[test]
+fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
+    let client = ClientSide::new("");
+    let sshd = keyed_sshd(&client, esx01());
+    // Recorded only under the alias, as a fleet file keyed by stable names does.
+    std::fs::write(&client.known_hosts, format!("esx01.lab {}\n", sshd.host_key_pub)).expect("known_hosts");
+    client.write_config(&format!(
+        "Host esx-a\n  HostName 127.0.0.1\n  Port {port}\n  HostKeyAlias esx01.lab\nHost esx-b\n  HostName 127.0.0.1\n  Port {port}\n  HostKeyAlias esx02.lab\n",
+        port = sshd.port
+    ));
+    let run = collect_live(&client.options(&["esx-a".to_string()])).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+
+    // A new alias is refused, then learned under the alias, not 127.0.0.1.
+    let mut opts = client.options(&["esx-b".to_string()]);
+    let run = collect_live(&opts).expect("run");
+    let err = run.captures[0].error.clone().expect("unknown key");
+    assert_eq!(err.kind, ErrorKind::HostKeyUnknown, "{err:?}");
+    assert!(err.message.contains("esx02.lab"), "{}", err.message);
+    opts.accept_new = true;
+    let run = collect_live(&opts).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &sshd);
+    let recorded = std::fs::read_to_string(&client.known_hosts).expect("known_hosts");
+    assert!(
+        recorded.contains(&format!("\nesx02.lab {}", sshd.host_key_pub)),
+        "{recorded}"
+    );
+    assert!(!recorded.contains("127.0.0.1"), "{recorded}");
+}
+
+#[test]
+fn a_silent_agent_socket_does_not_stop_the_key_on_disk() {
+    let client = ClientSide::new("");
+    let sshd = keyed_sshd(&client, esx01());
+    client.trust(&sshd);
+    // A stale SSH_AUTH_SOCK: something listens there but never answers.
+    let sock = client.dir.path().join("stale-agent.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind agent socket");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .arg("-F")
+        .arg(&client.config)
+        .args([
+            "--format",
+            "json",
+            "--connect-timeout",
+            "15s",
+            "--timeout",
+            "60s",
+            &target(&sshd),
+        ])
+        .env("SSH_AUTH_SOCK", &sock)
+        .env("HOME", client.dir.path())
+        .env_remove("PVRDMA_DOCTOR_PASSWORD")
+        .output()
+        .expect("run pvrdma-doctor");
+    assert!(
+        sshd.log().contains("Accepted publickey"),
+        "{}\n{}",
+        sshd.log(),
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -218,10 +218,18 @@ enum Outcome {
 
 async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcome {
     let started = Instant::now();
-    let mut channel = match conn.handle.channel_open_session().await {
-        Ok(c) => c,
-        Err(russh::Error::ChannelOpenFailure(why)) => return Outcome::OpenRefused(format!("{why:?}")),
-        Err(e) => {
+    // The deadline covers opening the channel too: a server that accepts the connection
+    // but never answers the open must cost one command timeout, not hang the host.
+    let deadline = tokio::time::sleep(job.command_timeout);
+    tokio::pin!(deadline);
+    let opened = tokio::select! {
+        r = conn.handle.channel_open_session() => Some(r),
+        _ = &mut deadline => None,
+    };
+    let mut channel = match opened {
+        Some(Ok(c)) => c,
+        Some(Err(russh::Error::ChannelOpenFailure(why))) => return Outcome::OpenRefused(format!("{why:?}")),
+        Some(Err(e)) => {
             return Outcome::Lost(Failure::new(
                 ErrorKind::Unreachable,
                 format!(
@@ -230,12 +238,25 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
                 ),
             ))
         }
+        None => {
+            let mut out = RawOutput::new(spec.id, spec.command);
+            out.timeout_hit = true;
+            out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            out.failure = Some(Failure::new(
+                ErrorKind::Timeout,
+                format!(
+                    "{}: the server did not open a session for `{}` within --command-timeout {}s; check the host's load or raise --command-timeout",
+                    job.target.label,
+                    spec.id,
+                    job.command_timeout.as_secs()
+                ),
+            ));
+            return Outcome::Done(out);
+        }
     };
     let mut out = RawOutput::new(spec.id, spec.command);
     let mut stdout: Vec<u8> = Vec::new();
     let mut stderr: Vec<u8> = Vec::new();
-    let deadline = tokio::time::sleep(job.command_timeout);
-    tokio::pin!(deadline);
     let mut lost = None;
     if let Err(e) = channel.exec(true, spec.command).await {
         lost = Some(e.to_string());

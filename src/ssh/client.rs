@@ -16,6 +16,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// How long listing the ssh-agent's keys may take; a live agent answers in milliseconds.
+const AGENT_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// ESXi 8 offers only NIST ECDH, the DH groups and group-exchange. NIST first so a
 /// handshake never falls to group-exchange, which russh computes slowly (seconds).
 pub const KEX_ORDER: &[kex::Name] = &[
@@ -116,8 +119,24 @@ pub struct HostKeyPolicy {
     /// Where `--accept-new` records a new key (the first user file).
     pub learn_to: Option<PathBuf>,
     pub accept_new: bool,
+    /// When `accept_new` comes from ssh_config (`StrictHostKeyChecking accept-new/no`)
+    /// rather than `--accept-new`: the `file:line`, so the run can warn about it.
+    pub accept_new_from_config: Option<String>,
     /// `--insecure-skip-host-key-check`: accept anything. Never the default.
     pub insecure: bool,
+    /// ssh_config `HostKeyAlias`: keys are looked up and recorded under this name, with
+    /// no `[...]:port` decoration, as ssh does.
+    pub host_key_alias: Option<String>,
+}
+
+impl HostKeyPolicy {
+    /// The (name, port) known_hosts entries are matched against for a server.
+    pub fn key_name<'a>(&'a self, hostname: &'a str, port: u16) -> (&'a str, u16) {
+        match &self.host_key_alias {
+            Some(alias) => (alias.as_str(), 22),
+            None => (hostname, port),
+        }
+    }
 }
 
 /// One SSH server to log in to.
@@ -156,6 +175,10 @@ enum KeyVerdict {
         path: PathBuf,
         error: String,
     },
+    /// accept-new with `UserKnownHostsFile none`: no file to record the key in.
+    NowhereToLearn {
+        fingerprint: String,
+    },
 }
 
 /// The russh callbacks for one connection.
@@ -163,6 +186,8 @@ pub struct ClientHandler {
     hostname: String,
     port: u16,
     policy: HostKeyPolicy,
+    /// This host's known_hosts lines, read once before the handshake.
+    entries: Arc<known_hosts::HostEntries>,
     verdict: Arc<Mutex<Option<KeyVerdict>>>,
     banner: Arc<Mutex<Option<String>>>,
 }
@@ -188,17 +213,30 @@ impl client::Handler for ClientHandler {
             PublicKeyOrCertificate::Certificate(c) => russh::keys::PublicKey::new(c.public_key().clone(), ""),
         };
         let fingerprint = known_hosts::fingerprint(&key);
-        let status = known_hosts::check(&self.policy.known_hosts, &self.hostname, self.port, &key);
+        let (name, port) = self.policy.key_name(&self.hostname, self.port);
+        let status = self.entries.check(&key);
         let verdict = match status {
             HostKeyStatus::Known(_) => return Ok(true),
             HostKeyStatus::Changed(at) => KeyVerdict::Changed { fingerprint, at },
             HostKeyStatus::Revoked(at) => KeyVerdict::Revoked { fingerprint, at },
             HostKeyStatus::Unknown if self.policy.accept_new => {
+                // Accepting without recording would trust every key on every run.
                 let Some(path) = self.policy.learn_to.clone() else {
-                    return Ok(true);
+                    if let Ok(mut v) = self.verdict.lock() {
+                        *v = Some(KeyVerdict::NowhereToLearn { fingerprint });
+                    }
+                    return Ok(false);
                 };
-                match known_hosts::learn(&path, &self.hostname, self.port, &key) {
-                    Ok(()) => return Ok(true),
+                // File I/O under a process-wide lock: keep it off the async workers.
+                let (name, learn_path) = (name.to_string(), path.clone());
+                let learned =
+                    tokio::task::spawn_blocking(move || known_hosts::learn(&learn_path, &name, port, &key)).await;
+                match learned {
+                    Ok(Ok(())) => return Ok(true),
+                    Ok(Err(e)) => KeyVerdict::LearnFailed {
+                        path,
+                        error: e.to_string(),
+                    },
                     Err(e) => KeyVerdict::LearnFailed {
                         path,
                         error: e.to_string(),
@@ -272,7 +310,18 @@ pub async fn connect(jumps: &[Endpoint], target: &Endpoint, creds: &Credentials)
             }
         };
         let (mut handle, (_, banner)) = handle;
-        authenticate(hop, &mut handle, creds).await?;
+        // The password is the ESXi hosts' password: a jump host (often run by someone
+        // else) must never receive it, so hops log in with the agent and keys only.
+        let is_target = std::ptr::eq(hop, target);
+        let hop_creds = if is_target {
+            Cow::Borrowed(creds)
+        } else {
+            Cow::Owned(Credentials {
+                use_agent: creds.use_agent,
+                password: None,
+            })
+        };
+        authenticate(hop, &mut handle, &hop_creds, is_target).await?;
         last_banner = banner.lock().ok().and_then(|b| b.clone());
         handles.push(handle);
         prev = Some(hop);
@@ -341,9 +390,18 @@ async fn handshake<S>(hop: &Endpoint, stream: S) -> Result<(Handle<ClientHandler
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let known = known_hosts::known_algorithms(&hop.policy.known_hosts, &hop.hostname, hop.port);
+    let (name, port) = hop.policy.key_name(&hop.hostname, hop.port);
+    let (files, name) = (hop.policy.known_hosts.clone(), name.to_string());
+    // Read once per connection, off the async workers; an unreadable file holds no keys.
+    let entries = if hop.policy.insecure {
+        known_hosts::HostEntries::default()
+    } else {
+        tokio::task::spawn_blocking(move || known_hosts::HostEntries::load(&files, &name, port))
+            .await
+            .unwrap_or_default()
+    };
     let config = client::Config {
-        preferred: preferred_for(&known),
+        preferred: preferred_for(&entries.algorithms()),
         // Keepalives detect a host that vanished mid-run; the command timeout is separate.
         keepalive_interval: Some(Duration::from_secs(15)),
         keepalive_max: 3,
@@ -356,6 +414,7 @@ where
         hostname: hop.hostname.clone(),
         port: hop.port,
         policy: hop.policy.clone(),
+        entries: Arc::new(entries),
         verdict: verdict.clone(),
         banner: banner.clone(),
     };
@@ -369,7 +428,8 @@ where
 }
 
 fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) -> Failure {
-    let name = known_hosts::host_key_name(&hop.hostname, hop.port);
+    let (name, port) = hop.policy.key_name(&hop.hostname, hop.port);
+    let name = known_hosts::host_key_name(name, port);
     match seen {
         Some(KeyVerdict::Unknown { fingerprint }) => Failure::new(
             ErrorKind::HostKeyUnknown,
@@ -406,6 +466,13 @@ fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) 
                 path.display()
             ),
         ),
+        Some(KeyVerdict::NowhereToLearn { fingerprint }) => Failure::new(
+            ErrorKind::HostKeyUnknown,
+            format!(
+                "{}: host key {fingerprint} for {name} is unknown, and UserKnownHostsFile is none in ssh config, so accept-new has nowhere to record it; set UserKnownHostsFile to a file",
+                hop.label
+            ),
+        ),
         None => match e {
             russh::Error::NoCommonAlgo { kind, theirs, .. } => Failure::new(
                 ErrorKind::KeyExchange,
@@ -435,7 +502,12 @@ fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) 
 
 /// Tries, as OpenSSH does: agent keys, identity files, then the password through
 /// keyboard-interactive (ESXi's PAM path), then the `password` method.
-async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds: &Credentials) -> Result<(), Failure> {
+async fn authenticate(
+    hop: &Endpoint,
+    handle: &mut Handle<ClientHandler>,
+    creds: &Credentials,
+    is_target: bool,
+) -> Result<(), Failure> {
     let user = hop.user.clone();
     let mut notes: Vec<String> = Vec::new();
     // `None` until the server has told us; OpenSSH also starts by simply trying.
@@ -445,44 +517,60 @@ async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds:
     let mut rsa_hash: Option<Option<HashAlg>> = None;
 
     if creds.use_agent && std::env::var_os("SSH_AUTH_SOCK").is_some() {
-        match AgentClient::connect_env().await {
-            Ok(mut agent) => match agent.request_identities().await {
-                Ok(ids) => {
-                    let wanted = configured_public_keys(&hop.identity_files);
-                    for id in ids {
-                        if !allows(&remaining, MethodKind::PublicKey) {
-                            break;
-                        }
-                        let key = id.public_key().into_owned();
-                        if hop.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
-                            continue;
-                        }
-                        let hash = if key.algorithm().is_rsa() {
-                            rsa_hash_for(handle, &mut rsa_hash).await
-                        } else {
-                            None
-                        };
-                        match handle
-                            .authenticate_publickey_with(&user, key.clone(), hash, &mut agent)
-                            .await
-                        {
-                            Ok(AuthResult::Success) => return Ok(()),
-                            Ok(AuthResult::Failure { remaining_methods, .. }) => {
-                                notes.push(format!(
-                                    "agent key {} refused{}",
-                                    known_hosts::fingerprint(&key),
-                                    ed25519_hint(&key)
-                                ));
-                                remaining = Some(remaining_methods.to_vec());
-                            }
-                            Err(e) => notes.push(format!("agent signing failed ({e})")),
-                        }
-                        tried_keys.push(key);
+        // A stale SSH_AUTH_SOCK whose listener never answers must not use up the whole
+        // connect timeout and hide that the keys on disk would have worked.
+        let listed = tokio::time::timeout(AGENT_TIMEOUT, async {
+            let mut agent = AgentClient::connect_env()
+                .await
+                .map_err(|e| format!("ssh-agent unreachable ({e})"))?;
+            let ids = agent
+                .request_identities()
+                .await
+                .map_err(|e| format!("ssh-agent did not list keys ({e})"))?;
+            Ok::<_, String>((agent, ids))
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "ssh-agent did not answer within {}s (SSH_AUTH_SOCK may be stale)",
+                AGENT_TIMEOUT.as_secs()
+            ))
+        });
+        match listed {
+            Ok((mut agent, ids)) => {
+                let wanted = configured_public_keys(&hop.identity_files);
+                for id in ids {
+                    if !allows(&remaining, MethodKind::PublicKey) {
+                        break;
                     }
+                    let key = id.public_key().into_owned();
+                    if hop.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
+                        continue;
+                    }
+                    let hash = if key.algorithm().is_rsa() {
+                        rsa_hash_for(handle, &mut rsa_hash).await
+                    } else {
+                        None
+                    };
+                    match handle
+                        .authenticate_publickey_with(&user, key.clone(), hash, &mut agent)
+                        .await
+                    {
+                        Ok(AuthResult::Success) => return Ok(()),
+                        Ok(AuthResult::Failure { remaining_methods, .. }) => {
+                            notes.push(format!(
+                                "agent key {} refused{}",
+                                known_hosts::fingerprint(&key),
+                                ed25519_hint(&key)
+                            ));
+                            remaining = Some(remaining_methods.to_vec());
+                        }
+                        Err(e) => notes.push(format!("agent signing failed ({e})")),
+                    }
+                    tried_keys.push(key);
                 }
-                Err(e) => notes.push(format!("ssh-agent did not list keys ({e})")),
-            },
-            Err(e) => notes.push(format!("ssh-agent unreachable ({e})")),
+            }
+            Err(e) => notes.push(e),
         }
     }
 
@@ -529,10 +617,17 @@ async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds:
     if let Some(password) = &creds.password {
         if allows(&remaining, MethodKind::KeyboardInteractive) {
             match keyboard_interactive(handle, &user, password).await {
-                Ok(None) => return Ok(()),
-                Ok(Some(r)) => {
+                Ok(KbdOutcome::Success) => return Ok(()),
+                Ok(KbdOutcome::Refused(r)) => {
                     notes.push("password refused (keyboard-interactive)".into());
                     remaining = Some(r);
+                }
+                Ok(KbdOutcome::NotAPasswordPrompt(prompt)) => {
+                    notes.push(format!(
+                        "the server asked {prompt:?}, which is not a password prompt; pvrdma-doctor answers only password prompts (use a key for hosts with two-factor login)"
+                    ));
+                    // The exchange was abandoned mid-way: nothing else can follow on it.
+                    remaining = Some(Vec::new());
                 }
                 Err(e) => return Err(broken_during_auth(hop, e)),
             }
@@ -549,8 +644,10 @@ async fn authenticate(hop: &Endpoint, handle: &mut Handle<ClientHandler>, creds:
         {
             notes.push("the server offers no password method (keyboard-interactive or password)".into());
         }
-    } else {
+    } else if is_target {
         notes.push("no password given (set PVRDMA_DOCTOR_PASSWORD or use --ask-password)".into());
+    } else {
+        notes.push("jump hosts are logged in to with keys or the agent only, never with the ESXi password".into());
     }
     if tried_keys.is_empty() && !notes.iter().any(|n| n.contains("not usable")) {
         notes.insert(
@@ -609,13 +706,47 @@ fn broken_during_auth(hop: &Endpoint, e: russh::Error) -> Failure {
     )
 }
 
-/// Answers every hidden prompt with the password. `Ok(None)` = logged in,
-/// `Ok(Some(methods))` = refused, with what the server still allows.
+/// How a keyboard-interactive exchange ended.
+enum KbdOutcome {
+    Success,
+    /// Refused, with what the server still allows.
+    Refused(Vec<MethodKind>),
+    /// A hidden prompt that is not a password prompt (an OTP, a verification code): the
+    /// ESXi password must not be typed into it, so the exchange stops there.
+    NotAPasswordPrompt(String),
+}
+
+/// True for a prompt that asks for the password (ESXi's PAM asks "Password: ").
+fn is_password_prompt(prompt: &str) -> bool {
+    prompt.to_ascii_lowercase().contains("password")
+}
+
+/// The answers to one info request: the password for hidden password prompts, nothing for
+/// echoed ones (informational); `Err(prompt)` for a hidden prompt that is not a password.
+fn answers_for<'a>(
+    prompts: impl IntoIterator<Item = (&'a str, bool)>,
+    password: &SecretString,
+) -> Result<Vec<String>, String> {
+    prompts
+        .into_iter()
+        .map(|(prompt, echo)| {
+            if echo {
+                Ok(String::new())
+            } else if is_password_prompt(prompt) {
+                Ok(password.expose_secret().to_string())
+            } else {
+                Err(prompt.to_string())
+            }
+        })
+        .collect()
+}
+
+/// Answers the server's password prompts with the password, and nothing else.
 async fn keyboard_interactive(
     handle: &mut Handle<ClientHandler>,
     user: &str,
     password: &SecretString,
-) -> Result<Option<Vec<MethodKind>>, russh::Error> {
+) -> Result<KbdOutcome, russh::Error> {
     let mut reply = handle
         .authenticate_keyboard_interactive_start(user, None::<String>)
         .await?;
@@ -623,26 +754,20 @@ async fn keyboard_interactive(
     // after this many rounds is not going to accept the password.
     for _ in 0..6 {
         match reply {
-            KeyboardInteractiveAuthResponse::Success => return Ok(None),
+            KeyboardInteractiveAuthResponse::Success => return Ok(KbdOutcome::Success),
             KeyboardInteractiveAuthResponse::Failure { remaining_methods, .. } => {
-                return Ok(Some(remaining_methods.to_vec()))
+                return Ok(KbdOutcome::Refused(remaining_methods.to_vec()))
             }
             KeyboardInteractiveAuthResponse::InfoRequest { prompts, .. } => {
-                let answers = prompts
-                    .iter()
-                    .map(|p| {
-                        if p.echo {
-                            String::new()
-                        } else {
-                            password.expose_secret().to_string()
-                        }
-                    })
-                    .collect();
+                let answers = match answers_for(prompts.iter().map(|p| (p.prompt.as_str(), p.echo)), password) {
+                    Ok(a) => a,
+                    Err(prompt) => return Ok(KbdOutcome::NotAPasswordPrompt(prompt)),
+                };
                 reply = handle.authenticate_keyboard_interactive_respond(answers).await?;
             }
         }
     }
-    Ok(Some(Vec::new()))
+    Ok(KbdOutcome::Refused(Vec::new()))
 }
 
 #[cfg(test)]
@@ -662,6 +787,24 @@ mod tests {
             Some(&Algorithm::Ecdsa {
                 curve: EcdsaCurve::NistP256
             })
+        );
+    }
+
+    #[test]
+    fn the_password_answers_only_password_prompts() {
+        let pw = SecretString::from("hunter2-secret".to_string());
+        assert_eq!(
+            answers_for([("Password: ", false), ("Banner", true)], &pw),
+            Ok(vec!["hunter2-secret".to_string(), String::new()])
+        );
+        assert_eq!(
+            answers_for([("(root@esx01) PASSWORD for root:", false)], &pw),
+            Ok(vec!["hunter2-secret".to_string()])
+        );
+        // A second factor must never receive the ESXi password.
+        assert_eq!(
+            answers_for([("Password: ", false), ("Verification code: ", false)], &pw),
+            Err("Verification code: ".to_string())
         );
     }
 

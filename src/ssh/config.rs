@@ -7,8 +7,12 @@
 //! `IdentityFile` (and the known-hosts file lists) which accumulate; `Host` takes
 //! whitespace-separated patterns with `*`, `?` and `!` negation; `Include` splices files
 //! (relative paths are under `~/.ssh`, the last path component may be a glob) at the place
-//! it appears. `Match` blocks are not evaluated: `Match all` applies, every other `Match`
-//! block is skipped, which errs on the side of not applying options the tool cannot judge.
+//! it appears, and its blocks apply only when the block holding the `Include` does.
+//! `Match` evaluates `all`, `host`, `originalhost` and `user` (comma-separated patterns,
+//! `!` on a pattern or on a criterion, several criteria ANDed). Other criteria (`exec`,
+//! `localuser`, `canonical`, `final`, `tagged`, ...) are never run: a block using one is a
+//! config error for the hosts its host/user criteria select, since silently skipping or
+//! applying it could connect differently than `ssh` does.
 use std::path::{Path, PathBuf};
 
 /// Include depth OpenSSH allows; deeper means a loop.
@@ -32,11 +36,21 @@ pub struct HostConfig {
     pub user: Option<String>,
     pub port: Option<u16>,
     pub identity_files: Vec<PathBuf>,
-    pub user_known_hosts_files: Vec<PathBuf>,
-    pub global_known_hosts_files: Vec<PathBuf>,
+    /// `UserKnownHostsFile`: `None` = not set (the defaults apply), `Some(empty)` = `none`.
+    pub user_known_hosts_files: Option<Vec<PathBuf>>,
+    /// `GlobalKnownHostsFile`, same convention.
+    pub global_known_hosts_files: Option<Vec<PathBuf>>,
     pub strict_host_key_checking: Option<StrictHostKeyChecking>,
+    /// Where that `StrictHostKeyChecking` came from (`file:line`), for the warning when it
+    /// turns on trust-on-first-use.
+    pub strict_host_key_checking_at: Option<String>,
     /// `ProxyJump` hops in order (`None` = not set; an empty list = `ProxyJump none`).
     pub proxy_jump: Option<Vec<String>>,
+    /// `ProxyCommand` (not `none`) where it was set, `file:line`. It is not supported: a
+    /// host with one must fail rather than be reached directly, skipping the bastion.
+    pub proxy_command_at: Option<String>,
+    /// `HostKeyAlias`: the name host keys are looked up and recorded under.
+    pub host_key_alias: Option<String>,
     /// `IdentitiesOnly yes`: offer only the configured keys, even from the agent.
     pub identities_only: Option<bool>,
 }
@@ -52,6 +66,8 @@ pub enum ConfigError {
         line: usize,
         message: String,
     },
+    #[error("{at}: ProxyCommand is not supported by pvrdma-doctor (connecting directly would skip your bastion); use ProxyJump instead")]
+    ProxyCommand { at: String },
 }
 
 #[derive(Debug, Clone)]
@@ -62,16 +78,45 @@ struct Directive {
     line: usize,
 }
 
+/// One `Match` criterion, possibly negated with `!`.
+#[derive(Debug, Clone)]
+struct Criterion {
+    negated: bool,
+    kind: CriterionKind,
+}
+
+#[derive(Debug, Clone)]
+enum CriterionKind {
+    All,
+    /// The host name after `HostName`.
+    Host(Vec<String>),
+    /// The name as given on the command line.
+    OriginalHost(Vec<String>),
+    User(Vec<String>),
+    /// A criterion this tool does not evaluate (its name as written).
+    Unsupported(String),
+}
+
 #[derive(Debug, Clone)]
 enum Condition {
     Always,
-    Never,
     Host(Vec<String>),
+    Match {
+        criteria: Vec<Criterion>,
+        file: PathBuf,
+        line: usize,
+    },
+    /// The continuation of an earlier block after an `Include` inside it: whatever that
+    /// block's condition gave, without evaluating it a second time.
+    SameAs(usize),
 }
 
 #[derive(Debug, Clone)]
 struct Block {
     condition: Condition,
+    /// The block (index) whose `Include` brought this one in: this block applies only when
+    /// that one did (OpenSSH's SSHCONF_NEVERMATCH), whatever its own condition says.
+    guard: Option<usize>,
     directives: Vec<Directive>,
 }
 
@@ -88,11 +133,12 @@ impl SshConfig {
         let mut cfg = SshConfig {
             blocks: vec![Block {
                 condition: Condition::Always,
+                guard: None,
                 directives: Vec::new(),
             }],
             home: home.to_path_buf(),
         };
-        cfg.read_file(path, 0)?;
+        cfg.read_file(path, 0, None)?;
         Ok(cfg)
     }
 
@@ -104,7 +150,9 @@ impl SshConfig {
         }
     }
 
-    fn read_file(&mut self, path: &Path, depth: usize) -> Result<(), ConfigError> {
+    /// Reads one file; its blocks only apply when block `guard` (the one holding the
+    /// `Include`) does.
+    fn read_file(&mut self, path: &Path, depth: usize, guard: Option<usize>) -> Result<(), ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
@@ -122,12 +170,22 @@ impl SshConfig {
             match key.as_str() {
                 "host" => self.blocks.push(Block {
                     condition: Condition::Host(args),
+                    guard,
                     directives: Vec::new(),
                 }),
                 "match" => {
-                    let all = args.len() == 1 && args.first().is_some_and(|a| a.eq_ignore_ascii_case("all"));
+                    let criteria = parse_match(&args).map_err(|message| ConfigError::Syntax {
+                        path: path.to_path_buf(),
+                        line,
+                        message,
+                    })?;
                     self.blocks.push(Block {
-                        condition: if all { Condition::Always } else { Condition::Never },
+                        condition: Condition::Match {
+                            criteria,
+                            file: path.to_path_buf(),
+                            line,
+                        },
+                        guard,
                         directives: Vec::new(),
                     });
                 }
@@ -140,16 +198,26 @@ impl SshConfig {
                         });
                     }
                     // The included lines belong to the block that is open here, as in
-                    // OpenSSH; remember it and reopen it after the included file.
-                    let open = self.blocks.last().map(|b| b.condition.clone());
+                    // OpenSSH: each included file starts inside it, and none of its blocks
+                    // applies unless this one does. After the file, this block goes on.
+                    let open = self.blocks.len().checked_sub(1);
                     for pattern in &args {
                         for file in self.include_paths(pattern) {
-                            self.read_file(&file, depth + 1)?;
+                            if let Some(i) = open {
+                                self.blocks.push(Block {
+                                    condition: Condition::SameAs(i),
+                                    guard: None,
+                                    directives: Vec::new(),
+                                });
+                            }
+                            let inner_guard = self.blocks.len().checked_sub(1);
+                            self.read_file(&file, depth + 1, inner_guard)?;
                         }
                     }
-                    if let Some(condition) = open {
+                    if let Some(i) = open {
                         self.blocks.push(Block {
-                            condition,
+                            condition: Condition::SameAs(i),
+                            guard: None,
                             directives: Vec::new(),
                         });
                     }
@@ -165,6 +233,7 @@ impl SshConfig {
                         Some(b) => b.directives.push(d),
                         None => self.blocks.push(Block {
                             condition: Condition::Always,
+                            guard,
                             directives: vec![d],
                         }),
                     }
@@ -208,17 +277,43 @@ impl SshConfig {
         files
     }
 
-    /// The effective options for `host` (the name as given on the command line).
+    /// The effective options for `host` (the name as given on the command line), with no
+    /// user given on the command line.
     pub fn resolve(&self, host: &str) -> Result<HostConfig, ConfigError> {
+        self.resolve_for(host, None)
+    }
+
+    /// The effective options for `host`; `cli_user` is the user given on the command line
+    /// (`user@host`, `-l`), which `Match user` sees before any `User` from the config, as
+    /// in ssh. With neither, `Match user` sees `root`, the user this tool defaults to.
+    pub fn resolve_for(&self, host: &str, cli_user: Option<&str>) -> Result<HostConfig, ConfigError> {
         let mut out = HostConfig::default();
-        let mut uk_seen = false;
-        let mut gk_seen = false;
+        let mut proxy_command_seen = false;
+        // Whether each block applied, in block order; guards and continuations look back.
+        let mut applied: Vec<bool> = Vec::with_capacity(self.blocks.len());
         for block in &self.blocks {
-            let applies = match &block.condition {
-                Condition::Always => true,
-                Condition::Never => false,
-                Condition::Host(patterns) => host_patterns_match(patterns, host),
-            };
+            let guard_ok = block.guard.is_none_or(|g| applied.get(g).copied().unwrap_or(false));
+            let applies = guard_ok
+                && match &block.condition {
+                    Condition::Always => true,
+                    Condition::Host(patterns) => host_patterns_match(patterns, host),
+                    Condition::SameAs(i) => applied.get(*i).copied().unwrap_or(false),
+                    Condition::Match { criteria, file, line } => {
+                        let state = MatchState {
+                            original_host: host,
+                            hostname: out.hostname.as_deref().map(|h| h.replace("%h", host)),
+                            user: cli_user.or(out.user.as_deref()).unwrap_or("root"),
+                        };
+                        match_applies(criteria, &state).map_err(|criterion| ConfigError::Syntax {
+                            path: file.clone(),
+                            line: *line,
+                            message: format!(
+                                "Match {criterion} is not supported by pvrdma-doctor (it never runs Match conditions it cannot check itself); for this host, use a Host block or a separate config file with -F"
+                            ),
+                        })?
+                    }
+                };
+            applied.push(applies);
             if !applies {
                 continue;
             }
@@ -242,15 +337,14 @@ impl SshConfig {
                     "identityfile" => {
                         out.identity_files.extend(d.args.iter().map(PathBuf::from));
                     }
-                    "userknownhostsfile" if !uk_seen => {
-                        uk_seen = true;
-                        out.user_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
+                    "userknownhostsfile" if out.user_known_hosts_files.is_none() => {
+                        out.user_known_hosts_files = Some(d.args.iter().map(PathBuf::from).collect());
                     }
-                    "globalknownhostsfile" if !gk_seen => {
-                        gk_seen = true;
-                        out.global_known_hosts_files = d.args.iter().map(PathBuf::from).collect();
+                    "globalknownhostsfile" if out.global_known_hosts_files.is_none() => {
+                        out.global_known_hosts_files = Some(d.args.iter().map(PathBuf::from).collect());
                     }
                     "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
+                        out.strict_host_key_checking_at = Some(format!("{}:{}", d.file.display(), d.line));
                         out.strict_host_key_checking = Some(match first.to_ascii_lowercase().as_str() {
                             "yes" | "ask" => StrictHostKeyChecking::Yes,
                             "accept-new" => StrictHostKeyChecking::AcceptNew,
@@ -269,7 +363,16 @@ impl SshConfig {
                             other => return Err(syntax(format!("IdentitiesOnly {other:?} is not yes or no"))),
                         })
                     }
-                    "proxyjump" if out.proxy_jump.is_none() => {
+                    // ProxyJump and ProxyCommand exclude each other: the first one given wins.
+                    "proxycommand" if out.proxy_jump.is_none() && !proxy_command_seen => {
+                        proxy_command_seen = true;
+                        let command = d.args.join(" ");
+                        if !command.eq_ignore_ascii_case("none") {
+                            out.proxy_command_at = Some(format!("{}:{}", d.file.display(), d.line));
+                        }
+                    }
+                    "hostkeyalias" if out.host_key_alias.is_none() => out.host_key_alias = Some(first),
+                    "proxyjump" if out.proxy_jump.is_none() && !proxy_command_seen => {
                         out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
                             Vec::new()
                         } else {
@@ -296,20 +399,103 @@ impl SshConfig {
             home: &self.home,
         };
         out.identity_files = out.identity_files.iter().map(|p| ctx.path(p)).collect();
-        out.user_known_hosts_files = out
-            .user_known_hosts_files
-            .iter()
-            .filter(|p| p.as_os_str() != "none")
-            .map(|p| ctx.path(p))
-            .collect();
-        out.global_known_hosts_files = out
-            .global_known_hosts_files
-            .iter()
-            .filter(|p| p.as_os_str() != "none")
-            .map(|p| ctx.path(p))
-            .collect();
+        // `none` empties the list: it must not fall back to the default files.
+        let files = |list: &Option<Vec<PathBuf>>| {
+            list.as_ref().map(|l| {
+                l.iter()
+                    .filter(|p| p.as_os_str() != "none")
+                    .map(|p| ctx.path(p))
+                    .collect::<Vec<_>>()
+            })
+        };
+        out.user_known_hosts_files = files(&out.user_known_hosts_files);
+        out.global_known_hosts_files = files(&out.global_known_hosts_files);
         Ok(out)
     }
+}
+
+/// What `Match` criteria are checked against, at the point the `Match` line is reached.
+struct MatchState<'a> {
+    original_host: &'a str,
+    /// `HostName` so far, `%h` expanded.
+    hostname: Option<String>,
+    user: &'a str,
+}
+
+/// Parses the criteria of a `Match` line.
+fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    while let Some(word) = it.next() {
+        let (negated, name) = match word.strip_prefix('!') {
+            Some(n) => (true, n),
+            None => (false, word.as_str()),
+        };
+        let lname = name.to_ascii_lowercase();
+        let mut arg = |what: &str| -> Result<Vec<String>, String> {
+            it.next()
+                .map(|a| a.split(',').map(str::to_string).collect())
+                .ok_or_else(|| format!("Match {what} needs an argument"))
+        };
+        let kind = match lname.as_str() {
+            "all" => CriterionKind::All,
+            "host" => CriterionKind::Host(arg("host")?),
+            "originalhost" => CriterionKind::OriginalHost(arg("originalhost")?),
+            "user" => CriterionKind::User(arg("user")?),
+            // Criteria without an argument.
+            "canonical" | "final" => CriterionKind::Unsupported(lname),
+            _ => {
+                arg(&lname)?;
+                CriterionKind::Unsupported(lname)
+            }
+        };
+        out.push(Criterion { negated, kind });
+    }
+    if out.is_empty() {
+        return Err("Match needs a criterion (all, host, originalhost, user...)".into());
+    }
+    Ok(out)
+}
+
+/// Whether a `Match` block applies: every criterion must hold. `Err(name)` when the
+/// criteria this tool checks all hold but another one is present, so the answer would
+/// depend on something it does not evaluate.
+fn match_applies(criteria: &[Criterion], state: &MatchState) -> Result<bool, String> {
+    let mut unsupported = None;
+    for c in criteria {
+        let holds = match &c.kind {
+            CriterionKind::All => true,
+            CriterionKind::Host(p) => host_patterns_match(p, state.hostname.as_deref().unwrap_or(state.original_host)),
+            CriterionKind::OriginalHost(p) => host_patterns_match(p, state.original_host),
+            CriterionKind::User(p) => user_patterns_match(p, state.user),
+            CriterionKind::Unsupported(name) => {
+                unsupported.get_or_insert_with(|| name.clone());
+                continue;
+            }
+        };
+        if holds == c.negated {
+            return Ok(false);
+        }
+    }
+    match unsupported {
+        Some(name) => Err(name),
+        None => Ok(true),
+    }
+}
+
+/// `Match user` patterns: like host patterns but case-sensitive, as user names are.
+fn user_patterns_match(patterns: &[String], user: &str) -> bool {
+    let mut matched = false;
+    for p in patterns {
+        if let Some(neg) = p.strip_prefix('!') {
+            if wildcard_match(neg, user) {
+                return false;
+            }
+        } else if wildcard_match(p, user) {
+            matched = true;
+        }
+    }
+    matched
 }
 
 struct TokenContext<'a> {
@@ -501,14 +687,108 @@ mod tests {
         assert_eq!(c.identities_only, Some(true));
         assert_eq!(
             c.user_known_hosts_files,
-            vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")]
+            Some(vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")])
         );
+        assert_eq!(c.global_known_hosts_files, None);
         let other = cfg.resolve("esx99").unwrap();
         assert_eq!(other.user.as_deref(), Some("labadmin"));
         assert_eq!(other.strict_host_key_checking, None);
         let plain = cfg.resolve("db1").unwrap();
         assert_eq!(plain.user.as_deref(), Some("fallback"));
         assert_eq!(plain.port, Some(22));
+    }
+
+    #[test]
+    fn an_include_inside_a_non_matching_host_applies_to_no_other_host() {
+        let home = tempfile::tempdir().unwrap();
+        let ssh = home.path().join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        std::fs::write(
+            ssh.join("lab.conf"),
+            "User labtop\nHost *\n  User labstar\n  ProxyJump evil-bastion\nHost db*\n  Port 2200\n",
+        )
+        .unwrap();
+        std::fs::write(
+            ssh.join("config"),
+            "Host esx-lab*\n  Include lab.conf\n  IdentityFile ~/.ssh/lab_key\nHost *\n  User fallback\n",
+        )
+        .unwrap();
+        let cfg = SshConfig::load(&ssh.join("config"), home.path()).unwrap();
+        let other = cfg.resolve("esx01").unwrap();
+        assert_eq!(other.user.as_deref(), Some("fallback"));
+        assert_eq!(other.proxy_jump, None);
+        assert!(other.identity_files.is_empty());
+        let lab = cfg.resolve("esx-lab7").unwrap();
+        assert_eq!(lab.user.as_deref(), Some("labtop"), "lines before any Host in the file");
+        assert_eq!(lab.proxy_jump, Some(vec!["evil-bastion".to_string()]));
+        assert_eq!(lab.port, None, "the included Host db* does not match");
+        // The enclosing block goes on after the Include.
+        assert_eq!(lab.identity_files, vec![ssh.join("lab_key")]);
+        // A matching block in the file still needs the enclosing block to match.
+        assert_eq!(cfg.resolve("db1").unwrap().port, None);
+    }
+
+    #[test]
+    fn match_blocks_take_part_in_first_value_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config");
+        std::fs::write(
+            &f,
+            "Host esx*\n  HostName %h.lab.example\n\
+             Match host *.lab.example user root\n  Port 2201\n\
+             Match originalhost esx0? !user admin\n  User labroot\n\
+             Match !originalhost esx*\n  ProxyJump none\n\
+             Match user ad* host esx0*\n  IdentitiesOnly yes\n\
+             Match all\n  StrictHostKeyChecking accept-new\n\
+             Host *\n  Port 22\n  User fallback\n",
+        )
+        .unwrap();
+        let cfg = SshConfig::load(&f, dir.path()).unwrap();
+        let c = cfg.resolve("esx01").unwrap();
+        assert_eq!(c.port, Some(2201), "Match host sees HostName, before Host * sets 22");
+        assert_eq!(c.user.as_deref(), Some("labroot"));
+        assert_eq!(c.proxy_jump, None);
+        assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
+        assert_eq!(c.identities_only, None, "the config's own user is not admin");
+        // A command-line user is what Match user sees.
+        let admin = cfg.resolve_for("esx01", Some("admin")).unwrap();
+        assert_eq!(admin.port, Some(22));
+        assert_eq!(admin.user.as_deref(), Some("fallback"));
+        assert_eq!(admin.identities_only, Some(true));
+        let db = cfg.resolve("db1").unwrap();
+        assert_eq!(db.proxy_jump, Some(Vec::new()));
+        assert_eq!(db.port, Some(22));
+    }
+
+    #[test]
+    fn unsupported_match_criteria_fail_only_the_hosts_they_could_select() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config");
+        let marker = dir.path().join("ran");
+        std::fs::write(
+            &f,
+            format!(
+                "Host *\n  Port 22\nMatch host esx* exec \"touch {}\"\n  User viaexec\nMatch canonical\n  User never\n",
+                marker.display()
+            ),
+        )
+        .unwrap();
+        let cfg = SshConfig::load(&f, dir.path()).unwrap();
+        let err = cfg.resolve("esx01").unwrap_err().to_string();
+        assert!(
+            err.contains(":3:") && err.contains("Match exec is not supported"),
+            "{err}"
+        );
+        assert!(!marker.exists(), "exec must never run");
+        // db1 is outside the exec block's host criterion, but Match canonical has no
+        // host criterion so it could apply to anything.
+        let err = cfg.resolve("db1").unwrap_err().to_string();
+        assert!(err.contains(":5:") && err.contains("Match canonical"), "{err}");
+        std::fs::write(&f, "Match host esx* localuser bob\n  User x\nHost *\n  User y\n").unwrap();
+        let cfg = SshConfig::load(&f, dir.path()).unwrap();
+        assert_eq!(cfg.resolve("db1").unwrap().user.as_deref(), Some("y"));
+        std::fs::write(&f, "Match host\n").unwrap();
+        assert!(SshConfig::load(&f, dir.path()).is_err());
     }
 
     #[test]

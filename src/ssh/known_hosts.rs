@@ -42,7 +42,6 @@ pub enum HostKeyStatus {
 
 struct Entry {
     revoked: bool,
-    cert_authority: bool,
     patterns: String,
     key: PublicKey,
     location: Location,
@@ -57,12 +56,85 @@ pub fn host_key_name(host: &str, port: u16) -> String {
     }
 }
 
-fn read_entries(path: &Path) -> Vec<Entry> {
+/// The known_hosts lines that can matter for one host, read once per connection: the
+/// lines whose patterns match its name, and every `@revoked` line. The host pattern is
+/// checked before the key is decoded, so a large fleet file costs one key parse per
+/// relevant line, not per line.
+#[derive(Default)]
+pub struct HostEntries {
+    name: String,
+    entries: Vec<Entry>,
+}
+
+impl HostEntries {
+    /// Reads `files` for `host`:`port`. Blocking file I/O: call it off the async runtime.
+    pub fn load(files: &[PathBuf], host: &str, port: u16) -> HostEntries {
+        let name = host_key_name(host, port);
+        let mut entries = Vec::new();
+        for path in files {
+            read_entries(path, &name, &mut entries);
+        }
+        HostEntries { name, entries }
+    }
+
+    /// How many lines were kept (for tests and diagnostics).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Judges `key`. A revoked key wins over everything; then an exact match; then a
+    /// same-algorithm mismatch (changed key).
+    pub fn check(&self, key: &PublicKey) -> HostKeyStatus {
+        let mut changed = None;
+        let mut known = None;
+        for e in &self.entries {
+            if e.revoked {
+                if e.key.key_data() == key.key_data() {
+                    return HostKeyStatus::Revoked(e.location.clone());
+                }
+                continue;
+            }
+            if !pattern_list_matches(&e.patterns, &self.name) {
+                continue;
+            }
+            if e.key.key_data() == key.key_data() {
+                known.get_or_insert(e.location.clone());
+            } else if same_family(e.key.algorithm(), key.algorithm()) {
+                changed.get_or_insert(e.location.clone());
+            }
+        }
+        match (known, changed) {
+            (Some(loc), _) => HostKeyStatus::Known(loc),
+            (None, Some(loc)) => HostKeyStatus::Changed(loc),
+            (None, None) => HostKeyStatus::Unknown,
+        }
+    }
+
+    /// Key algorithms already recorded for the host.
+    pub fn algorithms(&self) -> Vec<Algorithm> {
+        let mut out: Vec<Algorithm> = Vec::new();
+        for e in &self.entries {
+            if !e.revoked && pattern_list_matches(&e.patterns, &self.name) {
+                let a = e.key.algorithm();
+                if !out.contains(&a) {
+                    out.push(a);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Appends to `out` the lines of `path` that can matter for `name`.
+fn read_entries(path: &Path, name: &str, out: &mut Vec<Entry>) {
     // A missing or unreadable file holds no keys, as for ssh.
     let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     for (idx, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -79,6 +151,11 @@ fn read_entries(path: &Path) -> Vec<Entry> {
             cert_authority = true;
             first = fields.next().unwrap_or("");
         }
+        // Lines for other hosts are skipped before their key is decoded; CA lines are
+        // not used for plain host keys.
+        if cert_authority || (!revoked && !pattern_list_matches(first, name)) {
+            continue;
+        }
         let key_text: Vec<&str> = fields.collect();
         // A malformed key on someone else's line must not stop checking the others.
         let Ok(key) = PublicKey::from_openssh(&key_text.join(" ")) else {
@@ -86,7 +163,6 @@ fn read_entries(path: &Path) -> Vec<Entry> {
         };
         out.push(Entry {
             revoked,
-            cert_authority,
             patterns: first.to_string(),
             key,
             location: Location {
@@ -95,7 +171,6 @@ fn read_entries(path: &Path) -> Vec<Entry> {
             },
         });
     }
-    out
 }
 
 fn pattern_list_matches(patterns: &str, name: &str) -> bool {
@@ -103,7 +178,8 @@ fn pattern_list_matches(patterns: &str, name: &str) -> bool {
     let mut matched = false;
     for p in patterns.split(',') {
         if let Some(hashed) = p.strip_prefix("|1|") {
-            if hashed_matches(hashed, name) {
+            // ssh lowercases the name before hashing it into the file.
+            if hashed_matches(hashed, &name_lc) {
                 matched = true;
             }
         } else if let Some(neg) = p.strip_prefix('!') {
@@ -130,35 +206,9 @@ fn hashed_matches(salt_and_hash: &str, name: &str) -> bool {
     mac.chain_update(name.as_bytes()).verify_slice(&hash).is_ok()
 }
 
-/// Checks `key` for `host`:`port` against every file, in order. A revoked key wins over
-/// everything; then an exact match; then a same-algorithm mismatch (changed key).
+/// Checks `key` for `host`:`port` against every file, in order (see [`HostEntries::check`]).
 pub fn check(files: &[PathBuf], host: &str, port: u16, key: &PublicKey) -> HostKeyStatus {
-    let name = host_key_name(host, port);
-    let mut changed = None;
-    let mut known = None;
-    for path in files {
-        for e in read_entries(path) {
-            if e.revoked {
-                if e.key.key_data() == key.key_data() {
-                    return HostKeyStatus::Revoked(e.location);
-                }
-                continue;
-            }
-            if e.cert_authority || !pattern_list_matches(&e.patterns, &name) {
-                continue;
-            }
-            if e.key.key_data() == key.key_data() {
-                known.get_or_insert(e.location);
-            } else if same_family(e.key.algorithm(), key.algorithm()) {
-                changed.get_or_insert(e.location);
-            }
-        }
-    }
-    match (known, changed) {
-        (Some(loc), _) => HostKeyStatus::Known(loc),
-        (None, Some(loc)) => HostKeyStatus::Changed(loc),
-        (None, None) => HostKeyStatus::Unknown,
-    }
+    HostEntries::load(files, host, port).check(key)
 }
 
 fn same_family(a: Algorithm, b: Algorithm) -> bool {
@@ -171,35 +221,42 @@ fn same_family(a: Algorithm, b: Algorithm) -> bool {
 /// Key algorithms already recorded for the host, so the client can ask the server for a
 /// key it can verify (OpenSSH does the same) instead of calling a known host unknown.
 pub fn known_algorithms(files: &[PathBuf], host: &str, port: u16) -> Vec<Algorithm> {
-    let name = host_key_name(host, port);
-    let mut out: Vec<Algorithm> = Vec::new();
-    for path in files {
-        for e in read_entries(path) {
-            if !e.revoked && !e.cert_authority && pattern_list_matches(&e.patterns, &name) {
-                let a = e.key.algorithm();
-                if !out.contains(&a) {
-                    out.push(a);
-                }
-            }
-        }
-    }
-    out
+    HostEntries::load(files, host, port).algorithms()
 }
 
+/// Serialises `--accept-new` appends within the process: hosts connect concurrently, and
+/// two learns must neither interleave their bytes nor both add the same host.
+static LEARN_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Appends `host`:`port` `key` to `path` (accept-new), creating the file and its directory.
+/// Does nothing when the file already vouches for this key (another connection of this
+/// run may have just learned it).
 pub fn learn(path: &Path, host: &str, port: u16, key: &PublicKey) -> std::io::Result<()> {
+    let mut public = key.clone();
+    public.set_comment("");
+    let text = public.to_openssh().map_err(|e| std::io::Error::other(e.to_string()))?;
+    // A poisoned lock only means another learn panicked; the file is still consistent
+    // because each line is a single write.
+    let _guard = LEARN_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let existing = std::fs::read(path).unwrap_or_default();
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-    if !existing.is_empty() && !existing.ends_with(b"\n") {
-        f.write_all(b"\n")?;
+    if matches!(check(&[path.to_path_buf()], host, port, key), HostKeyStatus::Known(_)) {
+        return Ok(());
     }
-    let mut public = key.clone();
-    public.set_comment("");
-    let text = public.to_openssh().map_err(|e| std::io::Error::other(e.to_string()))?;
-    writeln!(f, "{} {}", host_key_name(host, port), text.trim())
+    let mut line = String::new();
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        line.push('\n');
+    }
+    line.push_str(&host_key_name(host, port));
+    line.push(' ');
+    line.push_str(text.trim());
+    line.push('\n');
+    // O_APPEND plus one write keeps the line whole even against another process (ssh)
+    // appending at the same time.
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    f.write_all(line.as_bytes())
 }
 
 /// `SHA256:...`, the fingerprint ssh prints.
@@ -282,6 +339,12 @@ mod tests {
             check(std::slice::from_ref(&user), "esx02", 22, &k2),
             HostKeyStatus::Known(_)
         ));
+        // Names are case-insensitive, hashed ones included.
+        assert!(matches!(
+            check(std::slice::from_ref(&user), "ESX02", 22, &k2),
+            HostKeyStatus::Known(_)
+        ));
+        assert!(matches!(check(&files, "ESX01", 22, &k1), HostKeyStatus::Known(_)));
         assert!(matches!(
             check(std::slice::from_ref(&user), "esx03", 2222, &k2),
             HostKeyStatus::Known(_)
@@ -289,6 +352,58 @@ mod tests {
         // A key of another algorithm is unknown, not changed (the server may hold both).
         assert_eq!(check(&files, "esx09", 22, &k1), HostKeyStatus::Unknown);
         assert_eq!(known_algorithms(&files, "esx09", 22), vec![Algorithm::Ed25519]);
+    }
+
+    #[test]
+    fn only_the_lines_for_the_host_and_revocations_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("known_hosts");
+        let ecdsa = Algorithm::Ecdsa {
+            curve: russh::keys::EcdsaCurve::NistP256,
+        };
+        let (k1, k2) = (key(ecdsa.clone()), key(ecdsa));
+        let mut text = String::new();
+        for i in 0..200 {
+            text.push_str(&format!("other{i} {}\n", line(&k2)));
+        }
+        text.push_str(&format!(
+            "esx01 {}\n@revoked * {}\n@cert-authority * {}\n",
+            line(&k1),
+            line(&k2),
+            line(&k2)
+        ));
+        std::fs::write(&path, text).unwrap();
+        let entries = HostEntries::load(std::slice::from_ref(&path), "esx01", 22);
+        assert_eq!(entries.len(), 2);
+        assert!(matches!(entries.check(&k1), HostKeyStatus::Known(_)));
+        assert!(matches!(entries.check(&k2), HostKeyStatus::Revoked(_)));
+    }
+
+    #[test]
+    fn concurrent_learns_write_whole_lines_and_each_host_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("known_hosts");
+        std::fs::write(&path, "# no newline at the end").unwrap();
+        let keys: Vec<PublicKey> = (0..16).map(|_| key(Algorithm::Ed25519)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                for (i, k) in keys.iter().enumerate() {
+                    let path = &path;
+                    s.spawn(move || {
+                        learn(path, &format!("esx{i:02}"), 22, k).unwrap();
+                    });
+                }
+            }
+        });
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 17, "{text}");
+        assert_eq!(lines.first(), Some(&"# no newline at the end"));
+        for (i, k) in keys.iter().enumerate() {
+            let name = format!("esx{i:02}");
+            let expected = format!("{name} {}", k.to_openssh().unwrap().trim());
+            assert_eq!(lines.iter().filter(|l| **l == expected).count(), 1, "{name}:\n{text}");
+        }
     }
 
     #[test]
