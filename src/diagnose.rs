@@ -60,7 +60,14 @@ pub const CHECKS: &[(&str, &str)] = &[
         "the firewall is off, or its pvrdma ruleset is enabled",
     ),
     ("mtu-consistent", "vDS, vmknic and uplink NIC agree on the Ethernet MTU"),
-    ("roce-supported", "the RDMA device supports RoCE v1 or v2"),
+    (
+        "roce-supported",
+        "the RDMA device supports RoCE v1 or v2, and every adapter uses a version it supports",
+    ),
+    (
+        "vmknic-subnets",
+        "across hosts: the tagged vmknics share one IPv4 subnet (else routing and RoCE v2 are needed)",
+    ),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -127,6 +134,16 @@ pub struct HostDiagnosis {
     pub vms: Vec<Vm>,
     /// Why the host's PVRDMA adapters could not be listed, when they could not.
     pub adapters_error: Option<String>,
+    /// The vmknic tagged for PVRDMA and its IPv4 address, when known.
+    pub pvrdma_vmknic: Option<PvrdmaVmknic>,
+}
+
+/// The VMkernel adapter a host uses for PVRDMA.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PvrdmaVmknic {
+    pub name: String,
+    pub ipv4: Option<String>,
+    pub netmask: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -175,6 +192,8 @@ pub struct Summary {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnosis {
     pub hosts: Vec<HostDiagnosis>,
+    /// Checks across hosts (stable ids too): `vmknic-subnets`.
+    pub fleet_checks: Vec<Check>,
     pub pairs: Vec<Pair>,
     pub summary: Summary,
 }
@@ -193,13 +212,14 @@ pub mod exit {
 
 impl Diagnosis {
     pub fn exit_code(&self) -> u8 {
-        let problems = self.hosts.iter().any(|h| {
-            h.checks.iter().any(|c| c.status == Status::Fail)
-                || h.vms
-                    .iter()
-                    .flat_map(|v| &v.adapters)
-                    .any(|a| a.verdict == Verdict::TcpFallback)
-        });
+        let problems = self.fleet_checks.iter().any(|c| c.status == Status::Fail)
+            || self.hosts.iter().any(|h| {
+                h.checks.iter().any(|c| c.status == Status::Fail)
+                    || h.vms
+                        .iter()
+                        .flat_map(|v| &v.adapters)
+                        .any(|a| a.verdict == Verdict::TcpFallback)
+            });
         if problems {
             return exit::PROBLEMS;
         }
@@ -222,9 +242,15 @@ impl Diagnosis {
 /// Diagnoses every host, then the transport between every pair of adapters.
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
     let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
+    let fleet_checks = check_vmknic_subnets(&hosts).into_iter().collect();
     let pairs = pairs(&hosts);
     let summary = summarize(&hosts);
-    Diagnosis { hosts, pairs, summary }
+    Diagnosis {
+        hosts,
+        fleet_checks,
+        pairs,
+        summary,
+    }
 }
 
 /// Diagnoses one host.
@@ -245,6 +271,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
             checks: Vec::new(),
             vms: Vec::new(),
             adapters_error: None,
+            pvrdma_vmknic: None,
         };
     }
     let ctx = Context::new(&facts);
@@ -292,6 +319,117 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         checks,
         vms,
         adapters_error,
+        pvrdma_vmknic: pvrdma_vmknic(&ctx),
+    }
+}
+
+fn pvrdma_vmknic(ctx: &Context) -> Option<PvrdmaVmknic> {
+    let name = ctx.tagged_vmknic.clone()?;
+    let row = ctx
+        .facts
+        .ipv4
+        .as_ref()
+        .ok()
+        .and_then(|rows| rows.iter().find(|r| r.name == name));
+    Some(PvrdmaVmknic {
+        ipv4: row.and_then(|r| r.address.clone()),
+        netmask: row.and_then(|r| r.netmask.clone()),
+        name,
+    })
+}
+
+/// `10.10.10.11` with `255.255.255.0` → `10.10.10.0/24`; `None` unless both parse and
+/// the mask is contiguous.
+fn ipv4_network(address: &str, netmask: &str) -> Option<String> {
+    let address: std::net::Ipv4Addr = address.trim().parse().ok()?;
+    let mask = u32::from(netmask.trim().parse::<std::net::Ipv4Addr>().ok()?);
+    let prefix = mask.leading_ones();
+    if mask.checked_shl(prefix).unwrap_or(0) != 0 {
+        return None;
+    }
+    let network = std::net::Ipv4Addr::from(u32::from(address) & mask);
+    Some(format!("{network}/{prefix}"))
+}
+
+/// `vmknic-subnets`: the tagged vmknics of all hosts must reach each other (DOMAIN §2.4).
+/// Without sending traffic, the best read-only evidence is their IPv4 subnets: one subnet
+/// is the set-up the guides describe; several need IP routing, which RoCE v1 cannot cross.
+fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Option<Check> {
+    const ID: &str = "vmknic-subnets";
+    let with_vmknic: Vec<&HostDiagnosis> = hosts.iter().filter(|h| h.pvrdma_vmknic.is_some()).collect();
+    if with_vmknic.len() < 2 {
+        return None;
+    }
+    let mut networks: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut unknown: Vec<String> = Vec::new();
+    for h in &with_vmknic {
+        let Some(v) = &h.pvrdma_vmknic else { continue };
+        let network = v
+            .ipv4
+            .as_deref()
+            .zip(v.netmask.as_deref())
+            .and_then(|(a, m)| ipv4_network(a, m));
+        match network {
+            Some(n) => networks.entry(n).or_default().push(format!("{} {}", h.host, v.name)),
+            None => unknown.push(format!("{} {}", h.host, v.name)),
+        }
+    }
+    let evidence = vec![ev(cat::IPV4_GET, "IPv4 Address, IPv4 Netmask of the tagged vmknic")];
+    let listing = networks
+        .iter()
+        .map(|(n, members)| format!("{n} ({})", members.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ");
+    match networks.len() {
+        0 | 1 if !unknown.is_empty() => Some(check(
+            ID,
+            Status::Unknown,
+            format!(
+                "IPv4 subnet unknown for {}{}",
+                unknown.join(", "),
+                if listing.is_empty() {
+                    String::new()
+                } else {
+                    format!("; known: {listing}")
+                }
+            ),
+            evidence,
+        )),
+        0 => None,
+        1 => Some(check(
+            ID,
+            Status::Pass,
+            format!("the PVRDMA vmknics share one IPv4 subnet: {listing}"),
+            evidence,
+        )),
+        n => {
+            let roce_v1: Vec<String> = with_vmknic
+                .iter()
+                .flat_map(|h| {
+                    h.vms.iter().flat_map(move |vm| {
+                        vm.adapters
+                            .iter()
+                            .filter(|a| a.roce_version == Some(1))
+                            .map(move |a| format!("{}/{}#{}", h.host, vm.name, a.index))
+                    })
+                })
+                .collect();
+            let (status, tail) = if roce_v1.is_empty() {
+                (
+                    Status::Warn,
+                    "PVRDMA between them needs IP routing (RoCE v2 only)".to_string(),
+                )
+            } else {
+                (
+                    Status::Fail,
+                    format!("RoCE v1 is not routable, and {} use it", roce_v1.join(", ")),
+                )
+            };
+            Some(with_remedy(
+                check(ID, status, format!("the PVRDMA vmknics are in {n} IPv4 subnets: {listing}: {tail}"), evidence),
+                "put the PVRDMA vmknics in one subnet (esxcli network ip interface ipv4 set -i <vmk> -t static -I <address> -N <netmask>), or route between the subnets and use RoCE v2",
+            ))
+        }
     }
 }
 
@@ -1500,13 +1638,19 @@ mod tests {
                 })
                 .collect(),
             adapters_error: None,
+            pvrdma_vmknic: None,
         }
     }
 
     fn diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
         let pairs = pairs(&hosts);
         let summary = summarize(&hosts);
-        Diagnosis { hosts, pairs, summary }
+        Diagnosis {
+            hosts,
+            fleet_checks: Vec::new(),
+            pairs,
+            summary,
+        }
     }
 
     fn transport(d: &Diagnosis, a: (&str, &str), b: (&str, &str)) -> Transport {
@@ -1621,5 +1765,96 @@ mod tests {
             .checks
             .push(check("mtu-consistent", Status::Warn, "differ", Vec::new()));
         assert_eq!(diagnosis(vec![warned]).exit_code(), exit::HEALTHY);
+    }
+}
+
+#[cfg(test)]
+mod subnet_tests {
+    use super::*;
+
+    fn with_vmknic(name: &str, ip: &str, mask: &str, roce: Option<u32>) -> HostDiagnosis {
+        let adapter = Adapter {
+            index: 0,
+            verdict: Verdict::Hca,
+            reasons: Vec::new(),
+            mac: None,
+            roce_version: roce,
+            active_mtu: None,
+            port: None,
+        };
+        HostDiagnosis {
+            host: name.to_string(),
+            status: HostStatus::Ok,
+            error: None,
+            esxi_version: None,
+            checks: Vec::new(),
+            vms: vec![Vm {
+                name: format!("{name}-vm"),
+                world_id: Some(1),
+                config_file: None,
+                adapters: vec![adapter],
+            }],
+            adapters_error: None,
+            pvrdma_vmknic: Some(PvrdmaVmknic {
+                name: "vmk1".to_string(),
+                ipv4: Some(ip.to_string()),
+                netmask: Some(mask.to_string()),
+            }),
+        }
+    }
+
+    #[test]
+    fn networks_from_address_and_mask() {
+        assert_eq!(
+            ipv4_network("10.10.10.11", "255.255.255.0").as_deref(),
+            Some("10.10.10.0/24")
+        );
+        assert_eq!(
+            ipv4_network("172.16.5.9", "255.255.240.0").as_deref(),
+            Some("172.16.0.0/20")
+        );
+        assert_eq!(
+            ipv4_network("10.0.0.1", "255.0.255.0"),
+            None,
+            "a non-contiguous mask is not a subnet"
+        );
+        assert_eq!(ipv4_network("not-an-ip", "255.255.255.0"), None);
+    }
+
+    #[test]
+    fn one_subnet_passes_two_warn_and_roce_v1_across_them_fails() {
+        let same = [
+            with_vmknic("a", "10.1.1.1", "255.255.255.0", Some(2)),
+            with_vmknic("b", "10.1.1.2", "255.255.255.0", Some(2)),
+        ];
+        assert_eq!(check_vmknic_subnets(&same).map(|c| c.status), Some(Status::Pass));
+        let split = [
+            with_vmknic("a", "10.1.1.1", "255.255.255.0", Some(2)),
+            with_vmknic("b", "10.2.1.2", "255.255.255.0", Some(2)),
+        ];
+        let c = check_vmknic_subnets(&split).expect("check");
+        assert_eq!(c.status, Status::Warn);
+        assert!(
+            c.summary.contains("10.1.1.0/24 (a vmk1)") && c.summary.contains("10.2.1.0/24 (b vmk1)"),
+            "{}",
+            c.summary
+        );
+        let v1 = [
+            with_vmknic("a", "10.1.1.1", "255.255.255.0", Some(1)),
+            with_vmknic("b", "10.2.1.2", "255.255.255.0", Some(2)),
+        ];
+        assert_eq!(check_vmknic_subnets(&v1).map(|c| c.status), Some(Status::Fail));
+        let d = Diagnosis {
+            hosts: v1.to_vec(),
+            fleet_checks: check_vmknic_subnets(&v1).into_iter().collect(),
+            pairs: Vec::new(),
+            summary: Summary::default(),
+        };
+        assert_eq!(d.exit_code(), exit::PROBLEMS, "a failing fleet check fails the run");
+    }
+
+    #[test]
+    fn a_single_host_has_no_fleet_check() {
+        assert!(check_vmknic_subnets(&[with_vmknic("a", "10.1.1.1", "255.255.255.0", None)]).is_none());
     }
 }

@@ -21,6 +21,7 @@ const SCENARIOS: &[(&str, i32)] = &[
     ("vsish-listing-failed", 3),
     ("two-hcas-second-vds-teamed", 1),
     ("roce-version-mismatch", 1),
+    ("vmknic-subnets-differ", 0),
 ];
 
 fn samples() -> PathBuf {
@@ -342,4 +343,18 @@ fn unknown_checks_are_named_when_nothing_else_explains_a_fallback() {
         reasons.contains("rdma-device-present") && !reasons.contains("every host check passes"),
         "{reasons}"
     );
+}
+
+#[test]
+fn vmknics_in_different_subnets_are_flagged_across_hosts() {
+    let report = json("vmknic-subnets-differ");
+    let c = report["fleet_checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == "vmknic-subnets"))
+        .expect("vmknic-subnets");
+    assert_eq!(c["status"], "warn");
+    assert!(c["summary"].as_str().expect("summary").contains("10.20.10.0/24"), "{c}");
+    assert_eq!(host(&report, "esx02")["pvrdma_vmknic"]["ipv4"], "10.20.10.12");
+    let healthy = json("healthy-cluster");
+    assert_eq!(healthy["fleet_checks"][0]["status"], "pass");
 }

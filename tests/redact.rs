@@ -49,6 +49,9 @@ fn verdicts(d: &Diagnosis) -> String {
             }
         }
     }
+    for c in &d.fleet_checks {
+        out.push_str(&format!("fleet {} {:?}\n", c.id, c.status));
+    }
     for p in &d.pairs {
         out.push_str(&format!("pair {:?}\n", p.transport));
     }

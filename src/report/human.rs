@@ -40,6 +40,14 @@ pub fn render(d: &Diagnosis, color: bool) -> String {
         host_section(&mut out, host, &paint);
         out.push('\n');
     }
+    if !d.fleet_checks.is_empty() {
+        let _ = writeln!(out, "{}", paint.bold("across hosts"));
+        let width = d.fleet_checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
+        for check in &d.fleet_checks {
+            check_line(&mut out, check, width, &paint);
+        }
+        out.push('\n');
+    }
     adapter_table(&mut out, d, &paint);
     transport_lines(&mut out, d);
     let line = &d.summary.line;
@@ -256,9 +264,11 @@ mod tests {
                 adapters: Vec::new(),
             }],
             adapters_error: Some(hostile.to_string()),
+            pvrdma_vmknic: None,
         };
         let d = Diagnosis {
             hosts: vec![host],
+            fleet_checks: Vec::new(),
             pairs: Vec::new(),
             summary: Summary::default(),
         };

@@ -1,7 +1,7 @@
 //! The JSON report: one document, schema `pvrdma-doctor/report/v1` (documented in the
 //! README). It carries no timestamps, so a live run and `analyze` of its bundle produce
 //! byte-identical reports.
-use crate::diagnose::{Diagnosis, HostDiagnosis, Pair, Summary};
+use crate::diagnose::{Check, Diagnosis, HostDiagnosis, Pair, Summary};
 use serde::Serialize;
 
 pub const SCHEMA: &str = "pvrdma-doctor/report/v1";
@@ -12,6 +12,7 @@ struct Report<'a> {
     tool_version: &'static str,
     exit_code: u8,
     hosts: &'a [HostDiagnosis],
+    fleet_checks: &'a [Check],
     pairs: &'a [Pair],
     summary: &'a Summary,
 }
@@ -22,6 +23,7 @@ pub fn render(d: &Diagnosis) -> String {
         tool_version: env!("CARGO_PKG_VERSION"),
         exit_code: d.exit_code(),
         hosts: &d.hosts,
+        fleet_checks: &d.fleet_checks,
         pairs: &d.pairs,
         summary: &d.summary,
     };
