@@ -94,17 +94,11 @@ pub fn load_scenario(dir: Option<&Path>) -> anyhow::Result<Vec<SimHost>> {
             }
         }
         Some(root) => {
-            for entry in std::fs::read_dir(root).with_context(|| format!("cannot read scenario {}", root.display()))? {
-                let entry = entry?;
-                if !entry.file_type()?.is_dir() {
-                    continue;
-                }
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if name.starts_with('.') {
-                    continue;
-                }
+            let dirs = crate::collect::replay::host_dirs(root)
+                .with_context(|| format!("cannot read scenario {}", root.display()))?;
+            for (name, dir) in dirs {
                 let files = hosts.entry(name).or_default();
-                for f in std::fs::read_dir(entry.path())? {
+                for f in std::fs::read_dir(&dir)? {
                     let f = f?;
                     if f.file_type()?.is_file() {
                         let bytes =

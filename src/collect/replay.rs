@@ -33,16 +33,8 @@ pub fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec<HostCa
         return Ok(vec![read_host(root, &name, source)?]);
     }
     let mut hosts = Vec::new();
-    for entry in fs::read_dir(root).with_context(|| format!("cannot list {}", root.display()))? {
-        let entry = entry?;
-        if !entry.file_type()?.is_dir() {
-            continue;
-        }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') {
-            continue;
-        }
-        hosts.push(read_host(&entry.path(), &name, source)?);
+    for (name, dir) in host_dirs(root)? {
+        hosts.push(read_host(&dir, &name, source)?);
     }
     anyhow::ensure!(
         !hosts.is_empty(),
@@ -51,6 +43,21 @@ pub fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec<HostCa
     );
     hosts.sort_by(|a, b| a.host.cmp(&b.host));
     Ok(hosts)
+}
+
+/// The host directories directly below `root` (name, path): every subdirectory except
+/// hidden ones. Files beside them (a bundle's manifest, reports) are not hosts.
+pub fn host_dirs(root: &Path) -> anyhow::Result<Vec<(String, std::path::PathBuf)>> {
+    use anyhow::Context;
+    let mut dirs = Vec::new();
+    for entry in fs::read_dir(root).with_context(|| format!("cannot list {}", root.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type()?.is_dir() && !name.starts_with('.') {
+            dirs.push((name, entry.path()));
+        }
+    }
+    Ok(dirs)
 }
 
 fn is_host_dir(dir: &Path) -> bool {
