@@ -1188,12 +1188,8 @@ fn check_roce(ctx: &Context) -> Check {
         .iter()
         .filter_map(|s| {
             let version = s.properties.as_ref().ok()?.roce_version?;
-            let supported = match version {
-                1 => row.roce_v1,
-                2 => row.roce_v2,
-                _ => None,
-            };
-            (supported == Some(false)).then(|| format!("{}_{} uses RoCE v{version}", s.device.world_id, s.device.index))
+            (supports_roce(row, version) == Some(false))
+                .then(|| format!("{}_{} uses RoCE v{version}", s.device.world_id, s.device.index))
         })
         .collect();
     if mismatched.is_empty() {
@@ -1222,6 +1218,15 @@ fn check_roce(ctx: &Context) -> Check {
             versions.join(" or ")
         ),
     )
+}
+
+/// Whether the device's `RoCE vN` column says it supports `version` (`None`: not stated).
+fn supports_roce(row: &p::RdmaProtocols, version: u32) -> Option<bool> {
+    match version {
+        1 => row.roce_v1,
+        2 => row.roce_v2,
+        _ => None,
+    }
 }
 
 /// Lists the host's PVRDMA adapters grouped by VM, each with its verdict and reasons.
@@ -1335,17 +1340,12 @@ fn adapter_verdict(
         }
     };
     if let (Some(version), Some(device)) = (adapter.roce_version, ctx.device) {
-        let supported = f
+        let row = f
             .rdma_protocols
             .as_ref()
             .ok()
-            .and_then(|ps| ps.iter().find(|p| p.device == device.name))
-            .map(|row| match version {
-                1 => row.roce_v1,
-                2 => row.roce_v2,
-                _ => None,
-            });
-        if let Some(Some(false)) = supported {
+            .and_then(|ps| ps.iter().find(|p| p.device == device.name));
+        if row.and_then(|row| supports_roce(row, version)) == Some(false) {
             adapter.reasons.push(format!(
                 "the adapter uses RoCE v{version}, which {} does not support",
                 device.name
