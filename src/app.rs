@@ -18,7 +18,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Analyze { path, output }) => {
             let captures = load_offline(&path)?;
-            finish(&captures, &output)
+            finish(&captures, &output).map(|d| d.exit_code())
         }
         Some(Command::Demo {
             scenario,
@@ -61,8 +61,16 @@ fn finish_live(run: &crate::live::LiveRun, output: &OutputArgs, bundle_args: &Bu
     if run.interrupted {
         eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
     }
-    let code = finish(&run.captures, output)?;
-    if let Some(path) = write_support_bundle(bundle_args, &run.captures, run.started, run.finished, run.interrupted)? {
+    let diagnosis = finish(&run.captures, output)?;
+    let code = diagnosis.exit_code();
+    if let Some(path) = write_support_bundle(
+        bundle_args,
+        &run.captures,
+        &diagnosis,
+        run.started,
+        run.finished,
+        run.interrupted,
+    )? {
         eprintln!("pvrdma-doctor: support bundle written to {}", path.display());
     }
     Ok(code)
@@ -118,6 +126,7 @@ pub fn prepare_bundle(args: &BundleArgs) -> anyhow::Result<()> {
 pub fn write_support_bundle(
     args: &BundleArgs,
     captures: &[HostCapture],
+    diagnosis: &diagnose::Diagnosis,
     started: SystemTime,
     finished: SystemTime,
     interrupted: bool,
@@ -137,7 +146,15 @@ pub fn write_support_bundle(
     } else {
         captures
     };
-    let diagnosis = diagnose::diagnose(captures);
+    // The printed report's diagnosis is reused; only redacted captures need their own, so
+    // the bundled report holds no original value.
+    let rediagnosed;
+    let diagnosis = if args.redact {
+        rediagnosed = diagnose::diagnose(captures);
+        &rediagnosed
+    } else {
+        diagnosis
+    };
     let meta = BundleMeta {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         command_line,
@@ -150,8 +167,8 @@ pub fn write_support_bundle(
         path,
         captures,
         &meta,
-        &report::render(&diagnosis, report::Format::Json, false),
-        &report::render(&diagnosis, report::Format::Human, false),
+        &report::render(diagnosis, report::Format::Json, false),
+        &report::render(diagnosis, report::Format::Human, false),
         args.force,
     )?;
     if args.redact {
@@ -160,12 +177,12 @@ pub fn write_support_bundle(
     Ok(Some(path.clone()))
 }
 
-/// Diagnoses the captures, prints the report, returns the exit code.
-fn finish(captures: &[HostCapture], output: &OutputArgs) -> anyhow::Result<u8> {
+/// Diagnoses the captures and prints the report; the diagnosis goes on to the bundle.
+fn finish(captures: &[HostCapture], output: &OutputArgs) -> anyhow::Result<diagnose::Diagnosis> {
     let diagnosis = diagnose::diagnose(captures);
     let text = report::render(&diagnosis, output.format, use_color(output.color));
     write_stdout(&text)?;
-    Ok(diagnosis.exit_code())
+    Ok(diagnosis)
 }
 
 /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).

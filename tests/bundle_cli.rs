@@ -68,6 +68,7 @@ fn analyze_of_a_bundle_reproduces_the_report_of_its_run() {
         write_support_bundle(
             &bundle_args(&bundle, false),
             &captures,
+            &pvrdma_doctor::diagnose::diagnose(&captures),
             started,
             started + Duration::from_secs(2),
             false,
@@ -86,7 +87,15 @@ fn damaged_bundles_are_refused_with_exit_code_2() {
     let captures = load_captures(&samples().join("healthy-cluster")).unwrap();
     let bundle = dir.path().join("b.tar.gz");
     let now = SystemTime::now();
-    write_support_bundle(&bundle_args(&bundle, false), &captures, now, now, false).unwrap();
+    write_support_bundle(
+        &bundle_args(&bundle, false),
+        &captures,
+        &pvrdma_doctor::diagnose::diagnose(&captures),
+        now,
+        now,
+        false,
+    )
+    .unwrap();
 
     // Flip one verdict line inside the archive and repack it.
     let file = std::fs::File::open(&bundle).unwrap();
@@ -158,7 +167,15 @@ fn redacted_bundle_from_the_cli_path_has_its_map_beside_it() {
     let captures = load_captures(&samples().join("healthy-cluster")).unwrap();
     let bundle = dir.path().join("r.tar.gz");
     let now = SystemTime::now();
-    write_support_bundle(&bundle_args(&bundle, true), &captures, now, now, false).unwrap();
+    write_support_bundle(
+        &bundle_args(&bundle, true),
+        &captures,
+        &pvrdma_doctor::diagnose::diagnose(&captures),
+        now,
+        now,
+        false,
+    )
+    .unwrap();
     let map = dir.path().join("r.tar.gz.redaction-map.json");
     let map: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(map).unwrap()).unwrap();
     assert_eq!(map["hosts"]["esx01"], "host-001");
@@ -172,7 +189,15 @@ fn redacted_bundle_from_the_cli_path_has_its_map_beside_it() {
     let report = entry(&bundle, "report.json");
     assert!(!report.contains("esx01") && report.contains("host-001"));
     // A second run refuses to overwrite the map as well as the bundle.
-    let err = write_support_bundle(&bundle_args(&bundle, true), &captures, now, now, false).unwrap_err();
+    let err = write_support_bundle(
+        &bundle_args(&bundle, true),
+        &captures,
+        &pvrdma_doctor::diagnose::diagnose(&captures),
+        now,
+        now,
+        false,
+    )
+    .unwrap_err();
     assert!(format!("{err:#}").contains("--force"), "{err:#}");
 }
 

@@ -85,7 +85,15 @@ fn analyze_of_a_live_bundle_prints_the_live_report() {
         redact: false,
         force: false,
     };
-    write_support_bundle(&args, &run.captures, run.started, run.finished, run.interrupted).unwrap();
+    write_support_bundle(
+        &args,
+        &run.captures,
+        &pvrdma_doctor::diagnose::diagnose(&run.captures),
+        run.started,
+        run.finished,
+        run.interrupted,
+    )
+    .unwrap();
     drop(hosts);
 
     // The hosts are gone; the bundle alone reproduces the report, byte for byte.
