@@ -15,6 +15,7 @@ pub mod nic;
 pub mod rdma;
 pub mod version;
 pub mod vm;
+pub mod vmkping;
 pub mod vmx;
 pub mod vsish;
 pub mod vswitch;
@@ -30,6 +31,7 @@ pub use rdma::{
 };
 pub use version::{parse_system_version, SystemVersion};
 pub use vm::{parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, VmPort, VmPorts, VmProcess};
+pub use vmkping::{parse_vmkping, parse_vmkping_probe, PingStatistics, RoundTrip, Vmkping, VmkpingSection};
 pub use vmx::{parse_vmx, VmxAdapter, VmxConfig};
 pub use vsish::{
     parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PvrdmaDeviceId, PvrdmaProperties,
