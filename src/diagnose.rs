@@ -144,6 +144,9 @@ pub struct PvrdmaVmknic {
     pub name: String,
     pub ipv4: Option<String>,
     pub netmask: Option<String>,
+    /// Its MTU (sizes the path probe's jumbo ping); the `mtu-consistent` check reports it.
+    #[serde(skip)]
+    pub mtu: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -195,6 +198,10 @@ pub struct Diagnosis {
     /// Checks across hosts (stable ids too): `vmknic-subnets`.
     pub fleet_checks: Vec<Check>,
     pub pairs: Vec<Pair>,
+    /// `--probe` only: one entry per probed (or skipped) host pair.
+    pub probes: Vec<crate::probe::Probe>,
+    /// `--baseline` only: what differs from the baseline report.
+    pub changes: Option<crate::baseline::Changes>,
     pub summary: Summary,
 }
 
@@ -223,14 +230,15 @@ impl Diagnosis {
         if problems {
             return exit::PROBLEMS;
         }
-        let incomplete = self.hosts.iter().any(|h| {
-            h.status != HostStatus::Ok
-                || h.checks.iter().any(|c| c.status == Status::Unknown)
-                || h.vms
-                    .iter()
-                    .flat_map(|v| &v.adapters)
-                    .any(|a| a.verdict == Verdict::Unknown)
-        });
+        let incomplete = self.fleet_checks.iter().any(|c| c.status == Status::Unknown)
+            || self.hosts.iter().any(|h| {
+                h.status != HostStatus::Ok
+                    || h.checks.iter().any(|c| c.status == Status::Unknown)
+                    || h.vms
+                        .iter()
+                        .flat_map(|v| &v.adapters)
+                        .any(|a| a.verdict == Verdict::Unknown)
+            });
         if incomplete {
             exit::INCOMPLETE
         } else {
@@ -242,13 +250,19 @@ impl Diagnosis {
 /// Diagnoses every host, then the transport between every pair of adapters.
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
     let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
-    let fleet_checks = check_vmknic_subnets(&hosts).into_iter().collect();
+    let probes = crate::probe::results(captures, &hosts);
+    let fleet_checks = check_vmknic_subnets(&hosts)
+        .into_iter()
+        .chain(crate::probe::check(&probes))
+        .collect();
     let pairs = pairs(&hosts);
     let summary = summarize(&hosts);
     Diagnosis {
         hosts,
         fleet_checks,
         pairs,
+        probes,
+        changes: None,
         summary,
     }
 }
@@ -331,9 +345,17 @@ fn pvrdma_vmknic(ctx: &Context) -> Option<PvrdmaVmknic> {
         .as_ref()
         .ok()
         .and_then(|rows| rows.iter().find(|r| r.name == name));
+    let mtu = ctx
+        .facts
+        .vmknics
+        .as_ref()
+        .ok()
+        .and_then(|v| v.iter().find(|v| v.name == name))
+        .and_then(|v| v.mtu);
     Some(PvrdmaVmknic {
         ipv4: row.and_then(|r| r.address.clone()),
         netmask: row.and_then(|r| r.netmask.clone()),
+        mtu,
         name,
     })
 }
@@ -1649,6 +1671,8 @@ mod tests {
             hosts,
             fleet_checks: Vec::new(),
             pairs,
+            probes: Vec::new(),
+            changes: None,
             summary,
         }
     }
@@ -1799,6 +1823,7 @@ mod subnet_tests {
                 name: "vmk1".to_string(),
                 ipv4: Some(ip.to_string()),
                 netmask: Some(mask.to_string()),
+                mtu: None,
             }),
         }
     }
@@ -1848,6 +1873,8 @@ mod subnet_tests {
             hosts: v1.to_vec(),
             fleet_checks: check_vmknic_subnets(&v1).into_iter().collect(),
             pairs: Vec::new(),
+            probes: Vec::new(),
+            changes: None,
             summary: Summary::default(),
         };
         assert_eq!(d.exit_code(), exit::PROBLEMS, "a failing fleet check fails the run");

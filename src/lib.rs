@@ -4,6 +4,7 @@
 //! The pipeline is visible in the modules: hosts → [`collect`] raw outputs → [`facts`]
 //! (parsed, typed) → [`diagnose`] checks and verdicts → [`report`]. Only `collect` does I/O.
 pub mod app;
+pub mod baseline;
 pub mod bundle;
 pub mod catalogue;
 pub mod cli;
@@ -12,6 +13,7 @@ pub mod demo;
 pub mod diagnose;
 pub mod facts;
 pub mod live;
+pub mod probe;
 pub mod redact;
 pub mod report;
 pub mod ssh;

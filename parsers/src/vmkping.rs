@@ -116,10 +116,7 @@ fn read_line(l: &str, out: &mut Vmkping) {
         out.payload_bytes = Some(bytes);
     } else if is_reply(l) {
         out.replies = out.replies.saturating_add(1);
-    } else if let Some(reason) = l
-        .strip_prefix("sendto() failed (")
-        .and_then(|r| r.strip_suffix(')'))
-    {
+    } else if let Some(reason) = l.strip_prefix("sendto() failed (").and_then(|r| r.strip_suffix(')')) {
         out.send_errors.push(reason.to_string());
     } else if l.starts_with("--- ") && l.ends_with(" ping statistics ---") {
         // The statistics banner: the numbers follow on the next line.
@@ -153,7 +150,12 @@ fn is_reply(l: &str) -> bool {
 /// `, +N duplicates` or print the loss with a decimal).
 fn statistics(l: &str) -> Option<PingStatistics> {
     let mut parts = l.split(", ");
-    let transmitted = parts.next()?.strip_suffix(" packets transmitted")?.trim().parse().ok()?;
+    let transmitted = parts
+        .next()?
+        .strip_suffix(" packets transmitted")?
+        .trim()
+        .parse()
+        .ok()?;
     let received_part = parts.next()?;
     let received = received_part
         .strip_suffix(" packets received")
@@ -199,10 +201,7 @@ fn round_trip(l: &str) -> Option<RoundTrip> {
 
 /// `==> plain <==` → `plain`.
 fn section_start(l: &str) -> Option<&str> {
-    l.trim_end()
-        .strip_prefix("==> ")?
-        .strip_suffix(" <==")
-        .map(str::trim)
+    l.trim_end().strip_prefix("==> ")?.strip_suffix(" <==").map(str::trim)
 }
 
 /// `<== plain exit 1 ==>` → (`plain`, 1).
@@ -228,26 +227,14 @@ pub fn parse_vmkping_probe(input: &str) -> Result<Vec<VmkpingSection>, ParseErro
         if let Some((key, code)) = section_end(l) {
             match current.take() {
                 Some((open, body)) if open == key => out.push(section(open, &body, Some(code))),
-                _ => {
-                    return Err(refuse(
-                        input,
-                        l,
-                        "an end marker closing the open `==> KEY <==` section",
-                    ))
-                }
+                _ => return Err(refuse(input, l, "an end marker closing the open `==> KEY <==` section")),
             }
             continue;
         }
         match &mut current {
             Some((_, body)) => body.push(l),
             None if is_blank(l) => {}
-            None => {
-                return Err(refuse(
-                    input,
-                    l,
-                    "a `==> plain <==` or `==> jumbo <==` section header",
-                ))
-            }
+            None => return Err(refuse(input, l, "a `==> plain <==` or `==> jumbo <==` section header")),
         }
     }
     if let Some((key, body)) = current.take() {
@@ -364,7 +351,8 @@ sendto() failed (Message too long)\n\
 
     #[test]
     fn batch_sections_with_and_without_end_marker() {
-        let input = format!("==> plain <==\n{REPLY}<== plain exit 0 ==>\n==> jumbo <==\n{TOO_LONG}<== jumbo exit 1 ==>\n");
+        let input =
+            format!("==> plain <==\n{REPLY}<== plain exit 0 ==>\n==> jumbo <==\n{TOO_LONG}<== jumbo exit 1 ==>\n");
         let s = parse_vmkping_probe(&input).unwrap();
         assert_eq!(s.len(), 2);
         assert_eq!((s[0].key.as_str(), s[0].exit), ("plain", Some(0)));

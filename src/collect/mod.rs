@@ -156,6 +156,9 @@ pub struct HostCapture {
     pub vmx_files: Vec<VmxFile>,
     /// The host could not be collected (or only partly): connection, auth, host key, ...
     pub error: Option<Failure>,
+    /// `--probe` only: the vmkping path probes this host ran to its peers.
+    #[serde(default)]
+    pub probe: Option<crate::probe::ProbeCapture>,
 }
 
 impl HostCapture {
@@ -167,6 +170,7 @@ impl HostCapture {
             missing: BTreeMap::new(),
             vmx_files: Vec::new(),
             error: None,
+            probe: None,
         }
     }
 

@@ -36,6 +36,12 @@ impl Paint {
 pub fn render(d: &Diagnosis, color: bool) -> String {
     let paint = Paint { on: color };
     let mut out = String::new();
+    if let Some(changes) = &d.changes {
+        for line in crate::baseline::human_lines(changes) {
+            let _ = writeln!(out, "{}", clean(&line));
+        }
+        out.push('\n');
+    }
     for host in &d.hosts {
         host_section(&mut out, host, &paint);
         out.push('\n');
@@ -45,6 +51,9 @@ pub fn render(d: &Diagnosis, color: bool) -> String {
         let width = d.fleet_checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
         for check in &d.fleet_checks {
             check_line(&mut out, check, width, &paint);
+        }
+        for line in crate::probe::human_lines(&d.probes) {
+            let _ = writeln!(out, "      {}", clean(&line));
         }
         out.push('\n');
     }
@@ -270,6 +279,8 @@ mod tests {
             hosts: vec![host],
             fleet_checks: Vec::new(),
             pairs: Vec::new(),
+            probes: Vec::new(),
+            changes: None,
             summary: Summary::default(),
         };
         let text = render(&d, false);
