@@ -16,25 +16,34 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         return Ok(diagnose::exit::HEALTHY);
     }
     match cli.command {
-        Some(Command::Analyze { path, output }) => {
+        Some(Command::Analyze {
+            path,
+            output,
+            baseline,
+        }) => {
+            let baseline = load_baseline(&baseline)?;
             let captures = load_offline(&path)?;
-            finish(&captures, &output).map(|d| d.exit_code())
+            finish(&captures, &output, baseline.as_ref()).map(|d| d.exit_code())
         }
         Some(Command::Demo {
             scenario,
             latency,
             bundle,
             output,
+            probe,
+            baseline,
         }) => {
+            let baseline = load_baseline(&baseline)?;
             prepare_bundle(&bundle)?;
             let demo = crate::demo::DemoOptions {
                 scenario,
                 hosts: None,
                 latency,
             };
-            let live = live_options(&cli.live, Vec::new(), &output, None)?;
+            let mut live = live_options(&cli.live, Vec::new(), &output, None)?;
+            live.probe = probe.options();
             let run = crate::demo::run_demo(&demo, live)?;
-            finish_live(&run, &output, &bundle)
+            finish_live(&run, &output, &bundle, baseline.as_ref())
         }
         None => {
             anyhow::ensure!(
@@ -46,22 +55,29 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
                     "pvrdma-doctor: WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
                 );
             }
+            let baseline = load_baseline(&cli.baseline)?;
             prepare_bundle(&cli.bundle)?;
             let password = crate::live::read_password(cli.live.ask_password)?;
-            let live = live_options(&cli.live, cli.hosts.clone(), &cli.output, password)?;
+            let mut live = live_options(&cli.live, cli.hosts.clone(), &cli.output, password)?;
+            live.probe = cli.probe.options();
             let run = crate::live::collect_live(&live)?;
-            finish_live(&run, &cli.output, &cli.bundle)
+            finish_live(&run, &cli.output, &cli.bundle, baseline.as_ref())
         }
     }
 }
 
 /// Reports a live run, then writes the support bundle if asked; after Ctrl-C both cover
 /// what was collected.
-fn finish_live(run: &crate::live::LiveRun, output: &OutputArgs, bundle_args: &BundleArgs) -> anyhow::Result<u8> {
+fn finish_live(
+    run: &crate::live::LiveRun,
+    output: &OutputArgs,
+    bundle_args: &BundleArgs,
+    baseline: Option<&crate::baseline::Baseline>,
+) -> anyhow::Result<u8> {
     if run.interrupted {
         eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
     }
-    let diagnosis = finish(&run.captures, output)?;
+    let diagnosis = finish(&run.captures, output, baseline)?;
     let code = diagnosis.exit_code();
     if let Some(path) = write_support_bundle(
         bundle_args,
@@ -98,6 +114,7 @@ fn live_options(
         password,
         progress: !output.no_progress && std::io::stderr().is_terminal(),
         only_given_keys: false,
+        probe: None,
     })
 }
 
@@ -177,9 +194,20 @@ pub fn write_support_bundle(
     Ok(Some(path.clone()))
 }
 
-/// Diagnoses the captures and prints the report; the diagnosis goes on to the bundle.
-fn finish(captures: &[HostCapture], output: &OutputArgs) -> anyhow::Result<diagnose::Diagnosis> {
-    let diagnosis = diagnose::diagnose(captures);
+/// Reads `--baseline` before any work, so a bad file fails fast and says why.
+fn load_baseline(args: &crate::cli::BaselineArgs) -> anyhow::Result<Option<crate::baseline::Baseline>> {
+    args.baseline.as_deref().map(crate::baseline::load).transpose()
+}
+
+/// Diagnoses the captures and prints the report (with the changes since `baseline`); the
+/// diagnosis goes on to the bundle.
+fn finish(
+    captures: &[HostCapture],
+    output: &OutputArgs,
+    baseline: Option<&crate::baseline::Baseline>,
+) -> anyhow::Result<diagnose::Diagnosis> {
+    let mut diagnosis = diagnose::diagnose(captures);
+    diagnosis.changes = baseline.map(|b| crate::baseline::compare(b, &diagnosis));
     let text = report::render(&diagnosis, output.format, use_color(output.color));
     write_stdout(&text)?;
     Ok(diagnosis)
@@ -216,5 +244,6 @@ pub fn list_checks() -> String {
     for (id, what) in CHECKS {
         out.push_str(&format!("  {id:<width$}  {what}\n"));
     }
+    out.push_str(&crate::probe::list_checks_section());
     out
 }

@@ -36,6 +36,12 @@ pub struct Cli {
     #[command(flatten)]
     pub output: OutputArgs,
 
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -50,6 +56,8 @@ pub enum Command {
         path: PathBuf,
         #[command(flatten)]
         output: OutputArgs,
+        #[command(flatten)]
+        baseline: BaselineArgs,
     },
     /// Start simulated ESXi hosts on 127.0.0.1 and diagnose them over real SSH.
     Demo {
@@ -63,7 +71,42 @@ pub enum Command {
         bundle: BundleArgs,
         #[command(flatten)]
         output: OutputArgs,
+        #[command(flatten)]
+        probe: ProbeArgs,
+        #[command(flatten)]
+        baseline: BaselineArgs,
     },
+}
+
+/// The path probe (off by default: it sends packets, though it changes nothing).
+#[derive(Debug, Clone, Args)]
+pub struct ProbeArgs {
+    /// After collection, ping every other host's PVRDMA vmknic from each host's own, plainly
+    /// and with a don't-fragment packet filling the vmknic MTU (vmkping; see --list-checks).
+    #[arg(long)]
+    pub probe: bool,
+    /// With --probe: each host pings K peers (the next K on a ring of the sorted host names,
+    /// the same pairs every run) instead of all of them.
+    #[arg(long, value_name = "K", requires = "probe", value_parser = parse_sample)]
+    pub probe_sample: Option<usize>,
+}
+
+impl ProbeArgs {
+    /// The probe settings, `None` without `--probe`.
+    pub fn options(&self) -> Option<crate::probe::ProbeOptions> {
+        self.probe.then_some(crate::probe::ProbeOptions {
+            sample: self.probe_sample,
+        })
+    }
+}
+
+/// Comparison with an earlier report.
+#[derive(Debug, Clone, Args)]
+pub struct BaselineArgs {
+    /// Compare with an earlier `--format json` report: the report then lists every host
+    /// status, check status, adapter verdict and probe status that changed.
+    #[arg(long, value_name = "OLD.json")]
+    pub baseline: Option<PathBuf>,
 }
 
 /// How to reach the hosts.
@@ -145,6 +188,14 @@ fn parse_parallel(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(n) if (1..=1024).contains(&n) => Ok(n),
         _ => Err(format!("{text:?} is not a number of hosts from 1 to 1024")),
+    }
+}
+
+/// `--probe-sample`: at least one peer.
+fn parse_sample(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{text:?} is not a number of peers (1 or more)")),
     }
 }
 

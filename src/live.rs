@@ -4,7 +4,7 @@
 //! Usage errors (a bad host spec, an unreadable hosts file or `-F` file) are `Err` because
 //! nothing sensible can run; everything that goes wrong on a host is data in its capture,
 //! so one dead host never hides the others.
-use crate::collect::ssh::{collect_host, HostJob, Sink, Stage, DEFAULT_CHANNELS};
+use crate::collect::ssh::{collect_host_open, HostJob, Sink, Stage, DEFAULT_CHANNELS};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
 use crate::ssh::client::{Credentials, Endpoint, HostKeyPolicy};
 use crate::ssh::config::{expand_tilde, SshConfig, StrictHostKeyChecking};
@@ -50,7 +50,13 @@ pub struct LiveOptions {
     /// `~/.ssh/id_*` defaults. The demo uses it so the user's own keys are never offered
     /// to a simulated host.
     pub only_given_keys: bool,
+    /// `--probe`: after collection, ping between the hosts' PVRDMA vmknics.
+    pub probe: Option<crate::probe::ProbeOptions>,
 }
+
+/// Connections kept open between collection and the probe phase, at most; hosts beyond
+/// log in again for the probe, so a large fleet never holds more descriptors than this.
+pub const PROBE_KEEP_OPEN: usize = 256;
 
 impl Default for LiveOptions {
     fn default() -> Self {
@@ -69,6 +75,7 @@ impl Default for LiveOptions {
             password: None,
             progress: false,
             only_given_keys: false,
+            probe: None,
         }
     }
 }
@@ -398,6 +405,11 @@ async fn run_all(
     let slots = Arc::new(tokio::sync::Semaphore::new(opts.parallel.max(1)));
     let mut results: Vec<Option<HostCapture>> = jobs.iter().map(|_| None).collect();
     let sinks: Vec<Sink> = jobs.iter().map(|_| Sink::default()).collect();
+    // The probe phase needs each host's job again and, where kept, its open connection.
+    let probing = opts.probe.is_some();
+    let probe_jobs: Vec<Option<HostJob>> = jobs.iter().map(|j| j.as_ref().ok().cloned()).collect();
+    let mut conns: Vec<Option<crate::ssh::client::Connection>> = jobs.iter().map(|_| None).collect();
+    let kept = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut set = tokio::task::JoinSet::new();
     for (i, job) in jobs.into_iter().enumerate() {
         let job = match job {
@@ -413,14 +425,25 @@ async fn run_all(
         let slots = slots.clone();
         let progress = progress.clone();
         let sink = sinks.get(i).cloned().unwrap_or_default();
+        let kept = kept.clone();
         set.spawn(async move {
             let _permit = slots.acquire_owned().await.ok();
             let label = job.label.clone();
             let p = progress.clone();
             let on_stage = move |s: Stage| p.stage(&label, s);
-            let capture = collect_host(&job, &on_stage, &sink).await;
+            let (capture, conn) = collect_host_open(&job, &on_stage, &sink).await;
+            let conn = match conn {
+                Some(c) if probing && kept.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < PROBE_KEEP_OPEN => {
+                    Some(c)
+                }
+                Some(c) => {
+                    c.close().await;
+                    None
+                }
+                None => None,
+            };
             progress.host_done(&job.label);
-            (i, capture)
+            (i, capture, conn)
         });
     }
     let deadline = async {
@@ -437,8 +460,9 @@ async fn run_all(
     loop {
         tokio::select! {
             next = set.join_next() => match next {
-                Some(Ok((i, capture))) => {
+                Some(Ok((i, capture, conn))) => {
                     if let Some(slot) = results.get_mut(i) { *slot = Some(capture); }
+                    if let Some(slot) = conns.get_mut(i) { *slot = conn; }
                 }
                 // A panicking host task is a bug; its slot is filled below as Internal.
                 Some(Err(_)) => {}
@@ -460,7 +484,7 @@ async fn run_all(
     }
     set.abort_all();
     progress.finish();
-    let captures = results
+    let mut captures: Vec<HostCapture> = results
         .into_iter()
         .enumerate()
         .map(|(i, c)| {
@@ -490,7 +514,67 @@ async fn run_all(
             })
         })
         .collect();
+    if let Some(probe) = opts.probe {
+        match &stop {
+            None => {
+                let (_, int) = probe_phase(&mut captures, probe_jobs, conns, probe, opts, &mut deadline, &mut ctrl_c).await;
+                interrupted |= int;
+            }
+            // Collection itself was stopped: the plan still shows which pairs were not probed.
+            Some(f) => {
+                let sinks: Vec<crate::collect::probe::ProbeSink> = captures.iter().map(|_| Default::default()).collect();
+                let lines = crate::collect::probe::plan_lines(&captures, probe, &sinks);
+                for ((c, sink), todo) in captures.iter_mut().zip(&sinks).zip(&lines) {
+                    c.probe = Some(crate::collect::probe::finish(sink, todo, Some(f)));
+                }
+            }
+        }
+    }
     (captures, interrupted)
+}
+
+/// The `--probe` phase after collection, bounded by the same run deadline and Ctrl-C.
+/// Returns why it was stopped (if it was) and whether that was Ctrl-C.
+async fn probe_phase(
+    captures: &mut [HostCapture],
+    jobs: Vec<Option<HostJob>>,
+    conns: Vec<Option<crate::ssh::client::Connection>>,
+    probe: crate::probe::ProbeOptions,
+    opts: &LiveOptions,
+    deadline: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+    ctrl_c: &mut std::pin::Pin<&mut impl std::future::Future<Output = std::io::Result<()>>>,
+) -> (Option<Failure>, bool) {
+    use crate::collect::probe::{finish, plan_lines, run, ProbeHost, ProbeSink};
+    let sinks: Vec<ProbeSink> = captures.iter().map(|_| ProbeSink::default()).collect();
+    let lines = plan_lines(captures, probe, &sinks);
+    let hosts: Vec<ProbeHost> = jobs
+        .into_iter()
+        .zip(conns)
+        .zip(&sinks)
+        .map(|((job, conn), sink)| ProbeHost {
+            job,
+            conn,
+            sink: sink.clone(),
+        })
+        .collect();
+    let mut stop = None;
+    let mut interrupted = false;
+    tokio::select! {
+        _ = run(hosts, lines.clone(), opts.parallel) => {}
+        _ = deadline.as_mut() => {
+            stop = Some(Failure::new(ErrorKind::Timeout, format!(
+                "the whole run hit --timeout {}s during the path probe; raise --timeout",
+                opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
+        }
+        _ = ctrl_c.as_mut() => {
+            interrupted = true;
+            stop = Some(Failure::new(ErrorKind::Interrupted, "the path probe was stopped by Ctrl-C"));
+        }
+    }
+    for ((c, sink), todo) in captures.iter_mut().zip(&sinks).zip(&lines) {
+        c.probe = Some(finish(sink, todo, stop.as_ref()));
+    }
+    (stop, interrupted)
 }
 
 #[cfg(test)]

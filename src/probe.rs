@@ -151,6 +151,19 @@ pub fn parse_probe_command(line: &str) -> Option<(String, Ipv4Addr, Option<u32>)
     (is_vmknic_name(vmk) && probe_command(&from, ip) == line).then(|| (vmk.to_string(), ip, size))
 }
 
+/// The `--list-checks` section of the probe: only sent with `--probe`.
+pub fn list_checks_section() -> String {
+    format!(
+        "\nPath probe (only with --probe; sends {COUNT} ICMP echo requests per ping, changes nothing):\n\n\
+         {PROBE_ID}\n    vmkping -I <vmk> -c {COUNT} -W {WAIT_SECONDS} <peer ip>\n    \
+         vmkping -I <vmk> -d -s <MTU-{HEADERS}> -c {COUNT} -W {WAIT_SECONDS} <peer ip>\n    \
+         from each host's PVRDMA vmknic to every other host's (or K of them with --probe-sample K), \
+         plain and with don't-fragment at the vmknic MTU, in one framed command line per pair\n\n\
+         Probe check (stable id):\n\n  {CHECK_ID}  the PVRDMA vmknics of all hosts reach each other, \
+         jumbo frames included (fails on unreachable, warns on mtu or lost packets)\n"
+    )
+}
+
 /// One host pair's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub mod probe;
 pub mod replay;
 pub mod ssh;
 

@@ -51,6 +51,20 @@ pub type Sink = Arc<Mutex<BTreeMap<String, RawOutput>>>;
 /// Connects and runs the whole catalogue; never fails: failures are in the capture. Each
 /// finished output is also copied into `sink` as soon as it arrives.
 pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync), sink: &Sink) -> HostCapture {
+    let (capture, conn) = collect_host_open(job, on_stage, sink).await;
+    if let Some(conn) = conn {
+        conn.close().await;
+    }
+    capture
+}
+
+/// [`collect_host`], but hands the connection back open (when there is one) for a later
+/// phase on the same login (the `--probe` path probe); the caller closes it.
+pub async fn collect_host_open(
+    job: &HostJob,
+    on_stage: &(dyn Fn(Stage) + Send + Sync),
+    sink: &Sink,
+) -> (HostCapture, Option<Connection>) {
     on_stage(Stage::Connecting);
     let connected = tokio::time::timeout(
         job.connect_timeout,
@@ -59,9 +73,9 @@ pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync
     .await;
     let conn = match connected {
         Ok(Ok(c)) => c,
-        Ok(Err(f)) => return HostCapture::failed(&job.label, CaptureSource::Live, f),
+        Ok(Err(f)) => return (HostCapture::failed(&job.label, CaptureSource::Live, f), None),
         Err(_) => {
-            return HostCapture::failed(
+            let failure = HostCapture::failed(
                 &job.label,
                 CaptureSource::Live,
                 Failure::new(
@@ -72,14 +86,38 @@ pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync
                         job.connect_timeout.as_secs()
                     ),
                 ),
-            )
+            );
+            return (failure, None);
         }
     };
     on_stage(Stage::Collecting);
     let capture = run_catalogue(job, &conn, CATALOGUE, sink).await;
-    conn.close().await;
     on_stage(Stage::Done);
-    capture
+    (capture, Some(conn))
+}
+
+/// Runs one command line outside the catalogue (a `--probe` vmkping) on an open
+/// connection, with the same timeout, output cap and channel handling as the catalogue;
+/// a refused channel open is retried a few times. `id` names it in messages.
+pub async fn run_line(job: &HostJob, conn: &Connection, id: &str, command: &str) -> Result<RawOutput, Failure> {
+    let mut last = String::new();
+    for attempt in 0..OPEN_RETRIES {
+        match run_one_line(job, conn, id, command).await {
+            Outcome::Done(out) => return Ok(out),
+            Outcome::Lost(f) => return Err(f),
+            Outcome::OpenRefused(why) => {
+                last = why;
+                tokio::time::sleep(Duration::from_millis(100 * (attempt as u64 + 1))).await;
+            }
+        }
+    }
+    Err(Failure::new(
+        ErrorKind::CommandFailed,
+        format!(
+            "{}: the server refused a session channel for `{id}` {OPEN_RETRIES} times ({last}); check MaxSessions in the host's sshd_config",
+            job.target.label
+        ),
+    ))
 }
 
 /// Runs `specs` on an open connection.
@@ -217,6 +255,10 @@ enum Outcome {
 }
 
 async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcome {
+    run_one_line(job, conn, spec.id, spec.command).await
+}
+
+async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str) -> Outcome {
     let started = Instant::now();
     // The deadline covers opening the channel too: a server that accepts the connection
     // but never answers the open must cost one command timeout, not hang the host.
@@ -234,12 +276,12 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
                 ErrorKind::Unreachable,
                 format!(
                     "{}: the connection was lost before `{}` could run ({e})",
-                    job.target.label, spec.id
+                    job.target.label, id
                 ),
             ))
         }
         None => {
-            let mut out = RawOutput::new(spec.id, spec.command);
+            let mut out = RawOutput::new(id, command);
             out.timeout_hit = true;
             out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             out.failure = Some(Failure::new(
@@ -247,18 +289,18 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
                 format!(
                     "{}: the server did not open a session for `{}` within --command-timeout {}s; check the host's load or raise --command-timeout",
                     job.target.label,
-                    spec.id,
+                    id,
                     job.command_timeout.as_secs()
                 ),
             ));
             return Outcome::Done(out);
         }
     };
-    let mut out = RawOutput::new(spec.id, spec.command);
+    let mut out = RawOutput::new(id, command);
     let mut stdout: Vec<u8> = Vec::new();
     let mut stderr: Vec<u8> = Vec::new();
     let mut lost = None;
-    if let Err(e) = channel.exec(true, spec.command).await {
+    if let Err(e) = channel.exec(true, command).await {
         lost = Some(e.to_string());
     } else {
         // Read until the channel closes, not until ExitStatus: servers may send the status
@@ -306,14 +348,14 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
             format!(
                 "{}: `{}` did not finish within --command-timeout {}s; the output so far is kept. Check the host's load or raise --command-timeout",
                 job.target.label,
-                spec.id,
+                id,
                 job.command_timeout.as_secs()
             ),
         ));
     } else if let Some(e) = lost {
         out.failure = Some(Failure::new(
             ErrorKind::Unreachable,
-            format!("{}: could not start `{}` ({e})", job.target.label, spec.id),
+            format!("{}: could not start `{}` ({e})", job.target.label, id),
         ));
     }
     Outcome::Done(out)

@@ -1,0 +1,152 @@
+//! Pipeline stage *collect*, live, second phase: the `--probe` path probe.
+//!
+//! Runs after every host's catalogue, because a host can only ping its peers once their
+//! PVRDMA vmknic addresses are known. Each host probes on the SSH connection its
+//! collection used (kept open for this; see `live::run_all`), or reconnects when that
+//! connection was not kept. A host's probes run concurrently on the channels of that one
+//! connection, at most `HostJob::channels` at a time (below the server's MaxSessions), and
+//! every finished output lands in the host's sink at once, so a run stopped by Ctrl-C or
+//! `--timeout` still reports the probes that finished.
+use super::ssh::{run_line, HostJob};
+use super::{ErrorKind, Failure, HostCapture};
+use crate::probe::{self, ProbeCapture, ProbeOptions, PROBE_ID};
+use crate::ssh::client::{self, Connection};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// Where one host's probe results accumulate.
+pub type ProbeSink = Arc<Mutex<ProbeCapture>>;
+
+/// One host as the probe phase sees it.
+pub struct ProbeHost {
+    /// `None` for a host whose target spec did not even plan (bad config).
+    pub job: Option<HostJob>,
+    /// The collection's connection, when it was kept open.
+    pub conn: Option<Connection>,
+    pub sink: ProbeSink,
+}
+
+/// Plans the probes from the captures and fills each host's sink with its peers; returns
+/// the command lines to run per host index (peer, line).
+pub fn plan_lines(captures: &[HostCapture], opts: ProbeOptions, sinks: &[ProbeSink]) -> Vec<Vec<(String, String)>> {
+    let hosts: Vec<crate::diagnose::HostDiagnosis> = captures.iter().map(crate::diagnose::diagnose_host).collect();
+    let names: Vec<String> = hosts.iter().map(|h| h.host.clone()).collect();
+    let peers_of = probe::plan(&names, opts.sample);
+    let ends: BTreeMap<&str, Result<probe::Endpoint, String>> =
+        hosts.iter().map(|h| (h.host.as_str(), probe::endpoint(h))).collect();
+    let mut lines = Vec::with_capacity(hosts.len());
+    for (i, h) in hosts.iter().enumerate() {
+        let peers = peers_of.get(&h.host).cloned().unwrap_or_default();
+        if let Some(Ok(mut s)) = sinks.get(i).map(|s| s.lock()) {
+            s.peers = peers.clone();
+        }
+        let mut todo = Vec::new();
+        if let Some(Ok(from)) = ends.get(h.host.as_str()) {
+            for peer in peers {
+                if let Some(Ok(to)) = ends.get(peer.as_str()) {
+                    todo.push((peer.clone(), probe::probe_command(from, to.ip)));
+                }
+            }
+        }
+        lines.push(todo);
+    }
+    lines
+}
+
+/// Runs every host's probe lines; `parallel` hosts at once.
+pub async fn run(hosts: Vec<ProbeHost>, lines: Vec<Vec<(String, String)>>, parallel: usize) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let mut set = tokio::task::JoinSet::new();
+    for (host, todo) in hosts.into_iter().zip(lines) {
+        let Some(job) = host.job else { continue };
+        if todo.is_empty() {
+            if let Some(conn) = host.conn {
+                conn.close().await;
+            }
+            continue;
+        }
+        let slots = slots.clone();
+        set.spawn(async move {
+            let _permit = slots.acquire_owned().await.ok();
+            run_host(&job, host.conn, &todo, &host.sink).await;
+        });
+    }
+    while set.join_next().await.is_some() {}
+}
+
+async fn run_host(job: &HostJob, conn: Option<Connection>, todo: &[(String, String)], sink: &ProbeSink) {
+    let conn = match conn {
+        Some(c) => c,
+        None => match reconnect(job).await {
+            Ok(c) => c,
+            Err(f) => {
+                if let Ok(mut s) = sink.lock() {
+                    for (peer, _) in todo {
+                        s.missing.insert(peer.clone(), f.clone());
+                    }
+                }
+                return;
+            }
+        },
+    };
+    let channels = Arc::new(tokio::sync::Semaphore::new(job.channels.max(1)));
+    let conn_ref = &conn;
+    futures::future::join_all(todo.iter().map(|(peer, line)| {
+        let channels = channels.clone();
+        async move {
+            let _permit = channels.acquire().await.ok();
+            let result = run_line(job, conn_ref, PROBE_ID, line).await;
+            if let Ok(mut s) = sink.lock() {
+                match result {
+                    Ok(out) => {
+                        s.outputs.insert(peer.clone(), out);
+                    }
+                    Err(f) => {
+                        s.missing.insert(peer.clone(), f);
+                    }
+                }
+            }
+        }
+    }))
+    .await;
+    conn.close().await;
+}
+
+/// A fresh login for a host whose collection connection was not kept open.
+async fn reconnect(job: &HostJob) -> Result<Connection, Failure> {
+    match tokio::time::timeout(
+        job.connect_timeout,
+        client::connect(&job.jumps, &job.target, &job.credentials),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(_) => Err(Failure::new(
+            ErrorKind::Timeout,
+            format!(
+                "{}: no SSH login for the path probe within --connect-timeout {}s",
+                job.target.label,
+                job.connect_timeout.as_secs()
+            ),
+        )),
+    }
+}
+
+/// The probe capture of a host once the phase ended (or was stopped): every planned peer
+/// that could be probed but has no output gets `stopped` as its reason.
+pub fn finish(sink: &ProbeSink, lines: &[(String, String)], stopped: Option<&Failure>) -> ProbeCapture {
+    let mut capture = sink.lock().map(|s| s.clone()).unwrap_or_default();
+    for (peer, _) in lines {
+        if capture.outputs.contains_key(peer) || capture.missing.contains_key(peer) {
+            continue;
+        }
+        let why = stopped.cloned().unwrap_or_else(|| {
+            Failure::new(
+                ErrorKind::Internal,
+                "the probe task ended without a result; please report this bug",
+            )
+        });
+        capture.missing.insert(peer.clone(), why);
+    }
+    capture
+}
