@@ -1,25 +1,46 @@
-//! Embeds the demo's default scenario (`samples/<scenario>/`) in the binary, so
-//! `pvrdma-doctor demo` works from any directory on a fresh machine.
+//! Embeds the demo's default scenarios (`samples/<scenario>/`) in the binary, so
+//! `pvrdma-doctor demo` (and `demo --probe`) work from any directory on a fresh machine.
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// Preferred default scenario; `healthy-cluster` stands in while it is not in the tree.
 const SCENARIOS: &[&str] = &["esxi80-mixed-fleet", "healthy-cluster"];
+/// The default scenario of `demo --probe`: a healthy path, an MTU problem, an unreachable
+/// vmknic (see samples/README.md).
+const PROBE_SCENARIOS: &[&str] = &["probe-paths"];
 
 fn main() {
     println!("cargo:rerun-if-changed=samples");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
     let mut out = String::new();
-    let chosen = SCENARIOS.iter().find(|s| root.join(s).is_dir());
+    embed(&mut out, &root, SCENARIOS, "EMBEDDED_SCENARIO", "EMBEDDED_FILES");
+    embed(
+        &mut out,
+        &root,
+        PROBE_SCENARIOS,
+        "EMBEDDED_PROBE_SCENARIO",
+        "EMBEDDED_PROBE_FILES",
+    );
+    let dest = Path::new(&std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into())).join("demo_scenario.rs");
+    if let Err(e) = std::fs::write(&dest, out) {
+        println!("cargo:warning=cannot write {}: {e}", dest.display());
+        std::process::exit(1);
+    }
+}
+
+/// Writes `NAME: &str` (the chosen scenario) and `FILES: &[(host, file, content)]` (every
+/// file directly in its host folders) for the first of `candidates` that exists.
+fn embed(out: &mut String, root: &Path, candidates: &[&str], name_const: &str, files_const: &str) {
+    let chosen = candidates.iter().find(|s| root.join(s).is_dir());
     let name = chosen.copied().unwrap_or("");
     writeln!(out, "/// Name of the embedded scenario.").ok();
-    writeln!(out, "pub const EMBEDDED_SCENARIO: &str = {name:?};").ok();
+    writeln!(out, "pub const {name_const}: &str = {name:?};").ok();
     writeln!(
         out,
         "/// (host, file name, content) of every file of the embedded scenario."
     )
     .ok();
-    writeln!(out, "pub static EMBEDDED_FILES: &[(&str, &str, &str)] = &[").ok();
+    writeln!(out, "pub static {files_const}: &[(&str, &str, &str)] = &[").ok();
     if let Some(s) = chosen {
         let dir = root.join(s);
         println!("cargo:rerun-if-changed={}", dir.display());
@@ -62,9 +83,4 @@ fn main() {
         }
     }
     writeln!(out, "];").ok();
-    let dest = Path::new(&std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into())).join("demo_scenario.rs");
-    if let Err(e) = std::fs::write(&dest, out) {
-        println!("cargo:warning=cannot write {}: {e}", dest.display());
-        std::process::exit(1);
-    }
 }

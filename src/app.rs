@@ -16,11 +16,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         return Ok(diagnose::exit::HEALTHY);
     }
     match cli.command {
-        Some(Command::Analyze {
-            path,
-            output,
-            baseline,
-        }) => {
+        Some(Command::Analyze { path, output, baseline }) => {
             let baseline = load_baseline(&baseline)?;
             let captures = load_offline(&path)?;
             finish(&captures, &output, baseline.as_ref()).map(|d| d.exit_code())

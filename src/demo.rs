@@ -79,14 +79,24 @@ impl SimHost {
 
 /// Reads a scenario from disk, or the embedded default.
 pub fn load_scenario(dir: Option<&Path>) -> anyhow::Result<Vec<SimHost>> {
+    load_scenario_from(dir, EMBEDDED_FILES)
+}
+
+/// Reads a scenario from disk, or the embedded one of `demo --probe` (hosts whose paths
+/// are healthy, too small for jumbo frames, and cut off; see samples/probe-paths).
+pub fn load_probe_scenario(dir: Option<&Path>) -> anyhow::Result<Vec<SimHost>> {
+    load_scenario_from(dir, EMBEDDED_PROBE_FILES)
+}
+
+fn load_scenario_from(dir: Option<&Path>, embedded: &[(&str, &str, &str)]) -> anyhow::Result<Vec<SimHost>> {
     let mut hosts: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     match dir {
         None => {
             anyhow::ensure!(
-                !EMBEDDED_FILES.is_empty(),
+                !embedded.is_empty(),
                 "this build has no embedded demo scenario; pass --scenario samples/<scenario>"
             );
-            for (host, file, content) in EMBEDDED_FILES {
+            for (host, file, content) in embedded {
                 hosts
                     .entry((*host).to_string())
                     .or_default()
@@ -168,6 +178,7 @@ impl SimFleet {
             .map_err(|e| anyhow::anyhow!("cannot encode the demo client key: {e}"))?;
         write_private(&key_path, pem.as_bytes())?;
         let authorized = client_key.public_key().clone();
+        let net = Arc::new(crate::simnet::SimNet::new(&hosts));
 
         let mut listeners = Vec::new();
         let mut endpoints = Vec::new();
@@ -237,6 +248,7 @@ impl SimFleet {
                         let config = Arc::new(esxi_like_config(host_key));
                         let mut server = SimServer {
                             host,
+                            net: net.clone(),
                             latency,
                             authorized: authorized.clone(),
                             seen: seen_srv.clone(),
@@ -374,6 +386,7 @@ const DEMO_PASSWORD: &str = "demo";
 
 struct SimServer {
     host: Arc<SimHost>,
+    net: Arc<crate::simnet::SimNet>,
     latency: Duration,
     authorized: PublicKey,
     seen: Arc<Mutex<Vec<String>>>,
@@ -384,6 +397,7 @@ impl server::Server for SimServer {
     fn new_client(&mut self, _peer: Option<std::net::SocketAddr>) -> SimSession {
         SimSession {
             host: self.host.clone(),
+            net: self.net.clone(),
             latency: self.latency,
             authorized: self.authorized.clone(),
             seen: self.seen.clone(),
@@ -393,6 +407,7 @@ impl server::Server for SimServer {
 
 struct SimSession {
     host: Arc<SimHost>,
+    net: Arc<crate::simnet::SimNet>,
     latency: Duration,
     authorized: PublicKey,
     seen: Arc<Mutex<Vec<String>>>,
@@ -456,7 +471,10 @@ impl server::Handler for SimSession {
             s.push(command.clone());
         }
         session.channel_success(channel)?;
-        let (stdout, stderr, code) = self.host.answer(&command);
+        let (stdout, stderr, code) = self
+            .net
+            .answer(&self.host.name, &command)
+            .unwrap_or_else(|| self.host.answer(&command));
         let handle = session.handle();
         let latency = self.latency;
         tokio::spawn(async move {
@@ -479,7 +497,12 @@ impl server::Handler for SimSession {
 /// the run's timeouts, parallelism and progress; its targets and SSH settings are
 /// replaced by the demo's own.
 pub fn run_demo(opts: &DemoOptions, live: LiveOptions) -> anyhow::Result<LiveRun> {
-    let hosts = scale_fleet(load_scenario(opts.scenario.as_deref())?, opts.hosts);
+    let scenario = if live.probe.is_some() {
+        load_probe_scenario(opts.scenario.as_deref())?
+    } else {
+        load_scenario(opts.scenario.as_deref())?
+    };
+    let hosts = scale_fleet(scenario, opts.hosts);
     let fleet = SimFleet::start(hosts, opts.latency)?;
     let requested = live.targets.clone();
     let mut live = fleet.live_options(live);

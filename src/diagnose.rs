@@ -256,7 +256,10 @@ pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
         .chain(crate::probe::check(&probes))
         .collect();
     let pairs = pairs(&hosts);
-    let summary = summarize(&hosts);
+    let mut summary = summarize(&hosts);
+    if let Some(tally) = crate::probe::tally(&probes) {
+        summary.line.push_str(&format!("; path probe: {tally}"));
+    }
     Diagnosis {
         hosts,
         fleet_checks,

@@ -16,6 +16,7 @@ pub mod live;
 pub mod probe;
 pub mod redact;
 pub mod report;
+pub mod simnet;
 pub mod ssh;
 pub mod target;
 pub mod vmsupport;

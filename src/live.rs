@@ -517,12 +517,22 @@ async fn run_all(
     if let Some(probe) = opts.probe {
         match &stop {
             None => {
-                let (_, int) = probe_phase(&mut captures, probe_jobs, conns, probe, opts, &mut deadline, &mut ctrl_c).await;
+                let (_, int) = probe_phase(
+                    &mut captures,
+                    probe_jobs,
+                    conns,
+                    probe,
+                    opts,
+                    &mut deadline,
+                    &mut ctrl_c,
+                )
+                .await;
                 interrupted |= int;
             }
             // Collection itself was stopped: the plan still shows which pairs were not probed.
             Some(f) => {
-                let sinks: Vec<crate::collect::probe::ProbeSink> = captures.iter().map(|_| Default::default()).collect();
+                let sinks: Vec<crate::collect::probe::ProbeSink> =
+                    captures.iter().map(|_| Default::default()).collect();
                 let lines = crate::collect::probe::plan_lines(&captures, probe, &sinks);
                 for ((c, sink), todo) in captures.iter_mut().zip(&sinks).zip(&lines) {
                     c.probe = Some(crate::collect::probe::finish(sink, todo, Some(f)));

@@ -448,6 +448,29 @@ fn judge(result: &mut Probe, raw: &RawOutput, mtu: Option<u32>) {
     result.detail = detail;
 }
 
+/// `2 ok, 1 mtu, 3 unreachable`: the pairs per status; `None` without probes.
+pub fn tally(probes: &[Probe]) -> Option<String> {
+    if probes.is_empty() {
+        return None;
+    }
+    let count = |s: ProbeStatus| probes.iter().filter(|p| p.status == s).count();
+    Some(
+        [
+            ProbeStatus::Ok,
+            ProbeStatus::Mtu,
+            ProbeStatus::Unreachable,
+            ProbeStatus::Unknown,
+            ProbeStatus::Skipped,
+        ]
+        .iter()
+        .map(|s| (count(*s), s.label()))
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, l)| format!("{n} {l}"))
+        .collect::<Vec<_>>()
+        .join(", "),
+    )
+}
+
 /// `vmknic-reachability`: fails on an unreachable pair, warns on an MTU problem or packet
 /// loss (RoCE needs a lossless network), unknown when nothing could be judged. `None`
 /// when the run did not probe.
@@ -456,23 +479,11 @@ pub fn check(probes: &[Probe]) -> Option<Check> {
         return None;
     }
     let count = |s: ProbeStatus| probes.iter().filter(|p| p.status == s).count();
+    let tally = tally(probes).unwrap_or_default();
     let lossy: Vec<&Probe> = probes
         .iter()
         .filter(|p| p.status == ProbeStatus::Ok && p.losses.is_some_and(|l| l.received < l.sent))
         .collect();
-    let tally = [
-        ProbeStatus::Ok,
-        ProbeStatus::Mtu,
-        ProbeStatus::Unreachable,
-        ProbeStatus::Unknown,
-        ProbeStatus::Skipped,
-    ]
-    .iter()
-    .map(|s| (count(*s), s.label()))
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, l)| format!("{n} {l}"))
-    .collect::<Vec<_>>()
-    .join(", ");
     let pairs = |n: usize| format!("{n} host pair{}", if n == 1 { "" } else { "s" });
     let evidence = vec![Evidence {
         command: PROBE_ID,
