@@ -300,11 +300,12 @@ enum Outcome {
     Unknown(String),
 }
 
-fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>) -> Outcome {
+fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_off: bool) -> Outcome {
     let Some(s) = section else {
-        return Outcome::Unknown(match cut_short {
-            Some(why) => format!("it did not run ({why})"),
-            None => "it did not run".to_string(),
+        return Outcome::Unknown(match (cut_short, broke_off) {
+            (Some(why), _) => format!("it did not run ({why})"),
+            (None, true) => "the output broke off before it ran".to_string(),
+            (None, false) => "it did not run".to_string(),
         });
     };
     let ping = &s.ping;
@@ -386,8 +387,10 @@ fn judge(result: &mut Probe, raw: &RawOutput, mtu: Option<u32>) {
     let jumbo_size = jumbo
         .and_then(|s| s.ping.payload_bytes)
         .or_else(|| mtu.map(|m| m - HEADERS));
-    let plain_outcome = outcome(plain, cut_short);
-    let jumbo_outcome = (jumbo.is_some() || mtu.is_some()).then(|| outcome(jumbo, cut_short));
+    // A section without its end marker: everything after it never arrived.
+    let broke_off = sections.last().is_some_and(|s| s.exit.is_none());
+    let plain_outcome = outcome(plain, cut_short, broke_off);
+    let jumbo_outcome = (jumbo.is_some() || mtu.is_some()).then(|| outcome(jumbo, cut_short, broke_off));
     if let (Some(size), Some(o)) = (jumbo_size, &jumbo_outcome) {
         result.jumbo = Some(JumboResult {
             payload_bytes: size,
@@ -401,9 +404,10 @@ fn judge(result: &mut Probe, raw: &RawOutput, mtu: Option<u32>) {
         });
     }
     let size = jumbo_size.unwrap_or(0);
+    let replies = plain.map_or(0, |s| s.ping.replies);
     let plain_text = || match result.losses {
         Some(l) => format!("{}/{} replies", l.received, l.sent),
-        None => "replies".to_string(),
+        None => format!("{replies} repl{}", if replies == 1 { "y" } else { "ies" }),
     };
     let (status, detail) = match (&plain_outcome, &jumbo_outcome) {
         (Outcome::Failed(why), _) => (ProbeStatus::Unreachable, why.clone()),
@@ -542,6 +546,16 @@ pub fn human_lines(probes: &[Probe]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut done = vec![false; probes.len()];
     for (i, p) in probes.iter().enumerate() {
+        let lossy = p.status == ProbeStatus::Ok && p.losses.is_some_and(|l| l.received < l.sent);
+        if lossy {
+            lines.push(format!(
+                "loss: {} → {}: {}",
+                end(&p.from, &p.from_vmknic),
+                end(&p.to, &p.to_ip),
+                p.detail
+            ));
+            continue;
+        }
         if done.get(i).copied().unwrap_or(true) || matches!(p.status, ProbeStatus::Ok | ProbeStatus::Skipped) {
             continue;
         }

@@ -180,6 +180,15 @@ impl Redactor {
             }
         }
         texts.extend(capture.missing.values().map(|f| f.message.as_str()));
+        if let Some(probe) = &capture.probe {
+            for out in probe.outputs.values() {
+                texts.extend([out.stdout.as_str(), out.stderr.as_str(), out.command.as_str()]);
+                if let Some(f) = &out.failure {
+                    texts.push(&f.message);
+                }
+            }
+            texts.extend(probe.missing.values().map(|f| f.message.as_str()));
+        }
         if let Some(e) = &capture.error {
             texts.push(&e.message);
         }
@@ -427,12 +436,7 @@ impl Redactor {
         let mut out = capture.clone();
         out.host = self.redact_text(&capture.host);
         for raw in out.outputs.values_mut() {
-            raw.stdout = self.redact_output(&raw.stdout);
-            raw.stderr = self.redact_output(&raw.stderr);
-            raw.command = self.redact_text(&raw.command);
-            if let Some(f) = &mut raw.failure {
-                self.redact_failure(f);
-            }
+            self.redact_raw(raw);
         }
         for f in out.missing.values_mut() {
             self.redact_failure(f);
@@ -444,7 +448,34 @@ impl Redactor {
             vmx.path = self.redact_text(&vmx.path);
             vmx.content = self.redact_text(&vmx.content);
         }
+        if let Some(probe) = &mut out.probe {
+            // Peers are host names of this run: the same tokens as their folders.
+            probe.peers = probe.peers.iter().map(|p| self.redact_text(p)).collect();
+            probe.outputs = std::mem::take(&mut probe.outputs)
+                .into_iter()
+                .map(|(peer, mut raw)| {
+                    self.redact_raw(&mut raw);
+                    (self.redact_text(&peer), raw)
+                })
+                .collect();
+            probe.missing = std::mem::take(&mut probe.missing)
+                .into_iter()
+                .map(|(peer, mut f)| {
+                    self.redact_failure(&mut f);
+                    (self.redact_text(&peer), f)
+                })
+                .collect();
+        }
         out
+    }
+
+    fn redact_raw(&self, raw: &mut crate::collect::RawOutput) {
+        raw.stdout = self.redact_output(&raw.stdout);
+        raw.stderr = self.redact_output(&raw.stderr);
+        raw.command = self.redact_text(&raw.command);
+        if let Some(f) = &mut raw.failure {
+            self.redact_failure(f);
+        }
     }
 
     fn redact_failure(&self, f: &mut Failure) {

@@ -22,6 +22,8 @@ const SCENARIOS: &[(&str, i32)] = &[
     ("two-hcas-second-vds-teamed", 1),
     ("roce-version-mismatch", 1),
     ("vmknic-subnets-differ", 0),
+    ("probe-paths", 1),
+    ("probe-outputs", 1),
 ];
 
 fn samples() -> PathBuf {

@@ -64,6 +64,15 @@ fn every_sample_parses_as_reviewed() {
         }
         let id = name.trim_end_matches(".txt");
         let text = std::fs::read_to_string(path).unwrap();
+        // `<host>/vmkping/<peer>.txt`: a `--probe` capture, named by the peer it pinged.
+        if path
+            .parent()
+            .and_then(|p| p.file_name())
+            .is_some_and(|n| n == "vmkping")
+        {
+            check(p::parse_vmkping_probe(&text));
+            return;
+        }
         assert!(
             parse(id, &text),
             "{}: no parser for catalogue id {id:?}",

@@ -65,6 +65,21 @@ pub struct ManifestHost {
     pub missing: Vec<MissingCommand>,
     /// `.vmx` files carried over from a vm-support capture.
     pub vmx_files: Vec<ManifestVmx>,
+    /// `--probe` runs only: this host's vmkping probes, one `<host>/vmkping/<peer>.txt`
+    /// (`.stderr.txt`, `.exit`) per probed peer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ManifestProbe>,
+}
+
+/// The path probes one host ran (see [`crate::probe`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestProbe {
+    /// The peers it was to probe, in plan order.
+    pub peers: Vec<String>,
+    /// One per probed peer; `id` is the peer's host name.
+    pub commands: Vec<ManifestCommand>,
+    /// Planned probes without output (run stopped, connection lost); `id` is the peer.
+    pub missing: Vec<MissingCommand>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

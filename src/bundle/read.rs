@@ -387,29 +387,46 @@ fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCapture>> {
         let dir = host_dir(&host.host)?;
         let mut capture = HostCapture::new(host.host.clone(), CaptureSource::Bundle);
         capture.error = host.error.clone();
-        for cmd in &host.commands {
-            let stdout_path = format!("{dir}/{}.txt", cmd.id);
+        // One output from `<stem>.txt` / `<stem>.stderr.txt`, checked against the manifest.
+        let output = |stem: &str, cmd: &super::manifest::ManifestCommand, id: &str| -> anyhow::Result<RawOutput> {
+            let stdout_path = format!("{stem}.txt");
             let stdout = text(&stdout_path).ok_or_else(|| BundleError::MissingEntry {
                 path: stdout_path.clone(),
             })?;
-            let stderr = text(&format!("{dir}/{}.stderr.txt", cmd.id)).unwrap_or_default();
+            let stderr = text(&format!("{stem}.stderr.txt")).unwrap_or_default();
             if sha256_hex(stdout.as_bytes()) != cmd.stdout_sha256 {
                 return Err(BundleError::ChecksumMismatch { path: stdout_path }.into());
             }
-            capture.outputs.insert(
-                cmd.id.clone(),
-                RawOutput {
-                    id: cmd.id.clone(),
-                    command: cmd.command.clone(),
-                    stdout,
-                    stderr,
-                    exit_status: cmd.exit_status,
-                    duration_ms: cmd.duration_ms,
-                    truncated: cmd.truncated,
-                    timeout_hit: cmd.timeout_hit,
-                    failure: cmd.failure.clone(),
-                },
-            );
+            Ok(RawOutput {
+                id: id.to_string(),
+                command: cmd.command.clone(),
+                stdout,
+                stderr,
+                exit_status: cmd.exit_status,
+                duration_ms: cmd.duration_ms,
+                truncated: cmd.truncated,
+                timeout_hit: cmd.timeout_hit,
+                failure: cmd.failure.clone(),
+            })
+        };
+        for cmd in &host.commands {
+            let raw = output(&format!("{dir}/{}", cmd.id), cmd, &cmd.id)?;
+            capture.outputs.insert(cmd.id.clone(), raw);
+        }
+        if let Some(probe) = &host.probe {
+            let mut p = crate::probe::ProbeCapture {
+                peers: probe.peers.clone(),
+                ..Default::default()
+            };
+            for cmd in &probe.commands {
+                let stem = format!("{dir}/{}/{}", crate::probe::PROBE_ID, host_dir(&cmd.id)?);
+                p.outputs
+                    .insert(cmd.id.clone(), output(&stem, cmd, crate::probe::PROBE_ID)?);
+            }
+            for m in &probe.missing {
+                p.missing.insert(m.id.clone(), m.reason.clone());
+            }
+            capture.probe = Some(p);
         }
         for missing in host.missing.iter().filter(|m| !m.inferred) {
             capture.missing.insert(missing.id.clone(), missing.reason.clone());

@@ -5,8 +5,8 @@
 //! gzip stream is finished and synced. A crash, a full disk or Ctrl-C therefore never
 //! leaves a half-written bundle under the name the engineer will attach to a ticket.
 use super::manifest::{
-    sha256_hex, HostOutcome, Manifest, ManifestCommand, ManifestFile, ManifestHost, ManifestVmx, MissingCommand,
-    FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
+    sha256_hex, HostOutcome, Manifest, ManifestCommand, ManifestFile, ManifestHost, ManifestProbe, ManifestVmx,
+    MissingCommand, FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
 };
 use super::{host_dir, BundleError, OUTPUT_CAP};
 use crate::catalogue::{self, CATALOGUE};
@@ -194,38 +194,39 @@ fn layout(
         );
         let mut commands = Vec::with_capacity(capture.outputs.len());
         for (id, raw) in &capture.outputs {
-            let raw = capped(raw, OUTPUT_CAP);
-            let file_id = file_id(id)?;
-            entries.push(Entry {
-                path: format!("{dir}/{file_id}.txt"),
-                data: raw.stdout.as_bytes().to_vec(),
-            });
-            if !raw.stderr.is_empty() {
-                entries.push(Entry {
-                    path: format!("{dir}/{file_id}.stderr.txt"),
-                    data: raw.stderr.as_bytes().to_vec(),
-                });
-            }
-            if let Some(code) = raw.exit_status {
-                entries.push(Entry {
-                    path: format!("{dir}/{file_id}.exit"),
-                    data: format!("{code}\n").into_bytes(),
-                });
-            }
-            commands.push(ManifestCommand {
-                id: id.clone(),
-                command: raw.command.clone(),
-                exit_status: raw.exit_status,
-                duration_ms: raw.duration_ms,
-                stdout_bytes: raw.stdout.len() as u64,
-                stderr_bytes: raw.stderr.len() as u64,
-                stdout_sha256: sha256_hex(raw.stdout.as_bytes()),
-                stderr_sha256: sha256_hex(raw.stderr.as_bytes()),
-                truncated: raw.truncated,
-                timeout_hit: raw.timeout_hit,
-                failure: raw.failure.clone(),
-            });
+            commands.push(output_entries(
+                &mut entries,
+                &format!("{dir}/{}", file_id(id)?),
+                id,
+                raw,
+            ));
         }
+        let probe = match &capture.probe {
+            None => None,
+            Some(p) => {
+                let mut probed = Vec::with_capacity(p.outputs.len());
+                for (peer, raw) in &p.outputs {
+                    // A peer is a host of this bundle: its name passed the same test.
+                    let stem = format!("{dir}/{}/{}", crate::probe::PROBE_ID, host_dir(peer)?);
+                    probed.push(output_entries(&mut entries, &stem, peer, raw));
+                }
+                let missing = p
+                    .missing
+                    .iter()
+                    .map(|(peer, reason)| MissingCommand {
+                        id: peer.clone(),
+                        command: crate::probe::PROBE_ID.to_string(),
+                        reason: reason.clone(),
+                        inferred: false,
+                    })
+                    .collect();
+                Some(ManifestProbe {
+                    peers: p.peers.clone(),
+                    commands: probed,
+                    missing,
+                })
+            }
+        };
         if let Some(error) = &capture.error {
             entries.push(Entry {
                 path: format!("{dir}/{HOST_ERROR_FILE}"),
@@ -254,6 +255,7 @@ fn layout(
             commands,
             missing: missing(capture),
             vmx_files,
+            probe,
         });
     }
     let files = entries
@@ -277,6 +279,41 @@ fn layout(
         files,
     };
     Ok((manifest, entries))
+}
+
+/// Adds `<stem>.txt` (stdout), `<stem>.stderr.txt` (when not empty) and `<stem>.exit`
+/// (when known) for one output, capped, and returns its manifest line.
+fn output_entries(entries: &mut Vec<Entry>, stem: &str, id: &str, raw: &RawOutput) -> ManifestCommand {
+    let raw = capped(raw, OUTPUT_CAP);
+    entries.push(Entry {
+        path: format!("{stem}.txt"),
+        data: raw.stdout.as_bytes().to_vec(),
+    });
+    if !raw.stderr.is_empty() {
+        entries.push(Entry {
+            path: format!("{stem}.stderr.txt"),
+            data: raw.stderr.as_bytes().to_vec(),
+        });
+    }
+    if let Some(code) = raw.exit_status {
+        entries.push(Entry {
+            path: format!("{stem}.exit"),
+            data: format!("{code}\n").into_bytes(),
+        });
+    }
+    ManifestCommand {
+        id: id.to_string(),
+        command: raw.command.clone(),
+        exit_status: raw.exit_status,
+        duration_ms: raw.duration_ms,
+        stdout_bytes: raw.stdout.len() as u64,
+        stderr_bytes: raw.stderr.len() as u64,
+        stdout_sha256: sha256_hex(raw.stdout.as_bytes()),
+        stderr_sha256: sha256_hex(raw.stderr.as_bytes()),
+        truncated: raw.truncated,
+        timeout_hit: raw.timeout_hit,
+        failure: raw.failure.clone(),
+    }
 }
 
 /// Catalogue ids are file names; an id from elsewhere must still not escape the host folder.

@@ -76,39 +76,27 @@ pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Resul
         capture.error = Some(failure);
     }
     for spec in CATALOGUE {
-        let stdout_path = dir.join(format!("{}.txt", spec.id));
-        if !stdout_path.is_file() {
-            continue;
+        if let Some(raw) = read_output(dir, spec.id, spec.id, spec.command)? {
+            capture.outputs.insert(spec.id.to_string(), raw);
         }
-        let stdout = read_text(&stdout_path)?;
-        let stderr_path = dir.join(format!("{}.stderr.txt", spec.id));
-        let stderr = if stderr_path.is_file() {
-            read_text(&stderr_path)?
-        } else {
-            String::new()
-        };
-        let exit_path = dir.join(format!("{}.exit", spec.id));
-        let exit_status = if exit_path.is_file() {
-            let text = fs::read_to_string(&exit_path)?;
-            Some(text.trim().parse::<u32>().with_context(|| {
-                format!(
-                    "{} must hold one exit status number, found {:?}",
-                    exit_path.display(),
-                    text.trim()
-                )
-            })?)
-        } else {
-            Some(0)
-        };
-        capture.outputs.insert(
-            spec.id.to_string(),
-            RawOutput {
-                stdout,
-                stderr,
-                exit_status,
-                ..RawOutput::new(spec.id, spec.command)
-            },
-        );
+    }
+    let probe_dir = dir.join(crate::probe::PROBE_ID);
+    if probe_dir.is_dir() {
+        // `<host>/vmkping/<peer>.txt`: what the host's --probe printed for each peer.
+        let mut probe = crate::probe::ProbeCapture::default();
+        for entry in fs::read_dir(&probe_dir).with_context(|| format!("cannot list {}", probe_dir.display()))? {
+            let name = entry?.file_name().to_string_lossy().into_owned();
+            let Some(peer) = name.strip_suffix(".txt").filter(|p| !p.ends_with(".stderr")) else {
+                continue;
+            };
+            let id = crate::probe::PROBE_ID;
+            if let Some(raw) = read_output(&probe_dir, peer, id, id)? {
+                probe.peers.push(peer.to_string());
+                probe.outputs.insert(peer.to_string(), raw);
+            }
+        }
+        probe.peers.sort();
+        capture.probe = Some(probe);
     }
     if capture.outputs.is_empty() && capture.error.is_none() {
         capture.error = Some(Failure::new(
@@ -120,6 +108,42 @@ pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Resul
         ));
     }
     Ok(capture)
+}
+
+/// `<stem>.txt` with its `.stderr.txt` and `.exit` as one output of command `id`; `None`
+/// when there is no `<stem>.txt`.
+fn read_output(dir: &Path, stem: &str, id: &str, command: &str) -> anyhow::Result<Option<RawOutput>> {
+    use anyhow::Context;
+    let stdout_path = dir.join(format!("{stem}.txt"));
+    if !stdout_path.is_file() {
+        return Ok(None);
+    }
+    let stdout = read_text(&stdout_path)?;
+    let stderr_path = dir.join(format!("{stem}.stderr.txt"));
+    let stderr = if stderr_path.is_file() {
+        read_text(&stderr_path)?
+    } else {
+        String::new()
+    };
+    let exit_path = dir.join(format!("{stem}.exit"));
+    let exit_status = if exit_path.is_file() {
+        let text = fs::read_to_string(&exit_path)?;
+        Some(text.trim().parse::<u32>().with_context(|| {
+            format!(
+                "{} must hold one exit status number, found {:?}",
+                exit_path.display(),
+                text.trim()
+            )
+        })?)
+    } else {
+        Some(0)
+    };
+    Ok(Some(RawOutput {
+        stdout,
+        stderr,
+        exit_status,
+        ..RawOutput::new(id, command)
+    }))
 }
 
 /// Command output is text, but a capture may hold stray bytes; keep them visible rather
