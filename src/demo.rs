@@ -152,6 +152,8 @@ pub struct SimFleet {
     pub hosts: Vec<(String, u16)>,
     dir: tempfile::TempDir,
     seen: Arc<Mutex<Vec<String>>>,
+    /// SSH connections accepted, per simulated host.
+    logins: Arc<Mutex<BTreeMap<String, usize>>>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -218,6 +220,8 @@ impl SimFleet {
         std::fs::write(dir.path().join("ssh_config"), ssh_config)?;
 
         let seen = Arc::new(Mutex::new(Vec::new()));
+        let logins: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
+        let logins_srv = logins.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
         let seen_srv = seen.clone();
@@ -252,6 +256,7 @@ impl SimFleet {
                             latency,
                             authorized: authorized.clone(),
                             seen: seen_srv.clone(),
+                            logins: logins_srv.clone(),
                         };
                         tasks.push(tokio::spawn(async move {
                             let _ = server.run_on_socket(config, &listener).await;
@@ -275,6 +280,7 @@ impl SimFleet {
             hosts: endpoints,
             dir,
             seen,
+            logins,
             shutdown: Some(tx),
             thread: Some(thread),
         })
@@ -288,6 +294,11 @@ impl SimFleet {
     /// Every command line the simulated hosts received, in arrival order.
     pub fn commands_seen(&self) -> Vec<String> {
         self.seen.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// How many SSH connections each simulated host accepted.
+    pub fn logins(&self) -> BTreeMap<String, usize> {
+        self.logins.lock().map(|m| m.clone()).unwrap_or_default()
     }
 
     /// `LiveOptions` aimed at the whole fleet through the generated config.
@@ -390,11 +401,15 @@ struct SimServer {
     latency: Duration,
     authorized: PublicKey,
     seen: Arc<Mutex<Vec<String>>>,
+    logins: Arc<Mutex<BTreeMap<String, usize>>>,
 }
 
 impl server::Server for SimServer {
     type Handler = SimSession;
     fn new_client(&mut self, _peer: Option<std::net::SocketAddr>) -> SimSession {
+        if let Ok(mut m) = self.logins.lock() {
+            *m.entry(self.host.name.clone()).or_default() += 1;
+        }
         SimSession {
             host: self.host.clone(),
             net: self.net.clone(),

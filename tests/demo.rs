@@ -34,6 +34,28 @@ fn every_command_sent_is_in_the_catalogue() {
     // And each live host got every catalogue command exactly once.
     let live_hosts = run.captures.iter().filter(|c| c.error.is_none()).count();
     assert_eq!(seen.len(), live_hosts * CATALOGUE.len());
+
+    // With --probe, and only then, vmkping lines built by the probe are allowed too.
+    let fleet = SimFleet::start(load_scenario(None).expect("embedded scenario"), Duration::ZERO).expect("fleet");
+    let probing = LiveOptions {
+        probe: Some(pvrdma_doctor::probe::ProbeOptions::default()),
+        ..live()
+    };
+    let run = collect_live(&fleet.live_options(probing)).expect("run");
+    let seen = fleet.commands_seen();
+    let probes = seen
+        .iter()
+        .filter(|c| pvrdma_doctor::probe::parse_probe_command(c).is_some())
+        .count();
+    assert!(probes > 0, "the reachable hosts probed each other");
+    for cmd in &seen {
+        assert!(
+            CATALOGUE.iter().any(|s| s.command == cmd) || pvrdma_doctor::probe::parse_probe_command(cmd).is_some(),
+            "sent a command outside the catalogue and the probe: {cmd:?}"
+        );
+    }
+    let live_hosts = run.captures.iter().filter(|c| c.error.is_none()).count();
+    assert_eq!(seen.len(), live_hosts * CATALOGUE.len() + probes);
 }
 
 #[test]
