@@ -115,6 +115,9 @@ pub struct SshdOptions {
     pub password_method: bool,
     /// Replace ESXi's cipher list (to simulate a server the client cannot talk to).
     pub ciphers: Option<String>,
+    /// Answers of the fake `vmkping`: `<ip>.plain.txt` / `<ip>.jumbo.txt` (+ `.exit`);
+    /// an address without a file gets a total loss. `None` = an empty folder.
+    pub vmkping: Option<PathBuf>,
 }
 
 impl SshdOptions {
@@ -128,6 +131,7 @@ impl SshdOptions {
             fake_esx: true,
             password_method: false,
             ciphers: None,
+            vmkping: None,
         }
     }
 }
@@ -165,6 +169,11 @@ impl Sshd {
         std::fs::create_dir(&bin).expect("bin dir");
         write_exec(&bin.join("esxcli"), &fake_esxcli());
         write_exec(&bin.join("vsish"), &fake_vsish());
+        write_exec(&bin.join("vmkping"), FAKE_VMKPING);
+        let vmkping_dir = opts
+            .vmkping
+            .clone()
+            .unwrap_or_else(|| dir.path().join("no-vmkping-answers"));
         let ak = dir.path().join("authorized_keys");
         let mut keys = String::new();
         for k in &opts.authorized_keys {
@@ -198,7 +207,7 @@ impl Sshd {
              MaxSessions {maxs}\n\
              MaxStartups 100:30:200\n\
              AllowUsers {user}\n\
-             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung\n",
+             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung FAKE_VMKPING_DIR={vmkping} FAKE_VMKPING_LOG={pids}/vmkping.log\n",
             ecdsa = host_ecdsa.display(),
             rsa = host_rsa.display(),
             banner = dir.path().join("banner").display(),
@@ -214,6 +223,7 @@ impl Sshd {
             bin = if opts.fake_esx { bin.display().to_string() } else { "/nonexistent".to_string() },
             pids = pids.display(),
             hang = if opts.hang.is_empty() { "none".to_string() } else { opts.hang.join(",") },
+            vmkping = vmkping_dir.display(),
         );
         let cfg_path = dir.path().join("sshd_config");
         std::fs::create_dir_all("/run/sshd").ok();
@@ -248,6 +258,15 @@ impl Sshd {
             let _ = child.wait();
         }
         panic!("sshd could not listen on a free port in 5 attempts: {last_log}");
+    }
+
+    /// Every fake vmkping call: `<vmk> <d or -> <size or -> <ip>`, one per line.
+    pub fn vmkping_calls(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.path().join("pids/vmkping.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 
     pub fn log(&self) -> String {
@@ -297,6 +316,39 @@ emit() {
   [ -f "$d/$1.exit" ] && exit "$(cat "$d/$1.exit")"
   exit 0
 }
+"#;
+
+/// ESXi's `vmkping` as the probe calls it (`-I vmk [-d -s N] -c 3 -W 1 <ip>`), answering
+/// from `$FAKE_VMKPING_DIR`; no file = no reply (a total loss, as a silent peer gives).
+/// `FAKE_ESX_HANG=vmkping` makes it hang.
+const FAKE_VMKPING: &str = r#"#!/bin/sh
+# Test double for vmkping: answers from $FAKE_VMKPING_DIR/<ip>.<plain|jumbo>.txt
+case ",$FAKE_ESX_HANG," in *",vmkping,"*) echo $$ >> "$FAKE_ESX_PIDS"; exec sleep 3600 ;; esac
+vmk=-; df=-; size=-; ip=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -I) vmk=$2; shift 2 ;;
+    -d) df=d; shift ;;
+    -s) size=$2; shift 2 ;;
+    -c|-W) shift 2 ;;
+    *) ip=$1; shift ;;
+  esac
+done
+echo "$vmk $df $size $ip" >> "$FAKE_VMKPING_LOG"
+kind=plain; [ "$df" = d ] && kind=jumbo
+f="$FAKE_VMKPING_DIR/$ip.$kind.txt"
+if [ -f "$f" ]; then
+  cat "$f"
+  [ -f "$f.exit" ] && exit "$(cat "$f.exit")"
+  exit 0
+fi
+[ "$size" = - ] && size=56
+printf 'PING %s (%s): %s data bytes
+
+--- %s ping statistics ---
+3 packets transmitted, 0 packets received, 100%% packet loss
+' "$ip" "$ip" "$size" "$ip"
+exit 2
 "#;
 
 /// `esxcli` answering every simple catalogue command line from `$FAKE_ESX_DIR`.
