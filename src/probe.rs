@@ -123,7 +123,7 @@ pub fn probe_command(from: &Endpoint, to: Ipv4Addr) -> String {
         "echo '==> plain <=='; vmkping -I {vmk} -c {COUNT} -W {WAIT_SECONDS} {to} 2>&1; echo \"<== plain exit $? ==>\""
     );
     if let Some(mtu) = from.mtu {
-        let size = mtu - HEADERS;
+        let size = mtu.saturating_sub(HEADERS);
         line.push_str(&format!(
             "; echo '==> jumbo <=='; vmkping -I {vmk} -d -s {size} -c {COUNT} -W {WAIT_SECONDS} {to} 2>&1; echo \"<== jumbo exit $? ==>\""
         ));
@@ -143,10 +143,14 @@ pub fn parse_probe_command(line: &str) -> Option<(String, Ipv4Addr, Option<u32>)
         Some((_, r)) => Some(r.split(' ').next()?.parse::<u32>().ok()?),
         None => None,
     };
+    let mtu = match size {
+        Some(s) => Some(s.checked_add(HEADERS)?),
+        None => None,
+    };
     let from = Endpoint {
         vmknic: vmk.to_string(),
         ip: Ipv4Addr::UNSPECIFIED,
-        mtu: size.map(|s| s + HEADERS),
+        mtu,
     };
     (is_vmknic_name(vmk) && probe_command(&from, ip) == line).then(|| (vmk.to_string(), ip, size))
 }
@@ -386,7 +390,7 @@ fn judge(result: &mut Probe, raw: &RawOutput, mtu: Option<u32>) {
     }
     let jumbo_size = jumbo
         .and_then(|s| s.ping.payload_bytes)
-        .or_else(|| mtu.map(|m| m - HEADERS));
+        .or_else(|| mtu.map(|m| m.saturating_sub(HEADERS)));
     // A section without its end marker: everything after it never arrived.
     let broke_off = sections.last().is_some_and(|s| s.exit.is_none());
     let plain_outcome = outcome(plain, cut_short, broke_off);
@@ -657,6 +661,7 @@ mod tests {
             &line.replace("vmk1", "vmk1;reboot"),
             &format!("{line}; reboot"),
             &line.replace("10.0.0.2", "10.0.0.2 -s 1"),
+            &line.replace("8972", "4294967295"),
             "esxcli network ip interface list",
         ] {
             assert_eq!(parse_probe_command(bad), None, "{bad}");

@@ -7,9 +7,10 @@
 //! what no esxcli output shows, the physical switch port, comes from an optional
 //! `demo-network.conf` in the host's folder (`switch-port-mtu N`, `vlan N`; `#` comments).
 //! A ping reaches a peer when some up host owns the address on an enabled vmknic and both
-//! switch ports are in the same VLAN; a don't-fragment ping also needs its frame (payload
-//! + 28) to fit the sender's vmknic MTU (else `sendto() failed (Message too long)`, as on
-//! a real host), both switch ports and the receiving vmknic (else it is silently lost).
+//! switch ports are in the same VLAN; a don't-fragment ping also needs its frame (the
+//! payload plus 28 header bytes) to fit the sender's vmknic MTU (else `sendto() failed
+//! (Message too long)`, as on a real host), both switch ports and the receiving vmknic
+//! (else it is silently lost).
 //!
 //! The output follows the real vmkping captures quoted in `parsers/src/vmkping.rs`; the
 //! round-trip times are made up (deterministic, so demo runs compare).
@@ -117,7 +118,7 @@ impl SimNet {
             return (format!("Unknown interface '{vmk}': Invalid argument\n"), 1);
         };
         let payload = dont_fragment.unwrap_or(56);
-        let frame = payload + HEADERS;
+        let frame = payload.saturating_add(HEADERS);
         let mut out = format!("PING {ip} ({ip}): {payload} data bytes\n");
         let stats = |out: &mut String, received: u32| {
             let loss = (COUNT - received) * 100 / COUNT;
@@ -158,7 +159,7 @@ impl SimNet {
             let _ = writeln!(
                 out,
                 "{} bytes from {ip}: icmp_seq={i} ttl=64 time={t:.3} ms",
-                payload + 8
+                payload.saturating_add(8)
             );
         }
         stats(&mut out, COUNT);
