@@ -28,6 +28,8 @@ fn all_parsers(input: &str) -> Result<(), TestCaseError> {
         p::parse_pvrdma_properties(input).err(),
         p::parse_pvrdma_properties_batch(input).err(),
         p::vmx::parse_vmx(input).err(),
+        p::parse_vmkping(input).err(),
+        p::parse_vmkping_probe(input).err(),
     ];
     let line_count = input.split('\n').count();
     for e in errors.into_iter().flatten() {
