@@ -148,6 +148,29 @@ fn bin() -> Command {
     c
 }
 
+/// `pvrdma-doctor <args> [--baseline B] [PATH]`.
+fn run(args: &[&str], baseline: Option<&Path>, path: Option<PathBuf>) -> std::process::Output {
+    let mut c = bin();
+    c.args(args);
+    if let Some(b) = baseline {
+        c.arg("--baseline").arg(b);
+    }
+    if let Some(p) = path {
+        c.arg(p);
+    }
+    c.output().expect("pvrdma-doctor runs")
+}
+
+/// Saves `analyze --format json` of a scenario as a baseline file.
+fn save_report(scenario: &str, to: &Path) {
+    let out = run(&["analyze", "--format", "json"], None, Some(samples(scenario)));
+    std::fs::write(to, &out.stdout).expect("write baseline");
+}
+
+fn json_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
 #[test]
 fn analyze_of_a_probe_bundle_reproduces_the_live_report() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -201,42 +224,23 @@ fn the_human_report_names_the_problem_pairs_compactly() {
 fn baseline_round_trip_lists_what_changed_and_nothing_else() {
     let dir = tempfile::tempdir().expect("tempdir");
     let old = dir.path().join("old.json");
-    let out = bin()
-        .args(["analyze", "--format", "json"])
-        .arg(samples("healthy-cluster"))
-        .output()
-        .expect("analyze");
-    std::fs::write(&old, &out.stdout).expect("write baseline");
+    save_report("healthy-cluster", &old);
+    let json = ["analyze", "--format", "json"];
+    let human = ["analyze", "--color", "never"];
 
     // Same capture: an empty list, and the human report says so first.
-    let same = bin()
-        .args(["analyze", "--format", "json", "--baseline"])
-        .arg(&old)
-        .arg(samples("healthy-cluster"))
-        .output()
-        .expect("analyze");
+    let same = run(&json, Some(&old), Some(samples("healthy-cluster")));
     assert_eq!(same.status.code(), Some(0));
-    let same: serde_json::Value = serde_json::from_slice(&same.stdout).expect("json");
+    let same = json_of(&same);
     assert_eq!(same["changes"], serde_json::json!([]));
     assert!(same["changes_since"].as_str().is_some_and(|s| s.ends_with('Z')));
-    let human = bin()
-        .args(["analyze", "--color", "never", "--baseline"])
-        .arg(&old)
-        .arg(samples("healthy-cluster"))
-        .output()
-        .expect("analyze");
-    assert!(String::from_utf8_lossy(&human.stdout).starts_with("No change since "));
+    let text = run(&human, Some(&old), Some(samples("healthy-cluster")));
+    assert!(String::from_utf8_lossy(&text.stdout).starts_with("No change since "));
 
     // The mixed fleet: esx02 lost its firewall rule and its HCA, esx03 is new.
-    let changed = bin()
-        .args(["analyze", "--format", "json", "--baseline"])
-        .arg(&old)
-        .arg(samples("esxi80-mixed-fleet"))
-        .output()
-        .expect("analyze");
+    let changed = run(&json, Some(&old), Some(samples("esxi80-mixed-fleet")));
     assert_eq!(changed.status.code(), Some(1), "changes do not alter the exit code");
-    let changed: serde_json::Value = serde_json::from_slice(&changed.stdout).expect("json");
-    let list: Vec<String> = changed["changes"]
+    let list: Vec<String> = json_of(&changed)["changes"]
         .as_array()
         .expect("changes list")
         .iter()
@@ -251,13 +255,8 @@ fn baseline_round_trip_lists_what_changed_and_nothing_else() {
             r#""esx03" "host" "status" null "unreachable""#,
         ]
     );
-    let human = bin()
-        .args(["analyze", "--color", "never", "--baseline"])
-        .arg(&old)
-        .arg(samples("esxi80-mixed-fleet"))
-        .output()
-        .expect("analyze");
-    let text = String::from_utf8_lossy(&human.stdout);
+    let text = run(&human, Some(&old), Some(samples("esxi80-mixed-fleet")));
+    let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.starts_with("Changed since "), "{text}");
     assert!(text.contains("  esx02: check firewall-pvrdma: pass → fail"), "{text}");
 }
@@ -266,33 +265,14 @@ fn baseline_round_trip_lists_what_changed_and_nothing_else() {
 fn a_live_probe_run_compares_with_a_baseline_from_analyze() {
     let dir = tempfile::tempdir().expect("tempdir");
     let old = dir.path().join("old.json");
-    let out = bin()
-        .args(["analyze", "--format", "json"])
-        .arg(samples("probe-paths"))
-        .output()
-        .expect("analyze");
-    std::fs::write(&old, &out.stdout).expect("write baseline");
-    let live = bin()
-        .args(["demo", "--probe", "--format", "json", "--baseline"])
-        .arg(&old)
-        .output()
-        .expect("demo");
-    let report: serde_json::Value = serde_json::from_slice(&live.stdout).expect("json");
+    let demo = ["demo", "--probe", "--format", "json"];
+    save_report("probe-paths", &old);
+    let report = json_of(&run(&demo, Some(&old), None));
     assert_eq!(report["changes"], serde_json::json!([]), "same network, same statuses");
 
     // Against a probe-less baseline the probes are not reported as 12 new pairs.
-    let plain = bin()
-        .args(["analyze", "--format", "json"])
-        .arg(samples("healthy-cluster"))
-        .output()
-        .expect("analyze");
-    std::fs::write(&old, &plain.stdout).expect("write baseline");
-    let live = bin()
-        .args(["demo", "--probe", "--format", "json", "--baseline"])
-        .arg(&old)
-        .output()
-        .expect("demo");
-    let report: serde_json::Value = serde_json::from_slice(&live.stdout).expect("json");
+    save_report("healthy-cluster", &old);
+    let report = json_of(&run(&demo, Some(&old), None));
     let kinds: Vec<&str> = report["changes"]
         .as_array()
         .expect("list")

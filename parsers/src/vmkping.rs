@@ -63,7 +63,7 @@ pub struct PingStatistics {
 }
 
 /// What one vmkping run printed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Vmkping {
     /// The address in the `PING <target> (<address>): N data bytes` header.
     pub target: Option<String>,
@@ -92,15 +92,7 @@ pub struct VmkpingSection {
 /// Parses the output of a single vmkping. Never fails on content: lines it does not know
 /// are kept in [`Vmkping::errors`] so the caller can show them.
 pub fn parse_vmkping(input: &str) -> Result<Vmkping, ParseError> {
-    let mut out = Vmkping {
-        target: None,
-        payload_bytes: None,
-        replies: 0,
-        send_errors: Vec::new(),
-        statistics: None,
-        round_trip: None,
-        errors: Vec::new(),
-    };
+    let mut out = Vmkping::default();
     for l in lines(input) {
         read_line(l.trim(), &mut out);
     }
@@ -257,15 +249,7 @@ fn refuse(input: &str, l: &str, expected: &'static str) -> ParseError {
 }
 
 fn section(key: String, body: &[&str], exit: Option<i32>) -> VmkpingSection {
-    let mut ping = Vmkping {
-        target: None,
-        payload_bytes: None,
-        replies: 0,
-        send_errors: Vec::new(),
-        statistics: None,
-        round_trip: None,
-        errors: Vec::new(),
-    };
+    let mut ping = Vmkping::default();
     for l in body {
         read_line(l.trim(), &mut ping);
     }
