@@ -54,6 +54,9 @@ pub struct LiveOptions {
     pub probe: Option<crate::probe::ProbeOptions>,
 }
 
+/// Above this many hosts, probing every pair is worth a hint about `--probe-sample`.
+const PROBE_ALL_PAIRS_WARN: usize = 64;
+
 /// Connections kept open between collection and the probe phase, at most; hosts beyond
 /// log in again for the probe, so a large fleet never holds more descriptors than this.
 pub const PROBE_KEEP_OPEN: usize = 256;
@@ -557,6 +560,16 @@ async fn probe_phase(
     use crate::collect::probe::{finish, plan_lines, run, ProbeHost, ProbeSink};
     let sinks: Vec<ProbeSink> = captures.iter().map(|_| ProbeSink::default()).collect();
     let lines = plan_lines(captures, probe, &sinks);
+    let total: usize = lines.iter().map(Vec::len).sum();
+    if probe.sample.is_none() && captures.len() > PROBE_ALL_PAIRS_WARN {
+        eprintln!(
+            "pvrdma-doctor: --probe on {} hosts pings every pair ({total} probes); --probe-sample K bounds it to K peers per host",
+            captures.len()
+        );
+    }
+    if opts.progress && total > 0 {
+        eprintln!("pvrdma-doctor: probing {total} vmknic pairs (vmkping, about 3 s each, 8 at once per host)");
+    }
     let hosts: Vec<ProbeHost> = jobs
         .into_iter()
         .zip(conns)
