@@ -75,7 +75,9 @@ pub async fn run(hosts: Vec<ProbeHost>, lines: Vec<Vec<(String, String)>>, paral
 }
 
 async fn run_host(job: &HostJob, conn: Option<Connection>, todo: &[(String, String)], sink: &ProbeSink) {
-    let conn = match conn {
+    // A kept connection the server closed while other hosts were still collecting (an idle
+    // timeout on the host) is replaced by a fresh login rather than failing every probe.
+    let conn = match conn.filter(|c| !c.handle.is_closed()) {
         Some(c) => c,
         None => match reconnect(job).await {
             Ok(c) => c,
