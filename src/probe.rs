@@ -387,6 +387,10 @@ fn judge(result: &mut Probe, raw: &RawOutput, mtu: Option<u32>) {
     if let Some(s) = plain {
         result.losses = losses(&s.ping);
         result.rtt = rtt(&s.ping);
+        if result.to_ip.is_none() {
+            // The peer's address was not known from its capture: the output names it.
+            result.to_ip = s.ping.target.clone();
+        }
     }
     let jumbo_size = jumbo
         .and_then(|s| s.ping.payload_bytes)
@@ -808,5 +812,60 @@ mod tests {
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(lines[0].contains("a vmk1 ↔ c 10.0.0.9"), "{lines:?}");
         assert!(lines[1].contains("→"), "{lines:?}");
+    }
+
+    #[test]
+    fn results_skip_pairs_whose_side_has_no_usable_vmknic() {
+        use crate::collect::{replay, CaptureSource};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/probe-outputs");
+        let mut captures = replay::read_dir(&root, CaptureSource::Directory).unwrap();
+        // esx03 loses its PVRDMA tag: the pairs from or to it that were not probed are
+        // skipped; a captured output still counts (evidence beats inference).
+        let untagged = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("samples/vmknic-untagged/esx01/esxcli_system_settings_advanced_list_pvrdmavmknic.txt"),
+        )
+        .unwrap();
+        let esx03 = captures.iter_mut().find(|c| c.host == "esx03").unwrap();
+        esx03
+            .outputs
+            .get_mut(crate::catalogue::PVRDMA_VMKNIC_OPTION)
+            .unwrap()
+            .stdout = untagged;
+        esx03.probe = Some(ProbeCapture {
+            peers: vec!["esx01".into(), "esx02".into()],
+            ..ProbeCapture::default()
+        });
+        let esx01 = captures.iter_mut().find(|c| c.host == "esx01").unwrap();
+        esx01.probe.as_mut().unwrap().outputs.remove("esx03");
+        let hosts: Vec<HostDiagnosis> = captures.iter().map(crate::diagnose::diagnose_host).collect();
+        let probes = results(&captures, &hosts);
+        let of = |from: &str, to: &str| probes.iter().find(|p| p.from == from && p.to == to).unwrap();
+        for (from, to) in [("esx01", "esx03"), ("esx03", "esx01"), ("esx03", "esx02")] {
+            let p = of(from, to);
+            assert_eq!(p.status, ProbeStatus::Skipped, "{from} -> {to}: {p:?}");
+            assert_eq!(p.detail, "esx03 has no vmknic tagged for PVRDMA");
+        }
+        assert_eq!(of("esx01", "esx02").to_ip.as_deref(), Some("10.10.10.12"));
+        assert_eq!(of("esx01", "esx03").to_ip, None);
+        assert_eq!(
+            of("esx01", "esx02").status,
+            ProbeStatus::Mtu,
+            "the others are still judged"
+        );
+        let captured = of("esx02", "esx03");
+        assert_eq!(
+            captured.status,
+            ProbeStatus::Unknown,
+            "judged from its output: {captured:?}"
+        );
+        // A probe planned but never answered is unknown, never skipped or passed.
+        let esx01 = captures.iter_mut().find(|c| c.host == "esx01").unwrap();
+        if let Some(p) = &mut esx01.probe {
+            p.outputs.remove("esx02");
+        }
+        let probes = results(&captures, &hosts);
+        let lost = probes.iter().find(|p| p.from == "esx01" && p.to == "esx02").unwrap();
+        assert_eq!(lost.status, ProbeStatus::Unknown, "{lost:?}");
     }
 }
