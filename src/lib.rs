@@ -4,6 +4,7 @@
 //! The pipeline is visible in the modules: hosts → [`collect`] raw outputs → [`facts`]
 //! (parsed, typed) → [`diagnose`] checks and verdicts → [`report`]. Only `collect` does I/O.
 pub mod app;
+pub(crate) mod atomic;
 pub mod bundle;
 pub mod catalogue;
 pub mod cli;

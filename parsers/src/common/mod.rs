@@ -19,4 +19,5 @@ pub(crate) use lines::{is_blank, lines};
 pub(crate) use records::{blocks, find, records, structure, value, Field};
 pub(crate) use sections::sections;
 pub(crate) use table::table;
+pub use table::{table_layout, TableLayout};
 pub(crate) use values::{bool01, bool_value, list_value, non_empty, non_na};

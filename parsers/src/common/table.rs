@@ -56,6 +56,37 @@ impl<'a> Table<'a> {
     }
 }
 
+/// How an esxcli table's cells are found, decided by its header line and dash row alone.
+/// The table parser uses exactly this; `--redact` uses it too, to re-align tables whose
+/// cells changed width, so both always agree on what a table is and where its columns are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableLayout {
+    /// Start and end (character offsets, a tab counting as one) of each dash run: the
+    /// column boundaries of a fixed-width table.
+    pub spans: Vec<(usize, usize)>,
+    /// A copy pasted from a web page with tabs in its header or dash row: its cells are
+    /// split on tab / double-space gaps and mapped by header name, not cut at the spans.
+    pub tab_separated: bool,
+}
+
+/// The layout of a table with this header line and dash row, or `None` when `dash` is not
+/// a dash row. A trailing `\n` or `\r\n` on either line is ignored.
+pub fn table_layout(header: &str, dash: &str) -> Option<TableLayout> {
+    layout_of(
+        header.trim_end_matches(['\n', '\r']),
+        dash.trim_end_matches(['\n', '\r']),
+    )
+}
+
+/// [`table_layout`] of two lines as [`lines`] gives them.
+fn layout_of(header: &str, dash: &str) -> Option<TableLayout> {
+    let (_, spans) = dash_row(dash).ok()?;
+    Some(TableLayout {
+        spans,
+        tab_separated: header.contains('\t') || dash.contains('\t'),
+    })
+}
+
 /// Start and end (character indices) of each dash run of the row under the header:
 /// these, not whitespace, are the column boundaries.
 fn dash_row(l: &str) -> PResult<'_, Vec<(usize, usize)>> {
@@ -150,11 +181,13 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
     let Some(dash_line) = it.next() else {
         return Err(fail(after_line(input, header_line), "a dash row under the header"));
     };
-    let spans = match dash_row(dash_line) {
-        Ok((_, s)) => s,
-        Err(_) => return Err(fail(dash_line, "a dash row under the header")),
+    let Some(TableLayout {
+        spans,
+        tab_separated: tabbed,
+    }) = layout_of(header_line, dash_line)
+    else {
+        return Err(fail(dash_line, "a dash row under the header"));
     };
-    let tabbed = header_line.contains('\t') || dash_line.contains('\t');
     let starts: Vec<usize> = spans.iter().map(|s| s.0).collect();
     let headers: Vec<String> = if tabbed {
         tab_cells(header_line).iter().map(|h| h.trim().to_string()).collect()
