@@ -104,7 +104,7 @@ fn live_options(
 /// Reads captured outputs from disk: a capture folder, a pvrdma-doctor bundle (`.tar.gz`
 /// or unpacked) or an ESXi vm-support bundle (folder or `.tgz`).
 pub fn load_offline(path: &Path) -> anyhow::Result<Vec<HostCapture>> {
-    bundle::load_captures(path)
+    crate::offline::load_captures(path)
 }
 
 /// Refuses an existing bundle (or redaction map) before collecting, so a long live run

@@ -14,8 +14,7 @@
 //! (`localcli` renders exactly like `esxcli`). The per-VM queries (`vm port list -w`,
 //! vsish) have no vm-support counterpart: they are reported missing with that reason,
 //! and the `.vmx` files say instead which VMs have PVRDMA adapters.
-use crate::bundle::read::{clean_path, Entries};
-use crate::bundle::{BundleError, ReadLimits};
+use crate::archive::{walk_dir, Entries, ReadLimits, Walk};
 use crate::catalogue::{self, CATALOGUE};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
 use anyhow::Context;
@@ -125,54 +124,21 @@ pub fn read_dir(path: &Path, limits: &ReadLimits) -> anyhow::Result<Vec<HostCapt
     let mut entries = Vec::new();
     let mut kept = 0u64;
     for (name, dir) in tops {
-        collect_files(&dir, &dir, &name, limits, &mut kept, &mut entries)?;
+        let prefix = format!("{name}/");
+        let walk = Walk {
+            limits,
+            prefix: &prefix,
+            // On ESXi `/vmfs/volumes/<name>` links to the volume, which would list every
+            // VM twice: links are skipped, never followed.
+            skip_links: true,
+            // Only two subtrees matter; the rest of a vm-support bundle can be gigabytes.
+            descend: &|rel| rel == "commands" || rel == "vmfs" || rel.starts_with("vmfs/"),
+            keep: &wanted,
+            noun: "file",
+        };
+        walk_dir(&dir, &walk, &mut kept, &mut entries)?;
     }
     from_entries(entries)
-}
-
-/// Walks a vm-support folder without following links (on ESXi `/vmfs/volumes/<name>` links
-/// to the volume, which would list every VM twice).
-fn collect_files(
-    root: &Path,
-    dir: &Path,
-    top: &str,
-    limits: &ReadLimits,
-    kept: &mut u64,
-    out: &mut Entries,
-) -> anyhow::Result<()> {
-    let listing = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
-    for item in listing {
-        let item = item?;
-        let ft = item.file_type()?;
-        let full = item.path();
-        if ft.is_symlink() {
-            continue;
-        }
-        let rel = clean_path(full.strip_prefix(root).unwrap_or(&full))?;
-        let path = format!("{top}/{rel}");
-        if ft.is_dir() {
-            // Only two subtrees matter; the rest of a vm-support bundle can be gigabytes.
-            if rel == "commands" || rel == "vmfs" || rel.starts_with("vmfs/") {
-                collect_files(root, &full, top, limits, kept, out)?;
-            }
-            continue;
-        }
-        if !ft.is_file() || !wanted(&path) {
-            continue;
-        }
-        let len = item.metadata()?.len();
-        *kept = kept.saturating_add(len);
-        if len > limits.max_entry_bytes || *kept > limits.max_kept_bytes {
-            return Err(BundleError::TooLarge {
-                what: format!("file {path:?}"),
-                cap: limits.max_entry_bytes.min(limits.max_kept_bytes),
-            }
-            .into());
-        }
-        let data = std::fs::read(&full).with_context(|| format!("cannot read {}", full.display()))?;
-        out.push((path, data));
-    }
-    Ok(())
 }
 
 /// Builds one capture per top folder from the wanted entries (paths `<top>/...`).
