@@ -8,7 +8,7 @@
 //! manifest.json                 first entry: versions, times, per-command status, sha256s
 //! report.json  report.txt       the report as the live run printed it (no colour)
 //! <host>/<id>.txt               stdout, verbatim        (same layout `analyze DIR` reads,
-//! <host>/<id>.stderr.txt        stderr, when non-empty    see collect::replay)
+//! <host>/<id>.stderr.txt        stderr, when non-empty    see collect::folder)
 //! <host>/<id>.exit              exit status
 //! <host>/host-error.json        the host's typed failure
 //! <host>/vmx/NNN.vmx            .vmx files of a vm-support capture

@@ -5,7 +5,7 @@
 use super::manifest::{sha256_hex, Manifest, FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE};
 use super::{host_dir, BundleError};
 use crate::archive::{walk_dir, Entries, ReadLimits, Walk};
-use crate::collect::{CaptureSource, HostCapture, RawOutput, VmxFile};
+use crate::collect::{folder, CaptureSource, HostCapture, RawOutput, VmxFile};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -91,11 +91,12 @@ pub(crate) fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCa
         let mut capture = HostCapture::new(host.host.clone(), CaptureSource::Bundle);
         capture.error = host.error.clone();
         for cmd in &host.commands {
-            let stdout_path = format!("{dir}/{}.txt", cmd.id);
-            let stdout = text(&stdout_path).ok_or_else(|| BundleError::MissingEntry {
-                path: stdout_path.clone(),
-            })?;
-            let stderr = text(&format!("{dir}/{}.stderr.txt", cmd.id)).unwrap_or_default();
+            let stdout_path = format!("{dir}/{}", folder::stdout_file(&cmd.id));
+            let get = |name: &str| -> Result<Option<String>, BundleError> { Ok(text(&format!("{dir}/{name}"))) };
+            // The exit status is the manifest's; the `.exit` file is for people and `analyze DIR`.
+            let Some(folder::OutputFiles { stdout, stderr, .. }) = folder::read_output(&cmd.id, &get)? else {
+                return Err(BundleError::MissingEntry { path: stdout_path }.into());
+            };
             if sha256_hex(stdout.as_bytes()) != cmd.stdout_sha256 {
                 return Err(BundleError::ChecksumMismatch { path: stdout_path }.into());
             }

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub mod folder;
 pub mod replay;
 pub mod ssh;
 

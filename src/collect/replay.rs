@@ -1,23 +1,12 @@
-//! Reads captured outputs back from a directory: test samples, an unpacked support
-//! bundle, or a directory an engineer filled by hand. Same layout everywhere:
-//!
-//! ```text
-//! <root>/
-//!   <host>/
-//!     <catalogue-id>.txt          stdout, verbatim
-//!     <catalogue-id>.stderr.txt   stderr (absent = empty)
-//!     <catalogue-id>.exit         exit status in decimal (absent = 0)
-//!     host-error.json             {"kind": "...", "message": "..."} when the host failed
-//! ```
+//! Reads captured outputs back from a directory on disk: test samples, or a directory an
+//! engineer filled by hand; one capture folder per host (layout in [`super::folder`]).
 //!
 //! A root that holds catalogue files itself is read as a single host named after it.
+use super::folder::{self, HOST_ERROR_FILE};
 use super::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use crate::catalogue::CATALOGUE;
 use std::fs;
 use std::path::Path;
-
-/// File holding a host's connection failure.
-pub const HOST_ERROR_FILE: &str = "host-error.json";
 
 /// Reads every host below `root`, sorted by host name.
 pub fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec<HostCapture>> {
@@ -60,8 +49,20 @@ pub fn host_dirs(root: &Path) -> anyhow::Result<Vec<(String, std::path::PathBuf)
     Ok(dirs)
 }
 
+/// Every file of one host directory, by file name (the demo serves them as they are).
+pub fn read_files(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    let mut files = std::collections::BTreeMap::new();
+    for f in fs::read_dir(dir)? {
+        let f = f?;
+        if f.file_type()?.is_file() {
+            files.insert(f.file_name().to_string_lossy().into_owned(), read_text(&f.path())?);
+        }
+    }
+    Ok(files)
+}
+
 fn is_host_dir(dir: &Path) -> bool {
-    dir.join(HOST_ERROR_FILE).is_file() || CATALOGUE.iter().any(|s| dir.join(format!("{}.txt", s.id)).is_file())
+    folder::is_host_folder(&|name| dir.join(name).is_file())
 }
 
 /// Reads one host directory.
@@ -71,35 +72,30 @@ pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Resul
     let error_file = dir.join(HOST_ERROR_FILE);
     if error_file.is_file() {
         let text = fs::read_to_string(&error_file)?;
-        let failure: Failure = serde_json::from_str(&text)
+        let failure: Failure = folder::read_host_error(&text)
             .with_context(|| format!("{} is not {{\"kind\": ..., \"message\": ...}}", error_file.display()))?;
         capture.error = Some(failure);
     }
-    for spec in CATALOGUE {
-        let stdout_path = dir.join(format!("{}.txt", spec.id));
-        if !stdout_path.is_file() {
-            continue;
+    let get = |name: &str| -> anyhow::Result<Option<String>> {
+        let path = dir.join(name);
+        if path.is_file() {
+            read_text(&path).map(Some)
+        } else {
+            Ok(None)
         }
-        let stdout = read_text(&stdout_path)?;
-        let stderr_path = dir.join(format!("{}.stderr.txt", spec.id));
-        let stderr = if stderr_path.is_file() {
-            read_text(&stderr_path)?
-        } else {
-            String::new()
+    };
+    for spec in CATALOGUE {
+        let Some(files) = folder::read_output(spec.id, &get)? else {
+            continue;
         };
-        let exit_path = dir.join(format!("{}.exit", spec.id));
-        let exit_status = if exit_path.is_file() {
-            let text = fs::read_to_string(&exit_path)?;
-            Some(text.trim().parse::<u32>().with_context(|| {
-                format!(
-                    "{} must hold one exit status number, found {:?}",
-                    exit_path.display(),
-                    text.trim()
-                )
-            })?)
-        } else {
-            Some(0)
-        };
+        let exit_status = Some(files.exit_status().with_context(|| {
+            format!(
+                "{} must hold one exit status number, found {:?}",
+                dir.join(folder::exit_file(spec.id)).display(),
+                files.exit.as_deref().unwrap_or_default().trim()
+            )
+        })?);
+        let folder::OutputFiles { stdout, stderr, .. } = files;
         capture.outputs.insert(
             spec.id.to_string(),
             RawOutput {

@@ -42,14 +42,7 @@ impl Redactor {
 
     pub(super) fn learn_host(&mut self, host: &str) -> anyhow::Result<()> {
         // The label is what the user typed: `root@esx01:2222`, `[fe80::1]:22`, `10.0.0.5`.
-        let after_user = host.rsplit_once('@').map_or(host, |(_, h)| h);
-        let bare = match after_user.strip_prefix('[') {
-            Some(rest) => rest.split_once(']').map_or(rest, |(h, _)| h),
-            None => match after_user.split_once(':') {
-                Some((h, port)) if !port.contains(':') => h,
-                _ => after_user,
-            },
-        };
+        let bare = crate::target::split_label(host).host;
         if let Ok(ip) = bare.parse::<Ipv4Addr>() {
             self.learn_ipv4(bare, ip)?;
             if bare != host {
