@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// More names than any fleet has; a typo like `esx[1-1000000]` becomes an error instead of
 /// a million connection attempts.
-pub const MAX_EXPANDED_HOSTS: usize = 10_000;
+const MAX_EXPANDED_HOSTS: usize = 10_000;
 
 /// Names expanded in all, duplicates included: room for a fleet listed a few times over
 /// (arguments plus a hosts file), but bounded.
@@ -173,7 +173,7 @@ fn parse_port(spec: &str, p: &str) -> Result<u16, TargetError> {
 
 /// Expands every numeric bracket group (`[01-16]`, `[1-3,7]`) in `spec`; several groups
 /// give their cartesian product in written order. Non-numeric brackets stay literal.
-pub fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
+pub(crate) fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
     let mut results = vec![String::new()];
     let mut rest = spec;
     while let Some(open) = rest.find('[') {
@@ -254,7 +254,7 @@ fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
 
 /// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
 /// Several whitespace-separated specs on one line are accepted too.
-pub fn specs_from_text(text: &str) -> Vec<String> {
+pub(crate) fn specs_from_text(text: &str) -> Vec<String> {
     text.lines()
         .map(|l| l.split('#').next().unwrap_or(""))
         .flat_map(str::split_whitespace)
@@ -264,7 +264,7 @@ pub fn specs_from_text(text: &str) -> Vec<String> {
 
 /// Builds the target list from positional arguments (`-` = read `stdin`) and an optional
 /// hosts file, expanding ranges and dropping duplicates while keeping first-seen order.
-pub fn collect_targets(
+pub(crate) fn collect_targets(
     args: &[String],
     hosts_file: Option<&Path>,
     stdin: &mut dyn Read,

@@ -26,7 +26,7 @@ use std::path::Path;
 pub const ADVANCED_DELTA_FILE: &str = "localcli_system-settings-advanced-list--d.txt";
 /// Output of VMware's RDMA helper script (research file §1): holds `rdma device list` and
 /// `rdma device vmknic list`, which vm-support may not capture on their own.
-pub const RDMAINFO_FILE: &str = "rdmainfo.sh.txt";
+const RDMAINFO_FILE: &str = "rdmainfo.sh.txt";
 const PVRDMA_VMKNIC_PATH: &str = "/Net/PVRDMAVmknic";
 
 /// The file name vm-support gives the output of `command`, or `None` for commands it
@@ -42,7 +42,7 @@ pub fn command_file_name(command: &str) -> Option<String> {
 
 /// The host name in a vm-support top folder `esx-<host>-<YYYY>-<MM>-<DD>--<HH>.<MM>-<pid>`.
 /// Host names may hold dashes, so the date and pid are taken off from the right.
-pub fn top_dir_host(name: &str) -> Option<String> {
+pub(crate) fn top_dir_host(name: &str) -> Option<String> {
     let rest = name.strip_prefix("esx-")?;
     let (head, pid) = rest.rsplit_once('-')?;
     let (head, time) = head.rsplit_once("--")?;
@@ -65,7 +65,7 @@ pub fn top_dir_host(name: &str) -> Option<String> {
 
 /// Whether an entry (path from the archive root, `<top>/...`) is one this reader uses;
 /// everything else in a vm-support bundle (logs, the VSI dump) is skipped unread.
-pub fn wanted(path: &str) -> bool {
+pub(crate) fn wanted(path: &str) -> bool {
     let Some((_top, rest)) = path.split_once('/') else {
         return false;
     };
@@ -89,7 +89,7 @@ fn known_command_files() -> impl Iterator<Item = (&'static str, String)> {
 }
 
 /// A folder that is a vm-support bundle (has `commands/`) or holds some (`esx-*/commands/`).
-pub fn is_vm_support_dir(path: &Path) -> bool {
+pub(crate) fn is_vm_support_dir(path: &Path) -> bool {
     if path.join("commands").is_dir() {
         return true;
     }
@@ -111,7 +111,7 @@ fn top_dirs(path: &Path) -> std::io::Result<Vec<(String, std::path::PathBuf)>> {
 
 /// Reads an unpacked vm-support bundle: the `esx-…` folder itself, or a folder holding one
 /// or more of them (one host each).
-pub fn read_dir(path: &Path, limits: &ReadLimits) -> anyhow::Result<Vec<HostCapture>> {
+pub(crate) fn read_dir(path: &Path, limits: &ReadLimits) -> anyhow::Result<Vec<HostCapture>> {
     let mut tops = top_dirs(path).with_context(|| format!("cannot list {}", path.display()))?;
     if tops.is_empty() {
         let name = path
@@ -247,7 +247,7 @@ fn find_output(
 
 /// The output `rdmainfo.sh` printed after its `Output of "<command>":` banner, up to the
 /// blank line the script echoes after it.
-pub fn extract_rdmainfo_section(all: &str, command: &str) -> Option<String> {
+fn extract_rdmainfo_section(all: &str, command: &str) -> Option<String> {
     let banner = format!("Output of \"{command}\":");
     let mut lines = all.lines().skip_while(|l| l.trim() != banner);
     lines.next()?;

@@ -17,11 +17,12 @@
 //!
 //! [`HostCapture`]: crate::collect::HostCapture
 pub mod manifest;
-pub mod read;
-pub mod write;
+pub(crate) mod read;
+pub(crate) mod write;
 
 pub use crate::archive::{BundleError, ReadLimits};
-pub use write::{check_target, scrub_command_line, write_bundle, BundleMeta};
+pub(crate) use write::{check_target, scrub_command_line};
+pub use write::{write_bundle, BundleMeta};
 
 pub use crate::collect::OUTPUT_CAP;
 

@@ -29,12 +29,12 @@ pub struct BundleMeta {
 }
 
 /// The environment variable a password may come from; its value must never reach a bundle.
-pub const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
+pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
 
 /// argv fit for a manifest: the value of `PVRDMA_DOCTOR_PASSWORD` (should someone have
 /// pasted it on the command line anyway) and the value of any `--password` option are
 /// replaced by `********`.
-pub fn scrub_command_line(args: &[String]) -> Vec<String> {
+pub(crate) fn scrub_command_line(args: &[String]) -> Vec<String> {
     let secret = std::env::var(PASSWORD_ENV).ok().filter(|s| !s.is_empty());
     scrub_with(args, secret.as_deref())
 }
@@ -68,7 +68,7 @@ fn scrub_with(args: &[String], secret: Option<&str>) -> Vec<String> {
 
 /// Refuses a target that exists (unless `force`) or whose folder does not. Call it before
 /// collecting, so a long run does not end in a refusal.
-pub fn check_target(path: &Path, force: bool) -> anyhow::Result<()> {
+pub(crate) fn check_target(path: &Path, force: bool) -> anyhow::Result<()> {
     if !force && path.symlink_metadata().is_ok() {
         return Err(BundleError::Exists(path.to_path_buf()).into());
     }

@@ -17,7 +17,7 @@ use crate::catalogue::CATALOGUE;
 use anyhow::Context;
 
 /// File holding a host's connection failure.
-pub const HOST_ERROR_FILE: &str = "host-error.json";
+pub(crate) const HOST_ERROR_FILE: &str = "host-error.json";
 
 /// File name of a command's stdout.
 pub(crate) fn stdout_file(id: &str) -> String {

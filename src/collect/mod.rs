@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub mod folder;
-pub mod replay;
+pub(crate) mod folder;
+pub(crate) mod replay;
 pub mod ssh;
 
 /// What a host (or a single command) failed with, typed so callers can act on it.

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::Path;
 
 /// Reads every host below `root`, sorted by host name.
-pub fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec<HostCapture>> {
+pub(crate) fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec<HostCapture>> {
     use anyhow::Context;
     let meta = fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
     anyhow::ensure!(meta.is_dir(), "{} is not a directory", root.display());
@@ -36,7 +36,7 @@ pub fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec<HostCa
 
 /// The host directories directly below `root` (name, path): every subdirectory except
 /// hidden ones. Files beside them (a bundle's manifest, reports) are not hosts.
-pub fn host_dirs(root: &Path) -> anyhow::Result<Vec<(String, std::path::PathBuf)>> {
+pub(crate) fn host_dirs(root: &Path) -> anyhow::Result<Vec<(String, std::path::PathBuf)>> {
     use anyhow::Context;
     let mut dirs = Vec::new();
     for entry in fs::read_dir(root).with_context(|| format!("cannot list {}", root.display()))? {
@@ -50,7 +50,7 @@ pub fn host_dirs(root: &Path) -> anyhow::Result<Vec<(String, std::path::PathBuf)
 }
 
 /// Every file of one host directory, by file name (the demo serves them as they are).
-pub fn read_files(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+pub(crate) fn read_files(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
     let mut files = std::collections::BTreeMap::new();
     for f in fs::read_dir(dir)? {
         let f = f?;
@@ -66,7 +66,7 @@ fn is_host_dir(dir: &Path) -> bool {
 }
 
 /// Reads one host directory.
-pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Result<HostCapture> {
+pub(crate) fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Result<HostCapture> {
     use anyhow::Context;
     let mut capture = HostCapture::new(host, source);
     let error_file = dir.join(HOST_ERROR_FILE);

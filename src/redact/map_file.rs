@@ -20,7 +20,7 @@ impl Redactor {
 }
 
 /// Where the redaction map of `bundle` goes: `FILE.tar.gz.redaction-map.json`.
-pub fn map_path(bundle: &Path) -> PathBuf {
+pub(crate) fn map_path(bundle: &Path) -> PathBuf {
     let mut name = bundle.as_os_str().to_owned();
     name.push(".redaction-map.json");
     PathBuf::from(name)

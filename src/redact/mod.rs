@@ -27,7 +27,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use map_file::map_path;
+pub(crate) use map_file::map_path;
 
 use crate::collect::HostCapture;
 use serde::Serialize;

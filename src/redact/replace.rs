@@ -76,7 +76,7 @@ impl Redactor {
     }
 
     /// Replaces every learnt value in `text`, longest match first.
-    pub fn redact_text(&self, text: &str) -> String {
+    pub(crate) fn redact_text(&self, text: &str) -> String {
         let index = self.index.get_or_init(|| Index::build(&self.rules));
         if index.lengths.is_empty() {
             return text.to_string();

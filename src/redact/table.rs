@@ -5,7 +5,7 @@ use pvrdma_parsers::{table_layout, TableLayout};
 
 impl Redactor {
     /// [`Redactor::redact_text`], re-aligning esxcli tables whose cells changed width.
-    pub fn redact_output(&self, text: &str) -> String {
+    pub(crate) fn redact_output(&self, text: &str) -> String {
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
         let mut out = String::with_capacity(text.len());
         let mut i = 0;
