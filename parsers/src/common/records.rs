@@ -34,6 +34,17 @@ pub(crate) struct Field<'a> {
     pub children: Vec<Vec<Field<'a>>>,
 }
 
+/// One `Key: value` line as a field without children.
+fn field_line(l: &str) -> Result<Field<'_>, nom::Err<Fail<'_>>> {
+    let (_, (key, value)) = key_value(l)?;
+    Ok(Field {
+        key,
+        value,
+        line: l.trim_start(),
+        children: Vec::new(),
+    })
+}
+
 /// Looks a field up by name; esxcli field names are matched exactly but case-blind, as
 /// option paths and names already are on the host.
 pub(crate) fn find<'f, 'a>(fields: &'f [Field<'a>], key: &str) -> Option<&'f Field<'a>> {
@@ -93,13 +104,7 @@ pub(crate) fn records(input: &str) -> PResult<'_, Vec<Record<'_>>> {
             separated = false;
             continue;
         }
-        let (_, (key, value)) = key_value(l)?;
-        let field = Field {
-            key,
-            value,
-            line: l.trim_start(),
-            children: Vec::new(),
-        };
+        let field = field_line(l)?;
         let Some(rec) = out.last_mut() else {
             return Err(fail(l, "a record name line (not indented)"));
         };
@@ -143,15 +148,9 @@ pub(crate) fn blocks(input: &str) -> PResult<'_, Vec<Vec<Field<'_>>>> {
             separated = true;
             continue;
         }
-        let (_, (key, value)) = key_value(l)?;
-        let field = Field {
-            key,
-            value,
-            line: l.trim_start(),
-            children: Vec::new(),
-        };
+        let field = field_line(l)?;
         match out.last_mut() {
-            Some(block) if !separated && find(block, key).is_none() => block.push(field),
+            Some(block) if !separated && find(block, field.key).is_none() => block.push(field),
             _ => out.push(vec![field]),
         }
         separated = false;
@@ -164,13 +163,7 @@ pub(crate) fn blocks(input: &str) -> PResult<'_, Vec<Vec<Field<'_>>>> {
 pub(crate) fn structure(input: &str) -> PResult<'_, Vec<Field<'_>>> {
     let mut out = Vec::new();
     for l in lines(input).into_iter().filter(|l| !is_blank(l)) {
-        let (_, (key, value)) = key_value(l)?;
-        out.push(Field {
-            key,
-            value,
-            line: l.trim_start(),
-            children: Vec::new(),
-        });
+        out.push(field_line(l)?);
     }
     if out.is_empty() {
         return Err(fail(input, "a `Key: value` line"));
