@@ -3,8 +3,9 @@
 //! Run with `cargo bench --bench bundle`; it prints figures, it asserts nothing. Under
 //! `cargo test --all-targets` (no `--bench` argument) it runs a small smoke version, so
 //! the shared test run stays fast.
-use pvrdma_doctor::bundle::{load_captures, write_bundle, BundleMeta};
+use pvrdma_doctor::bundle::{write_bundle, BundleMeta};
 use pvrdma_doctor::collect::HostCapture;
+use pvrdma_doctor::offline::load_captures;
 use pvrdma_doctor::redact::Redactor;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};

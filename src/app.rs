@@ -7,7 +7,6 @@ use crate::collect::HostCapture;
 use crate::diagnose::{self, CHECKS};
 use crate::report;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::time::SystemTime;
 
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -18,7 +17,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Analyze { path, output, baseline }) => {
             let baseline = load_baseline(&baseline)?;
-            let captures = load_offline(&path)?;
+            let captures = crate::offline::load_captures(&path)?;
             finish(&captures, &output, baseline.as_ref()).map(|d| d.exit_code())
         }
         Some(Command::Demo {
@@ -112,12 +111,6 @@ fn live_options(
         only_given_keys: false,
         probe: None,
     })
-}
-
-/// Reads captured outputs from disk: a capture folder, a pvrdma-doctor bundle (`.tar.gz`
-/// or unpacked) or an ESXi vm-support bundle (folder or `.tgz`).
-pub fn load_offline(path: &Path) -> anyhow::Result<Vec<HostCapture>> {
-    bundle::load_captures(path)
 }
 
 /// Refuses an existing bundle (or redaction map) before collecting, so a long live run

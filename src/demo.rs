@@ -10,7 +10,7 @@
 //! 127.0.0.1`, `Port N`) and known_hosts, then goes through the same [`collect_live`] path
 //! as a real run, so the report shows the scenario's host names.
 use crate::catalogue::CATALOGUE;
-use crate::collect::replay::HOST_ERROR_FILE;
+use crate::collect::folder;
 use crate::live::{collect_live, LiveOptions, LiveRun};
 use anyhow::Context;
 use russh::keys::ssh_key::LineEnding;
@@ -47,10 +47,7 @@ pub struct SimHost {
 impl SimHost {
     /// A host whose capture is only a connection failure: its port is closed.
     pub fn is_down(&self) -> bool {
-        self.files.contains_key(HOST_ERROR_FILE)
-            && !CATALOGUE
-                .iter()
-                .any(|s| self.files.contains_key(&format!("{}.txt", s.id)))
+        folder::is_down(&|name| self.files.contains_key(name))
     }
 
     /// What the host prints for a command line: (stdout, stderr, exit status). Anything
@@ -60,12 +57,14 @@ impl SimHost {
             let word = command.split_whitespace().next().unwrap_or("");
             return (String::new(), format!("sh: {word}: not found\n"), 127);
         };
-        let get = |suffix: &str| self.files.get(&format!("{}{suffix}", spec.id)).cloned();
-        match get(".txt") {
-            Some(stdout) => {
-                let stderr = get(".stderr.txt").unwrap_or_default();
-                let exit = get(".exit").and_then(|e| e.trim().parse().ok()).unwrap_or(0);
-                (stdout, stderr, exit)
+        let get =
+            |name: &str| -> Result<Option<String>, std::convert::Infallible> { Ok(self.files.get(name).cloned()) };
+        let Ok(files) = folder::read_output(spec.id, &get);
+        match files {
+            // A scenario's unreadable `.exit` answers 0, as the command most likely did.
+            Some(files) => {
+                let exit = files.exit_status().unwrap_or(0);
+                (files.stdout, files.stderr, exit)
             }
             // Not captured in the scenario: the shape of a command ESXi does not know.
             None => (
@@ -107,18 +106,7 @@ fn load_scenario_from(dir: Option<&Path>, embedded: &[(&str, &str, &str)]) -> an
             let dirs = crate::collect::replay::host_dirs(root)
                 .with_context(|| format!("cannot read scenario {}", root.display()))?;
             for (name, dir) in dirs {
-                let files = hosts.entry(name).or_default();
-                for f in std::fs::read_dir(&dir)? {
-                    let f = f?;
-                    if f.file_type()?.is_file() {
-                        let bytes =
-                            std::fs::read(f.path()).with_context(|| format!("cannot read {}", f.path().display()))?;
-                        files.insert(
-                            f.file_name().to_string_lossy().into_owned(),
-                            String::from_utf8_lossy(&bytes).into_owned(),
-                        );
-                    }
-                }
+                hosts.insert(name, crate::collect::replay::read_files(&dir)?);
             }
         }
     }

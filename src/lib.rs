@@ -4,6 +4,8 @@
 //! The pipeline is visible in the modules: hosts → [`collect`] raw outputs → [`facts`]
 //! (parsed, typed) → [`diagnose`] checks and verdicts → [`report`]. Only `collect` does I/O.
 pub mod app;
+pub(crate) mod archive;
+pub(crate) mod atomic;
 pub mod baseline;
 pub mod bundle;
 pub mod catalogue;
@@ -13,6 +15,7 @@ pub mod demo;
 pub mod diagnose;
 pub mod facts;
 pub mod live;
+pub mod offline;
 pub mod probe;
 pub mod redact;
 pub mod report;

@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// More names than any fleet has; a typo like `esx[1-1000000]` becomes an error instead of
 /// a million connection attempts.
-pub const MAX_EXPANDED_HOSTS: usize = 10_000;
+const MAX_EXPANDED_HOSTS: usize = 10_000;
 
 /// Names expanded in all, duplicates included: room for a fleet listed a few times over
 /// (arguments plus a hosts file), but bounded.
@@ -82,43 +82,83 @@ pub fn parse_host_spec(spec: &str) -> Result<HostSpec, TargetError> {
         Some(rest) => rest.strip_suffix('/').unwrap_or(rest),
         None => trimmed,
     };
-    // The last '@' splits, as in ssh: user names on some directories contain '@'.
-    let (user, rest) = match trimmed.rfind('@') {
-        Some(i) => {
-            let (u, r) = trimmed.split_at(i);
-            let r = r.get(1..).unwrap_or("");
-            (if u.is_empty() { None } else { Some(u.to_string()) }, r)
+    let parts = split_label(trimmed);
+    if parts.unclosed {
+        return Err(TargetError::UnclosedBracket(spec.to_string()));
+    }
+    let port = match parts.port {
+        Some(p) => Some(parse_port(spec, p)?),
+        None if parts.trailing.is_empty() => None,
+        None => {
+            return Err(TargetError::BadPort {
+                spec: spec.to_string(),
+                port: parts.trailing.to_string(),
+            })
         }
-        None => (None, trimmed),
     };
-    let (host, port) = if let Some(inner) = rest.strip_prefix('[') {
-        let close = inner
-            .find(']')
-            .ok_or_else(|| TargetError::UnclosedBracket(spec.to_string()))?;
-        let host = inner.get(..close).unwrap_or("");
-        let after = inner.get(close + 1..).unwrap_or("");
-        let port = match after.strip_prefix(':') {
-            Some(p) => Some(parse_port(spec, p)?),
-            None if after.is_empty() => None,
-            None => {
-                return Err(TargetError::BadPort {
-                    spec: spec.to_string(),
-                    port: after.to_string(),
-                })
-            }
-        };
-        (host.to_string(), port)
-    } else if rest.matches(':').count() == 1 {
-        let (h, p) = rest.split_once(':').unwrap_or((rest, ""));
-        (h.to_string(), Some(parse_port(spec, p)?))
-    } else {
-        // Zero colons: a name. Two or more: a bare IPv6 address without a port.
-        (rest.to_string(), None)
-    };
+    let (user, host) = (parts.user.map(str::to_string), parts.host.to_string());
     if host.is_empty() {
         return Err(TargetError::EmptyHost(spec.to_string()));
     }
     Ok(HostSpec { user, host, port })
+}
+
+/// The pieces of `[user@]host[:port]` or `[user@][v6addr][:port]` as written, unchecked:
+/// the one place that knows how a host label is put together. [`parse_host_spec`] checks
+/// them; redaction only needs the bare host of a label however odd its port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LabelParts<'a> {
+    /// Before the last `@` (as in ssh: user names on some directories contain `@`);
+    /// `None` when absent or empty.
+    pub user: Option<&'a str>,
+    /// Host name, alias or address, IPv6 without its brackets.
+    pub host: &'a str,
+    /// The text after the `:` that ends the host, if any.
+    pub port: Option<&'a str>,
+    /// Text after a `]` that is not `:port` (an error for a host argument).
+    pub trailing: &'a str,
+    /// A `[` without its `]`: `host` is everything after the `[`.
+    pub unclosed: bool,
+}
+
+/// Splits a host label into its [`LabelParts`].
+pub(crate) fn split_label(label: &str) -> LabelParts<'_> {
+    let (user, rest) = match label.rfind('@') {
+        Some(i) => {
+            let (u, r) = label.split_at(i);
+            (Some(u).filter(|u| !u.is_empty()), r.get(1..).unwrap_or(""))
+        }
+        None => (None, label),
+    };
+    let mut parts = LabelParts {
+        user,
+        host: rest,
+        port: None,
+        trailing: "",
+        unclosed: false,
+    };
+    if let Some(inner) = rest.strip_prefix('[') {
+        match inner.find(']') {
+            Some(close) => {
+                parts.host = inner.get(..close).unwrap_or("");
+                let after = inner.get(close + 1..).unwrap_or("");
+                match after.strip_prefix(':') {
+                    Some(p) => parts.port = Some(p),
+                    None => parts.trailing = after,
+                }
+            }
+            None => {
+                parts.host = inner;
+                parts.unclosed = true;
+            }
+        }
+    } else if rest.matches(':').count() == 1 {
+        // Zero colons: a name. Two or more: a bare IPv6 address without a port.
+        let (h, p) = rest.split_once(':').unwrap_or((rest, ""));
+        parts.host = h;
+        parts.port = Some(p);
+    }
+    parts
 }
 
 fn parse_port(spec: &str, p: &str) -> Result<u16, TargetError> {
@@ -133,7 +173,7 @@ fn parse_port(spec: &str, p: &str) -> Result<u16, TargetError> {
 
 /// Expands every numeric bracket group (`[01-16]`, `[1-3,7]`) in `spec`; several groups
 /// give their cartesian product in written order. Non-numeric brackets stay literal.
-pub fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
+pub(crate) fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
     let mut results = vec![String::new()];
     let mut rest = spec;
     while let Some(open) = rest.find('[') {
@@ -214,7 +254,7 @@ fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
 
 /// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
 /// Several whitespace-separated specs on one line are accepted too.
-pub fn specs_from_text(text: &str) -> Vec<String> {
+pub(crate) fn specs_from_text(text: &str) -> Vec<String> {
     text.lines()
         .map(|l| l.split('#').next().unwrap_or(""))
         .flat_map(str::split_whitespace)
@@ -224,7 +264,7 @@ pub fn specs_from_text(text: &str) -> Vec<String> {
 
 /// Builds the target list from positional arguments (`-` = read `stdin`) and an optional
 /// hosts file, expanding ranges and dropping duplicates while keeping first-seen order.
-pub fn collect_targets(
+pub(crate) fn collect_targets(
     args: &[String],
     hosts_file: Option<&Path>,
     stdin: &mut dyn Read,
@@ -350,6 +390,17 @@ mod tests {
         let h = parse_host_spec("ssh://[fe80::1]:22/").unwrap();
         assert_eq!((h.host.as_str(), h.port), ("fe80::1", Some(22)));
         assert!(matches!(parse_host_spec("ssh://"), Err(TargetError::EmptyHost(_))));
+    }
+
+    #[test]
+    fn labels_split_without_checking_the_port() {
+        let p = split_label("root@esx07.lab:22x");
+        assert_eq!((p.user, p.host, p.port), (Some("root"), "esx07.lab", Some("22x")));
+        let p = split_label("[fe80::1]junk");
+        assert_eq!((p.host, p.port, p.trailing), ("fe80::1", None, "junk"));
+        let p = split_label("@[fe80::1");
+        assert_eq!((p.user, p.host, p.unclosed), (None, "fe80::1", true));
+        assert_eq!(split_label("fe80::1").host, "fe80::1");
     }
 
     #[test]

@@ -14,8 +14,7 @@
 //! (`localcli` renders exactly like `esxcli`). The per-VM queries (`vm port list -w`,
 //! vsish) have no vm-support counterpart: they are reported missing with that reason,
 //! and the `.vmx` files say instead which VMs have PVRDMA adapters.
-use crate::bundle::read::{clean_path, Entries};
-use crate::bundle::{BundleError, ReadLimits};
+use crate::archive::{walk_dir, Entries, ReadLimits, Walk};
 use crate::catalogue::{self, CATALOGUE};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
 use anyhow::Context;
@@ -27,7 +26,7 @@ use std::path::Path;
 pub const ADVANCED_DELTA_FILE: &str = "localcli_system-settings-advanced-list--d.txt";
 /// Output of VMware's RDMA helper script (research file §1): holds `rdma device list` and
 /// `rdma device vmknic list`, which vm-support may not capture on their own.
-pub const RDMAINFO_FILE: &str = "rdmainfo.sh.txt";
+const RDMAINFO_FILE: &str = "rdmainfo.sh.txt";
 const PVRDMA_VMKNIC_PATH: &str = "/Net/PVRDMAVmknic";
 
 /// The file name vm-support gives the output of `command`, or `None` for commands it
@@ -43,7 +42,7 @@ pub fn command_file_name(command: &str) -> Option<String> {
 
 /// The host name in a vm-support top folder `esx-<host>-<YYYY>-<MM>-<DD>--<HH>.<MM>-<pid>`.
 /// Host names may hold dashes, so the date and pid are taken off from the right.
-pub fn top_dir_host(name: &str) -> Option<String> {
+pub(crate) fn top_dir_host(name: &str) -> Option<String> {
     let rest = name.strip_prefix("esx-")?;
     let (head, pid) = rest.rsplit_once('-')?;
     let (head, time) = head.rsplit_once("--")?;
@@ -66,7 +65,7 @@ pub fn top_dir_host(name: &str) -> Option<String> {
 
 /// Whether an entry (path from the archive root, `<top>/...`) is one this reader uses;
 /// everything else in a vm-support bundle (logs, the VSI dump) is skipped unread.
-pub fn wanted(path: &str) -> bool {
+pub(crate) fn wanted(path: &str) -> bool {
     let Some((_top, rest)) = path.split_once('/') else {
         return false;
     };
@@ -90,7 +89,7 @@ fn known_command_files() -> impl Iterator<Item = (&'static str, String)> {
 }
 
 /// A folder that is a vm-support bundle (has `commands/`) or holds some (`esx-*/commands/`).
-pub fn is_vm_support_dir(path: &Path) -> bool {
+pub(crate) fn is_vm_support_dir(path: &Path) -> bool {
     if path.join("commands").is_dir() {
         return true;
     }
@@ -112,7 +111,7 @@ fn top_dirs(path: &Path) -> std::io::Result<Vec<(String, std::path::PathBuf)>> {
 
 /// Reads an unpacked vm-support bundle: the `esx-…` folder itself, or a folder holding one
 /// or more of them (one host each).
-pub fn read_dir(path: &Path, limits: &ReadLimits) -> anyhow::Result<Vec<HostCapture>> {
+pub(crate) fn read_dir(path: &Path, limits: &ReadLimits) -> anyhow::Result<Vec<HostCapture>> {
     let mut tops = top_dirs(path).with_context(|| format!("cannot list {}", path.display()))?;
     if tops.is_empty() {
         let name = path
@@ -125,54 +124,21 @@ pub fn read_dir(path: &Path, limits: &ReadLimits) -> anyhow::Result<Vec<HostCapt
     let mut entries = Vec::new();
     let mut kept = 0u64;
     for (name, dir) in tops {
-        collect_files(&dir, &dir, &name, limits, &mut kept, &mut entries)?;
+        let prefix = format!("{name}/");
+        let walk = Walk {
+            limits,
+            prefix: &prefix,
+            // On ESXi `/vmfs/volumes/<name>` links to the volume, which would list every
+            // VM twice: links are skipped, never followed.
+            skip_links: true,
+            // Only two subtrees matter; the rest of a vm-support bundle can be gigabytes.
+            descend: &|rel| rel == "commands" || rel == "vmfs" || rel.starts_with("vmfs/"),
+            keep: &wanted,
+            noun: "file",
+        };
+        walk_dir(&dir, &walk, &mut kept, &mut entries)?;
     }
     from_entries(entries)
-}
-
-/// Walks a vm-support folder without following links (on ESXi `/vmfs/volumes/<name>` links
-/// to the volume, which would list every VM twice).
-fn collect_files(
-    root: &Path,
-    dir: &Path,
-    top: &str,
-    limits: &ReadLimits,
-    kept: &mut u64,
-    out: &mut Entries,
-) -> anyhow::Result<()> {
-    let listing = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
-    for item in listing {
-        let item = item?;
-        let ft = item.file_type()?;
-        let full = item.path();
-        if ft.is_symlink() {
-            continue;
-        }
-        let rel = clean_path(full.strip_prefix(root).unwrap_or(&full))?;
-        let path = format!("{top}/{rel}");
-        if ft.is_dir() {
-            // Only two subtrees matter; the rest of a vm-support bundle can be gigabytes.
-            if rel == "commands" || rel == "vmfs" || rel.starts_with("vmfs/") {
-                collect_files(root, &full, top, limits, kept, out)?;
-            }
-            continue;
-        }
-        if !ft.is_file() || !wanted(&path) {
-            continue;
-        }
-        let len = item.metadata()?.len();
-        *kept = kept.saturating_add(len);
-        if len > limits.max_entry_bytes || *kept > limits.max_kept_bytes {
-            return Err(BundleError::TooLarge {
-                what: format!("file {path:?}"),
-                cap: limits.max_entry_bytes.min(limits.max_kept_bytes),
-            }
-            .into());
-        }
-        let data = std::fs::read(&full).with_context(|| format!("cannot read {}", full.display()))?;
-        out.push((path, data));
-    }
-    Ok(())
 }
 
 /// Builds one capture per top folder from the wanted entries (paths `<top>/...`).
@@ -281,7 +247,7 @@ fn find_output(
 
 /// The output `rdmainfo.sh` printed after its `Output of "<command>":` banner, up to the
 /// blank line the script echoes after it.
-pub fn extract_rdmainfo_section(all: &str, command: &str) -> Option<String> {
+fn extract_rdmainfo_section(all: &str, command: &str) -> Option<String> {
     let banner = format!("Output of \"{command}\":");
     let mut lines = all.lines().skip_while(|l| l.trim() != banner);
     lines.next()?;

@@ -3,8 +3,8 @@
 //! message and exit code 2, and a vm-support bundle is analysed as far as it can be.
 use assert_cmd::Command;
 use pvrdma_doctor::app::write_support_bundle;
-use pvrdma_doctor::bundle::load_captures;
 use pvrdma_doctor::cli::BundleArgs;
+use pvrdma_doctor::offline::load_captures;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

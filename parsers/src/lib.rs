@@ -21,6 +21,7 @@ pub mod vsish;
 pub mod vswitch;
 
 pub use advanced::{parse_advanced_option, AdvancedOption};
+pub use common::{table_layout, TableLayout};
 pub use error::ParseError;
 pub use firewall::{parse_firewall_get, parse_firewall_ruleset_list, FirewallRuleset, FirewallStatus};
 pub use ip_interface::{parse_ip_interface_ipv4_get, parse_ip_interface_list, Ipv4Interface, VmkInterface};

@@ -8,7 +8,7 @@
 //! manifest.json                 first entry: versions, times, per-command status, sha256s
 //! report.json  report.txt       the report as the live run printed it (no colour)
 //! <host>/<id>.txt               stdout, verbatim        (same layout `analyze DIR` reads,
-//! <host>/<id>.stderr.txt        stderr, when non-empty    see collect::replay)
+//! <host>/<id>.stderr.txt        stderr, when non-empty    see collect::folder)
 //! <host>/<id>.exit              exit status
 //! <host>/host-error.json        the host's typed failure
 //! <host>/vmx/NNN.vmx            .vmx files of a vm-support capture
@@ -17,44 +17,14 @@
 //!
 //! [`HostCapture`]: crate::collect::HostCapture
 pub mod manifest;
-pub mod read;
-pub mod write;
+pub(crate) mod read;
+pub(crate) mod write;
 
-pub use read::{load_captures, load_captures_with, ReadLimits};
-pub use write::{check_target, scrub_command_line, write_bundle, BundleMeta};
+pub use crate::archive::{BundleError, ReadLimits};
+pub(crate) use write::{check_target, scrub_command_line};
+pub use write::{write_bundle, BundleMeta};
 
 pub use crate::collect::OUTPUT_CAP;
-
-/// Why a bundle was refused. Each variant names the entry at fault so the engineer can look.
-#[derive(Debug, thiserror::Error)]
-pub enum BundleError {
-    #[error("{0} already exists; pass --force to overwrite it")]
-    Exists(std::path::PathBuf),
-    #[error("entry {path:?} would land outside the bundle (absolute path or `..`); refusing the bundle")]
-    PathEscape { path: String },
-    #[error("entry {path:?} is a {kind}; bundles hold only plain files and folders, refusing the bundle")]
-    Link { path: String, kind: &'static str },
-    #[error("entry {path:?} has unsupported type {kind}; refusing the bundle")]
-    UnsupportedEntry { path: String, kind: String },
-    #[error("{what} expands beyond the cap of {cap} bytes; refusing it (a genuine bundle is far smaller, so this is damage or a decompression bomb)")]
-    TooLarge { what: String, cap: u64 },
-    #[error("entry {path:?} does not match the sha256 in manifest.json (changed or damaged after it was written)")]
-    ChecksumMismatch { path: String },
-    #[error("entry {path:?} is not listed in manifest.json (added after the bundle was written)")]
-    NotInManifest { path: String },
-    #[error("manifest.json lists {path:?} but the bundle does not hold it")]
-    MissingEntry { path: String },
-    #[error("entry {path:?} appears twice")]
-    Duplicate { path: String },
-    #[error("manifest.json is unreadable: {0}")]
-    BadManifest(String),
-    #[error("manifest.json must be the first entry of a pvrdma-doctor bundle, found {first:?} first")]
-    ManifestNotFirst { first: String },
-    #[error("{0} is neither a pvrdma-doctor bundle (manifest.json first), an ESXi vm-support bundle (esx-<host>-<date>--<time>-<pid>/commands/) nor a capture folder")]
-    NotABundle(std::path::PathBuf),
-    #[error("host name {0:?} cannot be a folder name in a bundle (empty, `.`/`..`, leading dot, `/`, `\\` or NUL)")]
-    BadHostName(String),
-}
 
 /// The folder name of a host inside a bundle. Host names come from the user or a manifest,
 /// so a name that would escape the bundle or be skipped by the directory reader

@@ -1,16 +1,14 @@
-//! Writes a support bundle atomically.
-//!
-//! The archive is built in a temporary file in the target's own folder (so the final
-//! rename stays on one file system and is atomic) and only renamed into place once the
-//! gzip stream is finished and synced. A crash, a full disk or Ctrl-C therefore never
-//! leaves a half-written bundle under the name the engineer will attach to a ticket.
+//! Writes a support bundle atomically (through [`crate::atomic`]): a crash, a full disk
+//! or Ctrl-C never leaves a half-written bundle under the name the engineer will attach
+//! to a ticket.
 use super::manifest::{
     sha256_hex, HostOutcome, Manifest, ManifestCommand, ManifestFile, ManifestHost, ManifestProbe, ManifestVmx,
     MissingCommand, FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
 };
 use super::{host_dir, BundleError, OUTPUT_CAP};
+use crate::atomic::{self, AlreadyExists};
 use crate::catalogue::{self, CATALOGUE};
-use crate::collect::replay::HOST_ERROR_FILE;
+use crate::collect::folder;
 use crate::collect::{ErrorKind, Failure, HostCapture, RawOutput};
 use anyhow::Context;
 use std::io::Write;
@@ -31,12 +29,12 @@ pub struct BundleMeta {
 }
 
 /// The environment variable a password may come from; its value must never reach a bundle.
-pub const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
+pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
 
 /// argv fit for a manifest: the value of `PVRDMA_DOCTOR_PASSWORD` (should someone have
 /// pasted it on the command line anyway) and the value of any `--password` option are
 /// replaced by `********`.
-pub fn scrub_command_line(args: &[String]) -> Vec<String> {
+pub(crate) fn scrub_command_line(args: &[String]) -> Vec<String> {
     let secret = std::env::var(PASSWORD_ENV).ok().filter(|s| !s.is_empty());
     scrub_with(args, secret.as_deref())
 }
@@ -70,11 +68,11 @@ fn scrub_with(args: &[String], secret: Option<&str>) -> Vec<String> {
 
 /// Refuses a target that exists (unless `force`) or whose folder does not. Call it before
 /// collecting, so a long run does not end in a refusal.
-pub fn check_target(path: &Path, force: bool) -> anyhow::Result<()> {
+pub(crate) fn check_target(path: &Path, force: bool) -> anyhow::Result<()> {
     if !force && path.symlink_metadata().is_ok() {
         return Err(BundleError::Exists(path.to_path_buf()).into());
     }
-    let dir = parent_dir(path);
+    let dir = atomic::parent_dir(path);
     anyhow::ensure!(
         dir.is_dir(),
         "cannot write the bundle {}: folder {} does not exist",
@@ -82,13 +80,6 @@ pub fn check_target(path: &Path, force: bool) -> anyhow::Result<()> {
         dir.display()
     );
     Ok(())
-}
-
-fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 /// Writes captures + manifest.json (first entry) + report.json + report.txt to `path`
@@ -105,20 +96,9 @@ pub fn write_bundle(
     let (manifest, entries) = layout(captures, meta, report_json, report_txt)?;
     let manifest_json = serde_json::to_vec_pretty(&manifest).context("serialising manifest")?;
 
-    let dir = parent_dir(path);
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "bundle".to_string());
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{file_name}."))
-        .suffix(".partial")
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-
     let mtime = unix_secs(meta.finished);
-    {
-        let buffered = std::io::BufWriter::new(tmp.as_file());
+    let written = atomic::write_atomically(path, force, |file| {
+        let buffered = std::io::BufWriter::new(&*file);
         let gz = flate2::write::GzEncoder::new(buffered, flate2::Compression::default());
         let mut tar = tar::Builder::new(gz);
         append_file(&mut tar, MANIFEST_FILE, &manifest_json, mtime)?;
@@ -144,22 +124,12 @@ pub fn write_bundle(
         let gz = tar.into_inner().context("finishing the tar stream")?;
         let mut buffered = gz.finish().context("finishing the gzip stream")?;
         buffered.flush().context("writing the bundle")?;
+        Ok(())
+    });
+    match written {
+        Err(e) if e.is::<AlreadyExists>() => Err(BundleError::Exists(path.to_path_buf()).into()),
+        other => other,
     }
-    tmp.as_file().sync_all().context("syncing the bundle to disk")?;
-    if force {
-        tmp.persist(path)
-            .map_err(|e| e.error)
-            .with_context(|| format!("cannot move the bundle into place at {}", path.display()))?;
-    } else {
-        tmp.persist_noclobber(path).map_err(|e| {
-            if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-                anyhow::Error::from(BundleError::Exists(path.to_path_buf()))
-            } else {
-                anyhow::Error::from(e.error).context(format!("cannot move the bundle into place at {}", path.display()))
-            }
-        })?;
-    }
-    Ok(())
 }
 
 struct Entry {
@@ -228,9 +198,10 @@ fn layout(
             }
         };
         if let Some(error) = &capture.error {
+            let (name, data) = folder::host_error_file(error)?;
             entries.push(Entry {
-                path: format!("{dir}/{HOST_ERROR_FILE}"),
-                data: serde_json::to_vec_pretty(error).context("serialising a host error")?,
+                path: format!("{dir}/{name}"),
+                data,
             });
         }
         let mut vmx_files = Vec::with_capacity(capture.vmx_files.len());
@@ -285,21 +256,10 @@ fn layout(
 /// (when known) for one output, capped, and returns its manifest line.
 fn output_entries(entries: &mut Vec<Entry>, stem: &str, id: &str, raw: &RawOutput) -> ManifestCommand {
     let raw = capped(raw, OUTPUT_CAP);
-    entries.push(Entry {
-        path: format!("{stem}.txt"),
-        data: raw.stdout.as_bytes().to_vec(),
-    });
-    if !raw.stderr.is_empty() {
-        entries.push(Entry {
-            path: format!("{stem}.stderr.txt"),
-            data: raw.stderr.as_bytes().to_vec(),
-        });
-    }
-    if let Some(code) = raw.exit_status {
-        entries.push(Entry {
-            path: format!("{stem}.exit"),
-            data: format!("{code}\n").into_bytes(),
-        });
+    // `stem` is `<host>/<id>` (or `<host>/vmkping/<peer>`): the folder layout's names
+    // with the path in front.
+    for (path, data) in folder::output_files(stem, &raw) {
+        entries.push(Entry { path, data });
     }
     ManifestCommand {
         id: id.to_string(),

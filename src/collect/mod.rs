@@ -7,8 +7,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub(crate) mod folder;
 pub mod probe;
-pub mod replay;
+pub(crate) mod replay;
 pub mod ssh;
 
 /// What a host (or a single command) failed with, typed so callers can act on it.

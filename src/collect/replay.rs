@@ -1,26 +1,15 @@
-//! Reads captured outputs back from a directory: test samples, an unpacked support
-//! bundle, or a directory an engineer filled by hand. Same layout everywhere:
-//!
-//! ```text
-//! <root>/
-//!   <host>/
-//!     <catalogue-id>.txt          stdout, verbatim
-//!     <catalogue-id>.stderr.txt   stderr (absent = empty)
-//!     <catalogue-id>.exit         exit status in decimal (absent = 0)
-//!     host-error.json             {"kind": "...", "message": "..."} when the host failed
-//! ```
+//! Reads captured outputs back from a directory on disk: test samples, or a directory an
+//! engineer filled by hand; one capture folder per host (layout in [`super::folder`]).
 //!
 //! A root that holds catalogue files itself is read as a single host named after it.
+use super::folder::{self, HOST_ERROR_FILE};
 use super::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use crate::catalogue::CATALOGUE;
 use std::fs;
 use std::path::Path;
 
-/// File holding a host's connection failure.
-pub const HOST_ERROR_FILE: &str = "host-error.json";
-
 /// Reads every host below `root`, sorted by host name.
-pub fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec<HostCapture>> {
+pub(crate) fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec<HostCapture>> {
     use anyhow::Context;
     let meta = fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
     anyhow::ensure!(meta.is_dir(), "{} is not a directory", root.display());
@@ -47,7 +36,7 @@ pub fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec<HostCa
 
 /// The host directories directly below `root` (name, path): every subdirectory except
 /// hidden ones. Files beside them (a bundle's manifest, reports) are not hosts.
-pub fn host_dirs(root: &Path) -> anyhow::Result<Vec<(String, std::path::PathBuf)>> {
+pub(crate) fn host_dirs(root: &Path) -> anyhow::Result<Vec<(String, std::path::PathBuf)>> {
     use anyhow::Context;
     let mut dirs = Vec::new();
     for entry in fs::read_dir(root).with_context(|| format!("cannot list {}", root.display()))? {
@@ -60,18 +49,30 @@ pub fn host_dirs(root: &Path) -> anyhow::Result<Vec<(String, std::path::PathBuf)
     Ok(dirs)
 }
 
+/// Every file of one host directory, by file name (the demo serves them as they are).
+pub(crate) fn read_files(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    let mut files = std::collections::BTreeMap::new();
+    for f in fs::read_dir(dir)? {
+        let f = f?;
+        if f.file_type()?.is_file() {
+            files.insert(f.file_name().to_string_lossy().into_owned(), read_text(&f.path())?);
+        }
+    }
+    Ok(files)
+}
+
 fn is_host_dir(dir: &Path) -> bool {
-    dir.join(HOST_ERROR_FILE).is_file() || CATALOGUE.iter().any(|s| dir.join(format!("{}.txt", s.id)).is_file())
+    folder::is_host_folder(&|name| dir.join(name).is_file())
 }
 
 /// Reads one host directory.
-pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Result<HostCapture> {
+pub(crate) fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Result<HostCapture> {
     use anyhow::Context;
     let mut capture = HostCapture::new(host, source);
     let error_file = dir.join(HOST_ERROR_FILE);
     if error_file.is_file() {
         let text = fs::read_to_string(&error_file)?;
-        let failure: Failure = serde_json::from_str(&text)
+        let failure: Failure = folder::read_host_error(&text)
             .with_context(|| format!("{} is not {{\"kind\": ..., \"message\": ...}}", error_file.display()))?;
         capture.error = Some(failure);
     }
@@ -110,34 +111,29 @@ pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Resul
     Ok(capture)
 }
 
-/// `<stem>.txt` with its `.stderr.txt` and `.exit` as one output of command `id`; `None`
-/// when there is no `<stem>.txt`.
+/// The files of `<stem>` in `dir` (layout in [`super::folder`]) as one output of command
+/// `id`; `None` when there is no `<stem>.txt`.
 fn read_output(dir: &Path, stem: &str, id: &str, command: &str) -> anyhow::Result<Option<RawOutput>> {
     use anyhow::Context;
-    let stdout_path = dir.join(format!("{stem}.txt"));
-    if !stdout_path.is_file() {
+    let get = |name: &str| -> anyhow::Result<Option<String>> {
+        let path = dir.join(name);
+        if path.is_file() {
+            read_text(&path).map(Some)
+        } else {
+            Ok(None)
+        }
+    };
+    let Some(files) = folder::read_output(stem, &get)? else {
         return Ok(None);
-    }
-    let stdout = read_text(&stdout_path)?;
-    let stderr_path = dir.join(format!("{stem}.stderr.txt"));
-    let stderr = if stderr_path.is_file() {
-        read_text(&stderr_path)?
-    } else {
-        String::new()
     };
-    let exit_path = dir.join(format!("{stem}.exit"));
-    let exit_status = if exit_path.is_file() {
-        let text = fs::read_to_string(&exit_path)?;
-        Some(text.trim().parse::<u32>().with_context(|| {
-            format!(
-                "{} must hold one exit status number, found {:?}",
-                exit_path.display(),
-                text.trim()
-            )
-        })?)
-    } else {
-        Some(0)
-    };
+    let exit_status = Some(files.exit_status().with_context(|| {
+        format!(
+            "{} must hold one exit status number, found {:?}",
+            dir.join(folder::exit_file(stem)).display(),
+            files.exit.as_deref().unwrap_or_default().trim()
+        )
+    })?);
+    let folder::OutputFiles { stdout, stderr, .. } = files;
     Ok(Some(RawOutput {
         stdout,
         stderr,

@@ -1,0 +1,172 @@
+//! `Key: value` lines and the three shapes built from them: record lists with name lines,
+//! blocks separated by blank lines, and a single structure.
+use nom::bytes::complete::{tag, take_until, take_while};
+use nom::sequence::terminated;
+use nom::Parser;
+
+use super::error::{end_of, fail, Fail, PResult};
+use super::lines::{indent, is_blank, lines};
+
+/// `Key: value`, `Key: ` or `Key:` after any indentation. Splits on the first `": "`
+/// because values (paths, names) contain colons, brackets and spaces.
+pub(crate) fn key_value(l: &str) -> PResult<'_, (&str, &str)> {
+    let (i, _) = take_while(|c| c == ' ' || c == '\t').parse_complete(l)?;
+    if let Ok((value, key)) = terminated(take_until::<_, _, Fail<'_>>(": "), tag(": ")).parse_complete(i) {
+        let key: &str = key;
+        if !key.trim().is_empty() {
+            return Ok((end_of(l), (key.trim_end(), value.trim())));
+        }
+    }
+    match i.trim_end().strip_suffix(':') {
+        Some(key) if !key.trim().is_empty() => Ok((end_of(l), (key.trim_end(), ""))),
+        _ => Err(fail(i, "a `Key: value` line")),
+    }
+}
+
+/// One `Key: value` line of a structure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Field<'a> {
+    pub key: &'a str,
+    pub value: &'a str,
+    /// The whole line, for error positions.
+    pub line: &'a str,
+    /// Entries of a nested list (`DVPort:` in a vDS record), each a list of fields.
+    pub children: Vec<Vec<Field<'a>>>,
+}
+
+/// One `Key: value` line as a field without children.
+fn field_line(l: &str) -> Result<Field<'_>, nom::Err<Fail<'_>>> {
+    let (_, (key, value)) = key_value(l)?;
+    Ok(Field {
+        key,
+        value,
+        line: l.trim_start(),
+        children: Vec::new(),
+    })
+}
+
+/// Looks a field up by name; esxcli field names are matched exactly but case-blind, as
+/// option paths and names already are on the host.
+pub(crate) fn find<'f, 'a>(fields: &'f [Field<'a>], key: &str) -> Option<&'f Field<'a>> {
+    fields.iter().find(|f| f.key.eq_ignore_ascii_case(key))
+}
+
+pub(crate) fn value<'a>(fields: &[Field<'a>], key: &str) -> Option<&'a str> {
+    find(fields, key).map(|f| f.value)
+}
+
+/// A record of a structure list: the name line and its fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Record<'a> {
+    pub name: &'a str,
+    pub name_line: &'a str,
+    pub fields: Vec<Field<'a>>,
+}
+
+/// A list of structures (`vm process list`, `ip interface list`, `vswitch ... list`):
+///
+/// ```text
+/// vmk1
+///    Name: vmk1
+///    DVPort:
+///          Client: vmnic2
+///       
+///          Client: vmk1
+/// ```
+///
+/// A record starts at an unindented line after a blank (or whitespace-only) line, or at
+/// any unindented line once the record's fields are indented; so the name line and the
+/// blank separator may both be missing where copies lost them, and pasted copies that lost
+/// all indentation still split at blank lines. Deeper-indented lines belong to the nested
+/// list of the field above them; whitespace-only lines (or a repeated key) start a new
+/// entry of that list.
+pub(crate) fn records(input: &str) -> PResult<'_, Vec<Record<'_>>> {
+    let mut out: Vec<Record<'_>> = Vec::new();
+    let mut separated = true;
+    let mut base: Option<usize> = None;
+    for l in lines(input) {
+        if is_blank(l) {
+            separated = true;
+            continue;
+        }
+        let ind = indent(l);
+        let starts_record = out.is_empty() || (ind == 0 && (separated || base.is_some_and(|b| b > 0)));
+        if starts_record {
+            if ind > 0 {
+                return Err(fail(l, "a record name line (not indented)"));
+            }
+            out.push(Record {
+                name: l.trim(),
+                name_line: l,
+                fields: Vec::new(),
+            });
+            base = None;
+            separated = false;
+            continue;
+        }
+        let field = field_line(l)?;
+        let Some(rec) = out.last_mut() else {
+            return Err(fail(l, "a record name line (not indented)"));
+        };
+        push_field(&mut rec.fields, &mut base, ind, separated, field);
+        separated = false;
+    }
+    Ok((end_of(input), out))
+}
+
+/// Adds a field at its nesting level (see [`records`]).
+fn push_field<'a>(
+    fields: &mut Vec<Field<'a>>,
+    base: &mut Option<usize>,
+    ind: usize,
+    separated: bool,
+    field: Field<'a>,
+) {
+    let b = *base.get_or_insert(ind);
+    if ind > b {
+        if let Some(parent) = fields.last_mut() {
+            let new_entry = separated || parent.children.last().is_none_or(|e| find(e, field.key).is_some());
+            if new_entry {
+                parent.children.push(Vec::new());
+            }
+            if let Some(entry) = parent.children.last_mut() {
+                entry.push(field);
+                return;
+            }
+        }
+    }
+    fields.push(field);
+}
+
+/// Blocks of `Key: value` lines separated by blank lines, without name lines
+/// (`network vm port list`, and the single structure of a `get` command).
+pub(crate) fn blocks(input: &str) -> PResult<'_, Vec<Vec<Field<'_>>>> {
+    let mut out: Vec<Vec<Field<'_>>> = Vec::new();
+    let mut separated = true;
+    for l in lines(input) {
+        if is_blank(l) {
+            separated = true;
+            continue;
+        }
+        let field = field_line(l)?;
+        match out.last_mut() {
+            Some(block) if !separated && find(block, field.key).is_none() => block.push(field),
+            _ => out.push(vec![field]),
+        }
+        separated = false;
+    }
+    Ok((end_of(input), out))
+}
+
+/// A single structure (`system version get`, `firewall get`): every non-blank line is a
+/// field, with 0..n leading spaces because copies from web pages lose the indent.
+pub(crate) fn structure(input: &str) -> PResult<'_, Vec<Field<'_>>> {
+    let mut out = Vec::new();
+    for l in lines(input).into_iter().filter(|l| !is_blank(l)) {
+        out.push(field_line(l)?);
+    }
+    if out.is_empty() {
+        return Err(fail(input, "a `Key: value` line"));
+    }
+    Ok((end_of(input), out))
+}

@@ -1,0 +1,58 @@
+//! Writing a file so that it is either all there or not there at all.
+//!
+//! The content goes into a temporary file in the target's own folder (so the final rename
+//! stays on one file system and is atomic), created readable by the owner only, synced,
+//! and only then renamed into place. A crash, a full disk or Ctrl-C therefore never leaves
+//! a half-written file under the name the engineer will attach to a ticket.
+use anyhow::Context;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// The target exists and overwriting was not asked for.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} already exists; pass --force to overwrite it")]
+pub struct AlreadyExists(pub PathBuf);
+
+/// The folder a file at `path` lands in (`.` for a bare file name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Writes `path` atomically with what `fill` writes into the (mode 0600) temporary file;
+/// refuses an existing `path` with [`AlreadyExists`] unless `force`.
+pub(crate) fn write_atomically(
+    path: &Path,
+    force: bool,
+    fill: impl FnOnce(&mut File) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let dir = parent_dir(path);
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".to_string());
+    // tempfile creates the file with mode 0600 before anything is written into it.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{file_name}."))
+        .suffix(".partial")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    fill(tmp.as_file_mut())?;
+    tmp.as_file()
+        .sync_all()
+        .with_context(|| format!("syncing {} to disk", path.display()))?;
+    let placed = if force {
+        tmp.persist(path).map_err(|e| e.error)
+    } else {
+        tmp.persist_noclobber(path).map_err(|e| e.error)
+    };
+    match placed {
+        Ok(_) => Ok(()),
+        Err(e) if !force && e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err(AlreadyExists(path.to_path_buf()).into())
+        }
+        Err(e) => Err(anyhow::Error::from(e).context(format!("cannot move {} into place", path.display()))),
+    }
+}

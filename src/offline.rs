@@ -1,0 +1,61 @@
+//! Offline sources of captures: picks the reader for what the engineer points at, a
+//! pvrdma-doctor bundle (`.tar.gz` or unpacked), an ESXi vm-support bundle (`.tgz` or
+//! unpacked) or a plain capture folder. The readers know nothing of each other.
+use crate::archive::{read_archive, top_component, ArchiveKind, ArchiveRules, BundleError, ReadLimits};
+use crate::bundle::manifest::MANIFEST_FILE;
+use crate::bundle::read::{from_bundle_entries, read_bundle_dir};
+use crate::collect::{replay, CaptureSource, HostCapture};
+use crate::vmsupport;
+use anyhow::Context;
+use std::io::Read;
+use std::path::Path;
+
+/// Reads a .tar.gz bundle or a vm-support .tgz/folder, or a plain directory (delegating
+/// to collect::replay), verifying sha256s against the manifest, refusing path escapes,
+/// links and expansion beyond a cap. Missing ids get their reason from the manifest.
+pub fn load_captures(path: &Path) -> anyhow::Result<Vec<HostCapture>> {
+    load_captures_with(path, &ReadLimits::default())
+}
+
+/// [`load_captures`] with explicit limits.
+pub fn load_captures_with(path: &Path, limits: &ReadLimits) -> anyhow::Result<Vec<HostCapture>> {
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if meta.is_dir() {
+        if path.join(MANIFEST_FILE).is_file() {
+            let entries = read_bundle_dir(path, limits)?;
+            return from_bundle_entries(entries);
+        }
+        if vmsupport::is_vm_support_dir(path) {
+            return vmsupport::read_dir(path, limits);
+        }
+        return replay::read_dir(path, CaptureSource::Directory);
+    }
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut magic = [0u8; 2];
+    let is_gzip = (&file).read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
+    if !is_gzip {
+        return Err(BundleError::NotABundle(path.to_path_buf()).into());
+    }
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let rules = ArchiveRules {
+        classify: &classify,
+        vm_support_wanted: &vmsupport::wanted,
+    };
+    match read_archive(file, limits, &rules)? {
+        Some((ArchiveKind::Bundle, entries)) => from_bundle_entries(entries),
+        Some((ArchiveKind::VmSupport, entries)) => vmsupport::from_entries(entries),
+        None => Err(BundleError::NotABundle(path.to_path_buf()).into()),
+    }
+}
+
+/// A pvrdma-doctor bundle starts with its manifest; a vm-support bundle with its
+/// `esx-<host>-<date>--<time>-<pid>` folder.
+fn classify(first: &str) -> Option<ArchiveKind> {
+    if first == MANIFEST_FILE {
+        Some(ArchiveKind::Bundle)
+    } else if vmsupport::top_dir_host(top_component(first)).is_some() {
+        Some(ArchiveKind::VmSupport)
+    } else {
+        None
+    }
+}

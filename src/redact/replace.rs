@@ -1,0 +1,191 @@
+//! Replacing learnt values: one pass over the text, longest match first, each match
+//! checked against the edges its kind requires.
+use super::{Kind, Redactor, Rule};
+use crate::collect::{Failure, HostCapture};
+
+/// Learns the values to hide, then replaces them consistently.
+/// Finds the longest rule at a position with one hash lookup per distinct needle length,
+/// so the cost does not grow with the number of values (a fleet has thousands of MACs).
+#[derive(Debug, Default)]
+pub(super) struct Index {
+    /// Distinct needle lengths, longest first.
+    lengths: Vec<usize>,
+    /// The same for MACs, UUIDs and IPv6 addresses, which are replaced even when glued to
+    /// a word (`A56 4d 70 ...`): they are long enough never to be part of something else.
+    glued_lengths: Vec<usize>,
+    /// Folded first bytes that start some needle.
+    first: std::collections::HashSet<u8>,
+    folded: std::collections::HashMap<String, usize>,
+    exact: std::collections::HashMap<String, usize>,
+}
+
+impl Index {
+    pub(super) fn build(rules: &[Rule]) -> Index {
+        let mut index = Index::default();
+        let mut lengths = std::collections::BTreeSet::new();
+        let mut glued_lengths = std::collections::BTreeSet::new();
+        for (n, rule) in rules.iter().enumerate() {
+            let Some(&b) = rule.needle.as_bytes().first() else {
+                continue;
+            };
+            index.first.insert(b.to_ascii_lowercase());
+            lengths.insert(rule.needle.len());
+            if rule.kind.glue_tolerant() {
+                glued_lengths.insert(rule.needle.len());
+            }
+            let map = if rule.kind.case_insensitive() {
+                &mut index.folded
+            } else {
+                &mut index.exact
+            };
+            map.entry(rule.needle.clone()).or_insert(n);
+        }
+        index.lengths = lengths.into_iter().rev().collect();
+        index.glued_lengths = glued_lengths.into_iter().rev().collect();
+        index
+    }
+}
+
+impl Redactor {
+    pub(super) fn apply_capture(&self, capture: &HostCapture) -> HostCapture {
+        let mut out = capture.clone();
+        out.host = self.redact_text(&capture.host);
+        for raw in out.outputs.values_mut() {
+            self.redact_raw(raw);
+        }
+        for f in out.missing.values_mut() {
+            self.redact_failure(f);
+        }
+        if let Some(f) = &mut out.error {
+            self.redact_failure(f);
+        }
+        for vmx in &mut out.vmx_files {
+            vmx.path = self.redact_text(&vmx.path);
+            vmx.content = self.redact_text(&vmx.content);
+        }
+        if let Some(probe) = &mut out.probe {
+            // Peers are host names of this run: the same tokens as their folders.
+            probe.peers = probe.peers.iter().map(|p| self.redact_text(p)).collect();
+            probe.outputs = std::mem::take(&mut probe.outputs)
+                .into_iter()
+                .map(|(peer, mut raw)| {
+                    self.redact_raw(&mut raw);
+                    (self.redact_text(&peer), raw)
+                })
+                .collect();
+            probe.missing = std::mem::take(&mut probe.missing)
+                .into_iter()
+                .map(|(peer, mut f)| {
+                    self.redact_failure(&mut f);
+                    (self.redact_text(&peer), f)
+                })
+                .collect();
+        }
+        out
+    }
+
+    fn redact_raw(&self, raw: &mut crate::collect::RawOutput) {
+        raw.stdout = self.redact_output(&raw.stdout);
+        raw.stderr = self.redact_output(&raw.stderr);
+        raw.command = self.redact_text(&raw.command);
+        if let Some(f) = &mut raw.failure {
+            self.redact_failure(f);
+        }
+    }
+
+    pub(super) fn redact_failure(&self, f: &mut Failure) {
+        f.message = self.redact_text(&f.message);
+    }
+
+    /// Replaces every learnt value in `text`, longest match first.
+    pub(crate) fn redact_text(&self, text: &str) -> String {
+        let index = self.index.get_or_init(|| Index::build(&self.rules));
+        if index.lengths.is_empty() {
+            return text.to_string();
+        }
+        let folded = text.to_ascii_lowercase();
+        let mut out = String::with_capacity(text.len());
+        let mut i = 0;
+        let mut copied = 0;
+        let bytes = text.as_bytes();
+        while i < bytes.len() {
+            // Names and IPv4 addresses need a non-word character (or the start) before a
+            // match; inside a word only the long hex kinds are looked for.
+            let prev = i.checked_sub(1).and_then(|p| bytes.get(p));
+            let first = bytes.get(i).map(u8::to_ascii_lowercase).unwrap_or_default();
+            if !text.is_char_boundary(i) || !index.first.contains(&first) {
+                i += 1;
+                continue;
+            }
+            let in_word = prev.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+            let lengths = if in_word { &index.glued_lengths } else { &index.lengths };
+            let hit = lengths.iter().find_map(|&len| {
+                let end = i + len;
+                let candidates = [
+                    folded.get(i..end).and_then(|k| index.folded.get(k)),
+                    text.get(i..end).and_then(|k| index.exact.get(k)),
+                ];
+                candidates
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|n| self.rules.get(*n))
+                    .find(|r| at_edges(r.kind, text, i, end))
+            });
+            match hit {
+                Some(rule) => {
+                    let end = i + rule.needle.len();
+                    out.push_str(text.get(copied..i).unwrap_or_default());
+                    let original = text.get(i..end).unwrap_or_default();
+                    out.push_str(&match_case(rule.kind, original, &rule.token));
+                    i = end;
+                    copied = i;
+                }
+                None => i += 1,
+            }
+        }
+        out.push_str(text.get(copied..).unwrap_or_default());
+        out
+    }
+}
+
+/// An upper-case original (`00:50:56:8A:9F:C2` in a .vmx) gets an upper-case token.
+fn match_case(kind: Kind, original: &str, token: &str) -> String {
+    let hexish = matches!(kind, Kind::Mac | Kind::Uuid | Kind::Ipv6);
+    if hexish && original.chars().any(|c| c.is_ascii_uppercase()) && !original.chars().any(|c| c.is_ascii_lowercase()) {
+        token.to_ascii_uppercase()
+    } else {
+        token.to_string()
+    }
+}
+
+/// Whether the match `text[start..end]` stands alone for its kind: `esx01` matches in
+/// `esx01.eth1` but not in `esx010`; `10.0.0.1` not inside `10.0.0.12` or `110.0.0.1`.
+pub(super) fn at_edges(kind: Kind, text: &str, start: usize, end: usize) -> bool {
+    let before = text.get(..start).and_then(|s| s.chars().next_back());
+    let after = text.get(end..).and_then(|s| s.chars().next());
+    let after2 = text.get(end..).and_then(|s| s.chars().nth(1));
+    let before2 = text.get(..start).and_then(|s| s.chars().rev().nth(1));
+    // ASCII only, like the scanners that learnt the values: a non-ASCII letter next to a
+    // value is an edge, so the value is hidden rather than kept.
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    match kind {
+        Kind::Host | Kind::Vm | Kind::Datastore => {
+            !word(before) && !word(after) && before != Some('-') && after != Some('-')
+        }
+        Kind::Ipv4 => {
+            let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit());
+            let glued_before = before == Some('.') && digit(before2);
+            let glued_after = after == Some('.') && digit(after2);
+            !(word(before) || word(after) || glued_before || glued_after)
+        }
+        // Long and distinctive: the same digits are the same value wherever they stand,
+        // except as part of a longer hex run (a MAC inside an IPv6 address).
+        Kind::Ipv6 | Kind::Mac | Kind::Uuid => {
+            let hex = |c: Option<char>| c.is_some_and(|c| c.is_ascii_hexdigit());
+            let sep = |c: Option<char>| matches!(c, Some(':') | Some('-'));
+            let glued_before = sep(before) && hex(before2);
+            let glued_after = sep(after) && hex(after2);
+            !(glued_before || glued_after)
+        }
+    }
+}
