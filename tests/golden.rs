@@ -116,7 +116,11 @@ fn json_report_has_the_documented_shape() {
             );
         }
     }
-    assert!(report["pairs"].is_array());
+    // The quadratic pair list was replaced by counted transport classes.
+    assert!(report.get("pairs").is_none());
+    assert!(report["transport"]["host_pairs"].is_array());
+    assert!(report["transport"]["exceptions"].is_array());
+    assert!(report["transport"]["totals"]["rdma"].is_u64());
     assert!(report["summary"]["line"].is_string());
     let esx03 = host(&report, "esx03");
     assert_eq!(esx03["status"], "unreachable");
@@ -133,9 +137,12 @@ fn healthy_cluster_uses_rdma_between_hosts() {
             assert_eq!(c["status"], "pass", "{name}: {c}");
         }
     }
-    let pairs = report["pairs"].as_array().expect("pairs");
-    assert!(!pairs.is_empty());
-    assert!(pairs.iter().all(|p| p["transport"] == "rdma"), "{pairs:?}");
+    let t = &report["transport"];
+    assert_eq!(t["totals"]["rdma"], 1);
+    for class in ["tcp", "blocked", "unknown", "memcpy"] {
+        assert_eq!(t["totals"][class], 0, "{class}: {t}");
+    }
+    assert_eq!(t["exceptions"].as_array().map(Vec::len), Some(0), "{t}");
     assert_eq!(report["summary"]["hca"], 2);
 }
 

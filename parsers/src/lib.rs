@@ -29,7 +29,10 @@ pub use rdma::{
     RdmaProtocols, RdmaVmknic,
 };
 pub use version::{parse_system_version, SystemVersion};
-pub use vm::{parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, VmPort, VmPorts, VmProcess};
+pub use vm::{
+    parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, parse_vm_process_records, VmPort, VmPorts,
+    VmProcess, VmProcessList,
+};
 pub use vmx::{parse_vmx, VmxAdapter, VmxConfig};
 pub use vsish::{
     parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PvrdmaDeviceId, PvrdmaProperties,

@@ -18,8 +18,11 @@
 //! `MAC Address:`, `IP Address:`, `Team Uplink:`, `Uplink Port ID:`, `Active Filters:`.
 //! The batch (see the catalogue's loop) heads each World ID's output with `==> <wid> <==`.
 use crate::common::{
-    blocks, error_text, fail, find, non_empty, records, run, sections, to_parse_error, value, Field, PResult,
+    blocks, error_text, fail, find, is_blank, lines, non_empty, offset_in, records, run, sections, to_parse_error,
+    value, Field, PResult,
 };
+use nom::combinator::all_consuming;
+use nom::Parser;
 use crate::ParseError;
 use serde::Serialize;
 
@@ -141,8 +144,69 @@ fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
     Ok((rest, out))
 }
 
+const PROCESS_LIST: &str = "esxcli_vm_process_list";
+
+/// `esxcli vm process list` read record by record: the VMs whose records parse, and one
+/// error per record that does not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VmProcessList {
+    pub vms: Vec<VmProcess>,
+    pub broken: Vec<ParseError>,
+}
+
+/// All-or-nothing form: the first broken record fails the whole list.
 pub fn parse_vm_process_list(input: &str) -> Result<Vec<VmProcess>, ParseError> {
-    run("esxcli_vm_process_list", input, process_list)
+    let list = parse_vm_process_records(input)?;
+    match list.broken.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(list.vms),
+    }
+}
+
+/// Record by record: the output is cut into blank-line separated blocks (as every capture
+/// separates its records) and each block parses on its own, so a wrapped `Config File:`
+/// line or a cut record costs that record only. An esxcli error instead of a list is an
+/// error for the whole output.
+pub fn parse_vm_process_records(input: &str) -> Result<VmProcessList, ParseError> {
+    if let Some(e) = error_text(input) {
+        return Err(to_parse_error(PROCESS_LIST, input, &e));
+    }
+    let mut out = VmProcessList {
+        vms: Vec::new(),
+        broken: Vec::new(),
+    };
+    for block in blank_separated(input) {
+        match all_consuming(process_list).parse_complete(block) {
+            Ok((_, vms)) => out.vms.extend(vms),
+            Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
+                out.broken.push(to_parse_error(PROCESS_LIST, input, &e))
+            }
+            Err(nom::Err::Incomplete(_)) => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Maximal runs of non-blank lines, each a sub-slice of `input` (so errors keep their
+/// line numbers).
+fn blank_separated(input: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut run: Option<(usize, usize)> = None;
+    for l in lines(input) {
+        let Some(start) = offset_in(input, l) else { continue };
+        if is_blank(l) {
+            if let Some((a, b)) = run.take() {
+                out.push(input.get(a..b).unwrap_or(""));
+            }
+            continue;
+        }
+        let end = start + l.len();
+        run = Some(run.map_or((start, end), |(a, _)| (a, end)));
+    }
+    if let Some((a, b)) = run {
+        out.push(input.get(a..b).unwrap_or(""));
+    }
+    out
 }
 
 /// One `esxcli network vm port list -w <World ID>` output (not batched).

@@ -1,7 +1,7 @@
 //! The JSON report: one document, schema `pvrdma-doctor/report/v1` (documented in the
 //! README). It carries no timestamps, so a live run and `analyze` of its bundle produce
 //! byte-identical reports.
-use crate::diagnose::{Check, Diagnosis, HostDiagnosis, Pair, Summary};
+use crate::diagnose::{Check, Diagnosis, HostDiagnosis, Summary, TransportSummary};
 use serde::Serialize;
 
 pub const SCHEMA: &str = "pvrdma-doctor/report/v1";
@@ -13,7 +13,7 @@ struct Report<'a> {
     exit_code: u8,
     hosts: &'a [HostDiagnosis],
     fleet_checks: &'a [Check],
-    pairs: &'a [Pair],
+    transport: &'a TransportSummary,
     summary: &'a Summary,
 }
 
@@ -24,7 +24,7 @@ pub fn render(d: &Diagnosis) -> String {
         exit_code: d.exit_code(),
         hosts: &d.hosts,
         fleet_checks: &d.fleet_checks,
-        pairs: &d.pairs,
+        transport: &d.transport,
         summary: &d.summary,
     };
     // Serializing plain data structs cannot fail; fall back to a valid document anyway.
