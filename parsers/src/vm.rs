@@ -226,6 +226,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_wrapped_config_file_costs_only_its_record() {
+        let input = "hpc-node01\n   World ID: 2101874\n   Process ID: 0\n   Display Name: hpc-node01\n   Config File: /vmfs/volumes/64f1c2a3-5d8e21b0-7c3a-ec0d9a7f3196/hpc-node01/hpc-\nnode01.vmx\n\nhpc-node02\n   World ID: 2101990\n   Process ID: 0\n   Display Name: hpc-node02\n   Config File: /vmfs/volumes/ds/hpc-node02/hpc-node02.vmx\n \nweb01\n   World ID: 2102000\n   Display Name: web01\n";
+        let list = parse_vm_process_records(input).unwrap();
+        let names: Vec<&str> = list.vms.iter().map(|v| v.display_name.as_str()).collect();
+        assert_eq!(names, ["hpc-node02", "web01"]);
+        assert_eq!(list.broken.len(), 1);
+        assert_eq!(list.broken[0].line, 6, "{}", list.broken[0]);
+        // The all-or-nothing form still refuses the list.
+        assert!(parse_vm_process_list(input).is_err());
+        // An esxcli error is not a list with every record broken.
+        assert!(parse_vm_process_records("Error: Unknown command or namespace vm process list\n").is_err());
+        assert_eq!(parse_vm_process_records("").unwrap().vms, vec![]);
+    }
+
+    #[test]
     fn names_with_spaces_and_a_single_space_separator_line() {
         let input = "RH236_3.1\n   World ID: 68762\n   Process ID: 0\n   VMX Cartel ID: 68761\n   UUID: 56 4d 70 ad 43 f1 5e 25-8a 12 a0 e2 18 2e 38 ec\n   Display Name: RH236_3.1\n   Config File: /vmfs/volumes/5cce4874-40c5c88e-a836-003048fc4ffe/RH236_3.1/RH236_3.1.vmx\n \nServer 2016 Vcenter\n   World ID: 68982\n   Display Name: Server 2016 Vcenter\n   Config File: /vmfs/volumes/5cce65ea-ab8c59fa-82c7-003048fc4ffe/Server 2016 Vcenter/Server 2016 Vcenter.vmx\n";
         assert_eq!(
