@@ -202,7 +202,7 @@ fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net) ->
     }
     if let (Some(1), Some(2)) | (Some(2), Some(1)) = (a.roce, b.roce) {
         c.reasons.push(format!(
-            "RoCE v{} on {ha} and v{} on {hb}: a version mismatch the seeds do not describe (warning)",
+            "RoCE v{} on {ha} and v{} on {hb} (a version mismatch whose symptom the seeds do not describe)",
             a.roce.unwrap_or(0),
             b.roce.unwrap_or(0)
         ));
@@ -528,7 +528,7 @@ fn roce_pair(profiles: &[HostProfiles], mismatched: u64, example: Option<&String
                 ROCE_PAIR,
                 Status::Warn,
                 format!(
-                    "{mismatched} adapter pairs across hosts use RoCE v1 at one end and v2 at the other ({listing}); e.g. {}. The seed documents do not describe the symptom of such a pair",
+                    "{mismatched} adapter pairs across hosts use RoCE v1 at one end and v2 at the other ({listing}); e.g. {}",
                     example.map_or("", String::as_str)
                 ),
                 evidence,

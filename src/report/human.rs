@@ -116,6 +116,17 @@ fn host_section(out: &mut String, host: &HostDiagnosis, paint: &Paint) {
     if let Some(e) = &host.adapters_error {
         let _ = writeln!(out, "  {} {}", paint.dim("?"), clean(e));
     }
+    for e in &host.record_errors {
+        let _ = writeln!(out, "  {} {}", paint.dim("?"), clean(e));
+    }
+    if !host.fleet_failures.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {} failing fleet checks involve this host: {} (see across hosts)",
+            paint.red("✗"),
+            host.fleet_failures.join(", ")
+        );
+    }
 }
 
 fn kind_label(kind: crate::collect::ErrorKind) -> String {
