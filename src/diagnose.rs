@@ -13,6 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod fleet;
+mod lossless;
 mod vm_config;
 
 pub use fleet::{AdapterException, HostPairTransport, TransportCounts, TransportSummary};
@@ -72,8 +73,37 @@ pub const CHECKS: &[(&str, &str)] = &[
         "the RDMA device supports RoCE v1 or v2, and every adapter uses a version it supports",
     ),
     (
+        "lossless-network",
+        "the HCA uplink has global pause or PFC on (RoCE needs a lossless network); warns at most",
+    ),
+    ("vm-hardware-version", "PVRDMA VMs (.vmx) have virtual hardware 13 or later"),
+    (
+        "vm-memory-reserved",
+        "PVRDMA VMs reserve all guest memory (sched.mem.pin, or sched.mem.min = memSize)",
+    ),
+    (
+        "vm-pvrdma-adapter-count",
+        "PVRDMA adapters per VM within the release's limit (10 from 7.0.2, 1 before)",
+    ),
+    (
+        "vm-native-endpoints",
+        "adapters requesting native endpoints have hardware 18+ on ESXi 7.0 U1+, and vsish agrees",
+    ),
+    (
         "vmknic-subnets",
         "across hosts: the tagged vmknics share one IPv4 subnet (else routing and RoCE v2 are needed)",
+    ),
+    (
+        "vmknic-ipv4-unique",
+        "across hosts: no two PVRDMA vmknics share an IPv4 address",
+    ),
+    (
+        "pvrdma-same-vds",
+        "across hosts: the PVRDMA ports of adapters on the HCA sit on one vDS (name and UUID)",
+    ),
+    (
+        "roce-version-pair",
+        "across hosts: both ends of a pair use the same RoCE version (warns otherwise)",
     ),
 ];
 
@@ -313,6 +343,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         check_firewall(&facts),
         check_mtu(&ctx),
         check_roce(&ctx),
+        lossless::check_lossless(&ctx),
     ];
     checks.extend(vm_config::checks(&facts));
     let below_65 = matches!(&facts.version, Ok(v) if v.numbers().is_some_and(|n| n < (6, 5, 0)));

@@ -77,6 +77,8 @@ pub struct HostFacts {
     /// Why the properties batch stopped before its end (timeout, lost connection), so an
     /// adapter without a section is explained by that rather than by a stopped VM.
     pub pvrdma_properties_cut_short: Option<String>,
+    pub nic_pause: Fact<Vec<p::NicPause>>,
+    pub nic_dcb: Fact<Vec<p::DcbStatus>>,
     /// Only vm-support bundles carry these; empty otherwise.
     pub vmx: Vec<VmxFact>,
     /// Records of record lists that did not parse (each costs only itself), with why.
@@ -116,6 +118,8 @@ pub fn build(capture: &HostCapture) -> HostFacts {
             .outputs
             .get(cat::PVRDMA_PROPERTIES)
             .and_then(|o| o.failure.as_ref().map(|f| f.message.clone())),
+        nic_pause: fact(capture, cat::NIC_PAUSE_PARAMS, p::parse_nic_pause_params_list),
+        nic_dcb: fact(capture, cat::NIC_DCB_STATUS, p::parse_nic_dcb_status_batch),
         vmx: capture
             .vmx_files
             .iter()

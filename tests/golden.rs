@@ -33,6 +33,7 @@ const SCENARIOS: &[(&str, i32)] = &[
     ("no-rdma-device-empty-output", 1),
     ("esxi65-no-protocol-list", 0),
     ("esxi60-below-minimum", 1),
+    ("lossless-network-off", 0),
 ];
 
 fn samples() -> PathBuf {
@@ -482,4 +483,16 @@ fn another_options_record_is_unknown_not_untagged() {
     let report = json("option-record-of-another-option");
     let c = check(host(&report, "esx01"), "pvrdma-vmknic-tagged");
     assert_eq!(c["status"], "unknown", "{c}");
+}
+
+#[test]
+fn a_lossy_hca_uplink_warns_and_never_fails() {
+    let report = json("lossless-network-off");
+    let c = check(host(&report, "esx01"), "lossless-network");
+    assert_eq!(c["status"], "warn", "{c}");
+    assert!(c["summary"].as_str().unwrap_or("").contains("vmnic2"), "{c}");
+    let healthy = json("healthy-cluster");
+    let c = check(host(&healthy, "esx01"), "lossless-network");
+    assert_eq!(c["status"], "pass", "{c}");
+    assert!(c["summary"].as_str().unwrap_or("").contains("PFC on priority 3"), "{c}");
 }

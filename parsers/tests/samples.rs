@@ -45,6 +45,8 @@ fn parse(id: &str, text: &str) -> bool {
         "esxcli_network_vm_port_list" => check(p::parse_vm_port_list_batch(text)),
         "vsish_pvrdma_devices_ls" => check(p::parse_pvrdma_device_ls(text)),
         "vsish_pvrdma_properties" => check(p::parse_pvrdma_properties_batch(text)),
+        "esxcli_network_nic_pauseparams_list" => check(p::parse_nic_pause_params_list(text)),
+        "esxcli_network_nic_dcb_status_get" => check(p::parse_nic_dcb_status_batch(text)),
         _ => return false,
     }
     true
@@ -94,6 +96,8 @@ fn debug_of(id: &str, text: &str) -> Option<String> {
         "esxcli_network_vm_port_list" => d(p::parse_vm_port_list_batch(text)),
         "vsish_pvrdma_devices_ls" => d(p::parse_pvrdma_device_ls(text)),
         "vsish_pvrdma_properties" => d(p::parse_pvrdma_properties_batch(text)),
+        "esxcli_network_nic_pauseparams_list" => d(p::parse_nic_pause_params_list(text)),
+        "esxcli_network_nic_dcb_status_get" => d(p::parse_nic_dcb_status_batch(text)),
         _ => None,
     }
 }
