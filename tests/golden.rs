@@ -34,6 +34,7 @@ const SCENARIOS: &[(&str, i32)] = &[
     ("esxi65-no-protocol-list", 0),
     ("esxi60-below-minimum", 1),
     ("lossless-network-off", 0),
+    ("vm-support-vm-prerequisites", 1),
 ];
 
 fn samples() -> PathBuf {
@@ -495,4 +496,22 @@ fn a_lossy_hca_uplink_warns_and_never_fails() {
     let c = check(host(&healthy, "esx01"), "lossless-network");
     assert_eq!(c["status"], "pass", "{c}");
     assert!(c["summary"].as_str().unwrap_or("").contains("PFC on priority 3"), "{c}");
+}
+
+#[test]
+fn vm_prerequisites_from_vmx_files_fail_with_the_vm_named() {
+    let report = json("vm-support-vm-prerequisites");
+    let h = host(&report, "esx02");
+    for (id, vm) in [
+        ("vm-hardware-version", "hpc-hw11"),
+        ("vm-memory-reserved", "hpc-unreserved"),
+        ("vm-pvrdma-adapter-count", "hpc-two-adapters"),
+        ("vm-native-endpoints", "hpc-native-hw17"),
+    ] {
+        let c = check(h, id);
+        assert_eq!(c["status"], "fail", "{c}");
+        let summary = c["summary"].as_str().unwrap_or("");
+        assert!(summary.contains(vm), "{id}: {summary}");
+        assert!(c["remedy"].is_string(), "{c}");
+    }
 }
