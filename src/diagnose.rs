@@ -76,7 +76,10 @@ pub const CHECKS: &[(&str, &str)] = &[
         "lossless-network",
         "the HCA uplink has global pause or PFC on (RoCE needs a lossless network); warns at most",
     ),
-    ("vm-hardware-version", "PVRDMA VMs (.vmx) have virtual hardware 13 or later"),
+    (
+        "vm-hardware-version",
+        "PVRDMA VMs (.vmx) have virtual hardware 13 or later",
+    ),
     (
         "vm-memory-reserved",
         "PVRDMA VMs reserve all guest memory (sched.mem.pin, or sched.mem.min = memSize)",
@@ -985,7 +988,15 @@ fn check_vmknic_valid(ctx: &Context) -> Check {
         ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}")),
         ev(cat::IP_INTERFACE_LIST, format!("VDS Name / Portset of {vmk}")),
     ];
-    check(ID, Status::Pass, format!("{vmk} exists, is enabled, has IPv4 {address}; {}", vmknic_location(ctx, interface)), evidence)
+    check(
+        ID,
+        Status::Pass,
+        format!(
+            "{vmk} exists, is enabled, has IPv4 {address}; {}",
+            vmknic_location(ctx, interface)
+        ),
+        evidence,
+    )
 }
 
 /// Where the tagged vmknic sits, judged against every vDS whose single uplink is an HCA.
@@ -1012,7 +1023,10 @@ fn vmknic_location(ctx: &Context, interface: &p::VmkInterface) -> String {
         );
     }
     if let (Err(e), _) | (_, Err(e)) = (&ctx.facts.rdma_devices, &ctx.facts.dvs) {
-        return format!("it sits on {on}; which vDS carries an HCA is not known ({})", e.command());
+        return format!(
+            "it sits on {on}; which vDS carries an HCA is not known ({})",
+            e.command()
+        );
     }
     let names: Vec<String> = hca_switches.iter().map(|(_, s)| format!("vDS {}", s.name)).collect();
     let hca_text = if names.is_empty() {
@@ -1098,12 +1112,10 @@ fn check_mtu(ctx: &Context) -> Check {
     if paths.is_empty() {
         return not_checked(ID, "needs rdma-uplink-on-dvs to pass");
     }
-    let vmk_interface = ctx.tagged_vmknic.as_ref().and_then(|vmk| {
-        f.vmknics
-            .as_ref()
-            .ok()
-            .and_then(|i| i.iter().find(|i| &i.name == vmk))
-    });
+    let vmk_interface = ctx
+        .tagged_vmknic
+        .as_ref()
+        .and_then(|vmk| f.vmknics.as_ref().ok().and_then(|i| i.iter().find(|i| &i.name == vmk)));
     // The tagged vmknic's MTU belongs to a path only when it sits on that vDS; elsewhere it
     // carries PVRDMA control traffic only (see pvrdma-vmknic-valid).
     let results: Vec<Check> = paths
@@ -1111,7 +1123,9 @@ fn check_mtu(ctx: &Context) -> Check {
         .map(|(device, dvs)| {
             let vmk = match (&ctx.tagged_vmknic, &f.vmknics) {
                 (Some(vmk), Err(_)) => Some(vmk.clone()),
-                (Some(vmk), Ok(_)) if vmk_interface.is_some_and(|i| i.vds_name.as_deref() == Some(dvs.name.as_str())) => {
+                (Some(vmk), Ok(_))
+                    if vmk_interface.is_some_and(|i| i.vds_name.as_deref() == Some(dvs.name.as_str())) =>
+                {
                     Some(vmk.clone())
                 }
                 _ => None,
@@ -1122,7 +1136,10 @@ fn check_mtu(ctx: &Context) -> Check {
     let worst = results.iter().map(|c| c.status).max().unwrap_or(Status::Unknown);
     let mut summary = results.iter().map(|c| c.summary.clone()).collect::<Vec<_>>().join("; ");
     if let (Some(vmk), Some(i)) = (&ctx.tagged_vmknic, vmk_interface) {
-        if !paths.iter().any(|(_, d)| i.vds_name.as_deref() == Some(d.name.as_str())) {
+        if !paths
+            .iter()
+            .any(|(_, d)| i.vds_name.as_deref() == Some(d.name.as_str()))
+        {
             let mtu = i.mtu.map_or_else(|| "unknown".to_string(), |m| m.to_string());
             summary.push_str(&format!(
                 "; {vmk} (MTU {mtu}) is not on an HCA's vDS and carries only PVRDMA control traffic, so its MTU is not on the RDMA path"
@@ -1495,15 +1512,10 @@ fn adapter_verdict(
     adapter.active_mtu = properties.active_mtu;
     let port = adapter.mac.as_deref().and_then(|mac| find_port(f, id.world_id, mac));
     adapter.port = port.map(|p| PortView {
-        vds_id: p.vswitch.as_deref().and_then(|name| {
-            f.dvs
-                .as_ref()
-                .ok()?
-                .iter()
-                .find(|s| s.name == name)?
-                .vds_id
-                .clone()
-        }),
+        vds_id: p
+            .vswitch
+            .as_deref()
+            .and_then(|name| f.dvs.as_ref().ok()?.iter().find(|s| s.name == name)?.vds_id.clone()),
         vswitch: p.vswitch.clone(),
         portgroup: p.portgroup.clone(),
         uplink: p.team_uplink.clone(),
@@ -1735,11 +1747,16 @@ fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transport: &Transp
         line.push_str(&format!(": {adapter_parts}"));
     }
     let t = &s.adapter_pairs;
-    let across = [(t.rdma, "rdma"), (t.blocked, "blocked"), (t.tcp, "tcp"), (t.unknown, "unknown")]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, label)| format!("{n} {label}"))
-        .collect::<Vec<_>>();
+    let across = [
+        (t.rdma, "rdma"),
+        (t.blocked, "blocked"),
+        (t.tcp, "tcp"),
+        (t.unknown, "unknown"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, label)| format!("{n} {label}"))
+    .collect::<Vec<_>>();
     if !across.is_empty() {
         line.push_str(&format!("; adapter pairs across hosts: {}", across.join(", ")));
     }
@@ -2045,7 +2062,10 @@ mod subnet_tests {
         // The report does not contradict itself: the pair is blocked, the hosts are not healthy.
         assert_eq!(d.transport.totals.blocked, 1);
         assert_eq!(d.transport.totals.rdma, 0);
-        assert!(d.hosts.iter().all(|h| h.status == HostStatus::Problems && h.fleet_failures == ["vmknic-subnets"]));
+        assert!(d
+            .hosts
+            .iter()
+            .all(|h| h.status == HostStatus::Problems && h.fleet_failures == ["vmknic-subnets"]));
         assert!(d.summary.line.contains("2 with problems"), "{}", d.summary.line);
         assert!(d.summary.line.contains("1 blocked"), "{}", d.summary.line);
     }

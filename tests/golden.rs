@@ -389,8 +389,14 @@ fn the_seeds_own_layout_vmk0_on_the_management_vswitch_is_healthy() {
             let c = check(h, id);
             assert_eq!(c["status"], "pass", "{name} {id}: {c}");
         }
-        let valid = check(h, "pvrdma-vmknic-valid")["summary"].as_str().unwrap_or("").to_string();
-        assert!(valid.contains("vSwitch0") && valid.contains("control traffic"), "{valid}");
+        let valid = check(h, "pvrdma-vmknic-valid")["summary"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(
+            valid.contains("vSwitch0") && valid.contains("control traffic"),
+            "{valid}"
+        );
     }
 }
 
@@ -415,10 +421,17 @@ fn a_pair_a_failing_fleet_check_breaks_is_blocked_and_its_hosts_are_not_healthy(
     ] {
         let report = json(scenario);
         let fleet = report["fleet_checks"].as_array().expect("fleet checks");
-        let c = fleet.iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("{scenario}: no {id}"));
+        let c = fleet
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("{scenario}: no {id}"));
         assert_eq!(c["status"], "fail", "{scenario}: {c}");
         let t = &report["transport"]["totals"];
-        assert_eq!((t["rdma"].as_u64(), t["blocked"].as_u64()), (Some(0), Some(1)), "{scenario}: {t}");
+        assert_eq!(
+            (t["rdma"].as_u64(), t["blocked"].as_u64()),
+            (Some(0), Some(1)),
+            "{scenario}: {t}"
+        );
         for h in report["hosts"].as_array().expect("hosts") {
             assert_eq!(h["status"], "problems", "{scenario}: {}", h["host"]);
             assert_eq!(h["fleet_failures"][0], id, "{scenario}");
@@ -433,9 +446,15 @@ fn a_pair_a_failing_fleet_check_breaks_is_blocked_and_its_hosts_are_not_healthy(
 fn a_roce_version_mismatch_in_a_pair_warns_and_says_the_seeds_are_silent() {
     let report = json("roce-version-differs-in-pair");
     let fleet = report["fleet_checks"].as_array().expect("fleet checks");
-    let c = fleet.iter().find(|c| c["id"] == "roce-version-pair").expect("roce-version-pair");
+    let c = fleet
+        .iter()
+        .find(|c| c["id"] == "roce-version-pair")
+        .expect("roce-version-pair");
     assert_eq!(c["status"], "warn", "{c}");
-    assert!(c["summary"].as_str().unwrap_or("").contains("seeds do not describe"), "{c}");
+    assert!(
+        c["summary"].as_str().unwrap_or("").contains("seeds do not describe"),
+        "{c}"
+    );
 }
 
 #[test]
@@ -445,7 +464,10 @@ fn old_releases_say_what_the_release_cannot_do_instead_of_unknown() {
     assert_eq!(h["status"], "ok");
     let roce = check(h, "roce-supported");
     assert_eq!(roce["status"], "pass", "{roce}");
-    assert!(roce["summary"].as_str().unwrap_or("").contains("no `esxcli rdma device protocol list`"));
+    assert!(roce["summary"]
+        .as_str()
+        .unwrap_or("")
+        .contains("no `esxcli rdma device protocol list`"));
 
     let report = json("esxi60-below-minimum");
     let h = host(&report, "esx60");
@@ -453,7 +475,10 @@ fn old_releases_say_what_the_release_cannot_do_instead_of_unknown() {
     assert_eq!(check(h, "esxi-version")["status"], "fail");
     for c in h["checks"].as_array().expect("checks").iter().skip(1) {
         assert_eq!(c["status"], "not-applicable", "{c}");
-        assert!(c["summary"].as_str().unwrap_or("").contains("not applicable below ESXi 6.5"));
+        assert!(c["summary"]
+            .as_str()
+            .unwrap_or("")
+            .contains("not applicable below ESXi 6.5"));
     }
     assert!(h["adapters_error"].is_null());
 }

@@ -47,7 +47,10 @@ fn option(input: &str) -> PResult<'_, AdvancedOption> {
     // The record names the option it describes: another option's record (`/Net/UseHwTSO`
     // in this slot) says nothing about PVRDMA. Option paths are case-blind on the host.
     if !path.eq_ignore_ascii_case(OPTION) {
-        return Err(fail(path_field.line, "the record of `/Net/PVRDMAVmknic` (`Path:` names another option)"));
+        return Err(fail(
+            path_field.line,
+            "the record of `/Net/PVRDMAVmknic` (`Path:` names another option)",
+        ));
     }
     let string_value = find(fields, "String Value")
         .map(|f| f.value.trim().to_string())

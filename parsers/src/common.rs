@@ -330,12 +330,7 @@ pub(crate) fn records(input: &str) -> PResult<'_, Vec<Record<'_>>> {
 }
 
 /// Adds a field at its nesting level (see [`records`]).
-fn push_field<'a>(
-    fields: &mut Vec<Field<'a>>,
-    base: &mut Option<usize>,
-    ind: usize,
-    field: Field<'a>,
-) {
+fn push_field<'a>(fields: &mut Vec<Field<'a>>, base: &mut Option<usize>, ind: usize, field: Field<'a>) {
     let b = *base.get_or_insert(ind);
     if ind > b {
         if let Some(parent) = fields.last_mut() {

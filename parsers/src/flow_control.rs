@@ -92,7 +92,10 @@ fn dcb_state(nic: &str, body: &str) -> Result<DcbState, String> {
         Err(_) => return Err(format!("unreadable `dcb status get` output for {nic}")),
     };
     // The output names its NIC: another NIC's status says nothing about this uplink.
-    if let Some(named) = value(&fields, "Nic Name").or_else(|| value(&fields, "NIC Name")).and_then(non_empty) {
+    if let Some(named) = value(&fields, "Nic Name")
+        .or_else(|| value(&fields, "NIC Name"))
+        .and_then(non_empty)
+    {
         if named != nic {
             return Err(format!("the section of {nic} holds the DCB status of {named}"));
         }
@@ -165,7 +168,10 @@ mod tests {
     fn pause_params_from_the_real_capture() {
         let rows = parse_nic_pause_params_list(PAUSE_80U1).unwrap();
         assert_eq!(rows.len(), 2);
-        assert_eq!((rows[0].rx, rows[0].tx, rows[0].supported), (Some(true), Some(true), Some(true)));
+        assert_eq!(
+            (rows[0].rx, rows[0].tx, rows[0].supported),
+            (Some(true), Some(true), Some(true))
+        );
         assert_eq!((rows[1].rx, rows[1].tx), (Some(false), Some(false)));
         assert_eq!(rows[1].auto_negotiation, Some(false));
     }

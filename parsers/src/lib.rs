@@ -22,8 +22,8 @@ pub mod vswitch;
 
 pub use advanced::{parse_advanced_option, AdvancedOption};
 pub use error::ParseError;
-pub use flow_control::{parse_nic_dcb_status_batch, parse_nic_pause_params_list, DcbState, DcbStatus, NicPause};
 pub use firewall::{parse_firewall_get, parse_firewall_ruleset_list, FirewallRuleset, FirewallStatus};
+pub use flow_control::{parse_nic_dcb_status_batch, parse_nic_pause_params_list, DcbState, DcbStatus, NicPause};
 pub use ip_interface::{parse_ip_interface_ipv4_get, parse_ip_interface_list, Ipv4Interface, VmkInterface};
 pub use nic::{parse_nic_list, Nic};
 pub use rdma::{

@@ -21,9 +21,9 @@ use crate::common::{
     blocks, error_text, fail, find, is_blank, lines, non_empty, offset_in, records, run, sections, to_parse_error,
     value, Field, PResult,
 };
+use crate::ParseError;
 use nom::combinator::all_consuming;
 use nom::Parser;
-use crate::ParseError;
 use serde::Serialize;
 
 /// One record of `esxcli vm process list`.

@@ -67,7 +67,11 @@ fn dvs(input: &str) -> PResult<'_, Vec<DvsSwitch>> {
         if key_like(r.name) || named.is_some_and(|n| n != r.name.trim()) {
             return Err(fail(r.name_line, "a vDS record name line matching its `Name:` field"));
         }
-        if let Some(f) = r.fields.iter().find(|f| PORT_KEYS.iter().any(|k| f.key.eq_ignore_ascii_case(k))) {
+        if let Some(f) = r
+            .fields
+            .iter()
+            .find(|f| PORT_KEYS.iter().any(|k| f.key.eq_ignore_ascii_case(k)))
+        {
             return Err(fail(f.line, "`DVPort:` entries indented under `DVPort:`"));
         }
     }

@@ -159,7 +159,8 @@ fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net) ->
         reasons: Vec::new(),
         blocked_by: Vec::new(),
     };
-    let fallback = |h: &str, p: &Profile| (p.verdict == 1).then(|| format!("the adapter on {h} has no HCA (tcp-fallback)"));
+    let fallback =
+        |h: &str, p: &Profile| (p.verdict == 1).then(|| format!("the adapter on {h} has no HCA (tcp-fallback)"));
     let tcp: Vec<String> = [fallback(ha, a), fallback(hb, b)].into_iter().flatten().collect();
     if !tcp.is_empty() {
         c.transport = Transport::Tcp;
@@ -184,7 +185,9 @@ fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net) ->
     }
     if let (Some(x), Some(y)) = (&na.address, &nb.address) {
         if x == y {
-            c.reasons.push(format!("the PVRDMA vmknics of {ha} and {hb} have the same IPv4 address {x}"));
+            c.reasons.push(format!(
+                "the PVRDMA vmknics of {ha} and {hb} have the same IPv4 address {x}"
+            ));
             c.blocked_by.push(IPV4_UNIQUE);
         }
     }
@@ -335,9 +338,14 @@ pub(super) fn judge(hosts: &mut [HostDiagnosis], subnets: Option<Check>) -> (Vec
             }
         }
     }
-    summary
-        .exceptions
-        .sort_by(|x, y| (&x.adapter.host, &x.adapter.vm, x.adapter.adapter, &x.peer_host).cmp(&(&y.adapter.host, &y.adapter.vm, y.adapter.adapter, &y.peer_host)));
+    summary.exceptions.sort_by(|x, y| {
+        (&x.adapter.host, &x.adapter.vm, x.adapter.adapter, &x.peer_host).cmp(&(
+            &y.adapter.host,
+            &y.adapter.vm,
+            y.adapter.adapter,
+            &y.peer_host,
+        ))
+    });
     for hp in &summary.host_pairs {
         let p = hp.pairs;
         summary.totals.merge(&p);
@@ -407,7 +415,10 @@ fn ipv4_unique(hosts: &[HostDiagnosis], nets: &[Net]) -> Option<Check> {
         let h = &hosts[i];
         let vmk = h.pvrdma_vmknic.as_ref().map_or("", |v| v.name.as_str());
         match &nets[i].address {
-            Some(a) => by_address.entry(a.as_str()).or_default().push(format!("{} {vmk}", h.host)),
+            Some(a) => by_address
+                .entry(a.as_str())
+                .or_default()
+                .push(format!("{} {vmk}", h.host)),
             None => unknown.push(format!("{} {vmk}", h.host)),
         }
     }

@@ -89,7 +89,12 @@ fn fold(
         return check(id, Status::Unknown, unknown.join("; "), evidence);
     }
     if vms.is_empty() {
-        return check(id, Status::Pass, "no VM in the .vmx files has a PVRDMA adapter", evidence);
+        return check(
+            id,
+            Status::Pass,
+            "no VM in the .vmx files has a PVRDMA adapter",
+            evidence,
+        );
     }
     check(id, Status::Pass, good.join("; "), evidence)
 }
@@ -108,7 +113,10 @@ fn hardware_version(vms: &[PvrdmaVm], unreadable: &[String]) -> Check {
     for vm in vms {
         match vm.config.hardware_version {
             Some(hw) if hw >= 13 => good.push(format!("{} hardware {hw}", vm.name)),
-            Some(hw) => bad.push(format!("{} has virtual hardware {hw}; PVRDMA needs 13 or later", vm.name)),
+            Some(hw) => bad.push(format!(
+                "{} has virtual hardware {hw}; PVRDMA needs 13 or later",
+                vm.name
+            )),
             None => unknown.push(format!("{}: no virtualHW.version in {}", vm.name, vm.path)),
         }
     }
@@ -169,7 +177,11 @@ fn adapter_count(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> Chec
             Some((max, release)) if n > *max => bad.push(format!(
                 "{} has {n} PVRDMA adapters; {release} allows {max} per VM{}",
                 vm.name,
-                if *max == 1 { " (up to ten from vSphere 7.0.2)" } else { "" }
+                if *max == 1 {
+                    " (up to ten from vSphere 7.0.2)"
+                } else {
+                    ""
+                }
             )),
             Some(_) => good.push(format!("{}: {n}", vm.name)),
             None if n == 1 => good.push(format!("{}: 1", vm.name)),
@@ -199,7 +211,12 @@ fn adapter_count(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> Chec
 /// What vsish says about native endpoints for the VM whose config file is `path`, per
 /// PVRDMA adapter index.
 fn vsish_native(f: &HostFacts, path: &str) -> Option<Vec<(u32, Option<bool>)>> {
-    let process = f.vms.as_ref().ok()?.iter().find(|v| v.config_file.as_deref() == Some(path))?;
+    let process = f
+        .vms
+        .as_ref()
+        .ok()?
+        .iter()
+        .find(|v| v.config_file.as_deref() == Some(path))?;
     let sections = f.pvrdma_properties.as_ref().ok()?;
     Some(
         sections
@@ -217,7 +234,11 @@ fn vsish_native(f: &HostFacts, path: &str) -> Option<Vec<(u32, Option<bool>)>> {
 
 fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> Check {
     const ID: &str = "vm-native-endpoints";
-    let release = f.version.as_ref().ok().and_then(|v| Some((v.numbers()?, format!("{} {}", v.product, v.version))));
+    let release = f
+        .version
+        .as_ref()
+        .ok()
+        .and_then(|v| Some((v.numbers()?, format!("{} {}", v.product, v.version))));
     let (mut good, mut bad, mut unknown, mut warn) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for vm in vms {
         let requested: Vec<(usize, &&p::VmxAdapter)> = vm
@@ -229,7 +250,10 @@ fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> C
         if requested.is_empty() {
             continue;
         }
-        let names: Vec<String> = requested.iter().map(|(_, a)| format!("vrdma{}", a.ethernet_index)).collect();
+        let names: Vec<String> = requested
+            .iter()
+            .map(|(_, a)| format!("vrdma{}", a.ethernet_index))
+            .collect();
         let mut missing = Vec::new();
         match vm.config.hardware_version {
             Some(hw) if hw >= 18 => {}
@@ -264,17 +288,23 @@ fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> C
                 }
             }
         } else {
-            good.push(format!("{}: native endpoints requested ({})", vm.name, names.join(", ")));
+            good.push(format!(
+                "{}: native endpoints requested ({})",
+                vm.name,
+                names.join(", ")
+            ));
         }
     }
     let remedy = "native endpoints need virtual hardware 18+ and ESXi 7.0 Update 1+: upgrade the VM compatibility / host, or remove vrdmaN.nativeEndpointSupport";
     let mut c = fold(ID, vms, unreadable, good.clone(), bad, unknown, remedy);
-    c.evidence.push(ev(cat::PVRDMA_PROPERTIES, "Native endpoints supported"));
+    c.evidence
+        .push(ev(cat::PVRDMA_PROPERTIES, "Native endpoints supported"));
     if c.status == Status::Pass {
         if !warn.is_empty() {
             c.status = Status::Warn;
             c.summary = warn.join("; ");
-            c.remedy = Some("enable PVRDMA namespaces on the HCA (vendor documentation), then power-cycle the VM".to_string());
+            c.remedy =
+                Some("enable PVRDMA namespaces on the HCA (vendor documentation), then power-cycle the VM".to_string());
         } else if good.is_empty() && !vms.is_empty() {
             c.summary = "no PVRDMA adapter requests native endpoints (optional)".to_string();
         }
@@ -329,47 +359,88 @@ mod tests {
     fn native_endpoints_follow_hardware_release_and_what_vsish_says() {
         let ok = checks(&facts("7.0.3", VMX, 1));
         assert_eq!(status(&ok, "vm-native-endpoints"), Status::Pass);
-        assert_eq!(status(&ok, "vm-memory-reserved"), Status::Pass, "min == memSize is enough");
+        assert_eq!(
+            status(&ok, "vm-memory-reserved"),
+            Status::Pass,
+            "min == memSize is enough"
+        );
         let not_live = checks(&facts("7.0.3", VMX, 0));
         assert_eq!(status(&not_live, "vm-native-endpoints"), Status::Warn);
         let old_release = checks(&facts("7.0.0", VMX, 0));
         assert_eq!(status(&old_release, "vm-native-endpoints"), Status::Fail);
         let old_hw = checks(&facts("8.0.2", &VMX.replace("\"18\"", "\"17\""), 0));
         assert_eq!(status(&old_hw, "vm-native-endpoints"), Status::Fail);
-        let none = checks(&facts("8.0.2", &VMX.replace("vrdma1.nativeEndpointSupport = \"TRUE\"\n", ""), 0));
+        let none = checks(&facts(
+            "8.0.2",
+            &VMX.replace("vrdma1.nativeEndpointSupport = \"TRUE\"\n", ""),
+            0,
+        ));
         assert_eq!(status(&none, "vm-native-endpoints"), Status::Pass);
     }
 
     #[test]
     fn adapter_limit_is_one_before_7_0_2_and_ten_from_it() {
         let two = format!("{VMX}ethernet2.virtualDev = \"vrdma\"\n");
-        assert_eq!(status(&checks(&facts("7.0.1", &two, 1)), "vm-pvrdma-adapter-count"), Status::Fail);
-        assert_eq!(status(&checks(&facts("7.0.2", &two, 1)), "vm-pvrdma-adapter-count"), Status::Pass);
-        let eleven: String = (0..11).map(|n| format!("ethernet{n}.virtualDev = \"vrdma\"\n")).collect();
         assert_eq!(
-            status(&checks(&facts("8.0.2", &format!("{VMX}{eleven}"), 1)), "vm-pvrdma-adapter-count"),
+            status(&checks(&facts("7.0.1", &two, 1)), "vm-pvrdma-adapter-count"),
+            Status::Fail
+        );
+        assert_eq!(
+            status(&checks(&facts("7.0.2", &two, 1)), "vm-pvrdma-adapter-count"),
+            Status::Pass
+        );
+        let eleven: String = (0..11)
+            .map(|n| format!("ethernet{n}.virtualDev = \"vrdma\"\n"))
+            .collect();
+        assert_eq!(
+            status(
+                &checks(&facts("8.0.2", &format!("{VMX}{eleven}"), 1)),
+                "vm-pvrdma-adapter-count"
+            ),
             Status::Fail
         );
         // A present = FALSE adapter does not count.
         let absent = format!("{VMX}ethernet2.virtualDev = \"vrdma\"\nethernet2.present = \"FALSE\"\n");
-        assert_eq!(status(&checks(&facts("7.0.1", &absent, 1)), "vm-pvrdma-adapter-count"), Status::Pass);
+        assert_eq!(
+            status(&checks(&facts("7.0.1", &absent, 1)), "vm-pvrdma-adapter-count"),
+            Status::Pass
+        );
     }
 
     #[test]
     fn hardware_and_memory_fail_and_missing_keys_are_unknown() {
         let low = VMX.replace("\"18\"", "\"11\"");
-        assert_eq!(status(&checks(&facts("8.0.2", &low, 0)), "vm-hardware-version"), Status::Fail);
+        assert_eq!(
+            status(&checks(&facts("8.0.2", &low, 0)), "vm-hardware-version"),
+            Status::Fail
+        );
         let no_hw = VMX.replace("virtualHW.version = \"18\"\n", "");
-        assert_eq!(status(&checks(&facts("8.0.2", &no_hw, 0)), "vm-hardware-version"), Status::Unknown);
+        assert_eq!(
+            status(&checks(&facts("8.0.2", &no_hw, 0)), "vm-hardware-version"),
+            Status::Unknown
+        );
         let partial = VMX.replace("sched.mem.min = \"8192\"", "sched.mem.min = \"1024\"");
-        assert_eq!(status(&checks(&facts("8.0.2", &partial, 0)), "vm-memory-reserved"), Status::Fail);
+        assert_eq!(
+            status(&checks(&facts("8.0.2", &partial, 0)), "vm-memory-reserved"),
+            Status::Fail
+        );
         let pinned = format!("{partial}sched.mem.pin = \"TRUE\"\n");
-        assert_eq!(status(&checks(&facts("8.0.2", &pinned, 0)), "vm-memory-reserved"), Status::Pass);
+        assert_eq!(
+            status(&checks(&facts("8.0.2", &pinned, 0)), "vm-memory-reserved"),
+            Status::Pass
+        );
         let broken = checks(&facts("8.0.2", "garbage\n", 0));
-        assert_eq!(status(&broken, "vm-hardware-version"), Status::Unknown, "a .vmx that does not parse hides the answer");
+        assert_eq!(
+            status(&broken, "vm-hardware-version"),
+            Status::Unknown,
+            "a .vmx that does not parse hides the answer"
+        );
         // No .vmx facts at all: the VM checks are not run.
         let mut c = HostCapture::new("esx01", CaptureSource::Live);
-        c.outputs.insert(cat::SYSTEM_VERSION.to_string(), out(cat::SYSTEM_VERSION, "   Version: 8.0.2\n"));
+        c.outputs.insert(
+            cat::SYSTEM_VERSION.to_string(),
+            out(cat::SYSTEM_VERSION, "   Version: 8.0.2\n"),
+        );
         assert!(checks(&crate::facts::build(&c)).is_empty());
     }
 }

@@ -235,11 +235,16 @@ fn transport_lines(out: &mut String, d: &Diagnosis) {
     let exceptions = &d.transport.exceptions;
     for e in exceptions.iter().take(10) {
         let p = &e.pairs;
-        let counts: Vec<String> = [(p.blocked, "blocked"), (p.tcp, "tcp"), (p.unknown, "unknown"), (p.rdma, "rdma")]
-            .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, label)| format!("{n} {label}"))
-            .collect();
+        let counts: Vec<String> = [
+            (p.blocked, "blocked"),
+            (p.tcp, "tcp"),
+            (p.unknown, "unknown"),
+            (p.rdma, "rdma"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, label)| format!("{n} {label}"))
+        .collect();
         let _ = writeln!(
             out,
             "  {}/{}#{} → {}: {}: {}",
