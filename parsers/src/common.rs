@@ -329,6 +329,21 @@ pub(crate) fn records(input: &str) -> PResult<'_, Vec<Record<'_>>> {
     Ok((end_of(input), out))
 }
 
+/// Each record names itself twice (the name line and its `Name:` field): a name line that
+/// reads as a field (a copy whose indentation was flattened) or disagrees with `Name:` is a
+/// layout a parser would only be guessing at, so it is an error.
+pub(crate) fn check_record_names<'a>(recs: &[Record<'a>], expected: &'static str) -> Result<(), nom::Err<Fail<'a>>> {
+    for r in recs {
+        let t = r.name.trim();
+        let key_like = t.ends_with(':') || t.contains(": ");
+        let named = find(&r.fields, "Name").map(|f| f.value.trim());
+        if key_like || named.is_some_and(|n| n != t) {
+            return Err(fail(r.name_line, expected));
+        }
+    }
+    Ok(())
+}
+
 /// Adds a field at its nesting level (see [`records`]).
 fn push_field<'a>(fields: &mut Vec<Field<'a>>, base: &mut Option<usize>, ind: usize, field: Field<'a>) {
     let b = *base.get_or_insert(ind);

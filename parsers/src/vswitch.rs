@@ -17,7 +17,7 @@
 //!       
 //!          Client:
 //! ```
-use crate::common::{bool_value, fail, find, list_value, non_empty, records, run, value, PResult};
+use crate::common::{bool_value, check_record_names, fail, find, list_value, non_empty, records, run, value, PResult};
 use crate::ParseError;
 use serde::Serialize;
 
@@ -59,14 +59,8 @@ const PORT_KEYS: [&str; 4] = ["Client", "DVPortgroup ID", "In Use", "Port ID"];
 
 fn dvs(input: &str) -> PResult<'_, Vec<DvsSwitch>> {
     let (rest, recs) = records(input)?;
+    check_record_names(&recs, "a vDS record name line matching its `Name:` field")?;
     for r in &recs {
-        // The record names its switch twice (name line and `Name:`): a name line that
-        // reads as a field, or disagrees with `Name:`, is a layout this parser would only
-        // be guessing at.
-        let named = value(&r.fields, "Name").map(str::trim);
-        if key_like(r.name) || named.is_some_and(|n| n != r.name.trim()) {
-            return Err(fail(r.name_line, "a vDS record name line matching its `Name:` field"));
-        }
         if let Some(f) = r
             .fields
             .iter()
@@ -106,14 +100,9 @@ fn dvs(input: &str) -> PResult<'_, Vec<DvsSwitch>> {
     Ok((rest, out))
 }
 
-/// `Client:` or `Name: x`: a line that is a field, not a switch name.
-fn key_like(name: &str) -> bool {
-    let t = name.trim();
-    t.ends_with(':') || t.contains(": ")
-}
-
 fn standard(input: &str) -> PResult<'_, Vec<StandardSwitch>> {
     let (rest, recs) = records(input)?;
+    check_record_names(&recs, "a vSwitch record name line matching its `Name:` field")?;
     let out = recs
         .iter()
         .map(|r| {
