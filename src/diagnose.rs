@@ -1607,12 +1607,26 @@ fn port_reasons(
     let Some((device, _)) = ctx.rdma_switches.iter().find(|(_, s)| s.name == vswitch) else {
         let mut names: Vec<&str> = ctx.rdma_switches.iter().map(|(_, s)| s.name.as_str()).collect();
         names.dedup();
-        return vec![match names.first() {
-            None => format!("its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}; no vDS has an HCA as uplink"),
-            Some(first) => format!(
-                "its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}, not on vDS {} whose uplink is an HCA: connect the adapter to a port group of {first}",
+        // Only a vDS whose one uplink is an HCA can carry PVRDMA: never advise another.
+        let usable: Vec<String> = ctx
+            .single_uplink_hca_switches()
+            .iter()
+            .map(|(_, s)| s.name.clone())
+            .collect();
+        let advice = match usable.as_slice() {
+            [] => "no vDS has an HCA as its only uplink yet (see dvs-single-uplink)".to_string(),
+            [one] => format!("connect the adapter to a port group of {one}"),
+            many => format!("connect the adapter to a port group of one of {}", many.join(", ")),
+        };
+        return vec![if names.is_empty() {
+            format!(
+                "its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}; no vDS has an HCA as uplink"
+            )
+        } else {
+            format!(
+                "its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}, not on vDS {} whose uplink is an HCA: {advice}",
                 names.join(" or ")
-            ),
+            )
         }];
     };
     let mut reasons = Vec::new();

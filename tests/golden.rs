@@ -35,6 +35,7 @@ const SCENARIOS: &[(&str, i32)] = &[
     ("esxi60-below-minimum", 1),
     ("lossless-network-off", 0),
     ("vm-support-vm-prerequisites", 1),
+    ("two-hcas-adapter-on-vswitch0", 1),
 ];
 
 fn samples() -> PathBuf {
@@ -539,4 +540,19 @@ fn vm_prerequisites_from_vmx_files_fail_with_the_vm_named() {
         assert!(summary.contains(vm), "{id}: {summary}");
         assert!(c["remedy"].is_string(), "{c}");
     }
+}
+
+#[test]
+fn an_adapter_off_the_hca_switches_is_pointed_at_every_usable_vds() {
+    let report = json("two-hcas-adapter-on-vswitch0");
+    let a = &host(&report, "esx01")["vms"][0]["adapters"][0];
+    assert_eq!(a["verdict"], "tcp-fallback");
+    let reasons: Vec<&str> = a["reasons"]
+        .as_array()
+        .expect("reasons")
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    let r = reasons.iter().find(|r| r.contains("vSwitch0")).expect("port reason");
+    assert!(r.contains("one of DSwitch-RDMA, DSwitch-RDMA-B"), "{r}");
 }
