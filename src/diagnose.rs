@@ -349,6 +349,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         lossless::check_lossless(&ctx),
     ];
     checks.extend(vm_config::checks(&facts));
+    settle_not_checked(&mut checks);
     let below_65 = matches!(&facts.version, Ok(v) if v.numbers().is_some_and(|n| n < (6, 5, 0)));
     if below_65 {
         // Nothing PVRDMA needs exists on such a host: say so instead of "unknown".
@@ -625,6 +626,44 @@ fn with_remedy(mut c: Check, remedy: impl Into<String>) -> Check {
 /// The check cannot run because a fact is missing.
 fn unknown_from(id: &'static str, command: &'static str, error: &facts::FactError) -> Check {
     check(id, Status::Unknown, error.to_string(), vec![ev(command, "output")])
+}
+
+/// The check a dependent check needs, for [`settle_not_checked`].
+const PREREQUISITES: &[(&str, &str)] = &[
+    ("rdma-device-active", "rdma-device-present"),
+    ("rdma-uplink-on-dvs", "rdma-device-present"),
+    ("dvs-single-uplink", "rdma-uplink-on-dvs"),
+    ("pvrdma-vmknic-valid", "pvrdma-vmknic-tagged"),
+    ("mtu-consistent", "rdma-uplink-on-dvs"),
+    ("roce-supported", "rdma-device-present"),
+    ("lossless-network", "rdma-device-present"),
+];
+
+/// `unknown` means missing data and nothing else: a check skipped because its prerequisite
+/// *fails* (or is itself not applicable) has nothing to judge, so it is `not-applicable`
+/// with that reason; it stays `unknown` only when the prerequisite is unknown.
+fn settle_not_checked(checks: &mut [Check]) {
+    for i in 0..checks.len() {
+        let Some(c) = checks.get(i) else { continue };
+        if c.status != Status::Unknown || !c.summary.starts_with("not checked:") {
+            continue;
+        }
+        let Some((_, pre)) = PREREQUISITES.iter().find(|(id, _)| *id == c.id) else {
+            continue;
+        };
+        let pre_status = checks.iter().find(|p| p.id == *pre).map(|p| p.status);
+        if let Some(status @ (Status::Fail | Status::NotApplicable)) = pre_status {
+            let why = if status == Status::Fail {
+                "fails"
+            } else {
+                "is not applicable"
+            };
+            if let Some(c) = checks.get_mut(i) {
+                c.status = Status::NotApplicable;
+                c.summary = format!("not checked: {pre} {why}");
+            }
+        }
+    }
 }
 
 /// The check depends on another one that did not pass.

@@ -487,8 +487,25 @@ fn old_releases_say_what_the_release_cannot_do_instead_of_unknown() {
 #[test]
 fn an_empty_rdma_device_list_means_no_device() {
     let report = json("no-rdma-device-empty-output");
-    let c = check(host(&report, "esx01"), "rdma-device-present");
+    let h = host(&report, "esx01");
+    let c = check(h, "rdma-device-present");
     assert_eq!(c["status"], "fail", "{c}");
+    // What depends on a failing check has nothing to judge: not applicable, not unknown
+    // (unknown means missing data).
+    for id in [
+        "rdma-device-active",
+        "rdma-uplink-on-dvs",
+        "dvs-single-uplink",
+        "mtu-consistent",
+        "roce-supported",
+    ] {
+        assert_eq!(check(h, id)["status"], "not-applicable", "{id}");
+    }
+    assert!(h["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .all(|c| c["status"] != "unknown"));
 }
 
 #[test]
