@@ -36,6 +36,8 @@ pub const VM_PROCESS_LIST: &str = "esxcli_vm_process_list";
 pub const VM_PORT_LIST: &str = "esxcli_network_vm_port_list";
 pub const PVRDMA_DEVICES_LS: &str = "vsish_pvrdma_devices_ls";
 pub const PVRDMA_PROPERTIES: &str = "vsish_pvrdma_properties";
+pub const NIC_PAUSE_PARAMS: &str = "esxcli_network_nic_pauseparams_list";
+pub const NIC_DCB_STATUS: &str = "esxcli_network_nic_dcb_status_get";
 
 /// Every command, in the order a report lists them.
 pub static CATALOGUE: &[CommandSpec] = &[
@@ -119,6 +121,16 @@ pub static CATALOGUE: &[CommandSpec] = &[
         command: "for d in $(vsish -e ls /vmkModules/vrdma/pvrdmaDevices/ 2>/dev/null); do d=${d%/}; echo \"==> $d <==\"; vsish -e cat \"/vmkModules/vrdma/pvrdmaDevices/$d/properties\" 2>&1; done",
         why: "per adapter: 'Physical HCA available' (HCA or TCP fallback), MAC, RoCE version, MTU (one batched query for all adapters)",
     },
+    CommandSpec {
+        id: NIC_PAUSE_PARAMS,
+        command: "esxcli network nic pauseParams list",
+        why: "global pause (RX/TX) of the HCA uplink: RoCE needs a lossless network (pause or PFC)",
+    },
+    CommandSpec {
+        id: NIC_DCB_STATUS,
+        command: "for n in $(esxcli rdma device list 2>/dev/null | grep -o 'vmnic[0-9]*'); do echo \"==> $n <==\"; esxcli network nic dcb status get -n \"$n\" 2>&1; echo \"<== $n exit $? ==>\"; done",
+        why: "DCB / PFC state of each RDMA uplink: RoCE needs a lossless network (pause or PFC) (one batched query)",
+    },
 ];
 
 impl CommandSpec {
@@ -126,7 +138,7 @@ impl CommandSpec {
     /// a series of `==> KEY <==` sections, each with that iteration's own errors, so one
     /// failed iteration must not discard the others.
     pub fn is_batch(&self) -> bool {
-        self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES
+        self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES || self.id == NIC_DCB_STATUS
     }
 
     /// How messages name the command: the command line, or for a batched loop the query
@@ -135,6 +147,7 @@ impl CommandSpec {
         match self.id {
             VM_PORT_LIST => "esxcli network vm port list -w <World ID> (batched over running VMs)",
             PVRDMA_PROPERTIES => "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties (batched)",
+            NIC_DCB_STATUS => "esxcli network nic dcb status get -n <RDMA uplink> (batched)",
             _ => self.command,
         }
     }

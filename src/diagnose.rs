@@ -12,9 +12,17 @@ use pvrdma_parsers as p;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod fleet;
+mod lossless;
+mod vm_config;
+
+pub use fleet::{AdapterException, HostPairTransport, TransportCounts, TransportSummary};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
+    /// The check does not apply to this host (PVRDMA itself needs ESXi 6.5+).
+    NotApplicable,
     Pass,
     Warn,
     Fail,
@@ -65,8 +73,40 @@ pub const CHECKS: &[(&str, &str)] = &[
         "the RDMA device supports RoCE v1 or v2, and every adapter uses a version it supports",
     ),
     (
+        "lossless-network",
+        "the HCA uplink has global pause or PFC on (RoCE needs a lossless network); warns at most",
+    ),
+    (
+        "vm-hardware-version",
+        "PVRDMA VMs (.vmx) have virtual hardware 13 or later",
+    ),
+    (
+        "vm-memory-reserved",
+        "PVRDMA VMs reserve all guest memory (sched.mem.pin, or sched.mem.min = memSize)",
+    ),
+    (
+        "vm-pvrdma-adapter-count",
+        "PVRDMA adapters per VM within the release's limit (10 from 7.0.2, 1 before)",
+    ),
+    (
+        "vm-native-endpoints",
+        "adapters requesting native endpoints have hardware 18+ on ESXi 7.0 U1+, and vsish agrees",
+    ),
+    (
         "vmknic-subnets",
         "across hosts: the tagged vmknics share one IPv4 subnet (else routing and RoCE v2 are needed)",
+    ),
+    (
+        "vmknic-ipv4-unique",
+        "across hosts: no two PVRDMA vmknics share an IPv4 address",
+    ),
+    (
+        "pvrdma-same-vds",
+        "across hosts: the PVRDMA ports of adapters on the HCA sit on one vDS (name and UUID)",
+    ),
+    (
+        "roce-version-pair",
+        "across hosts: both ends of a pair use the same RoCE version (warns otherwise)",
     ),
 ];
 
@@ -85,6 +125,8 @@ pub enum Verdict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PortView {
     pub vswitch: Option<String>,
+    /// The `VDS ID` (UUID) of that switch when it is a vDS esxcli lists.
+    pub vds_id: Option<String>,
     pub portgroup: Option<String>,
     pub uplink: Option<String>,
 }
@@ -136,6 +178,14 @@ pub struct HostDiagnosis {
     pub adapters_error: Option<String>,
     /// The vmknic tagged for PVRDMA and its IPv4 address, when known.
     pub pvrdma_vmknic: Option<PvrdmaVmknic>,
+    /// Failing fleet checks that break this host's pairs or name it (the host is then not
+    /// healthy even when its own checks pass).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fleet_failures: Vec<&'static str>,
+    /// Records of a record list (`esxcli vm process list`) that did not parse: each costs
+    /// only its own record, and the host is `incomplete`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub record_errors: Vec<String>,
 }
 
 /// The VMkernel adapter a host uses for PVRDMA.
@@ -155,6 +205,9 @@ pub enum Transport {
     Memcpy,
     Rdma,
     Tcp,
+    /// Both adapters use the HCA, but a failing fleet check (different vDSes, duplicate
+    /// vmknic addresses, RoCE v1 between subnets) breaks the path between them.
+    Blocked,
     Unknown,
 }
 
@@ -165,13 +218,6 @@ pub struct AdapterRef {
     /// Tells apart two running VMs with the same display name.
     pub world_id: Option<u64>,
     pub adapter: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Pair {
-    pub a: AdapterRef,
-    pub b: AdapterRef,
-    pub transport: Transport,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -188,6 +234,10 @@ pub struct Summary {
     pub unknown: usize,
     /// Hosts whose PVRDMA adapters could not be listed (not the same as having none).
     pub hosts_without_adapter_list: usize,
+    /// Adapter pairs of different VMs by transport class (`transport.totals`).
+    pub adapter_pairs: TransportCounts,
+    /// Ids of the failing fleet checks.
+    pub fleet_failures: Vec<&'static str>,
     /// The one-line summary the human report ends with.
     pub line: String,
 }
@@ -195,9 +245,11 @@ pub struct Summary {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnosis {
     pub hosts: Vec<HostDiagnosis>,
-    /// Checks across hosts (stable ids too): `vmknic-subnets`.
+    /// Checks across hosts (stable ids too): `vmknic-subnets`, `vmknic-ipv4-unique`,
+    /// `pvrdma-same-vds`, `roce-version-pair`.
     pub fleet_checks: Vec<Check>,
-    pub pairs: Vec<Pair>,
+    /// The transport between adapters of different VMs, counted (replaces the pair list).
+    pub transport: TransportSummary,
     /// `--probe` only: one entry per probed (or skipped) host pair.
     pub probes: Vec<crate::probe::Probe>,
     /// `--baseline` only: what differs from the baseline report.
@@ -247,24 +299,35 @@ impl Diagnosis {
     }
 }
 
-/// Diagnoses every host, then the transport between every pair of adapters.
+/// Diagnoses every host, then the fleet checks and the transport between adapters.
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
     let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
     let probes = crate::probe::results(captures, &hosts);
-    let fleet_checks = check_vmknic_subnets(&hosts)
-        .into_iter()
-        .chain(crate::probe::check(&probes))
-        .collect();
-    let pairs = pairs(&hosts);
-    let mut summary = summarize(&hosts);
+    let mut d = fleet_diagnosis_with(hosts, crate::probe::check(&probes).into_iter().collect());
     if let Some(tally) = crate::probe::tally(&probes) {
-        summary.line.push_str(&format!("; path probe: {tally}"));
+        d.summary.line.push_str(&format!("; path probe: {tally}"));
     }
+    d.probes = probes;
+    d
+}
+
+/// The fleet checks and transport over diagnosed hosts (a failing fleet check changes the
+/// status of the hosts it involves, so the summary comes last).
+pub fn fleet_diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
+    fleet_diagnosis_with(hosts, Vec::new())
+}
+
+/// [`fleet_diagnosis`] with fleet checks judged elsewhere (the path probe's).
+fn fleet_diagnosis_with(mut hosts: Vec<HostDiagnosis>, extra: Vec<Check>) -> Diagnosis {
+    let subnets = check_vmknic_subnets(&hosts);
+    let (mut fleet_checks, transport) = fleet::judge(&mut hosts, subnets);
+    fleet_checks.extend(extra);
+    let summary = summarize(&hosts, &fleet_checks, &transport);
     Diagnosis {
         hosts,
         fleet_checks,
-        pairs,
-        probes,
+        transport,
+        probes: Vec::new(),
         changes: None,
         summary,
     }
@@ -289,10 +352,12 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
             vms: Vec::new(),
             adapters_error: None,
             pvrdma_vmknic: None,
+            fleet_failures: Vec::new(),
+            record_errors: Vec::new(),
         };
     }
     let ctx = Context::new(&facts);
-    let checks = vec![
+    let mut checks = vec![
         check_version(&facts),
         check_device_present(&facts),
         check_device_active(&ctx),
@@ -303,8 +368,28 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         check_firewall(&facts),
         check_mtu(&ctx),
         check_roce(&ctx),
+        lossless::check_lossless(&ctx),
     ];
-    let (vms, adapters_error) = adapters(&facts, &ctx, &checks);
+    checks.extend(vm_config::checks(&facts));
+    settle_not_checked(&mut checks);
+    let below_65 = matches!(&facts.version, Ok(v) if v.numbers().is_some_and(|n| n < (6, 5, 0)));
+    if below_65 {
+        // Nothing PVRDMA needs exists on such a host: say so instead of "unknown".
+        for c in checks.iter_mut().skip(1) {
+            *c = check(
+                c.id,
+                Status::NotApplicable,
+                "not applicable below ESXi 6.5 (PVRDMA needs 6.5 or later, see esxi-version)",
+                Vec::new(),
+            );
+        }
+    }
+    let (vms, adapters_error) = if below_65 {
+        (Vec::new(), None)
+    } else {
+        adapters(&facts, &ctx, &checks)
+    };
+    let record_errors = facts.record_errors.clone();
     let esxi_version = facts.version.as_ref().ok().map(|v| match &v.build {
         Some(build) => format!("{} (build {build})", v.version),
         None => v.version.clone(),
@@ -320,6 +405,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
             .flat_map(|v| &v.adapters)
             .any(|a| a.verdict == Verdict::Unknown)
         || adapters_error.is_some()
+        || !record_errors.is_empty()
         || capture.error.is_some();
     let status = if any_fail {
         HostStatus::Problems
@@ -337,6 +423,8 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         vms,
         adapters_error,
         pvrdma_vmknic: pvrdma_vmknic(&ctx),
+        fleet_failures: Vec::new(),
+        record_errors,
     }
 }
 
@@ -365,7 +453,7 @@ fn pvrdma_vmknic(ctx: &Context) -> Option<PvrdmaVmknic> {
 
 /// `10.10.10.11` with `255.255.255.0` → `10.10.10.0/24`; `None` unless both parse and
 /// the mask is contiguous.
-fn ipv4_network(address: &str, netmask: &str) -> Option<String> {
+pub(crate) fn ipv4_network(address: &str, netmask: &str) -> Option<String> {
     let address: std::net::Ipv4Addr = address.trim().parse().ok()?;
     let mask = u32::from(netmask.trim().parse::<std::net::Ipv4Addr>().ok()?);
     let prefix = mask.leading_ones();
@@ -504,6 +592,18 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Every vDS whose one and only uplink is an HCA's paired uplink, with that HCA, in
+    /// the order esxcli lists the devices (each vDS once).
+    fn single_uplink_hca_switches(&self) -> Vec<(&'a p::RdmaDevice, &'a p::DvsSwitch)> {
+        let mut out: Vec<(&p::RdmaDevice, &p::DvsSwitch)> = Vec::new();
+        for (d, s) in &self.rdma_switches {
+            if s.uplinks.len() == 1 && !out.iter().any(|(_, o)| o.name == s.name) {
+                out.push((d, s));
+            }
+        }
+        out
+    }
+
     /// The vmknic to suggest in a remedy: the one bound to the RDMA device, else one on
     /// the RDMA vDS.
     fn suggested_vmknic(&self) -> String {
@@ -556,6 +656,44 @@ fn with_remedy(mut c: Check, remedy: impl Into<String>) -> Check {
 /// The check cannot run because a fact is missing.
 fn unknown_from(id: &'static str, command: &'static str, error: &facts::FactError) -> Check {
     check(id, Status::Unknown, error.to_string(), vec![ev(command, "output")])
+}
+
+/// The check a dependent check needs, for [`settle_not_checked`].
+const PREREQUISITES: &[(&str, &str)] = &[
+    ("rdma-device-active", "rdma-device-present"),
+    ("rdma-uplink-on-dvs", "rdma-device-present"),
+    ("dvs-single-uplink", "rdma-uplink-on-dvs"),
+    ("pvrdma-vmknic-valid", "pvrdma-vmknic-tagged"),
+    ("mtu-consistent", "rdma-uplink-on-dvs"),
+    ("roce-supported", "rdma-device-present"),
+    ("lossless-network", "rdma-device-present"),
+];
+
+/// `unknown` means missing data and nothing else: a check skipped because its prerequisite
+/// *fails* (or is itself not applicable) has nothing to judge, so it is `not-applicable`
+/// with that reason; it stays `unknown` only when the prerequisite is unknown.
+fn settle_not_checked(checks: &mut [Check]) {
+    for i in 0..checks.len() {
+        let Some(c) = checks.get(i) else { continue };
+        if c.status != Status::Unknown || !c.summary.starts_with("not checked:") {
+            continue;
+        }
+        let Some((_, pre)) = PREREQUISITES.iter().find(|(id, _)| *id == c.id) else {
+            continue;
+        };
+        let pre_status = checks.iter().find(|p| p.id == *pre).map(|p| p.status);
+        if let Some(status @ (Status::Fail | Status::NotApplicable)) = pre_status {
+            let why = if status == Status::Fail {
+                "fails"
+            } else {
+                "is not applicable"
+            };
+            if let Some(c) = checks.get_mut(i) {
+                c.status = Status::NotApplicable;
+                c.summary = format!("not checked: {pre} {why}");
+            }
+        }
+    }
 }
 
 /// The check depends on another one that did not pass.
@@ -914,60 +1052,59 @@ fn check_vmknic_valid(ctx: &Context) -> Check {
             format!("esxcli network ip interface ipv4 set -i {vmk} -t static -I <IPv4 address> -N <netmask>"),
         );
     };
-    let Some(dvs) = ctx.dvs else {
-        return check(
-            ID,
-            Status::Pass,
-            format!("{vmk} exists, is enabled and has IPv4 {address}"),
-            vec![enabled_ev(), ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}"))],
-        );
-    };
-    if interface.vds_name.as_deref() == Some(dvs.name.as_str()) {
-        return check(
-            ID,
-            Status::Pass,
-            format!(
-                "{vmk} exists, is enabled, has IPv4 {address} and sits on vDS {}",
-                dvs.name
-            ),
-            vec![
-                enabled_ev(),
-                ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}")),
-                ev(cat::IP_INTERFACE_LIST, format!("VDS Name of {vmk}")),
-            ],
-        );
-    }
+    let evidence = vec![
+        enabled_ev(),
+        ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}")),
+        ev(cat::IP_INTERFACE_LIST, format!("VDS Name / Portset of {vmk}")),
+    ];
+    check(
+        ID,
+        Status::Pass,
+        format!(
+            "{vmk} exists, is enabled, has IPv4 {address}; {}",
+            vmknic_location(ctx, interface)
+        ),
+        evidence,
+    )
+}
+
+/// Where the tagged vmknic sits, judged against every vDS whose single uplink is an HCA.
+/// PVRDMA uses the vmknic for its control data (and the TCP channel), not for the RDMA
+/// data path: the VMware paper and the vCenter 7 write-up in the seeds tag the management
+/// vmknic `vmk0` on a standard vSwitch, the Mellanox guide a vmknic on the vDS. Both are
+/// set-ups the seeds call correct, so the location is reported, never failed.
+fn vmknic_location(ctx: &Context, interface: &p::VmkInterface) -> String {
+    let hca_switches = ctx.single_uplink_hca_switches();
     let on = match (interface.vds_name.as_deref(), interface.portset.as_deref()) {
         (Some(vds), _) => format!("vDS {vds}"),
         (None, Some(portset)) => format!("standard switch {portset}"),
-        (None, None) => "another switch".to_string(),
+        (None, None) => "a switch esxcli does not name".to_string(),
     };
-    let suggested = ctx.suggested_vmknic();
-    let remedy = if &suggested != vmk && !suggested.starts_with('<') {
-        format!(
-            "tag the vmknic on vDS {}: esxcli system settings advanced set -o /Net/PVRDMAVmknic -s {suggested}",
-            dvs.name
-        )
+    if let Some((device, dvs)) = hca_switches
+        .iter()
+        .find(|(_, s)| interface.vds_name.as_deref() == Some(s.name.as_str()))
+    {
+        return format!(
+            "it sits on vDS {}, whose only uplink is the HCA {} ({})",
+            dvs.name,
+            device.paired_uplink.as_deref().unwrap_or("?"),
+            device.name
+        );
+    }
+    if let (Err(e), _) | (_, Err(e)) = (&ctx.facts.rdma_devices, &ctx.facts.dvs) {
+        return format!(
+            "it sits on {on}; which vDS carries an HCA is not known ({})",
+            e.command()
+        );
+    }
+    let names: Vec<String> = hca_switches.iter().map(|(_, s)| format!("vDS {}", s.name)).collect();
+    let hca_text = if names.is_empty() {
+        String::new()
     } else {
-        format!(
-            "in vCenter, migrate {vmk} to a port group of vDS {} (Host > Configure > VMkernel adapters)",
-            dvs.name
-        )
+        format!(", not on {}", names.join(" or "))
     };
-    with_remedy(
-        check(
-            ID,
-            Status::Warn,
-            format!(
-                "{vmk} has IPv4 {address} but sits on {on}, not on vDS {} whose uplink is the HCA",
-                dvs.name
-            ),
-            vec![
-                ev(cat::IP_INTERFACE_LIST, format!("VDS Name of {vmk}")),
-                ev(cat::IP_INTERFACE_LIST, format!("Portset of {vmk}")),
-            ],
-        ),
-        remedy,
+    format!(
+        "it sits on {on}{hca_text}: PVRDMA uses it for control traffic only (the seeds' own set-up tags the management vmknic vmk0 on a standard vSwitch); RDMA data goes through the HCA"
     )
 }
 
@@ -1034,30 +1171,64 @@ fn check_firewall(f: &HostFacts) -> Check {
 fn check_mtu(ctx: &Context) -> Check {
     const ID: &str = "mtu-consistent";
     let f = ctx.facts;
-    let (Some(device), Some(dvs)) = (ctx.device, ctx.dvs) else {
-        return not_checked(ID, "needs rdma-uplink-on-dvs to pass");
-    };
-    let Some(vmk) = &ctx.tagged_vmknic else {
-        return not_checked(ID, "needs pvrdma-vmknic-tagged to pass");
-    };
-    if let Ok(interfaces) = &f.vmknics {
-        match interfaces.iter().find(|i| &i.name == vmk) {
-            None => {
-                return not_checked(
-                    ID,
-                    &format!("the tagged vmknic {vmk} does not exist (see pvrdma-vmknic-valid)"),
-                )
-            }
-            // Its MTU only matters on the path through the HCA's vDS.
-            Some(i) if i.vds_name.as_deref() != Some(dvs.name.as_str()) => {
-                return not_checked(
-                    ID,
-                    &format!("{vmk} is not on vDS {} (see pvrdma-vmknic-valid)", dvs.name),
-                )
-            }
-            Some(_) => {}
+    // Every vDS that carries an HCA is an RDMA data path of its own.
+    let mut paths: Vec<(&p::RdmaDevice, &p::DvsSwitch)> = Vec::new();
+    for (d, s) in &ctx.rdma_switches {
+        if !paths.iter().any(|(_, o)| o.name == s.name) {
+            paths.push((d, s));
         }
     }
+    if paths.is_empty() {
+        return not_checked(ID, "needs rdma-uplink-on-dvs to pass");
+    }
+    let vmk_interface = ctx
+        .tagged_vmknic
+        .as_ref()
+        .and_then(|vmk| f.vmknics.as_ref().ok().and_then(|i| i.iter().find(|i| &i.name == vmk)));
+    // The tagged vmknic's MTU belongs to a path only when it sits on that vDS; elsewhere it
+    // carries PVRDMA control traffic only (see pvrdma-vmknic-valid).
+    let results: Vec<Check> = paths
+        .iter()
+        .map(|(device, dvs)| {
+            let vmk = match (&ctx.tagged_vmknic, &f.vmknics) {
+                (Some(vmk), Err(_)) => Some(vmk.clone()),
+                (Some(vmk), Ok(_))
+                    if vmk_interface.is_some_and(|i| i.vds_name.as_deref() == Some(dvs.name.as_str())) =>
+                {
+                    Some(vmk.clone())
+                }
+                _ => None,
+            };
+            mtu_path(f, device, dvs, vmk.as_deref())
+        })
+        .collect();
+    let worst = results.iter().map(|c| c.status).max().unwrap_or(Status::Unknown);
+    let mut summary = results.iter().map(|c| c.summary.clone()).collect::<Vec<_>>().join("; ");
+    if let (Some(vmk), Some(i)) = (&ctx.tagged_vmknic, vmk_interface) {
+        if !paths
+            .iter()
+            .any(|(_, d)| i.vds_name.as_deref() == Some(d.name.as_str()))
+        {
+            let mtu = i.mtu.map_or_else(|| "unknown".to_string(), |m| m.to_string());
+            summary.push_str(&format!(
+                "; {vmk} (MTU {mtu}) is not on an HCA's vDS and carries only PVRDMA control traffic, so its MTU is not on the RDMA path"
+            ));
+        }
+    }
+    let remedies: Vec<String> = results.iter().filter_map(|c| c.remedy.clone()).collect();
+    let evidence = results.into_iter().flat_map(|c| c.evidence).collect();
+    let c = check(ID, worst, summary, evidence);
+    if remedies.is_empty() {
+        c
+    } else {
+        with_remedy(c, remedies.join("; "))
+    }
+}
+
+/// MTU agreement along one RDMA path: the vDS, its HCA uplink and (when it sits on this
+/// vDS) the tagged vmknic.
+fn mtu_path(f: &HostFacts, device: &p::RdmaDevice, dvs: &p::DvsSwitch, vmk: Option<&str>) -> Check {
+    const ID: &str = "mtu-consistent";
     let uplink = device.paired_uplink.clone().unwrap_or_default();
     let nic_mtu: Result<u32, String> = match &f.nics {
         Ok(nics) => match nics.iter().find(|n| n.name == uplink) {
@@ -1066,25 +1237,28 @@ fn check_mtu(ctx: &Context) -> Check {
         },
         Err(e) => Err(e.to_string()),
     };
-    let vmk_mtu: Result<u32, String> = match &f.vmknics {
-        Ok(v) => v
-            .iter()
-            .find(|v| &v.name == vmk)
-            .and_then(|v| v.mtu)
-            .ok_or_else(|| "no MTU printed".to_string()),
-        Err(e) => Err(e.to_string()),
-    };
-    let evidence = vec![
+    let mut evidence = vec![
         ev(cat::DVS_LIST, format!("MTU of {}", dvs.name)),
-        ev(cat::IP_INTERFACE_LIST, format!("MTU of {vmk}")),
         ev(cat::NIC_LIST, format!("MTU of {uplink}")),
     ];
     let dvs_label = format!("vDS {}", dvs.name);
-    let named = [
+    let mut named = vec![
         (dvs_label.clone(), dvs.mtu.ok_or_else(|| "no MTU printed".to_string())),
-        (vmk.clone(), vmk_mtu),
         (uplink.clone(), nic_mtu),
     ];
+    if let Some(vmk) = vmk {
+        let vmk_mtu: Result<u32, String> = match &f.vmknics {
+            Ok(v) => v
+                .iter()
+                .find(|v| v.name == vmk)
+                .and_then(|v| v.mtu)
+                .ok_or_else(|| "no MTU printed".to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        evidence.insert(1, ev(cat::IP_INTERFACE_LIST, format!("MTU of {vmk}")));
+        named.insert(1, (vmk.to_string(), vmk_mtu));
+    }
+    let vmk = vmk.unwrap_or("");
     let mut known: Vec<(String, u32)> = Vec::new();
     let mut missing: Vec<String> = Vec::new();
     for (name, mtu) in named {
@@ -1102,7 +1276,7 @@ fn check_mtu(ctx: &Context) -> Check {
     let raise = |name: &str, target: u32| {
         if name == dvs_label {
             format!("set the MTU of vDS {} to {target} in vCenter (Distributed Switch > Settings > Edit Settings > Advanced)", dvs.name)
-        } else if name == vmk.as_str() {
+        } else if name == vmk {
             format!("esxcli network ip interface set -m {target} -i {vmk}")
         } else {
             format!("{name} did not take the vDS MTU: re-apply vDS {}'s MTU {target} in vCenter and check `esxcli network nic get -n {name}`", dvs.name)
@@ -1142,12 +1316,12 @@ fn check_mtu(ctx: &Context) -> Check {
         return check(ID, Status::Unknown, "no MTU known", evidence);
     };
     if all_equal {
-        check(
-            ID,
-            Status::Pass,
-            format!("MTU {high} on vDS {}, {vmk} and {uplink}", dvs.name),
-            evidence,
-        )
+        let on = if vmk.is_empty() {
+            format!("vDS {} and {uplink}", dvs.name)
+        } else {
+            format!("vDS {}, {vmk} and {uplink}", dvs.name)
+        };
+        check(ID, Status::Pass, format!("MTU {high} on {on}"), evidence)
     } else {
         with_remedy(
             check(ID, Status::Warn, format!("MTUs differ: {list}"), evidence),
@@ -1163,6 +1337,7 @@ fn check_roce(ctx: &Context) -> Check {
     };
     let protocols = match &ctx.facts.rdma_protocols {
         Ok(p) => p,
+        Err(e) if namespace_absent(e) => return roce_without_protocol_list(ctx, device),
         Err(e) => return unknown_from(ID, cat::RDMA_PROTOCOL_LIST, e),
     };
     let mut evidence = vec![ev(
@@ -1242,6 +1417,62 @@ fn check_roce(ctx: &Context) -> Check {
             "with the VM powered off, set the PVRDMA adapter's RoCE version (device protocol) to {} in its settings",
             versions.join(" or ")
         ),
+    )
+}
+
+/// The command does not exist on this release (`Error: Unknown command or namespace ...`,
+/// what esxcli prints for a namespace it lacks, such as `rdma device protocol list` on
+/// ESXi 6.5): nothing is missing, the release just cannot tell.
+fn namespace_absent(e: &facts::FactError) -> bool {
+    matches!(e, facts::FactError::CommandFailed { reason, .. } if reason.contains("Unknown command or namespace"))
+}
+
+/// `roce-supported` on a release without `esxcli rdma device protocol list` (ESXi 6.5):
+/// an adapter that vsish shows on the HCA proves the device carries its RoCE version.
+fn roce_without_protocol_list(ctx: &Context, device: &p::RdmaDevice) -> Check {
+    const ID: &str = "roce-supported";
+    let release = match &ctx.facts.version {
+        Ok(v) => format!("{} {}", v.product, v.version),
+        Err(_) => "this release".to_string(),
+    };
+    let mut evidence = vec![ev(cat::RDMA_PROTOCOL_LIST, "output")];
+    let proven: Vec<u32> = {
+        let mut v: Vec<u32> = ctx
+            .facts
+            .pvrdma_properties
+            .as_deref()
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|s| s.properties.as_ref().ok())
+            .filter(|p| p.physical_hca_available == Some(true))
+            .filter_map(|p| p.roce_version)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    if proven.is_empty() {
+        return check(
+            ID,
+            Status::Warn,
+            format!(
+                "{release} has no `esxcli rdma device protocol list`, and no adapter on the HCA shows which RoCE version {} carries: RoCE support cannot be listed on this release",
+                device.name
+            ),
+            evidence,
+        );
+    }
+    evidence.push(ev(cat::PVRDMA_PROPERTIES, "Physical HCA available, RoCE version"));
+    let versions: Vec<String> = proven.iter().map(|v| format!("RoCE v{v}")).collect();
+    check(
+        ID,
+        Status::Pass,
+        format!(
+            "{release} has no `esxcli rdma device protocol list`; adapters on the HCA use {} through {}, so the device supports it",
+            versions.join(" and "),
+            device.name
+        ),
+        evidence,
     )
 }
 
@@ -1350,6 +1581,10 @@ fn adapter_verdict(
     adapter.active_mtu = properties.active_mtu;
     let port = adapter.mac.as_deref().and_then(|mac| find_port(f, id.world_id, mac));
     adapter.port = port.map(|p| PortView {
+        vds_id: p
+            .vswitch
+            .as_deref()
+            .and_then(|name| f.dvs.as_ref().ok()?.iter().find(|s| s.name == name)?.vds_id.clone()),
         vswitch: p.vswitch.clone(),
         portgroup: p.portgroup.clone(),
         uplink: p.team_uplink.clone(),
@@ -1441,12 +1676,26 @@ fn port_reasons(
     let Some((device, _)) = ctx.rdma_switches.iter().find(|(_, s)| s.name == vswitch) else {
         let mut names: Vec<&str> = ctx.rdma_switches.iter().map(|(_, s)| s.name.as_str()).collect();
         names.dedup();
-        return vec![match names.first() {
-            None => format!("its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}; no vDS has an HCA as uplink"),
-            Some(first) => format!(
-                "its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}, not on vDS {} whose uplink is an HCA: connect the adapter to a port group of {first}",
+        // Only a vDS whose one uplink is an HCA can carry PVRDMA: never advise another.
+        let usable: Vec<String> = ctx
+            .single_uplink_hca_switches()
+            .iter()
+            .map(|(_, s)| s.name.clone())
+            .collect();
+        let advice = match usable.as_slice() {
+            [] => "no vDS has an HCA as its only uplink yet (see dvs-single-uplink)".to_string(),
+            [one] => format!("connect the adapter to a port group of {one}"),
+            many => format!("connect the adapter to a port group of one of {}", many.join(", ")),
+        };
+        return vec![if names.is_empty() {
+            format!(
+                "its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}; no vDS has an HCA as uplink"
+            )
+        } else {
+            format!(
+                "its port (MAC {mac}) is on {vswitch} / {portgroup} with uplink {uplink}, not on vDS {} whose uplink is an HCA: {advice}",
                 names.join(" or ")
-            ),
+            )
         }];
     };
     let mut reasons = Vec::new();
@@ -1521,54 +1770,15 @@ fn adapters_from_vmx(f: &HostFacts) -> Vec<Vm> {
     vms
 }
 
-/// The transport between every two adapters of different VMs.
-fn pairs(hosts: &[HostDiagnosis]) -> Vec<Pair> {
-    let all: Vec<(AdapterRef, Verdict)> = hosts
-        .iter()
-        .flat_map(|h| {
-            h.vms.iter().flat_map(move |vm| {
-                vm.adapters.iter().map(move |a| {
-                    (
-                        AdapterRef {
-                            host: h.host.clone(),
-                            vm: vm.name.clone(),
-                            world_id: vm.world_id,
-                            adapter: a.index,
-                        },
-                        a.verdict,
-                    )
-                })
-            })
-        })
-        .collect();
-    let mut pairs = Vec::new();
-    for (i, (a, va)) in all.iter().enumerate() {
-        for (b, vb) in all.iter().skip(i + 1) {
-            if a.host == b.host && a.vm == b.vm && a.world_id == b.world_id {
-                continue;
-            }
-            let transport = if a.host == b.host {
-                Transport::Memcpy
-            } else {
-                match (va, vb) {
-                    (Verdict::Hca, Verdict::Hca) => Transport::Rdma,
-                    (Verdict::TcpFallback, _) | (_, Verdict::TcpFallback) => Transport::Tcp,
-                    _ => Transport::Unknown,
-                }
-            };
-            pairs.push(Pair {
-                a: a.clone(),
-                b: b.clone(),
-                transport,
-            });
-        }
-    }
-    pairs
-}
-
-fn summarize(hosts: &[HostDiagnosis]) -> Summary {
+fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transport: &TransportSummary) -> Summary {
     let mut s = Summary {
         hosts: hosts.len(),
+        adapter_pairs: transport.totals,
+        fleet_failures: fleet_checks
+            .iter()
+            .filter(|c| c.status == Status::Fail)
+            .map(|c| c.id)
+            .collect(),
         ..Summary::default()
     };
     for h in hosts {
@@ -1619,6 +1829,23 @@ fn summarize(hosts: &[HostDiagnosis]) -> Summary {
     if !adapter_parts.is_empty() {
         line.push_str(&format!(": {adapter_parts}"));
     }
+    let t = &s.adapter_pairs;
+    let across = [
+        (t.rdma, "rdma"),
+        (t.blocked, "blocked"),
+        (t.tcp, "tcp"),
+        (t.unknown, "unknown"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, label)| format!("{n} {label}"))
+    .collect::<Vec<_>>();
+    if !across.is_empty() {
+        line.push_str(&format!("; adapter pairs across hosts: {}", across.join(", ")));
+    }
+    if !s.fleet_failures.is_empty() {
+        line.push_str(&format!("; failing fleet checks: {}", s.fleet_failures.join(", ")));
+    }
     if s.hosts_without_adapter_list > 0 {
         line.push_str(&format!(
             "; adapters not listed on {}",
@@ -1664,28 +1891,65 @@ mod tests {
                 .collect(),
             adapters_error: None,
             pvrdma_vmknic: None,
+            fleet_failures: Vec::new(),
+            record_errors: Vec::new(),
         }
     }
 
     fn diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
-        let pairs = pairs(&hosts);
-        let summary = summarize(&hosts);
-        Diagnosis {
-            hosts,
-            fleet_checks: Vec::new(),
-            pairs,
-            probes: Vec::new(),
-            changes: None,
-            summary,
+        fleet_diagnosis(hosts)
+    }
+
+    /// The pairs of one adapter (first adapter of VM `a.1` on host `a.0`) with host `peer`.
+    fn counts(d: &Diagnosis, a: (&str, &str), peer: &str) -> TransportCounts {
+        if let Some(e) = d
+            .transport
+            .exceptions
+            .iter()
+            .find(|e| (e.adapter.host.as_str(), e.adapter.vm.as_str()) == a && e.peer_host == peer)
+        {
+            return e.pairs;
+        }
+        // Not an exception: every pair with that host is plain rdma.
+        let n = d
+            .hosts
+            .iter()
+            .find(|h| h.host == peer)
+            .map_or(0, |h| h.vms.iter().map(|v| v.adapters.len() as u64).sum());
+        TransportCounts {
+            rdma: n,
+            ..TransportCounts::default()
         }
     }
 
     fn transport(d: &Diagnosis, a: (&str, &str), b: (&str, &str)) -> Transport {
-        d.pairs
+        if a.0 == b.0 {
+            return Transport::Memcpy;
+        }
+        let c = counts(d, a, b.0);
+        let peer = d.hosts.iter().find(|h| h.host == b.0).expect("peer");
+        // Single-adapter VMs on a peer with one profile per verdict: look the class up by
+        // the peer adapter's own pairs with a's host.
+        let mirrored = counts(d, b, a.0);
+        let only = |x: &TransportCounts| {
+            [
+                (x.rdma, Transport::Rdma),
+                (x.tcp, Transport::Tcp),
+                (x.blocked, Transport::Blocked),
+                (x.unknown, Transport::Unknown),
+            ]
             .iter()
-            .find(|p| (p.a.host.as_str(), p.a.vm.as_str()) == a && (p.b.host.as_str(), p.b.vm.as_str()) == b)
-            .map(|p| p.transport)
-            .unwrap_or_else(|| panic!("no pair {a:?} {b:?}"))
+            .filter(|(n, _)| *n > 0)
+            .map(|(_, t)| *t)
+            .collect::<Vec<_>>()
+        };
+        let (ca, cb) = (only(&c), only(&mirrored));
+        let common: Vec<Transport> = ca.iter().copied().filter(|t| cb.contains(t)).collect();
+        assert!(!peer.vms.is_empty());
+        match common.as_slice() {
+            [one] => *one,
+            _ => panic!("ambiguous pair {a:?} {b:?}: {ca:?} / {cb:?}"),
+        }
     }
 
     #[test]
@@ -1713,7 +1977,9 @@ mod tests {
         assert_eq!(transport(&d, ("esx01", "a"), ("esx03", "d")), Transport::Unknown);
         // One side falling back decides it even when the other is unknown.
         assert_eq!(transport(&d, ("esx01", "b"), ("esx03", "d")), Transport::Tcp);
-        assert_eq!(d.pairs.len(), 6);
+        let t = d.transport.totals;
+        assert_eq!((t.memcpy, t.rdma, t.tcp, t.unknown, t.blocked), (1, 1, 2, 2, 0));
+        assert_eq!(t.total(), 6);
     }
 
     #[test]
@@ -1723,7 +1989,8 @@ mod tests {
             HostStatus::Ok,
             vec![("a", vec![adapter(0, Verdict::Hca), adapter(1, Verdict::Hca)])],
         )]);
-        assert!(d.pairs.is_empty());
+        assert_eq!(d.transport.totals.total(), 0);
+        assert!(d.transport.host_pairs.is_empty());
     }
 
     #[test]
@@ -1755,7 +2022,7 @@ mod tests {
         ]);
         assert_eq!(
             d.summary.line,
-            "3 hosts: 1 healthy, 1 with problems, 1 unreachable; 5 PVRDMA adapters: 3 hca, 1 tcp-fallback, 1 unknown"
+            "3 hosts: 1 healthy, 1 with problems, 1 unreachable; 5 PVRDMA adapters: 3 hca, 1 tcp-fallback, 1 unknown; adapter pairs across hosts: 3 tcp, 3 unknown"
         );
         assert_eq!(
             diagnosis(vec![host("esx01", HostStatus::Ok, vec![])]).summary.line,
@@ -1822,6 +2089,8 @@ mod subnet_tests {
                 adapters: vec![adapter],
             }],
             adapters_error: None,
+            fleet_failures: Vec::new(),
+            record_errors: Vec::new(),
             pvrdma_vmknic: Some(PvrdmaVmknic {
                 name: "vmk1".to_string(),
                 ipv4: Some(ip.to_string()),
@@ -1872,15 +2141,17 @@ mod subnet_tests {
             with_vmknic("b", "10.2.1.2", "255.255.255.0", Some(2)),
         ];
         assert_eq!(check_vmknic_subnets(&v1).map(|c| c.status), Some(Status::Fail));
-        let d = Diagnosis {
-            hosts: v1.to_vec(),
-            fleet_checks: check_vmknic_subnets(&v1).into_iter().collect(),
-            pairs: Vec::new(),
-            probes: Vec::new(),
-            changes: None,
-            summary: Summary::default(),
-        };
+        let d = fleet_diagnosis(v1.to_vec());
         assert_eq!(d.exit_code(), exit::PROBLEMS, "a failing fleet check fails the run");
+        // The report does not contradict itself: the pair is blocked, the hosts are not healthy.
+        assert_eq!(d.transport.totals.blocked, 1);
+        assert_eq!(d.transport.totals.rdma, 0);
+        assert!(d
+            .hosts
+            .iter()
+            .all(|h| h.status == HostStatus::Problems && h.fleet_failures == ["vmknic-subnets"]));
+        assert!(d.summary.line.contains("2 with problems"), "{}", d.summary.line);
+        assert!(d.summary.line.contains("1 blocked"), "{}", d.summary.line);
     }
 
     #[test]

@@ -77,13 +77,27 @@ pub struct HostFacts {
     /// Why the properties batch stopped before its end (timeout, lost connection), so an
     /// adapter without a section is explained by that rather than by a stopped VM.
     pub pvrdma_properties_cut_short: Option<String>,
+    pub nic_pause: Fact<Vec<p::NicPause>>,
+    pub nic_dcb: Fact<Vec<p::DcbStatus>>,
     /// Only vm-support bundles carry these; empty otherwise.
     pub vmx: Vec<VmxFact>,
+    /// Records of record lists that did not parse (each costs only itself), with why.
+    pub record_errors: Vec<String>,
 }
 
 /// Parses every output of one host.
 pub fn build(capture: &HostCapture) -> HostFacts {
+    let processes = fact(capture, cat::VM_PROCESS_LIST, p::parse_vm_process_records);
+    let record_errors = match &processes {
+        Ok(list) => list
+            .broken
+            .iter()
+            .map(|e| format!("a record of `esxcli vm process list` did not parse and was skipped: {e}"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
     HostFacts {
+        record_errors,
         version: fact(capture, cat::SYSTEM_VERSION, p::parse_system_version),
         rdma_devices: fact(capture, cat::RDMA_DEVICE_LIST, p::parse_rdma_device_list),
         rdma_protocols: fact(capture, cat::RDMA_PROTOCOL_LIST, p::parse_rdma_device_protocol_list),
@@ -96,7 +110,7 @@ pub fn build(capture: &HostCapture) -> HostFacts {
         pvrdma_vmknic: fact(capture, cat::PVRDMA_VMKNIC_OPTION, p::parse_advanced_option),
         firewall: fact(capture, cat::FIREWALL_GET, p::parse_firewall_get),
         rulesets: fact(capture, cat::FIREWALL_RULESET_LIST, p::parse_firewall_ruleset_list),
-        vms: fact(capture, cat::VM_PROCESS_LIST, p::parse_vm_process_list),
+        vms: processes.map(|list| list.vms),
         vm_ports: fact(capture, cat::VM_PORT_LIST, p::parse_vm_port_list_batch),
         pvrdma_devices: fact(capture, cat::PVRDMA_DEVICES_LS, p::parse_pvrdma_device_ls),
         pvrdma_properties: fact(capture, cat::PVRDMA_PROPERTIES, p::parse_pvrdma_properties_batch),
@@ -104,6 +118,8 @@ pub fn build(capture: &HostCapture) -> HostFacts {
             .outputs
             .get(cat::PVRDMA_PROPERTIES)
             .and_then(|o| o.failure.as_ref().map(|f| f.message.clone())),
+        nic_pause: fact(capture, cat::NIC_PAUSE_PARAMS, p::parse_nic_pause_params_list),
+        nic_dcb: fact(capture, cat::NIC_DCB_STATUS, p::parse_nic_dcb_status_batch),
         vmx: capture
             .vmx_files
             .iter()

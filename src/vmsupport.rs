@@ -214,8 +214,8 @@ fn find_output(
 ) -> Result<(String, String), String> {
     let Some(file) = command_file_name(spec.command) else {
         return Err(format!(
-            "vm-support bundles carry no vsish or per-VM port data (`{}` is not captured)",
-            spec.command
+            "vm-support bundles carry no vsish, per-VM port or other batched query output (`{}` is not captured)",
+            spec.label()
         ));
     };
     if let Some(stdout) = text(&file) {

@@ -45,6 +45,10 @@ fn captures() -> Vec<HostCapture> {
                 "/Net/PVRDMAVmknic",
             )
             .unwrap(),
+            // Not in vm-support bundles: the composed sample of a live host.
+            catalogue::NIC_PAUSE_PARAMS | catalogue::NIC_DCB_STATUS => {
+                std::fs::read_to_string(Path::new("samples/healthy-cluster/esx01").join(format!("{}.txt", spec.id))).unwrap()
+            }
             id => sample_stdout(id),
         };
         healthy.outputs.insert(spec.id.to_string(), output(spec.id, &stdout));

@@ -24,6 +24,20 @@ const SCENARIOS: &[(&str, i32)] = &[
     ("vmknic-subnets-differ", 0),
     ("probe-paths", 1),
     ("probe-outputs", 1),
+    ("seed-vmk0-tagged", 0),
+    ("two-hcas-each-own-vds", 0),
+    ("roce-v1-across-subnets", 1),
+    ("vmknic-duplicate-ipv4", 1),
+    ("pvrdma-different-vds", 1),
+    ("roce-version-differs-in-pair", 0),
+    ("option-record-of-another-option", 3),
+    ("vm-record-wrapped", 3),
+    ("no-rdma-device-empty-output", 1),
+    ("esxi65-no-protocol-list", 0),
+    ("esxi60-below-minimum", 1),
+    ("lossless-network-off", 0),
+    ("vm-support-vm-prerequisites", 1),
+    ("two-hcas-adapter-on-vswitch0", 1),
 ];
 
 fn samples() -> PathBuf {
@@ -118,7 +132,11 @@ fn json_report_has_the_documented_shape() {
             );
         }
     }
-    assert!(report["pairs"].is_array());
+    // The quadratic pair list was replaced by counted transport classes.
+    assert!(report.get("pairs").is_none());
+    assert!(report["transport"]["host_pairs"].is_array());
+    assert!(report["transport"]["exceptions"].is_array());
+    assert!(report["transport"]["totals"]["rdma"].is_u64());
     assert!(report["summary"]["line"].is_string());
     let esx03 = host(&report, "esx03");
     assert_eq!(esx03["status"], "unreachable");
@@ -135,9 +153,12 @@ fn healthy_cluster_uses_rdma_between_hosts() {
             assert_eq!(c["status"], "pass", "{name}: {c}");
         }
     }
-    let pairs = report["pairs"].as_array().expect("pairs");
-    assert!(!pairs.is_empty());
-    assert!(pairs.iter().all(|p| p["transport"] == "rdma"), "{pairs:?}");
+    let t = &report["transport"];
+    assert_eq!(t["totals"]["rdma"], 1);
+    for class in ["tcp", "blocked", "unknown", "memcpy"] {
+        assert_eq!(t["totals"][class], 0, "{class}: {t}");
+    }
+    assert_eq!(t["exceptions"].as_array().map(Vec::len), Some(0), "{t}");
     assert_eq!(report["summary"]["hca"], 2);
 }
 
@@ -359,4 +380,198 @@ fn vmknics_in_different_subnets_are_flagged_across_hosts() {
     assert_eq!(host(&report, "esx02")["pvrdma_vmknic"]["ipv4"], "10.20.10.12");
     let healthy = json("healthy-cluster");
     assert_eq!(healthy["fleet_checks"][0]["status"], "pass");
+}
+
+#[test]
+fn the_seeds_own_layout_vmk0_on_the_management_vswitch_is_healthy() {
+    let report = json("seed-vmk0-tagged");
+    for name in ["esx01", "esx02"] {
+        let h = host(&report, name);
+        assert_eq!(h["status"], "ok", "{name}");
+        for id in ["pvrdma-vmknic-valid", "mtu-consistent"] {
+            let c = check(h, id);
+            assert_eq!(c["status"], "pass", "{name} {id}: {c}");
+        }
+        let valid = check(h, "pvrdma-vmknic-valid")["summary"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(
+            valid.contains("vSwitch0") && valid.contains("control traffic"),
+            "{valid}"
+        );
+    }
+}
+
+#[test]
+fn two_hcas_each_alone_on_its_vds_judge_the_vmknic_against_both() {
+    let report = json("two-hcas-each-own-vds");
+    let h = host(&report, "esx01");
+    let c = check(h, "pvrdma-vmknic-valid");
+    assert_eq!(c["status"], "pass", "{c}");
+    assert!(c["summary"].as_str().unwrap_or("").contains("DSwitch-RDMA-B"), "{c}");
+    assert!(c["remedy"].is_null(), "no advice to migrate to the other vDS: {c}");
+    let mtu = check(h, "mtu-consistent");
+    assert_eq!(mtu["status"], "pass", "{mtu}");
+}
+
+#[test]
+fn a_pair_a_failing_fleet_check_breaks_is_blocked_and_its_hosts_are_not_healthy() {
+    for (scenario, id) in [
+        ("roce-v1-across-subnets", "vmknic-subnets"),
+        ("vmknic-duplicate-ipv4", "vmknic-ipv4-unique"),
+        ("pvrdma-different-vds", "pvrdma-same-vds"),
+    ] {
+        let report = json(scenario);
+        let fleet = report["fleet_checks"].as_array().expect("fleet checks");
+        let c = fleet
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("{scenario}: no {id}"));
+        assert_eq!(c["status"], "fail", "{scenario}: {c}");
+        let t = &report["transport"]["totals"];
+        assert_eq!(
+            (t["rdma"].as_u64(), t["blocked"].as_u64()),
+            (Some(0), Some(1)),
+            "{scenario}: {t}"
+        );
+        for h in report["hosts"].as_array().expect("hosts") {
+            assert_eq!(h["status"], "problems", "{scenario}: {}", h["host"]);
+            assert_eq!(h["fleet_failures"][0], id, "{scenario}");
+        }
+        assert_eq!(report["summary"]["healthy"], 0, "{scenario}");
+        let line = report["summary"]["line"].as_str().unwrap_or("");
+        assert!(line.contains("1 blocked") && line.contains(id), "{scenario}: {line}");
+    }
+}
+
+#[test]
+fn a_roce_version_mismatch_in_a_pair_warns_and_says_the_seeds_are_silent() {
+    let report = json("roce-version-differs-in-pair");
+    let fleet = report["fleet_checks"].as_array().expect("fleet checks");
+    let c = fleet
+        .iter()
+        .find(|c| c["id"] == "roce-version-pair")
+        .expect("roce-version-pair");
+    assert_eq!(c["status"], "warn", "{c}");
+    assert!(
+        c["summary"].as_str().unwrap_or("").contains("seeds do not describe"),
+        "{c}"
+    );
+}
+
+#[test]
+fn old_releases_say_what_the_release_cannot_do_instead_of_unknown() {
+    let report = json("esxi65-no-protocol-list");
+    let h = host(&report, "esx65");
+    assert_eq!(h["status"], "ok");
+    let roce = check(h, "roce-supported");
+    assert_eq!(roce["status"], "pass", "{roce}");
+    assert!(roce["summary"]
+        .as_str()
+        .unwrap_or("")
+        .contains("no `esxcli rdma device protocol list`"));
+
+    let report = json("esxi60-below-minimum");
+    let h = host(&report, "esx60");
+    assert_eq!(h["status"], "problems");
+    assert_eq!(check(h, "esxi-version")["status"], "fail");
+    for c in h["checks"].as_array().expect("checks").iter().skip(1) {
+        assert_eq!(c["status"], "not-applicable", "{c}");
+        assert!(c["summary"]
+            .as_str()
+            .unwrap_or("")
+            .contains("not applicable below ESXi 6.5"));
+    }
+    assert!(h["adapters_error"].is_null());
+}
+
+#[test]
+fn an_empty_rdma_device_list_means_no_device() {
+    let report = json("no-rdma-device-empty-output");
+    let h = host(&report, "esx01");
+    let c = check(h, "rdma-device-present");
+    assert_eq!(c["status"], "fail", "{c}");
+    // What depends on a failing check has nothing to judge: not applicable, not unknown
+    // (unknown means missing data).
+    for id in [
+        "rdma-device-active",
+        "rdma-uplink-on-dvs",
+        "dvs-single-uplink",
+        "mtu-consistent",
+        "roce-supported",
+    ] {
+        assert_eq!(check(h, id)["status"], "not-applicable", "{id}");
+    }
+    assert!(h["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .all(|c| c["status"] != "unknown"));
+}
+
+#[test]
+fn a_broken_vm_record_costs_that_record_and_says_so() {
+    let report = json("vm-record-wrapped");
+    let h = host(&report, "esx01");
+    assert_eq!(h["status"], "incomplete");
+    let errors = h["record_errors"].as_array().expect("record_errors");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].as_str().unwrap_or("").contains("vm process list"));
+    // The other VM kept its name.
+    assert_eq!(h["vms"][0]["name"], "hpc-node01");
+    let (human, _) = analyze("vm-record-wrapped", "human");
+    assert!(human.contains("did not parse and was skipped"), "{human}");
+}
+
+#[test]
+fn another_options_record_is_unknown_not_untagged() {
+    let report = json("option-record-of-another-option");
+    let c = check(host(&report, "esx01"), "pvrdma-vmknic-tagged");
+    assert_eq!(c["status"], "unknown", "{c}");
+}
+
+#[test]
+fn a_lossy_hca_uplink_warns_and_never_fails() {
+    let report = json("lossless-network-off");
+    let c = check(host(&report, "esx01"), "lossless-network");
+    assert_eq!(c["status"], "warn", "{c}");
+    assert!(c["summary"].as_str().unwrap_or("").contains("vmnic2"), "{c}");
+    let healthy = json("healthy-cluster");
+    let c = check(host(&healthy, "esx01"), "lossless-network");
+    assert_eq!(c["status"], "pass", "{c}");
+    assert!(c["summary"].as_str().unwrap_or("").contains("PFC on priority 3"), "{c}");
+}
+
+#[test]
+fn vm_prerequisites_from_vmx_files_fail_with_the_vm_named() {
+    let report = json("vm-support-vm-prerequisites");
+    let h = host(&report, "esx02");
+    for (id, vm) in [
+        ("vm-hardware-version", "hpc-hw11"),
+        ("vm-memory-reserved", "hpc-unreserved"),
+        ("vm-pvrdma-adapter-count", "hpc-two-adapters"),
+        ("vm-native-endpoints", "hpc-native-hw17"),
+    ] {
+        let c = check(h, id);
+        assert_eq!(c["status"], "fail", "{c}");
+        let summary = c["summary"].as_str().unwrap_or("");
+        assert!(summary.contains(vm), "{id}: {summary}");
+        assert!(c["remedy"].is_string(), "{c}");
+    }
+}
+
+#[test]
+fn an_adapter_off_the_hca_switches_is_pointed_at_every_usable_vds() {
+    let report = json("two-hcas-adapter-on-vswitch0");
+    let a = &host(&report, "esx01")["vms"][0]["adapters"][0];
+    assert_eq!(a["verdict"], "tcp-fallback");
+    let reasons: Vec<&str> = a["reasons"]
+        .as_array()
+        .expect("reasons")
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    let r = reasons.iter().find(|r| r.contains("vSwitch0")).expect("port reason");
+    assert!(r.contains("one of DSwitch-RDMA, DSwitch-RDMA-B"), "{r}");
 }

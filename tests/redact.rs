@@ -53,8 +53,12 @@ fn verdicts(d: &Diagnosis) -> String {
     for c in &d.fleet_checks {
         out.push_str(&format!("fleet {} {:?}\n", c.id, c.status));
     }
-    for p in &d.pairs {
-        out.push_str(&format!("pair {:?}\n", p.transport));
+    out.push_str(&format!("transport {:?}\n", d.transport.totals));
+    for hp in &d.transport.host_pairs {
+        out.push_str(&format!("host pair {:?}\n", hp.pairs));
+    }
+    for e in &d.transport.exceptions {
+        out.push_str(&format!("exception {:?} {}\n", e.pairs, e.reasons.len()));
     }
     let s = &d.summary;
     out.push_str(&format!(

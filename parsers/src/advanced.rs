@@ -42,9 +42,16 @@ fn option(input: &str) -> PResult<'_, AdvancedOption> {
             return Err(fail(at, "exactly one option record"));
         }
     };
-    let path = value(fields, "Path")
-        .and_then(non_empty)
-        .ok_or_else(|| fail(input, "a `Path:` field"))?;
+    let path_field = find(fields, "Path").ok_or_else(|| fail(input, "a `Path:` field"))?;
+    let path = non_empty(path_field.value).ok_or_else(|| fail(path_field.line, "a `Path:` field"))?;
+    // The record names the option it describes: another option's record (`/Net/UseHwTSO`
+    // in this slot) says nothing about PVRDMA. Option paths are case-blind on the host.
+    if !path.eq_ignore_ascii_case(OPTION) {
+        return Err(fail(
+            path_field.line,
+            "the record of `/Net/PVRDMAVmknic` (`Path:` names another option)",
+        ));
+    }
     let string_value = find(fields, "String Value")
         .map(|f| f.value.trim().to_string())
         .ok_or_else(|| fail(end_of(input), "a `String Value:` field"))?;
@@ -60,6 +67,9 @@ fn option(input: &str) -> PResult<'_, AdvancedOption> {
         },
     ))
 }
+
+/// The option this parser reads.
+pub const OPTION: &str = "/Net/PVRDMAVmknic";
 
 pub fn parse_advanced_option(input: &str) -> Result<AdvancedOption, ParseError> {
     run("esxcli_system_settings_advanced_list_pvrdmavmknic", input, option)
@@ -93,6 +103,17 @@ mod tests {
                 format!("   Path: /Net/PVRDMAVmknic\n   Type: string\n{sv}\n   Description: Vmknic for PVRDMA\n");
             assert_eq!(parse_advanced_option(&input).unwrap().string_value, "");
         }
+    }
+
+    #[test]
+    fn another_options_record_is_an_error_not_an_untagged_vmknic() {
+        let input = "   Path: /Net/UseHwTSO\n   Type: integer\n   Int Value: 1\n   String Value: \n   Description: When non-zero, use pNIC HW TSO offload if available\n";
+        let e = parse_advanced_option(input).unwrap_err();
+        assert_eq!((e.line, e.column), (1, 4));
+        assert!(e.expected.contains("/Net/PVRDMAVmknic"), "{e}");
+        // The host prints the path with its own case; any case names the same option.
+        let lower = ESXI8_TAGGED.replace("/Net/PVRDMAVmknic", "/net/pvrdmavmknic");
+        assert_eq!(parse_advanced_option(&lower).unwrap().string_value, "vmk1");
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! ----  --------------  ---------------  --------------  ------------  --------------  --------
 //! vmk1  10.88.154.2     255.255.255.248  10.88.154.7     STATIC        0.0.0.0            false
 //! ```
-use crate::common::{bool_value, non_empty, non_na, records, run, table, value, PResult};
+use crate::common::{bool_value, check_record_names, non_empty, non_na, records, run, table, value, PResult};
 use crate::ParseError;
 use serde::Serialize;
 
@@ -55,6 +55,7 @@ pub struct Ipv4Interface {
 
 fn interfaces(input: &str) -> PResult<'_, Vec<VmkInterface>> {
     let (rest, recs) = records(input)?;
+    check_record_names(&recs, "a vmknic record name line matching its `Name:` field")?;
     let out = recs
         .iter()
         .map(|r| {
@@ -108,6 +109,14 @@ pub fn parse_ip_interface_ipv4_get(input: &str) -> Result<Vec<Ipv4Interface>, Pa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_whose_name_line_disagrees_or_reads_as_a_field_is_an_error() {
+        assert!(parse_ip_interface_list("vmk0\n   Name: vmk0\n   Enabled: true\n").is_ok());
+        assert!(parse_ip_interface_list("vmk0\n   Name: vmk1\n   Enabled: true\n").is_err());
+        // Flattened, and a record lost its name line: "Name: vmk1" would be a vmknic name.
+        assert!(parse_ip_interface_list("vmk0\nName: vmk0\n\nName: vmk1\nEnabled: true\n").is_err());
+    }
 
     #[test]
     fn vds_and_standard_vmknics_without_blank_separator() {

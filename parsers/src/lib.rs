@@ -10,6 +10,7 @@ pub mod advanced;
 mod common;
 pub mod error;
 pub mod firewall;
+pub mod flow_control;
 pub mod ip_interface;
 pub mod nic;
 pub mod rdma;
@@ -24,6 +25,7 @@ pub use advanced::{parse_advanced_option, AdvancedOption};
 pub use common::{table_layout, TableLayout};
 pub use error::ParseError;
 pub use firewall::{parse_firewall_get, parse_firewall_ruleset_list, FirewallRuleset, FirewallStatus};
+pub use flow_control::{parse_nic_dcb_status_batch, parse_nic_pause_params_list, DcbState, DcbStatus, NicPause};
 pub use ip_interface::{parse_ip_interface_ipv4_get, parse_ip_interface_list, Ipv4Interface, VmkInterface};
 pub use nic::{parse_nic_list, Nic};
 pub use rdma::{
@@ -31,7 +33,10 @@ pub use rdma::{
     RdmaProtocols, RdmaVmknic,
 };
 pub use version::{parse_system_version, SystemVersion};
-pub use vm::{parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, VmPort, VmPorts, VmProcess};
+pub use vm::{
+    parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, parse_vm_process_records, VmPort, VmPorts,
+    VmProcess, VmProcessList,
+};
 pub use vmkping::{parse_vmkping, parse_vmkping_probe, PingStatistics, RoundTrip, Vmkping, VmkpingSection};
 pub use vmx::{parse_vmx, VmxAdapter, VmxConfig};
 pub use vsish::{

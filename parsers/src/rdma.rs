@@ -140,21 +140,45 @@ fn vmknic_list(input: &str) -> PResult<'_, Vec<RdmaVmknic>> {
     Ok((rest, out))
 }
 
+/// A host without RDMA device: esxcli prints either the header and dash rows alone or, as
+/// for the other empty lists it prints (`vm process list` with no running VM), nothing at
+/// all. Both are an empty list, not a parse error (a command that failed is caught before
+/// parsing by its exit status and `Error:` text).
+fn empty_or<T>(input: &str, parse: impl FnOnce() -> Result<Vec<T>, ParseError>) -> Result<Vec<T>, ParseError> {
+    if input.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    parse()
+}
+
 pub fn parse_rdma_device_list(input: &str) -> Result<Vec<RdmaDevice>, ParseError> {
-    run("esxcli_rdma_device_list", input, device_list)
+    empty_or(input, || run("esxcli_rdma_device_list", input, device_list))
 }
 
 pub fn parse_rdma_device_protocol_list(input: &str) -> Result<Vec<RdmaProtocols>, ParseError> {
-    run("esxcli_rdma_device_protocol_list", input, protocol_list)
+    empty_or(input, || run("esxcli_rdma_device_protocol_list", input, protocol_list))
 }
 
 pub fn parse_rdma_device_vmknic_list(input: &str) -> Result<Vec<RdmaVmknic>, ParseError> {
-    run("esxcli_rdma_device_vmknic_list", input, vmknic_list)
+    empty_or(input, || run("esxcli_rdma_device_vmknic_list", input, vmknic_list))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_device_in_both_forms_esxcli_prints() {
+        for empty in ["", "\n", "  \n\n"] {
+            assert_eq!(parse_rdma_device_list(empty).unwrap(), vec![]);
+            assert_eq!(parse_rdma_device_protocol_list(empty).unwrap(), vec![]);
+            assert_eq!(parse_rdma_device_vmknic_list(empty).unwrap(), vec![]);
+        }
+        let header_only = "Name  Driver  State  MTU  Speed  Paired Uplink  Description\n----  ------  -----  ---  -----  -------------  -----------\n";
+        assert_eq!(parse_rdma_device_list(header_only).unwrap(), vec![]);
+        // A header without its dash row is still broken output.
+        assert!(parse_rdma_device_list("Name  Driver  State\n").is_err());
+    }
 
     #[test]
     fn mellanox_seed_with_tabs_maps_columns_by_header() {

@@ -18,9 +18,12 @@
 //! `MAC Address:`, `IP Address:`, `Team Uplink:`, `Uplink Port ID:`, `Active Filters:`.
 //! The batch (see the catalogue's loop) heads each World ID's output with `==> <wid> <==`.
 use crate::common::{
-    blocks, error_text, fail, find, non_empty, records, run, sections, to_parse_error, value, Field, PResult,
+    blocks, error_text, fail, find, is_blank, lines, non_empty, offset_in, records, run, sections, to_parse_error,
+    value, Field, PResult,
 };
 use crate::ParseError;
+use nom::combinator::all_consuming;
+use nom::Parser;
 use serde::Serialize;
 
 /// One record of `esxcli vm process list`.
@@ -141,8 +144,69 @@ fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
     Ok((rest, out))
 }
 
+const PROCESS_LIST: &str = "esxcli_vm_process_list";
+
+/// `esxcli vm process list` read record by record: the VMs whose records parse, and one
+/// error per record that does not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VmProcessList {
+    pub vms: Vec<VmProcess>,
+    pub broken: Vec<ParseError>,
+}
+
+/// All-or-nothing form: the first broken record fails the whole list.
 pub fn parse_vm_process_list(input: &str) -> Result<Vec<VmProcess>, ParseError> {
-    run("esxcli_vm_process_list", input, process_list)
+    let list = parse_vm_process_records(input)?;
+    match list.broken.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(list.vms),
+    }
+}
+
+/// Record by record: the output is cut into blank-line separated blocks (as every capture
+/// separates its records) and each block parses on its own, so a wrapped `Config File:`
+/// line or a cut record costs that record only. An esxcli error instead of a list is an
+/// error for the whole output.
+pub fn parse_vm_process_records(input: &str) -> Result<VmProcessList, ParseError> {
+    if let Some(e) = error_text(input) {
+        return Err(to_parse_error(PROCESS_LIST, input, &e));
+    }
+    let mut out = VmProcessList {
+        vms: Vec::new(),
+        broken: Vec::new(),
+    };
+    for block in blank_separated(input) {
+        match all_consuming(process_list).parse_complete(block) {
+            Ok((_, vms)) => out.vms.extend(vms),
+            Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
+                out.broken.push(to_parse_error(PROCESS_LIST, input, &e))
+            }
+            Err(nom::Err::Incomplete(_)) => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Maximal runs of non-blank lines, each a sub-slice of `input` (so errors keep their
+/// line numbers).
+fn blank_separated(input: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut run: Option<(usize, usize)> = None;
+    for l in lines(input) {
+        let Some(start) = offset_in(input, l) else { continue };
+        if is_blank(l) {
+            if let Some((a, b)) = run.take() {
+                out.push(input.get(a..b).unwrap_or(""));
+            }
+            continue;
+        }
+        let end = start + l.len();
+        run = Some(run.map_or((start, end), |(a, _)| (a, end)));
+    }
+    if let Some((a, b)) = run {
+        out.push(input.get(a..b).unwrap_or(""));
+    }
+    out
 }
 
 /// One `esxcli network vm port list -w <World ID>` output (not batched).
@@ -160,6 +224,21 @@ pub fn parse_vm_port_list_batch(input: &str) -> Result<Vec<VmPorts>, ParseError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wrapped_config_file_costs_only_its_record() {
+        let input = "hpc-node01\n   World ID: 2101874\n   Process ID: 0\n   Display Name: hpc-node01\n   Config File: /vmfs/volumes/64f1c2a3-5d8e21b0-7c3a-ec0d9a7f3196/hpc-node01/hpc-\nnode01.vmx\n\nhpc-node02\n   World ID: 2101990\n   Process ID: 0\n   Display Name: hpc-node02\n   Config File: /vmfs/volumes/ds/hpc-node02/hpc-node02.vmx\n \nweb01\n   World ID: 2102000\n   Display Name: web01\n";
+        let list = parse_vm_process_records(input).unwrap();
+        let names: Vec<&str> = list.vms.iter().map(|v| v.display_name.as_str()).collect();
+        assert_eq!(names, ["hpc-node02", "web01"]);
+        assert_eq!(list.broken.len(), 1);
+        assert_eq!(list.broken[0].line, 6, "{}", list.broken[0]);
+        // The all-or-nothing form still refuses the list.
+        assert!(parse_vm_process_list(input).is_err());
+        // An esxcli error is not a list with every record broken.
+        assert!(parse_vm_process_records("Error: Unknown command or namespace vm process list\n").is_err());
+        assert_eq!(parse_vm_process_records("").unwrap().vms, vec![]);
+    }
 
     #[test]
     fn names_with_spaces_and_a_single_space_separator_line() {

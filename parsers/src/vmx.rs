@@ -44,6 +44,9 @@ pub struct VmxAdapter {
     pub present: Option<bool>,
     pub mac_address: Option<String>,
     pub network_name: Option<String>,
+    /// `vrdmaN.nativeEndpointSupport` (N is this adapter's `ethernetN` number: the docs'
+    /// "Network Adapter 2" is index 1): native endpoints requested for this adapter.
+    pub native_endpoint_support: Option<bool>,
 }
 
 fn blank(c: char) -> bool {
@@ -131,6 +134,7 @@ fn vmx(input: &str) -> PResult<'_, VmxConfig> {
                 present: flag(&key("present")),
                 mac_address: non_empty(get(&key("address"))).or_else(|| non_empty(get(&key("generatedaddress")))),
                 network_name: non_empty(get(&key("networkname"))),
+                native_endpoint_support: flag(&format!("vrdma{n}.nativeendpointsupport")),
             }
         })
         .collect();
@@ -170,7 +174,8 @@ ethernet0.networkName = \"VM Network\"\r\n\
 ethernet1.virtualDev = \"vrdma\"\r\n\
 ethernet1.present = \"TRUE\"\r\n\
 ethernet1.addressType = \"vpx\"\r\n\
-ethernet1.generatedAddress = \"00:50:56:8a:9f:c2\"\r\n";
+ethernet1.generatedAddress = \"00:50:56:8a:9f:c2\"\r\n\
+vrdma1.nativeEndpointSupport = \"TRUE\"\r\n";
         assert_eq!(
             parse_vmx(input).unwrap(),
             VmxConfig {
@@ -184,6 +189,7 @@ ethernet1.generatedAddress = \"00:50:56:8a:9f:c2\"\r\n";
                     present: Some(true),
                     mac_address: Some("00:50:56:8a:9f:c2".into()),
                     network_name: None,
+                    native_endpoint_support: Some(true),
                 }],
             }
         );

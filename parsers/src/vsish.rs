@@ -179,10 +179,25 @@ fn properties_batch(input: &str) -> PResult<'_, Vec<PvrdmaPropertiesSection>> {
     for s in secs {
         let (_, device) =
             device_id(s.key).map_err(|_| fail(s.header, "a `==> <World ID>_<adapter index> <==` section header"))?;
-        out.push(PvrdmaPropertiesSection {
-            device,
-            properties: section_properties(input, s.body),
+        // The block names its device (seed 003: `VMM leader ID of VM` is the World ID of
+        // the node name, `adapter index` its index): another device's block in this
+        // section says nothing about this adapter.
+        let properties = section_properties(input, s.body).and_then(|p| {
+            let wid_ok = p.vmm_leader_id.is_none_or(|w| w == device.world_id);
+            let idx_ok = p.adapter_index.is_none_or(|i| i == device.index);
+            if wid_ok && idx_ok {
+                Ok(p)
+            } else {
+                Err(format!(
+                    "the section of {}_{} holds the properties of {}_{}",
+                    device.world_id,
+                    device.index,
+                    p.vmm_leader_id.map_or_else(|| "?".to_string(), |w| w.to_string()),
+                    p.adapter_index.map_or_else(|| "?".to_string(), |i| i.to_string())
+                ))
+            }
         });
+        out.push(PvrdmaPropertiesSection { device, properties });
     }
     Ok((rest, out))
 }
@@ -206,6 +221,18 @@ pub fn parse_pvrdma_properties_batch(input: &str) -> Result<Vec<PvrdmaProperties
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_section_holding_another_devices_block_is_that_sections_error() {
+        let input = "==> 2101874_0 <==\nPVRDMA Device Properties {\n   VMM leader ID of VM:2101874\n   adapter index:1\n   Physical HCA available:1\n}\n==> 2101874_1 <==\nPVRDMA Device Properties {\n   VMM leader ID of VM:2101874\n   adapter index:1\n   Physical HCA available:0\n}\n";
+        let s = parse_pvrdma_properties_batch(input).unwrap();
+        assert!(s[0]
+            .properties
+            .as_ref()
+            .unwrap_err()
+            .contains("holds the properties of 2101874_1"));
+        assert_eq!(s[1].properties.as_ref().unwrap().physical_hca_available, Some(false));
+    }
 
     /// Seed 003, Figure 12, as printed (no indentation, no closing brace).
     const FIGURE_12: &str = "PVRDMA Device Properties {\nVMM leader ID of VM:1001474360\nadapter index:0\nMAC address:00:50:56:8a:9f:c2\nPhysical HCA available:1\nNamespace allocated:0\nHardware S/R available:0\nMR tracing available:0\nSRQ support enabled:1\nMR Key extension enabled:1\nPhys handles enabled:1\nNative endpoints supported:0\nNative vmotion supported:0\nDMA accelerator enabled:0\nDMA accelerator transfer threshold:32768\nPrefer RoCE v1 over v2:0\nRoCE version:2\nActive MTU:1024\n";

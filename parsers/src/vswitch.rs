@@ -17,7 +17,7 @@
 //!       
 //!          Client:
 //! ```
-use crate::common::{bool_value, find, list_value, non_empty, records, run, value, PResult};
+use crate::common::{bool_value, check_record_names, fail, find, list_value, non_empty, records, run, value, PResult};
 use crate::ParseError;
 use serde::Serialize;
 
@@ -52,8 +52,23 @@ pub struct StandardSwitch {
     pub portgroups: Vec<String>,
 }
 
+/// Keys of a `DVPort:` entry: at the level of the switch's own fields they mean the
+/// nesting was lost (a copy whose indentation was flattened), and which port a `Client:`
+/// belongs to can no longer be told.
+const PORT_KEYS: [&str; 4] = ["Client", "DVPortgroup ID", "In Use", "Port ID"];
+
 fn dvs(input: &str) -> PResult<'_, Vec<DvsSwitch>> {
     let (rest, recs) = records(input)?;
+    check_record_names(&recs, "a vDS record name line matching its `Name:` field")?;
+    for r in &recs {
+        if let Some(f) = r
+            .fields
+            .iter()
+            .find(|f| PORT_KEYS.iter().any(|k| f.key.eq_ignore_ascii_case(k)))
+        {
+            return Err(fail(f.line, "`DVPort:` entries indented under `DVPort:`"));
+        }
+    }
     let out = recs
         .iter()
         .map(|r| {
@@ -87,6 +102,7 @@ fn dvs(input: &str) -> PResult<'_, Vec<DvsSwitch>> {
 
 fn standard(input: &str) -> PResult<'_, Vec<StandardSwitch>> {
     let (rest, recs) = records(input)?;
+    check_record_names(&recs, "a vSwitch record name line matching its `Name:` field")?;
     let out = recs
         .iter()
         .map(|r| {
@@ -174,6 +190,29 @@ TEST\n   Name: TEST\n   MTU: 9000\n   Uplinks: vmnic3, vmnic2\n";
                 },
             ]
         );
+    }
+
+    const NESTED: &str = "DSwitch-RDMA\n   Name: DSwitch-RDMA\n   MTU: 9000\n   Uplinks: vmnic2\n   DVPort: \n         Client: vmnic2\n         DVPortgroup ID: dvportgroup-11\n\n         In Use: true\n         Port ID: 0\n      \n         Client: hpc-node01.eth1\n         DVPortgroup ID: dvportgroup-12\n         In Use: true\n         Port ID: 24\n";
+
+    #[test]
+    fn a_blank_line_inside_a_port_entry_keeps_the_entry_whole() {
+        let s = parse_dvs_list(NESTED).unwrap();
+        let ports = &s[0].ports;
+        assert_eq!(ports.len(), 2, "{ports:?}");
+        assert_eq!(ports[0].client.as_deref(), Some("vmnic2"));
+        assert_eq!(ports[0].port_id.as_deref(), Some("0"));
+        assert_eq!(ports[1].client.as_deref(), Some("hpc-node01.eth1"));
+        assert_eq!(ports[1].port_id.as_deref(), Some("24"));
+    }
+
+    #[test]
+    fn a_flattened_copy_is_an_error_not_switches_named_client() {
+        let flat: String = NESTED.lines().map(|l| format!("{}\n", l.trim_start())).collect();
+        let e = parse_dvs_list(&flat).unwrap_err();
+        assert!(e.expected.contains("DVPort") || e.expected.contains("name line"), "{e}");
+        // Only the nested entries flattened: still ambiguous.
+        let half = NESTED.replace("         ", "   ");
+        assert!(parse_dvs_list(&half).is_err());
     }
 
     #[test]

@@ -45,6 +45,8 @@ fn parse(id: &str, text: &str) -> bool {
         "esxcli_network_vm_port_list" => check(p::parse_vm_port_list_batch(text)),
         "vsish_pvrdma_devices_ls" => check(p::parse_pvrdma_device_ls(text)),
         "vsish_pvrdma_properties" => check(p::parse_pvrdma_properties_batch(text)),
+        "esxcli_network_nic_pauseparams_list" => check(p::parse_nic_pause_params_list(text)),
+        "esxcli_network_nic_dcb_status_get" => check(p::parse_nic_dcb_status_batch(text)),
         _ => return false,
     }
     true
@@ -57,9 +59,12 @@ fn every_sample_parses_as_reviewed() {
         if name.ends_with(".stderr.txt") {
             return;
         }
-        // samples/vm-support/ mimics an ESXi vm-support bundle: its files are named by
+        // samples/vm-support*/ mimic ESXi vm-support bundles: its files are named by
         // vm-support's rule (localcli_...), not by catalogue id; tests/vmsupport.rs covers it.
-        if path.components().any(|c| c.as_os_str() == "vm-support") {
+        if path
+            .components()
+            .any(|c| c.as_os_str().to_str().is_some_and(|s| s.starts_with("vm-support")))
+        {
             return;
         }
         let id = name.trim_end_matches(".txt");
@@ -103,6 +108,8 @@ fn debug_of(id: &str, text: &str) -> Option<String> {
         "esxcli_network_vm_port_list" => d(p::parse_vm_port_list_batch(text)),
         "vsish_pvrdma_devices_ls" => d(p::parse_pvrdma_device_ls(text)),
         "vsish_pvrdma_properties" => d(p::parse_pvrdma_properties_batch(text)),
+        "esxcli_network_nic_pauseparams_list" => d(p::parse_nic_pause_params_list(text)),
+        "esxcli_network_nic_dcb_status_get" => d(p::parse_nic_dcb_status_batch(text)),
         _ => None,
     }
 }

@@ -1,6 +1,6 @@
 //! The human report: per host a ✓/!/✗/? checklist with the fix under each failure, then one
 //! table of PVRDMA adapters (VM, host, adapter, verdict, reason), then one summary line.
-use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Transport, Verdict};
+use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
 use std::fmt::Write;
 use tabled::settings::{object::Columns, Modify, Style, Width};
 
@@ -125,6 +125,17 @@ fn host_section(out: &mut String, host: &HostDiagnosis, paint: &Paint) {
     if let Some(e) = &host.adapters_error {
         let _ = writeln!(out, "  {} {}", paint.dim("?"), clean(e));
     }
+    for e in &host.record_errors {
+        let _ = writeln!(out, "  {} {}", paint.dim("?"), clean(e));
+    }
+    if !host.fleet_failures.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {} failing fleet checks involve this host: {} (see across hosts)",
+            paint.red("✗"),
+            host.fleet_failures.join(", ")
+        );
+    }
 }
 
 fn kind_label(kind: crate::collect::ErrorKind) -> String {
@@ -140,6 +151,7 @@ fn check_line(out: &mut String, c: &Check, width: usize, paint: &Paint) {
         Status::Warn => paint.yellow("!"),
         Status::Fail => paint.red("✗"),
         Status::Unknown => paint.dim("?"),
+        Status::NotApplicable => paint.dim("-"),
     };
     let _ = writeln!(out, "  {mark} {:<width$}  {}", c.id, clean(&c.summary));
     let indent = " ".repeat(width + 6);
@@ -213,37 +225,52 @@ fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint) {
 }
 
 fn transport_lines(out: &mut String, d: &Diagnosis) {
-    if d.pairs.is_empty() {
+    let t = &d.transport.totals;
+    if t.total() == 0 {
         return;
     }
-    let count = |t: Transport| d.pairs.iter().filter(|p| p.transport == t).count();
     let parts: Vec<String> = [
-        (Transport::Rdma, "rdma"),
-        (Transport::Tcp, "tcp"),
-        (Transport::Memcpy, "memcpy (same host)"),
-        (Transport::Unknown, "unknown"),
+        (t.rdma, "rdma"),
+        (t.blocked, "blocked"),
+        (t.tcp, "tcp"),
+        (t.memcpy, "memcpy (same host)"),
+        (t.unknown, "unknown"),
     ]
     .iter()
-    .map(|(t, label)| (count(*t), label))
     .filter(|(n, _)| *n > 0)
     .map(|(n, label)| format!("{n} {label}"))
     .collect();
     let _ = writeln!(out, "Transport between adapters of different VMs: {}", parts.join(", "));
-    let tcp: Vec<_> = d.pairs.iter().filter(|p| p.transport == Transport::Tcp).collect();
-    for p in tcp.iter().take(10) {
+    let exceptions = &d.transport.exceptions;
+    for e in exceptions.iter().take(10) {
+        let p = &e.pairs;
+        let counts: Vec<String> = [
+            (p.blocked, "blocked"),
+            (p.tcp, "tcp"),
+            (p.unknown, "unknown"),
+            (p.rdma, "rdma"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, label)| format!("{n} {label}"))
+        .collect();
         let _ = writeln!(
             out,
-            "  tcp: {}/{}#{} ↔ {}/{}#{}",
-            clean(&p.a.host),
-            clean(&p.a.vm),
-            p.a.adapter,
-            clean(&p.b.host),
-            clean(&p.b.vm),
-            p.b.adapter
+            "  {}/{}#{} → {}: {}: {}",
+            clean(&e.adapter.host),
+            clean(&e.adapter.vm),
+            e.adapter.adapter,
+            clean(&e.peer_host),
+            counts.join(", "),
+            clean(&e.reasons.join("; "))
         );
     }
-    if tcp.len() > 10 {
-        let _ = writeln!(out, "  … and {} more tcp pairs (see --format json)", tcp.len() - 10);
+    if exceptions.len() > 10 {
+        let _ = writeln!(
+            out,
+            "  … and {} more adapters with pairs that are not plain rdma (see --format json)",
+            exceptions.len() - 10
+        );
     }
     out.push('\n');
 }
@@ -274,11 +301,13 @@ mod tests {
             }],
             adapters_error: Some(hostile.to_string()),
             pvrdma_vmknic: None,
+            fleet_failures: Vec::new(),
+            record_errors: Vec::new(),
         };
         let d = Diagnosis {
             hosts: vec![host],
             fleet_checks: Vec::new(),
-            pairs: Vec::new(),
+            transport: Default::default(),
             probes: Vec::new(),
             changes: None,
             summary: Summary::default(),

@@ -1,7 +1,7 @@
 //! The JSON report: one document, schema `pvrdma-doctor/report/v1` (documented in the
 //! README). It carries no timestamps, so a live run and `analyze` of its bundle produce
 //! byte-identical reports.
-use crate::diagnose::{Check, Diagnosis, HostDiagnosis, Pair, Summary};
+use crate::diagnose::{Check, Diagnosis, HostDiagnosis, Summary, TransportSummary};
 use serde::Serialize;
 
 pub const SCHEMA: &str = "pvrdma-doctor/report/v1";
@@ -13,7 +13,7 @@ struct Report<'a> {
     exit_code: u8,
     hosts: &'a [HostDiagnosis],
     fleet_checks: &'a [Check],
-    pairs: &'a [Pair],
+    transport: &'a TransportSummary,
     /// `--probe` only.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     probes: &'a [crate::probe::Probe],
@@ -32,7 +32,7 @@ fn report(d: &Diagnosis) -> Report<'_> {
         exit_code: d.exit_code(),
         hosts: &d.hosts,
         fleet_checks: &d.fleet_checks,
-        pairs: &d.pairs,
+        transport: &d.transport,
         probes: &d.probes,
         changes_since: d.changes.as_ref().map(|c| c.since.as_str()),
         changes: d.changes.as_ref().map(|c| c.list.as_slice()),

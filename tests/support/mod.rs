@@ -307,7 +307,7 @@ emit() {
   # A hung command records its pid so the test can kill it: exec keeps the pid.
   case ",$FAKE_ESX_HANG," in *",$1,"*) echo $$ >> "$FAKE_ESX_PIDS"; exec sleep 3600 ;; esac
   if [ -n "$2" ]; then
-    awk -v k="==> $2 <==" '$0 == k { on = 1; next } /^==> .* <==$/ { on = 0 } on' "$d/$1.txt"
+    awk -v k="==> $2 <==" '$0 == k { on = 1; next } /^==> .* <==$/ { on = 0 } /^<== .* exit [0-9]+ ==>$/ { next } on' "$d/$1.txt"
     exit 0
   fi
   [ -f "$d/$1.txt" ] || { echo "fake: no sample $1" >&2; exit 1; }
@@ -364,6 +364,10 @@ fn fake_esxcli() -> String {
     s.push_str(&format!(
         "  \"network vm port list -w \"*) emit {} \"$6\" ;;\n",
         pvrdma_doctor::catalogue::VM_PORT_LIST
+    ));
+    s.push_str(&format!(
+        "  \"network nic dcb status get -n \"*) emit {} \"$7\" ;;\n",
+        pvrdma_doctor::catalogue::NIC_DCB_STATUS
     ));
     s.push_str("  *) echo \"Error: Unknown command or namespace $*\" >&2; exit 1 ;;\nesac\n");
     s

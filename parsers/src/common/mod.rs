@@ -14,9 +14,9 @@ mod table;
 mod tests;
 mod values;
 
-pub(crate) use error::{end_of, error_text, fail, run, to_parse_error, PResult};
+pub(crate) use error::{end_of, error_text, fail, offset_in, run, to_parse_error, PResult};
 pub(crate) use lines::{is_blank, lines};
-pub(crate) use records::{blocks, find, records, structure, value, Field};
+pub(crate) use records::{blocks, check_record_names, find, records, structure, value, Field};
 pub(crate) use sections::sections;
 pub(crate) use table::table;
 pub use table::{table_layout, TableLayout};

@@ -78,8 +78,8 @@ pub(crate) struct Record<'a> {
 /// any unindented line once the record's fields are indented; so the name line and the
 /// blank separator may both be missing where copies lost them, and pasted copies that lost
 /// all indentation still split at blank lines. Deeper-indented lines belong to the nested
-/// list of the field above them; whitespace-only lines (or a repeated key) start a new
-/// entry of that list.
+/// list of the field above them; an entry ends where one of its keys comes again (blank or
+/// whitespace-only lines between entries are cosmetic and never split an entry).
 pub(crate) fn records(input: &str) -> PResult<'_, Vec<Record<'_>>> {
     let mut out: Vec<Record<'_>> = Vec::new();
     let mut separated = true;
@@ -108,24 +108,35 @@ pub(crate) fn records(input: &str) -> PResult<'_, Vec<Record<'_>>> {
         let Some(rec) = out.last_mut() else {
             return Err(fail(l, "a record name line (not indented)"));
         };
-        push_field(&mut rec.fields, &mut base, ind, separated, field);
+        push_field(&mut rec.fields, &mut base, ind, field);
         separated = false;
     }
     Ok((end_of(input), out))
 }
 
+/// Each record names itself twice (the name line and its `Name:` field): a name line that
+/// reads as a field (a copy whose indentation was flattened) or disagrees with `Name:` is a
+/// layout a parser would only be guessing at, so it is an error.
+pub(crate) fn check_record_names<'a>(recs: &[Record<'a>], expected: &'static str) -> Result<(), nom::Err<Fail<'a>>> {
+    for r in recs {
+        let t = r.name.trim();
+        let key_like = t.ends_with(':') || t.contains(": ");
+        let named = find(&r.fields, "Name").map(|f| f.value.trim());
+        if key_like || named.is_some_and(|n| n != t) {
+            return Err(fail(r.name_line, expected));
+        }
+    }
+    Ok(())
+}
+
 /// Adds a field at its nesting level (see [`records`]).
-fn push_field<'a>(
-    fields: &mut Vec<Field<'a>>,
-    base: &mut Option<usize>,
-    ind: usize,
-    separated: bool,
-    field: Field<'a>,
-) {
+fn push_field<'a>(fields: &mut Vec<Field<'a>>, base: &mut Option<usize>, ind: usize, field: Field<'a>) {
     let b = *base.get_or_insert(ind);
     if ind > b {
         if let Some(parent) = fields.last_mut() {
-            let new_entry = separated || parent.children.last().is_none_or(|e| find(e, field.key).is_some());
+            // An entry ends where its first key comes again: a blank line inside an entry
+            // (a wrapped copy) must not split one port's `Client:` from its `Port ID:`.
+            let new_entry = parent.children.last().is_none_or(|e| find(e, field.key).is_some());
             if new_entry {
                 parent.children.push(Vec::new());
             }
