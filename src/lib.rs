@@ -12,6 +12,7 @@ pub mod demo;
 pub mod diagnose;
 pub mod facts;
 pub mod live;
+pub mod nodeset;
 pub mod redact;
 pub mod report;
 pub mod ssh;

@@ -72,7 +72,26 @@ pub fn load_captures_with(path: &Path, limits: &ReadLimits) -> anyhow::Result<Ve
         return Err(BundleError::NotABundle(path.to_path_buf()).into());
     }
     let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    match read_archive(file, limits)? {
+    let archive = read_archive(file, limits).map_err(|e| {
+        // A cut-off download fails deep in the decoder ("incomplete deflate stream");
+        // say which file and what that means.
+        let truncated = e.chain().any(|c| {
+            let text = c.to_string();
+            text.contains("incomplete deflate")
+                || text.contains("unexpected end of file")
+                || c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+        });
+        if truncated {
+            e.context(format!(
+                "{} is truncated: the compressed archive ends early (an interrupted download or copy?); copy it again",
+                path.display()
+            ))
+        } else {
+            e.context(format!("cannot read {}", path.display()))
+        }
+    })?;
+    match archive {
         Archive::Bundle(entries) => from_bundle_entries(entries),
         Archive::VmSupport(entries) => vmsupport::from_entries(entries),
         Archive::Unknown => Err(BundleError::NotABundle(path.to_path_buf()).into()),

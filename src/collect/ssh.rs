@@ -52,6 +52,15 @@ pub type Sink = Arc<Mutex<BTreeMap<String, RawOutput>>>;
 /// finished output is also copied into `sink` as soon as it arrives.
 pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync), sink: &Sink) -> HostCapture {
     on_stage(Stage::Connecting);
+    tracing::debug!(
+        "{}: connecting to {}:{} as {} (via {} jump host(s))",
+        job.label,
+        job.target.hostname,
+        job.target.port,
+        job.target.user,
+        job.jumps.len()
+    );
+    let started = Instant::now();
     let connected = tokio::time::timeout(
         job.connect_timeout,
         client::connect(&job.jumps, &job.target, &job.credentials),
@@ -75,6 +84,12 @@ pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync
             )
         }
     };
+    tracing::info!(
+        "{}: logged in as {} in {} ms",
+        job.label,
+        job.target.user,
+        started.elapsed().as_millis()
+    );
     on_stage(Stage::Collecting);
     let capture = run_catalogue(job, &conn, CATALOGUE, sink).await;
     conn.close().await;
@@ -316,6 +331,21 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
             format!("{}: could not start `{}` ({e})", job.target.label, spec.id),
         ));
     }
+    // `-v`: every command with host, duration and how it ended.
+    let ended = match (out.timeout_hit, out.exit_status) {
+        (true, _) => "timed out".to_string(),
+        (false, Some(code)) => format!("exit {code}"),
+        (false, None) => "no exit status".to_string(),
+    };
+    tracing::info!(
+        "{}: `{}` {ended} in {} ms ({} bytes out, {} bytes err{})",
+        job.label,
+        spec.command,
+        out.duration_ms,
+        stdout.len(),
+        stderr.len(),
+        if out.truncated { ", truncated" } else { "" }
+    );
     Outcome::Done(out)
 }
 
