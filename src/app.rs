@@ -112,6 +112,7 @@ pub fn generate(kind: crate::cli::Generate) -> anyhow::Result<String> {
         Generate::CompleteFish => Shell::Fish,
         Generate::CompletePowershell => Shell::PowerShell,
         Generate::CompleteElvish => Shell::Elvish,
+        Generate::ReportSchema => return Ok(report::json::schema()),
         Generate::Man => {
             clap_mangen::Man::new(cmd).render(&mut buf)?;
             return Ok(String::from_utf8_lossy(&buf).into_owned());

@@ -64,6 +64,8 @@ pub enum Generate {
     CompleteElvish,
     /// The man page (roff), e.g. `pvrdma-doctor --generate man > pvrdma-doctor.1`.
     Man,
+    /// The JSON Schema of the `--format json` report (as docs/report.schema.json).
+    ReportSchema,
 }
 
 #[derive(Debug, Subcommand)]

@@ -12,22 +12,30 @@ use pvrdma_parsers as p;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
+/// A check's outcome.
 pub enum Status {
+    /// Verified from the host's own output.
     Pass,
+    /// Works, but not as PVRDMA is meant to be set up.
     Warn,
+    /// Broken: PVRDMA traffic cannot use the HCA.
     Fail,
+    /// The data to decide is missing or unreadable; never a silent pass.
     Unknown,
 }
 
 /// Where a conclusion comes from: which command, which field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Evidence {
+    /// Catalogue id of the command (`--list-checks`), e.g. `esxcli_rdma_device_list`.
     pub command: &'static str,
+    /// The field (column or key) of its output the conclusion rests on.
     pub field: String,
 }
 
+/// One check on a host or across hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     pub id: &'static str,
@@ -41,7 +49,7 @@ pub struct Check {
 /// How to fix a check, split so a script can run the command and a person reads the
 /// advice. New checks build it with [`with_command`], [`with_advice`] or [`with_fix`];
 /// [`with_remedy`] sorts an old-style single string into the right half.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Remedy {
     /// One complete command line to run in the host's shell, exactly as printed: no
     /// placeholders, every value taken from the host shell-quoted. `None` when the fix is
@@ -64,19 +72,37 @@ impl Remedy {
     }
 }
 
+/// A check as JSON: v1's `remedy` string stays, the split `remediation` object is added.
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Check")]
+struct CheckJson<'a> {
+    /// Stable check id (a public contract), e.g. `firewall-pvrdma`.
+    id: &'static str,
+    /// Its outcome.
+    status: Status,
+    /// One line saying what was found.
+    summary: &'a str,
+    /// Where the conclusion comes from.
+    evidence: &'a [Evidence],
+    /// The remedy in one string (command, then advice); `null` when there is none.
+    remedy: Option<String>,
+    /// The remedy split for scripts; `null` when there is none.
+    remediation: Option<&'a Remedy>,
+}
+
+impl schemars::JsonSchema for Check {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Check".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        CheckJson::json_schema(generator)
+    }
+}
+
 /// JSON keeps v1's `remedy` string and adds the split `remediation` object.
 impl Serialize for Check {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Out<'a> {
-            id: &'static str,
-            status: Status,
-            summary: &'a str,
-            evidence: &'a [Evidence],
-            remedy: Option<String>,
-            remediation: Option<&'a Remedy>,
-        }
-        Out {
+        CheckJson {
             id: self.id,
             status: self.status,
             summary: &self.summary,
@@ -135,7 +161,7 @@ pub const CHECKS: &[(&str, &str)] = &[
     ),
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// `Physical HCA available:1`: traffic to other hosts uses the HCA.
@@ -147,33 +173,49 @@ pub enum Verdict {
 }
 
 /// The VM port an adapter's MAC sits on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PortView {
+    /// The switch the port is on (vDS or standard vSwitch).
     pub vswitch: Option<String>,
+    /// Its port group.
     pub portgroup: Option<String>,
+    /// The uplink its traffic leaves through (`Team Uplink`).
     pub uplink: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// One PVRDMA adapter of a VM.
 pub struct Adapter {
+    /// Its index among the VM's PVRDMA adapters (`<World ID>_<index>` in vsish).
     pub index: u32,
+    /// Whether its traffic to other hosts uses the HCA.
     pub verdict: Verdict,
+    /// Why (for `tcp-fallback` and `unknown`), or a problem found with an `hca` adapter.
     pub reasons: Vec<String>,
+    /// Its MAC address, from vsish.
     pub mac: Option<String>,
+    /// The RoCE version it uses (1 or 2).
     pub roce_version: Option<u32>,
+    /// Its active MTU, from vsish.
     pub active_mtu: Option<u32>,
+    /// The VM port its MAC sits on.
     pub port: Option<PortView>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// A VM with at least one PVRDMA adapter.
 pub struct Vm {
+    /// Display name (`World ID N` when the process list did not name it).
     pub name: String,
+    /// Its World ID while running; `null` for a VM known only from its `.vmx`.
     pub world_id: Option<u64>,
+    /// Path of its `.vmx` file.
     pub config_file: Option<String>,
+    /// Its PVRDMA adapters.
     pub adapters: Vec<Adapter>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum HostStatus {
     /// Every check passes (warnings allowed) and every adapter uses the HCA.
@@ -190,12 +232,18 @@ pub enum HostStatus {
     Interrupted,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// Everything found on one host.
 pub struct HostDiagnosis {
+    /// The host as given on the command line (or the capture's folder name).
     pub host: String,
+    /// Its overall outcome.
     pub status: HostStatus,
+    /// Why it could not be collected, or only partly.
     pub error: Option<Failure>,
+    /// ESXi version and build, e.g. `8.0.2 (build 22380479)`.
     pub esxi_version: Option<String>,
+    /// Its host checks, in `--list-checks` order.
     pub checks: Vec<Check>,
     /// VMs with at least one PVRDMA adapter.
     pub vms: Vec<Vm>,
@@ -206,49 +254,76 @@ pub struct HostDiagnosis {
 }
 
 /// The VMkernel adapter a host uses for PVRDMA.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PvrdmaVmknic {
+    /// Its name, e.g. `vmk1`.
     pub name: String,
+    /// Its IPv4 address.
     pub ipv4: Option<String>,
+    /// Its IPv4 netmask.
     pub netmask: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
+/// How two adapters of different VMs exchange traffic.
 pub enum Transport {
+    /// Same host: memory copy, the HCA is not involved.
     Memcpy,
+    /// Different hosts, both adapters on the HCA.
     Rdma,
+    /// Different hosts, at least one adapter falls back to TCP.
     Tcp,
+    /// Not enough data to tell.
     Unknown,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// Names one adapter in a pair.
 pub struct AdapterRef {
+    /// Its host.
     pub host: String,
+    /// Its VM's name.
     pub vm: String,
     /// Tells apart two running VMs with the same display name.
     pub world_id: Option<u64>,
+    /// The adapter's index in that VM.
     pub adapter: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// Two adapters of different VMs and the transport between them.
 pub struct Pair {
+    /// One adapter.
     pub a: AdapterRef,
+    /// The other.
     pub b: AdapterRef,
+    /// How they talk.
     pub transport: Transport,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// Counts over the whole run.
 pub struct Summary {
+    /// Hosts in the run.
     pub hosts: usize,
+    /// Hosts with status `ok`.
     pub healthy: usize,
+    /// Hosts with status `problems`.
     pub problems: usize,
+    /// Hosts with status `incomplete`.
     pub incomplete: usize,
+    /// Hosts with status `unreachable`.
     pub unreachable: usize,
+    /// Hosts with status `error`.
     pub error: usize,
+    /// PVRDMA adapters found.
     pub adapters: usize,
+    /// Adapters with verdict `hca`.
     pub hca: usize,
+    /// Adapters with verdict `tcp-fallback`.
     pub tcp_fallback: usize,
+    /// Adapters with verdict `unknown`.
     pub unknown: usize,
     /// Hosts whose PVRDMA adapters could not be listed (not the same as having none).
     pub hosts_without_adapter_list: usize,
@@ -265,7 +340,7 @@ pub struct Summary {
     pub line: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Diagnosis {
     pub hosts: Vec<HostDiagnosis>,
     /// Checks across hosts (stable ids too): `vmknic-subnets`.

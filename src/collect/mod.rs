@@ -11,7 +11,7 @@ pub mod replay;
 pub mod ssh;
 
 /// What a host (or a single command) failed with, typed so callers can act on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorKind {
     /// The name did not resolve.
@@ -60,9 +60,11 @@ impl ErrorKind {
 }
 
 /// A failure with the message the user sees (which says what to do next).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
+    /// What failed, typed so scripts can act on it.
     pub kind: ErrorKind,
+    /// What happened and what to do about it.
     pub message: String,
 }
 

@@ -6,15 +6,34 @@ use serde::Serialize;
 
 pub const SCHEMA: &str = "pvrdma-doctor/report/v1";
 
-#[derive(Serialize)]
+/// A pvrdma-doctor report (`--format json`), schema `pvrdma-doctor/report/v1`: fields are
+/// only ever added within v1.
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "PvrdmaDoctorReport")]
 struct Report<'a> {
+    /// Always `pvrdma-doctor/report/v1`.
     schema: &'static str,
+    /// Version of pvrdma-doctor that wrote it.
     tool_version: &'static str,
+    /// The process exit code: 0 healthy, 1 problems, 3 incomplete (130 is not in the report).
     exit_code: u8,
+    /// One entry per host, in the order given (never folded).
     hosts: &'a [HostDiagnosis],
+    /// Checks across hosts (same shape as host checks), e.g. `vmknic-subnets`.
     fleet_checks: &'a [Check],
+    /// The transport between every two adapters of different VMs.
     pairs: &'a [Pair],
+    /// Counts over the whole run and the summary line.
     summary: &'a Summary,
+}
+
+/// The JSON Schema of the report, generated from the types above; checked in at
+/// `docs/report.schema.json` (a test keeps the two equal).
+pub fn schema() -> String {
+    let schema = schemars::schema_for!(Report<'static>);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 pub fn render(d: &Diagnosis) -> String {
