@@ -498,18 +498,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
 /// A capture (live or offline) where every esxcli command answered "not found": the
 /// login worked on something that is not ESXi.
 fn not_esxi(capture: &HostCapture) -> Option<Failure> {
-    let esxcli: Vec<&crate::collect::RawOutput> = capture
-        .outputs
-        .values()
-        .filter(|o| o.command.starts_with("esxcli "))
-        .collect();
-    let all_missing = !esxcli.is_empty()
-        && esxcli.iter().all(|o| {
-            let text = format!("{}{}", o.stdout, o.stderr);
-            o.exit_status == Some(127)
-                || text.contains("esxcli: not found")
-                || text.contains("esxcli: command not found")
-        });
+    let all_missing = capture.esxcli_missing();
     all_missing.then(|| {
         Failure::new(
             crate::collect::ErrorKind::NotEsxi,

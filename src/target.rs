@@ -196,34 +196,30 @@ pub fn collect_targets(
     stdin: &mut dyn Read,
 ) -> Result<Vec<HostSpec>, TargetError> {
     let mut raw: Vec<String> = Vec::new();
+    // `-` among the hosts and `--hosts-file -` both mean stdin, read once.
     let mut stdin_used = false;
+    let mut read_stdin = |raw: &mut Vec<String>| -> Result<(), TargetError> {
+        if std::mem::replace(&mut stdin_used, true) {
+            return Ok(());
+        }
+        let mut text = String::new();
+        stdin.read_to_string(&mut text).map_err(|e| TargetError::Read {
+            source_name: "stdin".into(),
+            message: e.to_string(),
+        })?;
+        raw.extend(specs_from_text(&text));
+        Ok(())
+    };
     for a in args {
         if a == "-" {
-            if stdin_used {
-                continue;
-            }
-            stdin_used = true;
-            let mut text = String::new();
-            stdin.read_to_string(&mut text).map_err(|e| TargetError::Read {
-                source_name: "stdin".into(),
-                message: e.to_string(),
-            })?;
-            raw.extend(specs_from_text(&text));
+            read_stdin(&mut raw)?;
         } else {
             raw.push(a.clone());
         }
     }
     if let Some(path) = hosts_file {
         if path == Path::new("-") {
-            // `--hosts-file -` is stdin, as `-` among the hosts is; read once.
-            if !stdin_used {
-                let mut text = String::new();
-                stdin.read_to_string(&mut text).map_err(|e| TargetError::Read {
-                    source_name: "stdin".into(),
-                    message: e.to_string(),
-                })?;
-                raw.extend(specs_from_text(&text));
-            }
+            read_stdin(&mut raw)?;
         } else {
             let text = std::fs::read_to_string(path).map_err(|e| TargetError::Read {
                 source_name: path.display().to_string(),

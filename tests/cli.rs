@@ -374,3 +374,46 @@ fn verbose_shows_each_command_on_stderr() {
     let quiet = run(doctor().args(["demo", "--no-progress", "--format", "json"]));
     assert!(!quiet.stderr.contains("exit 0 in"), "{}", quiet.stderr);
 }
+
+#[test]
+fn ctrl_c_reports_reached_hosts_as_interrupted_and_exits_130() {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .args(["demo", "-v", "--no-progress", "--format", "json", "--latency", "30s"])
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    // Once a host is logged in, its commands are waiting on the simulated latency.
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap_or_default();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("logged in as") {
+            break;
+        }
+    }
+    assert!(seen.contains("logged in as"), "{seen}");
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let out = child.wait_with_output().expect("exits");
+    assert_eq!(out.status.code(), Some(130), "{seen}{}", rest.join("\n"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report of what was collected");
+    let statuses: Vec<&str> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["status"].as_str())
+        .collect();
+    assert!(statuses.contains(&"interrupted"), "{statuses:?}");
+    assert!(!statuses.contains(&"ok"), "{statuses:?}");
+    assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
+}

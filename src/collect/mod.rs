@@ -172,6 +172,23 @@ impl HostCapture {
         }
     }
 
+    /// Every esxcli command answered "not found" (or exit 127): the login worked on
+    /// something that is not ESXi. Live collection and offline analysis both ask this.
+    pub fn esxcli_missing(&self) -> bool {
+        let mut esxcli = self
+            .outputs
+            .values()
+            .filter(|o| o.command.starts_with("esxcli "))
+            .peekable();
+        esxcli.peek().is_some()
+            && esxcli.all(|o| {
+                let text = format!("{}{}", o.stdout, o.stderr);
+                o.exit_status == Some(127)
+                    || text.contains("esxcli: not found")
+                    || text.contains("esxcli: command not found")
+            })
+    }
+
     pub fn failed(host: impl Into<String>, source: CaptureSource, failure: Failure) -> Self {
         HostCapture {
             error: Some(failure),

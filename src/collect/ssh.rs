@@ -204,16 +204,7 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
 /// `esxcli: not found` on every esxcli command: the login worked on something that is not
 /// an ESXi host (or its PATH lacks esxcli).
 fn not_esxi(job: &HostJob, capture: &HostCapture) -> Option<Failure> {
-    let esxcli: Vec<&RawOutput> = capture
-        .outputs
-        .values()
-        .filter(|o| o.command.starts_with("esxcli "))
-        .collect();
-    let all_missing = !esxcli.is_empty()
-        && esxcli.iter().all(|o| {
-            let text = format!("{}{}", o.stdout, o.stderr);
-            text.contains("esxcli: not found") || text.contains("esxcli: command not found")
-        });
+    let all_missing = capture.esxcli_missing();
     all_missing.then(|| {
         Failure::new(
             ErrorKind::NotEsxi,
