@@ -32,7 +32,8 @@ pub struct Cli {
     #[arg(long)]
     pub list_checks: bool,
 
-    /// Print a shell completion script or the man page on stdout, then exit.
+    /// Print a shell completion script, the man page or the JSON Schema of the report on
+    /// stdout, then exit.
     #[arg(long, value_enum, value_name = "KIND")]
     pub generate: Option<Generate>,
 
