@@ -417,3 +417,26 @@ fn ctrl_c_reports_reached_hosts_as_interrupted_and_exits_130() {
     assert!(!statuses.contains(&"ok"), "{statuses:?}");
     assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
 }
+
+#[test]
+fn host_supplied_names_are_escaped_and_shortened_in_text_but_whole_in_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("esx01");
+    copy_dir(&samples().join("healthy-cluster/esx01"), &host);
+    // An 8 MiB VM name that starts with a right-to-left override.
+    let name = format!("evil\u{202E}fdp.exe{}", "x".repeat(8 * 1024 * 1024));
+    let list = std::fs::read_to_string(host.join("esxcli_vm_process_list.txt")).unwrap();
+    let list = list.replacen("Display Name: hpc-node01", &format!("Display Name: {name}"), 1);
+    std::fs::write(host.join("esxcli_vm_process_list.txt"), list).unwrap();
+    let r = run(doctor().args(["analyze", "--color", "never"]).arg(dir.path()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.len() < 16 * 1024, "{} bytes of text report", r.stdout.len());
+    assert!(!r.stdout.contains('\u{202E}'), "the override is escaped");
+    assert!(r.stdout.contains("evil\\u{202e}fdp.exe"), "{}", r.stdout);
+    // The cell wraps the note; its start says how much was left out.
+    let left_out = name.chars().count() - 200;
+    assert!(r.stdout.contains(&format!("… ({left_out} more")), "{}", r.stdout);
+    let json = run(doctor().args(["analyze", "--format", "json"]).arg(dir.path()));
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["hosts"][0]["vms"][0]["name"].as_str(), Some(name.as_str()));
+}
