@@ -3,6 +3,8 @@
 #   - OpenSSH's sshd (Debian's openssh-server), the server ESXi itself runs;
 #   - busybox, because ESXi's login shell is busybox `sh` and the remote command lines
 #     must work under it;
+#   - tmux, whose 80-column terminal checks that the report fits the real terminal width
+#     (tests/tmux.rs);
 #   - a local test user whose login shell is busybox sh and whose password is checked by
 #     PAM, so keyboard-interactive login goes through the same path as on ESXi.
 # Idempotent: every step checks first. Must run as root (CI runs it before `cargo test`).
@@ -25,6 +27,7 @@ fi
 missing=""
 [ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
 command -v busybox >/dev/null 2>&1 || missing="$missing busybox"
+command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
 if [ -n "$missing" ]; then
     echo "install-test-deps.sh: installing$missing"
     export DEBIAN_FRONTEND=noninteractive

@@ -10,55 +10,120 @@ use std::io::{IsTerminal, Write};
 use std::time::SystemTime;
 
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
-    if cli.list_checks {
-        write_stdout(&list_checks())?;
+    init_tracing(cli.verbose);
+    if let Some(kind) = cli.generate {
+        write_stdout(&generate(kind)?)?;
         return Ok(diagnose::exit::HEALTHY);
     }
-    match cli.command {
-        Some(Command::Analyze { path, output, baseline }) => {
-            let baseline = load_baseline(&baseline)?;
-            let captures = crate::offline::load_captures(&path)?;
-            finish(&captures, &output, baseline.as_ref()).map(|d| d.exit_code())
-        }
-        Some(Command::Demo {
-            scenario,
-            latency,
-            bundle,
-            output,
-            probe,
-            baseline,
-        }) => {
-            let baseline = load_baseline(&baseline)?;
-            prepare_bundle(&bundle)?;
-            let demo = crate::demo::DemoOptions {
-                scenario,
-                hosts: None,
-                latency,
-            };
-            let mut live = live_options(&cli.live, Vec::new(), &output, None)?;
-            live.probe = probe.options();
-            let run = crate::demo::run_demo(&demo, live)?;
-            finish_live(&run, &output, &bundle, baseline.as_ref())
-        }
-        None => {
+    if cli.list_checks {
+        let text = match cli.output.format {
+            report::Format::Json => list_checks_json(),
+            report::Format::Human => list_checks(),
+        };
+        write_stdout(&text)?;
+        return Ok(diagnose::exit::HEALTHY);
+    }
+    match &cli.command {
+        Some(Command::Analyze { path }) => {
             anyhow::ensure!(
-                !cli.hosts.is_empty() || cli.live.hosts_file.is_some(),
-                "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
+                cli.bundle.bundle.is_none(),
+                "--bundle writes what a live run collected; `analyze` reads a capture that already exists (copy {} instead)",
+                path.display()
             );
-            if cli.live.insecure_skip_host_key_check {
-                eprintln!(
-                    "pvrdma-doctor: WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
-                );
-            }
+            anyhow::ensure!(
+                cli.hosts.is_empty(),
+                "`analyze` takes one PATH; {:?} would be read as hosts",
+                cli.hosts
+            );
+            let baseline = load_baseline(&cli.baseline)?;
+            let captures = crate::offline::load_captures(path)?;
+            finish(&captures, &cli.output, baseline.as_ref()).map(|d| d.exit_code())
+        }
+        Some(Command::Demo { scenario, latency }) => {
             let baseline = load_baseline(&cli.baseline)?;
             prepare_bundle(&cli.bundle)?;
-            let password = crate::live::read_password(cli.live.ask_password)?;
-            let mut live = live_options(&cli.live, cli.hosts.clone(), &cli.output, password)?;
+            let demo = crate::demo::DemoOptions {
+                scenario: scenario.clone(),
+                hosts: None,
+                latency: *latency,
+            };
+            let mut live = live_options(&cli.live, cli.hosts.clone(), &cli.output, None)?;
             live.probe = cli.probe.options();
-            let run = crate::live::collect_live(&live)?;
+            let run = crate::demo::run_demo(&demo, live)?;
             finish_live(&run, &cli.output, &cli.bundle, baseline.as_ref())
         }
+        Some(Command::Check { hosts }) => {
+            let mut all = cli.hosts.clone();
+            all.extend(hosts.iter().cloned());
+            check_hosts(&cli, all)
+        }
+        None => check_hosts(&cli, cli.hosts.clone()),
     }
+}
+
+/// The main job: diagnose `hosts` (and `--hosts-file`) over SSH.
+fn check_hosts(cli: &Cli, hosts: Vec<String>) -> anyhow::Result<u8> {
+    anyhow::ensure!(
+        !hosts.is_empty() || cli.live.hosts_file.is_some(),
+        "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
+    );
+    if cli.live.insecure_skip_host_key_check {
+        eprintln!(
+            "pvrdma-doctor: WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
+        );
+    }
+    let baseline = load_baseline(&cli.baseline)?;
+    prepare_bundle(&cli.bundle)?;
+    let password = crate::live::read_password(cli.live.ask_password)?;
+    let mut live = live_options(&cli.live, hosts, &cli.output, password)?;
+    live.probe = cli.probe.options();
+    let run = crate::live::collect_live(&live)?;
+    finish_live(&run, &cli.output, &cli.bundle, baseline.as_ref())
+}
+
+/// `-v` shows each command (host, duration, exit), `-vv` the SSH negotiation too; a
+/// `RUST_LOG` filter replaces both. Everything goes to stderr: stdout is the report.
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let from_env = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty());
+    let directives = match (from_env, verbose) {
+        (Some(env), _) => env,
+        (None, 0) => return,
+        (None, 1) => "pvrdma_doctor=info".to_string(),
+        (None, _) => "pvrdma_doctor=debug,russh=debug".to_string(),
+    };
+    let filter = EnvFilter::try_new(&directives).unwrap_or_else(|_| EnvFilter::new("pvrdma_doctor=info"));
+    // `try_init` also routes russh's `log` records into tracing; a second init (tests
+    // calling `run` twice) is not an error worth reporting.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+/// What `--generate` prints: a completion script or the man page, from the clap
+/// definition itself so they never drift from `--help`.
+pub fn generate(kind: crate::cli::Generate) -> anyhow::Result<String> {
+    use crate::cli::Generate;
+    use clap_complete::Shell;
+    let mut cmd = crate::cli::command();
+    let mut buf: Vec<u8> = Vec::new();
+    let shell = match kind {
+        Generate::CompleteBash => Shell::Bash,
+        Generate::CompleteZsh => Shell::Zsh,
+        Generate::CompleteFish => Shell::Fish,
+        Generate::CompletePowershell => Shell::PowerShell,
+        Generate::CompleteElvish => Shell::Elvish,
+        Generate::ReportSchema => return Ok(report::json::schema()),
+        Generate::Man => {
+            clap_mangen::Man::new(cmd).render(&mut buf)?;
+            return Ok(String::from_utf8_lossy(&buf).into_owned());
+        }
+    };
+    clap_complete::generate(shell, &mut cmd, "pvrdma-doctor", &mut buf);
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// Reports a live run, then writes the support bundle if asked; after Ctrl-C both cover
@@ -73,7 +138,12 @@ fn finish_live(
         eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
     }
     let diagnosis = finish(&run.captures, output, baseline)?;
-    let code = diagnosis.exit_code();
+    // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial.
+    let code = if run.interrupted {
+        diagnose::exit::INTERRUPTED
+    } else {
+        diagnosis.exit_code()
+    };
     if let Some(path) = write_support_bundle(
         bundle_args,
         &run.captures,
@@ -117,6 +187,16 @@ fn live_options(
 /// does not end in a refusal. Call it before connecting to any host.
 pub fn prepare_bundle(args: &BundleArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.bundle {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        anyhow::ensure!(
+            name.ends_with(".tar.gz") || name.ends_with(".tgz"),
+            "--bundle {}: a support bundle is a gzip-compressed tar archive; name it with .tar.gz (e.g. {})",
+            path.display(),
+            path.with_extension("tar.gz").display()
+        );
         bundle::check_target(path, args.force)?;
         if args.redact {
             bundle::check_target(&crate::redact::map_path(path), args.force)?;
@@ -197,7 +277,13 @@ fn finish(
 ) -> anyhow::Result<diagnose::Diagnosis> {
     let mut diagnosis = diagnose::diagnose(captures);
     diagnosis.changes = baseline.map(|b| crate::baseline::compare(b, &diagnosis));
-    let text = report::render(&diagnosis, output.format, use_color(output.color));
+    let options = report::HumanOptions {
+        color: use_color(output.color),
+        width: report::terminal_width(),
+        only_problems: output.only_problems,
+        fold: !output.no_fold,
+    };
+    let text = report::render_with(&diagnosis, output.format, &options);
     write_stdout(&text)?;
     Ok(diagnosis)
 }
@@ -235,4 +321,25 @@ pub fn list_checks() -> String {
     }
     out.push_str(&crate::probe::list_checks_section());
     out
+}
+
+/// `--list-checks --format json`: the same lists as one document for scripts.
+pub fn list_checks_json() -> String {
+    let commands: Vec<serde_json::Value> = CATALOGUE
+        .iter()
+        .map(|spec| serde_json::json!({"id": spec.id, "command": spec.command, "why": spec.why}))
+        .collect();
+    let checks: Vec<serde_json::Value> = CHECKS
+        .iter()
+        .map(|(id, what)| serde_json::json!({"id": id, "passes_when": what}))
+        .collect();
+    let doc = serde_json::json!({
+        "schema": "pvrdma-doctor/checks/v1",
+        "tool_version": env!("CARGO_PKG_VERSION"),
+        "commands": commands,
+        "checks": checks,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
 }

@@ -21,7 +21,7 @@ use std::path::Path;
 const SCHEMA_PREFIX: &str = "pvrdma-doctor/report/v";
 
 /// What a change is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChangeKind {
     /// `id` = `status`: the host's status (a host that appeared or vanished has a `null`).
@@ -46,20 +46,26 @@ impl ChangeKind {
 }
 
 /// One difference from the baseline. `from`/`to` are `null` where one side lacks it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Change {
+    /// The host (the pinging host for a probe); `null` for a check across hosts.
     pub host: Option<String>,
+    /// What changed: a host status, a check, an adapter verdict or a probe.
     pub kind: ChangeKind,
+    /// Which one (see `kind`).
     pub id: String,
+    /// The baseline's value; `null` when the baseline lacks it.
     pub from: Option<String>,
+    /// This run's value; `null` when this run lacks it.
     pub to: Option<String>,
 }
 
 /// The comparison with a baseline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Changes {
     /// The baseline file's modification time, RFC 3339 UTC.
     pub since: String,
+    /// Every difference, in host order.
     pub list: Vec<Change>,
 }
 

@@ -1,31 +1,46 @@
 //! Command-line interface: clap derive structs and their validation. No I/O here.
+//!
+//! Options may stand anywhere on the line, before or after the subcommand, as admins
+//! expect from ssh, clush and ripgrep: [`command`] marks every option `global` (including
+//! options other branches add later), so `pvrdma-doctor --no-progress analyze DIR` runs
+//! `analyze`, never a login to a host called `analyze`. `check` is the explicit form of the
+//! default job, for a host whose name is a subcommand (`pvrdma-doctor check demo`).
 use crate::report::Format;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Tells, for every PVRDMA adapter on your ESXi hosts, whether its traffic goes through the
 /// physical RDMA HCA or silently falls back to TCP, and why.
 ///
-/// Only read-only commands are sent (see --list-checks). Exit codes: 0 healthy, 1 a check
-/// fails or an adapter falls back to TCP, 2 usage or internal error, 3 nothing failed but
-/// a host was unreachable or something is unknown.
+/// Only read-only commands are sent (see --list-checks). Options may stand anywhere. Exit
+/// codes: 0 healthy, 1 a check fails or an adapter falls back to TCP, 2 usage or internal
+/// error, 3 nothing failed but a host was unreachable or something is unknown, 130
+/// interrupted by Ctrl-C.
 #[derive(Debug, Parser)]
-#[command(
-    name = "pvrdma-doctor",
-    version,
-    args_conflicts_with_subcommands = true,
-    max_term_width = 100
-)]
+#[command(name = "pvrdma-doctor", version, max_term_width = 100)]
 pub struct Cli {
-    /// ESXi hosts: `esx01`, `root@esx01`, `esx01:2222`, `[fe80::1]:22`, ranges such as
-    /// `esx[01-16]` or `esx[1-3,7]`, or `-` to read hosts from stdin.
+    /// ESXi hosts as ClusterShell node sets: `esx01`, `esx[01-16]`, `esx[1-9/2]`,
+    /// `esx01,esx02`, `root@esx01`, `esx01:2222`, `[fe80::1]:22`, or `-` to read hosts
+    /// from stdin.
     #[arg(value_name = "HOST")]
     pub hosts: Vec<String>,
 
-    /// Print the read-only commands this tool sends (id, command, purpose) and the check ids, then exit.
+    /// Print the read-only commands this tool sends (id, command, purpose) and the check
+    /// ids, then exit (`--format json` for a JSON document).
     #[arg(long)]
     pub list_checks: bool,
+
+    /// Print a shell completion script, the man page or the JSON Schema of the report on
+    /// stdout, then exit.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub generate: Option<Generate>,
+
+    /// Show each command sent (host, duration, exit status) on stderr; twice (-vv) also
+    /// the SSH negotiation. RUST_LOG overrides the filter.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    pub verbose: u8,
 
     #[command(flatten)]
     pub live: LiveArgs,
@@ -46,18 +61,35 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// What `--generate` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Generate {
+    CompleteBash,
+    CompleteZsh,
+    CompleteFish,
+    CompletePowershell,
+    CompleteElvish,
+    /// The man page (roff), e.g. `pvrdma-doctor --generate man > pvrdma-doctor.1`.
+    Man,
+    /// The JSON Schema of the `--format json` report (as docs/report.schema.json).
+    ReportSchema,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Diagnose ESXi hosts over SSH (the default: `pvrdma-doctor esx01` is
+    /// `pvrdma-doctor check esx01`).
+    Check {
+        /// ESXi hosts, as for the default command.
+        #[arg(value_name = "HOST")]
+        hosts: Vec<String>,
+    },
     /// Diagnose captured outputs offline: a directory (<host>/<command-id>.txt), a
     /// pvrdma-doctor support bundle (.tar.gz) or an ESXi vm-support bundle (folder or .tgz).
     Analyze {
         /// The directory or bundle to analyse.
         #[arg(value_name = "PATH")]
         path: PathBuf,
-        #[command(flatten)]
-        output: OutputArgs,
-        #[command(flatten)]
-        baseline: BaselineArgs,
     },
     /// Start simulated ESXi hosts on 127.0.0.1 and diagnose them over real SSH.
     Demo {
@@ -67,15 +99,44 @@ pub enum Command {
         /// Simulated latency of every command.
         #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
         latency: Duration,
-        #[command(flatten)]
-        bundle: BundleArgs,
-        #[command(flatten)]
-        output: OutputArgs,
-        #[command(flatten)]
-        probe: ProbeArgs,
-        #[command(flatten)]
-        baseline: BaselineArgs,
     },
+}
+
+/// The clap command with every option global, so it is accepted before or after the
+/// subcommand. Positional arguments stay where they are.
+pub fn command() -> clap::Command {
+    Cli::command().mut_args(|a| {
+        if a.is_positional() || a.get_id() == "help" || a.get_id() == "version" {
+            a
+        } else {
+            a.global(true)
+        }
+    })
+}
+
+/// Parses the command line (exits with clap's usage message and code 2 on an error).
+pub fn parse() -> Cli {
+    parse_from(std::env::args_os())
+}
+
+/// Parses `args` (the first is the program name), as [`parse`] does.
+pub fn parse_from<I, T>(args: I) -> Cli
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let matches = command().get_matches_from(args);
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// Like [`parse_from`], returning clap's error instead of exiting.
+pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let matches = command().try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
 }
 
 /// The path probe (off by default: it sends packets, though it changes nothing).
@@ -112,7 +173,7 @@ pub struct BaselineArgs {
 /// How to reach the hosts.
 #[derive(Debug, Clone, Args)]
 pub struct LiveArgs {
-    /// Read hosts from FILE, one per line (`#` starts a comment).
+    /// Read hosts from FILE, one node set per line (`#` starts a comment); `-` reads stdin.
     #[arg(long, value_name = "FILE")]
     pub hosts_file: Option<PathBuf>,
     /// Use this ssh_config file instead of ~/.ssh/config (like `ssh -F`).
@@ -150,7 +211,8 @@ pub struct LiveArgs {
 /// Support bundle options.
 #[derive(Debug, Clone, Args)]
 pub struct BundleArgs {
-    /// Also write a support bundle (raw outputs, manifest, reports) to FILE (.tar.gz).
+    /// Also write a support bundle (raw outputs, manifest, reports) to FILE, which must end
+    /// in .tar.gz or .tgz.
     #[arg(long, value_name = "FILE")]
     pub bundle: Option<PathBuf>,
     /// Replace host names, addresses, MACs, VM names, UUIDs and datastore paths in the bundle
@@ -174,6 +236,14 @@ pub struct OutputArgs {
     /// Never draw the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
+    /// Show only hosts, checks and adapters with a problem, a warning or an unknown (like
+    /// `brew doctor`); the summary still counts everything.
+    #[arg(long)]
+    pub only_problems: bool,
+    /// Print every host on its own instead of folding hosts with identical results into
+    /// node sets (`esx[01-20]`, as `clush -b` does).
+    #[arg(long)]
+    pub no_fold: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -236,7 +306,46 @@ mod tests {
 
     #[test]
     fn cli_is_well_formed() {
-        use clap::CommandFactory;
-        Cli::command().debug_assert();
+        command().debug_assert();
+    }
+
+    #[test]
+    fn options_may_stand_before_or_after_the_subcommand() {
+        let cli = try_parse_from(["pvrdma-doctor", "--no-progress", "--format", "json", "analyze", "DIR"]).unwrap();
+        assert!(matches!(&cli.command, Some(Command::Analyze { path }) if path == &PathBuf::from("DIR")));
+        assert!(cli.hosts.is_empty());
+        assert!(cli.output.no_progress);
+        assert_eq!(cli.output.format, Format::Json);
+        let cli = try_parse_from([
+            "pvrdma-doctor",
+            "analyze",
+            "DIR",
+            "--format",
+            "json",
+            "--color",
+            "never",
+        ])
+        .unwrap();
+        assert_eq!(cli.output.format, Format::Json);
+        assert_eq!(cli.output.color, ColorChoice::Never);
+        let cli = try_parse_from([
+            "pvrdma-doctor",
+            "-l",
+            "admin",
+            "--parallel",
+            "3",
+            "demo",
+            "--latency",
+            "1s",
+        ])
+        .unwrap();
+        assert!(matches!(cli.command, Some(Command::Demo { .. })));
+        assert_eq!(cli.live.user.as_deref(), Some("admin"));
+        assert_eq!(cli.live.parallel, 3);
+        let cli = try_parse_from(["pvrdma-doctor", "esx01", "--format", "json", "esx02"]).unwrap();
+        assert_eq!(cli.hosts, ["esx01", "esx02"]);
+        let cli = try_parse_from(["pvrdma-doctor", "check", "demo", "-vv"]).unwrap();
+        assert!(matches!(&cli.command, Some(Command::Check { hosts }) if hosts == &["demo"]));
+        assert_eq!(cli.verbose, 2);
     }
 }

@@ -18,31 +18,122 @@ mod vm_config;
 
 pub use fleet::{AdapterException, HostPairTransport, TransportCounts, TransportSummary};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
+/// A check's outcome.
 pub enum Status {
     /// The check does not apply to this host (PVRDMA itself needs ESXi 6.5+).
     NotApplicable,
+    /// Verified from the host's own output.
     Pass,
+    /// Works, but not as PVRDMA is meant to be set up.
     Warn,
+    /// Broken: PVRDMA traffic cannot use the HCA.
     Fail,
+    /// The data to decide is missing or unreadable; never a silent pass.
     Unknown,
 }
 
 /// Where a conclusion comes from: which command, which field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Evidence {
+    /// Catalogue id of the command (`--list-checks`), e.g. `esxcli_rdma_device_list`.
     pub command: &'static str,
+    /// The field (column or key) of its output the conclusion rests on.
     pub field: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One check on a host or across hosts.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     pub id: &'static str,
     pub status: Status,
     pub summary: String,
     pub evidence: Vec<Evidence>,
-    pub remedy: Option<String>,
+    /// How to fix it, when the check does not pass.
+    pub remedy: Option<Remedy>,
+}
+
+/// How to fix a check, split so a script can run the command and a person reads the
+/// advice. New checks build it with [`with_command`], [`with_advice`] or [`with_fix`];
+/// [`with_remedy`] sorts an old-style single string into the right half.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Remedy {
+    /// One complete command line to run in the host's shell, exactly as printed: no
+    /// placeholders, every value taken from the host shell-quoted. `None` when the fix is
+    /// not a host command (vCenter, hardware) or a value is unknown.
+    pub command: Option<String>,
+    /// What to do besides (or instead of) the command, in prose: vCenter steps,
+    /// alternatives, templates with placeholders in capitals.
+    pub advice: Option<String>,
+}
+
+impl Remedy {
+    /// The single-string form of JSON field `remedy` (v1): the command, then the advice.
+    pub fn text(&self) -> String {
+        match (&self.command, &self.advice) {
+            (Some(c), Some(a)) => format!("{c}; {a}"),
+            (Some(c), None) => c.clone(),
+            (None, Some(a)) => a.clone(),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// A check as JSON: v1's `remedy` string stays, the split `remediation` object is added.
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Check")]
+struct CheckJson<'a> {
+    /// Stable check id (a public contract), e.g. `firewall-pvrdma`.
+    id: &'static str,
+    /// Its outcome.
+    status: Status,
+    /// One line saying what was found.
+    summary: &'a str,
+    /// Where the conclusion comes from.
+    evidence: &'a [Evidence],
+    /// The remedy in one string (command, then advice); `null` when there is none.
+    remedy: Option<String>,
+    /// The remedy split for scripts; `null` when there is none.
+    remediation: Option<&'a Remedy>,
+}
+
+impl schemars::JsonSchema for Check {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Check".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        CheckJson::json_schema(generator)
+    }
+}
+
+/// JSON keeps v1's `remedy` string and adds the split `remediation` object.
+impl Serialize for Check {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        CheckJson {
+            id: self.id,
+            status: self.status,
+            summary: &self.summary,
+            evidence: &self.evidence,
+            remedy: self.remedy.as_ref().map(Remedy::text),
+            remediation: self.remedy.as_ref(),
+        }
+        .serialize(serializer)
+    }
+}
+
+/// Quotes a value for a POSIX shell (the ESXi shell is busybox ash): bare when it only
+/// holds characters no shell treats specially, else in single quotes.
+pub fn shell_quote(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '=' | '@' | '%' | '+' | ',')
+        });
+    if plain {
+        value.to_string()
+    } else {
+        format!("'{}'", value.replace('\'', "'\\''"))
+    }
 }
 
 /// The public check ids, in report order, with what each one verifies.
@@ -110,7 +201,7 @@ pub const CHECKS: &[(&str, &str)] = &[
     ),
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// `Physical HCA available:1`: traffic to other hosts uses the HCA.
@@ -122,35 +213,51 @@ pub enum Verdict {
 }
 
 /// The VM port an adapter's MAC sits on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PortView {
+    /// The switch the port is on (vDS or standard vSwitch).
     pub vswitch: Option<String>,
     /// The `VDS ID` (UUID) of that switch when it is a vDS esxcli lists.
     pub vds_id: Option<String>,
+    /// Its port group.
     pub portgroup: Option<String>,
+    /// The uplink its traffic leaves through (`Team Uplink`).
     pub uplink: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// One PVRDMA adapter of a VM.
 pub struct Adapter {
+    /// Its index among the VM's PVRDMA adapters (`<World ID>_<index>` in vsish).
     pub index: u32,
+    /// Whether its traffic to other hosts uses the HCA.
     pub verdict: Verdict,
+    /// Why (for `tcp-fallback` and `unknown`), or a problem found with an `hca` adapter.
     pub reasons: Vec<String>,
+    /// Its MAC address, from vsish.
     pub mac: Option<String>,
+    /// The RoCE version it uses (1 or 2).
     pub roce_version: Option<u32>,
+    /// Its active MTU, from vsish.
     pub active_mtu: Option<u32>,
+    /// The VM port its MAC sits on.
     pub port: Option<PortView>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// A VM with at least one PVRDMA adapter.
 pub struct Vm {
+    /// Display name (`World ID N` when the process list did not name it).
     pub name: String,
+    /// Its World ID while running; `null` for a VM known only from its `.vmx`.
     pub world_id: Option<u64>,
+    /// Path of its `.vmx` file.
     pub config_file: Option<String>,
+    /// Its PVRDMA adapters.
     pub adapters: Vec<Adapter>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum HostStatus {
     /// Every check passes (warnings allowed) and every adapter uses the HCA.
@@ -163,14 +270,22 @@ pub enum HostStatus {
     Unreachable,
     /// The host was reached but could not be diagnosed (not ESXi, unreadable capture).
     Error,
+    /// Ctrl-C stopped the run before anything was collected from this host.
+    Interrupted,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// Everything found on one host.
 pub struct HostDiagnosis {
+    /// The host as given on the command line (or the capture's folder name).
     pub host: String,
+    /// Its overall outcome.
     pub status: HostStatus,
+    /// Why it could not be collected, or only partly.
     pub error: Option<Failure>,
+    /// ESXi version and build, e.g. `8.0.2 (build 22380479)`.
     pub esxi_version: Option<String>,
+    /// Its host checks, in `--list-checks` order.
     pub checks: Vec<Check>,
     /// VMs with at least one PVRDMA adapter.
     pub vms: Vec<Vm>,
@@ -189,48 +304,71 @@ pub struct HostDiagnosis {
 }
 
 /// The VMkernel adapter a host uses for PVRDMA.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PvrdmaVmknic {
+    /// Its name, e.g. `vmk1`.
     pub name: String,
+    /// Its IPv4 address.
     pub ipv4: Option<String>,
+    /// Its IPv4 netmask.
     pub netmask: Option<String>,
     /// Its MTU (sizes the path probe's jumbo ping); the `mtu-consistent` check reports it.
     #[serde(skip)]
     pub mtu: Option<u32>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
+/// How two adapters of different VMs exchange traffic.
 pub enum Transport {
+    /// Same host: memory copy, the HCA is not involved.
     Memcpy,
+    /// Different hosts, both adapters on the HCA.
     Rdma,
+    /// Different hosts, at least one adapter falls back to TCP.
     Tcp,
     /// Both adapters use the HCA, but a failing fleet check (different vDSes, duplicate
     /// vmknic addresses, RoCE v1 between subnets) breaks the path between them.
     Blocked,
+    /// Not enough data to tell.
     Unknown,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// Names one adapter in a pair.
 pub struct AdapterRef {
+    /// Its host.
     pub host: String,
+    /// Its VM's name.
     pub vm: String,
     /// Tells apart two running VMs with the same display name.
     pub world_id: Option<u64>,
+    /// The adapter's index in that VM.
     pub adapter: u32,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// Counts over the whole run.
 pub struct Summary {
+    /// Hosts in the run.
     pub hosts: usize,
+    /// Hosts with status `ok`.
     pub healthy: usize,
+    /// Hosts with status `problems`.
     pub problems: usize,
+    /// Hosts with status `incomplete`.
     pub incomplete: usize,
+    /// Hosts with status `unreachable`.
     pub unreachable: usize,
+    /// Hosts with status `error`.
     pub error: usize,
+    /// PVRDMA adapters found.
     pub adapters: usize,
+    /// Adapters with verdict `hca`.
     pub hca: usize,
+    /// Adapters with verdict `tcp-fallback`.
     pub tcp_fallback: usize,
+    /// Adapters with verdict `unknown`.
     pub unknown: usize,
     /// Hosts whose PVRDMA adapters could not be listed (not the same as having none).
     pub hosts_without_adapter_list: usize,
@@ -238,11 +376,20 @@ pub struct Summary {
     pub adapter_pairs: TransportCounts,
     /// Ids of the failing fleet checks.
     pub fleet_failures: Vec<&'static str>,
+    /// Hosts stopped by Ctrl-C before anything was collected.
+    pub interrupted: usize,
+    /// Hosts that were reached and diagnosed: at least one check or verdict is known.
+    /// 0 means nothing was diagnosed at all, whatever the other counts say.
+    pub diagnosed: usize,
+    /// Checks that warn, on hosts and across hosts.
+    pub warnings: usize,
+    /// The hosts of each status other than `ok`, folded as a node set (`esx[21-40]`).
+    pub host_sets: BTreeMap<String, String>,
     /// The one-line summary the human report ends with.
     pub line: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Diagnosis {
     pub hosts: Vec<HostDiagnosis>,
     /// Checks across hosts (stable ids too): `vmknic-subnets`, `vmknic-ipv4-unique`,
@@ -267,6 +414,9 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// Nothing failed, but a host was unreachable or a check/verdict is unknown.
     pub const INCOMPLETE: u8 = 3;
+    /// Ctrl-C stopped the run (128 + SIGINT, as shells report it); the report covers
+    /// what was collected.
+    pub const INTERRUPTED: u8 = 130;
 }
 
 impl Diagnosis {
@@ -335,13 +485,33 @@ fn fleet_diagnosis_with(mut hosts: Vec<HostDiagnosis>, extra: Vec<Check>) -> Dia
 
 /// Diagnoses one host.
 pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
-    let facts = facts::build(capture);
     let nothing_collected = capture.outputs.is_empty() && capture.vmx_files.is_empty();
+    let not_esxi = capture
+        .error
+        .clone()
+        .filter(|e| e.kind == crate::collect::ErrorKind::NotEsxi)
+        .or_else(|| not_esxi(capture));
+    if let Some(error) = not_esxi {
+        // Every check would only repeat "esxcli: not found": one line says it all.
+        return HostDiagnosis {
+            host: capture.host.clone(),
+            status: HostStatus::Error,
+            error: Some(error),
+            esxi_version: None,
+            checks: Vec::new(),
+            vms: Vec::new(),
+            adapters_error: None,
+            pvrdma_vmknic: None,
+            fleet_failures: Vec::new(),
+            record_errors: Vec::new(),
+        };
+    }
+    let facts = facts::build(capture);
     if let (Some(error), true) = (&capture.error, nothing_collected) {
-        let status = if error.kind.is_unreachable() {
-            HostStatus::Unreachable
-        } else {
-            HostStatus::Error
+        let status = match error.kind {
+            crate::collect::ErrorKind::Interrupted => HostStatus::Interrupted,
+            k if k.is_unreachable() => HostStatus::Unreachable,
+            _ => HostStatus::Error,
         };
         return HostDiagnosis {
             host: capture.host.clone(),
@@ -428,6 +598,21 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
     }
 }
 
+/// A capture (live or offline) where every esxcli command answered "not found": the
+/// login worked on something that is not ESXi.
+fn not_esxi(capture: &HostCapture) -> Option<Failure> {
+    let all_missing = capture.esxcli_missing();
+    all_missing.then(|| {
+        Failure::new(
+            crate::collect::ErrorKind::NotEsxi,
+            format!(
+                "{}: not an ESXi host: `esxcli` is not found there (or its shell PATH lacks it); check that the name points at an ESXi host",
+                capture.host
+            ),
+        )
+    })
+}
+
 fn pvrdma_vmknic(ctx: &Context) -> Option<PvrdmaVmknic> {
     let name = ctx.tagged_vmknic.clone()?;
     let row = ctx
@@ -473,8 +658,8 @@ fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Option<Check> {
     if with_vmknic.len() < 2 {
         return None;
     }
-    let mut networks: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut unknown: Vec<String> = Vec::new();
+    let mut networks: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut unknown: Vec<(String, String)> = Vec::new();
     for h in &with_vmknic {
         let Some(v) = &h.pvrdma_vmknic else { continue };
         let network = v
@@ -483,14 +668,34 @@ fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Option<Check> {
             .zip(v.netmask.as_deref())
             .and_then(|(a, m)| ipv4_network(a, m));
         match network {
-            Some(n) => networks.entry(n).or_default().push(format!("{} {}", h.host, v.name)),
-            None => unknown.push(format!("{} {}", h.host, v.name)),
+            Some(n) => networks.entry(n).or_default().push((h.host.clone(), v.name.clone())),
+            None => unknown.push((h.host.clone(), v.name.clone())),
         }
     }
+    // `esx[01-40] vmk1` rather than forty `esxNN vmk1`: hosts folded per vmknic name.
+    let fold_members = |members: &[(String, String)]| -> String {
+        let mut by_vmk: Vec<(&str, Vec<&str>)> = Vec::new();
+        for (host, vmk) in members {
+            match by_vmk.iter_mut().find(|(v, _)| v == vmk) {
+                Some((_, hosts)) => hosts.push(host),
+                None => by_vmk.push((vmk, vec![host])),
+            }
+        }
+        by_vmk
+            .iter()
+            .map(|(vmk, hosts)| format!("{} {vmk}", crate::nodeset::fold(hosts)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let unknown = if unknown.is_empty() {
+        Vec::new()
+    } else {
+        vec![fold_members(&unknown)]
+    };
     let evidence = vec![ev(cat::IPV4_GET, "IPv4 Address, IPv4 Netmask of the tagged vmknic")];
     let listing = networks
         .iter()
-        .map(|(n, members)| format!("{n} ({})", members.join(", ")))
+        .map(|(n, members)| format!("{n} ({})", fold_members(members)))
         .collect::<Vec<_>>()
         .join("; ");
     match networks.len() {
@@ -538,9 +743,9 @@ fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Option<Check> {
                     format!("RoCE v1 is not routable, and {} use it", roce_v1.join(", ")),
                 )
             };
-            Some(with_remedy(
+            Some(with_advice(
                 check(ID, status, format!("the PVRDMA vmknics are in {n} IPv4 subnets: {listing}: {tail}"), evidence),
-                "put the PVRDMA vmknics in one subnet (esxcli network ip interface ipv4 set -i <vmk> -t static -I <address> -N <netmask>), or route between the subnets and use RoCE v2",
+                "put the PVRDMA vmknics in one subnet (on each host: esxcli network ip interface ipv4 set -i VMK -t static -I ADDRESS -N NETMASK), or route between the subnets and use RoCE v2",
             ))
         }
     }
@@ -605,8 +810,8 @@ impl<'a> Context<'a> {
     }
 
     /// The vmknic to suggest in a remedy: the one bound to the RDMA device, else one on
-    /// the RDMA vDS.
-    fn suggested_vmknic(&self) -> String {
+    /// the RDMA vDS; `None` when no such vmknic is known.
+    fn suggested_vmknic(&self) -> Option<String> {
         let bound = self.device.and_then(|d| {
             self.facts
                 .rdma_vmknics
@@ -627,7 +832,27 @@ impl<'a> Context<'a> {
                 .find(|v| v.vds_name.as_deref() == Some(dvs.name.as_str()))
                 .map(|v| v.name.clone())
         };
-        bound.or_else(on_dvs).unwrap_or_else(|| "<vmkN>".to_string())
+        bound.or_else(on_dvs)
+    }
+
+    /// The remedy that tags the suggested vmknic for PVRDMA.
+    fn tag_vmknic(&self) -> Remedy {
+        match self.suggested_vmknic() {
+            Some(vmk) => Remedy {
+                command: Some(format!(
+                    "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s {}",
+                    shell_quote(&vmk)
+                )),
+                advice: None,
+            },
+            None => Remedy {
+                command: None,
+                advice: Some(
+                    "no vmknic is bound to the RDMA device or on its vDS: create one on the HCA's vDS, then esxcli system settings advanced set -o /Net/PVRDMAVmknic -s VMK"
+                        .to_string(),
+                ),
+            },
+        }
     }
 }
 
@@ -648,9 +873,32 @@ fn check(id: &'static str, status: Status, summary: impl Into<String>, evidence:
     }
 }
 
-fn with_remedy(mut c: Check, remedy: impl Into<String>) -> Check {
-    c.remedy = Some(remedy.into());
+/// A fix that is one host command (values from the host already shell-quoted).
+fn with_command(c: Check, command: impl Into<String>) -> Check {
+    with_fix(c, Some(command.into()), None)
+}
+
+/// A fix that is not a host command: vCenter, hardware, alternatives.
+fn with_advice(c: Check, advice: impl Into<String>) -> Check {
+    with_fix(c, None, Some(advice.into()))
+}
+
+fn with_fix(mut c: Check, command: Option<String>, advice: Option<String>) -> Check {
+    c.remedy = Some(Remedy { command, advice });
     c
+}
+
+/// Transitional: an old-style single remedy string. A complete esxcli line (no `<...>`
+/// placeholder, no prose after it) becomes the command, anything else the advice.
+#[allow(dead_code)]
+fn with_remedy(c: Check, remedy: impl Into<String>) -> Check {
+    let text = remedy.into();
+    let runnable = text.starts_with("esxcli ") && !text.contains(['<', '>', ';', '(']) && !text.contains(", ");
+    if runnable {
+        with_command(c, text)
+    } else {
+        with_advice(c, text)
+    }
 }
 
 /// The check cannot run because a fact is missing.
@@ -715,7 +963,7 @@ fn check_version(f: &HostFacts) -> Check {
             format!("{} {} supports PVRDMA", v.product, v.version),
             evidence,
         ),
-        Some(_) => with_remedy(
+        Some(_) => with_advice(
             check(
                 ID,
                 Status::Fail,
@@ -741,7 +989,7 @@ fn check_device_present(f: &HostFacts) -> Check {
     };
     let evidence = vec![ev(cat::RDMA_DEVICE_LIST, "Name")];
     if devices.is_empty() {
-        return with_remedy(
+        return with_advice(
             check(ID, Status::Fail, "no RDMA device is registered (esxcli rdma device list is empty): PVRDMA traffic to other hosts falls back to TCP", evidence),
             "install a RoCE-capable NIC and its RDMA driver, then check `esxcli system module list | grep -i rdma` and `esxcli rdma device list`",
         );
@@ -795,7 +1043,7 @@ fn check_device_active(ctx: &Context) -> Check {
         ),
         _ => {
             let uplink = device.paired_uplink.clone().unwrap_or_else(|| "its uplink".to_string());
-            with_remedy(
+            with_advice(
                 check(
                     ID,
                     Status::Fail,
@@ -852,21 +1100,22 @@ fn check_uplink_on_dvs(ctx: &Context) -> Check {
     } else {
         format!("the HCA {} is not an uplink of any vDS: {where_now}", device.name)
     };
-    let detach = standard
-        .map(|s| {
-            format!(
-                "esxcli network vswitch standard uplink remove -u {uplink} -v {}, then ",
-                s.name
-            )
-        })
-        .unwrap_or_default();
+    let detach = standard.map(|s| {
+        format!(
+            "esxcli network vswitch standard uplink remove -u {} -v {}",
+            shell_quote(uplink),
+            shell_quote(&s.name)
+        )
+    });
     let target = match switches.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().as_slice() {
         [one] => format!("vDS {one}"),
         _ => "the PVRDMA vDS".to_string(),
     };
-    with_remedy(
+    let then = if detach.is_some() { "then " } else { "" };
+    with_fix(
         check(ID, Status::Fail, summary, evidence),
-        format!("{detach}in vCenter add {uplink} as the only uplink of {target} (Distributed Switch > Add and Manage Hosts > Manage physical adapters)"),
+        detach,
+        Some(format!("{then}in vCenter add {uplink} as the only uplink of {target} (Distributed Switch > Add and Manage Hosts > Manage physical adapters)")),
     )
 }
 
@@ -926,7 +1175,7 @@ fn check_single_uplink(ctx: &Context) -> Check {
             )
         })
         .collect();
-    with_remedy(
+    with_advice(
         check(ID, Status::Fail, summaries.join("; "), evidence),
         remedies.join("; "),
     )
@@ -941,18 +1190,19 @@ fn check_vmknic_tagged(ctx: &Context) -> Check {
     let evidence = vec![ev(cat::PVRDMA_VMKNIC_OPTION, "String Value")];
     match &ctx.tagged_vmknic {
         Some(vmk) => check(ID, Status::Pass, format!("{} = {vmk}", option.path), evidence),
-        None => with_remedy(
-            check(
-                ID,
-                Status::Fail,
-                "no VMkernel adapter is tagged for PVRDMA (/Net/PVRDMAVmknic is empty)",
-                evidence,
-            ),
-            format!(
-                "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s {}",
-                ctx.suggested_vmknic()
-            ),
-        ),
+        None => {
+            let fix = ctx.tag_vmknic();
+            with_fix(
+                check(
+                    ID,
+                    Status::Fail,
+                    "no VMkernel adapter is tagged for PVRDMA (/Net/PVRDMAVmknic is empty)",
+                    evidence,
+                ),
+                fix.command,
+                fix.advice,
+            )
+        }
     }
 }
 
@@ -968,7 +1218,8 @@ fn check_vmknic_valid(ctx: &Context) -> Check {
     };
     let Some(interface) = interfaces.iter().find(|i| &i.name == vmk) else {
         let existing: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
-        return with_remedy(
+        let fix = ctx.tag_vmknic();
+        return with_fix(
             check(
                 ID,
                 Status::Fail,
@@ -985,24 +1236,22 @@ fn check_vmknic_valid(ctx: &Context) -> Check {
                     ev(cat::IP_INTERFACE_LIST, "Name"),
                 ],
             ),
-            format!(
-                "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s {}",
-                ctx.suggested_vmknic()
-            ),
+            fix.command,
+            fix.advice,
         );
     };
     let enabled_ev = || ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}"));
     match interface.enabled {
         Some(true) => {}
         Some(false) => {
-            return with_remedy(
+            return with_command(
                 check(
                     ID,
                     Status::Fail,
                     format!("{vmk} exists but is disabled"),
                     vec![enabled_ev()],
                 ),
-                format!("esxcli network ip interface set -e true -i {vmk}"),
+                format!("esxcli network ip interface set -e true -i {}", shell_quote(vmk)),
             )
         }
         None => {
@@ -1042,14 +1291,17 @@ fn check_vmknic_valid(ctx: &Context) -> Check {
         (None, None) => None,
     };
     let Some(address) = address else {
-        return with_remedy(
+        return with_advice(
             check(
                 ID,
                 Status::Fail,
                 format!("{vmk} has no IPv4 address; PVRDMA endpoints cannot reach each other"),
                 vec![ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}"))],
             ),
-            format!("esxcli network ip interface ipv4 set -i {vmk} -t static -I <IPv4 address> -N <netmask>"),
+            format!(
+                "give {vmk} an address in the PVRDMA subnet: esxcli network ip interface ipv4 set -i {} -t static -I ADDRESS -N NETMASK",
+                shell_quote(vmk)
+            ),
         );
     };
     let evidence = vec![
@@ -1132,7 +1384,7 @@ fn check_firewall(f: &HostFacts) -> Check {
     match rulesets.iter().find(|r| r.name.eq_ignore_ascii_case("pvrdma")) {
         Some(r) if r.enabled == Some(true) => check(ID, Status::Pass, "firewall ruleset pvrdma is enabled", evidence),
         Some(r) if r.enabled == Some(false) => match &f.firewall {
-            Ok(fw) if fw.enabled == Some(true) => with_remedy(
+            Ok(fw) if fw.enabled == Some(true) => with_command(
                 check(
                     ID,
                     Status::Fail,
@@ -1144,11 +1396,11 @@ fn check_firewall(f: &HostFacts) -> Check {
                 ),
                 ENABLE,
             ),
-            Ok(_) => with_remedy(
+            Ok(_) => with_command(
                 check(ID, Status::Unknown, "ruleset pvrdma is disabled and whether the firewall is enabled is not stated", evidence),
                 ENABLE,
             ),
-            Err(e) => with_remedy(
+            Err(e) => with_command(
                 check(ID, Status::Unknown, format!("ruleset pvrdma is disabled; firewall state unknown: {e}"), evidence),
                 ENABLE,
             ),
@@ -1215,13 +1467,18 @@ fn check_mtu(ctx: &Context) -> Check {
             ));
         }
     }
-    let remedies: Vec<String> = results.iter().filter_map(|c| c.remedy.clone()).collect();
+    // One remedy per HCA path: the commands run one after the other, the advice reads on.
+    let remedies: Vec<Remedy> = results.iter().filter_map(|c| c.remedy.clone()).collect();
     let evidence = results.into_iter().flat_map(|c| c.evidence).collect();
     let c = check(ID, worst, summary, evidence);
+    let joined = |part: fn(&Remedy) -> Option<&String>| {
+        let parts: Vec<&str> = remedies.iter().filter_map(part).map(String::as_str).collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    };
     if remedies.is_empty() {
         c
     } else {
-        with_remedy(c, remedies.join("; "))
+        with_fix(c, joined(|r| r.command.as_ref()), joined(|r| r.advice.as_ref()))
     }
 }
 
@@ -1272,31 +1529,43 @@ fn mtu_path(f: &HostFacts, device: &p::RdmaDevice, dvs: &p::DvsSwitch, vmk: Opti
         .map(|(n, m)| format!("{n} {m}"))
         .collect::<Vec<_>>()
         .join(", ");
-    // How to raise one element of the path to `target`.
-    let raise = |name: &str, target: u32| {
+    // How to raise one element of the path to `target`: (command, advice).
+    let raise = |name: &str, target: u32| -> (Option<String>, Option<String>) {
         if name == dvs_label {
-            format!("set the MTU of vDS {} to {target} in vCenter (Distributed Switch > Settings > Edit Settings > Advanced)", dvs.name)
+            (None, Some(format!("set the MTU of vDS {} to {target} in vCenter (Distributed Switch > Settings > Edit Settings > Advanced)", dvs.name)))
         } else if name == vmk {
-            format!("esxcli network ip interface set -m {target} -i {vmk}")
+            (
+                Some(format!(
+                    "esxcli network ip interface set -m {target} -i {}",
+                    shell_quote(vmk)
+                )),
+                None,
+            )
         } else {
-            format!("{name} did not take the vDS MTU: re-apply vDS {}'s MTU {target} in vCenter and check `esxcli network nic get -n {name}`", dvs.name)
+            (None, Some(format!("{name} did not take the vDS MTU: re-apply vDS {}'s MTU {target} in vCenter and check `esxcli network nic get -n {name}`", dvs.name)))
         }
     };
     let vmk_value = known.iter().find(|(n, _)| n == vmk).map(|(_, m)| *m);
     let lowest = known.iter().filter(|(n, _)| n != vmk).min_by_key(|(_, m)| *m);
     if let (Some(v), Some((low_name, low))) = (vmk_value, lowest) {
         if v > *low {
-            return with_remedy(
+            let alternative = match raise(low_name, v) {
+                (Some(command), _) => format!("or run {command}"),
+                (None, Some(advice)) => format!("or {advice}"),
+                (None, None) => String::new(),
+            };
+            return with_fix(
                 check(
                     ID,
                     Status::Fail,
                     format!("{vmk} MTU {v} is larger than the path below it ({list}): large frames are dropped"),
                     evidence,
                 ),
-                format!(
-                    "esxcli network ip interface set -m {low} -i {vmk}, or {}",
-                    raise(low_name, v)
-                ),
+                Some(format!(
+                    "esxcli network ip interface set -m {low} -i {}",
+                    shell_quote(vmk)
+                )),
+                Some(alternative).filter(|a| !a.is_empty()),
             );
         }
     }
@@ -1323,9 +1592,11 @@ fn mtu_path(f: &HostFacts, device: &p::RdmaDevice, dvs: &p::DvsSwitch, vmk: Opti
         };
         check(ID, Status::Pass, format!("MTU {high} on {on}"), evidence)
     } else {
-        with_remedy(
+        let (command, advice) = raise(low_name, high);
+        with_fix(
             check(ID, Status::Warn, format!("MTUs differ: {list}"), evidence),
-            raise(low_name, high),
+            command,
+            advice,
         )
     }
 }
@@ -1366,7 +1637,7 @@ fn check_roce(ctx: &Context) -> Check {
                 evidence,
             );
         }
-        return with_remedy(
+        return with_advice(
             check(
                 ID,
                 Status::Fail,
@@ -1401,7 +1672,7 @@ fn check_roce(ctx: &Context) -> Check {
         );
     }
     evidence.push(ev(cat::PVRDMA_PROPERTIES, "RoCE version"));
-    with_remedy(
+    with_advice(
         check(
             ID,
             Status::Fail,
@@ -1770,6 +2041,28 @@ fn adapters_from_vmx(f: &HostFacts) -> Vec<Vm> {
     vms
 }
 
+/// Whether anything was learnt about the host: reached, and a check or verdict known.
+pub fn is_diagnosed(h: &HostDiagnosis) -> bool {
+    matches!(h.status, HostStatus::Ok | HostStatus::Problems | HostStatus::Incomplete)
+        && (h.checks.iter().any(|c| c.status != Status::Unknown)
+            || h.vms
+                .iter()
+                .flat_map(|v| &v.adapters)
+                .any(|a| a.verdict != Verdict::Unknown))
+}
+
+/// The JSON/serde name of a host status (`problems`, `unreachable`, ...).
+pub fn status_name(status: HostStatus) -> &'static str {
+    match status {
+        HostStatus::Ok => "ok",
+        HostStatus::Problems => "problems",
+        HostStatus::Incomplete => "incomplete",
+        HostStatus::Unreachable => "unreachable",
+        HostStatus::Error => "error",
+        HostStatus::Interrupted => "interrupted",
+    }
+}
+
 fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transport: &TransportSummary) -> Summary {
     let mut s = Summary {
         hosts: hosts.len(),
@@ -1781,6 +2074,9 @@ fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transport: &Transp
             .collect(),
         ..Summary::default()
     };
+    let mut by_status: BTreeMap<&'static str, Vec<&str>> = BTreeMap::new();
+    // Warning check id → hosts where it warns, in first-seen order.
+    let mut warned: Vec<(&'static str, Vec<&str>)> = Vec::new();
     for h in hosts {
         match h.status {
             HostStatus::Ok => s.healthy += 1,
@@ -1788,9 +2084,23 @@ fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transport: &Transp
             HostStatus::Incomplete => s.incomplete += 1,
             HostStatus::Unreachable => s.unreachable += 1,
             HostStatus::Error => s.error += 1,
+            HostStatus::Interrupted => s.interrupted += 1,
+        }
+        if h.status != HostStatus::Ok {
+            by_status.entry(status_name(h.status)).or_default().push(&h.host);
+        }
+        if is_diagnosed(h) {
+            s.diagnosed += 1;
         }
         if h.adapters_error.is_some() {
             s.hosts_without_adapter_list += 1;
+        }
+        for c in h.checks.iter().filter(|c| c.status == Status::Warn) {
+            s.warnings += 1;
+            match warned.iter_mut().find(|(id, _)| *id == c.id) {
+                Some((_, on)) => on.push(&h.host),
+                None => warned.push((c.id, vec![&h.host])),
+            }
         }
         for a in h.vms.iter().flat_map(|v| &v.adapters) {
             s.adapters += 1;
@@ -1801,33 +2111,71 @@ fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transport: &Transp
             }
         }
     }
+    let fleet_warnings: Vec<&str> = fleet_checks
+        .iter()
+        .filter(|c| c.status == Status::Warn)
+        .map(|c| c.id)
+        .collect();
+    s.warnings += fleet_warnings.len();
+    s.host_sets = by_status
+        .iter()
+        .map(|(status, names)| (status.to_string(), crate::nodeset::fold(names)))
+        .collect();
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let parts = |items: &[(usize, &str)]| {
-        items
-            .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, label)| format!("{n} {label}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let host_parts = parts(&[
-        (s.healthy, "healthy"),
-        (s.problems, "with problems"),
-        (s.incomplete, "incomplete"),
-        (s.unreachable, "unreachable"),
-        (s.error, "with errors"),
-    ]);
-    let adapter_parts = parts(&[(s.hca, "hca"), (s.tcp_fallback, "tcp-fallback"), (s.unknown, "unknown")]);
+    let set_of = |status: &str| s.host_sets.get(status).map(|n| format!(" ({n})")).unwrap_or_default();
+    let host_parts: Vec<String> = [
+        (s.healthy, "healthy", ""),
+        (s.problems, "with problems", "problems"),
+        (s.incomplete, "incomplete", "incomplete"),
+        (s.unreachable, "unreachable", "unreachable"),
+        (s.error, "with errors", "error"),
+        (s.interrupted, "interrupted", "interrupted"),
+    ]
+    .iter()
+    .filter(|(n, _, _)| *n > 0)
+    .map(|(n, label, status)| {
+        format!(
+            "{n} {label}{}",
+            if status.is_empty() {
+                String::new()
+            } else {
+                set_of(status)
+            }
+        )
+    })
+    .collect();
+    let adapter_parts: Vec<String> = [(s.hca, "hca"), (s.tcp_fallback, "tcp-fallback"), (s.unknown, "unknown")]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, label)| format!("{n} {label}"))
+        .collect();
     let mut line = plural(s.hosts, "host", "hosts");
     if !host_parts.is_empty() {
-        line.push_str(&format!(": {host_parts}"));
+        line.push_str(&format!(": {}", host_parts.join(", ")));
+    }
+    if s.diagnosed == 0 {
+        line.push_str("; nothing was diagnosed");
+        s.line = line;
+        return s;
+    }
+    if s.warnings > 0 {
+        let mut which: Vec<String> = warned
+            .iter()
+            .map(|(id, on)| format!("{id} on {}", crate::nodeset::fold(on)))
+            .collect();
+        which.extend(fleet_warnings.iter().map(|id| format!("{id} across hosts")));
+        line.push_str(&format!(
+            "; {}: {}",
+            plural(s.warnings, "warning", "warnings"),
+            which.join(", ")
+        ));
     }
     line.push_str(&format!(
         "; {}",
         plural(s.adapters, "PVRDMA adapter", "PVRDMA adapters")
     ));
     if !adapter_parts.is_empty() {
-        line.push_str(&format!(": {adapter_parts}"));
+        line.push_str(&format!(": {}", adapter_parts.join(", ")));
     }
     let t = &s.adapter_pairs;
     let across = [
@@ -2022,12 +2370,78 @@ mod tests {
         ]);
         assert_eq!(
             d.summary.line,
-            "3 hosts: 1 healthy, 1 with problems, 1 unreachable; 5 PVRDMA adapters: 3 hca, 1 tcp-fallback, 1 unknown; adapter pairs across hosts: 3 tcp, 3 unknown"
+            "3 hosts: 1 healthy, 1 with problems (esx02), 1 unreachable (esx03); 5 PVRDMA adapters: 3 hca, 1 tcp-fallback, 1 unknown; adapter pairs across hosts: 3 tcp, 3 unknown"
         );
+        let mut passing = host("esx01", HostStatus::Ok, vec![]);
+        passing
+            .checks
+            .push(check("esxi-version", Status::Pass, "8.0", Vec::new()));
         assert_eq!(
-            diagnosis(vec![host("esx01", HostStatus::Ok, vec![])]).summary.line,
+            diagnosis(vec![passing]).summary.line,
             "1 host: 1 healthy; 0 PVRDMA adapters"
         );
+    }
+
+    #[test]
+    fn summary_says_when_nothing_was_diagnosed_and_names_failing_sets() {
+        let down = |n: u32| {
+            let mut h = host(&format!("esx{n:02}"), HostStatus::Unreachable, vec![]);
+            h.error = Some(Failure::new(ErrorKind::Timeout, "no login"));
+            h
+        };
+        let d = diagnosis((1..=11).map(down).collect());
+        assert_eq!(d.summary.diagnosed, 0);
+        assert_eq!(
+            d.summary.line,
+            "11 hosts: 11 unreachable (esx[01-11]); nothing was diagnosed"
+        );
+        assert_eq!(
+            d.summary.host_sets.get("unreachable").map(String::as_str),
+            Some("esx[01-11]")
+        );
+    }
+
+    #[test]
+    fn summary_shows_warnings_on_hosts_and_across_hosts() {
+        let warned = |name: &str| {
+            let mut h = host(name, HostStatus::Ok, vec![("a", vec![adapter(0, Verdict::Hca)])]);
+            h.checks
+                .push(check("mtu-consistent", Status::Warn, "differ", Vec::new()));
+            h
+        };
+        let hosts = vec![warned("esx01"), warned("esx02")];
+        let fleet = vec![check("vmknic-subnets", Status::Warn, "two subnets", Vec::new())];
+        let s = summarize(&hosts, &fleet, &TransportSummary::default());
+        assert_eq!(s.warnings, 3);
+        assert_eq!(
+            s.line,
+            "2 hosts: 2 healthy; 3 warnings: mtu-consistent on esx[01-02], vmknic-subnets across hosts; 2 PVRDMA adapters: 2 hca"
+        );
+    }
+
+    #[test]
+    fn remedies_quote_host_values_for_the_shell() {
+        assert_eq!(shell_quote("vmk1"), "vmk1");
+        assert_eq!(shell_quote("DSwitch RDMA"), "'DSwitch RDMA'");
+        assert_eq!(shell_quote("a'b;rm -rf /"), "'a'\\''b;rm -rf /'");
+        assert_eq!(shell_quote(""), "''");
+        let c = with_remedy(
+            check("x", Status::Fail, "s", Vec::new()),
+            "esxcli network firewall ruleset set -e true -r pvrdma",
+        );
+        assert!(c
+            .remedy
+            .as_ref()
+            .is_some_and(|r| r.command.is_some() && r.advice.is_none()));
+        let c = with_remedy(check("x", Status::Fail, "s", Vec::new()), "in vCenter, remove vmnic3");
+        assert!(c
+            .remedy
+            .as_ref()
+            .is_some_and(|r| r.command.is_none() && r.advice.is_some()));
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["remedy"], "in vCenter, remove vmnic3");
+        assert_eq!(json["remediation"]["advice"], "in vCenter, remove vmnic3");
+        assert!(json["remediation"]["command"].is_null());
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod demo;
 pub mod diagnose;
 pub mod facts;
 pub mod live;
+pub mod nodeset;
 pub mod offline;
 pub mod probe;
 pub mod redact;

@@ -334,6 +334,9 @@ fn endpoint(
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
     in_flight: Mutex<BTreeMap<String, Stage>>,
+    /// Set once the bar is cleared: a host task still running (after Ctrl-C or the run
+    /// timeout) must not draw it again over the report.
+    finished: std::sync::atomic::AtomicBool,
 }
 
 impl Progress {
@@ -352,11 +355,15 @@ impl Progress {
         Progress {
             bar,
             in_flight: Mutex::new(BTreeMap::new()),
+            finished: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     fn stage(&self, host: &str, stage: Stage) {
         let Some(bar) = &self.bar else { return };
+        if self.finished.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         let Ok(mut m) = self.in_flight.lock() else {
             return;
         };
@@ -387,12 +394,16 @@ impl Progress {
 
     fn host_done(&self, host: &str) {
         self.stage(host, Stage::Done);
+        if self.finished.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         if let Some(bar) = &self.bar {
             bar.inc(1);
         }
     }
 
     fn finish(&self) {
+        self.finished.store(true, std::sync::atomic::Ordering::SeqCst);
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

@@ -1,8 +1,7 @@
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = pvrdma_doctor::cli::Cli::parse();
+    let cli = pvrdma_doctor::cli::parse();
     match pvrdma_doctor::app::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {

@@ -41,7 +41,26 @@ pub fn load_captures_with(path: &Path, limits: &ReadLimits) -> anyhow::Result<Ve
         classify: &classify,
         vm_support_wanted: &vmsupport::wanted,
     };
-    match read_archive(file, limits, &rules)? {
+    let archive = read_archive(file, limits, &rules).map_err(|e| {
+        // A cut-off download fails deep in the decoder ("incomplete deflate stream");
+        // say which file and what that means.
+        let truncated = e.chain().any(|c| {
+            let text = c.to_string();
+            text.contains("incomplete deflate")
+                || text.contains("unexpected end of file")
+                || c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+        });
+        if truncated {
+            e.context(format!(
+                "{} is truncated: the compressed archive ends early (an interrupted download or copy?); copy it again",
+                path.display()
+            ))
+        } else {
+            e.context(format!("cannot read {}", path.display()))
+        }
+    })?;
+    match archive {
         Some((ArchiveKind::Bundle, entries)) => from_bundle_entries(entries),
         Some((ArchiveKind::VmSupport, entries)) => vmsupport::from_entries(entries),
         None => Err(BundleError::NotABundle(path.to_path_buf()).into()),

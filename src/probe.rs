@@ -169,7 +169,7 @@ pub fn list_checks_section() -> String {
 }
 
 /// One host pair's result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProbeStatus {
     /// Replies to the plain and the MTU-sized don't-fragment ping.
@@ -197,7 +197,7 @@ impl ProbeStatus {
 }
 
 /// A float that compares by bits, so reports stay `Eq`; serialized as a plain number.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Number(pub f64);
 
@@ -209,38 +209,52 @@ impl PartialEq for Number {
 impl Eq for Number {}
 
 /// Echo requests sent and answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Losses {
+    /// Echo requests sent.
     pub sent: u32,
+    /// Replies received.
     pub received: u32,
+    /// Packet loss as vmkping prints it, in percent.
     pub loss_percent: Number,
 }
 
 /// Round-trip times of the answered requests, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Rtt {
+    /// Fastest reply, in milliseconds.
     pub min_ms: Number,
+    /// Mean, in milliseconds.
     pub avg_ms: Number,
+    /// Slowest reply, in milliseconds.
     pub max_ms: Number,
 }
 
 /// The don't-fragment ping that fills the vmknic MTU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct JumboResult {
     /// `-s` payload (MTU − 28).
     pub payload_bytes: u32,
+    /// Whether it got through; `null` when its output could not be read.
     pub passed: Option<bool>,
+    /// Requests and replies; `null` without statistics.
     pub losses: Option<Losses>,
+    /// Round-trip times; `null` without replies.
     pub rtt: Option<Rtt>,
 }
 
 /// One probed (or skipped) host pair, `from` pinging `to`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Probe {
+    /// The pinging host.
     pub from: String,
+    /// The pinged host.
     pub to: String,
+    /// The pinging host's PVRDMA vmknic (`-I`); `null` when it has none.
     pub from_vmknic: Option<String>,
+    /// The pinged host's PVRDMA vmknic IPv4 address; `null` when unknown.
     pub to_ip: Option<String>,
+    /// `ok`, `mtu`, `unreachable`, `skipped` or `unknown`.
     pub status: ProbeStatus,
     /// One line saying why (what failed, what was lost, why skipped).
     pub detail: String,
@@ -248,6 +262,7 @@ pub struct Probe {
     pub losses: Option<Losses>,
     /// Of the plain ping.
     pub rtt: Option<Rtt>,
+    /// The jumbo don't-fragment ping; `null` when not run (vmknic MTU unknown).
     pub jumbo: Option<JumboResult>,
 }
 
@@ -543,7 +558,10 @@ pub fn check(probes: &[Probe]) -> Option<Check> {
         status,
         summary,
         evidence,
-        remedy: remedy.map(str::to_string),
+        remedy: remedy.map(|advice| crate::diagnose::Remedy {
+            command: None,
+            advice: Some(advice.to_string()),
+        }),
     })
 }
 

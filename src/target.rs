@@ -1,10 +1,11 @@
 //! Which hosts to visit: turns what the admin typed (arguments, a hosts file, stdin) into
 //! an ordered, de-duplicated list of [`HostSpec`]s before any connection is made.
 //!
-//! Admins name ESXi fleets with node ranges (`esx[01-16]`), so ranges expand here with
-//! the zero padding exactly as written: `esx[01-16]` must give `esx01`, never `esx1`,
-//! because the names must resolve. A bracket that is not a numeric range is left alone,
-//! which keeps IPv6 literals (`[fe80::1]:22`) intact.
+//! Admins name ESXi fleets with ClusterShell node sets (`esx[01-16]`, `esx01,esx02`), so
+//! they expand here ([`crate::nodeset`]) with the zero padding exactly as written:
+//! `esx[01-16]` must give `esx01`, never `esx1`, because the names must resolve. A bracket
+//! holding `:` is an IPv6 literal (`[fe80::1]:22`) and stays intact. A name that cannot be
+//! a host (a `/`, a second `:` outside brackets) is refused before any DNS lookup.
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::Read;
@@ -12,7 +13,7 @@ use std::path::Path;
 
 /// More names than any fleet has; a typo like `esx[1-1000000]` becomes an error instead of
 /// a million connection attempts.
-const MAX_EXPANDED_HOSTS: usize = 10_000;
+pub const MAX_EXPANDED_HOSTS: usize = crate::nodeset::MAX_NAMES;
 
 /// Names expanded in all, duplicates included: room for a fleet listed a few times over
 /// (arguments plus a hosts file), but bounded.
@@ -58,8 +59,9 @@ pub enum TargetError {
     BadPort { spec: String, port: String },
     #[error("unclosed '[' in {0:?}")]
     UnclosedBracket(String),
-    #[error("bad node range in {spec:?}: {reason}")]
-    BadRange { spec: String, reason: String },
+    /// Points at the character: a malformed node set or host name.
+    #[error("{0}")]
+    Syntax(crate::nodeset::SyntaxError),
     #[error("{first} and {second} are the same host for the report ({label}), which names hosts without the user; list each host once")]
     SameLabel {
         label: String,
@@ -100,6 +102,7 @@ pub fn parse_host_spec(spec: &str) -> Result<HostSpec, TargetError> {
     if host.is_empty() {
         return Err(TargetError::EmptyHost(spec.to_string()));
     }
+    check_host_name(spec, &host)?;
     Ok(HostSpec { user, host, port })
 }
 
@@ -161,6 +164,42 @@ pub(crate) fn split_label(label: &str) -> LabelParts<'_> {
     parts
 }
 
+/// Refuses what no resolver should see: a path (`samples/esx01`), a second port
+/// (`esx01:22:33`), spaces or control characters. The error points at the character.
+fn check_host_name(spec: &str, host: &str) -> Result<(), TargetError> {
+    let point = |needle: char, reason: &str| {
+        let byte = spec.find(needle).unwrap_or(0);
+        TargetError::Syntax(crate::nodeset::SyntaxError {
+            input: spec.to_string(),
+            at: spec.get(..byte).map_or(0, |p| p.chars().count()),
+            reason: reason.to_string(),
+        })
+    };
+    if let Some(c) = host.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Err(point(c, "spaces and control characters are not allowed in a host name"));
+    }
+    if host.contains('/') {
+        return Err(point(
+            '/',
+            "'/' is not allowed in a host name (to read captured outputs use `pvrdma-doctor analyze PATH`)",
+        ));
+    }
+    if host.contains(':') && host.parse::<std::net::Ipv6Addr>().is_err() {
+        // Two colons or more without brackets is only valid as a bare IPv6 address.
+        let first = spec.find(':').unwrap_or(0);
+        let second = spec
+            .get(first + 1..)
+            .and_then(|r| r.find(':'))
+            .map_or(first, |i| first + 1 + i);
+        return Err(TargetError::Syntax(crate::nodeset::SyntaxError {
+            input: spec.to_string(),
+            at: spec.get(..second).map_or(0, |p| p.chars().count()),
+            reason: "a second ':' after the port (write an IPv6 address as [addr]:port)".to_string(),
+        }));
+    }
+    Ok(())
+}
+
 fn parse_port(spec: &str, p: &str) -> Result<u16, TargetError> {
     match p.parse::<u16>() {
         Ok(n) if n > 0 => Ok(n),
@@ -171,85 +210,12 @@ fn parse_port(spec: &str, p: &str) -> Result<u16, TargetError> {
     }
 }
 
-/// Expands every numeric bracket group (`[01-16]`, `[1-3,7]`) in `spec`; several groups
-/// give their cartesian product in written order. Non-numeric brackets stay literal.
-pub(crate) fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
-    let mut results = vec![String::new()];
-    let mut rest = spec;
-    while let Some(open) = rest.find('[') {
-        let (before, from_open) = rest.split_at(open);
-        let body_and_after = from_open.get(1..).unwrap_or("");
-        let close = body_and_after
-            .find(']')
-            .ok_or_else(|| TargetError::UnclosedBracket(spec.to_string()))?;
-        let body = body_and_after.get(..close).unwrap_or("");
-        let after = body_and_after.get(close + 1..).unwrap_or("");
-        for r in &mut results {
-            r.push_str(before);
-        }
-        if is_range_body(body) {
-            let items = expand_body(spec, body)?;
-            if results.len().saturating_mul(items.len()) > MAX_EXPANDED_HOSTS {
-                return Err(TargetError::TooMany { spec: spec.to_string() });
-            }
-            results = results
-                .iter()
-                .flat_map(|r| items.iter().map(move |i| format!("{r}{i}")))
-                .collect();
-        } else {
-            for r in &mut results {
-                r.push('[');
-                r.push_str(body);
-                r.push(']');
-            }
-        }
-        rest = after;
-    }
-    for r in &mut results {
-        r.push_str(rest);
-    }
-    Ok(results)
-}
-
-fn is_range_body(body: &str) -> bool {
-    !body.is_empty()
-        && body.split(',').all(|part| {
-            let mut ends = part.splitn(2, '-');
-            let a = ends.next().unwrap_or("");
-            let b = ends.next();
-            let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
-            digits(a) && b.is_none_or(digits)
-        })
-}
-
-fn expand_body(spec: &str, body: &str) -> Result<Vec<String>, TargetError> {
-    let bad = |reason: String| TargetError::BadRange {
-        spec: spec.to_string(),
-        reason,
-    };
-    let mut parts = Vec::new();
-    // Counted before anything is built: `[1-9999,1-9999,...]` must be refused, not
-    // allocated.
-    let mut total: u64 = 0;
-    for part in body.split(',') {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        // Padding follows ClusterShell: a bound written with a leading zero fixes the width.
-        let width = if a.len() > 1 && a.starts_with('0') { a.len() } else { 0 };
-        let start: u64 = a.parse().map_err(|_| bad(format!("{a:?} is too large")))?;
-        let end: u64 = b.parse().map_err(|_| bad(format!("{b:?} is too large")))?;
-        if end < start {
-            return Err(bad(format!("{part:?} runs backwards")));
-        }
-        total = total.saturating_add(end - start).saturating_add(1);
-        if total > MAX_EXPANDED_HOSTS as u64 {
-            return Err(TargetError::TooMany { spec: spec.to_string() });
-        }
-        parts.push((start, end, width));
-    }
-    Ok(parts
-        .into_iter()
-        .flat_map(|(start, end, width)| (start..=end).map(move |n| format!("{n:0width$}")))
-        .collect())
+/// Expands one host argument as a ClusterShell node set (see [`crate::nodeset`]).
+pub fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
+    crate::nodeset::expand(spec).map_err(|e| match e {
+        crate::nodeset::NodeSetError::Syntax(e) => TargetError::Syntax(e),
+        crate::nodeset::NodeSetError::TooMany(_) => TargetError::TooMany { spec: spec.to_string() },
+    })
 }
 
 /// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
@@ -270,29 +236,37 @@ pub(crate) fn collect_targets(
     stdin: &mut dyn Read,
 ) -> Result<Vec<HostSpec>, TargetError> {
     let mut raw: Vec<String> = Vec::new();
+    // `-` among the hosts and `--hosts-file -` both mean stdin, read once.
     let mut stdin_used = false;
+    let mut read_stdin = |raw: &mut Vec<String>| -> Result<(), TargetError> {
+        if std::mem::replace(&mut stdin_used, true) {
+            return Ok(());
+        }
+        let mut text = String::new();
+        stdin.read_to_string(&mut text).map_err(|e| TargetError::Read {
+            source_name: "stdin".into(),
+            message: e.to_string(),
+        })?;
+        raw.extend(specs_from_text(&text));
+        Ok(())
+    };
     for a in args {
         if a == "-" {
-            if stdin_used {
-                continue;
-            }
-            stdin_used = true;
-            let mut text = String::new();
-            stdin.read_to_string(&mut text).map_err(|e| TargetError::Read {
-                source_name: "stdin".into(),
-                message: e.to_string(),
-            })?;
-            raw.extend(specs_from_text(&text));
+            read_stdin(&mut raw)?;
         } else {
             raw.push(a.clone());
         }
     }
     if let Some(path) = hosts_file {
-        let text = std::fs::read_to_string(path).map_err(|e| TargetError::Read {
-            source_name: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        raw.extend(specs_from_text(&text));
+        if path == Path::new("-") {
+            read_stdin(&mut raw)?;
+        } else {
+            let text = std::fs::read_to_string(path).map_err(|e| TargetError::Read {
+                source_name: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            raw.extend(specs_from_text(&text));
+        }
     }
     let mut out: Vec<HostSpec> = Vec::new();
     let mut seen: HashSet<HostSpec> = HashSet::new();
@@ -404,9 +378,28 @@ mod tests {
     }
 
     #[test]
+    fn names_that_are_not_hosts_never_reach_dns() {
+        let at = |s: &str| match parse_host_spec(s) {
+            Err(TargetError::Syntax(e)) => e.at,
+            other => panic!("{s}: {other:?}"),
+        };
+        assert_eq!(at("samples/esx01"), 7);
+        assert_eq!(at("user@host:22:33"), 12);
+        assert_eq!(at("esx 01"), 3);
+        assert!(parse_host_spec("fe80::1").is_ok());
+        let err = collect_targets(&["esx[a-c]".to_string()], None, &mut "".as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("^"), "{err}");
+        let got = collect_targets(&["esx01,esx02".to_string()], None, &mut "".as_bytes()).unwrap();
+        assert_eq!(got.len(), 2);
+        let got = collect_targets(&[], Some(Path::new("-")), &mut "esx[1-9/4]\n".as_bytes()).unwrap();
+        let labels: Vec<String> = got.iter().map(HostSpec::label).collect();
+        assert_eq!(labels, ["esx1", "esx5", "esx9"]);
+    }
+
+    #[test]
     fn bad_ranges_are_errors() {
-        assert!(matches!(expand_ranges("esx[5-1]"), Err(TargetError::BadRange { .. })));
-        assert!(matches!(expand_ranges("esx[1-3"), Err(TargetError::UnclosedBracket(_))));
+        assert!(matches!(expand_ranges("esx[5-1]"), Err(TargetError::Syntax(_))));
+        assert!(matches!(expand_ranges("esx[1-3"), Err(TargetError::Syntax(_))));
         assert!(matches!(
             expand_ranges("esx[1-99999]"),
             Err(TargetError::TooMany { .. })

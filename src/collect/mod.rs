@@ -13,7 +13,7 @@ pub(crate) mod replay;
 pub mod ssh;
 
 /// What a host (or a single command) failed with, typed so callers can act on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorKind {
     /// The name did not resolve.
@@ -62,9 +62,11 @@ impl ErrorKind {
 }
 
 /// A failure with the message the user sees (which says what to do next).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
+    /// What failed, typed so scripts can act on it.
     pub kind: ErrorKind,
+    /// What happened and what to do about it.
     pub message: String,
 }
 
@@ -174,6 +176,23 @@ impl HostCapture {
             error: None,
             probe: None,
         }
+    }
+
+    /// Every esxcli command answered "not found" (or exit 127): the login worked on
+    /// something that is not ESXi. Live collection and offline analysis both ask this.
+    pub fn esxcli_missing(&self) -> bool {
+        let mut esxcli = self
+            .outputs
+            .values()
+            .filter(|o| o.command.starts_with("esxcli "))
+            .peekable();
+        esxcli.peek().is_some()
+            && esxcli.all(|o| {
+                let text = format!("{}{}", o.stdout, o.stderr);
+                o.exit_status == Some(127)
+                    || text.contains("esxcli: not found")
+                    || text.contains("esxcli: command not found")
+            })
     }
 
     pub fn failed(host: impl Into<String>, source: CaptureSource, failure: Failure) -> Self {

@@ -21,8 +21,33 @@ pub(crate) fn read_dir(root: &Path, source: CaptureSource) -> anyhow::Result<Vec
             .unwrap_or_else(|| "host".to_string());
         return Ok(vec![read_host(root, &name, source)?]);
     }
+    let dirs = host_dirs(root)?;
+    if !dirs.is_empty() && !dirs.iter().any(|(_, d)| is_host_dir(d)) {
+        // One level too high (`analyze samples/`): the folders below hold hosts
+        // themselves; name them rather than report every folder as an empty host.
+        let mut nested: Vec<String> = dirs
+            .iter()
+            .filter(|(_, d)| host_dirs(d).is_ok_and(|inner| inner.iter().any(|(_, h)| is_host_dir(h))))
+            .map(|(_, d)| d.display().to_string())
+            .collect();
+        nested.sort();
+        if let Some(first) = nested.first() {
+            let more = match nested.len() {
+                1 => String::new(),
+                n => format!(
+                    " ({n} such folders: {}{})",
+                    nested.iter().take(6).cloned().collect::<Vec<_>>().join(", "),
+                    if n > 6 { ", ..." } else { "" }
+                ),
+            };
+            anyhow::bail!(
+                "{} holds folders of hosts, not hosts: analyse one of them, e.g. `pvrdma-doctor analyze {first}`{more}",
+                root.display()
+            );
+        }
+    }
     let mut hosts = Vec::new();
-    for (name, dir) in host_dirs(root)? {
+    for (name, dir) in dirs {
         hosts.push(read_host(&dir, &name, source)?);
     }
     anyhow::ensure!(

@@ -66,6 +66,15 @@ pub async fn collect_host_open(
     sink: &Sink,
 ) -> (HostCapture, Option<Connection>) {
     on_stage(Stage::Connecting);
+    tracing::debug!(
+        "{}: connecting to {}:{} as {} (via {} jump host(s))",
+        job.label,
+        job.target.hostname,
+        job.target.port,
+        job.target.user,
+        job.jumps.len()
+    );
+    let started = Instant::now();
     let connected = tokio::time::timeout(
         job.connect_timeout,
         client::connect(&job.jumps, &job.target, &job.credentials),
@@ -90,6 +99,12 @@ pub async fn collect_host_open(
             return (failure, None);
         }
     };
+    tracing::info!(
+        "{}: logged in as {} in {} ms",
+        job.label,
+        job.target.user,
+        started.elapsed().as_millis()
+    );
     on_stage(Stage::Collecting);
     let capture = run_catalogue(job, &conn, CATALOGUE, sink).await;
     on_stage(Stage::Done);
@@ -227,16 +242,7 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
 /// `esxcli: not found` on every esxcli command: the login worked on something that is not
 /// an ESXi host (or its PATH lacks esxcli).
 fn not_esxi(job: &HostJob, capture: &HostCapture) -> Option<Failure> {
-    let esxcli: Vec<&RawOutput> = capture
-        .outputs
-        .values()
-        .filter(|o| o.command.starts_with("esxcli "))
-        .collect();
-    let all_missing = !esxcli.is_empty()
-        && esxcli.iter().all(|o| {
-            let text = format!("{}{}", o.stdout, o.stderr);
-            text.contains("esxcli: not found") || text.contains("esxcli: command not found")
-        });
+    let all_missing = capture.esxcli_missing();
     all_missing.then(|| {
         Failure::new(
             ErrorKind::NotEsxi,
@@ -358,6 +364,21 @@ async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str)
             format!("{}: could not start `{}` ({e})", job.target.label, id),
         ));
     }
+    // `-v`: every command with host, duration and how it ended.
+    let ended = match (out.timeout_hit, out.exit_status) {
+        (true, _) => "timed out".to_string(),
+        (false, Some(code)) => format!("exit {code}"),
+        (false, None) => "no exit status".to_string(),
+    };
+    tracing::info!(
+        "{}: `{}` {ended} in {} ms ({} bytes out, {} bytes err{})",
+        job.label,
+        command,
+        out.duration_ms,
+        stdout.len(),
+        stderr.len(),
+        if out.truncated { ", truncated" } else { "" }
+    );
     Outcome::Done(out)
 }
 

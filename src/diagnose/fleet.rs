@@ -19,12 +19,17 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Adapter-pair counts by transport class.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TransportCounts {
+    /// Pairs on one host: the VMs talk by memory copy, the HCA is not used.
     pub memcpy: u64,
+    /// Pairs on different hosts, both adapters on the HCA and nothing breaking the path.
     pub rdma: u64,
+    /// Pairs on different hosts where at least one adapter falls back to TCP.
     pub tcp: u64,
+    /// Both adapters on the HCA, but a failing fleet check breaks the path between them.
     pub blocked: u64,
+    /// Pairs whose transport cannot be told (an adapter's verdict is unknown).
     pub unknown: u64,
 }
 
@@ -54,30 +59,39 @@ impl TransportCounts {
 
 /// The adapter pairs (of different VMs) between two hosts, by class; `a == b` for the
 /// pairs within one host (always `memcpy`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct HostPairTransport {
+    /// One host.
     pub a: String,
+    /// The other host (`a` again for the pairs within one host).
     pub b: String,
+    /// The pair counts by class.
     #[serde(flatten)]
     pub pairs: TransportCounts,
 }
 
 /// One adapter's pairs with the adapters of one other host, listed only when some of them
 /// are not `rdma` or draw a warning; `reasons` says why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct AdapterException {
+    /// The adapter.
     pub adapter: AdapterRef,
+    /// The other host whose adapters it pairs with.
     pub peer_host: String,
+    /// Its pairs with that host's adapters, by class.
     pub pairs: TransportCounts,
+    /// Why those pairs are not plain rdma (or what the warning is).
     pub reasons: Vec<String>,
 }
 
 /// What replaced the pair list in the report (`transport` in the JSON).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TransportSummary {
     /// Every adapter pair of different VMs, by class.
     pub totals: TransportCounts,
+    /// The counts per host pair (and within each host).
     pub host_pairs: Vec<HostPairTransport>,
+    /// Per adapter and peer host, only where a pair is not plain rdma or draws a warning.
     pub exceptions: Vec<AdapterException>,
 }
 

@@ -303,8 +303,12 @@ fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> C
         if !warn.is_empty() {
             c.status = Status::Warn;
             c.summary = warn.join("; ");
-            c.remedy =
-                Some("enable PVRDMA namespaces on the HCA (vendor documentation), then power-cycle the VM".to_string());
+            c.remedy = Some(super::Remedy {
+                command: None,
+                advice: Some(
+                    "enable PVRDMA namespaces on the HCA (vendor documentation), then power-cycle the VM".to_string(),
+                ),
+            });
         } else if good.is_empty() && !vms.is_empty() {
             c.summary = "no PVRDMA adapter requests native endpoints (optional)".to_string();
         }

@@ -6,23 +6,49 @@ use serde::Serialize;
 
 pub const SCHEMA: &str = "pvrdma-doctor/report/v1";
 
-#[derive(Serialize)]
+/// A pvrdma-doctor report (`--format json`), schema `pvrdma-doctor/report/v1`: fields are
+/// only ever added within v1.
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "PvrdmaDoctorReport")]
 struct Report<'a> {
+    /// Always `pvrdma-doctor/report/v1`.
     schema: &'static str,
+    /// Version of pvrdma-doctor that wrote it.
     tool_version: &'static str,
+    /// The process exit code: 0 healthy, 1 problems, 3 incomplete (130 is not in the report).
     exit_code: u8,
+    /// One entry per host, in the order given (never folded).
     hosts: &'a [HostDiagnosis],
+    /// Checks across hosts (same shape as host checks), e.g. `vmknic-subnets`.
     fleet_checks: &'a [Check],
+    /// The transport between adapters of different VMs, counted per class and host pair,
+    /// with the adapters whose pairs are not plain rdma listed (replaces the pair list).
     transport: &'a TransportSummary,
-    /// `--probe` only.
+    /// `--probe` only: one entry per probed (or skipped) host pair.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     probes: &'a [crate::probe::Probe],
-    /// `--baseline` only: the baseline file's time, then the list (empty = no change).
+    /// `--baseline` only: the baseline file's modification time (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
     changes_since: Option<&'a str>,
+    /// `--baseline` only: every host status, check status, adapter verdict and probe status
+    /// that differs from the baseline (empty = no change).
     #[serde(skip_serializing_if = "Option::is_none")]
     changes: Option<&'a [crate::baseline::Change]>,
+    /// Counts over the whole run and the summary line.
     summary: &'a Summary,
+}
+
+/// The JSON Schema of the report, generated from the types above; checked in at
+/// `docs/report.schema.json` (a test keeps the two equal).
+pub fn schema() -> String {
+    // The report is only ever written: fields skipped when empty are optional.
+    let schema = schemars::generate::SchemaSettings::default()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<Report<'static>>();
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 fn report(d: &Diagnosis) -> Report<'_> {

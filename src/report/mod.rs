@@ -14,10 +14,21 @@ pub enum Format {
     Json,
 }
 
-/// Renders the report in the chosen format; colour only applies to `human`.
+pub use human::{terminal_width, HumanOptions};
+
+/// Renders the report in the chosen format with the default human layout; colour only
+/// applies to `human`.
 pub fn render(diagnosis: &Diagnosis, format: Format, color: bool) -> String {
     match format {
         Format::Human => human::render(diagnosis, color),
+        Format::Json => json::render(diagnosis),
+    }
+}
+
+/// Renders the report; the options only shape the human format.
+pub fn render_with(diagnosis: &Diagnosis, format: Format, options: &HumanOptions) -> String {
+    match format {
+        Format::Human => human::render_with(diagnosis, options),
         Format::Json => json::render(diagnosis),
     }
 }

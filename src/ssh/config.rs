@@ -58,8 +58,10 @@ pub struct HostConfig {
 /// A config file that could not be read or understood.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read ssh config {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    // Not a `source`: the OS error is in the message once, and `{:#}` must not print it
+    // a second time from the error chain.
+    #[error("cannot read ssh config {path}: {error}")]
+    Read { path: PathBuf, error: std::io::Error },
     #[error("{path}:{line}: {message}")]
     Syntax {
         path: PathBuf,
@@ -153,9 +155,9 @@ impl SshConfig {
     /// Reads one file; its blocks only apply when block `guard` (the one holding the
     /// `Include`) does.
     fn read_file(&mut self, path: &Path, depth: usize, guard: Option<usize>) -> Result<(), ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         for (idx, raw) in text.lines().enumerate() {
             let line = idx + 1;
