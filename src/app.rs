@@ -87,6 +87,9 @@ fn live_options(
         targets,
         hosts_file: args.hosts_file.clone(),
         ssh_config: args.ssh_config.clone(),
+        system_ssh_config: crate::live::system_ssh_config_path(),
+        ssh_options: crate::ssh::config::CommandLineOptions::new(args.port, args.jump.as_deref(), &args.options)
+            .map_err(|e| anyhow::anyhow!("{e}"))?,
         login_user: args.user.clone(),
         identity_files: args.identity.clone(),
         parallel: args.parallel,

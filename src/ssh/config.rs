@@ -1,12 +1,15 @@
-//! Reads `~/.ssh/config` (or `-F FILE`) the way OpenSSH does, for the options that decide
+//! Reads `~/.ssh/config` then `/etc/ssh/ssh_config` (or only `-F FILE`), after the
+//! command line's `-o` options, the way OpenSSH does, for the options that decide
 //! where and how pvrdma-doctor connects. Admins already describe their ESXi hosts there
 //! (aliases, jump hosts, keys); a tool that ignored it would connect somewhere else than
 //! `ssh esx01` does, and its verdict would not be trusted.
 //!
-//! Semantics kept from ssh_config(5): the first value obtained for an option wins, except
+//! Semantics kept from ssh_config(5): sources are read in the order command line, user
+//! file, system file, and the first value obtained for an option wins, except
 //! `IdentityFile` (and the known-hosts file lists) which accumulate; `Host` takes
 //! whitespace-separated patterns with `*`, `?` and `!` negation; `Include` splices files
-//! (relative paths are under `~/.ssh`, the last path component may be a glob) at the place
+//! (relative paths are under `~/.ssh` in the user file and under `/etc/ssh` in the system
+//! file, the last path component may be a glob) at the place
 //! it appears, and its blocks apply only when the block holding the `Include` does.
 //! `Match` evaluates `all`, `host`, `originalhost` and `user` (comma-separated patterns,
 //! `!` on a pattern or on a criterion, several criteria ANDed). Other criteria (`exec`,
@@ -53,6 +56,76 @@ pub struct HostConfig {
     pub host_key_alias: Option<String>,
     /// `IdentitiesOnly yes`: offer only the configured keys, even from the agent.
     pub identities_only: Option<bool>,
+    /// `HashKnownHosts yes`: names learnt into known_hosts are written hashed.
+    pub hash_known_hosts: Option<bool>,
+}
+
+/// The ssh_config options this tool honours, which `-o` may set (lowercase).
+pub const HONOURED_OPTIONS: &[&str] = &[
+    "HostName",
+    "User",
+    "Port",
+    "IdentityFile",
+    "IdentitiesOnly",
+    "ProxyJump",
+    "ProxyCommand",
+    "UserKnownHostsFile",
+    "GlobalKnownHostsFile",
+    "StrictHostKeyChecking",
+    "HashKnownHosts",
+    "HostKeyAlias",
+];
+
+/// Options given on the command line (`-p`, `-J`, `-o Key=Value`), in the order given;
+/// they are obtained before any config file, so they win.
+#[derive(Debug, Clone, Default)]
+pub struct CommandLineOptions {
+    directives: Vec<Directive>,
+}
+
+impl CommandLineOptions {
+    /// `port` is `-p`, `jump` is `-J`, `options` the `-o` values (`Key=Value` or
+    /// `Key Value`). An option this tool does not honour is an error rather than being
+    /// silently dropped.
+    pub fn new(port: Option<u16>, jump: Option<&str>, options: &[String]) -> Result<Self, ConfigError> {
+        let mut directives = Vec::new();
+        let mut push = |key: &str, args: Vec<String>, n: usize| {
+            directives.push(Directive {
+                key: key.to_string(),
+                args,
+                file: PathBuf::from("command line"),
+                line: n,
+            })
+        };
+        if let Some(p) = port {
+            push("port", vec![p.to_string()], 0);
+        }
+        if let Some(j) = jump {
+            push("proxyjump", vec![j.to_string()], 0);
+        }
+        for (n, text) in options.iter().enumerate() {
+            let bad = |message: String| ConfigError::Syntax {
+                path: PathBuf::from("command line"),
+                line: n + 1,
+                message,
+            };
+            let Some((key, args)) = split_line(text).map_err(|m| bad(format!("-o {text:?}: {m}")))? else {
+                return Err(bad(format!("-o {text:?} is empty")));
+            };
+            if !HONOURED_OPTIONS.iter().any(|o| o.eq_ignore_ascii_case(&key)) {
+                return Err(bad(format!(
+                    "-o {text:?}: pvrdma-doctor does not use this option; it honours {}",
+                    HONOURED_OPTIONS.join(", ")
+                )));
+            }
+            push(&key, args, n + 1);
+        }
+        Ok(CommandLineOptions { directives })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.directives.is_empty()
+    }
 }
 
 /// A config file that could not be read or understood.
@@ -130,16 +203,36 @@ pub struct SshConfig {
 impl SshConfig {
     /// Reads `path` and its includes. `home` is where `~` points.
     pub fn load(path: &Path, home: &Path) -> Result<Self, ConfigError> {
-        let mut cfg = SshConfig {
-            blocks: vec![Block {
-                condition: Condition::Always,
-                guard: None,
-                directives: Vec::new(),
-            }],
-            home: home.to_path_buf(),
-        };
-        cfg.read_file(path, 0, None)?;
+        let mut cfg = SshConfig::empty(home);
+        cfg.add_file(path, &home.join(".ssh"))?;
         Ok(cfg)
+    }
+
+    /// What `ssh` reads without `-F`: the user's file, then the system-wide one, each when
+    /// it exists. A relative `Include` is under `~/.ssh` in the first and next to the
+    /// system file (`/etc/ssh`) in the second.
+    pub fn load_user_and_system(user: &Path, system: &Path, home: &Path) -> Result<Self, ConfigError> {
+        let mut cfg = SshConfig::empty(home);
+        if user.is_file() {
+            cfg.add_file(user, &home.join(".ssh"))?;
+        }
+        if system.is_file() {
+            let dir = system
+                .parent()
+                .map_or_else(|| PathBuf::from("/etc/ssh"), Path::to_path_buf);
+            cfg.add_file(system, &dir)?;
+        }
+        Ok(cfg)
+    }
+
+    /// Appends one top-level file: it starts outside any `Host` block.
+    fn add_file(&mut self, path: &Path, include_dir: &Path) -> Result<(), ConfigError> {
+        self.blocks.push(Block {
+            condition: Condition::Always,
+            guard: None,
+            directives: Vec::new(),
+        });
+        self.read_file(path, 0, None, include_dir)
     }
 
     /// An empty config (no file): every host gets the defaults.
@@ -152,7 +245,13 @@ impl SshConfig {
 
     /// Reads one file; its blocks only apply when block `guard` (the one holding the
     /// `Include`) does.
-    fn read_file(&mut self, path: &Path, depth: usize, guard: Option<usize>) -> Result<(), ConfigError> {
+    fn read_file(
+        &mut self,
+        path: &Path,
+        depth: usize,
+        guard: Option<usize>,
+        include_dir: &Path,
+    ) -> Result<(), ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
@@ -202,7 +301,7 @@ impl SshConfig {
                     // applies unless this one does. After the file, this block goes on.
                     let open = self.blocks.len().checked_sub(1);
                     for pattern in &args {
-                        for file in self.include_paths(pattern) {
+                        for file in self.include_paths(pattern, include_dir) {
                             if let Some(i) = open {
                                 self.blocks.push(Block {
                                     condition: Condition::SameAs(i),
@@ -211,7 +310,7 @@ impl SshConfig {
                                 });
                             }
                             let inner_guard = self.blocks.len().checked_sub(1);
-                            self.read_file(&file, depth + 1, inner_guard)?;
+                            self.read_file(&file, depth + 1, inner_guard, include_dir)?;
                         }
                     }
                     if let Some(i) = open {
@@ -243,12 +342,12 @@ impl SshConfig {
         Ok(())
     }
 
-    fn include_paths(&self, pattern: &str) -> Vec<PathBuf> {
+    fn include_paths(&self, pattern: &str, include_dir: &Path) -> Vec<PathBuf> {
         let expanded = expand_tilde(pattern, &self.home);
         let full = if expanded.is_absolute() {
             expanded
         } else {
-            self.home.join(".ssh").join(expanded)
+            include_dir.join(expanded)
         };
         let name = full
             .file_name()
@@ -287,8 +386,22 @@ impl SshConfig {
     /// (`user@host`, `-l`), which `Match user` sees before any `User` from the config, as
     /// in ssh. With neither, `Match user` sees `root`, the user this tool defaults to.
     pub fn resolve_for(&self, host: &str, cli_user: Option<&str>) -> Result<HostConfig, ConfigError> {
+        self.resolve_with(host, cli_user, &CommandLineOptions::default())
+    }
+
+    /// The effective options for `host` with the command line's options (`-o`, `-p`, `-J`)
+    /// obtained first, so they win over both files, as in ssh.
+    pub fn resolve_with(
+        &self,
+        host: &str,
+        cli_user: Option<&str>,
+        command_line: &CommandLineOptions,
+    ) -> Result<HostConfig, ConfigError> {
         let mut out = HostConfig::default();
         let mut proxy_command_seen = false;
+        for d in &command_line.directives {
+            apply(&mut out, &mut proxy_command_seen, d)?;
+        }
         // Whether each block applied, in block order; guards and continuations look back.
         let mut applied: Vec<bool> = Vec::with_capacity(self.blocks.len());
         for block in &self.blocks {
@@ -318,74 +431,7 @@ impl SshConfig {
                 continue;
             }
             for d in &block.directives {
-                let syntax = |message: String| ConfigError::Syntax {
-                    path: d.file.clone(),
-                    line: d.line,
-                    message,
-                };
-                let first = d.args.first().cloned().unwrap_or_default();
-                match d.key.as_str() {
-                    "hostname" if out.hostname.is_none() => out.hostname = Some(first),
-                    "user" if out.user.is_none() => out.user = Some(first),
-                    "port" if out.port.is_none() => {
-                        out.port = Some(
-                            first
-                                .parse::<u16>()
-                                .map_err(|_| syntax(format!("Port {first:?} is not a port number")))?,
-                        )
-                    }
-                    "identityfile" => {
-                        out.identity_files.extend(d.args.iter().map(PathBuf::from));
-                    }
-                    "userknownhostsfile" if out.user_known_hosts_files.is_none() => {
-                        out.user_known_hosts_files = Some(d.args.iter().map(PathBuf::from).collect());
-                    }
-                    "globalknownhostsfile" if out.global_known_hosts_files.is_none() => {
-                        out.global_known_hosts_files = Some(d.args.iter().map(PathBuf::from).collect());
-                    }
-                    "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
-                        out.strict_host_key_checking_at = Some(format!("{}:{}", d.file.display(), d.line));
-                        out.strict_host_key_checking = Some(match first.to_ascii_lowercase().as_str() {
-                            "yes" | "ask" => StrictHostKeyChecking::Yes,
-                            "accept-new" => StrictHostKeyChecking::AcceptNew,
-                            "no" | "off" => StrictHostKeyChecking::No,
-                            other => {
-                                return Err(syntax(format!(
-                                    "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
-                                )))
-                            }
-                        })
-                    }
-                    "identitiesonly" if out.identities_only.is_none() => {
-                        out.identities_only = Some(match first.to_ascii_lowercase().as_str() {
-                            "yes" | "true" => true,
-                            "no" | "false" => false,
-                            other => return Err(syntax(format!("IdentitiesOnly {other:?} is not yes or no"))),
-                        })
-                    }
-                    // ProxyJump and ProxyCommand exclude each other: the first one given wins.
-                    "proxycommand" if out.proxy_jump.is_none() && !proxy_command_seen => {
-                        proxy_command_seen = true;
-                        let command = d.args.join(" ");
-                        if !command.eq_ignore_ascii_case("none") {
-                            out.proxy_command_at = Some(format!("{}:{}", d.file.display(), d.line));
-                        }
-                    }
-                    "hostkeyalias" if out.host_key_alias.is_none() => out.host_key_alias = Some(first),
-                    "proxyjump" if out.proxy_jump.is_none() && !proxy_command_seen => {
-                        out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
-                            Vec::new()
-                        } else {
-                            first
-                                .split(',')
-                                .map(str::trim)
-                                .filter(|s| !s.is_empty())
-                                .map(str::to_string)
-                                .collect()
-                        })
-                    }
-                    _ => {}
-                }
+                apply(&mut out, &mut proxy_command_seen, d)?;
             }
         }
         // Tokens are expanded after matching, with the final host name and user.
@@ -412,6 +458,86 @@ impl SshConfig {
         out.global_known_hosts_files = files(&out.global_known_hosts_files);
         Ok(out)
     }
+}
+
+/// Applies one directive: the first value obtained wins, `IdentityFile` accumulates.
+fn apply(out: &mut HostConfig, proxy_command_seen: &mut bool, d: &Directive) -> Result<(), ConfigError> {
+    let syntax = |message: String| ConfigError::Syntax {
+        path: d.file.clone(),
+        line: d.line,
+        message,
+    };
+    let first = d.args.first().cloned().unwrap_or_default();
+    match d.key.as_str() {
+        "hostname" if out.hostname.is_none() => out.hostname = Some(first),
+        "user" if out.user.is_none() => out.user = Some(first),
+        "port" if out.port.is_none() => {
+            out.port = Some(
+                first
+                    .parse::<u16>()
+                    .map_err(|_| syntax(format!("Port {first:?} is not a port number")))?,
+            )
+        }
+        "identityfile" => {
+            out.identity_files.extend(d.args.iter().map(PathBuf::from));
+        }
+        "userknownhostsfile" if out.user_known_hosts_files.is_none() => {
+            out.user_known_hosts_files = Some(d.args.iter().map(PathBuf::from).collect());
+        }
+        "globalknownhostsfile" if out.global_known_hosts_files.is_none() => {
+            out.global_known_hosts_files = Some(d.args.iter().map(PathBuf::from).collect());
+        }
+        "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
+            out.strict_host_key_checking_at = Some(format!("{}:{}", d.file.display(), d.line));
+            out.strict_host_key_checking = Some(match first.to_ascii_lowercase().as_str() {
+                "yes" | "ask" => StrictHostKeyChecking::Yes,
+                "accept-new" => StrictHostKeyChecking::AcceptNew,
+                "no" | "off" => StrictHostKeyChecking::No,
+                other => {
+                    return Err(syntax(format!(
+                        "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
+                    )))
+                }
+            })
+        }
+        "identitiesonly" if out.identities_only.is_none() => {
+            out.identities_only = Some(match first.to_ascii_lowercase().as_str() {
+                "yes" | "true" => true,
+                "no" | "false" => false,
+                other => return Err(syntax(format!("IdentitiesOnly {other:?} is not yes or no"))),
+            })
+        }
+        // ProxyJump and ProxyCommand exclude each other: the first one given wins.
+        "proxycommand" if out.proxy_jump.is_none() && !*proxy_command_seen => {
+            *proxy_command_seen = true;
+            let command = d.args.join(" ");
+            if !command.eq_ignore_ascii_case("none") {
+                out.proxy_command_at = Some(format!("{}:{}", d.file.display(), d.line));
+            }
+        }
+        "hostkeyalias" if out.host_key_alias.is_none() => out.host_key_alias = Some(first),
+        "hashknownhosts" if out.hash_known_hosts.is_none() => {
+            out.hash_known_hosts = Some(match first.to_ascii_lowercase().as_str() {
+                "yes" | "true" => true,
+                "no" | "false" => false,
+                other => return Err(syntax(format!("HashKnownHosts {other:?} is not yes or no"))),
+            })
+        }
+        "proxyjump" if out.proxy_jump.is_none() && !*proxy_command_seen => {
+            out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
+                Vec::new()
+            } else {
+                first
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// What `Match` criteria are checked against, at the point the `Match` line is reached.
