@@ -105,6 +105,8 @@ pub struct LiveRun {
     pub finished: SystemTime,
     /// Ctrl-C stopped the run early.
     pub interrupted: bool,
+    /// Local paths and login users that messages may hold, for `--redact`.
+    pub local_values: crate::redact::LocalValues,
 }
 
 /// The password from `PVRDMA_DOCTOR_PASSWORD`, else (with `ask`) from one prompt on the
@@ -137,6 +139,7 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     check_identity_files(&opts.identity_files)?;
     let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
     let jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    let local_values = local_values(&jobs, opts, &home);
     if let Some(w) = config_tofu_warning(&jobs) {
         eprintln!("{w}");
     }
@@ -154,7 +157,32 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
         started,
         finished: SystemTime::now(),
         interrupted,
+        local_values,
     })
+}
+
+/// The admin's own paths and the login users, which SSH messages may name.
+fn local_values(jobs: &[Result<HostJob, Failure>], opts: &LiveOptions, home: &Path) -> crate::redact::LocalValues {
+    let mut v = crate::redact::LocalValues::default();
+    let mut path = |p: &Path| v.paths.push(p.display().to_string());
+    path(home);
+    path(&home.join(".ssh/config"));
+    path(&opts.system_ssh_config);
+    for p in opts.ssh_config.iter().chain(&opts.identity_files) {
+        path(p);
+    }
+    for job in jobs.iter().flatten() {
+        for ep in job.jumps.iter().chain(std::iter::once(&job.target)) {
+            for id in &ep.identity_files {
+                path(&id.path);
+            }
+            v.users.push(ep.user.clone());
+        }
+    }
+    if let Some(u) = &opts.login_user {
+        v.users.push(u.clone());
+    }
+    v
 }
 
 /// The one warning line for a run where ssh_config (not `--accept-new`) makes unknown host

@@ -60,6 +60,24 @@ pub struct RedactionMap {
     pub ipv6: BTreeMap<String, String>,
     pub macs: BTreeMap<String, String>,
     pub uuids: BTreeMap<String, String>,
+    /// Local paths (identity files, config files, the home directory) seen in messages.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub local_paths: BTreeMap<String, String>,
+    /// SSH login users seen in messages.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub login_users: BTreeMap<String, String>,
+}
+
+/// Values of the machine that ran the collection, which end up in SSH error messages
+/// (`-i /home/alice/.ssh/lab_ecdsa refused`, `authentication as "alice" failed`): they
+/// name the admin and their machine, not the hosts, so the capture-based learning cannot
+/// find them. The live run lists them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalValues {
+    /// Identity files, ssh config files, the home directory.
+    pub paths: Vec<String>,
+    /// Login users of every hop.
+    pub users: Vec<String>,
 }
 
 /// One literal to replace.
@@ -130,6 +148,8 @@ pub struct Redactor {
     ipv4_nets: BTreeMap<[u8; 3], u16>,
     link_local_nets: BTreeMap<[u8; 3], u16>,
     counters: [u32; 7],
+    /// Local paths and login users → token, longest first; applied to failure messages.
+    local: Vec<(String, String, bool)>,
 }
 
 impl Redactor {
@@ -448,7 +468,52 @@ impl Redactor {
     }
 
     fn redact_failure(&self, f: &mut Failure) {
-        f.message = self.redact_text(&f.message);
+        f.message = self.redact_text(&self.redact_local(&f.message));
+    }
+
+    /// Hides the local paths and login users of `values` in failure messages (paths as
+    /// `<local-path-N>`, the home directory as `~`, users as `<login-user-N>` where the
+    /// name stands as a word). Call before [`Redactor::redact_captures`].
+    pub fn hide_local(&mut self, values: &LocalValues) {
+        let home = std::env::var("HOME").ok().filter(|h| h.len() > 1);
+        let mut paths: Vec<&String> = values.paths.iter().filter(|p| p.len() > 1).collect();
+        paths.sort();
+        paths.dedup();
+        for p in paths {
+            let token = if home.as_deref() == Some(p.trim_end_matches('/')) {
+                "~".to_string()
+            } else {
+                let n = self.map.local_paths.len() + 1;
+                format!("<local-path-{n}>")
+            };
+            if !self.map.local_paths.contains_key(p) {
+                self.map.local_paths.insert(p.clone(), token.clone());
+                self.local.push((p.clone(), token, false));
+            }
+        }
+        let mut users: Vec<&String> = values.users.iter().filter(|u| !u.is_empty()).collect();
+        users.sort();
+        users.dedup();
+        for u in users {
+            let n = self.map.login_users.len() + 1;
+            let token = format!("<login-user-{n}>");
+            self.map.login_users.insert(u.clone(), token.clone());
+            self.local.push((u.clone(), token, true));
+        }
+        // Longest first, so a file under the home directory is one token, not `~/...`.
+        self.local.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    }
+
+    fn redact_local(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (needle, token, word) in &self.local {
+            out = if *word {
+                replace_word(&out, needle, token)
+            } else {
+                out.replace(needle.as_str(), token)
+            };
+        }
+        out
     }
 
     /// Replaces every learnt value in `text`, longest match first.
@@ -647,6 +712,28 @@ impl Redactor {
         placed.with_context(|| format!("cannot write {}", path.display()))?;
         Ok(path)
     }
+}
+
+/// Replaces `needle` where it is not part of a longer word (letters, digits, `_`).
+fn replace_word(text: &str, needle: &str, token: &str) -> String {
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(needle) {
+        let (before, after) = (
+            rest.get(..i).unwrap_or_default(),
+            rest.get(i + needle.len()..).unwrap_or_default(),
+        );
+        out.push_str(before);
+        if is_word(before.chars().next_back()) || is_word(after.chars().next()) {
+            out.push_str(needle);
+        } else {
+            out.push_str(token);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Where the redaction map of `bundle` goes: `FILE.tar.gz.redaction-map.json`.
@@ -1133,5 +1220,33 @@ mod tests {
         assert_eq!(json["hosts"]["esx01"], "host-001");
         assert!(r.write_map(&bundle, false).is_err());
         assert!(r.write_map(&bundle, true).is_ok());
+    }
+
+    #[test]
+    fn local_paths_and_login_users_leave_failure_messages() {
+        let mut r = Redactor::new();
+        r.hide_local(&LocalValues {
+            paths: vec!["/home/alice/.ssh/lab_ecdsa".into(), "/opt/keys/k1".into()],
+            users: vec!["alice".into()],
+        });
+        let mut c = HostCapture::failed(
+            "esx01",
+            crate::collect::CaptureSource::Live,
+            Failure::new(
+                crate::collect::ErrorKind::Auth,
+                "esx01:22: authentication as \"alice\" failed. Attempts: 1) /home/alice/.ssh/lab_ecdsa (ecdsa): refused; 2) /opt/keys/k1 (rsa): refused. Put a key in /etc/ssh/keys-alice/authorized_keys; alicea stays",
+            ),
+        );
+        c.missing.clear();
+        let out = r.redact_captures(&[c]).unwrap();
+        let msg = &out[0].error.as_ref().unwrap().message;
+        assert!(!msg.contains("/home/alice") && !msg.contains("/opt/keys"), "{msg}");
+        assert!(!msg.contains("\"alice\"") && !msg.contains("keys-alice/"), "{msg}");
+        assert!(msg.contains("<login-user-1>") && msg.contains("<local-path-"), "{msg}");
+        assert!(msg.contains("alicea stays"), "only whole words: {msg}");
+        assert_eq!(
+            r.map().login_users.get("alice").map(String::as_str),
+            Some("<login-user-1>")
+        );
     }
 }

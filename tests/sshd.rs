@@ -932,3 +932,54 @@ fn dash_p_and_dash_j_reach_a_host_through_a_jump_host() {
     assert_complete(&run.captures[0], &esx01(), &target_sshd);
     assert!(jump.log().contains("Accepted publickey"), "{}", jump.log());
 }
+
+#[test]
+fn a_redacted_bundle_holds_no_local_key_path_nor_login_user() {
+    let client = ClientSide::new("");
+    // No key is authorized: the auth error names the key file and the user.
+    let sshd = Sshd::start(SshdOptions::new(esx01()));
+    client.trust(&sshd);
+    let bundle = client.dir.path().join("out.tar.gz");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .arg("-F")
+        .arg(&client.config)
+        .arg("-i")
+        .arg(&client.key)
+        .args(["--format", "json", "--bundle"])
+        .arg(&bundle)
+        .arg("--redact")
+        .arg(target(&sshd))
+        .env("HOME", client.dir.path())
+        .env_remove("SSH_AUTH_SOCK")
+        .env_remove("PVRDMA_DOCTOR_PASSWORD")
+        .output()
+        .expect("run pvrdma-doctor");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The printed report keeps the real values: it is the admin's own screen.
+    assert!(stdout.contains(&client.key.display().to_string()), "{stdout}");
+    let unpacked = client.dir.path().join("unpacked");
+    std::fs::create_dir(&unpacked).expect("mkdir");
+    let st = std::process::Command::new("tar")
+        .arg("-xzf")
+        .arg(&bundle)
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .expect("tar");
+    assert!(st.success());
+    let mut texts = String::new();
+    let mut stack = vec![unpacked.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                texts.push_str(&String::from_utf8_lossy(&std::fs::read(&p).expect("read")));
+            }
+        }
+    }
+    assert!(texts.contains("authentication as"), "the auth error is in the bundle");
+    assert!(!texts.contains(&client.dir.path().display().to_string()), "{texts}");
+    assert!(!texts.contains(&test_user()), "{texts}");
+}
