@@ -501,7 +501,7 @@ impl Redactor {
             self.local.push((u.clone(), token, true));
         }
         // Longest first, so a file under the home directory is one token, not `~/...`.
-        self.local.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        self.local.sort_by_key(|r| std::cmp::Reverse(r.0.len()));
     }
 
     fn redact_local(&self, text: &str) -> String {

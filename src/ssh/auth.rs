@@ -339,7 +339,7 @@ pub async fn authenticate(
                     AuthResult::Success => return Ok(()),
                     AuthResult::Failure { remaining_methods, .. } => login.attempts.push(format!(
                         "password by the password method: refused by the server (it still allows: {})",
-                        method_names(&remaining_methods.to_vec())
+                        method_names(&remaining_methods)
                     )),
                 }
             }

@@ -18,6 +18,12 @@
 //! applying it could connect differently than `ssh` does.
 use std::path::{Path, PathBuf};
 
+mod command_line;
+mod matching;
+pub use command_line::{CommandLineOptions, HONOURED_OPTIONS};
+pub use matching::{host_patterns_match, wildcard_match};
+use matching::{match_applies, parse_match, Criterion, MatchState};
+
 /// Include depth OpenSSH allows; deeper means a loop.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
@@ -60,74 +66,6 @@ pub struct HostConfig {
     pub hash_known_hosts: Option<bool>,
 }
 
-/// The ssh_config options this tool honours, which `-o` may set (lowercase).
-pub const HONOURED_OPTIONS: &[&str] = &[
-    "HostName",
-    "User",
-    "Port",
-    "IdentityFile",
-    "IdentitiesOnly",
-    "ProxyJump",
-    "ProxyCommand",
-    "UserKnownHostsFile",
-    "GlobalKnownHostsFile",
-    "StrictHostKeyChecking",
-    "HashKnownHosts",
-    "HostKeyAlias",
-];
-
-/// Options given on the command line (`-p`, `-J`, `-o Key=Value`), in the order given;
-/// they are obtained before any config file, so they win.
-#[derive(Debug, Clone, Default)]
-pub struct CommandLineOptions {
-    directives: Vec<Directive>,
-}
-
-impl CommandLineOptions {
-    /// `port` is `-p`, `jump` is `-J`, `options` the `-o` values (`Key=Value` or
-    /// `Key Value`). An option this tool does not honour is an error rather than being
-    /// silently dropped.
-    pub fn new(port: Option<u16>, jump: Option<&str>, options: &[String]) -> Result<Self, ConfigError> {
-        let mut directives = Vec::new();
-        let mut push = |key: &str, args: Vec<String>, n: usize| {
-            directives.push(Directive {
-                key: key.to_string(),
-                args,
-                file: PathBuf::from("command line"),
-                line: n,
-            })
-        };
-        if let Some(p) = port {
-            push("port", vec![p.to_string()], 0);
-        }
-        if let Some(j) = jump {
-            push("proxyjump", vec![j.to_string()], 0);
-        }
-        for (n, text) in options.iter().enumerate() {
-            let bad = |message: String| ConfigError::Syntax {
-                path: PathBuf::from("command line"),
-                line: n + 1,
-                message,
-            };
-            let Some((key, args)) = split_line(text).map_err(|m| bad(format!("-o {text:?}: {m}")))? else {
-                return Err(bad(format!("-o {text:?} is empty")));
-            };
-            if !HONOURED_OPTIONS.iter().any(|o| o.eq_ignore_ascii_case(&key)) {
-                return Err(bad(format!(
-                    "-o {text:?}: pvrdma-doctor does not use this option; it honours {}",
-                    HONOURED_OPTIONS.join(", ")
-                )));
-            }
-            push(&key, args, n + 1);
-        }
-        Ok(CommandLineOptions { directives })
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.directives.is_empty()
-    }
-}
-
 /// A config file that could not be read or understood.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -149,25 +87,6 @@ struct Directive {
     args: Vec<String>,
     file: PathBuf,
     line: usize,
-}
-
-/// One `Match` criterion, possibly negated with `!`.
-#[derive(Debug, Clone)]
-struct Criterion {
-    negated: bool,
-    kind: CriterionKind,
-}
-
-#[derive(Debug, Clone)]
-enum CriterionKind {
-    All,
-    /// The host name after `HostName`.
-    Host(Vec<String>),
-    /// The name as given on the command line.
-    OriginalHost(Vec<String>),
-    User(Vec<String>),
-    /// A criterion this tool does not evaluate (its name as written).
-    Unsupported(String),
 }
 
 #[derive(Debug, Clone)]
@@ -540,90 +459,6 @@ fn apply(out: &mut HostConfig, proxy_command_seen: &mut bool, d: &Directive) -> 
     Ok(())
 }
 
-/// What `Match` criteria are checked against, at the point the `Match` line is reached.
-struct MatchState<'a> {
-    original_host: &'a str,
-    /// `HostName` so far, `%h` expanded.
-    hostname: Option<String>,
-    user: &'a str,
-}
-
-/// Parses the criteria of a `Match` line.
-fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
-    let mut out = Vec::new();
-    let mut it = args.iter();
-    while let Some(word) = it.next() {
-        let (negated, name) = match word.strip_prefix('!') {
-            Some(n) => (true, n),
-            None => (false, word.as_str()),
-        };
-        let lname = name.to_ascii_lowercase();
-        let mut arg = |what: &str| -> Result<Vec<String>, String> {
-            it.next()
-                .map(|a| a.split(',').map(str::to_string).collect())
-                .ok_or_else(|| format!("Match {what} needs an argument"))
-        };
-        let kind = match lname.as_str() {
-            "all" => CriterionKind::All,
-            "host" => CriterionKind::Host(arg("host")?),
-            "originalhost" => CriterionKind::OriginalHost(arg("originalhost")?),
-            "user" => CriterionKind::User(arg("user")?),
-            // Criteria without an argument.
-            "canonical" | "final" => CriterionKind::Unsupported(lname),
-            _ => {
-                arg(&lname)?;
-                CriterionKind::Unsupported(lname)
-            }
-        };
-        out.push(Criterion { negated, kind });
-    }
-    if out.is_empty() {
-        return Err("Match needs a criterion (all, host, originalhost, user...)".into());
-    }
-    Ok(out)
-}
-
-/// Whether a `Match` block applies: every criterion must hold. `Err(name)` when the
-/// criteria this tool checks all hold but another one is present, so the answer would
-/// depend on something it does not evaluate.
-fn match_applies(criteria: &[Criterion], state: &MatchState) -> Result<bool, String> {
-    let mut unsupported = None;
-    for c in criteria {
-        let holds = match &c.kind {
-            CriterionKind::All => true,
-            CriterionKind::Host(p) => host_patterns_match(p, state.hostname.as_deref().unwrap_or(state.original_host)),
-            CriterionKind::OriginalHost(p) => host_patterns_match(p, state.original_host),
-            CriterionKind::User(p) => user_patterns_match(p, state.user),
-            CriterionKind::Unsupported(name) => {
-                unsupported.get_or_insert_with(|| name.clone());
-                continue;
-            }
-        };
-        if holds == c.negated {
-            return Ok(false);
-        }
-    }
-    match unsupported {
-        Some(name) => Err(name),
-        None => Ok(true),
-    }
-}
-
-/// `Match user` patterns: like host patterns but case-sensitive, as user names are.
-fn user_patterns_match(patterns: &[String], user: &str) -> bool {
-    let mut matched = false;
-    for p in patterns {
-        if let Some(neg) = p.strip_prefix('!') {
-            if wildcard_match(neg, user) {
-                return false;
-            }
-        } else if wildcard_match(p, user) {
-            matched = true;
-        }
-    }
-    matched
-}
-
 struct TokenContext<'a> {
     alias: &'a str,
     hostname: &'a str,
@@ -673,7 +508,7 @@ pub fn expand_tilde(p: &str, home: &Path) -> PathBuf {
 
 /// Splits a config line into a lowercased keyword and its arguments (`Key value`,
 /// `Key=value`, double quotes group). `None` for blank and comment lines.
-fn split_line(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
+pub(super) fn split_line(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
     let line = raw.trim();
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
@@ -716,216 +551,5 @@ fn split_line(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
     Ok(Some((key.to_ascii_lowercase(), args)))
 }
 
-/// `Host` semantics: matches when some pattern matches and no negated pattern does.
-/// Patterns may also be comma-separated, as in known_hosts.
-pub fn host_patterns_match(patterns: &[String], host: &str) -> bool {
-    let mut matched = false;
-    for p in patterns.iter().flat_map(|p| p.split(',')) {
-        if let Some(neg) = p.strip_prefix('!') {
-            if wildcard_match(&neg.to_ascii_lowercase(), &host.to_ascii_lowercase()) {
-                return false;
-            }
-        } else if wildcard_match(&p.to_ascii_lowercase(), &host.to_ascii_lowercase()) {
-            matched = true;
-        }
-    }
-    matched
-}
-
-/// Glob with `*` (any run) and `?` (one character), as ssh's `match_pattern`.
-pub fn wildcard_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, ti));
-                pi += 1;
-            }
-            Some(&c) if c == '?' || Some(&c) == t.get(ti) => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match star {
-                Some((sp, st)) => {
-                    pi = sp + 1;
-                    ti = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p.get(pi..).is_some_and(|rest| rest.iter().all(|&c| c == '*'))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wildcards() {
-        assert!(wildcard_match("esx*", "esx01"));
-        assert!(wildcard_match("esx0?", "esx01"));
-        assert!(!wildcard_match("esx0?", "esx011"));
-        assert!(wildcard_match("*", ""));
-        assert!(wildcard_match("*.lab", "esx01.lab"));
-        assert!(!wildcard_match("*.lab", "esx01.prod"));
-        assert!(!host_patterns_match(&["esx*".into(), "!esx99".into()], "esx99"));
-        assert!(host_patterns_match(&["esx*".into(), "!esx99".into()], "esx01"));
-    }
-
-    #[test]
-    fn first_value_wins_identity_accumulates_include_and_jump() {
-        let home = tempfile::tempdir().unwrap();
-        let ssh = home.path().join(".ssh");
-        std::fs::create_dir_all(ssh.join("conf.d")).unwrap();
-        std::fs::write(
-            ssh.join("conf.d/10-lab"),
-            "Host esx*\n  User labadmin\n  IdentityFile ~/.ssh/lab_rsa\n",
-        )
-        .unwrap();
-        std::fs::write(
-            ssh.join("config"),
-            "Include conf.d/*\n\
-             Host esx01\n  HostName=10.0.0.1\n  Port 2222\n  User first\n  ProxyJump bastion,root@jump2:2200\n\
-             Host esx* !esx99\n  User second\n  IdentitiesOnly yes\n  IdentityFile %d/.ssh/id_%h\n  StrictHostKeyChecking accept-new\n  UserKnownHostsFile ~/kh1 \"/tmp/kh 2\"\n\
-             Match host foo\n  User never\n\
-             Host *\n  Port 22\n  User fallback\n",
-        )
-        .unwrap();
-        let cfg = SshConfig::load(&ssh.join("config"), home.path()).unwrap();
-        let c = cfg.resolve("esx01").unwrap();
-        assert_eq!(c.hostname.as_deref(), Some("10.0.0.1"));
-        assert_eq!(c.port, Some(2222));
-        assert_eq!(c.user.as_deref(), Some("labadmin"), "the included block comes first");
-        assert_eq!(
-            c.identity_files,
-            vec![ssh.join("lab_rsa"), home.path().join(".ssh/id_10.0.0.1")]
-        );
-        assert_eq!(
-            c.proxy_jump,
-            Some(vec!["bastion".to_string(), "root@jump2:2200".to_string()])
-        );
-        assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
-        assert_eq!(c.identities_only, Some(true));
-        assert_eq!(
-            c.user_known_hosts_files,
-            Some(vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")])
-        );
-        assert_eq!(c.global_known_hosts_files, None);
-        let other = cfg.resolve("esx99").unwrap();
-        assert_eq!(other.user.as_deref(), Some("labadmin"));
-        assert_eq!(other.strict_host_key_checking, None);
-        let plain = cfg.resolve("db1").unwrap();
-        assert_eq!(plain.user.as_deref(), Some("fallback"));
-        assert_eq!(plain.port, Some(22));
-    }
-
-    #[test]
-    fn an_include_inside_a_non_matching_host_applies_to_no_other_host() {
-        let home = tempfile::tempdir().unwrap();
-        let ssh = home.path().join(".ssh");
-        std::fs::create_dir_all(&ssh).unwrap();
-        std::fs::write(
-            ssh.join("lab.conf"),
-            "User labtop\nHost *\n  User labstar\n  ProxyJump evil-bastion\nHost db*\n  Port 2200\n",
-        )
-        .unwrap();
-        std::fs::write(
-            ssh.join("config"),
-            "Host esx-lab*\n  Include lab.conf\n  IdentityFile ~/.ssh/lab_key\nHost *\n  User fallback\n",
-        )
-        .unwrap();
-        let cfg = SshConfig::load(&ssh.join("config"), home.path()).unwrap();
-        let other = cfg.resolve("esx01").unwrap();
-        assert_eq!(other.user.as_deref(), Some("fallback"));
-        assert_eq!(other.proxy_jump, None);
-        assert!(other.identity_files.is_empty());
-        let lab = cfg.resolve("esx-lab7").unwrap();
-        assert_eq!(lab.user.as_deref(), Some("labtop"), "lines before any Host in the file");
-        assert_eq!(lab.proxy_jump, Some(vec!["evil-bastion".to_string()]));
-        assert_eq!(lab.port, None, "the included Host db* does not match");
-        // The enclosing block goes on after the Include.
-        assert_eq!(lab.identity_files, vec![ssh.join("lab_key")]);
-        // A matching block in the file still needs the enclosing block to match.
-        assert_eq!(cfg.resolve("db1").unwrap().port, None);
-    }
-
-    #[test]
-    fn match_blocks_take_part_in_first_value_wins() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("config");
-        std::fs::write(
-            &f,
-            "Host esx*\n  HostName %h.lab.example\n\
-             Match host *.lab.example user root\n  Port 2201\n\
-             Match originalhost esx0? !user admin\n  User labroot\n\
-             Match !originalhost esx*\n  ProxyJump none\n\
-             Match user ad* host esx0*\n  IdentitiesOnly yes\n\
-             Match all\n  StrictHostKeyChecking accept-new\n\
-             Host *\n  Port 22\n  User fallback\n",
-        )
-        .unwrap();
-        let cfg = SshConfig::load(&f, dir.path()).unwrap();
-        let c = cfg.resolve("esx01").unwrap();
-        assert_eq!(c.port, Some(2201), "Match host sees HostName, before Host * sets 22");
-        assert_eq!(c.user.as_deref(), Some("labroot"));
-        assert_eq!(c.proxy_jump, None);
-        assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
-        assert_eq!(c.identities_only, None, "the config's own user is not admin");
-        // A command-line user is what Match user sees.
-        let admin = cfg.resolve_for("esx01", Some("admin")).unwrap();
-        assert_eq!(admin.port, Some(22));
-        assert_eq!(admin.user.as_deref(), Some("fallback"));
-        assert_eq!(admin.identities_only, Some(true));
-        let db = cfg.resolve("db1").unwrap();
-        assert_eq!(db.proxy_jump, Some(Vec::new()));
-        assert_eq!(db.port, Some(22));
-    }
-
-    #[test]
-    fn unsupported_match_criteria_fail_only_the_hosts_they_could_select() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("config");
-        let marker = dir.path().join("ran");
-        std::fs::write(
-            &f,
-            format!(
-                "Host *\n  Port 22\nMatch host esx* exec \"touch {}\"\n  User viaexec\nMatch canonical\n  User never\n",
-                marker.display()
-            ),
-        )
-        .unwrap();
-        let cfg = SshConfig::load(&f, dir.path()).unwrap();
-        let err = cfg.resolve("esx01").unwrap_err().to_string();
-        assert!(
-            err.contains(":3:") && err.contains("Match exec is not supported"),
-            "{err}"
-        );
-        assert!(!marker.exists(), "exec must never run");
-        // db1 is outside the exec block's host criterion, but Match canonical has no
-        // host criterion so it could apply to anything.
-        let err = cfg.resolve("db1").unwrap_err().to_string();
-        assert!(err.contains(":5:") && err.contains("Match canonical"), "{err}");
-        std::fs::write(&f, "Match host esx* localuser bob\n  User x\nHost *\n  User y\n").unwrap();
-        let cfg = SshConfig::load(&f, dir.path()).unwrap();
-        assert_eq!(cfg.resolve("db1").unwrap().user.as_deref(), Some("y"));
-        std::fs::write(&f, "Match host\n").unwrap();
-        assert!(SshConfig::load(&f, dir.path()).is_err());
-    }
-
-    #[test]
-    fn syntax_errors_name_file_and_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("config");
-        std::fs::write(&f, "Host a\n  Port twenty\n").unwrap();
-        let cfg = SshConfig::load(&f, dir.path()).unwrap();
-        let err = cfg.resolve("a").unwrap_err().to_string();
-        assert!(err.contains(":2:") && err.contains("twenty"), "{err}");
-        std::fs::write(&f, "Host a\n  User \"unterminated\n").unwrap();
-        assert!(SshConfig::load(&f, dir.path()).is_err());
-    }
-}
+mod tests;
