@@ -144,13 +144,14 @@ fn finish_live(
     } else {
         diagnosis.exit_code()
     };
-    if let Some(path) = write_support_bundle(
+    if let Some(path) = write_support_bundle_hiding(
         bundle_args,
         &run.captures,
         &diagnosis,
         run.started,
         run.finished,
         run.interrupted,
+        &run.local_values,
     )? {
         eprintln!("pvrdma-doctor: support bundle written to {}", path.display());
     }
@@ -168,6 +169,9 @@ fn live_options(
         targets,
         hosts_file: args.hosts_file.clone(),
         ssh_config: args.ssh_config.clone(),
+        system_ssh_config: crate::live::system_ssh_config_path(),
+        ssh_options: crate::ssh::config::CommandLineOptions::new(args.port, args.jump.as_deref(), &args.options)
+            .map_err(|e| anyhow::anyhow!("{e}"))?,
         login_user: args.user.clone(),
         identity_files: args.identity.clone(),
         parallel: args.parallel,
@@ -217,6 +221,21 @@ pub fn write_support_bundle(
     finished: SystemTime,
     interrupted: bool,
 ) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let local = crate::redact::LocalValues::default();
+    write_support_bundle_hiding(args, captures, diagnosis, started, finished, interrupted, &local)
+}
+
+/// [`write_support_bundle`] that, with `--redact`, also hides the local paths and login
+/// users of the run (see [`crate::redact::LocalValues`]).
+pub fn write_support_bundle_hiding(
+    args: &BundleArgs,
+    captures: &[HostCapture],
+    diagnosis: &diagnose::Diagnosis,
+    started: SystemTime,
+    finished: SystemTime,
+    interrupted: bool,
+    local: &crate::redact::LocalValues,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
     let Some(path) = &args.bundle else {
         return Ok(None);
     };
@@ -226,6 +245,7 @@ pub fn write_support_bundle(
     let mut redactor = crate::redact::Redactor::new();
     let redacted;
     let captures = if args.redact {
+        redactor.hide_local(local);
         redacted = redactor.redact_captures(captures)?;
         command_line = crate::redact::redact_command_line(&command_line);
         &redacted

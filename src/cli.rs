@@ -176,15 +176,29 @@ pub struct LiveArgs {
     /// Read hosts from FILE, one node set per line (`#` starts a comment); `-` reads stdin.
     #[arg(long, value_name = "FILE")]
     pub hosts_file: Option<PathBuf>,
-    /// Use this ssh_config file instead of ~/.ssh/config (like `ssh -F`).
+    /// Use only this ssh_config file, instead of ~/.ssh/config and /etc/ssh/ssh_config (like `ssh -F`).
     #[arg(short = 'F', long = "ssh-config", value_name = "FILE")]
     pub ssh_config: Option<PathBuf>,
     /// Log in as USER (default: the ssh_config `User`, else root).
     #[arg(short = 'l', long = "user", value_name = "USER")]
     pub user: Option<String>,
-    /// Private key to try first (repeatable); ECDSA or RSA: ESXi refuses ed25519 keys.
+    /// Private key to try first (repeatable); ECDSA or RSA: ESXi refuses ed25519 keys. A file
+    /// that cannot be read stops the run.
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     pub identity: Vec<PathBuf>,
+    /// Connect to this port (like `ssh -p`; a port in the host argument wins).
+    #[arg(short = 'p', long = "port", value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Go through these jump hosts, comma-separated `[user@]host[:port]` (like `ssh -J`;
+    /// `none` turns a configured ProxyJump off).
+    #[arg(short = 'J', long = "jump", value_name = "JUMP")]
+    pub jump: Option<String>,
+    /// An ssh_config option for the hosts, before ~/.ssh/config and /etc/ssh/ssh_config
+    /// (like `ssh -o`, repeatable): HostName, User, Port, IdentityFile, IdentitiesOnly,
+    /// ProxyJump, ProxyCommand, UserKnownHostsFile, GlobalKnownHostsFile,
+    /// StrictHostKeyChecking, HashKnownHosts, HostKeyAlias.
+    #[arg(short = 'o', long = "ssh-option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
     /// How many hosts to diagnose at once.
     #[arg(long, value_name = "N", default_value_t = crate::live::DEFAULT_PARALLEL, value_parser = parse_parallel)]
     pub parallel: usize,

@@ -346,6 +346,7 @@ impl SimFleet {
             targets: self.hosts.iter().map(|(n, _)| n.clone()).collect(),
             hosts_file: None,
             ssh_config: Some(self.ssh_config()),
+            ssh_options: crate::ssh::config::CommandLineOptions::default(),
             login_user: None,
             identity_files: Vec::new(),
             accept_new: false,

@@ -6,9 +6,10 @@
 //! so one dead host never hides the others.
 use crate::collect::ssh::{collect_host_open, HostJob, Sink, Stage, DEFAULT_CHANNELS};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
-use crate::ssh::client::{Credentials, Endpoint, HostKeyPolicy};
-use crate::ssh::config::{expand_tilde, SshConfig, StrictHostKeyChecking};
-use crate::target::{collect_targets, parse_host_spec, HostSpec};
+use crate::ssh::client::Credentials;
+use crate::ssh::config::{CommandLineOptions, SshConfig};
+use crate::ssh::plan::{Flags, Planner};
+use crate::target::{collect_targets, HostSpec};
 use anyhow::Context;
 use secrecy::SecretString;
 use std::collections::BTreeMap;
@@ -25,14 +26,34 @@ pub const DEFAULT_PARALLEL: usize = 64;
 /// Environment variable holding the password for all hosts.
 pub const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
 
+/// OpenSSH's system-wide client config.
+pub const SYSTEM_SSH_CONFIG: &str = "/etc/ssh/ssh_config";
+
+/// Environment variable naming another system-wide ssh_config (for tests and packagers
+/// whose OpenSSH lives elsewhere).
+pub const SYSTEM_SSH_CONFIG_ENV: &str = "PVRDMA_DOCTOR_SYSTEM_SSH_CONFIG";
+
+/// [`SYSTEM_SSH_CONFIG`], or the file [`SYSTEM_SSH_CONFIG_ENV`] names.
+pub fn system_ssh_config_path() -> PathBuf {
+    std::env::var_os(SYSTEM_SSH_CONFIG_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(SYSTEM_SSH_CONFIG))
+}
+
 /// What `collect_live` needs; the CLI fills it.
 #[derive(Clone)]
 pub struct LiveOptions {
     /// Raw positional args; `-` = read stdin.
     pub targets: Vec<String>,
     pub hosts_file: Option<PathBuf>,
-    /// `-F`; `None` = `~/.ssh/config` when it exists.
+    /// `-F`; `None` = `~/.ssh/config` then `system_ssh_config`, each when it exists.
     pub ssh_config: Option<PathBuf>,
+    /// The system-wide ssh_config read after the user's (not with `-F`, as with ssh).
+    /// Tests point it at a temporary file.
+    pub system_ssh_config: PathBuf,
+    /// `-p`, `-J` and `-o Key=Value`, for the targets.
+    pub ssh_options: CommandLineOptions,
     /// `-l/--user`; else config `User`; else root.
     pub login_user: Option<String>,
     /// `-i`, tried before config/default keys.
@@ -67,6 +88,8 @@ impl Default for LiveOptions {
             targets: Vec::new(),
             hosts_file: None,
             ssh_config: None,
+            system_ssh_config: system_ssh_config_path(),
+            ssh_options: CommandLineOptions::default(),
             login_user: None,
             identity_files: Vec::new(),
             parallel: DEFAULT_PARALLEL,
@@ -92,6 +115,8 @@ pub struct LiveRun {
     pub finished: SystemTime,
     /// Ctrl-C stopped the run early.
     pub interrupted: bool,
+    /// Local paths and login users that messages may hold, for `--redact`.
+    pub local_values: crate::redact::LocalValues,
 }
 
 /// The password from `PVRDMA_DOCTOR_PASSWORD`, else (with `ask`) from one prompt on the
@@ -121,18 +146,10 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     let started = SystemTime::now();
     let targets = collect_targets(&opts.targets, opts.hosts_file.as_deref(), &mut std::io::stdin().lock())?;
     let home = home_dir();
-    let config = match &opts.ssh_config {
-        Some(p) => SshConfig::load(p, &home)?,
-        None => {
-            let p = home.join(".ssh/config");
-            if p.is_file() {
-                SshConfig::load(&p, &home)?
-            } else {
-                SshConfig::empty(&home)
-            }
-        }
-    };
+    check_identity_files(&opts.identity_files)?;
+    let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
     let jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    let local_values = local_values(&jobs, opts, &home);
     if let Some(w) = config_tofu_warning(&jobs) {
         eprintln!("{w}");
     }
@@ -150,7 +167,32 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
         started,
         finished: SystemTime::now(),
         interrupted,
+        local_values,
     })
+}
+
+/// The admin's own paths and the login users, which SSH messages may name.
+fn local_values(jobs: &[Result<HostJob, Failure>], opts: &LiveOptions, home: &Path) -> crate::redact::LocalValues {
+    let mut v = crate::redact::LocalValues::default();
+    let mut path = |p: &Path| v.paths.push(p.display().to_string());
+    path(home);
+    path(&home.join(".ssh/config"));
+    path(&opts.system_ssh_config);
+    for p in opts.ssh_config.iter().chain(&opts.identity_files) {
+        path(p);
+    }
+    for job in jobs.iter().flatten() {
+        for ep in job.jumps.iter().chain(std::iter::once(&job.target)) {
+            for id in &ep.identity_files {
+                path(&id.path);
+            }
+            v.users.push(ep.user.clone());
+        }
+    }
+    if let Some(u) = &opts.login_user {
+        v.users.push(u.clone());
+    }
+    v
 }
 
 /// The one warning line for a run where ssh_config (not `--accept-new`) makes unknown host
@@ -175,24 +217,60 @@ pub fn config_tofu_warning(jobs: &[Result<HostJob, Failure>]) -> Option<String> 
     ))
 }
 
-/// Turns a target into connection parameters, applying ssh_config and the CLI flags.
+/// As ssh warns about an `-i` file it cannot read, this stops the run before any host is
+/// tried with fewer keys than the admin meant. A missing private key whose `.pub` is there
+/// is fine: its private half can be in the ssh-agent (the IdentitiesOnly idiom).
+pub fn check_identity_files(files: &[PathBuf]) -> anyhow::Result<()> {
+    for p in files {
+        if let Err(e) = std::fs::File::open(p) {
+            let mut public = p.clone().into_os_string();
+            public.push(".pub");
+            if e.kind() == std::io::ErrorKind::NotFound && Path::new(&public).is_file() {
+                continue;
+            }
+            return Err(e).with_context(|| format!("-i {}: cannot read the key file", p.display()));
+        }
+    }
+    Ok(())
+}
+
+/// The ssh_config as ssh reads it: only `-F FILE` when given, else `~/.ssh/config` then
+/// the system-wide file, each when it exists.
+pub fn load_config(f_flag: Option<&Path>, system: &Path, home: &Path) -> anyhow::Result<SshConfig> {
+    Ok(match f_flag {
+        Some(p) => SshConfig::load(p, home)?,
+        None => SshConfig::load_user_and_system(&home.join(".ssh/config"), system, home)?,
+    })
+}
+
+/// The connection flags of a run.
+fn flags(opts: &LiveOptions) -> Flags {
+    Flags {
+        login_user: opts.login_user.clone(),
+        identity_files: opts.identity_files.clone(),
+        options: opts.ssh_options.clone(),
+        accept_new: opts.accept_new,
+        insecure_skip_host_key_check: opts.insecure_skip_host_key_check,
+        only_given_keys: opts.only_given_keys,
+    }
+}
+
+/// Turns a target into connection parameters, applying the CLI flags and ssh_config.
 pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: &Path) -> Result<HostJob, Failure> {
     let label = spec.label();
-    let config_failure = |e: crate::ssh::config::ConfigError| {
-        Failure::new(
-            ErrorKind::Config,
-            format!("{label}: ssh config error: {e}; fix the file"),
-        )
+    let flags = flags(opts);
+    let planner = Planner {
+        config,
+        home,
+        flags: &flags,
     };
-    let target = endpoint(spec, opts, config, home, true).map_err(config_failure)?;
-    let cfg = config
-        .resolve_for(&spec.host, cli_user(spec, opts, true).as_deref())
-        .map_err(config_failure)?;
-    let jumps = jump_chain(cfg.proxy_jump.unwrap_or_default(), &label, opts, config, home, 0)?;
+    let route = planner
+        .route(spec)
+        .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: {e}")))?;
     Ok(HostJob {
         label,
-        jumps,
-        target,
+        jumps: route.jumps,
+        target: route.target,
         credentials: Credentials {
             use_agent: !opts.only_given_keys,
             password: opts.password.clone(),
@@ -200,134 +278,6 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
         connect_timeout: opts.connect_timeout,
         command_timeout: opts.command_timeout,
         channels: DEFAULT_CHANNELS,
-    })
-}
-
-/// Jump hosts do not nest deeper than this; deeper is a ProxyJump loop in the config.
-const MAX_JUMP_DEPTH: usize = 8;
-
-/// The hops to go through, in connection order. A jump host's own `ProxyJump` comes
-/// before it, as with ssh.
-fn jump_chain(
-    hops: Vec<String>,
-    label: &str,
-    opts: &LiveOptions,
-    config: &SshConfig,
-    home: &Path,
-    depth: usize,
-) -> Result<Vec<Endpoint>, Failure> {
-    let config_failure = |e: crate::ssh::config::ConfigError| {
-        Failure::new(
-            ErrorKind::Config,
-            format!("{label}: ssh config error: {e}; fix the file"),
-        )
-    };
-    if depth >= MAX_JUMP_DEPTH && !hops.is_empty() {
-        return Err(Failure::new(
-            ErrorKind::Config,
-            format!("{label}: ProxyJump nests more than {MAX_JUMP_DEPTH} deep; check ~/.ssh/config for a loop"),
-        ));
-    }
-    let mut out = Vec::new();
-    for hop in hops {
-        let spec = parse_host_spec(&hop)
-            .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: bad ProxyJump entry {hop:?}: {e}")))?;
-        let inner = config
-            .resolve_for(&spec.host, cli_user(&spec, opts, false).as_deref())
-            .map_err(config_failure)?
-            .proxy_jump
-            .unwrap_or_default();
-        out.extend(jump_chain(inner, label, opts, config, home, depth + 1)?);
-        out.push(endpoint(&spec, opts, config, home, false).map_err(config_failure)?);
-    }
-    Ok(out)
-}
-
-/// The user given on the command line for this host. Precedence as in ssh: user@host,
-/// then -l (for the target only: ssh's -l does not apply to jump hosts); the config's
-/// `User` and then ESXi's usual root come after.
-fn cli_user(spec: &HostSpec, opts: &LiveOptions, is_target: bool) -> Option<String> {
-    spec.user
-        .clone()
-        .or_else(|| if is_target { opts.login_user.clone() } else { None })
-}
-
-fn endpoint(
-    spec: &HostSpec,
-    opts: &LiveOptions,
-    config: &SshConfig,
-    home: &Path,
-    is_target: bool,
-) -> Result<Endpoint, crate::ssh::config::ConfigError> {
-    let cfg = config.resolve_for(&spec.host, cli_user(spec, opts, is_target).as_deref())?;
-    if let Some(at) = &cfg.proxy_command_at {
-        // Connecting directly would skip the bastion the admin configured.
-        return Err(crate::ssh::config::ConfigError::ProxyCommand { at: at.clone() });
-    }
-    let user = cli_user(spec, opts, is_target)
-        .or(cfg.user.clone())
-        .unwrap_or_else(|| "root".to_string());
-    let port = spec.port.or(cfg.port).unwrap_or(22);
-    let hostname = cfg.hostname.clone().unwrap_or_else(|| spec.host.clone());
-    let mut identity_files = opts.identity_files.clone();
-    identity_files.extend(cfg.identity_files.iter().cloned());
-    if !opts.only_given_keys {
-        for d in ["id_ecdsa", "id_rsa", "id_ed25519"] {
-            identity_files.push(home.join(".ssh").join(d));
-        }
-    }
-    let mut seen = Vec::new();
-    identity_files.retain(|p| {
-        let keep = !seen.contains(p);
-        seen.push(p.clone());
-        keep
-    });
-    // `none` (an empty list) means no file at all, not the defaults.
-    let user_files = cfg
-        .user_known_hosts_files
-        .clone()
-        .unwrap_or_else(|| vec![home.join(".ssh/known_hosts"), home.join(".ssh/known_hosts2")]);
-    let global_files = cfg.global_known_hosts_files.clone().unwrap_or_else(|| {
-        vec![
-            PathBuf::from("/etc/ssh/ssh_known_hosts"),
-            PathBuf::from("/etc/ssh/ssh_known_hosts2"),
-        ]
-    });
-    // As in ssh, the config may turn on trust-on-first-use; the run says so (see
-    // `config_tofu_warning`) because the admin did not ask for it on this command line.
-    let config_tofu = matches!(
-        cfg.strict_host_key_checking,
-        Some(StrictHostKeyChecking::AcceptNew | StrictHostKeyChecking::No)
-    );
-    let accept_new = opts.accept_new || config_tofu;
-    let accept_new_from_config = if config_tofu && !opts.accept_new {
-        cfg.strict_host_key_checking_at.clone()
-    } else {
-        None
-    };
-    let learn_to = user_files.first().map(|p| expand_tilde(&p.to_string_lossy(), home));
-    let mut known_hosts = user_files;
-    known_hosts.extend(global_files);
-    Ok(Endpoint {
-        // A jump host's failure lands in the target's report: say it is the jump host.
-        label: if is_target {
-            format!("{}:{port}", spec.host)
-        } else {
-            format!("jump host {}:{port}", spec.host)
-        },
-        hostname,
-        port,
-        user,
-        identity_files,
-        identities_only: cfg.identities_only.unwrap_or(false),
-        policy: HostKeyPolicy {
-            known_hosts,
-            learn_to,
-            accept_new,
-            accept_new_from_config,
-            insecure: opts.insecure_skip_host_key_check,
-            host_key_alias: cfg.host_key_alias.clone(),
-        },
     })
 }
 
@@ -641,7 +591,11 @@ mod tests {
         assert_eq!(job.target.port, 2222);
         assert_eq!(job.target.user, "cliuser", "-l beats the config");
         assert_eq!(
-            job.target.identity_files,
+            job.target
+                .identity_files
+                .iter()
+                .map(|i| i.path.clone())
+                .collect::<Vec<_>>(),
             vec![
                 PathBuf::from("/keys/cli_ecdsa"),
                 home.path().join(".ssh/lab_rsa"),

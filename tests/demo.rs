@@ -209,7 +209,7 @@ fn the_demo_never_touches_the_users_agent() {
             .target
             .identity_files
             .iter()
-            .any(|p| p.starts_with(dir.path().join(".ssh"))),
+            .any(|p| p.path.starts_with(dir.path().join(".ssh"))),
         "{:?}",
         plan.target.identity_files
     );

@@ -122,7 +122,7 @@ async fn reconnect(job: &HostJob) -> Result<Connection, Failure> {
     )
     .await
     {
-        Ok(r) => r,
+        Ok(r) => r.map_err(Failure::from),
         Err(_) => Err(Failure::new(
             ErrorKind::Timeout,
             format!(

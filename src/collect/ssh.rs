@@ -45,6 +45,23 @@ pub struct HostJob {
     pub channels: usize,
 }
 
+impl From<crate::ssh::error::SshError> for Failure {
+    fn from(e: crate::ssh::error::SshError) -> Self {
+        use crate::ssh::error::SshErrorKind as K;
+        let kind = match e.kind {
+            K::Dns => ErrorKind::Dns,
+            K::Unreachable => ErrorKind::Unreachable,
+            K::KeyExchange => ErrorKind::KeyExchange,
+            K::Auth => ErrorKind::Auth,
+            K::HostKeyUnknown => ErrorKind::HostKeyUnknown,
+            K::HostKeyChanged => ErrorKind::HostKeyChanged,
+            K::Config => ErrorKind::Config,
+            K::Internal => ErrorKind::Internal,
+        };
+        Failure::new(kind, e.message)
+    }
+}
+
 /// Outputs of one host as they complete, so an interrupted run still reports them.
 pub type Sink = Arc<Mutex<BTreeMap<String, RawOutput>>>;
 
@@ -82,7 +99,12 @@ pub async fn collect_host_open(
     .await;
     let conn = match connected {
         Ok(Ok(c)) => c,
-        Ok(Err(f)) => return (HostCapture::failed(&job.label, CaptureSource::Live, f), None),
+        Ok(Err(e)) => {
+            return (
+                HostCapture::failed(&job.label, CaptureSource::Live, Failure::from(e)),
+                None,
+            )
+        }
         Err(_) => {
             let failure = HostCapture::failed(
                 &job.label,

@@ -66,6 +66,24 @@ pub struct RedactionMap {
     pub ipv6: BTreeMap<String, String>,
     pub macs: BTreeMap<String, String>,
     pub uuids: BTreeMap<String, String>,
+    /// Local paths (identity files, config files, the home directory) seen in messages.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub local_paths: BTreeMap<String, String>,
+    /// SSH login users seen in messages.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub login_users: BTreeMap<String, String>,
+}
+
+/// Values of the machine that ran the collection, which end up in SSH error messages
+/// (`-i /home/alice/.ssh/lab_ecdsa refused`, `authentication as "alice" failed`): they
+/// name the admin and their machine, not the hosts, so the capture-based learning cannot
+/// find them. The live run lists them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalValues {
+    /// Identity files, ssh config files, the home directory.
+    pub paths: Vec<String>,
+    /// Login users of every hop.
+    pub users: Vec<String>,
 }
 
 /// One literal to replace.
@@ -93,6 +111,8 @@ pub struct Redactor {
     ipv4_nets: BTreeMap<[u8; 3], u16>,
     link_local_nets: BTreeMap<[u8; 3], u16>,
     counters: [u32; 7],
+    /// Local paths and login users → token, longest first; applied to failure messages.
+    local: Vec<(String, String, bool)>,
 }
 
 impl Redactor {

@@ -1,6 +1,6 @@
 //! Replacing learnt values: one pass over the text, longest match first, each match
 //! checked against the edges its kind requires.
-use super::{Kind, Redactor, Rule};
+use super::{Kind, LocalValues, Redactor, Rule};
 use crate::collect::{Failure, HostCapture};
 
 /// Learns the values to hide, then replaces them consistently.
@@ -94,7 +94,52 @@ impl Redactor {
     }
 
     pub(super) fn redact_failure(&self, f: &mut Failure) {
-        f.message = self.redact_text(&f.message);
+        f.message = self.redact_text(&self.redact_local(&f.message));
+    }
+
+    /// Hides the local paths and login users of `values` in failure messages (paths as
+    /// `<local-path-N>`, the home directory as `~`, users as `<login-user-N>` where the
+    /// name stands as a word). Call before [`Redactor::redact_captures`].
+    pub fn hide_local(&mut self, values: &LocalValues) {
+        let home = std::env::var("HOME").ok().filter(|h| h.len() > 1);
+        let mut paths: Vec<&String> = values.paths.iter().filter(|p| p.len() > 1).collect();
+        paths.sort();
+        paths.dedup();
+        for p in paths {
+            let token = if home.as_deref() == Some(p.trim_end_matches('/')) {
+                "~".to_string()
+            } else {
+                let n = self.map.local_paths.len() + 1;
+                format!("<local-path-{n}>")
+            };
+            if !self.map.local_paths.contains_key(p) {
+                self.map.local_paths.insert(p.clone(), token.clone());
+                self.local.push((p.clone(), token, false));
+            }
+        }
+        let mut users: Vec<&String> = values.users.iter().filter(|u| !u.is_empty()).collect();
+        users.sort();
+        users.dedup();
+        for u in users {
+            let n = self.map.login_users.len() + 1;
+            let token = format!("<login-user-{n}>");
+            self.map.login_users.insert(u.clone(), token.clone());
+            self.local.push((u.clone(), token, true));
+        }
+        // Longest first, so a file under the home directory is one token, not `~/...`.
+        self.local.sort_by_key(|r| std::cmp::Reverse(r.0.len()));
+    }
+
+    fn redact_local(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (needle, token, word) in &self.local {
+            out = if *word {
+                replace_word(&out, needle, token)
+            } else {
+                out.replace(needle.as_str(), token)
+            };
+        }
+        out
     }
 
     /// Replaces every learnt value in `text`, longest match first.
@@ -188,4 +233,26 @@ pub(super) fn at_edges(kind: Kind, text: &str, start: usize, end: usize) -> bool
             !(glued_before || glued_after)
         }
     }
+}
+
+/// Replaces `needle` where it is not part of a longer word (letters, digits, `_`).
+fn replace_word(text: &str, needle: &str, token: &str) -> String {
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(needle) {
+        let (before, after) = (
+            rest.get(..i).unwrap_or_default(),
+            rest.get(i + needle.len()..).unwrap_or_default(),
+        );
+        out.push_str(before);
+        if is_word(before.chars().next_back()) || is_word(after.chars().next()) {
+            out.push_str(needle);
+        } else {
+            out.push_str(token);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }

@@ -1,6 +1,6 @@
 use super::replace::at_edges;
 use super::*;
-use crate::collect::{CaptureSource, RawOutput};
+use crate::collect::{CaptureSource, Failure, RawOutput};
 
 fn capture(host: &str, id: &str, stdout: &str) -> HostCapture {
     let mut c = HostCapture::new(host, CaptureSource::Live);
@@ -182,6 +182,34 @@ fn command_line_keeps_options_only() {
             "-l",
             "<redacted>"
         ]
+    );
+}
+
+#[test]
+fn local_paths_and_login_users_leave_failure_messages() {
+    let mut r = Redactor::new();
+    r.hide_local(&LocalValues {
+        paths: vec!["/home/alice/.ssh/lab_ecdsa".into(), "/opt/keys/k1".into()],
+        users: vec!["alice".into()],
+    });
+    let mut c = HostCapture::failed(
+        "esx01",
+        crate::collect::CaptureSource::Live,
+        Failure::new(
+            crate::collect::ErrorKind::Auth,
+            "esx01:22: authentication as \"alice\" failed. Attempts: 1) /home/alice/.ssh/lab_ecdsa (ecdsa): refused; 2) /opt/keys/k1 (rsa): refused. Put a key in /etc/ssh/keys-alice/authorized_keys; alicea stays",
+        ),
+    );
+    c.missing.clear();
+    let out = r.redact_captures(&[c]).unwrap();
+    let msg = &out[0].error.as_ref().unwrap().message;
+    assert!(!msg.contains("/home/alice") && !msg.contains("/opt/keys"), "{msg}");
+    assert!(!msg.contains("\"alice\"") && !msg.contains("keys-alice/"), "{msg}");
+    assert!(msg.contains("<login-user-1>") && msg.contains("<local-path-"), "{msg}");
+    assert!(msg.contains("alicea stays"), "only whole words: {msg}");
+    assert_eq!(
+        r.map().login_users.get("alice").map(String::as_str),
+        Some("<login-user-1>")
     );
 }
 

@@ -228,18 +228,20 @@ pub fn known_algorithms(files: &[PathBuf], host: &str, port: u16) -> Vec<Algorit
 /// two learns must neither interleave their bytes nor both add the same host.
 static LEARN_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Appends `host`:`port` `key` to `path` (accept-new), creating the file and its directory.
-/// Does nothing when the file already vouches for this key (another connection of this
-/// run may have just learned it).
-pub fn learn(path: &Path, host: &str, port: u16, key: &PublicKey) -> std::io::Result<()> {
+/// Appends `host`:`port` `key` to `path` (accept-new), creating the file (0600) and its
+/// directory (0700) as ssh does. With `hash` (`HashKnownHosts yes`) the name is written as
+/// `|1|salt|hmac`, so the file does not list the hosts. Does nothing when the file already
+/// vouches for this key (another connection of this run may have just learned it).
+pub fn learn(path: &Path, host: &str, port: u16, key: &PublicKey, hash: bool) -> std::io::Result<()> {
     let mut public = key.clone();
     public.set_comment("");
     let text = public.to_openssh().map_err(|e| std::io::Error::other(e.to_string()))?;
     // A poisoned lock only means another learn panicked; the file is still consistent
     // because each line is a single write.
     let _guard = LEARN_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     }
     let existing = std::fs::read(path).unwrap_or_default();
     if matches!(check(&[path.to_path_buf()], host, port, key), HostKeyStatus::Known(_)) {
@@ -249,14 +251,32 @@ pub fn learn(path: &Path, host: &str, port: u16, key: &PublicKey) -> std::io::Re
     if !existing.is_empty() && !existing.ends_with(b"\n") {
         line.push('\n');
     }
-    line.push_str(&host_key_name(host, port));
+    let name = host_key_name(host, port);
+    line.push_str(&if hash { hashed_name(&name)? } else { name });
     line.push(' ');
     line.push_str(text.trim());
     line.push('\n');
     // O_APPEND plus one write keeps the line whole even against another process (ssh)
     // appending at the same time.
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
     f.write_all(line.as_bytes())
+}
+
+/// `|1|salt|hmac` for a known_hosts name, as `ssh-keygen -H` and `HashKnownHosts` write it:
+/// HMAC-SHA1 of the lowercased name keyed with a random 20-byte salt.
+fn hashed_name(name: &str) -> std::io::Result<String> {
+    let salt: [u8; 20] = rand::random();
+    let mac = <Hmac<Sha1> as KeyInit>::new_from_slice(&salt)
+        .map_err(|e| std::io::Error::other(e.to_string()))?
+        .chain_update(name.to_ascii_lowercase().as_bytes())
+        .finalize()
+        .into_bytes();
+    Ok(format!("|1|{}|{}", BASE64.encode(&salt), BASE64.encode(&mac)))
 }
 
 /// `SHA256:...`, the fingerprint ssh prints.
@@ -390,7 +410,7 @@ mod tests {
                 for (i, k) in keys.iter().enumerate() {
                     let path = &path;
                     s.spawn(move || {
-                        learn(path, &format!("esx{i:02}"), 22, k).unwrap();
+                        learn(path, &format!("esx{i:02}"), 22, k, false).unwrap();
                     });
                 }
             }
@@ -413,13 +433,40 @@ mod tests {
         let k = key(Algorithm::Ecdsa {
             curve: russh::keys::EcdsaCurve::NistP256,
         });
-        learn(&path, "127.0.0.1", 2200, &k).unwrap();
-        learn(&path, "esx01", 22, &k).unwrap();
+        learn(&path, "127.0.0.1", 2200, &k, false).unwrap();
+        learn(&path, "esx01", 22, &k, false).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with("[127.0.0.1]:2200 ecdsa-sha2-nistp256 "), "{text}");
         assert_eq!(text.lines().count(), 2);
         let files = vec![path];
         assert!(matches!(check(&files, "127.0.0.1", 2200, &k), HostKeyStatus::Known(_)));
         assert!(matches!(check(&files, "esx01", 22, &k), HostKeyStatus::Known(_)));
+    }
+
+    #[test]
+    fn hashed_learning_hides_the_name_and_still_matches_with_private_modes() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let ssh_dir = dir.path().join("home/.ssh");
+        let path = ssh_dir.join("known_hosts");
+        let k = key(Algorithm::Ecdsa {
+            curve: russh::keys::EcdsaCurve::NistP256,
+        });
+        learn(&path, "ESX01.lab", 2222, &k, true).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("|1|") && !text.to_lowercase().contains("esx01"),
+            "{text}"
+        );
+        let files = vec![path.clone()];
+        assert!(matches!(check(&files, "esx01.lab", 2222, &k), HostKeyStatus::Known(_)));
+        assert!(matches!(check(&files, "esx01.lab", 22, &k), HostKeyStatus::Unknown));
+        // Learning again finds the hashed line: no duplicate.
+        learn(&path, "esx01.lab", 2222, &k, true).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&ssh_dir), 0o700);
+        assert_eq!(mode(&dir.path().join("home")), 0o700);
+        assert_eq!(mode(&path), 0o600);
     }
 }

@@ -1,7 +1,13 @@
-//! SSH plumbing for live collection: ssh_config, known_hosts and the russh client.
+//! SSH plumbing for live collection: ssh_config, known_hosts, keys and the russh client.
 //!
 //! Kept apart from `collect` so the policy (which host, which key, which algorithms) can be
 //! tested without a network, and `collect::ssh` only deals with running the catalogue.
+//! Nothing here depends on the capture model: failures are [`error::SshError`].
+pub mod auth;
 pub mod client;
 pub mod config;
+pub mod error;
+pub mod keys;
 pub mod known_hosts;
+pub mod plan;
+pub mod transport;

@@ -83,6 +83,11 @@ pub fn free_port() -> u16 {
 }
 
 /// Generates an OpenSSH key pair with ssh-keygen; returns the private key path.
+///
+/// An ECDSA key whose private scalar is stored short (one P-256 key in 512, see
+/// `src/ssh/keys.rs`) is thrown away and made again: tests that are not about that case
+/// must not meet it by chance. The short case has its own checked-in fixtures
+/// ([`short_scalar_key`]).
 pub fn keygen(dir: &Path, name: &str, kind: &str) -> PathBuf {
     let path = dir.join(name);
     let bits: &[&str] = match kind {
@@ -90,15 +95,42 @@ pub fn keygen(dir: &Path, name: &str, kind: &str) -> PathBuf {
         "ecdsa" => &["-b", "256"],
         _ => &[],
     };
-    let st = Command::new("ssh-keygen")
-        .args(["-q", "-N", "", "-t", kind])
-        .args(bits)
-        .arg("-f")
-        .arg(&path)
-        .status()
-        .expect("run ssh-keygen");
-    assert!(st.success(), "ssh-keygen failed");
-    path
+    for _ in 0..64 {
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(path.with_extension("pub"));
+        let st = Command::new("ssh-keygen")
+            .args(["-q", "-N", "", "-t", kind])
+            .args(bits)
+            .arg("-f")
+            .arg(&path)
+            .status()
+            .expect("run ssh-keygen");
+        assert!(st.success(), "ssh-keygen failed");
+        let text = std::fs::read_to_string(&path).expect("read the new key");
+        match pvrdma_doctor::ssh::keys::ecdsa_scalar_len(&text) {
+            Some((len, size)) if len < size => continue,
+            _ => return path,
+        }
+    }
+    panic!("ssh-keygen made 64 ECDSA keys in a row with a short scalar");
+}
+
+/// A checked-in ECDSA key (`curve` 256, 384 or 521) whose private scalar is stored
+/// shorter than the curve size, copied into `dir` with mode 0600 (ssh-add refuses
+/// group-readable keys); returns the private key path, its `.pub` next to it.
+pub fn short_scalar_key(dir: &Path, curve: u16) -> PathBuf {
+    let name = format!("short_p{curve}");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/keys")
+        .join(&name);
+    let dest = dir.join(&name);
+    std::fs::copy(&src, &dest).expect("copy fixture key");
+    std::fs::copy(src.with_extension("pub"), dest.with_extension("pub")).expect("copy fixture public key");
+    set_mode(&dest, 0o600);
+    let text = std::fs::read_to_string(&dest).expect("read fixture");
+    let (len, size) = pvrdma_doctor::ssh::keys::ecdsa_scalar_len(&text).expect("an unencrypted ECDSA key");
+    assert!(len < size, "{name} must have a short scalar ({len} of {size} bytes)");
+    dest
 }
 
 pub struct SshdOptions {
@@ -118,6 +150,8 @@ pub struct SshdOptions {
     /// Answers of the fake `vmkping`: `<ip>.plain.txt` / `<ip>.jumbo.txt` (+ `.exit`);
     /// an address without a file gets a total loss. `None` = an empty folder.
     pub vmkping: Option<PathBuf>,
+    /// The pre-authentication banner (`None`: no banner, like a plain Linux server).
+    pub banner: Option<String>,
 }
 
 impl SshdOptions {
@@ -132,6 +166,7 @@ impl SshdOptions {
             password_method: false,
             ciphers: None,
             vmkping: None,
+            banner: Some("VMware ESXi 8.0.2 (test double)\n".into()),
         }
     }
 }
@@ -181,7 +216,7 @@ impl Sshd {
         }
         std::fs::write(&ak, keys).expect("authorized_keys");
         set_mode(&ak, 0o644);
-        std::fs::write(dir.path().join("banner"), "VMware ESXi 8.0.2 (test double)\n").expect("banner");
+        std::fs::write(dir.path().join("banner"), opts.banner.clone().unwrap_or_default()).expect("banner");
         let samples = opts.samples.display().to_string();
         let config = format!(
             "ListenAddress 127.0.0.1\n\
@@ -210,7 +245,7 @@ impl Sshd {
              SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung FAKE_VMKPING_DIR={vmkping} FAKE_VMKPING_LOG={pids}/vmkping.log\n",
             ecdsa = host_ecdsa.display(),
             rsa = host_rsa.display(),
-            banner = dir.path().join("banner").display(),
+            banner = if opts.banner.is_some() { dir.path().join("banner").display().to_string() } else { "none".to_string() },
             ak = ak.display(),
             fwd = if opts.allow_tcp_forwarding { "yes" } else { "no" },
             maxs = opts.max_sessions.unwrap_or(10),

@@ -1,0 +1,41 @@
+//! What can go wrong while connecting, in the SSH layer's own terms. The collection stage
+//! turns an [`SshError`] into its report failure one to one (see `collect::ssh`), so this
+//! module does not depend on the capture model.
+
+/// The class of an SSH failure; each maps to the report's error kind of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SshErrorKind {
+    /// The name did not resolve.
+    Dns,
+    /// TCP connect refused, no route, or the connection broke before authentication.
+    Unreachable,
+    /// No common algorithm, or the handshake failed.
+    KeyExchange,
+    /// Every authentication attempt was refused.
+    Auth,
+    /// The host key is not in known_hosts.
+    HostKeyUnknown,
+    /// The host key differs from the recorded one, or is revoked.
+    HostKeyChanged,
+    /// Local configuration (ssh_config, known_hosts file, key file) is unusable.
+    Config,
+    /// A bug in pvrdma-doctor.
+    Internal,
+}
+
+/// A failure with the message the admin reads: it names the host and says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SshError {
+    pub kind: SshErrorKind,
+    pub message: String,
+}
+
+impl SshError {
+    pub fn new(kind: SshErrorKind, message: impl Into<String>) -> Self {
+        SshError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
