@@ -453,7 +453,20 @@ impl Diagnosis {
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
     let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
     let probes = crate::probe::results(captures, &hosts);
-    let mut d = fleet_diagnosis_with(hosts, crate::probe::check(&probes).into_iter().collect());
+    // A pair of hosts whose vmknics the probe found unreachable cannot carry RDMA.
+    let unreachable = probes
+        .iter()
+        .filter(|p| p.status == crate::probe::ProbeStatus::Unreachable)
+        .map(|p| {
+            let (a, b) = (p.from.clone(), p.to.clone());
+            if a <= b {
+                (a, b)
+            } else {
+                (b, a)
+            }
+        })
+        .collect();
+    let mut d = fleet_diagnosis_with(hosts, crate::probe::check(&probes).into_iter().collect(), &unreachable);
     if let Some(tally) = crate::probe::tally(&probes) {
         d.summary.line.push_str(&format!("; path probe: {tally}"));
     }
@@ -464,14 +477,17 @@ pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
 /// The fleet checks and transport over diagnosed hosts (a failing fleet check changes the
 /// status of the hosts it involves, so the summary comes last).
 pub fn fleet_diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
-    fleet_diagnosis_with(hosts, Vec::new())
+    fleet_diagnosis_with(hosts, Vec::new(), &std::collections::BTreeSet::new())
 }
 
 /// [`fleet_diagnosis`] with fleet checks judged elsewhere (the path probe's).
-fn fleet_diagnosis_with(mut hosts: Vec<HostDiagnosis>, extra: Vec<Check>) -> Diagnosis {
+fn fleet_diagnosis_with(
+    mut hosts: Vec<HostDiagnosis>,
+    extra: Vec<Check>,
+    unreachable: &std::collections::BTreeSet<(String, String)>,
+) -> Diagnosis {
     let subnets = check_vmknic_subnets(&hosts);
-    let (mut fleet_checks, transport) = fleet::judge(&mut hosts, subnets);
-    fleet_checks.extend(extra);
+    let (fleet_checks, transport) = fleet::judge(&mut hosts, subnets, extra, unreachable);
     let summary = summarize(&hosts, &fleet_checks, &transport);
     Diagnosis {
         hosts,

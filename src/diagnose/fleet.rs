@@ -167,7 +167,8 @@ struct Class {
     blocked_by: Vec<&'static str>,
 }
 
-fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net) -> Class {
+/// `cut`: the path probe found the two hosts' PVRDMA vmknics unreachable from each other.
+fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net, cut: bool) -> Class {
     let mut c = Class {
         transport: Transport::Rdma,
         reasons: Vec::new(),
@@ -213,6 +214,12 @@ fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net) ->
             c.blocked_by.push(SUBNETS);
         }
     }
+    if cut {
+        c.reasons.push(format!(
+            "the PVRDMA vmknics of {ha} and {hb} do not reach each other (--probe: no reply to vmkping)"
+        ));
+        c.blocked_by.push(REACHABILITY);
+    }
     if !c.blocked_by.is_empty() {
         c.transport = Transport::Blocked;
         return c;
@@ -231,13 +238,29 @@ const SAME_VDS: &str = "pvrdma-same-vds";
 const IPV4_UNIQUE: &str = "vmknic-ipv4-unique";
 const SUBNETS: &str = "vmknic-subnets";
 const ROCE_PAIR: &str = "roce-version-pair";
+const REACHABILITY: &str = crate::probe::CHECK_ID;
 
 /// Profiles of one host with their adapters.
 type HostProfiles<'a> = BTreeMap<Profile, Vec<(AdapterRef, &'a super::Adapter)>>;
 
 /// The transport summary, the pair-level fleet checks, and the host statuses a failing
 /// fleet check changes.
-pub(super) fn judge(hosts: &mut [HostDiagnosis], subnets: Option<Check>) -> (Vec<Check>, TransportSummary) {
+/// `extra`: fleet checks judged elsewhere (the path probe's); `unreachable`: host pairs
+/// (sorted names) whose PVRDMA vmknics the probe found unable to reach each other.
+pub(super) fn judge(
+    hosts: &mut [HostDiagnosis],
+    subnets: Option<Check>,
+    extra: Vec<Check>,
+    unreachable: &BTreeSet<(String, String)>,
+) -> (Vec<Check>, TransportSummary) {
+    let cut = |a: &str, b: &str| {
+        let key = if a <= b {
+            (a.to_string(), b.to_string())
+        } else {
+            (b.to_string(), a.to_string())
+        };
+        unreachable.contains(&key)
+    };
     let nets: Vec<Net> = hosts.iter().map(net).collect();
     let profiles: Vec<HostProfiles> = hosts
         .iter()
@@ -289,7 +312,15 @@ pub(super) fn judge(hosts: &mut [HostDiagnosis], subnets: Option<Check>) -> (Vec
             let mut pairs = TransportCounts::default();
             for (pa, la) in &profiles[i] {
                 for (pb, lb) in &profiles[j] {
-                    let c = classify(&h.host, pa, &nets[i], &hosts[j].host, pb, &nets[j]);
+                    let c = classify(
+                        &h.host,
+                        pa,
+                        &nets[i],
+                        &hosts[j].host,
+                        pb,
+                        &nets[j],
+                        cut(&h.host, &hosts[j].host),
+                    );
                     let n = la.len() as u64 * lb.len() as u64;
                     pairs.add(c.transport, n);
                     for id in &c.blocked_by {
@@ -326,7 +357,15 @@ pub(super) fn judge(hosts: &mut [HostDiagnosis], subnets: Option<Check>) -> (Vec
                 let mut counts = TransportCounts::default();
                 let mut reasons: Vec<String> = Vec::new();
                 for (pb, lb) in &profiles[j] {
-                    let c = classify(&h.host, pa, &nets[i], &other.host, pb, &nets[j]);
+                    let c = classify(
+                        &h.host,
+                        pa,
+                        &nets[i],
+                        &other.host,
+                        pb,
+                        &nets[j],
+                        cut(&h.host, &other.host),
+                    );
                     if c.transport == Transport::Rdma && c.reasons.is_empty() {
                         counts.add(Transport::Rdma, lb.len() as u64);
                         continue;
@@ -374,6 +413,7 @@ pub(super) fn judge(hosts: &mut [HostDiagnosis], subnets: Option<Check>) -> (Vec
         checks.push(same_vds(&profiles, blocked.get(SAME_VDS), examples.get(SAME_VDS)));
         checks.push(roce_pair(&profiles, roce_mismatch, examples.get(ROCE_PAIR)));
     }
+    checks.extend(extra);
     // A failing fleet check makes the hosts it names (or whose pairs it blocks) problems.
     for c in checks.iter().filter(|c| c.status == Status::Fail) {
         let mut named: BTreeSet<usize> = blocked.get(c.id).map(|b| b.1.clone()).unwrap_or_default();
