@@ -40,6 +40,8 @@ pub struct LiveOptions {
     pub parallel: usize,
     pub connect_timeout: Duration,
     pub command_timeout: Duration,
+    /// `--host-output-budget`: most bytes kept per host, all outputs together.
+    pub host_output_budget: usize,
     pub run_timeout: Option<Duration>,
     pub accept_new: bool,
     pub insecure_skip_host_key_check: bool,
@@ -63,6 +65,7 @@ impl Default for LiveOptions {
             parallel: DEFAULT_PARALLEL,
             connect_timeout: Duration::from_secs(10),
             command_timeout: Duration::from_secs(60),
+            host_output_budget: crate::collect::DEFAULT_HOST_BUDGET,
             run_timeout: None,
             accept_new: false,
             insecure_skip_host_key_check: false,
@@ -189,6 +192,7 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
         },
         connect_timeout: opts.connect_timeout,
         command_timeout: opts.command_timeout,
+        host_output_budget: opts.host_output_budget,
         channels: DEFAULT_CHANNELS,
     })
 }

@@ -212,6 +212,7 @@ fn host_capture(top: &str, files: &BTreeMap<String, Vec<u8>>) -> HostCapture {
                     // vm-support records no exit status per command.
                     RawOutput {
                         stdout,
+                        outcome: Some(crate::collect::Outcome::Recorded),
                         ..RawOutput::new(spec.id, format!("vm-support {source}"))
                     },
                 );

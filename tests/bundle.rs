@@ -28,6 +28,7 @@ fn output(id: &str, stdout: &str) -> RawOutput {
         truncated: false,
         timeout_hit: false,
         failure: None,
+        outcome: None,
     }
 }
 

@@ -21,6 +21,12 @@ pub mod vswitch;
 
 pub use advanced::{parse_advanced_option, AdvancedOption};
 pub use error::ParseError;
+
+/// `<== KEY exit N ==>`, the line each iteration of the catalogue's batched loops ends with:
+/// the key and the iteration's exit status.
+pub fn batch_end_marker(line: &str) -> Option<(&str, u32)> {
+    common::end_marker(line)
+}
 pub use firewall::{parse_firewall_get, parse_firewall_ruleset_list, FirewallRuleset, FirewallStatus};
 pub use ip_interface::{parse_ip_interface_ipv4_get, parse_ip_interface_list, Ipv4Interface, VmkInterface};
 pub use nic::{parse_nic_list, Nic};
@@ -30,7 +36,7 @@ pub use rdma::{
 };
 pub use version::{parse_system_version, SystemVersion};
 pub use vm::{parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, VmPort, VmPorts, VmProcess};
-pub use vmx::{parse_vmx, VmxAdapter, VmxConfig};
+pub use vmx::{parse_vmx, parse_vmx_pvrdma_lines, VmxAdapter, VmxConfig, VmxSection};
 pub use vsish::{
     parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PvrdmaDeviceId, PvrdmaProperties,
     PvrdmaPropertiesSection,

@@ -408,6 +408,7 @@ fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCapture>> {
                     truncated: cmd.truncated,
                     timeout_hit: cmd.timeout_hit,
                     failure: cmd.failure.clone(),
+                    outcome: cmd.outcome.clone(),
                 },
             );
         }

@@ -224,6 +224,7 @@ fn layout(
                 truncated: raw.truncated,
                 timeout_hit: raw.timeout_hit,
                 failure: raw.failure.clone(),
+                outcome: Some(raw.outcome()),
             });
         }
         if let Some(error) = &capture.error {
@@ -288,9 +289,10 @@ fn file_id(id: &str) -> anyhow::Result<&str> {
 
 fn outcome(capture: &HostCapture) -> HostOutcome {
     let all_there = CATALOGUE.iter().all(|s| capture.outputs.contains_key(s.id));
+    let all_clean = capture.outputs.values().all(|o| o.cut_short().is_none());
     if capture.outputs.is_empty() && capture.vmx_files.is_empty() {
         HostOutcome::Failed
-    } else if all_there && capture.error.is_none() {
+    } else if all_there && all_clean && capture.error.is_none() {
         HostOutcome::Complete
     } else {
         HostOutcome::Partial
@@ -331,6 +333,8 @@ fn missing(capture: &HostCapture) -> Vec<MissingCommand> {
 /// The output cut at `cap` bytes (on a character boundary) and marked truncated.
 pub(crate) fn capped(raw: &RawOutput, cap: usize) -> RawOutput {
     let mut raw = raw.clone();
+    let was_clean = !raw.truncated && raw.cut_short().is_none();
+    let mut cut = false;
     for text in [&mut raw.stdout, &mut raw.stderr] {
         if text.len() > cap {
             let mut end = cap;
@@ -338,7 +342,16 @@ pub(crate) fn capped(raw: &RawOutput, cap: usize) -> RawOutput {
                 end -= 1;
             }
             text.truncate(end);
-            raw.truncated = true;
+            cut = true;
+        }
+    }
+    if cut {
+        raw.truncated = true;
+        if was_clean {
+            raw.outcome = Some(crate::collect::Outcome::Truncated {
+                cap: crate::collect::Cap::PerCommand,
+                limit_bytes: cap as u64,
+            });
         }
     }
     raw
@@ -422,6 +435,7 @@ mod tests {
             truncated: false,
             timeout_hit: false,
             failure: None,
+            outcome: None,
         };
         let cut = capped(&raw, 5);
         assert_eq!(cut.stdout, "aéa");

@@ -5,7 +5,7 @@
 //! `MaxSessions`) does not lose the command: it is retried once the other channels are
 //! closed, one at a time. Each command has its own timeout; whatever arrived before it
 //! fired is kept, and a timeout on one command never stops the others.
-use super::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
+use super::{Cap, CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};
 use crate::catalogue::{CommandSpec, CATALOGUE};
 use crate::ssh::client::{self, Connection, Credentials, Endpoint};
 use russh::ChannelMsg;
@@ -42,6 +42,8 @@ pub struct HostJob {
     pub credentials: Credentials,
     pub connect_timeout: Duration,
     pub command_timeout: Duration,
+    /// Most output bytes kept for this host, all commands together (`--host-output-budget`).
+    pub host_output_budget: usize,
     pub channels: usize,
 }
 
@@ -85,6 +87,8 @@ pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync
 /// Runs `specs` on an open connection.
 pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], sink: &Sink) -> HostCapture {
     let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
+    let budget = Budget::new(job.host_output_budget);
+    let budget = &budget;
     let slots = Arc::new(Semaphore::new(job.channels.max(1)));
     let mut refused: Vec<&CommandSpec> = Vec::new();
     // The server's session limit is learnt as we go: a refused open gives its slot up for
@@ -97,8 +101,8 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
             let mut attempts = 0;
             loop {
                 let permit = slots.acquire().await.ok();
-                match run_one(job, conn, spec).await {
-                    Outcome::OpenRefused(why) => {
+                match run_one(job, conn, spec, budget).await {
+                    Run::OpenRefused(why) => {
                         attempts += 1;
                         let shrunk = window
                             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| (w > 1).then(|| w - 1))
@@ -107,12 +111,12 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
                             p.forget();
                         }
                         if attempts >= OPEN_RETRIES {
-                            return (spec, Outcome::OpenRefused(why));
+                            return (spec, Run::OpenRefused(why));
                         }
                         tokio::time::sleep(Duration::from_millis(20 * attempts as u64)).await;
                     }
                     other => {
-                        if let (Outcome::Done(out), Ok(mut m)) = (&other, sink.lock()) {
+                        if let (Run::Done(out), Ok(mut m)) = (&other, sink.lock()) {
                             m.insert(spec.id.to_string(), out.clone());
                         }
                         return (spec, other);
@@ -124,11 +128,11 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
     .await;
     for (spec, r) in results {
         match r {
-            Outcome::Done(out) => {
+            Run::Done(out) => {
                 capture.outputs.insert(spec.id.to_string(), out);
             }
-            Outcome::OpenRefused(_) => refused.push(spec),
-            Outcome::Lost(f) => {
+            Run::OpenRefused(_) => refused.push(spec),
+            Run::Lost(f) => {
                 capture.missing.insert(spec.id.to_string(), f);
             }
         }
@@ -139,8 +143,8 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
         let mut last = String::new();
         let mut done = false;
         for attempt in 0..OPEN_RETRIES {
-            match run_one(job, conn, spec).await {
-                Outcome::Done(out) => {
+            match run_one(job, conn, spec, budget).await {
+                Run::Done(out) => {
                     if let Ok(mut m) = sink.lock() {
                         m.insert(spec.id.to_string(), out.clone());
                     }
@@ -148,11 +152,11 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
                     done = true;
                     break;
                 }
-                Outcome::OpenRefused(why) => {
+                Run::OpenRefused(why) => {
                     last = why;
                     tokio::time::sleep(Duration::from_millis(100 * (attempt as u64 + 1))).await;
                 }
-                Outcome::Lost(f) => {
+                Run::Lost(f) => {
                     capture.missing.insert(spec.id.to_string(), f);
                     done = true;
                     break;
@@ -210,13 +214,191 @@ fn not_esxi(job: &HostJob, capture: &HostCapture) -> Option<Failure> {
     })
 }
 
-enum Outcome {
+enum Run {
     Done(RawOutput),
     OpenRefused(String),
     Lost(Failure),
 }
 
-async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcome {
+/// What is left of a host's output budget, shared by its concurrent commands.
+struct Budget(AtomicUsize);
+
+impl Budget {
+    fn new(bytes: usize) -> Self {
+        Budget(AtomicUsize::new(bytes))
+    }
+
+    /// Takes up to `want` bytes; returns how many were granted.
+    fn take(&self, want: usize) -> usize {
+        let mut granted = 0;
+        let _ = self.0.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+            granted = want.min(left);
+            Some(left - granted)
+        });
+        granted
+    }
+}
+
+/// One command's streams as they arrive, and how the channel ended.
+struct Received<'a> {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    budget: &'a Budget,
+    host_budget: usize,
+    /// The limit that cut the output, if one did.
+    cut: Option<Cap>,
+    exit_status: Option<u32>,
+    signal: Option<String>,
+    /// The server sent its channel close: everything it had was delivered.
+    closed: bool,
+    timed_out: bool,
+    /// The connection broke (or exec failed) before the channel closed.
+    lost: Option<String>,
+    /// The server refused to run the command on this channel.
+    refused: Option<String>,
+}
+
+impl<'a> Received<'a> {
+    fn new(budget: &'a Budget, host_budget: usize) -> Self {
+        Received {
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            budget,
+            host_budget,
+            cut: None,
+            exit_status: None,
+            signal: None,
+            closed: false,
+            timed_out: false,
+            lost: None,
+            refused: None,
+        }
+    }
+
+    /// Appends within the per-command cap and the host's budget; marks which one cut it.
+    fn append(&mut self, data: &[u8], stderr: bool) {
+        let used = self.stdout.len() + self.stderr.len();
+        let room = OUTPUT_CAP.saturating_sub(used);
+        let want = data.len().min(room);
+        let granted = self.budget.take(want);
+        if granted < data.len() {
+            self.cut = Some(if granted < want { Cap::HostBudget } else { Cap::PerCommand });
+        }
+        let buf = if stderr { &mut self.stderr } else { &mut self.stdout };
+        buf.extend_from_slice(data.get(..granted).unwrap_or(&[]));
+    }
+
+    /// Handles one channel message; `false` once nothing more will come.
+    fn on_message(&mut self, msg: Option<ChannelMsg>) -> bool {
+        match msg {
+            Some(ChannelMsg::Data { data }) => self.append(&data, false),
+            Some(ChannelMsg::ExtendedData { data, ext: 1 }) => self.append(&data, true),
+            Some(ChannelMsg::ExitStatus { exit_status }) => self.exit_status = Some(exit_status),
+            Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
+                let name = format!("{signal_name:?}");
+                self.append(format!("\n[killed by signal {name}]\n").as_bytes(), true);
+                self.signal = Some(name);
+            }
+            // exec refused: nothing will run on this channel, do not wait for it.
+            Some(ChannelMsg::Failure) => {
+                self.refused = Some("the server refused to run it".to_string());
+                return false;
+            }
+            Some(ChannelMsg::Close) => {
+                self.closed = true;
+                return false;
+            }
+            // The channel's messages stopped without the server's close: the connection
+            // (or the server's session process) is gone.
+            None => {
+                self.lost = Some("the channel ended without the server closing it".to_string());
+                return false;
+            }
+            Some(_) => {}
+        }
+        self.cut.is_none()
+    }
+
+    /// How the command ended, most telling event first: a timeout or a cut explains
+    /// missing data even when the connection broke afterwards.
+    fn outcome(&self, job: &HostJob, started: Instant) -> Outcome {
+        let after_ms = elapsed_ms(started);
+        if self.timed_out {
+            return Outcome::TimedOut {
+                timeout_secs: job.command_timeout.as_secs(),
+                after_ms,
+            };
+        }
+        if let Some(cap) = self.cut {
+            let limit_bytes = match cap {
+                Cap::PerCommand => OUTPUT_CAP,
+                Cap::HostBudget => self.host_budget,
+            } as u64;
+            return Outcome::Truncated { cap, limit_bytes };
+        }
+        if let Some(reason) = &self.refused {
+            return Outcome::NeverRan { reason: reason.clone() };
+        }
+        if let Some(detail) = &self.lost {
+            // An exit status without the close still leaves data possibly undelivered.
+            return Outcome::ConnectionLost {
+                after_ms,
+                detail: detail.clone(),
+            };
+        }
+        if let Some(signal) = &self.signal {
+            return Outcome::Signalled { signal: signal.clone() };
+        }
+        match (self.exit_status, self.closed) {
+            (Some(code), true) => Outcome::Exited { code },
+            _ => Outcome::NoExitStatus,
+        }
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Tells the server we are done with a channel whose command may still run (timeout, cap):
+/// a TERM signal request (RFC 4254 §6.9; OpenSSH delivers it to non-pty command sessions),
+/// EOF on its stdin, then the close, which makes sshd close the command's pipes. Bounded:
+/// a frozen server must not stall the host.
+async fn abandon(channel: &russh::Channel<russh::client::Msg>, still_running: bool) {
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        if still_running {
+            let _ = channel.signal(russh::Sig::TERM).await;
+            let _ = channel.eof().await;
+        }
+        let _ = channel.close().await;
+    })
+    .await;
+}
+
+/// A user-facing failure for an output that is not a clean exit, naming host, command and
+/// event; `None` for a clean exit.
+fn failure_for(job: &HostJob, spec: &CommandSpec, outcome: &Outcome) -> Option<Failure> {
+    let problem = outcome.problem()?;
+    let (kind, advice) = match outcome {
+        Outcome::TimedOut { .. } => (
+            ErrorKind::Timeout,
+            "; the output so far is kept but not trusted. Check the host's load or raise --command-timeout",
+        ),
+        Outcome::Truncated { cap: Cap::HostBudget, .. } => (
+            ErrorKind::CommandFailed,
+            "; raise --host-output-budget if this host really prints that much",
+        ),
+        Outcome::Truncated { .. } => (ErrorKind::CommandFailed, ""),
+        Outcome::ConnectionLost { .. } => (ErrorKind::Unreachable, "; check the host and the network, then run again"),
+        _ => (ErrorKind::CommandFailed, ""),
+    };
+    Some(Failure::new(
+        kind,
+        format!("{}: `{}` {problem}{advice}", job.target.label, spec.id),
+    ))
+}
+
+async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec, budget: &Budget) -> Run {
     let started = Instant::now();
     // The deadline covers opening the channel too: a server that accepts the connection
     // but never answers the open must cost one command timeout, not hang the host.
@@ -226,11 +408,11 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
         r = conn.handle.channel_open_session() => Some(r),
         _ = &mut deadline => None,
     };
-    let mut channel = match opened {
+    let channel = match opened {
         Some(Ok(c)) => c,
-        Some(Err(russh::Error::ChannelOpenFailure(why))) => return Outcome::OpenRefused(format!("{why:?}")),
+        Some(Err(russh::Error::ChannelOpenFailure(why))) => return Run::OpenRefused(format!("{why:?}")),
         Some(Err(e)) => {
-            return Outcome::Lost(Failure::new(
+            return Run::Lost(Failure::new(
                 ErrorKind::Unreachable,
                 format!(
                     "{}: the connection was lost before `{}` could run ({e})",
@@ -241,90 +423,64 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
         None => {
             let mut out = RawOutput::new(spec.id, spec.command);
             out.timeout_hit = true;
-            out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            out.duration_ms = elapsed_ms(started);
+            let reason = format!(
+                "the server did not open a session within --command-timeout {}s",
+                job.command_timeout.as_secs()
+            );
             out.failure = Some(Failure::new(
                 ErrorKind::Timeout,
                 format!(
-                    "{}: the server did not open a session for `{}` within --command-timeout {}s; check the host's load or raise --command-timeout",
-                    job.target.label,
-                    spec.id,
-                    job.command_timeout.as_secs()
+                    "{}: `{}` {reason}; check the host's load or raise --command-timeout",
+                    job.target.label, spec.id
                 ),
             ));
-            return Outcome::Done(out);
+            out.outcome = Some(Outcome::NeverRan { reason });
+            return Run::Done(out);
         }
     };
-    let mut out = RawOutput::new(spec.id, spec.command);
-    let mut stdout: Vec<u8> = Vec::new();
-    let mut stderr: Vec<u8> = Vec::new();
-    let mut lost = None;
+    let mut channel = channel;
+    let mut rx = Received::new(budget, job.host_output_budget);
     if let Err(e) = channel.exec(true, spec.command).await {
-        lost = Some(e.to_string());
+        rx.lost = Some(format!("could not start it: {e}"));
     } else {
         // Read until the channel closes, not until ExitStatus: servers may send the status
         // before the last data.
         loop {
             tokio::select! {
-                msg = channel.wait() => match msg {
-                    Some(ChannelMsg::Data { data }) => {
-                        append_capped(&mut stdout, &data, stderr.len(), &mut out.truncated)
-                    }
-                    Some(ChannelMsg::ExtendedData { data, ext: 1 }) => {
-                        append_capped(&mut stderr, &data, stdout.len(), &mut out.truncated)
-                    }
-                    Some(ChannelMsg::ExitStatus { exit_status }) => out.exit_status = Some(exit_status),
-                    Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
-                        stderr.extend_from_slice(format!("\n[killed by signal {signal_name:?}]\n").as_bytes());
-                    }
-                    // exec refused: nothing will run on this channel, do not wait for it.
-                    Some(ChannelMsg::Failure) => {
-                        lost = Some("the server refused to run it".to_string());
-                        break;
-                    }
-                    Some(ChannelMsg::Close) | None => break,
-                    Some(_) => {}
-                },
+                msg = channel.wait() => if !rx.on_message(msg) { break },
                 _ = &mut deadline => {
-                    out.timeout_hit = true;
+                    rx.timed_out = true;
                     break;
                 }
-            }
-            if out.truncated {
-                break;
             }
         }
     }
     // Closing frees the server's session slot even when the command still runs (timeout,
-    // cap); a stuck close must not stall the host.
-    let _ = tokio::time::timeout(Duration::from_secs(2), channel.close()).await;
-    out.stdout = String::from_utf8_lossy(&stdout).into_owned();
-    out.stderr = String::from_utf8_lossy(&stderr).into_owned();
-    out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    if out.timeout_hit {
-        out.failure = Some(Failure::new(
-            ErrorKind::Timeout,
-            format!(
-                "{}: `{}` did not finish within --command-timeout {}s; the output so far is kept. Check the host's load or raise --command-timeout",
-                job.target.label,
-                spec.id,
-                job.command_timeout.as_secs()
-            ),
-        ));
-    } else if let Some(e) = lost {
-        out.failure = Some(Failure::new(
-            ErrorKind::Unreachable,
-            format!("{}: could not start `{}` ({e})", job.target.label, spec.id),
-        ));
+    // cap), and tells sshd to close the command's pipes.
+    let still_running = rx.timed_out || rx.cut.is_some();
+    if rx.lost.is_none() && !rx.closed {
+        abandon(&channel, still_running).await;
     }
-    Outcome::Done(out)
+    let outcome = rx.outcome(job, started);
+    let mut out = RawOutput::new(spec.id, spec.command);
+    out.stdout = bytes_to_text(rx.stdout);
+    out.stderr = bytes_to_text(rx.stderr);
+    out.duration_ms = elapsed_ms(started);
+    out.exit_status = rx.exit_status;
+    out.timeout_hit = matches!(outcome, Outcome::TimedOut { .. });
+    out.truncated = matches!(outcome, Outcome::Truncated { .. });
+    out.failure = failure_for(job, spec, &outcome);
+    out.outcome = Some(outcome);
+    Run::Done(out)
 }
 
-fn append_capped(buf: &mut Vec<u8>, data: &[u8], other: usize, truncated: &mut bool) {
-    let room = OUTPUT_CAP.saturating_sub(buf.len() + other);
-    if data.len() > room {
-        buf.extend_from_slice(data.get(..room).unwrap_or(&[]));
-        *truncated = true;
-    } else {
-        buf.extend_from_slice(data);
+/// Command output is text; a stray byte is kept visible rather than failing the command.
+/// Valid UTF-8 (the norm) is taken over without a copy, which keeps peak memory at one
+/// copy of the output.
+fn bytes_to_text(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }
 }

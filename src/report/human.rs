@@ -109,9 +109,23 @@ fn host_section(out: &mut String, host: &HostDiagnosis, paint: &Paint) {
             clean(&error.message)
         );
     }
+    // What broke off comes first: it is why the checks below may be unknown.
+    for cut in &host.incomplete_outputs {
+        let label = crate::catalogue::spec(&cut.command).map_or(cut.command.as_str(), |s| s.label());
+        let _ = writeln!(
+            out,
+            "  {} incomplete: `{}` {}",
+            paint.yellow("!"),
+            clean(label),
+            clean(&cut.reason)
+        );
+    }
     let width = host.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
     for check in &host.checks {
         check_line(out, check, width, paint);
+    }
+    if let Some(e) = &host.vms_error {
+        let _ = writeln!(out, "  {} {}", paint.dim("?"), clean(e));
     }
     if let Some(e) = &host.adapters_error {
         let _ = writeln!(out, "  {} {}", paint.dim("?"), clean(e));
@@ -264,6 +278,8 @@ mod tests {
                 adapters: Vec::new(),
             }],
             adapters_error: Some(hostile.to_string()),
+            vms_error: None,
+            incomplete_outputs: Vec::new(),
             pvrdma_vmknic: None,
         };
         let d = Diagnosis {
