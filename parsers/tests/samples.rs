@@ -45,6 +45,7 @@ fn parse(id: &str, text: &str) -> bool {
         "esxcli_network_vm_port_list" => check(p::parse_vm_port_list_batch(text)),
         "vsish_pvrdma_devices_ls" => check(p::parse_pvrdma_device_ls(text)),
         "vsish_pvrdma_properties" => check(p::parse_pvrdma_properties_batch(text)),
+        "vmx_pvrdma_lines" => check(p::parse_vmx_pvrdma_lines(text)),
         _ => return false,
     }
     true
@@ -94,6 +95,7 @@ fn debug_of(id: &str, text: &str) -> Option<String> {
         "esxcli_network_vm_port_list" => d(p::parse_vm_port_list_batch(text)),
         "vsish_pvrdma_devices_ls" => d(p::parse_pvrdma_device_ls(text)),
         "vsish_pvrdma_properties" => d(p::parse_pvrdma_properties_batch(text)),
+        "vmx_pvrdma_lines" => d(p::parse_vmx_pvrdma_lines(text)),
         _ => None,
     }
 }
