@@ -93,6 +93,7 @@ fn live_options(
         connect_timeout: args.connect_timeout,
         command_timeout: args.command_timeout,
         host_output_budget: args.host_output_budget,
+        total_output_budget: args.total_output_budget,
         run_timeout: args.timeout,
         accept_new: args.accept_new,
         insecure_skip_host_key_check: args.insecure_skip_host_key_check,

@@ -91,10 +91,15 @@ pub struct LiveArgs {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub command_timeout: Duration,
     /// Most output kept per host, all commands together (on top of the 16 MiB per-command
-    /// cap); past it outputs are cut, and what depends on them is `unknown`. Bounds client
-    /// memory: 64 flooding hosts cost about 64 budgets. Units: B, KiB, MiB, GiB.
-    #[arg(long, value_name = "SIZE", default_value = "10MiB", value_parser = parse_size)]
+    /// cap); past it outputs are cut, and what depends on them is `unknown`. Units: B, KiB,
+    /// MiB, GiB.
+    #[arg(long, value_name = "SIZE", default_value = "32MiB", value_parser = parse_size)]
     pub host_output_budget: usize,
+    /// Most output kept for all hosts of the run together; past it outputs are cut and
+    /// marked like the per-host budget. Keeps client memory bounded whatever the fleet
+    /// size (64 hosts flooding every command stay under 1 GB).
+    #[arg(long, value_name = "SIZE", default_value = "640MiB", value_parser = parse_size)]
+    pub total_output_budget: usize,
     /// Limit for the whole run; hosts not finished by then are reported as timed out.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,

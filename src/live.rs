@@ -42,6 +42,8 @@ pub struct LiveOptions {
     pub command_timeout: Duration,
     /// `--host-output-budget`: most bytes kept per host, all outputs together.
     pub host_output_budget: usize,
+    /// `--total-output-budget`: most bytes kept for all hosts together.
+    pub total_output_budget: usize,
     pub run_timeout: Option<Duration>,
     pub accept_new: bool,
     pub insecure_skip_host_key_check: bool,
@@ -66,6 +68,7 @@ impl Default for LiveOptions {
             connect_timeout: Duration::from_secs(10),
             command_timeout: Duration::from_secs(60),
             host_output_budget: crate::collect::DEFAULT_HOST_BUDGET,
+            total_output_budget: crate::collect::DEFAULT_TOTAL_BUDGET,
             run_timeout: None,
             accept_new: false,
             insecure_skip_host_key_check: false,
@@ -125,7 +128,8 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
             }
         }
     };
-    let jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    let mut jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    share_run_budget(&mut jobs, opts.total_output_budget);
     if let Some(w) = config_tofu_warning(&jobs) {
         eprintln!("{w}");
     }
@@ -169,6 +173,14 @@ pub fn config_tofu_warning(jobs: &[Result<HostJob, Failure>]) -> Option<String> 
 }
 
 /// Turns a target into connection parameters, applying ssh_config and the CLI flags.
+/// One `--total-output-budget` for every host of this run.
+pub fn share_run_budget(jobs: &mut [Result<HostJob, Failure>], bytes: usize) {
+    let pool = crate::collect::ssh::RunBudget::new(bytes);
+    for job in jobs.iter_mut().flatten() {
+        job.run_budget = pool.clone();
+    }
+}
+
 pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: &Path) -> Result<HostJob, Failure> {
     let label = spec.label();
     let config_failure = |e: crate::ssh::config::ConfigError| {
@@ -193,6 +205,7 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
         connect_timeout: opts.connect_timeout,
         command_timeout: opts.command_timeout,
         host_output_budget: opts.host_output_budget,
+        run_budget: crate::collect::ssh::RunBudget::new(opts.total_output_budget),
         channels: DEFAULT_CHANNELS,
     })
 }

@@ -88,9 +88,14 @@ impl std::fmt::Display for Failure {
 pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
 
 /// The default per-host output budget (`--host-output-budget`): all of one host's outputs
-/// together. A healthy host with hundreds of VMs prints well under 1 MiB in all; the budget
-/// bounds client memory when many hosts flood at once (64 hosts cost at most 64 budgets).
-pub const DEFAULT_HOST_BUDGET: usize = 10 * 1024 * 1024;
+/// together, room for one output at the per-command cap and the rest. A healthy host with
+/// hundreds of VMs prints well under 1 MiB in all.
+pub const DEFAULT_HOST_BUDGET: usize = 32 * 1024 * 1024;
+
+/// The default output budget of the whole run (`--total-output-budget`): all hosts'
+/// outputs together. It bounds client memory whatever the fleet size (64 hosts flooding
+/// every command stay under 1 GB); a healthy fleet of thousands of hosts fits in it.
+pub const DEFAULT_TOTAL_BUDGET: usize = 640 * 1024 * 1024;
 
 /// Which limit cut an output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,6 +105,8 @@ pub enum Cap {
     PerCommand,
     /// `--host-output-budget`, all of a host's outputs together.
     HostBudget,
+    /// `--total-output-budget`, all hosts' outputs together.
+    RunBudget,
 }
 
 /// How a command's output ended. Only [`Outcome::Exited`] is a clean, complete output: any
@@ -145,6 +152,13 @@ impl Outcome {
                 limit_bytes,
             } => Some(format!(
                 "output cut at the {} per-host output budget (--host-output-budget)",
+                size_label(*limit_bytes)
+            )),
+            Outcome::Truncated {
+                cap: Cap::RunBudget,
+                limit_bytes,
+            } => Some(format!(
+                "output cut at the {} output budget of the whole run (--total-output-budget)",
                 size_label(*limit_bytes)
             )),
             Outcome::ConnectionLost { after_ms, detail } => Some(format!(

@@ -44,6 +44,8 @@ pub struct HostJob {
     pub command_timeout: Duration,
     /// Most output bytes kept for this host, all commands together (`--host-output-budget`).
     pub host_output_budget: usize,
+    /// What is left of the whole run's output budget, shared by every host's job.
+    pub run_budget: Arc<RunBudget>,
     pub channels: usize,
 }
 
@@ -87,7 +89,7 @@ pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync
 /// Runs `specs` on an open connection.
 pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], sink: &Sink) -> HostCapture {
     let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
-    let budget = Budget::new(job.host_output_budget);
+    let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
     let budget = &budget;
     let slots = Arc::new(Semaphore::new(job.channels.max(1)));
     let mut refused: Vec<&CommandSpec> = Vec::new();
@@ -220,22 +222,57 @@ enum Run {
     Lost(Failure),
 }
 
-/// What is left of a host's output budget, shared by its concurrent commands.
-struct Budget(AtomicUsize);
+/// The output budget of a whole run (`--total-output-budget`), shared by all hosts.
+#[derive(Debug)]
+pub struct RunBudget {
+    left: AtomicUsize,
+    total: usize,
+}
+
+impl RunBudget {
+    pub fn new(bytes: usize) -> Arc<Self> {
+        Arc::new(RunBudget {
+            left: AtomicUsize::new(bytes),
+            total: bytes,
+        })
+    }
+}
+
+/// Takes up to `want` bytes from `left`; returns how many were granted.
+fn take_from(left: &AtomicUsize, want: usize) -> usize {
+    let mut granted = 0;
+    let _ = left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| {
+        granted = want.min(l);
+        Some(l - granted)
+    });
+    granted
+}
+
+/// What is left of a host's output budget (shared by its concurrent commands) and of
+/// the run's.
+struct Budget {
+    host: AtomicUsize,
+    run: Arc<RunBudget>,
+}
 
 impl Budget {
-    fn new(bytes: usize) -> Self {
-        Budget(AtomicUsize::new(bytes))
+    fn new(bytes: usize, run: Arc<RunBudget>) -> Self {
+        Budget {
+            host: AtomicUsize::new(bytes),
+            run,
+        }
     }
 
-    /// Takes up to `want` bytes; returns how many were granted.
-    fn take(&self, want: usize) -> usize {
-        let mut granted = 0;
-        let _ = self.0.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
-            granted = want.min(left);
-            Some(left - granted)
-        });
-        granted
+    /// Takes up to `want` bytes; returns how many were granted and, when fewer, which
+    /// budget ran out.
+    fn take(&self, want: usize) -> (usize, Option<Cap>) {
+        let from_host = take_from(&self.host, want);
+        let granted = take_from(&self.run.left, from_host);
+        if granted < from_host {
+            self.host.fetch_add(from_host - granted, Ordering::SeqCst);
+            return (granted, Some(Cap::RunBudget));
+        }
+        (granted, (granted < want).then_some(Cap::HostBudget))
     }
 }
 
@@ -280,9 +317,9 @@ impl<'a> Received<'a> {
         let used = self.stdout.len() + self.stderr.len();
         let room = OUTPUT_CAP.saturating_sub(used);
         let want = data.len().min(room);
-        let granted = self.budget.take(want);
+        let (granted, short) = self.budget.take(want);
         if granted < data.len() {
-            self.cut = Some(if granted < want { Cap::HostBudget } else { Cap::PerCommand });
+            self.cut = Some(short.unwrap_or(Cap::PerCommand));
         }
         let buf = if stderr { &mut self.stderr } else { &mut self.stdout };
         buf.extend_from_slice(data.get(..granted).unwrap_or(&[]));
@@ -333,6 +370,7 @@ impl<'a> Received<'a> {
             let limit_bytes = match cap {
                 Cap::PerCommand => OUTPUT_CAP,
                 Cap::HostBudget => self.host_budget,
+                Cap::RunBudget => self.budget.run.total,
             } as u64;
             return Outcome::Truncated { cap, limit_bytes };
         }
@@ -387,6 +425,10 @@ fn failure_for(job: &HostJob, spec: &CommandSpec, outcome: &Outcome) -> Option<F
         Outcome::Truncated { cap: Cap::HostBudget, .. } => (
             ErrorKind::CommandFailed,
             "; raise --host-output-budget if this host really prints that much",
+        ),
+        Outcome::Truncated { cap: Cap::RunBudget, .. } => (
+            ErrorKind::CommandFailed,
+            "; raise --total-output-budget, or diagnose fewer hosts per run",
         ),
         Outcome::Truncated { .. } => (ErrorKind::CommandFailed, ""),
         Outcome::ConnectionLost { .. } => (ErrorKind::Unreachable, "; check the host and the network, then run again"),
