@@ -166,33 +166,65 @@ fn after_source<T, U>(batch: Fact<Vec<T>>, source: &Fact<U>, capture: &HostCaptu
     })
 }
 
-/// Names the event that cut a batch in the reason of the section it cut.
-fn mark_cut_sections(facts: &mut HostFacts, capture: &HostCapture) {
-    let event = |id: &str| {
-        capture
-            .outputs
-            .get(id)
-            .and_then(RawOutput::cut_short)
-            .unwrap_or_else(|| "stopped".to_string())
+/// Whether a batch's sections must carry end markers to count as whole: when the command
+/// line that produced the output prints them (live runs, bundles written since). Sample
+/// directories and older bundles came from loops without markers, and from loops that
+/// exited cleanly; there a section needs a marker only when another one has one.
+fn markers_required(capture: &HostCapture, id: &str) -> bool {
+    let Some(output) = capture.outputs.get(id) else {
+        return false;
     };
-    let with_event = |id: &str, why: &str| format!("`{}` {}: {why}", label(id), event(id));
+    let printed = output.command.contains("<== ");
+    let trusted_command = matches!(
+        capture.source,
+        crate::collect::CaptureSource::Live | crate::collect::CaptureSource::Bundle
+    );
+    let none_marked = !output.stdout.lines().any(|l| p::batch_end_marker(l).is_some());
+    printed && trusted_command && none_marked
+}
+
+/// Names the event that cut a batch in the reason of the section it cut, and treats every
+/// section of a batch whose markers are required but absent as cut.
+fn mark_cut_sections(facts: &mut HostFacts, capture: &HostCapture) {
+    let with_event = |id: &str, why: &str| match capture.outputs.get(id).and_then(RawOutput::cut_short) {
+        Some(event) => format!("`{}` {event}: {why}", label(id)),
+        None => format!("`{}`: {why}", label(id)),
+    };
+    let unmarked = |key: String| {
+        format!("its section has no end marker (`<== {key} exit N ==>`): the output was cut off inside it")
+    };
+    let all = markers_required(capture, cat::PVRDMA_PROPERTIES);
     if let Ok(sections) = &mut facts.pvrdma_properties {
-        for s in sections.iter_mut().filter(|s| s.cut_off) {
-            if let Err(why) = &s.properties {
-                s.properties = Err(with_event(cat::PVRDMA_PROPERTIES, why));
-            }
+        for s in sections.iter_mut().filter(|s| s.cut_off || all) {
+            let why = match &s.properties {
+                Err(why) if s.cut_off => why.clone(),
+                _ => unmarked(format!("{}_{}", s.device.world_id, s.device.index)),
+            };
+            s.cut_off = true;
+            s.properties = Err(with_event(cat::PVRDMA_PROPERTIES, &why));
         }
     }
+    let all = markers_required(capture, cat::VM_PORT_LIST);
     if let Ok(sections) = &mut facts.vm_ports {
-        for s in sections.iter_mut().filter(|s| s.cut_off) {
-            s.error = Some(with_event(cat::VM_PORT_LIST, s.error.as_deref().unwrap_or_default()));
+        for s in sections.iter_mut().filter(|s| s.cut_off || all) {
+            let why = match &s.error {
+                Some(why) if s.cut_off => why.clone(),
+                _ => unmarked(s.world_id.to_string()),
+            };
+            s.cut_off = true;
+            s.ports.clear();
+            s.error = Some(with_event(cat::VM_PORT_LIST, &why));
         }
     }
+    let all = markers_required(capture, cat::VMX_PVRDMA_LINES);
     if let Ok(sections) = &mut facts.vmx_lines {
-        for s in sections.iter_mut().filter(|s| s.cut_off) {
-            if let Err(why) = &s.config {
-                s.config = Err(with_event(cat::VMX_PVRDMA_LINES, why));
-            }
+        for s in sections.iter_mut().filter(|s| s.cut_off || all) {
+            let why = match &s.config {
+                Err(why) if s.cut_off => why.clone(),
+                _ => unmarked(s.config_file.clone()),
+            };
+            s.cut_off = true;
+            s.config = Err(with_event(cat::VMX_PVRDMA_LINES, &why));
         }
     }
 }
