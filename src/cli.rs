@@ -166,11 +166,11 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         "g" | "gb" | "gib" => 1024 * 1024 * 1024,
         other => return Err(format!("unknown size unit {other:?} (use B, KiB, MiB or GiB)")),
     };
-    let bytes = n
-        .checked_mul(factor)
-        .ok_or_else(|| format!("{text:?} is too large"))?;
+    let bytes = n.checked_mul(factor).ok_or_else(|| format!("{text:?} is too large"))?;
     if bytes < 64 * 1024 {
-        return Err(format!("{text:?} is below 64KiB, too small for one healthy host's outputs"));
+        return Err(format!(
+            "{text:?} is below 64KiB, too small for one healthy host's outputs"
+        ));
     }
     Ok(bytes)
 }

@@ -341,7 +341,11 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
             .flat_map(|v| &v.adapters)
             .any(|a| a.verdict == Verdict::TcpFallback);
     let incomplete_outputs = incomplete_outputs(capture);
-    let vms_error = facts.vms.as_ref().err().map(|e| format!("running VMs could not be listed: {e}"));
+    let vms_error = facts
+        .vms
+        .as_ref()
+        .err()
+        .map(|e| format!("running VMs could not be listed: {e}"));
     let any_unknown = !incomplete_outputs.is_empty()
         || vms_error.is_some()
         || checks.iter().any(|c| c.status == Status::Unknown)
@@ -1342,7 +1346,9 @@ fn add_vmx_adapters(
     let mut added = false;
     for section in sections {
         let Ok(config) = &section.config else { continue };
-        let Some(process) = processes.iter().find(|p| p.config_file.as_deref() == Some(section.config_file.as_str()))
+        let Some(process) = processes
+            .iter()
+            .find(|p| p.config_file.as_deref() == Some(section.config_file.as_str()))
         else {
             continue;
         };

@@ -117,10 +117,10 @@ pub fn build(capture: &HostCapture) -> HostFacts {
         vm_ports: fact(capture, cat::VM_PORT_LIST, p::parse_vm_port_list_batch),
         pvrdma_devices: fact(capture, cat::PVRDMA_DEVICES_LS, p::parse_pvrdma_device_ls),
         pvrdma_properties: fact(capture, cat::PVRDMA_PROPERTIES, p::parse_pvrdma_properties_batch),
-        pvrdma_properties_cut_short: capture
-            .outputs
-            .get(cat::PVRDMA_PROPERTIES)
-            .and_then(|o| o.cut_short().map(|event| format!("`{}` {event}", label(cat::PVRDMA_PROPERTIES)))),
+        pvrdma_properties_cut_short: capture.outputs.get(cat::PVRDMA_PROPERTIES).and_then(|o| {
+            o.cut_short()
+                .map(|event| format!("`{}` {event}", label(cat::PVRDMA_PROPERTIES)))
+        }),
         vmx: Vec::new(),
         vmx_lines: fact(capture, cat::VMX_PVRDMA_LINES, p::parse_vmx_pvrdma_lines),
     };

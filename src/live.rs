@@ -495,7 +495,10 @@ async fn run_all(
                 // Keep what this host had already answered: a partial capture is still
                 // evidence, and the missing ids say why they are missing.
                 let mut capture = HostCapture::failed(label, CaptureSource::Live, f.clone());
-                if let Some(done) = sinks.get(i).and_then(|s| s.lock().ok().map(|m| m.clone())) {
+                if let Some(done) = sinks
+                    .get(i)
+                    .and_then(|s| s.lock().ok().map(|mut m| std::mem::take(&mut *m)))
+                {
                     capture.outputs = done;
                 }
                 for spec in crate::catalogue::CATALOGUE {

@@ -8,7 +8,10 @@ use pvrdma_doctor::diagnose::{diagnose_host, HostStatus, Status, Verdict};
 use std::path::Path;
 
 fn sample(scenario: &str, host: &str) -> HostCapture {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(scenario).join(host);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(scenario)
+        .join(host);
     read_host(&dir, host, CaptureSource::Live).expect("sample")
 }
 
@@ -70,7 +73,12 @@ fn every_way_of_breaking_off_makes_every_dependent_check_unknown() {
         assert_eq!(d.status, HostStatus::Incomplete, "{outcome:?}");
         for id in ["rdma-device-present", "rdma-device-active", "rdma-uplink-on-dvs"] {
             let check = d.checks.iter().find(|k| k.id == id).expect("check");
-            assert_eq!(check.status, Status::Unknown, "{id} with {outcome:?}: {}", check.summary);
+            assert_eq!(
+                check.status,
+                Status::Unknown,
+                "{id} with {outcome:?}: {}",
+                check.summary
+            );
             assert!(
                 check.summary.contains("esxcli rdma device list") && check.summary.contains(words),
                 "{id}: {}",
@@ -87,7 +95,9 @@ fn a_cut_batch_keeps_its_ended_sections_and_names_the_event_for_the_rest() {
     let mut c = sample("vm-two-adapters", "esx01");
     let whole = c.outputs[catalogue::PVRDMA_PROPERTIES].stdout.clone();
     // Cut inside the second section, before its closing brace and end marker.
-    let second = whole.find("==> ").and_then(|first| whole[first + 4..].find("==> ").map(|i| i + first + 4));
+    let second = whole
+        .find("==> ")
+        .and_then(|first| whole[first + 4..].find("==> ").map(|i| i + first + 4));
     let cut_at = second.expect("two sections") + 60;
     set(
         &mut c,
@@ -105,7 +115,10 @@ fn a_cut_batch_keeps_its_ended_sections_and_names_the_event_for_the_rest() {
     assert_ne!(adapters[0].verdict, Verdict::Unknown, "{:?}", adapters[0]);
     assert_eq!(adapters[1].verdict, Verdict::Unknown);
     let reason = adapters[1].reasons.join(" ");
-    assert!(reason.contains("did not finish within --command-timeout 5s"), "{reason}");
+    assert!(
+        reason.contains("did not finish within --command-timeout 5s"),
+        "{reason}"
+    );
     assert!(reason.contains("no end marker"), "{reason}");
 }
 
@@ -114,7 +127,12 @@ fn a_section_without_its_marker_is_unknown_even_when_the_command_exited() {
     let mut c = sample("healthy-cluster", "esx01");
     let whole = c.outputs[catalogue::PVRDMA_PROPERTIES].stdout.clone();
     let marker = whole.rfind("<== ").expect("end marker");
-    set(&mut c, catalogue::PVRDMA_PROPERTIES, &whole[..marker], Outcome::Exited { code: 0 });
+    set(
+        &mut c,
+        catalogue::PVRDMA_PROPERTIES,
+        &whole[..marker],
+        Outcome::Exited { code: 0 },
+    );
     let d = diagnose_host(&c);
     let a = &d.vms.iter().find(|v| v.name == "hpc-node01").expect("vm").adapters[0];
     assert_eq!(a.verdict, Verdict::Unknown);
@@ -136,7 +154,11 @@ fn old_captures_without_markers_read_as_complete_and_old_flags_still_count() {
     o.outcome = None;
     let d = diagnose_host(&c);
     assert_eq!(d.status, HostStatus::Incomplete);
-    assert!(d.vms.iter().flat_map(|v| &v.adapters).all(|a| a.verdict == Verdict::Unknown));
+    assert!(d
+        .vms
+        .iter()
+        .flat_map(|v| &v.adapters)
+        .all(|a| a.verdict == Verdict::Unknown));
 }
 
 #[test]
@@ -151,12 +173,18 @@ fn a_failed_vm_process_list_is_the_hosts_own_reason_and_blames_no_port_query() {
     }
     let d = diagnose_host(&c);
     let vms_error = d.vms_error.clone().expect("vms_error");
-    assert!(vms_error.contains("esxcli vm process list") && vms_error.contains("hostd"), "{vms_error}");
+    assert!(
+        vms_error.contains("esxcli vm process list") && vms_error.contains("hostd"),
+        "{vms_error}"
+    );
     let adapter = &d.vms[0].adapters[0];
     assert_eq!(adapter.verdict, Verdict::TcpFallback, "{adapter:?}");
     let reasons = adapter.reasons.join("\n");
     assert!(!reasons.contains("no port with MAC"), "{reasons}");
-    assert!(reasons.contains("loops over the output of a command that failed"), "{reasons}");
+    assert!(
+        reasons.contains("loops over the output of a command that failed"),
+        "{reasons}"
+    );
 }
 
 #[test]
@@ -182,10 +210,18 @@ fn vmx_inventory_names_adapters_vsish_never_reached() {
         },
     );
     let d = diagnose_host(&c);
-    let vm = d.vms.iter().find(|v| v.name == "hpc-node01").expect("listed from its .vmx");
+    let vm = d
+        .vms
+        .iter()
+        .find(|v| v.name == "hpc-node01")
+        .expect("listed from its .vmx");
     let a = &vm.adapters[0];
     assert_eq!(a.verdict, Verdict::Unknown);
     assert_eq!(a.mac.as_deref(), Some("00:50:56:8a:9f:c2"));
-    assert!(a.reasons[0].contains("did not finish within --command-timeout 60s"), "{:?}", a.reasons);
+    assert!(
+        a.reasons[0].contains("did not finish within --command-timeout 60s"),
+        "{:?}",
+        a.reasons
+    );
     assert!(CATALOGUE.iter().any(|s| s.id == catalogue::VMX_PVRDMA_LINES));
 }

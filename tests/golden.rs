@@ -274,7 +274,13 @@ fn a_failed_adapter_listing_is_never_read_as_no_adapters() {
     assert_eq!(vms[0]["name"], "hpc-node01");
     let adapter = &vms[0]["adapters"][0];
     assert_eq!(adapter["verdict"], "unknown");
-    assert!(adapter["reasons"][0].as_str().expect("reason").contains("VSISHPath_Form"), "{adapter}");
+    assert!(
+        adapter["reasons"][0]
+            .as_str()
+            .expect("reason")
+            .contains("VSISHPath_Form"),
+        "{adapter}"
+    );
     assert_eq!(report["summary"]["unknown"], 1);
 }
 

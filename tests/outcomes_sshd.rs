@@ -19,8 +19,11 @@ struct Client {
 impl Client {
     fn new(broken: &Sshd, healthy: &Sshd, key: &Path, dir: tempfile::TempDir) -> Client {
         let known_hosts = dir.path().join("known_hosts");
-        std::fs::write(&known_hosts, format!("{}{}", broken.known_hosts_line(), healthy.known_hosts_line()))
-            .expect("known_hosts");
+        std::fs::write(
+            &known_hosts,
+            format!("{}{}", broken.known_hosts_line(), healthy.known_hosts_line()),
+        )
+        .expect("known_hosts");
         let config = dir.path().join("config");
         std::fs::write(
             &config,
@@ -41,7 +44,10 @@ impl Client {
 
     /// Runs the binary on both hosts with a bundle; returns (exit code, JSON report, stdout).
     fn run(&self, extra: &[&str]) -> (Option<i32>, Value, String, PathBuf) {
-        let bundle = self.dir.path().join(format!("run-{}.tar.gz", extra.join("_").replace(['/', ' '], "")));
+        let bundle = self
+            .dir
+            .path()
+            .join(format!("run-{}.tar.gz", extra.join("_").replace(['/', ' '], "")));
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
             .arg("-F")
             .arg(&self.config)
@@ -148,12 +154,21 @@ fn common(code: Option<i32>, report: &Value, stdout: &str, bundle: &Path, sshds:
         .arg(bundle)
         .output()
         .expect("analyze");
-    assert_eq!(String::from_utf8_lossy(&analyzed.stdout), stdout, "the bundle reads differently");
+    assert_eq!(
+        String::from_utf8_lossy(&analyzed.stdout),
+        stdout,
+        "the bundle reads differently"
+    );
     assert_eq!(analyzed.status.code(), Some(3));
     let manifest: Value = {
         let file = std::fs::File::open(bundle).expect("bundle");
         let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-        let mut entry = archive.entries().expect("entries").next().expect("first").expect("entry");
+        let mut entry = archive
+            .entries()
+            .expect("entries")
+            .next()
+            .expect("first")
+            .expect("entry");
         serde_json::from_reader(&mut entry).expect("manifest.json")
     };
     let outcome = |name: &str| {
@@ -182,12 +197,18 @@ fn hang_after_complete_output_is_a_timeout_not_a_pass() {
     let adapter = hpc_node01(h);
     assert_eq!(adapter["verdict"], "unknown", "{adapter}");
     let reason = adapter["reasons"][0].as_str().expect("reason");
-    assert!(reason.contains("did not finish within --command-timeout 3s"), "{reason}");
+    assert!(
+        reason.contains("did not finish within --command-timeout 3s"),
+        "{reason}"
+    );
     assert!(reason.contains("vsish"), "{reason}");
     let present = check(h, "rdma-device-present");
     assert_eq!(present["status"], "unknown", "{present}");
     let summary = present["summary"].as_str().expect("summary");
-    assert!(summary.contains("esxcli rdma device list") && summary.contains("--command-timeout 3s"), "{summary}");
+    assert!(
+        summary.contains("esxcli rdma device list") && summary.contains("--command-timeout 3s"),
+        "{summary}"
+    );
     assert_eq!(incomplete(h, catalogue::PVRDMA_PROPERTIES)["event"], "timed-out");
     common(code, &report, &stdout, &bundle, &[&broken, &healthy]);
 }
@@ -202,15 +223,24 @@ fn output_past_the_cap_is_cut_and_marked_unknown() {
     let present = check(h, "rdma-device-present");
     assert_eq!(present["status"], "unknown", "{present}");
     let summary = present["summary"].as_str().expect("summary");
-    assert!(summary.contains("output cut at the 16 MiB per-command cap"), "{summary}");
+    assert!(
+        summary.contains("output cut at the 16 MiB per-command cap"),
+        "{summary}"
+    );
     assert_eq!(incomplete(h, catalogue::RDMA_DEVICE_LIST)["event"], "truncated");
     common(code, &report, &stdout, &bundle, &[&broken, &healthy]);
 
     // The per-host budget cuts earlier, and says so.
     let (code, report, stdout, bundle) = client.run(&["--host-output-budget", "1MiB"]);
     let h = host(&report, "broken");
-    let summary = check(h, "rdma-device-present")["summary"].as_str().expect("summary").to_string();
-    assert!(summary.contains("output cut at the 1 MiB per-host output budget"), "{summary}");
+    let summary = check(h, "rdma-device-present")["summary"]
+        .as_str()
+        .expect("summary")
+        .to_string();
+    assert!(
+        summary.contains("output cut at the 1 MiB per-host output budget"),
+        "{summary}"
+    );
     common(code, &report, &stdout, &bundle, &[&broken, &healthy]);
 }
 
@@ -224,7 +254,10 @@ fn the_session_killed_mid_command_is_a_lost_connection() {
     let adapter = hpc_node01(h);
     assert_eq!(adapter["verdict"], "unknown", "{adapter}");
     let reason = adapter["reasons"][0].as_str().expect("reason");
-    assert!(reason.contains("SSH connection lost") && reason.contains("s into the command"), "{reason}");
+    assert!(
+        reason.contains("SSH connection lost") && reason.contains("s into the command"),
+        "{reason}"
+    );
     assert_eq!(incomplete(h, catalogue::PVRDMA_PROPERTIES)["event"], "connection-lost");
     common(code, &report, &stdout, &bundle, &[&broken, &healthy]);
 }
@@ -239,7 +272,10 @@ fn a_frozen_server_is_a_timeout_with_its_reason() {
     let adapter = hpc_node01(h);
     assert_eq!(adapter["verdict"], "unknown", "{adapter}");
     let reason = adapter["reasons"][0].as_str().expect("reason");
-    assert!(reason.contains("did not finish within --command-timeout 3s"), "{reason}");
+    assert!(
+        reason.contains("did not finish within --command-timeout 3s"),
+        "{reason}"
+    );
     assert!(!reason.contains("printed nothing"), "{reason}");
     assert_eq!(incomplete(h, catalogue::PVRDMA_PROPERTIES)["event"], "timed-out");
     common(code, &report, &stdout, &bundle, &[&broken, &healthy]);

@@ -696,7 +696,11 @@ pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a
         let at = offset_in(input, l).unwrap_or(input.len());
         if let Ok((_, key)) = section_header(l) {
             if let Some((k, h, from)) = open.take() {
-                let end = if markers { SectionEnd::Missing } else { SectionEnd::Legacy };
+                let end = if markers {
+                    SectionEnd::Missing
+                } else {
+                    SectionEnd::Legacy
+                };
                 out.push(Section {
                     key: k,
                     header: h,
@@ -726,7 +730,11 @@ pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a
         }
     }
     if let Some((k, h, from)) = open {
-        let end = if markers { SectionEnd::Missing } else { SectionEnd::Legacy };
+        let end = if markers {
+            SectionEnd::Missing
+        } else {
+            SectionEnd::Legacy
+        };
         out.push(Section {
             key: k,
             header: h,

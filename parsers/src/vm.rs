@@ -281,10 +281,17 @@ mod tests {
         let input = "==> 5 <==\n   Port ID: 1\n   MAC Address: 00:50:56:00:00:01\n<== 5 exit 0 ==>\n==> 6 <==\nsomething\n<== 6 exit 1 ==>\n==> 7 <==\n   Port ID: 2\n   MAC Add";
         let b = parse_vm_port_list_batch(input).unwrap();
         assert_eq!(b.len(), 3);
-        assert_eq!((b[0].ports.len(), b[0].error.as_deref(), b[0].cut_off), (1, None, false));
+        assert_eq!(
+            (b[0].ports.len(), b[0].error.as_deref(), b[0].cut_off),
+            (1, None, false)
+        );
         assert_eq!(b[1].error.as_deref(), Some("exit status 1: something"));
         assert!(b[2].cut_off && b[2].ports.is_empty());
-        assert!(b[2].error.as_deref().unwrap().contains("no end marker"), "{:?}", b[2].error);
+        assert!(
+            b[2].error.as_deref().unwrap().contains("no end marker"),
+            "{:?}",
+            b[2].error
+        );
     }
 
     #[test]

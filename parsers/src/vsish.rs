@@ -144,7 +144,10 @@ fn block(input: &str, require_close: bool) -> PResult<'_, PvrdmaProperties> {
         fields.push((key, value.to_string()));
     }
     if require_close && !closed {
-        return Err(fail(end_of(input), "the closing `}` of the properties block (vsish's output was cut off)"));
+        return Err(fail(
+            end_of(input),
+            "the closing `}` of the properties block (vsish's output was cut off)",
+        ));
     }
     let get = |k: &str| fields.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
     Ok((
@@ -302,13 +305,20 @@ mod tests {
         );
         let b = parse_pvrdma_properties_batch(&input).unwrap();
         assert_eq!(b[0].properties.as_ref().unwrap().physical_hca_available, Some(true));
-        assert!(b[1].properties.as_ref().unwrap_err().contains("closing `}`"), "{:?}", b[1]);
+        assert!(
+            b[1].properties.as_ref().unwrap_err().contains("closing `}`"),
+            "{:?}",
+            b[1]
+        );
         // A whole block whose iteration never printed its end marker: vsish did not finish.
         assert!(b[2].cut_off);
         assert!(b[2].properties.as_ref().unwrap_err().contains("no end marker"));
         // Captures from before the markers keep the old rule: the brace is optional.
         let legacy = parse_pvrdma_properties_batch(&format!("==> 1_0 <==\n{FIGURE_12}")).unwrap();
-        assert_eq!(legacy[0].properties.as_ref().unwrap().physical_hca_available, Some(true));
+        assert_eq!(
+            legacy[0].properties.as_ref().unwrap().physical_hca_available,
+            Some(true)
+        );
     }
 
     #[test]

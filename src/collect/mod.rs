@@ -146,7 +146,10 @@ impl Outcome {
             Outcome::Truncated {
                 cap: Cap::PerCommand,
                 limit_bytes,
-            } => Some(format!("output cut at the {} per-command cap", size_label(*limit_bytes))),
+            } => Some(format!(
+                "output cut at the {} per-command cap",
+                size_label(*limit_bytes)
+            )),
             Outcome::Truncated {
                 cap: Cap::HostBudget,
                 limit_bytes,

@@ -80,13 +80,38 @@ pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync
         }
     };
     on_stage(Stage::Collecting);
-    let capture = run_catalogue(job, &conn, CATALOGUE, sink).await;
+    let mut capture = run_catalogue(job, &conn, CATALOGUE, sink).await;
     conn.close().await;
+    // Only now, with no await left, do the outputs leave the sink: an interrupted run
+    // still finds them there.
+    take_outputs(sink, &mut capture);
     on_stage(Stage::Done);
     capture
 }
 
-/// Runs `specs` on an open connection.
+/// Moves the outputs collected into `sink` into the capture. Outputs live in one place
+/// only: a flooding fleet's outputs are the bulk of the client's memory.
+pub fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
+    if let Ok(mut m) = sink.lock() {
+        capture.outputs.append(&mut m);
+    }
+}
+
+/// Keeps a finished output in the sink (moved, not copied); in the capture only if the
+/// sink is unusable.
+fn keep(sink: &Sink, capture: &mut HostCapture, id: &str, out: RawOutput) {
+    match sink.lock() {
+        Ok(mut m) => {
+            m.insert(id.to_string(), out);
+        }
+        Err(_) => {
+            capture.outputs.insert(id.to_string(), out);
+        }
+    }
+}
+
+/// Runs `specs` on an open connection. Finished outputs are kept in `sink` (see
+/// [`take_outputs`]); the capture returned holds what is missing and the host's error.
 pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], sink: &Sink) -> HostCapture {
     let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
     let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
@@ -117,12 +142,7 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
                         }
                         tokio::time::sleep(Duration::from_millis(20 * attempts as u64)).await;
                     }
-                    other => {
-                        if let (Run::Done(out), Ok(mut m)) = (&other, sink.lock()) {
-                            m.insert(spec.id.to_string(), out.clone());
-                        }
-                        return (spec, other);
-                    }
+                    other => return (spec, other),
                 }
             }
         }
@@ -130,9 +150,7 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
     .await;
     for (spec, r) in results {
         match r {
-            Run::Done(out) => {
-                capture.outputs.insert(spec.id.to_string(), out);
-            }
+            Run::Done(out) => keep(sink, &mut capture, spec.id, out),
             Run::OpenRefused(_) => refused.push(spec),
             Run::Lost(f) => {
                 capture.missing.insert(spec.id.to_string(), f);
@@ -147,10 +165,7 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
         for attempt in 0..OPEN_RETRIES {
             match run_one(job, conn, spec, budget).await {
                 Run::Done(out) => {
-                    if let Ok(mut m) = sink.lock() {
-                        m.insert(spec.id.to_string(), out.clone());
-                    }
-                    capture.outputs.insert(spec.id.to_string(), out);
+                    keep(sink, &mut capture, spec.id, out);
                     done = true;
                     break;
                 }
@@ -178,9 +193,13 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
             );
         }
     }
-    if let Some(f) = not_esxi(job, &capture) {
+    let (not_esxi, none_ran) = match sink.lock() {
+        Ok(m) => (not_esxi(job, &m), m.is_empty() && capture.outputs.is_empty()),
+        Err(_) => (not_esxi(job, &capture.outputs), capture.outputs.is_empty()),
+    };
+    if let Some(f) = not_esxi {
         capture.error = Some(f);
-    } else if capture.outputs.is_empty() {
+    } else if none_ran {
         capture.error = Some(Failure::new(
             ErrorKind::CommandFailed,
             format!(
@@ -194,12 +213,8 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
 
 /// `esxcli: not found` on every esxcli command: the login worked on something that is not
 /// an ESXi host (or its PATH lacks esxcli).
-fn not_esxi(job: &HostJob, capture: &HostCapture) -> Option<Failure> {
-    let esxcli: Vec<&RawOutput> = capture
-        .outputs
-        .values()
-        .filter(|o| o.command.starts_with("esxcli "))
-        .collect();
+fn not_esxi(job: &HostJob, outputs: &BTreeMap<String, RawOutput>) -> Option<Failure> {
+    let esxcli: Vec<&RawOutput> = outputs.values().filter(|o| o.command.starts_with("esxcli ")).collect();
     let all_missing = !esxcli.is_empty()
         && esxcli.iter().all(|o| {
             let text = format!("{}{}", o.stdout, o.stderr);
@@ -322,6 +337,7 @@ impl<'a> Received<'a> {
             self.cut = Some(short.unwrap_or(Cap::PerCommand));
         }
         let buf = if stderr { &mut self.stderr } else { &mut self.stdout };
+        grow(buf, granted);
         buf.extend_from_slice(data.get(..granted).unwrap_or(&[]));
     }
 
@@ -394,6 +410,18 @@ impl<'a> Received<'a> {
     }
 }
 
+/// Makes room for `more` bytes growing by half, never past the per-command cap: doubling
+/// would leave up to half of every flooded buffer unused, and with many hosts flooding
+/// that slack, not the output kept, would set peak memory.
+fn grow(buf: &mut Vec<u8>, more: usize) {
+    let need = buf.len() + more;
+    if need <= buf.capacity() {
+        return;
+    }
+    let target = (buf.capacity() + buf.capacity() / 2).max(need).max(16 * 1024);
+    buf.reserve_exact(target.min(OUTPUT_CAP.max(need)) - buf.len());
+}
+
 fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -422,16 +450,23 @@ fn failure_for(job: &HostJob, spec: &CommandSpec, outcome: &Outcome) -> Option<F
             ErrorKind::Timeout,
             "; the output so far is kept but not trusted. Check the host's load or raise --command-timeout",
         ),
-        Outcome::Truncated { cap: Cap::HostBudget, .. } => (
+        Outcome::Truncated {
+            cap: Cap::HostBudget, ..
+        } => (
             ErrorKind::CommandFailed,
             "; raise --host-output-budget if this host really prints that much",
         ),
-        Outcome::Truncated { cap: Cap::RunBudget, .. } => (
+        Outcome::Truncated {
+            cap: Cap::RunBudget, ..
+        } => (
             ErrorKind::CommandFailed,
             "; raise --total-output-budget, or diagnose fewer hosts per run",
         ),
         Outcome::Truncated { .. } => (ErrorKind::CommandFailed, ""),
-        Outcome::ConnectionLost { .. } => (ErrorKind::Unreachable, "; check the host and the network, then run again"),
+        Outcome::ConnectionLost { .. } => (
+            ErrorKind::Unreachable,
+            "; check the host and the network, then run again",
+        ),
         _ => (ErrorKind::CommandFailed, ""),
     };
     Some(Failure::new(
@@ -520,7 +555,9 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec, budget: &
 /// Command output is text; a stray byte is kept visible rather than failing the command.
 /// Valid UTF-8 (the norm) is taken over without a copy, which keeps peak memory at one
 /// copy of the output.
-fn bytes_to_text(bytes: Vec<u8>) -> String {
+fn bytes_to_text(mut bytes: Vec<u8>) -> String {
+    // Kept until the report is written: hold exactly the output, not the growth slack.
+    bytes.shrink_to_fit();
     match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
