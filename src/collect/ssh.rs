@@ -97,16 +97,15 @@ pub fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
     }
 }
 
-/// Keeps a finished output in the sink (moved, not copied); in the capture only if the
-/// sink is unusable.
-fn keep(sink: &Sink, capture: &mut HostCapture, id: &str, out: RawOutput) {
+/// Keeps a finished output in the sink (moved, not copied): `Kept`, or `Done` with the
+/// output back if the sink is unusable.
+fn keep(sink: &Sink, id: &str, out: RawOutput) -> Run {
     match sink.lock() {
         Ok(mut m) => {
             m.insert(id.to_string(), out);
+            Run::Kept
         }
-        Err(_) => {
-            capture.outputs.insert(id.to_string(), out);
-        }
+        Err(_) => Run::Done(out),
     }
 }
 
@@ -142,6 +141,8 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
                         }
                         tokio::time::sleep(Duration::from_millis(20 * attempts as u64)).await;
                     }
+                    // Into the sink as soon as it is done: an interrupted run keeps it.
+                    Run::Done(out) => return (spec, keep(sink, spec.id, out)),
                     other => return (spec, other),
                 }
             }
@@ -150,7 +151,10 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
     .await;
     for (spec, r) in results {
         match r {
-            Run::Done(out) => keep(sink, &mut capture, spec.id, out),
+            Run::Done(out) => {
+                capture.outputs.insert(spec.id.to_string(), out);
+            }
+            Run::Kept => {}
             Run::OpenRefused(_) => refused.push(spec),
             Run::Lost(f) => {
                 capture.missing.insert(spec.id.to_string(), f);
@@ -165,7 +169,13 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
         for attempt in 0..OPEN_RETRIES {
             match run_one(job, conn, spec, budget).await {
                 Run::Done(out) => {
-                    keep(sink, &mut capture, spec.id, out);
+                    if let Run::Done(out) = keep(sink, spec.id, out) {
+                        capture.outputs.insert(spec.id.to_string(), out);
+                    }
+                    done = true;
+                    break;
+                }
+                Run::Kept => {
                     done = true;
                     break;
                 }
@@ -233,6 +243,8 @@ fn not_esxi(job: &HostJob, outputs: &BTreeMap<String, RawOutput>) -> Option<Fail
 
 enum Run {
     Done(RawOutput),
+    /// Done, and moved into the host's sink.
+    Kept,
     OpenRefused(String),
     Lost(Failure),
 }
