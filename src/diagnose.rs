@@ -1423,6 +1423,10 @@ fn adapter_verdict(
     let properties = match (section, &f.pvrdma_properties) {
         (Some(s), _) => match &s.properties {
             Ok(props) => props,
+            Err(text) if s.cut_off => {
+                adapter.reasons.push(text.clone());
+                return adapter;
+            }
             Err(text) => {
                 adapter
                     .reasons

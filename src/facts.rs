@@ -166,19 +166,17 @@ fn after_source<T, U>(batch: Fact<Vec<T>>, source: &Fact<U>, capture: &HostCaptu
     })
 }
 
-/// Whether a batch's sections must carry end markers to count as whole: when the command
-/// line that produced the output prints them (live runs, bundles written since). Sample
-/// directories and older bundles came from loops without markers, and from loops that
-/// exited cleanly; there a section needs a marker only when another one has one.
+/// Whether a batch's sections must carry end markers to count as whole: on a live run,
+/// whose command line prints them. Captures read back (sample directories, bundles, older
+/// ones among them) may come from loops without markers, which only ever ended cleanly
+/// (a cut output is refused by its outcome anyway); there a section needs a marker only
+/// when another one has one.
 fn markers_required(capture: &HostCapture, id: &str) -> bool {
     let Some(output) = capture.outputs.get(id) else {
         return false;
     };
     let printed = output.command.contains("<== ");
-    let trusted_command = matches!(
-        capture.source,
-        crate::collect::CaptureSource::Live | crate::collect::CaptureSource::Bundle
-    );
+    let trusted_command = capture.source == crate::collect::CaptureSource::Live;
     let none_marked = !output.stdout.lines().any(|l| p::batch_end_marker(l).is_some());
     printed && trusted_command && none_marked
 }

@@ -692,21 +692,22 @@ pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a
         }
     };
     let slice = |from: usize, to: usize| input.get(from..to.max(from)).unwrap_or_else(|| end_of(input));
+    // A section that ends at the next header or the end of the input: no marker of its own.
+    let unmarked = |(key, header, from): (&'a str, &'a str, usize), to: usize| Section {
+        key,
+        header,
+        body: slice(from, to),
+        end: if markers {
+            SectionEnd::Missing
+        } else {
+            SectionEnd::Legacy
+        },
+    };
     for l in all {
         let at = offset_in(input, l).unwrap_or(input.len());
         if let Ok((_, key)) = section_header(l) {
-            if let Some((k, h, from)) = open.take() {
-                let end = if markers {
-                    SectionEnd::Missing
-                } else {
-                    SectionEnd::Legacy
-                };
-                out.push(Section {
-                    key: k,
-                    header: h,
-                    body: slice(from, at),
-                    end,
-                });
+            if let Some(o) = open.take() {
+                out.push(unmarked(o, at));
             }
             open = Some((key.trim(), l, body_start(l)));
             continue;
@@ -729,18 +730,8 @@ pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a
             return Err(fail(l, expected));
         }
     }
-    if let Some((k, h, from)) = open {
-        let end = if markers {
-            SectionEnd::Missing
-        } else {
-            SectionEnd::Legacy
-        };
-        out.push(Section {
-            key: k,
-            header: h,
-            body: slice(from, input.len()),
-            end,
-        });
+    if let Some(o) = open {
+        out.push(unmarked(o, input.len()));
     }
     Ok((end_of(input), out))
 }
