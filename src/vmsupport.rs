@@ -247,6 +247,9 @@ fn find_output(
     spec: &catalogue::CommandSpec,
     text: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(String, String), String> {
+    if spec.id == catalogue::VMX_PVRDMA_LINES {
+        return Err("vm-support bundles hold the VMs' .vmx files themselves, which are read instead".to_string());
+    }
     let Some(file) = command_file_name(spec.command) else {
         return Err(format!(
             "vm-support bundles carry no vsish or per-VM port data (`{}` is not captured)",
