@@ -177,6 +177,8 @@ fn live_options(
         parallel: args.parallel,
         connect_timeout: args.connect_timeout,
         command_timeout: args.command_timeout,
+        host_output_budget: args.host_output_budget,
+        total_output_budget: args.total_output_budget,
         run_timeout: args.timeout,
         accept_new: args.accept_new,
         insecure_skip_host_key_check: args.insecure_skip_host_key_check,

@@ -7,7 +7,10 @@
 //!
 //! The per-VM queries (`vm port list -w`, the vsish `properties` node) are batched into
 //! one shell loop each, so the number of round trips per host is the same for 1 VM or 500.
-//! The loops are POSIX `sh` because ESXi's login shell is busybox `sh`.
+//! The loops are POSIX `sh` because ESXi's login shell is busybox `sh`. Every iteration
+//! prints `==> KEY <==` before its query's output and `<== KEY exit N ==>` after it (N: the
+//! query's `$?`), so a section cut off by a timeout, a size cap or a lost connection is
+//! told from a whole one (see `pvrdma_parsers`' batch sections).
 
 /// One read-only command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +41,7 @@ pub const PVRDMA_DEVICES_LS: &str = "vsish_pvrdma_devices_ls";
 pub const PVRDMA_PROPERTIES: &str = "vsish_pvrdma_properties";
 pub const NIC_PAUSE_PARAMS: &str = "esxcli_network_nic_pauseparams_list";
 pub const NIC_DCB_STATUS: &str = "esxcli_network_nic_dcb_status_get";
+pub const VMX_PVRDMA_LINES: &str = "vmx_pvrdma_lines";
 
 /// Every command, in the order a report lists them.
 pub static CATALOGUE: &[CommandSpec] = &[
@@ -108,7 +112,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
     },
     CommandSpec {
         id: VM_PORT_LIST,
-        command: "for w in $(esxcli vm process list | sed -n 's/^ *World ID: *//p'); do echo \"==> $w <==\"; esxcli network vm port list -w \"$w\" 2>&1; done",
+        command: "for w in $(esxcli vm process list | sed -n 's/^ *World ID: *//p'); do echo \"==> $w <==\"; esxcli network vm port list -w \"$w\" 2>&1; echo \"<== $w exit $? ==>\"; done",
         why: "the switch, port group and uplink each VM MAC really uses (one batched query for all VMs)",
     },
     CommandSpec {
@@ -118,7 +122,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
     },
     CommandSpec {
         id: PVRDMA_PROPERTIES,
-        command: "for d in $(vsish -e ls /vmkModules/vrdma/pvrdmaDevices/ 2>/dev/null); do d=${d%/}; echo \"==> $d <==\"; vsish -e cat \"/vmkModules/vrdma/pvrdmaDevices/$d/properties\" 2>&1; done",
+        command: "for d in $(vsish -e ls /vmkModules/vrdma/pvrdmaDevices/ 2>/dev/null); do d=${d%/}; echo \"==> $d <==\"; vsish -e cat \"/vmkModules/vrdma/pvrdmaDevices/$d/properties\" 2>&1; echo \"<== $d exit $? ==>\"; done",
         why: "per adapter: 'Physical HCA available' (HCA or TCP fallback), MAC, RoCE version, MTU (one batched query for all adapters)",
     },
     CommandSpec {
@@ -131,6 +135,13 @@ pub static CATALOGUE: &[CommandSpec] = &[
         command: "for n in $(esxcli rdma device list 2>/dev/null | grep -o 'vmnic[0-9]*'); do echo \"==> $n <==\"; esxcli network nic dcb status get -n \"$n\" 2>&1; echo \"<== $n exit $? ==>\"; done",
         why: "DCB / PFC state of each RDMA uplink: RoCE needs a lossless network (pause or PFC) (one batched query)",
     },
+    CommandSpec {
+        id: VMX_PVRDMA_LINES,
+        // `read -r` with an empty IFS keeps spaces, brackets and colons of the path intact;
+        // grep only reads the file. grep exits 1 when no line matches (still a whole answer).
+        command: "esxcli vm process list | sed -n 's/^ *Config File: //p' | while IFS= read -r f; do echo \"==> $f <==\"; grep -iE '^[[:space:]]*(displayname|virtualhw[.]version|memsize|sched[.]mem[.][a-z0-9.]+|ethernet[0-9]+[.](virtualdev|present|addresstype|address|generatedaddress|networkname|dvs[.][a-z0-9.]+)|vrdma[0-9]*[.][a-z0-9.]+)[[:space:]]*=' \"$f\" 2>&1; echo \"<== $f exit $? ==>\"; done",
+        why: "per running VM, the PVRDMA lines of its .vmx (adapters, MACs, port groups, hardware version, memory reservation): lists PVRDMA VMs even when vsish fails",
+    },
 ];
 
 impl CommandSpec {
@@ -138,7 +149,22 @@ impl CommandSpec {
     /// a series of `==> KEY <==` sections, each with that iteration's own errors, so one
     /// failed iteration must not discard the others.
     pub fn is_batch(&self) -> bool {
-        self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES || self.id == NIC_DCB_STATUS
+        self.id == VM_PORT_LIST
+            || self.id == PVRDMA_PROPERTIES
+            || self.id == NIC_DCB_STATUS
+            || self.id == VMX_PVRDMA_LINES
+    }
+
+    /// The command whose output a batched loop iterates over, when the loop runs it itself
+    /// (quietly): if that command failed, the loop's empty output means "not run", not
+    /// "nothing found".
+    pub fn iterates_over(&self) -> Option<&'static str> {
+        match self.id {
+            VM_PORT_LIST | VMX_PVRDMA_LINES => Some(VM_PROCESS_LIST),
+            PVRDMA_PROPERTIES => Some(PVRDMA_DEVICES_LS),
+            NIC_DCB_STATUS => Some(RDMA_DEVICE_LIST),
+            _ => None,
+        }
     }
 
     /// How messages name the command: the command line, or for a batched loop the query
@@ -148,6 +174,7 @@ impl CommandSpec {
             VM_PORT_LIST => "esxcli network vm port list -w <World ID> (batched over running VMs)",
             PVRDMA_PROPERTIES => "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties (batched)",
             NIC_DCB_STATUS => "esxcli network nic dcb status get -n <RDMA uplink> (batched)",
+            VMX_PVRDMA_LINES => "grep <PVRDMA keys> <Config File> (batched over running VMs' .vmx)",
             _ => self.command,
         }
     }

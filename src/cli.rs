@@ -208,6 +208,16 @@ pub struct LiveArgs {
     /// Limit for each command on a host.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub command_timeout: Duration,
+    /// Most output kept per host, all commands together (on top of the 16 MiB per-command
+    /// cap); past it outputs are cut, and what depends on them is `unknown`. Units: B, KiB,
+    /// MiB, GiB.
+    #[arg(long, value_name = "SIZE", default_value = "32MiB", value_parser = parse_size)]
+    pub host_output_budget: usize,
+    /// Most output kept for all hosts of the run together; past it outputs are cut and
+    /// marked like the per-host budget. Keeps client memory bounded whatever the fleet
+    /// size (64 hosts flooding every command stay under 1 GB).
+    #[arg(long, value_name = "SIZE", default_value = "640MiB", value_parser = parse_size)]
+    pub total_output_budget: usize,
     /// Limit for the whole run; hosts not finished by then are reported as timed out.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
@@ -265,6 +275,31 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+/// `--host-output-budget`: `10MiB`, `512KiB`, `1GiB`, `4096` (bytes); at least 64 KiB so a
+/// healthy host always fits.
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: usize = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 10MiB, 512KiB)"))?;
+    let factor: usize = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        "g" | "gb" | "gib" => 1024 * 1024 * 1024,
+        other => return Err(format!("unknown size unit {other:?} (use B, KiB, MiB or GiB)")),
+    };
+    let bytes = n.checked_mul(factor).ok_or_else(|| format!("{text:?} is too large"))?;
+    if bytes < 64 * 1024 {
+        return Err(format!(
+            "{text:?} is below 64KiB, too small for one healthy host's outputs"
+        ));
+    }
+    Ok(bytes)
 }
 
 /// `--parallel`: 1 to 1024 hosts at once.

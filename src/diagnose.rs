@@ -301,6 +301,51 @@ pub struct HostDiagnosis {
     /// only its own record, and the host is `incomplete`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub record_errors: Vec<String>,
+    /// Why the running VMs could not be listed (`esxcli vm process list` failed or broke
+    /// off): VM names are then unknown and the per-VM queries did not run.
+    pub vms_error: Option<String>,
+    /// Every output that did not end cleanly (timed out, cut at a cap, connection lost,
+    /// ...) or never ran: what depends on it is `unknown`, and the host `incomplete`.
+    pub incomplete_outputs: Vec<IncompleteOutput>,
+}
+
+/// One output the host's verdicts could not rest on, and what broke it off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct IncompleteOutput {
+    /// Catalogue id.
+    pub command: String,
+    /// `timed-out`, `truncated`, `connection-lost`, `signalled`, `no-exit-status`, `never-ran`.
+    pub event: &'static str,
+    /// The event in words, e.g. "did not finish within --command-timeout 60s".
+    pub reason: String,
+}
+
+/// The outputs of a capture that broke off or never ran, in catalogue order.
+pub fn incomplete_outputs(capture: &HostCapture) -> Vec<IncompleteOutput> {
+    let mut out = Vec::new();
+    for spec in cat::CATALOGUE {
+        if let Some(o) = capture.outputs.get(spec.id) {
+            let outcome = o.outcome();
+            if let Some(reason) = outcome.problem() {
+                out.push(IncompleteOutput {
+                    command: spec.id.to_string(),
+                    event: outcome.kind(),
+                    reason,
+                });
+            }
+        } else if let Some(f) = capture.missing.get(spec.id) {
+            // A vm-support bundle's own .vmx files stand in for the live .vmx inventory.
+            if spec.id == cat::VMX_PVRDMA_LINES && !capture.vmx_files.is_empty() {
+                continue;
+            }
+            out.push(IncompleteOutput {
+                command: spec.id.to_string(),
+                event: "never-ran",
+                reason: format!("never ran: {}", f.message),
+            });
+        }
+    }
+    out
 }
 
 /// The VMkernel adapter a host uses for PVRDMA.
@@ -520,6 +565,8 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
             pvrdma_vmknic: None,
             fleet_failures: Vec::new(),
             record_errors: Vec::new(),
+            vms_error: None,
+            incomplete_outputs: Vec::new(),
         };
     }
     let facts = facts::build(capture);
@@ -540,6 +587,8 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
             pvrdma_vmknic: None,
             fleet_failures: Vec::new(),
             record_errors: Vec::new(),
+            vms_error: None,
+            incomplete_outputs: incomplete_outputs(capture),
         };
     }
     let ctx = Context::new(&facts);
@@ -585,7 +634,15 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
             .iter()
             .flat_map(|v| &v.adapters)
             .any(|a| a.verdict == Verdict::TcpFallback);
-    let any_unknown = checks.iter().any(|c| c.status == Status::Unknown)
+    let incomplete_outputs = incomplete_outputs(capture);
+    let vms_error = facts
+        .vms
+        .as_ref()
+        .err()
+        .map(|e| format!("running VMs could not be listed: {e}"));
+    let any_unknown = !incomplete_outputs.is_empty()
+        || vms_error.is_some()
+        || checks.iter().any(|c| c.status == Status::Unknown)
         || vms
             .iter()
             .flat_map(|v| &v.adapters)
@@ -611,6 +668,8 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         pvrdma_vmknic: pvrdma_vmknic(&ctx),
         fleet_failures: Vec::new(),
         record_errors,
+        vms_error,
+        incomplete_outputs,
     }
 }
 
@@ -1774,7 +1833,7 @@ fn supports_roce(row: &p::RdmaProtocols, version: u32) -> Option<bool> {
 
 /// Lists the host's PVRDMA adapters grouped by VM, each with its verdict and reasons.
 fn adapters(f: &HostFacts, ctx: &Context, checks: &[Check]) -> (Vec<Vm>, Option<String>) {
-    if !f.vmx.is_empty() && f.pvrdma_properties.is_err() && f.pvrdma_devices.is_err() {
+    if !f.vmx.is_empty() && f.vmx_lines.is_err() && f.pvrdma_properties.is_err() && f.pvrdma_devices.is_err() {
         return (adapters_from_vmx(f), None);
     }
     let mut by_device: BTreeMap<p::PvrdmaDeviceId, Option<&p::PvrdmaPropertiesSection>> = BTreeMap::new();
@@ -1812,9 +1871,85 @@ fn adapters(f: &HostFacts, ctx: &Context, checks: &[Check]) -> (Vec<Vm>, Option<
         vm.adapters
             .push(adapter_verdict(f, ctx, id, section, &failing, &unresolved));
     }
+    let listed_from_vmx = add_vmx_adapters(f, processes, &mut vms, adapters_error.as_deref());
+    // The .vmx inventory named the adapters vsish could not: they are listed (unknown,
+    // with vsish's failure as their reason), so the host's list is not missing.
+    let adapters_error = adapters_error.filter(|_| !listed_from_vmx);
     let mut vms: Vec<Vm> = vms.into_values().collect();
     vms.sort_by(|a, b| a.name.cmp(&b.name).then(a.world_id.cmp(&b.world_id)));
     (vms, adapters_error)
+}
+
+/// Adds the PVRDMA adapters the live `.vmx` inventory declares for running VMs and vsish did
+/// not report, with verdict `unknown` and why vsish has nothing for them. Returns whether
+/// any adapter was added.
+fn add_vmx_adapters(
+    f: &HostFacts,
+    processes: &[p::VmProcess],
+    vms: &mut BTreeMap<u64, Vm>,
+    vsish_error: Option<&str>,
+) -> bool {
+    let Ok(sections) = &f.vmx_lines else {
+        return false;
+    };
+    let mut added = false;
+    for section in sections {
+        let Ok(config) = &section.config else { continue };
+        let Some(process) = processes
+            .iter()
+            .find(|p| p.config_file.as_deref() == Some(section.config_file.as_str()))
+        else {
+            continue;
+        };
+        let mut declared: Vec<&p::vmx::VmxAdapter> = config
+            .pvrdma_adapters
+            .iter()
+            .filter(|a| a.present != Some(false))
+            .collect();
+        declared.sort_by_key(|a| a.ethernet_index);
+        if declared.is_empty() {
+            continue;
+        }
+        let vm = vms.entry(process.world_id).or_insert_with(|| Vm {
+            name: process.display_name.clone(),
+            world_id: Some(process.world_id),
+            config_file: process.config_file.clone(),
+            adapters: Vec::new(),
+        });
+        for (i, a) in declared.iter().enumerate() {
+            let index = u32::try_from(i).unwrap_or(u32::MAX);
+            let same_mac = |x: &Adapter| match (&x.mac, &a.mac_address) {
+                (Some(m), Some(n)) => m.eq_ignore_ascii_case(n),
+                _ => false,
+            };
+            if vm.adapters.iter().any(|x| x.index == index || same_mac(x)) {
+                continue;
+            }
+            let why = match (vsish_error, &f.pvrdma_properties_cut_short) {
+                (Some(e), _) => e.to_string(),
+                (None, Some(cut)) => format!("the batched vsish query stopped before reaching it: {cut}"),
+                (None, None) => match &f.pvrdma_properties {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "vsish lists no PVRDMA device for it: the adapter may be disconnected, or its VM was starting or stopping".to_string(),
+                },
+            };
+            vm.adapters.push(Adapter {
+                index,
+                verdict: Verdict::Unknown,
+                reasons: vec![format!(
+                    "declared in the VM's .vmx (ethernet{}), but vsish gave no verdict: {why}",
+                    a.ethernet_index
+                )],
+                mac: a.mac_address.clone(),
+                roce_version: None,
+                active_mtu: None,
+                port: None,
+            });
+            added = true;
+        }
+        vm.adapters.sort_by_key(|a| a.index);
+    }
+    added
 }
 
 fn adapter_verdict(
@@ -1837,6 +1972,10 @@ fn adapter_verdict(
     let properties = match (section, &f.pvrdma_properties) {
         (Some(s), _) => match &s.properties {
             Ok(props) => props,
+            Err(text) if s.cut_off => {
+                adapter.reasons.push(text.clone());
+                return adapter;
+            }
             Err(text) => {
                 adapter
                     .reasons
@@ -1951,10 +2090,19 @@ fn port_reasons(
     let Some(port) = port else {
         return match &f.vm_ports {
             Err(e) => vec![format!("its VM port is unknown: {e}")],
-            Ok(_) => vec![format!(
-                "no port with MAC {mac} in `esxcli network vm port list -w {}`",
-                id.world_id
-            )],
+            Ok(sections) => match sections.iter().find(|s| s.world_id == id.world_id) {
+                None => vec![format!(
+                    "its VM port is unknown: the batched port query printed no section for World ID {}",
+                    id.world_id
+                )],
+                Some(s) => match &s.error {
+                    Some(e) => vec![format!("its VM port is unknown: {e}")],
+                    None => vec![format!(
+                        "no port with MAC {mac} in `esxcli network vm port list -w {}`",
+                        id.world_id
+                    )],
+                },
+            },
         };
     };
     let vswitch = port.vswitch.as_deref().unwrap_or("?");
@@ -2257,6 +2405,8 @@ mod tests {
             pvrdma_vmknic: None,
             fleet_failures: Vec::new(),
             record_errors: Vec::new(),
+            vms_error: None,
+            incomplete_outputs: Vec::new(),
         }
     }
 
@@ -2521,6 +2671,8 @@ mod subnet_tests {
             adapters_error: None,
             fleet_failures: Vec::new(),
             record_errors: Vec::new(),
+            vms_error: None,
+            incomplete_outputs: Vec::new(),
             pvrdma_vmknic: Some(PvrdmaVmknic {
                 name: "vmk1".to_string(),
                 ipv4: Some(ip.to_string()),

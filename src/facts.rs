@@ -3,6 +3,13 @@
 //! Every fact is a `Result`: a command that was not collected, that failed, or whose output
 //! did not parse stays visible as a [`FactError`] with its reason, so the diagnosis can say
 //! `unknown` and why instead of treating absent data as a pass.
+//!
+//! Only an output that ended cleanly is evidence ([`RawOutput::cut_short`]): one that timed
+//! out, was cut at a size cap, lost its connection, was killed or never exited is
+//! [`FactError::Incomplete`] before any parser sees it, so no check or verdict can rest on
+//! half an answer, whichever check reads it. The batched loops are the one refinement:
+//! each section carries its own end marker, so the sections that did end stay evidence
+//! and the one that broke off (and any never reached) is unknown.
 use crate::catalogue as cat;
 use crate::collect::{HostCapture, RawOutput};
 use pvrdma_parsers as p;
@@ -18,6 +25,9 @@ pub enum FactError {
     CommandFailed { command: String, reason: String },
     /// The output did not parse.
     Unparseable { command: String, reason: String },
+    /// The output broke off (timeout, size cap, lost connection, ...): `reason` names the
+    /// event, e.g. "did not finish within --command-timeout 60s".
+    Incomplete { command: String, reason: String },
 }
 
 impl FactError {
@@ -25,7 +35,8 @@ impl FactError {
         match self {
             FactError::NotCollected { command, .. }
             | FactError::CommandFailed { command, .. }
-            | FactError::Unparseable { command, .. } => command,
+            | FactError::Unparseable { command, .. }
+            | FactError::Incomplete { command, .. } => command,
         }
     }
 }
@@ -41,6 +52,9 @@ impl std::fmt::Display for FactError {
             }
             FactError::Unparseable { command, reason } => {
                 write!(f, "`{command}` printed output that did not parse: {reason}")
+            }
+            FactError::Incomplete { command, reason } => {
+                write!(f, "`{command}` {reason}, so its output is incomplete")
             }
         }
     }
@@ -79,10 +93,13 @@ pub struct HostFacts {
     pub pvrdma_properties_cut_short: Option<String>,
     pub nic_pause: Fact<Vec<p::NicPause>>,
     pub nic_dcb: Fact<Vec<p::DcbStatus>>,
-    /// Only vm-support bundles carry these; empty otherwise.
-    pub vmx: Vec<VmxFact>,
     /// Records of record lists that did not parse (each costs only itself), with why.
     pub record_errors: Vec<String>,
+    /// The `.vmx` files of the host's VMs: from a vm-support bundle, or on a live host the
+    /// PVRDMA lines `vmx_pvrdma_lines` read for each running VM (path = its Config File).
+    pub vmx: Vec<VmxFact>,
+    /// The live `.vmx` inventory as collected, including sections that could not be read.
+    pub vmx_lines: Fact<Vec<p::VmxSection>>,
 }
 
 /// Parses every output of one host.
@@ -96,7 +113,7 @@ pub fn build(capture: &HostCapture) -> HostFacts {
             .collect(),
         Err(_) => Vec::new(),
     };
-    HostFacts {
+    let mut facts = HostFacts {
         record_errors,
         version: fact(capture, cat::SYSTEM_VERSION, p::parse_system_version),
         rdma_devices: fact(capture, cat::RDMA_DEVICE_LIST, p::parse_rdma_device_list),
@@ -114,20 +131,115 @@ pub fn build(capture: &HostCapture) -> HostFacts {
         vm_ports: fact(capture, cat::VM_PORT_LIST, p::parse_vm_port_list_batch),
         pvrdma_devices: fact(capture, cat::PVRDMA_DEVICES_LS, p::parse_pvrdma_device_ls),
         pvrdma_properties: fact(capture, cat::PVRDMA_PROPERTIES, p::parse_pvrdma_properties_batch),
-        pvrdma_properties_cut_short: capture
-            .outputs
-            .get(cat::PVRDMA_PROPERTIES)
-            .and_then(|o| o.failure.as_ref().map(|f| f.message.clone())),
+        pvrdma_properties_cut_short: capture.outputs.get(cat::PVRDMA_PROPERTIES).and_then(|o| {
+            o.cut_short()
+                .map(|event| format!("`{}` {event}", label(cat::PVRDMA_PROPERTIES)))
+        }),
         nic_pause: fact(capture, cat::NIC_PAUSE_PARAMS, p::parse_nic_pause_params_list),
         nic_dcb: fact(capture, cat::NIC_DCB_STATUS, p::parse_nic_dcb_status_batch),
-        vmx: capture
-            .vmx_files
-            .iter()
-            .map(|f| VmxFact {
-                path: f.path.clone(),
-                config: p::vmx::parse_vmx(&f.content),
+        vmx: Vec::new(),
+        vmx_lines: fact(capture, cat::VMX_PVRDMA_LINES, p::parse_vmx_pvrdma_lines),
+    };
+    facts.vm_ports = after_source(facts.vm_ports, &facts.vms, capture, cat::VM_PORT_LIST);
+    facts.vmx_lines = after_source(facts.vmx_lines, &facts.vms, capture, cat::VMX_PVRDMA_LINES);
+    mark_cut_sections(&mut facts, capture);
+    facts.vmx = capture
+        .vmx_files
+        .iter()
+        .map(|f| VmxFact {
+            path: f.path.clone(),
+            config: p::vmx::parse_vmx(&f.content),
+        })
+        .collect();
+    if let Ok(sections) = &facts.vmx_lines {
+        facts.vmx.extend(sections.iter().filter_map(|s| {
+            Some(VmxFact {
+                path: s.config_file.clone(),
+                config: Ok(s.config.clone().ok()?),
             })
-            .collect(),
+        }));
+    }
+    facts
+}
+
+/// How messages name a catalogue command.
+fn label(id: &str) -> &str {
+    cat::spec(id).map_or(id, |s| s.label())
+}
+
+/// A batched loop runs its source command itself (quietly). When that command failed and
+/// the loop printed no section, the loop did not run: say so, rather than "no sections".
+fn after_source<T, U>(batch: Fact<Vec<T>>, source: &Fact<U>, capture: &HostCapture, id: &str) -> Fact<Vec<T>> {
+    let (Ok(sections), Err(source_error)) = (&batch, source) else {
+        return batch;
+    };
+    if !sections.is_empty() || !capture.outputs.contains_key(id) {
+        return batch;
+    }
+    Err(FactError::NotCollected {
+        command: label(id).to_string(),
+        reason: format!("it loops over the output of a command that failed: {source_error}"),
+    })
+}
+
+/// Whether a batch's sections must carry end markers to count as whole: on a live run,
+/// whose command line prints them. Captures read back (sample directories, bundles, older
+/// ones among them) may come from loops without markers, which only ever ended cleanly
+/// (a cut output is refused by its outcome anyway); there a section needs a marker only
+/// when another one has one.
+fn markers_required(capture: &HostCapture, id: &str) -> bool {
+    let Some(output) = capture.outputs.get(id) else {
+        return false;
+    };
+    let printed = output.command.contains("<== ");
+    let trusted_command = capture.source == crate::collect::CaptureSource::Live;
+    let none_marked = !output.stdout.lines().any(|l| p::batch_end_marker(l).is_some());
+    printed && trusted_command && none_marked
+}
+
+/// Names the event that cut a batch in the reason of the section it cut, and treats every
+/// section of a batch whose markers are required but absent as cut.
+fn mark_cut_sections(facts: &mut HostFacts, capture: &HostCapture) {
+    let with_event = |id: &str, why: &str| match capture.outputs.get(id).and_then(RawOutput::cut_short) {
+        Some(event) => format!("`{}` {event}: {why}", label(id)),
+        None => format!("`{}`: {why}", label(id)),
+    };
+    let unmarked = |key: String| {
+        format!("its section has no end marker (`<== {key} exit N ==>`): the output was cut off inside it")
+    };
+    let all = markers_required(capture, cat::PVRDMA_PROPERTIES);
+    if let Ok(sections) = &mut facts.pvrdma_properties {
+        for s in sections.iter_mut().filter(|s| s.cut_off || all) {
+            let why = match &s.properties {
+                Err(why) if s.cut_off => why.clone(),
+                _ => unmarked(format!("{}_{}", s.device.world_id, s.device.index)),
+            };
+            s.cut_off = true;
+            s.properties = Err(with_event(cat::PVRDMA_PROPERTIES, &why));
+        }
+    }
+    let all = markers_required(capture, cat::VM_PORT_LIST);
+    if let Ok(sections) = &mut facts.vm_ports {
+        for s in sections.iter_mut().filter(|s| s.cut_off || all) {
+            let why = match &s.error {
+                Some(why) if s.cut_off => why.clone(),
+                _ => unmarked(s.world_id.to_string()),
+            };
+            s.cut_off = true;
+            s.ports.clear();
+            s.error = Some(with_event(cat::VM_PORT_LIST, &why));
+        }
+    }
+    let all = markers_required(capture, cat::VMX_PVRDMA_LINES);
+    if let Ok(sections) = &mut facts.vmx_lines {
+        for s in sections.iter_mut().filter(|s| s.cut_off || all) {
+            let why = match &s.config {
+                Err(why) if s.cut_off => why.clone(),
+                _ => unmarked(s.config_file.clone()),
+            };
+            s.cut_off = true;
+            s.config = Err(with_event(cat::VMX_PVRDMA_LINES, &why));
+        }
     }
 }
 
@@ -145,10 +257,19 @@ fn fact<T>(capture: &HostCapture, id: &str, parse: fn(&str) -> Result<T, p::Pars
         };
         return Err(FactError::NotCollected { command, reason });
     };
+    let is_batch = spec.is_some_and(|s| s.is_batch());
+    // Half an answer is no answer. A batch whose iterations print end markers is the
+    // exception: its ended sections stand, its cut one is marked by the parser.
+    if let Some(event) = output.cut_short() {
+        let marked = output.stdout.lines().any(|l| p::batch_end_marker(l).is_some());
+        if !(is_batch && marked) {
+            return Err(FactError::Incomplete { command, reason: event });
+        }
+    }
     // A batch's sections carry their own errors; the loop's exit status only tells that
     // some iteration failed (often the last one), so read the sections whatever it says.
     // What a timeout cut short shows up as adapters without a section.
-    let batch_with_output = spec.is_some_and(|s| s.is_batch()) && !output.stdout.trim().is_empty();
+    let batch_with_output = is_batch && !output.stdout.trim().is_empty();
     if let (false, Some(reason)) = (batch_with_output, command_error(output)) {
         return Err(if output.failure.is_some() && output.stdout.trim().is_empty() {
             FactError::NotCollected { command, reason }
@@ -165,7 +286,7 @@ fn fact<T>(capture: &HostCapture, id: &str, parse: fn(&str) -> Result<T, p::Pars
 /// The error a command reported instead of output, if any. ESXi's esxcli prints
 /// `Error: ...` lines and exits non-zero; busybox prints `-sh: esxcli: not found`.
 fn command_error(output: &RawOutput) -> Option<String> {
-    if let Some(failure) = &output.failure {
+    if let (Some(failure), None) = (&output.failure, output.cut_short()) {
         return Some(failure.message.clone());
     }
     let first_error_line = |text: &str| {

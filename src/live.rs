@@ -61,6 +61,10 @@ pub struct LiveOptions {
     pub parallel: usize,
     pub connect_timeout: Duration,
     pub command_timeout: Duration,
+    /// `--host-output-budget`: most bytes kept per host, all outputs together.
+    pub host_output_budget: usize,
+    /// `--total-output-budget`: most bytes kept for all hosts together.
+    pub total_output_budget: usize,
     pub run_timeout: Option<Duration>,
     pub accept_new: bool,
     pub insecure_skip_host_key_check: bool,
@@ -95,6 +99,8 @@ impl Default for LiveOptions {
             parallel: DEFAULT_PARALLEL,
             connect_timeout: Duration::from_secs(10),
             command_timeout: Duration::from_secs(60),
+            host_output_budget: crate::collect::DEFAULT_HOST_BUDGET,
+            total_output_budget: crate::collect::DEFAULT_TOTAL_BUDGET,
             run_timeout: None,
             accept_new: false,
             insecure_skip_host_key_check: false,
@@ -148,7 +154,8 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     let home = home_dir();
     check_identity_files(&opts.identity_files)?;
     let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
-    let jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    let mut jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    share_run_budget(&mut jobs, opts.total_output_budget);
     let local_values = local_values(&jobs, opts, &home);
     if let Some(w) = config_tofu_warning(&jobs) {
         eprintln!("{w}");
@@ -217,6 +224,14 @@ pub fn config_tofu_warning(jobs: &[Result<HostJob, Failure>]) -> Option<String> 
     ))
 }
 
+/// One `--total-output-budget` for every host of this run.
+pub fn share_run_budget(jobs: &mut [Result<HostJob, Failure>], bytes: usize) {
+    let pool = crate::collect::ssh::RunBudget::new(bytes);
+    for job in jobs.iter_mut().flatten() {
+        job.run_budget = pool.clone();
+    }
+}
+
 /// As ssh warns about an `-i` file it cannot read, this stops the run before any host is
 /// tried with fewer keys than the admin meant. A missing private key whose `.pub` is there
 /// is fine: its private half can be in the ssh-agent (the IdentitiesOnly idiom).
@@ -277,6 +292,8 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
         },
         connect_timeout: opts.connect_timeout,
         command_timeout: opts.command_timeout,
+        host_output_budget: opts.host_output_budget,
+        run_budget: crate::collect::ssh::RunBudget::new(opts.total_output_budget),
         channels: DEFAULT_CHANNELS,
     })
 }
@@ -466,7 +483,10 @@ async fn run_all(
                 // Keep what this host had already answered: a partial capture is still
                 // evidence, and the missing ids say why they are missing.
                 let mut capture = HostCapture::failed(label, CaptureSource::Live, f.clone());
-                if let Some(done) = sinks.get(i).and_then(|s| s.lock().ok().map(|m| m.clone())) {
+                if let Some(done) = sinks
+                    .get(i)
+                    .and_then(|s| s.lock().ok().map(|mut m| std::mem::take(&mut *m)))
+                {
                     capture.outputs = done;
                 }
                 for spec in crate::catalogue::CATALOGUE {

@@ -178,6 +178,7 @@ fn host_capture(top: &str, files: &BTreeMap<String, Vec<u8>>) -> HostCapture {
                     // vm-support records no exit status per command.
                     RawOutput {
                         stdout,
+                        outcome: Some(crate::collect::Outcome::Recorded),
                         ..RawOutput::new(spec.id, format!("vm-support {source}"))
                     },
                 );
@@ -212,6 +213,9 @@ fn find_output(
     spec: &catalogue::CommandSpec,
     text: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(String, String), String> {
+    if spec.id == catalogue::VMX_PVRDMA_LINES {
+        return Err("vm-support bundles hold the VMs' .vmx files themselves, which are read instead".to_string());
+    }
     let Some(file) = command_file_name(spec.command) else {
         return Err(format!(
             "vm-support bundles carry no vsish, per-VM port or other batched query output (`{}` is not captured)",

@@ -29,6 +29,7 @@ fn output(id: &str, stdout: &str) -> RawOutput {
         truncated: false,
         timeout_hit: false,
         failure: None,
+        outcome: None,
     }
 }
 
@@ -39,6 +40,7 @@ fn captures() -> Vec<HostCapture> {
         let stdout = match spec.id {
             catalogue::VM_PORT_LIST => "==> 68762 <==\n   Port ID: 33554441\n   vSwitch: vDS-RDMA\n   Portgroup: PVRDMA-PG\n   DVPort ID: 16\n   MAC Address: 00:50:56:8a:9f:c2\n   IP Address: 10.88.154.20\n   Team Uplink: vmnic2\n   Uplink Port ID: 2214592517\n   Active Filters: \n".to_string(),
             catalogue::PVRDMA_DEVICES_LS => "68762_1/\n".to_string(),
+            catalogue::VMX_PVRDMA_LINES => "==> /vmfs/volumes/ds1/RH236_3.1/RH236_3.1.vmx <==\nvirtualHW.version = \"19\"\nethernet1.virtualDev = \"vrdma\"\nethernet1.generatedAddress = \"00:50:56:8a:9f:c2\"\n<== /vmfs/volumes/ds1/RH236_3.1/RH236_3.1.vmx exit 0 ==>\n".to_string(),
             catalogue::PVRDMA_PROPERTIES => "==> 68762_1 <==\nPVRDMA Device Properties {\nVMM leader ID of VM:68762\nadapter index:1\nMAC address:00:50:56:8a:9f:c2\nPhysical HCA available:1\nRoCE version:2\nActive MTU:1024\n}\n".to_string(),
             catalogue::PVRDMA_VMKNIC_OPTION => pvrdma_doctor::vmsupport::extract_advanced_record(
                 &std::fs::read_to_string(Path::new(SAMPLE).join("commands").join(pvrdma_doctor::vmsupport::ADVANCED_DELTA_FILE)).unwrap(),
@@ -111,6 +113,10 @@ fn write(dir: &Path, name: &str) -> PathBuf {
 fn as_bundle(mut captures: Vec<HostCapture>) -> Vec<HostCapture> {
     for c in &mut captures {
         c.source = CaptureSource::Bundle;
+        // The manifest records every output's outcome, derived when the capture had none.
+        for o in c.outputs.values_mut() {
+            o.outcome = Some(o.outcome());
+        }
     }
     captures
 }
@@ -194,7 +200,8 @@ fn manifest_is_first_and_describes_every_command() {
     assert_eq!(hosts.len(), 3);
     let esx01 = &hosts[0];
     assert_eq!(esx01["host"], "esx01.lab.example.com");
-    assert_eq!(esx01["outcome"], "complete");
+    // Every command is there, but the firewall ruleset list timed out: not complete.
+    assert_eq!(esx01["outcome"], "partial");
     assert!(esx01["error"].is_null());
     assert_eq!(esx01["commands"].as_array().unwrap().len(), CATALOGUE.len());
     let fw = esx01["commands"]
@@ -222,6 +229,7 @@ fn manifest_is_first_and_describes_every_command() {
     assert_eq!(fw["stderr_sha256"], sha256_hex(&stderr));
     assert_eq!(fw["truncated"], true);
     assert_eq!(fw["timeout_hit"], true);
+    assert_eq!(fw["outcome"]["kind"], "timed-out");
     assert_eq!(
         file(&format!(
             "esx01.lab.example.com/{}.exit",

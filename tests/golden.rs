@@ -290,11 +290,21 @@ fn a_failed_adapter_listing_is_never_read_as_no_adapters() {
     let report = json("vsish-listing-failed");
     let h = host(&report, "esx01");
     assert_eq!(h["status"], "incomplete");
-    assert!(h["adapters_error"]
-        .as_str()
-        .expect("adapters_error")
-        .contains("VSISHPath_Form"));
-    assert_eq!(report["summary"]["hosts_without_adapter_list"], 1);
+    // The .vmx inventory still names the PVRDMA VM and adapter vsish could not list:
+    // unknown, with vsish's failure as the reason, never "no adapters".
+    let vms = h["vms"].as_array().expect("vms");
+    assert_eq!(vms.len(), 1, "{h}");
+    assert_eq!(vms[0]["name"], "hpc-node01");
+    let adapter = &vms[0]["adapters"][0];
+    assert_eq!(adapter["verdict"], "unknown");
+    assert!(
+        adapter["reasons"][0]
+            .as_str()
+            .expect("reason")
+            .contains("VSISHPath_Form"),
+        "{adapter}"
+    );
+    assert_eq!(report["summary"]["unknown"], 1);
 }
 
 #[test]

@@ -98,6 +98,7 @@ fn assert_complete(c: &HostCapture, samples: &Path, sshd: &Sshd) {
         assert_eq!(out.stdout, expected, "{}: stderr {:?}", spec.id, out.stderr);
         assert_eq!(out.exit_status, Some(0), "{}", spec.id);
         assert!(out.failure.is_none() && !out.timeout_hit && !out.truncated);
+        assert_eq!(out.cut_short(), None, "{}", spec.id);
     }
 }
 

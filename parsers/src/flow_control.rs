@@ -14,7 +14,9 @@
 //! so it is read as a generic `Key: value` structure and only those fields are used. The
 //! batch heads each uplink's output with `==> vmnicN <==` and ends it with
 //! `<== vmnicN exit N ==>`; a section without that end marker was cut off.
-use crate::common::{bool_value, error_text, fail, find, non_empty, run, sections, structure, table, value, PResult};
+use crate::common::{
+    bool_value, error_text, fail, find, non_empty, run, sections, structure, table, value, PResult, SectionEnd,
+};
 use crate::ParseError;
 use serde::Serialize;
 
@@ -76,13 +78,6 @@ pub fn parse_nic_pause_params_list(input: &str) -> Result<Vec<NicPause>, ParseEr
 
 const DCB_BATCH: &str = "esxcli_network_nic_dcb_status_get";
 
-/// `<== vmnic2 exit 0 ==>` → exit status, when the line is the end marker of `key`.
-fn end_marker(line: &str, key: &str) -> Option<u32> {
-    let inner = line.trim().strip_prefix("<== ")?.strip_suffix(" ==>")?;
-    let (k, status) = inner.rsplit_once(" exit ")?;
-    (k.trim() == key).then(|| status.trim().parse().ok())?
-}
-
 fn dcb_state(nic: &str, body: &str) -> Result<DcbState, String> {
     if error_text(body).is_some() {
         return Err(non_empty(body).unwrap_or_default());
@@ -125,24 +120,19 @@ fn dcb_batch(input: &str) -> PResult<'_, Vec<DcbStatus>> {
         if s.key.is_empty() {
             return Err(fail(s.header, "a `==> <vmnic> <==` section header"));
         }
-        let lines: Vec<&str> = s.body.lines().collect();
-        let marker = lines
-            .iter()
-            .rposition(|l| !l.trim().is_empty())
-            .and_then(|i| Some((i, end_marker(lines.get(i)?, s.key)?)));
-        let state = match marker {
-            None => Err(format!(
+        // The shared section splitter ends a section at its own end marker; the DCB loop
+        // always prints one, so a section without it was cut off (legacy captures of
+        // this command do not exist: it came with end markers).
+        let state = match s.end {
+            SectionEnd::Marker(0) => dcb_state(s.key, s.body),
+            SectionEnd::Marker(n) => match dcb_state(s.key, s.body) {
+                Err(e) => Err(format!("exit status {n}: {e}")),
+                Ok(_) => Err(format!("exit status {n}")),
+            },
+            SectionEnd::Missing | SectionEnd::Legacy => Err(format!(
                 "the query for {} was cut off (no `<== {} exit N ==>` end marker)",
                 s.key, s.key
             )),
-            Some((i, status)) => {
-                let body = lines.get(..i).unwrap_or(&[]).join("\n");
-                match (status, dcb_state(s.key, &body)) {
-                    (0, state) => state,
-                    (n, Err(e)) => Err(format!("exit status {n}: {e}")),
-                    (n, Ok(_)) => Err(format!("exit status {n}")),
-                }
-            }
         };
         out.push(DcbStatus {
             nic: s.key.to_string(),

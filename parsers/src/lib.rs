@@ -24,6 +24,12 @@ pub mod vswitch;
 pub use advanced::{parse_advanced_option, AdvancedOption};
 pub use common::{table_layout, TableLayout};
 pub use error::ParseError;
+
+/// `<== KEY exit N ==>`, the line each iteration of the catalogue's batched loops ends with:
+/// the key and the iteration's exit status.
+pub fn batch_end_marker(line: &str) -> Option<(&str, u32)> {
+    common::end_marker(line)
+}
 pub use firewall::{parse_firewall_get, parse_firewall_ruleset_list, FirewallRuleset, FirewallStatus};
 pub use flow_control::{parse_nic_dcb_status_batch, parse_nic_pause_params_list, DcbState, DcbStatus, NicPause};
 pub use ip_interface::{parse_ip_interface_ipv4_get, parse_ip_interface_list, Ipv4Interface, VmkInterface};
@@ -38,7 +44,7 @@ pub use vm::{
     VmProcess, VmProcessList,
 };
 pub use vmkping::{parse_vmkping, parse_vmkping_probe, PingStatistics, RoundTrip, Vmkping, VmkpingSection};
-pub use vmx::{parse_vmx, VmxAdapter, VmxConfig};
+pub use vmx::{parse_vmx, parse_vmx_pvrdma_lines, VmxAdapter, VmxConfig, VmxSection};
 pub use vsish::{
     parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PvrdmaDeviceId, PvrdmaProperties,
     PvrdmaPropertiesSection,

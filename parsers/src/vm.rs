@@ -19,7 +19,7 @@
 //! The batch (see the catalogue's loop) heads each World ID's output with `==> <wid> <==`.
 use crate::common::{
     blocks, error_text, fail, find, is_blank, lines, non_empty, offset_in, records, run, sections, to_parse_error,
-    value, Field, PResult,
+    value, Field, PResult, SectionEnd,
 };
 use crate::ParseError;
 use nom::combinator::all_consuming;
@@ -58,8 +58,11 @@ pub struct VmPort {
 pub struct VmPorts {
     pub world_id: u64,
     pub ports: Vec<VmPort>,
-    /// An `Error: ...` line esxcli printed for this world instead of ports.
+    /// An `Error: ...` line esxcli printed for this world instead of ports, or why the
+    /// section cannot be read (cut off, non-zero exit).
     pub error: Option<String>,
+    /// The section has no end marker: the batch broke off inside it.
+    pub cut_off: bool,
 }
 
 fn process_list(input: &str) -> PResult<'_, Vec<VmProcess>> {
@@ -128,8 +131,17 @@ fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
             .parse()
             .map_err(|_| fail(s.header, "a `==> <World ID> <==` section header"))?;
         // One VM's failure (it stopped between the two esxcli calls, say) stays that VM's.
-        let (ports, error) = if error_text(s.body).is_some() {
+        let cut = s.cut_off();
+        let (ports, error) = if let Some(cut) = &cut {
+            (Vec::new(), Some(cut.clone()))
+        } else if error_text(s.body).is_some() {
             (Vec::new(), non_empty(s.body))
+        } else if let SectionEnd::Marker(code @ 1..) = s.end {
+            let first = lines(s.body).into_iter().find(|l| !is_blank(l)).map(str::trim);
+            (
+                Vec::new(),
+                Some(format!("exit status {code}: {}", first.unwrap_or("no error message"))),
+            )
         } else {
             match port_list(s.body) {
                 Ok((_, ports)) => (ports, None),
@@ -139,7 +151,12 @@ fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
                 Err(nom::Err::Incomplete(_)) => (Vec::new(), Some("port list ended early".into())),
             }
         };
-        out.push(VmPorts { world_id, ports, error });
+        out.push(VmPorts {
+            world_id,
+            ports,
+            error,
+            cut_off: cut.is_some(),
+        });
     }
     Ok((rest, out))
 }
@@ -318,20 +335,41 @@ mod tests {
                         uplink_port_id: Some("0".into()),
                     }],
                     error: None,
+                    cut_off: false,
                 },
                 VmPorts {
                     world_id: 2100342,
                     ports: vec![],
                     error: None,
+                    cut_off: false,
                 },
                 VmPorts {
                     world_id: 77,
                     ports: vec![],
                     error: Some("Error: Unknown World ID 77".into()),
+                    cut_off: false,
                 },
             ]
         );
         assert_eq!(parse_vm_port_list_batch("").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn marked_batch_cut_section_and_failed_iteration() {
+        let input = "==> 5 <==\n   Port ID: 1\n   MAC Address: 00:50:56:00:00:01\n<== 5 exit 0 ==>\n==> 6 <==\nsomething\n<== 6 exit 1 ==>\n==> 7 <==\n   Port ID: 2\n   MAC Add";
+        let b = parse_vm_port_list_batch(input).unwrap();
+        assert_eq!(b.len(), 3);
+        assert_eq!(
+            (b[0].ports.len(), b[0].error.as_deref(), b[0].cut_off),
+            (1, None, false)
+        );
+        assert_eq!(b[1].error.as_deref(), Some("exit status 1: something"));
+        assert!(b[2].cut_off && b[2].ports.is_empty());
+        assert!(
+            b[2].error.as_deref().unwrap().contains("no end marker"),
+            "{:?}",
+            b[2].error
+        );
     }
 
     #[test]

@@ -16,7 +16,24 @@
 //!
 //! Keys are case-blind (`memsize` and `memSize` both occur); `#` starts a comment; values
 //! use `|XX` hex escapes for quotes and bars.
-use crate::common::{end_of, fail, is_blank, lines, run, PResult};
+//!
+//! Live hosts: the catalogue's `vmx_pvrdma_lines` loop greps the PVRDMA-relevant lines of
+//! each running VM's `.vmx` (path from `vm process list`'s `Config File`), one section per
+//! file, so PVRDMA VMs are known without vsish. Its form (**composed**: the loop's own
+//! markers around lines in the `.vmx` format above):
+//!
+//! ```text
+//! ==> /vmfs/volumes/datastore1/hpc-node01/hpc-node01.vmx <==
+//! virtualHW.version = "19"
+//! memSize = "8192"
+//! sched.mem.min = "8192"
+//! sched.mem.pin = "TRUE"
+//! displayName = "hpc-node01"
+//! ethernet1.virtualDev = "vrdma"
+//! ethernet1.generatedAddress = "00:50:56:8a:9f:c2"
+//! <== /vmfs/volumes/datastore1/hpc-node01/hpc-node01.vmx exit 0 ==>
+//! ```
+use crate::common::{end_of, fail, is_blank, lines, non_empty, run, sections, to_parse_error, PResult, SectionEnd};
 use crate::ParseError;
 use nom::bytes::complete::{tag, take_till, take_till1, take_while};
 use nom::character::complete::char;
@@ -155,6 +172,53 @@ pub fn parse_vmx(input: &str) -> Result<VmxConfig, ParseError> {
     run("vmx", input, vmx)
 }
 
+/// One section of the `vmx_pvrdma_lines` loop: one running VM's `.vmx`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VmxSection {
+    /// The `.vmx` path, as `vm process list` printed its `Config File`.
+    pub config_file: String,
+    /// What its PVRDMA lines say, or why they could not be read (grep's error, a cut).
+    pub config: Result<VmxConfig, String>,
+    /// The section has no end marker: the batch broke off inside it.
+    pub cut_off: bool,
+}
+
+const VMX_LINES: &str = "vmx_pvrdma_lines";
+
+fn vmx_batch(input: &str) -> PResult<'_, Vec<VmxSection>> {
+    let (rest, secs) = sections(input, "a `==> <.vmx path> <==` section header")?;
+    let mut out = Vec::with_capacity(secs.len());
+    for s in secs {
+        // grep exits 1 when no line matched (a VM without any of these keys): still whole.
+        let config = match (s.cut_off(), s.end) {
+            (Some(cut), _) => Err(cut),
+            (None, SectionEnd::Marker(code @ 2..)) => Err(format!(
+                "exit status {code}: {}",
+                non_empty(s.body).unwrap_or_else(|| "no error message".to_string())
+            )),
+            _ => match vmx(s.body) {
+                Ok((_, c)) => Ok(c),
+                Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
+                    Err(to_parse_error(VMX_LINES, input, &e).to_string())
+                }
+                Err(nom::Err::Incomplete(_)) => Err("the .vmx lines ended early".to_string()),
+            },
+        };
+        out.push(VmxSection {
+            config_file: s.key.to_string(),
+            config,
+            cut_off: s.end == SectionEnd::Missing,
+        });
+    }
+    Ok((rest, out))
+}
+
+/// The catalogue's `vmx_pvrdma_lines` loop: one `==> <.vmx path> <==` section per running VM.
+/// A section that was cut, or whose file could not be read, is `Err` for that VM only.
+pub fn parse_vmx_pvrdma_lines(input: &str) -> Result<Vec<VmxSection>, ParseError> {
+    run(VMX_LINES, input, vmx_batch)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +265,32 @@ vrdma1.nativeEndpointSupport = \"TRUE\"\r\n";
         assert_eq!(c.memsize_mb, Some(1024));
         assert!(c.pvrdma_adapters.is_empty());
         assert_eq!(c.hardware_version, None);
+    }
+
+    #[test]
+    fn pvrdma_lines_batch_with_odd_paths_cut_and_unreadable_sections() {
+        let input = "==> /vmfs/volumes/vsan:52 1/a [b] c/a [b] c.vmx <==\n\
+virtualHW.version = \"19\"\n\
+ethernet1.virtualDev = \"vrdma\"\n\
+ethernet1.address = \"00:50:56:8a:00:01\"\n\
+<== /vmfs/volumes/vsan:52 1/a [b] c/a [b] c.vmx exit 0 ==>\n\
+==> /vmfs/volumes/ds/gone/gone.vmx <==\n\
+grep: /vmfs/volumes/ds/gone/gone.vmx: No such file or directory\n\
+<== /vmfs/volumes/ds/gone/gone.vmx exit 2 ==>\n\
+==> /vmfs/volumes/ds/plain/plain.vmx <==\n\
+<== /vmfs/volumes/ds/plain/plain.vmx exit 1 ==>\n\
+==> /vmfs/volumes/ds/cut/cut.vmx <==\n\
+ethernet0.virtualDev = \"vrdma\"\n";
+        let secs = parse_vmx_pvrdma_lines(input).unwrap();
+        assert_eq!(secs.len(), 4);
+        assert_eq!(secs[0].config_file, "/vmfs/volumes/vsan:52 1/a [b] c/a [b] c.vmx");
+        let c = secs[0].config.as_ref().unwrap();
+        assert_eq!(c.hardware_version, Some(19));
+        assert_eq!(c.pvrdma_adapters[0].mac_address.as_deref(), Some("00:50:56:8a:00:01"));
+        assert!(secs[1].config.as_ref().unwrap_err().contains("No such file"));
+        assert!(secs[2].config.as_ref().unwrap().pvrdma_adapters.is_empty());
+        assert!(secs[3].cut_off);
+        assert!(secs[3].config.as_ref().unwrap_err().contains("no end marker"));
     }
 
     #[test]

@@ -19,7 +19,9 @@
 //!
 //! The `ls` children (`1001474360_0/`) are reconstructed from vsish's `ls` form (one child
 //! per line, trailing `/`) and the node names the paper gives.
-use crate::common::{bool01, end_of, fail, is_blank, lines, non_empty, run, sections, to_parse_error, PResult};
+use crate::common::{
+    bool01, end_of, fail, is_blank, lines, non_empty, run, sections, to_parse_error, PResult, Section, SectionEnd,
+};
 use crate::ParseError;
 use nom::bytes::complete::take_till1;
 use nom::character::complete::{char, u32 as dec_u32, u64 as dec_u64};
@@ -60,6 +62,8 @@ pub struct PvrdmaPropertiesSection {
     pub device: PvrdmaDeviceId,
     /// The parsed block, or the vsish error text / parse error message for this device.
     pub properties: Result<PvrdmaProperties, String>,
+    /// The section has no end marker: the batch broke off inside it.
+    pub cut_off: bool,
 }
 
 const LS: &str = "vsish_pvrdma_devices_ls";
@@ -95,6 +99,12 @@ fn member(l: &str) -> PResult<'_, (&str, &str)> {
 }
 
 fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
+    block(input, false)
+}
+
+/// The block; `require_close`: its closing `}` must be there (output of the catalogue's
+/// marked loop, where a missing brace means vsish's output was cut).
+fn block(input: &str, require_close: bool) -> PResult<'_, PvrdmaProperties> {
     let all = lines(input);
     let mut it = all.into_iter().filter(|l| !is_blank(l));
     let opening = it.next();
@@ -133,6 +143,12 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
         };
         fields.push((key, value.to_string()));
     }
+    if require_close && !closed {
+        return Err(fail(
+            end_of(input),
+            "the closing `}` of the properties block (vsish's output was cut off)",
+        ));
+    }
     let get = |k: &str| fields.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
     Ok((
         end_of(input),
@@ -152,10 +168,17 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
 }
 
 /// What one batch section says about its device: the block, or why there is none.
-fn section_properties<'a>(whole: &'a str, body: &'a str) -> Result<PvrdmaProperties, String> {
+fn section_properties<'a>(whole: &'a str, s: &Section<'a>) -> Result<PvrdmaProperties, String> {
+    if let Some(cut) = s.cut_off() {
+        return Err(cut);
+    }
+    let body = s.body;
     let first = lines(body).into_iter().find(|l| !is_blank(l));
     let Some(first) = first else {
-        return Err("vsish printed nothing for this device".to_string());
+        return Err(match s.end {
+            SectionEnd::Marker(code @ 1..) => format!("vsish exited with status {code} and printed nothing"),
+            _ => "vsish printed nothing for this device".to_string(),
+        });
     };
     if !first.trim_start().starts_with(TITLE) {
         // vsish's own complaint (`VSISHPath_Form():Extraneous ...`), kept verbatim.
@@ -166,7 +189,10 @@ fn section_properties<'a>(whole: &'a str, body: &'a str) -> Result<PvrdmaPropert
             .collect();
         return Err(text.join("\n"));
     }
-    match properties(body) {
+    if let SectionEnd::Marker(code @ 1..) = s.end {
+        return Err(format!("vsish exited with status {code}: {}", first.trim()));
+    }
+    match block(body, matches!(s.end, SectionEnd::Marker(_))) {
         Ok((_, p)) => Ok(p),
         Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => Err(to_parse_error(PROPERTIES, whole, &e).to_string()),
         Err(nom::Err::Incomplete(_)) => Err("the properties block ended early".to_string()),
@@ -182,7 +208,7 @@ fn properties_batch(input: &str) -> PResult<'_, Vec<PvrdmaPropertiesSection>> {
         // The block names its device (seed 003: `VMM leader ID of VM` is the World ID of
         // the node name, `adapter index` its index): another device's block in this
         // section says nothing about this adapter.
-        let properties = section_properties(input, s.body).and_then(|p| {
+        let properties = section_properties(input, &s).and_then(|p| {
             let wid_ok = p.vmm_leader_id.is_none_or(|w| w == device.world_id);
             let idx_ok = p.adapter_index.is_none_or(|i| i == device.index);
             if wid_ok && idx_ok {
@@ -197,7 +223,11 @@ fn properties_batch(input: &str) -> PResult<'_, Vec<PvrdmaPropertiesSection>> {
                 ))
             }
         });
-        out.push(PvrdmaPropertiesSection { device, properties });
+        out.push(PvrdmaPropertiesSection {
+            device,
+            properties,
+            cut_off: s.end == SectionEnd::Missing,
+        });
     }
     Ok((rest, out))
 }
@@ -295,6 +325,30 @@ mod tests {
         assert_eq!(parse_pvrdma_device_ls("").unwrap(), vec![]);
         let e = parse_pvrdma_device_ls("1001474360_0/\nstats/\n").unwrap_err();
         assert_eq!((e.line, e.expected), (2, "a `<World ID>_<adapter index>/` node name"));
+    }
+
+    #[test]
+    fn marked_batch_needs_the_closing_brace_and_the_end_marker() {
+        let whole = "PVRDMA Device Properties {\n   Physical HCA available:1\n}\n";
+        let input = format!(
+            "==> 1_0 <==\n{whole}<== 1_0 exit 0 ==>\n==> 1_1 <==\nPVRDMA Device Properties {{\n   Physical HCA available:1\n<== 1_1 exit 0 ==>\n==> 1_2 <==\n{whole}"
+        );
+        let b = parse_pvrdma_properties_batch(&input).unwrap();
+        assert_eq!(b[0].properties.as_ref().unwrap().physical_hca_available, Some(true));
+        assert!(
+            b[1].properties.as_ref().unwrap_err().contains("closing `}`"),
+            "{:?}",
+            b[1]
+        );
+        // A whole block whose iteration never printed its end marker: vsish did not finish.
+        assert!(b[2].cut_off);
+        assert!(b[2].properties.as_ref().unwrap_err().contains("no end marker"));
+        // Captures from before the markers keep the old rule: the brace is optional.
+        let legacy = parse_pvrdma_properties_batch(&format!("==> 1001474360_0 <==\n{FIGURE_12}")).unwrap();
+        assert_eq!(
+            legacy[0].properties.as_ref().unwrap().physical_hca_available,
+            Some(true)
+        );
     }
 
     #[test]

@@ -47,6 +47,7 @@ fn parse(id: &str, text: &str) -> bool {
         "vsish_pvrdma_properties" => check(p::parse_pvrdma_properties_batch(text)),
         "esxcli_network_nic_pauseparams_list" => check(p::parse_nic_pause_params_list(text)),
         "esxcli_network_nic_dcb_status_get" => check(p::parse_nic_dcb_status_batch(text)),
+        "vmx_pvrdma_lines" => check(p::parse_vmx_pvrdma_lines(text)),
         _ => return false,
     }
     true
@@ -110,6 +111,7 @@ fn debug_of(id: &str, text: &str) -> Option<String> {
         "vsish_pvrdma_properties" => d(p::parse_pvrdma_properties_batch(text)),
         "esxcli_network_nic_pauseparams_list" => d(p::parse_nic_pause_params_list(text)),
         "esxcli_network_nic_dcb_status_get" => d(p::parse_nic_dcb_status_batch(text)),
+        "vmx_pvrdma_lines" => d(p::parse_vmx_pvrdma_lines(text)),
         _ => None,
     }
 }

@@ -4,7 +4,7 @@
 //! tool version collected what, with which exact command line, how long each command took,
 //! whether it was cut or timed out, and what is missing and why. The sha256 of every other
 //! entry lets `analyze` refuse a bundle that was edited or damaged after it was written.
-use crate::collect::{CaptureSource, Failure};
+use crate::collect::{CaptureSource, Failure, Outcome};
 use serde::{Deserialize, Serialize};
 
 /// Bumped when a reader of the previous format would misread a new bundle.
@@ -44,9 +44,10 @@ pub struct Manifest {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HostOutcome {
-    /// Every catalogue command produced output.
+    /// Every catalogue command produced output, and every output ended cleanly.
     Complete,
-    /// Connected (or partly read), but some commands are missing; see `missing`.
+    /// Connected (or partly read), but some commands are missing (see `missing`) or an
+    /// output broke off (see the commands' `outcome`).
     Partial,
     /// Nothing was collected; see `error`.
     Failed,
@@ -97,6 +98,12 @@ pub struct ManifestCommand {
     pub truncated: bool,
     pub timeout_hit: bool,
     pub failure: Option<Failure>,
+    /// How the command ended: `exited` (with its code) is the only clean outcome;
+    /// `timed-out`, `truncated` (which cap), `connection-lost`, `signalled`,
+    /// `no-exit-status` and `never-ran` mean the output is incomplete. Absent in bundles
+    /// written before it existed: readers derive it from the fields above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

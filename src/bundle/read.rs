@@ -112,6 +112,7 @@ pub(crate) fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCa
                 truncated: cmd.truncated,
                 timeout_hit: cmd.timeout_hit,
                 failure: cmd.failure.clone(),
+                outcome: cmd.outcome.clone(),
             })
         };
         for cmd in &host.commands {

@@ -273,6 +273,7 @@ fn output_entries(entries: &mut Vec<Entry>, stem: &str, id: &str, raw: &RawOutpu
         truncated: raw.truncated,
         timeout_hit: raw.timeout_hit,
         failure: raw.failure.clone(),
+        outcome: Some(raw.outcome()),
     }
 }
 
@@ -285,9 +286,10 @@ fn file_id(id: &str) -> anyhow::Result<&str> {
 
 fn outcome(capture: &HostCapture) -> HostOutcome {
     let all_there = CATALOGUE.iter().all(|s| capture.outputs.contains_key(s.id));
+    let all_clean = capture.outputs.values().all(|o| o.cut_short().is_none());
     if capture.outputs.is_empty() && capture.vmx_files.is_empty() {
         HostOutcome::Failed
-    } else if all_there && capture.error.is_none() {
+    } else if all_there && all_clean && capture.error.is_none() {
         HostOutcome::Complete
     } else {
         HostOutcome::Partial
@@ -328,6 +330,8 @@ fn missing(capture: &HostCapture) -> Vec<MissingCommand> {
 /// The output cut at `cap` bytes (on a character boundary) and marked truncated.
 pub(crate) fn capped(raw: &RawOutput, cap: usize) -> RawOutput {
     let mut raw = raw.clone();
+    let was_clean = !raw.truncated && raw.cut_short().is_none();
+    let mut cut = false;
     for text in [&mut raw.stdout, &mut raw.stderr] {
         if text.len() > cap {
             let mut end = cap;
@@ -335,7 +339,16 @@ pub(crate) fn capped(raw: &RawOutput, cap: usize) -> RawOutput {
                 end -= 1;
             }
             text.truncate(end);
-            raw.truncated = true;
+            cut = true;
+        }
+    }
+    if cut {
+        raw.truncated = true;
+        if was_clean {
+            raw.outcome = Some(crate::collect::Outcome::Truncated {
+                cap: crate::collect::Cap::PerCommand,
+                limit_bytes: cap as u64,
+            });
         }
     }
     raw
@@ -419,6 +432,7 @@ mod tests {
             truncated: false,
             timeout_hit: false,
             failure: None,
+            outcome: None,
         };
         let cut = capped(&raw, 5);
         assert_eq!(cut.stdout, "aéa");

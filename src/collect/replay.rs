@@ -91,7 +91,7 @@ fn is_host_dir(dir: &Path) -> bool {
 }
 
 /// Reads one host directory.
-pub(crate) fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Result<HostCapture> {
+pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Result<HostCapture> {
     use anyhow::Context;
     let mut capture = HostCapture::new(host, source);
     let error_file = dir.join(HOST_ERROR_FILE);

@@ -5,7 +5,7 @@
 //! `MaxSessions`) does not lose the command: it is retried once the other channels are
 //! closed, one at a time. Each command has its own timeout; whatever arrived before it
 //! fired is kept, and a timeout on one command never stops the others.
-use super::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
+use super::{Cap, CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};
 use crate::catalogue::{CommandSpec, CATALOGUE};
 use crate::ssh::client::{self, Connection, Credentials, Endpoint};
 use russh::ChannelMsg;
@@ -42,6 +42,10 @@ pub struct HostJob {
     pub credentials: Credentials,
     pub connect_timeout: Duration,
     pub command_timeout: Duration,
+    /// Most output bytes kept for this host, all commands together (`--host-output-budget`).
+    pub host_output_budget: usize,
+    /// What is left of the whole run's output budget, shared by every host's job.
+    pub run_budget: Arc<RunBudget>,
     pub channels: usize,
 }
 
@@ -128,7 +132,11 @@ pub async fn collect_host_open(
         started.elapsed().as_millis()
     );
     on_stage(Stage::Collecting);
-    let capture = run_catalogue(job, &conn, CATALOGUE, sink).await;
+    let mut capture = run_catalogue(job, &conn, CATALOGUE, sink).await;
+    // Only now, with no await left, do the outputs leave the sink: an interrupted run
+    // still finds them there. The connection stays open for a `--probe` phase; the
+    // caller closes it.
+    take_outputs(sink, &mut capture);
     on_stage(Stage::Done);
     (capture, Some(conn))
 }
@@ -137,12 +145,21 @@ pub async fn collect_host_open(
 /// connection, with the same timeout, output cap and channel handling as the catalogue;
 /// a refused channel open is retried a few times. `id` names it in messages.
 pub async fn run_line(job: &HostJob, conn: &Connection, id: &str, command: &str) -> Result<RawOutput, Failure> {
+    // A probe line prints a few hundred bytes; it still counts against the run's budget.
+    let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
     let mut last = String::new();
     for attempt in 0..OPEN_RETRIES {
-        match run_one_line(job, conn, id, command).await {
-            Outcome::Done(out) => return Ok(out),
-            Outcome::Lost(f) => return Err(f),
-            Outcome::OpenRefused(why) => {
+        match run_one_line(job, conn, id, command, &budget).await {
+            Run::Done(out) => return Ok(out),
+            // Only the catalogue keeps outputs in a sink; a probe line is returned.
+            Run::Kept => {
+                return Err(Failure::new(
+                    ErrorKind::Internal,
+                    format!("{}: `{id}` ended without an output", job.target.label),
+                ))
+            }
+            Run::Lost(f) => return Err(f),
+            Run::OpenRefused(why) => {
                 last = why;
                 tokio::time::sleep(Duration::from_millis(100 * (attempt as u64 + 1))).await;
             }
@@ -157,9 +174,32 @@ pub async fn run_line(job: &HostJob, conn: &Connection, id: &str, command: &str)
     ))
 }
 
-/// Runs `specs` on an open connection.
+/// Moves the outputs collected into `sink` into the capture. Outputs live in one place
+/// only: a flooding fleet's outputs are the bulk of the client's memory.
+pub fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
+    if let Ok(mut m) = sink.lock() {
+        capture.outputs.append(&mut m);
+    }
+}
+
+/// Keeps a finished output in the sink (moved, not copied): `Kept`, or `Done` with the
+/// output back if the sink is unusable.
+fn keep(sink: &Sink, id: &str, out: RawOutput) -> Run {
+    match sink.lock() {
+        Ok(mut m) => {
+            m.insert(id.to_string(), out);
+            Run::Kept
+        }
+        Err(_) => Run::Done(out),
+    }
+}
+
+/// Runs `specs` on an open connection. Finished outputs are kept in `sink` (see
+/// [`take_outputs`]); the capture returned holds what is missing and the host's error.
 pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], sink: &Sink) -> HostCapture {
     let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
+    let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
+    let budget = &budget;
     let slots = Arc::new(Semaphore::new(job.channels.max(1)));
     let mut refused: Vec<&CommandSpec> = Vec::new();
     // The server's session limit is learnt as we go: a refused open gives its slot up for
@@ -172,8 +212,8 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
             let mut attempts = 0;
             loop {
                 let permit = slots.acquire().await.ok();
-                match run_one(job, conn, spec).await {
-                    Outcome::OpenRefused(why) => {
+                match run_one(job, conn, spec, budget).await {
+                    Run::OpenRefused(why) => {
                         attempts += 1;
                         let shrunk = window
                             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| (w > 1).then(|| w - 1))
@@ -182,16 +222,13 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
                             p.forget();
                         }
                         if attempts >= OPEN_RETRIES {
-                            return (spec, Outcome::OpenRefused(why));
+                            return (spec, Run::OpenRefused(why));
                         }
                         tokio::time::sleep(Duration::from_millis(20 * attempts as u64)).await;
                     }
-                    other => {
-                        if let (Outcome::Done(out), Ok(mut m)) = (&other, sink.lock()) {
-                            m.insert(spec.id.to_string(), out.clone());
-                        }
-                        return (spec, other);
-                    }
+                    // Into the sink as soon as it is done: an interrupted run keeps it.
+                    Run::Done(out) => return (spec, keep(sink, spec.id, out)),
+                    other => return (spec, other),
                 }
             }
         }
@@ -199,11 +236,12 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
     .await;
     for (spec, r) in results {
         match r {
-            Outcome::Done(out) => {
+            Run::Done(out) => {
                 capture.outputs.insert(spec.id.to_string(), out);
             }
-            Outcome::OpenRefused(_) => refused.push(spec),
-            Outcome::Lost(f) => {
+            Run::Kept => {}
+            Run::OpenRefused(_) => refused.push(spec),
+            Run::Lost(f) => {
                 capture.missing.insert(spec.id.to_string(), f);
             }
         }
@@ -214,20 +252,23 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
         let mut last = String::new();
         let mut done = false;
         for attempt in 0..OPEN_RETRIES {
-            match run_one(job, conn, spec).await {
-                Outcome::Done(out) => {
-                    if let Ok(mut m) = sink.lock() {
-                        m.insert(spec.id.to_string(), out.clone());
+            match run_one(job, conn, spec, budget).await {
+                Run::Done(out) => {
+                    if let Run::Done(out) = keep(sink, spec.id, out) {
+                        capture.outputs.insert(spec.id.to_string(), out);
                     }
-                    capture.outputs.insert(spec.id.to_string(), out);
                     done = true;
                     break;
                 }
-                Outcome::OpenRefused(why) => {
+                Run::Kept => {
+                    done = true;
+                    break;
+                }
+                Run::OpenRefused(why) => {
                     last = why;
                     tokio::time::sleep(Duration::from_millis(100 * (attempt as u64 + 1))).await;
                 }
-                Outcome::Lost(f) => {
+                Run::Lost(f) => {
                     capture.missing.insert(spec.id.to_string(), f);
                     done = true;
                     break;
@@ -247,9 +288,13 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
             );
         }
     }
-    if let Some(f) = not_esxi(job, &capture) {
+    let (not_esxi, none_ran) = match sink.lock() {
+        Ok(m) => (not_esxi(job, &m), m.is_empty() && capture.outputs.is_empty()),
+        Err(_) => (not_esxi(job, &capture.outputs), capture.outputs.is_empty()),
+    };
+    if let Some(f) = not_esxi {
         capture.error = Some(f);
-    } else if capture.outputs.is_empty() {
+    } else if none_ran {
         capture.error = Some(Failure::new(
             ErrorKind::CommandFailed,
             format!(
@@ -263,8 +308,8 @@ pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpe
 
 /// `esxcli: not found` on every esxcli command: the login worked on something that is not
 /// an ESXi host (or its PATH lacks esxcli).
-fn not_esxi(job: &HostJob, capture: &HostCapture) -> Option<Failure> {
-    let all_missing = capture.esxcli_missing();
+fn not_esxi(job: &HostJob, outputs: &BTreeMap<String, RawOutput>) -> Option<Failure> {
+    let all_missing = crate::collect::esxcli_missing(outputs);
     all_missing.then(|| {
         Failure::new(
             ErrorKind::NotEsxi,
@@ -276,17 +321,257 @@ fn not_esxi(job: &HostJob, capture: &HostCapture) -> Option<Failure> {
     })
 }
 
-enum Outcome {
+enum Run {
     Done(RawOutput),
+    /// Done, and moved into the host's sink.
+    Kept,
     OpenRefused(String),
     Lost(Failure),
 }
 
-async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcome {
-    run_one_line(job, conn, spec.id, spec.command).await
+/// The output budget of a whole run (`--total-output-budget`), shared by all hosts.
+#[derive(Debug)]
+pub struct RunBudget {
+    left: AtomicUsize,
+    total: usize,
 }
 
-async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str) -> Outcome {
+impl RunBudget {
+    pub fn new(bytes: usize) -> Arc<Self> {
+        Arc::new(RunBudget {
+            left: AtomicUsize::new(bytes),
+            total: bytes,
+        })
+    }
+}
+
+/// Takes up to `want` bytes from `left`; returns how many were granted.
+fn take_from(left: &AtomicUsize, want: usize) -> usize {
+    let mut granted = 0;
+    let _ = left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| {
+        granted = want.min(l);
+        Some(l - granted)
+    });
+    granted
+}
+
+/// What is left of a host's output budget (shared by its concurrent commands) and of
+/// the run's.
+struct Budget {
+    host: AtomicUsize,
+    run: Arc<RunBudget>,
+}
+
+impl Budget {
+    fn new(bytes: usize, run: Arc<RunBudget>) -> Self {
+        Budget {
+            host: AtomicUsize::new(bytes),
+            run,
+        }
+    }
+
+    /// Takes up to `want` bytes; returns how many were granted and, when fewer, which
+    /// budget ran out.
+    fn take(&self, want: usize) -> (usize, Option<Cap>) {
+        let from_host = take_from(&self.host, want);
+        let granted = take_from(&self.run.left, from_host);
+        if granted < from_host {
+            self.host.fetch_add(from_host - granted, Ordering::SeqCst);
+            return (granted, Some(Cap::RunBudget));
+        }
+        (granted, (granted < want).then_some(Cap::HostBudget))
+    }
+}
+
+/// One command's streams as they arrive, and how the channel ended.
+struct Received<'a> {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    budget: &'a Budget,
+    host_budget: usize,
+    /// The limit that cut the output, if one did.
+    cut: Option<Cap>,
+    exit_status: Option<u32>,
+    signal: Option<String>,
+    /// The server sent its channel close: everything it had was delivered.
+    closed: bool,
+    timed_out: bool,
+    /// The connection broke (or exec failed) before the channel closed.
+    lost: Option<String>,
+    /// The server refused to run the command on this channel.
+    refused: Option<String>,
+}
+
+impl<'a> Received<'a> {
+    fn new(budget: &'a Budget, host_budget: usize) -> Self {
+        Received {
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            budget,
+            host_budget,
+            cut: None,
+            exit_status: None,
+            signal: None,
+            closed: false,
+            timed_out: false,
+            lost: None,
+            refused: None,
+        }
+    }
+
+    /// Appends within the per-command cap and the host's budget; marks which one cut it.
+    fn append(&mut self, data: &[u8], stderr: bool) {
+        let used = self.stdout.len() + self.stderr.len();
+        let room = OUTPUT_CAP.saturating_sub(used);
+        let want = data.len().min(room);
+        let (granted, short) = self.budget.take(want);
+        if granted < data.len() {
+            self.cut = Some(short.unwrap_or(Cap::PerCommand));
+        }
+        let buf = if stderr { &mut self.stderr } else { &mut self.stdout };
+        grow(buf, granted);
+        buf.extend_from_slice(data.get(..granted).unwrap_or(&[]));
+    }
+
+    /// Handles one channel message; `false` once nothing more will come.
+    fn on_message(&mut self, msg: Option<ChannelMsg>) -> bool {
+        match msg {
+            Some(ChannelMsg::Data { data }) => self.append(&data, false),
+            Some(ChannelMsg::ExtendedData { data, ext: 1 }) => self.append(&data, true),
+            Some(ChannelMsg::ExitStatus { exit_status }) => self.exit_status = Some(exit_status),
+            Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
+                let name = format!("{signal_name:?}");
+                self.append(format!("\n[killed by signal {name}]\n").as_bytes(), true);
+                self.signal = Some(name);
+            }
+            // exec refused: nothing will run on this channel, do not wait for it.
+            Some(ChannelMsg::Failure) => {
+                self.refused = Some("the server refused to run it".to_string());
+                return false;
+            }
+            Some(ChannelMsg::Close) => {
+                self.closed = true;
+                return false;
+            }
+            // The channel's messages stopped without the server's close: the connection
+            // (or the server's session process) is gone.
+            None => {
+                self.lost = Some("the channel ended without the server closing it".to_string());
+                return false;
+            }
+            Some(_) => {}
+        }
+        self.cut.is_none()
+    }
+
+    /// How the command ended, most telling event first: a timeout or a cut explains
+    /// missing data even when the connection broke afterwards.
+    fn outcome(&self, job: &HostJob, started: Instant) -> Outcome {
+        let after_ms = elapsed_ms(started);
+        if self.timed_out {
+            return Outcome::TimedOut {
+                timeout_secs: job.command_timeout.as_secs(),
+                after_ms,
+            };
+        }
+        if let Some(cap) = self.cut {
+            let limit_bytes = match cap {
+                Cap::PerCommand => OUTPUT_CAP,
+                Cap::HostBudget => self.host_budget,
+                Cap::RunBudget => self.budget.run.total,
+            } as u64;
+            return Outcome::Truncated { cap, limit_bytes };
+        }
+        if let Some(reason) = &self.refused {
+            return Outcome::NeverRan { reason: reason.clone() };
+        }
+        if let Some(detail) = &self.lost {
+            // An exit status without the close still leaves data possibly undelivered.
+            return Outcome::ConnectionLost {
+                after_ms,
+                detail: detail.clone(),
+            };
+        }
+        if let Some(signal) = &self.signal {
+            return Outcome::Signalled { signal: signal.clone() };
+        }
+        match (self.exit_status, self.closed) {
+            (Some(code), true) => Outcome::Exited { code },
+            _ => Outcome::NoExitStatus,
+        }
+    }
+}
+
+/// Makes room for `more` bytes growing by half, never past the per-command cap: doubling
+/// would leave up to half of every flooded buffer unused, and with many hosts flooding
+/// that slack, not the output kept, would set peak memory.
+fn grow(buf: &mut Vec<u8>, more: usize) {
+    let need = buf.len() + more;
+    if need <= buf.capacity() {
+        return;
+    }
+    let target = (buf.capacity() + buf.capacity() / 2).max(need).max(16 * 1024);
+    buf.reserve_exact(target.min(OUTPUT_CAP.max(need)) - buf.len());
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Tells the server we are done with a channel whose command may still run (timeout, cap):
+/// a TERM signal request (RFC 4254 §6.9; OpenSSH delivers it to non-pty command sessions),
+/// EOF on its stdin, then the close, which makes sshd close the command's pipes. Bounded:
+/// a frozen server must not stall the host.
+async fn abandon(channel: &russh::Channel<russh::client::Msg>, still_running: bool) {
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        if still_running {
+            let _ = channel.signal(russh::Sig::TERM).await;
+            let _ = channel.eof().await;
+        }
+        let _ = channel.close().await;
+    })
+    .await;
+}
+
+/// A user-facing failure for an output that is not a clean exit, naming host, command and
+/// event; `None` for a clean exit.
+fn failure_for(job: &HostJob, id: &str, outcome: &Outcome) -> Option<Failure> {
+    let problem = outcome.problem()?;
+    let (kind, advice) = match outcome {
+        Outcome::TimedOut { .. } => (
+            ErrorKind::Timeout,
+            "; the output so far is kept but not trusted. Check the host's load or raise --command-timeout",
+        ),
+        Outcome::Truncated {
+            cap: Cap::HostBudget, ..
+        } => (
+            ErrorKind::CommandFailed,
+            "; raise --host-output-budget if this host really prints that much",
+        ),
+        Outcome::Truncated {
+            cap: Cap::RunBudget, ..
+        } => (
+            ErrorKind::CommandFailed,
+            "; raise --total-output-budget, or diagnose fewer hosts per run",
+        ),
+        Outcome::Truncated { .. } => (ErrorKind::CommandFailed, ""),
+        Outcome::ConnectionLost { .. } => (
+            ErrorKind::Unreachable,
+            "; check the host and the network, then run again",
+        ),
+        _ => (ErrorKind::CommandFailed, ""),
+    };
+    Some(Failure::new(
+        kind,
+        format!("{}: `{}` {problem}{advice}", job.target.label, id),
+    ))
+}
+
+async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec, budget: &Budget) -> Run {
+    run_one_line(job, conn, spec.id, spec.command, budget).await
+}
+
+async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str, budget: &Budget) -> Run {
     let started = Instant::now();
     // The deadline covers opening the channel too: a server that accepts the connection
     // but never answers the open must cost one command timeout, not hang the host.
@@ -296,11 +581,11 @@ async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str)
         r = conn.handle.channel_open_session() => Some(r),
         _ = &mut deadline => None,
     };
-    let mut channel = match opened {
+    let channel = match opened {
         Some(Ok(c)) => c,
-        Some(Err(russh::Error::ChannelOpenFailure(why))) => return Outcome::OpenRefused(format!("{why:?}")),
+        Some(Err(russh::Error::ChannelOpenFailure(why))) => return Run::OpenRefused(format!("{why:?}")),
         Some(Err(e)) => {
-            return Outcome::Lost(Failure::new(
+            return Run::Lost(Failure::new(
                 ErrorKind::Unreachable,
                 format!(
                     "{}: the connection was lost before `{}` could run ({e})",
@@ -311,105 +596,79 @@ async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str)
         None => {
             let mut out = RawOutput::new(id, command);
             out.timeout_hit = true;
-            out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            out.duration_ms = elapsed_ms(started);
+            let reason = format!(
+                "the server did not open a session within --command-timeout {}s",
+                job.command_timeout.as_secs()
+            );
             out.failure = Some(Failure::new(
                 ErrorKind::Timeout,
                 format!(
-                    "{}: the server did not open a session for `{}` within --command-timeout {}s; check the host's load or raise --command-timeout",
-                    job.target.label,
-                    id,
-                    job.command_timeout.as_secs()
+                    "{}: `{}` {reason}; check the host's load or raise --command-timeout",
+                    job.target.label, id
                 ),
             ));
-            return Outcome::Done(out);
+            out.outcome = Some(Outcome::NeverRan { reason });
+            return Run::Done(out);
         }
     };
-    let mut out = RawOutput::new(id, command);
-    let mut stdout: Vec<u8> = Vec::new();
-    let mut stderr: Vec<u8> = Vec::new();
-    let mut lost = None;
+    let mut channel = channel;
+    let mut rx = Received::new(budget, job.host_output_budget);
     if let Err(e) = channel.exec(true, command).await {
-        lost = Some(e.to_string());
+        rx.lost = Some(format!("could not start it: {e}"));
     } else {
         // Read until the channel closes, not until ExitStatus: servers may send the status
         // before the last data.
         loop {
             tokio::select! {
-                msg = channel.wait() => match msg {
-                    Some(ChannelMsg::Data { data }) => {
-                        append_capped(&mut stdout, &data, stderr.len(), &mut out.truncated)
-                    }
-                    Some(ChannelMsg::ExtendedData { data, ext: 1 }) => {
-                        append_capped(&mut stderr, &data, stdout.len(), &mut out.truncated)
-                    }
-                    Some(ChannelMsg::ExitStatus { exit_status }) => out.exit_status = Some(exit_status),
-                    Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
-                        stderr.extend_from_slice(format!("\n[killed by signal {signal_name:?}]\n").as_bytes());
-                    }
-                    // exec refused: nothing will run on this channel, do not wait for it.
-                    Some(ChannelMsg::Failure) => {
-                        lost = Some("the server refused to run it".to_string());
-                        break;
-                    }
-                    Some(ChannelMsg::Close) | None => break,
-                    Some(_) => {}
-                },
+                msg = channel.wait() => if !rx.on_message(msg) { break },
                 _ = &mut deadline => {
-                    out.timeout_hit = true;
+                    rx.timed_out = true;
                     break;
                 }
-            }
-            if out.truncated {
-                break;
             }
         }
     }
     // Closing frees the server's session slot even when the command still runs (timeout,
-    // cap); a stuck close must not stall the host.
-    let _ = tokio::time::timeout(Duration::from_secs(2), channel.close()).await;
-    out.stdout = String::from_utf8_lossy(&stdout).into_owned();
-    out.stderr = String::from_utf8_lossy(&stderr).into_owned();
-    out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    if out.timeout_hit {
-        out.failure = Some(Failure::new(
-            ErrorKind::Timeout,
-            format!(
-                "{}: `{}` did not finish within --command-timeout {}s; the output so far is kept. Check the host's load or raise --command-timeout",
-                job.target.label,
-                id,
-                job.command_timeout.as_secs()
-            ),
-        ));
-    } else if let Some(e) = lost {
-        out.failure = Some(Failure::new(
-            ErrorKind::Unreachable,
-            format!("{}: could not start `{}` ({e})", job.target.label, id),
-        ));
+    // cap), and tells sshd to close the command's pipes.
+    let still_running = rx.timed_out || rx.cut.is_some();
+    if rx.lost.is_none() && !rx.closed {
+        abandon(&channel, still_running).await;
     }
+    let outcome = rx.outcome(job, started);
+    let mut out = RawOutput::new(id, command);
+    out.stdout = bytes_to_text(rx.stdout);
+    out.stderr = bytes_to_text(rx.stderr);
+    out.duration_ms = elapsed_ms(started);
+    out.exit_status = rx.exit_status;
+    out.timeout_hit = matches!(outcome, Outcome::TimedOut { .. });
+    out.truncated = matches!(outcome, Outcome::Truncated { .. });
+    out.failure = failure_for(job, id, &outcome);
     // `-v`: every command with host, duration and how it ended.
-    let ended = match (out.timeout_hit, out.exit_status) {
-        (true, _) => "timed out".to_string(),
-        (false, Some(code)) => format!("exit {code}"),
-        (false, None) => "no exit status".to_string(),
-    };
     tracing::info!(
-        "{}: `{}` {ended} in {} ms ({} bytes out, {} bytes err{})",
+        "{}: `{}` {} in {} ms ({} bytes out, {} bytes err)",
         job.label,
         command,
+        outcome.problem().unwrap_or_else(|| match out.exit_status {
+            Some(code) => format!("exit {code}"),
+            None => "no exit status".to_string(),
+        }),
         out.duration_ms,
-        stdout.len(),
-        stderr.len(),
-        if out.truncated { ", truncated" } else { "" }
+        out.stdout.len(),
+        out.stderr.len(),
     );
-    Outcome::Done(out)
+    out.outcome = Some(outcome);
+    Run::Done(out)
 }
 
-fn append_capped(buf: &mut Vec<u8>, data: &[u8], other: usize, truncated: &mut bool) {
-    let room = OUTPUT_CAP.saturating_sub(buf.len() + other);
-    if data.len() > room {
-        buf.extend_from_slice(data.get(..room).unwrap_or(&[]));
-        *truncated = true;
-    } else {
-        buf.extend_from_slice(data);
+/// Command output is text; a stray byte is kept visible rather than failing the command.
+/// Valid UTF-8 (the norm) is taken over without a copy, which keeps peak memory at one
+/// copy of the output.
+fn bytes_to_text(mut bytes: Vec<u8>) -> String {
+    // Kept until the report is written: hold exactly the output, not the growth slack.
+    bytes.shrink_to_fit();
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }
 }

@@ -669,6 +669,8 @@ mod tests {
             }),
             fleet_failures: Vec::new(),
             record_errors: Vec::new(),
+            vms_error: None,
+            incomplete_outputs: Vec::new(),
         }
     }
 

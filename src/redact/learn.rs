@@ -103,11 +103,23 @@ impl Redactor {
         Ok(())
     }
 
-    /// `Display Name: <name>` lines of `vm process list`.
+    /// `Display Name: <name>` lines of `vm process list`, and `displayName = "<name>"` lines
+    /// of `.vmx` text (`vmx_pvrdma_lines`).
     pub(super) fn learn_display_names(&mut self, text: &str) -> anyhow::Result<()> {
         for line in text.lines() {
-            if let Some(name) = line.trim_start().strip_prefix("Display Name:") {
+            let t = line.trim_start();
+            if let Some(name) = t.strip_prefix("Display Name:") {
                 let name = name.trim();
+                if !name.is_empty() {
+                    self.learn_name(Kind::Vm, name)?;
+                }
+            } else if let Some(("displayname", value)) = t
+                .split_once('=')
+                .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim()))
+                .as_ref()
+                .map(|(k, v)| (k.as_str(), *v))
+            {
+                let name = value.trim_matches('"').trim();
                 if !name.is_empty() {
                     self.learn_name(Kind::Vm, name)?;
                 }

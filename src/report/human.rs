@@ -406,6 +406,13 @@ fn host_section(out: &mut String, group: &[&HostDiagnosis], paint: &Paint, width
             |t| t.to_string(),
         );
     }
+    // What broke off comes first: it is why the checks below may be unknown.
+    for cut in &host.incomplete_outputs {
+        let label = crate::catalogue::spec(&cut.command).map_or(cut.command.as_str(), |s| s.label());
+        let prefix = format!("  {} ", paint.yellow("!"));
+        let text = format!("incomplete: `{}` {}", clean(label), clean(&cut.reason));
+        emit(out, &prefix, "  ! ", 4, &text, width, |t| t.to_string());
+    }
     let id_width = host.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
     let mut passing_hidden = 0;
     for (i, check) in host.checks.iter().enumerate() {
@@ -433,6 +440,9 @@ fn host_section(out: &mut String, group: &[&HostDiagnosis], paint: &Paint, width
             paint.green("✓"),
             plural(passing_hidden, "other check passes", "other checks pass")
         );
+    }
+    if let Some(e) = &host.vms_error {
+        let _ = writeln!(out, "  {} {}", paint.dim("?"), clean(e));
     }
     if let Some(e) = &host.adapters_error {
         let prefix = format!("  {} ", paint.dim("?"));
@@ -721,6 +731,8 @@ mod tests {
                 adapters: Vec::new(),
             }],
             adapters_error: Some(hostile.to_string()),
+            vms_error: None,
+            incomplete_outputs: Vec::new(),
             pvrdma_vmknic: None,
             fleet_failures: Vec::new(),
             record_errors: Vec::new(),

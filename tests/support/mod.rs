@@ -138,6 +138,18 @@ pub struct SshdOptions {
     pub max_sessions: Option<u32>,
     /// Catalogue ids whose fake command sleeps forever.
     pub hang: Vec<String>,
+    /// Catalogue ids (or `all`) whose fake prints its whole sample, then hangs without
+    /// exiting (in a batch: each iteration's query, so its end marker never comes).
+    pub stall: Vec<String>,
+    /// Catalogue ids (or `all`) whose fake prints `flood_bytes` of text instead.
+    pub flood: Vec<String>,
+    pub flood_bytes: usize,
+    /// Catalogue ids whose fake prints its sample, then kills its own sshd session
+    /// process (the connection drops in the middle of the command).
+    pub kill_session: Vec<String>,
+    /// Catalogue ids whose fake prints its sample, then SIGSTOPs its own sshd session
+    /// process (a frozen server: the connection stays open, nothing more arrives).
+    pub freeze: Vec<String>,
     /// Public keys allowed for the test user.
     pub authorized_keys: Vec<PathBuf>,
     pub allow_tcp_forwarding: bool,
@@ -160,6 +172,11 @@ impl SshdOptions {
             samples,
             max_sessions: None,
             hang: Vec::new(),
+            stall: Vec::new(),
+            flood: Vec::new(),
+            flood_bytes: 20 * 1024 * 1024,
+            kill_session: Vec::new(),
+            freeze: Vec::new(),
             authorized_keys: Vec::new(),
             allow_tcp_forwarding: false,
             fake_esx: true,
@@ -209,6 +226,7 @@ impl Sshd {
             .vmkping
             .clone()
             .unwrap_or_else(|| dir.path().join("no-vmkping-answers"));
+        write_exec(&bin.join("grep"), &fake_grep());
         let ak = dir.path().join("authorized_keys");
         let mut keys = String::new();
         for k in &opts.authorized_keys {
@@ -242,7 +260,7 @@ impl Sshd {
              MaxSessions {maxs}\n\
              MaxStartups 100:30:200\n\
              AllowUsers {user}\n\
-             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung FAKE_VMKPING_DIR={vmkping} FAKE_VMKPING_LOG={pids}/vmkping.log\n",
+             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung FAKE_ESX_STALL={stall} FAKE_ESX_FLOOD={flood} FAKE_ESX_FLOOD_BYTES={flood_bytes} FAKE_ESX_KILL={kill} FAKE_ESX_FREEZE={freeze} FAKE_VMKPING_DIR={vmkping} FAKE_VMKPING_LOG={pids}/vmkping.log\n",
             ecdsa = host_ecdsa.display(),
             rsa = host_rsa.display(),
             banner = if opts.banner.is_some() { dir.path().join("banner").display().to_string() } else { "none".to_string() },
@@ -257,8 +275,13 @@ impl Sshd {
             kbd = if opts.password_method { "no" } else { "yes" },
             bin = if opts.fake_esx { bin.display().to_string() } else { "/nonexistent".to_string() },
             pids = pids.display(),
-            hang = if opts.hang.is_empty() { "none".to_string() } else { opts.hang.join(",") },
+            hang = list(&opts.hang),
             vmkping = vmkping_dir.display(),
+            stall = list(&opts.stall),
+            flood = list(&opts.flood),
+            flood_bytes = opts.flood_bytes,
+            kill = list(&opts.kill_session),
+            freeze = list(&opts.freeze),
         );
         let cfg_path = dir.path().join("sshd_config");
         std::fs::create_dir_all("/run/sshd").ok();
@@ -321,8 +344,17 @@ impl Drop for Sshd {
         // Fake commands told to hang would otherwise sleep on after the test.
         let hung = std::fs::read_to_string(self.dir.path().join("pids/hung")).unwrap_or_default();
         for pid in hung.split_whitespace() {
+            // A frozen (SIGSTOPped) session process dies of SIGKILL too.
             let _ = Command::new("kill").args(["-9", pid]).stderr(Stdio::null()).status();
         }
+    }
+}
+
+fn list(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "none".to_string()
+    } else {
+        ids.join(",")
     }
 }
 
@@ -338,18 +370,52 @@ fn write_exec(p: &Path, text: &str) {
 }
 
 const EMIT: &str = r#"d=${FAKE_ESX_DIR:?}
+# on ID LIST: whether the comma list LIST names ID (or `all`).
+on() { case ",$2," in *",$1,"*|*",all,"*) return 0 ;; esac; return 1; }
+# The pid of this command's sshd session process (the first sshd* ancestor).
+session() {
+  p=$$
+  while [ "${p:-1}" -gt 1 ]; do
+    case "$(cat "/proc/$p/comm" 2>/dev/null)" in sshd*) echo "$p"; return ;; esac
+    p=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)
+  done
+}
+# The sample's text: whole, or one batch section (ending with its end marker's status).
+body() {
+  if [ -n "$2" ]; then
+    awk -v k="==> $2 <==" -v e="<== $2 exit " '
+      $0 == k { on = 1; next }
+      on && index($0, e) == 1 { c = substr($0, length(e) + 1); sub(/ ==>$/, "", c); code = c + 0; on = 0; next }
+      /^==> .* <==$/ { on = 0 }
+      on { print }
+      END { exit code }' "$d/$1.txt"
+    return
+  fi
+  [ -f "$d/$1.txt" ] || { echo "fake: no sample $1" >&2; return 1; }
+  cat "$d/$1.txt"
+  [ -f "$d/$1.stderr.txt" ] && cat "$d/$1.stderr.txt" >&2
+  [ -f "$d/$1.exit" ] && return "$(cat "$d/$1.exit")"
+  return 0
+}
 emit() {
   # A hung command records its pid so the test can kill it: exec keeps the pid.
   case ",$FAKE_ESX_HANG," in *",$1,"*) echo $$ >> "$FAKE_ESX_PIDS"; exec sleep 3600 ;; esac
-  if [ -n "$2" ]; then
-    awk -v k="==> $2 <==" '$0 == k { on = 1; next } /^==> .* <==$/ { on = 0 } /^<== .* exit [0-9]+ ==>$/ { next } on' "$d/$1.txt"
+  if on "$1" "$FAKE_ESX_FLOOD"; then
+    yes 'flood flood flood flood flood flood flood flood flood flood flood flood flood' | head -c "$FAKE_ESX_FLOOD_BYTES"
     exit 0
   fi
-  [ -f "$d/$1.txt" ] || { echo "fake: no sample $1" >&2; exit 1; }
-  cat "$d/$1.txt"
-  [ -f "$d/$1.stderr.txt" ] && cat "$d/$1.stderr.txt" >&2
-  [ -f "$d/$1.exit" ] && exit "$(cat "$d/$1.exit")"
-  exit 0
+  body "$@"
+  rc=$?
+  if on "$1" "$FAKE_ESX_STALL"; then echo $$ >> "$FAKE_ESX_PIDS"; exec sleep 3600; fi
+  if on "$1" "$FAKE_ESX_KILL"; then sleep 0.5; kill -9 "$(session)"; exit 0; fi
+  if on "$1" "$FAKE_ESX_FREEZE"; then
+    s=$(session)
+    echo "$s $$" >> "$FAKE_ESX_PIDS"
+    sleep 0.5
+    kill -STOP "$s"
+    exec sleep 3600
+  fi
+  exit $rc
 }
 "#;
 
@@ -406,6 +472,15 @@ fn fake_esxcli() -> String {
     ));
     s.push_str("  *) echo \"Error: Unknown command or namespace $*\" >&2; exit 1 ;;\nesac\n");
     s
+}
+
+/// `grep` that answers the `.vmx` reads of the catalogue's `vmx_pvrdma_lines` loop from
+/// that sample (the `/vmfs/...` paths do not exist here) and is the real grep otherwise.
+fn fake_grep() -> String {
+    format!(
+        "#!/bin/sh\n# Test double: .vmx reads answer from samples.\n{EMIT}eval \"f=\\${{$#}}\"\ncase \"$f\" in /vmfs/*) emit {vmx} \"$f\" ;; esac\nexec /usr/bin/grep \"$@\"\n",
+        vmx = pvrdma_doctor::catalogue::VMX_PVRDMA_LINES,
+    )
 }
 
 fn fake_vsish() -> String {
