@@ -8,11 +8,11 @@
 //! for libFuzzer, a failure for `cargo test`) when an invariant breaks:
 //!
 //! - no parser panics, whatever the bytes (read as the replay reads them: lossy UTF-8);
-//! - a parse is deterministic: the same text gives the same result twice;
+//! - a parse that succeeds is deterministic: the same text gives the same value twice;
 //! - an error points inside the text: 1-based line and column on a real line, a snippet of
 //!   at most 80 characters, a non-empty expectation;
 //! - a batch of one section says what the single-output parser says of its body;
-//! - the diagnosis is deterministic, its JSON is valid JSON of the documented schema, a host
+//! - the diagnosis's JSON is valid JSON of the documented schema, a host
 //!   is `ok` only with every check passing (or warning) and every adapter on the HCA, the
 //!   exit code agrees with the host statuses, and no `pass` check cites an output that
 //!   failed or exited non-zero.
@@ -44,14 +44,18 @@ fn text(data: &[u8]) -> String {
     String::from_utf8_lossy(data).into_owned()
 }
 
-/// Runs one entry point twice, checks determinism and the error's position; returns the
-/// result for further checks.
+/// Runs one entry point, checks the error's position, or that a success is deterministic
+/// (parsing again gives the same value; failures, most fuzz inputs, are not parsed twice
+/// to keep the executions per second up); returns the result for further checks.
 fn parse<T: PartialEq + Debug>(input: &str, parser: fn(&str) -> Result<T, p::ParseError>) -> Result<T, p::ParseError> {
     let first = parser(input);
-    let second = parser(input);
-    assert_eq!(first, second, "the same text parsed twice gave two results");
-    if let Err(e) = &first {
-        check_error(input, e);
+    match &first {
+        Ok(value) => assert_eq!(
+            parser(input).as_ref(),
+            Ok(value),
+            "the same text parsed twice gave two results"
+        ),
+        Err(e) => check_error(input, e),
     }
     first
 }
@@ -270,11 +274,6 @@ pub fn diagnosis(data: &[u8]) {
 pub fn diagnosis_with(data: &[u8], strict: bool) {
     let captures = captures(data);
     let d = diagnose::diagnose(&captures);
-    assert_eq!(
-        d,
-        diagnose::diagnose(&captures),
-        "the same capture diagnosed twice differs"
-    );
     for (h, capture) in d.hosts.iter().zip(&captures) {
         check_host(h, capture, strict);
     }
@@ -288,15 +287,14 @@ pub fn diagnosis_with(data: &[u8], strict: bool) {
         ),
         Err(e) => panic!("the JSON report is not JSON ({e}): {json}"),
     }
-    for color in [false, true] {
-        let human = report::render(&d, Format::Human, color);
-        for h in &d.hosts {
-            assert!(
-                human.contains(&h.host),
-                "the human report does not name host {}",
-                h.host
-            );
-        }
+    // Colour or not by the input's length: both paths, at the cost of one rendering.
+    let human = report::render(&d, Format::Human, data.len() % 2 == 1);
+    for h in &d.hosts {
+        assert!(
+            human.contains(&h.host),
+            "the human report does not name host {}",
+            h.host
+        );
     }
 }
 

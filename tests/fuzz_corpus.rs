@@ -1,4 +1,5 @@
-//! Replays the checked-in fuzz corpus (`fuzz/corpus/<target>/`) through the very functions
+//! Replays the checked-in fuzz corpus (`fuzz/corpus/<target>/`, and the inputs that once
+//! crashed a target, `fuzz/regressions/<target>/<what broke>`) through the very functions
 //! the `cargo fuzz` targets run (`fuzz/harness.rs`), on stable: every input the fuzzer kept
 //! for reaching new code, and every input that once crashed a target, stays a test case
 //! without nightly or libFuzzer. See the README's "Fuzzing" section.
@@ -28,8 +29,12 @@ fn replay(target: &str) {
         .iter()
         .find(|(name, _)| *name == target)
         .unwrap_or_else(|| panic!("no fuzz target {target}"));
-    let files = inputs(&corpus_dir().join(target));
+    let mut files = inputs(&corpus_dir().join(target));
     assert!(!files.is_empty(), "fuzz/corpus/{target} is empty");
+    let regressions = corpus_dir().join("../regressions").join(target);
+    if regressions.is_dir() {
+        files.extend(inputs(&regressions));
+    }
     for file in files {
         let data = std::fs::read(&file).unwrap();
         let outcome = std::panic::catch_unwind(|| run(&data));
