@@ -23,9 +23,12 @@ use pvrdma_doctor::report::{self, Format};
 use pvrdma_parsers as p;
 use std::fmt::Debug;
 
+/// What a fuzz target runs on one input.
+pub type Target = fn(&[u8]);
+
 /// The fuzz targets, by name: the corpus directory `fuzz/corpus/<name>/` of each is
 /// replayed through the function next to it.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("rdma", rdma),
     ("nic", nic),
     ("vswitch", vswitch),
@@ -254,15 +257,16 @@ pub fn encode(host: u8, outputs: &[(&str, &[u8])]) -> Vec<u8> {
 
 /// Whether an output is marked as not clean in a way the diagnosis honours today: a
 /// failure recorded by the collector, or a non-zero exit of a single (non-batched)
-/// command. `strict` adds the marks of issue 13 (timeout, truncation at the cap, no exit
-/// status, and a failure of a batched loop) for once the diagnosis honours them.
-fn unclean(output: &RawOutput, strict: bool) -> bool {
+/// command. `strict` adds the marks of issue 13 (timeout, truncation at the cap, a live
+/// command without exit status, and a failure of a batched loop) for once the diagnosis
+/// honours them. vm-support bundles record no exit status at all, so there its absence
+/// is no mark.
+fn unclean(output: &RawOutput, source: CaptureSource, strict: bool) -> bool {
     let batch = catalogue::spec(&output.id).is_some_and(|s| s.is_batch());
     let today = (!batch && (output.failure.is_some() || output.exit_status.is_some_and(|c| c != 0)))
         || (output.failure.is_some() && output.stdout.trim().is_empty());
-    today
-        || (strict
-            && (output.truncated || output.timeout_hit || output.exit_status.is_none() || output.failure.is_some()))
+    let no_exit = output.exit_status.is_none() && source == CaptureSource::Live;
+    today || (strict && (output.truncated || output.timeout_hit || no_exit || output.failure.is_some()))
 }
 
 /// The whole diagnosis of the hosts in `data` (see [`captures`]) with today's markings.
@@ -318,7 +322,12 @@ fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture, strict: bool) 
             h.host
         );
     }
-    let is_unclean = |id: &str| capture.outputs.get(id).is_some_and(|o| unclean(o, strict));
+    let is_unclean = |id: &str| {
+        capture
+            .outputs
+            .get(id)
+            .is_some_and(|o| unclean(o, capture.source, strict))
+    };
     for c in h.checks.iter().filter(|c| c.status == Status::Pass) {
         for e in &c.evidence {
             assert!(

@@ -1,5 +1,5 @@
-//! Regression tests for what `cargo fuzz` found outside the parsers (the parser ones live
-//! in `parsers/tests/fuzz_regressions.rs`). Each names the invariant the fuzzer broke; the
+//! Regression tests for what `cargo fuzz` found outside the parsers (a parser's go in
+//! `parsers/tests/`). Each names the invariant the fuzzer broke; the
 //! crashing input itself is kept in `fuzz/regressions/<target>/` and replayed by
 //! `tests/fuzz_corpus.rs`.
 use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
