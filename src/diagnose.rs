@@ -1450,10 +1450,15 @@ fn check_firewall(f: &HostFacts) -> Check {
         Ok(r) => r,
         Err(e) => return unknown_from(ID, cat::FIREWALL_RULESET_LIST, e),
     };
-    let evidence = vec![
-        ev(cat::FIREWALL_GET, "Enabled"),
-        ev(cat::FIREWALL_RULESET_LIST, "Enabled of pvrdma"),
-    ];
+    // `firewall get` is evidence only when it was read: an enabled pvrdma ruleset passes
+    // whatever the firewall state, and must not cite a command that failed.
+    let evidence: Vec<Evidence> = f
+        .firewall
+        .is_ok()
+        .then(|| ev(cat::FIREWALL_GET, "Enabled"))
+        .into_iter()
+        .chain([ev(cat::FIREWALL_RULESET_LIST, "Enabled of pvrdma")])
+        .collect();
     const ENABLE: &str = "esxcli network firewall ruleset set -e true -r pvrdma";
     let esxi8 = matches!(&f.version, Ok(v) if v.numbers().is_some_and(|n| n.0 >= 8));
     match rulesets.iter().find(|r| r.name.eq_ignore_ascii_case("pvrdma")) {

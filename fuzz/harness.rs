@@ -1,0 +1,370 @@
+//! What every fuzz target runs, shared with the stable corpus replay
+//! (`tests/fuzz_corpus.rs`), so a checked-in input goes through exactly the code the fuzzer
+//! ran it through.
+//!
+//! One function per parser family (every public parse entry point of `pvrdma-parsers`,
+//! grouped by the command family it reads), plus [`diagnosis`]: a whole fleet capture run
+//! through facts → diagnose → render, as a live host goes. Each function panics (= a crash
+//! for libFuzzer, a failure for `cargo test`) when an invariant breaks:
+//!
+//! - no parser panics, whatever the bytes (read as the replay reads them: lossy UTF-8);
+//! - a parse that succeeds is deterministic: the same text gives the same value twice;
+//! - an error points inside the text: 1-based line and column on a real line, a snippet of
+//!   at most 80 characters, a non-empty expectation;
+//! - a batch of one section says what the single-output parser says of its body;
+//! - the diagnosis's JSON is valid JSON of the documented schema, a host
+//!   is `ok` only with every check passing (or warning) and every adapter on the HCA, the
+//!   exit code agrees with the host statuses, and no `pass` check cites an output that
+//!   failed or exited non-zero.
+use pvrdma_doctor::catalogue::{self, CATALOGUE};
+use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
+use pvrdma_doctor::diagnose::{self, Diagnosis, HostStatus, Status, Verdict};
+use pvrdma_doctor::report::{self, Format};
+use pvrdma_parsers as p;
+use std::fmt::Debug;
+
+/// What a fuzz target runs on one input.
+pub type Target = fn(&[u8]);
+
+/// The fuzz targets, by name: the corpus directory `fuzz/corpus/<name>/` of each is
+/// replayed through the function next to it.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("rdma", rdma),
+    ("nic", nic),
+    ("vswitch", vswitch),
+    ("ip_interface", ip_interface),
+    ("advanced", advanced),
+    ("firewall", firewall),
+    ("version", version),
+    ("vm", vm),
+    ("vsish", vsish),
+    ("vmx", vmx),
+    ("diagnosis", diagnosis),
+];
+
+/// Bytes as the replay of a capture reads them (`collect::replay::read_text`).
+fn text(data: &[u8]) -> String {
+    String::from_utf8_lossy(data).into_owned()
+}
+
+/// Runs one entry point, checks the error's position, or that a success is deterministic
+/// (parsing again gives the same value; failures, most fuzz inputs, are not parsed twice
+/// to keep the executions per second up); returns the result for further checks.
+fn parse<T: PartialEq + Debug>(input: &str, parser: fn(&str) -> Result<T, p::ParseError>) -> Result<T, p::ParseError> {
+    let first = parser(input);
+    match &first {
+        Ok(value) => assert_eq!(
+            parser(input).as_ref(),
+            Ok(value),
+            "the same text parsed twice gave two results"
+        ),
+        Err(e) => check_error(input, e),
+    }
+    first
+}
+
+/// An error names a real spot of the text it was given.
+pub fn check_error(input: &str, e: &p::ParseError) {
+    let line_count = input.split('\n').count();
+    assert!(
+        e.line >= 1 && e.line <= line_count,
+        "{e}: line outside the input ({line_count} lines)"
+    );
+    let line = input.split('\n').nth(e.line - 1).unwrap_or("");
+    assert!(
+        e.column >= 1 && e.column <= line.chars().count() + 1,
+        "{e}: column outside line {line:?}"
+    );
+    assert!(
+        e.snippet.chars().count() <= 80,
+        "{e}: snippet longer than 80 characters"
+    );
+    assert!(!e.expected.is_empty(), "{e}: empty expectation");
+    assert!(!e.command.is_empty(), "{e}: no command id");
+}
+
+pub fn rdma(data: &[u8]) {
+    let t = text(data);
+    let _ = parse(&t, p::parse_rdma_device_list);
+    let _ = parse(&t, p::parse_rdma_device_protocol_list);
+    let _ = parse(&t, p::parse_rdma_device_vmknic_list);
+}
+
+pub fn nic(data: &[u8]) {
+    let _ = parse(&text(data), p::parse_nic_list);
+}
+
+pub fn vswitch(data: &[u8]) {
+    let t = text(data);
+    let _ = parse(&t, p::parse_dvs_list);
+    let _ = parse(&t, p::parse_standard_switch_list);
+}
+
+pub fn ip_interface(data: &[u8]) {
+    let t = text(data);
+    let _ = parse(&t, p::parse_ip_interface_list);
+    let _ = parse(&t, p::parse_ip_interface_ipv4_get);
+}
+
+pub fn advanced(data: &[u8]) {
+    let _ = parse(&text(data), p::parse_advanced_option);
+}
+
+pub fn firewall(data: &[u8]) {
+    let t = text(data);
+    let _ = parse(&t, p::parse_firewall_get);
+    let _ = parse(&t, p::parse_firewall_ruleset_list);
+}
+
+pub fn version(data: &[u8]) {
+    let t = text(data);
+    if let Ok(v) = parse(&t, p::parse_system_version) {
+        // Cheap consistency: numbers() reads the version string it was parsed with.
+        assert_eq!(v.numbers(), v.clone().numbers());
+    }
+}
+
+/// The body as the one section of a batch, when it cannot be read as more than one.
+fn as_one_section(key: &str, body: &str) -> Option<String> {
+    // No header and no end marker inside: then it is exactly one unmarked section.
+    (!body.contains("==>") && !body.contains("<==")).then(|| format!("==> {key} <==\n{body}"))
+}
+
+pub fn vm(data: &[u8]) {
+    let t = text(data);
+    let _ = parse(&t, p::parse_vm_process_list);
+    let single = parse(&t, p::parse_vm_port_list);
+    let _ = parse(&t, p::parse_vm_port_list_batch);
+    if let (Ok(ports), Some(batch)) = (single, as_one_section("4242", &t)) {
+        let sections = parse(&batch, p::parse_vm_port_list_batch);
+        assert_eq!(
+            sections,
+            Ok(vec![p::VmPorts {
+                world_id: 4242,
+                ports,
+                error: None,
+                cut_off: false,
+            }]),
+            "a port list read alone and as the one section of a batch differ"
+        );
+    }
+}
+
+pub fn vsish(data: &[u8]) {
+    let t = text(data);
+    let _ = parse(&t, p::parse_pvrdma_device_ls);
+    let single = parse(&t, p::parse_pvrdma_properties);
+    let _ = parse(&t, p::parse_pvrdma_properties_batch);
+    // A block that names another device (VMM leader ID, adapter index) is refused in a
+    // batch section on purpose, so only blocks that could be 4242_1 are compared.
+    let names_4242_1 =
+        |p: &p::PvrdmaProperties| p.vmm_leader_id.is_none_or(|w| w == 4242) && p.adapter_index.is_none_or(|i| i == 1);
+    if let (Ok(properties), Some(batch)) = (single.ok().filter(names_4242_1).ok_or(()), as_one_section("4242_1", &t)) {
+        let sections = parse(&batch, p::parse_pvrdma_properties_batch);
+        assert_eq!(
+            sections,
+            Ok(vec![p::PvrdmaPropertiesSection {
+                device: p::PvrdmaDeviceId {
+                    world_id: 4242,
+                    index: 1,
+                },
+                properties: Ok(properties),
+                cut_off: false,
+            }]),
+            "a properties block read alone and as the one section of a batch differ"
+        );
+    }
+}
+
+pub fn vmx(data: &[u8]) {
+    let _ = parse(&text(data), p::vmx::parse_vmx);
+}
+
+/// Separates the chunks of a [`diagnosis`] input (never valid UTF-8, so never inside text
+/// a host printed once it has been read as text).
+pub const CHUNK: u8 = 0xFF;
+/// Separates stdout from stderr inside a chunk whose flags ask for a stderr.
+pub const STDERR: u8 = 0xFE;
+
+/// Two hosts' captures from one fuzz input: chunks separated by [`CHUNK`], each
+/// `[selector, flags, payload...]`.
+///
+/// - selector: bit 7 picks the host (`esx-a`/`esx-b`); the low 7 bits modulo
+///   `CATALOGUE.len() + 1` pick a catalogue id, or (the last value) a `.vmx` file.
+/// - flags: bits 0-1 the exit status (0, 1, 255, none); bit 2 `truncated`; bit 3
+///   `timeout_hit`; bit 4 a `failure` (timeout); bit 5 the payload holds stderr after a
+///   [`STDERR`] byte; bit 6 the host came from a vm-support bundle instead of SSH; bit 7
+///   the host also carries a connection error.
+///
+/// A later chunk for the same id replaces the earlier one.
+pub fn captures(data: &[u8]) -> Vec<HostCapture> {
+    let mut hosts = [
+        HostCapture::new("esx-a", CaptureSource::Live),
+        HostCapture::new("esx-b", CaptureSource::Live),
+    ];
+    for chunk in data.split(|&b| b == CHUNK) {
+        let [selector, flags, payload @ ..] = chunk else {
+            continue;
+        };
+        let host = &mut hosts[usize::from(selector >> 7)];
+        if flags & 0x40 != 0 {
+            host.source = CaptureSource::VmSupport;
+        }
+        if flags & 0x80 != 0 {
+            host.error = Some(Failure::new(
+                ErrorKind::Timeout,
+                "SSH connection lost 2.1 s into the run",
+            ));
+        }
+        let which = usize::from(selector & 0x7f) % (CATALOGUE.len() + 1);
+        let Some(spec) = CATALOGUE.get(which) else {
+            let n = host.vmx_files.len();
+            host.vmx_files.push(VmxFile {
+                path: format!("vmfs/volumes/ds1/vm{n}/vm{n}.vmx"),
+                content: text(payload),
+            });
+            continue;
+        };
+        let (stdout, stderr) = match payload.iter().position(|&b| b == STDERR) {
+            Some(at) if flags & 0x20 != 0 => (&payload[..at], &payload[at + 1..]),
+            _ => (payload, &[][..]),
+        };
+        let output = RawOutput {
+            stdout: text(stdout),
+            stderr: text(stderr),
+            exit_status: [Some(0), Some(1), Some(255), None][usize::from(flags & 3)],
+            truncated: flags & 0x04 != 0,
+            timeout_hit: flags & 0x08 != 0,
+            failure: (flags & 0x10 != 0)
+                .then(|| Failure::new(ErrorKind::Timeout, "did not finish within --command-timeout 60s")),
+            ..RawOutput::new(spec.id, spec.command)
+        };
+        host.outputs.insert(spec.id.to_string(), output);
+    }
+    hosts
+        .into_iter()
+        .filter(|h| !h.outputs.is_empty() || !h.vmx_files.is_empty() || h.error.is_some())
+        .collect()
+}
+
+/// The inverse of [`captures`] for one clean host: how the seed corpus is written.
+pub fn encode(host: u8, outputs: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (id, body) in outputs {
+        let selector = CATALOGUE.iter().position(|s| s.id == *id).unwrap_or(CATALOGUE.len());
+        if !out.is_empty() {
+            out.push(CHUNK);
+        }
+        out.push(u8::try_from(selector).unwrap_or(0) | (host << 7));
+        out.push(0);
+        out.extend_from_slice(body);
+    }
+    out
+}
+
+/// Whether an output is marked as not clean in a way the diagnosis honours today: a
+/// failure recorded by the collector, or a non-zero exit of a single (non-batched)
+/// command. `strict` adds the marks of issue 13 (timeout, truncation at the cap, a live
+/// command without exit status, and a failure of a batched loop) for once the diagnosis
+/// honours them. vm-support bundles record no exit status at all, so there its absence
+/// is no mark.
+fn unclean(output: &RawOutput, source: CaptureSource, strict: bool) -> bool {
+    let batch = catalogue::spec(&output.id).is_some_and(|s| s.is_batch());
+    let today = (!batch && (output.failure.is_some() || output.exit_status.is_some_and(|c| c != 0)))
+        || (output.failure.is_some() && output.stdout.trim().is_empty());
+    let no_exit = output.exit_status.is_none() && source == CaptureSource::Live;
+    today || (strict && (output.truncated || output.timeout_hit || no_exit || output.failure.is_some()))
+}
+
+/// The whole diagnosis of the hosts in `data` (see [`captures`]), with issue 13's markings
+/// enforced: nothing passes or reads `hca` on an output that broke off.
+pub fn diagnosis(data: &[u8]) {
+    diagnosis_with(data, true)
+}
+
+/// The whole diagnosis; `strict` also asserts issue 13's markings (see [`unclean`]).
+pub fn diagnosis_with(data: &[u8], strict: bool) {
+    let captures = captures(data);
+    let d = diagnose::diagnose(&captures);
+    for (h, capture) in d.hosts.iter().zip(&captures) {
+        check_host(h, capture, strict);
+    }
+    check_exit_code(&d);
+    let json = report::render(&d, Format::Json, false);
+    match serde_json::from_str::<serde_json::Value>(&json) {
+        Ok(v) => assert_eq!(
+            v.get("schema").and_then(|s| s.as_str()),
+            Some("pvrdma-doctor/report/v1"),
+            "JSON report without its schema"
+        ),
+        Err(e) => panic!("the JSON report is not JSON ({e}): {json}"),
+    }
+    // Colour or not by the input's length: both paths, at the cost of one rendering.
+    let human = report::render(&d, Format::Human, data.len() % 2 == 1);
+    for h in &d.hosts {
+        assert!(
+            human.contains(&h.host),
+            "the human report does not name host {}",
+            h.host
+        );
+    }
+}
+
+fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture, strict: bool) {
+    assert_eq!(h.host, capture.host);
+    let adapters = || h.vms.iter().flat_map(|v| &v.adapters);
+    if h.status == HostStatus::Ok {
+        assert!(
+            h.checks.iter().all(|c| matches!(c.status, Status::Pass | Status::Warn)),
+            "{}: host ok with a failing or unknown check",
+            h.host
+        );
+        assert!(
+            adapters().all(|a| a.verdict == Verdict::Hca),
+            "{}: host ok with an adapter not on the HCA",
+            h.host
+        );
+        assert!(
+            capture.error.is_none(),
+            "{}: host ok although its collection failed",
+            h.host
+        );
+    }
+    let is_unclean = |id: &str| {
+        capture
+            .outputs
+            .get(id)
+            .is_some_and(|o| unclean(o, capture.source, strict))
+    };
+    for c in h.checks.iter().filter(|c| c.status == Status::Pass) {
+        for e in &c.evidence {
+            assert!(
+                !is_unclean(e.command),
+                "{}: check {} passes on the output of {}, which did not complete cleanly",
+                h.host,
+                c.id,
+                e.command
+            );
+        }
+    }
+    if strict && is_unclean(catalogue::PVRDMA_PROPERTIES) {
+        assert!(
+            adapters().all(|a| a.verdict != Verdict::Hca),
+            "{}: verdict hca from a vsish batch that did not complete cleanly",
+            h.host
+        );
+    }
+}
+
+fn check_exit_code(d: &Diagnosis) {
+    let code = d.exit_code();
+    if code == diagnose::exit::HEALTHY {
+        assert!(
+            d.hosts.iter().all(|h| h.status == HostStatus::Ok),
+            "exit 0 with a host that is not ok"
+        );
+    }
+    if d.hosts.iter().any(|h| h.status == HostStatus::Problems) {
+        assert_eq!(code, diagnose::exit::PROBLEMS, "a host with problems but exit {code}");
+    }
+}
