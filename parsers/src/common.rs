@@ -6,12 +6,11 @@
 //! why the internal error type [`Fail`] keeps a slice, not an owned string: it is converted
 //! to the public [`ParseError`] exactly once, in [`run`].
 use crate::ParseError;
-use nom::bytes::complete::{tag, take_till, take_until, take_while, take_while1};
-use nom::character::complete::char;
-use nom::combinator::{all_consuming, eof, not, opt};
+use nom::bytes::complete::{tag, take_until, take_while, take_while1};
+use nom::combinator::all_consuming;
 use nom::error::{ContextError, ErrorKind, FromExternalError};
-use nom::multi::{many0, many1};
-use nom::sequence::{delimited, preceded, terminated};
+use nom::multi::many1;
+use nom::sequence::terminated;
 use nom::{IResult, Parser};
 
 /// Where parsing stopped and what was expected there.
@@ -158,15 +157,18 @@ pub(crate) fn to_parse_error(command: &'static str, input: &str, e: &Fail<'_>) -
 // ---------------------------------------------------------------------------------------
 // Lines
 
-/// One line without its `\n` (and without the `\r` of a CRLF ending).
-fn line(i: &str) -> PResult<'_, &str> {
-    let (i, l) = preceded(not(eof), terminated(take_till(|c| c == '\n'), opt(char('\n')))).parse_complete(i)?;
-    Ok((i, l.strip_suffix('\r').unwrap_or(l)))
+/// The input's lines, each a sub-slice of it without its `\n` (and without the `\r` of a
+/// CRLF ending). A final `\n` does not make an extra line.
+pub(crate) fn line_iter(input: &str) -> impl Iterator<Item = &str> {
+    input.split_inclusive('\n').map(|l| {
+        let l = l.strip_suffix('\n').unwrap_or(l);
+        l.strip_suffix('\r').unwrap_or(l)
+    })
 }
 
-/// The input's lines, each a sub-slice of it. A final `\n` does not make an extra line.
+/// [`line_iter`], collected.
 pub(crate) fn lines(input: &str) -> Vec<&str> {
-    many0(line).parse_complete(input).map(|(_, v)| v).unwrap_or_default()
+    line_iter(input).collect()
 }
 
 pub(crate) fn is_blank(l: &str) -> bool {
@@ -630,44 +632,140 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
 pub(crate) struct Section<'a> {
     pub key: &'a str,
     pub header: &'a str,
-    /// Everything up to the next header, as a sub-slice of the input.
+    /// The section's output up to its end marker (or up to the next header when the batch
+    /// has no end markers), as a sub-slice of the input.
     pub body: &'a str,
+    /// Why the section's output cannot be trusted: cut off before its end marker, mixed
+    /// with another section's output, or the query exited non-zero. Its data is unknown.
+    pub problem: Option<String>,
 }
 
-fn section_header(l: &str) -> PResult<'_, &str> {
-    all_consuming(delimited(tag("==> "), take_until(" <=="), tag(" <=="))).parse_complete(l.trim_end())
+fn section_header(l: &str) -> Option<&str> {
+    let key = l.trim_end().strip_prefix("==> ")?.strip_suffix(" <==")?;
+    (!key.contains(" <==")).then_some(key)
 }
 
-/// Splits a batch into sections. Text before the first header is an error: the loop
-/// prints a header before anything else, so such text means the loop itself failed.
+/// The agreed end marker `<== KEY exit N ==>`: the key and the query's exit status.
+fn end_marker(l: &str) -> Option<(&str, &str)> {
+    let inner = l.trim_end().strip_prefix("<== ")?.strip_suffix(" ==>")?;
+    let (key, status) = inner.rsplit_once(" exit ")?;
+    (!key.trim().is_empty()).then(|| (key.trim(), status.trim()))
+}
+
+/// Splits a batch into sections. Text before the first header is an error: the batch
+/// prints a header before anything else, so such text means the batch itself failed.
+///
+/// A batch whose sections carry end markers (`<== KEY exit N ==>` after each section,
+/// the convention of the concurrent batches) is checked: a section that does not end with
+/// its own marker was cut off, one holding another section's marker was interleaved with
+/// it, and one whose query exited non-zero failed; each gets a [`Section::problem`]. A
+/// batch without any end marker (captures of the older sequential loop) is read as is.
 pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a, Vec<Section<'a>>> {
-    let mut heads: Vec<(&str, &str)> = Vec::new();
-    for l in lines(input) {
-        match section_header(l) {
-            Ok((_, key)) => heads.push((key.trim(), l)),
-            Err(_) if heads.is_empty() && !is_blank(l) => return Err(fail(l, expected)),
-            Err(_) => {}
+    // Cheap pre-scan: no marker anywhere means the old format.
+    let marked = input.contains("\n<== ") || input.starts_with("<== ");
+    let mut out: Vec<Section<'a>> = Vec::new();
+    // (key, header line, body start offset)
+    let mut open: Option<(&'a str, &'a str, usize)> = None;
+    let mut pos = 0usize;
+    let close = |open: (&'a str, &'a str, usize), end: usize, out: &mut Vec<Section<'a>>| {
+        let (key, header, from) = open;
+        let body = input.get(from..end.max(from)).unwrap_or_else(|| end_of(input));
+        out.push(if marked {
+            checked_section(key, header, body)
+        } else {
+            Section {
+                key,
+                header,
+                body,
+                problem: None,
+            }
+        });
+    };
+    for raw in input.split_inclusive('\n') {
+        let start = pos;
+        pos += raw.len();
+        let l = raw.strip_suffix('\n').unwrap_or(raw);
+        let l = l.strip_suffix('\r').unwrap_or(l);
+        // Headers start with `=`; everything else is skipped with one byte compare.
+        if l.starts_with("==> ") {
+            if let Some(key) = section_header(l) {
+                if let Some(o) = open.take() {
+                    close(o, start, &mut out);
+                }
+                open = Some((key.trim(), l, pos));
+                continue;
+            }
+        }
+        if open.is_none() && !is_blank(l) {
+            return Err(fail(l, expected));
         }
     }
-    let mut out = Vec::new();
-    let mut iter = heads.iter().peekable();
-    while let Some(&(key, header)) = iter.next() {
-        let from = offset_in(input, header).map_or(input.len(), |o| o + header.len());
-        let from = if input.get(from..).is_some_and(|r| r.starts_with("\r\n")) {
-            from + 2
-        } else if input.get(from..).is_some_and(|r| r.starts_with('\n')) {
-            from + 1
-        } else {
-            from
-        };
-        let to = iter
-            .peek()
-            .and_then(|(_, next)| offset_in(input, next))
-            .unwrap_or(input.len());
-        let body = input.get(from..to.max(from)).unwrap_or_else(|| end_of(input));
-        out.push(Section { key, header, body });
+    if let Some(o) = open.take() {
+        close(o, input.len(), &mut out);
     }
     Ok((end_of(input), out))
+}
+
+/// A section of a batch with end markers: finds its own marker at its end and says what
+/// is wrong when it is not there (see [`sections`]).
+fn checked_section<'a>(key: &'a str, header: &'a str, body: &'a str) -> Section<'a> {
+    let mut own: Option<(usize, &'a str)> = None;
+    let mut foreign: Option<&'a str> = None;
+    let mut after_own = false;
+    let mut pos = 0usize;
+    for raw in body.split_inclusive('\n') {
+        let start = pos;
+        pos += raw.len();
+        let l = raw.trim_end();
+        if l.is_empty() {
+            continue;
+        }
+        if own.is_some() {
+            after_own = true;
+        }
+        match end_marker(l) {
+            Some((k, status)) if k == key && own.is_none() => own = Some((start, status)),
+            Some((k, _)) => foreign = foreign.or(Some(k)),
+            None => {}
+        }
+    }
+    let (body, problem) = match own {
+        Some((at, status)) => {
+            let kept = body.get(..at).unwrap_or(body);
+            let problem = if let Some(k) = foreign {
+                Some(format!(
+                    "the output of section {key} is mixed with that of section {k} (end marker `<== {k} exit N ==>` inside it); its data is unknown"
+                ))
+            } else if after_own {
+                Some(format!(
+                    "output follows the end marker of section {key}; the sections were interleaved and its data is unknown"
+                ))
+            } else if status != "0" {
+                let first = kept.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no output");
+                Some(format!("the query exited with status {status}: {first}"))
+            } else {
+                None
+            };
+            (kept, problem)
+        }
+        None => (
+            body,
+            Some(match foreign {
+                Some(k) => format!(
+                    "the output of section {key} is mixed with that of section {k} and has no end marker of its own; its data is unknown"
+                ),
+                None => format!(
+                    "section {key} was cut off: its end marker `<== {key} exit N ==>` never came (the batch was stopped by a timeout, the output cap or a lost connection)"
+                ),
+            }),
+        ),
+    };
+    Section {
+        key,
+        header,
+        body,
+        problem,
+    }
 }
 
 #[cfg(test)]

@@ -125,7 +125,9 @@ fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
             .parse()
             .map_err(|_| fail(s.header, "a `==> <World ID> <==` section header"))?;
         // One VM's failure (it stopped between the two esxcli calls, say) stays that VM's.
-        let (ports, error) = if error_text(s.body).is_some() {
+        let (ports, error) = if let Some(problem) = s.problem {
+            (Vec::new(), Some(problem))
+        } else if error_text(s.body).is_some() {
             (Vec::new(), non_empty(s.body))
         } else {
             match port_list(s.body) {

@@ -181,7 +181,10 @@ fn properties_batch(input: &str) -> PResult<'_, Vec<PvrdmaPropertiesSection>> {
             device_id(s.key).map_err(|_| fail(s.header, "a `==> <World ID>_<adapter index> <==` section header"))?;
         out.push(PvrdmaPropertiesSection {
             device,
-            properties: section_properties(input, s.body),
+            properties: match s.problem {
+                Some(problem) => Err(problem),
+                None => section_properties(input, s.body),
+            },
         });
     }
     Ok((rest, out))

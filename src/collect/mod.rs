@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub mod replay;
+pub mod schedule;
 pub mod ssh;
 
 /// What a host (or a single command) failed with, typed so callers can act on it.

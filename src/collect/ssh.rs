@@ -1,28 +1,25 @@
 //! Pipeline stage *collect*, live: runs the catalogue on one host over one SSH connection.
 //!
-//! The catalogue runs on a few concurrent channels of that connection (fewer than
-//! OpenSSH's default `MaxSessions` of 10). A server that refuses a channel open (a lower
-//! `MaxSessions`) does not lose the command: it is retried once the other channels are
-//! closed, one at a time. Each command has its own timeout; whatever arrived before it
-//! fired is kept, and a timeout on one command never stops the others.
+//! The catalogue runs as a dependency graph ([`schedule`]) on up to `MaxSessions`
+//! concurrent channels of that connection. A server that refuses a channel open (a lower
+//! `MaxSessions`) does not lose the command: the window shrinks and it is retried, at the
+//! end alone. Each command has its own timeout; whatever arrived before it fired is kept,
+//! and a timeout on one command never stops the others.
+use super::schedule::{self, Ran};
 use super::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use crate::catalogue::{CommandSpec, CATALOGUE};
 use crate::ssh::client::{self, Connection, Credentials, Endpoint};
 use russh::ChannelMsg;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
 
 pub use crate::collect::OUTPUT_CAP;
 
-/// Channels open at once per host: well under OpenSSH's default MaxSessions (10), so a
-/// second admin session on the host still gets in.
-pub const DEFAULT_CHANNELS: usize = 8;
-
-/// Attempts for a command whose channel open the server keeps refusing.
-const OPEN_RETRIES: usize = 5;
+/// Channels open at once per host: OpenSSH's default `MaxSessions`, which ESXi keeps.
+/// The limit is per connection, so an admin's own SSH session is not affected; a server
+/// with a lower limit refuses the extra opens and the window shrinks to what it allows.
+pub const DEFAULT_CHANNELS: usize = 10;
 
 /// Where a host is in its collection, for the progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,96 +79,25 @@ pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync
     capture
 }
 
-/// Runs `specs` on an open connection.
+/// Runs `specs` on an open connection, as the dependency graph of [`schedule`] with up
+/// to `job.channels` channels at once.
 pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], sink: &Sink) -> HostCapture {
     let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
-    let slots = Arc::new(Semaphore::new(job.channels.max(1)));
-    let mut refused: Vec<&CommandSpec> = Vec::new();
-    // The server's session limit is learnt as we go: a refused open gives its slot up for
-    // good (down to one), so the window settles at what the server allows.
-    let window = Arc::new(AtomicUsize::new(job.channels.max(1)));
-    let results = futures::future::join_all(specs.iter().map(|spec| {
-        let slots = slots.clone();
-        let window = window.clone();
-        async move {
-            let mut attempts = 0;
-            loop {
-                let permit = slots.acquire().await.ok();
-                match run_one(job, conn, spec).await {
-                    Outcome::OpenRefused(why) => {
-                        attempts += 1;
-                        let shrunk = window
-                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| (w > 1).then(|| w - 1))
-                            .is_ok();
-                        if let (true, Some(p)) = (shrunk, permit) {
-                            p.forget();
-                        }
-                        if attempts >= OPEN_RETRIES {
-                            return (spec, Outcome::OpenRefused(why));
-                        }
-                        tokio::time::sleep(Duration::from_millis(20 * attempts as u64)).await;
-                    }
-                    other => {
-                        if let (Outcome::Done(out), Ok(mut m)) = (&other, sink.lock()) {
-                            m.insert(spec.id.to_string(), out.clone());
-                        }
-                        return (spec, other);
-                    }
-                }
-            }
+    let on_done = |id: &str, out: &RawOutput| {
+        if let Ok(mut m) = sink.lock() {
+            m.insert(id.to_string(), out.clone());
         }
-    }))
+    };
+    let finished = schedule::run(
+        specs,
+        job.channels,
+        &job.target.label,
+        |spec, line| run_one(job, conn, spec, line),
+        &on_done,
+    )
     .await;
-    for (spec, r) in results {
-        match r {
-            Outcome::Done(out) => {
-                capture.outputs.insert(spec.id.to_string(), out);
-            }
-            Outcome::OpenRefused(_) => refused.push(spec),
-            Outcome::Lost(f) => {
-                capture.missing.insert(spec.id.to_string(), f);
-            }
-        }
-    }
-    // Serial retries: all other channels are closed by now, so a server with a low
-    // MaxSessions has room for one more.
-    for spec in refused {
-        let mut last = String::new();
-        let mut done = false;
-        for attempt in 0..OPEN_RETRIES {
-            match run_one(job, conn, spec).await {
-                Outcome::Done(out) => {
-                    if let Ok(mut m) = sink.lock() {
-                        m.insert(spec.id.to_string(), out.clone());
-                    }
-                    capture.outputs.insert(spec.id.to_string(), out);
-                    done = true;
-                    break;
-                }
-                Outcome::OpenRefused(why) => {
-                    last = why;
-                    tokio::time::sleep(Duration::from_millis(100 * (attempt as u64 + 1))).await;
-                }
-                Outcome::Lost(f) => {
-                    capture.missing.insert(spec.id.to_string(), f);
-                    done = true;
-                    break;
-                }
-            }
-        }
-        if !done {
-            capture.missing.insert(
-                spec.id.to_string(),
-                Failure::new(
-                    ErrorKind::CommandFailed,
-                    format!(
-                        "{}: the server refused a session channel for `{}` {OPEN_RETRIES} times ({last}); check MaxSessions in the host's sshd_config",
-                        job.target.label, spec.id
-                    ),
-                ),
-            );
-        }
-    }
+    capture.outputs = finished.outputs;
+    capture.missing = finished.missing;
     if let Some(f) = not_esxi(job, &capture) {
         capture.error = Some(f);
     } else if capture.outputs.is_empty() {
@@ -210,13 +136,8 @@ fn not_esxi(job: &HostJob, capture: &HostCapture) -> Option<Failure> {
     })
 }
 
-enum Outcome {
-    Done(RawOutput),
-    OpenRefused(String),
-    Lost(Failure),
-}
-
-async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcome {
+/// Runs one command line (`line`, built for `spec`) on its own channel.
+async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec, line: String) -> Ran {
     let started = Instant::now();
     // The deadline covers opening the channel too: a server that accepts the connection
     // but never answers the open must cost one command timeout, not hang the host.
@@ -228,9 +149,9 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
     };
     let mut channel = match opened {
         Some(Ok(c)) => c,
-        Some(Err(russh::Error::ChannelOpenFailure(why))) => return Outcome::OpenRefused(format!("{why:?}")),
+        Some(Err(russh::Error::ChannelOpenFailure(why))) => return Ran::Refused(format!("{why:?}")),
         Some(Err(e)) => {
-            return Outcome::Lost(Failure::new(
+            return Ran::Lost(Failure::new(
                 ErrorKind::Unreachable,
                 format!(
                     "{}: the connection was lost before `{}` could run ({e})",
@@ -239,7 +160,7 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
             ))
         }
         None => {
-            let mut out = RawOutput::new(spec.id, spec.command);
+            let mut out = RawOutput::new(spec.id, line.as_str());
             out.timeout_hit = true;
             out.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             out.failure = Some(Failure::new(
@@ -251,14 +172,14 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
                     job.command_timeout.as_secs()
                 ),
             ));
-            return Outcome::Done(out);
+            return Ran::Done(out);
         }
     };
-    let mut out = RawOutput::new(spec.id, spec.command);
+    let mut out = RawOutput::new(spec.id, line.as_str());
     let mut stdout: Vec<u8> = Vec::new();
     let mut stderr: Vec<u8> = Vec::new();
     let mut lost = None;
-    if let Err(e) = channel.exec(true, spec.command).await {
+    if let Err(e) = channel.exec(true, line.as_str()).await {
         lost = Some(e.to_string());
     } else {
         // Read until the channel closes, not until ExitStatus: servers may send the status
@@ -316,7 +237,7 @@ async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec) -> Outcom
             format!("{}: could not start `{}` ({e})", job.target.label, spec.id),
         ));
     }
-    Outcome::Done(out)
+    Ran::Done(out)
 }
 
 fn append_capped(buf: &mut Vec<u8>, data: &[u8], other: usize, truncated: &mut bool) {

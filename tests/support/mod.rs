@@ -115,6 +115,11 @@ pub struct SshdOptions {
     pub password_method: bool,
     /// Replace ESXi's cipher list (to simulate a server the client cannot talk to).
     pub ciphers: Option<String>,
+    /// Seconds each fake `esxcli` / `vsish` call sleeps before answering (real esxcli
+    /// takes about a second); `None` answers at once.
+    pub latency: Option<(f64, f64)>,
+    /// `MaxStartups` (concurrent unauthenticated connections); benchmarks raise it.
+    pub max_startups: Option<String>,
 }
 
 impl SshdOptions {
@@ -128,6 +133,8 @@ impl SshdOptions {
             fake_esx: true,
             password_method: false,
             ciphers: None,
+            latency: None,
+            max_startups: None,
         }
     }
 }
@@ -163,8 +170,9 @@ impl Sshd {
         set_mode(&pids, 0o1777);
         let bin = dir.path().join("bin");
         std::fs::create_dir(&bin).expect("bin dir");
-        write_exec(&bin.join("esxcli"), &fake_esxcli());
-        write_exec(&bin.join("vsish"), &fake_vsish());
+        let (esxcli_delay, vsish_delay) = opts.latency.unwrap_or((0.0, 0.0));
+        write_exec(&bin.join("esxcli"), &with_delay(&fake_esxcli(), esxcli_delay));
+        write_exec(&bin.join("vsish"), &with_delay(&fake_vsish(), vsish_delay));
         let ak = dir.path().join("authorized_keys");
         let mut keys = String::new();
         for k in &opts.authorized_keys {
@@ -196,7 +204,7 @@ impl Sshd {
              AuthorizedKeysFile {ak}\n\
              AllowTcpForwarding {fwd}\n\
              MaxSessions {maxs}\n\
-             MaxStartups 100:30:200\n\
+             MaxStartups {startups}\n\
              AllowUsers {user}\n\
              SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung\n",
             ecdsa = host_ecdsa.display(),
@@ -205,6 +213,7 @@ impl Sshd {
             ak = ak.display(),
             fwd = if opts.allow_tcp_forwarding { "yes" } else { "no" },
             maxs = opts.max_sessions.unwrap_or(10),
+            startups = opts.max_startups.clone().unwrap_or_else(|| "100:30:200".into()),
             user = test_user(),
             ciphers = opts.ciphers.clone().unwrap_or_else(|| {
                 "aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,aes192-ctr,aes128-ctr".into()
@@ -281,6 +290,14 @@ fn write_exec(p: &Path, text: &str) {
     let mut f = std::fs::File::create(p).expect("create script");
     f.write_all(text.as_bytes()).expect("write script");
     set_mode(p, 0o755);
+}
+
+/// The script with a `sleep` before it answers (coreutils sleep takes fractions).
+fn with_delay(script: &str, seconds: f64) -> String {
+    if seconds <= 0.0 {
+        return script.to_string();
+    }
+    script.replacen("\n", &format!("\nsleep {seconds}\n"), 1)
 }
 
 const EMIT: &str = r#"d=${FAKE_ESX_DIR:?}
