@@ -6,7 +6,7 @@
 //! why the internal error type [`Fail`] keeps a slice, not an owned string: it is converted
 //! to the public [`ParseError`] exactly once, in [`run`].
 use crate::ParseError;
-use nom::bytes::complete::{tag, take_until, take_while, take_while1};
+use nom::bytes::complete::{take_while, take_while1};
 use nom::combinator::all_consuming;
 use nom::error::{ContextError, ErrorKind, FromExternalError};
 use nom::multi::many1;
@@ -104,7 +104,7 @@ where
 /// Output that is an error message instead of data: esxcli's `Error: ...` or the shell's
 /// `-sh: esxcli: not found`. Never let those pass as (empty) data.
 pub(crate) fn error_text(input: &str) -> Option<Fail<'_>> {
-    let mut filled = lines(input).into_iter().filter(|l| !is_blank(l));
+    let mut filled = line_iter(input).filter(|l| !is_blank(l));
     let first = filled.next()?;
     let t = first.trim_start();
     // A record list whose first record is named `Error: ...` (a VM can be called that) is
@@ -232,9 +232,8 @@ pub(crate) fn list_value(v: &str) -> Vec<String> {
 /// `Key: value`, `Key: ` or `Key:` after any indentation. Splits on the first `": "`
 /// because values (paths, names) contain colons, brackets and spaces.
 pub(crate) fn key_value(l: &str) -> PResult<'_, (&str, &str)> {
-    let (i, _) = take_while(|c| c == ' ' || c == '\t').parse_complete(l)?;
-    if let Ok((value, key)) = terminated(take_until::<_, _, Fail<'_>>(": "), tag(": ")).parse_complete(i) {
-        let key: &str = key;
+    let i = l.trim_start_matches([' ', '\t']);
+    if let Some((key, value)) = i.split_once(": ") {
         if !key.trim().is_empty() {
             return Ok((end_of(l), (key.trim_end(), value.trim())));
         }
@@ -295,7 +294,7 @@ pub(crate) fn records(input: &str) -> PResult<'_, Vec<Record<'_>>> {
     let mut out: Vec<Record<'_>> = Vec::new();
     let mut separated = true;
     let mut base: Option<usize> = None;
-    for l in lines(input) {
+    for l in line_iter(input) {
         if is_blank(l) {
             separated = true;
             continue;
@@ -360,7 +359,7 @@ fn push_field<'a>(
 pub(crate) fn blocks(input: &str) -> PResult<'_, Vec<Vec<Field<'_>>>> {
     let mut out: Vec<Vec<Field<'_>>> = Vec::new();
     let mut separated = true;
-    for l in lines(input) {
+    for l in line_iter(input) {
         if is_blank(l) {
             separated = true;
             continue;
@@ -385,7 +384,7 @@ pub(crate) fn blocks(input: &str) -> PResult<'_, Vec<Vec<Field<'_>>>> {
 /// field, with 0..n leading spaces because copies from web pages lose the indent.
 pub(crate) fn structure(input: &str) -> PResult<'_, Vec<Field<'_>>> {
     let mut out = Vec::new();
-    for l in lines(input).into_iter().filter(|l| !is_blank(l)) {
+    for l in line_iter(input).filter(|l| !is_blank(l)) {
         let (_, (key, value)) = key_value(l)?;
         out.push(Field {
             key,
@@ -474,6 +473,12 @@ fn dash_row(l: &str) -> PResult<'_, Vec<(usize, usize)>> {
 
 /// The sub-slice of `l` from character `from` to character `to` (`None` = end of line).
 fn char_slice(l: &str, from: usize, to: Option<usize>) -> &str {
+    // esxcli output is ASCII almost always: then characters are bytes.
+    if l.is_ascii() {
+        let end = to.map_or(l.len(), |t| t.min(l.len()));
+        let start = from.min(l.len());
+        return l.get(start..end.max(start)).unwrap_or("");
+    }
     let byte = |n: usize| l.char_indices().nth(n).map_or(l.len(), |(b, _)| b);
     let start = byte(from);
     let end = to.map_or(l.len(), byte).max(start);

@@ -19,9 +19,8 @@
 //!
 //! The `ls` children (`1001474360_0/`) are reconstructed from vsish's `ls` form (one child
 //! per line, trailing `/`) and the node names the paper gives.
-use crate::common::{bool01, end_of, fail, is_blank, lines, non_empty, run, sections, to_parse_error, PResult};
+use crate::common::{bool01, end_of, fail, is_blank, line_iter, non_empty, run, sections, to_parse_error, PResult};
 use crate::ParseError;
-use nom::bytes::complete::take_till1;
 use nom::character::complete::{char, u32 as dec_u32, u64 as dec_u64};
 use nom::combinator::{all_consuming, opt};
 use nom::error::context;
@@ -78,7 +77,7 @@ fn device_id(i: &str) -> PResult<'_, PvrdmaDeviceId> {
 
 fn device_ls(input: &str) -> PResult<'_, Vec<PvrdmaDeviceId>> {
     let mut out = Vec::new();
-    for l in lines(input).into_iter().filter(|l| !is_blank(l)) {
+    for l in line_iter(input).filter(|l| !is_blank(l)) {
         let (_, id) = device_id(l.trim())?;
         out.push(id);
     }
@@ -87,16 +86,14 @@ fn device_ls(input: &str) -> PResult<'_, Vec<PvrdmaDeviceId>> {
 
 /// `key:value` with no space after the colon; keys hold spaces and punctuation.
 fn member(l: &str) -> PResult<'_, (&str, &str)> {
-    context(
-        "a `key:value` member",
-        separated_pair(take_till1(|c| c == ':'), char(':'), nom::combinator::rest),
-    )
-    .parse_complete(l)
+    match l.split_once(':') {
+        Some((key, value)) if !key.is_empty() => Ok((end_of(l), (key, value))),
+        _ => Err(fail(l, "a `key:value` member")),
+    }
 }
 
 fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
-    let all = lines(input);
-    let mut it = all.into_iter().filter(|l| !is_blank(l));
+    let mut it = line_iter(input).filter(|l| !is_blank(l));
     let opening = it.next();
     let is_title = |l: &str| l.trim().strip_suffix('{').is_some_and(|t| t.trim() == TITLE);
     match opening {
@@ -153,14 +150,13 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
 
 /// What one batch section says about its device: the block, or why there is none.
 fn section_properties<'a>(whole: &'a str, body: &'a str) -> Result<PvrdmaProperties, String> {
-    let first = lines(body).into_iter().find(|l| !is_blank(l));
+    let first = line_iter(body).find(|l| !is_blank(l));
     let Some(first) = first else {
         return Err("vsish printed nothing for this device".to_string());
     };
     if !first.trim_start().starts_with(TITLE) {
         // vsish's own complaint (`VSISHPath_Form():Extraneous ...`), kept verbatim.
-        let text: Vec<&str> = lines(body)
-            .into_iter()
+        let text: Vec<&str> = line_iter(body)
             .filter(|l| !is_blank(l))
             .map(str::trim)
             .collect();
