@@ -180,7 +180,13 @@ fn main() -> anyhow::Result<()> {
         "case", "wall ms", "client CPU/host", "peak RSS MiB"
     );
     let mut single: Vec<(usize, f64)> = Vec::new();
-    for (vms, hosts, r) in [(1, 1, runs), (40, 1, runs), (200, 1, runs), (40, 200, runs), (1, 500, 1)] {
+    for (vms, hosts, r) in [
+        (1, 1, runs),
+        (40, 1, runs),
+        (200, 1, runs),
+        (40, 200, runs),
+        (1, 500, 1),
+    ] {
         let (wall, cpu, rss) = measure(vms, hosts, r)?;
         let label = format!("{hosts} host(s) x {vms} VMs");
         let base = |v: usize| single.iter().find(|(n, _)| *n == v).map(|(_, w)| *w);

@@ -1402,9 +1402,16 @@ fn port_reasons(
         return vec!["vsish printed no MAC address, so its VM port could not be found".to_string()];
     };
     let Some(port) = port else {
-        return match &f.vm_ports {
-            Err(e) => vec![format!("its VM port is unknown: {e}")],
-            Ok(_) => vec![format!(
+        let section_error = f.vm_ports.as_ref().ok().and_then(|v| {
+            v.iter()
+                .find(|s| s.world_id == id.world_id)
+                .and_then(|s| s.error.clone())
+        });
+        return match (&f.vm_ports, section_error) {
+            (Err(e), _) => vec![format!("its VM port is unknown: {e}")],
+            // The VM's own section failed (cut off, mixed, query error): unknown, not absent.
+            (Ok(_), Some(e)) => vec![format!("its VM port is unknown: {e}")],
+            (Ok(_), None) => vec![format!(
                 "no port with MAC {mac} in `esxcli network vm port list -w {}`",
                 id.world_id
             )],

@@ -258,6 +258,34 @@ mod tests {
     }
 
     #[test]
+    fn end_markers_are_checked_cut_mixed_and_failed_sections_are_errors() {
+        let port = "   Port ID: 1\n   MAC Address: 00:50:56:8a:00:01\n";
+        let ok = format!("==> 5 <==\n{port}<== 5 exit 0 ==>\n");
+        let b = parse_vm_port_list_batch(&ok).unwrap();
+        assert_eq!((b[0].ports.len(), &b[0].error), (1, &None));
+        // The last section stopped before its marker (timeout, cap, lost connection).
+        let cut = format!("{ok}==> 6 <==\n{port}");
+        let b = parse_vm_port_list_batch(&cut).unwrap();
+        assert!(b[0].error.is_none());
+        assert!(b[1].ports.is_empty());
+        assert!(b[1].error.as_deref().unwrap().contains("cut off"), "{:?}", b[1].error);
+        // Another section's output (with its marker) inside this one.
+        let mixed = format!("==> 5 <==\n{port}==> 6 <==\n{port}<== 5 exit 0 ==>\n{port}<== 6 exit 0 ==>\n");
+        let b = parse_vm_port_list_batch(&mixed).unwrap();
+        assert!(b.iter().all(|s| s.ports.is_empty() && s.error.is_some()), "{b:?}");
+        // The query failed: its exit status is in the marker.
+        let failed = "==> 7 <==\nError: Invalid World ID 7\n<== 7 exit 1 ==>\n";
+        let b = parse_vm_port_list_batch(failed).unwrap();
+        assert_eq!(
+            b[0].error.as_deref(),
+            Some("the query exited with status 1: Error: Invalid World ID 7")
+        );
+        // A VM without ports, answered completely.
+        let b = parse_vm_port_list_batch("==> 8 <==\n<== 8 exit 0 ==>\n").unwrap();
+        assert_eq!((b[0].ports.len(), &b[0].error), (0, &None));
+    }
+
+    #[test]
     fn batch_section_that_does_not_parse_fails_alone() {
         let input = "==> 5 <==\n   vSwitch: x\n==> 6 <==\n   Port ID: 1\n";
         let b = parse_vm_port_list_batch(input).unwrap();

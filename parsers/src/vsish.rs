@@ -21,11 +21,6 @@
 //! per line, trailing `/`) and the node names the paper gives.
 use crate::common::{bool01, end_of, fail, is_blank, line_iter, non_empty, run, sections, to_parse_error, PResult};
 use crate::ParseError;
-use nom::character::complete::{char, u32 as dec_u32, u64 as dec_u64};
-use nom::combinator::{all_consuming, opt};
-use nom::error::context;
-use nom::sequence::{separated_pair, terminated};
-use nom::Parser;
 use serde::Serialize;
 
 /// A node name under `/vmkModules/vrdma/pvrdmaDevices/`: `<World ID>_<adapter index>/`.
@@ -67,12 +62,16 @@ const TITLE: &str = "PVRDMA Device Properties";
 
 /// `1001474360_0` or `1001474360_0/`.
 fn device_id(i: &str) -> PResult<'_, PvrdmaDeviceId> {
-    context(
-        "a `<World ID>_<adapter index>/` node name",
-        all_consuming(terminated(separated_pair(dec_u64, char('_'), dec_u32), opt(char('/')))),
-    )
-    .map(|(world_id, index)| PvrdmaDeviceId { world_id, index })
-    .parse_complete(i)
+    let expected = "a `<World ID>_<adapter index>/` node name";
+    let name = i.strip_suffix('/').unwrap_or(i);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match name.split_once('_') {
+        Some((w, a)) if digits(w) && digits(a) => match (w.parse(), a.parse()) {
+            (Ok(world_id), Ok(index)) => Ok((end_of(i), PvrdmaDeviceId { world_id, index })),
+            _ => Err(fail(i, expected)),
+        },
+        _ => Err(fail(i, expected)),
+    }
 }
 
 fn device_ls(input: &str) -> PResult<'_, Vec<PvrdmaDeviceId>> {
@@ -101,7 +100,7 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
         Some(l) => return Err(fail(l, "a `PVRDMA Device Properties {` line")),
         None => return Err(fail(input, "a `PVRDMA Device Properties {` line")),
     }
-    let mut fields: Vec<(String, String)> = Vec::new();
+    let mut fields: Vec<(String, String)> = Vec::with_capacity(20);
     // Keys of the nested `key:Title {` blocks we are in; their members are kept as
     // `key/member` so nothing is lost and nothing collides with the top-level names.
     let mut nested: Vec<String> = Vec::new();
@@ -156,10 +155,7 @@ fn section_properties<'a>(whole: &'a str, body: &'a str) -> Result<PvrdmaPropert
     };
     if !first.trim_start().starts_with(TITLE) {
         // vsish's own complaint (`VSISHPath_Form():Extraneous ...`), kept verbatim.
-        let text: Vec<&str> = line_iter(body)
-            .filter(|l| !is_blank(l))
-            .map(str::trim)
-            .collect();
+        let text: Vec<&str> = line_iter(body).filter(|l| !is_blank(l)).map(str::trim).collect();
         return Err(text.join("\n"));
     }
     match properties(body) {
