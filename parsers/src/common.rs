@@ -172,7 +172,25 @@ pub(crate) fn lines(input: &str) -> Vec<&str> {
 }
 
 pub(crate) fn is_blank(l: &str) -> bool {
-    l.trim().is_empty()
+    trim(l).is_empty()
+}
+
+/// `str::trim`, with the ASCII fast path for the (usual) ASCII text: same result.
+pub(crate) fn trim(s: &str) -> &str {
+    if s.is_ascii() {
+        s.trim_ascii()
+    } else {
+        s.trim()
+    }
+}
+
+/// `str::trim_end`, with the same ASCII fast path.
+pub(crate) fn trim_end(s: &str) -> &str {
+    if s.is_ascii() {
+        s.trim_ascii_end()
+    } else {
+        s.trim_end()
+    }
 }
 
 /// Width of the leading whitespace, in bytes (spaces and tabs are both one byte).
@@ -240,8 +258,8 @@ pub(crate) fn key_value(l: &str) -> PResult<'_, (&str, &str)> {
         let at = from + c;
         if bytes.get(at + 1) == Some(&b' ') {
             let (key, value) = (i.get(..at).unwrap_or(""), i.get(at + 2..).unwrap_or(""));
-            if !key.trim().is_empty() {
-                return Ok((end_of(l), (key.trim_end(), value.trim())));
+            if !is_blank(key) {
+                return Ok((end_of(l), (trim_end(key), trim(value))));
             }
             break;
         }
@@ -501,7 +519,7 @@ fn char_slice(l: &str, from: usize, to: Option<usize>) -> &str {
 
 /// A trimmed cell as a sub-slice of the line, so errors can point into it.
 fn cell_of(raw: &str) -> Cell<'_> {
-    let t = raw.trim();
+    let t = trim(raw);
     let at = if t.is_empty() { end_of(raw) } else { t };
     Cell {
         at,
@@ -735,7 +753,7 @@ fn checked_section<'a>(key: &'a str, header: &'a str, body: &'a str) -> Section<
     for raw in body.split_inclusive('\n') {
         let start = pos;
         pos += raw.len();
-        let l = raw.trim_end();
+        let l = trim_end(raw);
         if l.is_empty() {
             continue;
         }

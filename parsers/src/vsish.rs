@@ -19,7 +19,9 @@
 //!
 //! The `ls` children (`1001474360_0/`) are reconstructed from vsish's `ls` form (one child
 //! per line, trailing `/`) and the node names the paper gives.
-use crate::common::{bool01, end_of, fail, is_blank, line_iter, non_empty, run, sections, to_parse_error, PResult};
+use crate::common::{
+    bool01, end_of, fail, is_blank, line_iter, non_empty, run, sections, to_parse_error, trim, PResult,
+};
 use crate::ParseError;
 use serde::Serialize;
 
@@ -106,7 +108,7 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
     let mut nested: Vec<String> = Vec::new();
     let mut closed = false;
     for l in it {
-        let t = l.trim();
+        let t = trim(l);
         if closed {
             return Err(fail(t, "nothing after the closing `}`"));
         }
@@ -117,7 +119,7 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
             continue;
         }
         let (_, (key, value)) = member(t).map_err(|_| fail(t, "a `key:value` member"))?;
-        let (key, value) = (key.trim(), value.trim());
+        let (key, value) = (trim(key), trim(value));
         if value.ends_with('{') {
             nested.push(key.to_string());
             continue;
