@@ -699,14 +699,32 @@ fn end_marker(l: &str) -> Option<(&str, &str)> {
 /// batch without any end marker (captures of the older sequential loop) is read as is.
 pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a, Vec<Section<'a>>> {
     // Cheap pre-scan: no marker anywhere means the old format.
-    let marked = input.contains("\n<== ") || input.starts_with("<== ");
-    let mut out: Vec<Section<'a>> = Vec::new();
-    // (key, header line, body start offset)
-    let mut open: Option<(&'a str, &'a str, usize)> = None;
-    let mut pos = 0usize;
-    let close = |open: (&'a str, &'a str, usize), end: usize, out: &mut Vec<Section<'a>>| {
-        let (key, header, from) = open;
-        let body = input.get(from..end.max(from)).unwrap_or_else(|| end_of(input));
+    let marked = input.starts_with("<== ") || input.contains("\n<== ");
+    // Header lines are found by searching for `==> ` (fast on long input), keeping only
+    // hits at the start of a line: (key, header line, offset of the line, body start).
+    let mut heads: Vec<(&'a str, &'a str, usize, usize)> = Vec::new();
+    for (at, line, next) in lines_starting_with(input, "==> ") {
+        if let Some(key) = section_header(line) {
+            if heads.is_empty() {
+                if let Some(l) = input
+                    .get(..at)
+                    .and_then(|before| line_iter(before).find(|l| !is_blank(l)))
+                {
+                    return Err(fail(l, expected));
+                }
+            }
+            heads.push((key.trim(), line, at, next));
+        }
+    }
+    if heads.is_empty() {
+        if let Some(l) = line_iter(input).find(|l| !is_blank(l)) {
+            return Err(fail(l, expected));
+        }
+    }
+    let mut out = Vec::with_capacity(heads.len());
+    for (n, &(key, header, _, from)) in heads.iter().enumerate() {
+        let to = heads.get(n + 1).map_or(input.len(), |h| h.2);
+        let body = input.get(from..to.max(from)).unwrap_or_else(|| end_of(input));
         out.push(if marked {
             checked_section(key, header, body)
         } else {
@@ -717,30 +735,27 @@ pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a
                 problem: None,
             }
         });
-    };
-    for raw in input.split_inclusive('\n') {
-        let start = pos;
-        pos += raw.len();
-        let l = raw.strip_suffix('\n').unwrap_or(raw);
-        let l = l.strip_suffix('\r').unwrap_or(l);
-        // Headers start with `=`; everything else is skipped with one byte compare.
-        if l.starts_with("==> ") {
-            if let Some(key) = section_header(l) {
-                if let Some(o) = open.take() {
-                    close(o, start, &mut out);
-                }
-                open = Some((key.trim(), l, pos));
-                continue;
-            }
-        }
-        if open.is_none() && !is_blank(l) {
-            return Err(fail(l, expected));
-        }
-    }
-    if let Some(o) = open.take() {
-        close(o, input.len(), &mut out);
     }
     Ok((end_of(input), out))
+}
+
+/// The lines of `text` that start with `prefix`: (offset of the line, the line without
+/// its line ending, offset of the next line), found with a substring search.
+fn lines_starting_with<'a>(text: &'a str, prefix: &'a str) -> impl Iterator<Item = (usize, &'a str, usize)> + 'a {
+    let mut search = 0usize;
+    std::iter::from_fn(move || loop {
+        let at = search + text.get(search..)?.find(prefix)?;
+        let next = text
+            .get(at..)
+            .and_then(|r| r.find('\n'))
+            .map_or(text.len(), |e| at + e + 1);
+        search = next.max(at + 1);
+        if at == 0 || text.as_bytes().get(at - 1) == Some(&b'\n') {
+            let raw = text.get(at..next).unwrap_or("");
+            let l = raw.strip_suffix('\n').unwrap_or(raw);
+            return Some((at, l.strip_suffix('\r').unwrap_or(l), next));
+        }
+    })
 }
 
 /// A section of a batch with end markers: finds its own marker at its end and says what
@@ -748,24 +763,18 @@ pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a
 fn checked_section<'a>(key: &'a str, header: &'a str, body: &'a str) -> Section<'a> {
     let mut own: Option<(usize, &'a str)> = None;
     let mut foreign: Option<&'a str> = None;
-    let mut after_own = false;
-    let mut pos = 0usize;
-    for raw in body.split_inclusive('\n') {
-        let start = pos;
-        pos += raw.len();
-        let l = trim_end(raw);
-        if l.is_empty() {
-            continue;
-        }
-        if own.is_some() {
-            after_own = true;
-        }
-        match end_marker(l) {
-            Some((k, status)) if k == key && own.is_none() => own = Some((start, status)),
+    let mut own_end = body.len();
+    for (at, line, next) in lines_starting_with(body, "<== ") {
+        match end_marker(line) {
+            Some((k, status)) if k == key && own.is_none() => {
+                own = Some((at, status));
+                own_end = next;
+            }
             Some((k, _)) => foreign = foreign.or(Some(k)),
             None => {}
         }
     }
+    let after_own = own.is_some() && body.get(own_end..).is_some_and(|rest| !is_blank(rest));
     let (body, problem) = match own {
         Some((at, status)) => {
             let kept = body.get(..at).unwrap_or(body);
