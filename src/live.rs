@@ -180,6 +180,10 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Blocking work is short file reads (known_hosts, a key); a few threads serve a
+        // whole fleet, where tokio's default (512) would start one thread per host at
+        // once: each with its stack and malloc arena, megabytes per host.
+        .max_blocking_threads(8)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
