@@ -225,7 +225,7 @@ fn read_archive(file: std::fs::File, limits: &ReadLimits) -> anyhow::Result<Arch
             if tripped.get() {
                 return Err(too_large());
             }
-            return Err(anyhow::Error::from(e).context(format!("cannot read entry {path:?}")));
+            return Err(anyhow::Error::from(e).context(format!("damaged archive: cannot read entry {path:?}")));
         }
         if data.len() as u64 > limits.max_entry_bytes {
             return Err(entry_too_large(&path));
