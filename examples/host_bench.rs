@@ -138,10 +138,14 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
     };
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
+    // (client CPU per host, peak RSS) when collection alone is done, before diagnosis.
+    let mut collected: Vec<(f64, u64)> = Vec::new();
     for _ in 0..runs {
         let (cpu0, _) = usage();
         let t0 = Instant::now();
         let run = collect_live(&opts)?;
+        let (cpu_collect, rss_collect) = usage();
+        collected.push(((cpu_collect - cpu0) * 1e3 / hosts as f64, rss_collect));
         let diagnosis = pvrdma_doctor::diagnose::diagnose(&run.captures);
         let report = pvrdma_doctor::report::render(&diagnosis, pvrdma_doctor::report::Format::Human, false);
         let wall = t0.elapsed();
@@ -168,11 +172,22 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
     // by it, and it is reaped here, so it all lands in RUSAGE_CHILDREN.
     drop(servers);
     let server = children_cpu() * 1e3 / (hosts * runs) as f64;
-    println!("{:.0} {:.2} {} {:.1}", median(walls), median(cpus), rss, server);
+    let (collect_cpu, collect_rss) = collected.first().copied().unwrap_or_default();
+    println!(
+        "{:.0} {:.2} {} {:.1} {:.2} {}",
+        median(walls),
+        median(cpus),
+        rss,
+        server,
+        collect_cpu,
+        collect_rss
+    );
     Ok(())
 }
 
-fn measure(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<(f64, f64, u64, f64)> {
+type Figures = (f64, f64, u64, f64, f64, u64);
+
+fn measure(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<Figures> {
     let out = Command::new(std::env::current_exe()?)
         .args(["--child", &vms.to_string(), &hosts.to_string(), &runs.to_string()])
         .output()?;
@@ -184,7 +199,14 @@ fn measure(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<(f64, f64, u
     let text = String::from_utf8_lossy(&out.stdout);
     let mut it = text.split_whitespace();
     let mut next = || it.next().unwrap_or("0").to_string();
-    Ok((next().parse()?, next().parse()?, next().parse()?, next().parse()?))
+    Ok((
+        next().parse()?,
+        next().parse()?,
+        next().parse()?,
+        next().parse()?,
+        next().parse()?,
+        next().parse()?,
+    ))
 }
 
 fn main() -> anyhow::Result<()> {
@@ -198,13 +220,13 @@ fn main() -> anyhow::Result<()> {
         "fake esxcli {ESXCLI_SECONDS} s per call, vsish {VSISH_SECONDS} s; real OpenSSH sshd on 127.0.0.1; medians of {runs} runs"
     );
     println!(
-        "{:<28} {:>10} {:>16} {:>14} {:>16}",
-        "case", "wall ms", "client CPU/host", "peak RSS MiB", "server CPU/host"
+        "{:<24} {:>8} {:>16} {:>13} {:>16} {:>16}",
+        "case", "wall ms", "client CPU/host", "peak RSS MiB", "of which collect", "server CPU/host"
     );
     let mut single: Vec<(usize, f64)> = Vec::new();
     // Fleets run once: one run is a minute of simulated-host CPU on a small machine.
     for (vms, hosts, r) in [(1, 1, runs), (40, 1, runs), (200, 1, runs), (40, 200, 1), (1, 500, 1)] {
-        let (wall, cpu, rss, server) = measure(vms, hosts, r)?;
+        let (wall, cpu, rss, server, collect_cpu, collect_rss) = measure(vms, hosts, r)?;
         let label = format!("{hosts} host(s) x {vms} VMs");
         let base = |v: usize| single.iter().find(|(n, _)| *n == v).map(|(_, w)| *w);
         let ratio = match (hosts, base(vms), base(1)) {
@@ -216,9 +238,11 @@ fn main() -> anyhow::Result<()> {
             single.push((vms, wall));
         }
         println!(
-            "{label:<28} {wall:>10.0} {:>13.2} ms {:>14.1} {:>13.0} ms{ratio}",
+            "{label:<24} {wall:>8.0} {:>13.2} ms {:>13.1} {:>7.2} ms {:>4.0} MiB {:>13.0} ms{ratio}",
             cpu,
             rss as f64 / 1024.0,
+            collect_cpu,
+            collect_rss as f64 / 1024.0,
             server
         );
     }
