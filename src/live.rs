@@ -181,8 +181,8 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // Blocking work is short file reads (known_hosts, a key); a few threads serve a
-        // whole fleet, where tokio's default (512) would start one thread per host at
-        // once: each with its stack and malloc arena, megabytes per host.
+        // whole fleet, where tokio's default (512) may start one thread per host at once,
+        // each with its own stack and malloc arena.
         .max_blocking_threads(8)
         .enable_all()
         .build()
