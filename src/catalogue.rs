@@ -5,12 +5,41 @@
 //! directory. Nothing outside this list is ever sent to a host, which is what makes the
 //! tool safe to point at production: every command here only reads.
 //!
-//! The per-VM queries (`vm port list -w`, the vsish `properties` node) are batched into
-//! one shell loop each, so the number of round trips per host is the same for 1 VM or 500.
-//! The loops are POSIX `sh` because ESXi's login shell is busybox `sh`. Every iteration
-//! prints `==> KEY <==` before its query's output and `<== KEY exit N ==>` after it (N: the
-//! query's `$?`), so a section cut off by a timeout, a size cap or a lost connection is
-//! told from a whole one (see `pvrdma_parsers`' batch sections).
+//! The per-adapter queries (`vm port list -w`, the vsish `properties` node) depend on the
+//! vsish listing: they run only for the World IDs / adapter nodes it names (VMs without a
+//! PVRDMA adapter are never queried), and are built by [`batch_command`] once the listing
+//! is in (see `collect::schedule`). Each batch is one command line whose queries run
+//! concurrently on the host, so its wall time is about one query's, whatever the VM
+//! count. The batches are POSIX `sh` because ESXi's login shell is busybox `sh`. Every
+//! section ends with `<== KEY exit N ==>` (N: the query's `$?`), so a section cut off by a
+//! timeout, a size cap or a lost connection is told from a whole one (see
+//! `pvrdma_parsers`' batch sections).
+
+/// The shell functions of a concurrent batch whose per-item query is `$query` (with the
+/// item in `"$1"`); the batch line ends with `p KEY...` (keys in reverse order).
+///
+/// `p k1 k2 k3` is the pipeline `s k3 | s k2 | s k1`: every stage starts its query at once
+/// (the stages of a pipeline run concurrently), keeps the query's output in a variable,
+/// then copies everything the stages before it printed (`cat`) and prints its own section
+/// after it: `==> KEY <==`, the output (stderr included), `<== KEY exit N ==>` (the
+/// agreed end marker, `N` the query's exit status). So the queries overlap in time while
+/// the sections come out whole and in order; nothing is written to the host's disk. A
+/// section without its end marker was cut off (timeout, output cap) and reads as unknown.
+macro_rules! batch_functions {
+    ($query:literal) => {
+        concat!(
+            "q() { ",
+            $query,
+            "; }; s() { o=$(q \"$1\" 2>&1); e=$?; cat; printf '==> %s <==\\n' \"$1\"; [ -z \"$o\" ] || printf '%s\\n' \"$o\"; printf '<== %s exit %s ==>\\n' \"$1\" \"$e\"; }; ",
+            "p() { if [ $# -gt 1 ]; then k=$1; shift; p \"$@\" | s \"$k\"; else s \"$1\" </dev/null; fi; }; "
+        )
+    };
+}
+
+/// Queries of one batch that run at once on the host. More keys run in successive groups
+/// of this size, so a host with hundreds of PVRDMA VMs is not asked to start hundreds of
+/// `esxcli` processes together (each is a Python process in ESXi's shell resource pool).
+pub const BATCH_FANOUT: usize = 64;
 
 /// One read-only command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,8 +141,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
     },
     CommandSpec {
         id: VM_PORT_LIST,
-        command: "for w in $(esxcli vm process list | sed -n 's/^ *World ID: *//p'); do echo \"==> $w <==\"; esxcli network vm port list -w \"$w\" 2>&1; echo \"<== $w exit $? ==>\"; done",
-        why: "the switch, port group and uplink each VM MAC really uses (one batched query for all VMs)",
+        command: concat!(batch_functions!("esxcli network vm port list -w \"$1\""), "p ", "<World ID>..."),
+        why: "the switch, port group and uplink each PVRDMA VM's MAC really uses (one concurrent batch over the World IDs of the vsish listing)",
     },
     CommandSpec {
         id: PVRDMA_DEVICES_LS,
@@ -122,8 +151,12 @@ pub static CATALOGUE: &[CommandSpec] = &[
     },
     CommandSpec {
         id: PVRDMA_PROPERTIES,
-        command: "for d in $(vsish -e ls /vmkModules/vrdma/pvrdmaDevices/ 2>/dev/null); do d=${d%/}; echo \"==> $d <==\"; vsish -e cat \"/vmkModules/vrdma/pvrdmaDevices/$d/properties\" 2>&1; echo \"<== $d exit $? ==>\"; done",
-        why: "per adapter: 'Physical HCA available' (HCA or TCP fallback), MAC, RoCE version, MTU (one batched query for all adapters)",
+        command: concat!(
+            batch_functions!("vsish -e cat \"/vmkModules/vrdma/pvrdmaDevices/$1/properties\""),
+            "p ",
+            "<World ID>_<adapter index>..."
+        ),
+        why: "per adapter: 'Physical HCA available' (HCA or TCP fallback), MAC, RoCE version, MTU (one concurrent batch over the adapters of the vsish listing)",
     },
     CommandSpec {
         id: NIC_PAUSE_PARAMS,
@@ -148,6 +181,12 @@ impl CommandSpec {
     /// Whether this is one of the shell loops that batch a per-VM query. Their output is
     /// a series of `==> KEY <==` sections, each with that iteration's own errors, so one
     /// failed iteration must not discard the others.
+    /// Whether this batch is built from the vsish adapter listing (one item per PVRDMA
+    /// World ID or adapter) rather than sent as it is written.
+    pub fn is_listing_batch(&self) -> bool {
+        self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES
+    }
+
     pub fn is_batch(&self) -> bool {
         self.id == VM_PORT_LIST
             || self.id == PVRDMA_PROPERTIES
@@ -160,8 +199,8 @@ impl CommandSpec {
     /// "nothing found".
     pub fn iterates_over(&self) -> Option<&'static str> {
         match self.id {
-            VM_PORT_LIST | VMX_PVRDMA_LINES => Some(VM_PROCESS_LIST),
-            PVRDMA_PROPERTIES => Some(PVRDMA_DEVICES_LS),
+            VMX_PVRDMA_LINES => Some(VM_PROCESS_LIST),
+            VM_PORT_LIST | PVRDMA_PROPERTIES => Some(PVRDMA_DEVICES_LS),
             NIC_DCB_STATUS => Some(RDMA_DEVICE_LIST),
             _ => None,
         }
@@ -171,7 +210,7 @@ impl CommandSpec {
     /// it repeats (quoting a whole shell loop to a user helps nobody).
     pub fn label(&self) -> &'static str {
         match self.id {
-            VM_PORT_LIST => "esxcli network vm port list -w <World ID> (batched over running VMs)",
+            VM_PORT_LIST => "esxcli network vm port list -w <World ID> (batched over the PVRDMA VMs)",
             PVRDMA_PROPERTIES => "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties (batched)",
             NIC_DCB_STATUS => "esxcli network nic dcb status get -n <RDMA uplink> (batched)",
             VMX_PVRDMA_LINES => "grep <PVRDMA keys> <Config File> (batched over running VMs' .vmx)",
@@ -180,7 +219,85 @@ impl CommandSpec {
     }
 }
 
+/// The command line of the batch `id` (one of the [`CommandSpec::is_batch`] ids) over
+/// `keys` (World IDs for the port list, `<World ID>_<index>` nodes for the properties):
+/// the spec's functions, then one `p ...` pipeline per group of [`BATCH_FANOUT`] keys.
+/// `None` for another id, no key, or a key that is not digits and `_` (keys come from a
+/// parsed listing; anything else must never reach a shell).
+pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
+    let spec = spec(id).filter(|s| s.is_listing_batch())?;
+    let functions = spec.command.rsplit_once("p ").map(|(f, _)| f)?;
+    let valid = |k: &String| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit() || b == b'_');
+    if keys.is_empty() || !keys.iter().all(valid) {
+        return None;
+    }
+    let mut line = String::with_capacity(functions.len() + keys.len() * 16);
+    line.push_str(functions);
+    for (n, group) in keys.chunks(BATCH_FANOUT).enumerate() {
+        if n > 0 {
+            line.push_str("; ");
+        }
+        line.push('p');
+        // `p` prints its last argument first.
+        for k in group.iter().rev() {
+            line.push(' ');
+            line.push_str(k);
+        }
+    }
+    Some(line)
+}
+
+/// The keys a batch command line was built for, in output order (the inverse of
+/// [`batch_command`]), with the batch's id; `None` for any other command line.
+pub fn batch_keys(command: &str) -> Option<(&'static str, Vec<String>)> {
+    CATALOGUE.iter().filter(|s| s.is_listing_batch()).find_map(|spec| {
+        let functions = spec.command.rsplit_once("p ").map(|(f, _)| f)?;
+        let calls = command.strip_prefix(functions)?;
+        let mut keys = Vec::new();
+        for call in calls.split("; ") {
+            let mut group: Vec<String> = call.strip_prefix("p ")?.split(' ').map(str::to_string).collect();
+            group.reverse();
+            keys.extend(group);
+        }
+        Some((spec.id, keys))
+    })
+}
+
 /// The spec with this id.
 pub fn spec(id: &str) -> Option<&'static CommandSpec> {
     CATALOGUE.iter().find(|s| s.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(k: &[&str]) -> Vec<String> {
+        k.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn batch_lines_group_keys_and_round_trip() {
+        let line = batch_command(VM_PORT_LIST, &keys(&["11", "12", "13"])).expect("line");
+        assert!(
+            line.starts_with("q() { esxcli network vm port list -w \"$1\"; }; s() {"),
+            "{line}"
+        );
+        assert!(line.ends_with("p 13 12 11"), "{line}");
+        assert_eq!(batch_keys(&line), Some((VM_PORT_LIST, keys(&["11", "12", "13"]))));
+        let many: Vec<String> = (0..BATCH_FANOUT + 2).map(|n| format!("{n}_0")).collect();
+        let line = batch_command(PVRDMA_PROPERTIES, &many).expect("line");
+        let calls = line.rsplit_once("fi; }; ").map(|(_, c)| c).expect("calls");
+        assert_eq!(calls.matches("; p ").count(), 1, "two groups: {calls}");
+        assert_eq!(batch_keys(&line), Some((PVRDMA_PROPERTIES, many)));
+    }
+
+    #[test]
+    fn batch_lines_refuse_what_a_listing_cannot_hold() {
+        assert_eq!(batch_command(VM_PORT_LIST, &[]), None);
+        assert_eq!(batch_command(VM_PORT_LIST, &keys(&["1; reboot"])), None);
+        assert_eq!(batch_command(VM_PORT_LIST, &keys(&["$(x)"])), None);
+        assert_eq!(batch_command(SYSTEM_VERSION, &keys(&["1"])), None);
+        assert_eq!(batch_keys("esxcli system version get"), None);
+    }
 }

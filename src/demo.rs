@@ -53,6 +53,9 @@ impl SimHost {
     /// What the host prints for a command line: (stdout, stderr, exit status). Anything
     /// outside the catalogue gets busybox's answer for an unknown command.
     pub fn answer(&self, command: &str) -> (String, String, u32) {
+        if let Some((id, keys)) = crate::catalogue::batch_keys(command) {
+            return (self.batch_answer(id, &keys), String::new(), 0);
+        }
         let Some(spec) = CATALOGUE.iter().find(|s| s.command == command) else {
             let word = command.split_whitespace().next().unwrap_or("");
             return (String::new(), format!("sh: {word}: not found\n"), 127);
@@ -73,6 +76,39 @@ impl SimHost {
                 1,
             ),
         }
+    }
+}
+
+impl SimHost {
+    /// What a concurrent batch prints for `keys`: the captured section of each key (empty
+    /// when the capture has none), framed by its header and end marker as on a real host.
+    fn batch_answer(&self, id: &str, keys: &[String]) -> String {
+        let captured = self.files.get(&format!("{id}.txt")).map(String::as_str).unwrap_or("");
+        let mut bodies: BTreeMap<&str, String> = BTreeMap::new();
+        let mut current: Option<&str> = None;
+        for line in captured.lines() {
+            if let Some(key) = line.strip_prefix("==> ").and_then(|l| l.strip_suffix(" <==")) {
+                current = Some(key.trim());
+                bodies.entry(key.trim()).or_default();
+            } else if line.starts_with("<== ") && line.ends_with(" ==>") {
+                current = None;
+            } else if let Some(body) = current.and_then(|k| bodies.get_mut(k)) {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+        let mut out = String::new();
+        for key in keys {
+            out.push_str(&format!("==> {key} <==\n"));
+            // The batch keeps a query's output in a shell variable: trailing newlines go.
+            let body = bodies.get(key.as_str()).map_or("", |b| b.trim_end_matches('\n'));
+            if !body.is_empty() {
+                out.push_str(body);
+                out.push('\n');
+            }
+            out.push_str(&format!("<== {key} exit 0 ==>\n"));
+        }
+        out
     }
 }
 

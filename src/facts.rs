@@ -140,7 +140,7 @@ pub fn build(capture: &HostCapture) -> HostFacts {
         vmx: Vec::new(),
         vmx_lines: fact(capture, cat::VMX_PVRDMA_LINES, p::parse_vmx_pvrdma_lines),
     };
-    facts.vm_ports = after_source(facts.vm_ports, &facts.vms, capture, cat::VM_PORT_LIST);
+    facts.vm_ports = after_source(facts.vm_ports, &facts.pvrdma_devices, capture, cat::VM_PORT_LIST);
     facts.vmx_lines = after_source(facts.vmx_lines, &facts.vms, capture, cat::VMX_PVRDMA_LINES);
     mark_cut_sections(&mut facts, capture);
     facts.vmx = capture

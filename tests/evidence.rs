@@ -167,10 +167,13 @@ fn a_failed_vm_process_list_is_the_hosts_own_reason_and_blames_no_port_query() {
     let o = c.outputs.get_mut(catalogue::VM_PROCESS_LIST).expect("output");
     o.stdout = "Error: Unable to connect to hostd\n".to_string();
     o.exit_status = Some(1);
-    // The loops that iterate over it print nothing when it fails.
-    for id in [catalogue::VM_PORT_LIST, catalogue::VMX_PVRDMA_LINES] {
-        c.outputs.get_mut(id).expect("output").stdout.clear();
-    }
+    // The .vmx loop iterates over it and prints nothing when it fails; the port batch is
+    // built from the vsish listing and does not depend on it.
+    c.outputs
+        .get_mut(catalogue::VMX_PVRDMA_LINES)
+        .expect("output")
+        .stdout
+        .clear();
     let d = diagnose_host(&c);
     let vms_error = d.vms_error.clone().expect("vms_error");
     assert!(
@@ -181,10 +184,7 @@ fn a_failed_vm_process_list_is_the_hosts_own_reason_and_blames_no_port_query() {
     assert_eq!(adapter.verdict, Verdict::TcpFallback, "{adapter:?}");
     let reasons = adapter.reasons.join("\n");
     assert!(!reasons.contains("no port with MAC"), "{reasons}");
-    assert!(
-        reasons.contains("loops over the output of a command that failed"),
-        "{reasons}"
-    );
+    assert!(!reasons.contains("port is unknown"), "{reasons}");
 }
 
 #[test]

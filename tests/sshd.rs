@@ -95,11 +95,53 @@ fn assert_complete(c: &HostCapture, samples: &Path, sshd: &Sshd) {
             .get(spec.id)
             .unwrap_or_else(|| panic!("{} missing: {:?}", spec.id, c.missing));
         let expected = std::fs::read_to_string(samples.join(format!("{}.txt", spec.id))).expect("sample");
-        assert_eq!(out.stdout, expected, "{}: stderr {:?}", spec.id, out.stderr);
+        if spec.is_listing_batch() {
+            assert_batch(spec.id, &out.stdout, &expected, samples);
+        } else {
+            assert_eq!(out.stdout, expected, "{}: stderr {:?}", spec.id, out.stderr);
+        }
         assert_eq!(out.exit_status, Some(0), "{}", spec.id);
         assert!(out.failure.is_none() && !out.timeout_hit && !out.truncated);
         assert_eq!(out.cut_short(), None, "{}", spec.id);
     }
+}
+
+/// A concurrent batch came back with one whole section (end marker, exit 0) per adapter
+/// of the listing (per PVRDMA VM for the port list), each parsing as the sample's section.
+fn assert_batch(id: &str, got: &str, sample: &str, samples: &Path) {
+    let ls = std::fs::read_to_string(samples.join(format!("{}.txt", catalogue::PVRDMA_DEVICES_LS))).expect("ls");
+    let devices = pvrdma_parsers::parse_pvrdma_device_ls(&ls).expect("ls parses");
+    if id == catalogue::VM_PORT_LIST {
+        let got = pvrdma_parsers::parse_vm_port_list_batch(got).expect("batch parses");
+        let sample = pvrdma_parsers::parse_vm_port_list_batch(sample).expect("sample parses");
+        let mut wids: Vec<u64> = devices.iter().map(|d| d.world_id).collect();
+        wids.dedup();
+        assert_eq!(
+            got.iter().map(|s| s.world_id).collect::<Vec<_>>(),
+            wids,
+            "only PVRDMA VMs are queried"
+        );
+        for s in &got {
+            let want = sample
+                .iter()
+                .find(|x| x.world_id == s.world_id)
+                .expect("sample section");
+            assert_eq!(s, want);
+        }
+    } else {
+        let got = pvrdma_parsers::parse_pvrdma_properties_batch(got).expect("batch parses");
+        let sample = pvrdma_parsers::parse_pvrdma_properties_batch(sample).expect("sample parses");
+        assert_eq!(got.iter().map(|s| s.device).collect::<Vec<_>>(), devices);
+        for s in &got {
+            assert_eq!(Some(s), sample.iter().find(|x| x.device == s.device));
+        }
+    }
+    let sections = got.matches("\n==> ").count() + usize::from(got.starts_with("==> "));
+    assert_eq!(
+        got.matches(" exit 0 ==>\n").count(),
+        sections,
+        "every section ends with its marker: {got}"
+    );
 }
 
 #[test]

@@ -20,9 +20,13 @@ fn process_list() -> String {
     s
 }
 
+/// Batches as live runs print them: each section closed by its end marker.
 fn port_batch() -> String {
     let mut s = String::new();
     for i in 0..VMS {
+        if i > 0 {
+            s += &format!("<== {} exit 0 ==>\n", 2_100_000 + i - 1);
+        }
         s += &format!("==> {} <==\n", 2_100_000 + i);
         for a in 0..2 {
             s += &format!(
@@ -34,6 +38,7 @@ fn port_batch() -> String {
             );
         }
     }
+    s += &format!("<== {} exit 0 ==>\n", 2_100_000 + VMS - 1);
     s
 }
 
@@ -49,7 +54,7 @@ fn properties_batch() -> String {
         for a in 0..2 {
             let wid = 2_100_000 + i;
             s += &format!(
-                "==> {wid}_{a} <==\nPVRDMA Device Properties {{\n   VMM leader ID of VM:{wid}\n   adapter index:{a}\n   MAC address:00:50:56:8a:{:02x}:{a:02x}\n   Physical HCA available:1\n   Namespace allocated:1\n   Hardware S/R available:0\n   MR tracing available:0\n   SRQ support enabled:1\n   MR Key extension enabled:1\n   Phys handles enabled:1\n   Native endpoints supported:0\n   Native vmotion supported:0\n   DMA accelerator enabled:0\n   DMA accelerator transfer threshold:32768\n   Prefer RoCE v1 over v2:0\n   RoCE version:2\n   Active MTU:4096\n}}\n",
+                "==> {wid}_{a} <==\nPVRDMA Device Properties {{\n   VMM leader ID of VM:{wid}\n   adapter index:{a}\n   MAC address:00:50:56:8a:{:02x}:{a:02x}\n   Physical HCA available:1\n   Namespace allocated:1\n   Hardware S/R available:0\n   MR tracing available:0\n   SRQ support enabled:1\n   MR Key extension enabled:1\n   Phys handles enabled:1\n   Native endpoints supported:0\n   Native vmotion supported:0\n   DMA accelerator enabled:0\n   DMA accelerator transfer threshold:32768\n   Prefer RoCE v1 over v2:0\n   RoCE version:2\n   Active MTU:4096\n}}\n<== {wid}_{a} exit 0 ==>\n",
                 i % 256
             );
         }

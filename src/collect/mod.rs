@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 pub(crate) mod folder;
 pub mod probe;
 pub mod replay;
+pub mod schedule;
 pub mod ssh;
 
 /// What a host (or a single command) failed with, typed so callers can act on it.

@@ -1,10 +1,11 @@
 //! Pipeline stage *collect*, live: runs the catalogue on one host over one SSH connection.
 //!
-//! The catalogue runs on a few concurrent channels of that connection (fewer than
-//! OpenSSH's default `MaxSessions` of 10). A server that refuses a channel open (a lower
-//! `MaxSessions`) does not lose the command: it is retried once the other channels are
-//! closed, one at a time. Each command has its own timeout; whatever arrived before it
-//! fired is kept, and a timeout on one command never stops the others.
+//! The catalogue runs as a dependency graph ([`schedule`]) on up to `MaxSessions`
+//! concurrent channels of that connection. A server that refuses a channel open (a lower
+//! `MaxSessions`) does not lose the command: the window shrinks and it is retried, at the
+//! end alone. Each command has its own timeout; whatever arrived before it fired is kept,
+//! and a timeout on one command never stops the others.
+use super::schedule::{self, Ran};
 use super::{Cap, CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};
 use crate::catalogue::{CommandSpec, CATALOGUE};
 use crate::ssh::client::{self, Connection, Credentials, Endpoint};
@@ -13,7 +14,6 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
 
 pub use crate::collect::OUTPUT_CAP;
 
@@ -151,13 +151,6 @@ pub async fn run_line(job: &HostJob, conn: &Connection, id: &str, command: &str)
     for attempt in 0..OPEN_RETRIES {
         match run_one_line(job, conn, id, command, &budget).await {
             Run::Done(out) => return Ok(out),
-            // Only the catalogue keeps outputs in a sink; a probe line is returned.
-            Run::Kept => {
-                return Err(Failure::new(
-                    ErrorKind::Internal,
-                    format!("{}: `{id}` ended without an output", job.target.label),
-                ))
-            }
             Run::Lost(f) => return Err(f),
             Run::OpenRefused(why) => {
                 last = why;
@@ -182,115 +175,37 @@ pub fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
     }
 }
 
-/// Keeps a finished output in the sink (moved, not copied): `Kept`, or `Done` with the
-/// output back if the sink is unusable.
-fn keep(sink: &Sink, id: &str, out: RawOutput) -> Run {
-    match sink.lock() {
-        Ok(mut m) => {
-            m.insert(id.to_string(), out);
-            Run::Kept
-        }
-        Err(_) => Run::Done(out),
-    }
-}
-
-/// Runs `specs` on an open connection. Finished outputs are kept in `sink` (see
-/// [`take_outputs`]); the capture returned holds what is missing and the host's error.
+/// Runs `specs` on an open connection, as the dependency graph of [`schedule`] with up
+/// to `job.channels` channels at once. Finished outputs are moved into `sink` as each one
+/// arrives (see [`take_outputs`]); the capture returned holds what is missing and the
+/// host's error.
 pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], sink: &Sink) -> HostCapture {
     let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
     let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
     let budget = &budget;
-    let slots = Arc::new(Semaphore::new(job.channels.max(1)));
-    let mut refused: Vec<&CommandSpec> = Vec::new();
-    // The server's session limit is learnt as we go: a refused open gives its slot up for
-    // good (down to one), so the window settles at what the server allows.
-    let window = Arc::new(AtomicUsize::new(job.channels.max(1)));
-    let results = futures::future::join_all(specs.iter().map(|spec| {
-        let slots = slots.clone();
-        let window = window.clone();
-        async move {
-            let mut attempts = 0;
-            loop {
-                let permit = slots.acquire().await.ok();
-                match run_one(job, conn, spec, budget).await {
-                    Run::OpenRefused(why) => {
-                        attempts += 1;
-                        let shrunk = window
-                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| (w > 1).then(|| w - 1))
-                            .is_ok();
-                        if let (true, Some(p)) = (shrunk, permit) {
-                            p.forget();
-                        }
-                        if attempts >= OPEN_RETRIES {
-                            return (spec, Run::OpenRefused(why));
-                        }
-                        tokio::time::sleep(Duration::from_millis(20 * attempts as u64)).await;
-                    }
-                    // Into the sink as soon as it is done: an interrupted run keeps it.
-                    Run::Done(out) => return (spec, keep(sink, spec.id, out)),
-                    other => return (spec, other),
-                }
-            }
+    let on_done = |id: &str, out: RawOutput| {
+        if let Ok(mut m) = sink.lock() {
+            m.insert(id.to_string(), out);
         }
-    }))
+    };
+    let finished = schedule::run(
+        specs,
+        job.channels,
+        &job.target.label,
+        |spec, line| async move {
+            match run_one_line(job, conn, spec.id, &line, budget).await {
+                Run::Done(out) => Ran::Done(out),
+                Run::OpenRefused(why) => Ran::Refused(why),
+                Run::Lost(f) => Ran::Lost(f),
+            }
+        },
+        &on_done,
+    )
     .await;
-    for (spec, r) in results {
-        match r {
-            Run::Done(out) => {
-                capture.outputs.insert(spec.id.to_string(), out);
-            }
-            Run::Kept => {}
-            Run::OpenRefused(_) => refused.push(spec),
-            Run::Lost(f) => {
-                capture.missing.insert(spec.id.to_string(), f);
-            }
-        }
-    }
-    // Serial retries: all other channels are closed by now, so a server with a low
-    // MaxSessions has room for one more.
-    for spec in refused {
-        let mut last = String::new();
-        let mut done = false;
-        for attempt in 0..OPEN_RETRIES {
-            match run_one(job, conn, spec, budget).await {
-                Run::Done(out) => {
-                    if let Run::Done(out) = keep(sink, spec.id, out) {
-                        capture.outputs.insert(spec.id.to_string(), out);
-                    }
-                    done = true;
-                    break;
-                }
-                Run::Kept => {
-                    done = true;
-                    break;
-                }
-                Run::OpenRefused(why) => {
-                    last = why;
-                    tokio::time::sleep(Duration::from_millis(100 * (attempt as u64 + 1))).await;
-                }
-                Run::Lost(f) => {
-                    capture.missing.insert(spec.id.to_string(), f);
-                    done = true;
-                    break;
-                }
-            }
-        }
-        if !done {
-            capture.missing.insert(
-                spec.id.to_string(),
-                Failure::new(
-                    ErrorKind::CommandFailed,
-                    format!(
-                        "{}: the server refused a session channel for `{}` {OPEN_RETRIES} times ({last}); check MaxSessions in the host's sshd_config",
-                        job.target.label, spec.id
-                    ),
-                ),
-            );
-        }
-    }
+    capture.missing = finished.missing;
     let (not_esxi, none_ran) = match sink.lock() {
-        Ok(m) => (not_esxi(job, &m), m.is_empty() && capture.outputs.is_empty()),
-        Err(_) => (not_esxi(job, &capture.outputs), capture.outputs.is_empty()),
+        Ok(m) => (not_esxi(job, &m), m.is_empty()),
+        Err(_) => (None, true),
     };
     if let Some(f) = not_esxi {
         capture.error = Some(f);
@@ -323,8 +238,6 @@ fn not_esxi(job: &HostJob, outputs: &BTreeMap<String, RawOutput>) -> Option<Fail
 
 enum Run {
     Done(RawOutput),
-    /// Done, and moved into the host's sink.
-    Kept,
     OpenRefused(String),
     Lost(Failure),
 }
@@ -565,10 +478,6 @@ fn failure_for(job: &HostJob, id: &str, outcome: &Outcome) -> Option<Failure> {
         kind,
         format!("{}: `{}` {problem}{advice}", job.target.label, id),
     ))
-}
-
-async fn run_one(job: &HostJob, conn: &Connection, spec: &CommandSpec, budget: &Budget) -> Run {
-    run_one_line(job, conn, spec.id, spec.command, budget).await
 }
 
 async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str, budget: &Budget) -> Run {

@@ -164,6 +164,11 @@ pub struct SshdOptions {
     pub vmkping: Option<PathBuf>,
     /// The pre-authentication banner (`None`: no banner, like a plain Linux server).
     pub banner: Option<String>,
+    /// Seconds each fake `esxcli` / `vsish` call sleeps before answering (real esxcli
+    /// takes about a second); `None` answers at once.
+    pub latency: Option<(f64, f64)>,
+    /// `MaxStartups` (concurrent unauthenticated connections); benchmarks raise it.
+    pub max_startups: Option<String>,
 }
 
 impl SshdOptions {
@@ -184,6 +189,8 @@ impl SshdOptions {
             ciphers: None,
             vmkping: None,
             banner: Some("VMware ESXi 8.0.2 (test double)\n".into()),
+            latency: None,
+            max_startups: None,
         }
     }
 }
@@ -219,8 +226,9 @@ impl Sshd {
         set_mode(&pids, 0o1777);
         let bin = dir.path().join("bin");
         std::fs::create_dir(&bin).expect("bin dir");
-        write_exec(&bin.join("esxcli"), &fake_esxcli());
-        write_exec(&bin.join("vsish"), &fake_vsish());
+        let (esxcli_delay, vsish_delay) = opts.latency.unwrap_or((0.0, 0.0));
+        write_exec(&bin.join("esxcli"), &with_delay(&fake_esxcli(), esxcli_delay));
+        write_exec(&bin.join("vsish"), &with_delay(&fake_vsish(), vsish_delay));
         write_exec(&bin.join("vmkping"), FAKE_VMKPING);
         let vmkping_dir = opts
             .vmkping
@@ -258,7 +266,7 @@ impl Sshd {
              AuthorizedKeysFile {ak}\n\
              AllowTcpForwarding {fwd}\n\
              MaxSessions {maxs}\n\
-             MaxStartups 100:30:200\n\
+             MaxStartups {startups}\n\
              AllowUsers {user}\n\
              SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung FAKE_ESX_STALL={stall} FAKE_ESX_FLOOD={flood} FAKE_ESX_FLOOD_BYTES={flood_bytes} FAKE_ESX_KILL={kill} FAKE_ESX_FREEZE={freeze} FAKE_VMKPING_DIR={vmkping} FAKE_VMKPING_LOG={pids}/vmkping.log\n",
             ecdsa = host_ecdsa.display(),
@@ -267,6 +275,7 @@ impl Sshd {
             ak = ak.display(),
             fwd = if opts.allow_tcp_forwarding { "yes" } else { "no" },
             maxs = opts.max_sessions.unwrap_or(10),
+            startups = opts.max_startups.clone().unwrap_or_else(|| "100:30:200".into()),
             user = test_user(),
             ciphers = opts.ciphers.clone().unwrap_or_else(|| {
                 "aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,aes192-ctr,aes128-ctr".into()
@@ -367,6 +376,14 @@ fn write_exec(p: &Path, text: &str) {
     let mut f = std::fs::File::create(p).expect("create script");
     f.write_all(text.as_bytes()).expect("write script");
     set_mode(p, 0o755);
+}
+
+/// The script with a `sleep` before it answers (coreutils sleep takes fractions).
+fn with_delay(script: &str, seconds: f64) -> String {
+    if seconds <= 0.0 {
+        return script.to_string();
+    }
+    script.replacen("\n", &format!("\nsleep {seconds}\n"), 1)
 }
 
 const EMIT: &str = r#"d=${FAKE_ESX_DIR:?}

@@ -1,0 +1,250 @@
+//! Benchmark: per-host wall time, client CPU and peak memory of a live run against real
+//! OpenSSH `sshd` on 127.0.0.1, started as the integration tests start it (ESXi 8's
+//! algorithm lists, busybox `sh` login shell, fake `esxcli`/`vsish` on PATH), with a fake
+//! `esxcli` that sleeps 1 s per call and a fake `vsish` that sleeps 0.05 s, as on a real
+//! host.
+//!
+//! Each simulated host has N running VMs, a quarter of them (at least one) with a PVRDMA
+//! adapter; the other outputs are `samples/healthy-cluster/esx01`'s. Many hosts are many
+//! connections (distinct ssh_config aliases) to one sshd with `MaxStartups` raised.
+//!
+//! Needs what the sshd tests need (`scripts/install-test-deps.sh`, run as root).
+//! `cargo run --release --example host_bench [-- RUNS]` (default 3 runs per one-host figure,
+//! one run per fleet figure) prints
+//! medians: wall time of one host with 1, 40 and 200 VMs (collect + diagnose + render),
+//! 200 hosts of 40 VMs, client CPU per host, and peak RSS of a 500-host run. Each figure
+//! is measured in a child process of its own so that CPU and peak RSS are that run's.
+//! Prints figures; asserts only that every host was collected completely.
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use pvrdma_doctor::catalogue;
+use pvrdma_doctor::live::{collect_live, LiveOptions};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::{keygen, test_user, Sshd, SshdOptions};
+
+const ESXCLI_SECONDS: f64 = 1.0;
+const VSISH_SECONDS: f64 = 0.05;
+const HOSTS_PER_SSHD: usize = 100;
+
+/// Writes a host with `vms` running VMs (a quarter with one PVRDMA adapter) into `dir`.
+fn scenario(dir: &Path, vms: usize) -> anyhow::Result<()> {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");
+    for f in std::fs::read_dir(&base)? {
+        let f = f?;
+        std::fs::copy(f.path(), dir.join(f.file_name()))?;
+    }
+    let props_template = std::fs::read_to_string(base.join(format!("{}.txt", catalogue::PVRDMA_PROPERTIES)))?;
+    let block = props_template
+        .split_once('\n')
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    let (mut list, mut ls, mut ports, mut props) = (String::new(), String::new(), String::new(), String::new());
+    for i in 0..vms {
+        let wid = 2_200_000 + i;
+        let name = format!("hpc-node{i:03}");
+        let _ = write!(
+            list,
+            "{name}\n   World ID: {wid}\n   Process ID: 0\n   VMX Cartel ID: {}\n   UUID: 42 31 0d 66 62 8c b0 5d-46 6f 24 42 52 c6 95 8f\n   Display Name: {name}\n   Config File: /vmfs/volumes/64f1c2a3-5d8e21b0-7c3a-ec0d9a7f3196/{name}/{name}.vmx\n\n",
+            wid - 1
+        );
+        let _ = write!(
+            ports,
+            "==> {wid} <==\n   Port ID: {}\n   vSwitch: vSwitch0\n   Portgroup: VM Network\n   DVPort ID: \n   MAC Address: 00:50:56:8a:{:02x}:{:02x}\n   IP Address: 0.0.0.0\n   Team Uplink: vmnic0\n   Uplink Port ID: 33554434\n   Active Filters: \n\n",
+            33_554_500 + i,
+            i / 256,
+            i % 256
+        );
+        if i % 4 == 0 {
+            let mac = format!("00:50:56:9a:{:02x}:{:02x}", i / 256, i % 256);
+            let _ = writeln!(ls, "{wid}_0/");
+            let _ = write!(
+                ports,
+                "   Port ID: {}\n   vSwitch: DSwitch-RDMA\n   Portgroup: DPG-PVRDMA\n   DVPort ID: 24\n   MAC Address: {mac}\n   IP Address: 0.0.0.0\n   Team Uplink: vmnic2\n   Uplink Port ID: 50331650\n   Active Filters: \n\n",
+                50_331_700 + i
+            );
+            let body = block
+                .replace("VMM leader ID of VM:2101874", &format!("VMM leader ID of VM:{wid}"))
+                .replace("00:50:56:8a:9f:c2", &mac);
+            let _ = write!(props, "==> {wid}_0 <==\n{body}");
+        }
+    }
+    let file = |id: &str| dir.join(format!("{id}.txt"));
+    std::fs::write(file(catalogue::VM_PROCESS_LIST), list)?;
+    std::fs::write(file(catalogue::PVRDMA_DEVICES_LS), ls)?;
+    std::fs::write(file(catalogue::VM_PORT_LIST), ports)?;
+    std::fs::write(file(catalogue::PVRDMA_PROPERTIES), props)?;
+    Ok(())
+}
+
+fn usage() -> (f64, u64) {
+    // SAFETY: getrusage writes into the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(ru.ru_utime) + secs(ru.ru_stime), ru.ru_maxrss as u64)
+}
+
+fn children_cpu() -> f64 {
+    // SAFETY: getrusage writes into the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
+}
+
+/// One measurement in this process: `hosts` hosts of `vms` VMs, `runs` times. Prints
+/// `wall_ms cpu_ms_per_host maxrss_kib` medians on one line.
+fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
+    let samples = tempfile::tempdir()?;
+    scenario(samples.path(), vms)?;
+    let client = tempfile::tempdir()?;
+    let key = keygen(client.path(), "id_bench", "ecdsa");
+    // One sshd per 100 hosts: a single sshd resets connections beyond a few hundred.
+    let servers: Vec<Sshd> = (0..hosts.div_ceil(HOSTS_PER_SSHD))
+        .map(|_| {
+            let mut o = SshdOptions::new(samples.path().to_path_buf());
+            o.authorized_keys.push(key.clone());
+            o.latency = Some((ESXCLI_SECONDS, VSISH_SECONDS));
+            o.max_startups = Some(format!("{}", HOSTS_PER_SSHD * 2 + 10));
+            Sshd::start(o)
+        })
+        .collect();
+    let kh = client.path().join("known_hosts");
+    std::fs::write(&kh, servers.iter().map(Sshd::known_hosts_line).collect::<String>())?;
+    let config = client.path().join("config");
+    let mut text = String::new();
+    for n in 0..hosts {
+        let port = servers.get(n / HOSTS_PER_SSHD).map_or(0, |s| s.port);
+        let _ = write!(
+            text,
+            "Host h{n:04}\n  HostName 127.0.0.1\n  Port {port}\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile none\n",
+            test_user(),
+            key.display(),
+            kh.display()
+        );
+    }
+    std::fs::write(&config, text)?;
+    let opts = LiveOptions {
+        targets: (0..hosts).map(|n| format!("h{n:04}")).collect(),
+        ssh_config: Some(config),
+        only_given_keys: true,
+        connect_timeout: Duration::from_secs(60),
+        command_timeout: Duration::from_secs(60),
+        ..LiveOptions::default()
+    };
+    let mut walls = Vec::new();
+    let mut cpus = Vec::new();
+    // (client CPU per host, peak RSS) when collection alone is done, before diagnosis.
+    let mut collected: Vec<(f64, u64)> = Vec::new();
+    for _ in 0..runs {
+        let (cpu0, _) = usage();
+        let t0 = Instant::now();
+        let run = collect_live(&opts)?;
+        let (cpu_collect, rss_collect) = usage();
+        collected.push(((cpu_collect - cpu0) * 1e3 / hosts as f64, rss_collect));
+        let diagnosis = pvrdma_doctor::diagnose::diagnose(&run.captures);
+        let report = pvrdma_doctor::report::render(&diagnosis, pvrdma_doctor::report::Format::Human, false);
+        let wall = t0.elapsed();
+        let (cpu1, _) = usage();
+        std::hint::black_box(report);
+        for c in &run.captures {
+            anyhow::ensure!(c.error.is_none(), "{}: {:?}", c.host, c.error);
+            anyhow::ensure!(
+                c.outputs.len() == catalogue::CATALOGUE.len() && c.outputs.values().all(|o| o.failure.is_none()),
+                "{}: incomplete: missing {:?}",
+                c.host,
+                c.missing
+            );
+        }
+        walls.push(wall.as_secs_f64() * 1e3);
+        cpus.push((cpu1 - cpu0) * 1e3 / hosts as f64);
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or_default()
+    };
+    let rss = usage().1;
+    // The simulated hosts' CPU (sshd, shells, fake commands): sshd's children are reaped
+    // by it, and it is reaped here, so it all lands in RUSAGE_CHILDREN.
+    drop(servers);
+    let server = children_cpu() * 1e3 / (hosts * runs) as f64;
+    let (collect_cpu, collect_rss) = collected.first().copied().unwrap_or_default();
+    println!(
+        "{:.0} {:.2} {} {:.1} {:.2} {}",
+        median(walls),
+        median(cpus),
+        rss,
+        server,
+        collect_cpu,
+        collect_rss
+    );
+    Ok(())
+}
+
+type Figures = (f64, f64, u64, f64, f64, u64);
+
+fn measure(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<Figures> {
+    let out = Command::new(std::env::current_exe()?)
+        .args(["--child", &vms.to_string(), &hosts.to_string(), &runs.to_string()])
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "child failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text.split_whitespace();
+    let mut next = || it.next().unwrap_or("0").to_string();
+    Ok((
+        next().parse()?,
+        next().parse()?,
+        next().parse()?,
+        next().parse()?,
+        next().parse()?,
+        next().parse()?,
+    ))
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--child") {
+        let n = |i: usize| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(1);
+        return child(n(2), n(3), n(4));
+    }
+    let runs: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(3);
+    println!(
+        "fake esxcli {ESXCLI_SECONDS} s per call, vsish {VSISH_SECONDS} s; real OpenSSH sshd on 127.0.0.1; medians of {runs} runs"
+    );
+    println!(
+        "{:<24} {:>8} {:>16} {:>13} {:>16} {:>16}",
+        "case", "wall ms", "client CPU/host", "peak RSS MiB", "of which collect", "server CPU/host"
+    );
+    let mut single: Vec<(usize, f64)> = Vec::new();
+    // Fleets run once: one run is a minute of simulated-host CPU on a small machine.
+    for (vms, hosts, r) in [(1, 1, runs), (40, 1, runs), (200, 1, runs), (40, 200, 1), (1, 500, 1)] {
+        let (wall, cpu, rss, server, collect_cpu, collect_rss) = measure(vms, hosts, r)?;
+        let label = format!("{hosts} host(s) x {vms} VMs");
+        let base = |v: usize| single.iter().find(|(n, _)| *n == v).map(|(_, w)| *w);
+        let ratio = match (hosts, base(vms), base(1)) {
+            (1, _, Some(b)) if vms > 1 => format!("  {:.2}x the 1-VM host", wall / b),
+            (h, Some(b), _) if h > 1 => format!("  {:.2}x one host of {vms} VMs", wall / b),
+            _ => String::new(),
+        };
+        if hosts == 1 {
+            single.push((vms, wall));
+        }
+        println!(
+            "{label:<24} {wall:>8.0} {:>13.2} ms {:>13.1} {:>7.2} ms {:>4.0} MiB {:>13.0} ms{ratio}",
+            cpu,
+            rss as f64 / 1024.0,
+            collect_cpu,
+            collect_rss as f64 / 1024.0,
+            server
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,410 @@
+//! Pipeline stage *collect*, live: the catalogue as a small dependency graph.
+//!
+//! Every command whose inputs are known starts at once, up to the channel window; a
+//! command that needs another's output (the per-adapter batches need the vsish listing's
+//! World IDs and adapter nodes) is built from that output and starts the moment it
+//! arrives, ahead of independent commands still waiting for a channel (it is on the
+//! critical path). Nothing is sent twice: the listing a batch is built from is the
+//! listing that was collected.
+//!
+//! The scheduler knows nothing about SSH: it hands `(spec, command line)` to an executor
+//! and learns from the [`Ran`] it gets back. A refused channel open (the server's
+//! `MaxSessions`) shrinks the window by one (down to one) and the command is retried
+//! after a short back-off; after [`OPEN_RETRIES`] refusals it is retried only while no
+//! other channel is open, [`OPEN_RETRIES`] more times, before it is given up.
+use super::{ErrorKind, Failure, RawOutput};
+use crate::catalogue::{self, CommandSpec};
+use futures::stream::{FuturesUnordered, StreamExt};
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// Refused channel opens tolerated while other channels are open, and again while the
+/// command is the only one left.
+pub const OPEN_RETRIES: usize = 5;
+
+/// What running one command ended with, as the executor saw it.
+#[derive(Debug)]
+pub enum Ran {
+    /// It ran (or timed out, or was cut): what it printed and how it ended.
+    Done(RawOutput),
+    /// The server refused the channel open; nothing ran. The text is the server's reason.
+    Refused(String),
+    /// The connection broke before it could run.
+    Lost(Failure),
+}
+
+/// The commands whose output `id` needs before it can be built.
+pub fn needs(id: &str) -> &'static [&'static str] {
+    match id {
+        catalogue::VM_PORT_LIST | catalogue::PVRDMA_PROPERTIES => &[catalogue::PVRDMA_DEVICES_LS],
+        _ => &[],
+    }
+}
+
+/// What to do with a command once its inputs are in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launch {
+    /// Send this command line.
+    Run(String),
+    /// Nothing to ask: the inputs name no item (no PVRDMA adapter). The output is recorded
+    /// as empty, with this text as its command, so it reads as "none" rather than missing.
+    Nothing(String),
+    /// The inputs failed: the command cannot be built and is not sent.
+    NotRun(Failure),
+}
+
+/// Builds `spec`'s command line from its inputs (`outputs`/`missing` of the host so far).
+pub fn launch(
+    host: &str,
+    spec: &CommandSpec,
+    outputs: &BTreeMap<String, RawOutput>,
+    missing: &BTreeMap<String, Failure>,
+) -> Launch {
+    if !spec.is_listing_batch() {
+        return Launch::Run(spec.command.to_string());
+    }
+    let ls = catalogue::PVRDMA_DEVICES_LS;
+    let not_run = |why: String| {
+        Launch::NotRun(Failure::new(
+            ErrorKind::CommandFailed,
+            format!(
+                "{host}: `{}` was not run: it is built from the PVRDMA adapter listing (`vsish -e ls /vmkModules/vrdma/pvrdmaDevices/`), which {why}",
+                spec.id
+            ),
+        ))
+    };
+    let Some(listing) = outputs.get(ls) else {
+        return not_run(match missing.get(ls) {
+            Some(f) => format!("was not collected ({})", f.message),
+            None => "was not collected".to_string(),
+        });
+    };
+    if let Some(f) = &listing.failure {
+        return not_run(format!("failed ({})", f.message));
+    }
+    if let Some(code) = listing.exit_status.filter(|c| *c != 0) {
+        let first = listing
+            .stderr
+            .lines()
+            .chain(listing.stdout.lines())
+            .map(str::trim)
+            .find(|l| !l.is_empty());
+        return not_run(format!(
+            "exited with status {code}: {}",
+            first.unwrap_or("no error message")
+        ));
+    }
+    let devices = match pvrdma_parsers::parse_pvrdma_device_ls(&listing.stdout) {
+        Ok(d) => d,
+        Err(e) => return not_run(format!("did not parse ({e})")),
+    };
+    let mut keys: Vec<String> = if spec.id == catalogue::VM_PORT_LIST {
+        let mut wids: Vec<u64> = devices.iter().map(|d| d.world_id).collect();
+        wids.sort_unstable();
+        wids.dedup();
+        wids.iter().map(u64::to_string).collect()
+    } else {
+        devices.iter().map(|d| format!("{}_{}", d.world_id, d.index)).collect()
+    };
+    keys.dedup();
+    if keys.is_empty() {
+        return Launch::Nothing("(not sent: the vsish listing names no PVRDMA adapter)".to_string());
+    }
+    match catalogue::batch_command(spec.id, &keys) {
+        Some(line) => Launch::Run(line),
+        None => not_run("named items that cannot be queried".to_string()),
+    }
+}
+
+/// Everything the graph produced for one host.
+#[derive(Debug, Default)]
+pub struct Finished {
+    /// The outputs other commands are built from (the rest went to `on_done` only).
+    pub outputs: BTreeMap<String, RawOutput>,
+    /// Ids of the other finished outputs.
+    pub settled: Vec<String>,
+    pub missing: BTreeMap<String, Failure>,
+}
+
+type Event<'s> = Pin<Box<dyn Future<Output = Step> + Send + 's>>;
+
+enum Step {
+    Ran(usize, usize, String, Ran),
+    /// A refused command's back-off is over.
+    Wake(usize, usize, String),
+}
+
+/// Runs `specs` as a dependency graph with at most `window` commands at once. `exec`
+/// runs one command line; `on_done` sees each output as soon as it is in (so an
+/// interrupted run keeps it). `host` names the host in messages.
+pub async fn run<'s, E, F>(
+    specs: &'s [CommandSpec],
+    window: usize,
+    host: &str,
+    exec: E,
+    on_done: &(dyn Fn(&str, RawOutput) + Send + Sync),
+) -> Finished
+where
+    E: Fn(&'s CommandSpec, String) -> F,
+    F: Future<Output = Ran> + Send + 's,
+{
+    let mut done = Finished::default();
+    let mut window = window.max(1);
+    // Steps not yet started, and the ones whose inputs are still out.
+    let mut waiting: Vec<usize> = Vec::new();
+    let mut ready: VecDeque<(usize, usize, String)> = VecDeque::new();
+    let has_dependents = |id: &str| specs.iter().any(|s| needs(s.id).contains(&id));
+    let mut order: Vec<usize> = (0..specs.len()).collect();
+    // Commands others wait for go first: they are on the critical path.
+    order.sort_by_key(|&i| specs.get(i).map(|s| !has_dependents(s.id)).unwrap_or(true));
+    for i in order {
+        let Some(spec) = specs.get(i) else { continue };
+        // A dependency outside `specs` can never arrive: build from what there is.
+        if needs(spec.id).iter().any(|n| specs.iter().any(|s| s.id == *n)) {
+            waiting.push(i);
+        } else {
+            ready.push_back((i, 0, spec.command.to_string()));
+        }
+    }
+    let mut events: FuturesUnordered<Event<'s>> = FuturesUnordered::new();
+    let mut busy = 0usize;
+    loop {
+        // Start what fits. A command refused OPEN_RETRIES times waits until it is alone.
+        while busy < window {
+            let pos = ready
+                .iter()
+                .position(|(_, attempts, _)| *attempts < OPEN_RETRIES || busy == 0);
+            let Some((i, attempts, line)) = pos.and_then(|p| ready.remove(p)) else {
+                break;
+            };
+            let Some(spec) = specs.get(i) else { continue };
+            let fut = exec(spec, line.clone());
+            busy += 1;
+            events.push(Box::pin(async move { Step::Ran(i, attempts, line, fut.await) }));
+        }
+        let Some(step) = events.next().await else { break };
+        match step {
+            Step::Wake(i, attempts, line) => ready.push_front((i, attempts, line)),
+            Step::Ran(i, attempts, line, ran) => {
+                busy = busy.saturating_sub(1);
+                let Some(spec) = specs.get(i) else { continue };
+                match ran {
+                    Ran::Done(out) => settle(specs, &mut done, spec.id, out, on_done),
+                    Ran::Lost(f) => {
+                        done.missing.insert(spec.id.to_string(), f);
+                    }
+                    Ran::Refused(why) => {
+                        let attempts = attempts + 1;
+                        window = window.saturating_sub(1).max(1);
+                        if attempts >= 2 * OPEN_RETRIES {
+                            done.missing.insert(
+                                spec.id.to_string(),
+                                Failure::new(
+                                    ErrorKind::CommandFailed,
+                                    format!(
+                                        "{host}: the server refused a session channel for `{}` {attempts} times ({why}); check MaxSessions in the host's sshd_config",
+                                        spec.id
+                                    ),
+                                ),
+                            );
+                        } else {
+                            let pause = if attempts < OPEN_RETRIES {
+                                Duration::from_millis(20 * attempts as u64)
+                            } else {
+                                Duration::from_millis(100 * (attempts - OPEN_RETRIES + 1) as u64)
+                            };
+                            events.push(Box::pin(async move {
+                                tokio::time::sleep(pause).await;
+                                Step::Wake(i, attempts, line)
+                            }));
+                        }
+                        continue;
+                    }
+                }
+                // Whatever this settled may free dependents.
+                release(host, specs, &mut waiting, &mut ready, &mut done, on_done);
+            }
+        }
+    }
+    done
+}
+
+/// Hands a finished output to `on_done` (moved: outputs are the bulk of a flooding fleet's
+/// memory) and keeps a copy only when another command is built from it (the listing).
+fn settle(
+    specs: &[CommandSpec],
+    done: &mut Finished,
+    id: &str,
+    out: RawOutput,
+    on_done: &(dyn Fn(&str, RawOutput) + Send + Sync),
+) {
+    if specs.iter().any(|s| needs(s.id).contains(&id)) {
+        done.outputs.insert(id.to_string(), out.clone());
+    } else {
+        done.settled.push(id.to_string());
+    }
+    on_done(id, out);
+}
+
+/// Moves every waiting command whose inputs are all settled to the front of the queue
+/// (or settles it without running when it has nothing to ask or cannot be built).
+fn release(
+    host: &str,
+    specs: &[CommandSpec],
+    waiting: &mut Vec<usize>,
+    ready: &mut VecDeque<(usize, usize, String)>,
+    done: &mut Finished,
+    on_done: &(dyn Fn(&str, RawOutput) + Send + Sync),
+) {
+    loop {
+        let settled = |id: &str| done.outputs.contains_key(id) || done.missing.contains_key(id);
+        let Some(pos) = waiting.iter().position(|&i| {
+            specs.get(i).is_some_and(|s| {
+                needs(s.id)
+                    .iter()
+                    .all(|n| settled(n) || !specs.iter().any(|x| x.id == *n))
+            })
+        }) else {
+            return;
+        };
+        let i = waiting.remove(pos);
+        let Some(spec) = specs.get(i) else { continue };
+        match launch(host, spec, &done.outputs, &done.missing) {
+            Launch::Run(line) => ready.push_front((i, 0, line)),
+            Launch::Nothing(note) => {
+                // Nothing to ask is a complete answer: "no item", exit 0.
+                let mut out = RawOutput::new(spec.id, note);
+                out.exit_status = Some(0);
+                settle(specs, done, spec.id, out, on_done);
+            }
+            Launch::NotRun(f) => {
+                done.missing.insert(spec.id.to_string(), f);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{CATALOGUE, PVRDMA_DEVICES_LS, PVRDMA_PROPERTIES, VM_PORT_LIST};
+    use std::sync::{Arc, Mutex};
+
+    fn output(id: &str, stdout: &str) -> RawOutput {
+        RawOutput {
+            stdout: stdout.to_string(),
+            exit_status: Some(0),
+            ..RawOutput::new(id, "x")
+        }
+    }
+
+    /// Runs the catalogue against a fake host answering the listing with `ls`; returns
+    /// the finished graph and the command lines in the order they were started.
+    fn simulate(ls: &'static str, refuse_first: usize, window: usize) -> (Finished, Vec<String>, usize) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let sent = Arc::new(Mutex::new(Vec::<String>::new()));
+        let open = Arc::new(Mutex::new((0usize, 0usize, refuse_first)));
+        // Every output, as the caller's sink receives it.
+        let got = Mutex::new(BTreeMap::new());
+        let mut finished = rt.block_on(run(
+            CATALOGUE,
+            window,
+            "esx01",
+            |spec, line| {
+                let (sent, open) = (sent.clone(), open.clone());
+                async move {
+                    {
+                        let mut o = open.lock().unwrap();
+                        if o.2 > 0 {
+                            o.2 -= 1;
+                            return Ran::Refused("administratively prohibited".into());
+                        }
+                        o.0 += 1;
+                        o.1 = o.1.max(o.0);
+                    }
+                    sent.lock().unwrap().push(line.clone());
+                    tokio::time::sleep(Duration::from_millis(if spec.id == PVRDMA_DEVICES_LS { 5 } else { 30 })).await;
+                    open.lock().unwrap().0 -= 1;
+                    let stdout = if spec.id == PVRDMA_DEVICES_LS { ls } else { "" };
+                    Ran::Done(RawOutput {
+                        command: line,
+                        ..output(spec.id, stdout)
+                    })
+                }
+            },
+            &|id, out| {
+                got.lock().unwrap().insert(id.to_string(), out);
+            },
+        ));
+        finished.outputs = got.into_inner().unwrap();
+        let peak = open.lock().unwrap().1;
+        let sent = sent.lock().unwrap().clone();
+        (finished, sent, peak)
+    }
+
+    #[test]
+    fn every_command_once_listing_first_and_batches_built_from_it() {
+        let (f, sent, peak) = simulate("2101874_0/\n2101874_1/\n2100999_0/\n", 0, 10);
+        assert_eq!(sent.len(), CATALOGUE.len(), "{sent:#?}");
+        assert_eq!(f.outputs.len(), CATALOGUE.len());
+        assert!(peak <= 10);
+        assert_eq!(
+            sent.first().map(String::as_str),
+            Some("vsish -e ls /vmkModules/vrdma/pvrdmaDevices/")
+        );
+        let ports = &f.outputs[VM_PORT_LIST].command;
+        assert!(ports.ends_with("p 2101874 2100999"), "{ports}");
+        let props = &f.outputs[PVRDMA_PROPERTIES].command;
+        assert!(props.ends_with("p 2100999_0 2101874_1 2101874_0"), "{props}");
+        // The per-adapter batches never re-run `vm process list` (only the `.vmx`
+        // inventory's own loop reads it, for the Config File paths).
+        let batches: Vec<&String> = sent.iter().filter(|l| l.contains("p() {")).collect();
+        assert_eq!(batches.len(), 2, "{sent:#?}");
+        assert!(batches.iter().all(|l| !l.contains("vm process list")), "{batches:#?}");
+        // The batches start as soon as the listing is in, before independent commands
+        // that were still waiting for a channel.
+        let pos = |needle: &str| sent.iter().position(|l| l.contains(needle)).unwrap();
+        assert!(pos("port list -w") < pos("firewall ruleset list"), "{sent:#?}");
+    }
+
+    #[test]
+    fn no_adapter_means_empty_batches_and_a_failed_listing_means_not_run() {
+        let (f, sent, _) = simulate("", 0, 10);
+        assert_eq!(sent.len(), CATALOGUE.len() - 2);
+        assert_eq!(f.outputs[VM_PORT_LIST].stdout, "");
+        assert!(f.outputs[VM_PORT_LIST].command.starts_with("(not sent"));
+        let (f, sent, _) = simulate("VSISHPath_Form():Extraneous 'x' in path.\n", 0, 10);
+        assert_eq!(sent.len(), CATALOGUE.len() - 2);
+        let why = &f.missing[PVRDMA_PROPERTIES].message;
+        assert!(why.contains("was not run") && why.contains("did not parse"), "{why}");
+    }
+
+    #[test]
+    fn refused_opens_shrink_the_window_and_lose_nothing() {
+        let (f, sent, _) = simulate("1_0/\n", 12, 10);
+        assert_eq!(f.outputs.len(), CATALOGUE.len(), "{:?}", f.missing);
+        assert_eq!(sent.len(), CATALOGUE.len());
+    }
+
+    #[test]
+    fn launch_needs_a_clean_listing() {
+        let spec = crate::catalogue::spec(VM_PORT_LIST).unwrap();
+        let mut outputs = BTreeMap::new();
+        let missing = BTreeMap::new();
+        assert!(matches!(launch("h", spec, &outputs, &missing), Launch::NotRun(_)));
+        let mut failed = output(PVRDMA_DEVICES_LS, "1_0/\n");
+        failed.exit_status = Some(1);
+        outputs.insert(PVRDMA_DEVICES_LS.to_string(), failed);
+        assert!(matches!(launch("h", spec, &outputs, &missing), Launch::NotRun(_)));
+        outputs.insert(PVRDMA_DEVICES_LS.to_string(), output(PVRDMA_DEVICES_LS, "7_0/\n7_1/\n"));
+        match launch("h", spec, &outputs, &missing) {
+            Launch::Run(line) => assert!(line.ends_with("p 7"), "{line}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
