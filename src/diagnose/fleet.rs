@@ -12,7 +12,8 @@
 //! A pair that a failing fleet check breaks (different vDSes, duplicate vmknic addresses,
 //! RoCE v1 between subnets) is `blocked`, never `rdma`, and its hosts are not healthy.
 use super::{
-    check, ev, ipv4_network, with_remedy, AdapterRef, Check, HostDiagnosis, HostStatus, Status, Transport, Verdict,
+    check, ev, ipv4_network, with_remedy, AdapterRef, Check, CheckId, HostDiagnosis, HostStatus, Status, Transport,
+    Verdict,
 };
 use crate::catalogue as cat;
 use serde::Serialize;
@@ -239,10 +240,10 @@ fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net, cu
     c
 }
 
-const SAME_VDS: &str = "pvrdma-same-vds";
-const IPV4_UNIQUE: &str = "vmknic-ipv4-unique";
-const SUBNETS: &str = "vmknic-subnets";
-const ROCE_PAIR: &str = "roce-version-pair";
+const SAME_VDS: &str = CheckId::PvrdmaSameVds.id();
+const IPV4_UNIQUE: &str = CheckId::VmknicIpv4Unique.id();
+const SUBNETS: &str = CheckId::VmknicSubnets.id();
+const ROCE_PAIR: &str = CheckId::RoceVersionPair.id();
 const REACHABILITY: &str = crate::probe::CHECK_ID;
 
 /// Profiles of one host with their adapters.

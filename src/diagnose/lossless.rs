@@ -2,10 +2,10 @@
 //! (seed 004): global pause or PFC on the HCA uplink. Only the host side is visible (the
 //! physical switch must agree), and the DCB output format has no public capture, so this
 //! check warns at most; it never fails.
-use super::{check, ev, not_checked, with_remedy, Check, Context, Status};
+use super::{check, ev, not_checked, with_remedy, Check, CheckId, Context, Status};
 use crate::catalogue as cat;
 
-const ID: &str = "lossless-network";
+const ID: &str = CheckId::LosslessNetwork.id();
 
 pub(super) fn check_lossless(ctx: &Context) -> Check {
     let f = ctx.facts;

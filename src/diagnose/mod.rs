@@ -25,6 +25,7 @@ mod tests;
 mod vm_config;
 
 use adapters::*;
+pub use checks::registry::{CheckId, Family, CHECKS};
 use checks::{device::*, firewall::*, mtu::*, roce::*, switch::*, vmknic::*};
 pub use fleet::{AdapterException, HostPairTransport, TransportCounts, TransportSummary};
 pub use model::*;
@@ -416,17 +417,6 @@ fn unknown_from(id: &'static str, command: &'static str, error: &facts::FactErro
     check(id, Status::Unknown, error.to_string(), vec![ev(command, "output")])
 }
 
-/// The check a dependent check needs, for [`settle_not_checked`].
-const PREREQUISITES: &[(&str, &str)] = &[
-    ("rdma-device-active", "rdma-device-present"),
-    ("rdma-uplink-on-dvs", "rdma-device-present"),
-    ("dvs-single-uplink", "rdma-uplink-on-dvs"),
-    ("pvrdma-vmknic-valid", "pvrdma-vmknic-tagged"),
-    ("mtu-consistent", "rdma-uplink-on-dvs"),
-    ("roce-supported", "rdma-device-present"),
-    ("lossless-network", "rdma-device-present"),
-];
-
 /// `unknown` means missing data and nothing else: a check skipped because its prerequisite
 /// *fails* (or is itself not applicable) has nothing to judge, so it is `not-applicable`
 /// with that reason; it stays `unknown` only when the prerequisite is unknown.
@@ -436,10 +426,10 @@ fn settle_not_checked(checks: &mut [Check]) {
         if c.status != Status::Unknown || !c.summary.starts_with("not checked:") {
             continue;
         }
-        let Some((_, pre)) = PREREQUISITES.iter().find(|(id, _)| *id == c.id) else {
+        let Some(pre) = CheckId::from_id(c.id).and_then(CheckId::prerequisite).map(CheckId::id) else {
             continue;
         };
-        let pre_status = checks.iter().find(|p| p.id == *pre).map(|p| p.status);
+        let pre_status = checks.iter().find(|p| p.id == pre).map(|p| p.status);
         if let Some(status @ (Status::Fail | Status::NotApplicable)) = pre_status {
             let why = if status == Status::Fail {
                 "fails"

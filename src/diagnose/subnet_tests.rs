@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn with_vmknic(name: &str, ip: &str, mask: &str, roce: Option<u32>) -> HostDiagnosis {

@@ -4,7 +4,7 @@
 //! (hardware 18+, ESXi 7.0 U1+) compared with what vsish says is in effect.
 //!
 //! These checks run where `.vmx` facts exist; a host without any is not judged on them.
-use super::{check, ev, with_remedy, Check, Status};
+use super::{check, ev, with_remedy, Check, CheckId, Status};
 use crate::catalogue as cat;
 use crate::facts::{HostFacts, VmxFact};
 use pvrdma_parsers as p;
@@ -101,9 +101,9 @@ fn fold(
 
 fn id_field(id: &str) -> &'static str {
     match id {
-        "vm-hardware-version" => "virtualHW.version",
-        "vm-memory-reserved" => "memSize, sched.mem.min, sched.mem.pin",
-        "vm-pvrdma-adapter-count" => "ethernetN.virtualDev = \"vrdma\"",
+        x if x == CheckId::VmHardwareVersion.id() => "virtualHW.version",
+        x if x == CheckId::VmMemoryReserved.id() => "memSize, sched.mem.min, sched.mem.pin",
+        x if x == CheckId::VmPvrdmaAdapterCount.id() => "ethernetN.virtualDev = \"vrdma\"",
         _ => "vrdmaN.nativeEndpointSupport, virtualHW.version",
     }
 }
@@ -121,7 +121,7 @@ fn hardware_version(vms: &[PvrdmaVm], unreadable: &[String]) -> Check {
         }
     }
     fold(
-        "vm-hardware-version",
+        CheckId::VmHardwareVersion.id(),
         vms,
         unreadable,
         good,
@@ -149,7 +149,7 @@ fn memory_reserved(vms: &[PvrdmaVm], unreadable: &[String]) -> Check {
         }
     }
     fold(
-        "vm-memory-reserved",
+        CheckId::VmMemoryReserved.id(),
         vms,
         unreadable,
         good,
@@ -192,7 +192,7 @@ fn adapter_count(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> Chec
         }
     }
     let mut c = fold(
-        "vm-pvrdma-adapter-count",
+        CheckId::VmPvrdmaAdapterCount.id(),
         vms,
         unreadable,
         good,
@@ -233,7 +233,7 @@ fn vsish_native(f: &HostFacts, path: &str) -> Option<Vec<(u32, Option<bool>)>> {
 }
 
 fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> Check {
-    const ID: &str = "vm-native-endpoints";
+    const ID: &str = CheckId::VmNativeEndpoints.id();
     let release = f
         .version
         .as_ref()

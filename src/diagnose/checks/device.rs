@@ -2,7 +2,7 @@
 use super::super::*;
 
 pub(in crate::diagnose) fn check_version(f: &HostFacts) -> Check {
-    const ID: &str = "esxi-version";
+    const ID: &str = CheckId::EsxiVersion.id();
     let v = match &f.version {
         Ok(v) => v,
         Err(e) => return unknown_from(ID, cat::SYSTEM_VERSION, e),
@@ -34,7 +34,7 @@ pub(in crate::diagnose) fn check_version(f: &HostFacts) -> Check {
 }
 
 pub(in crate::diagnose) fn check_device_present(f: &HostFacts) -> Check {
-    const ID: &str = "rdma-device-present";
+    const ID: &str = CheckId::RdmaDevicePresent.id();
     let devices = match &f.rdma_devices {
         Ok(d) => d,
         Err(e) => return unknown_from(ID, cat::RDMA_DEVICE_LIST, e),
@@ -74,7 +74,7 @@ pub(in crate::diagnose) fn state_name(s: &p::PortState) -> String {
 }
 
 pub(in crate::diagnose) fn check_device_active(ctx: &Context) -> Check {
-    const ID: &str = "rdma-device-active";
+    const ID: &str = CheckId::RdmaDeviceActive.id();
     let devices = match &ctx.facts.rdma_devices {
         Ok(d) => d,
         Err(e) => return unknown_from(ID, cat::RDMA_DEVICE_LIST, e),

@@ -2,7 +2,7 @@
 use super::super::*;
 
 pub(in crate::diagnose) fn check_firewall(f: &HostFacts) -> Check {
-    const ID: &str = "firewall-pvrdma";
+    const ID: &str = CheckId::FirewallPvrdma.id();
     let firewall_off = matches!(&f.firewall, Ok(fw) if fw.enabled == Some(false));
     if firewall_off {
         return check(

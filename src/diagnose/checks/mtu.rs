@@ -2,7 +2,7 @@
 use super::super::*;
 
 pub(in crate::diagnose) fn check_mtu(ctx: &Context) -> Check {
-    const ID: &str = "mtu-consistent";
+    const ID: &str = CheckId::MtuConsistent.id();
     let f = ctx.facts;
     // Every vDS that carries an HCA is an RDMA data path of its own.
     let mut paths: Vec<(&p::RdmaDevice, &p::DvsSwitch)> = Vec::new();
@@ -71,7 +71,7 @@ pub(in crate::diagnose) fn mtu_path(
     dvs: &p::DvsSwitch,
     vmk: Option<&str>,
 ) -> Check {
-    const ID: &str = "mtu-consistent";
+    const ID: &str = CheckId::MtuConsistent.id();
     let uplink = device.paired_uplink.clone().unwrap_or_default();
     let nic_mtu: Result<u32, String> = match &f.nics {
         Ok(nics) => match nics.iter().find(|n| n.name == uplink) {

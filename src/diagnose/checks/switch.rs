@@ -2,7 +2,7 @@
 use super::super::*;
 
 pub(in crate::diagnose) fn check_uplink_on_dvs(ctx: &Context) -> Check {
-    const ID: &str = "rdma-uplink-on-dvs";
+    const ID: &str = CheckId::RdmaUplinkOnDvs.id();
     let f = ctx.facts;
     match &f.rdma_devices {
         Ok(d) if d.is_empty() => return not_checked(ID, "no RDMA device (see rdma-device-present)"),
@@ -65,7 +65,7 @@ pub(in crate::diagnose) fn check_uplink_on_dvs(ctx: &Context) -> Check {
 }
 
 pub(in crate::diagnose) fn check_single_uplink(ctx: &Context) -> Check {
-    const ID: &str = "dvs-single-uplink";
+    const ID: &str = CheckId::DvsSingleUplink.id();
     if ctx.rdma_switches.is_empty() {
         return not_checked(ID, "needs rdma-uplink-on-dvs to pass");
     }

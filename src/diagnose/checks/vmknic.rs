@@ -2,7 +2,7 @@
 use super::super::*;
 
 pub(in crate::diagnose) fn check_vmknic_tagged(ctx: &Context) -> Check {
-    const ID: &str = "pvrdma-vmknic-tagged";
+    const ID: &str = CheckId::PvrdmaVmknicTagged.id();
     let option = match &ctx.facts.pvrdma_vmknic {
         Ok(o) => o,
         Err(e) => return unknown_from(ID, cat::PVRDMA_VMKNIC_OPTION, e),
@@ -27,7 +27,7 @@ pub(in crate::diagnose) fn check_vmknic_tagged(ctx: &Context) -> Check {
 }
 
 pub(in crate::diagnose) fn check_vmknic_valid(ctx: &Context) -> Check {
-    const ID: &str = "pvrdma-vmknic-valid";
+    const ID: &str = CheckId::PvrdmaVmknicValid.id();
     let f = ctx.facts;
     let Some(vmk) = &ctx.tagged_vmknic else {
         return not_checked(ID, "needs pvrdma-vmknic-tagged to pass");
@@ -184,7 +184,7 @@ pub(in crate::diagnose) fn vmknic_location(ctx: &Context, interface: &p::VmkInte
 /// Without sending traffic, the best read-only evidence is their IPv4 subnets: one subnet
 /// is the set-up the guides describe; several need IP routing, which RoCE v1 cannot cross.
 pub(in crate::diagnose) fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Option<Check> {
-    const ID: &str = "vmknic-subnets";
+    const ID: &str = CheckId::VmknicSubnets.id();
     let with_vmknic: Vec<&HostDiagnosis> = hosts.iter().filter(|h| h.pvrdma_vmknic.is_some()).collect();
     if with_vmknic.len() < 2 {
         return None;

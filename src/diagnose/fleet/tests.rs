@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::diagnose::{fleet_diagnosis, Adapter, HostDiagnosis, PortView, PvrdmaVmknic, Vm};
 
