@@ -75,7 +75,9 @@ pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a
     let mut at = 0;
     while at < input.len() {
         let rest = input.get(at..).unwrap_or("");
-        let (raw_len, next) = match rest.as_bytes().iter().position(|&b| b == b'\n') {
+        // `find(char)` is a memchr: much faster than a byte loop on the long lines of a
+        // section body.
+        let (raw_len, next) = match rest.find('\n') {
             Some(n) => (n, at + n + 1),
             None => (rest.len(), input.len()),
         };
