@@ -18,7 +18,7 @@
 //! `MAC Address:`, `IP Address:`, `Team Uplink:`, `Uplink Port ID:`, `Active Filters:`.
 //! The batch (see the catalogue's loop) heads each World ID's output with `==> <wid> <==`.
 use crate::common::{
-    blocks, error_text, fail, find, is_blank, lines, non_empty, offset_in, records, run, sections, to_parse_error,
+    blocks, error_text, fail, find, is_blank, line_iter, non_empty, offset_in, records, run, sections, to_parse_error,
     value, Field, PResult, SectionEnd,
 };
 use crate::ParseError;
@@ -137,7 +137,7 @@ fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
         } else if error_text(s.body).is_some() {
             (Vec::new(), non_empty(s.body))
         } else if let SectionEnd::Marker(code @ 1..) = s.end {
-            let first = lines(s.body).into_iter().find(|l| !is_blank(l)).map(str::trim);
+            let first = line_iter(s.body).find(|l| !is_blank(l)).map(str::trim);
             (
                 Vec::new(),
                 Some(format!("exit status {code}: {}", first.unwrap_or("no error message"))),
@@ -209,7 +209,7 @@ pub fn parse_vm_process_records(input: &str) -> Result<VmProcessList, ParseError
 fn blank_separated(input: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut run: Option<(usize, usize)> = None;
-    for l in lines(input) {
+    for l in line_iter(input) {
         let Some(start) = offset_in(input, l) else { continue };
         if is_blank(l) {
             if let Some((a, b)) = run.take() {

@@ -40,7 +40,7 @@
 //! The probe batch (pvrdma-doctor's own `--probe` command line) runs the plain and the
 //! jumbo ping in one channel and frames each with the house end markers:
 //! `==> plain <==` ... `<== plain exit N ==>`. A section without its end marker was cut off.
-use crate::common::{fail, is_blank, lines, to_parse_error};
+use crate::common::{fail, is_blank, line_iter, to_parse_error};
 use crate::ParseError;
 use serde::Serialize;
 
@@ -93,7 +93,7 @@ pub struct VmkpingSection {
 /// are kept in [`Vmkping::errors`] so the caller can show them.
 pub fn parse_vmkping(input: &str) -> Result<Vmkping, ParseError> {
     let mut out = Vmkping::default();
-    for l in lines(input) {
+    for l in line_iter(input) {
         read_line(l.trim(), &mut out);
     }
     Ok(out)
@@ -208,7 +208,7 @@ fn section_end(l: &str) -> Option<(&str, i32)> {
 pub fn parse_vmkping_probe(input: &str) -> Result<Vec<VmkpingSection>, ParseError> {
     let mut out: Vec<VmkpingSection> = Vec::new();
     let mut current: Option<(String, Vec<&str>)> = None;
-    for l in lines(input) {
+    for l in line_iter(input) {
         if let Some(key) = section_start(l) {
             if let Some((key, body)) = current.take() {
                 out.push(section(key, &body, None));

@@ -33,7 +33,7 @@
 //! ethernet1.generatedAddress = "00:50:56:8a:9f:c2"
 //! <== /vmfs/volumes/datastore1/hpc-node01/hpc-node01.vmx exit 0 ==>
 //! ```
-use crate::common::{end_of, fail, is_blank, lines, non_empty, run, sections, to_parse_error, PResult, SectionEnd};
+use crate::common::{end_of, fail, is_blank, line_iter, non_empty, run, sections, to_parse_error, PResult, SectionEnd};
 use crate::ParseError;
 use nom::bytes::complete::{tag, take_till, take_till1, take_while};
 use nom::character::complete::char;
@@ -114,7 +114,7 @@ fn unescape(v: &str) -> String {
 
 fn vmx(input: &str) -> PResult<'_, VmxConfig> {
     let mut settings: Vec<(String, String)> = Vec::new();
-    for l in lines(input) {
+    for l in line_iter(input) {
         let t = l.trim_start();
         if is_blank(t) || t.starts_with('#') {
             continue;

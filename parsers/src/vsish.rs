@@ -20,15 +20,10 @@
 //! The `ls` children (`1001474360_0/`) are reconstructed from vsish's `ls` form (one child
 //! per line, trailing `/`) and the node names the paper gives.
 use crate::common::{
-    bool01, end_of, fail, is_blank, lines, non_empty, run, sections, to_parse_error, PResult, Section, SectionEnd,
+    bool01, end_of, fail, is_blank, line_iter, non_empty, run, sections, to_parse_error, trim, PResult, Section,
+    SectionEnd,
 };
 use crate::ParseError;
-use nom::bytes::complete::take_till1;
-use nom::character::complete::{char, u32 as dec_u32, u64 as dec_u64};
-use nom::combinator::{all_consuming, opt};
-use nom::error::context;
-use nom::sequence::{separated_pair, terminated};
-use nom::Parser;
 use serde::Serialize;
 
 /// A node name under `/vmkModules/vrdma/pvrdmaDevices/`: `<World ID>_<adapter index>/`.
@@ -70,20 +65,34 @@ const LS: &str = "vsish_pvrdma_devices_ls";
 const PROPERTIES: &str = "vsish_pvrdma_properties";
 const TITLE: &str = "PVRDMA Device Properties";
 
-/// `1001474360_0` or `1001474360_0/`.
+/// `1001474360_0` or `1001474360_0/`. Without nom, with nom's error positions: the
+/// start of a number that is missing or overflows, the spot where `_` was expected, or
+/// what is left after the optional `/`.
 fn device_id(i: &str) -> PResult<'_, PvrdmaDeviceId> {
-    context(
-        "a `<World ID>_<adapter index>/` node name",
-        all_consuming(terminated(separated_pair(dec_u64, char('_'), dec_u32), opt(char('/')))),
-    )
-    .map(|(world_id, index)| PvrdmaDeviceId { world_id, index })
-    .parse_complete(i)
+    const EXPECTED: &str = "a `<World ID>_<adapter index>/` node name";
+    /// The leading ASCII digits of `s` as a number, and the rest; `Err(s)` when there are
+    /// none or the number overflows (nom's `u64`/`u32` fail at their input then).
+    fn number<T: std::str::FromStr>(s: &str) -> Result<(T, &str), &str> {
+        let n = s.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(s.len());
+        match (s.get(..n), s.get(n..)) {
+            (Some(d), Some(rest)) if n > 0 => d.parse().map(|v| (v, rest)).map_err(|_| s),
+            _ => Err(s),
+        }
+    }
+    let (world_id, rest) = number::<u64>(i).map_err(|at| fail(at, EXPECTED))?;
+    let rest = rest.strip_prefix('_').ok_or_else(|| fail(rest, EXPECTED))?;
+    let (index, rest) = number::<u32>(rest).map_err(|at| fail(at, EXPECTED))?;
+    let rest = rest.strip_prefix('/').unwrap_or(rest);
+    if !rest.is_empty() {
+        return Err(fail(rest, EXPECTED));
+    }
+    Ok((rest, PvrdmaDeviceId { world_id, index }))
 }
 
 fn device_ls(input: &str) -> PResult<'_, Vec<PvrdmaDeviceId>> {
     let mut out = Vec::new();
-    for l in lines(input).into_iter().filter(|l| !is_blank(l)) {
-        let (_, id) = device_id(l.trim())?;
+    for l in line_iter(input).filter(|l| !is_blank(l)) {
+        let (_, id) = device_id(trim(l))?;
         out.push(id);
     }
     Ok((end_of(input), out))
@@ -91,11 +100,11 @@ fn device_ls(input: &str) -> PResult<'_, Vec<PvrdmaDeviceId>> {
 
 /// `key:value` with no space after the colon; keys hold spaces and punctuation.
 fn member(l: &str) -> PResult<'_, (&str, &str)> {
-    context(
-        "a `key:value` member",
-        separated_pair(take_till1(|c| c == ':'), char(':'), nom::combinator::rest),
-    )
-    .parse_complete(l)
+    // A byte loop: lines are short, a searcher costs more than it saves.
+    match l.bytes().position(|b| b == b':') {
+        Some(at) if at > 0 => Ok((end_of(l), (l.get(..at).unwrap_or(""), l.get(at + 1..).unwrap_or("")))),
+        _ => Err(fail(l, "a `key:value` member")),
+    }
 }
 
 fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
@@ -105,8 +114,7 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
 /// The block; `require_close`: its closing `}` must be there (output of the catalogue's
 /// marked loop, where a missing brace means vsish's output was cut).
 fn block(input: &str, require_close: bool) -> PResult<'_, PvrdmaProperties> {
-    let all = lines(input);
-    let mut it = all.into_iter().filter(|l| !is_blank(l));
+    let mut it = line_iter(input).filter(|l| !is_blank(l));
     let opening = it.next();
     let is_title = |l: &str| l.trim().strip_suffix('{').is_some_and(|t| t.trim() == TITLE);
     match opening {
@@ -114,13 +122,14 @@ fn block(input: &str, require_close: bool) -> PResult<'_, PvrdmaProperties> {
         Some(l) => return Err(fail(l, "a `PVRDMA Device Properties {` line")),
         None => return Err(fail(input, "a `PVRDMA Device Properties {` line")),
     }
-    let mut fields: Vec<(String, String)> = Vec::new();
+    // Room for a whole block: vsish prints about twenty members.
+    let mut fields: Vec<(String, String)> = Vec::with_capacity(24);
     // Keys of the nested `key:Title {` blocks we are in; their members are kept as
     // `key/member` so nothing is lost and nothing collides with the top-level names.
     let mut nested: Vec<String> = Vec::new();
     let mut closed = false;
     for l in it {
-        let t = l.trim();
+        let t = trim(l);
         if closed {
             return Err(fail(t, "nothing after the closing `}`"));
         }
@@ -131,7 +140,7 @@ fn block(input: &str, require_close: bool) -> PResult<'_, PvrdmaProperties> {
             continue;
         }
         let (_, (key, value)) = member(t).map_err(|_| fail(t, "a `key:value` member"))?;
-        let (key, value) = (key.trim(), value.trim());
+        let (key, value) = (trim(key), trim(value));
         if value.ends_with('{') {
             nested.push(key.to_string());
             continue;
@@ -173,7 +182,7 @@ fn section_properties<'a>(whole: &'a str, s: &Section<'a>) -> Result<PvrdmaPrope
         return Err(cut);
     }
     let body = s.body;
-    let first = lines(body).into_iter().find(|l| !is_blank(l));
+    let first = line_iter(body).find(|l| !is_blank(l));
     let Some(first) = first else {
         return Err(match s.end {
             SectionEnd::Marker(code @ 1..) => format!("vsish exited with status {code} and printed nothing"),
@@ -182,11 +191,7 @@ fn section_properties<'a>(whole: &'a str, s: &Section<'a>) -> Result<PvrdmaPrope
     };
     if !first.trim_start().starts_with(TITLE) {
         // vsish's own complaint (`VSISHPath_Form():Extraneous ...`), kept verbatim.
-        let text: Vec<&str> = lines(body)
-            .into_iter()
-            .filter(|l| !is_blank(l))
-            .map(str::trim)
-            .collect();
+        let text: Vec<&str> = line_iter(body).filter(|l| !is_blank(l)).map(trim).collect();
         return Err(text.join("\n"));
     }
     if let SectionEnd::Marker(code @ 1..) = s.end {

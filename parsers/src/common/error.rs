@@ -5,7 +5,7 @@ use nom::combinator::all_consuming;
 use nom::error::{ContextError, ErrorKind, FromExternalError};
 use nom::{IResult, Parser};
 
-use super::lines::{is_blank, lines};
+use super::lines::{is_blank, line_iter};
 use super::records::key_value;
 
 /// Where parsing stopped and what was expected there.
@@ -99,7 +99,7 @@ where
 /// Output that is an error message instead of data: esxcli's `Error: ...` or the shell's
 /// `-sh: esxcli: not found`. Never let those pass as (empty) data.
 pub(crate) fn error_text(input: &str) -> Option<Fail<'_>> {
-    let mut filled = lines(input).into_iter().filter(|l| !is_blank(l));
+    let mut filled = line_iter(input).filter(|l| !is_blank(l));
     let first = filled.next()?;
     let t = first.trim_start();
     // A record list whose first record is named `Error: ...` (a VM can be called that) is

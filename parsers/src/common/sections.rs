@@ -1,11 +1,6 @@
 //! `==> key <==` sections of a batched per-VM query.
-use nom::bytes::complete::{tag, take_until};
-use nom::combinator::all_consuming;
-use nom::sequence::delimited;
-use nom::Parser;
-
-use super::error::{end_of, fail, offset_in, PResult};
-use super::lines::{is_blank, lines};
+use super::error::{end_of, fail, PResult};
+use super::lines::{is_blank, trim, trim_end};
 
 /// How a batch section ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,15 +36,19 @@ impl Section<'_> {
     }
 }
 
-fn section_header(l: &str) -> PResult<'_, &str> {
-    all_consuming(delimited(tag("==> "), take_until(" <=="), tag(" <=="))).parse_complete(l.trim_end())
+/// `==> key <==`: the key (untrimmed) between `==> ` and the first ` <==`, which must end
+/// the line. (What nom's `all_consuming(delimited(tag, take_until, tag))` accepted.)
+fn section_header(l: &str) -> Option<&str> {
+    let inner = trim_end(l).strip_prefix("==> ")?;
+    let (key, rest) = inner.split_once(" <==")?;
+    rest.is_empty().then_some(key)
 }
 
 /// `<== key exit N ==>` (the key may itself contain ` exit `: the last one counts).
 pub(crate) fn end_marker(l: &str) -> Option<(&str, u32)> {
-    let inner = l.trim_end().strip_prefix("<== ")?.strip_suffix(" ==>")?;
+    let inner = trim_end(l).strip_prefix("<== ")?.strip_suffix(" ==>")?;
     let (key, code) = inner.rsplit_once(" exit ")?;
-    Some((key.trim(), code.trim().parse().ok()?))
+    Some((trim(key), trim(code).parse().ok()?))
 }
 
 /// Splits a batch into sections. Text before the first header is an error: the loop
@@ -58,53 +57,57 @@ pub(crate) fn end_marker(l: &str) -> Option<(&str, u32)> {
 /// has one, a section without its own is [`SectionEnd::Missing`] and its body stops at the
 /// next header. Text between an end marker and the next header is not any section's.
 pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a, Vec<Section<'a>>> {
-    let all = lines(input);
-    let markers = all.iter().any(|l| end_marker(l).is_some());
+    // One pass over the lines, as offsets into the input (no `Vec` of lines, no
+    // `offset_in`); only lines starting with `=` or `<` can be headers or end markers.
+    // Sections without a marker of their own are pushed as `Legacy` and turned into
+    // `Missing` at the end if any line anywhere was an end marker.
+    let mut markers = false;
     let mut out: Vec<Section<'a>> = Vec::new();
     // The open section: key, header line, where its body starts.
     let mut open: Option<(&'a str, &'a str, usize)> = None;
-    let body_start = |header: &str| {
-        let from = offset_in(input, header).map_or(input.len(), |o| o + header.len());
-        if input.get(from..).is_some_and(|r| r.starts_with("\r\n")) {
-            from + 2
-        } else if input.get(from..).is_some_and(|r| r.starts_with('\n')) {
-            from + 1
-        } else {
-            from
-        }
-    };
     let slice = |from: usize, to: usize| input.get(from..to.max(from)).unwrap_or_else(|| end_of(input));
-    // A section that ends at the next header or the end of the input: no marker of its own.
     let unmarked = |(key, header, from): (&'a str, &'a str, usize), to: usize| Section {
         key,
         header,
         body: slice(from, to),
-        end: if markers {
-            SectionEnd::Missing
-        } else {
-            SectionEnd::Legacy
-        },
+        end: SectionEnd::Legacy,
     };
-    for l in all {
-        let at = offset_in(input, l).unwrap_or(input.len());
-        if let Ok((_, key)) = section_header(l) {
-            if let Some(o) = open.take() {
-                out.push(unmarked(o, at));
+    let mut at = 0;
+    while at < input.len() {
+        let rest = input.get(at..).unwrap_or("");
+        // `find(char)` is a memchr: much faster than a byte loop on the long lines of a
+        // section body.
+        let (raw_len, next) = match rest.find('\n') {
+            Some(n) => (n, at + n + 1),
+            None => (rest.len(), input.len()),
+        };
+        let raw = rest.get(..raw_len).unwrap_or("");
+        let l = raw.strip_suffix('\r').unwrap_or(raw);
+        let line_at = at;
+        at = next;
+        let first = l.as_bytes().first().copied();
+        if first == Some(b'=') {
+            if let Some(key) = section_header(l) {
+                if let Some(o) = open.take() {
+                    out.push(unmarked(o, line_at));
+                }
+                open = Some((trim(key), l, body_start(input, line_at + l.len())));
+                continue;
             }
-            open = Some((key.trim(), l, body_start(l)));
-            continue;
-        }
-        if let Some((key, code)) = end_marker(l) {
-            if let Some((k, h, from)) = open {
-                if k == key {
-                    out.push(Section {
-                        key: k,
-                        header: h,
-                        body: slice(from, at),
-                        end: SectionEnd::Marker(code),
-                    });
-                    open = None;
-                    continue;
+        } else if first == Some(b'<') {
+            if let Some((key, code)) = end_marker(l) {
+                markers = true;
+                if let Some((k, h, from)) = open {
+                    if k == key {
+                        out.push(Section {
+                            key: k,
+                            header: h,
+                            body: slice(from, line_at),
+                            end: SectionEnd::Marker(code),
+                        });
+                        open = None;
+                        continue;
+                    }
                 }
             }
         }
@@ -115,5 +118,24 @@ pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a
     if let Some(o) = open {
         out.push(unmarked(o, input.len()));
     }
+    if markers {
+        for s in &mut out {
+            if s.end == SectionEnd::Legacy {
+                s.end = SectionEnd::Missing;
+            }
+        }
+    }
     Ok((end_of(input), out))
+}
+
+/// Where a section's body starts: after its header line (which ends at `from`) and the
+/// header's `\r\n` or `\n`.
+fn body_start(input: &str, from: usize) -> usize {
+    if input.get(from..).is_some_and(|r| r.starts_with("\r\n")) {
+        from + 2
+    } else if input.get(from..).is_some_and(|r| r.starts_with('\n')) {
+        from + 1
+    } else {
+        from
+    }
 }

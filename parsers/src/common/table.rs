@@ -6,7 +6,7 @@ use nom::sequence::terminated;
 use nom::Parser;
 
 use super::error::{end_of, fail, Fail, PResult};
-use super::lines::{after_line, is_blank, lines};
+use super::lines::{after_line, is_blank, line_iter, trim};
 
 /// One cell: its text and where it starts (for errors).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +78,7 @@ pub fn table_layout(header: &str, dash: &str) -> Option<TableLayout> {
     )
 }
 
-/// [`table_layout`] of two lines as [`lines`] gives them.
+/// [`table_layout`] of two lines as [`line_iter`](super::lines::line_iter) gives them.
 fn layout_of(header: &str, dash: &str) -> Option<TableLayout> {
     let (_, spans) = dash_row(dash).ok()?;
     Some(TableLayout {
@@ -109,7 +109,14 @@ fn dash_row(l: &str) -> PResult<'_, Vec<(usize, usize)>> {
 }
 
 /// The sub-slice of `l` from character `from` to character `to` (`None` = end of line).
-fn char_slice(l: &str, from: usize, to: Option<usize>) -> &str {
+/// `ascii`: `l` is ASCII (esxcli output almost always is), so characters are bytes and
+/// the offsets need no walk over `char_indices`. The caller checks once per line.
+fn char_slice(l: &str, ascii: bool, from: usize, to: Option<usize>) -> &str {
+    if ascii {
+        let start = from.min(l.len());
+        let end = to.map_or(l.len(), |t| t.min(l.len())).max(start);
+        return l.get(start..end).unwrap_or("");
+    }
     let byte = |n: usize| l.char_indices().nth(n).map_or(l.len(), |(b, _)| b);
     let start = byte(from);
     let end = to.map_or(l.len(), byte).max(start);
@@ -118,7 +125,7 @@ fn char_slice(l: &str, from: usize, to: Option<usize>) -> &str {
 
 /// A trimmed cell as a sub-slice of the line, so errors can point into it.
 fn cell_of(raw: &str) -> Cell<'_> {
-    let t = raw.trim();
+    let t = trim(raw);
     let at = if t.is_empty() { end_of(raw) } else { t };
     Cell {
         at,
@@ -173,8 +180,7 @@ pub(super) fn tab_cells(l: &str) -> Vec<&str> {
 /// pasted from a web page with tabs in its header is split on tab / double-space gaps and
 /// mapped by header names instead. Header and dash line with no rows is an empty table.
 pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
-    let all = lines(input);
-    let mut it = all.iter().copied().skip_while(|l| is_blank(l));
+    let mut it = line_iter(input).skip_while(|l| is_blank(l));
     let Some(header_line) = it.next() else {
         return Err(fail(input, "a table header line"));
     };
@@ -196,7 +202,9 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
             .map(|c| {
                 let from = if c == 0 { 0 } else { starts.get(c).copied().unwrap_or(0) };
                 let to = starts.get(c + 1).copied();
-                char_slice(header_line, from, to).trim().to_string()
+                char_slice(header_line, header_line.is_ascii(), from, to)
+                    .trim()
+                    .to_string()
             })
             .collect()
     };
@@ -218,13 +226,14 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
             rows.push(Row { line: l, cells });
             continue;
         }
-        let first_blank = second_start.is_some_and(|s| is_blank(char_slice(l, 0, Some(s))));
+        let ascii = l.is_ascii();
+        let first_blank = second_start.is_some_and(|s| is_blank(char_slice(l, ascii, 0, Some(s))));
         if first_blank {
             let Some(prev) = rows.last_mut() else {
                 return Err(fail(l, "a table row with its first column filled"));
             };
             if let Some(last) = prev.cells.last_mut() {
-                let more = l.trim();
+                let more = trim(l);
                 if !last.text.is_empty() {
                     last.text.push(' ');
                 }
@@ -232,12 +241,11 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
             }
             continue;
         }
-        let cells = (0..starts.len())
-            .map(|c| {
-                let from = if c == 0 { 0 } else { starts.get(c).copied().unwrap_or(0) };
-                cell_of(char_slice(l, from, starts.get(c + 1).copied()))
-            })
-            .collect();
+        let mut cells = Vec::with_capacity(starts.len());
+        for c in 0..starts.len() {
+            let from = if c == 0 { 0 } else { starts.get(c).copied().unwrap_or(0) };
+            cells.push(cell_of(char_slice(l, ascii, from, starts.get(c + 1).copied())));
+        }
         rows.push(Row { line: l, cells });
     }
     // Output that stops without its final newline inside the last row was cut off: its
