@@ -20,6 +20,7 @@ pub mod offline;
 pub mod probe;
 pub mod redact;
 pub mod report;
+pub mod simhost;
 pub mod simnet;
 pub mod ssh;
 pub mod target;

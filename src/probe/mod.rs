@@ -1,0 +1,169 @@
+//! The path probe (`--probe`): the only proof that the hosts' PVRDMA vmknics really reach
+//! each other, jumbo frames included (DOMAIN §2 item 12). Off by default: vmkping changes
+//! no configuration, but it sends packets.
+//!
+//! Pipeline: after collection, [`plan`] picks for every host the peers it pings (all of
+//! them, or `--probe-sample K` of them on a ring of the sorted host names, so two runs
+//! probe the same pairs). Each probe is one command line on the connection collection
+//! used: a plain `vmkping -I <vmk> -c 3 -W 1 <ip>` and a don't-fragment
+//! `vmkping -I <vmk> -d -s <MTU-28> -c 3 -W 1 <ip>`, framed with the house end markers
+//! (see [`probe_command`]). The outputs are stored per host in [`ProbeCapture`] (and in a
+//! bundle as `<host>/vmkping/<peer>.txt`), so `analyze` judges them exactly as the live
+//! run did: [`results`] is a pure function of the captures and the host diagnoses.
+//!
+//! Values from a host (vmknic name, address, MTU) end up on another host's command line,
+//! so they are validated here first: a vmknic is `vmkN`, an address is re-printed from a
+//! parsed IPv4 address, the size is a number.
+use crate::collect::{Failure, RawOutput};
+use crate::diagnose::{Check, Evidence, HostDiagnosis, HostStatus, Status};
+use pvrdma_parsers as p;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+
+/// Id of probe outputs (the evidence key and the bundle folder name).
+pub const PROBE_ID: &str = "vmkping";
+/// The fleet check's stable id.
+pub const CHECK_ID: &str = "vmknic-reachability";
+/// Echo requests per ping: enough to tell a lossy path from a dead one, few enough to
+/// keep a probe to about three seconds.
+pub const COUNT: u32 = 3;
+/// Seconds vmkping waits for the last reply.
+pub const WAIT_SECONDS: u32 = 1;
+/// IPv4 (20) + ICMP (8) headers: the payload that fills an MTU exactly.
+pub const HEADERS: u32 = 28;
+
+/// What `--probe` asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProbeOptions {
+    /// `--probe-sample K`: each host probes K peers instead of all of them.
+    pub sample: Option<usize>,
+}
+
+/// The probe outputs of one host (the pinging side).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeCapture {
+    /// The peers this host was to probe, by host name, in plan order.
+    pub peers: Vec<String>,
+    /// The framed vmkping output per peer, for the peers actually probed.
+    pub outputs: BTreeMap<String, RawOutput>,
+    /// Why a planned probe produced no output (run stopped, connection lost), by peer.
+    pub missing: BTreeMap<String, Failure>,
+}
+
+/// The PVRDMA end of one host, validated for use on a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub vmknic: String,
+    pub ip: Ipv4Addr,
+    /// The vmknic's MTU; `None` = unknown, then only the plain ping runs.
+    pub mtu: Option<u32>,
+}
+
+/// One host pair's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProbeStatus {
+    /// Replies to the plain and the MTU-sized don't-fragment ping.
+    Ok,
+    /// The plain ping passes, the MTU-sized one does not: a smaller MTU on the path.
+    Mtu,
+    /// No reply to the plain ping.
+    Unreachable,
+    /// Not probed: a side has no usable vmknic or was not reached.
+    Skipped,
+    /// Probed, but the output broke off or did not say.
+    Unknown,
+}
+
+impl ProbeStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            ProbeStatus::Ok => "ok",
+            ProbeStatus::Mtu => "mtu",
+            ProbeStatus::Unreachable => "unreachable",
+            ProbeStatus::Skipped => "skipped",
+            ProbeStatus::Unknown => "unknown",
+        }
+    }
+}
+
+/// A float that compares by bits, so reports stay `Eq`; serialized as a plain number.
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct Number(pub f64);
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+impl Eq for Number {}
+
+/// Echo requests sent and answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Losses {
+    /// Echo requests sent.
+    pub sent: u32,
+    /// Replies received.
+    pub received: u32,
+    /// Packet loss as vmkping prints it, in percent.
+    pub loss_percent: Number,
+}
+
+/// Round-trip times of the answered requests, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Rtt {
+    /// Fastest reply, in milliseconds.
+    pub min_ms: Number,
+    /// Mean, in milliseconds.
+    pub avg_ms: Number,
+    /// Slowest reply, in milliseconds.
+    pub max_ms: Number,
+}
+
+/// The don't-fragment ping that fills the vmknic MTU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct JumboResult {
+    /// `-s` payload (MTU − 28).
+    pub payload_bytes: u32,
+    /// Whether it got through; `null` when its output could not be read.
+    pub passed: Option<bool>,
+    /// Requests and replies; `null` without statistics.
+    pub losses: Option<Losses>,
+    /// Round-trip times; `null` without replies.
+    pub rtt: Option<Rtt>,
+}
+
+/// One probed (or skipped) host pair, `from` pinging `to`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Probe {
+    /// The pinging host.
+    pub from: String,
+    /// The pinged host.
+    pub to: String,
+    /// The pinging host's PVRDMA vmknic (`-I`); `null` when it has none.
+    pub from_vmknic: Option<String>,
+    /// The pinged host's PVRDMA vmknic IPv4 address; `null` when unknown.
+    pub to_ip: Option<String>,
+    /// `ok`, `mtu`, `unreachable`, `skipped` or `unknown`.
+    pub status: ProbeStatus,
+    /// One line saying why (what failed, what was lost, why skipped).
+    pub detail: String,
+    /// Of the plain ping.
+    pub losses: Option<Losses>,
+    /// Of the plain ping.
+    pub rtt: Option<Rtt>,
+    /// The jumbo don't-fragment ping; `null` when not run (vmknic MTU unknown).
+    pub jumbo: Option<JumboResult>,
+}
+
+mod human;
+mod judge;
+mod plan;
+#[cfg(test)]
+mod tests;
+
+pub use human::*;
+pub use judge::*;
+pub use plan::*;
