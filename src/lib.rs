@@ -13,6 +13,7 @@ pub mod cli;
 pub mod collect;
 pub mod demo;
 pub mod diagnose;
+pub mod exit;
 pub mod facts;
 pub mod live;
 pub mod nodeset;
