@@ -198,11 +198,10 @@ pub(super) async fn run_all(
             }
             // Collection itself was stopped: the plan still shows which pairs were not probed.
             Some(f) => {
-                let sinks: Vec<crate::collect::probe::ProbeSink> =
-                    captures.iter().map(|_| Default::default()).collect();
-                let lines = crate::collect::probe::plan_lines(&captures, probe, &sinks);
+                let sinks: Vec<crate::probe::live::ProbeSink> = captures.iter().map(|_| Default::default()).collect();
+                let lines = crate::probe::live::plan_lines(&captures, probe, &sinks);
                 for ((c, sink), todo) in captures.iter_mut().zip(&sinks).zip(&lines) {
-                    c.probe = Some(crate::collect::probe::finish(sink, todo, Some(f)));
+                    c.probe = Some(crate::probe::live::finish(sink, todo, Some(f)));
                 }
             }
         }
@@ -221,7 +220,7 @@ pub(super) async fn probe_phase(
     deadline: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
     ctrl_c: &mut std::pin::Pin<&mut impl std::future::Future<Output = std::io::Result<()>>>,
 ) -> (Option<Failure>, bool) {
-    use crate::collect::probe::{finish, plan_lines, run, ProbeHost, ProbeSink};
+    use crate::probe::live::{finish, plan_lines, run, ProbeHost, ProbeSink};
     let sinks: Vec<ProbeSink> = captures.iter().map(|_| ProbeSink::default()).collect();
     let lines = plan_lines(captures, probe, &sinks);
     let total: usize = lines.iter().map(Vec::len).sum();

@@ -14,15 +14,14 @@
 //! Values from a host (vmknic name, address, MTU) end up on another host's command line,
 //! so they are validated here first: a vmknic is `vmkN`, an address is re-printed from a
 //! parsed IPv4 address, the size is a number.
-use crate::collect::{Failure, RawOutput};
+use crate::collect::RawOutput;
+pub use crate::collect::{ProbeCapture, PROBE_ID};
 use crate::diagnose::{Check, Evidence, HostDiagnosis, HostStatus, Status};
 use pvrdma_parsers as p;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
-/// Id of probe outputs (the evidence key and the bundle folder name).
-pub const PROBE_ID: &str = "vmkping";
 /// The fleet check's stable id.
 pub const CHECK_ID: &str = "vmknic-reachability";
 /// Echo requests per ping: enough to tell a lossy path from a dead one, few enough to
@@ -38,17 +37,6 @@ pub const HEADERS: u32 = 28;
 pub struct ProbeOptions {
     /// `--probe-sample K`: each host probes K peers instead of all of them.
     pub sample: Option<usize>,
-}
-
-/// The probe outputs of one host (the pinging side).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProbeCapture {
-    /// The peers this host was to probe, by host name, in plan order.
-    pub peers: Vec<String>,
-    /// The framed vmkping output per peer, for the peers actually probed.
-    pub outputs: BTreeMap<String, RawOutput>,
-    /// Why a planned probe produced no output (run stopped, connection lost), by peer.
-    pub missing: BTreeMap<String, Failure>,
 }
 
 /// The PVRDMA end of one host, validated for use on a command line.
@@ -160,6 +148,7 @@ pub struct Probe {
 
 mod human;
 mod judge;
+pub mod live;
 mod plan;
 #[cfg(test)]
 mod tests;
