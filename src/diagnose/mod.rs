@@ -13,6 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod adapters;
+mod changes;
 mod checks;
 mod fleet;
 mod lossless;
@@ -25,6 +26,7 @@ mod tests;
 mod vm_config;
 
 use adapters::*;
+pub use changes::{Change, ChangeKind, Changes};
 pub use checks::registry::{CheckId, Family, CHECKS};
 use checks::{device::*, firewall::*, mtu::*, roce::*, switch::*, vmknic::*};
 pub use fleet::{AdapterException, HostPairTransport, TransportCounts, TransportSummary};

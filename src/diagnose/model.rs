@@ -363,7 +363,7 @@ pub struct Diagnosis {
     /// `--probe` only: one entry per probed (or skipped) host pair.
     pub probes: Vec<crate::probe::Probe>,
     /// `--baseline` only: what differs from the baseline report.
-    pub changes: Option<crate::baseline::Changes>,
+    pub changes: Option<super::Changes>,
     pub summary: Summary,
 }
 

@@ -101,7 +101,7 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
     let width = options.width.max(MIN_WIDTH);
     let mut out = String::new();
     if let Some(changes) = &d.changes {
-        for line in crate::baseline::human_lines(changes) {
+        for line in changes::human_lines(changes) {
             let text = line.trim_start();
             let lead = &line[..line.len() - text.len()];
             emit(&mut out, lead, lead, lead.len() + 2, &clean(text), width, |t| {
@@ -163,6 +163,7 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
     out
 }
 
+pub mod changes;
 mod hosts;
 mod table;
 #[cfg(test)]
