@@ -361,7 +361,7 @@ pub struct Diagnosis {
     /// The transport between adapters of different VMs, counted (replaces the pair list).
     pub transport: TransportSummary,
     /// `--probe` only: one entry per probed (or skipped) host pair.
-    pub probes: Vec<crate::probe::Probe>,
+    pub probes: Vec<super::probe::Probe>,
     /// `--baseline` only: what differs from the baseline report.
     pub changes: Option<super::Changes>,
     pub summary: Summary,

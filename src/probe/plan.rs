@@ -1,41 +1,7 @@
 //! Which peers each host probes, and the validated command lines that probe them.
 use super::*;
 
-/// `vmk` followed by digits: the only vmknic names ESXi creates, and safe in a shell line.
-pub(super) fn is_vmknic_name(name: &str) -> bool {
-    name.strip_prefix("vmk")
-        .is_some_and(|n| !n.is_empty() && n.len() <= 5 && n.chars().all(|c| c.is_ascii_digit()))
-}
-
-/// The host's usable PVRDMA vmknic, or why there is none (the `skipped` reason).
-pub fn endpoint(h: &HostDiagnosis) -> Result<Endpoint, String> {
-    if matches!(h.status, HostStatus::Unreachable | HostStatus::Error) {
-        return Err(format!("{} was not reached", h.host));
-    }
-    let Some(v) = &h.pvrdma_vmknic else {
-        return Err(format!("{} has no vmknic tagged for PVRDMA", h.host));
-    };
-    if !is_vmknic_name(&v.name) {
-        return Err(format!("{}: {:?} is not a vmknic name", h.host, v.name));
-    }
-    let valid = h.checks.iter().find(|c| c.id == "pvrdma-vmknic-valid");
-    if valid.is_some_and(|c| c.status == Status::Fail) {
-        return Err(format!("{} {} is not usable (see pvrdma-vmknic-valid)", h.host, v.name));
-    }
-    let ip = v
-        .ipv4
-        .as_deref()
-        .and_then(|a| a.trim().parse::<Ipv4Addr>().ok())
-        .filter(|a| !a.is_unspecified() && !a.is_broadcast() && !a.is_multicast());
-    let Some(ip) = ip else {
-        return Err(format!("{} {} has no IPv4 address", h.host, v.name));
-    };
-    Ok(Endpoint {
-        vmknic: v.name.clone(),
-        ip,
-        mtu: v.mtu.filter(|m| *m > HEADERS && *m <= 65535),
-    })
-}
+use crate::diagnose::probe::is_vmknic_name;
 
 /// The peers of every host, by host name: all others, or with `sample` the next K hosts
 /// on a ring of the sorted names. Sorting makes the choice independent of argument order,

@@ -1,6 +1,8 @@
-use super::judge::*;
 use super::plan::*;
 use super::*;
+use crate::collect::RawOutput;
+use crate::diagnose::probe::judge::*;
+use crate::diagnose::{HostDiagnosis, Status};
 
 #[test]
 fn plan_is_a_ring_of_sorted_names_independent_of_order() {

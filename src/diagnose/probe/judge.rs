@@ -48,13 +48,13 @@ pub fn results(captures: &[crate::collect::HostCapture], hosts: &[HostDiagnosis]
 }
 
 /// How one framed ping went.
-pub(super) enum Outcome {
+pub(crate) enum Outcome {
     Passed,
     Failed(String),
     Unknown(String),
 }
 
-pub(super) fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_off: bool) -> Outcome {
+pub(crate) fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_off: bool) -> Outcome {
     let Some(s) = section else {
         return Outcome::Unknown(match (cut_short, broke_off) {
             (Some(why), _) => format!("it did not run ({why})"),
@@ -88,7 +88,7 @@ pub(super) fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&st
     }
 }
 
-pub(super) fn failure_text(ping: &p::Vmkping) -> String {
+pub(crate) fn failure_text(ping: &p::Vmkping) -> String {
     let sent = ping.statistics.map_or(COUNT, |s| s.transmitted);
     match ping.send_errors.first() {
         Some(reason) => format!("sendto() failed ({reason})"),
@@ -96,7 +96,7 @@ pub(super) fn failure_text(ping: &p::Vmkping) -> String {
     }
 }
 
-pub(super) fn losses(ping: &p::Vmkping) -> Option<Losses> {
+pub(crate) fn losses(ping: &p::Vmkping) -> Option<Losses> {
     ping.statistics.map(|s| Losses {
         sent: s.transmitted,
         received: s.received,
@@ -104,7 +104,7 @@ pub(super) fn losses(ping: &p::Vmkping) -> Option<Losses> {
     })
 }
 
-pub(super) fn rtt(ping: &p::Vmkping) -> Option<Rtt> {
+pub(crate) fn rtt(ping: &p::Vmkping) -> Option<Rtt> {
     ping.round_trip.map(|r| Rtt {
         min_ms: Number(r.min_ms),
         avg_ms: Number(r.avg_ms),
@@ -113,7 +113,7 @@ pub(super) fn rtt(ping: &p::Vmkping) -> Option<Rtt> {
 }
 
 /// Fills status, detail, losses and rtt from one framed probe output.
-pub(super) fn judge(result: &mut Probe, raw: &RawOutput, mtu: Option<u32>) {
+pub(crate) fn judge(result: &mut Probe, raw: &RawOutput, mtu: Option<u32>) {
     let cut_short = raw.failure.as_ref().map(|f| f.message.as_str());
     let sections = match p::parse_vmkping_probe(&raw.stdout) {
         Ok(s) => s,
