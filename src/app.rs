@@ -13,7 +13,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     init_tracing(cli.verbose);
     if let Some(kind) = cli.generate {
         write_stdout(&generate(kind)?)?;
-        return Ok(diagnose::exit::HEALTHY);
+        return Ok(crate::exit::HEALTHY);
     }
     if cli.list_checks {
         let text = match cli.output.format {
@@ -21,7 +21,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             report::Format::Human => list_checks(),
         };
         write_stdout(&text)?;
-        return Ok(diagnose::exit::HEALTHY);
+        return Ok(crate::exit::HEALTHY);
     }
     match &cli.command {
         Some(Command::Analyze { path }) => {
@@ -140,7 +140,7 @@ fn finish_live(
     let diagnosis = finish(&run.captures, output, baseline)?;
     // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial.
     let code = if run.interrupted {
-        diagnose::exit::INTERRUPTED
+        crate::exit::INTERRUPTED
     } else {
         diagnosis.exit_code()
     };

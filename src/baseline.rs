@@ -11,63 +11,15 @@
 //! byte-identical), so "since" is the baseline file's modification time, which is when
 //! the runbook saved it.
 use crate::diagnose::Diagnosis;
+pub use crate::diagnose::{Change, ChangeKind, Changes};
+pub use crate::report::human::changes::human_lines;
 use anyhow::Context;
-use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The schema family a baseline must belong to; its major must equal ours.
 const SCHEMA_PREFIX: &str = "pvrdma-doctor/report/v";
-
-/// What a change is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum ChangeKind {
-    /// `id` = `status`: the host's status (a host that appeared or vanished has a `null`).
-    Host,
-    /// `id` = check id; `host` is `null` for a check across hosts.
-    Check,
-    /// `id` = `<VM name>#<adapter index>`: the adapter's verdict.
-    Adapter,
-    /// `host` = the pinging host, `id` = the pinged host: the probe status.
-    Probe,
-}
-
-impl ChangeKind {
-    fn label(self) -> &'static str {
-        match self {
-            ChangeKind::Host => "host",
-            ChangeKind::Check => "check",
-            ChangeKind::Adapter => "adapter",
-            ChangeKind::Probe => "probe",
-        }
-    }
-}
-
-/// One difference from the baseline. `from`/`to` are `null` where one side lacks it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Change {
-    /// The host (the pinging host for a probe); `null` for a check across hosts.
-    pub host: Option<String>,
-    /// What changed: a host status, a check, an adapter verdict or a probe.
-    pub kind: ChangeKind,
-    /// Which one (see `kind`).
-    pub id: String,
-    /// The baseline's value; `null` when the baseline lacks it.
-    pub from: Option<String>,
-    /// This run's value; `null` when this run lacks it.
-    pub to: Option<String>,
-}
-
-/// The comparison with a baseline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Changes {
-    /// The baseline file's modification time, RFC 3339 UTC.
-    pub since: String,
-    /// Every difference, in host order.
-    pub list: Vec<Change>,
-}
 
 /// A baseline report read from disk.
 #[derive(Debug, Clone)]
@@ -264,30 +216,6 @@ fn diff(was: &Snapshot, now: &Snapshot) -> Vec<Change> {
         out.push(change(None, ChangeKind::Check, &id, from, to));
     }
     out
-}
-
-/// The lines the human report opens with.
-pub fn human_lines(changes: &Changes) -> Vec<String> {
-    if changes.list.is_empty() {
-        return vec![format!("No change since {} (baseline)", changes.since)];
-    }
-    let n = changes.list.len();
-    let mut lines = vec![format!(
-        "Changed since {} (baseline): {n} change{}",
-        changes.since,
-        if n == 1 { "" } else { "s" }
-    )];
-    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".to_string());
-    for c in &changes.list {
-        let subject = match (c.kind, &c.host) {
-            (ChangeKind::Probe, Some(h)) => format!("{h} → {}: probe", c.id),
-            (ChangeKind::Host, Some(h)) => format!("{h}: host"),
-            (kind, Some(h)) => format!("{h}: {} {}", kind.label(), c.id),
-            (kind, None) => format!("across hosts: {} {}", kind.label(), c.id),
-        };
-        lines.push(format!("  {subject}: {} → {}", shown(&c.from), shown(&c.to)));
-    }
-    lines
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             eprintln!("pvrdma-doctor: error: {error:#}");
-            ExitCode::from(pvrdma_doctor::diagnose::exit::USAGE)
+            ExitCode::from(pvrdma_doctor::exit::USAGE)
         }
     }
 }

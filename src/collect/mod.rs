@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub(crate) mod folder;
-pub mod probe;
 pub mod replay;
 pub mod schedule;
 pub mod ssh;
@@ -321,6 +320,20 @@ pub struct VmxFile {
     pub content: String,
 }
 
+/// Id of probe outputs (the evidence key and the bundle folder name).
+pub const PROBE_ID: &str = "vmkping";
+
+/// The probe outputs of one host (the pinging side).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeCapture {
+    /// The peers this host was to probe, by host name, in plan order.
+    pub peers: Vec<String>,
+    /// The framed vmkping output per peer, for the peers actually probed.
+    pub outputs: BTreeMap<String, RawOutput>,
+    /// Why a planned probe produced no output (run stopped, connection lost), by peer.
+    pub missing: BTreeMap<String, Failure>,
+}
+
 /// Everything collected from one host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostCapture {
@@ -337,7 +350,7 @@ pub struct HostCapture {
     pub error: Option<Failure>,
     /// `--probe` only: the vmkping path probes this host ran to its peers.
     #[serde(default)]
-    pub probe: Option<crate::probe::ProbeCapture>,
+    pub probe: Option<ProbeCapture>,
 }
 
 impl HostCapture {

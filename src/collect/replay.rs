@@ -106,16 +106,16 @@ pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Resul
             capture.outputs.insert(spec.id.to_string(), raw);
         }
     }
-    let probe_dir = dir.join(crate::probe::PROBE_ID);
+    let probe_dir = dir.join(super::PROBE_ID);
     if probe_dir.is_dir() {
         // `<host>/vmkping/<peer>.txt`: what the host's --probe printed for each peer.
-        let mut probe = crate::probe::ProbeCapture::default();
+        let mut probe = super::ProbeCapture::default();
         for entry in fs::read_dir(&probe_dir).with_context(|| format!("cannot list {}", probe_dir.display()))? {
             let name = entry?.file_name().to_string_lossy().into_owned();
             let Some(peer) = name.strip_suffix(".txt").filter(|p| !p.ends_with(".stderr")) else {
                 continue;
             };
-            let id = crate::probe::PROBE_ID;
+            let id = super::PROBE_ID;
             if let Some(raw) = read_output(&probe_dir, peer, id, id)? {
                 probe.peers.push(peer.to_string());
                 probe.outputs.insert(peer.to_string(), raw);

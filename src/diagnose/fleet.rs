@@ -244,7 +244,7 @@ const SAME_VDS: &str = CheckId::PvrdmaSameVds.id();
 const IPV4_UNIQUE: &str = CheckId::VmknicIpv4Unique.id();
 const SUBNETS: &str = CheckId::VmknicSubnets.id();
 const ROCE_PAIR: &str = CheckId::RoceVersionPair.id();
-const REACHABILITY: &str = crate::probe::CHECK_ID;
+const REACHABILITY: &str = super::probe::CHECK_ID;
 
 /// Profiles of one host with their adapters.
 type HostProfiles<'a> = BTreeMap<Profile, Vec<(AdapterRef, &'a super::Adapter)>>;

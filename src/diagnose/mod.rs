@@ -13,10 +13,12 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod adapters;
+mod changes;
 mod checks;
 mod fleet;
 mod lossless;
 mod model;
+pub mod probe;
 #[cfg(test)]
 mod subnet_tests;
 mod summary;
@@ -25,6 +27,7 @@ mod tests;
 mod vm_config;
 
 use adapters::*;
+pub use changes::{Change, ChangeKind, Changes};
 pub use checks::registry::{CheckId, Family, CHECKS};
 use checks::{device::*, firewall::*, mtu::*, roce::*, switch::*, vmknic::*};
 pub use fleet::{AdapterException, HostPairTransport, TransportCounts, TransportSummary};
@@ -35,11 +38,11 @@ pub use summary::{is_diagnosed, status_name};
 /// Diagnoses every host, then the fleet checks and the transport between adapters.
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
     let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
-    let probes = crate::probe::results(captures, &hosts);
+    let probes = probe::results(captures, &hosts);
     // A pair of hosts whose vmknics the probe found unreachable cannot carry RDMA.
     let unreachable = probes
         .iter()
-        .filter(|p| p.status == crate::probe::ProbeStatus::Unreachable)
+        .filter(|p| p.status == probe::ProbeStatus::Unreachable)
         .map(|p| {
             let (a, b) = (p.from.clone(), p.to.clone());
             if a <= b {
@@ -49,8 +52,8 @@ pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
             }
         })
         .collect();
-    let mut d = fleet_diagnosis_with(hosts, crate::probe::check(&probes).into_iter().collect(), &unreachable);
-    if let Some(tally) = crate::probe::tally(&probes) {
+    let mut d = fleet_diagnosis_with(hosts, probe::check(&probes).into_iter().collect(), &unreachable);
+    if let Some(tally) = probe::tally(&probes) {
         d.summary.line.push_str(&format!("; path probe: {tally}"));
     }
     d.probes = probes;

@@ -361,26 +361,14 @@ pub struct Diagnosis {
     /// The transport between adapters of different VMs, counted (replaces the pair list).
     pub transport: TransportSummary,
     /// `--probe` only: one entry per probed (or skipped) host pair.
-    pub probes: Vec<crate::probe::Probe>,
+    pub probes: Vec<super::probe::Probe>,
     /// `--baseline` only: what differs from the baseline report.
-    pub changes: Option<crate::baseline::Changes>,
+    pub changes: Option<super::Changes>,
     pub summary: Summary,
 }
 
-/// Documented exit codes.
-pub mod exit {
-    /// All hosts reached, no failing check, every adapter on the HCA.
-    pub const HEALTHY: u8 = 0;
-    /// A failing check or a `tcp-fallback` adapter.
-    pub const PROBLEMS: u8 = 1;
-    /// Usage or internal error.
-    pub const USAGE: u8 = 2;
-    /// Nothing failed, but a host was unreachable or a check/verdict is unknown.
-    pub const INCOMPLETE: u8 = 3;
-    /// Ctrl-C stopped the run (128 + SIGINT, as shells report it); the report covers
-    /// what was collected.
-    pub const INTERRUPTED: u8 = 130;
-}
+/// Documented exit codes; they live in the application layer ([`crate::exit`]).
+pub use crate::exit;
 
 impl Diagnosis {
     pub fn exit_code(&self) -> u8 {

@@ -33,7 +33,7 @@ struct Report<'a> {
     /// `--baseline` only: every host status, check status, adapter verdict and probe status
     /// that differs from the baseline (empty = no change).
     #[serde(skip_serializing_if = "Option::is_none")]
-    changes: Option<&'a [crate::baseline::Change]>,
+    changes: Option<&'a [crate::diagnose::Change]>,
     /// Counts over the whole run and the summary line.
     summary: &'a Summary,
 }

@@ -1,4 +1,5 @@
-//! Pipeline stage *collect*, live, second phase: the `--probe` path probe.
+//! Pipeline stage *collect*, live, second phase: the `--probe` path probe (here, above
+//! `collect`, because planning the probes needs the hosts' diagnoses).
 //!
 //! Runs after every host's catalogue, because a host can only ping its peers once their
 //! PVRDMA vmknic addresses are known. Each host probes on the SSH connection its
@@ -7,8 +8,8 @@
 //! connection, at most `HostJob::channels` at a time (below the server's MaxSessions), and
 //! every finished output lands in the host's sink at once, so a run stopped by Ctrl-C or
 //! `--timeout` still reports the probes that finished.
-use super::ssh::{run_line, HostJob};
-use super::{ErrorKind, Failure, HostCapture};
+use crate::collect::ssh::{run_line, HostJob};
+use crate::collect::{ErrorKind, Failure, HostCapture};
 use crate::probe::{self, ProbeCapture, ProbeOptions, PROBE_ID};
 use crate::ssh::client::{self, Connection};
 use std::collections::BTreeMap;

@@ -1,225 +1,5 @@
-//! `pvrdma-doctor demo`: a few simulated ESXi hosts, started in-process, diagnosed over
-//! real SSH. It shows the main job on a fresh machine with no lab, and it is the harness
-//! for the scaling benchmark.
-//!
-//! Each simulated host is a russh server on 127.0.0.1 with ESXi 8's algorithm lists, a
-//! generated ECDSA host key, publickey and keyboard-interactive auth, that answers each
-//! catalogue command line from `samples/<scenario>/<host>/` after an optional simulated
-//! latency. A host directory holding only `host-error.json` is a closed port (a real
-//! connection refused). The demo writes a temporary ssh_config (`Host esx01` → `HostName
-//! 127.0.0.1`, `Port N`) and known_hosts, then goes through the same [`collect_live`] path
-//! as a real run, so the report shows the scenario's host names.
-use crate::catalogue::CATALOGUE;
-use crate::collect::folder;
-use crate::live::{collect_live, LiveOptions, LiveRun};
-use anyhow::Context;
-use russh::keys::ssh_key::LineEnding;
-use russh::keys::{Algorithm, EcdsaCurve, PrivateKey, PublicKey};
-use russh::server::{self, Auth, Msg, Server as _, Session};
-use russh::{Channel, ChannelId, MethodKind, MethodSet};
-use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-include!(concat!(env!("OUT_DIR"), "/demo_scenario.rs"));
-
-/// What to simulate.
-#[derive(Debug, Clone, Default)]
-pub struct DemoOptions {
-    /// A scenario directory on disk (`samples/<scenario>`); `None` = the embedded one.
-    pub scenario: Option<PathBuf>,
-    /// Simulate this many hosts, cycling through the scenario's hosts (`None` = as many
-    /// as the scenario has).
-    pub hosts: Option<usize>,
-    /// Delay before each command answers, as a slow host would.
-    pub latency: Duration,
-}
-
-/// One simulated host: its name and its capture files by file name.
-#[derive(Debug, Clone)]
-pub struct SimHost {
-    pub name: String,
-    pub files: BTreeMap<String, String>,
-}
-
-impl SimHost {
-    /// A host whose capture is only a connection failure: its port is closed.
-    pub fn is_down(&self) -> bool {
-        folder::is_down(&|name| self.files.contains_key(name))
-    }
-
-    /// What the host prints for a command line: (stdout, stderr, exit status). Anything
-    /// outside the catalogue gets busybox's answer for an unknown command.
-    pub fn answer(&self, command: &str) -> (String, String, u32) {
-        if let Some((id, keys)) = crate::catalogue::batch_keys(command) {
-            return (self.batch_answer(id, &keys), String::new(), 0);
-        }
-        let Some(spec) = CATALOGUE.iter().find(|s| s.command == command) else {
-            let word = command.split_whitespace().next().unwrap_or("");
-            return (String::new(), format!("sh: {word}: not found\n"), 127);
-        };
-        let get =
-            |name: &str| -> Result<Option<String>, std::convert::Infallible> { Ok(self.files.get(name).cloned()) };
-        let Ok(files) = folder::read_output(spec.id, &get);
-        match files {
-            // A scenario's unreadable `.exit` answers 0, as the command most likely did.
-            Some(files) => {
-                let exit = files.exit_status().unwrap_or(0);
-                (files.stdout, files.stderr, exit)
-            }
-            // Not captured in the scenario: the shape of a command ESXi does not know.
-            None => (
-                String::new(),
-                format!("Error: Unknown command or namespace {command}\n"),
-                1,
-            ),
-        }
-    }
-}
-
-impl SimHost {
-    /// What a concurrent batch prints for `keys`: the captured section of each key (empty
-    /// when the capture has none), framed by its header and end marker as on a real host.
-    fn batch_answer(&self, id: &str, keys: &[String]) -> String {
-        let captured = self.files.get(&format!("{id}.txt")).map(String::as_str).unwrap_or("");
-        let mut bodies: BTreeMap<&str, String> = BTreeMap::new();
-        let mut current: Option<&str> = None;
-        for line in captured.lines() {
-            if let Some(key) = line.strip_prefix("==> ").and_then(|l| l.strip_suffix(" <==")) {
-                current = Some(key.trim());
-                bodies.entry(key.trim()).or_default();
-            } else if line.starts_with("<== ") && line.ends_with(" ==>") {
-                current = None;
-            } else if let Some(body) = current.and_then(|k| bodies.get_mut(k)) {
-                body.push_str(line);
-                body.push('\n');
-            }
-        }
-        let mut out = String::new();
-        for key in keys {
-            out.push_str(&format!("==> {key} <==\n"));
-            // The batch keeps a query's output in a shell variable: trailing newlines go.
-            let body = bodies.get(key.as_str()).map_or("", |b| b.trim_end_matches('\n'));
-            if !body.is_empty() {
-                out.push_str(body);
-                out.push('\n');
-            }
-            out.push_str(&format!("<== {key} exit 0 ==>\n"));
-        }
-        out
-    }
-}
-
-/// Reads a scenario from disk, or the embedded default.
-pub fn load_scenario(dir: Option<&Path>) -> anyhow::Result<Vec<SimHost>> {
-    load_scenario_from(dir, EMBEDDED_FILES)
-}
-
-/// Reads a scenario from disk, or the embedded one of `demo --probe` (hosts whose paths
-/// are healthy, too small for jumbo frames, and cut off; see samples/probe-paths).
-pub fn load_probe_scenario(dir: Option<&Path>) -> anyhow::Result<Vec<SimHost>> {
-    load_scenario_from(dir, EMBEDDED_PROBE_FILES)
-}
-
-fn load_scenario_from(dir: Option<&Path>, embedded: &[(&str, &str, &str)]) -> anyhow::Result<Vec<SimHost>> {
-    let mut hosts: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    match dir {
-        None => {
-            anyhow::ensure!(
-                !embedded.is_empty(),
-                "this build has no embedded demo scenario; pass --scenario samples/<scenario>"
-            );
-            for (host, file, content) in embedded {
-                hosts
-                    .entry((*host).to_string())
-                    .or_default()
-                    .insert((*file).to_string(), (*content).to_string());
-            }
-        }
-        Some(root) => {
-            let dirs = crate::collect::replay::host_dirs(root)
-                .with_context(|| format!("cannot read scenario {}", root.display()))?;
-            for (name, dir) in dirs {
-                hosts.insert(name, crate::collect::replay::read_files(&dir)?);
-            }
-        }
-    }
-    anyhow::ensure!(
-        !hosts.is_empty(),
-        "the scenario holds no host directories (expected <scenario>/<host>/<command-id>.txt)"
-    );
-    Ok(hosts.into_iter().map(|(name, files)| SimHost { name, files }).collect())
-}
-
-/// Cycles the scenario's hosts to `n` hosts named `sim001`...; `None` keeps them as is.
-pub fn scale_fleet(hosts: Vec<SimHost>, n: Option<usize>) -> Vec<SimHost> {
-    let Some(n) = n else { return hosts };
-    if hosts.is_empty() {
-        return hosts;
-    }
-    let width = n.to_string().len().max(2);
-    (0..n)
-        .filter_map(|i| {
-            hosts.get(i % hosts.len()).map(|h| {
-                let mut files = h.files.clone();
-                // Copies of a host must not share its vmknic addresses: two hosts with one
-                // PVRDMA vmknic address cannot reach each other (vmknic-ipv4-unique).
-                let round = i / hosts.len();
-                if round > 0 {
-                    if let Some(text) = files.get_mut(IPV4_FILE) {
-                        *text = renumber_ipv4(text, round * hosts.len());
-                    }
-                }
-                SimHost {
-                    name: format!("sim{:0width$}", i + 1),
-                    files,
-                }
-            })
-        })
-        .collect()
-}
-
-const IPV4_FILE: &str = "esxcli_network_ip_interface_ipv4_get.txt";
-
-/// Moves the last octet of every IPv4 address in the `IPv4 Address` column of an
-/// `ip interface ipv4 get` table up by `by` (wrapping within 1..=254), keeping the column
-/// boundaries: a longer address takes spaces from the gap after it.
-fn renumber_ipv4(text: &str, by: usize) -> String {
-    let mut out = String::with_capacity(text.len() + 16);
-    for (n, line) in text.split_inclusive('\n').enumerate() {
-        let mut fields = line.split_whitespace();
-        let (Some(_), Some(addr)) = (fields.next(), fields.next()) else {
-            out.push_str(line);
-            continue;
-        };
-        let parsed: Option<std::net::Ipv4Addr> = addr.parse().ok();
-        let (Some(ip), true) = (parsed, n >= 2) else {
-            out.push_str(line);
-            continue;
-        };
-        let [a, b, c, d] = ip.octets();
-        let last = (usize::from(d).saturating_sub(1) + by) % 254 + 1;
-        let new = format!("{a}.{b}.{c}.{last}");
-        let Some(at) = line.find(addr) else {
-            out.push_str(line);
-            continue;
-        };
-        let after = &line[at + addr.len()..];
-        let grow = new.len().saturating_sub(addr.len());
-        let spaces = after.len() - after.trim_start_matches(' ').len();
-        if spaces < grow + 2 {
-            out.push_str(line);
-            continue;
-        }
-        out.push_str(&line[..at]);
-        out.push_str(&new);
-        out.push_str(&" ".repeat(addr.len() + spaces - new.len()));
-        out.push_str(&after[spaces..]);
-    }
-    out
-}
+//! The simulated fleet: one russh server per host, and the client-side files that reach them.
+use super::*;
 
 /// Running simulated hosts plus the client-side files that reach them.
 pub struct SimFleet {
@@ -405,7 +185,7 @@ impl Drop for SimFleet {
     }
 }
 
-fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(super) fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
@@ -420,7 +200,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 /// ESXi 8.0.2's server lists (research file §16): NIST ECDH and DH groups, AES, hmac-sha2.
-fn esxi_like_config(host_key: PrivateKey) -> server::Config {
+pub(super) fn esxi_like_config(host_key: PrivateKey) -> server::Config {
     use russh::{cipher, kex, mac, Preferred};
     server::Config {
         keys: vec![host_key],
@@ -469,9 +249,9 @@ fn esxi_like_config(host_key: PrivateKey) -> server::Config {
 }
 
 /// The demo's only password, for keyboard-interactive (key auth is what the demo uses).
-const DEMO_PASSWORD: &str = "demo";
+pub(super) const DEMO_PASSWORD: &str = "demo";
 
-struct SimServer {
+pub(super) struct SimServer {
     host: Arc<SimHost>,
     net: Arc<crate::simnet::SimNet>,
     latency: Duration,
@@ -496,7 +276,7 @@ impl server::Server for SimServer {
     }
 }
 
-struct SimSession {
+pub(super) struct SimSession {
     host: Arc<SimHost>,
     net: Arc<crate::simnet::SimNet>,
     latency: Duration,
@@ -581,47 +361,5 @@ impl server::Handler for SimSession {
             let _ = handle.close(channel).await;
         });
         Ok(())
-    }
-}
-
-/// Starts the simulated fleet and diagnoses it through [`collect_live`]. `live` supplies
-/// the run's timeouts, parallelism and progress; its targets and SSH settings are
-/// replaced by the demo's own.
-pub fn run_demo(opts: &DemoOptions, live: LiveOptions) -> anyhow::Result<LiveRun> {
-    let scenario = if live.probe.is_some() {
-        load_probe_scenario(opts.scenario.as_deref())?
-    } else {
-        load_scenario(opts.scenario.as_deref())?
-    };
-    let hosts = scale_fleet(scenario, opts.hosts);
-    let fleet = SimFleet::start(hosts, opts.latency)?;
-    let requested = live.targets.clone();
-    let mut live = fleet.live_options(live);
-    if !requested.is_empty() {
-        live.targets = requested;
-    }
-    collect_live(&live)
-}
-
-#[cfg(test)]
-mod renumber_tests {
-    use super::*;
-
-    #[test]
-    fn scaled_copies_get_their_own_vmknic_addresses_in_the_same_columns() {
-        let text = "Name  IPv4 Address  IPv4 Netmask   IPv4 Broadcast  Address Type  Gateway   DHCP DNS\n----  ------------  -------------  --------------  ------------  --------  --------\nvmk0  10.0.0.11     255.255.255.0  10.0.0.255      STATIC        10.0.0.1     false\nvmk1  10.10.10.11   255.255.255.0  10.10.10.255    STATIC        0.0.0.0      false\n";
-        let moved = renumber_ipv4(text, 100);
-        let rows = pvrdma_parsers::parse_ip_interface_ipv4_get(&moved).expect("still a table");
-        let addresses: Vec<_> = rows.iter().map(|r| r.address.clone().unwrap_or_default()).collect();
-        assert_eq!(addresses, ["10.0.0.111", "10.10.10.111"]);
-        assert_eq!(rows[1].netmask.as_deref(), Some("255.255.255.0"));
-        let hosts = vec![SimHost {
-            name: "esx01".into(),
-            files: [(IPV4_FILE.to_string(), text.to_string())].into_iter().collect(),
-        }];
-        let fleet = scale_fleet(hosts, Some(3));
-        let files: Vec<&String> = fleet.iter().filter_map(|h| h.files.get(IPV4_FILE)).collect();
-        assert_eq!(files[0], text, "the first copy is the scenario itself");
-        assert!(files[1].contains("10.10.10.12 ") && files[2].contains("10.10.10.13 "));
     }
 }

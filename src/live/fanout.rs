@@ -1,0 +1,264 @@
+//! The fan-out: how many hosts run at once, collecting them all concurrently, then the probe phase.
+use super::progress::Progress;
+use super::*;
+
+/// Hosts collected at once unless `--parallel` says otherwise. A host costs the client one
+/// TCP socket, a few KiB of state and well under 3 ms of CPU (measured: README,
+/// Benchmarks), and spends its time waiting for esxcli; so a fleet of a few hundred hosts
+/// runs in one wave and finishes in about the time of its slowest host. Bounded at run
+/// time by the open-file limit (see [`fanout_limit`]).
+pub const DEFAULT_PARALLEL: usize = 512;
+
+/// File descriptors kept free for everything that is not a host connection: stdio, the
+/// async runtime, ssh_config / known_hosts / key files being read, the bundle being
+/// written.
+pub(super) const FD_RESERVE: libc::rlim_t = 64;
+
+/// File descriptors one host holds at most at a time: its TCP socket (jump hosts are
+/// reached through channels of the first hop, not sockets of their own) and a file being
+/// read for it (known_hosts, a key).
+pub(super) const FDS_PER_HOST: libc::rlim_t = 2;
+
+/// How many hosts can really be collected at once: `requested`, bounded by the open-file
+/// limit so a wide fan-out never fails hosts with "too many open files". The soft
+/// `RLIMIT_NOFILE` is first raised to the hard limit (as the process is allowed to; many
+/// systems start shells at a soft 1024 with a hard limit far above), which lets the
+/// default fan-out run where it could not otherwise.
+pub fn fanout_limit(requested: usize) -> usize {
+    let soft = raise_nofile_limit();
+    let room = soft.saturating_sub(FD_RESERVE) / FDS_PER_HOST;
+    let room = usize::try_from(room).unwrap_or(usize::MAX);
+    requested.min(room).max(1)
+}
+
+/// Raises the soft open-file limit to the hard one; returns the soft limit in force.
+pub(super) fn raise_nofile_limit() -> libc::rlim_t {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed by pointer, which
+    // lives for the whole call.
+    #[allow(unsafe_code)]
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    if got != 0 {
+        // Unknown: assume the common default rather than nothing.
+        return 1024;
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: lim.rlim_max,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: as above.
+        #[allow(unsafe_code)]
+        let set = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) };
+        if set == 0 {
+            lim.rlim_cur = lim.rlim_max;
+        }
+    }
+    lim.rlim_cur
+}
+
+pub(super) async fn run_all(
+    jobs: Vec<Result<HostJob, Failure>>,
+    labels: Vec<String>,
+    opts: &LiveOptions,
+) -> (Vec<HostCapture>, bool) {
+    let progress = Arc::new(Progress::new(jobs.len(), opts.progress));
+    let slots = Arc::new(tokio::sync::Semaphore::new(fanout_limit(opts.parallel)));
+    let mut results: Vec<Option<HostCapture>> = jobs.iter().map(|_| None).collect();
+    let sinks: Vec<Sink> = jobs.iter().map(|_| Sink::default()).collect();
+    // The probe phase needs each host's job again and, where kept, its open connection.
+    let probing = opts.probe.is_some();
+    let probe_jobs: Vec<Option<HostJob>> = jobs.iter().map(|j| j.as_ref().ok().cloned()).collect();
+    let mut conns: Vec<Option<crate::ssh::client::Connection>> = jobs.iter().map(|_| None).collect();
+    let kept = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut set = tokio::task::JoinSet::new();
+    for (i, job) in jobs.into_iter().enumerate() {
+        let job = match job {
+            Ok(j) => j,
+            Err(f) => {
+                let label = labels.get(i).cloned().unwrap_or_default();
+                if let Some(slot) = results.get_mut(i) {
+                    *slot = Some(HostCapture::failed(label, CaptureSource::Live, f));
+                }
+                continue;
+            }
+        };
+        let slots = slots.clone();
+        let progress = progress.clone();
+        let sink = sinks.get(i).cloned().unwrap_or_default();
+        let kept = kept.clone();
+        set.spawn(async move {
+            let _permit = slots.acquire_owned().await.ok();
+            let label = job.label.clone();
+            let p = progress.clone();
+            let on_stage = move |s: Stage| p.stage(&label, s);
+            let (capture, conn) = collect_host_open(&job, &on_stage, &sink).await;
+            let conn = match conn {
+                Some(c) if probing && kept.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < PROBE_KEEP_OPEN => {
+                    Some(c)
+                }
+                Some(c) => {
+                    c.close().await;
+                    None
+                }
+                None => None,
+            };
+            progress.host_done(&job.label);
+            (i, capture, conn)
+        });
+    }
+    let deadline = async {
+        match opts.run_timeout {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let mut stop: Option<Failure> = None;
+    let mut interrupted = false;
+    loop {
+        tokio::select! {
+            next = set.join_next() => match next {
+                Some(Ok((i, capture, conn))) => {
+                    if let Some(slot) = results.get_mut(i) { *slot = Some(capture); }
+                    if let Some(slot) = conns.get_mut(i) { *slot = conn; }
+                }
+                // A panicking host task is a bug; its slot is filled below as Internal.
+                Some(Err(_)) => {}
+                None => break,
+            },
+            _ = &mut deadline => {
+                stop = Some(Failure::new(ErrorKind::Timeout, format!(
+                    "the whole run hit --timeout {}s before this host finished; raise --timeout or check the host",
+                    opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
+                break;
+            }
+            _ = &mut ctrl_c => {
+                interrupted = true;
+                stop = Some(Failure::new(ErrorKind::Interrupted,
+                    "collection was stopped by Ctrl-C before this host finished"));
+                break;
+            }
+        }
+    }
+    set.abort_all();
+    progress.finish();
+    let mut captures: Vec<HostCapture> = results
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let label = labels.get(i).cloned().unwrap_or_default();
+            c.unwrap_or_else(|| {
+                let f = stop
+                    .clone()
+                    .map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
+                    .unwrap_or_else(|| {
+                        Failure::new(
+                            ErrorKind::Internal,
+                            format!("{label}: collection task failed unexpectedly; please report this bug"),
+                        )
+                    });
+                // Keep what this host had already answered: a partial capture is still
+                // evidence, and the missing ids say why they are missing.
+                let mut capture = HostCapture::failed(label, CaptureSource::Live, f.clone());
+                if let Some(done) = sinks
+                    .get(i)
+                    .and_then(|s| s.lock().ok().map(|mut m| std::mem::take(&mut *m)))
+                {
+                    capture.outputs = done;
+                }
+                for spec in crate::catalogue::CATALOGUE {
+                    if !capture.outputs.contains_key(spec.id) {
+                        capture.missing.insert(spec.id.to_string(), f.clone());
+                    }
+                }
+                capture
+            })
+        })
+        .collect();
+    if let Some(probe) = opts.probe {
+        match &stop {
+            None => {
+                let (_, int) = probe_phase(
+                    &mut captures,
+                    probe_jobs,
+                    conns,
+                    probe,
+                    opts,
+                    &mut deadline,
+                    &mut ctrl_c,
+                )
+                .await;
+                interrupted |= int;
+            }
+            // Collection itself was stopped: the plan still shows which pairs were not probed.
+            Some(f) => {
+                let sinks: Vec<crate::probe::live::ProbeSink> = captures.iter().map(|_| Default::default()).collect();
+                let lines = crate::probe::live::plan_lines(&captures, probe, &sinks);
+                for ((c, sink), todo) in captures.iter_mut().zip(&sinks).zip(&lines) {
+                    c.probe = Some(crate::probe::live::finish(sink, todo, Some(f)));
+                }
+            }
+        }
+    }
+    (captures, interrupted)
+}
+
+/// The `--probe` phase after collection, bounded by the same run deadline and Ctrl-C.
+/// Returns why it was stopped (if it was) and whether that was Ctrl-C.
+pub(super) async fn probe_phase(
+    captures: &mut [HostCapture],
+    jobs: Vec<Option<HostJob>>,
+    conns: Vec<Option<crate::ssh::client::Connection>>,
+    probe: crate::probe::ProbeOptions,
+    opts: &LiveOptions,
+    deadline: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+    ctrl_c: &mut std::pin::Pin<&mut impl std::future::Future<Output = std::io::Result<()>>>,
+) -> (Option<Failure>, bool) {
+    use crate::probe::live::{finish, plan_lines, run, ProbeHost, ProbeSink};
+    let sinks: Vec<ProbeSink> = captures.iter().map(|_| ProbeSink::default()).collect();
+    let lines = plan_lines(captures, probe, &sinks);
+    let total: usize = lines.iter().map(Vec::len).sum();
+    if probe.sample.is_none() && captures.len() > PROBE_ALL_PAIRS_WARN {
+        eprintln!(
+            "pvrdma-doctor: --probe on {} hosts pings every pair ({total} probes); --probe-sample K bounds it to K peers per host",
+            captures.len()
+        );
+    }
+    if opts.progress && total > 0 {
+        eprintln!("pvrdma-doctor: probing {total} vmknic pairs (vmkping, about 3 s each, 8 at once per host)");
+    }
+    let hosts: Vec<ProbeHost> = jobs
+        .into_iter()
+        .zip(conns)
+        .zip(&sinks)
+        .map(|((job, conn), sink)| ProbeHost {
+            job,
+            conn,
+            sink: sink.clone(),
+        })
+        .collect();
+    let mut stop = None;
+    let mut interrupted = false;
+    tokio::select! {
+        _ = run(hosts, lines.clone(), opts.parallel) => {}
+        _ = deadline.as_mut() => {
+            stop = Some(Failure::new(ErrorKind::Timeout, format!(
+                "the whole run hit --timeout {}s during the path probe; raise --timeout",
+                opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
+        }
+        _ = ctrl_c.as_mut() => {
+            interrupted = true;
+            stop = Some(Failure::new(ErrorKind::Interrupted, "the path probe was stopped by Ctrl-C"));
+        }
+    }
+    for ((c, sink), todo) in captures.iter_mut().zip(&sinks).zip(&lines) {
+        c.probe = Some(finish(sink, todo, stop.as_ref()));
+    }
+    (stop, interrupted)
+}

@@ -1,0 +1,169 @@
+//! The main job, live: from host arguments to one [`HostCapture`] per host, collected
+//! concurrently over SSH, with every timeout bounded and Ctrl-C still yielding a report.
+//!
+//! Usage errors (a bad host spec, an unreadable hosts file or `-F` file) are `Err` because
+//! nothing sensible can run; everything that goes wrong on a host is data in its capture,
+//! so one dead host never hides the others.
+use crate::collect::ssh::{collect_host_open, HostJob, Sink, Stage, DEFAULT_CHANNELS};
+use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
+use crate::ssh::client::Credentials;
+use crate::ssh::config::{CommandLineOptions, SshConfig};
+use crate::ssh::plan::{Flags, Planner};
+use crate::target::{collect_targets, HostSpec};
+use anyhow::Context;
+use secrecy::SecretString;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// Environment variable holding the password for all hosts.
+pub const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
+
+/// OpenSSH's system-wide client config.
+pub const SYSTEM_SSH_CONFIG: &str = "/etc/ssh/ssh_config";
+
+/// Environment variable naming another system-wide ssh_config (for tests and packagers
+/// whose OpenSSH lives elsewhere).
+pub const SYSTEM_SSH_CONFIG_ENV: &str = "PVRDMA_DOCTOR_SYSTEM_SSH_CONFIG";
+
+/// [`SYSTEM_SSH_CONFIG`], or the file [`SYSTEM_SSH_CONFIG_ENV`] names.
+pub fn system_ssh_config_path() -> PathBuf {
+    std::env::var_os(SYSTEM_SSH_CONFIG_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(SYSTEM_SSH_CONFIG))
+}
+
+/// What `collect_live` needs; the CLI fills it.
+#[derive(Clone)]
+pub struct LiveOptions {
+    /// Raw positional args; `-` = read stdin.
+    pub targets: Vec<String>,
+    pub hosts_file: Option<PathBuf>,
+    /// `-F`; `None` = `~/.ssh/config` then `system_ssh_config`, each when it exists.
+    pub ssh_config: Option<PathBuf>,
+    /// The system-wide ssh_config read after the user's (not with `-F`, as with ssh).
+    /// Tests point it at a temporary file.
+    pub system_ssh_config: PathBuf,
+    /// `-p`, `-J` and `-o Key=Value`, for the targets.
+    pub ssh_options: CommandLineOptions,
+    /// `-l/--user`; else config `User`; else root.
+    pub login_user: Option<String>,
+    /// `-i`, tried before config/default keys.
+    pub identity_files: Vec<PathBuf>,
+    pub parallel: usize,
+    pub connect_timeout: Duration,
+    pub command_timeout: Duration,
+    /// `--host-output-budget`: most bytes kept per host, all outputs together.
+    pub host_output_budget: usize,
+    /// `--total-output-budget`: most bytes kept for all hosts together.
+    pub total_output_budget: usize,
+    pub run_timeout: Option<Duration>,
+    pub accept_new: bool,
+    pub insecure_skip_host_key_check: bool,
+    pub password: Option<SecretString>,
+    /// Draw the indicatif bar (the caller decides whether stderr is a terminal).
+    pub progress: bool,
+    /// Log in only with `-i`/`IdentityFile` keys and the password: no ssh-agent, no
+    /// `~/.ssh/id_*` defaults. The demo uses it so the user's own keys are never offered
+    /// to a simulated host.
+    pub only_given_keys: bool,
+    /// `--probe`: after collection, ping between the hosts' PVRDMA vmknics.
+    pub probe: Option<crate::probe::ProbeOptions>,
+}
+
+/// Above this many hosts, probing every pair is worth a hint about `--probe-sample`.
+const PROBE_ALL_PAIRS_WARN: usize = 64;
+
+/// Connections kept open between collection and the probe phase, at most; hosts beyond
+/// log in again for the probe, so a large fleet never holds more descriptors than this.
+pub const PROBE_KEEP_OPEN: usize = 256;
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            targets: Vec::new(),
+            hosts_file: None,
+            ssh_config: None,
+            system_ssh_config: system_ssh_config_path(),
+            ssh_options: CommandLineOptions::default(),
+            login_user: None,
+            identity_files: Vec::new(),
+            parallel: DEFAULT_PARALLEL,
+            connect_timeout: Duration::from_secs(10),
+            command_timeout: Duration::from_secs(60),
+            host_output_budget: crate::collect::DEFAULT_HOST_BUDGET,
+            total_output_budget: crate::collect::DEFAULT_TOTAL_BUDGET,
+            run_timeout: None,
+            accept_new: false,
+            insecure_skip_host_key_check: false,
+            password: None,
+            progress: false,
+            only_given_keys: false,
+            probe: None,
+        }
+    }
+}
+
+/// The result of a live run.
+#[derive(Debug, Clone)]
+pub struct LiveRun {
+    /// One per target, in target order.
+    pub captures: Vec<HostCapture>,
+    pub started: SystemTime,
+    pub finished: SystemTime,
+    /// Ctrl-C stopped the run early.
+    pub interrupted: bool,
+    /// Local paths and login users that messages may hold, for `--redact`.
+    pub local_values: crate::redact::LocalValues,
+}
+
+/// Collects every target. See the module doc for what is `Err`.
+pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
+    let started = SystemTime::now();
+    let targets = collect_targets(&opts.targets, opts.hosts_file.as_deref(), &mut std::io::stdin().lock())?;
+    let home = home_dir();
+    check_identity_files(&opts.identity_files)?;
+    let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
+    let mut jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    share_run_budget(&mut jobs, opts.total_output_budget);
+    let local_values = local_values(&jobs, opts, &home);
+    if let Some(w) = config_tofu_warning(&jobs) {
+        eprintln!("{w}");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        // Blocking work is short file reads (known_hosts, a key); a few threads serve a
+        // whole fleet, where tokio's default (512) may start one thread per host at once,
+        // each with its own stack and malloc arena.
+        .max_blocking_threads(8)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let labels: Vec<String> = targets.iter().map(HostSpec::label).collect();
+    let (captures, interrupted) = runtime.block_on(run_all(jobs, labels, opts));
+    // Hosts that hang past every timeout must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    Ok(LiveRun {
+        captures,
+        started,
+        finished: SystemTime::now(),
+        interrupted,
+        local_values,
+    })
+}
+
+mod fanout;
+mod password;
+mod plan;
+mod progress;
+#[cfg(test)]
+mod tests;
+
+use fanout::run_all;
+pub use fanout::*;
+use password::home_dir;
+pub use password::*;
+use plan::local_values;
+pub use plan::*;

@@ -1,0 +1,126 @@
+//! From targets and options to connection plans: ssh_config, identity files, budgets, warnings.
+use super::*;
+
+/// The admin's own paths and the login users, which SSH messages may name.
+pub(super) fn local_values(
+    jobs: &[Result<HostJob, Failure>],
+    opts: &LiveOptions,
+    home: &Path,
+) -> crate::redact::LocalValues {
+    let mut v = crate::redact::LocalValues::default();
+    let mut path = |p: &Path| v.paths.push(p.display().to_string());
+    path(home);
+    path(&home.join(".ssh/config"));
+    path(&opts.system_ssh_config);
+    for p in opts.ssh_config.iter().chain(&opts.identity_files) {
+        path(p);
+    }
+    for job in jobs.iter().flatten() {
+        for ep in job.jumps.iter().chain(std::iter::once(&job.target)) {
+            for id in &ep.identity_files {
+                path(&id.path);
+            }
+            v.users.push(ep.user.clone());
+        }
+    }
+    if let Some(u) = &opts.login_user {
+        v.users.push(u.clone());
+    }
+    v
+}
+
+/// The one warning line for a run where ssh_config (not `--accept-new`) makes unknown host
+/// keys trusted on first use, naming where; `None` when no host is affected.
+pub fn config_tofu_warning(jobs: &[Result<HostJob, Failure>]) -> Option<String> {
+    let mut at: Vec<&str> = Vec::new();
+    for job in jobs.iter().flatten() {
+        for ep in job.jumps.iter().chain(std::iter::once(&job.target)) {
+            if let Some(w) = ep.policy.accept_new_from_config.as_deref() {
+                if !at.contains(&w) {
+                    at.push(w);
+                }
+            }
+        }
+    }
+    if at.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "pvrdma-doctor: WARNING: StrictHostKeyChecking in ssh config ({}) accepts and records unknown host keys without verification; a host seen for the first time could be an impersonator",
+        at.join(", ")
+    ))
+}
+
+/// One `--total-output-budget` for every host of this run.
+pub fn share_run_budget(jobs: &mut [Result<HostJob, Failure>], bytes: usize) {
+    let pool = crate::collect::ssh::RunBudget::new(bytes);
+    for job in jobs.iter_mut().flatten() {
+        job.run_budget = pool.clone();
+    }
+}
+
+/// As ssh warns about an `-i` file it cannot read, this stops the run before any host is
+/// tried with fewer keys than the admin meant. A missing private key whose `.pub` is there
+/// is fine: its private half can be in the ssh-agent (the IdentitiesOnly idiom).
+pub fn check_identity_files(files: &[PathBuf]) -> anyhow::Result<()> {
+    for p in files {
+        if let Err(e) = std::fs::File::open(p) {
+            let mut public = p.clone().into_os_string();
+            public.push(".pub");
+            if e.kind() == std::io::ErrorKind::NotFound && Path::new(&public).is_file() {
+                continue;
+            }
+            return Err(e).with_context(|| format!("-i {}: cannot read the key file", p.display()));
+        }
+    }
+    Ok(())
+}
+
+/// The ssh_config as ssh reads it: only `-F FILE` when given, else `~/.ssh/config` then
+/// the system-wide file, each when it exists.
+pub fn load_config(f_flag: Option<&Path>, system: &Path, home: &Path) -> anyhow::Result<SshConfig> {
+    Ok(match f_flag {
+        Some(p) => SshConfig::load(p, home)?,
+        None => SshConfig::load_user_and_system(&home.join(".ssh/config"), system, home)?,
+    })
+}
+
+/// The connection flags of a run.
+pub(super) fn flags(opts: &LiveOptions) -> Flags {
+    Flags {
+        login_user: opts.login_user.clone(),
+        identity_files: opts.identity_files.clone(),
+        options: opts.ssh_options.clone(),
+        accept_new: opts.accept_new,
+        insecure_skip_host_key_check: opts.insecure_skip_host_key_check,
+        only_given_keys: opts.only_given_keys,
+    }
+}
+
+/// Turns a target into connection parameters, applying the CLI flags and ssh_config.
+pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: &Path) -> Result<HostJob, Failure> {
+    let label = spec.label();
+    let flags = flags(opts);
+    let planner = Planner {
+        config,
+        home,
+        flags: &flags,
+    };
+    let route = planner
+        .route(spec)
+        .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: {e}")))?;
+    Ok(HostJob {
+        label,
+        jumps: route.jumps,
+        target: route.target,
+        credentials: Credentials {
+            use_agent: !opts.only_given_keys,
+            password: opts.password.clone(),
+        },
+        connect_timeout: opts.connect_timeout,
+        command_timeout: opts.command_timeout,
+        host_output_budget: opts.host_output_budget,
+        run_budget: crate::collect::ssh::RunBudget::new(opts.total_output_budget),
+        channels: DEFAULT_CHANNELS,
+    })
+}

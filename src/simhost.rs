@@ -1,0 +1,81 @@
+//! One simulated ESXi host of `demo` and the scaling benchmark: its capture files, and
+//! what it answers for a command line. Shared by the demo's SSH server and the simulated
+//! network of `--probe`.
+use crate::catalogue::CATALOGUE;
+use crate::collect::folder;
+use std::collections::BTreeMap;
+
+/// One simulated host: its name and its capture files by file name.
+#[derive(Debug, Clone)]
+pub struct SimHost {
+    pub name: String,
+    pub files: BTreeMap<String, String>,
+}
+
+impl SimHost {
+    /// A host whose capture is only a connection failure: its port is closed.
+    pub fn is_down(&self) -> bool {
+        folder::is_down(&|name| self.files.contains_key(name))
+    }
+
+    /// What the host prints for a command line: (stdout, stderr, exit status). Anything
+    /// outside the catalogue gets busybox's answer for an unknown command.
+    pub fn answer(&self, command: &str) -> (String, String, u32) {
+        if let Some((id, keys)) = crate::catalogue::batch_keys(command) {
+            return (self.batch_answer(id, &keys), String::new(), 0);
+        }
+        let Some(spec) = CATALOGUE.iter().find(|s| s.command == command) else {
+            let word = command.split_whitespace().next().unwrap_or("");
+            return (String::new(), format!("sh: {word}: not found\n"), 127);
+        };
+        let get =
+            |name: &str| -> Result<Option<String>, std::convert::Infallible> { Ok(self.files.get(name).cloned()) };
+        let Ok(files) = folder::read_output(spec.id, &get);
+        match files {
+            // A scenario's unreadable `.exit` answers 0, as the command most likely did.
+            Some(files) => {
+                let exit = files.exit_status().unwrap_or(0);
+                (files.stdout, files.stderr, exit)
+            }
+            // Not captured in the scenario: the shape of a command ESXi does not know.
+            None => (
+                String::new(),
+                format!("Error: Unknown command or namespace {command}\n"),
+                1,
+            ),
+        }
+    }
+}
+
+impl SimHost {
+    /// What a concurrent batch prints for `keys`: the captured section of each key (empty
+    /// when the capture has none), framed by its header and end marker as on a real host.
+    fn batch_answer(&self, id: &str, keys: &[String]) -> String {
+        let captured = self.files.get(&format!("{id}.txt")).map(String::as_str).unwrap_or("");
+        let mut bodies: BTreeMap<&str, String> = BTreeMap::new();
+        let mut current: Option<&str> = None;
+        for line in captured.lines() {
+            if let Some(key) = line.strip_prefix("==> ").and_then(|l| l.strip_suffix(" <==")) {
+                current = Some(key.trim());
+                bodies.entry(key.trim()).or_default();
+            } else if line.starts_with("<== ") && line.ends_with(" ==>") {
+                current = None;
+            } else if let Some(body) = current.and_then(|k| bodies.get_mut(k)) {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+        let mut out = String::new();
+        for key in keys {
+            out.push_str(&format!("==> {key} <==\n"));
+            // The batch keeps a query's output in a shell variable: trailing newlines go.
+            let body = bodies.get(key.as_str()).map_or("", |b| b.trim_end_matches('\n'));
+            if !body.is_empty() {
+                out.push_str(body);
+                out.push('\n');
+            }
+            out.push_str(&format!("<== {key} exit 0 ==>\n"));
+        }
+        out
+    }
+}
