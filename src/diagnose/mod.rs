@@ -95,20 +95,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         .or_else(|| not_esxi(capture));
     if let Some(error) = not_esxi {
         // Every check would only repeat "esxcli: not found": one line says it all.
-        return HostDiagnosis {
-            host: capture.host.clone(),
-            status: HostStatus::Error,
-            error: Some(error),
-            esxi_version: None,
-            checks: Vec::new(),
-            vms: Vec::new(),
-            adapters_error: None,
-            pvrdma_vmknic: None,
-            fleet_failures: Vec::new(),
-            record_errors: Vec::new(),
-            vms_error: None,
-            incomplete_outputs: Vec::new(),
-        };
+        return HostDiagnosis::not_diagnosed(&capture.host, HostStatus::Error, error, Vec::new());
     }
     let facts = facts::build(capture);
     if let (Some(error), true) = (&capture.error, nothing_collected) {
@@ -117,20 +104,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
             k if k.is_unreachable() => HostStatus::Unreachable,
             _ => HostStatus::Error,
         };
-        return HostDiagnosis {
-            host: capture.host.clone(),
-            status,
-            error: Some(error.clone()),
-            esxi_version: None,
-            checks: Vec::new(),
-            vms: Vec::new(),
-            adapters_error: None,
-            pvrdma_vmknic: None,
-            fleet_failures: Vec::new(),
-            record_errors: Vec::new(),
-            vms_error: None,
-            incomplete_outputs: incomplete_outputs(capture),
-        };
+        return HostDiagnosis::not_diagnosed(&capture.host, status, error.clone(), incomplete_outputs(capture));
     }
     let ctx = Context::new(&facts);
     let mut checks = vec![

@@ -227,6 +227,32 @@ pub struct HostDiagnosis {
     pub incomplete_outputs: Vec<IncompleteOutput>,
 }
 
+impl HostDiagnosis {
+    /// A host that could not be diagnosed at all (unreachable, interrupted, not ESXi):
+    /// its error and the outputs that broke off, nothing else.
+    pub fn not_diagnosed(
+        host: &str,
+        status: HostStatus,
+        error: crate::collect::Failure,
+        incomplete_outputs: Vec<IncompleteOutput>,
+    ) -> Self {
+        HostDiagnosis {
+            host: host.to_string(),
+            status,
+            error: Some(error),
+            esxi_version: None,
+            checks: Vec::new(),
+            vms: Vec::new(),
+            adapters_error: None,
+            pvrdma_vmknic: None,
+            fleet_failures: Vec::new(),
+            record_errors: Vec::new(),
+            vms_error: None,
+            incomplete_outputs,
+        }
+    }
+}
+
 /// One output the host's verdicts could not rest on, and what broke it off.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct IncompleteOutput {
