@@ -39,6 +39,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("vm", vm),
     ("vsish", vsish),
     ("vmx", vmx),
+    ("vmkping", vmkping),
     ("diagnosis", diagnosis),
 ];
 
@@ -91,7 +92,11 @@ pub fn rdma(data: &[u8]) {
 }
 
 pub fn nic(data: &[u8]) {
-    let _ = parse(&text(data), p::parse_nic_list);
+    let t = text(data);
+    let _ = parse(&t, p::parse_nic_list);
+    // Flow control of the HCA uplink (`lossless-network`).
+    let _ = parse(&t, p::parse_nic_pause_params_list);
+    let _ = parse(&t, p::parse_nic_dcb_status_batch);
 }
 
 pub fn vswitch(data: &[u8]) {
@@ -177,7 +182,16 @@ pub fn vsish(data: &[u8]) {
 }
 
 pub fn vmx(data: &[u8]) {
-    let _ = parse(&text(data), p::vmx::parse_vmx);
+    let t = text(data);
+    let _ = parse(&t, p::vmx::parse_vmx);
+    // The live `.vmx` inventory: the same lines, sectioned per Config File.
+    let _ = parse(&t, p::parse_vmx_pvrdma_lines);
+}
+
+pub fn vmkping(data: &[u8]) {
+    let t = text(data);
+    let _ = parse(&t, p::parse_vmkping);
+    let _ = parse(&t, p::parse_vmkping_probe);
 }
 
 /// Separates the chunks of a [`diagnosis`] input (never valid UTF-8, so never inside text

@@ -67,6 +67,11 @@ fn replay_rdma() {
 }
 
 #[test]
+fn replay_vmkping() {
+    replay("vmkping");
+}
+
+#[test]
 fn replay_nic() {
     replay("nic");
 }
