@@ -250,6 +250,9 @@ pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
 /// The keys a batch command line was built for, in output order (the inverse of
 /// [`batch_command`]), with the batch's id; `None` for any other command line.
 pub fn batch_keys(command: &str) -> Option<(&'static str, Vec<String>)> {
+    if let Some(paths) = vmx_lines_keys(command) {
+        return Some((VMX_PVRDMA_LINES, paths));
+    }
     CATALOGUE.iter().filter(|s| s.is_listing_batch()).find_map(|spec| {
         let functions = spec.command.rsplit_once("p ").map(|(f, _)| f)?;
         let calls = command.strip_prefix(functions)?;
@@ -261,6 +264,67 @@ pub fn batch_keys(command: &str) -> Option<(&'static str, Vec<String>)> {
         }
         Some((spec.id, keys))
     })
+}
+
+/// The per-VM part of the `.vmx` inventory's loop (`echo` header, `grep`, end marker).
+fn vmx_loop_body() -> Option<&'static str> {
+    spec(VMX_PVRDMA_LINES)?
+        .command
+        .split_once("; do ")
+        .and_then(|(_, body)| body.strip_suffix("; done"))
+}
+
+/// POSIX-sh single quotes: the text as one word, whatever it holds (spaces, brackets,
+/// colons, `$`); an embedded `'` is closed, escaped and reopened.
+fn sh_single_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The `.vmx` inventory for these Config File paths, taken from the `vm process list`
+/// the host already answered (so it is not run a second time): the catalogue loop's body
+/// over a literal, quoted list. `None` when a path cannot be one shell word (a newline).
+pub fn vmx_lines_command(paths: &[String]) -> Option<String> {
+    let body = vmx_loop_body()?;
+    if paths.is_empty() || paths.iter().any(|p| p.is_empty() || p.contains(['\n', '\0'])) {
+        return None;
+    }
+    let words: Vec<String> = paths.iter().map(|p| sh_single_quote(p)).collect();
+    Some(format!("for f in {}; do {body}; done", words.join(" ")))
+}
+
+/// The paths of a [`vmx_lines_command`] line, in order; `None` for any other line.
+fn vmx_lines_keys(command: &str) -> Option<Vec<String>> {
+    let body = vmx_loop_body()?;
+    let list = command
+        .strip_prefix("for f in ")?
+        .strip_suffix("; done")?
+        .strip_suffix(body)?
+        .strip_suffix("; do ")?;
+    let mut keys = Vec::new();
+    let mut rest = list;
+    while !rest.is_empty() {
+        // One word: single-quoted runs, joined by `\'` (an escaped quote).
+        let mut word = String::new();
+        loop {
+            if let Some(r) = rest.strip_prefix('\'') {
+                let end = r.find('\'')?;
+                word.push_str(r.get(..end)?);
+                rest = r.get(end + 1..)?;
+            } else if let Some(r) = rest.strip_prefix("\\'") {
+                word.push('\'');
+                rest = r;
+            } else {
+                break;
+            }
+        }
+        keys.push(word);
+        rest = match rest.strip_prefix(' ') {
+            Some(r) => r,
+            None if rest.is_empty() => rest,
+            None => return None,
+        };
+    }
+    (!keys.is_empty()).then_some(keys)
 }
 
 /// The spec with this id.

@@ -39,6 +39,7 @@ pub enum Ran {
 pub fn needs(id: &str) -> &'static [&'static str] {
     match id {
         catalogue::VM_PORT_LIST | catalogue::PVRDMA_PROPERTIES => &[catalogue::PVRDMA_DEVICES_LS],
+        catalogue::VMX_PVRDMA_LINES => &[catalogue::VM_PROCESS_LIST],
         _ => &[],
     }
 }
@@ -62,6 +63,9 @@ pub fn launch(
     outputs: &BTreeMap<String, RawOutput>,
     missing: &BTreeMap<String, Failure>,
 ) -> Launch {
+    if spec.id == catalogue::VMX_PVRDMA_LINES {
+        return vmx_launch(host, spec, outputs, missing);
+    }
     if !spec.is_listing_batch() {
         return Launch::Run(spec.command.to_string());
     }
@@ -115,6 +119,49 @@ pub fn launch(
     match catalogue::batch_command(spec.id, &keys) {
         Some(line) => Launch::Run(line),
         None => not_run("named items that cannot be queried".to_string()),
+    }
+}
+
+/// The `.vmx` inventory, built from the `vm process list` already collected (its Config
+/// File paths), so that list is read once per host.
+fn vmx_launch(
+    host: &str,
+    spec: &CommandSpec,
+    outputs: &BTreeMap<String, RawOutput>,
+    missing: &BTreeMap<String, Failure>,
+) -> Launch {
+    let source = catalogue::VM_PROCESS_LIST;
+    let not_run = |why: String| {
+        Launch::NotRun(Failure::new(
+            ErrorKind::CommandFailed,
+            format!(
+                "{host}: `{}` was not run: it reads the .vmx of each running VM of `esxcli vm process list`, which {why}",
+                spec.id
+            ),
+        ))
+    };
+    let Some(list) = outputs.get(source) else {
+        return not_run(match missing.get(source) {
+            Some(f) => format!("was not collected ({})", f.message),
+            None => "was not collected".to_string(),
+        });
+    };
+    if let Some(problem) = list.outcome().problem() {
+        return not_run(problem);
+    }
+    if let Some(code) = list.exit_status.filter(|c| *c != 0) {
+        return not_run(format!("exited with status {code}"));
+    }
+    let paths: Vec<String> = match pvrdma_parsers::parse_vm_process_records(&list.stdout) {
+        Ok(l) => l.vms.into_iter().filter_map(|v| v.config_file).collect(),
+        Err(e) => return not_run(format!("did not parse ({e})")),
+    };
+    if paths.is_empty() {
+        return Launch::Nothing("(not sent: `esxcli vm process list` names no running VM)".to_string());
+    }
+    match catalogue::vmx_lines_command(&paths) {
+        Some(line) => Launch::Run(line),
+        None => not_run("names a Config File that cannot be one shell word".to_string()),
     }
 }
 
@@ -300,6 +347,9 @@ mod tests {
         }
     }
 
+    /// One running VM whose Config File has spaces, brackets, a colon and a quote.
+    const PROCESS_LIST: &str = "hpc node's [01]\n   World ID: 2101874\n   Process ID: 0\n   VMX Cartel ID: 2101873\n   UUID: 42 0a\n   Display Name: hpc node's [01]\n   Config File: /vmfs/volumes/ds 1/hpc: [01]/hpc node's.vmx\n";
+
     /// Runs the catalogue against a fake host answering the listing with `ls`; returns
     /// the finished graph and the command lines in the order they were started.
     fn simulate(ls: &'static str, refuse_first: usize, window: usize) -> (Finished, Vec<String>, usize) {
@@ -330,7 +380,11 @@ mod tests {
                     sent.lock().unwrap().push(line.clone());
                     tokio::time::sleep(Duration::from_millis(if spec.id == PVRDMA_DEVICES_LS { 5 } else { 30 })).await;
                     open.lock().unwrap().0 -= 1;
-                    let stdout = if spec.id == PVRDMA_DEVICES_LS { ls } else { "" };
+                    let stdout = match spec.id {
+                        PVRDMA_DEVICES_LS => ls,
+                        crate::catalogue::VM_PROCESS_LIST => PROCESS_LIST,
+                        _ => "",
+                    };
                     Ran::Done(RawOutput {
                         command: line,
                         ..output(spec.id, stdout)
@@ -353,19 +407,33 @@ mod tests {
         assert_eq!(sent.len(), CATALOGUE.len(), "{sent:#?}");
         assert_eq!(f.outputs.len(), CATALOGUE.len());
         assert!(peak <= 10);
+        // The commands others are built from go first: they are on the critical path.
+        let mut first_two: Vec<&str> = sent.iter().take(2).map(String::as_str).collect();
+        first_two.sort_unstable();
         assert_eq!(
-            sent.first().map(String::as_str),
-            Some("vsish -e ls /vmkModules/vrdma/pvrdmaDevices/")
+            first_two,
+            ["esxcli vm process list", "vsish -e ls /vmkModules/vrdma/pvrdmaDevices/"]
         );
         let ports = &f.outputs[VM_PORT_LIST].command;
         assert!(ports.ends_with("p 2101874 2100999"), "{ports}");
         let props = &f.outputs[PVRDMA_PROPERTIES].command;
         assert!(props.ends_with("p 2100999_0 2101874_1 2101874_0"), "{props}");
-        // The per-adapter batches never re-run `vm process list` (only the `.vmx`
-        // inventory's own loop reads it, for the Config File paths).
-        let batches: Vec<&String> = sent.iter().filter(|l| l.contains("p() {")).collect();
-        assert_eq!(batches.len(), 2, "{sent:#?}");
-        assert!(batches.iter().all(|l| !l.contains("vm process list")), "{batches:#?}");
+        // `vm process list` is sent once: neither the batches nor the `.vmx` inventory,
+        // which is built from its Config File paths, run it again.
+        assert_eq!(
+            sent.iter().filter(|l| l.contains("vm process list")).count(),
+            1,
+            "{sent:#?}"
+        );
+        let vmx = &f.outputs[crate::catalogue::VMX_PVRDMA_LINES].command;
+        assert_eq!(
+            crate::catalogue::batch_keys(vmx),
+            Some((
+                crate::catalogue::VMX_PVRDMA_LINES,
+                vec!["/vmfs/volumes/ds 1/hpc: [01]/hpc node's.vmx".to_string()]
+            )),
+            "{vmx}"
+        );
         // The batches start as soon as the listing is in, before independent commands
         // that were still waiting for a channel.
         let pos = |needle: &str| sent.iter().position(|l| l.contains(needle)).unwrap();
