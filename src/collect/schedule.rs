@@ -79,27 +79,10 @@ pub fn launch(
             ),
         ))
     };
-    let Some(listing) = outputs.get(ls) else {
-        return not_run(match missing.get(ls) {
-            Some(f) => format!("was not collected ({})", f.message),
-            None => "was not collected".to_string(),
-        });
+    let listing = match clean_input(outputs, missing, ls) {
+        Ok(o) => o,
+        Err(why) => return not_run(why),
     };
-    if let Some(f) = &listing.failure {
-        return not_run(format!("failed ({})", f.message));
-    }
-    if let Some(code) = listing.exit_status.filter(|c| *c != 0) {
-        let first = listing
-            .stderr
-            .lines()
-            .chain(listing.stdout.lines())
-            .map(str::trim)
-            .find(|l| !l.is_empty());
-        return not_run(format!(
-            "exited with status {code}: {}",
-            first.unwrap_or("no error message")
-        ));
-    }
     let devices = match pvrdma_parsers::parse_pvrdma_device_ls(&listing.stdout) {
         Ok(d) => d,
         Err(e) => return not_run(format!("did not parse ({e})")),
@@ -122,6 +105,40 @@ pub fn launch(
     }
 }
 
+/// The output a dependent command is built from, when it is whole and exited 0; else why
+/// not, worded to follow "which" (`was not collected`, `failed (...)`, `exited with ...`).
+fn clean_input<'a>(
+    outputs: &'a BTreeMap<String, RawOutput>,
+    missing: &BTreeMap<String, Failure>,
+    id: &str,
+) -> Result<&'a RawOutput, String> {
+    let Some(output) = outputs.get(id) else {
+        return Err(match missing.get(id) {
+            Some(f) => format!("was not collected ({})", f.message),
+            None => "was not collected".to_string(),
+        });
+    };
+    if let Some(f) = &output.failure {
+        return Err(format!("failed ({})", f.message));
+    }
+    if let Some(problem) = output.outcome().problem() {
+        return Err(problem);
+    }
+    if let Some(code) = output.exit_status.filter(|c| *c != 0) {
+        let first = output
+            .stderr
+            .lines()
+            .chain(output.stdout.lines())
+            .map(str::trim)
+            .find(|l| !l.is_empty());
+        return Err(format!(
+            "exited with status {code}: {}",
+            first.unwrap_or("no error message")
+        ));
+    }
+    Ok(output)
+}
+
 /// The `.vmx` inventory, built from the `vm process list` already collected (its Config
 /// File paths), so that list is read once per host.
 fn vmx_launch(
@@ -140,18 +157,10 @@ fn vmx_launch(
             ),
         ))
     };
-    let Some(list) = outputs.get(source) else {
-        return not_run(match missing.get(source) {
-            Some(f) => format!("was not collected ({})", f.message),
-            None => "was not collected".to_string(),
-        });
+    let list = match clean_input(outputs, missing, source) {
+        Ok(o) => o,
+        Err(why) => return not_run(why),
     };
-    if let Some(problem) = list.outcome().problem() {
-        return not_run(problem);
-    }
-    if let Some(code) = list.exit_status.filter(|c| *c != 0) {
-        return not_run(format!("exited with status {code}"));
-    }
     let paths: Vec<String> = match pvrdma_parsers::parse_vm_process_records(&list.stdout) {
         Ok(l) => l.vms.into_iter().filter_map(|v| v.config_file).collect(),
         Err(e) => return not_run(format!("did not parse ({e})")),

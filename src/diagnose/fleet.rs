@@ -251,6 +251,15 @@ type HostProfiles<'a> = BTreeMap<Profile, Vec<(AdapterRef, &'a super::Adapter)>>
 
 /// The transport summary, the pair-level fleet checks, and the host statuses a failing
 /// fleet check changes.
+/// Two host names as an unordered pair (the key of `unreachable` in [`judge`]).
+pub(super) fn host_pair(a: &str, b: &str) -> (String, String) {
+    if a <= b {
+        (a.to_string(), b.to_string())
+    } else {
+        (b.to_string(), a.to_string())
+    }
+}
+
 /// `extra`: fleet checks judged elsewhere (the path probe's); `unreachable`: host pairs
 /// (sorted names) whose PVRDMA vmknics the probe found unable to reach each other.
 pub(super) fn judge(
@@ -259,14 +268,7 @@ pub(super) fn judge(
     extra: Vec<Check>,
     unreachable: &BTreeSet<(String, String)>,
 ) -> (Vec<Check>, TransportSummary) {
-    let cut = |a: &str, b: &str| {
-        let key = if a <= b {
-            (a.to_string(), b.to_string())
-        } else {
-            (b.to_string(), a.to_string())
-        };
-        unreachable.contains(&key)
-    };
+    let cut = |a: &str, b: &str| unreachable.contains(&host_pair(a, b));
     let nets: Vec<Net> = hosts.iter().map(net).collect();
     let profiles: Vec<HostProfiles> = hosts
         .iter()

@@ -43,14 +43,7 @@ pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
     let unreachable = probes
         .iter()
         .filter(|p| p.status == probe::ProbeStatus::Unreachable)
-        .map(|p| {
-            let (a, b) = (p.from.clone(), p.to.clone());
-            if a <= b {
-                (a, b)
-            } else {
-                (b, a)
-            }
-        })
+        .map(|p| fleet::host_pair(&p.from, &p.to))
         .collect();
     let mut d = fleet_diagnosis_with(hosts, probe::check(&probes).into_iter().collect(), &unreachable);
     if let Some(tally) = probe::tally(&probes) {
