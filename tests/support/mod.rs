@@ -341,6 +341,13 @@ impl Sshd {
     }
 
     /// A known_hosts line for this server.
+    /// The sshd listener's process id (its sessions, shells and fake commands descend
+    /// from it).
+    #[allow(dead_code)] // used by the benchmarks, not by every test binary
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn known_hosts_line(&self) -> String {
         format!("[127.0.0.1]:{} {}\n", self.port, self.host_key_pub)
     }
