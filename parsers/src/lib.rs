@@ -40,8 +40,8 @@ pub use rdma::{
 };
 pub use version::{parse_system_version, SystemVersion};
 pub use vm::{
-    parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, parse_vm_process_records, VmPort, VmPorts,
-    VmProcess, VmProcessList,
+    parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, parse_vm_process_records, VmPort, VmPortView,
+    VmPorts, VmProcess, VmProcessList,
 };
 pub use vmkping::{parse_vmkping, parse_vmkping_probe, PingStatistics, RoundTrip, Vmkping, VmkpingSection};
 pub use vmx::{parse_vmx, parse_vmx_pvrdma_lines, VmxAdapter, VmxConfig, VmxSection};
