@@ -180,8 +180,8 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
 /// The block; `require_close`: its closing `}` must be there (output of the catalogue's
 /// marked loop, where a missing brace means vsish's output was cut).
 fn block(input: &str, require_close: bool) -> PResult<'_, PvrdmaProperties> {
-    let mut it = line_iter(input).filter(|l| !is_blank(l));
-    let opening = it.next();
+    let mut lines = line_iter(input);
+    let opening = lines.find(|l| !is_blank(l));
     let is_title = |l: &str| l.trim().strip_suffix('{').is_some_and(|t| t.trim() == TITLE);
     match opening {
         Some(l) if is_title(l) => {}
@@ -200,8 +200,11 @@ fn block(input: &str, require_close: bool) -> PResult<'_, PvrdmaProperties> {
     // The first top-level value of each member read into a typed field, in [`KNOWN`] order.
     let mut known: [Option<&str>; KNOWN.len()] = [None; KNOWN.len()];
     let mut closed = false;
-    for l in it {
+    for l in lines {
         let t = trim(l);
+        if t.is_empty() {
+            continue;
+        }
         if closed {
             return Err(fail(t, "nothing after the closing `}`"));
         }
