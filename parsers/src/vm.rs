@@ -19,7 +19,7 @@
 //! The batch (see the catalogue's loop) heads each World ID's output with `==> <wid> <==`.
 use crate::common::{
     end_of, error_text, fail, find, is_blank, key_value, line_iter, non_empty, offset_in, records, run, sections,
-    to_parse_error, trim, trim_start, value, PResult, SectionEnd,
+    to_parse_error, trim_start, value, PResult, SectionEnd,
 };
 use crate::ParseError;
 use nom::combinator::all_consuming;
@@ -253,7 +253,7 @@ fn port_list<'a>(input: &'a str, others: &mut Vec<&'a str>) -> PResult<'a, Vec<V
             close(first.take(), &mut values);
             others.clear();
         }
-        first.get_or_insert(trim_start(l));
+        first.get_or_insert_with(|| trim_start(l));
         match slot.and_then(|n| values.get_mut(n)) {
             Some(v) => *v = Some(value),
             None => others.push(key),
@@ -268,9 +268,10 @@ fn port_list<'a>(input: &'a str, others: &mut Vec<&'a str>) -> PResult<'a, Vec<V
     }
 }
 
-/// A port from its block's raw values (trimmed; empty and `void` uplinks are none).
+/// A port from its block's values (as [`key_value`] gives them: trimmed); empty values and
+/// `void` uplinks are none.
 fn port(values: &[Option<&str>; 8]) -> VmPort {
-    let mut v = values.map(|v| v.map(trim).filter(|v| !v.is_empty()));
+    let mut v = values.map(|v| v.filter(|v| !v.is_empty()));
     if let Some(uplink) = v.get_mut(6) {
         *uplink = uplink.filter(|u| !u.eq_ignore_ascii_case("void"));
     }
