@@ -514,6 +514,31 @@ mod tests {
     }
 
     #[test]
+    fn a_port_reads_back_what_it_was_built_from() {
+        let view = VmPortView {
+            port_id: Some("7"),
+            dvport_id: Some(""),
+            mac_address: Some("00:50:56:00:00:01"),
+            uplink_port_id: Some("0"),
+            ..VmPortView::default()
+        };
+        let port = VmPort::new(view);
+        assert_eq!(port.port_id(), Some("7"));
+        // Empty is none, as the parser gives it; the rest are where they were put.
+        assert_eq!(port.dvport_id(), None);
+        assert_eq!(port.vswitch(), None);
+        assert_eq!(port.uplink_port_id(), Some("0"));
+        assert_eq!(
+            port.view(),
+            VmPortView {
+                dvport_id: None,
+                ..view
+            }
+        );
+        assert!(format!("{port:?}").starts_with("VmPort { port_id: Some(\"7\"), vswitch: None"));
+    }
+
+    #[test]
     fn marked_batch_cut_section_and_failed_iteration() {
         let input = "==> 5 <==\n   Port ID: 1\n   MAC Address: 00:50:56:00:00:01\n<== 5 exit 0 ==>\n==> 6 <==\nsomething\n<== 6 exit 1 ==>\n==> 7 <==\n   Port ID: 2\n   MAC Add";
         let b = parse_vm_port_list_batch(input).unwrap();
