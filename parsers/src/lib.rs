@@ -40,13 +40,13 @@ pub use rdma::{
 };
 pub use version::{parse_system_version, SystemVersion};
 pub use vm::{
-    parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, parse_vm_process_records, VmPort, VmPorts,
-    VmProcess, VmProcessList,
+    parse_vm_port_list, parse_vm_port_list_batch, parse_vm_process_list, parse_vm_process_records, VmPort, VmPortView,
+    VmPorts, VmProcess, VmProcessList,
 };
 pub use vmkping::{parse_vmkping, parse_vmkping_probe, PingStatistics, RoundTrip, Vmkping, VmkpingSection};
 pub use vmx::{parse_vmx, parse_vmx_pvrdma_lines, VmxAdapter, VmxConfig, VmxSection};
 pub use vsish::{
-    parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PvrdmaDeviceId, PvrdmaProperties,
-    PvrdmaPropertiesSection,
+    parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PropertyMembers, PvrdmaDeviceId,
+    PvrdmaProperties, PvrdmaPropertiesSection,
 };
 pub use vswitch::{parse_dvs_list, parse_standard_switch_list, DvPort, DvsSwitch, StandardSwitch};

@@ -18,8 +18,8 @@
 //! `MAC Address:`, `IP Address:`, `Team Uplink:`, `Uplink Port ID:`, `Active Filters:`.
 //! The batch (see the catalogue's loop) heads each World ID's output with `==> <wid> <==`.
 use crate::common::{
-    blocks, error_text, fail, find, is_blank, line_iter, non_empty, offset_in, records, run, sections, to_parse_error,
-    value, Field, PResult, SectionEnd,
+    end_of, error_text, fail, find, is_blank, key_value, line_iter, non_empty, offset_in, records, run, sections,
+    to_parse_error, trim_start, value, PResult, SectionEnd,
 };
 use crate::ParseError;
 use nom::combinator::all_consuming;
@@ -38,19 +38,142 @@ pub struct VmProcess {
     pub config_file: Option<String>,
 }
 
-/// One record of `esxcli network vm port list -w <World ID>`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One record of `esxcli network vm port list -w <World ID>`: its values in one owned
+/// text (one allocation per port instead of one per field), read through the accessors or
+/// [`VmPort::view`]. Serializes as the [`VmPortView`] of its fields.
+#[derive(Clone, PartialEq, Eq)]
 pub struct VmPort {
-    pub port_id: Option<String>,
-    pub vswitch: Option<String>,
-    pub portgroup: Option<String>,
+    /// The present values back to back, in [`PORT_KEYS`] order.
+    text: Box<str>,
+    /// Per field, in [`PORT_KEYS`] order: its value's start and end in `text`; `(0, 0)` for
+    /// a field that is missing or empty.
+    spans: [(usize, usize); 8],
+}
+
+/// A [`VmPort`]'s fields, borrowed from it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct VmPortView<'a> {
+    pub port_id: Option<&'a str>,
+    pub vswitch: Option<&'a str>,
+    pub portgroup: Option<&'a str>,
     /// `None` when empty (standard vSwitch port).
-    pub dvport_id: Option<String>,
-    pub mac_address: Option<String>,
-    pub ip_address: Option<String>,
+    pub dvport_id: Option<&'a str>,
+    pub mac_address: Option<&'a str>,
+    pub ip_address: Option<&'a str>,
     /// `None` when empty or `void`.
-    pub team_uplink: Option<String>,
-    pub uplink_port_id: Option<String>,
+    pub team_uplink: Option<&'a str>,
+    pub uplink_port_id: Option<&'a str>,
+}
+
+/// The port record's keys, in [`VmPortView`]'s field order.
+const PORT_KEYS: [&str; 8] = [
+    "Port ID",
+    "vSwitch",
+    "Portgroup",
+    "DVPort ID",
+    "MAC Address",
+    "IP Address",
+    "Team Uplink",
+    "Uplink Port ID",
+];
+
+impl VmPort {
+    /// A port with these fields; an empty value reads back as `None`, as the parser gives it.
+    pub fn new(v: VmPortView<'_>) -> VmPort {
+        VmPort::from_values([
+            v.port_id,
+            v.vswitch,
+            v.portgroup,
+            v.dvport_id,
+            v.mac_address,
+            v.ip_address,
+            v.team_uplink,
+            v.uplink_port_id,
+        ])
+    }
+
+    fn from_values(values: [Option<&str>; 8]) -> VmPort {
+        let len = values.iter().flatten().map(|v| v.len()).sum();
+        let mut text = String::with_capacity(len);
+        let mut spans = [(0, 0); 8];
+        for (span, v) in spans.iter_mut().zip(values) {
+            if let Some(v) = v.filter(|v| !v.is_empty()) {
+                *span = (text.len(), text.len() + v.len());
+                text.push_str(v);
+            }
+        }
+        VmPort {
+            text: text.into_boxed_str(),
+            spans,
+        }
+    }
+
+    fn field(&self, n: usize) -> Option<&str> {
+        let &(start, end) = self.spans.get(n)?;
+        self.text.get(start..end).filter(|v| !v.is_empty())
+    }
+
+    pub fn view(&self) -> VmPortView<'_> {
+        VmPortView {
+            port_id: self.port_id(),
+            vswitch: self.vswitch(),
+            portgroup: self.portgroup(),
+            dvport_id: self.dvport_id(),
+            mac_address: self.mac_address(),
+            ip_address: self.ip_address(),
+            team_uplink: self.team_uplink(),
+            uplink_port_id: self.uplink_port_id(),
+        }
+    }
+
+    pub fn port_id(&self) -> Option<&str> {
+        self.field(0)
+    }
+    pub fn vswitch(&self) -> Option<&str> {
+        self.field(1)
+    }
+    pub fn portgroup(&self) -> Option<&str> {
+        self.field(2)
+    }
+    /// `None` when empty (standard vSwitch port).
+    pub fn dvport_id(&self) -> Option<&str> {
+        self.field(3)
+    }
+    pub fn mac_address(&self) -> Option<&str> {
+        self.field(4)
+    }
+    pub fn ip_address(&self) -> Option<&str> {
+        self.field(5)
+    }
+    /// `None` when empty or `void`.
+    pub fn team_uplink(&self) -> Option<&str> {
+        self.field(6)
+    }
+    pub fn uplink_port_id(&self) -> Option<&str> {
+        self.field(7)
+    }
+}
+
+impl std::fmt::Debug for VmPort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.view();
+        f.debug_struct("VmPort")
+            .field("port_id", &v.port_id)
+            .field("vswitch", &v.vswitch)
+            .field("portgroup", &v.portgroup)
+            .field("dvport_id", &v.dvport_id)
+            .field("mac_address", &v.mac_address)
+            .field("ip_address", &v.ip_address)
+            .field("team_uplink", &v.team_uplink)
+            .field("uplink_port_id", &v.uplink_port_id)
+            .finish()
+    }
+}
+
+impl Serialize for VmPort {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.view().serialize(s)
+    }
 }
 
 /// One section of the batched port query (one `==> world <id> <==` block).
@@ -93,38 +216,74 @@ fn process_list(input: &str) -> PResult<'_, Vec<VmProcess>> {
     Ok((rest, out))
 }
 
-fn port(fields: &[Field<'_>]) -> VmPort {
-    let get = |k: &str| value(fields, k).and_then(non_empty);
-    VmPort {
-        port_id: get("Port ID"),
-        vswitch: get("vSwitch"),
-        portgroup: get("Portgroup"),
-        dvport_id: get("DVPort ID"),
-        mac_address: get("MAC Address"),
-        ip_address: get("IP Address"),
-        team_uplink: get("Team Uplink").filter(|u| !u.eq_ignore_ascii_case("void")),
-        uplink_port_id: get("Uplink Port ID"),
+/// The port records of one output, in one pass over its lines: blocks of `Key: value`
+/// lines split at blank lines and where a key comes again, each needing a `Port ID:`.
+/// `others`: room for the keys a port has besides [`PORT_KEYS`] (reused across sections).
+fn port_list<'a>(input: &'a str, others: &mut Vec<&'a str>) -> PResult<'a, Vec<VmPort>> {
+    let mut out = Vec::new();
+    // The open block: its first line, and the raw value of each known key it has.
+    let mut first: Option<&'a str> = None;
+    let mut values: [Option<&'a str>; 8] = [None; 8];
+    // A block without `Port ID:` is an error, but one in a later line's `Key: value` comes
+    // first (the whole output is read into blocks before the blocks are checked).
+    let mut missing_port_id: Option<&'a str> = None;
+    let mut separated = true;
+    let mut close = |first: Option<&'a str>, values: &mut [Option<&'a str>; 8]| {
+        if let (Some(line), [port_id, ..]) = (first, &values) {
+            if port_id.is_none() {
+                missing_port_id.get_or_insert(line);
+            } else {
+                out.push(port(values));
+            }
+        }
+        *values = [None; 8];
+    };
+    for l in line_iter(input) {
+        if is_blank(l) {
+            separated = true;
+            continue;
+        }
+        let (_, (key, value)) = key_value(l)?;
+        let slot = PORT_KEYS.iter().position(|k| k.eq_ignore_ascii_case(key));
+        let repeated = match slot {
+            Some(n) => values.get(n).is_some_and(Option::is_some),
+            None => others.iter().any(|o| o.eq_ignore_ascii_case(key)),
+        };
+        if separated || repeated {
+            close(first.take(), &mut values);
+            others.clear();
+        }
+        first.get_or_insert_with(|| trim_start(l));
+        match slot.and_then(|n| values.get_mut(n)) {
+            Some(v) => *v = Some(value),
+            None => others.push(key),
+        }
+        separated = false;
+    }
+    close(first, &mut values);
+    others.clear();
+    match missing_port_id {
+        Some(at) => Err(fail(at, "a port record starting with `Port ID:`")),
+        None => Ok((end_of(input), out)),
     }
 }
 
-fn port_list(input: &str) -> PResult<'_, Vec<VmPort>> {
-    let (rest, recs) = blocks(input)?;
-    let mut out = Vec::new();
-    for b in &recs {
-        if find(b, "Port ID").is_none() {
-            let at = b.first().map_or(input, |f| f.line);
-            return Err(fail(at, "a port record starting with `Port ID:`"));
-        }
-        out.push(port(b));
+/// A port from its block's values (as [`key_value`] gives them: trimmed); empty values and
+/// `void` uplinks are none.
+fn port(values: &[Option<&str>; 8]) -> VmPort {
+    let mut v = values.map(|v| v.filter(|v| !v.is_empty()));
+    if let Some(uplink) = v.get_mut(6) {
+        *uplink = uplink.filter(|u| !u.eq_ignore_ascii_case("void"));
     }
-    Ok((rest, out))
+    VmPort::from_values(v)
 }
 
 const PORT_BATCH: &str = "esxcli_network_vm_port_list";
 
 fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
     let (rest, secs) = sections(input, "a `==> <World ID> <==` section header")?;
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(secs.len());
+    let mut others = Vec::new();
     for s in secs {
         let world_id = s
             .key
@@ -143,7 +302,7 @@ fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
                 Some(format!("exit status {code}: {}", first.unwrap_or("no error message"))),
             )
         } else {
-            match port_list(s.body) {
+            match port_list(s.body, &mut others) {
                 Ok((_, ports)) => (ports, None),
                 Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => {
                     (Vec::new(), Some(to_parse_error(PORT_BATCH, input, &e).to_string()))
@@ -228,7 +387,7 @@ fn blank_separated(input: &str) -> Vec<&str> {
 
 /// One `esxcli network vm port list -w <World ID>` output (not batched).
 pub fn parse_vm_port_list(input: &str) -> Result<Vec<VmPort>, ParseError> {
-    run(PORT_BATCH, input, port_list)
+    run(PORT_BATCH, input, |i| port_list(i, &mut Vec::new()))
 }
 
 /// The catalogue's batched form: one `==> <World ID> <==` section per running VM. A section
@@ -324,16 +483,16 @@ mod tests {
             vec![
                 VmPorts {
                     world_id: 2101874,
-                    ports: vec![VmPort {
-                        port_id: Some("33554445".into()),
-                        vswitch: Some("vSwitch0".into()),
-                        portgroup: Some("VM Network".into()),
+                    ports: vec![VmPort::new(VmPortView {
+                        port_id: Some("33554445"),
+                        vswitch: Some("vSwitch0"),
+                        portgroup: Some("VM Network"),
                         dvport_id: None,
-                        mac_address: Some("00:50:56:8a:12:c1".into()),
-                        ip_address: Some("0.0.0.0".into()),
+                        mac_address: Some("00:50:56:8a:12:c1"),
+                        ip_address: Some("0.0.0.0"),
                         team_uplink: None,
-                        uplink_port_id: Some("0".into()),
-                    }],
+                        uplink_port_id: Some("0"),
+                    })],
                     error: None,
                     cut_off: false,
                 },
@@ -352,6 +511,31 @@ mod tests {
             ]
         );
         assert_eq!(parse_vm_port_list_batch("").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn a_port_reads_back_what_it_was_built_from() {
+        let view = VmPortView {
+            port_id: Some("7"),
+            dvport_id: Some(""),
+            mac_address: Some("00:50:56:00:00:01"),
+            uplink_port_id: Some("0"),
+            ..VmPortView::default()
+        };
+        let port = VmPort::new(view);
+        assert_eq!(port.port_id(), Some("7"));
+        // Empty is none, as the parser gives it; the rest are where they were put.
+        assert_eq!(port.dvport_id(), None);
+        assert_eq!(port.vswitch(), None);
+        assert_eq!(port.uplink_port_id(), Some("0"));
+        assert_eq!(
+            port.view(),
+            VmPortView {
+                dvport_id: None,
+                ..view
+            }
+        );
+        assert!(format!("{port:?}").starts_with("VmPort { port_id: Some(\"7\"), vswitch: None"));
     }
 
     #[test]

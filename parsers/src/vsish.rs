@@ -48,7 +48,73 @@ pub struct PvrdmaProperties {
     pub roce_version: Option<u32>,
     pub active_mtu: Option<u32>,
     /// Every `key:value` member in order, including the ones above.
-    pub fields: Vec<(String, String)>,
+    pub fields: PropertyMembers,
+}
+
+/// The `key:value` members of a properties block, in order: one owned text holding every
+/// key and value back to back, and where each ends. Two allocations per block instead of
+/// two per member (a block has about twenty). Serializes, compares and prints as the list
+/// of `(key, value)` pairs it holds.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct PropertyMembers {
+    text: String,
+    /// Per member: where its key ends and where its value ends in `text` (a key starts
+    /// where the previous value ended).
+    ends: Vec<(usize, usize)>,
+}
+
+impl PropertyMembers {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The `n`-th member as `(key, value)`.
+    pub fn get(&self, n: usize) -> Option<(&str, &str)> {
+        let start = match n.checked_sub(1) {
+            Some(p) => self.ends.get(p)?.1,
+            None => 0,
+        };
+        let &(key_end, value_end) = self.ends.get(n)?;
+        Some((self.text.get(start..key_end)?, self.text.get(key_end..value_end)?))
+    }
+
+    /// The members in order, as `(key, value)`.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        (0..self.ends.len()).map(|n| self.get(n).unwrap_or_default())
+    }
+
+    /// The value of the first member with this key.
+    pub fn value(&self, key: &str) -> Option<&str> {
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// Appends a member whose key is `prefix` parts and `key` joined by `/`.
+    fn push(&mut self, prefix: &[&str], key: &str, value: &str) {
+        for p in prefix {
+            self.text.push_str(p);
+            self.text.push('/');
+        }
+        self.text.push_str(key);
+        let key_end = self.text.len();
+        self.text.push_str(value);
+        self.ends.push((key_end, self.text.len()));
+    }
+}
+
+impl std::fmt::Debug for PropertyMembers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for PropertyMembers {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
 }
 
 /// One section of the batched properties query.
@@ -114,22 +180,31 @@ fn properties(input: &str) -> PResult<'_, PvrdmaProperties> {
 /// The block; `require_close`: its closing `}` must be there (output of the catalogue's
 /// marked loop, where a missing brace means vsish's output was cut).
 fn block(input: &str, require_close: bool) -> PResult<'_, PvrdmaProperties> {
-    let mut it = line_iter(input).filter(|l| !is_blank(l));
-    let opening = it.next();
+    let mut lines = line_iter(input);
+    let opening = lines.find(|l| !is_blank(l));
     let is_title = |l: &str| l.trim().strip_suffix('{').is_some_and(|t| t.trim() == TITLE);
     match opening {
         Some(l) if is_title(l) => {}
         Some(l) => return Err(fail(l, "a `PVRDMA Device Properties {` line")),
         None => return Err(fail(input, "a `PVRDMA Device Properties {` line")),
     }
-    // Room for a whole block: vsish prints about twenty members.
-    let mut fields: Vec<(String, String)> = Vec::with_capacity(24);
+    // Room for a whole block: vsish prints about twenty members, whose keys and values
+    // are shorter than the block's text.
+    let mut fields = PropertyMembers {
+        text: String::with_capacity(input.len()),
+        ends: Vec::with_capacity(24),
+    };
     // Keys of the nested `key:Title {` blocks we are in; their members are kept as
     // `key/member` so nothing is lost and nothing collides with the top-level names.
-    let mut nested: Vec<String> = Vec::new();
+    let mut nested: Vec<&str> = Vec::new();
+    // The first top-level value of each member read into a typed field, in [`KNOWN`] order.
+    let mut known: [Option<&str>; KNOWN.len()] = [None; KNOWN.len()];
     let mut closed = false;
-    for l in it {
+    for l in lines {
         let t = trim(l);
+        if t.is_empty() {
+            continue;
+        }
         if closed {
             return Err(fail(t, "nothing after the closing `}`"));
         }
@@ -142,15 +217,16 @@ fn block(input: &str, require_close: bool) -> PResult<'_, PvrdmaProperties> {
         let (_, (key, value)) = member(t).map_err(|_| fail(t, "a `key:value` member"))?;
         let (key, value) = (trim(key), trim(value));
         if value.ends_with('{') {
-            nested.push(key.to_string());
+            nested.push(key);
             continue;
         }
-        let key = if nested.is_empty() {
-            key.to_string()
-        } else {
-            format!("{}/{key}", nested.join("/"))
-        };
-        fields.push((key, value.to_string()));
+        if nested.is_empty() {
+            // A nested key holds a `/`, which no known name does.
+            if let Some(slot) = KNOWN.iter().position(|k| *k == key).and_then(|i| known.get_mut(i)) {
+                slot.get_or_insert(value);
+            }
+        }
+        fields.push(&nested, key, value);
     }
     if require_close && !closed {
         return Err(fail(
@@ -158,23 +234,36 @@ fn block(input: &str, require_close: bool) -> PResult<'_, PvrdmaProperties> {
             "the closing `}` of the properties block (vsish's output was cut off)",
         ));
     }
-    let get = |k: &str| fields.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let [leader, index, mac, hca, namespace, native, prefer_v1, roce, mtu] = known;
     Ok((
         end_of(input),
         PvrdmaProperties {
-            vmm_leader_id: get("VMM leader ID of VM").and_then(|v| v.parse().ok()),
-            adapter_index: get("adapter index").and_then(|v| v.parse().ok()),
-            mac_address: get("MAC address").and_then(non_empty),
-            physical_hca_available: get("Physical HCA available").and_then(bool01),
-            namespace_allocated: get("Namespace allocated").and_then(bool01),
-            native_endpoints_supported: get("Native endpoints supported").and_then(bool01),
-            prefer_roce_v1: get("Prefer RoCE v1 over v2").and_then(bool01),
-            roce_version: get("RoCE version").and_then(|v| v.parse().ok()),
-            active_mtu: get("Active MTU").and_then(|v| v.parse().ok()),
+            vmm_leader_id: leader.and_then(|v| v.parse().ok()),
+            adapter_index: index.and_then(|v| v.parse().ok()),
+            mac_address: mac.and_then(non_empty),
+            physical_hca_available: hca.and_then(bool01),
+            namespace_allocated: namespace.and_then(bool01),
+            native_endpoints_supported: native.and_then(bool01),
+            prefer_roce_v1: prefer_v1.and_then(bool01),
+            roce_version: roce.and_then(|v| v.parse().ok()),
+            active_mtu: mtu.and_then(|v| v.parse().ok()),
             fields,
         },
     ))
 }
+
+/// The members read into [`PvrdmaProperties`]' typed fields.
+const KNOWN: [&str; 9] = [
+    "VMM leader ID of VM",
+    "adapter index",
+    "MAC address",
+    "Physical HCA available",
+    "Namespace allocated",
+    "Native endpoints supported",
+    "Prefer RoCE v1 over v2",
+    "RoCE version",
+    "Active MTU",
+];
 
 /// What one batch section says about its device: the block, or why there is none.
 fn section_properties<'a>(whole: &'a str, s: &Section<'a>) -> Result<PvrdmaProperties, String> {
@@ -206,7 +295,7 @@ fn section_properties<'a>(whole: &'a str, s: &Section<'a>) -> Result<PvrdmaPrope
 
 fn properties_batch(input: &str) -> PResult<'_, Vec<PvrdmaPropertiesSection>> {
     let (rest, secs) = sections(input, "a `==> <World ID>_<adapter index> <==` section header")?;
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(secs.len());
     for s in secs {
         let (_, device) =
             device_id(s.key).map_err(|_| fail(s.header, "a `==> <World ID>_<adapter index> <==` section header"))?;
@@ -285,7 +374,9 @@ mod tests {
         assert_eq!(p.roce_version, Some(2));
         assert_eq!(p.active_mtu, Some(1024));
         assert_eq!(p.fields.len(), 17);
-        assert_eq!(p.fields[5], ("Hardware S/R available".to_string(), "0".to_string()));
+        assert_eq!(p.fields.get(5), Some(("Hardware S/R available", "0")));
+        assert_eq!(p.fields.value("RoCE version"), Some("2"));
+        assert_eq!(p.fields.get(17), None);
     }
 
     #[test]
@@ -295,12 +386,16 @@ mod tests {
         assert_eq!(p.physical_hca_available, None);
         assert_eq!(p.active_mtu, Some(4096));
         assert_eq!(
-            p.fields,
-            vec![
-                ("Physical HCA available".to_string(), "2".to_string()),
-                ("stats/sent".to_string(), "5".to_string()),
-                ("Active MTU".to_string(), "4096".to_string()),
+            p.fields.iter().collect::<Vec<_>>(),
+            [
+                ("Physical HCA available", "2"),
+                ("stats/sent", "5"),
+                ("Active MTU", "4096"),
             ]
+        );
+        assert_eq!(
+            format!("{:?}", p.fields),
+            r#"[("Physical HCA available", "2"), ("stats/sent", "5"), ("Active MTU", "4096")]"#
         );
     }
 

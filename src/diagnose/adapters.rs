@@ -178,12 +178,11 @@ pub(super) fn adapter_verdict(
     let port = adapter.mac.as_deref().and_then(|mac| find_port(f, id.world_id, mac));
     adapter.port = port.map(|p| PortView {
         vds_id: p
-            .vswitch
-            .as_deref()
+            .vswitch()
             .and_then(|name| f.dvs.as_ref().ok()?.iter().find(|s| s.name == name)?.vds_id.clone()),
-        vswitch: p.vswitch.clone(),
-        portgroup: p.portgroup.clone(),
-        uplink: p.team_uplink.clone(),
+        vswitch: p.vswitch().map(str::to_string),
+        portgroup: p.portgroup().map(str::to_string),
+        uplink: p.team_uplink().map(str::to_string),
     });
     adapter.verdict = match properties.physical_hca_available {
         Some(true) => Verdict::Hca,
@@ -242,7 +241,7 @@ pub(super) fn find_port<'a>(f: &'a HostFacts, world_id: u64, mac: &str) -> Optio
     section
         .ports
         .iter()
-        .find(|p| p.mac_address.as_deref().is_some_and(|m| m.eq_ignore_ascii_case(mac)))
+        .find(|p| p.mac_address().is_some_and(|m| m.eq_ignore_ascii_case(mac)))
 }
 
 /// What the adapter's own VM port says about why it has no HCA, judged against the vDS
@@ -275,9 +274,9 @@ pub(super) fn port_reasons(
             },
         };
     };
-    let vswitch = port.vswitch.as_deref().unwrap_or("?");
-    let portgroup = port.portgroup.as_deref().unwrap_or("?");
-    let uplink = port.team_uplink.as_deref().unwrap_or("no uplink");
+    let vswitch = port.vswitch().unwrap_or("?");
+    let portgroup = port.portgroup().unwrap_or("?");
+    let uplink = port.team_uplink().unwrap_or("no uplink");
     let Some((device, _)) = ctx.rdma_switches.iter().find(|(_, s)| s.name == vswitch) else {
         let mut names: Vec<&str> = ctx.rdma_switches.iter().map(|(_, s)| s.name.as_str()).collect();
         names.dedup();
@@ -311,7 +310,7 @@ pub(super) fn port_reasons(
             state_name(&device.state)
         ));
     }
-    if let (Some(team), Some(hca)) = (port.team_uplink.as_deref(), device.paired_uplink.as_deref()) {
+    if let (Some(team), Some(hca)) = (port.team_uplink(), device.paired_uplink.as_deref()) {
         if team != hca {
             reasons.push(format!(
                 "its port (MAC {mac}) uses uplink {team}, not the HCA's uplink {hca}"

@@ -5,13 +5,32 @@ use super::error::{end_of, offset_in};
 /// The input's lines, each a sub-slice of it without its `\n` (and without the `\r` of a
 /// CRLF ending). A final `\n` does not make an extra line; empty input has no lines.
 ///
-/// An iterator over `split_inclusive` (a memchr search per line) instead of nom's
-/// `many0(line)`: the same lines, without building a `Vec` first.
+/// An iterator over `memchr` (SIMD) instead of nom's `many0(line)`: the same lines, without
+/// building a `Vec` first, and without `split_inclusive('\n')`'s memcmp per match.
 pub(crate) fn line_iter(input: &str) -> impl Iterator<Item = &str> {
-    input.split_inclusive('\n').map(|l| {
-        let l = l.strip_suffix('\n').unwrap_or(l);
-        l.strip_suffix('\r').unwrap_or(l)
+    let mut rest = input;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, next) = split_line(rest);
+        rest = next;
+        Some(line)
     })
+}
+
+/// The first line of `s` (without `\n` or `\r\n`) and what follows its `\n`.
+pub(crate) fn split_line(s: &str) -> (&str, &str) {
+    let (raw, next) = match memchr::memchr(b'\n', s.as_bytes()) {
+        // `\n` is ASCII, so both sides are on character boundaries.
+        Some(n) => (s.get(..n).unwrap_or(""), s.get(n + 1..).unwrap_or("")),
+        None => (s, end_of(s)),
+    };
+    let line = match raw.len().checked_sub(1) {
+        Some(n) if raw.as_bytes().last() == Some(&b'\r') => raw.get(..n).unwrap_or(raw),
+        _ => raw,
+    };
+    (line, next)
 }
 
 pub(crate) fn is_blank(l: &str) -> bool {

@@ -15,8 +15,8 @@ mod tests;
 mod values;
 
 pub(crate) use error::{end_of, error_text, fail, offset_in, run, to_parse_error, PResult};
-pub(crate) use lines::{is_blank, line_iter, trim};
-pub(crate) use records::{blocks, check_record_names, find, records, structure, value, Field};
+pub(crate) use lines::{is_blank, line_iter, trim, trim_start};
+pub(crate) use records::{blocks, check_record_names, find, key_value, records, structure, value};
 pub(crate) use sections::{end_marker, sections, Section, SectionEnd};
 pub(crate) use table::table;
 pub use table::{table_layout, TableLayout};

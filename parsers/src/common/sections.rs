@@ -1,6 +1,6 @@
 //! `==> key <==` sections of a batched per-VM query.
 use super::error::{end_of, fail, PResult};
-use super::lines::{is_blank, trim, trim_end};
+use super::lines::{is_blank, split_line, trim, trim_end};
 
 /// How a batch section ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,16 +75,9 @@ pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a
     let mut at = 0;
     while at < input.len() {
         let rest = input.get(at..).unwrap_or("");
-        // `find(char)` is a memchr: much faster than a byte loop on the long lines of a
-        // section body.
-        let (raw_len, next) = match rest.find('\n') {
-            Some(n) => (n, at + n + 1),
-            None => (rest.len(), input.len()),
-        };
-        let raw = rest.get(..raw_len).unwrap_or("");
-        let l = raw.strip_suffix('\r').unwrap_or(raw);
+        let (l, next) = split_line(rest);
         let line_at = at;
-        at = next;
+        at = input.len() - next.len();
         let first = l.as_bytes().first().copied();
         if first == Some(b'=') {
             if let Some(key) = section_header(l) {

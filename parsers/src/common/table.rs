@@ -7,12 +7,14 @@ use nom::Parser;
 
 use super::error::{end_of, fail, Fail, PResult};
 use super::lines::{after_line, is_blank, line_iter, trim};
+use std::borrow::Cow;
 
 /// One cell: its text and where it starts (for errors).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Cell<'a> {
     pub at: &'a str,
-    pub text: String,
+    /// Borrowed from the line unless a continuation line was appended.
+    pub text: Cow<'a, str>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,13 +26,13 @@ pub(crate) struct Row<'a> {
 impl<'a> Row<'a> {
     /// The trimmed cell of column `col` ("" when the row is short).
     pub fn cell(&self, col: Option<usize>) -> &str {
-        col.and_then(|c| self.cells.get(c)).map_or("", |c| c.text.as_str())
+        col.and_then(|c| self.cells.get(c)).map_or("", |c| &*c.text)
     }
 
     /// A cell that must not be empty (the row's key).
     pub fn required(&self, col: usize, expected: &'static str) -> Result<String, nom::Err<Fail<'a>>> {
         match self.cells.get(col) {
-            Some(c) if !c.text.is_empty() => Ok(c.text.clone()),
+            Some(c) if !c.text.is_empty() => Ok(c.text.to_string()),
             Some(c) => Err(fail(c.at, expected)),
             None => Err(fail(end_of(self.line), expected)),
         }
@@ -40,7 +42,7 @@ impl<'a> Row<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Table<'a> {
     pub header_line: &'a str,
-    pub headers: Vec<String>,
+    pub headers: Vec<&'a str>,
     pub rows: Vec<Row<'a>>,
 }
 
@@ -129,7 +131,7 @@ fn cell_of(raw: &str) -> Cell<'_> {
     let at = if t.is_empty() { end_of(raw) } else { t };
     Cell {
         at,
-        text: t.to_string(),
+        text: Cow::Borrowed(t),
     }
 }
 
@@ -195,16 +197,14 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
         return Err(fail(dash_line, "a dash row under the header"));
     };
     let starts: Vec<usize> = spans.iter().map(|s| s.0).collect();
-    let headers: Vec<String> = if tabbed {
-        tab_cells(header_line).iter().map(|h| h.trim().to_string()).collect()
+    let headers: Vec<&str> = if tabbed {
+        tab_cells(header_line).iter().map(|h| h.trim()).collect()
     } else {
         (0..starts.len())
             .map(|c| {
                 let from = if c == 0 { 0 } else { starts.get(c).copied().unwrap_or(0) };
                 let to = starts.get(c + 1).copied();
-                char_slice(header_line, header_line.is_ascii(), from, to)
-                    .trim()
-                    .to_string()
+                char_slice(header_line, header_line.is_ascii(), from, to).trim()
             })
             .collect()
     };
@@ -234,10 +234,11 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
             };
             if let Some(last) = prev.cells.last_mut() {
                 let more = trim(l);
-                if !last.text.is_empty() {
-                    last.text.push(' ');
+                let text = last.text.to_mut();
+                if !text.is_empty() {
+                    text.push(' ');
                 }
-                last.text.push_str(more);
+                text.push_str(more);
             }
             continue;
         }
