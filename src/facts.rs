@@ -100,6 +100,10 @@ pub struct HostFacts {
     pub vmx: Vec<VmxFact>,
     /// The live `.vmx` inventory as collected, including sections that could not be read.
     pub vmx_lines: Fact<Vec<p::VmxSection>>,
+    /// Why the live `.vmx` inventory is not whole (it broke off, failed, or was not run
+    /// although the host was asked for it): the VMs it did not cover are unknown. `None`
+    /// when it completed, or when the capture never had one (bundles, older captures).
+    pub vmx_inventory_problem: Option<String>,
 }
 
 /// Parses every output of one host.
@@ -139,10 +143,12 @@ pub fn build(capture: &HostCapture) -> HostFacts {
         nic_dcb: fact(capture, cat::NIC_DCB_STATUS, p::parse_nic_dcb_status_batch),
         vmx: Vec::new(),
         vmx_lines: fact(capture, cat::VMX_PVRDMA_LINES, p::parse_vmx_pvrdma_lines),
+        vmx_inventory_problem: None,
     };
     facts.vm_ports = after_source(facts.vm_ports, &facts.pvrdma_devices, capture, cat::VM_PORT_LIST);
     facts.vmx_lines = after_source(facts.vmx_lines, &facts.vms, capture, cat::VMX_PVRDMA_LINES);
     mark_cut_sections(&mut facts, capture);
+    facts.vmx_inventory_problem = vmx_inventory_problem(&facts.vmx_lines, capture);
     facts.vmx = capture
         .vmx_files
         .iter()
@@ -160,6 +166,45 @@ pub fn build(capture: &HostCapture) -> HostFacts {
         }));
     }
     facts
+}
+
+/// Why the live `.vmx` inventory does not cover every running VM it was asked about, if
+/// it does not: the output broke off (a VM after the cut has no section at all, so the
+/// sections alone cannot tell), it could not be used, or the command was not run.
+fn vmx_inventory_problem(lines: &Fact<Vec<p::VmxSection>>, capture: &HostCapture) -> Option<String> {
+    let id = cat::VMX_PVRDMA_LINES;
+    // A vm-support bundle carries the `.vmx` files themselves: the inventory is not needed.
+    if !capture.vmx_files.is_empty() {
+        return None;
+    }
+    let Some(output) = capture.outputs.get(id) else {
+        return capture.missing.get(id).map(|f| f.message.clone());
+    };
+    if let Some(event) = output.cut_short() {
+        return Some(format!("`{}` {event}", label(id)));
+    }
+    let sections = match lines {
+        Ok(sections) => sections,
+        Err(e) => return Some(e.to_string()),
+    };
+    // Every path the command line asked for must have its section.
+    let asked = cat::batch_keys(&output.command)
+        .filter(|(batch, _)| *batch == id)
+        .map(|(_, paths)| paths)
+        .unwrap_or_default();
+    let unanswered: Vec<&String> = asked
+        .iter()
+        .filter(|path| !sections.iter().any(|s| &s.config_file == *path))
+        .collect();
+    match unanswered.as_slice() {
+        [] => None,
+        [one] => Some(format!("`{}` printed no section for {one}", label(id))),
+        [first, rest @ ..] => Some(format!(
+            "`{}` printed no section for {first} and {} more",
+            label(id),
+            rest.len()
+        )),
+    }
 }
 
 /// How messages name a catalogue command.

@@ -62,3 +62,101 @@ fn firewall_pass_does_not_cite_a_failed_firewall_get() {
         ["esxcli_network_firewall_get", "esxcli_network_firewall_ruleset_list"]
     );
 }
+
+/// A running VM with one PVRDMA adapter, as the live `.vmx` inventory reports it.
+const ONE_ADAPTER_VMX: &str = "\
+==> /vmfs/volumes/ds1/hpc01/hpc01.vmx <==
+virtualHW.version = \"19\"
+memSize = \"16384\"
+sched.mem.pin = \"TRUE\"
+displayName = \"hpc01\"
+ethernet1.virtualDev = \"vrdma\"
+ethernet1.present = \"TRUE\"
+<== /vmfs/volumes/ds1/hpc01/hpc01.vmx exit 0 ==>
+";
+
+fn check_of(capture: &HostCapture, id: &str) -> pvrdma_doctor::diagnose::Check {
+    diagnose_host(capture)
+        .checks
+        .into_iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no check {id}"))
+}
+
+/// Found by the `diagnosis` target: `vm-pvrdma-adapter-count` passed (one adapter per VM
+/// is allowed on every release) and cited `esxcli system version get`, which had timed
+/// out. It cites the release only when it read one.
+#[test]
+fn adapter_count_pass_does_not_cite_an_unread_release() {
+    let mut capture = HostCapture::new("esx01", CaptureSource::VmSupport);
+    capture.vmx_files.push(pvrdma_doctor::collect::VmxFile {
+        path: "vmfs/volumes/ds1/hpc01/hpc01.vmx".to_string(),
+        content: ONE_ADAPTER_VMX
+            .lines()
+            .filter(|l| !l.contains("=="))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    });
+    let mut version = output("esxcli_system_version_get", "   Product: VMware ESXi\n");
+    version.exit_status = None;
+    version.failure = Some(Failure::new(
+        ErrorKind::Timeout,
+        "did not finish within --command-timeout 60s",
+    ));
+    capture.outputs.insert(version.id.clone(), version);
+    let c = check_of(&capture, "vm-pvrdma-adapter-count");
+    assert_eq!(c.status, Status::Pass, "{c:?}");
+    assert!(
+        c.evidence.iter().all(|e| e.command != "esxcli_system_version_get"),
+        "{c:?}"
+    );
+
+    let read = output(
+        "esxcli_system_version_get",
+        "   Product: VMware ESXi\n   Version: 8.0.2\n   Build: Releasebuild-22380479\n   Update: 2\n   Patch: 0\n",
+    );
+    capture.outputs.insert(read.id.clone(), read);
+    let c = check_of(&capture, "vm-pvrdma-adapter-count");
+    assert_eq!(c.status, Status::Pass, "{c:?}");
+    assert!(
+        c.evidence.iter().any(|e| e.command == "esxcli_system_version_get"),
+        "{c:?}"
+    );
+}
+
+/// The live `.vmx` inventory broke off after its first VM: the VMs after the cut have no
+/// section at all, so the VM checks cannot pass on the sections that did arrive; they are
+/// `unknown` and name the event, and cite the inventory command.
+#[test]
+fn vm_checks_are_unknown_when_the_vmx_inventory_broke_off() {
+    let mut capture = HostCapture::new("esx01", CaptureSource::Live);
+    let mut inventory = output("vmx_pvrdma_lines", ONE_ADAPTER_VMX);
+    inventory.command = "for f in '/vmfs/volumes/ds1/hpc01/hpc01.vmx' '/vmfs/volumes/ds1/hpc02/hpc02.vmx'; do echo \"==> $f <==\"; grep -iE '^[[:space:]]*(displayname|virtualhw[.]version|memsize|sched[.]mem[.][a-z0-9.]+|ethernet[0-9]+[.](virtualdev|present|addresstype|address|generatedaddress|networkname|dvs[.][a-z0-9.]+)|vrdma[0-9]*[.][a-z0-9.]+)[[:space:]]*=' \"$f\" 2>&1; echo \"<== $f exit $? ==>\"; done".to_string();
+    let whole = inventory.clone();
+    inventory.exit_status = None;
+    inventory.timeout_hit = true;
+    inventory.failure = Some(Failure::new(
+        ErrorKind::Timeout,
+        "did not finish within --command-timeout 60s",
+    ));
+    capture.outputs.insert(inventory.id.clone(), inventory);
+    for id in ["vm-hardware-version", "vm-memory-reserved", "vm-pvrdma-adapter-count"] {
+        let c = check_of(&capture, id);
+        assert_eq!(c.status, Status::Unknown, "{c:?}");
+        assert!(c.summary.contains("--command-timeout 60s"), "{c:?}");
+        assert!(c.evidence.iter().any(|e| e.command == "vmx_pvrdma_lines"), "{c:?}");
+    }
+
+    // Whole, but without the second VM's section: that VM is unknown too.
+    capture.outputs.insert(whole.id.clone(), whole.clone());
+    let c = check_of(&capture, "vm-hardware-version");
+    assert_eq!(c.status, Status::Unknown, "{c:?}");
+    assert!(c.summary.contains("hpc02.vmx"), "{c:?}");
+
+    // Both sections: the checks pass.
+    let mut both = whole;
+    both.stdout.push_str(&ONE_ADAPTER_VMX.replace("hpc01", "hpc02"));
+    capture.outputs.insert(both.id.clone(), both);
+    let c = check_of(&capture, "vm-hardware-version");
+    assert_eq!(c.status, Status::Pass, "{c:?}");
+}

@@ -21,17 +21,44 @@ struct PvrdmaVm<'a> {
     adapters: Vec<&'a p::VmxAdapter>,
 }
 
-/// The VM checks, or nothing when the host has no `.vmx` facts at all.
+/// The VM checks, or nothing when the host has no `.vmx` facts at all and was not asked
+/// for them (a bundle without `.vmx` files, an older capture).
 pub(super) fn checks(f: &HostFacts) -> Vec<Check> {
-    if f.vmx.is_empty() {
+    if f.vmx.is_empty() && f.vmx_inventory_problem.is_none() && f.vmx_lines.as_ref().map_or(true, Vec::is_empty) {
         return Vec::new();
     }
-    let (vms, unreadable) = pvrdma_vms(&f.vmx);
+    let (vms, mut unreadable) = pvrdma_vms(&f.vmx);
+    // A section of the live inventory that was cut or failed, and the VMs it never
+    // reached: each is a VM whose PVRDMA adapters nobody knows.
+    if let Ok(sections) = &f.vmx_lines {
+        unreadable.extend(
+            sections
+                .iter()
+                .filter_map(|s| s.config.as_ref().err().map(|why| format!("{}: {why}", s.config_file))),
+        );
+    }
+    unreadable.extend(
+        f.vmx_inventory_problem
+            .iter()
+            .map(|why| format!("running VMs' .vmx: {why}")),
+    );
+    // Evidence names the command the `.vmx` facts came from on a live host.
+    let source = if f.vmx_lines.is_ok() || f.vmx_inventory_problem.is_some() {
+        cat::VMX_PVRDMA_LINES
+    } else {
+        VMX
+    };
+    let with_source = |mut c: Check| {
+        for e in c.evidence.iter_mut().filter(|e| e.command == VMX) {
+            e.command = source;
+        }
+        c
+    };
     vec![
-        hardware_version(&vms, &unreadable),
-        memory_reserved(&vms, &unreadable),
-        adapter_count(f, &vms, &unreadable),
-        native_endpoints(f, &vms, &unreadable),
+        with_source(hardware_version(&vms, &unreadable)),
+        with_source(memory_reserved(&vms, &unreadable)),
+        with_source(adapter_count(f, &vms, &unreadable)),
+        with_source(native_endpoints(f, &vms, &unreadable)),
     ]
 }
 
@@ -201,10 +228,15 @@ fn adapter_count(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> Chec
         "remove the extra PVRDMA adapters (VM powered off), or upgrade to vSphere 7.0.2 or later (up to ten per VM)",
     );
     if c.status == Status::Pass && !vms.is_empty() {
-        let within = limit.map_or_else(String::new, |(max, release)| format!(" (at most {max} on {release})"));
+        let within = limit
+            .as_ref()
+            .map_or_else(String::new, |(max, release)| format!(" (at most {max} on {release})"));
         c.summary = format!("PVRDMA adapters per VM{within}: {}", c.summary);
     }
-    c.evidence.push(ev(cat::SYSTEM_VERSION, "Version"));
+    // The release is evidence only when it was read: one adapter per VM needs no release.
+    if limit.is_some() {
+        c.evidence.push(ev(cat::SYSTEM_VERSION, "Version"));
+    }
     c
 }
 
@@ -240,6 +272,8 @@ fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> C
         .ok()
         .and_then(|v| Some((v.numbers()?, format!("{} {}", v.product, v.version))));
     let (mut good, mut bad, mut unknown, mut warn) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // Which other outputs the verdict read, for its evidence.
+    let (mut read_release, mut read_vsish) = (false, false);
     for vm in vms {
         let requested: Vec<(usize, &&p::VmxAdapter)> = vm
             .adapters
@@ -260,6 +294,7 @@ fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> C
             Some(hw) => missing.push(format!("virtual hardware {hw} (needs 18)")),
             None => unknown.push(format!("{}: no virtualHW.version", vm.name)),
         }
+        read_release = true;
         match &release {
             Some((n, _)) if *n >= (7, 0, 1) => {}
             Some((_, text)) => missing.push(format!("{text} (needs 7.0 Update 1)")),
@@ -276,6 +311,7 @@ fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> C
         }
         // The adapter index vsish uses counts the VM's PVRDMA adapters in order.
         if let Some(live) = vsish_native(f, vm.path) {
+            read_vsish = true;
             for (ordinal, a) in &requested {
                 let idx = u32::try_from(*ordinal).unwrap_or(u32::MAX);
                 match live.iter().find(|(i, _)| *i == idx).map(|(_, v)| *v) {
@@ -297,8 +333,13 @@ fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> C
     }
     let remedy = "native endpoints need virtual hardware 18+ and ESXi 7.0 Update 1+: upgrade the VM compatibility / host, or remove vrdmaN.nativeEndpointSupport";
     let mut c = fold(ID, vms, unreadable, good.clone(), bad, unknown, remedy);
-    c.evidence
-        .push(ev(cat::PVRDMA_PROPERTIES, "Native endpoints supported"));
+    if read_release {
+        c.evidence.push(ev(cat::SYSTEM_VERSION, "Version"));
+    }
+    if read_vsish {
+        c.evidence
+            .push(ev(cat::PVRDMA_PROPERTIES, "Native endpoints supported"));
+    }
     if c.status == Status::Pass {
         if !warn.is_empty() {
             c.status = Status::Warn;
