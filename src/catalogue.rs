@@ -165,8 +165,12 @@ pub static CATALOGUE: &[CommandSpec] = &[
     },
     CommandSpec {
         id: NIC_DCB_STATUS,
-        command: "for n in $(esxcli rdma device list 2>/dev/null | grep -o 'vmnic[0-9]*'); do echo \"==> $n <==\"; esxcli network nic dcb status get -n \"$n\" 2>&1; echo \"<== $n exit $? ==>\"; done",
-        why: "DCB / PFC state of each RDMA uplink: RoCE needs a lossless network (pause or PFC) (one batched query)",
+        command: concat!(
+            batch_functions!("esxcli network nic dcb status get -n \"$1\""),
+            "p ",
+            "<RDMA uplink>..."
+        ),
+        why: "DCB / PFC state of each RDMA uplink of `esxcli rdma device list`: RoCE needs a lossless network (pause or PFC) (one concurrent batch over the uplinks)",
     },
     CommandSpec {
         id: VMX_PVRDMA_LINES,
@@ -181,10 +185,11 @@ impl CommandSpec {
     /// Whether this is one of the shell loops that batch a per-VM query. Their output is
     /// a series of `==> KEY <==` sections, each with that iteration's own errors, so one
     /// failed iteration must not discard the others.
-    /// Whether this batch is built from the vsish adapter listing (one item per PVRDMA
-    /// World ID or adapter) rather than sent as it is written.
+    /// Whether this batch is built from a listing collected before it (the vsish adapter
+    /// listing: one item per PVRDMA World ID or adapter; the RDMA device list: one item per
+    /// RDMA uplink) rather than sent as it is written.
     pub fn is_listing_batch(&self) -> bool {
-        self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES
+        self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES || self.id == NIC_DCB_STATUS
     }
 
     pub fn is_batch(&self) -> bool {
@@ -219,15 +224,16 @@ impl CommandSpec {
     }
 }
 
-/// The command line of the batch `id` (one of the [`CommandSpec::is_batch`] ids) over
-/// `keys` (World IDs for the port list, `<World ID>_<index>` nodes for the properties):
-/// the spec's functions, then one `p ...` pipeline per group of [`BATCH_FANOUT`] keys.
-/// `None` for another id, no key, or a key that is not digits and `_` (keys come from a
-/// parsed listing; anything else must never reach a shell).
+/// The command line of the batch `id` (one of the [`CommandSpec::is_listing_batch`] ids)
+/// over `keys` (World IDs for the port list, `<World ID>_<index>` nodes for the
+/// properties, uplink names such as `vmnic2` for DCB): the spec's functions, then one
+/// `p ...` pipeline per group of [`BATCH_FANOUT`] keys. `None` for another id, no key, or
+/// a key that is not ASCII letters, digits and `_` (keys come from a parsed listing;
+/// anything else must never reach a shell).
 pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
     let spec = spec(id).filter(|s| s.is_listing_batch())?;
     let functions = spec.command.rsplit_once("p ").map(|(f, _)| f)?;
-    let valid = |k: &String| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit() || b == b'_');
+    let valid = |k: &String| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     if keys.is_empty() || !keys.iter().all(valid) {
         return None;
     }
@@ -354,6 +360,12 @@ mod tests {
         let calls = line.rsplit_once("fi; }; ").map(|(_, c)| c).expect("calls");
         assert_eq!(calls.matches("; p ").count(), 1, "two groups: {calls}");
         assert_eq!(batch_keys(&line), Some((PVRDMA_PROPERTIES, many)));
+        let line = batch_command(NIC_DCB_STATUS, &keys(&["vmnic2", "vmnic3"])).expect("line");
+        assert!(
+            line.starts_with("q() { esxcli network nic dcb status get -n \"$1\"; };"),
+            "{line}"
+        );
+        assert_eq!(batch_keys(&line), Some((NIC_DCB_STATUS, keys(&["vmnic2", "vmnic3"]))));
     }
 
     #[test]
@@ -361,6 +373,8 @@ mod tests {
         assert_eq!(batch_command(VM_PORT_LIST, &[]), None);
         assert_eq!(batch_command(VM_PORT_LIST, &keys(&["1; reboot"])), None);
         assert_eq!(batch_command(VM_PORT_LIST, &keys(&["$(x)"])), None);
+        assert_eq!(batch_command(NIC_DCB_STATUS, &keys(&["vmnic2 vmnic3"])), None);
+        assert_eq!(batch_command(NIC_DCB_STATUS, &keys(&["vmnic-2"])), None);
         assert_eq!(batch_command(SYSTEM_VERSION, &keys(&["1"])), None);
         assert_eq!(batch_keys("esxcli system version get"), None);
     }

@@ -39,6 +39,7 @@ pub enum Ran {
 pub fn needs(id: &str) -> &'static [&'static str] {
     match id {
         catalogue::VM_PORT_LIST | catalogue::PVRDMA_PROPERTIES => &[catalogue::PVRDMA_DEVICES_LS],
+        catalogue::NIC_DCB_STATUS => &[catalogue::RDMA_DEVICE_LIST],
         catalogue::VMX_PVRDMA_LINES => &[catalogue::VM_PROCESS_LIST],
         _ => &[],
     }
@@ -65,6 +66,9 @@ pub fn launch(
 ) -> Launch {
     if spec.id == catalogue::VMX_PVRDMA_LINES {
         return vmx_launch(host, spec, outputs, missing);
+    }
+    if spec.id == catalogue::NIC_DCB_STATUS {
+        return uplinks_launch(host, spec, outputs, missing);
     }
     if !spec.is_listing_batch() {
         return Launch::Run(spec.command.to_string());
@@ -171,6 +175,42 @@ fn vmx_launch(
     match catalogue::vmx_lines_command(&paths) {
         Some(line) => Launch::Run(line),
         None => not_run("names a Config File that cannot be one shell word".to_string()),
+    }
+}
+
+/// The DCB batch over the RDMA uplinks of the `esxcli rdma device list` already
+/// collected, so that list is read once per host and every uplink is asked at once.
+fn uplinks_launch(
+    host: &str,
+    spec: &CommandSpec,
+    outputs: &BTreeMap<String, RawOutput>,
+    missing: &BTreeMap<String, Failure>,
+) -> Launch {
+    let not_run = |why: String| {
+        Launch::NotRun(Failure::new(
+            ErrorKind::CommandFailed,
+            format!(
+                "{host}: `{}` was not run: it asks each RDMA uplink of `esxcli rdma device list`, which {why}",
+                spec.id
+            ),
+        ))
+    };
+    let list = match clean_input(outputs, missing, catalogue::RDMA_DEVICE_LIST) {
+        Ok(o) => o,
+        Err(why) => return not_run(why),
+    };
+    let mut uplinks: Vec<String> = match pvrdma_parsers::parse_rdma_device_list(&list.stdout) {
+        Ok(devices) => devices.into_iter().filter_map(|d| d.paired_uplink).collect(),
+        Err(e) => return not_run(format!("did not parse ({e})")),
+    };
+    uplinks.sort();
+    uplinks.dedup();
+    if uplinks.is_empty() {
+        return Launch::Nothing("(not sent: `esxcli rdma device list` names no RDMA uplink)".to_string());
+    }
+    match catalogue::batch_command(spec.id, &uplinks) {
+        Some(line) => Launch::Run(line),
+        None => not_run("names an uplink that cannot be queried".to_string()),
     }
 }
 
@@ -345,7 +385,9 @@ fn release(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalogue::{CATALOGUE, PVRDMA_DEVICES_LS, PVRDMA_PROPERTIES, VM_PORT_LIST};
+    use crate::catalogue::{
+        CATALOGUE, NIC_DCB_STATUS, PVRDMA_DEVICES_LS, PVRDMA_PROPERTIES, RDMA_DEVICE_LIST, VM_PORT_LIST,
+    };
     use std::sync::{Arc, Mutex};
 
     fn output(id: &str, stdout: &str) -> RawOutput {
@@ -392,6 +434,7 @@ mod tests {
                     let stdout = match spec.id {
                         PVRDMA_DEVICES_LS => ls,
                         crate::catalogue::VM_PROCESS_LIST => PROCESS_LIST,
+                        crate::catalogue::RDMA_DEVICE_LIST => RDMA_LIST,
                         _ => "",
                     };
                     Ran::Done(RawOutput {
@@ -417,11 +460,15 @@ mod tests {
         assert_eq!(f.outputs.len(), CATALOGUE.len());
         assert!(peak <= 10);
         // The commands others are built from go first: they are on the critical path.
-        let mut first_two: Vec<&str> = sent.iter().take(2).map(String::as_str).collect();
-        first_two.sort_unstable();
+        let mut first: Vec<&str> = sent.iter().take(3).map(String::as_str).collect();
+        first.sort_unstable();
         assert_eq!(
-            first_two,
-            ["esxcli vm process list", "vsish -e ls /vmkModules/vrdma/pvrdmaDevices/"]
+            first,
+            [
+                "esxcli rdma device list",
+                "esxcli vm process list",
+                "vsish -e ls /vmkModules/vrdma/pvrdmaDevices/"
+            ]
         );
         let ports = &f.outputs[VM_PORT_LIST].command;
         assert!(ports.ends_with("p 2101874 2100999"), "{ports}");
@@ -466,6 +513,43 @@ mod tests {
         let (f, sent, _) = simulate("1_0/\n", 12, 10);
         assert_eq!(f.outputs.len(), CATALOGUE.len(), "{:?}", f.missing);
         assert_eq!(sent.len(), CATALOGUE.len());
+    }
+
+    const RDMA_LIST: &str = "\
+Name     Driver      State   MTU   Speed     Paired Uplink  Description
+-------  ----------  ------  ----  --------  -------------  -----------
+vmrdma0  nmlx5_rdma  Active  4096  100 Gbps  vmnic2         ConnectX-5
+vmrdma1  nmlx5_rdma  Down    1024  0         vmnic3         ConnectX-5
+vmrdma2  nmlx5_rdma  Down    1024  0                        ConnectX-5
+";
+
+    #[test]
+    fn dcb_asks_every_rdma_uplink_of_the_collected_list_at_once() {
+        let (f, sent, _) = simulate("1_0/\n", 0, 10);
+        let dcb: Vec<&String> = sent.iter().filter(|l| l.contains("dcb status get")).collect();
+        assert_eq!(dcb.len(), 1, "{sent:?}");
+        assert!(dcb[0].ends_with("p vmnic3 vmnic2"), "{}", dcb[0]);
+        assert!(
+            !dcb[0].contains("esxcli rdma device list"),
+            "the list is not run a second time: {}",
+            dcb[0]
+        );
+        assert_eq!(f.missing.get(NIC_DCB_STATUS), None);
+
+        let spec = crate::catalogue::spec(NIC_DCB_STATUS).unwrap();
+        let mut outputs = BTreeMap::new();
+        let mut missing = BTreeMap::new();
+        missing.insert(
+            RDMA_DEVICE_LIST.to_string(),
+            Failure::new(ErrorKind::Timeout, "did not finish within --command-timeout 60s"),
+        );
+        match launch("h", spec, &outputs, &missing) {
+            Launch::NotRun(f) => assert!(f.message.contains("--command-timeout 60s"), "{}", f.message),
+            other => panic!("{other:?}"),
+        }
+        let header = RDMA_LIST.lines().take(2).collect::<Vec<_>>().join("\n") + "\n";
+        outputs.insert(RDMA_DEVICE_LIST.to_string(), output(RDMA_DEVICE_LIST, &header));
+        assert!(matches!(launch("h", spec, &outputs, &missing), Launch::Nothing(_)));
     }
 
     #[test]
