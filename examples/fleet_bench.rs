@@ -56,7 +56,10 @@ fn main() -> anyhow::Result<()> {
         Some(n) if !n.is_empty() => n.to_vec(),
         _ => vec![50],
     };
-    println!("simulated latency {} ms per command, {runs} runs each, medians:", latency.as_millis());
+    println!(
+        "simulated latency {} ms per command, {runs} runs each, medians:",
+        latency.as_millis()
+    );
     for parallel in [16, DEFAULT_PARALLEL] {
         let mut one = Vec::new();
         let mut fleets: Vec<Vec<Duration>> = vec![Vec::new(); sizes.len()];
@@ -68,7 +71,10 @@ fn main() -> anyhow::Result<()> {
             }
         }
         let m1 = median(one);
-        let mut line = format!("  --parallel {parallel:>3}:  1 host {:>6.0} ms", m1.as_secs_f64() * 1000.0);
+        let mut line = format!(
+            "  --parallel {parallel:>3}:  1 host {:>6.0} ms",
+            m1.as_secs_f64() * 1000.0
+        );
         for (n, times) in sizes.iter().zip(fleets) {
             let m = median(times);
             line += &format!(

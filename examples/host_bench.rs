@@ -113,7 +113,11 @@ impl CpuGroup {
     }
 
     fn seconds(&self) -> Option<f64> {
-        let ns: u64 = std::fs::read_to_string(self.0.join("cpuacct.usage")).ok()?.trim().parse().ok()?;
+        let ns: u64 = std::fs::read_to_string(self.0.join("cpuacct.usage"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
         Some(ns as f64 / 1e9)
     }
 }
