@@ -174,9 +174,15 @@ pub static CATALOGUE: &[CommandSpec] = &[
     },
     CommandSpec {
         id: VMX_PVRDMA_LINES,
-        // `read -r` with an empty IFS keeps spaces, brackets and colons of the path intact;
-        // grep only reads the file. grep exits 1 when no line matches (still a whole answer).
-        command: "esxcli vm process list | sed -n 's/^ *Config File: //p' | while IFS= read -r f; do echo \"==> $f <==\"; grep -iE '^[[:space:]]*(displayname|virtualhw[.]version|memsize|sched[.]mem[.][a-z0-9.]+|ethernet[0-9]+[.](virtualdev|present|addresstype|address|generatedaddress|networkname|dvs[.][a-z0-9.]+)|vrdma[0-9]*[.][a-z0-9.]+)[[:space:]]*=' \"$f\" 2>&1; echo \"<== $f exit $? ==>\"; done",
+        // One `grep` per running VM, at once (as the other batches): the paths are the
+        // Config Files of the `vm process list` already collected, each one single-quoted
+        // shell word, so spaces, brackets and colons reach grep intact. grep only reads the
+        // file, and exits 1 when no line matches (still a whole answer).
+        command: concat!(
+            batch_functions!("grep -iE '^[[:space:]]*(displayname|virtualhw[.]version|memsize|sched[.]mem[.][a-z0-9.]+|ethernet[0-9]+[.](virtualdev|present|addresstype|address|generatedaddress|networkname|dvs[.][a-z0-9.]+)|vrdma[0-9]*[.][a-z0-9.]+)[[:space:]]*=' \"$1\""),
+            "p ",
+            "<Config File>..."
+        ),
         why: "per running VM, the PVRDMA lines of its .vmx (adapters, MACs, port groups, hardware version, memory reservation): lists PVRDMA VMs even when vsish fails",
     },
 ];
@@ -232,25 +238,30 @@ impl CommandSpec {
 /// anything else must never reach a shell).
 pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
     let spec = spec(id).filter(|s| s.is_listing_batch())?;
-    let functions = spec.command.rsplit_once("p ").map(|(f, _)| f)?;
+    let functions = batch_functions_of(spec)?;
     let valid = |k: &String| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     if keys.is_empty() || !keys.iter().all(valid) {
         return None;
     }
-    let mut line = String::with_capacity(functions.len() + keys.len() * 16);
+    Some(batch_line(functions, keys))
+}
+
+/// `functions` then one `p ...` call per group of [`BATCH_FANOUT`] shell words, each
+/// group's words in reverse (`p` prints its last argument first).
+fn batch_line(functions: &str, words: &[String]) -> String {
+    let mut line = String::with_capacity(functions.len() + words.iter().map(|w| w.len() + 1).sum::<usize>() + 8);
     line.push_str(functions);
-    for (n, group) in keys.chunks(BATCH_FANOUT).enumerate() {
+    for (n, group) in words.chunks(BATCH_FANOUT).enumerate() {
         if n > 0 {
             line.push_str("; ");
         }
         line.push('p');
-        // `p` prints its last argument first.
-        for k in group.iter().rev() {
+        for word in group.iter().rev() {
             line.push(' ');
-            line.push_str(k);
+            line.push_str(word);
         }
     }
-    Some(line)
+    line
 }
 
 /// The keys a batch command line was built for, in output order (the inverse of
@@ -260,7 +271,7 @@ pub fn batch_keys(command: &str) -> Option<(&'static str, Vec<String>)> {
         return Some((VMX_PVRDMA_LINES, paths));
     }
     CATALOGUE.iter().filter(|s| s.is_listing_batch()).find_map(|spec| {
-        let functions = spec.command.rsplit_once("p ").map(|(f, _)| f)?;
+        let functions = batch_functions_of(spec)?;
         let calls = command.strip_prefix(functions)?;
         let mut keys = Vec::new();
         for call in calls.split("; ") {
@@ -272,12 +283,9 @@ pub fn batch_keys(command: &str) -> Option<(&'static str, Vec<String>)> {
     })
 }
 
-/// The per-VM part of the `.vmx` inventory's loop (`echo` header, `grep`, end marker).
-fn vmx_loop_body() -> Option<&'static str> {
-    spec(VMX_PVRDMA_LINES)?
-        .command
-        .split_once("; do ")
-        .and_then(|(_, body)| body.strip_suffix("; done"))
+/// The functions of a batch spec's command line (everything before its `p ...` calls).
+fn batch_functions_of(spec: &CommandSpec) -> Option<&'static str> {
+    spec.command.rsplit_once("p ").map(|(f, _)| f)
 }
 
 /// POSIX-sh single quotes: the text as one word, whatever it holds (spaces, brackets,
@@ -287,50 +295,60 @@ fn sh_single_quote(text: &str) -> String {
 }
 
 /// The `.vmx` inventory for these Config File paths, taken from the `vm process list`
-/// the host already answered (so it is not run a second time): the catalogue loop's body
-/// over a literal, quoted list. `None` when a path cannot be one shell word (a newline).
+/// the host already answered (so it is not run a second time): the spec's functions, then
+/// one `p ...` pipeline of quoted paths per group of [`BATCH_FANOUT`]. `None` when a path
+/// cannot be one shell word (a newline).
 pub fn vmx_lines_command(paths: &[String]) -> Option<String> {
-    let body = vmx_loop_body()?;
+    let functions = batch_functions_of(spec(VMX_PVRDMA_LINES)?)?;
     if paths.is_empty() || paths.iter().any(|p| p.is_empty() || p.contains(['\n', '\0'])) {
         return None;
     }
     let words: Vec<String> = paths.iter().map(|p| sh_single_quote(p)).collect();
-    Some(format!("for f in {}; do {body}; done", words.join(" ")))
+    Some(batch_line(functions, &words))
 }
 
 /// The paths of a [`vmx_lines_command`] line, in order; `None` for any other line.
 fn vmx_lines_keys(command: &str) -> Option<Vec<String>> {
-    let body = vmx_loop_body()?;
-    let list = command
-        .strip_prefix("for f in ")?
-        .strip_suffix("; done")?
-        .strip_suffix(body)?
-        .strip_suffix("; do ")?;
+    let mut rest = command.strip_prefix(batch_functions_of(spec(VMX_PVRDMA_LINES)?)?)?;
     let mut keys = Vec::new();
-    let mut rest = list;
-    while !rest.is_empty() {
-        // One word: single-quoted runs, joined by `\'` (an escaped quote).
-        let mut word = String::new();
+    loop {
+        rest = rest.strip_prefix("p ")?;
+        let mut group = Vec::new();
         loop {
-            if let Some(r) = rest.strip_prefix('\'') {
-                let end = r.find('\'')?;
-                word.push_str(r.get(..end)?);
-                rest = r.get(end + 1..)?;
-            } else if let Some(r) = rest.strip_prefix("\\'") {
-                word.push('\'');
+            // One word: single-quoted runs, joined by `\'` (an escaped quote).
+            let mut word = String::new();
+            let mut quoted = false;
+            loop {
+                if let Some(r) = rest.strip_prefix('\'') {
+                    let end = r.find('\'')?;
+                    word.push_str(r.get(..end)?);
+                    rest = r.get(end + 1..)?;
+                    quoted = true;
+                } else if let Some(r) = rest.strip_prefix("\\'") {
+                    word.push('\'');
+                    rest = r;
+                    quoted = true;
+                } else {
+                    break;
+                }
+            }
+            if !quoted {
+                return None;
+            }
+            group.push(word);
+            if let Some(r) = rest.strip_prefix(' ') {
                 rest = r;
             } else {
                 break;
             }
         }
-        keys.push(word);
-        rest = match rest.strip_prefix(' ') {
-            Some(r) => r,
-            None if rest.is_empty() => rest,
-            None => return None,
-        };
+        group.reverse();
+        keys.extend(group);
+        if rest.is_empty() {
+            return Some(keys);
+        }
+        rest = rest.strip_prefix("; ")?;
     }
-    (!keys.is_empty()).then_some(keys)
 }
 
 /// The spec with this id.
@@ -366,6 +384,26 @@ mod tests {
             "{line}"
         );
         assert_eq!(batch_keys(&line), Some((NIC_DCB_STATUS, keys(&["vmnic2", "vmnic3"]))));
+    }
+
+    #[test]
+    fn vmx_inventory_lines_keep_any_path_whole_and_round_trip() {
+        let paths = keys(&[
+            "/vmfs/volumes/ds 1/hpc [rack 4]/hpc [rack 4].vmx",
+            "/vmfs/volumes/ds1/it's; p 'x'/a:b.vmx",
+            "/vmfs/volumes/ds1/$(reboot)/`x`.vmx",
+        ]);
+        let line = vmx_lines_command(&paths).expect("line");
+        assert!(line.starts_with("q() { grep -iE '^[[:space:]]*(displayname|"), "{line}");
+        assert!(!line.contains("esxcli"), "the process list is not run again: {line}");
+        assert_eq!(batch_keys(&line), Some((VMX_PVRDMA_LINES, paths.clone())));
+        let many: Vec<String> = (0..BATCH_FANOUT + 3)
+            .map(|n| format!("/vmfs/volumes/ds/vm{n}/vm{n}.vmx"))
+            .collect();
+        let line = vmx_lines_command(&many).expect("line");
+        assert_eq!(batch_keys(&line), Some((VMX_PVRDMA_LINES, many)));
+        assert_eq!(vmx_lines_command(&keys(&["/a\nb.vmx"])), None);
+        assert_eq!(vmx_lines_command(&[]), None);
     }
 
     #[test]

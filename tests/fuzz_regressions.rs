@@ -131,7 +131,11 @@ fn adapter_count_pass_does_not_cite_an_unread_release() {
 fn vm_checks_are_unknown_when_the_vmx_inventory_broke_off() {
     let mut capture = HostCapture::new("esx01", CaptureSource::Live);
     let mut inventory = output("vmx_pvrdma_lines", ONE_ADAPTER_VMX);
-    inventory.command = "for f in '/vmfs/volumes/ds1/hpc01/hpc01.vmx' '/vmfs/volumes/ds1/hpc02/hpc02.vmx'; do echo \"==> $f <==\"; grep -iE '^[[:space:]]*(displayname|virtualhw[.]version|memsize|sched[.]mem[.][a-z0-9.]+|ethernet[0-9]+[.](virtualdev|present|addresstype|address|generatedaddress|networkname|dvs[.][a-z0-9.]+)|vrdma[0-9]*[.][a-z0-9.]+)[[:space:]]*=' \"$f\" 2>&1; echo \"<== $f exit $? ==>\"; done".to_string();
+    inventory.command = pvrdma_doctor::catalogue::vmx_lines_command(&[
+        "/vmfs/volumes/ds1/hpc01/hpc01.vmx".to_string(),
+        "/vmfs/volumes/ds1/hpc02/hpc02.vmx".to_string(),
+    ])
+    .expect("inventory command");
     let whole = inventory.clone();
     inventory.exit_status = None;
     inventory.timeout_hit = true;
