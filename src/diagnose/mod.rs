@@ -46,9 +46,6 @@ pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
         .map(|p| fleet::host_pair(&p.from, &p.to))
         .collect();
     let mut d = fleet_diagnosis_with(hosts, probe::check(&probes).into_iter().collect(), &unreachable);
-    if let Some(tally) = probe::tally(&probes) {
-        d.summary.line.push_str(&format!("; path probe: {tally}"));
-    }
     d.probes = probes;
     d
 }

@@ -374,8 +374,6 @@ pub struct Summary {
     pub warnings: usize,
     /// The hosts of each status other than `ok`, folded as a node set (`esx[21-40]`).
     pub host_sets: BTreeMap<String, String>,
-    /// The one-line summary the human report ends with.
-    pub line: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]

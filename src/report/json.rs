@@ -35,7 +35,17 @@ struct Report<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     changes: Option<&'a [crate::diagnose::Change]>,
     /// Counts over the whole run and the summary line.
-    summary: &'a Summary,
+    summary: SummaryOut<'a>,
+}
+
+/// Counts over the whole run.
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Summary")]
+struct SummaryOut<'a> {
+    #[serde(flatten)]
+    counts: &'a Summary,
+    /// The one-line summary the human report ends with.
+    line: String,
 }
 
 /// The JSON Schema of the report, generated from the types above; checked in at
@@ -62,7 +72,10 @@ fn report(d: &Diagnosis) -> Report<'_> {
         probes: &d.probes,
         changes_since: d.changes.as_ref().map(|c| c.since.as_str()),
         changes: d.changes.as_ref().map(|c| c.list.as_slice()),
-        summary: &d.summary,
+        summary: SummaryOut {
+            counts: &d.summary,
+            line: super::summary::line(d),
+        },
     }
 }
 

@@ -4,6 +4,12 @@ use crate::diagnose::Diagnosis;
 
 pub mod human;
 pub mod json;
+pub mod summary;
+
+/// `1 host`, `2 hosts`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
 
 /// Output format chosen with `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

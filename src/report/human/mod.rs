@@ -5,6 +5,7 @@
 //! Every line fits the width it is given (the terminal's, `$COLUMNS`, else 100): long
 //! texts wrap under their column, table cells wrap inside the table. Text that came from a
 //! host is escaped (control and bidi characters) and shortened; JSON keeps it whole.
+use super::plural;
 use crate::diagnose::{self, Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
 use std::fmt::Write;
 use tabled::settings::{peaker::Priority, Style, Width};
@@ -153,7 +154,7 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
             |t| paint.dim(t),
         );
     }
-    let line = d.summary.line.clone();
+    let line = super::summary::line(d);
     let code = d.exit_code();
     emit(&mut out, "", "", 0, &line, width, |t| match code {
         0 => paint.green(t),
