@@ -12,7 +12,7 @@
 //! and the one that broke off (and any never reached) is unknown.
 use crate::catalogue as cat;
 use crate::collect::{HostCapture, RawOutput};
-use pvrdma_parsers as p;
+use pvrdma_parsers::{self as p, by_id};
 use serde::Serialize;
 
 /// Why a fact is not available.
@@ -104,7 +104,7 @@ pub struct HostFacts {
 
 /// Parses every output of one host.
 pub fn build(capture: &HostCapture) -> HostFacts {
-    let processes = fact(capture, cat::VM_PROCESS_LIST, p::parse_vm_process_records);
+    let processes = fact(capture, by_id::VM_PROCESS_RECORDS);
     let record_errors = match &processes {
         Ok(list) => list
             .broken
@@ -115,30 +115,30 @@ pub fn build(capture: &HostCapture) -> HostFacts {
     };
     let mut facts = HostFacts {
         record_errors,
-        version: fact(capture, cat::SYSTEM_VERSION, p::parse_system_version),
-        rdma_devices: fact(capture, cat::RDMA_DEVICE_LIST, p::parse_rdma_device_list),
-        rdma_protocols: fact(capture, cat::RDMA_PROTOCOL_LIST, p::parse_rdma_device_protocol_list),
-        rdma_vmknics: fact(capture, cat::RDMA_VMKNIC_LIST, p::parse_rdma_device_vmknic_list),
-        nics: fact(capture, cat::NIC_LIST, p::parse_nic_list),
-        dvs: fact(capture, cat::DVS_LIST, p::parse_dvs_list),
-        standard_switches: fact(capture, cat::STANDARD_SWITCH_LIST, p::parse_standard_switch_list),
-        vmknics: fact(capture, cat::IP_INTERFACE_LIST, p::parse_ip_interface_list),
-        ipv4: fact(capture, cat::IPV4_GET, p::parse_ip_interface_ipv4_get),
-        pvrdma_vmknic: fact(capture, cat::PVRDMA_VMKNIC_OPTION, p::parse_advanced_option),
-        firewall: fact(capture, cat::FIREWALL_GET, p::parse_firewall_get),
-        rulesets: fact(capture, cat::FIREWALL_RULESET_LIST, p::parse_firewall_ruleset_list),
+        version: fact(capture, by_id::SYSTEM_VERSION),
+        rdma_devices: fact(capture, by_id::RDMA_DEVICE_LIST),
+        rdma_protocols: fact(capture, by_id::RDMA_PROTOCOL_LIST),
+        rdma_vmknics: fact(capture, by_id::RDMA_VMKNIC_LIST),
+        nics: fact(capture, by_id::NIC_LIST),
+        dvs: fact(capture, by_id::DVS_LIST),
+        standard_switches: fact(capture, by_id::STANDARD_SWITCH_LIST),
+        vmknics: fact(capture, by_id::IP_INTERFACE_LIST),
+        ipv4: fact(capture, by_id::IPV4_GET),
+        pvrdma_vmknic: fact(capture, by_id::PVRDMA_VMKNIC_OPTION),
+        firewall: fact(capture, by_id::FIREWALL_GET),
+        rulesets: fact(capture, by_id::FIREWALL_RULESET_LIST),
         vms: processes.map(|list| list.vms),
-        vm_ports: fact(capture, cat::VM_PORT_LIST, p::parse_vm_port_list_batch),
-        pvrdma_devices: fact(capture, cat::PVRDMA_DEVICES_LS, p::parse_pvrdma_device_ls),
-        pvrdma_properties: fact(capture, cat::PVRDMA_PROPERTIES, p::parse_pvrdma_properties_batch),
+        vm_ports: fact(capture, by_id::VM_PORT_LIST),
+        pvrdma_devices: fact(capture, by_id::PVRDMA_DEVICES_LS),
+        pvrdma_properties: fact(capture, by_id::PVRDMA_PROPERTIES),
         pvrdma_properties_cut_short: capture.outputs.get(cat::PVRDMA_PROPERTIES).and_then(|o| {
             o.cut_short()
                 .map(|event| format!("`{}` {event}", label(cat::PVRDMA_PROPERTIES)))
         }),
-        nic_pause: fact(capture, cat::NIC_PAUSE_PARAMS, p::parse_nic_pause_params_list),
-        nic_dcb: fact(capture, cat::NIC_DCB_STATUS, p::parse_nic_dcb_status_batch),
+        nic_pause: fact(capture, by_id::NIC_PAUSE_PARAMS),
+        nic_dcb: fact(capture, by_id::NIC_DCB_STATUS),
         vmx: Vec::new(),
-        vmx_lines: fact(capture, cat::VMX_PVRDMA_LINES, p::parse_vmx_pvrdma_lines),
+        vmx_lines: fact(capture, by_id::VMX_PVRDMA_LINES),
     };
     facts.vm_ports = after_source(facts.vm_ports, &facts.pvrdma_devices, capture, cat::VM_PORT_LIST);
     facts.vmx_lines = after_source(facts.vmx_lines, &facts.vms, capture, cat::VMX_PVRDMA_LINES);
@@ -243,7 +243,8 @@ fn mark_cut_sections(facts: &mut HostFacts, capture: &HostCapture) {
     }
 }
 
-fn fact<T>(capture: &HostCapture, id: &str, parse: fn(&str) -> Result<T, p::ParseError>) -> Fact<T> {
+fn fact<T>(capture: &HostCapture, parser: by_id::Parser<T>) -> Fact<T> {
+    let (id, parse) = (parser.id, parser.parse);
     let spec = cat::spec(id);
     let command = spec.map_or(id, |s| s.label()).to_string();
     let Some(output) = capture.outputs.get(id) else {
