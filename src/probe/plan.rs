@@ -70,7 +70,7 @@ pub fn list_checks_section() -> String {
          vmkping -I <vmk> -d -s <MTU-{HEADERS}> -c {COUNT} -W {WAIT_SECONDS} <peer ip>\n    \
          from each host's PVRDMA vmknic to every other host's (or K of them with --probe-sample K), \
          plain and with don't-fragment at the vmknic MTU, in one framed command line per pair\n\n\
-         Probe check (stable id):\n\n  {CHECK_ID}  the PVRDMA vmknics of all hosts reach each other, \
-         jumbo frames included (fails on unreachable, warns on mtu or lost packets)\n"
+         Probe check (stable id):\n\n  {CHECK_ID}  {}\n",
+        crate::diagnose::CheckId::VmknicReachability.title()
     )
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 /// The fleet check's stable id.
-pub const CHECK_ID: &str = "vmknic-reachability";
+pub const CHECK_ID: &str = super::CheckId::VmknicReachability.id();
 /// Echo requests per ping: enough to tell a lossy path from a dead one, few enough to
 /// keep a probe to about three seconds.
 pub const COUNT: u32 = 3;
