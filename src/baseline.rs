@@ -12,7 +12,6 @@
 //! the runbook saved it.
 use crate::diagnose::Diagnosis;
 pub use crate::diagnose::{Change, ChangeKind, Changes};
-pub use crate::report::human::changes::human_lines;
 use anyhow::Context;
 use serde_json::Value;
 use std::collections::BTreeMap;
