@@ -39,7 +39,7 @@ macro_rules! batch_functions {
 /// Queries of one batch that run at once on the host. More keys run in successive groups
 /// of this size, so a host with hundreds of PVRDMA VMs is not asked to start hundreds of
 /// `esxcli` processes together (each is a Python process in ESXi's shell resource pool).
-pub const BATCH_FANOUT: usize = 64;
+pub(crate) const BATCH_FANOUT: usize = 64;
 
 /// One read-only command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub struct CommandSpec {
     /// The exact command line sent to the host's shell.
     pub command: &'static str,
     /// Why the doctor needs it.
-    pub why: &'static str,
+    pub(crate) why: &'static str,
 }
 
 // The ids come from the parser table, where each is written once next to its parser.
@@ -57,15 +57,15 @@ use pvrdma_parsers::by_id;
 
 pub const SYSTEM_VERSION: &str = by_id::SYSTEM_VERSION.id;
 pub const RDMA_DEVICE_LIST: &str = by_id::RDMA_DEVICE_LIST.id;
-pub const RDMA_PROTOCOL_LIST: &str = by_id::RDMA_PROTOCOL_LIST.id;
+pub(crate) const RDMA_PROTOCOL_LIST: &str = by_id::RDMA_PROTOCOL_LIST.id;
 pub const RDMA_VMKNIC_LIST: &str = by_id::RDMA_VMKNIC_LIST.id;
 pub const NIC_LIST: &str = by_id::NIC_LIST.id;
-pub const DVS_LIST: &str = by_id::DVS_LIST.id;
-pub const STANDARD_SWITCH_LIST: &str = by_id::STANDARD_SWITCH_LIST.id;
-pub const IP_INTERFACE_LIST: &str = by_id::IP_INTERFACE_LIST.id;
-pub const IPV4_GET: &str = by_id::IPV4_GET.id;
+pub(crate) const DVS_LIST: &str = by_id::DVS_LIST.id;
+pub(crate) const STANDARD_SWITCH_LIST: &str = by_id::STANDARD_SWITCH_LIST.id;
+pub(crate) const IP_INTERFACE_LIST: &str = by_id::IP_INTERFACE_LIST.id;
+pub(crate) const IPV4_GET: &str = by_id::IPV4_GET.id;
 pub const PVRDMA_VMKNIC_OPTION: &str = by_id::PVRDMA_VMKNIC_OPTION.id;
-pub const FIREWALL_GET: &str = by_id::FIREWALL_GET.id;
+pub(crate) const FIREWALL_GET: &str = by_id::FIREWALL_GET.id;
 pub const FIREWALL_RULESET_LIST: &str = by_id::FIREWALL_RULESET_LIST.id;
 pub const VM_PROCESS_LIST: &str = by_id::VM_PROCESS_LIST.id;
 pub const VM_PORT_LIST: &str = by_id::VM_PORT_LIST.id;
@@ -197,21 +197,9 @@ impl CommandSpec {
             || self.id == VMX_PVRDMA_LINES
     }
 
-    /// The command whose output a batched loop iterates over, when the loop runs it itself
-    /// (quietly): if that command failed, the loop's empty output means "not run", not
-    /// "nothing found".
-    pub fn iterates_over(&self) -> Option<&'static str> {
-        match self.id {
-            VMX_PVRDMA_LINES => Some(VM_PROCESS_LIST),
-            VM_PORT_LIST | PVRDMA_PROPERTIES => Some(PVRDMA_DEVICES_LS),
-            NIC_DCB_STATUS => Some(RDMA_DEVICE_LIST),
-            _ => None,
-        }
-    }
-
     /// How messages name the command: the command line, or for a batched loop the query
     /// it repeats (quoting a whole shell loop to a user helps nobody).
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self.id {
             VM_PORT_LIST => "esxcli network vm port list -w <World ID> (batched over the PVRDMA VMs)",
             PVRDMA_PROPERTIES => "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties (batched)",
@@ -227,7 +215,7 @@ impl CommandSpec {
 /// the spec's functions, then one `p ...` pipeline per group of [`BATCH_FANOUT`] keys.
 /// `None` for another id, no key, or a key that is not digits and `_` (keys come from a
 /// parsed listing; anything else must never reach a shell).
-pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
+pub(crate) fn batch_command(id: &str, keys: &[String]) -> Option<String> {
     let spec = spec(id).filter(|s| s.is_listing_batch())?;
     let functions = spec.command.rsplit_once("p ").map(|(f, _)| f)?;
     let valid = |k: &String| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit() || b == b'_');
@@ -286,7 +274,7 @@ fn sh_single_quote(text: &str) -> String {
 /// The `.vmx` inventory for these Config File paths, taken from the `vm process list`
 /// the host already answered (so it is not run a second time): the catalogue loop's body
 /// over a literal, quoted list. `None` when a path cannot be one shell word (a newline).
-pub fn vmx_lines_command(paths: &[String]) -> Option<String> {
+pub(crate) fn vmx_lines_command(paths: &[String]) -> Option<String> {
     let body = vmx_loop_body()?;
     if paths.is_empty() || paths.iter().any(|p| p.is_empty() || p.contains(['\n', '\0'])) {
         return None;

@@ -7,7 +7,7 @@ pub const PROBLEMS: u8 = 1;
 /// Usage or internal error.
 pub const USAGE: u8 = 2;
 /// Nothing failed, but a host was unreachable or a check/verdict is unknown.
-pub const INCOMPLETE: u8 = 3;
+pub(crate) const INCOMPLETE: u8 = 3;
 /// Ctrl-C stopped the run (128 + SIGINT, as shells report it); the report covers
 /// what was collected.
-pub const INTERRUPTED: u8 = 130;
+pub(crate) const INTERRUPTED: u8 = 130;

@@ -18,7 +18,7 @@ use serde::Serialize;
 /// Why a fact is not available.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum FactError {
+pub(crate) enum FactError {
     /// The command was not run or produced nothing usable (host down, timeout, Ctrl-C...).
     NotCollected { command: String, reason: String },
     /// The command ran and reported an error.
@@ -31,7 +31,7 @@ pub enum FactError {
 }
 
 impl FactError {
-    pub fn command(&self) -> &str {
+    pub(crate) fn command(&self) -> &str {
         match self {
             FactError::NotCollected { command, .. }
             | FactError::CommandFailed { command, .. }
@@ -60,50 +60,50 @@ impl std::fmt::Display for FactError {
     }
 }
 
-pub type Fact<T> = Result<T, FactError>;
+pub(crate) type Fact<T> = Result<T, FactError>;
 
 /// A `.vmx` file from a vm-support bundle and what it says.
 #[derive(Debug, Clone)]
-pub struct VmxFact {
-    pub path: String,
-    pub config: Result<p::vmx::VmxConfig, p::ParseError>,
+pub(crate) struct VmxFact {
+    pub(crate) path: String,
+    pub(crate) config: Result<p::vmx::VmxConfig, p::ParseError>,
 }
 
 /// Everything the diagnosis knows about one host.
 #[derive(Debug, Clone)]
-pub struct HostFacts {
-    pub version: Fact<p::SystemVersion>,
-    pub rdma_devices: Fact<Vec<p::RdmaDevice>>,
-    pub rdma_protocols: Fact<Vec<p::RdmaProtocols>>,
-    pub rdma_vmknics: Fact<Vec<p::RdmaVmknic>>,
-    pub nics: Fact<Vec<p::Nic>>,
-    pub dvs: Fact<Vec<p::DvsSwitch>>,
-    pub standard_switches: Fact<Vec<p::StandardSwitch>>,
-    pub vmknics: Fact<Vec<p::VmkInterface>>,
-    pub ipv4: Fact<Vec<p::Ipv4Interface>>,
-    pub pvrdma_vmknic: Fact<p::AdvancedOption>,
-    pub firewall: Fact<p::FirewallStatus>,
-    pub rulesets: Fact<Vec<p::FirewallRuleset>>,
-    pub vms: Fact<Vec<p::VmProcess>>,
-    pub vm_ports: Fact<Vec<p::VmPorts>>,
-    pub pvrdma_devices: Fact<Vec<p::PvrdmaDeviceId>>,
-    pub pvrdma_properties: Fact<Vec<p::PvrdmaPropertiesSection>>,
+pub(crate) struct HostFacts {
+    pub(crate) version: Fact<p::SystemVersion>,
+    pub(crate) rdma_devices: Fact<Vec<p::RdmaDevice>>,
+    pub(crate) rdma_protocols: Fact<Vec<p::RdmaProtocols>>,
+    pub(crate) rdma_vmknics: Fact<Vec<p::RdmaVmknic>>,
+    pub(crate) nics: Fact<Vec<p::Nic>>,
+    pub(crate) dvs: Fact<Vec<p::DvsSwitch>>,
+    pub(crate) standard_switches: Fact<Vec<p::StandardSwitch>>,
+    pub(crate) vmknics: Fact<Vec<p::VmkInterface>>,
+    pub(crate) ipv4: Fact<Vec<p::Ipv4Interface>>,
+    pub(crate) pvrdma_vmknic: Fact<p::AdvancedOption>,
+    pub(crate) firewall: Fact<p::FirewallStatus>,
+    pub(crate) rulesets: Fact<Vec<p::FirewallRuleset>>,
+    pub(crate) vms: Fact<Vec<p::VmProcess>>,
+    pub(crate) vm_ports: Fact<Vec<p::VmPorts>>,
+    pub(crate) pvrdma_devices: Fact<Vec<p::PvrdmaDeviceId>>,
+    pub(crate) pvrdma_properties: Fact<Vec<p::PvrdmaPropertiesSection>>,
     /// Why the properties batch stopped before its end (timeout, lost connection), so an
     /// adapter without a section is explained by that rather than by a stopped VM.
-    pub pvrdma_properties_cut_short: Option<String>,
-    pub nic_pause: Fact<Vec<p::NicPause>>,
-    pub nic_dcb: Fact<Vec<p::DcbStatus>>,
+    pub(crate) pvrdma_properties_cut_short: Option<String>,
+    pub(crate) nic_pause: Fact<Vec<p::NicPause>>,
+    pub(crate) nic_dcb: Fact<Vec<p::DcbStatus>>,
     /// Records of record lists that did not parse (each costs only itself), with why.
-    pub record_errors: Vec<String>,
+    pub(crate) record_errors: Vec<String>,
     /// The `.vmx` files of the host's VMs: from a vm-support bundle, or on a live host the
     /// PVRDMA lines `vmx_pvrdma_lines` read for each running VM (path = its Config File).
-    pub vmx: Vec<VmxFact>,
+    pub(crate) vmx: Vec<VmxFact>,
     /// The live `.vmx` inventory as collected, including sections that could not be read.
-    pub vmx_lines: Fact<Vec<p::VmxSection>>,
+    pub(crate) vmx_lines: Fact<Vec<p::VmxSection>>,
 }
 
 /// Parses every output of one host.
-pub fn build(capture: &HostCapture) -> HostFacts {
+pub(crate) fn build(capture: &HostCapture) -> HostFacts {
     let processes = fact(capture, by_id::VM_PROCESS_RECORDS);
     let record_errors = match &processes {
         Ok(list) => list

@@ -9,18 +9,18 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone)]
 pub struct SimHost {
     pub name: String,
-    pub files: BTreeMap<String, String>,
+    pub(crate) files: BTreeMap<String, String>,
 }
 
 impl SimHost {
     /// A host whose capture is only a connection failure: its port is closed.
-    pub fn is_down(&self) -> bool {
+    pub(crate) fn is_down(&self) -> bool {
         folder::is_down(&|name| self.files.contains_key(name))
     }
 
     /// What the host prints for a command line: (stdout, stderr, exit status). Anything
     /// outside the catalogue gets busybox's answer for an unknown command.
-    pub fn answer(&self, command: &str) -> (String, String, u32) {
+    pub(crate) fn answer(&self, command: &str) -> (String, String, u32) {
         if let Some((id, keys)) = crate::catalogue::batch_keys(command) {
             return (self.batch_answer(id, &keys), String::new(), 0);
         }

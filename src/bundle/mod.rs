@@ -24,8 +24,6 @@ pub use crate::archive::{BundleError, ReadLimits};
 pub(crate) use write::{check_target, scrub_command_line};
 pub use write::{write_bundle, BundleMeta};
 
-pub use crate::collect::OUTPUT_CAP;
-
 /// The folder name of a host inside a bundle. Host names come from the user or a manifest,
 /// so a name that would escape the bundle or be skipped by the directory reader
 /// (leading dot) is refused rather than mangled: a mangled name would silently disagree

@@ -5,10 +5,11 @@ use super::manifest::{
     sha256_hex, HostOutcome, Manifest, ManifestCommand, ManifestFile, ManifestHost, ManifestProbe, ManifestVmx,
     MissingCommand, FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
 };
-use super::{host_dir, BundleError, OUTPUT_CAP};
+use super::{host_dir, BundleError};
 use crate::atomic::{self, AlreadyExists};
 use crate::catalogue::{self, CATALOGUE};
 use crate::collect::folder;
+use crate::collect::OUTPUT_CAP;
 use crate::collect::{ErrorKind, Failure, HostCapture, RawOutput};
 use anyhow::Context;
 use std::io::Write;

@@ -36,15 +36,15 @@ pub(crate) fn exit_file(id: &str) -> String {
 /// What a host folder holds for one command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OutputFiles {
-    pub stdout: String,
-    pub stderr: String,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
     /// Text of the `.exit` file; absent means the command exited 0.
-    pub exit: Option<String>,
+    pub(crate) exit: Option<String>,
 }
 
 impl OutputFiles {
     /// The exit status; an error when the `.exit` file is not one number.
-    pub fn exit_status(&self) -> Result<u32, std::num::ParseIntError> {
+    pub(crate) fn exit_status(&self) -> Result<u32, std::num::ParseIntError> {
         match &self.exit {
             None => Ok(0),
             Some(text) => text.trim().parse::<u32>(),

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 pub(crate) mod folder;
 pub mod replay;
-pub mod schedule;
+pub(crate) mod schedule;
 pub mod ssh;
 
 /// What a host (or a single command) failed with, typed so callers can act on it.
@@ -46,7 +46,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Whether a host failing this way counts as `unreachable` (rather than `error`).
-    pub fn is_unreachable(self) -> bool {
+    pub(crate) fn is_unreachable(self) -> bool {
         matches!(
             self,
             ErrorKind::Dns
@@ -94,12 +94,12 @@ pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
 /// The default per-host output budget (`--host-output-budget`): all of one host's outputs
 /// together, room for one output at the per-command cap and the rest. A healthy host with
 /// hundreds of VMs prints well under 1 MiB in all.
-pub const DEFAULT_HOST_BUDGET: usize = 32 * 1024 * 1024;
+pub(crate) const DEFAULT_HOST_BUDGET: usize = 32 * 1024 * 1024;
 
 /// The default output budget of the whole run (`--total-output-budget`): all hosts'
 /// outputs together. It bounds client memory whatever the fleet size (64 hosts flooding
 /// every command stay under 1 GB); a healthy fleet of thousands of hosts fits in it.
-pub const DEFAULT_TOTAL_BUDGET: usize = 640 * 1024 * 1024;
+pub(crate) const DEFAULT_TOTAL_BUDGET: usize = 640 * 1024 * 1024;
 
 /// Which limit cut an output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,7 +141,7 @@ pub enum Outcome {
 impl Outcome {
     /// What broke the output off, as a report names it ("did not finish within
     /// --command-timeout 60s"); `None` for a clean exit.
-    pub fn problem(&self) -> Option<String> {
+    pub(crate) fn problem(&self) -> Option<String> {
         match self {
             Outcome::Exited { .. } | Outcome::Recorded => None,
             Outcome::TimedOut { timeout_secs, .. } => {
@@ -186,7 +186,7 @@ impl Outcome {
     }
 
     /// The event's kebab-case name, for JSON consumers and the manifest.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Outcome::Exited { .. } => "exited",
             Outcome::TimedOut { .. } => "timed-out",
@@ -201,7 +201,7 @@ impl Outcome {
 }
 
 /// `16 MiB`, `512 KiB`, `100 bytes`.
-pub fn size_label(bytes: u64) -> String {
+pub(crate) fn size_label(bytes: u64) -> String {
     const MIB: u64 = 1024 * 1024;
     if bytes >= MIB && bytes % MIB == 0 {
         format!("{} MiB", bytes / MIB)
@@ -327,11 +327,11 @@ pub const PROBE_ID: &str = "vmkping";
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProbeCapture {
     /// The peers this host was to probe, by host name, in plan order.
-    pub peers: Vec<String>,
+    pub(crate) peers: Vec<String>,
     /// The framed vmkping output per peer, for the peers actually probed.
     pub outputs: BTreeMap<String, RawOutput>,
     /// Why a planned probe produced no output (run stopped, connection lost), by peer.
-    pub missing: BTreeMap<String, Failure>,
+    pub(crate) missing: BTreeMap<String, Failure>,
 }
 
 /// Everything collected from one host.
@@ -368,7 +368,7 @@ impl HostCapture {
 
     /// Every esxcli command answered "not found" (or exit 127): the login worked on
     /// something that is not ESXi. Live collection and offline analysis both ask this.
-    pub fn esxcli_missing(&self) -> bool {
+    pub(crate) fn esxcli_missing(&self) -> bool {
         esxcli_missing(&self.outputs)
     }
 
@@ -382,7 +382,7 @@ impl HostCapture {
 
 /// Every esxcli command of `outputs` answered `esxcli: not found` (or exit 127): the login
 /// worked on something that is not an ESXi host.
-pub fn esxcli_missing(outputs: &BTreeMap<String, RawOutput>) -> bool {
+pub(crate) fn esxcli_missing(outputs: &BTreeMap<String, RawOutput>) -> bool {
     let mut esxcli = outputs.values().filter(|o| o.command.starts_with("esxcli ")).peekable();
     esxcli.peek().is_some()
         && esxcli.all(|o| {

@@ -18,7 +18,7 @@ mod checks;
 mod fleet;
 mod lossless;
 mod model;
-pub mod probe;
+pub(crate) mod probe;
 #[cfg(test)]
 mod subnet_tests;
 mod summary;
@@ -27,13 +27,13 @@ mod tests;
 mod vm_config;
 
 use adapters::*;
-pub use changes::{Change, ChangeKind, Changes};
+pub(crate) use changes::{Change, ChangeKind, Changes};
 pub use checks::registry::{CheckId, Family, CHECKS};
 use checks::{device::*, firewall::*, mtu::*, roce::*, switch::*, vmknic::*};
-pub use fleet::{AdapterException, HostPairTransport, TransportCounts, TransportSummary};
+pub(crate) use fleet::{TransportCounts, TransportSummary};
 pub use model::*;
+pub(crate) use summary::status_name;
 use summary::*;
-pub use summary::{is_diagnosed, status_name};
 
 /// Diagnoses every host, then the fleet checks and the transport between adapters.
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
@@ -52,7 +52,8 @@ pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
 
 /// The fleet checks and transport over diagnosed hosts (a failing fleet check changes the
 /// status of the hosts it involves, so the summary comes last).
-pub fn fleet_diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
+#[cfg(test)]
+pub(crate) fn fleet_diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
     fleet_diagnosis_with(hosts, Vec::new(), &std::collections::BTreeSet::new())
 }
 

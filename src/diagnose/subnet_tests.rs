@@ -1,4 +1,5 @@
 use super::*;
+use crate::exit;
 
 fn with_vmknic(name: &str, ip: &str, mask: &str, roce: Option<u32>) -> HostDiagnosis {
     let adapter = Adapter {

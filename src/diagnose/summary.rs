@@ -2,7 +2,7 @@
 use super::*;
 
 /// Whether anything was learnt about the host: reached, and a check or verdict known.
-pub fn is_diagnosed(h: &HostDiagnosis) -> bool {
+pub(crate) fn is_diagnosed(h: &HostDiagnosis) -> bool {
     matches!(h.status, HostStatus::Ok | HostStatus::Problems | HostStatus::Incomplete)
         && (h.checks.iter().any(|c| c.status != Status::Unknown)
             || h.vms
@@ -12,7 +12,7 @@ pub fn is_diagnosed(h: &HostDiagnosis) -> bool {
 }
 
 /// The JSON/serde name of a host status (`problems`, `unreachable`, ...).
-pub fn status_name(status: HostStatus) -> &'static str {
+pub(crate) fn status_name(status: HostStatus) -> &'static str {
     match status {
         HostStatus::Ok => "ok",
         HostStatus::Problems => "problems",

@@ -1,5 +1,6 @@
 use super::*;
 use crate::collect::ErrorKind;
+use crate::exit;
 
 fn adapter(index: u32, verdict: Verdict) -> Adapter {
     Adapter {

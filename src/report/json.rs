@@ -4,7 +4,7 @@
 use crate::diagnose::{Check, Diagnosis, HostDiagnosis, Summary, TransportSummary};
 use serde::Serialize;
 
-pub const SCHEMA: &str = "pvrdma-doctor/report/v1";
+pub(crate) const SCHEMA: &str = "pvrdma-doctor/report/v1";
 
 /// A pvrdma-doctor report (`--format json`), schema `pvrdma-doctor/report/v1`: fields are
 /// only ever added within v1.
@@ -80,11 +80,11 @@ fn report(d: &Diagnosis) -> Report<'_> {
 }
 
 /// The report as a JSON value (what `--baseline` compares).
-pub fn to_value(d: &Diagnosis) -> serde_json::Value {
+pub(crate) fn to_value(d: &Diagnosis) -> serde_json::Value {
     serde_json::to_value(report(d)).unwrap_or(serde_json::Value::Null)
 }
 
-pub fn render(d: &Diagnosis) -> String {
+pub(crate) fn render(d: &Diagnosis) -> String {
     let report = report(d);
     // Serializing plain data structs cannot fail; fall back to a valid document anyway.
     let mut text = serde_json::to_string_pretty(&report)

@@ -2,7 +2,7 @@
 //! reads. Renderers return a `String`; only `main` writes to stdout or into a bundle.
 use crate::diagnose::Diagnosis;
 
-pub mod human;
+pub(crate) mod human;
 pub mod json;
 pub mod summary;
 
@@ -20,7 +20,7 @@ pub enum Format {
     Json,
 }
 
-pub use human::{terminal_width, HumanOptions};
+pub(crate) use human::{terminal_width, HumanOptions};
 
 /// Renders the report in the chosen format with the default human layout; colour only
 /// applies to `human`.
@@ -32,7 +32,7 @@ pub fn render(diagnosis: &Diagnosis, format: Format, color: bool) -> String {
 }
 
 /// Renders the report; the options only shape the human format.
-pub fn render_with(diagnosis: &Diagnosis, format: Format, options: &HumanOptions) -> String {
+pub(crate) fn render_with(diagnosis: &Diagnosis, format: Format, options: &HumanOptions) -> String {
     match format {
         Format::Human => human::render_with(diagnosis, options),
         Format::Json => json::render(diagnosis),

@@ -57,7 +57,7 @@ macro_rules! registry {
             }
 
             /// What the check verifies, as `--list-checks` prints it.
-            pub const fn title(self) -> &'static str {
+            pub(crate) const fn title(self) -> &'static str {
                 match self {
                     $(CheckId::$variant => $title,)*
                     $(CheckId::$pvariant => $ptitle,)*
@@ -82,7 +82,7 @@ macro_rules! registry {
 
             /// The check that must pass first: when it fails or is not applicable, this one
             /// is `not-applicable` with that reason.
-            pub const fn prerequisite(self) -> Option<CheckId> {
+            pub(crate) const fn prerequisite(self) -> Option<CheckId> {
                 match self {
                     $(CheckId::$variant => $prerequisite,)*
                     $(CheckId::$pvariant => $pprerequisite,)*
@@ -167,7 +167,7 @@ registry! {
 
 impl CheckId {
     /// The registered check with this id string.
-    pub fn from_id(id: &str) -> Option<CheckId> {
+    pub(crate) fn from_id(id: &str) -> Option<CheckId> {
         CheckId::ALL.iter().copied().find(|c| c.id() == id)
     }
 }

@@ -3,7 +3,7 @@ use super::*;
 
 /// Every probe pair of a run, in host order then plan order; empty when no capture holds
 /// probe data (the run was not asked to probe).
-pub fn results(captures: &[crate::collect::HostCapture], hosts: &[HostDiagnosis]) -> Vec<Probe> {
+pub(crate) fn results(captures: &[crate::collect::HostCapture], hosts: &[HostDiagnosis]) -> Vec<Probe> {
     let by_name: BTreeMap<&str, &HostDiagnosis> = hosts.iter().map(|h| (h.host.as_str(), h)).collect();
     let mut out = Vec::new();
     for capture in captures {
@@ -211,7 +211,7 @@ pub(crate) fn judge(result: &mut Probe, raw: &RawOutput, mtu: Option<u32>) {
 }
 
 /// `2 ok, 1 mtu, 3 unreachable`: the pairs per status; `None` without probes.
-pub fn tally(probes: &[Probe]) -> Option<String> {
+pub(crate) fn tally(probes: &[Probe]) -> Option<String> {
     if probes.is_empty() {
         return None;
     }
@@ -236,7 +236,7 @@ pub fn tally(probes: &[Probe]) -> Option<String> {
 /// `vmknic-reachability`: fails on an unreachable pair, warns on an MTU problem or packet
 /// loss (RoCE needs a lossless network), unknown when nothing could be judged. `None`
 /// when the run did not probe.
-pub fn check(probes: &[Probe]) -> Option<Check> {
+pub(crate) fn check(probes: &[Probe]) -> Option<Check> {
     if probes.is_empty() {
         return None;
     }
