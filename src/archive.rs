@@ -97,7 +97,7 @@ pub(crate) struct ArchiveRules<'a> {
 }
 
 /// The kept entries of an archive, or `None` when its first entry fits no known kind.
-pub(crate) type Archive = Option<(ArchiveKind, Entries)>;
+type Archive = Option<(ArchiveKind, Entries)>;
 
 /// Counts decompressed bytes and fails the read once the limit is passed. The limit is
 /// shared so it can be raised once the first entry proves a vm-support bundle (gigabytes
@@ -266,7 +266,7 @@ pub(crate) fn top_component(path: &str) -> &str {
 
 /// The entry path as `a/b/c`, or a refusal when it is absolute or climbs out with `..`.
 /// `.` components are dropped; an empty result means the archive root itself.
-pub(crate) fn clean_path(path: &Path) -> Result<String, BundleError> {
+fn clean_path(path: &Path) -> Result<String, BundleError> {
     let shown = || path.to_string_lossy().into_owned();
     let mut parts = Vec::new();
     for component in path.components() {

@@ -23,7 +23,7 @@ const SCHEMA_PREFIX: &str = "pvrdma-doctor/report/v";
 /// A baseline report read from disk.
 #[derive(Debug, Clone)]
 pub(crate) struct Baseline {
-    pub(crate) since: String,
+    since: String,
     report: Value,
 }
 

@@ -39,7 +39,7 @@ macro_rules! batch_functions {
 /// Queries of one batch that run at once on the host. More keys run in successive groups
 /// of this size, so a host with hundreds of PVRDMA VMs is not asked to start hundreds of
 /// `esxcli` processes together (each is a Python process in ESXi's shell resource pool).
-pub(crate) const BATCH_FANOUT: usize = 64;
+const BATCH_FANOUT: usize = 64;
 
 /// One read-only command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -120,7 +120,7 @@ pub fn parse() -> Cli {
 }
 
 /// Parses `args` (the first is the program name), as [`parse`] does.
-pub(crate) fn parse_from<I, T>(args: I) -> Cli
+fn parse_from<I, T>(args: I) -> Cli
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -146,11 +146,11 @@ pub(crate) struct ProbeArgs {
     /// After collection, ping every other host's PVRDMA vmknic from each host's own, plainly
     /// and with a don't-fragment packet filling the vmknic MTU (vmkping; see --list-checks).
     #[arg(long)]
-    pub(crate) probe: bool,
+    probe: bool,
     /// With --probe: each host pings K peers (the next K on a ring of the sorted host names,
     /// the same pairs every run) instead of all of them.
     #[arg(long, value_name = "K", requires = "probe", value_parser = parse_sample)]
-    pub(crate) probe_sample: Option<usize>,
+    probe_sample: Option<usize>,
 }
 
 impl ProbeArgs {
@@ -280,7 +280,7 @@ pub(crate) enum ColorChoice {
 
 /// `--host-output-budget`: `10MiB`, `512KiB`, `1GiB`, `4096` (bytes); at least 64 KiB so a
 /// healthy host always fits.
-pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
+fn parse_size(text: &str) -> Result<usize, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
@@ -320,7 +320,7 @@ fn parse_sample(text: &str) -> Result<usize, String> {
 }
 
 /// `10s`, `500ms`, `2m`, `1h`, or plain seconds (`30`).
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
+fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit() && c != '.')

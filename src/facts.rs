@@ -60,7 +60,7 @@ impl std::fmt::Display for FactError {
     }
 }
 
-pub(crate) type Fact<T> = Result<T, FactError>;
+type Fact<T> = Result<T, FactError>;
 
 /// A `.vmx` file from a vm-support bundle and what it says.
 #[derive(Debug, Clone)]

@@ -21,7 +21,7 @@ use std::fmt::Write;
 use std::net::Ipv4Addr;
 
 /// File in a scenario host folder describing its physical switch port.
-pub(crate) const NETWORK_FILE: &str = "demo-network.conf";
+const NETWORK_FILE: &str = "demo-network.conf";
 
 #[derive(Debug, Clone)]
 struct Vmknic {

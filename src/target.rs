@@ -113,15 +113,15 @@ pub fn parse_host_spec(spec: &str) -> Result<HostSpec, TargetError> {
 pub(crate) struct LabelParts<'a> {
     /// Before the last `@` (as in ssh: user names on some directories contain `@`);
     /// `None` when absent or empty.
-    pub(crate) user: Option<&'a str>,
+    user: Option<&'a str>,
     /// Host name, alias or address, IPv6 without its brackets.
     pub(crate) host: &'a str,
     /// The text after the `:` that ends the host, if any.
-    pub(crate) port: Option<&'a str>,
+    port: Option<&'a str>,
     /// Text after a `]` that is not `:port` (an error for a host argument).
-    pub(crate) trailing: &'a str,
+    trailing: &'a str,
     /// A `[` without its `]`: `host` is everything after the `[`.
-    pub(crate) unclosed: bool,
+    unclosed: bool,
 }
 
 /// Splits a host label into its [`LabelParts`].
@@ -211,7 +211,7 @@ fn parse_port(spec: &str, p: &str) -> Result<u16, TargetError> {
 }
 
 /// Expands one host argument as a ClusterShell node set (see [`crate::nodeset`]).
-pub(crate) fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
+fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
     crate::nodeset::expand(spec).map_err(|e| match e {
         crate::nodeset::NodeSetError::Syntax(e) => TargetError::Syntax(e),
         crate::nodeset::NodeSetError::TooMany(_) => TargetError::TooMany { spec: spec.to_string() },
@@ -220,7 +220,7 @@ pub(crate) fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
 
 /// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
 /// Several whitespace-separated specs on one line are accepted too.
-pub(crate) fn specs_from_text(text: &str) -> Vec<String> {
+fn specs_from_text(text: &str) -> Vec<String> {
     text.lines()
         .map(|l| l.split('#').next().unwrap_or(""))
         .flat_map(str::split_whitespace)

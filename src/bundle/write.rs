@@ -30,7 +30,7 @@ pub struct BundleMeta {
 }
 
 /// The environment variable a password may come from; its value must never reach a bundle.
-pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
+const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
 
 /// argv fit for a manifest: the value of `PVRDMA_DOCTOR_PASSWORD` (should someone have
 /// pasted it on the command line anyway) and the value of any `--password` option are
@@ -329,7 +329,7 @@ fn missing(capture: &HostCapture) -> Vec<MissingCommand> {
 }
 
 /// The output cut at `cap` bytes (on a character boundary) and marked truncated.
-pub(crate) fn capped(raw: &RawOutput, cap: usize) -> RawOutput {
+fn capped(raw: &RawOutput, cap: usize) -> RawOutput {
     let mut raw = raw.clone();
     let was_clean = !raw.truncated && raw.cut_short().is_none();
     let mut cut = false;

@@ -20,7 +20,7 @@ use anyhow::Context;
 pub(crate) const HOST_ERROR_FILE: &str = "host-error.json";
 
 /// File name of a command's stdout.
-pub(crate) fn stdout_file(id: &str) -> String {
+fn stdout_file(id: &str) -> String {
     format!("{id}.txt")
 }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 pub(crate) mod folder;
 pub mod replay;
-pub(crate) mod schedule;
+mod schedule;
 pub mod ssh;
 
 /// What a host (or a single command) failed with, typed so callers can act on it.
@@ -201,7 +201,7 @@ impl Outcome {
 }
 
 /// `16 MiB`, `512 KiB`, `100 bytes`.
-pub(crate) fn size_label(bytes: u64) -> String {
+fn size_label(bytes: u64) -> String {
     const MIB: u64 = 1024 * 1024;
     if bytes >= MIB && bytes % MIB == 0 {
         format!("{} MiB", bytes / MIB)

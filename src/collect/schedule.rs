@@ -22,7 +22,7 @@ use std::time::Duration;
 
 /// Refused channel opens tolerated while other channels are open, and again while the
 /// command is the only one left.
-pub(crate) const OPEN_RETRIES: usize = 5;
+const OPEN_RETRIES: usize = 5;
 
 /// What running one command ended with, as the executor saw it.
 #[derive(Debug)]
@@ -36,7 +36,7 @@ pub(crate) enum Ran {
 }
 
 /// The commands whose output `id` needs before it can be built.
-pub(crate) fn needs(id: &str) -> &'static [&'static str] {
+fn needs(id: &str) -> &'static [&'static str] {
     match id {
         catalogue::VM_PORT_LIST | catalogue::PVRDMA_PROPERTIES => &[catalogue::PVRDMA_DEVICES_LS],
         catalogue::VMX_PVRDMA_LINES => &[catalogue::VM_PROCESS_LIST],
@@ -46,7 +46,7 @@ pub(crate) fn needs(id: &str) -> &'static [&'static str] {
 
 /// What to do with a command once its inputs are in.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Launch {
+enum Launch {
     /// Send this command line.
     Run(String),
     /// Nothing to ask: the inputs name no item (no PVRDMA adapter). The output is recorded
@@ -57,7 +57,7 @@ pub(crate) enum Launch {
 }
 
 /// Builds `spec`'s command line from its inputs (`outputs`/`missing` of the host so far).
-pub(crate) fn launch(
+fn launch(
     host: &str,
     spec: &CommandSpec,
     outputs: &BTreeMap<String, RawOutput>,
@@ -178,9 +178,9 @@ fn vmx_launch(
 #[derive(Debug, Default)]
 pub(crate) struct Finished {
     /// The outputs other commands are built from (the rest went to `on_done` only).
-    pub(crate) outputs: BTreeMap<String, RawOutput>,
+    outputs: BTreeMap<String, RawOutput>,
     /// Ids of the other finished outputs.
-    pub(crate) settled: Vec<String>,
+    settled: Vec<String>,
     pub(crate) missing: BTreeMap<String, Failure>,
 }
 

@@ -161,7 +161,7 @@ pub(crate) async fn run_line(job: &HostJob, conn: &Connection, id: &str, command
 
 /// Moves the outputs collected into `sink` into the capture. Outputs live in one place
 /// only: a flooding fleet's outputs are the bulk of the client's memory.
-pub(crate) fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
+fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
     if let Ok(mut m) = sink.lock() {
         capture.outputs.append(&mut m);
     }

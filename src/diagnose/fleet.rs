@@ -68,9 +68,9 @@ impl TransportCounts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct HostPairTransport {
     /// One host.
-    pub(crate) a: String,
+    a: String,
     /// The other host (`a` again for the pairs within one host).
-    pub(crate) b: String,
+    b: String,
     /// The pair counts by class.
     #[serde(flatten)]
     pub pairs: TransportCounts,

@@ -219,7 +219,7 @@ fn pvrdma_vmknic(ctx: &Context) -> Option<PvrdmaVmknic> {
 
 /// `10.10.10.11` with `255.255.255.0` → `10.10.10.0/24`; `None` unless both parse and
 /// the mask is contiguous.
-pub(crate) fn ipv4_network(address: &str, netmask: &str) -> Option<String> {
+fn ipv4_network(address: &str, netmask: &str) -> Option<String> {
     let address: std::net::Ipv4Addr = address.trim().parse().ok()?;
     let mask = u32::from(netmask.trim().parse::<std::net::Ipv4Addr>().ok()?);
     let prefix = mask.leading_ones();

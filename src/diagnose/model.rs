@@ -54,7 +54,7 @@ pub(crate) struct Remedy {
 
 impl Remedy {
     /// The single-string form of JSON field `remedy` (v1): the command, then the advice.
-    pub(crate) fn text(&self) -> String {
+    fn text(&self) -> String {
         match (&self.command, &self.advice) {
             (Some(c), Some(a)) => format!("{c}; {a}"),
             (Some(c), None) => c.clone(),
@@ -260,7 +260,7 @@ pub struct IncompleteOutput {
     /// Catalogue id.
     pub command: String,
     /// `timed-out`, `truncated`, `connection-lost`, `signalled`, `no-exit-status`, `never-ran`.
-    pub(crate) event: &'static str,
+    event: &'static str,
     /// The event in words, e.g. "did not finish within --command-timeout 60s".
     pub(crate) reason: String,
 }

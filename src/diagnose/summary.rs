@@ -2,7 +2,7 @@
 use super::*;
 
 /// Whether anything was learnt about the host: reached, and a check or verdict known.
-pub(crate) fn is_diagnosed(h: &HostDiagnosis) -> bool {
+fn is_diagnosed(h: &HostDiagnosis) -> bool {
     matches!(h.status, HostStatus::Ok | HostStatus::Problems | HostStatus::Incomplete)
         && (h.checks.iter().any(|c| c.status != Status::Unknown)
             || h.vms

@@ -18,14 +18,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// Environment variable holding the password for all hosts.
-pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
+const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
 
 /// OpenSSH's system-wide client config.
-pub(crate) const SYSTEM_SSH_CONFIG: &str = "/etc/ssh/ssh_config";
+const SYSTEM_SSH_CONFIG: &str = "/etc/ssh/ssh_config";
 
 /// Environment variable naming another system-wide ssh_config (for tests and packagers
 /// whose OpenSSH lives elsewhere).
-pub(crate) const SYSTEM_SSH_CONFIG_ENV: &str = "PVRDMA_DOCTOR_SYSTEM_SSH_CONFIG";
+const SYSTEM_SSH_CONFIG_ENV: &str = "PVRDMA_DOCTOR_SYSTEM_SSH_CONFIG";
 
 /// [`SYSTEM_SSH_CONFIG`], or the file [`SYSTEM_SSH_CONFIG_ENV`] names.
 pub(crate) fn system_ssh_config_path() -> PathBuf {
@@ -78,7 +78,7 @@ const PROBE_ALL_PAIRS_WARN: usize = 64;
 
 /// Connections kept open between collection and the probe phase, at most; hosts beyond
 /// log in again for the probe, so a large fleet never holds more descriptors than this.
-pub(crate) const PROBE_KEEP_OPEN: usize = 256;
+const PROBE_KEEP_OPEN: usize = 256;
 
 impl Default for LiveOptions {
     fn default() -> Self {

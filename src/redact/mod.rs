@@ -63,15 +63,15 @@ pub struct RedactionMap {
     pub vm_names: BTreeMap<String, String>,
     pub datastores: BTreeMap<String, String>,
     pub ipv4: BTreeMap<String, String>,
-    pub(crate) ipv6: BTreeMap<String, String>,
+    ipv6: BTreeMap<String, String>,
     pub macs: BTreeMap<String, String>,
     pub uuids: BTreeMap<String, String>,
     /// Local paths (identity files, config files, the home directory) seen in messages.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) local_paths: BTreeMap<String, String>,
+    local_paths: BTreeMap<String, String>,
     /// SSH login users seen in messages.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) login_users: BTreeMap<String, String>,
+    login_users: BTreeMap<String, String>,
 }
 
 /// Values of the machine that ran the collection, which end up in SSH error messages

@@ -2,7 +2,7 @@
 //! reads. Renderers return a `String`; only `main` writes to stdout or into a bundle.
 use crate::diagnose::Diagnosis;
 
-pub(crate) mod human;
+mod human;
 pub mod json;
 pub mod summary;
 

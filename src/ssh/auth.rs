@@ -26,7 +26,7 @@ const AGENT_TIMEOUT: Duration = Duration::from_secs(3);
 type Agent = AgentClient<tokio::net::UnixStream>;
 
 /// The agent socket from `SSH_AUTH_SOCK`; unset or empty means no agent, as for ssh.
-pub(crate) fn agent_socket() -> Option<PathBuf> {
+fn agent_socket() -> Option<PathBuf> {
     agent_socket_from(std::env::var_os("SSH_AUTH_SOCK"))
 }
 

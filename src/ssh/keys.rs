@@ -230,7 +230,7 @@ impl<'a> EcdsaPrivate<'a> {
 /// size (plus the mpint sign byte when the top bit is set), and redoes the padding. Any
 /// other key, and a scalar longer than the curve, is returned unchanged for the decoder to
 /// judge.
-pub(crate) fn normalise_openssh(blob: &[u8]) -> Result<Vec<u8>, String> {
+fn normalise_openssh(blob: &[u8]) -> Result<Vec<u8>, String> {
     let layout = Layout::parse(blob)?;
     if layout.cipher != b"none" {
         return Ok(blob.to_vec());

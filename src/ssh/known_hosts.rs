@@ -17,8 +17,8 @@ use super::config::wildcard_match;
 /// Where a known_hosts line is, for messages that let the admin fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Location {
-    pub(crate) path: PathBuf,
-    pub(crate) line: usize,
+    path: PathBuf,
+    line: usize,
 }
 
 impl std::fmt::Display for Location {
@@ -79,7 +79,7 @@ impl HostEntries {
 
     /// How many lines were kept.
     #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.entries.len()
     }
 

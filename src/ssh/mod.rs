@@ -3,11 +3,11 @@
 //! Kept apart from `collect` so the policy (which host, which key, which algorithms) can be
 //! tested without a network, and `collect::ssh` only deals with running the catalogue.
 //! Nothing here depends on the capture model: failures are [`error::SshError`].
-pub(crate) mod auth;
+mod auth;
 pub(crate) mod client;
 pub mod config;
 pub(crate) mod error;
 pub mod keys;
-pub(crate) mod known_hosts;
+mod known_hosts;
 pub(crate) mod plan;
-pub(crate) mod transport;
+mod transport;

@@ -7,7 +7,7 @@ use crate::target::{parse_host_spec, HostSpec};
 use std::path::{Path, PathBuf};
 
 /// Jump hosts do not nest deeper than this; deeper is a ProxyJump loop in the config.
-pub(crate) const MAX_JUMP_DEPTH: usize = 8;
+const MAX_JUMP_DEPTH: usize = 8;
 
 /// What the command line says about connecting, for every host of the run.
 #[derive(Debug, Clone, Default)]

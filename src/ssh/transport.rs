@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// ESXi 8 offers only NIST ECDH, the DH groups and group-exchange. NIST first so a
 /// handshake never falls to group-exchange, which russh computes slowly (seconds).
-pub(crate) const KEX_ORDER: &[kex::Name] = &[
+const KEX_ORDER: &[kex::Name] = &[
     kex::ECDH_SHA2_NISTP256,
     kex::ECDH_SHA2_NISTP384,
     kex::ECDH_SHA2_NISTP521,
@@ -33,7 +33,7 @@ pub(crate) const KEX_ORDER: &[kex::Name] = &[
 ];
 
 /// ESXi's cipher list (AES only), then chacha for non-ESXi jump hosts.
-pub(crate) const CIPHER_ORDER: &[cipher::Name] = &[
+const CIPHER_ORDER: &[cipher::Name] = &[
     cipher::AES_256_GCM,
     cipher::AES_128_GCM,
     cipher::AES_256_CTR,
@@ -43,7 +43,7 @@ pub(crate) const CIPHER_ORDER: &[cipher::Name] = &[
 ];
 
 /// ESXi offers no etm MACs; they stay acceptable for other servers.
-pub(crate) const MAC_ORDER: &[mac::Name] = &[
+const MAC_ORDER: &[mac::Name] = &[
     mac::HMAC_SHA256,
     mac::HMAC_SHA512,
     mac::HMAC_SHA256_ETM,
@@ -73,7 +73,7 @@ fn default_host_key_order() -> Vec<Algorithm> {
 
 /// The algorithm preferences for one host: key types already in known_hosts come first so
 /// a host recorded with its RSA key is verified rather than reported unknown.
-pub(crate) fn preferred_for(known: &[Algorithm]) -> Preferred {
+fn preferred_for(known: &[Algorithm]) -> Preferred {
     let mut keys: Vec<Algorithm> = Vec::new();
     for k in known {
         match k {
@@ -266,7 +266,7 @@ pub(crate) struct ServerInfo {
 
 impl ServerInfo {
     /// The `SSH-2.0-...` line, once received.
-    pub(crate) fn version(&self) -> Option<String> {
+    fn version(&self) -> Option<String> {
         let raw = self.version.lock().ok()?.clone();
         String::from_utf8_lossy(&raw)
             .lines()
@@ -275,7 +275,7 @@ impl ServerInfo {
     }
 
     /// The `Banner` text the server sent before authentication.
-    pub(crate) fn banner(&self) -> Option<String> {
+    fn banner(&self) -> Option<String> {
         self.banner.lock().ok()?.clone()
     }
 

@@ -48,13 +48,13 @@ pub(crate) fn results(captures: &[crate::collect::HostCapture], hosts: &[HostDia
 }
 
 /// How one framed ping went.
-pub(crate) enum Outcome {
+enum Outcome {
     Passed,
     Failed(String),
     Unknown(String),
 }
 
-pub(crate) fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_off: bool) -> Outcome {
+fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_off: bool) -> Outcome {
     let Some(s) = section else {
         return Outcome::Unknown(match (cut_short, broke_off) {
             (Some(why), _) => format!("it did not run ({why})"),
@@ -88,7 +88,7 @@ pub(crate) fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&st
     }
 }
 
-pub(crate) fn failure_text(ping: &p::Vmkping) -> String {
+fn failure_text(ping: &p::Vmkping) -> String {
     let sent = ping.statistics.map_or(COUNT, |s| s.transmitted);
     match ping.send_errors.first() {
         Some(reason) => format!("sendto() failed ({reason})"),
@@ -96,7 +96,7 @@ pub(crate) fn failure_text(ping: &p::Vmkping) -> String {
     }
 }
 
-pub(crate) fn losses(ping: &p::Vmkping) -> Option<Losses> {
+fn losses(ping: &p::Vmkping) -> Option<Losses> {
     ping.statistics.map(|s| Losses {
         sent: s.transmitted,
         received: s.received,
@@ -104,7 +104,7 @@ pub(crate) fn losses(ping: &p::Vmkping) -> Option<Losses> {
     })
 }
 
-pub(crate) fn rtt(ping: &p::Vmkping) -> Option<Rtt> {
+fn rtt(ping: &p::Vmkping) -> Option<Rtt> {
     ping.round_trip.map(|r| Rtt {
         min_ms: Number(r.min_ms),
         avg_ms: Number(r.avg_ms),

@@ -83,11 +83,11 @@ pub struct Losses {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Rtt {
     /// Fastest reply, in milliseconds.
-    pub(crate) min_ms: Number,
+    min_ms: Number,
     /// Mean, in milliseconds.
     pub(crate) avg_ms: Number,
     /// Slowest reply, in milliseconds.
-    pub(crate) max_ms: Number,
+    max_ms: Number,
 }
 
 /// The don't-fragment ping that fills the vmknic MTU.
@@ -98,9 +98,9 @@ pub struct JumboResult {
     /// Whether it got through; `null` when its output could not be read.
     pub(crate) passed: Option<bool>,
     /// Requests and replies; `null` without statistics.
-    pub(crate) losses: Option<Losses>,
+    losses: Option<Losses>,
     /// Round-trip times; `null` without replies.
-    pub(crate) rtt: Option<Rtt>,
+    rtt: Option<Rtt>,
 }
 
 /// One probed (or skipped) host pair, `from` pinging `to`.

@@ -26,7 +26,7 @@ pub(crate) struct HumanOptions {
 
 /// Width when stdout is not a terminal and `$COLUMNS` is unset: the report stays readable
 /// in a file, a mail or a ticket.
-pub(crate) const DEFAULT_WIDTH: usize = 100;
+const DEFAULT_WIDTH: usize = 100;
 
 /// Narrower than this, nothing useful fits: the layout assumes at least this much.
 const MIN_WIDTH: usize = 40;
@@ -164,7 +164,7 @@ pub(crate) fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
     out
 }
 
-pub(crate) mod changes;
+mod changes;
 mod hosts;
 mod table;
 #[cfg(test)]

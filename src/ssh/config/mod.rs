@@ -308,7 +308,7 @@ impl SshConfig {
     /// (`user@host`, `-l`), which `Match user` sees before any `User` from the config, as
     /// in ssh. With neither, `Match user` sees `root`, the user this tool defaults to.
     #[cfg(test)]
-    pub(crate) fn resolve_for(&self, host: &str, cli_user: Option<&str>) -> Result<HostConfig, ConfigError> {
+    fn resolve_for(&self, host: &str, cli_user: Option<&str>) -> Result<HostConfig, ConfigError> {
         self.resolve_with(host, cli_user, &CommandLineOptions::default())
     }
 
