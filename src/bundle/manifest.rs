@@ -85,18 +85,27 @@ pub(crate) struct ManifestProbe {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct ManifestCommand {
+    /// Catalogue id (the stem of the output's file names).
     pub(crate) id: String,
     /// The exact command line sent to the host.
     pub(crate) command: String,
+    /// The command's exit status; `None` when the channel closed without one.
     pub(crate) exit_status: Option<u32>,
+    /// Wall time of the command, in milliseconds.
     pub(crate) duration_ms: u64,
+    /// Size of the stdout file, in bytes.
     pub(crate) stdout_bytes: u64,
+    /// Size of the stderr file, in bytes.
     pub(crate) stderr_bytes: u64,
+    /// SHA-256 of the stdout file, lowercase hex.
     pub(crate) stdout_sha256: String,
+    /// SHA-256 of the stderr file, lowercase hex.
     pub(crate) stderr_sha256: String,
     /// Output was cut at the per-command cap.
     pub(crate) truncated: bool,
+    /// `--command-timeout` fired before the command ended.
     pub(crate) timeout_hit: bool,
+    /// Why the command did not run to its end, when the collector knows.
     pub(crate) failure: Option<Failure>,
     /// How the command ended: `exited` (with its code) is the only clean outcome;
     /// `timed-out`, `truncated` (which cap), `connection-lost`, `signalled`,

@@ -221,10 +221,13 @@ pub struct RawOutput {
     pub id: String,
     /// The exact command line that was sent.
     pub command: String,
+    /// What the command printed on standard output (invalid UTF-8 replaced).
     pub stdout: String,
+    /// What it printed on standard error (invalid UTF-8 replaced).
     pub stderr: String,
     /// `None` when the channel closed without an exit status (or the command never ran).
     pub exit_status: Option<u32>,
+    /// Wall time from sending the command to its end, in milliseconds.
     pub duration_ms: u64,
     /// The output was cut at the per-command size cap.
     pub truncated: bool,
@@ -306,9 +309,13 @@ fn timeout_secs_in(message: &str) -> Option<u64> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CaptureSource {
+    /// Collected over SSH in this run.
     Live,
+    /// Read back from a capture folder (`<host>/<id>.txt`, the samples' layout).
     Directory,
+    /// Read from a pvrdma-doctor support bundle.
     Bundle,
+    /// Read from an ESXi vm-support bundle.
     VmSupport,
 }
 
@@ -317,6 +324,7 @@ pub enum CaptureSource {
 pub struct VmxFile {
     /// Path inside the bundle, e.g. `vmfs/volumes/ds1/hpc01/hpc01.vmx`.
     pub path: String,
+    /// The file's text.
     pub content: String,
 }
 
@@ -339,6 +347,7 @@ pub struct ProbeCapture {
 pub struct HostCapture {
     /// The host as the user named it (`esx01`), not the resolved address.
     pub host: String,
+    /// Where the outputs come from.
     pub source: CaptureSource,
     /// Outputs by catalogue id. An id that is absent was not collected.
     pub outputs: BTreeMap<String, RawOutput>,

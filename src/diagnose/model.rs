@@ -30,9 +30,13 @@ pub struct Evidence {
 /// One check on a host or across hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
+    /// Stable check id (`--list-checks`), e.g. `firewall-pvrdma`.
     pub id: &'static str,
+    /// Its outcome.
     pub status: Status,
+    /// One line saying what was found, with the host's own values.
     pub summary: String,
+    /// The outputs and fields the conclusion rests on.
     pub evidence: Vec<Evidence>,
     /// How to fix it, when the check does not pass.
     pub(crate) remedy: Option<Remedy>,
@@ -120,6 +124,7 @@ pub(crate) fn shell_quote(value: &str) -> String {
     }
 }
 
+/// Whether a PVRDMA adapter's traffic to other hosts uses the physical HCA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
@@ -176,6 +181,7 @@ pub struct Vm {
     pub adapters: Vec<Adapter>,
 }
 
+/// A host's overall state in the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum HostStatus {
@@ -377,8 +383,10 @@ pub struct Summary {
     pub(crate) host_sets: BTreeMap<String, String>,
 }
 
+/// The whole run's diagnosis: what the report renders.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Diagnosis {
+    /// One entry per host, in the order given.
     pub hosts: Vec<HostDiagnosis>,
     /// Checks across hosts (stable ids too): `vmknic-subnets`, `vmknic-ipv4-unique`,
     /// `pvrdma-same-vds`, `roce-version-pair`.
@@ -389,10 +397,13 @@ pub struct Diagnosis {
     pub probes: Vec<super::probe::Probe>,
     /// `--baseline` only: what differs from the baseline report.
     pub(crate) changes: Option<super::Changes>,
+    /// Counts over the whole run.
     pub summary: Summary,
 }
 
 impl Diagnosis {
+    /// The process exit code ([`crate::exit`]): 1 on any problem, else 3 when something
+    /// is unknown or unreached, else 0.
     pub fn exit_code(&self) -> u8 {
         let problems = self.fleet_checks.iter().any(|c| c.status == Status::Fail)
             || self.hosts.iter().any(|h| {
