@@ -48,7 +48,7 @@ impl SimNet {
     pub(crate) fn new(hosts: &[SimHost]) -> SimNet {
         let mut nodes = BTreeMap::new();
         for h in hosts {
-            let file = |id: &str| h.files.get(&format!("{id}.txt")).map(String::as_str).unwrap_or("");
+            let file = |id: &str| h.stdout(id);
             let mut vmknics = BTreeMap::new();
             for v in
                 pvrdma_parsers::parse_ip_interface_list(file(crate::catalogue::IP_INTERFACE_LIST)).unwrap_or_default()

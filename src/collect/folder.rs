@@ -20,8 +20,13 @@ use anyhow::Context;
 pub(crate) const HOST_ERROR_FILE: &str = "host-error.json";
 
 /// File name of a command's stdout.
-fn stdout_file(id: &str) -> String {
+pub(crate) fn stdout_file(id: &str) -> String {
     format!("{id}.txt")
+}
+
+/// The id (or probe peer) whose stdout file is `name`; `None` for any other file.
+pub(crate) fn stdout_stem(name: &str) -> Option<&str> {
+    name.strip_suffix(".txt").filter(|stem| !stem.ends_with(".stderr"))
 }
 
 fn stderr_file(id: &str) -> String {

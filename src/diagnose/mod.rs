@@ -252,7 +252,7 @@ impl<'a> Context<'a> {
             let uplink = d.paired_uplink.as_deref()?;
             switches.iter().find(|s| s.uplinks.iter().any(|u| u == uplink))
         };
-        let is_active = |d: &p::RdmaDevice| matches!(d.state, p::PortState::Active | p::PortState::ActiveDefer);
+        let is_active = |d: &p::RdmaDevice| d.state.is_active();
         let device = devices
             .iter()
             .find(|d| dvs_of(d).is_some() && is_active(d))
