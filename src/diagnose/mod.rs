@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 mod adapters;
 mod changes;
 mod checks;
+#[cfg(test)]
+pub(crate) mod fixtures;
 mod fleet;
 mod lossless;
 mod model;
