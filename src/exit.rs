@@ -1,5 +1,4 @@
 //! Documented exit codes of the program: the application layer's contract with scripts.
-//! `diagnose::exit` re-exports this module for compatibility.
 /// All hosts reached, no failing check, every adapter on the HCA.
 pub const HEALTHY: u8 = 0;
 /// A failing check or a `tcp-fallback` adapter.
