@@ -80,14 +80,14 @@ fn main() -> anyhow::Result<()> {
     anyhow::ensure!(
         diagnosis.summary.hca == hosts * vms * adapters,
         "expected every adapter on the HCA: {}",
-        diagnosis.summary.line
+        pvrdma_doctor::report::summary::line(&diagnosis)
     );
     println!(
         "{hosts} hosts x {vms} VMs x {adapters} adapters: diagnose + JSON {:.3} s, JSON {} bytes ({:.1} MB); {}",
         took.as_secs_f64(),
         json.len(),
         json.len() as f64 / 1_000_000.0,
-        diagnosis.summary.line
+        pvrdma_doctor::report::summary::line(&diagnosis)
     );
     Ok(())
 }

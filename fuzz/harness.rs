@@ -372,13 +372,17 @@ fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture, strict: bool) 
 
 fn check_exit_code(d: &Diagnosis) {
     let code = d.exit_code();
-    if code == diagnose::exit::HEALTHY {
+    if code == pvrdma_doctor::exit::HEALTHY {
         assert!(
             d.hosts.iter().all(|h| h.status == HostStatus::Ok),
             "exit 0 with a host that is not ok"
         );
     }
     if d.hosts.iter().any(|h| h.status == HostStatus::Problems) {
-        assert_eq!(code, diagnose::exit::PROBLEMS, "a host with problems but exit {code}");
+        assert_eq!(
+            code,
+            pvrdma_doctor::exit::PROBLEMS,
+            "a host with problems but exit {code}"
+        );
     }
 }

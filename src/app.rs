@@ -105,7 +105,7 @@ fn init_tracing(verbose: u8) {
 
 /// What `--generate` prints: a completion script or the man page, from the clap
 /// definition itself so they never drift from `--help`.
-pub fn generate(kind: crate::cli::Generate) -> anyhow::Result<String> {
+pub(crate) fn generate(kind: crate::cli::Generate) -> anyhow::Result<String> {
     use crate::cli::Generate;
     use clap_complete::Shell;
     let mut cmd = crate::cli::command();
@@ -191,7 +191,7 @@ fn live_options(
 
 /// Refuses an existing bundle (or redaction map) before collecting, so a long live run
 /// does not end in a refusal. Call it before connecting to any host.
-pub fn prepare_bundle(args: &BundleArgs) -> anyhow::Result<()> {
+fn prepare_bundle(args: &BundleArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.bundle {
         let name = path
             .file_name()
@@ -229,7 +229,7 @@ pub fn write_support_bundle(
 
 /// [`write_support_bundle`] that, with `--redact`, also hides the local paths and login
 /// users of the run (see [`crate::redact::LocalValues`]).
-pub fn write_support_bundle_hiding(
+fn write_support_bundle_hiding(
     args: &BundleArgs,
     captures: &[HostCapture],
     diagnosis: &diagnose::Diagnosis,
@@ -311,7 +311,7 @@ fn finish(
 }
 
 /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
-pub fn use_color(choice: ColorChoice) -> bool {
+fn use_color(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -331,7 +331,7 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
 }
 
 /// The `--list-checks` text: every command the tool can send, then every check id.
-pub fn list_checks() -> String {
+fn list_checks() -> String {
     let mut out = String::from("Read-only commands sent to each host (id, command, why):\n\n");
     for spec in CATALOGUE {
         out.push_str(&format!("{}\n    {}\n    {}\n", spec.id, spec.command, spec.why));
@@ -346,7 +346,7 @@ pub fn list_checks() -> String {
 }
 
 /// `--list-checks --format json`: the same lists as one document for scripts.
-pub fn list_checks_json() -> String {
+fn list_checks_json() -> String {
     let commands: Vec<serde_json::Value> = CATALOGUE
         .iter()
         .map(|spec| serde_json::json!({"id": spec.id, "command": spec.command, "why": spec.why}))

@@ -91,13 +91,13 @@ pub(crate) enum ArchiveKind {
 /// How to tell the archive kinds apart and what to keep; supplied by the dispatcher.
 pub(crate) struct ArchiveRules<'a> {
     /// The kind an archive whose first file entry has this path is, if any.
-    pub classify: &'a dyn Fn(&str) -> Option<ArchiveKind>,
+    pub(crate) classify: &'a dyn Fn(&str) -> Option<ArchiveKind>,
     /// Whether a vm-support entry is read (everything else is skipped unread).
-    pub vm_support_wanted: &'a dyn Fn(&str) -> bool,
+    pub(crate) vm_support_wanted: &'a dyn Fn(&str) -> bool,
 }
 
 /// The kept entries of an archive, or `None` when its first entry fits no known kind.
-pub(crate) type Archive = Option<(ArchiveKind, Entries)>;
+type Archive = Option<(ArchiveKind, Entries)>;
 
 /// Counts decompressed bytes and fails the read once the limit is passed. The limit is
 /// shared so it can be raised once the first entry proves a vm-support bundle (gigabytes
@@ -266,7 +266,7 @@ pub(crate) fn top_component(path: &str) -> &str {
 
 /// The entry path as `a/b/c`, or a refusal when it is absolute or climbs out with `..`.
 /// `.` components are dropped; an empty result means the archive root itself.
-pub(crate) fn clean_path(path: &Path) -> Result<String, BundleError> {
+fn clean_path(path: &Path) -> Result<String, BundleError> {
     let shown = || path.to_string_lossy().into_owned();
     let mut parts = Vec::new();
     for component in path.components() {
@@ -286,19 +286,19 @@ pub(crate) fn clean_path(path: &Path) -> Result<String, BundleError> {
 
 /// How [`walk_dir`] reads a folder.
 pub(crate) struct Walk<'a> {
-    pub limits: &'a ReadLimits,
+    pub(crate) limits: &'a ReadLimits,
     /// Put before every path relative to the root (`<top>/` for vm-support), so the
     /// entries look like the archive's.
-    pub prefix: &'a str,
+    pub(crate) prefix: &'a str,
     /// Links and special files are skipped (a vm-support folder mirrors a host's file
     /// system, where `/vmfs/volumes/<name>` links to the volume) instead of refused.
-    pub skip_links: bool,
+    pub(crate) skip_links: bool,
     /// Whether to go into a folder (path relative to the root).
-    pub descend: &'a dyn Fn(&str) -> bool,
+    pub(crate) descend: &'a dyn Fn(&str) -> bool,
     /// Whether to read a file (path with the prefix).
-    pub keep: &'a dyn Fn(&str) -> bool,
+    pub(crate) keep: &'a dyn Fn(&str) -> bool,
     /// What a file is called in the "too large" refusal: `file` or `entry`.
-    pub noun: &'static str,
+    pub(crate) noun: &'static str,
 }
 
 /// Reads the files below `root` that `walk` keeps into `out`, never following a link,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// The target exists and overwriting was not asked for.
 #[derive(Debug, thiserror::Error)]
 #[error("{0} already exists; pass --force to overwrite it")]
-pub struct AlreadyExists(pub PathBuf);
+pub(crate) struct AlreadyExists(PathBuf);
 
 /// The folder a file at `path` lands in (`.` for a bare file name).
 pub(crate) fn parent_dir(path: &Path) -> &Path {

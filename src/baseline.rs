@@ -11,8 +11,7 @@
 //! byte-identical), so "since" is the baseline file's modification time, which is when
 //! the runbook saved it.
 use crate::diagnose::Diagnosis;
-pub use crate::diagnose::{Change, ChangeKind, Changes};
-pub use crate::report::human::changes::human_lines;
+pub(crate) use crate::diagnose::{Change, ChangeKind, Changes};
 use anyhow::Context;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -23,13 +22,13 @@ const SCHEMA_PREFIX: &str = "pvrdma-doctor/report/v";
 
 /// A baseline report read from disk.
 #[derive(Debug, Clone)]
-pub struct Baseline {
-    pub since: String,
+pub(crate) struct Baseline {
+    since: String,
     report: Value,
 }
 
 /// Reads and vets a baseline: a pvrdma-doctor JSON report of our schema major.
-pub fn load(path: &Path) -> anyhow::Result<Baseline> {
+pub(crate) fn load(path: &Path) -> anyhow::Result<Baseline> {
     let shown = path.display();
     let text = std::fs::read(path).with_context(|| format!("cannot read the baseline {shown}"))?;
     let report: Value = serde_json::from_slice(&text)
@@ -63,7 +62,7 @@ pub fn load(path: &Path) -> anyhow::Result<Baseline> {
 }
 
 /// Every status that differs between the baseline and this run's diagnosis.
-pub fn compare(baseline: &Baseline, current: &Diagnosis) -> Changes {
+pub(crate) fn compare(baseline: &Baseline, current: &Diagnosis) -> Changes {
     let now = crate::report::json::to_value(current);
     Changes {
         since: baseline.since.clone(),

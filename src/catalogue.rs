@@ -39,7 +39,7 @@ macro_rules! batch_functions {
 /// Queries of one batch that run at once on the host. More keys run in successive groups
 /// of this size, so a host with hundreds of PVRDMA VMs is not asked to start hundreds of
 /// `esxcli` processes together (each is a Python process in ESXi's shell resource pool).
-pub const BATCH_FANOUT: usize = 64;
+const BATCH_FANOUT: usize = 64;
 
 /// One read-only command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,28 +49,31 @@ pub struct CommandSpec {
     /// The exact command line sent to the host's shell.
     pub command: &'static str,
     /// Why the doctor needs it.
-    pub why: &'static str,
+    pub(crate) why: &'static str,
 }
 
-pub const SYSTEM_VERSION: &str = "esxcli_system_version_get";
-pub const RDMA_DEVICE_LIST: &str = "esxcli_rdma_device_list";
-pub const RDMA_PROTOCOL_LIST: &str = "esxcli_rdma_device_protocol_list";
-pub const RDMA_VMKNIC_LIST: &str = "esxcli_rdma_device_vmknic_list";
-pub const NIC_LIST: &str = "esxcli_network_nic_list";
-pub const DVS_LIST: &str = "esxcli_network_vswitch_dvs_vmware_list";
-pub const STANDARD_SWITCH_LIST: &str = "esxcli_network_vswitch_standard_list";
-pub const IP_INTERFACE_LIST: &str = "esxcli_network_ip_interface_list";
-pub const IPV4_GET: &str = "esxcli_network_ip_interface_ipv4_get";
-pub const PVRDMA_VMKNIC_OPTION: &str = "esxcli_system_settings_advanced_list_pvrdmavmknic";
-pub const FIREWALL_GET: &str = "esxcli_network_firewall_get";
-pub const FIREWALL_RULESET_LIST: &str = "esxcli_network_firewall_ruleset_list";
-pub const VM_PROCESS_LIST: &str = "esxcli_vm_process_list";
-pub const VM_PORT_LIST: &str = "esxcli_network_vm_port_list";
-pub const PVRDMA_DEVICES_LS: &str = "vsish_pvrdma_devices_ls";
-pub const PVRDMA_PROPERTIES: &str = "vsish_pvrdma_properties";
-pub const NIC_PAUSE_PARAMS: &str = "esxcli_network_nic_pauseparams_list";
-pub const NIC_DCB_STATUS: &str = "esxcli_network_nic_dcb_status_get";
-pub const VMX_PVRDMA_LINES: &str = "vmx_pvrdma_lines";
+// The ids come from the parser table, where each is written once next to its parser.
+use pvrdma_parsers::by_id;
+
+pub const SYSTEM_VERSION: &str = by_id::SYSTEM_VERSION.id;
+pub const RDMA_DEVICE_LIST: &str = by_id::RDMA_DEVICE_LIST.id;
+pub(crate) const RDMA_PROTOCOL_LIST: &str = by_id::RDMA_PROTOCOL_LIST.id;
+pub const RDMA_VMKNIC_LIST: &str = by_id::RDMA_VMKNIC_LIST.id;
+pub const NIC_LIST: &str = by_id::NIC_LIST.id;
+pub(crate) const DVS_LIST: &str = by_id::DVS_LIST.id;
+pub(crate) const STANDARD_SWITCH_LIST: &str = by_id::STANDARD_SWITCH_LIST.id;
+pub(crate) const IP_INTERFACE_LIST: &str = by_id::IP_INTERFACE_LIST.id;
+pub(crate) const IPV4_GET: &str = by_id::IPV4_GET.id;
+pub const PVRDMA_VMKNIC_OPTION: &str = by_id::PVRDMA_VMKNIC_OPTION.id;
+pub(crate) const FIREWALL_GET: &str = by_id::FIREWALL_GET.id;
+pub const FIREWALL_RULESET_LIST: &str = by_id::FIREWALL_RULESET_LIST.id;
+pub const VM_PROCESS_LIST: &str = by_id::VM_PROCESS_LIST.id;
+pub const VM_PORT_LIST: &str = by_id::VM_PORT_LIST.id;
+pub const PVRDMA_DEVICES_LS: &str = by_id::PVRDMA_DEVICES_LS.id;
+pub const PVRDMA_PROPERTIES: &str = by_id::PVRDMA_PROPERTIES.id;
+pub const NIC_PAUSE_PARAMS: &str = by_id::NIC_PAUSE_PARAMS.id;
+pub const NIC_DCB_STATUS: &str = by_id::NIC_DCB_STATUS.id;
+pub const VMX_PVRDMA_LINES: &str = by_id::VMX_PVRDMA_LINES.id;
 
 /// Every command, in the order a report lists them.
 pub static CATALOGUE: &[CommandSpec] = &[
@@ -205,21 +208,9 @@ impl CommandSpec {
             || self.id == VMX_PVRDMA_LINES
     }
 
-    /// The command whose output a batched loop iterates over, when the loop runs it itself
-    /// (quietly): if that command failed, the loop's empty output means "not run", not
-    /// "nothing found".
-    pub fn iterates_over(&self) -> Option<&'static str> {
-        match self.id {
-            VMX_PVRDMA_LINES => Some(VM_PROCESS_LIST),
-            VM_PORT_LIST | PVRDMA_PROPERTIES => Some(PVRDMA_DEVICES_LS),
-            NIC_DCB_STATUS => Some(RDMA_DEVICE_LIST),
-            _ => None,
-        }
-    }
-
     /// How messages name the command: the command line, or for a batched loop the query
     /// it repeats (quoting a whole shell loop to a user helps nobody).
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self.id {
             VM_PORT_LIST => "esxcli network vm port list -w <World ID> (batched over the PVRDMA VMs)",
             PVRDMA_PROPERTIES => "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties (batched)",
@@ -236,7 +227,7 @@ impl CommandSpec {
 /// `p ...` pipeline per group of [`BATCH_FANOUT`] keys. `None` for another id, no key, or
 /// a key that is not ASCII letters, digits and `_` (keys come from a parsed listing;
 /// anything else must never reach a shell).
-pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
+pub(crate) fn batch_command(id: &str, keys: &[String]) -> Option<String> {
     let spec = spec(id).filter(|s| s.is_listing_batch())?;
     let functions = batch_functions_of(spec)?;
     let valid = |k: &String| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');

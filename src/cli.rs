@@ -25,45 +25,45 @@ pub struct Cli {
     /// `esx01,esx02`, `root@esx01`, `esx01:2222`, `[fe80::1]:22`, or `-` to read hosts
     /// from stdin.
     #[arg(value_name = "HOST")]
-    pub hosts: Vec<String>,
+    pub(crate) hosts: Vec<String>,
 
     /// Print the read-only commands this tool sends (id, command, purpose) and the check
     /// ids, then exit (`--format json` for a JSON document).
     #[arg(long)]
-    pub list_checks: bool,
+    pub(crate) list_checks: bool,
 
     /// Print a shell completion script, the man page or the JSON Schema of the report on
     /// stdout, then exit.
     #[arg(long, value_enum, value_name = "KIND")]
-    pub generate: Option<Generate>,
+    pub(crate) generate: Option<Generate>,
 
     /// Show each command sent (host, duration, exit status) on stderr; twice (-vv) also
     /// the SSH negotiation. RUST_LOG overrides the filter.
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
-    pub verbose: u8,
+    pub(crate) verbose: u8,
 
     #[command(flatten)]
-    pub live: LiveArgs,
+    pub(crate) live: LiveArgs,
 
     #[command(flatten)]
-    pub bundle: BundleArgs,
+    pub(crate) bundle: BundleArgs,
 
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub(crate) output: OutputArgs,
 
     #[command(flatten)]
-    pub probe: ProbeArgs,
+    pub(crate) probe: ProbeArgs,
 
     #[command(flatten)]
-    pub baseline: BaselineArgs,
+    pub(crate) baseline: BaselineArgs,
 
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
 }
 
 /// What `--generate` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Generate {
+pub(crate) enum Generate {
     CompleteBash,
     CompleteZsh,
     CompleteFish,
@@ -76,7 +76,7 @@ pub enum Generate {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Diagnose ESXi hosts over SSH (the default: `pvrdma-doctor esx01` is
     /// `pvrdma-doctor check esx01`).
     Check {
@@ -104,7 +104,7 @@ pub enum Command {
 
 /// The clap command with every option global, so it is accepted before or after the
 /// subcommand. Positional arguments stay where they are.
-pub fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     Cli::command().mut_args(|a| {
         if a.is_positional() || a.get_id() == "help" || a.get_id() == "version" {
             a
@@ -120,7 +120,7 @@ pub fn parse() -> Cli {
 }
 
 /// Parses `args` (the first is the program name), as [`parse`] does.
-pub fn parse_from<I, T>(args: I) -> Cli
+fn parse_from<I, T>(args: I) -> Cli
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -130,7 +130,8 @@ where
 }
 
 /// Like [`parse_from`], returning clap's error instead of exiting.
-pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+#[cfg(test)]
+fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -141,20 +142,20 @@ where
 
 /// The path probe (off by default: it sends packets, though it changes nothing).
 #[derive(Debug, Clone, Args)]
-pub struct ProbeArgs {
+pub(crate) struct ProbeArgs {
     /// After collection, ping every other host's PVRDMA vmknic from each host's own, plainly
     /// and with a don't-fragment packet filling the vmknic MTU (vmkping; see --list-checks).
     #[arg(long)]
-    pub probe: bool,
+    probe: bool,
     /// With --probe: each host pings K peers (the next K on a ring of the sorted host names,
     /// the same pairs every run) instead of all of them.
     #[arg(long, value_name = "K", requires = "probe", value_parser = parse_sample)]
-    pub probe_sample: Option<usize>,
+    probe_sample: Option<usize>,
 }
 
 impl ProbeArgs {
     /// The probe settings, `None` without `--probe`.
-    pub fn options(&self) -> Option<crate::probe::ProbeOptions> {
+    pub(crate) fn options(&self) -> Option<crate::probe::ProbeOptions> {
         self.probe.then_some(crate::probe::ProbeOptions {
             sample: self.probe_sample,
         })
@@ -163,73 +164,73 @@ impl ProbeArgs {
 
 /// Comparison with an earlier report.
 #[derive(Debug, Clone, Args)]
-pub struct BaselineArgs {
+pub(crate) struct BaselineArgs {
     /// Compare with an earlier `--format json` report: the report then lists every host
     /// status, check status, adapter verdict and probe status that changed.
     #[arg(long, value_name = "OLD.json")]
-    pub baseline: Option<PathBuf>,
+    pub(crate) baseline: Option<PathBuf>,
 }
 
 /// How to reach the hosts.
 #[derive(Debug, Clone, Args)]
-pub struct LiveArgs {
+pub(crate) struct LiveArgs {
     /// Read hosts from FILE, one node set per line (`#` starts a comment); `-` reads stdin.
     #[arg(long, value_name = "FILE")]
-    pub hosts_file: Option<PathBuf>,
+    pub(crate) hosts_file: Option<PathBuf>,
     /// Use only this ssh_config file, instead of ~/.ssh/config and /etc/ssh/ssh_config (like `ssh -F`).
     #[arg(short = 'F', long = "ssh-config", value_name = "FILE")]
-    pub ssh_config: Option<PathBuf>,
+    pub(crate) ssh_config: Option<PathBuf>,
     /// Log in as USER (default: the ssh_config `User`, else root).
     #[arg(short = 'l', long = "user", value_name = "USER")]
-    pub user: Option<String>,
+    pub(crate) user: Option<String>,
     /// Private key to try first (repeatable); ECDSA or RSA: ESXi refuses ed25519 keys. A file
     /// that cannot be read stops the run.
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
-    pub identity: Vec<PathBuf>,
+    pub(crate) identity: Vec<PathBuf>,
     /// Connect to this port (like `ssh -p`; a port in the host argument wins).
     #[arg(short = 'p', long = "port", value_name = "PORT")]
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
     /// Go through these jump hosts, comma-separated `[user@]host[:port]` (like `ssh -J`;
     /// `none` turns a configured ProxyJump off).
     #[arg(short = 'J', long = "jump", value_name = "JUMP")]
-    pub jump: Option<String>,
+    pub(crate) jump: Option<String>,
     /// An ssh_config option for the hosts, before ~/.ssh/config and /etc/ssh/ssh_config
     /// (like `ssh -o`, repeatable): HostName, User, Port, IdentityFile, IdentitiesOnly,
     /// ProxyJump, ProxyCommand, UserKnownHostsFile, GlobalKnownHostsFile,
     /// StrictHostKeyChecking, HashKnownHosts, HostKeyAlias.
     #[arg(short = 'o', long = "ssh-option", value_name = "KEY=VALUE")]
-    pub options: Vec<String>,
+    pub(crate) options: Vec<String>,
     /// How many hosts to diagnose at once.
     #[arg(long, value_name = "N", default_value_t = crate::live::DEFAULT_PARALLEL, value_parser = parse_parallel)]
-    pub parallel: usize,
+    pub(crate) parallel: usize,
     /// Limit for TCP connect + key exchange + authentication, per host.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
-    pub connect_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
     /// Limit for each command on a host.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
-    pub command_timeout: Duration,
+    pub(crate) command_timeout: Duration,
     /// Most output kept per host, all commands together (on top of the 16 MiB per-command
     /// cap); past it outputs are cut, and what depends on them is `unknown`. Units: B, KiB,
     /// MiB, GiB.
     #[arg(long, value_name = "SIZE", default_value = "32MiB", value_parser = parse_size)]
-    pub host_output_budget: usize,
+    pub(crate) host_output_budget: usize,
     /// Most output kept for all hosts of the run together; past it outputs are cut and
     /// marked like the per-host budget. Keeps client memory bounded whatever the fleet
     /// size (64 hosts flooding every command stay under 1 GB).
     #[arg(long, value_name = "SIZE", default_value = "640MiB", value_parser = parse_size)]
-    pub total_output_budget: usize,
+    pub(crate) total_output_budget: usize,
     /// Limit for the whole run; hosts not finished by then are reported as timed out.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// Record the key of a host not yet in known_hosts (like StrictHostKeyChecking=accept-new).
     #[arg(long)]
-    pub accept_new: bool,
+    pub(crate) accept_new: bool,
     /// DANGEROUS: do not verify host keys at all. Anyone on the path can impersonate the hosts.
     #[arg(long)]
-    pub insecure_skip_host_key_check: bool,
+    pub(crate) insecure_skip_host_key_check: bool,
     /// Prompt once (without echo) for a password used by all hosts; else PVRDMA_DOCTOR_PASSWORD is used when set.
     #[arg(long)]
-    pub ask_password: bool,
+    pub(crate) ask_password: bool,
 }
 
 /// Support bundle options.
@@ -250,28 +251,28 @@ pub struct BundleArgs {
 
 /// How to print the report.
 #[derive(Debug, Clone, Args)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// Report format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
-    pub format: Format,
+    pub(crate) format: Format,
     /// When to colour the human report (`auto`: on a terminal unless NO_COLOR is set).
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
-    pub color: ColorChoice,
+    pub(crate) color: ColorChoice,
     /// Never draw the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
-    pub no_progress: bool,
+    pub(crate) no_progress: bool,
     /// Show only hosts, checks and adapters with a problem, a warning or an unknown (like
     /// `brew doctor`); the summary still counts everything.
     #[arg(long)]
-    pub only_problems: bool,
+    pub(crate) only_problems: bool,
     /// Print every host on its own instead of folding hosts with identical results into
     /// node sets (`esx[01-20]`, as `clush -b` does).
     #[arg(long)]
-    pub no_fold: bool,
+    pub(crate) no_fold: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
@@ -279,7 +280,7 @@ pub enum ColorChoice {
 
 /// `--host-output-budget`: `10MiB`, `512KiB`, `1GiB`, `4096` (bytes); at least 64 KiB so a
 /// healthy host always fits.
-pub fn parse_size(text: &str) -> Result<usize, String> {
+fn parse_size(text: &str) -> Result<usize, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
@@ -319,7 +320,7 @@ fn parse_sample(text: &str) -> Result<usize, String> {
 }
 
 /// `10s`, `500ms`, `2m`, `1h`, or plain seconds (`30`).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit() && c != '.')

@@ -12,13 +12,13 @@
 //! and the one that broke off (and any never reached) is unknown.
 use crate::catalogue as cat;
 use crate::collect::{HostCapture, RawOutput};
-use pvrdma_parsers as p;
+use pvrdma_parsers::{self as p, by_id};
 use serde::Serialize;
 
 /// Why a fact is not available.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum FactError {
+pub(crate) enum FactError {
     /// The command was not run or produced nothing usable (host down, timeout, Ctrl-C...).
     NotCollected { command: String, reason: String },
     /// The command ran and reported an error.
@@ -31,7 +31,7 @@ pub enum FactError {
 }
 
 impl FactError {
-    pub fn command(&self) -> &str {
+    pub(crate) fn command(&self) -> &str {
         match self {
             FactError::NotCollected { command, .. }
             | FactError::CommandFailed { command, .. }
@@ -60,55 +60,55 @@ impl std::fmt::Display for FactError {
     }
 }
 
-pub type Fact<T> = Result<T, FactError>;
+type Fact<T> = Result<T, FactError>;
 
 /// A `.vmx` file from a vm-support bundle and what it says.
 #[derive(Debug, Clone)]
-pub struct VmxFact {
-    pub path: String,
-    pub config: Result<p::vmx::VmxConfig, p::ParseError>,
+pub(crate) struct VmxFact {
+    pub(crate) path: String,
+    pub(crate) config: Result<p::vmx::VmxConfig, p::ParseError>,
 }
 
 /// Everything the diagnosis knows about one host.
 #[derive(Debug, Clone)]
-pub struct HostFacts {
-    pub version: Fact<p::SystemVersion>,
-    pub rdma_devices: Fact<Vec<p::RdmaDevice>>,
-    pub rdma_protocols: Fact<Vec<p::RdmaProtocols>>,
-    pub rdma_vmknics: Fact<Vec<p::RdmaVmknic>>,
-    pub nics: Fact<Vec<p::Nic>>,
-    pub dvs: Fact<Vec<p::DvsSwitch>>,
-    pub standard_switches: Fact<Vec<p::StandardSwitch>>,
-    pub vmknics: Fact<Vec<p::VmkInterface>>,
-    pub ipv4: Fact<Vec<p::Ipv4Interface>>,
-    pub pvrdma_vmknic: Fact<p::AdvancedOption>,
-    pub firewall: Fact<p::FirewallStatus>,
-    pub rulesets: Fact<Vec<p::FirewallRuleset>>,
-    pub vms: Fact<Vec<p::VmProcess>>,
-    pub vm_ports: Fact<Vec<p::VmPorts>>,
-    pub pvrdma_devices: Fact<Vec<p::PvrdmaDeviceId>>,
-    pub pvrdma_properties: Fact<Vec<p::PvrdmaPropertiesSection>>,
+pub(crate) struct HostFacts {
+    pub(crate) version: Fact<p::SystemVersion>,
+    pub(crate) rdma_devices: Fact<Vec<p::RdmaDevice>>,
+    pub(crate) rdma_protocols: Fact<Vec<p::RdmaProtocols>>,
+    pub(crate) rdma_vmknics: Fact<Vec<p::RdmaVmknic>>,
+    pub(crate) nics: Fact<Vec<p::Nic>>,
+    pub(crate) dvs: Fact<Vec<p::DvsSwitch>>,
+    pub(crate) standard_switches: Fact<Vec<p::StandardSwitch>>,
+    pub(crate) vmknics: Fact<Vec<p::VmkInterface>>,
+    pub(crate) ipv4: Fact<Vec<p::Ipv4Interface>>,
+    pub(crate) pvrdma_vmknic: Fact<p::AdvancedOption>,
+    pub(crate) firewall: Fact<p::FirewallStatus>,
+    pub(crate) rulesets: Fact<Vec<p::FirewallRuleset>>,
+    pub(crate) vms: Fact<Vec<p::VmProcess>>,
+    pub(crate) vm_ports: Fact<Vec<p::VmPorts>>,
+    pub(crate) pvrdma_devices: Fact<Vec<p::PvrdmaDeviceId>>,
+    pub(crate) pvrdma_properties: Fact<Vec<p::PvrdmaPropertiesSection>>,
     /// Why the properties batch stopped before its end (timeout, lost connection), so an
     /// adapter without a section is explained by that rather than by a stopped VM.
-    pub pvrdma_properties_cut_short: Option<String>,
-    pub nic_pause: Fact<Vec<p::NicPause>>,
-    pub nic_dcb: Fact<Vec<p::DcbStatus>>,
+    pub(crate) pvrdma_properties_cut_short: Option<String>,
+    pub(crate) nic_pause: Fact<Vec<p::NicPause>>,
+    pub(crate) nic_dcb: Fact<Vec<p::DcbStatus>>,
     /// Records of record lists that did not parse (each costs only itself), with why.
-    pub record_errors: Vec<String>,
+    pub(crate) record_errors: Vec<String>,
     /// The `.vmx` files of the host's VMs: from a vm-support bundle, or on a live host the
     /// PVRDMA lines `vmx_pvrdma_lines` read for each running VM (path = its Config File).
-    pub vmx: Vec<VmxFact>,
+    pub(crate) vmx: Vec<VmxFact>,
     /// The live `.vmx` inventory as collected, including sections that could not be read.
-    pub vmx_lines: Fact<Vec<p::VmxSection>>,
+    pub(crate) vmx_lines: Fact<Vec<p::VmxSection>>,
     /// Why the live `.vmx` inventory is not whole (it broke off, failed, or was not run
     /// although the host was asked for it): the VMs it did not cover are unknown. `None`
     /// when it completed, or when the capture never had one (bundles, older captures).
-    pub vmx_inventory_problem: Option<String>,
+    pub(crate) vmx_inventory_problem: Option<String>,
 }
 
 /// Parses every output of one host.
-pub fn build(capture: &HostCapture) -> HostFacts {
-    let processes = fact(capture, cat::VM_PROCESS_LIST, p::parse_vm_process_records);
+pub(crate) fn build(capture: &HostCapture) -> HostFacts {
+    let processes = fact(capture, by_id::VM_PROCESS_RECORDS);
     let record_errors = match &processes {
         Ok(list) => list
             .broken
@@ -119,30 +119,30 @@ pub fn build(capture: &HostCapture) -> HostFacts {
     };
     let mut facts = HostFacts {
         record_errors,
-        version: fact(capture, cat::SYSTEM_VERSION, p::parse_system_version),
-        rdma_devices: fact(capture, cat::RDMA_DEVICE_LIST, p::parse_rdma_device_list),
-        rdma_protocols: fact(capture, cat::RDMA_PROTOCOL_LIST, p::parse_rdma_device_protocol_list),
-        rdma_vmknics: fact(capture, cat::RDMA_VMKNIC_LIST, p::parse_rdma_device_vmknic_list),
-        nics: fact(capture, cat::NIC_LIST, p::parse_nic_list),
-        dvs: fact(capture, cat::DVS_LIST, p::parse_dvs_list),
-        standard_switches: fact(capture, cat::STANDARD_SWITCH_LIST, p::parse_standard_switch_list),
-        vmknics: fact(capture, cat::IP_INTERFACE_LIST, p::parse_ip_interface_list),
-        ipv4: fact(capture, cat::IPV4_GET, p::parse_ip_interface_ipv4_get),
-        pvrdma_vmknic: fact(capture, cat::PVRDMA_VMKNIC_OPTION, p::parse_advanced_option),
-        firewall: fact(capture, cat::FIREWALL_GET, p::parse_firewall_get),
-        rulesets: fact(capture, cat::FIREWALL_RULESET_LIST, p::parse_firewall_ruleset_list),
+        version: fact(capture, by_id::SYSTEM_VERSION),
+        rdma_devices: fact(capture, by_id::RDMA_DEVICE_LIST),
+        rdma_protocols: fact(capture, by_id::RDMA_PROTOCOL_LIST),
+        rdma_vmknics: fact(capture, by_id::RDMA_VMKNIC_LIST),
+        nics: fact(capture, by_id::NIC_LIST),
+        dvs: fact(capture, by_id::DVS_LIST),
+        standard_switches: fact(capture, by_id::STANDARD_SWITCH_LIST),
+        vmknics: fact(capture, by_id::IP_INTERFACE_LIST),
+        ipv4: fact(capture, by_id::IPV4_GET),
+        pvrdma_vmknic: fact(capture, by_id::PVRDMA_VMKNIC_OPTION),
+        firewall: fact(capture, by_id::FIREWALL_GET),
+        rulesets: fact(capture, by_id::FIREWALL_RULESET_LIST),
         vms: processes.map(|list| list.vms),
-        vm_ports: fact(capture, cat::VM_PORT_LIST, p::parse_vm_port_list_batch),
-        pvrdma_devices: fact(capture, cat::PVRDMA_DEVICES_LS, p::parse_pvrdma_device_ls),
-        pvrdma_properties: fact(capture, cat::PVRDMA_PROPERTIES, p::parse_pvrdma_properties_batch),
+        vm_ports: fact(capture, by_id::VM_PORT_LIST),
+        pvrdma_devices: fact(capture, by_id::PVRDMA_DEVICES_LS),
+        pvrdma_properties: fact(capture, by_id::PVRDMA_PROPERTIES),
         pvrdma_properties_cut_short: capture.outputs.get(cat::PVRDMA_PROPERTIES).and_then(|o| {
             o.cut_short()
                 .map(|event| format!("`{}` {event}", label(cat::PVRDMA_PROPERTIES)))
         }),
-        nic_pause: fact(capture, cat::NIC_PAUSE_PARAMS, p::parse_nic_pause_params_list),
-        nic_dcb: fact(capture, cat::NIC_DCB_STATUS, p::parse_nic_dcb_status_batch),
+        nic_pause: fact(capture, by_id::NIC_PAUSE_PARAMS),
+        nic_dcb: fact(capture, by_id::NIC_DCB_STATUS),
         vmx: Vec::new(),
-        vmx_lines: fact(capture, cat::VMX_PVRDMA_LINES, p::parse_vmx_pvrdma_lines),
+        vmx_lines: fact(capture, by_id::VMX_PVRDMA_LINES),
         vmx_inventory_problem: None,
     };
     facts.vm_ports = after_source(facts.vm_ports, &facts.pvrdma_devices, capture, cat::VM_PORT_LIST);
@@ -288,7 +288,8 @@ fn mark_cut_sections(facts: &mut HostFacts, capture: &HostCapture) {
     }
 }
 
-fn fact<T>(capture: &HostCapture, id: &str, parse: fn(&str) -> Result<T, p::ParseError>) -> Fact<T> {
+fn fact<T>(capture: &HostCapture, parser: by_id::Parser<T>) -> Fact<T> {
+    let (id, parse) = (parser.id, parser.parse);
     let spec = cat::spec(id);
     let command = spec.map_or(id, |s| s.label()).to_string();
     let Some(output) = capture.outputs.get(id) else {

@@ -17,17 +17,17 @@ use std::fmt;
 
 /// More names than any fleet has: a typo like `esx[1-1000000]` becomes an error instead
 /// of a million connection attempts.
-pub const MAX_NAMES: usize = 10_000;
+pub(crate) const MAX_NAMES: usize = 10_000;
 
 /// A node set that cannot be understood, with the character where it goes wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
     /// What was typed.
-    pub input: String,
+    pub(crate) input: String,
     /// Character (not byte) index into `input` of the offending character.
-    pub at: usize,
+    pub(crate) at: usize,
     /// What is wrong there.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl fmt::Display for SyntaxError {
@@ -48,7 +48,7 @@ impl fmt::Display for SyntaxError {
 
 /// Why a node set does not expand.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NodeSetError {
+pub(crate) enum NodeSetError {
     #[error("{0}")]
     Syntax(SyntaxError),
     #[error("{0:?} expands to more than {MAX_NAMES} names")]
@@ -70,7 +70,7 @@ enum Piece {
 }
 
 /// Expands a node set into names, in written order (duplicates kept; the caller dedupes).
-pub fn expand(input: &str) -> Result<Vec<String>, NodeSetError> {
+pub(crate) fn expand(input: &str) -> Result<Vec<String>, NodeSetError> {
     let chars: Vec<char> = input.chars().collect();
     let mut names = Vec::new();
     let mut start = 0;
@@ -262,7 +262,7 @@ fn parse_item(input: &str, item: &str, at: usize) -> Result<(u64, u64, u64, usiz
 /// grouped on their last run of digits; padding is kept (`esx09,esx10` folds to
 /// `esx[09-10]`, `esx9,esx10` to `esx[9-10]`, never mixing the two). Groups come in
 /// first-seen order; [`expand`] of the result gives the same names (duplicates removed).
-pub fn fold<S: AsRef<str>>(names: &[S]) -> String {
+pub(crate) fn fold<S: AsRef<str>>(names: &[S]) -> String {
     // (prefix, suffix) → numbers as written; order of first appearance.
     let mut groups: Vec<((String, String), Vec<String>)> = Vec::new();
     let mut plain: Vec<(usize, String)> = Vec::new();

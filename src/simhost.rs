@@ -9,18 +9,23 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone)]
 pub struct SimHost {
     pub name: String,
-    pub files: BTreeMap<String, String>,
+    pub(crate) files: BTreeMap<String, String>,
 }
 
 impl SimHost {
     /// A host whose capture is only a connection failure: its port is closed.
-    pub fn is_down(&self) -> bool {
+    pub(crate) fn is_down(&self) -> bool {
         folder::is_down(&|name| self.files.contains_key(name))
+    }
+
+    /// The captured stdout of catalogue command `id` (empty when not captured).
+    pub(crate) fn stdout(&self, id: &str) -> &str {
+        self.files.get(&folder::stdout_file(id)).map_or("", String::as_str)
     }
 
     /// What the host prints for a command line: (stdout, stderr, exit status). Anything
     /// outside the catalogue gets busybox's answer for an unknown command.
-    pub fn answer(&self, command: &str) -> (String, String, u32) {
+    pub(crate) fn answer(&self, command: &str) -> (String, String, u32) {
         if let Some((id, keys)) = crate::catalogue::batch_keys(command) {
             return (self.batch_answer(id, &keys), String::new(), 0);
         }
@@ -51,7 +56,7 @@ impl SimHost {
     /// What a concurrent batch prints for `keys`: the captured section of each key (empty
     /// when the capture has none), framed by its header and end marker as on a real host.
     fn batch_answer(&self, id: &str, keys: &[String]) -> String {
-        let captured = self.files.get(&format!("{id}.txt")).map(String::as_str).unwrap_or("");
+        let captured = self.stdout(id);
         let mut bodies: BTreeMap<&str, String> = BTreeMap::new();
         let mut current: Option<&str> = None;
         for line in captured.lines() {

@@ -21,7 +21,7 @@ use std::fmt::Write;
 use std::net::Ipv4Addr;
 
 /// File in a scenario host folder describing its physical switch port.
-pub const NETWORK_FILE: &str = "demo-network.conf";
+const NETWORK_FILE: &str = "demo-network.conf";
 
 #[derive(Debug, Clone)]
 struct Vmknic {
@@ -40,15 +40,15 @@ struct Node {
 
 /// Every simulated host's network view.
 #[derive(Debug, Clone, Default)]
-pub struct SimNet {
+pub(crate) struct SimNet {
     nodes: BTreeMap<String, Node>,
 }
 
 impl SimNet {
-    pub fn new(hosts: &[SimHost]) -> SimNet {
+    pub(crate) fn new(hosts: &[SimHost]) -> SimNet {
         let mut nodes = BTreeMap::new();
         for h in hosts {
-            let file = |id: &str| h.files.get(&format!("{id}.txt")).map(String::as_str).unwrap_or("");
+            let file = |id: &str| h.stdout(id);
             let mut vmknics = BTreeMap::new();
             for v in
                 pvrdma_parsers::parse_ip_interface_list(file(crate::catalogue::IP_INTERFACE_LIST)).unwrap_or_default()
@@ -94,7 +94,7 @@ impl SimNet {
 
     /// The answer of host `from` to a probe command line: (stdout, stderr, exit status);
     /// `None` when the line is not a probe.
-    pub fn answer(&self, from: &str, command: &str) -> Option<(String, String, u32)> {
+    pub(crate) fn answer(&self, from: &str, command: &str) -> Option<(String, String, u32)> {
         let (vmk, ip, size) = parse_probe_command(command)?;
         let mut out = String::new();
         for (key, payload) in [("plain", None), ("jumbo", size)] {

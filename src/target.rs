@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// More names than any fleet has; a typo like `esx[1-1000000]` becomes an error instead of
 /// a million connection attempts.
-pub const MAX_EXPANDED_HOSTS: usize = crate::nodeset::MAX_NAMES;
+pub(crate) const MAX_EXPANDED_HOSTS: usize = crate::nodeset::MAX_NAMES;
 
 /// Names expanded in all, duplicates included: room for a fleet listed a few times over
 /// (arguments plus a hosts file), but bounded.
@@ -23,16 +23,16 @@ const MAX_EXPANDED_NAMES: usize = 4 * MAX_EXPANDED_HOSTS;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HostSpec {
     /// Login user given as `user@host`; `None` = `-l`, then ssh_config `User`, then `root`.
-    pub user: Option<String>,
+    pub(crate) user: Option<String>,
     /// Host name, alias or address (IPv6 without brackets).
-    pub host: String,
+    pub(crate) host: String,
     /// Port given as `host:port`; `None` = ssh_config `Port`, then 22.
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
 }
 
 impl HostSpec {
     /// The name reports use: the host, plus the port when one was given.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match (self.port, self.host.contains(':')) {
             (None, _) => self.host.clone(),
             (Some(p), true) => format!("[{}]:{p}", self.host),
@@ -113,15 +113,15 @@ pub fn parse_host_spec(spec: &str) -> Result<HostSpec, TargetError> {
 pub(crate) struct LabelParts<'a> {
     /// Before the last `@` (as in ssh: user names on some directories contain `@`);
     /// `None` when absent or empty.
-    pub user: Option<&'a str>,
+    user: Option<&'a str>,
     /// Host name, alias or address, IPv6 without its brackets.
-    pub host: &'a str,
+    pub(crate) host: &'a str,
     /// The text after the `:` that ends the host, if any.
-    pub port: Option<&'a str>,
+    port: Option<&'a str>,
     /// Text after a `]` that is not `:port` (an error for a host argument).
-    pub trailing: &'a str,
+    trailing: &'a str,
     /// A `[` without its `]`: `host` is everything after the `[`.
-    pub unclosed: bool,
+    unclosed: bool,
 }
 
 /// Splits a host label into its [`LabelParts`].
@@ -211,7 +211,7 @@ fn parse_port(spec: &str, p: &str) -> Result<u16, TargetError> {
 }
 
 /// Expands one host argument as a ClusterShell node set (see [`crate::nodeset`]).
-pub fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
+fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
     crate::nodeset::expand(spec).map_err(|e| match e {
         crate::nodeset::NodeSetError::Syntax(e) => TargetError::Syntax(e),
         crate::nodeset::NodeSetError::TooMany(_) => TargetError::TooMany { spec: spec.to_string() },
@@ -220,7 +220,7 @@ pub fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
 
 /// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
 /// Several whitespace-separated specs on one line are accepted too.
-pub(crate) fn specs_from_text(text: &str) -> Vec<String> {
+fn specs_from_text(text: &str) -> Vec<String> {
     text.lines()
         .map(|l| l.split('#').next().unwrap_or(""))
         .flat_map(str::split_whitespace)

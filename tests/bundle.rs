@@ -556,7 +556,7 @@ fn a_gzip_that_is_no_bundle_is_refused_clearly() {
 
 #[test]
 fn output_beyond_the_cap_is_cut_and_marked_truncated() {
-    use pvrdma_doctor::bundle::OUTPUT_CAP;
+    use pvrdma_doctor::collect::OUTPUT_CAP;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.tar.gz");
     let mut host = HostCapture::new("esx01", CaptureSource::Live);

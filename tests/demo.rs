@@ -191,7 +191,7 @@ fn ctrl_c_still_prints_the_report_of_what_was_collected() {
 #[test]
 fn an_endless_output_is_cut_at_the_cap_and_marked() {
     use pvrdma_doctor::catalogue;
-    use pvrdma_doctor::collect::ssh::OUTPUT_CAP;
+    use pvrdma_doctor::collect::OUTPUT_CAP;
     let dir = tempfile::tempdir().expect("tempdir");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");
     let host = dir.path().join("esx01");

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod advanced;
+pub mod by_id;
 mod common;
 pub mod error;
 pub mod firewall;
@@ -22,6 +23,7 @@ pub mod vsish;
 pub mod vswitch;
 
 pub use advanced::{parse_advanced_option, AdvancedOption};
+pub use by_id::{parse_by_id, Parser};
 pub use common::{table_layout, TableLayout};
 pub use error::ParseError;
 

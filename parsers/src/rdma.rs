@@ -33,6 +33,13 @@ pub enum PortState {
     Other(String),
 }
 
+impl PortState {
+    /// Whether the port carries traffic: `Active`, deferred or not.
+    pub fn is_active(&self) -> bool {
+        matches!(self, PortState::Active | PortState::ActiveDefer)
+    }
+}
+
 /// One row of `esxcli rdma device list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RdmaDevice {

@@ -2,7 +2,7 @@
 //! the rendered error, for the malformed samples) compared with a reviewed snapshot.
 //!
 //! The file stem is the catalogue id, as in a support bundle, so a new sample needs no
-//! code here; a new catalogue id needs one line in [`parse`].
+//! code here; a new catalogue id needs one line in `pvrdma_parsers::by_id`.
 use pvrdma_parsers as p;
 use serde::Serialize;
 
@@ -26,31 +26,24 @@ fn check<T: Serialize>(r: Result<T, p::ParseError>) {
     insta::assert_yaml_snapshot!("parse", outcome);
 }
 
-/// Parses a sample with the parser of its catalogue id; `false` for an unknown id.
-fn parse(id: &str, text: &str) -> bool {
-    match id {
-        "esxcli_system_version_get" => check(p::parse_system_version(text)),
-        "esxcli_rdma_device_list" => check(p::parse_rdma_device_list(text)),
-        "esxcli_rdma_device_protocol_list" => check(p::parse_rdma_device_protocol_list(text)),
-        "esxcli_rdma_device_vmknic_list" => check(p::parse_rdma_device_vmknic_list(text)),
-        "esxcli_network_nic_list" => check(p::parse_nic_list(text)),
-        "esxcli_network_vswitch_dvs_vmware_list" => check(p::parse_dvs_list(text)),
-        "esxcli_network_vswitch_standard_list" => check(p::parse_standard_switch_list(text)),
-        "esxcli_network_ip_interface_list" => check(p::parse_ip_interface_list(text)),
-        "esxcli_network_ip_interface_ipv4_get" => check(p::parse_ip_interface_ipv4_get(text)),
-        "esxcli_system_settings_advanced_list_pvrdmavmknic" => check(p::parse_advanced_option(text)),
-        "esxcli_network_firewall_get" => check(p::parse_firewall_get(text)),
-        "esxcli_network_firewall_ruleset_list" => check(p::parse_firewall_ruleset_list(text)),
-        "esxcli_vm_process_list" => check(p::parse_vm_process_list(text)),
-        "esxcli_network_vm_port_list" => check(p::parse_vm_port_list_batch(text)),
-        "vsish_pvrdma_devices_ls" => check(p::parse_pvrdma_device_ls(text)),
-        "vsish_pvrdma_properties" => check(p::parse_pvrdma_properties_batch(text)),
-        "esxcli_network_nic_pauseparams_list" => check(p::parse_nic_pause_params_list(text)),
-        "esxcli_network_nic_dcb_status_get" => check(p::parse_nic_dcb_status_batch(text)),
-        "vmx_pvrdma_lines" => check(p::parse_vmx_pvrdma_lines(text)),
-        _ => return false,
+/// Snapshots a sample's parse (see [`check`]).
+struct Snapshot;
+
+impl p::by_id::Visitor for Snapshot {
+    type Output = ();
+    fn visit<T: Serialize + std::fmt::Debug>(self, r: Result<T, p::ParseError>) {
+        check(r)
     }
-    true
+}
+
+/// The typed result of a sample, in a comparable form.
+struct DebugOf;
+
+impl p::by_id::Visitor for DebugOf {
+    type Output = String;
+    fn visit<T: Serialize + std::fmt::Debug>(self, r: Result<T, p::ParseError>) -> String {
+        format!("{r:?}")
+    }
 }
 
 #[test]
@@ -80,40 +73,11 @@ fn every_sample_parses_as_reviewed() {
             return;
         }
         assert!(
-            parse(id, &text),
+            p::parse_by_id(id, &text, Snapshot).is_some(),
             "{}: no parser for catalogue id {id:?}",
             path.display()
         );
     });
-}
-
-/// The typed result of a sample, in a comparable form.
-fn debug_of(id: &str, text: &str) -> Option<String> {
-    fn d<T: std::fmt::Debug>(r: Result<T, p::ParseError>) -> Option<String> {
-        Some(format!("{r:?}"))
-    }
-    match id {
-        "esxcli_system_version_get" => d(p::parse_system_version(text)),
-        "esxcli_rdma_device_list" => d(p::parse_rdma_device_list(text)),
-        "esxcli_rdma_device_protocol_list" => d(p::parse_rdma_device_protocol_list(text)),
-        "esxcli_rdma_device_vmknic_list" => d(p::parse_rdma_device_vmknic_list(text)),
-        "esxcli_network_nic_list" => d(p::parse_nic_list(text)),
-        "esxcli_network_vswitch_dvs_vmware_list" => d(p::parse_dvs_list(text)),
-        "esxcli_network_vswitch_standard_list" => d(p::parse_standard_switch_list(text)),
-        "esxcli_network_ip_interface_list" => d(p::parse_ip_interface_list(text)),
-        "esxcli_network_ip_interface_ipv4_get" => d(p::parse_ip_interface_ipv4_get(text)),
-        "esxcli_system_settings_advanced_list_pvrdmavmknic" => d(p::parse_advanced_option(text)),
-        "esxcli_network_firewall_get" => d(p::parse_firewall_get(text)),
-        "esxcli_network_firewall_ruleset_list" => d(p::parse_firewall_ruleset_list(text)),
-        "esxcli_vm_process_list" => d(p::parse_vm_process_list(text)),
-        "esxcli_network_vm_port_list" => d(p::parse_vm_port_list_batch(text)),
-        "vsish_pvrdma_devices_ls" => d(p::parse_pvrdma_device_ls(text)),
-        "vsish_pvrdma_properties" => d(p::parse_pvrdma_properties_batch(text)),
-        "esxcli_network_nic_pauseparams_list" => d(p::parse_nic_pause_params_list(text)),
-        "esxcli_network_nic_dcb_status_get" => d(p::parse_nic_dcb_status_batch(text)),
-        "vmx_pvrdma_lines" => d(p::parse_vmx_pvrdma_lines(text)),
-        _ => None,
-    }
 }
 
 /// Output saved on Windows (or passed through a tool that adds CRs) must mean the same:
@@ -135,10 +99,10 @@ fn crlf_copies_of_every_sample_parse_the_same() {
                     continue;
                 };
                 let text = std::fs::read_to_string(&path).unwrap();
-                let Some(lf) = debug_of(id, &text) else {
+                let Some(lf) = p::parse_by_id(id, &text, DebugOf) else {
                     continue;
                 };
-                let crlf = debug_of(id, &text.replace('\n', "\r\n"));
+                let crlf = p::parse_by_id(id, &text.replace('\n', "\r\n"), DebugOf);
                 assert_eq!(Some(lf), crlf, "{}", path.display());
                 checked += 1;
             }

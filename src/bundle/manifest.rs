@@ -8,42 +8,42 @@ use crate::collect::{CaptureSource, Failure, Outcome};
 use serde::{Deserialize, Serialize};
 
 /// Bumped when a reader of the previous format would misread a new bundle.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// Name of the manifest entry (at the archive root, first entry).
-pub const MANIFEST_FILE: &str = "manifest.json";
+pub(crate) const MANIFEST_FILE: &str = "manifest.json";
 /// `sha256sum`-style checksum of manifest.json, the last entry: the manifest vouches for
 /// every other entry, this vouches for the manifest.
-pub const MANIFEST_SUM_FILE: &str = "manifest.json.sha256";
+pub(crate) const MANIFEST_SUM_FILE: &str = "manifest.json.sha256";
 /// The JSON report, as `--json` printed it.
-pub const REPORT_JSON_FILE: &str = "report.json";
+pub(crate) const REPORT_JSON_FILE: &str = "report.json";
 /// The human report, without colour.
-pub const REPORT_TXT_FILE: &str = "report.txt";
+pub(crate) const REPORT_TXT_FILE: &str = "report.txt";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub format_version: u32,
+pub(crate) struct Manifest {
+    pub(crate) format_version: u32,
     /// Always `pvrdma-doctor`; lets a reader tell this bundle from other tarballs.
-    pub tool: String,
-    pub tool_version: String,
+    pub(crate) tool: String,
+    pub(crate) tool_version: String,
     /// argv of the run that wrote the bundle, without any password.
-    pub command_line: Vec<String>,
+    pub(crate) command_line: Vec<String>,
     /// RFC 3339, UTC.
-    pub started: String,
-    pub finished: String,
+    pub(crate) started: String,
+    pub(crate) finished: String,
     /// Ctrl-C or the run deadline stopped collection before every host was done.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
     /// Host names, addresses, MACs, VM names, UUIDs and datastores were replaced by tokens.
-    pub redacted: bool,
-    pub hosts: Vec<ManifestHost>,
+    pub(crate) redacted: bool,
+    pub(crate) hosts: Vec<ManifestHost>,
     /// Every entry except the manifest itself, with its sha256.
-    pub files: Vec<ManifestFile>,
+    pub(crate) files: Vec<ManifestFile>,
 }
 
 /// How far collection got on one host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum HostOutcome {
+pub(crate) enum HostOutcome {
     /// Every catalogue command produced output, and every output ended cleanly.
     Complete,
     /// Connected (or partly read), but some commands are missing (see `missing`) or an
@@ -54,81 +54,90 @@ pub enum HostOutcome {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ManifestHost {
+pub(crate) struct ManifestHost {
     /// The host as the user named it; also the folder holding its outputs.
-    pub host: String,
-    pub source: CaptureSource,
-    pub outcome: HostOutcome,
+    pub(crate) host: String,
+    pub(crate) source: CaptureSource,
+    pub(crate) outcome: HostOutcome,
     /// The typed connection (or host-level) failure, if any.
-    pub error: Option<Failure>,
-    pub commands: Vec<ManifestCommand>,
+    pub(crate) error: Option<Failure>,
+    pub(crate) commands: Vec<ManifestCommand>,
     /// Catalogue ids with no output, and why.
-    pub missing: Vec<MissingCommand>,
+    pub(crate) missing: Vec<MissingCommand>,
     /// `.vmx` files carried over from a vm-support capture.
-    pub vmx_files: Vec<ManifestVmx>,
+    pub(crate) vmx_files: Vec<ManifestVmx>,
     /// `--probe` runs only: this host's vmkping probes, one `<host>/vmkping/<peer>.txt`
     /// (`.stderr.txt`, `.exit`) per probed peer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<ManifestProbe>,
+    pub(crate) probe: Option<ManifestProbe>,
 }
 
 /// The path probes one host ran (see [`crate::probe`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ManifestProbe {
+pub(crate) struct ManifestProbe {
     /// The peers it was to probe, in plan order.
-    pub peers: Vec<String>,
+    pub(crate) peers: Vec<String>,
     /// One per probed peer; `id` is the peer's host name.
-    pub commands: Vec<ManifestCommand>,
+    pub(crate) commands: Vec<ManifestCommand>,
     /// Planned probes without output (run stopped, connection lost); `id` is the peer.
-    pub missing: Vec<MissingCommand>,
+    pub(crate) missing: Vec<MissingCommand>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ManifestCommand {
-    pub id: String,
+pub(crate) struct ManifestCommand {
+    /// Catalogue id (the stem of the output's file names).
+    pub(crate) id: String,
     /// The exact command line sent to the host.
-    pub command: String,
-    pub exit_status: Option<u32>,
-    pub duration_ms: u64,
-    pub stdout_bytes: u64,
-    pub stderr_bytes: u64,
-    pub stdout_sha256: String,
-    pub stderr_sha256: String,
+    pub(crate) command: String,
+    /// The command's exit status; `None` when the channel closed without one.
+    pub(crate) exit_status: Option<u32>,
+    /// Wall time of the command, in milliseconds.
+    pub(crate) duration_ms: u64,
+    /// Size of the stdout file, in bytes.
+    pub(crate) stdout_bytes: u64,
+    /// Size of the stderr file, in bytes.
+    pub(crate) stderr_bytes: u64,
+    /// SHA-256 of the stdout file, lowercase hex.
+    pub(crate) stdout_sha256: String,
+    /// SHA-256 of the stderr file, lowercase hex.
+    pub(crate) stderr_sha256: String,
     /// Output was cut at the per-command cap.
-    pub truncated: bool,
-    pub timeout_hit: bool,
-    pub failure: Option<Failure>,
+    pub(crate) truncated: bool,
+    /// `--command-timeout` fired before the command ended.
+    pub(crate) timeout_hit: bool,
+    /// Why the command did not run to its end, when the collector knows.
+    pub(crate) failure: Option<Failure>,
     /// How the command ended: `exited` (with its code) is the only clean outcome;
     /// `timed-out`, `truncated` (which cap), `connection-lost`, `signalled`,
     /// `no-exit-status` and `never-ran` mean the output is incomplete. Absent in bundles
     /// written before it existed: readers derive it from the fields above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<Outcome>,
+    pub(crate) outcome: Option<Outcome>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MissingCommand {
-    pub id: String,
-    pub command: String,
-    pub reason: Failure,
+pub(crate) struct MissingCommand {
+    pub(crate) id: String,
+    pub(crate) command: String,
+    pub(crate) reason: Failure,
     /// The collector recorded no reason; `reason` is inferred (the host's error, or plain
     /// absence). Reading the bundle leaves such ids absent, as they were in the capture.
-    pub inferred: bool,
+    pub(crate) inferred: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ManifestVmx {
+pub(crate) struct ManifestVmx {
     /// Path in the original vm-support bundle.
-    pub path: String,
+    pub(crate) path: String,
     /// Entry in this bundle.
-    pub file: String,
+    pub(crate) file: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ManifestFile {
-    pub path: String,
-    pub bytes: u64,
-    pub sha256: String,
+pub(crate) struct ManifestFile {
+    pub(crate) path: String,
+    pub(crate) bytes: u64,
+    pub(crate) sha256: String,
 }
 
 /// Lower-case hex sha256, the form `sha256sum` prints, so a support engineer can check a

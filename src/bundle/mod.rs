@@ -18,19 +18,17 @@
 //! [`HostCapture`]: crate::collect::HostCapture
 pub mod manifest;
 pub(crate) mod read;
-pub(crate) mod write;
+mod write;
 
 pub use crate::archive::{BundleError, ReadLimits};
 pub(crate) use write::{check_target, scrub_command_line};
 pub use write::{write_bundle, BundleMeta};
 
-pub use crate::collect::OUTPUT_CAP;
-
 /// The folder name of a host inside a bundle. Host names come from the user or a manifest,
 /// so a name that would escape the bundle or be skipped by the directory reader
 /// (leading dot) is refused rather than mangled: a mangled name would silently disagree
 /// with the report.
-pub(crate) fn host_dir(host: &str) -> Result<&str, BundleError> {
+fn host_dir(host: &str) -> Result<&str, BundleError> {
     let bad = host.is_empty() || host.starts_with('.') || host.contains(['/', '\\', '\0']) || host.len() > 255;
     if bad {
         Err(BundleError::BadHostName(host.to_string()))

@@ -94,7 +94,7 @@ pub(crate) fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCa
         // checked against the manifest. The exit status is the manifest's; the `.exit` file
         // is for people and `analyze DIR`.
         let output = |stem: &str, cmd: &super::manifest::ManifestCommand, id: &str| -> anyhow::Result<RawOutput> {
-            let stdout_path = format!("{stem}.txt");
+            let stdout_path = folder::stdout_file(stem);
             let get = |name: &str| -> Result<Option<String>, BundleError> { Ok(text(name)) };
             let Some(folder::OutputFiles { stdout, stderr, .. }) = folder::read_output(stem, &get)? else {
                 return Err(BundleError::MissingEntry { path: stdout_path }.into());

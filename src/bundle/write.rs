@@ -5,10 +5,11 @@ use super::manifest::{
     sha256_hex, HostOutcome, Manifest, ManifestCommand, ManifestFile, ManifestHost, ManifestProbe, ManifestVmx,
     MissingCommand, FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
 };
-use super::{host_dir, BundleError, OUTPUT_CAP};
+use super::{host_dir, BundleError};
 use crate::atomic::{self, AlreadyExists};
 use crate::catalogue::{self, CATALOGUE};
 use crate::collect::folder;
+use crate::collect::OUTPUT_CAP;
 use crate::collect::{ErrorKind, Failure, HostCapture, RawOutput};
 use anyhow::Context;
 use std::io::Write;
@@ -29,7 +30,7 @@ pub struct BundleMeta {
 }
 
 /// The environment variable a password may come from; its value must never reach a bundle.
-pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
+const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
 
 /// argv fit for a manifest: the value of `PVRDMA_DOCTOR_PASSWORD` (should someone have
 /// pasted it on the command line anyway) and the value of any `--password` option are
@@ -328,7 +329,7 @@ fn missing(capture: &HostCapture) -> Vec<MissingCommand> {
 }
 
 /// The output cut at `cap` bytes (on a character boundary) and marked truncated.
-pub(crate) fn capped(raw: &RawOutput, cap: usize) -> RawOutput {
+fn capped(raw: &RawOutput, cap: usize) -> RawOutput {
     let mut raw = raw.clone();
     let was_clean = !raw.truncated && raw.cut_short().is_none();
     let mut cut = false;

@@ -24,6 +24,11 @@ pub(crate) fn stdout_file(id: &str) -> String {
     format!("{id}.txt")
 }
 
+/// The id (or probe peer) whose stdout file is `name`; `None` for any other file.
+pub(crate) fn stdout_stem(name: &str) -> Option<&str> {
+    name.strip_suffix(".txt").filter(|stem| !stem.ends_with(".stderr"))
+}
+
 fn stderr_file(id: &str) -> String {
     format!("{id}.stderr.txt")
 }
@@ -36,15 +41,15 @@ pub(crate) fn exit_file(id: &str) -> String {
 /// What a host folder holds for one command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OutputFiles {
-    pub stdout: String,
-    pub stderr: String,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
     /// Text of the `.exit` file; absent means the command exited 0.
-    pub exit: Option<String>,
+    pub(crate) exit: Option<String>,
 }
 
 impl OutputFiles {
     /// The exit status; an error when the `.exit` file is not one number.
-    pub fn exit_status(&self) -> Result<u32, std::num::ParseIntError> {
+    pub(crate) fn exit_status(&self) -> Result<u32, std::num::ParseIntError> {
         match &self.exit {
             None => Ok(0),
             Some(text) => text.trim().parse::<u32>(),

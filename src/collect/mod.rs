@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 pub(crate) mod folder;
 pub mod replay;
-pub mod schedule;
+mod schedule;
 pub mod ssh;
 
 /// What a host (or a single command) failed with, typed so callers can act on it.
@@ -46,7 +46,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Whether a host failing this way counts as `unreachable` (rather than `error`).
-    pub fn is_unreachable(self) -> bool {
+    pub(crate) fn is_unreachable(self) -> bool {
         matches!(
             self,
             ErrorKind::Dns
@@ -94,12 +94,12 @@ pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
 /// The default per-host output budget (`--host-output-budget`): all of one host's outputs
 /// together, room for one output at the per-command cap and the rest. A healthy host with
 /// hundreds of VMs prints well under 1 MiB in all.
-pub const DEFAULT_HOST_BUDGET: usize = 32 * 1024 * 1024;
+pub(crate) const DEFAULT_HOST_BUDGET: usize = 32 * 1024 * 1024;
 
 /// The default output budget of the whole run (`--total-output-budget`): all hosts'
 /// outputs together. It bounds client memory whatever the fleet size (64 hosts flooding
 /// every command stay under 1 GB); a healthy fleet of thousands of hosts fits in it.
-pub const DEFAULT_TOTAL_BUDGET: usize = 640 * 1024 * 1024;
+pub(crate) const DEFAULT_TOTAL_BUDGET: usize = 640 * 1024 * 1024;
 
 /// Which limit cut an output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,7 +141,7 @@ pub enum Outcome {
 impl Outcome {
     /// What broke the output off, as a report names it ("did not finish within
     /// --command-timeout 60s"); `None` for a clean exit.
-    pub fn problem(&self) -> Option<String> {
+    pub(crate) fn problem(&self) -> Option<String> {
         match self {
             Outcome::Exited { .. } | Outcome::Recorded => None,
             Outcome::TimedOut { timeout_secs, .. } => {
@@ -186,7 +186,7 @@ impl Outcome {
     }
 
     /// The event's kebab-case name, for JSON consumers and the manifest.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Outcome::Exited { .. } => "exited",
             Outcome::TimedOut { .. } => "timed-out",
@@ -201,7 +201,7 @@ impl Outcome {
 }
 
 /// `16 MiB`, `512 KiB`, `100 bytes`.
-pub fn size_label(bytes: u64) -> String {
+fn size_label(bytes: u64) -> String {
     const MIB: u64 = 1024 * 1024;
     if bytes >= MIB && bytes % MIB == 0 {
         format!("{} MiB", bytes / MIB)
@@ -221,10 +221,13 @@ pub struct RawOutput {
     pub id: String,
     /// The exact command line that was sent.
     pub command: String,
+    /// What the command printed on standard output (invalid UTF-8 replaced).
     pub stdout: String,
+    /// What it printed on standard error (invalid UTF-8 replaced).
     pub stderr: String,
     /// `None` when the channel closed without an exit status (or the command never ran).
     pub exit_status: Option<u32>,
+    /// Wall time from sending the command to its end, in milliseconds.
     pub duration_ms: u64,
     /// The output was cut at the per-command size cap.
     pub truncated: bool,
@@ -306,9 +309,13 @@ fn timeout_secs_in(message: &str) -> Option<u64> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CaptureSource {
+    /// Collected over SSH in this run.
     Live,
+    /// Read back from a capture folder (`<host>/<id>.txt`, the samples' layout).
     Directory,
+    /// Read from a pvrdma-doctor support bundle.
     Bundle,
+    /// Read from an ESXi vm-support bundle.
     VmSupport,
 }
 
@@ -317,6 +324,7 @@ pub enum CaptureSource {
 pub struct VmxFile {
     /// Path inside the bundle, e.g. `vmfs/volumes/ds1/hpc01/hpc01.vmx`.
     pub path: String,
+    /// The file's text.
     pub content: String,
 }
 
@@ -327,11 +335,11 @@ pub const PROBE_ID: &str = "vmkping";
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProbeCapture {
     /// The peers this host was to probe, by host name, in plan order.
-    pub peers: Vec<String>,
+    pub(crate) peers: Vec<String>,
     /// The framed vmkping output per peer, for the peers actually probed.
     pub outputs: BTreeMap<String, RawOutput>,
     /// Why a planned probe produced no output (run stopped, connection lost), by peer.
-    pub missing: BTreeMap<String, Failure>,
+    pub(crate) missing: BTreeMap<String, Failure>,
 }
 
 /// Everything collected from one host.
@@ -339,6 +347,7 @@ pub struct ProbeCapture {
 pub struct HostCapture {
     /// The host as the user named it (`esx01`), not the resolved address.
     pub host: String,
+    /// Where the outputs come from.
     pub source: CaptureSource,
     /// Outputs by catalogue id. An id that is absent was not collected.
     pub outputs: BTreeMap<String, RawOutput>,
@@ -368,7 +377,7 @@ impl HostCapture {
 
     /// Every esxcli command answered "not found" (or exit 127): the login worked on
     /// something that is not ESXi. Live collection and offline analysis both ask this.
-    pub fn esxcli_missing(&self) -> bool {
+    pub(crate) fn esxcli_missing(&self) -> bool {
         esxcli_missing(&self.outputs)
     }
 
@@ -382,7 +391,7 @@ impl HostCapture {
 
 /// Every esxcli command of `outputs` answered `esxcli: not found` (or exit 127): the login
 /// worked on something that is not an ESXi host.
-pub fn esxcli_missing(outputs: &BTreeMap<String, RawOutput>) -> bool {
+pub(crate) fn esxcli_missing(outputs: &BTreeMap<String, RawOutput>) -> bool {
     let mut esxcli = outputs.values().filter(|o| o.command.starts_with("esxcli ")).peekable();
     esxcli.peek().is_some()
         && esxcli.all(|o| {

@@ -112,7 +112,7 @@ pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Resul
         let mut probe = super::ProbeCapture::default();
         for entry in fs::read_dir(&probe_dir).with_context(|| format!("cannot list {}", probe_dir.display()))? {
             let name = entry?.file_name().to_string_lossy().into_owned();
-            let Some(peer) = name.strip_suffix(".txt").filter(|p| !p.ends_with(".stderr")) else {
+            let Some(peer) = folder::stdout_stem(&name) else {
                 continue;
             };
             let id = super::PROBE_ID;

@@ -22,11 +22,11 @@ use std::time::Duration;
 
 /// Refused channel opens tolerated while other channels are open, and again while the
 /// command is the only one left.
-pub const OPEN_RETRIES: usize = 5;
+const OPEN_RETRIES: usize = 5;
 
 /// What running one command ended with, as the executor saw it.
 #[derive(Debug)]
-pub enum Ran {
+pub(crate) enum Ran {
     /// It ran (or timed out, or was cut): what it printed and how it ended.
     Done(RawOutput),
     /// The server refused the channel open; nothing ran. The text is the server's reason.
@@ -36,7 +36,7 @@ pub enum Ran {
 }
 
 /// The commands whose output `id` needs before it can be built.
-pub fn needs(id: &str) -> &'static [&'static str] {
+fn needs(id: &str) -> &'static [&'static str] {
     match id {
         catalogue::VM_PORT_LIST | catalogue::PVRDMA_PROPERTIES => &[catalogue::PVRDMA_DEVICES_LS],
         catalogue::NIC_DCB_STATUS => &[catalogue::RDMA_DEVICE_LIST],
@@ -47,7 +47,7 @@ pub fn needs(id: &str) -> &'static [&'static str] {
 
 /// What to do with a command once its inputs are in.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Launch {
+enum Launch {
     /// Send this command line.
     Run(String),
     /// Nothing to ask: the inputs name no item (no PVRDMA adapter). The output is recorded
@@ -58,7 +58,7 @@ pub enum Launch {
 }
 
 /// Builds `spec`'s command line from its inputs (`outputs`/`missing` of the host so far).
-pub fn launch(
+fn launch(
     host: &str,
     spec: &CommandSpec,
     outputs: &BTreeMap<String, RawOutput>,
@@ -216,12 +216,12 @@ fn uplinks_launch(
 
 /// Everything the graph produced for one host.
 #[derive(Debug, Default)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// The outputs other commands are built from (the rest went to `on_done` only).
-    pub outputs: BTreeMap<String, RawOutput>,
+    outputs: BTreeMap<String, RawOutput>,
     /// Ids of the other finished outputs.
-    pub settled: Vec<String>,
-    pub missing: BTreeMap<String, Failure>,
+    settled: Vec<String>,
+    pub(crate) missing: BTreeMap<String, Failure>,
 }
 
 type Event<'s> = Pin<Box<dyn Future<Output = Step> + Send + 's>>;
@@ -235,7 +235,7 @@ enum Step {
 /// Runs `specs` as a dependency graph with at most `window` commands at once. `exec`
 /// runs one command line; `on_done` sees each output as soon as it is in (so an
 /// interrupted run keeps it). `host` names the host in messages.
-pub async fn run<'s, E, F>(
+pub(crate) async fn run<'s, E, F>(
     specs: &'s [CommandSpec],
     window: usize,
     host: &str,

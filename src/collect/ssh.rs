@@ -15,18 +15,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use crate::collect::OUTPUT_CAP;
+use crate::collect::OUTPUT_CAP;
 
 /// Channels open at once per host: well under OpenSSH's default MaxSessions (10), so a
 /// second admin session on the host still gets in.
-pub const DEFAULT_CHANNELS: usize = 8;
+pub(crate) const DEFAULT_CHANNELS: usize = 8;
 
 /// Attempts for a command whose channel open the server keeps refusing.
 const OPEN_RETRIES: usize = 5;
 
 /// Where a host is in its collection, for the progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
+pub(crate) enum Stage {
     Connecting,
     Collecting,
     Done,
@@ -36,17 +36,17 @@ pub enum Stage {
 #[derive(Debug, Clone)]
 pub struct HostJob {
     /// How the report names the host (`esx01`).
-    pub label: String,
-    pub jumps: Vec<Endpoint>,
+    pub(crate) label: String,
+    pub(crate) jumps: Vec<Endpoint>,
     pub target: Endpoint,
-    pub credentials: Credentials,
-    pub connect_timeout: Duration,
-    pub command_timeout: Duration,
+    pub(crate) credentials: Credentials,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) command_timeout: Duration,
     /// Most output bytes kept for this host, all commands together (`--host-output-budget`).
-    pub host_output_budget: usize,
+    pub(crate) host_output_budget: usize,
     /// What is left of the whole run's output budget, shared by every host's job.
-    pub run_budget: Arc<RunBudget>,
-    pub channels: usize,
+    pub(crate) run_budget: Arc<RunBudget>,
+    pub(crate) channels: usize,
 }
 
 impl From<crate::ssh::error::SshError> for Failure {
@@ -67,21 +67,13 @@ impl From<crate::ssh::error::SshError> for Failure {
 }
 
 /// Outputs of one host as they complete, so an interrupted run still reports them.
-pub type Sink = Arc<Mutex<BTreeMap<String, RawOutput>>>;
+pub(crate) type Sink = Arc<Mutex<BTreeMap<String, RawOutput>>>;
 
 /// Connects and runs the whole catalogue; never fails: failures are in the capture. Each
-/// finished output is also copied into `sink` as soon as it arrives.
-pub async fn collect_host(job: &HostJob, on_stage: &(dyn Fn(Stage) + Send + Sync), sink: &Sink) -> HostCapture {
-    let (capture, conn) = collect_host_open(job, on_stage, sink).await;
-    if let Some(conn) = conn {
-        conn.close().await;
-    }
-    capture
-}
-
-/// [`collect_host`], but hands the connection back open (when there is one) for a later
-/// phase on the same login (the `--probe` path probe); the caller closes it.
-pub async fn collect_host_open(
+/// finished output is also copied into `sink` as soon as it arrives. Hands the connection
+/// back open (when there is one) for a later phase on the same login (the `--probe` path
+/// probe); the caller closes it.
+pub(crate) async fn collect_host_open(
     job: &HostJob,
     on_stage: &(dyn Fn(Stage) + Send + Sync),
     sink: &Sink,
@@ -144,7 +136,7 @@ pub async fn collect_host_open(
 /// Runs one command line outside the catalogue (a `--probe` vmkping) on an open
 /// connection, with the same timeout, output cap and channel handling as the catalogue;
 /// a refused channel open is retried a few times. `id` names it in messages.
-pub async fn run_line(job: &HostJob, conn: &Connection, id: &str, command: &str) -> Result<RawOutput, Failure> {
+pub(crate) async fn run_line(job: &HostJob, conn: &Connection, id: &str, command: &str) -> Result<RawOutput, Failure> {
     // A probe line prints a few hundred bytes; it still counts against the run's budget.
     let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
     let mut last = String::new();
@@ -169,7 +161,7 @@ pub async fn run_line(job: &HostJob, conn: &Connection, id: &str, command: &str)
 
 /// Moves the outputs collected into `sink` into the capture. Outputs live in one place
 /// only: a flooding fleet's outputs are the bulk of the client's memory.
-pub fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
+fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
     if let Ok(mut m) = sink.lock() {
         capture.outputs.append(&mut m);
     }
@@ -179,7 +171,7 @@ pub fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
 /// to `job.channels` channels at once. Finished outputs are moved into `sink` as each one
 /// arrives (see [`take_outputs`]); the capture returned holds what is missing and the
 /// host's error.
-pub async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], sink: &Sink) -> HostCapture {
+async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], sink: &Sink) -> HostCapture {
     let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
     let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
     let budget = &budget;
@@ -244,13 +236,13 @@ enum Run {
 
 /// The output budget of a whole run (`--total-output-budget`), shared by all hosts.
 #[derive(Debug)]
-pub struct RunBudget {
+pub(crate) struct RunBudget {
     left: AtomicUsize,
     total: usize,
 }
 
 impl RunBudget {
-    pub fn new(bytes: usize) -> Arc<Self> {
+    pub(crate) fn new(bytes: usize) -> Arc<Self> {
         Arc::new(RunBudget {
             left: AtomicUsize::new(bytes),
             total: bytes,

@@ -4,7 +4,7 @@ use super::*;
 /// Running simulated hosts plus the client-side files that reach them.
 pub struct SimFleet {
     /// (host name, port) in scenario order.
-    pub hosts: Vec<(String, u16)>,
+    hosts: Vec<(String, u16)>,
     dir: tempfile::TempDir,
     seen: Arc<Mutex<Vec<String>>>,
     /// SSH connections accepted, per simulated host.
@@ -142,7 +142,7 @@ impl SimFleet {
     }
 
     /// The ssh_config that maps each simulated host name to its port.
-    pub fn ssh_config(&self) -> PathBuf {
+    fn ssh_config(&self) -> PathBuf {
         self.dir.path().join("ssh_config")
     }
 

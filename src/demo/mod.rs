@@ -57,6 +57,6 @@ pub fn run_demo(opts: &DemoOptions, live: LiveOptions) -> anyhow::Result<LiveRun
 mod fleet;
 mod scenario;
 
-pub use crate::simhost::SimHost;
+use crate::simhost::SimHost;
 pub use fleet::*;
 pub use scenario::*;

@@ -303,7 +303,7 @@ pub(super) fn port_reasons(
         }];
     };
     let mut reasons = Vec::new();
-    if !matches!(device.state, p::PortState::Active | p::PortState::ActiveDefer) {
+    if !device.state.is_active() {
         reasons.push(format!(
             "its port is on vDS {vswitch}, whose HCA {} is {}",
             device.name,

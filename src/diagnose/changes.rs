@@ -5,7 +5,7 @@ use serde::Serialize;
 /// What a change is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum ChangeKind {
+pub(crate) enum ChangeKind {
     /// `id` = `status`: the host's status (a host that appeared or vanished has a `null`).
     Host,
     /// `id` = check id; `host` is `null` for a check across hosts.
@@ -18,7 +18,7 @@ pub enum ChangeKind {
 
 impl ChangeKind {
     /// The kind's word in the human report.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             ChangeKind::Host => "host",
             ChangeKind::Check => "check",
@@ -30,24 +30,24 @@ impl ChangeKind {
 
 /// One difference from the baseline. `from`/`to` are `null` where one side lacks it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Change {
+pub(crate) struct Change {
     /// The host (the pinging host for a probe); `null` for a check across hosts.
-    pub host: Option<String>,
+    pub(crate) host: Option<String>,
     /// What changed: a host status, a check, an adapter verdict or a probe.
-    pub kind: ChangeKind,
+    pub(crate) kind: ChangeKind,
     /// Which one (see `kind`).
-    pub id: String,
+    pub(crate) id: String,
     /// The baseline's value; `null` when the baseline lacks it.
-    pub from: Option<String>,
+    pub(crate) from: Option<String>,
     /// This run's value; `null` when this run lacks it.
-    pub to: Option<String>,
+    pub(crate) to: Option<String>,
 }
 
 /// The comparison with a baseline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// The baseline file's modification time, RFC 3339 UTC.
-    pub since: String,
+    pub(crate) since: String,
     /// Every difference, in host order.
-    pub list: Vec<Change>,
+    pub(crate) list: Vec<Change>,
 }

@@ -28,15 +28,15 @@ use checks::*;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TransportCounts {
     /// Pairs on one host: the VMs talk by memory copy, the HCA is not used.
-    pub memcpy: u64,
+    pub(crate) memcpy: u64,
     /// Pairs on different hosts, both adapters on the HCA and nothing breaking the path.
-    pub rdma: u64,
+    pub(crate) rdma: u64,
     /// Pairs on different hosts where at least one adapter falls back to TCP.
-    pub tcp: u64,
+    pub(crate) tcp: u64,
     /// Both adapters on the HCA, but a failing fleet check breaks the path between them.
-    pub blocked: u64,
+    pub(crate) blocked: u64,
     /// Pairs whose transport cannot be told (an adapter's verdict is unknown).
-    pub unknown: u64,
+    pub(crate) unknown: u64,
 }
 
 impl TransportCounts {
@@ -58,7 +58,7 @@ impl TransportCounts {
         self.unknown += o.unknown;
     }
 
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.memcpy + self.rdma + self.tcp + self.blocked + self.unknown
     }
 }
@@ -68,9 +68,9 @@ impl TransportCounts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct HostPairTransport {
     /// One host.
-    pub a: String,
+    a: String,
     /// The other host (`a` again for the pairs within one host).
-    pub b: String,
+    b: String,
     /// The pair counts by class.
     #[serde(flatten)]
     pub pairs: TransportCounts,
@@ -81,9 +81,9 @@ pub struct HostPairTransport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct AdapterException {
     /// The adapter.
-    pub adapter: AdapterRef,
+    pub(crate) adapter: AdapterRef,
     /// The other host whose adapters it pairs with.
-    pub peer_host: String,
+    pub(crate) peer_host: String,
     /// Its pairs with that host's adapters, by class.
     pub pairs: TransportCounts,
     /// Why those pairs are not plain rdma (or what the warning is).

@@ -15,10 +15,12 @@ use std::collections::BTreeMap;
 mod adapters;
 mod changes;
 mod checks;
+#[cfg(test)]
+pub(crate) mod fixtures;
 mod fleet;
 mod lossless;
 mod model;
-pub mod probe;
+pub(crate) mod probe;
 #[cfg(test)]
 mod subnet_tests;
 mod summary;
@@ -27,13 +29,13 @@ mod tests;
 mod vm_config;
 
 use adapters::*;
-pub use changes::{Change, ChangeKind, Changes};
+pub(crate) use changes::{Change, ChangeKind, Changes};
 pub use checks::registry::{CheckId, Family, CHECKS};
 use checks::{device::*, firewall::*, mtu::*, roce::*, switch::*, vmknic::*};
-pub use fleet::{AdapterException, HostPairTransport, TransportCounts, TransportSummary};
+pub(crate) use fleet::{TransportCounts, TransportSummary};
 pub use model::*;
+pub(crate) use summary::status_name;
 use summary::*;
-pub use summary::{is_diagnosed, status_name};
 
 /// Diagnoses every host, then the fleet checks and the transport between adapters.
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
@@ -46,16 +48,14 @@ pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
         .map(|p| fleet::host_pair(&p.from, &p.to))
         .collect();
     let mut d = fleet_diagnosis_with(hosts, probe::check(&probes).into_iter().collect(), &unreachable);
-    if let Some(tally) = probe::tally(&probes) {
-        d.summary.line.push_str(&format!("; path probe: {tally}"));
-    }
     d.probes = probes;
     d
 }
 
 /// The fleet checks and transport over diagnosed hosts (a failing fleet check changes the
 /// status of the hosts it involves, so the summary comes last).
-pub fn fleet_diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
+#[cfg(test)]
+pub(crate) fn fleet_diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
     fleet_diagnosis_with(hosts, Vec::new(), &std::collections::BTreeSet::new())
 }
 
@@ -221,7 +221,7 @@ fn pvrdma_vmknic(ctx: &Context) -> Option<PvrdmaVmknic> {
 
 /// `10.10.10.11` with `255.255.255.0` → `10.10.10.0/24`; `None` unless both parse and
 /// the mask is contiguous.
-pub(crate) fn ipv4_network(address: &str, netmask: &str) -> Option<String> {
+fn ipv4_network(address: &str, netmask: &str) -> Option<String> {
     let address: std::net::Ipv4Addr = address.trim().parse().ok()?;
     let mask = u32::from(netmask.trim().parse::<std::net::Ipv4Addr>().ok()?);
     let prefix = mask.leading_ones();
@@ -254,7 +254,7 @@ impl<'a> Context<'a> {
             let uplink = d.paired_uplink.as_deref()?;
             switches.iter().find(|s| s.uplinks.iter().any(|u| u == uplink))
         };
-        let is_active = |d: &p::RdmaDevice| matches!(d.state, p::PortState::Active | p::PortState::ActiveDefer);
+        let is_active = |d: &p::RdmaDevice| d.state.is_active();
         let device = devices
             .iter()
             .find(|d| dvs_of(d).is_some() && is_active(d))

@@ -1,5 +1,6 @@
-//! The report model: the public types that make up the JSON report, the check list and exit codes.
+//! The report model: the public types that make up the JSON report and the check list.
 use super::*;
+use crate::exit;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -23,37 +24,41 @@ pub struct Evidence {
     /// Catalogue id of the command (`--list-checks`), e.g. `esxcli_rdma_device_list`.
     pub command: &'static str,
     /// The field (column or key) of its output the conclusion rests on.
-    pub field: String,
+    pub(crate) field: String,
 }
 
 /// One check on a host or across hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
+    /// Stable check id (`--list-checks`), e.g. `firewall-pvrdma`.
     pub id: &'static str,
+    /// Its outcome.
     pub status: Status,
+    /// One line saying what was found, with the host's own values.
     pub summary: String,
+    /// The outputs and fields the conclusion rests on.
     pub evidence: Vec<Evidence>,
     /// How to fix it, when the check does not pass.
-    pub remedy: Option<Remedy>,
+    pub(crate) remedy: Option<Remedy>,
 }
 
 /// How to fix a check, split so a script can run the command and a person reads the
 /// advice. New checks build it with [`with_command`], [`with_advice`] or [`with_fix`];
 /// [`with_remedy`] sorts an old-style single string into the right half.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Remedy {
+pub(crate) struct Remedy {
     /// One complete command line to run in the host's shell, exactly as printed: no
     /// placeholders, every value taken from the host shell-quoted. `None` when the fix is
     /// not a host command (vCenter, hardware) or a value is unknown.
-    pub command: Option<String>,
+    pub(crate) command: Option<String>,
     /// What to do besides (or instead of) the command, in prose: vCenter steps,
     /// alternatives, templates with placeholders in capitals.
-    pub advice: Option<String>,
+    pub(crate) advice: Option<String>,
 }
 
 impl Remedy {
     /// The single-string form of JSON field `remedy` (v1): the command, then the advice.
-    pub fn text(&self) -> String {
+    fn text(&self) -> String {
         match (&self.command, &self.advice) {
             (Some(c), Some(a)) => format!("{c}; {a}"),
             (Some(c), None) => c.clone(),
@@ -107,7 +112,7 @@ impl Serialize for Check {
 
 /// Quotes a value for a POSIX shell (the ESXi shell is busybox ash): bare when it only
 /// holds characters no shell treats specially, else in single quotes.
-pub fn shell_quote(value: &str) -> String {
+pub(crate) fn shell_quote(value: &str) -> String {
     let plain = !value.is_empty()
         && value.chars().all(|c| {
             c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '=' | '@' | '%' | '+' | ',')
@@ -119,6 +124,7 @@ pub fn shell_quote(value: &str) -> String {
     }
 }
 
+/// Whether a PVRDMA adapter's traffic to other hosts uses the physical HCA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
@@ -134,13 +140,13 @@ pub enum Verdict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PortView {
     /// The switch the port is on (vDS or standard vSwitch).
-    pub vswitch: Option<String>,
+    pub(crate) vswitch: Option<String>,
     /// The `VDS ID` (UUID) of that switch when it is a vDS esxcli lists.
-    pub vds_id: Option<String>,
+    pub(crate) vds_id: Option<String>,
     /// Its port group.
-    pub portgroup: Option<String>,
+    pub(crate) portgroup: Option<String>,
     /// The uplink its traffic leaves through (`Team Uplink`).
-    pub uplink: Option<String>,
+    pub(crate) uplink: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -168,13 +174,14 @@ pub struct Vm {
     /// Display name (`World ID N` when the process list did not name it).
     pub name: String,
     /// Its World ID while running; `null` for a VM known only from its `.vmx`.
-    pub world_id: Option<u64>,
+    pub(crate) world_id: Option<u64>,
     /// Path of its `.vmx` file.
-    pub config_file: Option<String>,
+    pub(crate) config_file: Option<String>,
     /// Its PVRDMA adapters.
     pub adapters: Vec<Adapter>,
 }
 
+/// A host's overall state in the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum HostStatus {
@@ -202,23 +209,23 @@ pub struct HostDiagnosis {
     /// Why it could not be collected, or only partly.
     pub error: Option<Failure>,
     /// ESXi version and build, e.g. `8.0.2 (build 22380479)`.
-    pub esxi_version: Option<String>,
+    pub(crate) esxi_version: Option<String>,
     /// Its host checks, in `--list-checks` order.
     pub checks: Vec<Check>,
     /// VMs with at least one PVRDMA adapter.
     pub vms: Vec<Vm>,
     /// Why the host's PVRDMA adapters could not be listed, when they could not.
-    pub adapters_error: Option<String>,
+    pub(crate) adapters_error: Option<String>,
     /// The vmknic tagged for PVRDMA and its IPv4 address, when known.
-    pub pvrdma_vmknic: Option<PvrdmaVmknic>,
+    pub(crate) pvrdma_vmknic: Option<PvrdmaVmknic>,
     /// Failing fleet checks that break this host's pairs or name it (the host is then not
     /// healthy even when its own checks pass).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub fleet_failures: Vec<&'static str>,
+    pub(crate) fleet_failures: Vec<&'static str>,
     /// Records of a record list (`esxcli vm process list`) that did not parse: each costs
     /// only its own record, and the host is `incomplete`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub record_errors: Vec<String>,
+    pub(crate) record_errors: Vec<String>,
     /// Why the running VMs could not be listed (`esxcli vm process list` failed or broke
     /// off): VM names are then unknown and the per-VM queries did not run.
     pub vms_error: Option<String>,
@@ -230,7 +237,7 @@ pub struct HostDiagnosis {
 impl HostDiagnosis {
     /// A host that could not be diagnosed at all (unreachable, interrupted, not ESXi):
     /// its error and the outputs that broke off, nothing else.
-    pub fn not_diagnosed(
+    pub(crate) fn not_diagnosed(
         host: &str,
         status: HostStatus,
         error: crate::collect::Failure,
@@ -259,13 +266,13 @@ pub struct IncompleteOutput {
     /// Catalogue id.
     pub command: String,
     /// `timed-out`, `truncated`, `connection-lost`, `signalled`, `no-exit-status`, `never-ran`.
-    pub event: &'static str,
+    event: &'static str,
     /// The event in words, e.g. "did not finish within --command-timeout 60s".
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// The outputs of a capture that broke off or never ran, in catalogue order.
-pub fn incomplete_outputs(capture: &HostCapture) -> Vec<IncompleteOutput> {
+pub(crate) fn incomplete_outputs(capture: &HostCapture) -> Vec<IncompleteOutput> {
     let mut out = Vec::new();
     for spec in cat::CATALOGUE {
         if let Some(o) = capture.outputs.get(spec.id) {
@@ -294,22 +301,22 @@ pub fn incomplete_outputs(capture: &HostCapture) -> Vec<IncompleteOutput> {
 
 /// The VMkernel adapter a host uses for PVRDMA.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct PvrdmaVmknic {
+pub(crate) struct PvrdmaVmknic {
     /// Its name, e.g. `vmk1`.
-    pub name: String,
+    pub(crate) name: String,
     /// Its IPv4 address.
-    pub ipv4: Option<String>,
+    pub(crate) ipv4: Option<String>,
     /// Its IPv4 netmask.
-    pub netmask: Option<String>,
+    pub(crate) netmask: Option<String>,
     /// Its MTU (sizes the path probe's jumbo ping); the `mtu-consistent` check reports it.
     #[serde(skip)]
-    pub mtu: Option<u32>,
+    pub(crate) mtu: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 /// How two adapters of different VMs exchange traffic.
-pub enum Transport {
+pub(crate) enum Transport {
     /// Same host: memory copy, the HCA is not involved.
     Memcpy,
     /// Different hosts, both adapters on the HCA.
@@ -325,15 +332,15 @@ pub enum Transport {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 /// Names one adapter in a pair.
-pub struct AdapterRef {
+pub(crate) struct AdapterRef {
     /// Its host.
-    pub host: String,
+    pub(crate) host: String,
     /// Its VM's name.
-    pub vm: String,
+    pub(crate) vm: String,
     /// Tells apart two running VMs with the same display name.
-    pub world_id: Option<u64>,
+    pub(crate) world_id: Option<u64>,
     /// The adapter's index in that VM.
-    pub adapter: u32,
+    pub(crate) adapter: u32,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -360,26 +367,26 @@ pub struct Summary {
     /// Adapters with verdict `unknown`.
     pub unknown: usize,
     /// Hosts whose PVRDMA adapters could not be listed (not the same as having none).
-    pub hosts_without_adapter_list: usize,
+    pub(crate) hosts_without_adapter_list: usize,
     /// Adapter pairs of different VMs by transport class (`transport.totals`).
-    pub adapter_pairs: TransportCounts,
+    pub(crate) adapter_pairs: TransportCounts,
     /// Ids of the failing fleet checks.
-    pub fleet_failures: Vec<&'static str>,
+    pub(crate) fleet_failures: Vec<&'static str>,
     /// Hosts stopped by Ctrl-C before anything was collected.
-    pub interrupted: usize,
+    pub(crate) interrupted: usize,
     /// Hosts that were reached and diagnosed: at least one check or verdict is known.
     /// 0 means nothing was diagnosed at all, whatever the other counts say.
-    pub diagnosed: usize,
+    pub(crate) diagnosed: usize,
     /// Checks that warn, on hosts and across hosts.
-    pub warnings: usize,
+    pub(crate) warnings: usize,
     /// The hosts of each status other than `ok`, folded as a node set (`esx[21-40]`).
-    pub host_sets: BTreeMap<String, String>,
-    /// The one-line summary the human report ends with.
-    pub line: String,
+    pub(crate) host_sets: BTreeMap<String, String>,
 }
 
+/// The whole run's diagnosis: what the report renders.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Diagnosis {
+    /// One entry per host, in the order given.
     pub hosts: Vec<HostDiagnosis>,
     /// Checks across hosts (stable ids too): `vmknic-subnets`, `vmknic-ipv4-unique`,
     /// `pvrdma-same-vds`, `roce-version-pair`.
@@ -389,14 +396,14 @@ pub struct Diagnosis {
     /// `--probe` only: one entry per probed (or skipped) host pair.
     pub probes: Vec<super::probe::Probe>,
     /// `--baseline` only: what differs from the baseline report.
-    pub changes: Option<super::Changes>,
+    pub(crate) changes: Option<super::Changes>,
+    /// Counts over the whole run.
     pub summary: Summary,
 }
 
-/// Documented exit codes; they live in the application layer ([`crate::exit`]).
-pub use crate::exit;
-
 impl Diagnosis {
+    /// The process exit code ([`crate::exit`]): 1 on any problem, else 3 when something
+    /// is unknown or unreached, else 0.
     pub fn exit_code(&self) -> u8 {
         let problems = self.fleet_checks.iter().any(|c| c.status == Status::Fail)
             || self.hosts.iter().any(|h| {

@@ -1,8 +1,8 @@
-//! The fleet summary and its wording.
+//! The fleet summary: counts over the whole run (the report words them, `report::summary`).
 use super::*;
 
 /// Whether anything was learnt about the host: reached, and a check or verdict known.
-pub fn is_diagnosed(h: &HostDiagnosis) -> bool {
+fn is_diagnosed(h: &HostDiagnosis) -> bool {
     matches!(h.status, HostStatus::Ok | HostStatus::Problems | HostStatus::Incomplete)
         && (h.checks.iter().any(|c| c.status != Status::Unknown)
             || h.vms
@@ -12,7 +12,7 @@ pub fn is_diagnosed(h: &HostDiagnosis) -> bool {
 }
 
 /// The JSON/serde name of a host status (`problems`, `unreachable`, ...).
-pub fn status_name(status: HostStatus) -> &'static str {
+pub(crate) fn status_name(status: HostStatus) -> &'static str {
     match status {
         HostStatus::Ok => "ok",
         HostStatus::Problems => "problems",
@@ -35,8 +35,6 @@ pub(super) fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transpo
         ..Summary::default()
     };
     let mut by_status: BTreeMap<&'static str, Vec<&str>> = BTreeMap::new();
-    // Warning check id → hosts where it warns, in first-seen order.
-    let mut warned: Vec<(&'static str, Vec<&str>)> = Vec::new();
     for h in hosts {
         match h.status {
             HostStatus::Ok => s.healthy += 1,
@@ -55,13 +53,7 @@ pub(super) fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transpo
         if h.adapters_error.is_some() {
             s.hosts_without_adapter_list += 1;
         }
-        for c in h.checks.iter().filter(|c| c.status == Status::Warn) {
-            s.warnings += 1;
-            match warned.iter_mut().find(|(id, _)| *id == c.id) {
-                Some((_, on)) => on.push(&h.host),
-                None => warned.push((c.id, vec![&h.host])),
-            }
-        }
+        s.warnings += h.checks.iter().filter(|c| c.status == Status::Warn).count();
         for a in h.vms.iter().flat_map(|v| &v.adapters) {
             s.adapters += 1;
             match a.verdict {
@@ -71,95 +63,10 @@ pub(super) fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transpo
             }
         }
     }
-    let fleet_warnings: Vec<&str> = fleet_checks
-        .iter()
-        .filter(|c| c.status == Status::Warn)
-        .map(|c| c.id)
-        .collect();
-    s.warnings += fleet_warnings.len();
+    s.warnings += fleet_checks.iter().filter(|c| c.status == Status::Warn).count();
     s.host_sets = by_status
         .iter()
         .map(|(status, names)| (status.to_string(), crate::nodeset::fold(names)))
         .collect();
-    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let set_of = |status: &str| s.host_sets.get(status).map(|n| format!(" ({n})")).unwrap_or_default();
-    let host_parts: Vec<String> = [
-        (s.healthy, "healthy", ""),
-        (s.problems, "with problems", "problems"),
-        (s.incomplete, "incomplete", "incomplete"),
-        (s.unreachable, "unreachable", "unreachable"),
-        (s.error, "with errors", "error"),
-        (s.interrupted, "interrupted", "interrupted"),
-    ]
-    .iter()
-    .filter(|(n, _, _)| *n > 0)
-    .map(|(n, label, status)| {
-        format!(
-            "{n} {label}{}",
-            if status.is_empty() {
-                String::new()
-            } else {
-                set_of(status)
-            }
-        )
-    })
-    .collect();
-    let adapter_parts: Vec<String> = [(s.hca, "hca"), (s.tcp_fallback, "tcp-fallback"), (s.unknown, "unknown")]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, label)| format!("{n} {label}"))
-        .collect();
-    let mut line = plural(s.hosts, "host", "hosts");
-    if !host_parts.is_empty() {
-        line.push_str(&format!(": {}", host_parts.join(", ")));
-    }
-    if s.diagnosed == 0 {
-        line.push_str("; nothing was diagnosed");
-        s.line = line;
-        return s;
-    }
-    if s.warnings > 0 {
-        let mut which: Vec<String> = warned
-            .iter()
-            .map(|(id, on)| format!("{id} on {}", crate::nodeset::fold(on)))
-            .collect();
-        which.extend(fleet_warnings.iter().map(|id| format!("{id} across hosts")));
-        line.push_str(&format!(
-            "; {}: {}",
-            plural(s.warnings, "warning", "warnings"),
-            which.join(", ")
-        ));
-    }
-    line.push_str(&format!(
-        "; {}",
-        plural(s.adapters, "PVRDMA adapter", "PVRDMA adapters")
-    ));
-    if !adapter_parts.is_empty() {
-        line.push_str(&format!(": {}", adapter_parts.join(", ")));
-    }
-    let t = &s.adapter_pairs;
-    let across = [
-        (t.rdma, "rdma"),
-        (t.blocked, "blocked"),
-        (t.tcp, "tcp"),
-        (t.unknown, "unknown"),
-    ]
-    .iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, label)| format!("{n} {label}"))
-    .collect::<Vec<_>>();
-    if !across.is_empty() {
-        line.push_str(&format!("; adapter pairs across hosts: {}", across.join(", ")));
-    }
-    if !s.fleet_failures.is_empty() {
-        line.push_str(&format!("; failing fleet checks: {}", s.fleet_failures.join(", ")));
-    }
-    if s.hosts_without_adapter_list > 0 {
-        line.push_str(&format!(
-            "; adapters not listed on {}",
-            plural(s.hosts_without_adapter_list, "host", "hosts")
-        ));
-    }
-    s.line = line;
     s
 }

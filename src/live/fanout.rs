@@ -24,7 +24,7 @@ pub(super) const FDS_PER_HOST: libc::rlim_t = 2;
 /// `RLIMIT_NOFILE` is first raised to the hard limit (as the process is allowed to; many
 /// systems start shells at a soft 1024 with a hard limit far above), which lets the
 /// default fan-out run where it could not otherwise.
-pub fn fanout_limit(requested: usize) -> usize {
+pub(crate) fn fanout_limit(requested: usize) -> usize {
     let soft = raise_nofile_limit();
     let room = soft.saturating_sub(FD_RESERVE) / FDS_PER_HOST;
     let room = usize::try_from(room).unwrap_or(usize::MAX);

@@ -18,17 +18,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// Environment variable holding the password for all hosts.
-pub const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
+const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
 
 /// OpenSSH's system-wide client config.
-pub const SYSTEM_SSH_CONFIG: &str = "/etc/ssh/ssh_config";
+const SYSTEM_SSH_CONFIG: &str = "/etc/ssh/ssh_config";
 
 /// Environment variable naming another system-wide ssh_config (for tests and packagers
 /// whose OpenSSH lives elsewhere).
-pub const SYSTEM_SSH_CONFIG_ENV: &str = "PVRDMA_DOCTOR_SYSTEM_SSH_CONFIG";
+const SYSTEM_SSH_CONFIG_ENV: &str = "PVRDMA_DOCTOR_SYSTEM_SSH_CONFIG";
 
 /// [`SYSTEM_SSH_CONFIG`], or the file [`SYSTEM_SSH_CONFIG_ENV`] names.
-pub fn system_ssh_config_path() -> PathBuf {
+pub(crate) fn system_ssh_config_path() -> PathBuf {
     std::env::var_os(SYSTEM_SSH_CONFIG_ENV)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -78,7 +78,7 @@ const PROBE_ALL_PAIRS_WARN: usize = 64;
 
 /// Connections kept open between collection and the probe phase, at most; hosts beyond
 /// log in again for the probe, so a large fleet never holds more descriptors than this.
-pub const PROBE_KEEP_OPEN: usize = 256;
+const PROBE_KEEP_OPEN: usize = 256;
 
 impl Default for LiveOptions {
     fn default() -> Self {
@@ -116,7 +116,7 @@ pub struct LiveRun {
     /// Ctrl-C stopped the run early.
     pub interrupted: bool,
     /// Local paths and login users that messages may hold, for `--redact`.
-    pub local_values: crate::redact::LocalValues,
+    pub(crate) local_values: crate::redact::LocalValues,
 }
 
 /// Collects every target. See the module doc for what is `Err`.
@@ -164,6 +164,6 @@ mod tests;
 use fanout::run_all;
 pub use fanout::*;
 use password::home_dir;
-pub use password::*;
+pub(crate) use password::*;
 use plan::local_values;
 pub use plan::*;

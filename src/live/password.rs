@@ -3,7 +3,7 @@ use super::*;
 
 /// The password from `PVRDMA_DOCTOR_PASSWORD`, else (with `ask`) from one prompt on the
 /// terminal without echo. Never from an argument, never printed.
-pub fn read_password(ask: bool) -> anyhow::Result<Option<SecretString>> {
+pub(crate) fn read_password(ask: bool) -> anyhow::Result<Option<SecretString>> {
     if let Ok(p) = std::env::var(PASSWORD_ENV) {
         if !p.is_empty() {
             return Ok(Some(SecretString::from(p)));

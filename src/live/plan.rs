@@ -31,7 +31,7 @@ pub(super) fn local_values(
 
 /// The one warning line for a run where ssh_config (not `--accept-new`) makes unknown host
 /// keys trusted on first use, naming where; `None` when no host is affected.
-pub fn config_tofu_warning(jobs: &[Result<HostJob, Failure>]) -> Option<String> {
+pub(crate) fn config_tofu_warning(jobs: &[Result<HostJob, Failure>]) -> Option<String> {
     let mut at: Vec<&str> = Vec::new();
     for job in jobs.iter().flatten() {
         for ep in job.jumps.iter().chain(std::iter::once(&job.target)) {
@@ -52,7 +52,7 @@ pub fn config_tofu_warning(jobs: &[Result<HostJob, Failure>]) -> Option<String> 
 }
 
 /// One `--total-output-budget` for every host of this run.
-pub fn share_run_budget(jobs: &mut [Result<HostJob, Failure>], bytes: usize) {
+pub(crate) fn share_run_budget(jobs: &mut [Result<HostJob, Failure>], bytes: usize) {
     let pool = crate::collect::ssh::RunBudget::new(bytes);
     for job in jobs.iter_mut().flatten() {
         job.run_budget = pool.clone();
@@ -62,7 +62,7 @@ pub fn share_run_budget(jobs: &mut [Result<HostJob, Failure>], bytes: usize) {
 /// As ssh warns about an `-i` file it cannot read, this stops the run before any host is
 /// tried with fewer keys than the admin meant. A missing private key whose `.pub` is there
 /// is fine: its private half can be in the ssh-agent (the IdentitiesOnly idiom).
-pub fn check_identity_files(files: &[PathBuf]) -> anyhow::Result<()> {
+pub(crate) fn check_identity_files(files: &[PathBuf]) -> anyhow::Result<()> {
     for p in files {
         if let Err(e) = std::fs::File::open(p) {
             let mut public = p.clone().into_os_string();
@@ -78,7 +78,7 @@ pub fn check_identity_files(files: &[PathBuf]) -> anyhow::Result<()> {
 
 /// The ssh_config as ssh reads it: only `-F FILE` when given, else `~/.ssh/config` then
 /// the system-wide file, each when it exists.
-pub fn load_config(f_flag: Option<&Path>, system: &Path, home: &Path) -> anyhow::Result<SshConfig> {
+pub(crate) fn load_config(f_flag: Option<&Path>, system: &Path, home: &Path) -> anyhow::Result<SshConfig> {
     Ok(match f_flag {
         Some(p) => SshConfig::load(p, home)?,
         None => SshConfig::load_user_and_system(&home.join(".ssh/config"), system, home)?,

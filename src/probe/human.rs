@@ -3,7 +3,7 @@ use super::*;
 
 /// The compact human view of the problem pairs: a pair probed both ways with the same
 /// result is one `↔` line, skipped pairs are grouped by reason, at most `LIMIT` lines.
-pub fn human_lines(probes: &[Probe]) -> Vec<String> {
+pub(crate) fn human_lines(probes: &[Probe]) -> Vec<String> {
     const LIMIT: usize = 12;
     let mut lines = Vec::new();
     let mut done = vec![false; probes.len()];

@@ -16,20 +16,24 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// Where one host's probe results accumulate.
-pub type ProbeSink = Arc<Mutex<ProbeCapture>>;
+pub(crate) type ProbeSink = Arc<Mutex<ProbeCapture>>;
 
 /// One host as the probe phase sees it.
-pub struct ProbeHost {
+pub(crate) struct ProbeHost {
     /// `None` for a host whose target spec did not even plan (bad config).
-    pub job: Option<HostJob>,
+    pub(crate) job: Option<HostJob>,
     /// The collection's connection, when it was kept open.
-    pub conn: Option<Connection>,
-    pub sink: ProbeSink,
+    pub(crate) conn: Option<Connection>,
+    pub(crate) sink: ProbeSink,
 }
 
 /// Plans the probes from the captures and fills each host's sink with its peers; returns
 /// the command lines to run per host index (peer, line).
-pub fn plan_lines(captures: &[HostCapture], opts: ProbeOptions, sinks: &[ProbeSink]) -> Vec<Vec<(String, String)>> {
+pub(crate) fn plan_lines(
+    captures: &[HostCapture],
+    opts: ProbeOptions,
+    sinks: &[ProbeSink],
+) -> Vec<Vec<(String, String)>> {
     let hosts: Vec<crate::diagnose::HostDiagnosis> = captures.iter().map(crate::diagnose::diagnose_host).collect();
     let names: Vec<String> = hosts.iter().map(|h| h.host.clone()).collect();
     let peers_of = probe::plan(&names, opts.sample);
@@ -55,7 +59,7 @@ pub fn plan_lines(captures: &[HostCapture], opts: ProbeOptions, sinks: &[ProbeSi
 }
 
 /// Runs every host's probe lines; `parallel` hosts at once.
-pub async fn run(hosts: Vec<ProbeHost>, lines: Vec<Vec<(String, String)>>, parallel: usize) {
+pub(crate) async fn run(hosts: Vec<ProbeHost>, lines: Vec<Vec<(String, String)>>, parallel: usize) {
     let slots = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for (host, todo) in hosts.into_iter().zip(lines) {
@@ -137,7 +141,7 @@ async fn reconnect(job: &HostJob) -> Result<Connection, Failure> {
 
 /// The probe capture of a host once the phase ended (or was stopped): every planned peer
 /// that could be probed but has no output gets `stopped` as its reason.
-pub fn finish(sink: &ProbeSink, lines: &[(String, String)], stopped: Option<&Failure>) -> ProbeCapture {
+pub(crate) fn finish(sink: &ProbeSink, lines: &[(String, String)], stopped: Option<&Failure>) -> ProbeCapture {
     let mut capture = sink.lock().map(|s| s.clone()).unwrap_or_default();
     for (peer, _) in lines {
         if capture.outputs.contains_key(peer) || capture.missing.contains_key(peer) {

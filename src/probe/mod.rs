@@ -26,11 +26,11 @@ pub struct ProbeOptions {
 }
 
 mod human;
-pub mod live;
+pub(crate) mod live;
 mod plan;
 #[cfg(test)]
 mod tests;
 
 pub use crate::diagnose::probe::*;
-pub use human::*;
+pub(crate) use human::*;
 pub use plan::*;

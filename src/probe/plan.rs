@@ -6,7 +6,7 @@ use crate::diagnose::probe::is_vmknic_name;
 /// The peers of every host, by host name: all others, or with `sample` the next K hosts
 /// on a ring of the sorted names. Sorting makes the choice independent of argument order,
 /// so two runs over the same fleet probe the same pairs and a baseline compares them.
-pub fn plan(hosts: &[String], sample: Option<usize>) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn plan(hosts: &[String], sample: Option<usize>) -> BTreeMap<String, Vec<String>> {
     let mut ring: Vec<&String> = hosts.iter().collect();
     ring.sort();
     ring.dedup();
@@ -24,7 +24,7 @@ pub fn plan(hosts: &[String], sample: Option<usize>) -> BTreeMap<String, Vec<Str
 
 /// The one command line that probes `to` from `from`: the plain ping, then (when the MTU
 /// is known) the don't-fragment ping that fills the MTU, each framed with the end markers.
-pub fn probe_command(from: &Endpoint, to: Ipv4Addr) -> String {
+pub(crate) fn probe_command(from: &Endpoint, to: Ipv4Addr) -> String {
     let vmk = &from.vmknic;
     let mut line = format!(
         "echo '==> plain <=='; vmkping -I {vmk} -c {COUNT} -W {WAIT_SECONDS} {to} 2>&1; echo \"<== plain exit $? ==>\""
@@ -63,14 +63,14 @@ pub fn parse_probe_command(line: &str) -> Option<(String, Ipv4Addr, Option<u32>)
 }
 
 /// The `--list-checks` section of the probe: only sent with `--probe`.
-pub fn list_checks_section() -> String {
+pub(crate) fn list_checks_section() -> String {
     format!(
         "\nPath probe (only with --probe; sends {COUNT} ICMP echo requests per ping, changes nothing):\n\n\
          {PROBE_ID}\n    vmkping -I <vmk> -c {COUNT} -W {WAIT_SECONDS} <peer ip>\n    \
          vmkping -I <vmk> -d -s <MTU-{HEADERS}> -c {COUNT} -W {WAIT_SECONDS} <peer ip>\n    \
          from each host's PVRDMA vmknic to every other host's (or K of them with --probe-sample K), \
          plain and with don't-fragment at the vmknic MTU, in one framed command line per pair\n\n\
-         Probe check (stable id):\n\n  {CHECK_ID}  the PVRDMA vmknics of all hosts reach each other, \
-         jumbo frames included (fails on unreachable, warns on mtu or lost packets)\n"
+         Probe check (stable id):\n\n  {CHECK_ID}  {}\n",
+        crate::diagnose::CheckId::VmknicReachability.title()
     )
 }

@@ -63,15 +63,15 @@ pub struct RedactionMap {
     pub vm_names: BTreeMap<String, String>,
     pub datastores: BTreeMap<String, String>,
     pub ipv4: BTreeMap<String, String>,
-    pub ipv6: BTreeMap<String, String>,
+    ipv6: BTreeMap<String, String>,
     pub macs: BTreeMap<String, String>,
     pub uuids: BTreeMap<String, String>,
     /// Local paths (identity files, config files, the home directory) seen in messages.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub local_paths: BTreeMap<String, String>,
+    local_paths: BTreeMap<String, String>,
     /// SSH login users seen in messages.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub login_users: BTreeMap<String, String>,
+    login_users: BTreeMap<String, String>,
 }
 
 /// Values of the machine that ran the collection, which end up in SSH error messages
@@ -79,11 +79,11 @@ pub struct RedactionMap {
 /// name the admin and their machine, not the hosts, so the capture-based learning cannot
 /// find them. The live run lists them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LocalValues {
+pub(crate) struct LocalValues {
     /// Identity files, ssh config files, the home directory.
-    pub paths: Vec<String>,
+    pub(crate) paths: Vec<String>,
     /// Login users of every hop.
-    pub users: Vec<String>,
+    pub(crate) users: Vec<String>,
 }
 
 /// One literal to replace.

@@ -100,7 +100,7 @@ impl Redactor {
     /// Hides the local paths and login users of `values` in failure messages (paths as
     /// `<local-path-N>`, the home directory as `~`, users as `<login-user-N>` where the
     /// name stands as a word). Call before [`Redactor::redact_captures`].
-    pub fn hide_local(&mut self, values: &LocalValues) {
+    pub(crate) fn hide_local(&mut self, values: &LocalValues) {
         let home = std::env::var("HOME").ok().filter(|h| h.len() > 1);
         let mut paths: Vec<&String> = values.paths.iter().filter(|p| p.len() > 1).collect();
         paths.sort();

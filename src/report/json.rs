@@ -4,7 +4,7 @@
 use crate::diagnose::{Check, Diagnosis, HostDiagnosis, Summary, TransportSummary};
 use serde::Serialize;
 
-pub const SCHEMA: &str = "pvrdma-doctor/report/v1";
+pub(crate) const SCHEMA: &str = "pvrdma-doctor/report/v1";
 
 /// A pvrdma-doctor report (`--format json`), schema `pvrdma-doctor/report/v1`: fields are
 /// only ever added within v1.
@@ -35,7 +35,17 @@ struct Report<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     changes: Option<&'a [crate::diagnose::Change]>,
     /// Counts over the whole run and the summary line.
-    summary: &'a Summary,
+    summary: SummaryOut<'a>,
+}
+
+/// Counts over the whole run.
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Summary")]
+struct SummaryOut<'a> {
+    #[serde(flatten)]
+    counts: &'a Summary,
+    /// The one-line summary the human report ends with.
+    line: String,
 }
 
 /// The JSON Schema of the report, generated from the types above; checked in at
@@ -62,16 +72,19 @@ fn report(d: &Diagnosis) -> Report<'_> {
         probes: &d.probes,
         changes_since: d.changes.as_ref().map(|c| c.since.as_str()),
         changes: d.changes.as_ref().map(|c| c.list.as_slice()),
-        summary: &d.summary,
+        summary: SummaryOut {
+            counts: &d.summary,
+            line: super::summary::line(d),
+        },
     }
 }
 
 /// The report as a JSON value (what `--baseline` compares).
-pub fn to_value(d: &Diagnosis) -> serde_json::Value {
+pub(crate) fn to_value(d: &Diagnosis) -> serde_json::Value {
     serde_json::to_value(report(d)).unwrap_or(serde_json::Value::Null)
 }
 
-pub fn render(d: &Diagnosis) -> String {
+pub(crate) fn render(d: &Diagnosis) -> String {
     let report = report(d);
     // Serializing plain data structs cannot fail; fall back to a valid document anyway.
     let mut text = serde_json::to_string_pretty(&report)

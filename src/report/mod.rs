@@ -2,8 +2,14 @@
 //! reads. Renderers return a `String`; only `main` writes to stdout or into a bundle.
 use crate::diagnose::Diagnosis;
 
-pub mod human;
+mod human;
 pub mod json;
+pub mod summary;
+
+/// `1 host`, `2 hosts`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
 
 /// Output format chosen with `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -14,7 +20,7 @@ pub enum Format {
     Json,
 }
 
-pub use human::{terminal_width, HumanOptions};
+pub(crate) use human::{terminal_width, HumanOptions};
 
 /// Renders the report in the chosen format with the default human layout; colour only
 /// applies to `human`.
@@ -26,7 +32,7 @@ pub fn render(diagnosis: &Diagnosis, format: Format, color: bool) -> String {
 }
 
 /// Renders the report; the options only shape the human format.
-pub fn render_with(diagnosis: &Diagnosis, format: Format, options: &HumanOptions) -> String {
+pub(crate) fn render_with(diagnosis: &Diagnosis, format: Format, options: &HumanOptions) -> String {
     match format {
         Format::Human => human::render_with(diagnosis, options),
         Format::Json => json::render(diagnosis),

@@ -26,7 +26,7 @@ const AGENT_TIMEOUT: Duration = Duration::from_secs(3);
 type Agent = AgentClient<tokio::net::UnixStream>;
 
 /// The agent socket from `SSH_AUTH_SOCK`; unset or empty means no agent, as for ssh.
-pub fn agent_socket() -> Option<PathBuf> {
+fn agent_socket() -> Option<PathBuf> {
     agent_socket_from(std::env::var_os("SSH_AUTH_SOCK"))
 }
 
@@ -184,7 +184,7 @@ fn public_key_file(path: &Path) -> Option<PublicKey> {
 }
 
 /// Logs in on `hop`; on failure the error lists every attempt and the server's answers.
-pub async fn authenticate(
+pub(crate) async fn authenticate(
     hop: &Endpoint,
     handle: &mut Handle<ClientHandler>,
     creds: &Credentials,

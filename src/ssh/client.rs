@@ -14,27 +14,27 @@ use std::path::PathBuf;
 
 /// How host keys are judged.
 #[derive(Debug, Clone)]
-pub struct HostKeyPolicy {
+pub(crate) struct HostKeyPolicy {
     /// Files to check, in order (UserKnownHostsFile list, then the global ones).
-    pub known_hosts: Vec<PathBuf>,
+    pub(crate) known_hosts: Vec<PathBuf>,
     /// Where `--accept-new` records a new key (the first user file).
-    pub learn_to: Option<PathBuf>,
-    pub accept_new: bool,
+    pub(crate) learn_to: Option<PathBuf>,
+    pub(crate) accept_new: bool,
     /// When `accept_new` comes from ssh_config (`StrictHostKeyChecking accept-new/no`)
     /// rather than `--accept-new`: the `file:line`, so the run can warn about it.
-    pub accept_new_from_config: Option<String>,
+    pub(crate) accept_new_from_config: Option<String>,
     /// `--insecure-skip-host-key-check`: accept anything. Never the default.
-    pub insecure: bool,
+    pub(crate) insecure: bool,
     /// ssh_config `HostKeyAlias`: keys are looked up and recorded under this name, with
     /// no `[...]:port` decoration, as ssh does.
-    pub host_key_alias: Option<String>,
+    pub(crate) host_key_alias: Option<String>,
     /// ssh_config `HashKnownHosts yes`: a learnt key's host name is written hashed.
-    pub hash_known_hosts: bool,
+    pub(crate) hash_known_hosts: bool,
 }
 
 impl HostKeyPolicy {
     /// The (name, port) known_hosts entries are matched against for a server.
-    pub fn key_name<'a>(&'a self, hostname: &'a str, port: u16) -> (&'a str, u16) {
+    pub(crate) fn key_name<'a>(&'a self, hostname: &'a str, port: u16) -> (&'a str, u16) {
         match &self.host_key_alias {
             Some(alias) => (alias.as_str(), 22),
             None => (hostname, port),
@@ -44,7 +44,7 @@ impl HostKeyPolicy {
 
 /// Where an identity file came from; decides what a missing file means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyOrigin {
+pub(crate) enum KeyOrigin {
     /// `-i`: must exist (checked before the run starts).
     CommandLine,
     /// ssh_config `IdentityFile`: a missing one is mentioned when authentication fails.
@@ -57,46 +57,45 @@ pub enum KeyOrigin {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
     pub path: PathBuf,
-    pub origin: KeyOrigin,
+    pub(crate) origin: KeyOrigin,
 }
 
 /// One SSH server to log in to.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
     /// How messages name it (`esx01:22`).
-    pub label: String,
+    pub(crate) label: String,
     /// Address to connect to (after ssh_config `HostName`).
-    pub hostname: String,
-    pub port: u16,
-    pub user: String,
+    pub(crate) hostname: String,
+    pub(crate) port: u16,
+    pub(crate) user: String,
     /// Private keys to try, in order, after the agent.
     pub identity_files: Vec<Identity>,
     /// `IdentitiesOnly`: agent keys are offered only when they are one of `identity_files`
     /// (keeps a full agent from using up the server's MaxAuthTries).
-    pub identities_only: bool,
-    pub policy: HostKeyPolicy,
+    pub(crate) identities_only: bool,
+    pub(crate) policy: HostKeyPolicy,
 }
 
 /// Credentials shared by all hosts of a run.
 /// `Debug` shows the password as redacted (secrecy).
 #[derive(Debug, Clone, Default)]
-pub struct Credentials {
+pub(crate) struct Credentials {
     /// Try keys from `SSH_AUTH_SOCK` first.
-    pub use_agent: bool,
+    pub(crate) use_agent: bool,
     /// Answer for keyboard-interactive / password.
-    pub password: Option<SecretString>,
+    pub(crate) password: Option<SecretString>,
 }
 
 /// An authenticated connection; jump-host connections are kept alive with it.
-pub struct Connection {
-    pub handle: Handle<ClientHandler>,
-    pub banner: Option<String>,
+pub(crate) struct Connection {
+    pub(crate) handle: Handle<ClientHandler>,
     _jumps: Vec<Handle<ClientHandler>>,
 }
 
 impl Connection {
     /// Closes the connection politely; errors do not matter any more at this point.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         let _ = self.handle.disconnect(russh::Disconnect::ByApplication, "", "en").await;
         for j in self._jumps.into_iter().rev() {
             let _ = j.disconnect(russh::Disconnect::ByApplication, "", "en").await;
@@ -106,10 +105,13 @@ impl Connection {
 
 /// Connects to `target` through `jumps` (in order) and authenticates on each.
 /// The caller bounds this with `--connect-timeout`.
-pub async fn connect(jumps: &[Endpoint], target: &Endpoint, creds: &Credentials) -> Result<Connection, SshError> {
+pub(crate) async fn connect(
+    jumps: &[Endpoint],
+    target: &Endpoint,
+    creds: &Credentials,
+) -> Result<Connection, SshError> {
     let mut handles: Vec<Handle<ClientHandler>> = Vec::new();
     let mut prev: Option<&Endpoint> = None;
-    let mut last_banner = None;
     for hop in jumps.iter().chain(std::iter::once(target)) {
         let (mut handle, info) = match handles.last() {
             None => {
@@ -146,7 +148,6 @@ pub async fn connect(jumps: &[Endpoint], target: &Endpoint, creds: &Credentials)
             })
         };
         authenticate(hop, &mut handle, &hop_creds, is_target, &info).await?;
-        last_banner = info.banner();
         handles.push(handle);
         prev = Some(hop);
     }
@@ -158,7 +159,6 @@ pub async fn connect(jumps: &[Endpoint], target: &Endpoint, creds: &Credentials)
     })?;
     Ok(Connection {
         handle,
-        banner: last_banner,
         _jumps: handles,
     })
 }

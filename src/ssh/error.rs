@@ -4,7 +4,7 @@
 
 /// The class of an SSH failure; each maps to the report's error kind of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SshErrorKind {
+pub(crate) enum SshErrorKind {
     /// The name did not resolve.
     Dns,
     /// TCP connect refused, no route, or the connection broke before authentication.
@@ -26,13 +26,13 @@ pub enum SshErrorKind {
 /// A failure with the message the admin reads: it names the host and says what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
-pub struct SshError {
-    pub kind: SshErrorKind,
-    pub message: String,
+pub(crate) struct SshError {
+    pub(crate) kind: SshErrorKind,
+    pub(crate) message: String,
 }
 
 impl SshError {
-    pub fn new(kind: SshErrorKind, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: SshErrorKind, message: impl Into<String>) -> Self {
         SshError {
             kind,
             message: message.into(),

@@ -22,7 +22,7 @@ const BLOCK: usize = 8;
 
 /// Why a private key file cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum KeyLoadError {
+pub(crate) enum KeyLoadError {
     #[error("{path}: cannot read the key file ({source})")]
     Unreadable { path: PathBuf, source: std::io::Error },
     #[error("{path} is passphrase-protected; load it into ssh-agent (`ssh-add {path}`) so pvrdma-doctor can use it")]
@@ -31,20 +31,9 @@ pub enum KeyLoadError {
     Invalid { path: PathBuf, reason: String },
 }
 
-impl KeyLoadError {
-    /// The file the error is about.
-    pub fn path(&self) -> &Path {
-        match self {
-            KeyLoadError::Unreadable { path, .. }
-            | KeyLoadError::Encrypted { path }
-            | KeyLoadError::Invalid { path, .. } => path,
-        }
-    }
-}
-
 /// Reads and decodes the private key at `path` (no passphrase: encrypted keys are for
 /// ssh-agent).
-pub fn load_private_key(path: &Path) -> Result<PrivateKey, KeyLoadError> {
+pub(crate) fn load_private_key(path: &Path) -> Result<PrivateKey, KeyLoadError> {
     let text = std::fs::read_to_string(path).map_err(|source| KeyLoadError::Unreadable {
         path: path.to_path_buf(),
         source,
@@ -241,7 +230,7 @@ impl<'a> EcdsaPrivate<'a> {
 /// size (plus the mpint sign byte when the top bit is set), and redoes the padding. Any
 /// other key, and a scalar longer than the curve, is returned unchanged for the decoder to
 /// judge.
-pub fn normalise_openssh(blob: &[u8]) -> Result<Vec<u8>, String> {
+fn normalise_openssh(blob: &[u8]) -> Result<Vec<u8>, String> {
     let layout = Layout::parse(blob)?;
     if layout.cipher != b"none" {
         return Ok(blob.to_vec());

@@ -16,9 +16,9 @@ use super::config::wildcard_match;
 
 /// Where a known_hosts line is, for messages that let the admin fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Location {
-    pub path: PathBuf,
-    pub line: usize,
+pub(crate) struct Location {
+    path: PathBuf,
+    line: usize,
 }
 
 impl std::fmt::Display for Location {
@@ -29,7 +29,7 @@ impl std::fmt::Display for Location {
 
 /// What the known_hosts files say about a host's key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HostKeyStatus {
+pub(crate) enum HostKeyStatus {
     /// A line for this host holds exactly this key.
     Known(Location),
     /// No line for this host holds a key of this algorithm.
@@ -48,7 +48,7 @@ struct Entry {
 }
 
 /// The name a host is recorded under: `host` on port 22, `[host]:port` otherwise.
-pub fn host_key_name(host: &str, port: u16) -> String {
+pub(crate) fn host_key_name(host: &str, port: u16) -> String {
     if port == 22 {
         host.to_string()
     } else {
@@ -61,14 +61,14 @@ pub fn host_key_name(host: &str, port: u16) -> String {
 /// checked before the key is decoded, so a large fleet file costs one key parse per
 /// relevant line, not per line.
 #[derive(Default)]
-pub struct HostEntries {
+pub(crate) struct HostEntries {
     name: String,
     entries: Vec<Entry>,
 }
 
 impl HostEntries {
     /// Reads `files` for `host`:`port`. Blocking file I/O: call it off the async runtime.
-    pub fn load(files: &[PathBuf], host: &str, port: u16) -> HostEntries {
+    pub(crate) fn load(files: &[PathBuf], host: &str, port: u16) -> HostEntries {
         let name = host_key_name(host, port);
         let mut entries = Vec::new();
         for path in files {
@@ -77,18 +77,15 @@ impl HostEntries {
         HostEntries { name, entries }
     }
 
-    /// How many lines were kept (for tests and diagnostics).
-    pub fn len(&self) -> usize {
+    /// How many lines were kept.
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 
     /// Judges `key`. A revoked key wins over everything; then an exact match; then a
     /// same-algorithm mismatch (changed key).
-    pub fn check(&self, key: &PublicKey) -> HostKeyStatus {
+    pub(crate) fn check(&self, key: &PublicKey) -> HostKeyStatus {
         let mut changed = None;
         let mut known = None;
         for e in &self.entries {
@@ -115,7 +112,7 @@ impl HostEntries {
     }
 
     /// Key algorithms already recorded for the host.
-    pub fn algorithms(&self) -> Vec<Algorithm> {
+    pub(crate) fn algorithms(&self) -> Vec<Algorithm> {
         let mut out: Vec<Algorithm> = Vec::new();
         for e in &self.entries {
             if !e.revoked && pattern_list_matches(&e.patterns, &self.name) {
@@ -207,7 +204,7 @@ fn hashed_matches(salt_and_hash: &str, name: &str) -> bool {
 }
 
 /// Checks `key` for `host`:`port` against every file, in order (see [`HostEntries::check`]).
-pub fn check(files: &[PathBuf], host: &str, port: u16, key: &PublicKey) -> HostKeyStatus {
+pub(crate) fn check(files: &[PathBuf], host: &str, port: u16, key: &PublicKey) -> HostKeyStatus {
     HostEntries::load(files, host, port).check(key)
 }
 
@@ -218,12 +215,6 @@ fn same_family(a: Algorithm, b: Algorithm) -> bool {
     }
 }
 
-/// Key algorithms already recorded for the host, so the client can ask the server for a
-/// key it can verify (OpenSSH does the same) instead of calling a known host unknown.
-pub fn known_algorithms(files: &[PathBuf], host: &str, port: u16) -> Vec<Algorithm> {
-    HostEntries::load(files, host, port).algorithms()
-}
-
 /// Serialises `--accept-new` appends within the process: hosts connect concurrently, and
 /// two learns must neither interleave their bytes nor both add the same host.
 static LEARN_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -232,7 +223,7 @@ static LEARN_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// directory (0700) as ssh does. With `hash` (`HashKnownHosts yes`) the name is written as
 /// `|1|salt|hmac`, so the file does not list the hosts. Does nothing when the file already
 /// vouches for this key (another connection of this run may have just learned it).
-pub fn learn(path: &Path, host: &str, port: u16, key: &PublicKey, hash: bool) -> std::io::Result<()> {
+pub(crate) fn learn(path: &Path, host: &str, port: u16, key: &PublicKey, hash: bool) -> std::io::Result<()> {
     let mut public = key.clone();
     public.set_comment("");
     let text = public.to_openssh().map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -280,7 +271,7 @@ fn hashed_name(name: &str) -> std::io::Result<String> {
 }
 
 /// `SHA256:...`, the fingerprint ssh prints.
-pub fn fingerprint(key: &PublicKey) -> String {
+pub(crate) fn fingerprint(key: &PublicKey) -> String {
     key.fingerprint(HashAlg::Sha256).to_string()
 }
 
@@ -371,7 +362,10 @@ mod tests {
         ));
         // A key of another algorithm is unknown, not changed (the server may hold both).
         assert_eq!(check(&files, "esx09", 22, &k1), HostKeyStatus::Unknown);
-        assert_eq!(known_algorithms(&files, "esx09", 22), vec![Algorithm::Ed25519]);
+        assert_eq!(
+            HostEntries::load(&files, "esx09", 22).algorithms(),
+            vec![Algorithm::Ed25519]
+        );
     }
 
     #[test]

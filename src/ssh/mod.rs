@@ -3,11 +3,11 @@
 //! Kept apart from `collect` so the policy (which host, which key, which algorithms) can be
 //! tested without a network, and `collect::ssh` only deals with running the catalogue.
 //! Nothing here depends on the capture model: failures are [`error::SshError`].
-pub mod auth;
-pub mod client;
+mod auth;
+pub(crate) mod client;
 pub mod config;
-pub mod error;
+pub(crate) mod error;
 pub mod keys;
-pub mod known_hosts;
-pub mod plan;
-pub mod transport;
+mod known_hosts;
+pub(crate) mod plan;
+mod transport;

@@ -7,34 +7,34 @@ use crate::target::{parse_host_spec, HostSpec};
 use std::path::{Path, PathBuf};
 
 /// Jump hosts do not nest deeper than this; deeper is a ProxyJump loop in the config.
-pub const MAX_JUMP_DEPTH: usize = 8;
+const MAX_JUMP_DEPTH: usize = 8;
 
 /// What the command line says about connecting, for every host of the run.
 #[derive(Debug, Clone, Default)]
-pub struct Flags {
+pub(crate) struct Flags {
     /// `-l`: the target's user (not the jump hosts', as with ssh).
-    pub login_user: Option<String>,
+    pub(crate) login_user: Option<String>,
     /// `-i`, tried before the config's and the default keys, on every hop.
-    pub identity_files: Vec<PathBuf>,
+    pub(crate) identity_files: Vec<PathBuf>,
     /// `-p`, `-J`, `-o`: obtained first for the target (ssh does not pass them to the
     /// jump hosts either).
-    pub options: CommandLineOptions,
-    pub accept_new: bool,
-    pub insecure_skip_host_key_check: bool,
+    pub(crate) options: CommandLineOptions,
+    pub(crate) accept_new: bool,
+    pub(crate) insecure_skip_host_key_check: bool,
     /// No `~/.ssh/id_*` defaults (the demo).
-    pub only_given_keys: bool,
+    pub(crate) only_given_keys: bool,
 }
 
 /// The hops to go through, in connection order, then the target.
 #[derive(Debug, Clone)]
-pub struct Route {
-    pub jumps: Vec<Endpoint>,
-    pub target: Endpoint,
+pub(crate) struct Route {
+    pub(crate) jumps: Vec<Endpoint>,
+    pub(crate) target: Endpoint,
 }
 
 /// Why a route could not be planned.
 #[derive(Debug, thiserror::Error)]
-pub enum PlanError {
+pub(crate) enum PlanError {
     #[error("ssh config error: {0}; fix the file")]
     Config(#[from] ConfigError),
     #[error("bad ProxyJump entry {entry:?}: {why}")]
@@ -44,15 +44,15 @@ pub enum PlanError {
 }
 
 /// Plans routes for one run.
-pub struct Planner<'a> {
-    pub config: &'a SshConfig,
-    pub home: &'a Path,
-    pub flags: &'a Flags,
+pub(crate) struct Planner<'a> {
+    pub(crate) config: &'a SshConfig,
+    pub(crate) home: &'a Path,
+    pub(crate) flags: &'a Flags,
 }
 
 impl Planner<'_> {
     /// The route to `spec`.
-    pub fn route(&self, spec: &HostSpec) -> Result<Route, PlanError> {
+    pub(crate) fn route(&self, spec: &HostSpec) -> Result<Route, PlanError> {
         let (target, jumps) = self.hop(spec, true)?;
         let jumps = self.jump_chain(jumps, 0)?;
         Ok(Route { jumps, target })

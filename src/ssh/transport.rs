@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// ESXi 8 offers only NIST ECDH, the DH groups and group-exchange. NIST first so a
 /// handshake never falls to group-exchange, which russh computes slowly (seconds).
-pub const KEX_ORDER: &[kex::Name] = &[
+const KEX_ORDER: &[kex::Name] = &[
     kex::ECDH_SHA2_NISTP256,
     kex::ECDH_SHA2_NISTP384,
     kex::ECDH_SHA2_NISTP521,
@@ -33,7 +33,7 @@ pub const KEX_ORDER: &[kex::Name] = &[
 ];
 
 /// ESXi's cipher list (AES only), then chacha for non-ESXi jump hosts.
-pub const CIPHER_ORDER: &[cipher::Name] = &[
+const CIPHER_ORDER: &[cipher::Name] = &[
     cipher::AES_256_GCM,
     cipher::AES_128_GCM,
     cipher::AES_256_CTR,
@@ -43,7 +43,7 @@ pub const CIPHER_ORDER: &[cipher::Name] = &[
 ];
 
 /// ESXi offers no etm MACs; they stay acceptable for other servers.
-pub const MAC_ORDER: &[mac::Name] = &[
+const MAC_ORDER: &[mac::Name] = &[
     mac::HMAC_SHA256,
     mac::HMAC_SHA512,
     mac::HMAC_SHA256_ETM,
@@ -73,7 +73,7 @@ fn default_host_key_order() -> Vec<Algorithm> {
 
 /// The algorithm preferences for one host: key types already in known_hosts come first so
 /// a host recorded with its RSA key is verified rather than reported unknown.
-pub fn preferred_for(known: &[Algorithm]) -> Preferred {
+fn preferred_for(known: &[Algorithm]) -> Preferred {
     let mut keys: Vec<Algorithm> = Vec::new();
     for k in known {
         match k {
@@ -133,7 +133,7 @@ enum KeyVerdict {
 }
 
 /// The russh callbacks for one connection.
-pub struct ClientHandler {
+pub(crate) struct ClientHandler {
     hostname: String,
     port: u16,
     policy: HostKeyPolicy,
@@ -204,7 +204,7 @@ impl client::Handler for ClientHandler {
     }
 }
 
-pub async fn resolve(hop: &Endpoint) -> Result<Vec<std::net::SocketAddr>, SshError> {
+pub(crate) async fn resolve(hop: &Endpoint) -> Result<Vec<std::net::SocketAddr>, SshError> {
     match tokio::net::lookup_host((hop.hostname.as_str(), hop.port)).await {
         Ok(a) => {
             let v: Vec<_> = a.collect();
@@ -228,7 +228,10 @@ fn dns_failure(hop: &Endpoint, why: &str) -> SshError {
     )
 }
 
-pub async fn tcp_connect(hop: &Endpoint, addrs: &[std::net::SocketAddr]) -> Result<tokio::net::TcpStream, SshError> {
+pub(crate) async fn tcp_connect(
+    hop: &Endpoint,
+    addrs: &[std::net::SocketAddr],
+) -> Result<tokio::net::TcpStream, SshError> {
     let mut last = None;
     for a in addrs {
         match tokio::net::TcpStream::connect(a).await {
@@ -256,14 +259,14 @@ pub async fn tcp_connect(hop: &Endpoint, addrs: &[std::net::SocketAddr]) -> Resu
 /// Messages use it to tell whether the server looks like ESXi before guessing at
 /// ESXi-specific causes.
 #[derive(Debug, Clone, Default)]
-pub struct ServerInfo {
+pub(crate) struct ServerInfo {
     version: Arc<Mutex<Vec<u8>>>,
     banner: Arc<Mutex<Option<String>>>,
 }
 
 impl ServerInfo {
     /// The `SSH-2.0-...` line, once received.
-    pub fn version(&self) -> Option<String> {
+    fn version(&self) -> Option<String> {
         let raw = self.version.lock().ok()?.clone();
         String::from_utf8_lossy(&raw)
             .lines()
@@ -272,13 +275,13 @@ impl ServerInfo {
     }
 
     /// The `Banner` text the server sent before authentication.
-    pub fn banner(&self) -> Option<String> {
+    fn banner(&self) -> Option<String> {
         self.banner.lock().ok()?.clone()
     }
 
     /// True when the identification line or the banner names VMware or ESXi. ESXi's
     /// OpenSSH identifies itself like any OpenSSH, so this is a hint, never a proof.
-    pub fn looks_like_esxi(&self) -> bool {
+    pub(crate) fn looks_like_esxi(&self) -> bool {
         let text = format!(
             "{} {}",
             self.version().unwrap_or_default(),
@@ -340,7 +343,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Recording<S> {
 }
 
 /// Runs the SSH handshake on `stream` and checks the host key against the hop's policy.
-pub async fn handshake<S>(hop: &Endpoint, stream: S) -> Result<(Handle<ClientHandler>, ServerInfo), SshError>
+pub(crate) async fn handshake<S>(hop: &Endpoint, stream: S) -> Result<(Handle<ClientHandler>, ServerInfo), SshError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {

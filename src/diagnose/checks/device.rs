@@ -86,24 +86,22 @@ pub(in crate::diagnose) fn check_device_active(ctx: &Context) -> Check {
         );
     };
     let evidence = vec![ev(cat::RDMA_DEVICE_LIST, format!("State of {}", device.name))];
-    match device.state {
-        p::PortState::Active | p::PortState::ActiveDefer => check(
+    if device.state.is_active() {
+        return check(
             ID,
             Status::Pass,
             format!("{} is {}", device.name, state_name(&device.state)),
             evidence,
-        ),
-        _ => {
-            let uplink = device.paired_uplink.clone().unwrap_or_else(|| "its uplink".to_string());
-            with_advice(
-                check(
-                    ID,
-                    Status::Fail,
-                    format!("{} is {}, not Active: the HCA cannot carry PVRDMA traffic", device.name, state_name(&device.state)),
-                    evidence,
-                ),
-                format!("check the link of {uplink} (cable, switch port, `esxcli network nic get -n {uplink}`) until `esxcli rdma device list` shows {} Active", device.name),
-            )
-        }
+        );
     }
+    let uplink = device.paired_uplink.clone().unwrap_or_else(|| "its uplink".to_string());
+    with_advice(
+        check(
+            ID,
+            Status::Fail,
+            format!("{} is {}, not Active: the HCA cannot carry PVRDMA traffic", device.name, state_name(&device.state)),
+            evidence,
+        ),
+        format!("check the link of {uplink} (cable, switch port, `esxcli network nic get -n {uplink}`) until `esxcli rdma device list` shows {} Active", device.name),
+    )
 }

@@ -2,7 +2,7 @@
 pub(super) mod device;
 pub(super) mod firewall;
 pub(super) mod mtu;
-pub mod registry;
+pub(crate) mod registry;
 pub(super) mod roce;
 pub(super) mod switch;
 pub(super) mod vmknic;

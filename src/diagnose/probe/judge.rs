@@ -3,7 +3,7 @@ use super::*;
 
 /// Every probe pair of a run, in host order then plan order; empty when no capture holds
 /// probe data (the run was not asked to probe).
-pub fn results(captures: &[crate::collect::HostCapture], hosts: &[HostDiagnosis]) -> Vec<Probe> {
+pub(crate) fn results(captures: &[crate::collect::HostCapture], hosts: &[HostDiagnosis]) -> Vec<Probe> {
     let by_name: BTreeMap<&str, &HostDiagnosis> = hosts.iter().map(|h| (h.host.as_str(), h)).collect();
     let mut out = Vec::new();
     for capture in captures {
@@ -48,13 +48,13 @@ pub fn results(captures: &[crate::collect::HostCapture], hosts: &[HostDiagnosis]
 }
 
 /// How one framed ping went.
-pub(crate) enum Outcome {
+enum Outcome {
     Passed,
     Failed(String),
     Unknown(String),
 }
 
-pub(crate) fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_off: bool) -> Outcome {
+fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_off: bool) -> Outcome {
     let Some(s) = section else {
         return Outcome::Unknown(match (cut_short, broke_off) {
             (Some(why), _) => format!("it did not run ({why})"),
@@ -88,7 +88,7 @@ pub(crate) fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&st
     }
 }
 
-pub(crate) fn failure_text(ping: &p::Vmkping) -> String {
+fn failure_text(ping: &p::Vmkping) -> String {
     let sent = ping.statistics.map_or(COUNT, |s| s.transmitted);
     match ping.send_errors.first() {
         Some(reason) => format!("sendto() failed ({reason})"),
@@ -96,7 +96,7 @@ pub(crate) fn failure_text(ping: &p::Vmkping) -> String {
     }
 }
 
-pub(crate) fn losses(ping: &p::Vmkping) -> Option<Losses> {
+fn losses(ping: &p::Vmkping) -> Option<Losses> {
     ping.statistics.map(|s| Losses {
         sent: s.transmitted,
         received: s.received,
@@ -104,7 +104,7 @@ pub(crate) fn losses(ping: &p::Vmkping) -> Option<Losses> {
     })
 }
 
-pub(crate) fn rtt(ping: &p::Vmkping) -> Option<Rtt> {
+fn rtt(ping: &p::Vmkping) -> Option<Rtt> {
     ping.round_trip.map(|r| Rtt {
         min_ms: Number(r.min_ms),
         avg_ms: Number(r.avg_ms),
@@ -211,7 +211,7 @@ pub(crate) fn judge(result: &mut Probe, raw: &RawOutput, mtu: Option<u32>) {
 }
 
 /// `2 ok, 1 mtu, 3 unreachable`: the pairs per status; `None` without probes.
-pub fn tally(probes: &[Probe]) -> Option<String> {
+pub(crate) fn tally(probes: &[Probe]) -> Option<String> {
     if probes.is_empty() {
         return None;
     }
@@ -236,7 +236,7 @@ pub fn tally(probes: &[Probe]) -> Option<String> {
 /// `vmknic-reachability`: fails on an unreachable pair, warns on an MTU problem or packet
 /// loss (RoCE needs a lossless network), unknown when nothing could be judged. `None`
 /// when the run did not probe.
-pub fn check(probes: &[Probe]) -> Option<Check> {
+pub(crate) fn check(probes: &[Probe]) -> Option<Check> {
     if probes.is_empty() {
         return None;
     }

@@ -10,22 +10,22 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 /// The fleet check's stable id.
-pub const CHECK_ID: &str = "vmknic-reachability";
+pub(crate) const CHECK_ID: &str = super::CheckId::VmknicReachability.id();
 /// Echo requests per ping: enough to tell a lossy path from a dead one, few enough to
 /// keep a probe to about three seconds.
-pub const COUNT: u32 = 3;
+pub(crate) const COUNT: u32 = 3;
 /// Seconds vmkping waits for the last reply.
-pub const WAIT_SECONDS: u32 = 1;
+pub(crate) const WAIT_SECONDS: u32 = 1;
 /// IPv4 (20) + ICMP (8) headers: the payload that fills an MTU exactly.
-pub const HEADERS: u32 = 28;
+pub(crate) const HEADERS: u32 = 28;
 
 /// The PVRDMA end of one host, validated for use on a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    pub vmknic: String,
-    pub ip: Ipv4Addr,
+pub(crate) struct Endpoint {
+    pub(crate) vmknic: String,
+    pub(crate) ip: Ipv4Addr,
     /// The vmknic's MTU; `None` = unknown, then only the plain ping runs.
-    pub mtu: Option<u32>,
+    pub(crate) mtu: Option<u32>,
 }
 
 /// One host pair's result.
@@ -45,7 +45,7 @@ pub enum ProbeStatus {
 }
 
 impl ProbeStatus {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             ProbeStatus::Ok => "ok",
             ProbeStatus::Mtu => "mtu",
@@ -59,7 +59,7 @@ impl ProbeStatus {
 /// A float that compares by bits, so reports stay `Eq`; serialized as a plain number.
 #[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
 #[serde(transparent)]
-pub struct Number(pub f64);
+pub(crate) struct Number(pub(crate) f64);
 
 impl PartialEq for Number {
     fn eq(&self, other: &Self) -> bool {
@@ -76,18 +76,18 @@ pub struct Losses {
     /// Replies received.
     pub received: u32,
     /// Packet loss as vmkping prints it, in percent.
-    pub loss_percent: Number,
+    pub(crate) loss_percent: Number,
 }
 
 /// Round-trip times of the answered requests, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Rtt {
     /// Fastest reply, in milliseconds.
-    pub min_ms: Number,
+    min_ms: Number,
     /// Mean, in milliseconds.
-    pub avg_ms: Number,
+    pub(crate) avg_ms: Number,
     /// Slowest reply, in milliseconds.
-    pub max_ms: Number,
+    max_ms: Number,
 }
 
 /// The don't-fragment ping that fills the vmknic MTU.
@@ -96,11 +96,11 @@ pub struct JumboResult {
     /// `-s` payload (MTU − 28).
     pub payload_bytes: u32,
     /// Whether it got through; `null` when its output could not be read.
-    pub passed: Option<bool>,
+    pub(crate) passed: Option<bool>,
     /// Requests and replies; `null` without statistics.
-    pub losses: Option<Losses>,
+    losses: Option<Losses>,
     /// Round-trip times; `null` without replies.
-    pub rtt: Option<Rtt>,
+    rtt: Option<Rtt>,
 }
 
 /// One probed (or skipped) host pair, `from` pinging `to`.
@@ -133,7 +133,7 @@ pub(crate) fn is_vmknic_name(name: &str) -> bool {
 }
 
 /// The host's usable PVRDMA vmknic, or why there is none (the `skipped` reason).
-pub fn endpoint(h: &HostDiagnosis) -> Result<Endpoint, String> {
+pub(crate) fn endpoint(h: &HostDiagnosis) -> Result<Endpoint, String> {
     if matches!(h.status, HostStatus::Unreachable | HostStatus::Error) {
         return Err(format!("{} was not reached", h.host));
     }
@@ -162,5 +162,5 @@ pub fn endpoint(h: &HostDiagnosis) -> Result<Endpoint, String> {
     })
 }
 
-pub mod judge;
-pub use judge::*;
+pub(crate) mod judge;
+pub(crate) use judge::*;

@@ -2,7 +2,7 @@
 use crate::diagnose::{ChangeKind, Changes};
 
 /// The lines the human report opens with.
-pub fn human_lines(changes: &Changes) -> Vec<String> {
+pub(crate) fn human_lines(changes: &Changes) -> Vec<String> {
     if changes.list.is_empty() {
         return vec![format!("No change since {} (baseline)", changes.since)];
     }

@@ -2,10 +2,6 @@
 use super::text::*;
 use super::*;
 
-pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// Anything to show under `--only-problems`: not ok, or a check that does not pass.
 pub(super) fn has_problem(h: &HostDiagnosis) -> bool {
     h.status != HostStatus::Ok

@@ -5,6 +5,7 @@
 //! Every line fits the width it is given (the terminal's, `$COLUMNS`, else 100): long
 //! texts wrap under their column, table cells wrap inside the table. Text that came from a
 //! host is escaped (control and bidi characters) and shortened; JSON keeps it whole.
+use super::plural;
 use crate::diagnose::{self, Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
 use std::fmt::Write;
 use tabled::settings::{peaker::Priority, Style, Width};
@@ -12,20 +13,20 @@ use unicode_width::UnicodeWidthStr;
 
 /// How to lay out the human report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HumanOptions {
+pub(crate) struct HumanOptions {
     /// ANSI colours.
-    pub color: bool,
+    pub(crate) color: bool,
     /// No line is wider than this many terminal columns.
-    pub width: usize,
+    pub(crate) width: usize,
     /// Show only what is not healthy (hosts, checks, adapters); the summary stays whole.
-    pub only_problems: bool,
+    pub(crate) only_problems: bool,
     /// Fold hosts (and table rows) with identical results into node sets.
-    pub fold: bool,
+    pub(crate) fold: bool,
 }
 
 /// Width when stdout is not a terminal and `$COLUMNS` is unset: the report stays readable
 /// in a file, a mail or a ticket.
-pub const DEFAULT_WIDTH: usize = 100;
+const DEFAULT_WIDTH: usize = 100;
 
 /// Narrower than this, nothing useful fits: the layout assumes at least this much.
 const MIN_WIDTH: usize = 40;
@@ -43,7 +44,7 @@ impl Default for HumanOptions {
 
 /// `$COLUMNS` when set to a number, else the width of the terminal on stdout, else
 /// [`DEFAULT_WIDTH`].
-pub fn terminal_width() -> usize {
+pub(crate) fn terminal_width() -> usize {
     let from_env = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok());
@@ -86,7 +87,7 @@ impl Paint {
 }
 
 /// The report with the default layout (100 columns, folded).
-pub fn render(d: &Diagnosis, color: bool) -> String {
+pub(crate) fn render(d: &Diagnosis, color: bool) -> String {
     render_with(
         d,
         &HumanOptions {
@@ -96,7 +97,7 @@ pub fn render(d: &Diagnosis, color: bool) -> String {
     )
 }
 
-pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
+pub(crate) fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
     let paint = Paint { on: options.color };
     let width = options.width.max(MIN_WIDTH);
     let mut out = String::new();
@@ -153,7 +154,7 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
             |t| paint.dim(t),
         );
     }
-    let line = d.summary.line.clone();
+    let line = super::summary::line(d);
     let code = d.exit_code();
     emit(&mut out, "", "", 0, &line, width, |t| match code {
         0 => paint.green(t),
@@ -163,7 +164,7 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
     out
 }
 
-pub mod changes;
+mod changes;
 mod hosts;
 mod table;
 #[cfg(test)]

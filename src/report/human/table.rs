@@ -1,5 +1,4 @@
 //! The table of PVRDMA adapters and the lines around it.
-use super::hosts::*;
 use super::text::*;
 use super::*;
 

@@ -64,8 +64,4 @@ impl CommandLineOptions {
         }
         Ok(CommandLineOptions { directives })
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.directives.is_empty()
-    }
 }

@@ -104,7 +104,7 @@ fn user_patterns_match(patterns: &[String], user: &str) -> bool {
 
 /// `Host` semantics: matches when some pattern matches and no negated pattern does.
 /// Patterns may also be comma-separated, as in known_hosts.
-pub fn host_patterns_match(patterns: &[String], host: &str) -> bool {
+pub(crate) fn host_patterns_match(patterns: &[String], host: &str) -> bool {
     let mut matched = false;
     for p in patterns.iter().flat_map(|p| p.split(',')) {
         if let Some(neg) = p.strip_prefix('!') {
@@ -119,7 +119,7 @@ pub fn host_patterns_match(patterns: &[String], host: &str) -> bool {
 }
 
 /// Glob with `*` (any run) and `?` (one character), as ssh's `match_pattern`.
-pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+pub(crate) fn wildcard_match(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
     let (mut pi, mut ti) = (0usize, 0usize);

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 mod command_line;
 mod matching;
 pub use command_line::{CommandLineOptions, HONOURED_OPTIONS};
-pub use matching::{host_patterns_match, wildcard_match};
+pub(crate) use matching::{host_patterns_match, wildcard_match};
 use matching::{match_applies, parse_match, Criterion, MatchState};
 
 /// Include depth OpenSSH allows; deeper means a loop.
@@ -29,7 +29,7 @@ const MAX_INCLUDE_DEPTH: usize = 16;
 
 /// `StrictHostKeyChecking` as configured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StrictHostKeyChecking {
+pub(crate) enum StrictHostKeyChecking {
     /// `yes` (and `ask`, which a batch tool cannot ask): unknown hosts fail.
     Yes,
     /// `accept-new`: unknown hosts are recorded, changed keys still fail.
@@ -40,30 +40,30 @@ pub enum StrictHostKeyChecking {
 
 /// The effective options for one host.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HostConfig {
-    pub hostname: Option<String>,
-    pub user: Option<String>,
-    pub port: Option<u16>,
-    pub identity_files: Vec<PathBuf>,
+pub(crate) struct HostConfig {
+    pub(crate) hostname: Option<String>,
+    pub(crate) user: Option<String>,
+    pub(crate) port: Option<u16>,
+    pub(crate) identity_files: Vec<PathBuf>,
     /// `UserKnownHostsFile`: `None` = not set (the defaults apply), `Some(empty)` = `none`.
-    pub user_known_hosts_files: Option<Vec<PathBuf>>,
+    pub(crate) user_known_hosts_files: Option<Vec<PathBuf>>,
     /// `GlobalKnownHostsFile`, same convention.
-    pub global_known_hosts_files: Option<Vec<PathBuf>>,
-    pub strict_host_key_checking: Option<StrictHostKeyChecking>,
+    pub(crate) global_known_hosts_files: Option<Vec<PathBuf>>,
+    pub(crate) strict_host_key_checking: Option<StrictHostKeyChecking>,
     /// Where that `StrictHostKeyChecking` came from (`file:line`), for the warning when it
     /// turns on trust-on-first-use.
-    pub strict_host_key_checking_at: Option<String>,
+    pub(crate) strict_host_key_checking_at: Option<String>,
     /// `ProxyJump` hops in order (`None` = not set; an empty list = `ProxyJump none`).
-    pub proxy_jump: Option<Vec<String>>,
+    pub(crate) proxy_jump: Option<Vec<String>>,
     /// `ProxyCommand` (not `none`) where it was set, `file:line`. It is not supported: a
     /// host with one must fail rather than be reached directly, skipping the bastion.
-    pub proxy_command_at: Option<String>,
+    pub(crate) proxy_command_at: Option<String>,
     /// `HostKeyAlias`: the name host keys are looked up and recorded under.
-    pub host_key_alias: Option<String>,
+    pub(crate) host_key_alias: Option<String>,
     /// `IdentitiesOnly yes`: offer only the configured keys, even from the agent.
-    pub identities_only: Option<bool>,
+    pub(crate) identities_only: Option<bool>,
     /// `HashKnownHosts yes`: names learnt into known_hosts are written hashed.
-    pub hash_known_hosts: Option<bool>,
+    pub(crate) hash_known_hosts: Option<bool>,
 }
 
 /// A config file that could not be read or understood.
@@ -123,7 +123,7 @@ pub struct SshConfig {
 
 impl SshConfig {
     /// Reads `path` and its includes. `home` is where `~` points.
-    pub fn load(path: &Path, home: &Path) -> Result<Self, ConfigError> {
+    pub(crate) fn load(path: &Path, home: &Path) -> Result<Self, ConfigError> {
         let mut cfg = SshConfig::empty(home);
         cfg.add_file(path, &home.join(".ssh"))?;
         Ok(cfg)
@@ -132,7 +132,7 @@ impl SshConfig {
     /// What `ssh` reads without `-F`: the user's file, then the system-wide one, each when
     /// it exists. A relative `Include` is under `~/.ssh` in the first and next to the
     /// system file (`/etc/ssh`) in the second.
-    pub fn load_user_and_system(user: &Path, system: &Path, home: &Path) -> Result<Self, ConfigError> {
+    pub(crate) fn load_user_and_system(user: &Path, system: &Path, home: &Path) -> Result<Self, ConfigError> {
         let mut cfg = SshConfig::empty(home);
         if user.is_file() {
             cfg.add_file(user, &home.join(".ssh"))?;
@@ -299,20 +299,22 @@ impl SshConfig {
 
     /// The effective options for `host` (the name as given on the command line), with no
     /// user given on the command line.
-    pub fn resolve(&self, host: &str) -> Result<HostConfig, ConfigError> {
+    #[cfg(test)]
+    pub(crate) fn resolve(&self, host: &str) -> Result<HostConfig, ConfigError> {
         self.resolve_for(host, None)
     }
 
     /// The effective options for `host`; `cli_user` is the user given on the command line
     /// (`user@host`, `-l`), which `Match user` sees before any `User` from the config, as
     /// in ssh. With neither, `Match user` sees `root`, the user this tool defaults to.
-    pub fn resolve_for(&self, host: &str, cli_user: Option<&str>) -> Result<HostConfig, ConfigError> {
+    #[cfg(test)]
+    fn resolve_for(&self, host: &str, cli_user: Option<&str>) -> Result<HostConfig, ConfigError> {
         self.resolve_with(host, cli_user, &CommandLineOptions::default())
     }
 
     /// The effective options for `host` with the command line's options (`-o`, `-p`, `-J`)
     /// obtained first, so they win over both files, as in ssh.
-    pub fn resolve_with(
+    pub(crate) fn resolve_with(
         &self,
         host: &str,
         cli_user: Option<&str>,
@@ -498,7 +500,7 @@ impl TokenContext<'_> {
 }
 
 /// `~` and `~/x` → the home directory.
-pub fn expand_tilde(p: &str, home: &Path) -> PathBuf {
+pub(crate) fn expand_tilde(p: &str, home: &Path) -> PathBuf {
     if p == "~" {
         home.to_path_buf()
     } else if let Some(rest) = p.strip_prefix("~/") {
