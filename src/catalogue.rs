@@ -36,6 +36,27 @@ macro_rules! batch_functions {
     };
 }
 
+/// The `.vmx` inventory's functions: `s PATH...` reads its paths one after another (one
+/// `grep` each: cheap, unlike `esxcli`), keeps their sections in a variable, copies what
+/// the stages before it printed, then prints them. The command line chains a few such
+/// stages (`s A B </dev/null | s C D | s E`): the stages run at once, the sections come
+/// out whole and in order, and a host with hundreds of VMs forks about one process per
+/// VM (the grep) instead of five (a pipeline stage, a command substitution and a `cat`
+/// per key in [`batch_functions`]); ESXi's userworld forks are slow.
+macro_rules! vmx_functions {
+    () => {
+        concat!(
+            "q() { grep -iE '^[[:space:]]*(displayname|virtualhw[.]version|memsize|sched[.]mem[.][a-z0-9.]+|ethernet[0-9]+[.](virtualdev|present|addresstype|address|generatedaddress|networkname|dvs[.][a-z0-9.]+)|vrdma[0-9]*[.][a-z0-9.]+)[[:space:]]*=' \"$1\"; }; ",
+            "l() { for k in \"$@\"; do printf '==> %s <==\\n' \"$k\"; q \"$k\" 2>&1; printf '<== %s exit %s ==>\\n' \"$k\" \"$?\"; done; }; ",
+            "s() { o=$(l \"$@\"); cat; [ -z \"$o\" ] || printf '%s\\n' \"$o\"; }; "
+        )
+    };
+}
+
+/// Stages of the `.vmx` inventory that run at once (each reads its share of the paths in
+/// turn).
+const VMX_STAGES: usize = 8;
+
 /// Queries of one batch that run at once on the host. More keys run in successive groups
 /// of this size, so a host with hundreds of PVRDMA VMs is not asked to start hundreds of
 /// `esxcli` processes together (each is a Python process in ESXi's shell resource pool).
@@ -177,15 +198,10 @@ pub static CATALOGUE: &[CommandSpec] = &[
     },
     CommandSpec {
         id: VMX_PVRDMA_LINES,
-        // One `grep` per running VM, at once (as the other batches): the paths are the
-        // Config Files of the `vm process list` already collected, each one single-quoted
-        // shell word, so spaces, brackets and colons reach grep intact. grep only reads the
-        // file, and exits 1 when no line matches (still a whole answer).
-        command: concat!(
-            batch_functions!("grep -iE '^[[:space:]]*(displayname|virtualhw[.]version|memsize|sched[.]mem[.][a-z0-9.]+|ethernet[0-9]+[.](virtualdev|present|addresstype|address|generatedaddress|networkname|dvs[.][a-z0-9.]+)|vrdma[0-9]*[.][a-z0-9.]+)[[:space:]]*=' \"$1\""),
-            "p ",
-            "<Config File>..."
-        ),
+        // The paths are the Config Files of the `vm process list` already collected, each
+        // one single-quoted shell word, so spaces, brackets and colons reach grep intact.
+        // grep only reads the file, and exits 1 when no line matches (a whole answer).
+        command: concat!(vmx_functions!(), "s <Config File>... </dev/null | s <Config File>..."),
         why: "per running VM, the PVRDMA lines of its .vmx (adapters, MACs, port groups, hardware version, memory reservation): lists PVRDMA VMs even when vsish fails",
     },
 ];
@@ -286,25 +302,34 @@ fn sh_single_quote(text: &str) -> String {
 }
 
 /// The `.vmx` inventory for these Config File paths, taken from the `vm process list`
-/// the host already answered (so it is not run a second time): the spec's functions, then
-/// one `p ...` pipeline of quoted paths per group of [`BATCH_FANOUT`]. `None` when a path
-/// cannot be one shell word (a newline).
+/// the host already answered (so it is not run a second time): [`vmx_functions`], then up
+/// to [`VMX_STAGES`] pipeline stages of quoted paths. `None` when a path cannot be one
+/// shell word (a newline).
 pub fn vmx_lines_command(paths: &[String]) -> Option<String> {
-    let functions = batch_functions_of(spec(VMX_PVRDMA_LINES)?)?;
     if paths.is_empty() || paths.iter().any(|p| p.is_empty() || p.contains(['\n', '\0'])) {
         return None;
     }
-    let words: Vec<String> = paths.iter().map(|p| sh_single_quote(p)).collect();
-    Some(batch_line(functions, &words))
+    let mut line = vmx_functions!().to_string();
+    for (n, stage) in paths.chunks(paths.len().div_ceil(VMX_STAGES)).enumerate() {
+        line.push_str(if n == 0 { "s" } else { " | s" });
+        for path in stage {
+            line.push(' ');
+            line.push_str(&sh_single_quote(path));
+        }
+        if n == 0 {
+            line.push_str(" </dev/null");
+        }
+    }
+    Some(line)
 }
 
 /// The paths of a [`vmx_lines_command`] line, in order; `None` for any other line.
 fn vmx_lines_keys(command: &str) -> Option<Vec<String>> {
-    let mut rest = command.strip_prefix(batch_functions_of(spec(VMX_PVRDMA_LINES)?)?)?;
+    let mut rest = command.strip_prefix(vmx_functions!())?;
     let mut keys = Vec::new();
+    let mut first = true;
     loop {
-        rest = rest.strip_prefix("p ")?;
-        let mut group = Vec::new();
+        rest = rest.strip_prefix("s ")?;
         loop {
             // One word: single-quoted runs, joined by `\'` (an escaped quote).
             let mut word = String::new();
@@ -326,19 +351,20 @@ fn vmx_lines_keys(command: &str) -> Option<Vec<String>> {
             if !quoted {
                 return None;
             }
-            group.push(word);
-            if let Some(r) = rest.strip_prefix(' ') {
-                rest = r;
-            } else {
-                break;
+            keys.push(word);
+            match rest.strip_prefix(' ') {
+                Some(r) if r.starts_with('\'') || r.starts_with("\\'") => rest = r,
+                _ => break,
             }
         }
-        group.reverse();
-        keys.extend(group);
+        if first {
+            rest = rest.strip_prefix(" </dev/null")?;
+            first = false;
+        }
         if rest.is_empty() {
             return Some(keys);
         }
-        rest = rest.strip_prefix("; ")?;
+        rest = rest.strip_prefix(" | ")?;
     }
 }
 

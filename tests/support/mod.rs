@@ -235,6 +235,8 @@ impl Sshd {
             .clone()
             .unwrap_or_else(|| dir.path().join("no-vmkping-answers"));
         write_exec(&bin.join("grep"), &fake_grep());
+        let sections = dir.path().join("sections");
+        split_batch_samples(&opts.samples, &sections);
         let ak = dir.path().join("authorized_keys");
         let mut keys = String::new();
         for k in &opts.authorized_keys {
@@ -268,7 +270,7 @@ impl Sshd {
              MaxSessions {maxs}\n\
              MaxStartups {startups}\n\
              AllowUsers {user}\n\
-             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung FAKE_ESX_STALL={stall} FAKE_ESX_FLOOD={flood} FAKE_ESX_FLOOD_BYTES={flood_bytes} FAKE_ESX_KILL={kill} FAKE_ESX_FREEZE={freeze} FAKE_VMKPING_DIR={vmkping} FAKE_VMKPING_LOG={pids}/vmkping.log\n",
+             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung FAKE_ESX_STALL={stall} FAKE_ESX_FLOOD={flood} FAKE_ESX_FLOOD_BYTES={flood_bytes} FAKE_ESX_KILL={kill} FAKE_ESX_FREEZE={freeze} FAKE_VMKPING_DIR={vmkping} FAKE_VMKPING_LOG={pids}/vmkping.log FAKE_ESX_SECTIONS={sections}\n",
             ecdsa = host_ecdsa.display(),
             rsa = host_rsa.display(),
             banner = if opts.banner.is_some() { dir.path().join("banner").display().to_string() } else { "none".to_string() },
@@ -291,6 +293,7 @@ impl Sshd {
             flood_bytes = opts.flood_bytes,
             kill = list(&opts.kill_session),
             freeze = list(&opts.freeze),
+            sections = sections.display(),
         );
         let cfg_path = dir.path().join("sshd_config");
         std::fs::create_dir_all("/run/sshd").ok();
@@ -379,6 +382,66 @@ fn set_mode(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
+/// Each section of the batch samples as a file `<sections>/<id>/<key>.exit<N>` (N = its
+/// end marker's status, 0 without one), so a fake answers one key with a `cat` instead of
+/// an `awk` over the whole sample: a simulated host with hundreds of VMs then costs the
+/// benchmark machine little more than one with a few. Keys that cannot be a path are left
+/// to the `awk` fallback.
+fn split_batch_samples(samples: &Path, sections: &Path) {
+    use pvrdma_doctor::catalogue as cat;
+    for id in [
+        cat::VM_PORT_LIST,
+        cat::PVRDMA_PROPERTIES,
+        cat::NIC_DCB_STATUS,
+        cat::VMX_PVRDMA_LINES,
+    ] {
+        let Ok(text) = std::fs::read_to_string(samples.join(format!("{id}.txt"))) else {
+            continue;
+        };
+        let mut found: Vec<(String, String, i64)> = Vec::new();
+        let mut open: Option<usize> = None;
+        for line in text.lines() {
+            if let Some(key) = line.strip_prefix("==> ").and_then(|l| l.strip_suffix(" <==")) {
+                open = Some(match found.iter().position(|(k, _, _)| k == key) {
+                    Some(at) => at,
+                    None => {
+                        found.push((key.to_string(), String::new(), 0));
+                        found.len() - 1
+                    }
+                });
+                continue;
+            }
+            let Some(at) = open else { continue };
+            let end = format!("<== {} exit ", found[at].0);
+            if let Some(code) = line.strip_prefix(end.as_str()) {
+                found[at].2 = code.trim_end_matches(" ==>").trim().parse().unwrap_or(0);
+                open = None;
+                continue;
+            }
+            found[at].1.push_str(line);
+            found[at].1.push('\n');
+        }
+        for (key, body, code) in found {
+            let relative = key.trim_start_matches('/');
+            if relative.is_empty() || relative.split('/').any(|part| part == ".." || part == ".") {
+                continue;
+            }
+            let file = sections.join(id).join(format!("{relative}.exit{code}"));
+            if let Some(parent) = file.parent() {
+                std::fs::create_dir_all(parent).expect("sections dir");
+            }
+            std::fs::write(&file, body).expect("section file");
+        }
+    }
+    if sections.is_dir() {
+        Command::new("chmod")
+            .args(["-R", "a+rX"])
+            .arg(sections)
+            .status()
+            .expect("chmod sections");
+    }
+}
+
 fn write_exec(p: &Path, text: &str) {
     let mut f = std::fs::File::create(p).expect("create script");
     f.write_all(text.as_bytes()).expect("write script");
@@ -407,6 +470,10 @@ session() {
 # The sample's text: whole, or one batch section (ending with its end marker's status).
 body() {
   if [ -n "$2" ]; then
+    # The section split out at start (see split_batch_samples), else the sample's.
+    for f in "${FAKE_ESX_SECTIONS:-/nonexistent}/$1/$2".exit*; do
+      if [ -f "$f" ]; then cat "$f"; return "${f##*.exit}"; fi
+    done
     awk -v k="==> $2 <==" -v e="<== $2 exit " '
       $0 == k { on = 1; next }
       on && index($0, e) == 1 { c = substr($0, length(e) + 1); sub(/ ==>$/, "", c); code = c + 0; on = 0; next }
