@@ -30,6 +30,18 @@ const ESXCLI_SECONDS: f64 = 1.0;
 const VSISH_SECONDS: f64 = 0.05;
 const HOSTS_PER_SSHD: usize = 100;
 
+/// The fake commands' latency: `HOST_BENCH_LATENCY=ESXCLI,VSISH` (seconds) overrides the
+/// real-host figures, e.g. `0,0` to see what a run costs besides waiting for the host.
+fn latency() -> (f64, f64) {
+    std::env::var("HOST_BENCH_LATENCY")
+        .ok()
+        .and_then(|v| {
+            let (e, v) = v.split_once(',')?;
+            Some((e.trim().parse().ok()?, v.trim().parse().ok()?))
+        })
+        .unwrap_or((ESXCLI_SECONDS, VSISH_SECONDS))
+}
+
 /// Writes a host with `vms` running VMs (a quarter with one PVRDMA adapter) into `dir`.
 fn scenario(dir: &Path, vms: usize) -> anyhow::Result<()> {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");
@@ -146,7 +158,7 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
         .map(|_| {
             let mut o = SshdOptions::new(samples.path().to_path_buf());
             o.authorized_keys.push(key.clone());
-            o.latency = Some((ESXCLI_SECONDS, VSISH_SECONDS));
+            o.latency = Some(latency());
             o.max_startups = Some(format!("{}", HOSTS_PER_SSHD * 2 + 10));
             Sshd::start(o)
         })
@@ -256,12 +268,20 @@ fn measure(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<Figures> {
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--child") {
+        // `RUST_LOG=pvrdma_doctor=debug` shows the collection's events (logins, refusals).
+        if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
+            tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .init();
+        }
         let n = |i: usize| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(1);
         return child(n(2), n(3), n(4));
     }
     let runs: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(3);
+    let (esxcli, vsish) = latency();
     println!(
-        "fake esxcli {ESXCLI_SECONDS} s per call, vsish {VSISH_SECONDS} s; real OpenSSH sshd on 127.0.0.1; medians of {runs} runs"
+        "fake esxcli {esxcli} s per call, vsish {vsish} s; real OpenSSH sshd on 127.0.0.1; medians of {runs} runs"
     );
     println!(
         "{:<24} {:>8} {:>16} {:>13} {:>16} {:>16} {:>10}",

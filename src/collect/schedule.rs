@@ -8,10 +8,12 @@
 //! listing that was collected.
 //!
 //! The scheduler knows nothing about SSH: it hands `(spec, command line)` to an executor
-//! and learns from the [`Ran`] it gets back. A refused channel open (the server's
-//! `MaxSessions`) shrinks the window by one (down to one) and the command is retried
-//! after a short back-off; after [`OPEN_RETRIES`] refusals it is retried only while no
-//! other channel is open, [`OPEN_RETRIES`] more times, before it is given up.
+//! and learns from the [`Ran`] it gets back. A refused channel open is retried after a
+//! short back-off (sshd frees a session slot a moment after the close, so the first
+//! refusal is often that); a command refused again (the server's `MaxSessions` is lower
+//! than the window) shrinks the window by one each time, down to one. After
+//! [`OPEN_RETRIES`] refusals a command is retried only while no other channel is open,
+//! [`OPEN_RETRIES`] more times, before it is given up.
 use super::{ErrorKind, Failure, RawOutput};
 use crate::catalogue::{self, CommandSpec};
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -43,6 +45,15 @@ fn needs(id: &str) -> &'static [&'static str] {
         catalogue::VMX_PVRDMA_LINES => &[catalogue::VM_PROCESS_LIST],
         _ => &[],
     }
+}
+
+/// Commands that answer in milliseconds on a real host (vsish reads, greps of `.vmx`
+/// files), unlike `esxcli`, which takes about a second per call.
+fn is_quick(id: &str) -> bool {
+    matches!(
+        id,
+        catalogue::PVRDMA_DEVICES_LS | catalogue::PVRDMA_PROPERTIES | catalogue::VMX_PVRDMA_LINES
+    )
 }
 
 /// What to do with a command once its inputs are in.
@@ -293,7 +304,17 @@ where
                     }
                     Ran::Refused(why) => {
                         let attempts = attempts + 1;
-                        window = window.saturating_sub(1).max(1);
+                        // sshd frees a session slot a moment after the channel's close,
+                        // so a first refusal is most often a slot still held by a command
+                        // that just ended: retry it as it is. A command refused again
+                        // means the server allows fewer channels: the window shrinks.
+                        if attempts > 1 {
+                            window = window.saturating_sub(1).max(1);
+                        }
+                        tracing::debug!(
+                            "{host}: channel for `{}` refused ({why}) with {busy} open; window now {window}",
+                            spec.id
+                        );
                         if attempts >= 2 * OPEN_RETRIES {
                             done.missing.insert(
                                 spec.id.to_string(),
@@ -368,6 +389,9 @@ fn release(
         let i = waiting.remove(pos);
         let Some(spec) = specs.get(i) else { continue };
         match launch(host, spec, &done.outputs, &done.missing) {
+            // A dependent that runs `esxcli` (a second's wait on a real host) is on the
+            // critical path and goes first; a quick one (vsish, grep) fits in later.
+            Launch::Run(line) if is_quick(spec.id) => ready.push_back((i, 0, line)),
             Launch::Run(line) => ready.push_front((i, 0, line)),
             Launch::Nothing(note) => {
                 // Nothing to ask is a complete answer: "no item", exit 0.
