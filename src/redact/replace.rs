@@ -227,7 +227,12 @@ pub(super) fn at_edges(kind: Kind, text: &str, start: usize, end: usize) -> bool
         // except as part of a longer hex run (a MAC inside an IPv6 address).
         Kind::Ipv6 | Kind::Mac | Kind::Uuid => {
             let hex = |c: Option<char>| c.is_some_and(|c| c.is_ascii_hexdigit());
-            let sep = |c: Option<char>| matches!(c, Some(':') | Some('-'));
+            // An IPv6 address is learnt after a `-` (`A-fe80::1`), so it is replaced there
+            // too; only a `:` glues it to a longer hex run, as when it was learnt.
+            let sep = |c: Option<char>| match kind {
+                Kind::Ipv6 => c == Some(':'),
+                _ => matches!(c, Some(':') | Some('-')),
+            };
             let glued_before = sep(before) && hex(before2);
             let glued_after = sep(after) && hex(after2);
             !(glued_before || glued_after)
