@@ -200,7 +200,14 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
         let (cpu_collect, rss_collect) = usage();
         collected.push(((cpu_collect - cpu0) * 1e3 / hosts as f64, rss_collect));
         let diagnosis = pvrdma_doctor::diagnose::diagnose(&run.captures);
+        let rss_diagnosed = usage().1;
         let report = pvrdma_doctor::report::render(&diagnosis, pvrdma_doctor::report::Format::Human, false);
+        tracing::info!(
+            "peak RSS: {} KiB collected, {} KiB diagnosed, {} KiB rendered",
+            rss_collect,
+            rss_diagnosed,
+            usage().1
+        );
         let wall = t0.elapsed();
         let (cpu1, _) = usage();
         std::hint::black_box(report);

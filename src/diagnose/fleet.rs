@@ -95,7 +95,9 @@ pub struct AdapterException {
 pub struct TransportSummary {
     /// Every adapter pair of different VMs, by class.
     pub totals: TransportCounts,
-    /// The counts per host pair (and within each host).
+    /// The counts per host pair where some adapter pair is not `rdma` (a pair of hosts
+    /// not listed has only `rdma` pairs, counted in `totals`: a fleet of N healthy hosts
+    /// would otherwise list N(N-1)/2 rows), and within each host (`memcpy`).
     pub host_pairs: Vec<HostPairTransport>,
     /// Per adapter and peer host, only where a pair is not plain rdma or draws a warning.
     pub exceptions: Vec<AdapterException>,
@@ -268,7 +270,7 @@ pub(super) fn judge(
     extra: Vec<Check>,
     unreachable: &BTreeSet<(String, String)>,
 ) -> (Vec<Check>, TransportSummary) {
-    let cut = |a: &str, b: &str| unreachable.contains(&host_pair(a, b));
+    let cut = |a: &str, b: &str| !unreachable.is_empty() && unreachable.contains(&host_pair(a, b));
     let nets: Vec<Net> = hosts.iter().map(net).collect();
     let profiles: Vec<HostProfiles> = hosts
         .iter()
@@ -310,6 +312,7 @@ pub(super) fn judge(
         if memcpy > 0 {
             let mut pairs = TransportCounts::default();
             pairs.add(Transport::Memcpy, memcpy);
+            summary.totals.merge(&pairs);
             summary.host_pairs.push(HostPairTransport {
                 a: h.host.clone(),
                 b: h.host.clone(),
@@ -346,7 +349,8 @@ pub(super) fn judge(
                     }
                 }
             }
-            if pairs.total() > 0 {
+            summary.totals.merge(&pairs);
+            if pairs.total() > pairs.rdma {
                 summary.host_pairs.push(HostPairTransport {
                     a: h.host.clone(),
                     b: hosts[j].host.clone(),
@@ -407,10 +411,6 @@ pub(super) fn judge(
             &y.peer_host,
         ))
     });
-    for hp in &summary.host_pairs {
-        let p = hp.pairs;
-        summary.totals.merge(&p);
-    }
 
     let mut checks: Vec<Check> = subnets.into_iter().collect();
     if let Some(c) = ipv4_unique(hosts, &nets) {
