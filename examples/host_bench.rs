@@ -50,11 +50,18 @@ fn scenario(dir: &Path, vms: usize) -> anyhow::Result<()> {
         std::fs::copy(f.path(), dir.join(f.file_name()))?;
     }
     let props_template = std::fs::read_to_string(base.join(format!("{}.txt", catalogue::PVRDMA_PROPERTIES)))?;
-    let block = props_template
-        .split_once('\n')
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
+    // The sample's block, from its `{` line to its `}` line (not its section lines).
+    let block: String = props_template
+        .lines()
+        .skip_while(|l| !l.ends_with('{'))
+        .scan(false, |done, l| {
+            let line = (!*done).then(|| format!("{l}\n"));
+            *done = *done || l == "}";
+            line
+        })
+        .collect();
     let (mut list, mut ls, mut ports, mut props) = (String::new(), String::new(), String::new(), String::new());
+    let mut vmx = String::new();
     for i in 0..vms {
         let wid = 2_200_000 + i;
         let name = format!("hpc-node{i:03}");
@@ -70,6 +77,20 @@ fn scenario(dir: &Path, vms: usize) -> anyhow::Result<()> {
             i / 256,
             i % 256
         );
+        let path = format!("/vmfs/volumes/64f1c2a3-5d8e21b0-7c3a-ec0d9a7f3196/{name}/{name}.vmx");
+        let _ = write!(
+            vmx,
+            "==> {path} <==\nvirtualHW.version = \"19\"\nmemSize = \"16384\"\nsched.mem.pin = \"TRUE\"\ndisplayName = \"{name}\"\nethernet0.virtualDev = \"vmxnet3\"\nethernet0.present = \"TRUE\"\n"
+        );
+        if i % 4 == 0 {
+            let _ = write!(
+                vmx,
+                "ethernet1.virtualDev = \"vrdma\"\nethernet1.networkName = \"DPG-PVRDMA\"\nethernet1.addressType = \"vpx\"\nethernet1.generatedAddress = \"00:50:56:9a:{:02x}:{:02x}\"\nethernet1.present = \"TRUE\"\n",
+                i / 256,
+                i % 256
+            );
+        }
+        let _ = writeln!(vmx, "<== {path} exit 0 ==>");
         if i % 4 == 0 {
             let mac = format!("00:50:56:9a:{:02x}:{:02x}", i / 256, i % 256);
             let _ = writeln!(ls, "{wid}_0/");
@@ -85,10 +106,44 @@ fn scenario(dir: &Path, vms: usize) -> anyhow::Result<()> {
         }
     }
     let file = |id: &str| dir.join(format!("{id}.txt"));
+    // A healthy fleet: every host's PVRDMA vmknic gets its own address in one /16 (the
+    // fake fills `@CONN@` from the connection's client port), as real hosts have; with one
+    // shared address every host pair would be blocked, and the report would hold an
+    // exception per adapter and peer host.
+    let ipv4 = pvrdma_parsers::by_id::IPV4_GET.id;
+    std::fs::remove_file(file(ipv4))?;
+    // Columns as esxcli pads them; `@CONN@` (6 characters) becomes 7 (padded), so its cell
+    // is written one character short.
+    let row = |name: &str, ip: &str, mask: &str, bcast: &str, gw: &str| {
+        format!(
+            "{name:<4}  {ip:<15}  {mask:<13}  {bcast:<14}  {:<12}  {gw:<8}  {:>8}\n",
+            "STATIC", "false"
+        )
+    };
+    let conn_ip = format!("{:<14}", "10.10.@CONN@");
+    let table = format!(
+        "{}{}{}{}",
+        row("Name", "IPv4 Address", "IPv4 Netmask", "IPv4 Broadcast", "Gateway")
+            .replace("STATIC      ", "Address Type")
+            .replace("   false", "DHCP DNS"),
+        row(
+            "----",
+            &"-".repeat(15),
+            &"-".repeat(13),
+            &"-".repeat(14),
+            &"-".repeat(8)
+        )
+        .replace("STATIC      ", &"-".repeat(12))
+        .replace("   false", &"-".repeat(8)),
+        row("vmk0", "10.0.0.11", "255.255.255.0", "10.0.0.255", "10.0.0.1"),
+        row("vmk1", &conn_ip, "255.255.0.0", "10.10.255.255", "0.0.0.0"),
+    );
+    std::fs::write(dir.join(format!("{ipv4}.conn.txt")), table)?;
     std::fs::write(file(catalogue::VM_PROCESS_LIST), list)?;
     std::fs::write(file(catalogue::PVRDMA_DEVICES_LS), ls)?;
     std::fs::write(file(catalogue::VM_PORT_LIST), ports)?;
     std::fs::write(file(catalogue::PVRDMA_PROPERTIES), props)?;
+    std::fs::write(file(catalogue::VMX_PVRDMA_LINES), vmx)?;
     Ok(())
 }
 
@@ -202,6 +257,7 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
         let diagnosis = pvrdma_doctor::diagnose::diagnose(&run.captures);
         let rss_diagnosed = usage().1;
         let report = pvrdma_doctor::report::render(&diagnosis, pvrdma_doctor::report::Format::Human, false);
+        tracing::debug!("report:\n{report}");
         tracing::info!(
             "peak RSS: {} KiB collected, {} KiB diagnosed, {} KiB rendered",
             rss_collect,

@@ -482,6 +482,15 @@ body() {
       END { exit code }' "$d/$1.txt"
     return
   fi
+  # A `.conn.txt` sample varies per connection (benchmarks: one host per connection):
+  # `@CONN@` becomes two address octets taken from the client's port.
+  if [ -f "$d/$1.conn.txt" ]; then
+    p=${SSH_CONNECTION#* }; p=${p%% *}
+    v="$((p / 250 % 250)).$((p % 250 + 1))"
+    while [ ${#v} -lt 7 ]; do v="$v "; done
+    sed "s/@CONN@/$v/g" "$d/$1.conn.txt"
+    return 0
+  fi
   [ -f "$d/$1.txt" ] || { echo "fake: no sample $1" >&2; return 1; }
   cat "$d/$1.txt"
   [ -f "$d/$1.stderr.txt" ] && cat "$d/$1.stderr.txt" >&2
