@@ -86,13 +86,12 @@ fn launch(
     }
     let ls = catalogue::PVRDMA_DEVICES_LS;
     let not_run = |why: String| {
-        Launch::NotRun(Failure::new(
-            ErrorKind::CommandFailed,
-            format!(
-                "{host}: `{}` was not run: it is built from the PVRDMA adapter listing (`vsish -e ls /vmkModules/vrdma/pvrdmaDevices/`), which {why}",
-                spec.id
-            ),
-        ))
+        not_run(
+            host,
+            spec,
+            "is built from the PVRDMA adapter listing (`vsish -e ls /vmkModules/vrdma/pvrdmaDevices/`)",
+            why,
+        )
     };
     let listing = match clean_input(outputs, missing, ls) {
         Ok(o) => o,
@@ -118,6 +117,15 @@ fn launch(
         Some(line) => Launch::Run(line),
         None => not_run("named items that cannot be queried".to_string()),
     }
+}
+
+/// A dependent command that cannot be built: `built_from` says what from ("is built from
+/// ...", "reads ..."), `why` what went wrong with it.
+fn not_run(host: &str, spec: &CommandSpec, built_from: &str, why: String) -> Launch {
+    Launch::NotRun(Failure::new(
+        ErrorKind::CommandFailed,
+        format!("{host}: `{}` was not run: it {built_from}, which {why}", spec.id),
+    ))
 }
 
 /// The output a dependent command is built from, when it is whole and exited 0; else why
@@ -164,13 +172,12 @@ fn vmx_launch(
 ) -> Launch {
     let source = catalogue::VM_PROCESS_LIST;
     let not_run = |why: String| {
-        Launch::NotRun(Failure::new(
-            ErrorKind::CommandFailed,
-            format!(
-                "{host}: `{}` was not run: it reads the .vmx of each running VM of `esxcli vm process list`, which {why}",
-                spec.id
-            ),
-        ))
+        not_run(
+            host,
+            spec,
+            "reads the .vmx of each running VM of `esxcli vm process list`",
+            why,
+        )
     };
     let list = match clean_input(outputs, missing, source) {
         Ok(o) => o,
@@ -197,15 +204,7 @@ fn uplinks_launch(
     outputs: &BTreeMap<String, RawOutput>,
     missing: &BTreeMap<String, Failure>,
 ) -> Launch {
-    let not_run = |why: String| {
-        Launch::NotRun(Failure::new(
-            ErrorKind::CommandFailed,
-            format!(
-                "{host}: `{}` was not run: it asks each RDMA uplink of `esxcli rdma device list`, which {why}",
-                spec.id
-            ),
-        ))
-    };
+    let not_run = |why: String| not_run(host, spec, "asks each RDMA uplink of `esxcli rdma device list`", why);
     let list = match clean_input(outputs, missing, catalogue::RDMA_DEVICE_LIST) {
         Ok(o) => o,
         Err(why) => return not_run(why),
