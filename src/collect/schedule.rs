@@ -110,12 +110,20 @@ fn launch(
         devices.iter().map(|d| format!("{}_{}", d.world_id, d.index)).collect()
     };
     keys.dedup();
+    keyed_batch(spec, &keys, "the vsish listing names no PVRDMA adapter", || {
+        not_run("named items that cannot be queried".to_string())
+    })
+}
+
+/// The batch `spec` over `keys`; `Nothing` (with `no_keys` as its note) when there is no
+/// key, `bad_key()` when a key cannot reach a shell.
+fn keyed_batch(spec: &CommandSpec, keys: &[String], no_keys: &str, bad_key: impl FnOnce() -> Launch) -> Launch {
     if keys.is_empty() {
-        return Launch::Nothing("(not sent: the vsish listing names no PVRDMA adapter)".to_string());
+        return Launch::Nothing(format!("(not sent: {no_keys})"));
     }
-    match catalogue::batch_command(spec.id, &keys) {
+    match catalogue::batch_command(spec.id, keys) {
         Some(line) => Launch::Run(line),
-        None => not_run("named items that cannot be queried".to_string()),
+        None => bad_key(),
     }
 }
 
@@ -215,13 +223,9 @@ fn uplinks_launch(
     };
     uplinks.sort();
     uplinks.dedup();
-    if uplinks.is_empty() {
-        return Launch::Nothing("(not sent: `esxcli rdma device list` names no RDMA uplink)".to_string());
-    }
-    match catalogue::batch_command(spec.id, &uplinks) {
-        Some(line) => Launch::Run(line),
-        None => not_run("names an uplink that cannot be queried".to_string()),
-    }
+    keyed_batch(spec, &uplinks, "`esxcli rdma device list` names no RDMA uplink", || {
+        not_run("names an uplink that cannot be queried".to_string())
+    })
 }
 
 /// Everything the graph produced for one host.
