@@ -183,6 +183,14 @@ fn vmx_inventory_problem(lines: &Fact<Vec<p::VmxSection>>, capture: &HostCapture
     if let Some(event) = output.cut_short() {
         return Some(format!("`{}` {event}", label(id)));
     }
+    // Whatever the capture's source, a recorded failure or cut means the sections that
+    // did arrive may not be all of them.
+    if let Some(f) = &output.failure {
+        return Some(format!("`{}` failed: {}", label(id), f.message));
+    }
+    if output.truncated || output.timeout_hit {
+        return Some(format!("`{}` was cut off before its end", label(id)));
+    }
     let sections = match lines {
         Ok(sections) => sections,
         Err(e) => return Some(e.to_string()),

@@ -164,3 +164,21 @@ fn vm_checks_are_unknown_when_the_vmx_inventory_broke_off() {
     let c = check_of(&capture, "vm-hardware-version");
     assert_eq!(c.status, Status::Pass, "{c:?}");
 }
+
+/// Found by the `diagnosis` target: on a capture read back from a bundle, a `.vmx`
+/// inventory recorded as failed still let the VM checks pass on the sections it held
+/// (the failure was not an event of the live outcome). A failed or cut inventory makes
+/// them `unknown`, whatever the capture's source.
+#[test]
+fn vm_checks_do_not_pass_on_a_failed_vmx_inventory_from_a_bundle() {
+    let mut capture = HostCapture::new("esx01", CaptureSource::VmSupport);
+    let mut inventory = output("vmx_pvrdma_lines", ONE_ADAPTER_VMX);
+    inventory.exit_status = Some(255);
+    inventory.failure = Some(Failure::new(ErrorKind::CommandFailed, "the SSH channel closed early"));
+    capture.outputs.insert(inventory.id.clone(), inventory);
+    for id in ["vm-hardware-version", "vm-memory-reserved", "vm-pvrdma-adapter-count"] {
+        let c = check_of(&capture, id);
+        assert_eq!(c.status, Status::Unknown, "{c:?}");
+        assert!(c.summary.contains("the SSH channel closed early"), "{c:?}");
+    }
+}
