@@ -228,9 +228,12 @@ pub(super) fn at_edges(kind: Kind, text: &str, start: usize, end: usize) -> bool
         Kind::Ipv6 | Kind::Mac | Kind::Uuid => {
             let hex = |c: Option<char>| c.is_some_and(|c| c.is_ascii_hexdigit());
             // An IPv6 address is learnt after a `-` (`A-fe80::1`), so it is replaced there
-            // too; only a `:` glues it to a longer hex run, as when it was learnt.
+            // too; only a `:` glues it to a longer hex run, as when it was learnt. A UUID
+            // (16 hex bytes) is never a piece of a longer value: replaced wherever it
+            // stands. The glue is for a MAC inside an IPv6 address.
             let sep = |c: Option<char>| match kind {
                 Kind::Ipv6 => c == Some(':'),
+                Kind::Uuid => false,
                 _ => matches!(c, Some(':') | Some('-')),
             };
             let glued_before = sep(before) && hex(before2);
