@@ -276,32 +276,29 @@ pub fn encode(host: u8, outputs: &[(&str, &[u8])]) -> Vec<u8> {
     out
 }
 
-/// Whether an output is marked as not clean in a way the diagnosis honours today: a
-/// failure recorded by the collector, or a non-zero exit of a single (non-batched)
-/// command. `strict` adds the marks of issue 13 (timeout, truncation at the cap, a live
-/// command without exit status, and a failure of a batched loop) for once the diagnosis
-/// honours them. vm-support bundles record no exit status at all, so there its absence
-/// is no mark.
-fn unclean(output: &RawOutput, source: CaptureSource, strict: bool) -> bool {
+/// Whether an output did not complete cleanly (issue 13): a failure recorded by the
+/// collector, a timeout, a cut at a cap, a live command without exit status, or a
+/// non-zero exit of a single (non-batched) command; a batch's exit status only tells that
+/// some iteration failed, which its sections carry. vm-support bundles record no exit
+/// status at all, so there its absence is no mark.
+fn unclean(output: &RawOutput, source: CaptureSource) -> bool {
     let batch = catalogue::spec(&output.id).is_some_and(|s| s.is_batch());
-    let today = (!batch && (output.failure.is_some() || output.exit_status.is_some_and(|c| c != 0)))
-        || (output.failure.is_some() && output.stdout.trim().is_empty());
     let no_exit = output.exit_status.is_none() && source == CaptureSource::Live;
-    today || (strict && (output.truncated || output.timeout_hit || no_exit || output.failure.is_some()))
+    output.failure.is_some()
+        || output.truncated
+        || output.timeout_hit
+        || no_exit
+        || (!batch && output.exit_status.is_some_and(|c| c != 0))
 }
 
-/// The whole diagnosis of the hosts in `data` (see [`captures`]), with issue 13's markings
-/// enforced: nothing passes or reads `hca` on an output that broke off.
+/// The whole diagnosis of the hosts in `data` (see [`captures`]): facts → diagnose → the
+/// JSON and human reports, asserting that nothing passes or reads `hca` on an output
+/// that did not complete cleanly.
 pub fn diagnosis(data: &[u8]) {
-    diagnosis_with(data, true)
-}
-
-/// The whole diagnosis; `strict` also asserts issue 13's markings (see [`unclean`]).
-pub fn diagnosis_with(data: &[u8], strict: bool) {
     let captures = captures(data);
     let d = diagnose::diagnose(&captures);
     for (h, capture) in d.hosts.iter().zip(&captures) {
-        check_host(h, capture, strict);
+        check_host(h, capture);
     }
     check_exit_code(&d);
     let json = report::render(&d, Format::Json, false);
@@ -324,7 +321,7 @@ pub fn diagnosis_with(data: &[u8], strict: bool) {
     }
 }
 
-fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture, strict: bool) {
+fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture) {
     assert_eq!(h.host, capture.host);
     let adapters = || h.vms.iter().flat_map(|v| &v.adapters);
     if h.status == HostStatus::Ok {
@@ -344,12 +341,7 @@ fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture, strict: bool) 
             h.host
         );
     }
-    let is_unclean = |id: &str| {
-        capture
-            .outputs
-            .get(id)
-            .is_some_and(|o| unclean(o, capture.source, strict))
-    };
+    let is_unclean = |id: &str| capture.outputs.get(id).is_some_and(|o| unclean(o, capture.source));
     for c in h.checks.iter().filter(|c| c.status == Status::Pass) {
         for e in &c.evidence {
             assert!(
@@ -361,7 +353,7 @@ fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture, strict: bool) 
             );
         }
     }
-    if strict && is_unclean(catalogue::PVRDMA_PROPERTIES) {
+    if is_unclean(catalogue::PVRDMA_PROPERTIES) {
         assert!(
             adapters().all(|a| a.verdict != Verdict::Hca),
             "{}: verdict hca from a vsish batch that did not complete cleanly",
