@@ -409,13 +409,14 @@ impl<'a> Received<'a> {
 
 /// Makes room for `more` bytes growing by half, never past the per-command cap: doubling
 /// would leave up to half of every flooded buffer unused, and with many hosts flooding
-/// that slack, not the output kept, would set peak memory.
+/// that slack, not the output kept, would set peak memory. Starts at 1 KiB: most outputs
+/// are smaller, and a larger first buffer per command was a tenth of a fleet's peak RSS.
 fn grow(buf: &mut Vec<u8>, more: usize) {
     let need = buf.len() + more;
     if need <= buf.capacity() {
         return;
     }
-    let target = (buf.capacity() + buf.capacity() / 2).max(need).max(16 * 1024);
+    let target = (buf.capacity() + buf.capacity() / 2).max(need).max(1024);
     buf.reserve_exact(target.min(OUTPUT_CAP.max(need)) - buf.len());
 }
 
