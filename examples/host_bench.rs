@@ -9,8 +9,9 @@
 //! connections (distinct ssh_config aliases) to one sshd with `MaxStartups` raised.
 //!
 //! Needs what the sshd tests need (`scripts/install-test-deps.sh`, run as root).
-//! `cargo run --release --example host_bench [-- RUNS]` (default 3 runs per one-host figure,
-//! one run per fleet figure) prints
+//! `cargo run --release --example host_bench [-- RUNS [HOSTS...]]` (default 3 runs per
+//! one-host figure, one run per fleet figure; each HOSTS adds a fleet of that many 40-VM
+//! hosts) prints
 //! medians: wall time of one host with 1, 40 and 200 VMs (collect + diagnose + render),
 //! 200 hosts of 40 VMs, client CPU per host, and peak RSS of a 500-host run. Each figure
 //! is measured in a child process of its own so that CPU and peak RSS are that run's.
@@ -353,7 +354,18 @@ fn main() -> anyhow::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     let mut single: Vec<(usize, f64)> = Vec::new();
     // Fleets run once: one run is a minute of simulated-host CPU on a small machine.
-    for (vms, hosts, r) in [(1, 1, runs), (40, 1, runs), (200, 1, runs), (40, 200, 1), (1, 500, 1)] {
+    // More fleet sizes of 40-VM hosts (`host_bench RUNS 10 20 50`): where the simulated
+    // hosts' CPU starts to bound the wall time on this machine.
+    let extra = args
+        .iter()
+        .skip(2)
+        .filter_map(|a| a.parse::<usize>().ok())
+        .map(|h| (40, h, 1));
+    let cases = [(1, 1, runs), (40, 1, runs), (200, 1, runs)]
+        .into_iter()
+        .chain(extra)
+        .chain([(40, 200, 1), (1, 500, 1)]);
+    for (vms, hosts, r) in cases {
         let (wall, cpu, rss, server, collect_cpu, collect_rss) = measure(vms, hosts, r)?;
         let label = format!("{hosts} host(s) x {vms} VMs");
         let base = |v: usize| single.iter().find(|(n, _)| *n == v).map(|(_, w)| *w);
