@@ -6,7 +6,7 @@
 //! reported, never a test verdict), but exits non-zero when an input does not parse into
 //! the expected number of items, so timed errors cannot pass for figures.
 //!
-//! Run: `cargo bench -p pvrdma-parsers --bench parse`.
+//! Run: `cargo bench -p pvrdma-parsers --bench parse` (`-- NAME...` to time only some).
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -67,6 +67,12 @@ fn properties_batch() -> String {
 }
 
 fn measure<T>(name: &str, input: &str, f: impl Fn(&str) -> T) {
+    // `cargo bench -p pvrdma-parsers --bench parse -- NAME...` times only the parsers whose
+    // names contain one of the NAMEs (e.g. under `perf record`).
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
+        return;
+    }
     // Warm up, then time enough runs for a stable median. Each run repeats the call until
     // it takes about a millisecond, so that the sub-microsecond samples are not timer noise;
     // the times printed are per call.

@@ -56,8 +56,8 @@ fn rulesets(input: &str) -> PResult<'_, Vec<FirewallRuleset>> {
     let enabled = t.require("Enabled", "an `Enabled` column")?;
     let configurable = t.column("Enable/Disable configurable");
     let allowed_ip = t.column("Allowed IP configurable");
-    let mut out = Vec::new();
-    for r in &t.rows {
+    let mut out = Vec::with_capacity(t.rows().len());
+    for r in t.rows() {
         out.push(FirewallRuleset {
             name: r.required(name, "a ruleset name")?,
             enabled: bool_value(r.cell(Some(enabled))),

@@ -59,8 +59,8 @@ fn pause_list(input: &str) -> PResult<'_, Vec<NicPause>> {
         t.column("Pause TX"),
         t.column("Auto Negotiation"),
     );
-    let mut out = Vec::new();
-    for r in &t.rows {
+    let mut out = Vec::with_capacity(t.rows().len());
+    for r in t.rows() {
         out.push(NicPause {
             nic: r.required(nic, "a NIC name")?,
             supported: bool_value(r.cell(supported)),

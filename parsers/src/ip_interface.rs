@@ -83,8 +83,8 @@ fn ipv4(input: &str) -> PResult<'_, Vec<Ipv4Interface>> {
     let address = t.require("IPv4 Address", "an `IPv4 Address` column")?;
     let (netmask, broadcast) = (t.column("IPv4 Netmask"), t.column("IPv4 Broadcast"));
     let (kind, gateway, dhcp) = (t.column("Address Type"), t.column("Gateway"), t.column("DHCP DNS"));
-    let mut out = Vec::new();
-    for r in &t.rows {
+    let mut out = Vec::with_capacity(t.rows().len());
+    for r in t.rows() {
         out.push(Ipv4Interface {
             name: r.required(name, "a vmknic name")?,
             address: non_empty(r.cell(Some(address))).filter(|a| a != "0.0.0.0"),

@@ -39,8 +39,8 @@ fn nic_list(input: &str) -> PResult<'_, Vec<Nic>> {
     let link = t.column("Link Status").or_else(|| t.column("Link"));
     let (speed, duplex, mac) = (t.column("Speed"), t.column("Duplex"), t.column("MAC Address"));
     let (mtu, description) = (t.column("MTU"), t.column("Description"));
-    let mut out = Vec::new();
-    for r in &t.rows {
+    let mut out = Vec::with_capacity(t.rows().len());
+    for r in t.rows() {
         out.push(Nic {
             name: r.required(name, "a NIC name")?,
             pci_device: r.cell(Some(pci)).to_string(),

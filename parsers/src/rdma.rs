@@ -101,8 +101,8 @@ fn device_list(input: &str) -> PResult<'_, Vec<RdmaDevice>> {
     let speed = t.column("Speed");
     let uplink = t.column("Paired Uplink");
     let description = t.column("Description");
-    let mut out = Vec::new();
-    for r in &t.rows {
+    let mut out = Vec::with_capacity(t.rows().len());
+    for r in t.rows() {
         out.push(RdmaDevice {
             name: r.required(name, "a device name")?,
             driver: r.cell(Some(driver)).to_string(),
@@ -120,8 +120,8 @@ fn protocol_list(input: &str) -> PResult<'_, Vec<RdmaProtocols>> {
     let (rest, t) = table(input)?;
     let device = t.require("Device", "a `Device` column")?;
     let (v1, v2, iwarp) = (t.column("RoCE v1"), t.column("RoCE v2"), t.column("iWARP"));
-    let mut out = Vec::new();
-    for r in &t.rows {
+    let mut out = Vec::with_capacity(t.rows().len());
+    for r in t.rows() {
         out.push(RdmaProtocols {
             device: r.required(device, "a device name")?,
             roce_v1: bool_value(r.cell(v1)),
@@ -136,8 +136,8 @@ fn vmknic_list(input: &str) -> PResult<'_, Vec<RdmaVmknic>> {
     let (rest, t) = table(input)?;
     let device = t.require("Device", "a `Device` column")?;
     let (vmknic, netstack) = (t.column("Vmknic"), t.column("NetStack"));
-    let mut out = Vec::new();
-    for r in &t.rows {
+    let mut out = Vec::with_capacity(t.rows().len());
+    for r in t.rows() {
         out.push(RdmaVmknic {
             device: r.required(device, "a device name")?,
             vmknic: non_empty(r.cell(vmknic)),

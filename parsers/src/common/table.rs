@@ -17,13 +17,14 @@ pub(crate) struct Cell<'a> {
     pub text: Cow<'a, str>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Row<'a> {
+/// One data row: its first line and its cells (a slice of the table's one cell list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Row<'t, 'a> {
     pub line: &'a str,
-    pub cells: Vec<Cell<'a>>,
+    pub cells: &'t [Cell<'a>],
 }
 
-impl<'a> Row<'a> {
+impl<'a> Row<'_, 'a> {
     /// The trimmed cell of column `col` ("" when the row is short).
     pub fn cell(&self, col: Option<usize>) -> &str {
         col.and_then(|c| self.cells.get(c)).map_or("", |c| &*c.text)
@@ -43,7 +44,11 @@ impl<'a> Row<'a> {
 pub(crate) struct Table<'a> {
     pub header_line: &'a str,
     pub headers: Vec<&'a str>,
-    pub rows: Vec<Row<'a>>,
+    /// Each row's first line and where its cells start in `cells`; a row's cells run to
+    /// the next row's start. One list of cells for the whole table, not a `Vec` per row:
+    /// a table of short rows spent most of its time allocating and freeing those.
+    rows: Vec<(&'a str, usize)>,
+    cells: Vec<Cell<'a>>,
 }
 
 impl<'a> Table<'a> {
@@ -55,6 +60,17 @@ impl<'a> Table<'a> {
     /// Index of a column the table cannot do without.
     pub fn require(&self, name: &str, expected: &'static str) -> Result<usize, nom::Err<Fail<'a>>> {
         self.column(name).ok_or_else(|| fail(self.header_line, expected))
+    }
+
+    /// The data rows, in order.
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = Row<'_, 'a>> + '_ {
+        self.rows.iter().enumerate().map(|(i, &(line, from))| {
+            let to = self.rows.get(i + 1).map_or(self.cells.len(), |r| r.1);
+            Row {
+                line,
+                cells: self.cells.get(from..to).unwrap_or(&[]),
+            }
+        })
     }
 }
 
@@ -213,26 +229,29 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
     }
     let last_start = starts.last().copied().unwrap_or(0);
     let second_start = starts.get(1).copied();
-    let mut rows: Vec<Row<'_>> = Vec::new();
+    let mut rows: Vec<(&str, usize)> = Vec::new();
+    let mut cells: Vec<Cell<'_>> = Vec::new();
     for l in it {
         if is_blank(l) {
             continue;
         }
         if tabbed {
-            let cells: Vec<Cell<'_>> = tab_cells(l).into_iter().map(cell_of).collect();
-            if cells.len() != headers.len() {
+            let start = cells.len();
+            cells.extend(tab_cells(l).into_iter().map(cell_of));
+            if cells.len() - start != headers.len() {
                 return Err(fail(l, "one cell per column in a tab-separated row"));
             }
-            rows.push(Row { line: l, cells });
+            rows.push((l, start));
             continue;
         }
         let ascii = l.is_ascii();
         let first_blank = second_start.is_some_and(|s| is_blank(char_slice(l, ascii, 0, Some(s))));
         if first_blank {
-            let Some(prev) = rows.last_mut() else {
+            if rows.is_empty() {
                 return Err(fail(l, "a table row with its first column filled"));
-            };
-            if let Some(last) = prev.cells.last_mut() {
+            }
+            // The previous row's last cell is the last cell of all.
+            if let Some(last) = cells.last_mut() {
                 let more = trim(l);
                 let text = last.text.to_mut();
                 if !text.is_empty() {
@@ -242,18 +261,17 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
             }
             continue;
         }
-        let mut cells = Vec::with_capacity(starts.len());
+        rows.push((l, cells.len()));
         for c in 0..starts.len() {
             let from = if c == 0 { 0 } else { starts.get(c).copied().unwrap_or(0) };
             cells.push(cell_of(char_slice(l, ascii, from, starts.get(c + 1).copied())));
         }
-        rows.push(Row { line: l, cells });
     }
     // Output that stops without its final newline inside the last row was cut off: its
     // missing cells would otherwise read as empty ones.
     if !input.ends_with('\n') {
-        if let Some(last) = rows.last() {
-            if !tabbed && last.line.chars().count() < last_start && last_start > 0 {
+        if let Some(&(last, _)) = rows.last() {
+            if !tabbed && last.chars().count() < last_start && last_start > 0 {
                 return Err(fail(
                     end_of(input),
                     "a complete last row (the output ends in the middle of it)",
@@ -267,6 +285,7 @@ pub(crate) fn table(input: &str) -> PResult<'_, Table<'_>> {
             header_line,
             headers,
             rows,
+            cells,
         },
     ))
 }

@@ -23,8 +23,8 @@ fn table_cuts_at_dash_runs_and_joins_continuations() {
         table.headers,
         ["HBA Name", "Driver", "Link State", "UID", "Description"]
     );
-    assert_eq!(table.rows.len(), 1);
-    let row = &table.rows[0];
+    assert_eq!(table.rows().len(), 1);
+    let row = table.rows().next().unwrap();
     assert_eq!(row.cell(Some(2)), "link-down");
     assert_eq!(row.cell(Some(4)), "Cisco Corporation Cisco UCS VIC Fnic Controller");
 }
