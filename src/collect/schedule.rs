@@ -266,10 +266,14 @@ where
     // Steps not yet started, and the ones whose inputs are still out.
     let mut waiting: Vec<usize> = Vec::new();
     let mut ready: VecDeque<(usize, usize, String)> = VecDeque::new();
-    let has_dependents = |id: &str| specs.iter().any(|s| needs(s.id).contains(&id));
     let mut order: Vec<usize> = (0..specs.len()).collect();
     // Commands others wait for go first: they are on the critical path.
-    order.sort_by_key(|&i| specs.get(i).map(|s| !has_dependents(s.id)).unwrap_or(true));
+    order.sort_by_key(|&i| {
+        specs
+            .get(i)
+            .map(|s| !any_built_from(specs.iter(), s.id))
+            .unwrap_or(true)
+    });
     for i in order {
         let Some(spec) = specs.get(i) else { continue };
         // A dependency outside `specs` can never arrive: build from what there is.
@@ -352,6 +356,11 @@ where
     done
 }
 
+/// Whether one of `specs` is built from the output of `id`.
+fn any_built_from<'s>(mut specs: impl Iterator<Item = &'s CommandSpec>, id: &str) -> bool {
+    specs.any(|s| needs(s.id).contains(&id))
+}
+
 /// Hands a finished output to `on_done` (moved: outputs are the bulk of a flooding fleet's
 /// memory) and keeps a copy only when another command is built from it (the listing),
 /// until [`release`] has built them.
@@ -362,7 +371,7 @@ fn settle(
     out: RawOutput,
     on_done: &(dyn Fn(&str, RawOutput) + Send + Sync),
 ) {
-    if specs.iter().any(|s| needs(s.id).contains(&id)) {
+    if any_built_from(specs.iter(), id) {
         done.outputs.insert(id.to_string(), out.clone());
     }
     done.settled.push(id.to_string());
@@ -390,11 +399,8 @@ fn release(
         }) else {
             // A copy no waiting command is built from is dead weight (a flooding host's
             // listing can be megabytes).
-            done.outputs.retain(|id, _| {
-                waiting
-                    .iter()
-                    .any(|&i| specs.get(i).is_some_and(|s| needs(s.id).contains(&id.as_str())))
-            });
+            done.outputs
+                .retain(|id, _| any_built_from(waiting.iter().filter_map(|&i| specs.get(i)), id));
             return;
         };
         let i = waiting.remove(pos);
