@@ -1,5 +1,5 @@
 //! What every fuzz target runs, shared with the stable corpus replay
-//! (`tests/fuzz_corpus.rs`), so a checked-in input goes through exactly the code the fuzzer
+//! (`tests/suite/fuzz_corpus.rs`), so a checked-in input goes through exactly the code the fuzzer
 //! ran it through.
 //!
 //! One function per parser family (every public parse entry point of `pvrdma-parsers`,

@@ -1,10 +1,10 @@
 #!/bin/sh
-# Installs what the real-sshd integration tests (tests/sshd.rs) need, and nothing else:
+# Installs what the real-sshd integration tests (tests/sshd/) need, and nothing else:
 #   - OpenSSH's sshd (Debian's openssh-server), the server ESXi itself runs;
 #   - busybox, because ESXi's login shell is busybox `sh` and the remote command lines
 #     must work under it;
 #   - tmux, whose 80-column terminal checks that the report fits the real terminal width
-#     (tests/tmux.rs);
+#     (tests/suite/tmux.rs);
 #   - a local test user whose login shell is busybox sh and whose password is checked by
 #     PAM, so keyboard-interactive login goes through the same path as on ESXi.
 # Idempotent: every step checks first. Must run as root (CI runs it before `cargo test`).

@@ -3,7 +3,7 @@
 //! `checks/` that judges it) and the check that must hold before it can be judged.
 //!
 //! Adding a check: one entry in [`registry!`] below and the function in its family's file;
-//! the README's check table is generated from it (`PVRDMA_UPDATE_README=1 cargo test --test
+//! the README's check table is generated from it (`PVRDMA_UPDATE_README=1 cargo test --test suite
 //! readme`).
 
 /// Which file judges a check.

@@ -22,7 +22,7 @@ fn checked_in_schema_matches_the_types() {
     }
     assert!(
         text == generated,
-        "{} is out of date: run `PVRDMA_UPDATE_SCHEMA=1 cargo test --test schema` and review the diff",
+        "{} is out of date: run `PVRDMA_UPDATE_SCHEMA=1 cargo test --test suite schema` and review the diff",
         path.display()
     );
 }
@@ -205,12 +205,12 @@ fn errors_for(report: &Value) -> Vec<String> {
 
 #[test]
 fn every_reviewed_report_validates() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/snapshots");
     let mut checked = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.starts_with("golden__") || !name.ends_with(".json.snap") {
+        if !name.starts_with("suite__golden__") || !name.ends_with(".json.snap") {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
@@ -226,7 +226,8 @@ fn every_reviewed_report_validates() {
 
 #[test]
 fn the_validator_rejects_what_the_schema_forbids() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/golden__esxi80-mixed-fleet.json.snap");
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/snapshots/suite__golden__esxi80-mixed-fleet.json.snap");
     let text = std::fs::read_to_string(dir).unwrap();
     let body = text.splitn(3, "---\n").nth(2).unwrap_or("");
     let good: Value = serde_json::from_str(body).unwrap();

@@ -1,14 +1,13 @@
 //! `--probe` against real OpenSSH sshds (one per simulated host, each with the fake ESXi
 //! shell of tests/support and a fake `vmkping` on PATH): the probe runs on the collection's
 //! login, under busybox sh, and its outputs are judged as the real ones would be.
-mod support;
 
+use crate::support::*;
 use pvrdma_doctor::collect::HostCapture;
 use pvrdma_doctor::diagnose::diagnose;
 use pvrdma_doctor::live::{collect_live, LiveOptions};
 use pvrdma_doctor::probe::{ProbeOptions, ProbeStatus};
 use std::time::Duration;
-use support::*;
 
 /// The real 3-reply capture (nested ESXi lab), addressed to `ip` with `bytes` of payload.
 fn reply(ip: &str, bytes: u32) -> String {

@@ -1,7 +1,7 @@
 //! Regression tests for what `cargo fuzz` found outside the parsers (a parser's go in
 //! `parsers/tests/`). Each names the invariant the fuzzer broke; the
 //! crashing input itself is kept in `fuzz/regressions/<target>/` and replayed by
-//! `tests/fuzz_corpus.rs`.
+//! `tests/suite/fuzz_corpus.rs`.
 use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use pvrdma_doctor::diagnose::{diagnose_host, Status};
 

@@ -3,8 +3,8 @@
 //! writes a bundle; `pvrdma-doctor analyze` of that bundle, elsewhere and later, prints
 //! the very JSON report the live run printed, and a host that could not be reached stays
 //! visible in the manifest with its typed error.
-mod support;
 
+use crate::support::*;
 use pvrdma_doctor::app::write_support_bundle;
 use pvrdma_doctor::cli::BundleArgs;
 use pvrdma_doctor::diagnose;
@@ -13,7 +13,6 @@ use pvrdma_doctor::report::{self, Format};
 use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
-use support::*;
 
 fn entry(bundle: &Path, name: &str) -> Vec<u8> {
     let file = std::fs::File::open(bundle).unwrap();

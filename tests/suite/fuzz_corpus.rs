@@ -3,7 +3,7 @@
 //! the `cargo fuzz` targets run (`fuzz/harness.rs`), on stable: every input the fuzzer kept
 //! for reaching new code, and every input that once crashed a target, stays a test case
 //! without nightly or libFuzzer. See the README's "Fuzzing" section.
-#[path = "../fuzz/harness.rs"]
+#[path = "../../fuzz/harness.rs"]
 mod harness;
 
 use std::path::{Path, PathBuf};

@@ -3,12 +3,11 @@
 //! adapters come out `unknown` with a reason naming the command and the event, the host
 //! `incomplete`, exit code 3, while a healthy host in the same run stays complete; a
 //! support bundle of the run, analysed again, gives the very same report.
-mod support;
 
+use crate::support::*;
 use pvrdma_doctor::catalogue;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use support::*;
 
 /// Long enough that a loaded 2-core machine finishes every healthy command in time; the
 /// stalled and frozen ones cost one timeout each.

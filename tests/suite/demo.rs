@@ -223,19 +223,30 @@ fn an_endless_output_is_cut_at_the_cap_and_marked() {
 
 #[test]
 fn the_demo_never_touches_the_users_agent() {
-    // A socket standing in for the user's ssh-agent, counting who connects to it.
+    // A socket standing in for the user's ssh-agent, counting who connects to it. The demo
+    // runs as its own process with SSH_AUTH_SOCK set there: changing this process's
+    // environment would reach every other test of this binary running at the same time.
     let dir = tempfile::tempdir().expect("tempdir");
     let sock = dir.path().join("agent.sock");
     let listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind agent socket");
     listener.set_nonblocking(true).expect("nonblocking");
-    std::env::set_var("SSH_AUTH_SOCK", &sock);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .args(["demo", "--no-progress", "--format", "json"])
+        .env("SSH_AUTH_SOCK", &sock)
+        .env("HOME", dir.path())
+        .output()
+        .expect("run the demo");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let reached = report["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .any(|h| h["status"] != "unreachable");
+    assert!(reached, "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(listener.accept().is_err(), "the demo connected to the user's ssh-agent");
     let hosts = load_scenario(None).expect("embedded scenario");
     let fleet = SimFleet::start(hosts, Duration::ZERO).expect("fleet");
     let opts = fleet.live_options(live());
-    let run = collect_live(&opts).expect("run");
-    std::env::remove_var("SSH_AUTH_SOCK");
-    assert!(run.captures.iter().any(|c| c.error.is_none()));
-    assert!(listener.accept().is_err(), "the demo connected to the user's ssh-agent");
     let plan = pvrdma_doctor::live::plan_host(
         &pvrdma_doctor::target::parse_host_spec("esx01").expect("spec"),
         &opts,

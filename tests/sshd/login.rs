@@ -2,15 +2,14 @@
 //! in as a PAM test user whose shell is busybox sh (see tests/support). These are the
 //! behaviours an admin relies on when pointing the tool at a fleet: it gets in the way
 //! ESXi allows, refuses the host keys it must refuse, and one bad host never spoils the rest.
-mod support;
 
+use crate::support::*;
 use pvrdma_doctor::catalogue::{self, CATALOGUE};
 use pvrdma_doctor::collect::{ErrorKind, HostCapture};
 use pvrdma_doctor::live::{collect_live, LiveOptions};
 use secrecy::SecretString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use support::*;
 
 struct ClientSide {
     dir: tempfile::TempDir,

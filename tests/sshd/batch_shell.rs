@@ -1,7 +1,7 @@
 //! The batched command lines run by real shells: Debian's `sh` (dash) and busybox `sh`,
 //! the shell ESXi gives an SSH session. Real files, real `grep`: what the fakes of the
 //! sshd tests cannot show (they answer from samples, whatever the path).
-mod support;
+use crate::support;
 
 use pvrdma_doctor::catalogue::vmx_lines_command;
 use std::process::Command;

@@ -1,0 +1,18 @@
+//! Every integration test that needs no `sshd`, in one binary (ripgrep's `tests/tests.rs`
+//! layout): each integration-test binary links russh, tokio and clap, so one per file cost a
+//! link and about 140 MB of `target/` each. The `sshd` tests are their own binary.
+mod bundle;
+mod bundle_cli;
+mod cli;
+mod demo;
+mod evidence;
+mod fuzz_corpus;
+mod fuzz_regressions;
+mod golden;
+mod layering;
+mod probe;
+mod readme;
+mod redact;
+mod schema;
+mod tmux;
+mod vmsupport;
