@@ -16,10 +16,10 @@
 //!   is `ok` only with every check passing (or warning) and every adapter on the HCA, the
 //!   exit code agrees with the host statuses, and no `pass` check cites an output that
 //!   failed or exited non-zero.
-use pvrdma_doctor::catalogue::{self, CATALOGUE};
-use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
-use pvrdma_doctor::diagnose::{self, Diagnosis, HostStatus, Status, Verdict};
-use pvrdma_doctor::report::{self, Format};
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
+use pvrdma_engine::catalogue::{self, CATALOGUE};
+use pvrdma_engine::diagnose::{self, Diagnosis, HostStatus, Status, Verdict};
+use pvrdma_engine::report::{self, Format};
 use pvrdma_parsers as p;
 use std::fmt::Debug;
 
@@ -364,7 +364,7 @@ fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture) {
 
 fn check_exit_code(d: &Diagnosis) {
     let code = d.exit_code();
-    if code == pvrdma_doctor::exit::HEALTHY {
+    if code == pvrdma_engine::exit::HEALTHY {
         assert!(
             d.hosts.iter().all(|h| h.status == HostStatus::Ok),
             "exit 0 with a host that is not ok"
@@ -373,7 +373,7 @@ fn check_exit_code(d: &Diagnosis) {
     if d.hosts.iter().any(|h| h.status == HostStatus::Problems) {
         assert_eq!(
             code,
-            pvrdma_doctor::exit::PROBLEMS,
+            pvrdma_engine::exit::PROBLEMS,
             "a host with problems but exit {code}"
         );
     }

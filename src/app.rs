@@ -16,7 +16,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         return Ok(crate::exit::HEALTHY);
     }
     if cli.list_checks {
-        let text = match cli.output.format {
+        let text = match report::Format::from(cli.output.format) {
             report::Format::Json => list_checks_json(),
             report::Format::Human => list_checks(),
         };
@@ -305,7 +305,7 @@ fn finish(
         only_problems: output.only_problems,
         fold: !output.no_fold,
     };
-    let text = report::render_with(&diagnosis, output.format, &options);
+    let text = report::render_with(&diagnosis, output.format.into(), &options);
     write_stdout(&text)?;
     Ok(diagnosis)
 }

@@ -249,12 +249,31 @@ pub struct BundleArgs {
     pub force: bool,
 }
 
+/// `--format`: the engine's [`Format`] as the command line names and documents it (the
+/// engine crate does not depend on clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FormatArg {
+    /// Per-host checklist, per-VM table and a summary line.
+    Human,
+    /// One JSON document (schema `pvrdma-doctor/report/v1`).
+    Json,
+}
+
+impl From<FormatArg> for Format {
+    fn from(arg: FormatArg) -> Format {
+        match arg {
+            FormatArg::Human => Format::Human,
+            FormatArg::Json => Format::Json,
+        }
+    }
+}
+
 /// How to print the report.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct OutputArgs {
     /// Report format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
-    pub(crate) format: Format,
+    pub(crate) format: FormatArg,
     /// When to colour the human report (`auto`: on a terminal unless NO_COLOR is set).
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub(crate) color: ColorChoice,
@@ -365,7 +384,7 @@ mod tests {
         assert!(matches!(&cli.command, Some(Command::Analyze { path }) if path == &PathBuf::from("DIR")));
         assert!(cli.hosts.is_empty());
         assert!(cli.output.no_progress);
-        assert_eq!(cli.output.format, Format::Json);
+        assert_eq!(Format::from(cli.output.format), Format::Json);
         let cli = try_parse_from([
             "pvrdma-doctor",
             "analyze",
@@ -376,7 +395,7 @@ mod tests {
             "never",
         ])
         .unwrap();
-        assert_eq!(cli.output.format, Format::Json);
+        assert_eq!(Format::from(cli.output.format), Format::Json);
         assert_eq!(cli.output.color, ColorChoice::Never);
         let cli = try_parse_from([
             "pvrdma-doctor",

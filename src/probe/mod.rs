@@ -25,12 +25,10 @@ pub struct ProbeOptions {
     pub sample: Option<usize>,
 }
 
-mod human;
 pub(crate) mod live;
 mod plan;
 #[cfg(test)]
 mod tests;
 
 pub use crate::diagnose::probe::*;
-pub(crate) use human::*;
 pub use plan::*;

@@ -1,6 +1,10 @@
-//! The top-level modules of `src/` form no cycle (issue 9): a module is `src/<name>.rs`
-//! or `src/<name>/`, and an edge is any `crate::<name>` reference in its files (code,
-//! doc links and all). A cycle found is printed with the files that make each edge.
+//! The layers stay apart. The engine crate (`engine/`: capture model, catalogue, facts,
+//! diagnose, report, baseline) reaches none of the front-end crates (russh, tokio, clap,
+//! indicatif), directly or through another dependency, so a second front end or the fuzz
+//! harness can use it without them. Within each crate the top-level modules form no
+//! cycle: a module is `src/<name>.rs` or `src/<name>/`, and an edge is any
+//! `crate::<name>` reference in its files (code, doc links and all). A cycle found is
+//! printed with the files that make each edge.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -48,15 +52,15 @@ fn referenced(text: &str) -> BTreeSet<String> {
     names
 }
 
-/// Edges between top-level modules: (from, to) → files making the edge.
-fn edges() -> BTreeMap<(String, String), BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// Edges between the top-level modules of the crate whose sources are in `src`:
+/// (from, to) → files making the edge.
+fn edges(src: &Path) -> BTreeMap<(String, String), BTreeSet<String>> {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     let modules: BTreeSet<String> = files
         .iter()
         .filter_map(|f| {
-            let rel = f.strip_prefix(&src).ok()?;
+            let rel = f.strip_prefix(src).ok()?;
             let first = rel.components().next()?.as_os_str().to_str()?.to_string();
             Some(first.trim_end_matches(".rs").to_string())
         })
@@ -64,7 +68,7 @@ fn edges() -> BTreeMap<(String, String), BTreeSet<String>> {
         .collect();
     let mut edges: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
     for file in &files {
-        let rel = file.strip_prefix(&src).unwrap();
+        let rel = file.strip_prefix(src).unwrap();
         let from = rel
             .components()
             .next()
@@ -132,9 +136,17 @@ fn the_reference_scanner_reads_paths_and_groups() {
 
 #[test]
 fn top_level_modules_have_no_cycle() {
-    let edges = edges();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for src in [root.join("src"), root.join("engine/src")] {
+        assert_no_cycle(&src);
+    }
+}
+
+fn assert_no_cycle(src: &Path) {
+    let edges = edges(src);
+    assert!(!edges.is_empty(), "no module edge found under {}", src.display());
     let cycles = cycles(&edges);
-    let mut report = String::new();
+    let mut report = format!("in {}:\n", src.display());
     for group in &cycles {
         report.push_str(&format!("cycle among {group:?}:\n"));
         for ((from, to), files) in &edges {
@@ -144,4 +156,76 @@ fn top_level_modules_have_no_cycle() {
         }
     }
     assert!(cycles.is_empty(), "{report}");
+}
+
+/// Each package of `Cargo.lock` with the names of the packages it depends on (normal, build
+/// and dev dependencies alike: the lock file does not tell them apart, which only makes
+/// the check below stricter).
+fn lock_graph(lock: &str) -> BTreeMap<String, Vec<String>> {
+    let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for block in lock.split("[[package]]").skip(1) {
+        let mut name = None;
+        let mut deps = Vec::new();
+        let mut in_deps = false;
+        for line in block.lines() {
+            let line = line.trim();
+            if let Some(v) = line.strip_prefix("name = ") {
+                name = Some(v.trim_matches('"').to_string());
+            } else if line.starts_with("dependencies = [") {
+                in_deps = !line.ends_with(']');
+            } else if in_deps && line == "]" {
+                in_deps = false;
+            } else if in_deps {
+                // `"name"` or `"name version"` or `"name version (source)"`.
+                let dep = line.trim_end_matches(',').trim_matches('"');
+                deps.push(dep.split(' ').next().unwrap_or(dep).to_string());
+            }
+        }
+        if let Some(name) = name {
+            graph.entry(name).or_default().extend(deps);
+        }
+    }
+    graph
+}
+
+/// Every package `from` reaches in the lock graph.
+fn reachable(graph: &BTreeMap<String, Vec<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![from.to_string()];
+    while let Some(p) = stack.pop() {
+        for dep in graph.get(&p).into_iter().flatten() {
+            if seen.insert(dep.clone()) {
+                stack.push(dep.clone());
+            }
+        }
+    }
+    seen
+}
+
+const FRONT_END_CRATES: [&str; 4] = ["russh", "tokio", "clap", "indicatif"];
+
+#[test]
+fn the_engine_reaches_no_front_end_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let graph = lock_graph(&std::fs::read_to_string(root.join("Cargo.lock")).unwrap());
+    let engine = reachable(&graph, "pvrdma-engine");
+    assert!(
+        engine.contains("pvrdma-parsers"),
+        "the lock file was not read: {engine:?}"
+    );
+    let found: Vec<&str> = FRONT_END_CRATES.into_iter().filter(|c| engine.contains(*c)).collect();
+    assert!(found.is_empty(), "pvrdma-engine depends on {found:?}");
+    // The check can fail: the main crate does reach them.
+    let main = reachable(&graph, "pvrdma-doctor");
+    assert!(FRONT_END_CRATES.iter().all(|c| main.contains(*c)), "{main:?}");
+    // Nor does the engine name them in its sources (a path dependency on the main crate or
+    // a macro re-export would not show in the lock file).
+    let mut files = Vec::new();
+    rust_files(&root.join("engine/src"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for name in FRONT_END_CRATES.iter().chain(&["pvrdma_doctor"]) {
+            assert!(!text.contains(&format!("{name}::")), "{} names {name}", file.display());
+        }
+    }
 }

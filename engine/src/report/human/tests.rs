@@ -1,0 +1,71 @@
+use super::text::*;
+use super::*;
+use crate::capture::{ErrorKind, Failure};
+use crate::diagnose::{Summary, Vm};
+
+#[test]
+fn text_from_a_host_cannot_reach_the_terminal_as_escape_sequences() {
+    let hostile = "evil\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J";
+    let host = HostDiagnosis {
+        host: "esx01".to_string(),
+        status: HostStatus::Error,
+        error: Some(Failure::new(
+            ErrorKind::KeyExchange,
+            format!("no common algorithm; server offers {hostile}"),
+        )),
+        esxi_version: None,
+        checks: Vec::new(),
+        vms: vec![Vm {
+            name: hostile.to_string(),
+            world_id: Some(1),
+            config_file: None,
+            adapters: Vec::new(),
+        }],
+        adapters_error: Some(hostile.to_string()),
+        vms_error: None,
+        incomplete_outputs: Vec::new(),
+        pvrdma_vmknic: None,
+        fleet_failures: Vec::new(),
+        record_errors: Vec::new(),
+    };
+    let d = Diagnosis {
+        hosts: vec![host],
+        fleet_checks: Vec::new(),
+        transport: Default::default(),
+        probes: Vec::new(),
+        changes: None,
+        summary: Summary::default(),
+    };
+    let text = render(&d, false);
+    assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+    assert!(text.contains("evil\\u{1b}]52"), "the bytes stay visible: {text}");
+    // Our own colours still work.
+    assert!(render(&d, true).contains("\x1b[31m"));
+}
+
+#[test]
+fn bidi_controls_are_escaped_and_long_host_text_is_shortened() {
+    assert_eq!(clean("a\u{202E}txt.exe"), "a\\u{202e}txt.exe");
+    let long = "x".repeat(8 * 1024 * 1024);
+    let shown = clean(&long);
+    assert!(shown.len() < 400, "{}", shown.len());
+    assert!(
+        shown.ends_with(&format!(
+            "… ({} more characters, whole in --format json)",
+            long.len() - MAX_HOST_TEXT
+        )),
+        "{shown}"
+    );
+    assert_eq!(clean(&"y".repeat(MAX_HOST_TEXT)), "y".repeat(MAX_HOST_TEXT));
+}
+
+#[test]
+fn wrapping_never_exceeds_the_width() {
+    let text = "a fairly long sentence with words and averyveryveryveryveryverylongwordthatmustbecut in it";
+    for width in [10usize, 17, 40] {
+        for line in wrap(text, width, width) {
+            assert!(line.width() <= width, "{width}: {line:?}");
+        }
+    }
+    assert_eq!(wrap("one two", 3, 3), ["one", "two"]);
+}
