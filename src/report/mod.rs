@@ -4,6 +4,7 @@ use crate::diagnose::Diagnosis;
 
 mod human;
 pub mod json;
+pub mod prometheus;
 pub mod summary;
 
 /// `1 host`, `2 hosts`.
