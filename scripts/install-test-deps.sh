@@ -57,12 +57,15 @@ echo "$TEST_USER:$TEST_PASSWORD" | chpasswd
 
 # --- Prometheus (tests/prometheus.rs) -------------------------------------------------
 # promtool (Debian package `prometheus`) lints the metrics and unit-tests the alerting
-# rules; node_exporter (`prometheus-node-exporter`) reads the textfile. The tests start
+# rules; node_exporter (`prometheus-node-exporter`) reads the textfile; systemd-analyze
+# (`systemd`) verifies the shipped units. The tests start
 # node_exporter themselves on 127.0.0.1 and use no system service, so a policy-rc.d
 # keeps the packages from starting theirs while installing.
 prom_missing=""
 [ -x /usr/bin/promtool ] || prom_missing="$prom_missing prometheus"
 [ -x /usr/bin/prometheus-node-exporter ] || prom_missing="$prom_missing prometheus-node-exporter"
+# systemd-analyze verifies the shipped service and timer (contrib/systemd).
+command -v systemd-analyze >/dev/null 2>&1 || prom_missing="$prom_missing systemd"
 if [ -n "$prom_missing" ]; then
     echo "install-test-deps.sh: installing$prom_missing"
     export DEBIAN_FRONTEND=noninteractive

@@ -352,8 +352,10 @@ fn render_report(diagnosis: &diagnose::Diagnosis, output: &OutputArgs, times: &R
             None => metrics,
         };
     }
+    // `auto` looks at stdout, which a report written to --output does not go to.
+    let to_file = output.output_file.is_some() && output.color == ColorChoice::Auto;
     let options = report::HumanOptions {
-        color: use_color(output.color),
+        color: !to_file && use_color(output.color),
         width: report::terminal_width(),
         only_problems: output.only_problems,
         fold: !output.no_fold,

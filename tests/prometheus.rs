@@ -481,3 +481,175 @@ fn a_report_that_cannot_be_written_is_an_error_and_leaves_nothing_behind() {
     left.sort();
     assert_eq!(left, [std::ffi::OsString::from("report.json"), "taken".into()]);
 }
+
+/// The `ExecStart=` command line of a unit file, continuation lines joined, as words.
+fn exec_start(unit: &str) -> Vec<String> {
+    let joined = unit.replace("\\\n", " ");
+    let line = joined
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .expect("an ExecStart= line");
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn the_shipped_textfile_service_runs_against_a_real_sshd_and_its_units_verify() {
+    require(PROMTOOL);
+    let unit_dir = root().join("contrib/systemd");
+    let unit = std::fs::read_to_string(unit_dir.join("pvrdma-doctor-textfile.service")).unwrap();
+    let words = exec_start(&unit);
+    assert_eq!(words[0], "/usr/local/bin/pvrdma-doctor");
+
+    // The same command line, its paths moved into a temporary folder, against an ESXi
+    // double (real OpenSSH sshd on 127.0.0.1) whose firewall drops PVRDMA.
+    let tmp = tempfile::tempdir().unwrap();
+    let key = support::keygen(tmp.path(), "id_ecdsa", "ecdsa");
+    let mut opts = support::SshdOptions::new(support::samples_host("firewall-pvrdma-disabled", "esx01"));
+    opts.authorized_keys.push(key.with_extension("pub"));
+    let sshd = support::Sshd::start(opts);
+    let host = format!("127.0.0.1:{}", sshd.port);
+    let hosts = tmp.path().join("hosts");
+    std::fs::write(&hosts, format!("# the ESXi double\n{host}\n")).unwrap();
+    let known_hosts = tmp.path().join("known_hosts");
+    std::fs::write(&known_hosts, sshd.known_hosts_line()).unwrap();
+    let textfiles = tmp.path().join("node-exporter");
+    std::fs::create_dir(&textfiles).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("pvrdma-doctor");
+    let moved: Vec<String> = words
+        .iter()
+        .map(|w| match w.as_str() {
+            "/usr/local/bin/pvrdma-doctor" => bin.display().to_string(),
+            "/etc/pvrdma-doctor/hosts" => hosts.display().to_string(),
+            "/etc/pvrdma-doctor/id_ecdsa" => key.display().to_string(),
+            "root" => support::test_user(),
+            "UserKnownHostsFile=/etc/pvrdma-doctor/known_hosts" => {
+                format!("UserKnownHostsFile={}", known_hosts.display())
+            }
+            "/var/lib/prometheus/node-exporter/pvrdma.prom" => textfiles.join("pvrdma.prom").display().to_string(),
+            other => {
+                assert!(!other.starts_with('/'), "a path the test does not move: {other}");
+                other.to_string()
+            }
+        })
+        .collect();
+    let out = std::process::Command::new(&moved[0])
+        .args(&moved[1..])
+        .env("HOME", tmp.path())
+        .env_remove("SSH_AUTH_SOCK")
+        .env_remove("PVRDMA_DOCTOR_PASSWORD")
+        .output()
+        .expect("run the service's command");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Exit 1 (an adapter falls back) is a result the unit counts as success.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let success = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("SuccessExitStatus="))
+        .expect("SuccessExitStatus=");
+    assert_eq!(success.split_whitespace().collect::<Vec<_>>(), ["1", "3"]);
+    assert!(out.stdout.is_empty() && stderr.is_empty(), "{stderr}");
+    let text = std::fs::read_to_string(textfiles.join("pvrdma.prom")).expect("the textfile");
+    assert_promtool_accepts("the service's textfile", &text);
+    let series = parse(&text);
+    assert_eq!(value(&series, "pvrdma_host_up", &[("host_name", &host)]), 1.0);
+    assert_eq!(
+        value(
+            &series,
+            "pvrdma_check_status",
+            &[("host_name", &host), ("check", "firewall-pvrdma"), ("status", "fail")]
+        ),
+        1.0
+    );
+
+    // systemd itself accepts both units (the binary path pointed at the built one).
+    let verify_dir = tmp.path().join("units");
+    std::fs::create_dir(&verify_dir).unwrap();
+    std::fs::write(
+        verify_dir.join("pvrdma-doctor-textfile.service"),
+        unit.replace("/usr/local/bin/pvrdma-doctor", &bin.display().to_string()),
+    )
+    .unwrap();
+    std::fs::copy(
+        unit_dir.join("pvrdma-doctor-textfile.timer"),
+        verify_dir.join("pvrdma-doctor-textfile.timer"),
+    )
+    .unwrap();
+    let out = std::process::Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(verify_dir.join("pvrdma-doctor-textfile.timer"))
+        .arg(verify_dir.join("pvrdma-doctor-textfile.service"))
+        .output()
+        .expect("systemd-analyze runs (package systemd)");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && said.trim().is_empty(),
+        "systemd-analyze verify: {said}"
+    );
+}
+
+#[test]
+fn analyze_states_the_run_times_a_bundle_recorded_and_says_when_there_are_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bundle = tmp.path().join("run.tar.gz");
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let before = now();
+    let (_, code, stderr) = doctor(&[
+        "demo",
+        "--no-progress",
+        "--timeout",
+        "90s",
+        "--format",
+        "json",
+        "--bundle",
+        bundle.to_str().unwrap(),
+    ]);
+    assert!([1, 3].contains(&code), "{stderr}");
+    let after = now();
+    // Unpacked too: the same manifest.
+    let unpacked = tmp.path().join("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    let st = std::process::Command::new("tar")
+        .arg("-xzf")
+        .arg(&bundle)
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::thread::sleep(Duration::from_millis(1100));
+    for capture in [&bundle, &unpacked] {
+        let (text, _, stderr) = doctor(&["analyze", "--format", "prometheus", capture.to_str().unwrap()]);
+        assert!(stderr.is_empty(), "{stderr}");
+        assert!(
+            text.starts_with("# pvrdma-doctor analyze: the run times are those the support bundle recorded (started "),
+            "{text}"
+        );
+        let series = parse(&text);
+        let finished = value(&series, "pvrdma_last_run_timestamp_seconds", &[]);
+        // The bundle's rounding is to the millisecond.
+        assert!(
+            finished >= before - 0.001 && finished <= after,
+            "{before} <= {finished} <= {after}"
+        );
+        let duration = value(&series, "pvrdma_run_duration_seconds", &[]);
+        assert!(duration > 0.0 && duration <= after - before, "{duration}");
+        assert_promtool_accepts("analyze of a bundle", &text);
+    }
+    // A capture folder records no time: the time of reading it, and the note says so.
+    let text = analyze("healthy-cluster");
+    assert!(
+        text.starts_with("# pvrdma-doctor analyze: the capture records no run time"),
+        "{text}"
+    );
+    let finished = value(&parse(&text), "pvrdma_last_run_timestamp_seconds", &[]);
+    assert!(finished > after, "{finished} after {after}");
+}
