@@ -12,7 +12,7 @@ use std::time::SystemTime;
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     init_tracing(cli.verbose);
     if let Some(kind) = cli.generate {
-        write_stdout(&generate(kind)?)?;
+        emit(&cli.output, &generate(kind)?)?;
         return Ok(crate::exit::HEALTHY);
     }
     if cli.list_checks {
@@ -20,7 +20,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             report::Format::Json => list_checks_json(),
             _ => list_checks(),
         };
-        write_stdout(&text)?;
+        emit(&cli.output, &text)?;
         return Ok(crate::exit::HEALTHY);
     }
     match &cli.command {

@@ -653,3 +653,54 @@ fn analyze_states_the_run_times_a_bundle_recorded_and_says_when_there_are_none()
     let finished = value(&parse(&text), "pvrdma_last_run_timestamp_seconds", &[]);
     assert!(finished > after, "{finished} after {after}");
 }
+
+/// Copies a sample scenario with every `from` in the VM list replaced by `to` (the
+/// display name esxcli prints; a .vmx file would encode the quotes).
+fn renamed_copy(scenario: &str, from: &str, to: &str, dest: &Path) {
+    for host in std::fs::read_dir(root().join("samples").join(scenario)).unwrap() {
+        let host = host.unwrap().path();
+        let target = dest.join(host.file_name().unwrap());
+        std::fs::create_dir_all(&target).unwrap();
+        for file in std::fs::read_dir(&host).unwrap() {
+            let file = file.unwrap().path();
+            let mut text = std::fs::read_to_string(&file).unwrap();
+            if file.ends_with("esxcli_vm_process_list.txt") {
+                text = text.replace(from, to);
+            }
+            std::fs::write(target.join(file.file_name().unwrap()), text).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_vm_name_with_quotes_and_backslashes_reaches_node_exporter_intact() {
+    let tmp = tempfile::tempdir().unwrap();
+    let capture = tmp.path().join("capture");
+    let odd = r#"hpc "node" \01"#;
+    renamed_copy("healthy-cluster", "hpc-node01", odd, &capture);
+    let textfiles = tmp.path().join("textfile");
+    std::fs::create_dir(&textfiles).unwrap();
+    let file = textfiles.join("names.prom");
+    let (_, code, stderr) = doctor(&[
+        "analyze",
+        "--format",
+        "prometheus",
+        "--output",
+        file.to_str().unwrap(),
+        capture.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_promtool_accepts("a VM name with quotes and a backslash", &text);
+    let exporter = NodeExporter::start(&textfiles, &tmp.path().join("node_exporter.log"));
+    let scraped = parse(&exporter.scrape());
+    assert_eq!(value(&scraped, "node_textfile_scrape_error", &[]), 0.0);
+    let labels = [
+        ("host_name", "esx01"),
+        ("vm_name", odd),
+        ("adapter", "0"),
+        ("verdict", "hca"),
+    ];
+    assert_eq!(value(&scraped, "pvrdma_adapter_verdict", &labels), 1.0);
+    assert_eq!(pvrdma_series(&scraped), pvrdma_series(&parse(&text)));
+}
