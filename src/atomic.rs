@@ -79,3 +79,30 @@ pub(crate) fn write_report(path: &Path, text: &str) -> anyhow::Result<()> {
     })
     .with_context(|| format!("cannot write the report to {}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_report_replaces_the_older_one_readable_by_all_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pvrdma.prom");
+        std::fs::write(&path, "old\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_report(&path, "new\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o644);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // A folder in the way: an error naming the file, nothing left behind.
+        let taken = dir.path().join("taken");
+        std::fs::create_dir(&taken).unwrap();
+        let err = format!("{:#}", write_report(&taken, "x").unwrap_err());
+        assert!(
+            err.starts_with(&format!("cannot write the report to {}", taken.display())),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+}
