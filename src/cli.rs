@@ -257,6 +257,9 @@ pub(crate) enum FormatArg {
     Human,
     /// One JSON document (schema `pvrdma-doctor/report/v1`).
     Json,
+    /// Prometheus text exposition format 0.0.4 (for node_exporter's textfile collector;
+    /// see --output).
+    Prometheus,
 }
 
 impl From<FormatArg> for Format {
@@ -264,6 +267,7 @@ impl From<FormatArg> for Format {
         match arg {
             FormatArg::Human => Format::Human,
             FormatArg::Json => Format::Json,
+            FormatArg::Prometheus => Format::Prometheus,
         }
     }
 }
@@ -274,6 +278,12 @@ pub(crate) struct OutputArgs {
     /// Report format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
     pub(crate) format: FormatArg,
+    /// Write the report (or what --list-checks or --generate prints) to FILE instead of
+    /// stdout, atomically: a temporary file in FILE's folder, synced, then renamed over
+    /// FILE, so a reader (node_exporter's textfile collector) never sees half a report.
+    /// The file is readable by all (mode 0644).
+    #[arg(long = "output", value_name = "FILE")]
+    pub(crate) output_file: Option<PathBuf>,
     /// When to colour the human report (`auto`: on a terminal unless NO_COLOR is set).
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub(crate) color: ColorChoice,
