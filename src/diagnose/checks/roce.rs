@@ -1,8 +1,8 @@
-//! RoCE versions offered by the RDMA device.
+//! `roce-supported`: the RoCE versions the RDMA device offers, and those its adapters use.
 use super::super::*;
 
 pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
-    const ID: &str = CheckId::RoceSupported.id();
+    const ID: CheckId = CheckId::RoceSupported;
     let Some(device) = ctx.device else {
         return not_checked(ID, "needs rdma-device-present to pass");
     };
@@ -101,7 +101,7 @@ pub(in crate::diagnose) fn namespace_absent(e: &facts::FactError) -> bool {
 /// `roce-supported` on a release without `esxcli rdma device protocol list` (ESXi 6.5):
 /// an adapter that vsish shows on the HCA proves the device carries its RoCE version.
 pub(in crate::diagnose) fn roce_without_protocol_list(ctx: &Context, device: &p::RdmaDevice) -> Check {
-    const ID: &str = CheckId::RoceSupported.id();
+    const ID: CheckId = CheckId::RoceSupported;
     let release = match &ctx.facts.version {
         Ok(v) => format!("{} {}", v.product, v.version),
         Err(_) => "this release".to_string(),
