@@ -1,4 +1,5 @@
-//! The top-level modules of `src/` form no cycle (issue 9): a module is `src/<name>.rs`
+//! The top-level modules of `src/` form no cycle (so each stage of the pipeline can be
+//! read, tested and moved on its own): a module is `src/<name>.rs`
 //! or `src/<name>/`, and an edge is any `crate::<name>` reference in its files (code,
 //! doc links and all). A cycle found is printed with the files that make each edge.
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,6 +1,7 @@
 //! Flow control of the HCA uplink, read-only: `esxcli network nic pauseParams list` (global
 //! pause) and the batched `esxcli network nic dcb status get -n <vmnic>` (DCB / PFC). RoCE
-//! needs a lossless network: global pause or PFC (seed 004). Real sample of the pause list
+//! needs a lossless network: global pause or PFC (VMware vSphere documentation, "Remote
+//! Direct Memory Access for Virtual Machines"). Real sample of the pause list
 //! (ESXi 8.0 U1a, ConnectX NIC; booleans right-aligned under their dash runs):
 //!
 //! ```text

@@ -188,8 +188,9 @@ mod tests {
     }
 
     #[test]
-    fn mellanox_seed_with_tabs_maps_columns_by_header() {
-        // Seed 001, pasted from the Mellanox guide: tabs and spaces mixed.
+    fn mellanox_guide_with_tabs_maps_columns_by_header() {
+        // As pasted in the Mellanox (NVIDIA) guide "How-To Configure PVRDMA in VMware
+        // vSphere 6.5/6.7": tabs and spaces mixed.
         let input = "Name \t Driver \t State \t MTU    Speed \t   Paired Uplink \tDescription\n\
 -------\t ----------\t ------\t ----   --------   -------------\t-----------------------------------\n\
 vmrdma0\t nmlx5_rdma  Active\t 1024\t100 Gbps   vmnic2\t\t\tMT28800 Family [ConnectX-5 MT28831]\n\

@@ -448,7 +448,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_003_copy_without_indentation() {
+    fn the_vmware_papers_copy_without_indentation() {
         let input = "rhel80_1\nWorld ID: 1001474360\nProcess ID: 0\nVMX Cartel ID: 1001474359\nUUID: 42 31 0d 66 62 8c b0 5d-46 6f 24 42 52 c6 95 8f\nDisplay Name: rhel80_1\nConfig File: /vmfs/volumes/abd78922-9b6e495c/bryantan/rhel80_1/rhel80_1.vmx\n";
         let v = parse_vm_process_list(input).unwrap();
         assert_eq!(v.len(), 1);

@@ -1,6 +1,6 @@
 //! `vmkping`: ICMP echo from a VMkernel adapter, the only read-only proof that two hosts'
 //! PVRDMA vmknics reach each other (and, with don't-fragment and a jumbo payload, that the
-//! whole path carries the vmknic's MTU). Real samples (research file, "vmkping"):
+//! whole path carries the vmknic's MTU). Real samples, from public captures:
 //!
 //! A reply (nested ESXi lab, `vmkping -I vmk1 172.16.98.22`, VERBATIM):
 //!
@@ -30,7 +30,7 @@
 //! ```
 //!
 //! A silent peer (no reply within `-W`) prints the header and the statistics line only, as
-//! the BSD ping vmkping derives from does (captures of that ping in the research file);
+//! the FreeBSD ping vmkping derives from does (its `ping(8)` output);
 //! **composed** for vmkping. `sendto() failed (Host is down)` is named by a public
 //! Invoke-VmkPing script; the lines carrying it are **composed** in the same form as
 //! `Message too long`. An adapter vmkping does not know (`-I vmk9`) is answered with one

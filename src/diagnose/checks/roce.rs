@@ -50,7 +50,9 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
             "use a RoCE-capable NIC (or enable RoCE in its driver/firmware) as the PVRDMA uplink",
         );
     }
-    // An adapter set to a RoCE version the HCA lacks cannot use it (DOMAIN §2.7).
+    // An adapter set to a RoCE version the HCA lacks cannot use it ("The vmnic needs to
+    // support either the RoCE v1 or RoCE v2 protocols", VMware, "Paravirtual RDMA for High
+    // Performance Computing").
     let mismatched: Vec<String> = ctx
         .facts
         .pvrdma_properties
