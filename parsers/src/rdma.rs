@@ -3,16 +3,30 @@
 //! speak. Real sample (Cisco UCS VIC guide, ESXi 7/8; its column alignment is damaged,
 //! which the dash-run slicing copes with):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! Name    Driver State  MTU  Speed   Paired Uplink Description
 //! -----   ------ -----  ---  -----   ------------- -----
 //! vmrdma0 nenic  Active 4096 50 Gbps vmnic1        Cisco UCS VIC 15XXX (A0)
+//! "#;
+//! let devices = parse_rdma_device_list(output.trim_start_matches('\n'))?;
+//! assert_eq!(devices[0].name, "vmrdma0");
+//! assert!(devices[0].state.is_active());
+//! assert_eq!(devices[0].paired_uplink.as_deref(), Some("vmnic1"));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! Device  RoCE v1 RoCE v2 iWARP
 //! -----   ------- ------- -----
 //! vmrdma0 false   true    false
+//! "#;
+//! let protocols = parse_rdma_device_protocol_list(output.trim_start_matches('\n'))?;
+//! assert_eq!((protocols[0].roce_v1, protocols[0].roce_v2), (Some(false), Some(true)));
+//! # Ok::<(), ParseError>(())
 //! ```
 use crate::common::{bool_value, non_empty, run, table, PResult};
 use crate::ParseError;

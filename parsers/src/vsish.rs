@@ -4,7 +4,9 @@
 //! Real sample (VMware paper "Paravirtual RDMA for HPC", Figure 12; the pasted figure lost
 //! the closing `}`, so it is optional):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! PVRDMA Device Properties {
 //! VMM leader ID of VM:1001474360
 //! adapter index:0
@@ -15,6 +17,12 @@
 //! Prefer RoCE v1 over v2:0
 //! RoCE version:2
 //! Active MTU:1024
+//! "#;
+//! let properties = parse_pvrdma_properties(output.trim_start_matches('\n'))?;
+//! assert_eq!(properties.vmm_leader_id, Some(1001474360));
+//! assert_eq!(properties.physical_hca_available, Some(true)); // the HCA carries its traffic
+//! assert_eq!(properties.roce_version, Some(2));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
 //! The `ls` children (`1001474360_0/`) are reconstructed from vsish's `ls` form (one child
