@@ -178,6 +178,6 @@ pub(in crate::diagnose) fn vmknic_location(ctx: &Context, interface: &p::VmkInte
         format!(", not on {}", names.join(" or "))
     };
     format!(
-        "it sits on {on}{hca_text}: PVRDMA uses it for control traffic only (VMware's paper \"Paravirtual RDMA for High Performance Computing\" tags the management vmknic vmk0 on a standard vSwitch); RDMA data goes through the HCA"
+        "it sits on {on}{hca_text}: PVRDMA uses it for control traffic only, and RDMA data goes through the HCA (VMware's paper \"Paravirtual RDMA for High Performance Computing\" tags the management vmknic vmk0 on a standard vSwitch)"
     )
 }
