@@ -276,7 +276,7 @@ pub fn encode(host: u8, outputs: &[(&str, &[u8])]) -> Vec<u8> {
     out
 }
 
-/// Whether an output did not complete cleanly (issue 13): a failure recorded by the
+/// Whether an output did not complete cleanly (README, "When output breaks off"): a failure recorded by the
 /// collector, a timeout, a cut at a cap, a live command without exit status, or a
 /// non-zero exit of a single (non-batched) command; a batch's exit status only tells that
 /// some iteration failed, which its sections carry. vm-support bundles record no exit

@@ -6,6 +6,9 @@
 //! The pure stages (capture model, catalogue, facts, diagnose, report, baseline) are the
 //! `pvrdma-engine` crate, re-exported here under their old paths; this crate adds what
 //! touches the world: SSH, the command line, bundles, the demo's simulated hosts.
+// No `unsafe` but the two rlimit calls of `live::fanout` (and its test), each allowed
+// where it stands with the reason it is sound.
+#![deny(unsafe_code)]
 pub mod app;
 mod archive;
 mod atomic;

@@ -1,4 +1,4 @@
-//! The command line as an admin uses it (issue 11): options anywhere, node sets, a fleet
+//! The command line as an admin uses it: options anywhere, node sets, a fleet
 //! report that folds, fits the terminal and says when nothing was diagnosed, scriptable
 //! remedies, completions and the smaller promises. Through the real binary.
 use assert_cmd::Command;
@@ -150,7 +150,7 @@ fn a_fleet_of_40_with_two_outcomes_fits_a_screenful_and_names_the_failing_set() 
     let r = run(doctor().args(["analyze", "--color", "never"]).arg(fleet.path()));
     assert_eq!(r.code, 1, "{}", r.stderr);
     let lines = r.stdout.lines().count();
-    // Two screenfuls at most (the seed checks and the transport exceptions add a few lines).
+    // Two screenfuls at most (the fleet checks and the transport exceptions add a few lines).
     assert!(lines <= 80, "{lines} lines:\n{}", r.stdout);
     assert!(r.stdout.contains("esx[01-20] (20 hosts) · ok"), "{}", r.stdout);
     assert!(r.stdout.contains("esx[21-40] (20 hosts) · problems"), "{}", r.stdout);

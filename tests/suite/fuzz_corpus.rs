@@ -2,7 +2,7 @@
 //! crashed a target, `fuzz/regressions/<target>/<what broke>`) through the very functions
 //! the `cargo fuzz` targets run (`fuzz/harness.rs`), on stable: every input the fuzzer kept
 //! for reaching new code, and every input that once crashed a target, stays a test case
-//! without nightly or libFuzzer. See the README's "Fuzzing" section.
+//! without nightly or libFuzzer. See `fuzz/README.md`.
 #[path = "../../fuzz/harness.rs"]
 mod harness;
 

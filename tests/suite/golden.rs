@@ -1,6 +1,7 @@
 //! Every scenario in samples/ produces a reviewed report (human and JSON) and the
 //! documented exit code, through the real binary: `pvrdma-doctor analyze samples/<scenario>`.
 use assert_cmd::Command;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Each scenario and the exit code a runbook would see for it.
@@ -24,7 +25,7 @@ const SCENARIOS: &[(&str, i32)] = &[
     ("vmknic-subnets-differ", 0),
     ("probe-paths", 1),
     ("probe-outputs", 1),
-    ("seed-vmk0-tagged", 0),
+    ("management-vmk0-tagged", 0),
     ("two-hcas-each-own-vds", 0),
     ("roce-v1-across-subnets", 1),
     ("vmknic-duplicate-ipv4", 1),
@@ -96,6 +97,47 @@ fn every_scenario_directory_is_listed_here() {
         on_disk, listed,
         "a scenario without an expected exit code is an untested scenario"
     );
+}
+
+/// The reviewed JSON report of a scenario, as its snapshot file holds it.
+fn reviewed_json(scenario: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/suite/snapshots")
+        .join(format!("suite__golden__{scenario}.json.snap"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // insta's header is a `---` block before the snapshot itself.
+    let body = text
+        .strip_prefix("---\n")
+        .and_then(|rest| rest.split_once("\n---\n"))
+        .map_or(text.as_str(), |(_, body)| body);
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{}: not a JSON report: {e}", path.display()))
+}
+
+#[test]
+fn every_registered_check_is_judged_in_some_reviewed_report() {
+    // A check the registry lists but no scenario shows passing, warning or failing is a
+    // check nobody has seen judged: add the scenario that shows it.
+    let mut judged = BTreeSet::new();
+    for (scenario, _) in SCENARIOS {
+        let report = reviewed_json(scenario);
+        let host_checks = report["hosts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|h| h["checks"].as_array().into_iter().flatten());
+        let fleet_checks = report["fleet_checks"].as_array().into_iter().flatten();
+        for c in host_checks.chain(fleet_checks) {
+            if matches!(c["status"].as_str(), Some("pass" | "warn" | "fail")) {
+                judged.insert(c["id"].as_str().unwrap_or("").to_string());
+            }
+        }
+    }
+    let never: Vec<&str> = pvrdma_doctor::diagnose::CheckId::ALL
+        .iter()
+        .map(|c| c.id())
+        .filter(|id| !judged.contains(*id))
+        .collect();
+    assert!(never.is_empty(), "registered checks no golden report judges: {never:?}");
 }
 
 fn host<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -393,8 +435,8 @@ fn vmknics_in_different_subnets_are_flagged_across_hosts() {
 }
 
 #[test]
-fn the_seeds_own_layout_vmk0_on_the_management_vswitch_is_healthy() {
-    let report = json("seed-vmk0-tagged");
+fn the_vmware_papers_layout_vmk0_on_the_management_vswitch_is_healthy() {
+    let report = json("management-vmk0-tagged");
     for name in ["esx01", "esx02"] {
         let h = host(&report, name);
         assert_eq!(h["status"], "ok", "{name}");
@@ -456,7 +498,7 @@ fn a_pair_a_failing_fleet_check_breaks_is_blocked_and_its_hosts_are_not_healthy(
 }
 
 #[test]
-fn a_roce_version_mismatch_in_a_pair_warns_and_says_the_seeds_are_silent() {
+fn a_roce_version_mismatch_in_a_pair_warns_and_says_the_documentation_is_silent() {
     let report = json("roce-version-differs-in-pair");
     let fleet = report["fleet_checks"].as_array().expect("fleet checks");
     let c = fleet
@@ -465,7 +507,10 @@ fn a_roce_version_mismatch_in_a_pair_warns_and_says_the_seeds_are_silent() {
         .expect("roce-version-pair");
     assert_eq!(c["status"], "warn", "{c}");
     assert!(
-        c["summary"].as_str().unwrap_or("").contains("seeds do not describe"),
+        c["summary"]
+            .as_str()
+            .unwrap_or("")
+            .contains("documentation does not describe"),
         "{c}"
     );
 }

@@ -220,7 +220,7 @@ pub(super) fn adapter_verdict(
                 .extend(port_reasons(f, ctx, id, adapter.mac.as_deref(), port));
         }
         if adapter.reasons.is_empty() && !unresolved.is_empty() {
-            let ids: Vec<&str> = unresolved.iter().map(|c| c.id).collect();
+            let ids: Vec<&str> = unresolved.iter().map(|c| c.id.id()).collect();
             adapter.reasons.push(format!(
                 "no failing host check explains it, but {} could not be evaluated (missing data); the cause is likely among them",
                 ids.join(", ")

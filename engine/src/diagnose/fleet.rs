@@ -1,6 +1,6 @@
-//! Across hosts: the fleet checks that judge pairs of hosts (`vmknic-ipv4-unique`,
-//! `pvrdma-same-vds`, `roce-version-pair`, with `vmknic-subnets` in the parent module) and
-//! the transport between adapters of different VMs.
+//! Across hosts: the transport between adapters of different VMs, and the fleet checks
+//! (`fleet/checks.rs`, each listed in the check registry) that judge it and the hosts'
+//! PVRDMA vmknics.
 //!
 //! The transport is not a list of adapter pairs (that grows with the square of the adapter
 //! count: 2000 adapters make 2 million pairs). Adapters that share a host, a verdict, a
@@ -11,18 +11,14 @@
 //!
 //! A pair that a failing fleet check breaks (different vDSes, duplicate vmknic addresses,
 //! RoCE v1 between subnets) is `blocked`, never `rdma`, and its hosts are not healthy.
-use super::{
-    check, ev, ipv4_network, with_remedy, AdapterRef, Check, CheckId, HostDiagnosis, HostStatus, Status, Transport,
-    Verdict,
-};
-use crate::catalogue as cat;
+use super::probe::{Probe, ProbeStatus};
+use super::{ipv4_network, AdapterRef, Check, CheckId, HostDiagnosis, HostStatus, Judge, Status, Transport, Verdict};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-mod checks;
+pub(super) mod checks;
 #[cfg(test)]
 mod tests;
-use checks::*;
 
 /// Adapter-pair counts by transport class.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -168,11 +164,24 @@ fn net(h: &HostDiagnosis) -> Net {
     Net { address, network }
 }
 
-/// Why a pair is what it is: the class, the reasons, and the fleet check that blocks it.
+/// One reason a pair is not plain rdma, and the fleet check that blocks the pair for it
+/// (`None`: a TCP fallback, an unknown verdict, a warning).
+struct Reason {
+    text: String,
+    blocks: Option<CheckId>,
+}
+
+/// Why a pair is what it is: the class and the reasons.
 struct Class {
     transport: Transport,
-    reasons: Vec<String>,
-    blocked_by: Vec<&'static str>,
+    reasons: Vec<Reason>,
+}
+
+impl Class {
+    /// The fleet checks that block the pair.
+    fn blocked_by(&self) -> impl Iterator<Item = CheckId> + '_ {
+        self.reasons.iter().filter_map(|r| r.blocks)
+    }
 }
 
 /// `cut`: the path probe found the two hosts' PVRDMA vmknics unreachable from each other.
@@ -180,11 +189,12 @@ fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net, cu
     let mut c = Class {
         transport: Transport::Rdma,
         reasons: Vec::new(),
-        blocked_by: Vec::new(),
     };
-    let fallback =
-        |h: &str, p: &Profile| (p.verdict == 1).then(|| format!("the adapter on {h} has no HCA (tcp-fallback)"));
-    let tcp: Vec<String> = [fallback(ha, a), fallback(hb, b)].into_iter().flatten().collect();
+    let reason = |text: String, blocks: Option<CheckId>| Reason { text, blocks };
+    let fallback = |h: &str, p: &Profile| {
+        (p.verdict == 1).then(|| reason(format!("the adapter on {h} has no HCA (tcp-fallback)"), None))
+    };
+    let tcp: Vec<Reason> = [fallback(ha, a), fallback(hb, b)].into_iter().flatten().collect();
     if !tcp.is_empty() {
         c.transport = Transport::Tcp;
         c.reasons = tcp;
@@ -193,68 +203,74 @@ fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net, cu
     if a.verdict == 2 || b.verdict == 2 {
         c.transport = Transport::Unknown;
         let who = if a.verdict == 2 { ha } else { hb };
-        c.reasons.push(format!("the adapter's verdict on {who} is unknown"));
+        c.reasons
+            .push(reason(format!("the adapter's verdict on {who} is unknown"), None));
         return c;
     }
     if let (Some(sa), Some(sb)) = (&a.switch, &b.switch) {
         if !sa.same(sb) {
-            c.reasons.push(format!(
-                "the ports are on different switches ({} on {ha}, {} on {hb}); PVRDMA needs both VMs on the same vDS",
-                sa.label(),
-                sb.label()
+            c.reasons.push(reason(
+                format!(
+                    "the ports are on different switches ({} on {ha}, {} on {hb}); PVRDMA needs both VMs on the same vDS",
+                    sa.label(),
+                    sb.label()
+                ),
+                Some(SAME_VDS),
             ));
-            c.blocked_by.push(SAME_VDS);
         }
     }
     if let (Some(x), Some(y)) = (&na.address, &nb.address) {
         if x == y {
-            c.reasons.push(format!(
-                "the PVRDMA vmknics of {ha} and {hb} have the same IPv4 address {x}"
+            c.reasons.push(reason(
+                format!("the PVRDMA vmknics of {ha} and {hb} have the same IPv4 address {x}"),
+                Some(IPV4_UNIQUE),
             ));
-            c.blocked_by.push(IPV4_UNIQUE);
         }
     }
     if let (Some(x), Some(y)) = (&na.network, &nb.network) {
         if x != y && (a.roce == Some(1) || b.roce == Some(1)) {
-            c.reasons.push(format!(
-                "RoCE v1 is not routable and the PVRDMA vmknics are in different subnets ({x} on {ha}, {y} on {hb})"
+            c.reasons.push(reason(
+                format!(
+                    "RoCE v1 is not routable and the PVRDMA vmknics are in different subnets ({x} on {ha}, {y} on {hb})"
+                ),
+                Some(SUBNETS),
             ));
-            c.blocked_by.push(SUBNETS);
         }
     }
     if cut {
-        c.reasons.push(format!(
-            "the PVRDMA vmknics of {ha} and {hb} do not reach each other (--probe: no reply to vmkping)"
+        c.reasons.push(reason(
+            format!("the PVRDMA vmknics of {ha} and {hb} do not reach each other (--probe: no reply to vmkping)"),
+            Some(REACHABILITY),
         ));
-        c.blocked_by.push(REACHABILITY);
     }
-    if !c.blocked_by.is_empty() {
+    if c.blocked_by().next().is_some() {
         c.transport = Transport::Blocked;
         return c;
     }
     if let (Some(1), Some(2)) | (Some(2), Some(1)) = (a.roce, b.roce) {
-        c.reasons.push(format!(
-            "RoCE v{} on {ha} and v{} on {hb} (a version mismatch whose symptom the seeds do not describe)",
-            a.roce.unwrap_or(0),
-            b.roce.unwrap_or(0)
+        c.reasons.push(reason(
+            format!(
+                "RoCE v{} on {ha} and v{} on {hb} (a version mismatch whose effect the PVRDMA documentation does not describe)",
+                a.roce.unwrap_or(0),
+                b.roce.unwrap_or(0)
+            ),
+            None,
         ));
     }
     c
 }
 
-const SAME_VDS: &str = CheckId::PvrdmaSameVds.id();
-const IPV4_UNIQUE: &str = CheckId::VmknicIpv4Unique.id();
-const SUBNETS: &str = CheckId::VmknicSubnets.id();
-const ROCE_PAIR: &str = CheckId::RoceVersionPair.id();
-const REACHABILITY: &str = super::probe::CHECK_ID;
+const SAME_VDS: CheckId = CheckId::PvrdmaSameVds;
+const IPV4_UNIQUE: CheckId = CheckId::VmknicIpv4Unique;
+const SUBNETS: CheckId = CheckId::VmknicSubnets;
+const ROCE_PAIR: CheckId = CheckId::RoceVersionPair;
+const REACHABILITY: CheckId = CheckId::VmknicReachability;
 
 /// Profiles of one host with their adapters.
 type HostProfiles<'a> = BTreeMap<Profile, Vec<(AdapterRef, &'a super::Adapter)>>;
 
-/// The transport summary, the pair-level fleet checks, and the host statuses a failing
-/// fleet check changes.
-/// Two host names as an unordered pair (the key of `unreachable` in [`judge`]).
-pub(super) fn host_pair(a: &str, b: &str) -> (String, String) {
+/// Two host names as an unordered pair (the key of the probe's unreachable pairs).
+fn host_pair(a: &str, b: &str) -> (String, String) {
     if a <= b {
         (a.to_string(), b.to_string())
     } else {
@@ -262,41 +278,113 @@ pub(super) fn host_pair(a: &str, b: &str) -> (String, String) {
     }
 }
 
-/// `extra`: fleet checks judged elsewhere (the path probe's); `unreachable`: host pairs
-/// (sorted names) whose PVRDMA vmknics the probe found unable to reach each other.
-pub(super) fn judge(
-    hosts: &mut [HostDiagnosis],
-    subnets: Option<Check>,
-    extra: Vec<Check>,
-    unreachable: &BTreeSet<(String, String)>,
-) -> (Vec<Check>, TransportSummary) {
-    let cut = |a: &str, b: &str| !unreachable.is_empty() && unreachable.contains(&host_pair(a, b));
-    let nets: Vec<Net> = hosts.iter().map(net).collect();
-    let profiles: Vec<HostProfiles> = hosts
-        .iter()
-        .map(|h| {
-            let mut m: HostProfiles = BTreeMap::new();
-            for vm in &h.vms {
-                for a in &vm.adapters {
-                    m.entry(profile(a)).or_default().push((
-                        AdapterRef {
-                            host: h.host.clone(),
-                            vm: vm.name.clone(),
-                            world_id: vm.world_id,
-                            adapter: a.index,
-                        },
-                        a,
-                    ));
+/// What the fleet checks judge (their [`Judge::Fleet`] functions take it): the diagnosed
+/// hosts, their PVRDMA vmknics and adapter profiles, the tally of their adapter pairs,
+/// and the path probe's results.
+pub(in crate::diagnose) struct Fleet<'a> {
+    hosts: &'a [HostDiagnosis],
+    nets: Vec<Net>,
+    profiles: Vec<HostProfiles<'a>>,
+    tally: PairTally,
+    probes: &'a [Probe],
+}
+
+/// What the adapter pairs across hosts add up to, for the fleet checks.
+#[derive(Default)]
+struct PairTally {
+    /// Fleet check → the pairs it blocks, and the hosts in them.
+    blocked: BTreeMap<CheckId, (u64, BTreeSet<usize>)>,
+    /// Pairs with RoCE v1 at one end and v2 at the other.
+    roce_mismatch: u64,
+    /// Fleet check → one pair's reason, quoted in its summary.
+    examples: BTreeMap<CheckId, String>,
+}
+
+impl Fleet<'_> {
+    /// Whether at least two hosts have PVRDMA adapters (else no pair crosses hosts).
+    fn adapters_on_two_hosts(&self) -> bool {
+        self.profiles.iter().filter(|p| !p.is_empty()).count() >= 2
+    }
+
+    /// The hosts a failing fleet check names or whose pairs it blocks.
+    fn hosts_named_by(&self, c: &Check) -> BTreeSet<usize> {
+        let mut named: BTreeSet<usize> = self.tally.blocked.get(&c.id).map(|b| b.1.clone()).unwrap_or_default();
+        if c.id == IPV4_UNIQUE {
+            named.extend(duplicate_hosts(&self.nets));
+        }
+        named
+    }
+}
+
+/// The transport summary and the fleet checks; a failing fleet check makes the hosts it
+/// names (or whose pairs it blocks) `problems`. `probes`: the path probe's results (empty
+/// when it did not run).
+pub(super) fn judge(hosts: &mut [HostDiagnosis], probes: &[Probe]) -> (Vec<Check>, TransportSummary) {
+    let (checks, summary, named) = {
+        let fleet = Fleet {
+            hosts: &*hosts,
+            nets: hosts.iter().map(net).collect(),
+            profiles: hosts.iter().map(host_profiles).collect(),
+            tally: PairTally::default(),
+            probes,
+        };
+        let unreachable = unreachable_pairs(probes);
+        let cut = |a: &str, b: &str| !unreachable.is_empty() && unreachable.contains(&host_pair(a, b));
+        let mut summary = TransportSummary::default();
+        let tally = tally_pairs(&fleet, &cut, &mut summary);
+        summary.exceptions = exceptions(&fleet, &cut);
+        let fleet = Fleet { tally, ..fleet };
+        let checks = fleet_checks(&fleet);
+        let named: Vec<BTreeSet<usize>> = checks
+            .iter()
+            .map(|c| {
+                if c.status == Status::Fail {
+                    fleet.hosts_named_by(c)
+                } else {
+                    BTreeSet::new()
                 }
-            }
-            m
-        })
-        .collect();
-    let mut summary = TransportSummary::default();
-    // Fleet-check id → pairs it blocks, and the hosts in them.
-    let mut blocked: BTreeMap<&'static str, (u64, BTreeSet<usize>)> = BTreeMap::new();
-    let mut roce_mismatch: u64 = 0;
-    let mut examples: BTreeMap<&'static str, String> = BTreeMap::new();
+            })
+            .collect();
+        (checks, summary, named)
+    };
+    mark_hosts(hosts, &checks, &named);
+    (checks, summary)
+}
+
+/// Host pairs (sorted names) whose PVRDMA vmknics the probe found unable to reach each
+/// other: such a pair cannot carry RDMA.
+fn unreachable_pairs(probes: &[Probe]) -> BTreeSet<(String, String)> {
+    probes
+        .iter()
+        .filter(|p| p.status == ProbeStatus::Unreachable)
+        .map(|p| host_pair(&p.from, &p.to))
+        .collect()
+}
+
+/// A host's adapters grouped by profile.
+fn host_profiles(h: &HostDiagnosis) -> HostProfiles<'_> {
+    let mut m: HostProfiles = BTreeMap::new();
+    for vm in &h.vms {
+        for a in &vm.adapters {
+            m.entry(profile(a)).or_default().push((
+                AdapterRef {
+                    host: h.host.clone(),
+                    vm: vm.name.clone(),
+                    world_id: vm.world_id,
+                    adapter: a.index,
+                },
+                a,
+            ));
+        }
+    }
+    m
+}
+
+/// Counts every adapter pair of different VMs into `summary` (totals and host pairs), and
+/// tallies what the fleet checks need: the pairs each check blocks, the RoCE mismatches.
+fn tally_pairs(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool, summary: &mut TransportSummary) -> PairTally {
+    let hosts = fleet.hosts;
+    let mut tally = PairTally::default();
     for (i, h) in hosts.iter().enumerate() {
         // Within a host: every pair of adapters of different VMs is a memcpy.
         let n: u64 = h.vms.iter().map(|v| v.adapters.len() as u64).sum();
@@ -319,33 +407,34 @@ pub(super) fn judge(
                 pairs,
             });
         }
-        for j in i + 1..hosts.len() {
+        for (j, other) in hosts.iter().enumerate().skip(i + 1) {
             let mut pairs = TransportCounts::default();
-            for (pa, la) in &profiles[i] {
-                for (pb, lb) in &profiles[j] {
+            for (pa, la) in &fleet.profiles[i] {
+                for (pb, lb) in &fleet.profiles[j] {
                     let c = classify(
                         &h.host,
                         pa,
-                        &nets[i],
-                        &hosts[j].host,
+                        &fleet.nets[i],
+                        &other.host,
                         pb,
-                        &nets[j],
-                        cut(&h.host, &hosts[j].host),
+                        &fleet.nets[j],
+                        cut(&h.host, &other.host),
                     );
                     let n = la.len() as u64 * lb.len() as u64;
                     pairs.add(c.transport, n);
-                    for id in &c.blocked_by {
-                        let e = blocked.entry(id).or_default();
+                    for r in &c.reasons {
+                        let Some(id) = r.blocks else { continue };
+                        let e = tally.blocked.entry(id).or_default();
                         e.0 += n;
                         e.1.insert(i);
                         e.1.insert(j);
-                        if let Some(r) = c.reasons.iter().find(|r| reason_of(r) == *id) {
-                            examples.entry(id).or_insert_with(|| r.clone());
-                        }
+                        tally.examples.entry(id).or_insert_with(|| r.text.clone());
                     }
                     if c.transport == Transport::Rdma && !c.reasons.is_empty() {
-                        roce_mismatch += n;
-                        examples.entry(ROCE_PAIR).or_insert_with(|| c.reasons.join("; "));
+                        tally.roce_mismatch += n;
+                        tally.examples.entry(ROCE_PAIR).or_insert_with(|| {
+                            c.reasons.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("; ")
+                        });
                     }
                 }
             }
@@ -353,29 +442,35 @@ pub(super) fn judge(
             if pairs.total() > pairs.rdma {
                 summary.host_pairs.push(HostPairTransport {
                     a: h.host.clone(),
-                    b: hosts[j].host.clone(),
+                    b: other.host.clone(),
                     pairs,
                 });
             }
         }
     }
-    // Exceptions: per adapter and peer host, where a pair is not clean rdma.
+    tally
+}
+
+/// Per adapter and peer host, where a pair is not clean rdma: the counts and the reasons.
+fn exceptions(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool) -> Vec<AdapterException> {
+    let hosts = fleet.hosts;
+    let mut out = Vec::new();
     for (i, h) in hosts.iter().enumerate() {
-        for (pa, la) in &profiles[i] {
+        for (pa, la) in &fleet.profiles[i] {
             for (j, other) in hosts.iter().enumerate() {
                 if i == j {
                     continue;
                 }
                 let mut counts = TransportCounts::default();
                 let mut reasons: Vec<String> = Vec::new();
-                for (pb, lb) in &profiles[j] {
+                for (pb, lb) in &fleet.profiles[j] {
                     let c = classify(
                         &h.host,
                         pa,
-                        &nets[i],
+                        &fleet.nets[i],
                         &other.host,
                         pb,
-                        &nets[j],
+                        &fleet.nets[j],
                         cut(&h.host, &other.host),
                     );
                     if c.transport == Transport::Rdma && c.reasons.is_empty() {
@@ -384,8 +479,8 @@ pub(super) fn judge(
                     }
                     counts.add(c.transport, lb.len() as u64);
                     for r in c.reasons {
-                        if !reasons.contains(&r) {
-                            reasons.push(r);
+                        if !reasons.contains(&r.text) {
+                            reasons.push(r.text);
                         }
                     }
                 }
@@ -393,7 +488,7 @@ pub(super) fn judge(
                     continue;
                 }
                 for (adapter, _) in la {
-                    summary.exceptions.push(AdapterException {
+                    out.push(AdapterException {
                         adapter: adapter.clone(),
                         peer_host: other.host.clone(),
                         pairs: counts,
@@ -403,7 +498,7 @@ pub(super) fn judge(
             }
         }
     }
-    summary.exceptions.sort_by(|x, y| {
+    out.sort_by(|x, y| {
         (&x.adapter.host, &x.adapter.vm, x.adapter.adapter, &x.peer_host).cmp(&(
             &y.adapter.host,
             &y.adapter.vm,
@@ -411,24 +506,24 @@ pub(super) fn judge(
             &y.peer_host,
         ))
     });
+    out
+}
 
-    let mut checks: Vec<Check> = subnets.into_iter().collect();
-    if let Some(c) = ipv4_unique(hosts, &nets) {
-        checks.push(c);
-    }
-    let with_adapters = profiles.iter().filter(|p| !p.is_empty()).count();
-    if with_adapters >= 2 {
-        checks.push(same_vds(&profiles, blocked.get(SAME_VDS), examples.get(SAME_VDS)));
-        checks.push(roce_pair(&profiles, roce_mismatch, examples.get(ROCE_PAIR)));
-    }
-    checks.extend(extra);
-    // A failing fleet check makes the hosts it names (or whose pairs it blocks) problems.
-    for c in checks.iter().filter(|c| c.status == Status::Fail) {
-        let mut named: BTreeSet<usize> = blocked.get(c.id).map(|b| b.1.clone()).unwrap_or_default();
-        if c.id == IPV4_UNIQUE {
-            named.extend(duplicate_hosts(&nets));
-        }
-        for i in named {
+/// Every fleet check the registry lists, judged in its order.
+fn fleet_checks(fleet: &Fleet) -> Vec<Check> {
+    CheckId::ALL
+        .iter()
+        .filter_map(|c| match c.judge() {
+            Judge::Fleet(judge) => judge(fleet),
+            Judge::Host(_) | Judge::HostWhenApplicable(_) => None,
+        })
+        .collect()
+}
+
+/// A failing fleet check makes the hosts it names (`named`, one set per check) problems.
+fn mark_hosts(hosts: &mut [HostDiagnosis], checks: &[Check], named: &[BTreeSet<usize>]) {
+    for (c, named) in checks.iter().zip(named) {
+        for &i in named {
             if let Some(h) = hosts.get_mut(i) {
                 if !h.fleet_failures.contains(&c.id) {
                     h.fleet_failures.push(c.id);
@@ -438,18 +533,6 @@ pub(super) fn judge(
                 }
             }
         }
-    }
-    (checks, summary)
-}
-
-/// Which fleet check a blocking reason comes from (reasons are built in [`classify`]).
-fn reason_of(r: &str) -> &'static str {
-    if r.contains("different switches") {
-        SAME_VDS
-    } else if r.contains("same IPv4 address") {
-        IPV4_UNIQUE
-    } else {
-        SUBNETS
     }
 }
 

@@ -18,7 +18,6 @@ mod checks;
 #[cfg(test)]
 pub mod fixtures;
 mod fleet;
-mod lossless;
 mod model;
 pub mod probe;
 #[cfg(test)]
@@ -26,12 +25,12 @@ mod subnet_tests;
 mod summary;
 #[cfg(test)]
 mod tests;
-mod vm_config;
 
 use adapters::*;
 pub use changes::{Change, ChangeKind, Changes};
+use checks::registry::Judge;
 pub use checks::registry::{CheckId, Family, CHECKS};
-use checks::{device::*, firewall::*, mtu::*, roce::*, switch::*, vmknic::*};
+use checks::{device::*, roce::*};
 pub use fleet::{TransportCounts, TransportSummary};
 pub use model::*;
 pub use summary::status_name;
@@ -41,38 +40,25 @@ use summary::*;
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
     let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
     let probes = probe::results(captures, &hosts);
-    // A pair of hosts whose vmknics the probe found unreachable cannot carry RDMA.
-    let unreachable = probes
-        .iter()
-        .filter(|p| p.status == probe::ProbeStatus::Unreachable)
-        .map(|p| fleet::host_pair(&p.from, &p.to))
-        .collect();
-    let mut d = fleet_diagnosis_with(hosts, probe::check(&probes).into_iter().collect(), &unreachable);
-    d.probes = probes;
-    d
+    fleet_diagnosis_with(hosts, probes)
 }
 
 /// The fleet checks and transport over diagnosed hosts (a failing fleet check changes the
 /// status of the hosts it involves, so the summary comes last).
 #[cfg(test)]
 pub fn fleet_diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
-    fleet_diagnosis_with(hosts, Vec::new(), &std::collections::BTreeSet::new())
+    fleet_diagnosis_with(hosts, Vec::new())
 }
 
-/// [`fleet_diagnosis`] with fleet checks judged elsewhere (the path probe's).
-fn fleet_diagnosis_with(
-    mut hosts: Vec<HostDiagnosis>,
-    extra: Vec<Check>,
-    unreachable: &std::collections::BTreeSet<(String, String)>,
-) -> Diagnosis {
-    let subnets = check_vmknic_subnets(&hosts);
-    let (fleet_checks, transport) = fleet::judge(&mut hosts, subnets, extra, unreachable);
+/// [`fleet_diagnosis`] with the path probe's results, when it ran.
+fn fleet_diagnosis_with(mut hosts: Vec<HostDiagnosis>, probes: Vec<probe::Probe>) -> Diagnosis {
+    let (fleet_checks, transport) = fleet::judge(&mut hosts, &probes);
     let summary = summarize(&hosts, &fleet_checks, &transport);
     Diagnosis {
         hosts,
         fleet_checks,
         transport,
-        probes: Vec::new(),
+        probes,
         changes: None,
         summary,
     }
@@ -100,20 +86,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         return HostDiagnosis::not_diagnosed(&capture.host, status, error.clone(), incomplete_outputs(capture));
     }
     let ctx = Context::new(&facts);
-    let mut checks = vec![
-        check_version(&facts),
-        check_device_present(&facts),
-        check_device_active(&ctx),
-        check_uplink_on_dvs(&ctx),
-        check_single_uplink(&ctx),
-        check_vmknic_tagged(&ctx),
-        check_vmknic_valid(&ctx),
-        check_firewall(&facts),
-        check_mtu(&ctx),
-        check_roce(&ctx),
-        lossless::check_lossless(&ctx),
-    ];
-    checks.extend(vm_config::checks(&facts));
+    let mut checks = host_checks(&ctx);
     settle_not_checked(&mut checks);
     let below_65 = matches!(&facts.version, Ok(v) if v.numbers().is_some_and(|n| n < (6, 5, 0)));
     if below_65 {
@@ -181,6 +154,18 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
     }
 }
 
+/// Every host check the registry lists, judged in its order.
+fn host_checks(ctx: &Context) -> Vec<Check> {
+    CheckId::ALL
+        .iter()
+        .filter_map(|c| match c.judge() {
+            Judge::Host(judge) => Some(judge(ctx)),
+            Judge::HostWhenApplicable(judge) => judge(ctx),
+            Judge::Fleet(_) => None,
+        })
+        .collect()
+}
+
 /// A capture (live or offline) where every esxcli command answered "not found": the
 /// login worked on something that is not ESXi.
 fn not_esxi(capture: &HostCapture) -> Option<Failure> {
@@ -244,6 +229,8 @@ struct Context<'a> {
     rdma_switches: Vec<(&'a p::RdmaDevice, &'a p::DvsSwitch)>,
     /// The vmknic named by /Net/PVRDMAVmknic, when set.
     tagged_vmknic: Option<String>,
+    /// The PVRDMA VMs of the `.vmx` facts, read once for the four VM checks.
+    vmx: std::cell::OnceCell<Option<checks::vm_config::VmxInputs<'a>>>,
 }
 
 impl<'a> Context<'a> {
@@ -275,6 +262,7 @@ impl<'a> Context<'a> {
             dvs,
             rdma_switches,
             tagged_vmknic,
+            vmx: std::cell::OnceCell::new(),
         }
     }
 
@@ -344,13 +332,10 @@ fn ev(command: &'static str, field: impl Into<String>) -> Evidence {
     }
 }
 
-fn check(id: &'static str, status: Status, summary: impl Into<String>, evidence: Vec<Evidence>) -> Check {
+fn check(id: CheckId, status: Status, summary: impl Into<String>, evidence: Vec<Evidence>) -> Check {
     Check {
-        id,
-        status,
-        summary: summary.into(),
         evidence,
-        remedy: None,
+        ..Check::new(id, status, summary)
     }
 }
 
@@ -369,21 +354,8 @@ fn with_fix(mut c: Check, command: Option<String>, advice: Option<String>) -> Ch
     c
 }
 
-/// Transitional: an old-style single remedy string. A complete esxcli line (no `<...>`
-/// placeholder, no prose after it) becomes the command, anything else the advice.
-#[allow(dead_code)]
-fn with_remedy(c: Check, remedy: impl Into<String>) -> Check {
-    let text = remedy.into();
-    let runnable = text.starts_with("esxcli ") && !text.contains(['<', '>', ';', '(']) && !text.contains(", ");
-    if runnable {
-        with_command(c, text)
-    } else {
-        with_advice(c, text)
-    }
-}
-
 /// The check cannot run because a fact is missing.
-fn unknown_from(id: &'static str, command: &'static str, error: &facts::FactError) -> Check {
+fn unknown_from(id: CheckId, command: &'static str, error: &facts::FactError) -> Check {
     check(id, Status::Unknown, error.to_string(), vec![ev(command, "output")])
 }
 
@@ -393,10 +365,10 @@ fn unknown_from(id: &'static str, command: &'static str, error: &facts::FactErro
 fn settle_not_checked(checks: &mut [Check]) {
     for i in 0..checks.len() {
         let Some(c) = checks.get(i) else { continue };
-        if c.status != Status::Unknown || !c.summary.starts_with("not checked:") {
+        if c.status != Status::Unknown || !c.not_checked {
             continue;
         }
-        let Some(pre) = CheckId::from_id(c.id).and_then(CheckId::prerequisite).map(CheckId::id) else {
+        let Some(pre) = c.id.prerequisite() else {
             continue;
         };
         let pre_status = checks.iter().find(|p| p.id == pre).map(|p| p.status);
@@ -414,7 +386,10 @@ fn settle_not_checked(checks: &mut [Check]) {
     }
 }
 
-/// The check depends on another one that did not pass.
-fn not_checked(id: &'static str, because: &str) -> Check {
-    check(id, Status::Unknown, format!("not checked: {because}"), Vec::new())
+/// The check depends on another one that did not pass, or on something absent.
+fn not_checked(id: CheckId, because: &str) -> Check {
+    Check {
+        not_checked: true,
+        ..check(id, Status::Unknown, format!("not checked: {because}"), Vec::new())
+    }
 }

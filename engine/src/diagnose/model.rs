@@ -31,7 +31,7 @@ pub struct Evidence {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// Stable check id (`--list-checks`), e.g. `firewall-pvrdma`.
-    pub id: &'static str,
+    pub id: CheckId,
     /// Its outcome.
     pub status: Status,
     /// One line saying what was found, with the host's own values.
@@ -40,11 +40,35 @@ pub struct Check {
     pub evidence: Vec<Evidence>,
     /// How to fix it, when the check does not pass.
     pub remedy: Option<Remedy>,
+    /// The check was not judged: the check it depends on did not pass, or the thing it
+    /// judges is absent (no RDMA device, no tagged vmknic). Its status is then `unknown`,
+    /// or `not-applicable` when that other check fails; the summary says why ("not
+    /// checked: ..."). Not in the JSON report, whose consumers read the summary.
+    pub not_checked: bool,
 }
 
+impl Check {
+    /// A check with no evidence and no remedy yet.
+    pub fn new(id: CheckId, status: Status, summary: impl Into<String>) -> Check {
+        Check {
+            id,
+            status,
+            summary: summary.into(),
+            evidence: Vec::new(),
+            remedy: None,
+            not_checked: false,
+        }
+    }
+}
+
+/// Check ids as a comma-separated list (`pvrdma-same-vds, vmknic-subnets`).
+pub fn join_ids(ids: &[CheckId]) -> String {
+    ids.iter().map(|c| c.id()).collect::<Vec<_>>().join(", ")
+}
+
+// Checks build it with `with_command`, `with_advice` or `with_fix` (diagnose/mod.rs).
 /// How to fix a check, split so a script can run the command and a person reads the
-/// advice. New checks build it with [`with_command`], [`with_advice`] or [`with_fix`];
-/// [`with_remedy`] sorts an old-style single string into the right half.
+/// advice.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Remedy {
     /// One complete command line to run in the host's shell, exactly as printed: no
@@ -58,7 +82,7 @@ pub struct Remedy {
 
 impl Remedy {
     /// The single-string form of JSON field `remedy` (v1): the command, then the advice.
-    fn text(&self) -> String {
+    pub fn text(&self) -> String {
         match (&self.command, &self.advice) {
             (Some(c), Some(a)) => format!("{c}; {a}"),
             (Some(c), None) => c.clone(),
@@ -73,7 +97,7 @@ impl Remedy {
 #[schemars(rename = "Check")]
 struct CheckJson<'a> {
     /// Stable check id (a public contract), e.g. `firewall-pvrdma`.
-    id: &'static str,
+    id: CheckId,
     /// Its outcome.
     status: Status,
     /// One line saying what was found.
@@ -221,7 +245,7 @@ pub struct HostDiagnosis {
     /// Failing fleet checks that break this host's pairs or name it (the host is then not
     /// healthy even when its own checks pass).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub fleet_failures: Vec<&'static str>,
+    pub fleet_failures: Vec<CheckId>,
     /// Records of a record list (`esxcli vm process list`) that did not parse: each costs
     /// only its own record, and the host is `incomplete`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -371,7 +395,7 @@ pub struct Summary {
     /// Adapter pairs of different VMs by transport class (`transport.totals`).
     pub adapter_pairs: TransportCounts,
     /// Ids of the failing fleet checks.
-    pub fleet_failures: Vec<&'static str>,
+    pub fleet_failures: Vec<CheckId>,
     /// Hosts stopped by Ctrl-C before anything was collected.
     pub interrupted: usize,
     /// Hosts that were reached and diagnosed: at least one check or verdict is known.

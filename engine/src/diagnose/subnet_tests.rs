@@ -1,4 +1,5 @@
 use super::fixtures::{adapter, host};
+use super::fleet::checks::check_vmknic_subnets;
 use super::*;
 use crate::exit;
 
@@ -66,7 +67,7 @@ fn one_subnet_passes_two_warn_and_roce_v1_across_them_fails() {
     assert!(d
         .hosts
         .iter()
-        .all(|h| h.status == HostStatus::Problems && h.fleet_failures == ["vmknic-subnets"]));
+        .all(|h| h.status == HostStatus::Problems && h.fleet_failures == [CheckId::VmknicSubnets]));
     assert_eq!(d.summary.problems, 2);
     assert_eq!(d.summary.adapter_pairs.blocked, 1);
 }

@@ -120,11 +120,11 @@ fn summary_counts_warnings_on_hosts_and_across_hosts() {
     let warned = |name: &str| {
         let mut h = host(name, HostStatus::Ok, vec![("a", vec![adapter(0, Verdict::Hca)])]);
         h.checks
-            .push(check("mtu-consistent", Status::Warn, "differ", Vec::new()));
+            .push(check(CheckId::MtuConsistent, Status::Warn, "differ", Vec::new()));
         h
     };
     let hosts = vec![warned("esx01"), warned("esx02")];
-    let fleet = vec![check("vmknic-subnets", Status::Warn, "two subnets", Vec::new())];
+    let fleet = vec![check(CheckId::VmknicSubnets, Status::Warn, "two subnets", Vec::new())];
     let s = summarize(&hosts, &fleet, &TransportSummary::default());
     assert_eq!(s.warnings, 3);
     assert_eq!((s.hosts, s.healthy, s.adapters, s.hca, s.diagnosed), (2, 2, 2, 2, 2));
@@ -136,15 +136,20 @@ fn remedies_quote_host_values_for_the_shell() {
     assert_eq!(shell_quote("DSwitch RDMA"), "'DSwitch RDMA'");
     assert_eq!(shell_quote("a'b;rm -rf /"), "'a'\\''b;rm -rf /'");
     assert_eq!(shell_quote(""), "''");
-    let c = with_remedy(
-        check("x", Status::Fail, "s", Vec::new()),
+    let c = with_command(
+        check(CheckId::FirewallPvrdma, Status::Fail, "s", Vec::new()),
         "esxcli network firewall ruleset set -e true -r pvrdma",
     );
     assert!(c
         .remedy
         .as_ref()
         .is_some_and(|r| r.command.is_some() && r.advice.is_none()));
-    let c = with_remedy(check("x", Status::Fail, "s", Vec::new()), "in vCenter, remove vmnic3");
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["remedy"], "esxcli network firewall ruleset set -e true -r pvrdma");
+    let c = with_advice(
+        check(CheckId::FirewallPvrdma, Status::Fail, "s", Vec::new()),
+        "in vCenter, remove vmnic3",
+    );
     assert!(c
         .remedy
         .as_ref()
@@ -177,11 +182,11 @@ fn exit_code_precedence() {
     let mut failing = ok();
     failing
         .checks
-        .push(check("firewall-pvrdma", Status::Fail, "blocked", Vec::new()));
+        .push(check(CheckId::FirewallPvrdma, Status::Fail, "blocked", Vec::new()));
     assert_eq!(diagnosis(vec![failing]).exit_code(), exit::PROBLEMS);
     let mut warned = ok();
     warned
         .checks
-        .push(check("mtu-consistent", Status::Warn, "differ", Vec::new()));
+        .push(check(CheckId::MtuConsistent, Status::Warn, "differ", Vec::new()));
     assert_eq!(diagnosis(vec![warned]).exit_code(), exit::HEALTHY);
 }

@@ -1,5 +1,5 @@
 //! Pipeline stage: *render*. Turns a [`Diagnosis`] into the text a person or a runbook
-//! reads. Renderers return a `String`; only `main` writes to stdout or into a bundle.
+//! reads. Renderers return a `String`; only `app.rs` writes to stdout or into a bundle.
 use crate::diagnose::Diagnosis;
 
 mod human;

@@ -446,13 +446,8 @@ mod tests {
     }
 
     fn check(id: &'static str, status: Status) -> Check {
-        Check {
-            id,
-            status,
-            summary: String::new(),
-            evidence: Vec::new(),
-            remedy: None,
-        }
+        let id = crate::diagnose::CheckId::from_id(id).unwrap_or_else(|| panic!("no check {id}"));
+        Check::new(id, status, String::new())
     }
 
     fn lines_of<'a>(text: &'a str, metric: &str) -> Vec<&'a str> {

@@ -1,7 +1,7 @@
 //! The summary line the human report ends with (and the JSON report's `summary.line`):
 //! the diagnosis counts ([`Summary`]) put into words.
 use super::plural;
-use crate::diagnose::{probe, Diagnosis, Status, Summary};
+use crate::diagnose::{probe, CheckId, Diagnosis, Status, Summary};
 
 /// `3 hosts: 1 healthy, 1 with problems (esx02); 5 PVRDMA adapters: 3 hca, ...`.
 pub fn line(d: &Diagnosis) -> String {
@@ -25,7 +25,7 @@ fn nonzero<N: Copy + PartialOrd + Default + std::fmt::Display>(parts: &[(N, &str
 /// Warning check id → hosts where it warns, in first-seen order; then the fleet checks
 /// that warn, across hosts.
 fn warnings(d: &Diagnosis) -> Vec<String> {
-    let mut warned: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut warned: Vec<(CheckId, Vec<&str>)> = Vec::new();
     for h in &d.hosts {
         for c in h.checks.iter().filter(|c| c.status == Status::Warn) {
             match warned.iter_mut().find(|(id, _)| *id == c.id) {
@@ -104,7 +104,10 @@ fn counts_line(d: &Diagnosis, s: &Summary) -> String {
         line.push_str(&format!("; adapter pairs across hosts: {across}"));
     }
     if !s.fleet_failures.is_empty() {
-        line.push_str(&format!("; failing fleet checks: {}", s.fleet_failures.join(", ")));
+        line.push_str(&format!(
+            "; failing fleet checks: {}",
+            crate::diagnose::join_ids(&s.fleet_failures)
+        ));
     }
     if s.hosts_without_adapter_list > 0 {
         line.push_str(&format!(

@@ -1,8 +1,9 @@
-//! `esxi-version`, `pvrdma-device-present`, `pvrdma-device-active`: the ESXi version and the RDMA device.
+//! `esxi-version`, `rdma-device-present`, `rdma-device-active`: the ESXi version and the RDMA device.
 use super::super::*;
 
-pub(in crate::diagnose) fn check_version(f: &HostFacts) -> Check {
-    const ID: &str = CheckId::EsxiVersion.id();
+pub(in crate::diagnose) fn check_version(ctx: &Context) -> Check {
+    const ID: CheckId = CheckId::EsxiVersion;
+    let f = ctx.facts;
     let v = match &f.version {
         Ok(v) => v,
         Err(e) => return unknown_from(ID, cat::SYSTEM_VERSION, e),
@@ -33,8 +34,9 @@ pub(in crate::diagnose) fn check_version(f: &HostFacts) -> Check {
     }
 }
 
-pub(in crate::diagnose) fn check_device_present(f: &HostFacts) -> Check {
-    const ID: &str = CheckId::RdmaDevicePresent.id();
+pub(in crate::diagnose) fn check_device_present(ctx: &Context) -> Check {
+    const ID: CheckId = CheckId::RdmaDevicePresent;
+    let f = ctx.facts;
     let devices = match &f.rdma_devices {
         Ok(d) => d,
         Err(e) => return unknown_from(ID, cat::RDMA_DEVICE_LIST, e),
@@ -74,7 +76,7 @@ pub(in crate::diagnose) fn state_name(s: &p::PortState) -> String {
 }
 
 pub(in crate::diagnose) fn check_device_active(ctx: &Context) -> Check {
-    const ID: &str = CheckId::RdmaDeviceActive.id();
+    const ID: CheckId = CheckId::RdmaDeviceActive;
     let devices = match &ctx.facts.rdma_devices {
         Ok(d) => d,
         Err(e) => return unknown_from(ID, cat::RDMA_DEVICE_LIST, e),

@@ -1,8 +1,9 @@
-//! The `pvrdma` firewall ruleset.
+//! `firewall-pvrdma`: the firewall and its `pvrdma` ruleset.
 use super::super::*;
 
-pub(in crate::diagnose) fn check_firewall(f: &HostFacts) -> Check {
-    const ID: &str = CheckId::FirewallPvrdma.id();
+pub(in crate::diagnose) fn check_firewall(ctx: &Context) -> Check {
+    const ID: CheckId = CheckId::FirewallPvrdma;
+    let f = ctx.facts;
     let firewall_off = matches!(&f.firewall, Ok(fw) if fw.enabled == Some(false));
     if firewall_off {
         return check(

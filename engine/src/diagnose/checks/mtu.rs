@@ -1,8 +1,8 @@
-//! MTU along the path: vmknic, vDS and uplink.
+//! `mtu-consistent`: MTU along the path: vmknic, vDS and uplink.
 use super::super::*;
 
 pub(in crate::diagnose) fn check_mtu(ctx: &Context) -> Check {
-    const ID: &str = CheckId::MtuConsistent.id();
+    const ID: CheckId = CheckId::MtuConsistent;
     let f = ctx.facts;
     // Every vDS that carries an HCA is an RDMA data path of its own.
     let mut paths: Vec<(&p::RdmaDevice, &p::DvsSwitch)> = Vec::new();
@@ -71,7 +71,7 @@ pub(in crate::diagnose) fn mtu_path(
     dvs: &p::DvsSwitch,
     vmk: Option<&str>,
 ) -> Check {
-    const ID: &str = CheckId::MtuConsistent.id();
+    const ID: CheckId = CheckId::MtuConsistent;
     let uplink = device.paired_uplink.clone().unwrap_or_default();
     let nic_mtu: Result<u32, String> = match &f.nics {
         Ok(nics) => match nics.iter().find(|n| n.name == uplink) {

@@ -1,8 +1,8 @@
-//! RoCE versions offered by the RDMA device.
+//! `roce-supported`: the RoCE versions the RDMA device offers, and those its adapters use.
 use super::super::*;
 
 pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
-    const ID: &str = CheckId::RoceSupported.id();
+    const ID: CheckId = CheckId::RoceSupported;
     let Some(device) = ctx.device else {
         return not_checked(ID, "needs rdma-device-present to pass");
     };
@@ -50,7 +50,9 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
             "use a RoCE-capable NIC (or enable RoCE in its driver/firmware) as the PVRDMA uplink",
         );
     }
-    // An adapter set to a RoCE version the HCA lacks cannot use it (DOMAIN §2.7).
+    // An adapter set to a RoCE version the HCA lacks cannot use it ("The vmnic needs to
+    // support either the RoCE v1 or RoCE v2 protocols", VMware, "Paravirtual RDMA for High
+    // Performance Computing").
     let mismatched: Vec<String> = ctx
         .facts
         .pvrdma_properties
@@ -101,7 +103,7 @@ pub(in crate::diagnose) fn namespace_absent(e: &facts::FactError) -> bool {
 /// `roce-supported` on a release without `esxcli rdma device protocol list` (ESXi 6.5):
 /// an adapter that vsish shows on the HCA proves the device carries its RoCE version.
 pub(in crate::diagnose) fn roce_without_protocol_list(ctx: &Context, device: &p::RdmaDevice) -> Check {
-    const ID: &str = CheckId::RoceSupported.id();
+    const ID: CheckId = CheckId::RoceSupported;
     let release = match &ctx.facts.version {
         Ok(v) => format!("{} {}", v.product, v.version),
         Err(_) => "this release".to_string(),

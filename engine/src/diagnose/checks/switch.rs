@@ -1,8 +1,8 @@
-//! `uplink-on-dvs`, `single-uplink`: the HCA uplink and its vDS.
+//! `rdma-uplink-on-dvs`, `dvs-single-uplink`: the HCA uplink and its vDS.
 use super::super::*;
 
 pub(in crate::diagnose) fn check_uplink_on_dvs(ctx: &Context) -> Check {
-    const ID: &str = CheckId::RdmaUplinkOnDvs.id();
+    const ID: CheckId = CheckId::RdmaUplinkOnDvs;
     let f = ctx.facts;
     match &f.rdma_devices {
         Ok(d) if d.is_empty() => return not_checked(ID, "no RDMA device (see rdma-device-present)"),
@@ -65,7 +65,7 @@ pub(in crate::diagnose) fn check_uplink_on_dvs(ctx: &Context) -> Check {
 }
 
 pub(in crate::diagnose) fn check_single_uplink(ctx: &Context) -> Check {
-    const ID: &str = CheckId::DvsSingleUplink.id();
+    const ID: CheckId = CheckId::DvsSingleUplink;
     if ctx.rdma_switches.is_empty() {
         return not_checked(ID, "needs rdma-uplink-on-dvs to pass");
     }

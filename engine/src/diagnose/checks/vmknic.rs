@@ -1,8 +1,8 @@
-//! The PVRDMA vmknic: tagged, valid, and (across hosts) on reachable subnets.
+//! `pvrdma-vmknic-tagged`, `pvrdma-vmknic-valid`: the vmknic tagged for PVRDMA.
 use super::super::*;
 
 pub(in crate::diagnose) fn check_vmknic_tagged(ctx: &Context) -> Check {
-    const ID: &str = CheckId::PvrdmaVmknicTagged.id();
+    const ID: CheckId = CheckId::PvrdmaVmknicTagged;
     let option = match &ctx.facts.pvrdma_vmknic {
         Ok(o) => o,
         Err(e) => return unknown_from(ID, cat::PVRDMA_VMKNIC_OPTION, e),
@@ -27,7 +27,7 @@ pub(in crate::diagnose) fn check_vmknic_tagged(ctx: &Context) -> Check {
 }
 
 pub(in crate::diagnose) fn check_vmknic_valid(ctx: &Context) -> Check {
-    const ID: &str = CheckId::PvrdmaVmknicValid.id();
+    const ID: CheckId = CheckId::PvrdmaVmknicValid;
     let f = ctx.facts;
     let Some(vmk) = &ctx.tagged_vmknic else {
         return not_checked(ID, "needs pvrdma-vmknic-tagged to pass");
@@ -141,10 +141,12 @@ pub(in crate::diagnose) fn check_vmknic_valid(ctx: &Context) -> Check {
 }
 
 /// Where the tagged vmknic sits, judged against every vDS whose single uplink is an HCA.
-/// PVRDMA uses the vmknic for its control data (and the TCP channel), not for the RDMA
-/// data path: the VMware paper and the vCenter 7 write-up in the seeds tag the management
-/// vmknic `vmk0` on a standard vSwitch, the Mellanox guide a vmknic on the vDS. Both are
-/// set-ups the seeds call correct, so the location is reported, never failed.
+/// PVRDMA uses the vmknic "to send and receive control data" (and for the TCP channel),
+/// not for the RDMA data path. VMware's paper "Paravirtual RDMA for High Performance
+/// Computing" and the lab write-up "Setting up a 100GbE PVRDMA Network on vCenter 7" tag
+/// the management vmknic `vmk0` on a standard vSwitch; the Mellanox (NVIDIA) guide
+/// "How-To Configure PVRDMA in VMware vSphere 6.5/6.7" tags a vmknic on the vDS. Both
+/// set-ups are published as working, so the location is reported, never failed.
 pub(in crate::diagnose) fn vmknic_location(ctx: &Context, interface: &p::VmkInterface) -> String {
     let hca_switches = ctx.single_uplink_hca_switches();
     let on = match (interface.vds_name.as_deref(), interface.portset.as_deref()) {
@@ -176,108 +178,6 @@ pub(in crate::diagnose) fn vmknic_location(ctx: &Context, interface: &p::VmkInte
         format!(", not on {}", names.join(" or "))
     };
     format!(
-        "it sits on {on}{hca_text}: PVRDMA uses it for control traffic only (the seeds' own set-up tags the management vmknic vmk0 on a standard vSwitch); RDMA data goes through the HCA"
+        "it sits on {on}{hca_text}: PVRDMA uses it for control traffic only, and RDMA data goes through the HCA (VMware's paper \"Paravirtual RDMA for High Performance Computing\" tags the management vmknic vmk0 on a standard vSwitch)"
     )
-}
-
-/// `vmknic-subnets`: the tagged vmknics of all hosts must reach each other (DOMAIN §2.4).
-/// Without sending traffic, the best read-only evidence is their IPv4 subnets: one subnet
-/// is the set-up the guides describe; several need IP routing, which RoCE v1 cannot cross.
-pub(in crate::diagnose) fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Option<Check> {
-    const ID: &str = CheckId::VmknicSubnets.id();
-    let with_vmknic: Vec<&HostDiagnosis> = hosts.iter().filter(|h| h.pvrdma_vmknic.is_some()).collect();
-    if with_vmknic.len() < 2 {
-        return None;
-    }
-    let mut networks: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let mut unknown: Vec<(String, String)> = Vec::new();
-    for h in &with_vmknic {
-        let Some(v) = &h.pvrdma_vmknic else { continue };
-        let network = v
-            .ipv4
-            .as_deref()
-            .zip(v.netmask.as_deref())
-            .and_then(|(a, m)| ipv4_network(a, m));
-        match network {
-            Some(n) => networks.entry(n).or_default().push((h.host.clone(), v.name.clone())),
-            None => unknown.push((h.host.clone(), v.name.clone())),
-        }
-    }
-    // `esx[01-40] vmk1` rather than forty `esxNN vmk1`: hosts folded per vmknic name.
-    let fold_members = |members: &[(String, String)]| -> String {
-        let mut by_vmk: Vec<(&str, Vec<&str>)> = Vec::new();
-        for (host, vmk) in members {
-            match by_vmk.iter_mut().find(|(v, _)| v == vmk) {
-                Some((_, hosts)) => hosts.push(host),
-                None => by_vmk.push((vmk, vec![host])),
-            }
-        }
-        by_vmk
-            .iter()
-            .map(|(vmk, hosts)| format!("{} {vmk}", crate::nodeset::fold(hosts)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let unknown = if unknown.is_empty() {
-        Vec::new()
-    } else {
-        vec![fold_members(&unknown)]
-    };
-    let evidence = vec![ev(cat::IPV4_GET, "IPv4 Address, IPv4 Netmask of the tagged vmknic")];
-    let listing = networks
-        .iter()
-        .map(|(n, members)| format!("{n} ({})", fold_members(members)))
-        .collect::<Vec<_>>()
-        .join("; ");
-    match networks.len() {
-        0 | 1 if !unknown.is_empty() => Some(check(
-            ID,
-            Status::Unknown,
-            format!(
-                "IPv4 subnet unknown for {}{}",
-                unknown.join(", "),
-                if listing.is_empty() {
-                    String::new()
-                } else {
-                    format!("; known: {listing}")
-                }
-            ),
-            evidence,
-        )),
-        0 => None,
-        1 => Some(check(
-            ID,
-            Status::Pass,
-            format!("the PVRDMA vmknics share one IPv4 subnet: {listing}"),
-            evidence,
-        )),
-        n => {
-            let roce_v1: Vec<String> = with_vmknic
-                .iter()
-                .flat_map(|h| {
-                    h.vms.iter().flat_map(move |vm| {
-                        vm.adapters
-                            .iter()
-                            .filter(|a| a.roce_version == Some(1))
-                            .map(move |a| format!("{}/{}#{}", h.host, vm.name, a.index))
-                    })
-                })
-                .collect();
-            let (status, tail) = if roce_v1.is_empty() {
-                (
-                    Status::Warn,
-                    "PVRDMA between them needs IP routing (RoCE v2 only)".to_string(),
-                )
-            } else {
-                (
-                    Status::Fail,
-                    format!("RoCE v1 is not routable, and {} use it", roce_v1.join(", ")),
-                )
-            };
-            Some(with_advice(
-                check(ID, status, format!("the PVRDMA vmknics are in {n} IPv4 subnets: {listing}: {tail}"), evidence),
-                "put the PVRDMA vmknics in one subnet (on each host: esxcli network ip interface ipv4 set -i VMK -t static -I ADDRESS -N NETMASK), or route between the subnets and use RoCE v2",
-            ))
-        }
-    }
 }

@@ -1,9 +1,123 @@
-//! The fleet checks that judge pairs of hosts.
+//! `vmknic-subnets`, `vmknic-ipv4-unique`, `pvrdma-same-vds`, `roce-version-pair`,
+//! `vmknic-reachability`: the checks across hosts, judged from the diagnosed hosts, their
+//! adapter pairs ([`Fleet`]) and the path probe.
+use super::super::{check, ev, ipv4_network, with_advice};
 use super::*;
+use crate::catalogue as cat;
+
+/// `vmknic-subnets`.
+pub(in crate::diagnose) fn vmknic_subnets(f: &Fleet) -> Option<Check> {
+    check_vmknic_subnets(f.hosts)
+}
+
+/// `vmknic-subnets`: "The vmknics of hosts on which VMs with PVRDMA reside must be able to
+/// reach each other" (VMware, "Paravirtual RDMA for High Performance Computing").
+/// Without sending traffic, the best read-only evidence is their IPv4 subnets: one subnet
+/// is the set-up the guides describe; several need IP routing, which RoCE v1 cannot cross.
+pub(in crate::diagnose) fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Option<Check> {
+    const ID: CheckId = CheckId::VmknicSubnets;
+    let with_vmknic: Vec<&HostDiagnosis> = hosts.iter().filter(|h| h.pvrdma_vmknic.is_some()).collect();
+    if with_vmknic.len() < 2 {
+        return None;
+    }
+    let mut networks: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut unknown: Vec<(String, String)> = Vec::new();
+    for h in &with_vmknic {
+        let Some(v) = &h.pvrdma_vmknic else { continue };
+        let network = v
+            .ipv4
+            .as_deref()
+            .zip(v.netmask.as_deref())
+            .and_then(|(a, m)| ipv4_network(a, m));
+        match network {
+            Some(n) => networks.entry(n).or_default().push((h.host.clone(), v.name.clone())),
+            None => unknown.push((h.host.clone(), v.name.clone())),
+        }
+    }
+    // `esx[01-40] vmk1` rather than forty `esxNN vmk1`: hosts folded per vmknic name.
+    let fold_members = |members: &[(String, String)]| -> String {
+        let mut by_vmk: Vec<(&str, Vec<&str>)> = Vec::new();
+        for (host, vmk) in members {
+            match by_vmk.iter_mut().find(|(v, _)| v == vmk) {
+                Some((_, hosts)) => hosts.push(host),
+                None => by_vmk.push((vmk, vec![host])),
+            }
+        }
+        by_vmk
+            .iter()
+            .map(|(vmk, hosts)| format!("{} {vmk}", crate::nodeset::fold(hosts)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let unknown = if unknown.is_empty() {
+        Vec::new()
+    } else {
+        vec![fold_members(&unknown)]
+    };
+    let evidence = vec![ev(cat::IPV4_GET, "IPv4 Address, IPv4 Netmask of the tagged vmknic")];
+    let listing = networks
+        .iter()
+        .map(|(n, members)| format!("{n} ({})", fold_members(members)))
+        .collect::<Vec<_>>()
+        .join("; ");
+    match networks.len() {
+        0 | 1 if !unknown.is_empty() => Some(check(
+            ID,
+            Status::Unknown,
+            format!(
+                "IPv4 subnet unknown for {}{}",
+                unknown.join(", "),
+                if listing.is_empty() {
+                    String::new()
+                } else {
+                    format!("; known: {listing}")
+                }
+            ),
+            evidence,
+        )),
+        0 => None,
+        1 => Some(check(
+            ID,
+            Status::Pass,
+            format!("the PVRDMA vmknics share one IPv4 subnet: {listing}"),
+            evidence,
+        )),
+        n => {
+            let roce_v1: Vec<String> = with_vmknic
+                .iter()
+                .flat_map(|h| {
+                    h.vms.iter().flat_map(move |vm| {
+                        vm.adapters
+                            .iter()
+                            .filter(|a| a.roce_version == Some(1))
+                            .map(move |a| format!("{}/{}#{}", h.host, vm.name, a.index))
+                    })
+                })
+                .collect();
+            let (status, tail) = if roce_v1.is_empty() {
+                (
+                    Status::Warn,
+                    "PVRDMA between them needs IP routing (RoCE v2 only)".to_string(),
+                )
+            } else {
+                (
+                    Status::Fail,
+                    format!("RoCE v1 is not routable, and {} use it", roce_v1.join(", ")),
+                )
+            };
+            Some(with_advice(
+                check(ID, status, format!("the PVRDMA vmknics are in {n} IPv4 subnets: {listing}: {tail}"), evidence),
+                "put the PVRDMA vmknics in one subnet (on each host: esxcli network ip interface ipv4 set -i VMK -t static -I ADDRESS -N NETMASK), or route between the subnets and use RoCE v2",
+            ))
+        }
+    }
+}
 
 /// `vmknic-ipv4-unique`: two hosts whose PVRDMA vmknics share an address cannot reach
-/// each other (DOMAIN §2.4: the vmknics of all hosts must reach each other).
-pub(super) fn ipv4_unique(hosts: &[HostDiagnosis], nets: &[Net]) -> Option<Check> {
+/// each other ("The vmknics of hosts on which VMs with PVRDMA reside must be able to
+/// reach each other", VMware, "Paravirtual RDMA for High Performance Computing").
+pub(in crate::diagnose) fn ipv4_unique(f: &Fleet) -> Option<Check> {
+    let (hosts, nets) = (f.hosts, &f.nets);
     let with_vmknic: Vec<usize> = (0..hosts.len()).filter(|i| hosts[*i].pvrdma_vmknic.is_some()).collect();
     if with_vmknic.len() < 2 {
         return None;
@@ -28,7 +142,7 @@ pub(super) fn ipv4_unique(hosts: &[HostDiagnosis], nets: &[Net]) -> Option<Check
         .map(|(a, v)| format!("{a} on {}", v.join(" and ")))
         .collect();
     if !dups.is_empty() {
-        return Some(with_remedy(
+        return Some(with_advice(
             check(
                 IPV4_UNIQUE,
                 Status::Fail,
@@ -57,13 +171,21 @@ pub(super) fn ipv4_unique(hosts: &[HostDiagnosis], nets: &[Net]) -> Option<Check
     ))
 }
 
-/// `pvrdma-same-vds`: "the virtual machines must be connected to the same vSphere
-/// Distributed Switch" (docs page): the PVRDMA ports of adapters on the HCA, across hosts.
-pub(super) fn same_vds(
-    profiles: &[HostProfiles],
-    blocked: Option<&(u64, BTreeSet<usize>)>,
-    example: Option<&String>,
-) -> Check {
+/// `pvrdma-same-vds`: "The virtual machines must be connected to the same vSphere
+/// Distributed Switch" (VMware vSphere documentation, "Remote Direct Memory Access for
+/// Virtual Machines"): the PVRDMA ports of adapters on the HCA, across hosts.
+pub(in crate::diagnose) fn same_vds(f: &Fleet) -> Option<Check> {
+    if !f.adapters_on_two_hosts() {
+        return None;
+    }
+    Some(same_vds_of(
+        &f.profiles,
+        f.tally.blocked.get(&SAME_VDS),
+        f.tally.examples.get(&SAME_VDS),
+    ))
+}
+
+fn same_vds_of(profiles: &[HostProfiles], blocked: Option<&(u64, BTreeSet<usize>)>, example: Option<&String>) -> Check {
     let evidence = vec![
         ev(cat::VM_PORT_LIST, "vSwitch of the adapter's MAC"),
         ev(cat::DVS_LIST, "Name, VDS ID"),
@@ -87,7 +209,7 @@ pub(super) fn same_vds(
         .collect::<Vec<_>>()
         .join("; ");
     if let Some((pairs, _)) = blocked.filter(|b| b.0 > 0) {
-        return with_remedy(
+        return with_advice(
             check(
                 SAME_VDS,
                 Status::Fail,
@@ -119,9 +241,21 @@ pub(super) fn same_vds(
     )
 }
 
-/// `roce-version-pair`: both ends of a pair should use one RoCE version. The seeds do not
-/// describe what happens otherwise, so a mismatch is a warning with that said.
-pub(super) fn roce_pair(profiles: &[HostProfiles], mismatched: u64, example: Option<&String>) -> Check {
+/// `roce-version-pair`: both ends of a pair should use one RoCE version. Neither the
+/// vSphere documentation nor the set-up guides describe what happens otherwise, so a
+/// mismatch is a warning with that said.
+pub(in crate::diagnose) fn roce_pair(f: &Fleet) -> Option<Check> {
+    if !f.adapters_on_two_hosts() {
+        return None;
+    }
+    Some(roce_pair_of(
+        &f.profiles,
+        f.tally.roce_mismatch,
+        f.tally.examples.get(&ROCE_PAIR),
+    ))
+}
+
+fn roce_pair_of(profiles: &[HostProfiles], mismatched: u64, example: Option<&String>) -> Check {
     let evidence = vec![ev(cat::PVRDMA_PROPERTIES, "RoCE version")];
     let mut versions: BTreeMap<String, usize> = BTreeMap::new();
     for host in profiles {
@@ -138,7 +272,7 @@ pub(super) fn roce_pair(profiles: &[HostProfiles], mismatched: u64, example: Opt
         .collect::<Vec<_>>()
         .join(", ");
     if mismatched > 0 {
-        return with_remedy(
+        return with_advice(
             check(
                 ROCE_PAIR,
                 Status::Warn,
@@ -148,7 +282,7 @@ pub(super) fn roce_pair(profiles: &[HostProfiles], mismatched: u64, example: Opt
                 ),
                 evidence,
             ),
-            "with the VMs powered off, set every PVRDMA adapter's Device Protocol to the same RoCE version (RoCE v2 in the seed guides)",
+            "with the VMs powered off, set every PVRDMA adapter's Device Protocol to the same RoCE version (VMware's paper \"Paravirtual RDMA for High Performance Computing\" uses RoCE v2)",
         );
     }
     if versions.contains_key("unknown") {
@@ -169,4 +303,9 @@ pub(super) fn roce_pair(profiles: &[HostProfiles], mismatched: u64, example: Opt
         },
         evidence,
     )
+}
+
+/// `vmknic-reachability`: judged from the path probe's pings, when it ran.
+pub(in crate::diagnose) fn reachability(f: &Fleet) -> Option<Check> {
+    crate::diagnose::probe::check(f.probes)
 }

@@ -288,14 +288,9 @@ pub fn check(probes: &[Probe]) -> Option<Check> {
             None,
         )
     };
-    Some(Check {
-        id: CHECK_ID,
-        status,
-        summary,
-        evidence,
-        remedy: remedy.map(|advice| crate::diagnose::Remedy {
-            command: None,
-            advice: Some(advice.to_string()),
-        }),
+    let c = crate::diagnose::check(CheckId::VmknicReachability, status, summary, evidence);
+    Some(match remedy {
+        Some(advice) => crate::diagnose::with_advice(c, advice),
+        None => c,
     })
 }

@@ -3,7 +3,7 @@
 //! ([`judge`]). Here, below the `probe` module (planning, command lines, the live phase,
 //! which re-exports all of this), because [`crate::diagnose::diagnose`] judges the probes.
 use crate::capture::{RawOutput, PROBE_ID};
-use crate::diagnose::{Check, Evidence, HostDiagnosis, HostStatus, Status};
+use crate::diagnose::{Check, CheckId, Evidence, HostDiagnosis, HostStatus, Status};
 use pvrdma_parsers as p;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -143,7 +143,7 @@ pub fn endpoint(h: &HostDiagnosis) -> Result<Endpoint, String> {
     if !is_vmknic_name(&v.name) {
         return Err(format!("{}: {:?} is not a vmknic name", h.host, v.name));
     }
-    let valid = h.checks.iter().find(|c| c.id == "pvrdma-vmknic-valid");
+    let valid = h.checks.iter().find(|c| c.id == super::CheckId::PvrdmaVmknicValid);
     if valid.is_some_and(|c| c.status == Status::Fail) {
         return Err(format!("{} {} is not usable (see pvrdma-vmknic-valid)", h.host, v.name));
     }

@@ -148,7 +148,7 @@ pub(super) fn host_section(
         let text = format!("incomplete: `{}` {}", clean(label), clean(&cut.reason));
         emit(out, &prefix, "  ! ", 4, &text, width, |t| t.to_string());
     }
-    let id_width = host.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
+    let id_width = host.checks.iter().map(|c| c.id.id().len()).max().unwrap_or(0);
     let mut passing_hidden = 0;
     for (i, check) in host.checks.iter().enumerate() {
         if only_problems && check.status == Status::Pass {
@@ -191,7 +191,7 @@ pub(super) fn host_section(
         let prefix = format!("  {} ", paint.red("✗"));
         let text = format!(
             "failing fleet checks involve this host: {} (see across hosts)",
-            host.fleet_failures.join(", ")
+            crate::diagnose::join_ids(&host.fleet_failures)
         );
         emit(out, &prefix, "  ✗ ", 4, &text, width, |t| t.to_string());
     }

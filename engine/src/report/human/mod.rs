@@ -128,7 +128,7 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
         .collect();
     if !fleet.is_empty() {
         let _ = writeln!(out, "{}", paint.bold("across hosts"));
-        let id_width = fleet.iter().map(|c| c.id.len()).max().unwrap_or(0);
+        let id_width = fleet.iter().map(|c| c.id.id().len()).max().unwrap_or(0);
         for check in fleet {
             check_line(&mut out, check, None, id_width, &paint, width);
         }

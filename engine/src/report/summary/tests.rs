@@ -1,16 +1,10 @@
 use super::*;
 use crate::capture::{ErrorKind, Failure};
 use crate::diagnose::fixtures::{adapter, host};
-use crate::diagnose::{fleet_diagnosis, Check, HostStatus, Verdict};
+use crate::diagnose::{fleet_diagnosis, Check, CheckId, HostStatus, Verdict};
 
-fn check(id: &'static str, status: Status, summary: &str) -> Check {
-    Check {
-        id,
-        status,
-        summary: summary.to_string(),
-        evidence: Vec::new(),
-        remedy: None,
-    }
+fn check(id: &str, status: Status, summary: &str) -> Check {
+    Check::new(CheckId::from_id(id).expect("a registered check"), status, summary)
 }
 
 #[test]
