@@ -71,7 +71,7 @@ pub(crate) enum Generate {
     CompleteElvish,
     /// The man page (roff), e.g. `pvrdma-doctor --generate man > pvrdma-doctor.1`.
     Man,
-    /// The JSON Schema of the `--format json` report (as docs/report.schema.json).
+    /// The JSON Schema of the `--format json` report, every field described.
     ReportSchema,
 }
 
@@ -105,14 +105,38 @@ pub(crate) enum Command {
 /// The clap command with every option global, so it is accepted before or after the
 /// subcommand. Positional arguments stay where they are.
 pub(crate) fn command() -> clap::Command {
-    Cli::command().mut_args(|a| {
+    let cmd = Cli::command().mut_args(|a| {
         if a.is_positional() || a.get_id() == "help" || a.get_id() == "version" {
             a
         } else {
             a.global(true)
         }
-    })
+    });
+    // `demo` logs into its own simulated hosts: the SSH options, accepted anywhere, are
+    // refused there (see `app`), so `demo --help` does not list them. A subcommand that
+    // has its own (hidden) copy of a global option keeps that copy; its value still
+    // reaches the top-level matches, where the refusal sees it.
+    let hidden: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| DEMO_REFUSES.contains(&a.get_id().as_str()))
+        .map(|a| a.clone().hide(true))
+        .collect();
+    cmd.mut_subcommand("demo", |demo| demo.args(hidden))
 }
+
+/// The options `demo` refuses: how to reach real hosts over SSH.
+const DEMO_REFUSES: &[&str] = &[
+    "hosts_file",
+    "ssh_config",
+    "user",
+    "identity",
+    "port",
+    "jump",
+    "options",
+    "accept_new",
+    "insecure_skip_host_key_check",
+    "ask_password",
+];
 
 /// Parses the command line (exits with clap's usage message and code 2 on an error).
 pub fn parse() -> Cli {
@@ -261,8 +285,8 @@ pub(crate) struct OutputArgs {
     /// Never draw the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
     pub(crate) no_progress: bool,
-    /// Show only hosts, checks and adapters with a problem, a warning or an unknown (like
-    /// `brew doctor`); the summary still counts everything.
+    /// Show only hosts, checks and adapters with a problem, a warning or an unknown; the
+    /// summary still counts everything.
     #[arg(long)]
     pub(crate) only_problems: bool,
     /// Print every host on its own instead of folding hosts with identical results into

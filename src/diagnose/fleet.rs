@@ -234,7 +234,7 @@ fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net, cu
     }
     if let (Some(1), Some(2)) | (Some(2), Some(1)) = (a.roce, b.roce) {
         c.reasons.push(format!(
-            "RoCE v{} on {ha} and v{} on {hb} (a version mismatch whose symptom the seeds do not describe)",
+            "RoCE v{} on {ha} and v{} on {hb} (a version mismatch whose symptom VMware's PVRDMA documentation does not describe)",
             a.roce.unwrap_or(0),
             b.roce.unwrap_or(0)
         ));

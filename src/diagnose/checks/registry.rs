@@ -120,7 +120,7 @@ registry! {
             "`/Net/PVRDMAVmknic` names a vmknic";
         PvrdmaVmknicValid => "pvrdma-vmknic-valid", Vmknic, Some(PvrdmaVmknicTagged),
             "the tagged vmknic exists, is enabled and has an IPv4 address",
-            "that vmknic exists, is enabled and has an IPv4 address; the summary says where it sits, judged against every vDS whose single uplink is an HCA. PVRDMA uses the vmknic for control traffic only, and the seeds' own set-up tags the management `vmk0` on a standard vSwitch, so its location never fails the check";
+            "that vmknic exists, is enabled and has an IPv4 address; the summary says where it sits, judged against every vDS whose single uplink is an HCA. PVRDMA uses the vmknic for control traffic only, and the VMware and Mellanox setup guides tag the management `vmk0` on a standard vSwitch, so its location never fails the check";
         FirewallPvrdma => "firewall-pvrdma", Firewall, None,
             "the firewall is off, or its pvrdma ruleset is enabled",
             "the firewall is off, or its `pvrdma` ruleset is enabled";
@@ -156,7 +156,7 @@ registry! {
             r#"the PVRDMA ports of adapters on the HCA sit on one vDS (name and `VDS ID`), as the docs require ("connected to the same vSphere Distributed Switch")"#;
         RoceVersionPair => "roce-version-pair", Fleet, None,
             "across hosts: both ends of a pair use the same RoCE version (warns otherwise)",
-            "both ends of every pair use the same RoCE version; a v1/v2 mismatch warns, and says that the seed documents do not describe its symptom";
+            "both ends of every pair use the same RoCE version; a v1/v2 mismatch warns, and says that VMware's PVRDMA documentation does not describe its symptom";
     }
     probe {
         VmknicReachability => "vmknic-reachability", Probe, None,

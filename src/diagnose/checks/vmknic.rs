@@ -176,7 +176,7 @@ pub(in crate::diagnose) fn vmknic_location(ctx: &Context, interface: &p::VmkInte
         format!(", not on {}", names.join(" or "))
     };
     format!(
-        "it sits on {on}{hca_text}: PVRDMA uses it for control traffic only (the seeds' own set-up tags the management vmknic vmk0 on a standard vSwitch); RDMA data goes through the HCA"
+        "it sits on {on}{hca_text}: PVRDMA uses it for control traffic only (the VMware and Mellanox setup guides tag the management vmknic vmk0 on a standard vSwitch); RDMA data goes through the HCA"
     )
 }
 

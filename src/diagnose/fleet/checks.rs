@@ -92,7 +92,9 @@ pub(super) fn same_vds(
                 SAME_VDS,
                 Status::Fail,
                 format!(
-                    "{pairs} adapter pairs across hosts are on different switches ({listing}); e.g. {}",
+                    "{} across hosts {} on different switches ({listing}); e.g. {}",
+                    pairs_text(*pairs),
+                    if *pairs == 1 { "is" } else { "are" },
                     example.map_or("", String::as_str)
                 ),
                 evidence,
@@ -143,12 +145,14 @@ pub(super) fn roce_pair(profiles: &[HostProfiles], mismatched: u64, example: Opt
                 ROCE_PAIR,
                 Status::Warn,
                 format!(
-                    "{mismatched} adapter pairs across hosts use RoCE v1 at one end and v2 at the other ({listing}); e.g. {}",
+                    "{} across hosts {} RoCE v1 at one end and v2 at the other ({listing}); e.g. {}",
+                    pairs_text(mismatched),
+                    if mismatched == 1 { "uses" } else { "use" },
                     example.map_or("", String::as_str)
                 ),
                 evidence,
             ),
-            "with the VMs powered off, set every PVRDMA adapter's Device Protocol to the same RoCE version (RoCE v2 in the seed guides)",
+            "with the VMs powered off, set every PVRDMA adapter's Device Protocol to the same RoCE version (RoCE v2 in the VMware and Mellanox setup guides)",
         );
     }
     if versions.contains_key("unknown") {
@@ -169,4 +173,9 @@ pub(super) fn roce_pair(profiles: &[HostProfiles], mismatched: u64, example: Opt
         },
         evidence,
     )
+}
+
+/// `1 adapter pair`, `3 adapter pairs`.
+fn pairs_text(n: u64) -> String {
+    format!("{n} adapter pair{}", if n == 1 { "" } else { "s" })
 }
