@@ -62,7 +62,11 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             let (code, diagnosis) = report_live(&run, &cli.output, &cli.bundle, baseline.as_ref())?;
             eprint!("{}", planted.outro(&diagnosis));
             // Ctrl-C keeps its code; otherwise the demo says whether it went as planted.
-            Ok(if run.interrupted { code } else { planted.exit_code(&diagnosis) })
+            Ok(if run.interrupted {
+                code
+            } else {
+                planted.exit_code(&diagnosis)
+            })
         }
         Some(Command::Check { hosts }) => {
             let mut all = cli.hosts.clone();
@@ -134,14 +138,16 @@ fn check_hosts(cli: &Cli, hosts: Vec<String>) -> anyhow::Result<u8> {
     let mut live = live_options(&cli.live, hosts, &cli.output, password)?;
     live.probe = cli.probe.options();
     let run = crate::live::collect_live(&live).map_err(|e| match &meant {
-        Some(m) => anyhow::anyhow!("{e:#}; did you mean `{m}`?"),
+        Some(m) => anyhow::anyhow!("{e:#}\ndid you mean `{m}`?"),
         None => e,
     })?;
     let (code, diagnosis) = report_live(&run, &cli.output, &cli.bundle, baseline.as_ref())?;
-    let unresolved = diagnosis
-        .hosts
-        .iter()
-        .any(|h| h.host == first && h.error.as_ref().is_some_and(|e| e.kind == crate::collect::ErrorKind::Dns));
+    let unresolved = diagnosis.hosts.iter().any(|h| {
+        h.host == first
+            && h.error
+                .as_ref()
+                .is_some_and(|e| e.kind == crate::collect::ErrorKind::Dns)
+    });
     if let (Some(m), true) = (&meant, unresolved) {
         let hint = format!("`{first}` does not resolve as a host name; did you mean `{m}`?");
         eprint!("{}", report::stderr_message("pvrdma-doctor: ", &hint));

@@ -149,8 +149,22 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let matches = command().get_matches_from(args);
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    let matches = match command().try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(e) => exit_with(&e),
+    };
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_with(&e))
+}
+
+/// Prints clap's message and exits as clap would (help and version on stdout with 0, a
+/// usage error on stderr with 2), a usage error wrapped to the terminal like every other
+/// error.
+fn exit_with(e: &clap::Error) -> ! {
+    if !e.use_stderr() {
+        e.exit();
+    }
+    eprint!("{}", crate::report::stderr_lines(&e.render().to_string()));
+    std::process::exit(i32::from(crate::exit::USAGE));
 }
 
 /// Like [`parse_from`], returning clap's error instead of exiting.

@@ -252,8 +252,16 @@ fn list_checks_names_every_command_and_check() {
     for spec in pvrdma_doctor::catalogue::CATALOGUE {
         assert!(text.contains(spec.id), "{} missing", spec.id);
         if spec.is_batch() {
-            assert!(!text.contains(spec.command), "{}: the script is shown with -v only", spec.id);
-            assert!(joined.contains(&bare(spec.command)), "{}: -v shows the exact line", spec.id);
+            assert!(
+                !text.contains(spec.command),
+                "{}: the script is shown with -v only",
+                spec.id
+            );
+            assert!(
+                joined.contains(&bare(spec.command)),
+                "{}: -v shows the exact line",
+                spec.id
+            );
         } else {
             assert!(text.contains(spec.command), "{} missing", spec.command);
         }

@@ -28,7 +28,6 @@ macro_rules! say {
     };
 }
 
-
 fn process_list() -> String {
     let mut s = String::new();
     for i in 0..VMS {

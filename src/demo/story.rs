@@ -61,14 +61,21 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
         expected.insert(h.host.clone(), class(h.status));
         if let Some(e) = &h.error {
             if h.status == HostStatus::Unreachable {
-                problems.push(format!("{}: its SSH port is closed (the connection is refused)", h.host));
+                problems.push(format!(
+                    "{}: its SSH port is closed (the connection is refused)",
+                    h.host
+                ));
                 short.push(format!("{}: SSH port closed", h.host));
             } else {
                 problems.push(format!("{}: {}", h.host, e.message));
                 short.push(format!("{}: {}", h.host, crate::diagnose::status_name(h.status)));
             }
         }
-        for c in h.checks.iter().filter(|c| matches!(c.status, Status::Fail | Status::Warn)) {
+        for c in h
+            .checks
+            .iter()
+            .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
+        {
             let verb = if c.status == Status::Fail { "fails" } else { "warns" };
             problems.push(format!("{}: {} {verb}: {}", h.host, c.id, c.summary));
             short.push(format!("{}: {}", h.host, c.id));

@@ -75,9 +75,7 @@ pub(crate) struct Listing {
 /// The probe's entry of `--list-checks`.
 pub(crate) fn listing() -> Listing {
     Listing {
-        heading: format!(
-            "Path probe (only with --probe; sends {COUNT} ICMP echo requests per ping, changes nothing):"
-        ),
+        heading: format!("Path probe (only with --probe; sends {COUNT} ICMP echo requests per ping, changes nothing):"),
         id: PROBE_ID,
         commands: [
             format!("vmkping -I <vmk> -c {COUNT} -W {WAIT_SECONDS} <peer ip>"),

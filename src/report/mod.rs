@@ -20,7 +20,7 @@ pub enum Format {
     Json,
 }
 
-pub(crate) use human::{list_checks, stderr_message, terminal_width, HumanOptions};
+pub(crate) use human::{list_checks, stderr_lines, stderr_message, terminal_width, HumanOptions};
 
 /// Renders the report in the chosen format with the default human layout; colour only
 /// applies to `human`.

@@ -30,7 +30,9 @@ pub(crate) fn list_checks(width: usize, exact: bool) -> String {
         out.push('\n');
         emit(&mut out, "", "", 0, spec.id, width, |t| t.to_string());
         if spec.is_batch() {
-            emit(&mut out, "  runs: ", "  runs: ", 8, spec.label(), width, |t| t.to_string());
+            emit(&mut out, "  runs: ", "  runs: ", 8, spec.label(), width, |t| {
+                t.to_string()
+            });
             emit(
                 &mut out,
                 "        ",
@@ -42,7 +44,9 @@ pub(crate) fn list_checks(width: usize, exact: bool) -> String {
                 |t| t.to_string(),
             );
         } else {
-            emit_command(&mut out, "  runs: ", "  runs: ", 8, spec.command, width, |t| t.to_string());
+            emit_command(&mut out, "  runs: ", "  runs: ", 8, spec.command, width, |t| {
+                t.to_string()
+            });
         }
         emit(&mut out, "  why:  ", "  why:  ", 8, spec.why, width, |t| t.to_string());
         if exact && spec.is_batch() {
@@ -63,9 +67,16 @@ pub(crate) fn list_checks(width: usize, exact: bool) -> String {
     for command in &probe.commands {
         emit(&mut out, "  runs: ", "  runs: ", 8, command, width, |t| t.to_string());
     }
-    emit(&mut out, "  why:  ", "  why:  ", 8, &probe.why, width, |t| t.to_string());
+    emit(&mut out, "  why:  ", "  why:  ", 8, &probe.why, width, |t| {
+        t.to_string()
+    });
     out.push('\n');
-    checks_section(&mut out, "Probe check (stable id):", &[(probe.check_id, probe.check_title)], width);
+    checks_section(
+        &mut out,
+        "Probe check (stable id):",
+        &[(probe.check_id, probe.check_title)],
+        width,
+    );
     out
 }
 

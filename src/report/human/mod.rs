@@ -179,7 +179,7 @@ mod tests;
 mod text;
 
 use hosts::*;
+pub(crate) use list::list_checks;
 use table::*;
 use text::*;
-pub(crate) use list::list_checks;
-pub(crate) use text::stderr_message;
+pub(crate) use text::{stderr_lines, stderr_message};

@@ -197,7 +197,11 @@ pub(super) fn transport_lines(out: &mut String, d: &Diagnosis, width: usize) {
     // short names.
     let classes = [
         (t.rdma, "rdma", "through the physical HCA (RoCE)"),
-        (t.blocked, "blocked", "both on the HCA, but a failing check across hosts breaks the path"),
+        (
+            t.blocked,
+            "blocked",
+            "both on the HCA, but a failing check across hosts breaks the path",
+        ),
         (t.tcp, "tcp", "at least one end falls back to TCP"),
         (t.memcpy, "memcpy", "same host, memory copy"),
         (t.unknown, "unknown", "an adapter's verdict is unknown"),
@@ -215,7 +219,11 @@ pub(super) fn transport_lines(out: &mut String, d: &Diagnosis, width: usize) {
         2,
         &format!(
             "Transport between PVRDMA adapters of different VMs ({}): {}",
-            plural(usize::try_from(pairs).unwrap_or(usize::MAX), "adapter pair", "adapter pairs"),
+            plural(
+                usize::try_from(pairs).unwrap_or(usize::MAX),
+                "adapter pair",
+                "adapter pairs"
+            ),
             parts.join(", ")
         ),
         width,

@@ -83,7 +83,9 @@ fn the_tools_own_text_is_escaped_but_never_shortened() {
     // Wrapped at any width, every word is still there, in order.
     for width in [40usize, 57, 80, 100] {
         let mut out = String::new();
-        emit(&mut out, "  advice: ", "  advice: ", 10, &clean(&advice), width, |t| t.to_string());
+        emit(&mut out, "  advice: ", "  advice: ", 10, &clean(&advice), width, |t| {
+            t.to_string()
+        });
         for line in out.lines() {
             assert!(line.width() <= width, "{width}: {line:?}");
         }
@@ -117,7 +119,15 @@ fn a_command_to_run_is_printed_whole_on_one_line() {
     // It does not: the label alone, then the command whole on its own line.
     let mut out = String::new();
     let pad = " ".repeat(29);
-    emit_command(&mut out, &format!("{pad}run: "), &format!("{pad}run: "), 29, command, 80, |t| t.to_string());
+    emit_command(
+        &mut out,
+        &format!("{pad}run: "),
+        &format!("{pad}run: "),
+        29,
+        command,
+        80,
+        |t| t.to_string(),
+    );
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines, [format!("{pad}run:"), format!("    {command}")]);
     // Wider than the terminal: still one line, at the margin.

@@ -62,16 +62,20 @@ pub(super) fn emit(
     width: usize,
     style: impl Fn(&str) -> String,
 ) {
-    let first_room = width.saturating_sub(prefix_plain.width()).max(1);
-    let room = width.saturating_sub(indent).max(1);
     let mut first = true;
     for paragraph in text.split('\n') {
-        for piece in wrap(paragraph, if first { first_room } else { room }, room) {
+        // A paragraph's own leading spaces stay (they align a caret under a node set).
+        let body = paragraph.trim_start_matches(' ');
+        let lead = paragraph.len() - body.len();
+        let first_room = width.saturating_sub(prefix_plain.width() + lead).max(1);
+        let room = width.saturating_sub(indent + lead).max(1);
+        let pad = " ".repeat(lead);
+        for piece in wrap(body, if first { first_room } else { room }, room) {
             if first {
-                let _ = writeln!(out, "{prefix}{}", style(&piece));
+                let _ = writeln!(out, "{prefix}{pad}{}", style(&piece));
                 first = false;
             } else {
-                let _ = writeln!(out, "{}{}", " ".repeat(indent), style(&piece));
+                let _ = writeln!(out, "{}{pad}{}", " ".repeat(indent), style(&piece));
             }
         }
     }
@@ -165,6 +169,17 @@ pub(crate) fn stderr_message(prefix: &str, message: &str) -> String {
     let mut out = String::new();
     let width = stderr_width().max(MIN_WIDTH);
     emit(&mut out, prefix, prefix, 4, &clean(message), width, |t| t.to_string());
+    out
+}
+
+/// Text for stderr that already has its own lines (a usage error with its `Usage:` line):
+/// each line wrapped on its own, continuations indented four columns past its own indent.
+pub(crate) fn stderr_lines(text: &str) -> String {
+    let mut out = String::new();
+    let width = stderr_width().max(MIN_WIDTH);
+    for line in text.lines() {
+        emit(&mut out, "", "", 4, &clean(line), width, |t| t.to_string());
+    }
     out
 }
 
