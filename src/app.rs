@@ -454,3 +454,38 @@ fn list_checks_json() -> String {
     text.push('\n');
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_one_edit_from_a_subcommand_is_pointed_out() {
+        let hosts = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            meant_subcommand(&hosts(&["demoo"])).as_deref(),
+            Some("pvrdma-doctor demo")
+        );
+        assert_eq!(
+            meant_subcommand(&hosts(&["analyse", "samples/x"])).as_deref(),
+            Some("pvrdma-doctor analyze samples/x")
+        );
+        assert_eq!(
+            meant_subcommand(&hosts(&["anaylze", "d"])).as_deref(),
+            Some("pvrdma-doctor analyze d")
+        );
+        assert_eq!(
+            meant_subcommand(&hosts(&["chek"])).as_deref(),
+            Some("pvrdma-doctor check")
+        );
+        assert_eq!(
+            meant_subcommand(&hosts(&["dem"])).as_deref(),
+            Some("pvrdma-doctor demo")
+        );
+        // Two edits away, the subcommand itself, or an ordinary host name: nothing.
+        for word in ["deemoo", "demo", "esx01", "memos", ""] {
+            assert_eq!(meant_subcommand(&hosts(&[word])), None, "{word}");
+        }
+        assert_eq!(meant_subcommand(&[]), None);
+    }
+}

@@ -136,7 +136,7 @@ fn sample(id: &str) -> String {
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        esay!("cannot read {path}: {e}");
+        eprintln!("cannot read {path}: {e}");
         std::process::exit(1)
     })
 }
@@ -379,7 +379,7 @@ fn main() {
     let failed: Vec<&str> = checks.iter().filter(|c| !c.1).map(|c| c.0).collect();
     say!("inputs parsed without error: {}", failed.is_empty());
     if !failed.is_empty() {
-        esay!("not parsed as expected: {}", failed.join(", "));
+        eprintln!("not parsed as expected: {}", failed.join(", "));
         std::process::exit(1);
     }
 }

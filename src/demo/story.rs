@@ -264,3 +264,75 @@ fn exit_meaning(code: u8) -> &'static str {
         _ => "interrupted",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(name: &str) -> DemoOptions {
+        DemoOptions {
+            scenario: Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name)),
+            ..DemoOptions::default()
+        }
+    }
+
+    #[test]
+    fn the_planted_problems_come_from_the_scenario() {
+        let built_in = planted(&DemoOptions::default(), false).expect("built-in scenario");
+        assert_eq!(built_in.scenario, EMBEDDED_SCENARIO);
+        assert_eq!(built_in.short, ["esx02: firewall-pvrdma", "esx03: SSH port closed"]);
+        let intro = built_in.intro();
+        assert!(intro.starts_with("demo: 3 simulated ESXi hosts (esx[01-03]"), "{intro}");
+        assert!(intro.contains("127.0.0.1"), "{intro}");
+
+        let healthy = planted(&sample("healthy-cluster"), false).expect("healthy-cluster");
+        assert!(healthy.problems.is_empty(), "{:?}", healthy.problems);
+        assert!(healthy.intro().contains("The scenario plants no problem."));
+
+        let other = planted(&sample("dvs-two-uplinks"), false).expect("dvs-two-uplinks");
+        assert_eq!(other.scenario, "dvs-two-uplinks");
+        assert!(
+            other.short.iter().any(|s| s == "esx01: dvs-single-uplink"),
+            "{:?}",
+            other.short
+        );
+
+        let probe = planted(&DemoOptions::default(), true).expect("probe scenario");
+        assert_eq!(
+            probe.short,
+            ["esx03: switch port MTU 1500", "esx04: switch port in VLAN 30"]
+        );
+    }
+
+    #[test]
+    fn the_demo_exits_0_only_when_it_came_out_as_planted() {
+        let opts = DemoOptions::default();
+        let plan = planted(&opts, false).expect("built-in scenario");
+        let hosts = load_scenario(None).expect("scenario");
+        let as_planted = diagnose_offline(&hosts).expect("diagnosis");
+        assert_eq!(as_planted.exit_code(), crate::exit::PROBLEMS);
+        assert_eq!(plan.exit_code(&as_planted), crate::exit::HEALTHY);
+        let outro = plan.outro(&as_planted).replace("\n    ", " ");
+        assert!(outro.contains("so the demo worked and exits 0"), "{outro}");
+
+        // A host that timed out instead of being diagnosed.
+        let mut off = as_planted.clone();
+        if let Some(h) = off.hosts.first_mut() {
+            h.status = HostStatus::Unreachable;
+        }
+        assert_ne!(plan.exit_code(&off), crate::exit::HEALTHY);
+        let outro = plan.outro(&off).replace("\n    ", " ");
+        assert!(outro.contains("esx01 is unreachable, planted diagnosed"), "{outro}");
+
+        // The planted check did not fail.
+        let mut missed = as_planted.clone();
+        for h in &mut missed.hosts {
+            for c in &mut h.checks {
+                c.status = Status::Pass;
+            }
+        }
+        assert_ne!(plan.exit_code(&missed), crate::exit::HEALTHY);
+        let outro = plan.outro(&missed).replace("\n    ", " ");
+        assert!(outro.contains("esx02: firewall-pvrdma did not fail"), "{outro}");
+    }
+}

@@ -196,14 +196,14 @@ pub(super) fn transport_lines(out: &mut String, d: &Diagnosis, width: usize) {
     // Each class in plain words the first time it appears; the lines under it use the
     // short names.
     let classes = [
-        (t.rdma, "rdma", "through the physical HCA (RoCE)"),
+        (t.rdma, "rdma", "through the HCA"),
         (
             t.blocked,
             "blocked",
-            "both on the HCA, but a failing check across hosts breaks the path",
+            "HCA at both ends, but a failing check across hosts breaks the path",
         ),
-        (t.tcp, "tcp", "at least one end falls back to TCP"),
-        (t.memcpy, "memcpy", "same host, memory copy"),
+        (t.tcp, "tcp", "an end falls back to TCP"),
+        (t.memcpy, "memcpy", "same host"),
         (t.unknown, "unknown", "an adapter's verdict is unknown"),
     ];
     let parts: Vec<String> = classes
@@ -243,10 +243,10 @@ pub(super) fn transport_lines(out: &mut String, d: &Diagnosis, width: usize) {
         .map(|(n, label)| format!("{n} {label}"))
         .collect();
         let text = format!(
-            "VM {} adapter {} on {} with the adapters on {}: {}: {}",
+            "{} VM {} adapter {} → {}: {}: {}",
+            clean(&e.adapter.host),
             host_text(&e.adapter.vm),
             e.adapter.adapter,
-            clean(&e.adapter.host),
             clean(&e.peer_host),
             counts.join(", "),
             clean(&e.reasons.join("; "))
