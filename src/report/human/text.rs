@@ -163,30 +163,30 @@ pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
 }
 
 /// A message for stderr (an error, a warning, a notice), wrapped to the width of the
-/// terminal stderr is on (or `$COLUMNS`, else 100): the first line after `prefix`, the
-/// others indented by four columns.
+/// terminal stderr is on (or `$COLUMNS`): the first line after `prefix`, the others
+/// indented by four columns. Piped to a file or a program (and no `$COLUMNS`), it stays
+/// as written, one line per line of the message, for grep and log collectors.
 pub(crate) fn stderr_message(prefix: &str, message: &str) -> String {
     let mut out = String::new();
-    let width = stderr_width().max(MIN_WIDTH);
+    let width = stderr_width().map_or(usize::MAX, |w| w.max(MIN_WIDTH));
     emit(&mut out, prefix, prefix, 4, &clean(message), width, |t| t.to_string());
     out
 }
 
 /// Text for stderr that already has its own lines (a usage error with its `Usage:` line):
-/// each line wrapped on its own, continuations indented four columns past its own indent.
+/// each line wrapped on its own as [`stderr_message`] does, continuations indented four
+/// columns past its own indent.
 pub(crate) fn stderr_lines(text: &str) -> String {
     let mut out = String::new();
-    let width = stderr_width().max(MIN_WIDTH);
+    let width = stderr_width().map_or(usize::MAX, |w| w.max(MIN_WIDTH));
     for line in text.lines() {
         emit(&mut out, "", "", 4, &clean(line), width, |t| t.to_string());
     }
     out
 }
 
-/// `$COLUMNS` when set to a number, else the width of the terminal on stderr, else
-/// [`DEFAULT_WIDTH`].
-fn stderr_width() -> usize {
-    columns_from_env()
-        .or_else(|| terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| usize::from(w.0)))
-        .unwrap_or(DEFAULT_WIDTH)
+/// `$COLUMNS` when set to a number, else the width of the terminal on stderr; `None`
+/// when stderr is not a terminal.
+fn stderr_width() -> Option<usize> {
+    columns_from_env().or_else(|| terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| usize::from(w.0)))
 }
