@@ -28,7 +28,8 @@ pub struct Cli {
     pub(crate) hosts: Vec<String>,
 
     /// Print the read-only commands this tool sends (id, command, purpose) and the check
-    /// ids, then exit (`--format json` for a JSON document).
+    /// ids, then exit (`-v` adds each batched query's exact command line, `--format json`
+    /// gives a JSON document).
     #[arg(long)]
     pub(crate) list_checks: bool,
 
@@ -91,7 +92,9 @@ pub(crate) enum Command {
         #[arg(value_name = "PATH")]
         path: PathBuf,
     },
-    /// Start simulated ESXi hosts on 127.0.0.1 and diagnose them over real SSH.
+    /// Start simulated ESXi hosts on 127.0.0.1, with problems planted on purpose, and
+    /// diagnose them over real SSH. Says first and last what is simulated and planted;
+    /// exits 0 when the report finds what was planted.
     Demo {
         /// A scenario directory (<host>/<command-id>.txt) to serve instead of the built-in one.
         #[arg(long, value_name = "DIR")]

@@ -259,7 +259,7 @@ pub(in crate::diagnose) fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Opti
                         vm.adapters
                             .iter()
                             .filter(|a| a.roce_version == Some(1))
-                            .map(move |a| format!("{}/{}#{}", h.host, vm.name, a.index))
+                            .map(move |a| format!("VM {} adapter {} on {}", vm.name, a.index, h.host))
                     })
                 })
                 .collect();
@@ -271,7 +271,10 @@ pub(in crate::diagnose) fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Opti
             } else {
                 (
                     Status::Fail,
-                    format!("RoCE v1 is not routable, and {} use it", roce_v1.join(", ")),
+                    format!(
+                        "RoCE v1 is not routable, and these adapters use it: {}",
+                        roce_v1.join(", ")
+                    ),
                 )
             };
             Some(with_advice(
