@@ -4,7 +4,7 @@
 //! problems are read from the scenario itself (its captures diagnosed as `analyze` would,
 //! its closed ports, its simulated switch ports), never written down for one scenario.
 use super::*;
-use crate::diagnose::{Diagnosis, HostStatus, Status};
+use crate::diagnose::{Diagnosis, HostStatus, Status, Verdict};
 use crate::probe::ProbeStatus;
 
 /// What a scenario plants, read before the hosts start.
@@ -35,6 +35,21 @@ enum Finding {
     },
     /// Some probe pair to or from `host` with this status.
     Probe { host: String, status: ProbeStatus },
+    /// An adapter with this verdict.
+    Adapter {
+        host: String,
+        vm: String,
+        index: u32,
+        verdict: Verdict,
+    },
+}
+
+fn verdict_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Hca => "hca",
+        Verdict::TcpFallback => "tcp-fallback",
+        Verdict::Unknown => "unknown",
+    }
 }
 
 /// Reads what the scenario of `opts` plants (`probe`: the `demo --probe` scenario and its
@@ -58,9 +73,13 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
     let mut expected = BTreeMap::new();
     let mut findings = Vec::new();
     for h in &diagnosis.hosts {
-        expected.insert(h.host.clone(), class(h.status));
+        let listed = problems.len();
+        // The demo serves a host whose capture is only its error as a closed port.
+        let down = hosts.iter().any(|s| s.name == h.host && s.is_down());
+        let status = if down { HostStatus::Unreachable } else { h.status };
+        expected.insert(h.host.clone(), class(status));
         if let Some(e) = &h.error {
-            if h.status == HostStatus::Unreachable {
+            if down {
                 problems.push(format!(
                     "{}: its SSH port is closed (the connection is refused)",
                     h.host
@@ -74,9 +93,13 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
         for c in h
             .checks
             .iter()
-            .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
+            .filter(|c| matches!(c.status, Status::Fail | Status::Warn | Status::Unknown))
         {
-            let verb = if c.status == Status::Fail { "fails" } else { "warns" };
+            let verb = match c.status {
+                Status::Fail => "fails",
+                Status::Warn => "warns",
+                _ => "is unknown",
+            };
             problems.push(format!("{}: {} {verb}: {}", h.host, c.id, c.summary));
             short.push(format!("{}: {}", h.host, c.id));
             findings.push(Finding::Check {
@@ -84,6 +107,43 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
                 id: c.id,
                 status: c.status,
             });
+        }
+        // An adapter off the HCA that no failing check of its host explains.
+        if !h.checks.iter().any(|c| c.status == Status::Fail) {
+            for vm in &h.vms {
+                for a in vm.adapters.iter().filter(|a| a.verdict != Verdict::Hca) {
+                    let verdict = verdict_name(a.verdict);
+                    problems.push(format!(
+                        "{}: VM {} adapter {} is {verdict}: {}",
+                        h.host,
+                        vm.name,
+                        a.index,
+                        a.reasons.join("; ")
+                    ));
+                    short.push(format!("{}: VM {} adapter {} {verdict}", h.host, vm.name, a.index));
+                    findings.push(Finding::Adapter {
+                        host: h.host.clone(),
+                        vm: vm.name.clone(),
+                        index: a.index,
+                        verdict: a.verdict,
+                    });
+                }
+            }
+        }
+        // Whatever else keeps the host from `ok` (a record that did not parse, a listing
+        // that failed), as the report says it.
+        if problems.len() == listed && h.status != HostStatus::Ok {
+            let status = crate::diagnose::status_name(h.status);
+            let why: Vec<&str> = h
+                .record_errors
+                .iter()
+                .chain(&h.adapters_error)
+                .chain(&h.vms_error)
+                .map(String::as_str)
+                .chain(h.incomplete_outputs.iter().map(|o| o.reason.as_str()))
+                .collect();
+            problems.push(format!("{}: {status}: {}", h.host, why.join("; ")));
+            short.push(format!("{}: {status}", h.host));
         }
     }
     for c in diagnosis
@@ -149,10 +209,14 @@ impl Planted {
         let mut out = crate::report::stderr_message(
             "demo: ",
             &format!(
-                "{} simulated ESXi {} ({}, scenario {}) answer on 127.0.0.1 over real SSH; no \
+                "{} simulated ESXi {} ({}, scenario {}) on 127.0.0.1 over real SSH; no \
                  real host is contacted. {}",
                 self.hosts.len(),
-                if self.hosts.len() == 1 { "host" } else { "hosts" },
+                if self.hosts.len() == 1 {
+                    "host answers"
+                } else {
+                    "hosts answer"
+                },
                 crate::nodeset::fold(&self.hosts),
                 self.scenario,
                 if self.problems.is_empty() {
@@ -197,8 +261,34 @@ impl Planted {
                     let got = checks.and_then(|cs| cs.iter().find(|c| c.id == *id)).map(|c| c.status);
                     if got != Some(*status) {
                         let on = host.as_deref().unwrap_or("across hosts");
-                        let verb = if *status == Status::Fail { "fail" } else { "warn" };
+                        let verb = match status {
+                            Status::Fail => "fail",
+                            Status::Warn => "warn",
+                            _ => "come out unknown",
+                        };
                         off.push(format!("{on}: {id} did not {verb}"));
+                    }
+                }
+                Finding::Adapter {
+                    host,
+                    vm,
+                    index,
+                    verdict,
+                } => {
+                    let got = d
+                        .hosts
+                        .iter()
+                        .filter(|h| &h.host == host)
+                        .flat_map(|h| &h.vms)
+                        .filter(|v| &v.name == vm)
+                        .flat_map(|v| &v.adapters)
+                        .find(|a| a.index == *index)
+                        .map(|a| a.verdict);
+                    if reported.contains(&host.as_str()) && got != Some(*verdict) {
+                        off.push(format!(
+                            "{host}: VM {vm} adapter {index} is not {}",
+                            verdict_name(*verdict)
+                        ));
                     }
                 }
                 Finding::Probe { host, status } => {
@@ -232,7 +322,7 @@ impl Planted {
         let off = self.as_planned(d);
         let text = if off.is_empty() {
             let found = if self.short.is_empty() {
-                "no problem, as planted".to_string()
+                "no problem, as the scenario plants none".to_string()
             } else {
                 format!("the planted problems ({})", self.short.join("; "))
             };
@@ -282,7 +372,7 @@ mod tests {
         assert_eq!(built_in.scenario, EMBEDDED_SCENARIO);
         assert_eq!(built_in.short, ["esx02: firewall-pvrdma", "esx03: SSH port closed"]);
         let intro = built_in.intro();
-        assert!(intro.starts_with("demo: 3 simulated ESXi hosts (esx[01-03]"), "{intro}");
+        assert!(intro.starts_with("demo: 3 simulated ESXi hosts answer (esx[01-03]"), "{intro}");
         assert!(intro.contains("127.0.0.1"), "{intro}");
 
         let healthy = planted(&sample("healthy-cluster"), false).expect("healthy-cluster");
