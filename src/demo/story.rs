@@ -372,7 +372,10 @@ mod tests {
         assert_eq!(built_in.scenario, EMBEDDED_SCENARIO);
         assert_eq!(built_in.short, ["esx02: firewall-pvrdma", "esx03: SSH port closed"]);
         let intro = built_in.intro();
-        assert!(intro.starts_with("demo: 3 simulated ESXi hosts answer (esx[01-03]"), "{intro}");
+        assert!(
+            intro.starts_with("demo: 3 simulated ESXi hosts answer (esx[01-03]"),
+            "{intro}"
+        );
         assert!(intro.contains("127.0.0.1"), "{intro}");
 
         let healthy = planted(&sample("healthy-cluster"), false).expect("healthy-cluster");
