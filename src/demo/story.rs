@@ -226,8 +226,14 @@ impl Planted {
                 }
             ),
         );
-        for p in &self.problems {
+        // A large scenario lists its first problems; the report has them all.
+        const SHOWN: usize = 12;
+        for p in self.problems.iter().take(SHOWN) {
             out.push_str(&crate::report::stderr_message("  - ", p));
+        }
+        if self.problems.len() > SHOWN {
+            let more = format!("… and {} more (see the report)", self.problems.len() - SHOWN);
+            out.push_str(&crate::report::stderr_message("  - ", &more));
         }
         out.push('\n');
         out
@@ -321,10 +327,15 @@ impl Planted {
         let report_code = d.exit_code();
         let off = self.as_planned(d);
         let text = if off.is_empty() {
-            let found = if self.short.is_empty() {
-                "no problem, as the scenario plants none".to_string()
-            } else {
-                format!("the planted problems ({})", self.short.join("; "))
+            const NAMED: usize = 12;
+            let found = match self.short.len() {
+                0 => "no problem, as the scenario plants none".to_string(),
+                n if n > NAMED => format!(
+                    "the {n} planted problems ({}; and {} more)",
+                    self.short.iter().take(NAMED).cloned().collect::<Vec<_>>().join("; "),
+                    n - NAMED
+                ),
+                _ => format!("the planted problems ({})", self.short.join("; ")),
             };
             format!(
                 "the report above is of simulated hosts on 127.0.0.1. It found {found}, so the \

@@ -177,7 +177,8 @@ pub(super) fn host_section(
         );
     }
     if let Some(e) = &host.vms_error {
-        let _ = writeln!(out, "  {} {}", paint.dim("?"), clean(e));
+        let prefix = format!("  {} ", paint.dim("?"));
+        emit(out, &prefix, "  ? ", 4, &clean(e), width, |t| t.to_string());
     }
     if let Some(e) = &host.adapters_error {
         let prefix = format!("  {} ", paint.dim("?"));
