@@ -156,8 +156,10 @@ fn the_demo_says_first_and_last_what_is_simulated_and_planted() {
 
 #[test]
 fn the_probe_demo_fits_and_names_its_planted_switch_ports() {
-    let text = in_80_columns(&["demo", "--probe", "--color", "never", "--no-progress"]);
+    // With the progress bar (stderr is the pane), so the probe's notice shows too.
+    let text = in_80_columns(&["demo", "--probe", "--color", "never"]);
     assert_fits("demo --probe", &text);
+    assert!(text.contains("pvrdma-doctor: probing 12 vmknic pairs"), "{text}");
     assert!(text.contains("✗ vmknic-reachability"), "{text}");
     assert!(text.contains("mtu: esx01 vmk1 ↔ esx03 10.10.10.13"), "{text}");
     let joined = text.replace("\n    ", " ");
