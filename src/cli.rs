@@ -28,7 +28,8 @@ pub struct Cli {
     pub(crate) hosts: Vec<String>,
 
     /// Print the read-only commands this tool sends (id, command, purpose) and the check
-    /// ids, then exit (`--format json` for a JSON document).
+    /// ids, then exit (`-v` adds each batched query's exact command line, `--format json`
+    /// gives a JSON document).
     #[arg(long)]
     pub(crate) list_checks: bool,
 
@@ -71,7 +72,7 @@ pub(crate) enum Generate {
     CompleteElvish,
     /// The man page (roff), e.g. `pvrdma-doctor --generate man > pvrdma-doctor.1`.
     Man,
-    /// The JSON Schema of the `--format json` report (as docs/report.schema.json).
+    /// The JSON Schema of the `--format json` report, every field described.
     ReportSchema,
 }
 
@@ -91,7 +92,9 @@ pub(crate) enum Command {
         #[arg(value_name = "PATH")]
         path: PathBuf,
     },
-    /// Start simulated ESXi hosts on 127.0.0.1 and diagnose them over real SSH.
+    /// Start simulated ESXi hosts on 127.0.0.1, with problems planted on purpose, and
+    /// diagnose them over real SSH. Says first and last what is simulated and planted;
+    /// exits 0 when the report finds what was planted.
     Demo {
         /// A scenario directory (<host>/<command-id>.txt) to serve instead of the built-in one.
         #[arg(long, value_name = "DIR")]
@@ -105,14 +108,38 @@ pub(crate) enum Command {
 /// The clap command with every option global, so it is accepted before or after the
 /// subcommand. Positional arguments stay where they are.
 pub(crate) fn command() -> clap::Command {
-    Cli::command().mut_args(|a| {
+    let cmd = Cli::command().mut_args(|a| {
         if a.is_positional() || a.get_id() == "help" || a.get_id() == "version" {
             a
         } else {
             a.global(true)
         }
-    })
+    });
+    // `demo` logs into its own simulated hosts: the SSH options, accepted anywhere, are
+    // refused there (see `app`), so `demo --help` does not list them. A subcommand that
+    // has its own (hidden) copy of a global option keeps that copy; its value still
+    // reaches the top-level matches, where the refusal sees it.
+    let hidden: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| DEMO_REFUSES.contains(&a.get_id().as_str()))
+        .map(|a| a.clone().hide(true))
+        .collect();
+    cmd.mut_subcommand("demo", |demo| demo.args(hidden))
 }
+
+/// The options `demo` refuses: how to reach real hosts over SSH.
+const DEMO_REFUSES: &[&str] = &[
+    "hosts_file",
+    "ssh_config",
+    "user",
+    "identity",
+    "port",
+    "jump",
+    "options",
+    "accept_new",
+    "insecure_skip_host_key_check",
+    "ask_password",
+];
 
 /// Parses the command line (exits with clap's usage message and code 2 on an error).
 pub fn parse() -> Cli {
@@ -125,8 +152,22 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let matches = command().get_matches_from(args);
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    let matches = match command().try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(e) => exit_with(&e),
+    };
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_with(&e))
+}
+
+/// Prints clap's message and exits as clap would (help and version on stdout with 0, a
+/// usage error on stderr with 2), a usage error wrapped to the terminal like every other
+/// error.
+fn exit_with(e: &clap::Error) -> ! {
+    if !e.use_stderr() {
+        e.exit();
+    }
+    eprint!("{}", crate::report::stderr_lines(&e.render().to_string()));
+    std::process::exit(i32::from(crate::exit::USAGE));
 }
 
 /// Like [`parse_from`], returning clap's error instead of exiting.
@@ -290,8 +331,8 @@ pub(crate) struct OutputArgs {
     /// Never draw the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
     pub(crate) no_progress: bool,
-    /// Show only hosts, checks and adapters with a problem, a warning or an unknown (like
-    /// `brew doctor`); the summary still counts everything.
+    /// Show only hosts, checks and adapters with a problem, a warning or an unknown; the
+    /// summary still counts everything.
     #[arg(long)]
     pub(crate) only_problems: bool,
     /// Print every host on its own instead of folding hosts with identical results into

@@ -5,7 +5,7 @@ fn main() -> ExitCode {
     match pvrdma_doctor::app::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("pvrdma-doctor: error: {error:#}");
+            eprint!("{}", pvrdma_doctor::app::error_message(&error));
             ExitCode::from(pvrdma_doctor::exit::USAGE)
         }
     }

@@ -251,13 +251,15 @@ pub(super) async fn probe_phase(
     let lines = plan_lines(captures, probe, &sinks);
     let total: usize = lines.iter().map(Vec::len).sum();
     if probe.sample.is_none() && captures.len() > PROBE_ALL_PAIRS_WARN {
-        eprintln!(
-            "pvrdma-doctor: --probe on {} hosts pings every pair ({total} probes); --probe-sample K bounds it to K peers per host",
+        let notice = format!(
+            "--probe on {} hosts pings every pair ({total} probes); --probe-sample K bounds it to K peers per host",
             captures.len()
         );
+        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &notice));
     }
     if opts.progress && total > 0 {
-        eprintln!("pvrdma-doctor: probing {total} vmknic pairs (vmkping, about 3 s each, 8 at once per host)");
+        let notice = format!("probing {total} vmknic pairs (vmkping, about 3 s each, 8 at once per host)");
+        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &notice));
     }
     let hosts: Vec<ProbeHost> = jobs
         .into_iter()

@@ -25,7 +25,7 @@ pub enum Format {
 }
 
 pub use human::probe::human_lines as probe_lines;
-pub use human::{terminal_width, HumanOptions};
+pub use human::{list_checks, stderr_lines, stderr_message, terminal_width, HumanOptions, ProbeListing};
 
 /// Renders the report in the chosen format with the default human layout; colour only
 /// applies to `human`. The Prometheus format states the time of rendering as the run's

@@ -17,6 +17,11 @@ pub fn human_lines(changes: &Changes) -> Vec<String> {
         let subject = match (c.kind, &c.host) {
             (ChangeKind::Probe, Some(h)) => format!("{h} → {}: probe", c.id),
             (ChangeKind::Host, Some(h)) => format!("{h}: host"),
+            // `<VM>#<index>` is the JSON's key; a person reads the VM and the adapter.
+            (ChangeKind::Adapter, Some(h)) => match c.id.rsplit_once('#') {
+                Some((vm, index)) => format!("{h}: VM {vm} adapter {index}"),
+                None => format!("{h}: adapter {}", c.id),
+            },
             (kind, Some(h)) => format!("{h}: {} {}", kind.label(), c.id),
             (kind, None) => format!("across hosts: {} {}", kind.label(), c.id),
         };
