@@ -18,12 +18,17 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     if cli.list_checks {
         let text = match cli.output.format {
             report::Format::Json => list_checks_json(),
-            report::Format::Human => list_checks(),
+            _ => list_checks(),
         };
         write_stdout(&text)?;
         return Ok(crate::exit::HEALTHY);
     }
+    anyhow::ensure!(
+        cli.output.format == report::Format::Nagios || !cli.output.plugin.any_given(),
+        "-w/--warning, -c/--critical and --unreachable-state apply to --format nagios only"
+    );
     match &cli.command {
+        Some(Command::Watch(args)) => crate::watch::run(&cli, args),
         Some(Command::Analyze { path }) => {
             anyhow::ensure!(
                 cli.bundle.bundle.is_none(),
@@ -36,8 +41,9 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
                 cli.hosts
             );
             let baseline = load_baseline(&cli.baseline)?;
+            crate::plugin::stage("reading the capture");
             let captures = crate::offline::load_captures(path)?;
-            finish(&captures, &cli.output, baseline.as_ref()).map(|d| d.exit_code())
+            finish(&captures, &cli.output, baseline.as_ref()).map(|d| exit_code(&d, &cli.output))
         }
         Some(Command::Demo { scenario, latency }) => {
             let baseline = load_baseline(&cli.baseline)?;
@@ -49,6 +55,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             };
             let mut live = live_options(&cli.live, cli.hosts.clone(), &cli.output, None)?;
             live.probe = cli.probe.options();
+            crate::plugin::stage("collecting from the simulated hosts");
             let run = crate::demo::run_demo(&demo, live)?;
             finish_live(&run, &cli.output, &cli.bundle, baseline.as_ref())
         }
@@ -77,6 +84,7 @@ fn check_hosts(cli: &Cli, hosts: Vec<String>) -> anyhow::Result<u8> {
     let password = crate::live::read_password(cli.live.ask_password)?;
     let mut live = live_options(&cli.live, hosts, &cli.output, password)?;
     live.probe = cli.probe.options();
+    crate::plugin::stage("collecting from the hosts over SSH");
     let run = crate::live::collect_live(&live)?;
     finish_live(&run, &cli.output, &cli.bundle, baseline.as_ref())
 }
@@ -138,11 +146,12 @@ fn finish_live(
         eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
     }
     let diagnosis = finish(&run.captures, output, baseline)?;
-    // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial.
-    let code = if run.interrupted {
-        crate::exit::INTERRUPTED
-    } else {
-        diagnosis.exit_code()
+    // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial (a
+    // plugin only has UNKNOWN for it).
+    let code = match (run.interrupted, output.format) {
+        (true, report::Format::Nagios) => report::nagios::State::Unknown.code(),
+        (true, _) => crate::exit::INTERRUPTED,
+        (false, _) => exit_code(&diagnosis, output),
     };
     if let Some(path) = write_support_bundle_hiding(
         bundle_args,
@@ -159,7 +168,7 @@ fn finish_live(
 }
 
 /// The live-collection settings from the command line.
-fn live_options(
+pub(crate) fn live_options(
     args: &crate::cli::LiveArgs,
     targets: Vec<String>,
     output: &OutputArgs,
@@ -297,8 +306,14 @@ fn finish(
     output: &OutputArgs,
     baseline: Option<&crate::baseline::Baseline>,
 ) -> anyhow::Result<diagnose::Diagnosis> {
+    crate::plugin::stage("diagnosing");
     let mut diagnosis = diagnose::diagnose(captures);
     diagnosis.changes = baseline.map(|b| crate::baseline::compare(b, &diagnosis));
+    if output.format == report::Format::Nagios {
+        let plugin = report::nagios::render(&diagnosis, &crate::plugin::options(&output.plugin));
+        crate::plugin::write_report(&plugin);
+        return Ok(diagnosis);
+    }
     let options = report::HumanOptions {
         color: use_color(output.color),
         width: report::terminal_width(),
@@ -310,8 +325,17 @@ fn finish(
     Ok(diagnosis)
 }
 
+/// The exit code a report deserves: the documented codes ([`crate::exit`]), or the
+/// plugin state of the report written with `--format nagios`.
+fn exit_code(diagnosis: &diagnose::Diagnosis, output: &OutputArgs) -> u8 {
+    match output.format {
+        report::Format::Nagios => crate::plugin::reported_code(),
+        _ => diagnosis.exit_code(),
+    }
+}
+
 /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
-fn use_color(choice: ColorChoice) -> bool {
+pub(crate) fn use_color(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -322,7 +346,7 @@ fn use_color(choice: ColorChoice) -> bool {
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a message.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
+pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

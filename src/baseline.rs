@@ -27,6 +27,16 @@ pub(crate) struct Baseline {
     report: Value,
 }
 
+impl Baseline {
+    /// A report of this run as the baseline of the next (`watch`), dated `at`.
+    pub(crate) fn of(diagnosis: &Diagnosis, at: std::time::SystemTime) -> Baseline {
+        Baseline {
+            since: humantime::format_rfc3339_seconds(at).to_string(),
+            report: crate::report::json::to_value(diagnosis),
+        }
+    }
+}
+
 /// Reads and vets a baseline: a pvrdma-doctor JSON report of our schema major.
 pub(crate) fn load(path: &Path) -> anyhow::Result<Baseline> {
     let shown = path.display();

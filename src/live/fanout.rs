@@ -69,6 +69,8 @@ pub(super) async fn run_all(
     let slots = Arc::new(tokio::sync::Semaphore::new(fanout_limit(opts.parallel)));
     let mut results: Vec<Option<HostCapture>> = jobs.iter().map(|_| None).collect();
     let sinks: Vec<Sink> = jobs.iter().map(|_| Sink::default()).collect();
+    // Where each host is, so a run stopped by --timeout can say (None: waiting for a slot).
+    let stages: Vec<Arc<Mutex<Option<Stage>>>> = jobs.iter().map(|_| Arc::default()).collect();
     // The probe phase needs each host's job again and, where kept, its open connection.
     let probing = opts.probe.is_some();
     let probe_jobs: Vec<Option<HostJob>> = jobs.iter().map(|j| j.as_ref().ok().cloned()).collect();
@@ -90,11 +92,17 @@ pub(super) async fn run_all(
         let progress = progress.clone();
         let sink = sinks.get(i).cloned().unwrap_or_default();
         let kept = kept.clone();
+        let at = stages.get(i).cloned().unwrap_or_default();
         set.spawn(async move {
             let _permit = slots.acquire_owned().await.ok();
             let label = job.label.clone();
             let p = progress.clone();
-            let on_stage = move |s: Stage| p.stage(&label, s);
+            let on_stage = move |s: Stage| {
+                if let Ok(mut at) = at.lock() {
+                    *at = Some(s);
+                }
+                p.stage(&label, s)
+            };
             let (capture, conn) = collect_host_open(&job, &on_stage, &sink).await;
             let conn = match conn {
                 Some(c) if probing && kept.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < PROBE_KEEP_OPEN => {
@@ -134,8 +142,8 @@ pub(super) async fn run_all(
             },
             _ = &mut deadline => {
                 stop = Some(Failure::new(ErrorKind::Timeout, format!(
-                    "the whole run hit --timeout {}s before this host finished; raise --timeout or check the host",
-                    opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
+                    "the whole run hit --timeout {} before this host finished; raise --timeout or check the host",
+                    humantime::format_duration(opts.run_timeout.unwrap_or_default()))));
                 break;
             }
             _ = &mut ctrl_c => {
@@ -154,9 +162,11 @@ pub(super) async fn run_all(
         .map(|(i, c)| {
             let label = labels.get(i).cloned().unwrap_or_default();
             c.unwrap_or_else(|| {
+                let answered = sinks.get(i).and_then(|s| s.lock().ok().map(|m| m.len())).unwrap_or(0);
+                let stage = stages.get(i).and_then(|s| s.lock().ok().and_then(|s| *s));
                 let f = stop
                     .clone()
-                    .map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
+                    .map(|f| Failure::new(f.kind, format!("{label}: {}", stopped_at(&f.message, stage, answered))))
                     .unwrap_or_else(|| {
                         Failure::new(
                             ErrorKind::Internal,
@@ -209,6 +219,20 @@ pub(super) async fn run_all(
     (captures, interrupted)
 }
 
+/// A stop message told with the host's stage: `... before this host finished` becomes
+/// `... while logging in to this host` or `... while this host's commands ran (N
+/// answered)`.
+fn stopped_at(message: &str, stage: Option<Stage>, answered: usize) -> String {
+    let at = match stage {
+        None => "while this host waited for a free slot (--parallel)".to_string(),
+        Some(Stage::Connecting) => "while connecting and logging in to this host".to_string(),
+        Some(Stage::Collecting | Stage::Done) => {
+            format!("while this host's commands ran ({answered} answered)")
+        }
+    };
+    message.replacen("before this host finished", &at, 1)
+}
+
 /// The `--probe` phase after collection, bounded by the same run deadline and Ctrl-C.
 /// Returns why it was stopped (if it was) and whether that was Ctrl-C.
 pub(super) async fn probe_phase(
@@ -249,8 +273,8 @@ pub(super) async fn probe_phase(
         _ = run(hosts, lines.clone(), opts.parallel) => {}
         _ = deadline.as_mut() => {
             stop = Some(Failure::new(ErrorKind::Timeout, format!(
-                "the whole run hit --timeout {}s during the path probe; raise --timeout",
-                opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
+                "the whole run hit --timeout {} during the path probe; raise --timeout",
+                humantime::format_duration(opts.run_timeout.unwrap_or_default()))));
         }
         _ = ctrl_c.as_mut() => {
             interrupted = true;

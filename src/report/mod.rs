@@ -4,6 +4,7 @@ use crate::diagnose::Diagnosis;
 
 mod human;
 pub mod json;
+pub mod nagios;
 pub mod summary;
 
 /// `1 host`, `2 hosts`.
@@ -18,9 +19,12 @@ pub enum Format {
     Human,
     /// One JSON document (schema `pvrdma-doctor/report/v1`).
     Json,
+    /// A monitoring plugin's output for Nagios, Icinga, Naemon: one status line with
+    /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+    Nagios,
 }
 
-pub(crate) use human::{terminal_width, HumanOptions};
+pub(crate) use human::{terminal_width, watch_lines, HumanOptions};
 
 /// Renders the report in the chosen format with the default human layout; colour only
 /// applies to `human`.
@@ -28,13 +32,15 @@ pub fn render(diagnosis: &Diagnosis, format: Format, color: bool) -> String {
     match format {
         Format::Human => human::render(diagnosis, color),
         Format::Json => json::render(diagnosis),
+        Format::Nagios => nagios::render(diagnosis, &nagios::NagiosOptions::default()).text,
     }
 }
 
-/// Renders the report; the options only shape the human format.
+/// Renders the report; the options only shape the human format (the plugin format takes
+/// its own options: [`nagios::render`]).
 pub(crate) fn render_with(diagnosis: &Diagnosis, format: Format, options: &HumanOptions) -> String {
     match format {
         Format::Human => human::render_with(diagnosis, options),
-        Format::Json => json::render(diagnosis),
+        other => render(diagnosis, other, false),
     }
 }
