@@ -37,7 +37,7 @@ static STAGE: Mutex<&str> = Mutex::new("starting");
 /// nothing more).
 static WRITTEN: Mutex<Option<u8>> = Mutex::new(None);
 /// The first panic's message and place, kept by the hook for the status line.
-static PANIC: Mutex<Option<String>> = Mutex::new(None);
+static PANIC: Mutex<Option<(String, String)>> = Mutex::new(None);
 
 /// Whether `--format nagios` (or `--format=nagios`) is on the command line, before `--`.
 pub fn requested(args: &[OsString]) -> bool {
@@ -92,8 +92,10 @@ pub fn guard<F: FnOnce() -> anyhow::Result<u8>>(job: F) -> u8 {
         Ok(Err(e)) => finish_unknown(&format!("{e:#}")),
         Err(payload) => {
             let kept = PANIC.lock().ok().and_then(|mut p| p.take());
-            let reason = kept.unwrap_or_else(|| panic_text(payload.as_ref()));
-            finish_unknown(&format!("internal error, please report it: {reason}"))
+            let (what, place) = kept.unwrap_or_else(|| (panic_text(payload.as_ref()), String::new()));
+            let mut text = nagios::status_only(State::Unknown, &format!("internal error: {what}"));
+            text.push_str(&format!("pvrdma-doctor failed{place}; please report this bug\n"));
+            write_once(&text, State::Unknown.code())
         }
     }
 }
@@ -106,9 +108,9 @@ pub fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        let text = format!("{}{place}", panic_text(info.payload()));
+        let what = panic_text(info.payload());
         if let Ok(mut p) = PANIC.lock() {
-            p.get_or_insert(text);
+            p.get_or_insert((what, place));
         }
     }));
 }
