@@ -332,6 +332,9 @@ pub(crate) struct WatchArgs {
     /// the start of every round, so editing a file there changes what the next round sees.
     #[arg(long, value_name = "DIR", requires = "demo")]
     pub(crate) scenario: Option<PathBuf>,
+    /// With --demo: simulated latency of every command.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration, requires = "demo")]
+    pub(crate) latency: Duration,
 }
 
 /// `--interval`: at least 100 ms.

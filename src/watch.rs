@@ -44,7 +44,7 @@ impl Source {
             } else {
                 crate::demo::load_scenario(args.scenario.as_deref())?
             };
-            let fleet = crate::demo::SimFleet::start(scenario, Duration::ZERO)?;
+            let fleet = crate::demo::SimFleet::start(scenario, args.latency)?;
             let mut base = crate::app::live_options(&cli.live, Vec::new(), &cli.output, None)?;
             base.probe = cli.probe.options();
             let mut live = fleet.live_options(base);
@@ -145,11 +145,18 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs) -> anyhow::Result<u8> {
         .map(crate::baseline::load)
         .transpose()?;
     let mut source = Source::new(cli, args)?;
-    // Sleeps between rounds, and hears Ctrl-C meanwhile (rounds hear it themselves).
+    // Sleeps between rounds. Its Ctrl-C listener lives as long as the watch, so a Ctrl-C
+    // is never lost, whenever it comes: a round hears it itself and stops early, but one
+    // that comes while no round listens (between rounds, or heard first by the simulated
+    // hosts' runtime) is still pending here when the round ends.
     let waiter = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let mut ctrl_c = {
+        let _entered = waiter.enter();
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).context("cannot listen for Ctrl-C")?
+    };
     let mut previous: Option<Baseline> = baseline;
     let mut round: u64 = 0;
     loop {
@@ -181,9 +188,13 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs) -> anyhow::Result<u8> {
             let list = comparison.map(|c| c.list).unwrap_or_default();
             print_changes(format, &list, &time, round).and_then(|()| match format {
                 // A heartbeat for log shippers: silence would not tell a stopped watch.
-                Format::Json => event(json!({"event": "round", "time": time, "round": round,
-                                             "took_seconds": seconds(started.elapsed()),
-                                             "changes": changed, "exit_code": code})),
+                Format::Json => event(
+                    "round",
+                    &time,
+                    round,
+                    json!({"took_seconds": seconds(started.elapsed()),
+                                             "changes": changed, "exit_code": code}),
+                ),
                 _ => Ok(()),
             })
         };
@@ -198,7 +209,14 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs) -> anyhow::Result<u8> {
         previous = Some(Baseline::of(&diagnosis, run.finished));
         drop(diagnosis);
         drop(run.captures);
-        let stop = if run.interrupted {
+        let pressed = waiter.block_on(async {
+            tokio::select! {
+                biased;
+                _ = ctrl_c.recv() => true,
+                () = std::future::ready(()) => false,
+            }
+        });
+        let stop = if run.interrupted || pressed {
             Some(Stop::Interrupted)
         } else if args.until_change && changed > 0 {
             Some(Stop::UntilChange)
@@ -221,7 +239,7 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs) -> anyhow::Result<u8> {
         let interrupted = waiter.block_on(async {
             tokio::select! {
                 _ = tokio::time::sleep_until(tokio::time::Instant::from_std(next)) => false,
-                _ = tokio::signal::ctrl_c() => true,
+                _ = ctrl_c.recv() => true,
             }
         });
         if interrupted {
@@ -250,8 +268,7 @@ fn collected_only(list: Vec<Change>, d: &Diagnosis) -> Vec<Change> {
 /// The first round: the full report (JSON: one `report` event on one line).
 fn print_report(cli: &Cli, d: &Diagnosis, time: &str) -> anyhow::Result<()> {
     match cli.output.format {
-        Format::Json => event(json!({"event": "report", "time": time, "round": 1,
-                                     "report": report::json::to_value(d)})),
+        Format::Json => event("report", &time, 1, json!({"report": report::json::to_value(d)})),
         _ => {
             let options = report::HumanOptions {
                 color: crate::app::use_color(cli.output.color),
@@ -287,8 +304,13 @@ fn print_changes(format: Format, list: &[Change], time: &str, round: u64) -> any
     match format {
         Format::Json => {
             for c in list {
-                event(json!({"event": "change", "time": time, "round": round, "host": c.host,
-                             "kind": c.kind, "id": c.id, "from": c.from, "to": c.to}))?;
+                event(
+                    "change",
+                    &time,
+                    round,
+                    json!({"host": c.host,
+                             "kind": c.kind, "id": c.id, "from": c.from, "to": c.to}),
+                )?;
             }
             Ok(())
         }
@@ -300,8 +322,12 @@ fn print_changes(format: Format, list: &[Change], time: &str, round: u64) -> any
 fn overrun(format: Format, round: u64, took: Duration, interval: Duration) -> anyhow::Result<()> {
     let time = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     match format {
-        Format::Json => event(json!({"event": "overrun", "time": time, "round": round,
-                                     "took_seconds": seconds(took), "interval_seconds": seconds(interval)})),
+        Format::Json => event(
+            "overrun",
+            &time,
+            round,
+            json!({"took_seconds": seconds(took), "interval_seconds": seconds(interval)}),
+        ),
         _ => write(&format!(
             "{time} round {round} took {}, longer than --interval {}; the next round starts now\n",
             humantime::format_duration(Duration::from_secs(took.as_secs())),
@@ -319,8 +345,7 @@ fn finish(format: Format, stop: Stop, round: u64, code: u8) -> anyhow::Result<u8
     };
     let time = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     match format {
-        Format::Json => event(json!({"event": "stop", "time": time, "round": round,
-                                     "reason": stop.word(), "exit_code": code}))?,
+        Format::Json => event("stop", &time, round, json!({"reason": stop.word(), "exit_code": code}))?,
         _ if stop == Stop::Interrupted => {
             eprintln!("pvrdma-doctor: interrupted after round {round}");
         }
@@ -347,9 +372,22 @@ fn closed_is_fine(e: anyhow::Error) -> anyhow::Result<()> {
     }
 }
 
-/// One JSON Lines event.
-fn event(value: serde_json::Value) -> anyhow::Result<()> {
-    let mut line = serde_json::to_string(&value)?;
+/// One JSON Lines event: `event`, `time`, `round` first, then its own fields.
+fn event(kind: &str, time: &str, round: u64, fields: serde_json::Value) -> anyhow::Result<()> {
+    #[derive(serde::Serialize)]
+    struct Event<'a> {
+        event: &'a str,
+        time: &'a str,
+        round: u64,
+        #[serde(flatten)]
+        fields: serde_json::Value,
+    }
+    let mut line = serde_json::to_string(&Event {
+        event: kind,
+        time,
+        round,
+        fields,
+    })?;
     line.push('\n');
     write(&line)
 }
