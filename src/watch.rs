@@ -96,7 +96,9 @@ impl Source {
                         ),
                     }
                 }
-                collect_live(live)
+                let run = collect_live(live);
+                fleet.forget_commands();
+                run
             }
         }
     }

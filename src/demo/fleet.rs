@@ -189,6 +189,13 @@ impl SimFleet {
         self.seen.lock().map(|v| v.clone()).unwrap_or_default()
     }
 
+    /// Forgets the command lines received so far (a long `watch` would keep them all).
+    pub fn forget_commands(&self) {
+        if let Ok(mut seen) = self.seen.lock() {
+            *seen = Vec::new();
+        }
+    }
+
     /// How many SSH connections each simulated host accepted.
     pub fn logins(&self) -> BTreeMap<String, usize> {
         self.logins.lock().map(|m| m.clone()).unwrap_or_default()
