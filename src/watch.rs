@@ -270,7 +270,7 @@ fn collected_only(list: Vec<Change>, d: &Diagnosis) -> Vec<Change> {
 /// The first round: the full report (JSON: one `report` event on one line).
 fn print_report(cli: &Cli, d: &Diagnosis, time: &str) -> anyhow::Result<()> {
     match cli.output.format {
-        Format::Json => event("report", &time, 1, json!({"report": report::json::to_value(d)})),
+        Format::Json => event("report", time, 1, json!({"report": report::json::to_value(d)})),
         _ => {
             let options = report::HumanOptions {
                 color: crate::app::use_color(cli.output.color),
@@ -308,7 +308,7 @@ fn print_changes(format: Format, list: &[Change], time: &str, round: u64) -> any
             for c in list {
                 event(
                     "change",
-                    &time,
+                    time,
                     round,
                     json!({"host": c.host,
                              "kind": c.kind, "id": c.id, "from": c.from, "to": c.to}),
