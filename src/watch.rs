@@ -66,8 +66,21 @@ impl Source {
                 "pvrdma-doctor: WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
             );
         }
+        // Hosts from stdin are read once: every round watches the same hosts (a hosts
+        // file is read again each round, so editing it changes what is watched).
+        let from_stdin = cli.live.hosts_file.as_deref() == Some(std::path::Path::new("-"));
+        if from_stdin || hosts.iter().any(|h| h == "-") {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+                .context("cannot read the hosts from stdin")?;
+            hosts.retain(|h| h != "-");
+            hosts.extend(crate::target::specs_from_text(&text));
+        }
         let password = crate::live::read_password(cli.live.ask_password)?;
         let mut live = crate::app::live_options(&cli.live, hosts, &cli.output, password)?;
+        if from_stdin {
+            live.hosts_file = None;
+        }
         live.probe = cli.probe.options();
         Ok(Source::Live(live))
     }
