@@ -225,7 +225,9 @@ pub fn render(d: &Diagnosis, opts: &NagiosOptions) -> PluginOutput {
     fallback(d, opts, &mut parts, &mut problems);
     failing_checks(d, &mut parts, &mut problems);
     blocked_pairs(d, &mut parts, &mut problems);
-    if let Some(limit) = opts.timed_out {
+    let probe_cut = d.probes.iter().any(|p| p.detail.contains(crate::live::RUN_TIMEOUT));
+    let cut = probe_cut || d.hosts.iter().any(|h| h.error.as_ref().is_some_and(is_run_timeout));
+    if let (Some(limit), true) = (opts.timed_out, cut) {
         parts.push(Part::new(
             State::Unknown,
             format!("timed out after {} ({})", secs(limit), timeout_stage(d)),
@@ -440,10 +442,12 @@ fn blocked_pairs(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Proble
 
 /// Whether the host stopped because the run hit `--timeout` (not its own failure).
 fn stopped_by_run_timeout(h: &HostDiagnosis, opts: &NagiosOptions) -> bool {
-    opts.timed_out.is_some()
-        && h.error
-            .as_ref()
-            .is_some_and(|e| e.kind == crate::collect::ErrorKind::Timeout)
+    opts.timed_out.is_some() && h.error.as_ref().is_some_and(is_run_timeout)
+}
+
+/// A failure that is the run's own `--timeout`, not the host's.
+fn is_run_timeout(e: &crate::collect::Failure) -> bool {
+    e.kind == crate::collect::ErrorKind::Timeout && e.message.contains(crate::live::RUN_TIMEOUT)
 }
 
 /// Hosts not reached, in error, or interrupted; and hosts incomplete.
