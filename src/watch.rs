@@ -305,14 +305,15 @@ fn watching_line(time: &str, source: &Source, args: &WatchArgs) -> String {
     } else {
         "until Ctrl-C".to_string()
     };
-    format!(
-        "\n{time} watching {} every {} {until}; changes follow, one line each\n",
+    let text = format!(
+        "watching {} every {} {until}; changes follow, one line each",
         match source.hosts() {
             1 => "1 host".to_string(),
             n => format!("{n} hosts"),
         },
         humantime::format_duration(args.interval)
-    )
+    );
+    format!("\n{}", report::timestamped(time, &text, report::terminal_width()))
 }
 
 fn print_changes(format: Format, list: &[Change], time: &str, round: u64) -> anyhow::Result<()> {
@@ -343,10 +344,18 @@ fn overrun(format: Format, round: u64, took: Duration, interval: Duration) -> an
             round,
             json!({"took_seconds": seconds(took), "interval_seconds": seconds(interval)}),
         ),
-        _ => write(&format!(
-            "{time} round {round} took {}, longer than --interval {}; the next round starts now\n",
-            humantime::format_duration(Duration::from_secs(took.as_secs())),
-            humantime::format_duration(interval)
+        _ => write(&report::timestamped(
+            &time,
+            &format!(
+                "round {round} took {}, longer than --interval {}; the next round starts now",
+                humantime::format_duration(if took < Duration::from_secs(10) {
+                    Duration::from_millis(took.as_millis().try_into().unwrap_or(u64::MAX))
+                } else {
+                    Duration::from_secs(took.as_secs())
+                }),
+                humantime::format_duration(interval)
+            ),
+            report::terminal_width(),
         )),
     }
 }

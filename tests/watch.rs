@@ -50,6 +50,8 @@ impl Watch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
             .arg("watch")
             .args(args)
+            // The width lines wrap at when stdout is not a terminal.
+            .env("COLUMNS", "100")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -24,7 +24,7 @@ pub enum Format {
     Nagios,
 }
 
-pub(crate) use human::{terminal_width, watch_lines, HumanOptions};
+pub(crate) use human::{terminal_width, timestamped, watch_lines, HumanOptions};
 
 /// Renders the report in the chosen format with the default human layout; colour only
 /// applies to `human`.

@@ -64,16 +64,23 @@ pub(crate) fn watch_lines(changes: &[Change], time: &str, width: usize) -> Strin
             // Told with the host's first other change below.
             continue;
         }
-        let lead = format!("{time} ");
-        super::text::emit(
-            &mut out,
-            &lead,
-            &lead,
-            lead.len() + 2,
-            &super::text::clean(&text),
-            width,
-            |t| t.to_string(),
-        );
+        out.push_str(&timestamped(time, &text, width));
     }
+    out
+}
+
+/// `<time> <text>`, wrapped to `width` under the text (`watch`'s own lines).
+pub(crate) fn timestamped(time: &str, text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let lead = format!("{time} ");
+    super::text::emit(
+        &mut out,
+        &lead,
+        &lead,
+        lead.len() + 2,
+        &super::text::clean(text),
+        width,
+        |t| t.to_string(),
+    );
     out
 }

@@ -165,7 +165,7 @@ pub(crate) fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
 }
 
 mod changes;
-pub(crate) use changes::watch_lines;
+pub(crate) use changes::{timestamped, watch_lines};
 mod hosts;
 mod table;
 #[cfg(test)]
