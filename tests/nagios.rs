@@ -299,13 +299,14 @@ object PerfdataWriter "perfdata" {{
 object CheckCommand "dummy" {{ command = [ "/bin/true" ] }}
 object Host "demo-cluster" {{
   check_command = "dummy"
+  /* pvrdma_hosts defaults to it; with pvrdma_demo the demo's own hosts are checked. */
+  address = "127.0.0.1"
   enable_active_checks = false
 }}
 object Service "pvrdma" {{
   host_name = "demo-cluster"
   check_command = "pvrdma-doctor"
   vars.pvrdma_demo = true
-  vars.pvrdma_hosts = []
   vars.pvrdma_timeout = "50s"
   check_interval = 1s
   retry_interval = 1s
