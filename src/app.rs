@@ -28,7 +28,12 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         "-w/--warning, -c/--critical and --unreachable-state apply to --format nagios only"
     );
     match &cli.command {
-        Some(Command::Watch(args)) => crate::watch::run(&cli, args),
+        Some(Command::Watch(args)) => crate::watch::run(
+            &cli,
+            args,
+            &|hosts, password| live_options(&cli.live, hosts, &cli.output, password),
+            use_color(cli.output.color),
+        ),
         Some(Command::Analyze { path }) => {
             anyhow::ensure!(
                 cli.bundle.bundle.is_none(),
@@ -168,7 +173,7 @@ fn finish_live(
 }
 
 /// The live-collection settings from the command line.
-pub(crate) fn live_options(
+fn live_options(
     args: &crate::cli::LiveArgs,
     targets: Vec<String>,
     output: &OutputArgs,
@@ -335,7 +340,7 @@ fn exit_code(diagnosis: &diagnose::Diagnosis, output: &OutputArgs) -> u8 {
 }
 
 /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
-pub(crate) fn use_color(choice: ColorChoice) -> bool {
+fn use_color(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -346,7 +351,7 @@ pub(crate) fn use_color(choice: ColorChoice) -> bool {
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a message.
-pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
+fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

@@ -53,8 +53,9 @@ pub fn requested(args: &[OsString]) -> bool {
     false
 }
 
-/// Runs the program as a monitoring plugin; returns the exit code (0 to 3).
-pub fn main(args: Vec<OsString>) -> u8 {
+/// Runs the program (`run`: the application's entry) as a monitoring plugin; returns the
+/// exit code (0 to 3).
+pub fn main(args: Vec<OsString>, run: fn(crate::cli::Cli) -> anyhow::Result<u8>) -> u8 {
     let started = Instant::now();
     install_panic_hook();
     let mut cli = match crate::cli::try_parse_from(&args) {
@@ -76,7 +77,7 @@ pub fn main(args: Vec<OsString>) -> u8 {
         collect_by,
     });
     start_watchdog(started, limit);
-    let code = guard(move || crate::app::run(cli));
+    let code = guard(move || run(cli));
     if informational {
         State::Unknown.code()
     } else {

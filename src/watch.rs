@@ -35,7 +35,7 @@ enum Source {
 }
 
 impl Source {
-    fn new(cli: &Cli, args: &WatchArgs) -> anyhow::Result<Source> {
+    fn new(cli: &Cli, args: &WatchArgs, make_live: MakeLive) -> anyhow::Result<Source> {
         let mut hosts = cli.hosts.clone();
         hosts.extend(args.hosts.iter().cloned());
         if args.demo {
@@ -45,7 +45,7 @@ impl Source {
                 crate::demo::load_scenario(args.scenario.as_deref())?
             };
             let fleet = crate::demo::SimFleet::start(scenario, args.latency)?;
-            let mut base = crate::app::live_options(&cli.live, Vec::new(), &cli.output, None)?;
+            let mut base = make_live(Vec::new(), None)?;
             base.probe = cli.probe.options();
             let mut live = fleet.live_options(base);
             if !hosts.is_empty() {
@@ -77,7 +77,7 @@ impl Source {
             hosts.extend(crate::target::specs_from_text(&text));
         }
         let password = crate::live::read_password(cli.live.ask_password)?;
-        let mut live = crate::app::live_options(&cli.live, hosts, &cli.output, password)?;
+        let mut live = make_live(hosts, password)?;
         if from_stdin {
             live.hosts_file = None;
         }
@@ -142,8 +142,12 @@ impl Stop {
     }
 }
 
-/// Runs the watch; returns the exit code.
-pub(crate) fn run(cli: &Cli, args: &WatchArgs) -> anyhow::Result<u8> {
+/// Builds the run's collection settings for these hosts and password from the command
+/// line (the application layer's own, so a watch round runs as a one-shot run does).
+pub(crate) type MakeLive<'a> = &'a dyn Fn(Vec<String>, Option<secrecy::SecretString>) -> anyhow::Result<LiveOptions>;
+
+/// Runs the watch; returns the exit code. `color`: whether the human report is coloured.
+pub(crate) fn run(cli: &Cli, args: &WatchArgs, make_live: MakeLive, color: bool) -> anyhow::Result<u8> {
     let format = cli.output.format;
     anyhow::ensure!(
         matches!(format, Format::Human | Format::Json),
@@ -159,7 +163,7 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs) -> anyhow::Result<u8> {
         .as_deref()
         .map(crate::baseline::load)
         .transpose()?;
-    let mut source = Source::new(cli, args)?;
+    let mut source = Source::new(cli, args, make_live)?;
     // Sleeps between rounds. Its Ctrl-C listener lives as long as the watch, so a Ctrl-C
     // is never lost, whenever it comes: a round hears it itself and stops early, but one
     // that comes while no round listens (between rounds, or heard first by the simulated
@@ -192,7 +196,7 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs) -> anyhow::Result<u8> {
         let printed = if round == 1 {
             // Against --baseline, the first report carries the comparison.
             diagnosis.changes = comparison;
-            print_report(cli, &diagnosis, &time).and_then(|()| {
+            print_report(cli, color, &diagnosis, &time).and_then(|()| {
                 if format == Format::Human && !run.interrupted {
                     write(&watching_line(&time, &source, args))
                 } else {
@@ -281,12 +285,12 @@ fn collected_only(list: Vec<Change>, d: &Diagnosis) -> Vec<Change> {
 }
 
 /// The first round: the full report (JSON: one `report` event on one line).
-fn print_report(cli: &Cli, d: &Diagnosis, time: &str) -> anyhow::Result<()> {
+fn print_report(cli: &Cli, color: bool, d: &Diagnosis, time: &str) -> anyhow::Result<()> {
     match cli.output.format {
         Format::Json => event("report", time, 1, json!({"report": report::json::to_value(d)})),
         _ => {
             let options = report::HumanOptions {
-                color: crate::app::use_color(cli.output.color),
+                color,
                 width: report::terminal_width(),
                 only_problems: cli.output.only_problems,
                 fold: !cli.output.no_fold,

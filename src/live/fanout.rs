@@ -60,10 +60,6 @@ pub(super) fn raise_nofile_limit() -> libc::rlim_t {
     lim.rlim_cur
 }
 
-/// How every "stopped by the run's --timeout" message starts, so a report can tell the
-/// run's timeout from a host's own.
-pub(crate) const RUN_TIMEOUT: &str = "the whole run hit --timeout";
-
 pub(super) async fn run_all(
     jobs: Vec<Result<HostJob, Failure>>,
     labels: Vec<String>,
@@ -146,7 +142,8 @@ pub(super) async fn run_all(
             },
             _ = &mut deadline => {
                 stop = Some(Failure::new(ErrorKind::Timeout, format!(
-                    "{RUN_TIMEOUT} {} before this host finished; raise --timeout or check the host",
+                    "{} {} before this host finished; raise --timeout or check the host",
+                    crate::collect::RUN_TIMEOUT,
                     humantime::format_duration(opts.run_timeout.unwrap_or_default()))));
                 break;
             }
@@ -277,7 +274,8 @@ pub(super) async fn probe_phase(
         _ = run(hosts, lines.clone(), opts.parallel) => {}
         _ = deadline.as_mut() => {
             stop = Some(Failure::new(ErrorKind::Timeout, format!(
-                "{RUN_TIMEOUT} {} during the path probe; raise --timeout",
+                "{} {} during the path probe; raise --timeout",
+                crate::collect::RUN_TIMEOUT,
                 humantime::format_duration(opts.run_timeout.unwrap_or_default()))));
         }
         _ = ctrl_c.as_mut() => {

@@ -225,7 +225,7 @@ pub fn render(d: &Diagnosis, opts: &NagiosOptions) -> PluginOutput {
     fallback(d, opts, &mut parts, &mut problems);
     failing_checks(d, &mut parts, &mut problems);
     blocked_pairs(d, &mut parts, &mut problems);
-    let probe_cut = d.probes.iter().any(|p| p.detail.contains(crate::live::RUN_TIMEOUT));
+    let probe_cut = d.probes.iter().any(|p| p.detail.contains(crate::collect::RUN_TIMEOUT));
     let cut = probe_cut || d.hosts.iter().any(|h| h.error.as_ref().is_some_and(is_run_timeout));
     if let (Some(limit), true) = (opts.timed_out, cut) {
         parts.push(Part::new(
@@ -447,7 +447,7 @@ fn stopped_by_run_timeout(h: &HostDiagnosis, opts: &NagiosOptions) -> bool {
 
 /// A failure that is the run's own `--timeout`, not the host's.
 fn is_run_timeout(e: &crate::collect::Failure) -> bool {
-    e.kind == crate::collect::ErrorKind::Timeout && e.message.contains(crate::live::RUN_TIMEOUT)
+    e.kind == crate::collect::ErrorKind::Timeout && e.message.contains(crate::collect::RUN_TIMEOUT)
 }
 
 /// Hosts not reached, in error, or interrupted; and hosts incomplete.

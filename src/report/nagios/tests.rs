@@ -3,7 +3,8 @@ use std::path::Path;
 
 fn sample(name: &str) -> Diagnosis {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name);
-    let captures = crate::offline::load_captures(&dir).expect("sample loads");
+    let captures =
+        crate::collect::replay::read_dir(&dir, crate::collect::CaptureSource::Directory).expect("sample loads");
     crate::diagnose::diagnose(&captures)
 }
 
@@ -130,7 +131,7 @@ fn every_sample_renders_a_well_formed_plugin_output() {
     let mut seen = 0;
     for entry in std::fs::read_dir(&root).expect("samples") {
         let dir = entry.expect("entry").path();
-        let Ok(captures) = crate::offline::load_captures(&dir) else {
+        let Ok(captures) = crate::collect::replay::read_dir(&dir, crate::collect::CaptureSource::Directory) else {
             continue;
         };
         let d = crate::diagnose::diagnose(&captures);
