@@ -81,4 +81,16 @@ if [ -n "$prom_missing" ]; then
 fi
 # --- end Prometheus --------------------------------------------------------------------
 
+# --- monitoring plugin (--format nagios): Icinga 2's own parser and config validator ---
+# tests/suite/nagios.rs runs `icinga2 console` (performance-data parser, no daemon), `icinga2
+# daemon -C` and a short-lived daemon of its own, all with private temporary directories.
+# icinga2-bin is the binary alone: no service is enabled or started.
+if ! [ -x /usr/sbin/icinga2 ]; then
+    echo "install-test-deps.sh: installing icinga2-bin"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends icinga2-bin
+fi
+# --- end monitoring plugin ---
+
 echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH)"

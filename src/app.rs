@@ -29,7 +29,17 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         emit(&cli.output, &text)?;
         return Ok(crate::exit::HEALTHY);
     }
+    anyhow::ensure!(
+        cli.output.format() == report::Format::Nagios || !cli.output.plugin.any_given(),
+        "-w/--warning, -c/--critical and --unreachable-state apply to --format nagios only"
+    );
     match &cli.command {
+        Some(Command::Watch(args)) => crate::watch::run(
+            &cli,
+            args,
+            &|hosts, password| live_options(&cli.live, hosts, &cli.output, password),
+            use_color(cli.output.color),
+        ),
         Some(Command::Analyze { path }) => {
             anyhow::ensure!(
                 cli.bundle.bundle.is_none(),
@@ -43,9 +53,10 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             );
             let started = std::time::Instant::now();
             let baseline = load_baseline(&cli.baseline)?;
+            crate::plugin::stage("reading the capture");
             let captures = crate::offline::load_captures(path)?;
             let times = RunTimes::of_capture(path, started);
-            finish(&captures, &cli.output, baseline.as_ref(), &times).map(|d| d.exit_code())
+            finish(&captures, &cli.output, baseline.as_ref(), &times).map(|d| exit_code(&d, &cli.output))
         }
         Some(Command::Demo { scenario, latency }) => {
             refuse_ssh_options_in_demo(&cli.live)?;
@@ -58,13 +69,15 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             };
             let mut live = live_options(&cli.live, cli.hosts.clone(), &cli.output, None)?;
             live.probe = cli.probe.options();
+            crate::plugin::stage("collecting from the simulated hosts");
             let planted = crate::demo::planted(&demo, live.probe.is_some())?;
             eprint!("{}", planted.intro());
             let run = crate::demo::run_demo(&demo, live)?;
             let (code, diagnosis) = report_live(&run, &cli.output, &cli.bundle, baseline.as_ref())?;
             eprint!("{}", planted.outro(&diagnosis));
-            // Ctrl-C keeps its code; otherwise the demo says whether it went as planted.
-            Ok(if run.interrupted {
+            // Ctrl-C keeps its code, and so does a monitoring plugin's; otherwise the demo
+            // says whether it went as planted.
+            Ok(if run.interrupted || cli.output.format() == report::Format::Nagios {
                 code
             } else {
                 planted.exit_code(&diagnosis)
@@ -139,6 +152,7 @@ fn check_hosts(cli: &Cli, hosts: Vec<String>) -> anyhow::Result<u8> {
     let first = hosts.first().cloned().unwrap_or_default();
     let mut live = live_options(&cli.live, hosts, &cli.output, password)?;
     live.probe = cli.probe.options();
+    crate::plugin::stage("collecting from the hosts over SSH");
     let run = crate::live::collect_live(&live).map_err(|e| match &meant {
         Some(m) => anyhow::anyhow!("{e:#}\ndid you mean `{m}`?"),
         None => e,
@@ -219,11 +233,12 @@ fn report_live(
         baseline,
         &RunTimes::of_run(run.started, run.finished),
     )?;
-    // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial.
-    let code = if run.interrupted {
-        crate::exit::INTERRUPTED
-    } else {
-        diagnosis.exit_code()
+    // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial (a
+    // plugin only has UNKNOWN for it).
+    let code = match (run.interrupted, output.format()) {
+        (true, report::Format::Nagios) => report::nagios::State::Unknown.code(),
+        (true, _) => crate::exit::INTERRUPTED,
+        (false, _) => exit_code(&diagnosis, output),
     };
     if let Some(path) = write_support_bundle_hiding(
         bundle_args,
@@ -483,10 +498,31 @@ fn finish(
     baseline: Option<&crate::baseline::Baseline>,
     times: &RunTimes,
 ) -> anyhow::Result<diagnose::Diagnosis> {
+    crate::plugin::stage("diagnosing");
     let mut diagnosis = diagnose::diagnose(captures);
     diagnosis.changes = baseline.map(|b| crate::baseline::compare(b, &diagnosis));
+    if output.format() == report::Format::Nagios {
+        let plugin = report::nagios::render(&diagnosis, &crate::plugin::options(&output.plugin));
+        match &output.output_file {
+            // The plugin's code stands whether its text went to stdout or to a file.
+            Some(path) => crate::atomic::write_report(path, &plugin.text)?,
+            None => {
+                crate::plugin::write_report(&plugin);
+            }
+        }
+        return Ok(diagnosis);
+    }
     emit(output, &render_report(&diagnosis, output, times))?;
     Ok(diagnosis)
+}
+
+/// The exit code a report deserves: the documented codes ([`crate::exit`]), or the
+/// plugin state of the report written with `--format nagios`.
+fn exit_code(diagnosis: &diagnose::Diagnosis, output: &OutputArgs) -> u8 {
+    match output.format() {
+        report::Format::Nagios => crate::plugin::reported_code(),
+        _ => diagnosis.exit_code(),
+    }
 }
 
 /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).

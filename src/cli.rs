@@ -92,6 +92,9 @@ pub(crate) enum Command {
         #[arg(value_name = "PATH")]
         path: PathBuf,
     },
+    /// Diagnose the hosts again and again: the full report first, then one timestamped
+    /// line (or JSON event) per change between consecutive rounds.
+    Watch(WatchArgs),
     /// Start simulated ESXi hosts on 127.0.0.1, with problems planted on purpose, and
     /// diagnose them over real SSH. Says first and last what is simulated and planted;
     /// exits 0 when the report finds what was planted.
@@ -171,8 +174,7 @@ fn exit_with(e: &clap::Error) -> ! {
 }
 
 /// Like [`parse_from`], returning clap's error instead of exiting.
-#[cfg(test)]
-fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+pub(crate) fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -261,7 +263,8 @@ pub(crate) struct LiveArgs {
     #[arg(long, value_name = "SIZE", default_value = "640MiB", value_parser = parse_size)]
     pub(crate) total_output_budget: usize,
     /// Limit for the whole run; hosts not finished by then are reported as timed out.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// With --format nagios the plugin ends on its own within it (default 30s).
+    #[arg(short = 't', long, value_name = "DURATION", value_parser = parse_duration)]
     pub(crate) timeout: Option<Duration>,
     /// Record the key of a host not yet in known_hosts (like StrictHostKeyChecking=accept-new).
     #[arg(long)]
@@ -301,6 +304,9 @@ pub(crate) enum FormatArg {
     /// Prometheus text exposition format 0.0.4 (for node_exporter's textfile collector;
     /// see --output).
     Prometheus,
+    /// A monitoring plugin's output for Nagios, Icinga, Naemon: one status line with
+    /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+    Nagios,
 }
 
 impl From<FormatArg> for Format {
@@ -309,6 +315,7 @@ impl From<FormatArg> for Format {
             FormatArg::Human => Format::Human,
             FormatArg::Json => Format::Json,
             FormatArg::Prometheus => Format::Prometheus,
+            FormatArg::Nagios => Format::Nagios,
         }
     }
 }
@@ -339,6 +346,15 @@ pub(crate) struct OutputArgs {
     /// node sets (`esx[01-20]`, as `clush -b` does).
     #[arg(long)]
     pub(crate) no_fold: bool,
+    #[command(flatten)]
+    pub(crate) plugin: PluginArgs,
+}
+
+impl OutputArgs {
+    /// The report format, as the engine names it.
+    pub(crate) fn format(&self) -> Format {
+        self.format.into()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -346,6 +362,97 @@ pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+/// `--format nagios` (the monitoring-plugin mode) only.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct PluginArgs {
+    /// With --format nagios: the number of adapters in TCP fallback that makes the state
+    /// WARNING, as a Monitoring Plugins range (`0` = any, `2` = more than 2, `@1:3`).
+    #[arg(short = 'w', long = "warning", value_name = "RANGE")]
+    pub(crate) warning: Option<crate::report::nagios::Range>,
+    /// With --format nagios: the number that makes it CRITICAL. Without -w and -c any
+    /// fallback is CRITICAL; a failing check or a blocked pair always is.
+    #[arg(short = 'c', long = "critical", value_name = "RANGE")]
+    pub(crate) critical: Option<crate::report::nagios::Range>,
+    /// With --format nagios: the state of an unreachable host.
+    #[arg(long, value_enum, value_name = "STATE", default_value = "unknown")]
+    pub(crate) unreachable_state: StateArg,
+}
+
+/// A plugin state as `--unreachable-state` names it (the engine's `nagios::State`; the
+/// engine does not depend on clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StateArg {
+    Ok,
+    Warning,
+    Critical,
+    Unknown,
+}
+
+impl From<StateArg> for crate::report::nagios::State {
+    fn from(arg: StateArg) -> Self {
+        use crate::report::nagios::State;
+        match arg {
+            StateArg::Ok => State::Ok,
+            StateArg::Warning => State::Warning,
+            StateArg::Critical => State::Critical,
+            StateArg::Unknown => State::Unknown,
+        }
+    }
+}
+
+impl PluginArgs {
+    /// Whether an option of the plugin mode was given.
+    pub(crate) fn any_given(&self) -> bool {
+        self.warning.is_some() || self.critical.is_some() || self.unreachable_state != StateArg::Unknown
+    }
+}
+
+/// `watch`: rerun and report the changes.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct WatchArgs {
+    /// ESXi hosts, as for the default command.
+    #[arg(value_name = "HOST")]
+    pub(crate) hosts: Vec<String>,
+    /// Time from the start of one round to the start of the next; a round that takes
+    /// longer starts the next at once (rounds never overlap).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval)]
+    pub(crate) interval: Duration,
+    /// Exit at the first change, with the exit code that round's report deserves (like
+    /// `watch -g`).
+    #[arg(long)]
+    pub(crate) until_change: bool,
+    /// Stop after N rounds (the exit code is then the last round's).
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub(crate) count: Option<u64>,
+    /// Watch the demo's simulated hosts instead of real ones.
+    #[arg(long)]
+    pub(crate) demo: bool,
+    /// With --demo: serve this scenario directory (<host>/<command-id>.txt), read again at
+    /// the start of every round, so editing a file there changes what the next round sees.
+    #[arg(long, value_name = "DIR", requires = "demo")]
+    pub(crate) scenario: Option<PathBuf>,
+    /// With --demo: simulated latency of every command.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration, requires = "demo")]
+    pub(crate) latency: Duration,
+}
+
+/// `--interval`: at least 100 ms.
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d < Duration::from_millis(100) {
+        return Err(format!("{text:?} is shorter than 100ms"));
+    }
+    Ok(d)
+}
+
+/// `--count`: 1 or more rounds.
+fn parse_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{text:?} is not a number of rounds (1 or more)")),
+    }
 }
 
 /// `--host-output-budget`: `10MiB`, `512KiB`, `1GiB`, `4096` (bytes); at least 64 KiB so a

@@ -220,7 +220,7 @@ fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
 
 /// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
 /// Several whitespace-separated specs on one line are accepted too.
-fn specs_from_text(text: &str) -> Vec<String> {
+pub(crate) fn specs_from_text(text: &str) -> Vec<String> {
     text.lines()
         .map(|l| l.split('#').next().unwrap_or(""))
         .flat_map(str::split_whitespace)

@@ -171,6 +171,7 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
 }
 
 mod changes;
+pub use changes::{timestamped, watch_lines};
 mod hosts;
 pub mod list;
 pub mod probe;
