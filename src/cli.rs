@@ -126,7 +126,9 @@ where
     T: Into<OsString> + Clone,
 {
     let matches = command().get_matches_from(args);
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    cli.live.positions = ArgPositions::from_matches(&matches);
+    cli
 }
 
 /// Like [`parse_from`], returning clap's error instead of exiting.
@@ -137,7 +139,9 @@ where
     T: Into<OsString> + Clone,
 {
     let matches = command().try_get_matches_from(args)?;
-    Cli::from_arg_matches(&matches)
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    cli.live.positions = ArgPositions::from_matches(&matches);
+    Ok(cli)
 }
 
 /// The path probe (off by default: it sends packets, though it changes nothing).
@@ -180,16 +184,18 @@ pub(crate) struct LiveArgs {
     /// Use only this ssh_config file, instead of ~/.ssh/config and /etc/ssh/ssh_config (like `ssh -F`).
     #[arg(short = 'F', long = "ssh-config", value_name = "FILE")]
     pub(crate) ssh_config: Option<PathBuf>,
-    /// Log in as USER (default: the ssh_config `User`, else root).
+    /// Log in as USER (default: the ssh_config `User`, else root; of -l, -o User and a
+    /// `user@host` argument, the first given wins, as with ssh).
     #[arg(short = 'l', long = "user", value_name = "USER")]
     pub(crate) user: Option<String>,
     /// Private key to try first (repeatable); ECDSA or RSA: ESXi refuses ed25519 keys. A file
     /// that cannot be read stops the run.
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     pub(crate) identity: Vec<PathBuf>,
-    /// Connect to this port (like `ssh -p`; a port in the host argument wins).
+    /// Connect to this port, a number or a service name (like `ssh -p`; of -p, -o Port
+    /// and a `host:port` argument, the first given wins).
     #[arg(short = 'p', long = "port", value_name = "PORT")]
-    pub(crate) port: Option<u16>,
+    pub(crate) port: Option<String>,
     /// Go through these jump hosts, comma-separated `[user@]host[:port]` (like `ssh -J`;
     /// `none` turns a configured ProxyJump off).
     #[arg(short = 'J', long = "jump", value_name = "JUMP")]
@@ -200,6 +206,9 @@ pub(crate) struct LiveArgs {
     /// StrictHostKeyChecking, HashKnownHosts, HostKeyAlias.
     #[arg(short = 'o', long = "ssh-option", value_name = "KEY=VALUE")]
     pub(crate) options: Vec<String>,
+    /// Where each option and host argument stood on the command line.
+    #[arg(skip)]
+    pub(crate) positions: ArgPositions,
     /// How many hosts to diagnose at once.
     #[arg(long, value_name = "N", default_value_t = crate::live::DEFAULT_PARALLEL, value_parser = parse_parallel)]
     pub(crate) parallel: usize,
@@ -231,6 +240,44 @@ pub(crate) struct LiveArgs {
     /// Prompt once (without echo) for a password used by all hosts; else PVRDMA_DOCTOR_PASSWORD is used when set.
     #[arg(long)]
     pub(crate) ask_password: bool,
+}
+
+/// Positions on the command line of the options whose order matters to ssh (the first
+/// value given wins between `-l`, `-o User` and `user@host`; likewise for the port and
+/// the jump hosts). Filled by [`parse_from`] from clap's indices.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ArgPositions {
+    pub(crate) user: Vec<usize>,
+    pub(crate) port: Vec<usize>,
+    pub(crate) jump: Vec<usize>,
+    pub(crate) options: Vec<usize>,
+    pub(crate) hosts: Vec<usize>,
+    pub(crate) hosts_file: Option<usize>,
+}
+
+impl ArgPositions {
+    fn from_matches(matches: &clap::ArgMatches) -> Self {
+        let sub = matches.subcommand().map(|(_, m)| m);
+        let of = |id: &str| -> Vec<usize> {
+            for m in [Some(matches), sub].into_iter().flatten() {
+                if let Ok(Some(i)) = m.try_get_raw_occurrences(id).map(|_| m.indices_of(id)) {
+                    let v: Vec<usize> = i.collect();
+                    if !v.is_empty() {
+                        return v;
+                    }
+                }
+            }
+            Vec::new()
+        };
+        ArgPositions {
+            user: of("user"),
+            port: of("port"),
+            jump: of("jump"),
+            options: of("options"),
+            hosts: of("hosts"),
+            hosts_file: of("hosts_file").first().copied(),
+        }
+    }
 }
 
 /// Support bundle options.

@@ -76,21 +76,23 @@ pub(crate) fn check_identity_files(files: &[PathBuf]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The ssh_config as ssh reads it: only `-F FILE` when given, else `~/.ssh/config` then
-/// the system-wide file, each when it exists.
+/// The ssh_config as ssh reads it: only `-F FILE` when given (`-F none`: no file), else
+/// `~/.ssh/config` then the system-wide file, each when it exists.
 pub(crate) fn load_config(f_flag: Option<&Path>, system: &Path, home: &Path) -> anyhow::Result<SshConfig> {
+    let local = LocalContext::current(home);
     Ok(match f_flag {
-        Some(p) => SshConfig::load(p, home)?,
-        None => SshConfig::load_user_and_system(&home.join(".ssh/config"), system, home)?,
+        Some(p) => SshConfig::load(p, local)?,
+        None => SshConfig::load_user_and_system(&home.join(".ssh/config"), system, local),
     })
 }
 
 /// The connection flags of a run.
 pub(super) fn flags(opts: &LiveOptions) -> Flags {
     Flags {
-        login_user: opts.login_user.clone(),
         identity_files: opts.identity_files.clone(),
         options: opts.ssh_options.clone(),
+        host_positions: opts.target_positions.clone(),
+        hosts_file_position: opts.hosts_file_position,
         accept_new: opts.accept_new,
         insecure_skip_host_key_check: opts.insecure_skip_host_key_check,
         only_given_keys: opts.only_given_keys,

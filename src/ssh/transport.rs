@@ -222,8 +222,8 @@ fn dns_failure(hop: &Endpoint, why: &str) -> SshError {
     SshError::new(
         SshErrorKind::Dns,
         format!(
-            "{}: cannot resolve {:?} ({why}); check the host name, or map it with HostName in ~/.ssh/config",
-            hop.label, hop.hostname
+            "{}: cannot resolve {:?} ({why}); check the host name, or map it with HostName in {}",
+            hop.label, hop.hostname, hop.config_source
         ),
     )
 }
