@@ -125,9 +125,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let matches = command().get_matches_from(args);
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let matches = command().get_matches_from(&args);
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    cli.live.positions = ArgPositions::from_matches(&matches);
+    cli.live.positions = ArgPositions::from_args(&args);
     cli
 }
 
@@ -138,9 +139,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let matches = command().try_get_matches_from(args)?;
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let matches = command().try_get_matches_from(&args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
-    cli.live.positions = ArgPositions::from_matches(&matches);
+    cli.live.positions = ArgPositions::from_args(&args);
     Ok(cli)
 }
 
@@ -244,7 +246,7 @@ pub(crate) struct LiveArgs {
 
 /// Positions on the command line of the options whose order matters to ssh (the first
 /// value given wins between `-l`, `-o User` and `user@host`; likewise for the port and
-/// the jump hosts). Filled by [`parse_from`] from clap's indices.
+/// the jump hosts). Filled by [`parse_from`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ArgPositions {
     pub(crate) user: Vec<usize>,
@@ -256,27 +258,75 @@ pub(crate) struct ArgPositions {
 }
 
 impl ArgPositions {
-    fn from_matches(matches: &clap::ArgMatches) -> Self {
-        let sub = matches.subcommand().map(|(_, m)| m);
-        let of = |id: &str| -> Vec<usize> {
-            for m in [Some(matches), sub].into_iter().flatten() {
-                if let Ok(Some(i)) = m.try_get_raw_occurrences(id).map(|_| m.indices_of(id)) {
-                    let v: Vec<usize> = i.collect();
-                    if !v.is_empty() {
-                        return v;
+    /// Scans the raw arguments as clap reads them (long and short options, attached or
+    /// separate values, `--`, the subcommand) and notes where each option and host stood.
+    /// clap's own indices restart inside a subcommand, so they cannot order `-l` before
+    /// `check` against a host after it.
+    fn from_args(args: &[OsString]) -> Self {
+        let cmd = command();
+        let takes_value = |a: &clap::Arg| a.get_action().takes_values();
+        let id_of_long = |name: &str| {
+            cmd.get_arguments()
+                .find(|a| a.get_long() == Some(name))
+                .map(|a| (a.get_id().to_string(), takes_value(a)))
+        };
+        let id_of_short = |c: char| {
+            cmd.get_arguments()
+                .find(|a| a.get_short() == Some(c))
+                .map(|a| (a.get_id().to_string(), takes_value(a)))
+        };
+        let mut out = ArgPositions::default();
+        let mut note = |id: &str, at: usize| match id {
+            "user" => out.user.push(at),
+            "port" => out.port.push(at),
+            "jump" => out.jump.push(at),
+            "options" => out.options.push(at),
+            "hosts_file" => out.hosts_file = out.hosts_file.or(Some(at)),
+            _ => {}
+        };
+        let mut hosts = Vec::new();
+        let mut subcommand: Option<String> = None;
+        let mut only_positionals = false;
+        let mut i = 1;
+        while let Some(raw) = args.get(i) {
+            let t = raw.to_string_lossy();
+            if only_positionals || t == "-" || !t.starts_with('-') {
+                if subcommand.is_none() && hosts.is_empty() && cmd.find_subcommand(t.as_ref()).is_some() {
+                    subcommand = Some(t.to_string());
+                } else if subcommand.as_deref().is_none_or(|s| s == "check") {
+                    hosts.push(i);
+                }
+            } else if t == "--" {
+                only_positionals = true;
+            } else if let Some(long) = t.strip_prefix("--") {
+                let (name, attached) = match long.split_once('=') {
+                    Some((n, _)) => (n, true),
+                    None => (long, false),
+                };
+                if let Some((id, value)) = id_of_long(name) {
+                    note(&id, i);
+                    if value && !attached {
+                        i += 1;
+                    }
+                }
+            } else {
+                for (k, c) in t.chars().skip(1).enumerate() {
+                    if let Some((id, value)) = id_of_short(c) {
+                        note(&id, i);
+                        if value {
+                            // The value is the rest of this word, or the next word.
+                            if k + 2 == t.chars().count() {
+                                i += 1;
+                            }
+                            break;
+                        }
                     }
                 }
             }
-            Vec::new()
-        };
-        ArgPositions {
-            user: of("user"),
-            port: of("port"),
-            jump: of("jump"),
-            options: of("options"),
-            hosts: of("hosts"),
-            hosts_file: of("hosts_file").first().copied(),
+            i += 1;
         }
+        out.hosts = hosts;
+        out
     }
 }
 
@@ -444,5 +494,52 @@ mod tests {
         let cli = try_parse_from(["pvrdma-doctor", "check", "demo", "-vv"]).unwrap();
         assert!(matches!(&cli.command, Some(Command::Check { hosts }) if hosts == &["demo"]));
         assert_eq!(cli.verbose, 2);
+    }
+
+    #[test]
+    fn positions_follow_the_command_line() {
+        let cli = try_parse_from([
+            "pvrdma-doctor",
+            "root@esx01",
+            "-l",
+            "admin",
+            "-o",
+            "User=o",
+            "esx02",
+            "-p",
+            "2222",
+            "-o",
+            "Port=1",
+        ])
+        .unwrap();
+        let p = &cli.live.positions;
+        assert_eq!(
+            (p.hosts.clone(), p.user.clone(), p.options.clone()),
+            (vec![1, 6], vec![2], vec![4, 9])
+        );
+        assert_eq!(p.port, vec![7]);
+        let cli = try_parse_from(["pvrdma-doctor", "-ladmin", "check", "root@esx01", "-J", "j1"]).unwrap();
+        let p = &cli.live.positions;
+        assert_eq!(
+            (p.user.clone(), p.hosts.clone(), p.jump.clone()),
+            (vec![1], vec![3], vec![4])
+        );
+        let cli = try_parse_from([
+            "pvrdma-doctor",
+            "--format",
+            "json",
+            "esx01",
+            "--user=a",
+            "--hosts-file",
+            "f",
+            "--",
+            "-p",
+        ])
+        .unwrap();
+        let p = &cli.live.positions;
+        assert_eq!(
+            (p.hosts.clone(), p.user.clone(), p.hosts_file),
+            (vec![3, 8], vec![4], Some(5))
+        );
     }
 }
