@@ -578,7 +578,7 @@ fn check(env: &Env, case: &Case, stats: &Stats) -> Result<(), String> {
         (Err(_), Err(e)) => {
             let first = e.lines().next().unwrap_or("").to_string();
             let key: String = first
-                .split(|c: char| c == '"' || c == '\'')
+                .split(['"', '\''])
                 .step_by(2)
                 .collect::<String>()
                 .chars()
