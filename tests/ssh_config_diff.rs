@@ -290,6 +290,8 @@ const VALUES: &[(&str, &[&str])] = &[
             "\"q%h\"",
             "10.0.0.7",
             "j1",
+            "FE80::A",
+            "::1",
         ],
     ),
     (
@@ -350,6 +352,8 @@ const VALUES: &[(&str, &[&str])] = &[
             "esx01",
             "bastion",
             "j2,u@j1",
+            "[::1]:2222",
+            "u@[fe80::1]",
         ],
     ),
     ("ProxyCommand", &["none", "nc %h %p", "NONE"]),
@@ -421,10 +425,23 @@ const INCLUDE_FILES: &[&str] = &[
 ];
 
 fn keyword_case(k: &str, style: u8) -> String {
-    match style % 4 {
+    match style % 5 {
         0 => k.to_string(),
         1 => k.to_ascii_lowercase(),
         2 => k.to_ascii_uppercase(),
+        // A quoted keyword keeps a following `=` in its value; the values pvrdma-doctor
+        // does not check (README) are left out of that.
+        3 if ![
+            "ServerAliveInterval",
+            "SendEnv",
+            "ForwardAgent",
+            "Protocol",
+            "UseRoaming",
+        ]
+        .contains(&k) =>
+        {
+            format!("\"{k}\"")
+        }
         _ => k.to_string(),
     }
 }

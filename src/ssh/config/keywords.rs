@@ -23,9 +23,46 @@ pub(super) enum Keyword {
     IgnoreUnknown,
     CanonicalizeHostname,
     CanonicalDomains,
+    /// Known to ssh, not used here, a yes/no flag (`true`/`false` too): its value is
+    /// checked as ssh checks it.
+    Flag,
+    /// `Compression`: `yes` or `no` only.
+    YesNo,
     /// Known to ssh, not used here (its value is not checked).
     Other,
 }
+
+/// Unused keywords whose value is a plain flag.
+const FLAG_KEYWORDS: &[&str] = &[
+    "batchmode",
+    "checkhostip",
+    "tcpkeepalive",
+    "keepalive",
+    "exitonforwardfailure",
+    "gatewayports",
+    "passwordauthentication",
+    "kbdinteractiveauthentication",
+    "challengeresponseauthentication",
+    "skeyauthentication",
+    "tisauthentication",
+    "hostbasedauthentication",
+    "forwardx11",
+    "forwardx11trusted",
+    "enablesshkeysign",
+    "nohostauthenticationforlocalhost",
+    "clearallforwardings",
+    "visualhostkey",
+    "permitlocalcommand",
+    "proxyusefdpass",
+    "stdinnull",
+    "streamlocalbindunlink",
+    "canonicalizefallbacklocal",
+    "gssapiauthentication",
+    "gssapidelegatecredentials",
+    "gssapikeyexchange",
+    "gssapitrustdns",
+    "gssapirenewalforcesrekey",
+];
 
 /// Every other keyword ssh 9.2 accepts, lowercased (aliases and the deprecated or
 /// unsupported names ssh only warns about included).
@@ -165,6 +202,8 @@ pub(super) fn lookup(name: &str) -> Option<Keyword> {
         "ignoreunknown" => Keyword::IgnoreUnknown,
         "canonicalizehostname" => Keyword::CanonicalizeHostname,
         "canonicaldomains" => Keyword::CanonicalDomains,
+        "compression" => Keyword::YesNo,
+        other if FLAG_KEYWORDS.contains(&other) => Keyword::Flag,
         other if OTHER_KEYWORDS.contains(&other) => Keyword::Other,
         _ => return None,
     })

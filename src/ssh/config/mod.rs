@@ -140,7 +140,7 @@ pub struct JumpHost {
 }
 
 impl JumpHost {
-    /// How `ssh -G` prints it.
+    /// How `ssh -G` prints it (an address in brackets).
     pub fn display(&self) -> String {
         let mut s = String::new();
         if let Some(e) = &self.extra {
@@ -152,7 +152,7 @@ impl JumpHost {
             s.push('@');
         }
         let bracket = self.host.contains(':') || self.host.chars().all(|c| c.is_ascii_digit() || c == '.');
-        if bracket && self.port.is_some() {
+        if bracket {
             s.push_str(&format!("[{}]", self.host));
         } else {
             s.push_str(&self.host);
@@ -901,6 +901,12 @@ fn apply(
                     }
                 }
             }
+        }
+        Keyword::Flag => {
+            flag(YES_NO)?;
+        }
+        Keyword::YesNo => {
+            flag(&[("yes", true), ("no", false)])?;
         }
         Keyword::Other => {}
         Keyword::Host | Keyword::Match | Keyword::Include => {
