@@ -134,6 +134,7 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     check_identity_files(&opts.identity_files)?;
     let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
     let mut jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    refuse_a_config_no_host_can_use(&targets, &jobs)?;
     share_run_budget(&mut jobs, opts.total_output_budget);
     let local_values = local_values(&jobs, opts, &home);
     if let Some(w) = config_tofu_warning(&jobs) {

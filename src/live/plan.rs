@@ -86,6 +86,33 @@ pub(crate) fn load_config(f_flag: Option<&Path>, system: &Path, home: &Path) -> 
     })
 }
 
+/// When every host fails on the same ssh config error (a misspelled keyword, a bad
+/// `Match` line), the file is what is wrong, as `ssh` refuses it whatever the host: one
+/// error for the run rather than the same line under every host.
+pub(crate) fn refuse_a_config_no_host_can_use(
+    targets: &[HostSpec],
+    jobs: &[Result<HostJob, Failure>],
+) -> anyhow::Result<()> {
+    let mut common: Option<&str> = None;
+    for (t, job) in targets.iter().zip(jobs) {
+        let Err(f) = job else {
+            return Ok(());
+        };
+        let prefix = format!("{}: ", t.label());
+        let Some(message) = f.message.strip_prefix(&prefix).filter(|_| f.kind == ErrorKind::Config) else {
+            return Ok(());
+        };
+        if common.is_some_and(|c| c != message) {
+            return Ok(());
+        }
+        common = Some(message);
+    }
+    match common {
+        Some(m) => anyhow::bail!("{m}"),
+        None => Ok(()),
+    }
+}
+
 /// The connection flags of a run.
 pub(super) fn flags(opts: &LiveOptions) -> Flags {
     Flags {
