@@ -299,8 +299,16 @@ impl SshConfig {
                 .map_err(|e| ConfigError::Refused(format!("HostName {h:?}: {e}")))?,
             None => host.host.to_string(),
         };
-        if !is_address(&name) {
-            name = name.to_ascii_lowercase();
+        // ssh lowercases a name, and writes an address the way getnameinfo(3) does
+        // (`010.0.0.1` is `8.0.0.1`) unless only the letter case differs.
+        match sys::numeric_address(&name) {
+            Some(canonical) => {
+                if !canonical.eq_ignore_ascii_case(&name) {
+                    name = canonical;
+                }
+            }
+            None if looks_like_address(&name) => {}
+            None => name = name.to_ascii_lowercase(),
         }
         opts.hostname = Some(name.clone());
         if opts.canonicalize_hostname == Some(true) {
@@ -474,9 +482,10 @@ fn connection_hash(local: &str, host: &str, port: &str, user: &str) -> String {
     data_encoding::HEXLOWER.encode(&h.finalize())
 }
 
-/// An IP address (which ssh does not lowercase).
-fn is_address(s: &str) -> bool {
-    s.parse::<std::net::IpAddr>().is_ok()
+/// What ssh takes for an address without asking (is_addr_fast): a `%` or `:`, or only
+/// digits and dots. Such a name is not lowercased even when it is not a valid address.
+fn looks_like_address(s: &str) -> bool {
+    s.contains(['%', ':']) || s.chars().all(|c| c.is_ascii_digit() || c == '.')
 }
 
 /// The options being collected (readconf.c's `Options`, for what is used here).
@@ -543,9 +552,9 @@ impl Pass<'_> {
         for top in &config.files {
             let text = match read_text(&top.path) {
                 Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !top.user_conf => continue,
-                // `-F FILE` was opened at load; `~/.ssh/config` may be missing.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && top.check_perm => continue,
+                // ssh skips `~/.ssh/config` and the system file when it cannot open them;
+                // only `-F FILE` must be readable.
+                Err(_) if !top.user_conf || top.check_perm => continue,
                 Err(error) => {
                     return Err(ConfigError::Read {
                         path: top.path.clone(),

@@ -152,3 +152,48 @@ pub(crate) fn service_port(name: &str) -> Option<u16> {
     }
     None
 }
+
+/// An IP address written in any form getaddrinfo(3) reads without DNS (`010.0.0.1`,
+/// `0:0::1`, `fe80::1%eth0`), in the form getnameinfo(3) writes it back (`8.0.0.1`,
+/// `::1`): what ssh connects to and prints for an address. `None` for a name.
+pub(crate) fn numeric_address(name: &str) -> Option<String> {
+    let c_name = CString::new(name).ok()?;
+    // SAFETY: plain data; zeroed is the documented "no hints" state.
+    #[allow(unsafe_code)]
+    let mut hints: libc::addrinfo = unsafe { std::mem::zeroed() };
+    hints.ai_flags = libc::AI_NUMERICHOST;
+    hints.ai_socktype = libc::SOCK_STREAM;
+    let mut res: *mut libc::addrinfo = std::ptr::null_mut();
+    // SAFETY: valid C string and hints for the call; `res` is freed below.
+    #[allow(unsafe_code)]
+    let r = unsafe { libc::getaddrinfo(c_name.as_ptr(), std::ptr::null(), &hints, &mut res) };
+    if r != 0 || res.is_null() {
+        return None;
+    }
+    let mut host = [0 as libc::c_char; 1025];
+    // SAFETY: `res` is a valid list from getaddrinfo; its first entry's address is
+    // readable for ai_addrlen bytes; the output buffer is writable for its length.
+    #[allow(unsafe_code)]
+    let (single, named) = unsafe {
+        let ai = &*res;
+        let single = ai.ai_next.is_null();
+        let named = libc::getnameinfo(
+            ai.ai_addr,
+            ai.ai_addrlen,
+            host.as_mut_ptr(),
+            host.len() as libc::socklen_t,
+            std::ptr::null_mut(),
+            0,
+            libc::NI_NUMERICHOST,
+        );
+        libc::freeaddrinfo(res);
+        (single, named)
+    };
+    if !single || named != 0 {
+        return None;
+    }
+    // SAFETY: getnameinfo wrote a NUL-terminated string into `host`.
+    #[allow(unsafe_code)]
+    let text = unsafe { CStr::from_ptr(host.as_ptr()) };
+    Some(text.to_string_lossy().into_owned())
+}

@@ -275,6 +275,15 @@ fn values_ssh_refuses_are_refused() {
     );
     let (_home, cfg) = config("HostName %p\n");
     assert!(resolve(&cfg, "a").is_err(), "HostName only knows %h");
+    for (written, used) in [
+        ("010.0.0.1", "8.0.0.1"),
+        ("0:0::1", "::1"),
+        ("FE80::A", "FE80::A"),
+        ("Esx.Lab", "esx.lab"),
+    ] {
+        let (_home, cfg) = config(&format!("HostName {written}\n"));
+        assert_eq!(ok(&cfg, "a").hostname, used, "as ssh writes an address or a name");
+    }
     let (_home, cfg) = config("HostName %%h-%h\nIdentityFile /k/%x\n");
     let c = ok(&cfg, "a");
     assert_eq!(c.hostname, "%h-a");
