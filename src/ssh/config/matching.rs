@@ -69,6 +69,11 @@ fn user_matches(user: &str, list: &str) -> bool {
     pattern_list(user, list, false) == Some(true)
 }
 
+/// Whether `IgnoreUnknown` (a case-insensitive pattern list) names `keyword`.
+pub(super) fn ignored_keyword(list: &str, keyword: &str) -> bool {
+    pattern_list(keyword, list, true) == Some(true)
+}
+
 /// Whether a `Host` line's words select `host`. `Err` for an empty word.
 pub(super) fn host_line_matches(words: &[String], host: &str) -> Result<bool, String> {
     let mut active = false;

@@ -642,7 +642,7 @@ impl Pass<'_> {
                     let ignored = opts
                         .ignore_unknown
                         .as_deref()
-                        .is_some_and(|list| matching_ignore(list, &keyword));
+                        .is_some_and(|list| matching::ignored_keyword(list, &keyword));
                     if !ignored {
                         return Err(origin.error(format!("Bad configuration option: {keyword}")));
                     }
@@ -703,17 +703,6 @@ impl Pass<'_> {
         }
         Ok(())
     }
-}
-
-/// `IgnoreUnknown`: a case-insensitive pattern list.
-fn matching_ignore(list: &str, keyword: &str) -> bool {
-    list.split(',').any(|p| match p.strip_prefix('!') {
-        Some(_) => false,
-        None => wildcard_match(&p.to_ascii_lowercase(), keyword),
-    }) && !list
-        .split(',')
-        .filter_map(|p| p.strip_prefix('!'))
-        .any(|p| wildcard_match(&p.to_ascii_lowercase(), keyword))
 }
 
 /// What `Match host` compares with when the line is reached: `HostName` so far with
