@@ -5,7 +5,6 @@
 #     must work under it;
 #   - tmux, whose 80-column terminal checks that the report fits the real terminal width
 #     (tests/tmux.rs);
-#   - OpenSSH's client (openssh-client), the oracle of tests/ssh_config_diff.rs;
 #   - a local test user whose login shell is busybox sh and whose password is checked by
 #     PAM, so keyboard-interactive login goes through the same path as on ESXi.
 # Idempotent: every step checks first. Must run as root (CI runs it before `cargo test`).
@@ -37,6 +36,17 @@ if [ -n "$missing" ]; then
     apt-get install -y -qq --no-install-recommends $missing
 fi
 
+# --- ssh_config oracle (tests/ssh_config_diff.rs) ---
+# OpenSSH's client, whose `ssh -G` is the reference every generated ssh_config and
+# command line is compared with (`getent`, `id` and `hostname` come with the base system).
+if ! command -v ssh >/dev/null 2>&1; then
+    echo "install-test-deps.sh: installing openssh-client"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends openssh-client
+fi
+# --- end ssh_config oracle ---
+
 # sshd refuses to start without its privilege-separation directory; containers lack it.
 mkdir -p /run/sshd
 chmod 0755 /run/sshd
@@ -55,16 +65,5 @@ if [ "$(getent passwd "$TEST_USER" | cut -d: -f7)" != "$BUSYBOX_SH" ]; then
     usermod --shell "$BUSYBOX_SH" "$TEST_USER"
 fi
 echo "$TEST_USER:$TEST_PASSWORD" | chpasswd
-
-# --- ssh_config oracle (tests/ssh_config_diff.rs) ---
-# OpenSSH's client, whose `ssh -G` is the reference every generated ssh_config and
-# command line is compared with (`getent`, `id` and `hostname` come with the base system).
-if ! command -v ssh >/dev/null 2>&1; then
-    echo "install-test-deps.sh: installing openssh-client"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends openssh-client
-fi
-# --- end ssh_config oracle ---
 
 echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH)"
