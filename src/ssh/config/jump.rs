@@ -208,6 +208,13 @@ pub(crate) fn parse_jump(s: &str, strict: bool) -> Result<Jump, String> {
     let mut hops = value.rsplit(',');
     let mut last: Option<Hop> = None;
     for hop in hops.by_ref() {
+        if hop.is_empty() {
+            return Err(if value.len() < s.trim_end().len() {
+                "a hop is empty: the list ends at the first blank or '#', so write it without spaces (j1,j2)".into()
+            } else {
+                "a hop is empty (two commas, or one at an end)".into()
+            });
+        }
         let (user, host, port) = parse_hop(hop).ok_or_else(|| format!("{hop:?} is not [user@]host[:port]"))?;
         if strict {
             if !valid_hostname(&host) {
