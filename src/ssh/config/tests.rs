@@ -275,13 +275,17 @@ fn values_ssh_refuses_are_refused() {
     );
     let (_home, cfg) = config("HostName %p\n");
     assert!(resolve(&cfg, "a").is_err(), "HostName only knows %h");
+    // A quoted keyword keeps the `=` in its value; with a `:` ssh takes it for an address
+    // and does not lowercase it.
     for (written, used) in [
-        ("010.0.0.1", "8.0.0.1"),
-        ("0:0::1", "::1"),
-        ("FE80::A", "FE80::A"),
-        ("Esx.Lab", "esx.lab"),
+        ("HostName 010.0.0.1", "8.0.0.1"),
+        ("HostName 0:0::1", "::1"),
+        ("HostName FE80::A", "FE80::A"),
+        ("HostName Esx.Lab", "esx.lab"),
+        ("\"HostName\"=FE80::A", "=FE80::A"),
+        ("\"HostName\"=Esx", "=esx"),
     ] {
-        let (_home, cfg) = config(&format!("HostName {written}\n"));
+        let (_home, cfg) = config(&format!("{written}\n"));
         assert_eq!(ok(&cfg, "a").hostname, used, "as ssh writes an address or a name");
     }
     let (_home, cfg) = config("HostName %%h-%h\nIdentityFile /k/%x\n");
