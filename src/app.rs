@@ -39,7 +39,13 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             let captures = crate::offline::load_captures(path)?;
             finish(&captures, &cli.output, baseline.as_ref()).map(|d| d.exit_code())
         }
-        Some(Command::Demo { scenario, latency }) => {
+        Some(Command::Demo {
+            scenario,
+            latency,
+            serve,
+            listen,
+            web_config,
+        }) => {
             let baseline = load_baseline(&cli.baseline)?;
             prepare_bundle(&cli.bundle)?;
             let demo = crate::demo::DemoOptions {
@@ -49,8 +55,25 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             };
             let mut live = live_options(&cli.live, cli.hosts.clone(), &cli.output, None)?;
             live.probe = cli.probe.options();
+            if *serve {
+                live.progress = false;
+                return crate::serve::run_demo(&demo, live, listen.clone(), web_config.as_deref());
+            }
             let run = crate::demo::run_demo(&demo, live)?;
             finish_live(&run, &cli.output, &cli.bundle, baseline.as_ref())
+        }
+        Some(Command::Serve {
+            config,
+            listen,
+            web_config,
+            check_config,
+        }) => {
+            anyhow::ensure!(
+                cli.hosts.is_empty(),
+                "`serve` takes its targets from --config; {:?} would be ignored",
+                cli.hosts
+            );
+            crate::serve::run_serve(config, listen.clone(), web_config.as_deref(), *check_config)
         }
         Some(Command::Check { hosts }) => {
             let mut all = cli.hosts.clone();

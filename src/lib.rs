@@ -21,6 +21,7 @@ pub mod offline;
 pub mod probe;
 pub mod redact;
 pub mod report;
+pub mod serve;
 mod simhost;
 mod simnet;
 pub mod ssh;
