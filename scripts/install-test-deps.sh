@@ -55,4 +55,30 @@ if [ "$(getent passwd "$TEST_USER" | cut -d: -f7)" != "$BUSYBOX_SH" ]; then
 fi
 echo "$TEST_USER:$TEST_PASSWORD" | chpasswd
 
+# --- Prometheus (tests/prometheus.rs) -------------------------------------------------
+# promtool (Debian package `prometheus`) lints the metrics and unit-tests the alerting
+# rules; node_exporter (`prometheus-node-exporter`) reads the textfile; systemd-analyze
+# (`systemd`) verifies the shipped units. The tests start
+# node_exporter themselves on 127.0.0.1 and use no system service, so a policy-rc.d
+# keeps the packages from starting theirs while installing.
+prom_missing=""
+[ -x /usr/bin/promtool ] || prom_missing="$prom_missing prometheus"
+[ -x /usr/bin/prometheus-node-exporter ] || prom_missing="$prom_missing prometheus-node-exporter"
+# systemd-analyze verifies the shipped service and timer (contrib/systemd).
+command -v systemd-analyze >/dev/null 2>&1 || prom_missing="$prom_missing systemd"
+if [ -n "$prom_missing" ]; then
+    echo "install-test-deps.sh: installing$prom_missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    policy=/usr/sbin/policy-rc.d
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\n# no service starts during install-test-deps.sh\nexit 101\n' > "$policy"
+        chmod 0755 "$policy"
+        trap 'rm -f "$policy"' EXIT
+    fi
+    # shellcheck disable=SC2086 # word splitting of the package list is intended
+    apt-get install -y -qq --no-install-recommends $prom_missing
+fi
+# --- end Prometheus --------------------------------------------------------------------
+
 echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH)"

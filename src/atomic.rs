@@ -49,10 +49,33 @@ pub(crate) fn write_atomically(
         tmp.persist_noclobber(path).map_err(|e| e.error)
     };
     match placed {
-        Ok(_) => Ok(()),
+        Ok(_) => sync_dir(dir).with_context(|| format!("syncing the folder {} to disk", dir.display())),
         Err(e) if !force && e.kind() == std::io::ErrorKind::AlreadyExists => {
             Err(AlreadyExists(path.to_path_buf()).into())
         }
         Err(e) => Err(anyhow::Error::from(e).context(format!("cannot move {} into place", path.display()))),
     }
+}
+
+/// Makes a rename in `dir` durable: without it a crash right after the rename may bring
+/// back the old file, or none.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    match File::open(dir).and_then(|d| d.sync_all()) {
+        // Some file systems cannot sync a folder; the rename itself stays atomic there.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
+        other => other,
+    }
+}
+
+/// Writes a report to `path` atomically, replacing an older one, readable by all (mode
+/// 0644: node_exporter reads its textfile directory as its own user).
+pub(crate) fn write_report(path: &Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    write_atomically(path, true, |file| {
+        file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        file.write_all(text.as_bytes())?;
+        Ok(())
+    })
+    .with_context(|| format!("cannot write the report to {}", path.display()))
 }

@@ -284,6 +284,11 @@ pub(crate) struct OutputArgs {
     /// Report format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
     pub(crate) format: Format,
+    /// Write the report to FILE instead of stdout, atomically: a temporary file in FILE's
+    /// folder, synced, then renamed over FILE, so a reader (node_exporter's textfile
+    /// collector) never sees half a report. The file is readable by all (mode 0644).
+    #[arg(long = "output", value_name = "FILE")]
+    pub(crate) output_file: Option<PathBuf>,
     /// When to colour the human report (`auto`: on a terminal unless NO_COLOR is set).
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub(crate) color: ColorChoice,

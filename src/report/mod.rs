@@ -4,6 +4,7 @@ use crate::diagnose::Diagnosis;
 
 mod human;
 pub mod json;
+pub mod prometheus;
 pub mod summary;
 
 /// `1 host`, `2 hosts`.
@@ -18,16 +19,21 @@ pub enum Format {
     Human,
     /// One JSON document (schema `pvrdma-doctor/report/v1`).
     Json,
+    /// Prometheus text exposition format 0.0.4 (for node_exporter's textfile collector;
+    /// see the README's metric list).
+    Prometheus,
 }
 
 pub(crate) use human::{terminal_width, HumanOptions};
 
 /// Renders the report in the chosen format with the default human layout; colour only
-/// applies to `human`.
+/// applies to `human`. The Prometheus format states the time of rendering as the run's
+/// end and no duration: call [`prometheus::render`] with the run's times instead.
 pub fn render(diagnosis: &Diagnosis, format: Format, color: bool) -> String {
     match format {
         Format::Human => human::render(diagnosis, color),
         Format::Json => json::render(diagnosis),
+        Format::Prometheus => prometheus::render(diagnosis, &prometheus::PrometheusOptions::rendered_now()),
     }
 }
 
@@ -36,5 +42,6 @@ pub(crate) fn render_with(diagnosis: &Diagnosis, format: Format, options: &Human
     match format {
         Format::Human => human::render_with(diagnosis, options),
         Format::Json => json::render(diagnosis),
+        Format::Prometheus => prometheus::render(diagnosis, &prometheus::PrometheusOptions::rendered_now()),
     }
 }
