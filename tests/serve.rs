@@ -524,3 +524,67 @@ fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
+
+/// The promise: `serve --config` in front of a host (a real OpenSSH sshd with
+/// the fake esxcli/vsish), Prometheus scraping every 2 s; a fallback injected on the host
+/// (vsish now says no physical HCA is available) is what the next scrape reports.
+#[test]
+fn a_fallback_injected_on_a_host_reaches_prometheus_at_the_next_scrape() {
+    require(PROMTOOL);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let samples = dir.path().join("esx01");
+    std::fs::create_dir(&samples).expect("samples dir");
+    for f in std::fs::read_dir(support::samples_host("healthy-cluster", "esx01")).expect("sample") {
+        let f = f.expect("entry").path();
+        std::fs::copy(&f, samples.join(f.file_name().expect("name"))).expect("copy sample");
+    }
+    let key = support::keygen(dir.path(), "id_ecdsa", "ecdsa");
+    let sshd = support::Sshd::start(support::SshdOptions {
+        authorized_keys: vec![key.clone()],
+        ..support::SshdOptions::new(samples.clone())
+    });
+    let known_hosts = dir.path().join("known_hosts");
+    std::fs::write(&known_hosts, sshd.known_hosts_line()).expect("known_hosts");
+    let config = dir.path().join("exporter.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "modules:\n  default:\n    user: {}\n    identity_files: [{}]\n    known_hosts: {}\n    ssh_agent: false\n    ssh_options: [HostName=127.0.0.1, 'Port={}']\ntargets: [esx01]\n",
+            support::test_user(),
+            key.display(),
+            known_hosts.display(),
+            sshd.port
+        ),
+    )
+    .expect("write config");
+    let (_exp, addr) = exporter(dir.path(), &["serve", "--config", config.to_str().expect("utf-8")]);
+    let (status, body) = get(&addr, "/probe?target=esx01");
+    assert!(status == 200 && body.contains("\npvrdma_up 1\n"), "{body}");
+    assert_promtool_accepts("a host read over SSH", &body);
+    let job = probe_job(
+        "pvrdma",
+        &addr,
+        &["esx01"],
+        "    scrape_interval: 2s\n    scrape_timeout: 2s\n",
+    );
+    let (_prom, port) = prometheus(dir.path(), &job);
+    let hca = wait_query(port, "pvrdma_adapter_verdict == 1", |l| {
+        !verdicts(l, "esx01").is_empty()
+    });
+    assert_eq!(verdicts(&hca, "esx01"), ["hca"], "{hca:?}");
+
+    // Inject: this host's vsish now reports the adapter without a physical HCA (the
+    // fake answers from the sample file once its split-out sections are gone).
+    let fallback = support::samples_host("firewall-pvrdma-disabled", "esx01").join("vsish_pvrdma_properties.txt");
+    std::fs::copy(&fallback, samples.join("vsish_pvrdma_properties.txt")).expect("inject");
+    let _ = std::fs::remove_dir_all(sshd.dir.path().join("sections/vsish_pvrdma_properties"));
+    // Nothing is cached: the very next probe sees it, and so does Prometheus.
+    let (_, body) = get(&addr, "/probe?target=esx01");
+    assert!(body.contains("verdict=\"tcp-fallback\"} 1"), "{body}");
+    let now = wait_query(port, "pvrdma_adapter_verdict == 1", |l| {
+        verdicts(l, "esx01") == ["tcp-fallback"]
+    });
+    assert_eq!(verdicts(&now, "esx01"), ["tcp-fallback"]);
+    let up = query(port, "up{job=\"pvrdma\"} == 1");
+    assert_eq!(up.len(), 1, "{up:?}");
+}
