@@ -588,3 +588,69 @@ fn a_fallback_injected_on_a_host_reaches_prometheus_at_the_next_scrape() {
     let up = query(port, "up{job=\"pvrdma\"} == 1");
     assert_eq!(up.len(), 1, "{up:?}");
 }
+
+/// The `ExecStart=`-like line `key` of a unit file, continuation lines joined, as words.
+fn unit_command(unit: &str, key: &str) -> Vec<String> {
+    let joined = unit.replace("\\\n", " ");
+    let line = joined
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("a {key} line"));
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+/// The shipped unit's check (ExecStartPre) passes on the shipped example configuration,
+/// its paths moved into a temporary folder; the example then serves its allow-list.
+#[test]
+fn the_shipped_unit_and_example_configuration_work_together() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let unit = std::fs::read_to_string(root.join("contrib/systemd/pvrdma-doctor-exporter.service")).expect("unit");
+    let example = std::fs::read_to_string(root.join("contrib/exporter/exporter.yml")).expect("example");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = support::keygen(dir.path(), "id_ecdsa", "ecdsa");
+    let known_hosts = dir.path().join("known_hosts");
+    std::fs::write(&known_hosts, "").expect("known_hosts");
+    let config = dir.path().join("exporter.yml");
+    let moved = example
+        .replace("/etc/pvrdma-doctor/id_ecdsa", &key.display().to_string())
+        .replace("/etc/pvrdma-doctor/known_hosts", &known_hosts.display().to_string());
+    assert!(
+        !moved
+            .lines()
+            .any(|l| !l.trim_start().starts_with('#') && l.contains("/etc/")),
+        "a path the test does not move"
+    );
+    std::fs::write(&config, moved).expect("write");
+    let bin = env!("CARGO_BIN_EXE_pvrdma-doctor");
+    let words = |key: &str| -> Vec<String> {
+        unit_command(&unit, key)
+            .into_iter()
+            .map(|w| match w.as_str() {
+                "/usr/local/bin/pvrdma-doctor" => bin.to_string(),
+                "/etc/pvrdma-doctor/exporter.yml" => config.display().to_string(),
+                other => {
+                    assert!(!other.starts_with('/'), "a path the test does not move: {other}");
+                    other.to_string()
+                }
+            })
+            .collect()
+    };
+    let check = words("ExecStartPre=");
+    assert_eq!(check.last().map(String::as_str), Some("--check-config"));
+    let out = Command::new(&check[0])
+        .args(&check[1..])
+        .output()
+        .expect("run the check");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("2 module(s), 16 host(s) allowed, 2 group(s)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let serve = words("ExecStart=");
+    let (_exp, addr) = exporter(dir.path(), &serve[1..].iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(get(&addr, "/probe?target=esx17").0, 400);
+    let (_, landing) = get(&addr, "/");
+    assert!(landing.contains("href=\"/probe?target=rack2\""), "{landing}");
+    assert!(unit.contains("ExecReload=/bin/kill -HUP $MAINPID"));
+}
