@@ -147,7 +147,7 @@ impl Engine {
             Refused(e)
         })?;
         self.metrics.probes.inc();
-        self.metrics.probes_in_flight.inc();
+        let _in_flight = InFlight::new(&self.metrics);
         let key = (target.to_string(), module_name.to_string());
         let existing = self.inflight.borrow().get(&key).cloned();
         let mut pending = match existing {
@@ -168,7 +168,6 @@ impl Engine {
         if !outcome.up {
             self.metrics.probe_failures.inc();
         }
-        self.metrics.probes_in_flight.sub(1);
         Ok(render(&outcome, scope, start.elapsed()))
     }
 
@@ -246,6 +245,23 @@ impl Engine {
             up,
             finished: SystemTime::now(),
         }
+    }
+}
+
+/// Counts a probe in flight until it is answered or its client goes away (hyper drops
+/// the request's future then).
+struct InFlight<'a>(&'a Metrics);
+
+impl<'a> InFlight<'a> {
+    fn new(m: &'a Metrics) -> Self {
+        m.probes_in_flight.inc();
+        InFlight(m)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.probes_in_flight.sub(1);
     }
 }
 
