@@ -654,3 +654,28 @@ fn the_shipped_unit_and_example_configuration_work_together() {
     assert!(landing.contains("href=\"/probe?target=rack2\""), "{landing}");
     assert!(unit.contains("ExecReload=/bin/kill -HUP $MAINPID"));
 }
+
+/// A group probed with the path probe (`demo --serve --probe`): the pairs' statuses and
+/// the reachability fleet check are in the group's answer, not in a host's.
+#[test]
+fn a_group_probe_carries_the_path_probe_when_the_module_enables_it() {
+    require(PROMTOOL);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_exp, addr) = exporter(dir.path(), &["demo", "--serve", "--probe"]);
+    let (status, body) = get(&addr, "/probe?target=demo");
+    assert_eq!(status, 200, "{body}");
+    assert_promtool_accepts("a group with the path probe", &body);
+    assert!(
+        body.contains("pvrdma_probe_pair_status{host_name=\"esx01\",peer=\"esx02\",status=\"ok\"} 1"),
+        "{body}"
+    );
+    assert!(
+        body.contains("pvrdma_fleet_check_status{check=\"vmknic-reachability\",status=\"fail\"} 1"),
+        "{body}"
+    );
+    let (_, single) = get(&addr, "/probe?target=esx01");
+    assert!(
+        !single.contains("pvrdma_probe_pair_status{"),
+        "one host has no pair: {single}"
+    );
+}
