@@ -104,4 +104,24 @@ if ! [ -x /usr/sbin/icinga2 ]; then
 fi
 # --- end monitoring plugin ---
 
+# --- Prometheus server (tests/suite/serve.rs) -------------------------------------------------
+# The exporter tests start a real Prometheus server (/usr/bin/prometheus, Debian package
+# `prometheus`, which also ships promtool) on 127.0.0.1 with their own configuration; no
+# system service is used, so none is started while installing.
+if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then
+    echo "install-test-deps.sh: installing prometheus (server and promtool)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    serve_policy=/usr/sbin/policy-rc.d
+    if [ ! -e "$serve_policy" ]; then
+        printf '#!/bin/sh\n# no service starts during install-test-deps.sh\nexit 101\n' > "$serve_policy"
+        chmod 0755 "$serve_policy"
+        apt-get install -y -qq --no-install-recommends prometheus
+        rm -f "$serve_policy"
+    else
+        apt-get install -y -qq --no-install-recommends prometheus
+    fi
+fi
+# --- end Prometheus server -------------------------------------------------------------
+
 echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH)"

@@ -58,7 +58,13 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             let times = RunTimes::of_capture(path, started);
             finish(&captures, &cli.output, baseline.as_ref(), &times).map(|d| exit_code(&d, &cli.output))
         }
-        Some(Command::Demo { scenario, latency }) => {
+        Some(Command::Demo {
+            scenario,
+            latency,
+            serve,
+            listen,
+            web_config,
+        }) => {
             refuse_ssh_options_in_demo(&cli.live)?;
             let baseline = load_baseline(&cli.baseline)?;
             prepare_bundle(&cli.bundle)?;
@@ -69,6 +75,10 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             };
             let mut live = live_options(&cli.live, cli.hosts.clone(), &cli.output, None)?;
             live.probe = cli.probe.options();
+            if *serve {
+                live.progress = false;
+                return crate::serve::run_demo(&demo, live, listen.clone(), web_config.as_deref());
+            }
             crate::plugin::stage("collecting from the simulated hosts");
             let planted = crate::demo::planted(&demo, live.probe.is_some())?;
             eprint!("{}", planted.intro());
@@ -82,6 +92,19 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             } else {
                 planted.exit_code(&diagnosis)
             })
+        }
+        Some(Command::Serve {
+            config,
+            listen,
+            web_config,
+            check_config,
+        }) => {
+            anyhow::ensure!(
+                cli.hosts.is_empty(),
+                "`serve` takes its targets from --config; {:?} would be ignored",
+                cli.hosts
+            );
+            crate::serve::run_serve(config, listen.clone(), web_config.as_deref(), *check_config)
         }
         Some(Command::Check { hosts }) => {
             let mut all = cli.hosts.clone();

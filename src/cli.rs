@@ -105,6 +105,35 @@ pub(crate) enum Command {
         /// Simulated latency of every command.
         #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
         latency: Duration,
+        /// Serve the simulated hosts as a Prometheus exporter (see `serve`) instead of
+        /// diagnosing them once.
+        #[arg(long)]
+        serve: bool,
+        /// With --serve: the address to listen on (default 127.0.0.1:39155).
+        #[arg(long, value_name = "ADDR", requires = "serve")]
+        listen: Option<String>,
+        /// With --serve: TLS and basic authentication, in the format of Prometheus'
+        /// exporter-toolkit.
+        #[arg(long = "web.config.file", value_name = "FILE", requires = "serve")]
+        web_config: Option<PathBuf>,
+    },
+    /// Run as a Prometheus multi-target exporter: `/probe?target=HOST` diagnoses a host
+    /// (or a group of the configuration, as one fleet) when Prometheus scrapes it.
+    Serve {
+        /// The exporter's YAML configuration: modules, allowed targets, groups, limits.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// The address to listen on (default: the configuration's `listen`, else
+        /// 127.0.0.1:39155).
+        #[arg(long, alias = "web.listen-address", value_name = "ADDR")]
+        listen: Option<String>,
+        /// TLS and basic authentication, in the format of Prometheus' exporter-toolkit
+        /// (`tls_server_config`, `basic_auth_users` with bcrypt hashes).
+        #[arg(long = "web.config.file", value_name = "FILE")]
+        web_config: Option<PathBuf>,
+        /// Check the configuration (and the web configuration) and exit.
+        #[arg(long)]
+        check_config: bool,
     },
 }
 

@@ -27,6 +27,7 @@ pub mod plugin;
 pub mod probe;
 pub mod redact;
 pub use pvrdma_engine::report;
+pub mod serve;
 mod simhost;
 mod simnet;
 pub mod ssh;

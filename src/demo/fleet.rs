@@ -180,8 +180,13 @@ impl SimFleet {
     }
 
     /// The ssh_config that maps each simulated host name to its port.
-    fn ssh_config(&self) -> PathBuf {
+    pub fn ssh_config(&self) -> PathBuf {
         self.dir.path().join("ssh_config")
+    }
+
+    /// The simulated hosts' names, in scenario order (a closed port's included).
+    pub fn host_names(&self) -> Vec<String> {
+        self.hosts.iter().map(|(n, _)| n.clone()).collect()
     }
 
     /// Every command line the simulated hosts received, in arrival order.

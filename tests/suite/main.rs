@@ -20,6 +20,7 @@ mod prometheus;
 mod readme;
 mod redact;
 mod schema;
+mod serve;
 mod ssh_config_diff;
 mod tmux;
 mod vmsupport;
