@@ -281,7 +281,10 @@ fn section_properties<'a>(whole: &'a str, s: &Section<'a>) -> Result<PvrdmaPrope
     if !first.trim_start().starts_with(TITLE) {
         // vsish's own complaint (`VSISHPath_Form():Extraneous ...`), kept verbatim.
         let text: Vec<&str> = line_iter(body).filter(|l| !is_blank(l)).map(trim).collect();
-        return Err(text.join("\n"));
+        return Err(match s.end {
+            SectionEnd::Marker(code @ 1..) => format!("vsish exited with status {code}: {}", text.join("\n")),
+            _ => text.join("\n"),
+        });
     }
     if let SectionEnd::Marker(code @ 1..) = s.end {
         return Err(format!("vsish exited with status {code}: {}", first.trim()));
