@@ -281,8 +281,13 @@ fn section_properties<'a>(whole: &'a str, s: &Section<'a>) -> Result<PvrdmaPrope
     if !first.trim_start().starts_with(TITLE) {
         // vsish's own complaint (`VSISHPath_Form():Extraneous ...`), kept verbatim.
         let text: Vec<&str> = line_iter(body).filter(|l| !is_blank(l)).map(trim).collect();
+        // A shell reports a query killed by signal N as status 128 + N.
         return Err(match s.end {
-            SectionEnd::Marker(code @ 1..) => format!("vsish exited with status {code}: {}", text.join("\n")),
+            SectionEnd::Marker(code @ 129..=192) => format!(
+                "vsish was killed by signal {} (exit status {code}): {}",
+                code - 128,
+                text.join("\n")
+            ),
             _ => text.join("\n"),
         });
     }
