@@ -174,7 +174,7 @@ pub struct Vm {
     /// Display name (`World ID N` when the process list did not name it).
     pub name: String,
     /// Its World ID while running; `null` for a VM known only from its `.vmx`.
-    pub(crate) world_id: Option<u64>,
+    pub world_id: Option<u64>,
     /// Path of its `.vmx` file.
     pub(crate) config_file: Option<String>,
     /// Its PVRDMA adapters.
