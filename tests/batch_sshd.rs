@@ -297,3 +297,38 @@ fn two_large_answers_written_at_the_same_time_both_arrive_whole() {
         assert_eq!(vm["adapters"][0]["verdict"], "hca", "{vm}");
     }
 }
+
+#[test]
+fn a_hung_vmx_read_costs_the_vm_checks_their_pass_and_names_the_file() {
+    let path = "/vmfs/volumes/ds1/hpc-node077/hpc-node077.vmx";
+    let r = run(|o| o.key_hang = vec![path.to_string()]);
+    let host = &r.json["hosts"][0];
+    // vsish answered for every adapter.
+    let hca = host["vms"]
+        .as_array()
+        .expect("vms")
+        .iter()
+        .filter(|v| v["adapters"][0]["verdict"] == "hca")
+        .count();
+    assert_eq!(hca, ADAPTERS, "{host}");
+    let check = host["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == "vm-hardware-version")
+        .expect("check");
+    assert_eq!(check["status"], "unknown", "{check}");
+    let summary = check["summary"].as_str().expect("summary");
+    assert!(
+        summary.contains(path) && summary.contains("did not finish"),
+        "{summary}"
+    );
+    let vmx = host["incomplete_outputs"]
+        .as_array()
+        .expect("incomplete_outputs")
+        .iter()
+        .find(|c| c["command"] == catalogue::VMX_PVRDMA_LINES)
+        .expect("vmx inventory listed");
+    assert_eq!(vmx["unfinished"][0]["key"], path, "{vmx}");
+    assert_eq!(vmx["unfinished"].as_array().map(Vec::len), Some(1));
+}
