@@ -239,9 +239,6 @@ pub static CATALOGUE: &[CommandSpec] = &[
 ];
 
 impl CommandSpec {
-    /// Whether this is one of the shell loops that batch a per-VM query. Their output is
-    /// a series of `==> KEY <==` sections, each with that iteration's own errors, so one
-    /// failed iteration must not discard the others.
     /// Whether this batch is built from a listing collected before it (the vsish adapter
     /// listing: one item per PVRDMA World ID or adapter; the RDMA device list: one item per
     /// RDMA uplink) rather than sent as it is written.
@@ -249,6 +246,9 @@ impl CommandSpec {
         self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES || self.id == NIC_DCB_STATUS
     }
 
+    /// Whether this is one of the concurrent batches of a per-VM query. Their output is
+    /// a series of `==> KEY <==` sections, each with that query's own errors, so one
+    /// failed query must not discard the others.
     pub fn is_batch(&self) -> bool {
         self.id == VM_PORT_LIST
             || self.id == PVRDMA_PROPERTIES

@@ -32,7 +32,9 @@ enum Answer<'a> {
 /// The batch's sections as text and the keys whose answer did not arrive whole.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Decoded {
+    /// One `==> KEY <==` section per key, in the command line's order.
     pub stdout: String,
+    /// The keys whose answer did not arrive whole, in the same order, with why.
     pub unfinished: Vec<UnfinishedSection>,
 }
 
