@@ -27,35 +27,41 @@
 /// then counts the jobs still alive (`kill -0`). No job waits for another: a hung query
 /// holds only its own slot, and the keys after it start as slots free up.
 ///
-/// `f` frames one query's answer as it reads it, line by line: `N:begin KEY`, then one
-/// record `N|LINE` per line of the answer (stderr included), then
-/// `N:end KEY exit S lines L bytes B` (S: the query's exit status; L, B: the records
-/// printed and their size, newlines included), or `N:cut KEY lines L bytes B` once the
-/// answer passes 256 KiB (the job stops reading, so a flooding query dies of SIGPIPE and
-/// never holds more than a line in memory). Nothing is written to the host's disk.
+/// `f` frames one query's answer as it reads it, line by line: `N:begin KEY` at once
+/// (the job started), then one record `N|LINE` per line of the answer (stderr included),
+/// then `N:end KEY exit S lines L bytes B` (S: the query's exit status; L, B: the records
+/// and their size, newlines included), or `N:cut KEY lines L bytes B` once the answer
+/// passes 256 KiB (the job stops reading, so a flooding query dies of SIGPIPE and never
+/// holds more than a line in memory). The records are kept (as `f`'s positional
+/// parameters) and printed whole, up to 3800 characters per `printf`: a usual answer
+/// leaves in one write with its end line, a large one in pieces of whole records.
+/// Nothing is written to the host's disk.
 ///
 /// Why a finished answer cannot be lost, nor spliced into another unnoticed: every job
-/// writes to the one stdout pipe of the session on its own, the moment a line is read,
-/// so no job's output waits for any other job (a hung query only withholds its own end
-/// line). Each record is one `printf`, which busybox writes with one write(2) when it is
-/// under its 4 KiB stdio buffer, and POSIX makes a write of at most PIPE_BUF bytes to a
-/// pipe atomic: records of concurrent jobs interleave as whole lines, never inside one,
-/// and the client sorts them back by their number. A longer line may be written in
-/// pieces that another job's records can split; then some line of the stream is not a
-/// well-formed record, or a record lands in the wrong count, and the end line's line
-/// count and size no longer match what arrived: the client treats every answer such a
-/// line could belong to as cut (`collect::frames`). An answer is evidence only once its
-/// end line arrived and matched.
+/// writes to the one stdout pipe of the session on its own, the moment its answer (or a
+/// piece of it) is read, so no job's output waits for any other job: a hung query only
+/// withholds its own end line. Each `printf` of at most 3800 characters is one write(2)
+/// (busybox's stdio buffer is 4 KiB and ash flushes it after each builtin), and POSIX
+/// makes a write of at most PIPE_BUF bytes to a pipe atomic (4096 on Linux): pieces of
+/// concurrent jobs interleave as whole records, never inside one, and the client sorts
+/// them back by their number. A single line too long for one write (or a PIPE_BUF
+/// smaller than a piece) may be split, and another job's records can land inside it;
+/// then some line of the stream is not a well-formed record, or a record lands in the
+/// wrong answer, and the end line's count and size no longer match what arrived: the
+/// client treats every answer such a line could belong to as damaged
+/// (`collect::frames`). An answer is evidence only once its end line arrived and
+/// matched.
 macro_rules! frame_functions {
     () => {
         concat!(
-            "f() { printf '%s:begin %s\\n' \"$1\" \"$2\"; n=0 z=0 h= p=; ",
+            "f() { i=$1 k=$2; printf '%s:begin %s\\n' \"$i\" \"$k\"; set --; n=0 z=0 w=0 h= p=; ",
             "while IFS= read -r l; do ",
-            "if [ -n \"$h\" ]; then printf '%s|%s\\n' \"$1\" \"$p\"; n=$((n+1)) z=$((z+${#p}+1)); fi; p=$l h=1; ",
-            "if [ \"$z\" -gt 262144 ]; then printf '%s:cut %s lines %s bytes %s\\n' \"$1\" \"$2\" \"$n\" \"$z\"; return; fi; ",
+            "if [ -n \"$h\" ]; then r=\"$i|$p\"; if [ \"$w\" -gt 0 ] && [ $((w+${#r})) -gt 3800 ]; then printf '%s\\n' \"$@\"; set --; w=0; fi; ",
+            "set -- \"$@\" \"$r\"; w=$((w+${#r}+1)) n=$((n+1)) z=$((z+${#p}+1)); fi; p=$l h=1; ",
+            "if [ \"$z\" -gt 262144 ]; then printf '%s\\n' \"$@\" \"$i:cut $k lines $n bytes $z\"; return; fi; ",
             "done; ",
-            "if [ -n \"$p\" ]; then printf '%s|%s\\n' \"$1\" \"$p\"; n=$((n+1)) z=$((z+${#p}+1)); fi; ",
-            "printf '%s:end %s exit %s lines %s bytes %s\\n' \"$1\" \"$2\" \"$l\" \"$n\" \"$z\"; }; ",
+            "if [ -n \"$p\" ]; then set -- \"$@\" \"$i|$p\"; n=$((n+1)) z=$((z+${#p}+1)); fi; ",
+            "printf '%s\\n' \"$@\" \"$i:end $k exit $l lines $n bytes $z\"; }; ",
             "b() { trap : CHLD; i=0 P= t=; for k do i=$((i+1)); ",
             "while :; do c=0 Q=; for x in $P; do if kill -0 \"$x\" 2>/dev/null; then Q=\"$Q $x\" c=$((c+1)); fi; done; P=$Q; ",
             "[ \"$c\" -lt 64 ] && break; ",
