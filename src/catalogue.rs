@@ -72,6 +72,15 @@ macro_rules! frame_functions {
     };
 }
 
+/// The text of [`frame_functions`] that prints an answer's end line.
+const FRAME_END: &str = ":end $k exit $l lines";
+
+/// Whether a command line is a framed concurrent batch, whose answers the client turns
+/// into sections that carry end markers.
+pub(crate) fn is_framed_batch(command: &str) -> bool {
+    command.contains(FRAME_END)
+}
+
 /// The functions of a concurrent batch whose per-item query is `$query` (with the item
 /// in `"$1"`): `q`, then [`frame_functions`].
 macro_rules! batch_functions {
@@ -411,6 +420,7 @@ mod tests {
         // The constants the client relies on are the ones the shell text uses.
         assert!(line.contains(&format!("[ \"$c\" -lt {BATCH_FANOUT} ]")), "{line}");
         assert!(line.contains(&format!("[ \"$z\" -gt {SECTION_CAP} ]")), "{line}");
+        assert!(is_framed_batch(&line) && CATALOGUE.iter().filter(|s| is_framed_batch(s.command)).count() == 4);
         let line = batch_command(NIC_DCB_STATUS, &keys(&["vmnic2", "vmnic3"])).expect("line");
         assert!(
             line.starts_with("q() { esxcli network nic dcb status get -n \"$1\"; };"),

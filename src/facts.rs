@@ -257,7 +257,7 @@ fn markers_required(capture: &HostCapture, id: &str) -> bool {
     };
     // The command line prints end markers (older lines print them themselves; framed
     // batches get them from the client, which sorts the framed answers into sections).
-    let printed = output.command.contains("<== ") || output.command.contains(":end %s exit");
+    let printed = output.command.contains("<== ") || cat::is_framed_batch(&output.command);
     let trusted_command = capture.source == crate::collect::CaptureSource::Live;
     let none_marked = !output.stdout.lines().any(|l| p::batch_end_marker(l).is_some());
     printed && trusted_command && none_marked
