@@ -293,7 +293,7 @@ fn unclean(output: &RawOutput, source: CaptureSource) -> bool {
 
 /// The whole diagnosis of the hosts in `data` (see [`captures`]): facts → diagnose → the
 /// JSON and human reports, asserting that nothing passes or reads `hca` on an output
-/// that did not complete cleanly.
+/// (or, in a batch, a section) that did not complete cleanly.
 pub fn diagnosis(data: &[u8]) {
     let captures = captures(data);
     let d = diagnose::diagnose(&captures);
@@ -353,12 +353,31 @@ fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture) {
             );
         }
     }
-    if is_unclean(catalogue::PVRDMA_PROPERTIES) {
-        assert!(
-            adapters().all(|a| a.verdict != Verdict::Hca),
-            "{}: verdict hca from a vsish batch that did not complete cleanly",
-            h.host
-        );
+    // A batch is evidence section by section: an adapter reads `hca` only from its own
+    // section, and only when that section is whole: it ended with its end marker if the
+    // batch did not complete cleanly, and the collection did not list it as unfinished.
+    if let Some(props) = capture.outputs.get(catalogue::PVRDMA_PROPERTIES) {
+        let marked = props.stdout.lines().any(|l| p::batch_end_marker(l).is_some());
+        let whole: Vec<String> = p::parse_pvrdma_properties_batch(&props.stdout)
+            .map(|sections| {
+                sections
+                    .iter()
+                    .filter(|s| !s.cut_off && (marked || !unclean(props, capture.source)))
+                    .map(|s| format!("{}_{}", s.device.world_id, s.device.index))
+                    .filter(|key| !props.unfinished.iter().any(|u| &u.key == key))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for vm in &h.vms {
+            for a in vm.adapters.iter().filter(|a| a.verdict == Verdict::Hca) {
+                let key = vm.world_id.map(|w| format!("{w}_{}", a.index)).unwrap_or_default();
+                assert!(
+                    whole.contains(&key),
+                    "{}: verdict hca for {key} without a whole section of its own in the vsish batch",
+                    h.host
+                );
+            }
+        }
     }
 }
 

@@ -10,57 +10,104 @@
 //! PVRDMA adapter are never queried), and are built by [`batch_command`] once the listing
 //! is in (see `collect::schedule`). Each batch is one command line whose queries run
 //! concurrently on the host, so its wall time is about one query's, whatever the VM
-//! count. The batches are POSIX `sh` because ESXi's login shell is busybox `sh`. Every
-//! section ends with `<== KEY exit N ==>` (N: the query's `$?`), so a section cut off by a
-//! timeout, a size cap or a lost connection is told from a whole one (see
-//! `pvrdma_parsers`' batch sections).
+//! count. The batches are POSIX `sh` because ESXi's login shell is busybox `sh`. Each
+//! query's answer travels as its own tagged lines and ends with a line giving its exit
+//! status, line count and size, so an answer that did not arrive whole (a hung or killed
+//! query, a timeout, a size cap, a lost connection) is told from a whole one, and one
+//! query's trouble costs only its own answer (see [`frame_functions`] and
+//! `collect::frames`).
 
-/// The shell functions of a concurrent batch whose per-item query is `$query` (with the
-/// item in `"$1"`); the batch line ends with `p KEY...` (keys in reverse order).
+/// The shell functions every concurrent batch shares, after its `q` (the per-item query,
+/// the item in `"$1"`); the command line ends with `b KEY...`.
 ///
-/// `p k1 k2 k3` is the pipeline `s k3 | s k2 | s k1`: every stage starts its query at once
-/// (the stages of a pipeline run concurrently), keeps the query's output in a variable,
-/// then copies everything the stages before it printed (`cat`) and prints its own section
-/// after it: `==> KEY <==`, the output (stderr included), `<== KEY exit N ==>` (the
-/// agreed end marker, `N` the query's exit status). So the queries overlap in time while
-/// the sections come out whole and in order; nothing is written to the host's disk. A
-/// section without its end marker was cut off (timeout, output cap) and reads as unknown.
-macro_rules! batch_functions {
-    ($query:literal) => {
-        concat!(
-            "q() { ",
-            $query,
-            "; }; s() { o=$(q \"$1\" 2>&1); e=$?; cat; printf '==> %s <==\\n' \"$1\"; [ -z \"$o\" ] || printf '%s\\n' \"$o\"; printf '<== %s exit %s ==>\\n' \"$1\" \"$e\"; }; ",
-            "p() { if [ $# -gt 1 ]; then k=$1; shift; p \"$@\" | s \"$k\"; else s \"$1\" </dev/null; fi; }; "
-        )
-    };
-}
-
-/// The `.vmx` inventory's functions: `s PATH...` reads its paths one after another (one
-/// `grep` each: cheap, unlike `esxcli`), keeps their sections in a variable, copies what
-/// the stages before it printed, then prints them. The command line chains a few such
-/// stages (`s A B </dev/null | s C D | s E`): the stages run at once, the sections come
-/// out whole and in order, and a host with hundreds of VMs forks about one process per
-/// VM (the grep) instead of five (a pipeline stage, a command substitution and a `cat`
-/// per key in [`batch_functions`]); ESXi's userworld forks are slow.
-macro_rules! vmx_functions {
+/// `b` starts one job per key, `{ q KEY 2>&1; printf '\n%s' "$?"; } | f N KEY &` (N: the
+/// key's 1-based position), at most 64 at once: it keeps the running jobs' process ids,
+/// and when 64 run it waits for any child to end (a trapped `CHLD` interrupts `wait`, as
+/// POSIX says; a `sleep 1` child bounds that wait in case the signal came just before it),
+/// then counts the jobs still alive (`kill -0`). No job waits for another: a hung query
+/// holds only its own slot, and the keys after it start as slots free up.
+///
+/// `f` frames one query's answer as it reads it, line by line: `N:begin KEY` at once
+/// (the job started), then one record `N|LINE` per line of the answer (stderr included),
+/// then `N:end KEY exit S lines L bytes B` (S: the query's exit status; L, B: the records
+/// and their size, newlines included), or `N:cut KEY lines L bytes B` once the answer
+/// passes 256 KiB (the job stops reading, so a flooding query dies of SIGPIPE and never
+/// holds more than a line in memory). The records are kept (as `f`'s positional
+/// parameters) and printed whole, up to 3800 characters per `printf`: a usual answer
+/// leaves in one write with its end line, a large one in pieces of whole records.
+/// Nothing is written to the host's disk.
+///
+/// Why a finished answer cannot be lost, nor spliced into another unnoticed: every job
+/// writes to the one stdout pipe of the session on its own, the moment its answer (or a
+/// piece of it) is read, so no job's output waits for any other job: a hung query only
+/// withholds its own end line. Each `printf` of at most 3800 characters is one write(2)
+/// (busybox's stdio buffer is 4 KiB and ash flushes it after each builtin), and POSIX
+/// makes a write of at most PIPE_BUF bytes to a pipe atomic (4096 on Linux): pieces of
+/// concurrent jobs interleave as whole records, never inside one, and the client sorts
+/// them back by their number. A single line too long for one write (or a PIPE_BUF
+/// smaller than a piece) may be split, and another job's records can land inside it;
+/// then some line of the stream is not a well-formed record, or a record lands in the
+/// wrong answer, and the end line's count and size no longer match what arrived: the
+/// client treats every answer such a line could belong to as damaged
+/// (`collect::frames`). An answer is evidence only once its end line arrived and
+/// matched.
+macro_rules! frame_functions {
     () => {
         concat!(
-            "q() { grep -iE '^[[:space:]]*(displayname|virtualhw[.]version|memsize|sched[.]mem[.][a-z0-9.]+|ethernet[0-9]+[.](virtualdev|present|addresstype|address|generatedaddress|networkname|dvs[.][a-z0-9.]+)|vrdma[0-9]*[.][a-z0-9.]+)[[:space:]]*=' \"$1\"; }; ",
-            "l() { for k in \"$@\"; do printf '==> %s <==\\n' \"$k\"; q \"$k\" 2>&1; printf '<== %s exit %s ==>\\n' \"$k\" \"$?\"; done; }; ",
-            "s() { o=$(l \"$@\"); cat; [ -z \"$o\" ] || printf '%s\\n' \"$o\"; }; "
+            "f() { i=$1 k=$2; printf '%s:begin %s\\n' \"$i\" \"$k\"; set --; n=0 z=0 w=0 h= p=; ",
+            "while IFS= read -r l; do ",
+            "if [ -n \"$h\" ]; then r=\"$i|$p\"; if [ \"$w\" -gt 0 ] && [ $((w+${#r})) -gt 3800 ]; then printf '%s\\n' \"$@\"; set --; w=0; fi; ",
+            "set -- \"$@\" \"$r\"; w=$((w+${#r}+1)) n=$((n+1)) z=$((z+${#p}+1)); fi; p=$l h=1; ",
+            "if [ \"$z\" -gt 262144 ]; then printf '%s\\n' \"$@\" \"$i:cut $k lines $n bytes $z\"; return; fi; ",
+            "done; ",
+            "if [ -n \"$p\" ]; then set -- \"$@\" \"$i|$p\"; n=$((n+1)) z=$((z+${#p}+1)); fi; ",
+            "printf '%s\\n' \"$@\" \"$i:end $k exit $l lines $n bytes $z\"; }; ",
+            "b() { trap : CHLD; i=0 P= t=; for k do i=$((i+1)); ",
+            "while :; do c=0 Q=; for x in $P; do if kill -0 \"$x\" 2>/dev/null; then Q=\"$Q $x\" c=$((c+1)); fi; done; P=$Q; ",
+            "[ \"$c\" -lt 64 ] && break; ",
+            "kill -0 \"$t\" 2>/dev/null || { sleep 1 </dev/null >/dev/null 2>&1 & t=$!; }; wait \"$t\"; done; ",
+            "{ q \"$k\" 2>&1; printf '\\n%s' \"$?\"; } | f \"$i\" \"$k\" & P=\"$P $!\"; done; ",
+            "trap - CHLD; for x in $P; do wait \"$x\"; done; }; "
         )
     };
 }
 
-/// Stages of the `.vmx` inventory that run at once (each reads its share of the paths in
-/// turn).
-const VMX_STAGES: usize = 8;
+/// The text of [`frame_functions`] that prints an answer's end line.
+const FRAME_END: &str = ":end $k exit $l lines";
 
-/// Queries of one batch that run at once on the host. More keys run in successive groups
-/// of this size, so a host with hundreds of PVRDMA VMs is not asked to start hundreds of
-/// `esxcli` processes together (each is a Python process in ESXi's shell resource pool).
-const BATCH_FANOUT: usize = 64;
+/// Whether a command line is a framed concurrent batch, whose answers the client turns
+/// into sections that carry end markers.
+pub fn is_framed_batch(command: &str) -> bool {
+    command.contains(FRAME_END)
+}
+
+/// The functions of a concurrent batch whose per-item query is `$query` (with the item
+/// in `"$1"`): `q`, then [`frame_functions`].
+macro_rules! batch_functions {
+    ($query:literal) => {
+        concat!("q() { ", $query, "; }; ", frame_functions!())
+    };
+}
+
+/// The `.vmx` inventory's functions: a `grep` of the PVRDMA lines of one `.vmx` as `q`,
+/// run for every path like any batch (a `.vmx` on a datastore whose paths are down can
+/// hang its read: that costs only its own VM).
+macro_rules! vmx_functions {
+    () => {
+        batch_functions!("grep -iE '^[[:space:]]*(displayname|virtualhw[.]version|memsize|sched[.]mem[.][a-z0-9.]+|ethernet[0-9]+[.](virtualdev|present|addresstype|address|generatedaddress|networkname|dvs[.][a-z0-9.]+)|vrdma[0-9]*[.][a-z0-9.]+)[[:space:]]*=' \"$1\"")
+    };
+}
+
+/// Queries of one batch that run at once on the host (the `64` of [`frame_functions`]).
+/// More keys start as earlier ones end, so a host with hundreds of PVRDMA VMs is not
+/// asked to start hundreds of `esxcli` processes together (each is a Python process in
+/// ESXi's shell resource pool), and a hung query holds only its own slot.
+pub const BATCH_FANOUT: usize = 64;
+
+/// The most a query's answer may print before the host stops reading it (the `262144`
+/// of [`frame_functions`]): far above any real answer (a few KiB), far below the
+/// per-command cap, so a flooding query cannot crowd the other answers out.
+pub const SECTION_CAP: usize = 256 * 1024;
 
 /// One read-only command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,7 +212,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
     },
     CommandSpec {
         id: VM_PORT_LIST,
-        command: concat!(batch_functions!("esxcli network vm port list -w \"$1\""), "p ", "<World ID>..."),
+        command: concat!(batch_functions!("esxcli network vm port list -w \"$1\""), "b ", "<World ID>..."),
         why: "the switch, port group and uplink each PVRDMA VM's MAC really uses (one concurrent batch over the World IDs of the vsish listing)",
     },
     CommandSpec {
@@ -177,7 +224,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         id: PVRDMA_PROPERTIES,
         command: concat!(
             batch_functions!("vsish -e cat \"/vmkModules/vrdma/pvrdmaDevices/$1/properties\""),
-            "p ",
+            "b ",
             "<World ID>_<adapter index>..."
         ),
         why: "per adapter: 'Physical HCA available' (HCA or TCP fallback), MAC, RoCE version, MTU (one concurrent batch over the adapters of the vsish listing)",
@@ -191,7 +238,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         id: NIC_DCB_STATUS,
         command: concat!(
             batch_functions!("esxcli network nic dcb status get -n \"$1\""),
-            "p ",
+            "b ",
             "<RDMA uplink>..."
         ),
         why: "DCB / PFC state of each RDMA uplink of `esxcli rdma device list`: RoCE needs a lossless network (pause or PFC) (one concurrent batch over the uplinks)",
@@ -201,15 +248,12 @@ pub static CATALOGUE: &[CommandSpec] = &[
         // The paths are the Config Files of the `vm process list` already collected, each
         // one single-quoted shell word, so spaces, brackets and colons reach grep intact.
         // grep only reads the file, and exits 1 when no line matches (a whole answer).
-        command: concat!(vmx_functions!(), "s <Config File>... </dev/null | s <Config File>..."),
+        command: concat!(vmx_functions!(), "b <Config File>..."),
         why: "per running VM, the PVRDMA lines of its .vmx (adapters, MACs, port groups, hardware version, memory reservation): lists PVRDMA VMs even when vsish fails",
     },
 ];
 
 impl CommandSpec {
-    /// Whether this is one of the shell loops that batch a per-VM query. Their output is
-    /// a series of `==> KEY <==` sections, each with that iteration's own errors, so one
-    /// failed iteration must not discard the others.
     /// Whether this batch is built from a listing collected before it (the vsish adapter
     /// listing: one item per PVRDMA World ID or adapter; the RDMA device list: one item per
     /// RDMA uplink) rather than sent as it is written.
@@ -217,6 +261,9 @@ impl CommandSpec {
         self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES || self.id == NIC_DCB_STATUS
     }
 
+    /// Whether this is one of the concurrent batches of a per-VM query. Their output is
+    /// a series of `==> KEY <==` sections, each with that query's own errors, so one
+    /// failed query must not discard the others.
     pub fn is_batch(&self) -> bool {
         self.id == VM_PORT_LIST
             || self.id == PVRDMA_PROPERTIES
@@ -239,10 +286,9 @@ impl CommandSpec {
 
 /// The command line of the batch `id` (one of the [`CommandSpec::is_listing_batch`] ids)
 /// over `keys` (World IDs for the port list, `<World ID>_<index>` nodes for the
-/// properties, uplink names such as `vmnic2` for DCB): the spec's functions, then one
-/// `p ...` pipeline per group of [`BATCH_FANOUT`] keys. `None` for another id, no key, or
-/// a key that is not ASCII letters, digits and `_` (keys come from a parsed listing;
-/// anything else must never reach a shell).
+/// properties, uplink names such as `vmnic2` for DCB): the spec's functions, then
+/// `b KEY...`. `None` for another id, no key, or a key that is not ASCII letters, digits
+/// and `_` (keys come from a parsed listing; anything else must never reach a shell).
 pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
     let spec = spec(id).filter(|s| s.is_listing_batch())?;
     let functions = batch_functions_of(spec)?;
@@ -250,49 +296,50 @@ pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
     if keys.is_empty() || !keys.iter().all(valid) {
         return None;
     }
-    Some(batch_line(functions, keys))
+    Some(batch_line(functions, keys.iter().map(String::as_str)))
 }
 
-/// `functions` then one `p ...` call per group of [`BATCH_FANOUT`] shell words, each
-/// group's words in reverse (`p` prints its last argument first).
-fn batch_line(functions: &str, words: &[String]) -> String {
-    let mut line = String::with_capacity(functions.len() + words.iter().map(|w| w.len() + 1).sum::<usize>() + 8);
+/// `functions` then `b` and the shell words.
+fn batch_line<'w>(functions: &str, words: impl Iterator<Item = &'w str> + Clone) -> String {
+    let len = functions.len() + words.clone().map(|w| w.len() + 1).sum::<usize>() + 1;
+    let mut line = String::with_capacity(len);
     line.push_str(functions);
-    for (n, group) in words.chunks(BATCH_FANOUT).enumerate() {
-        if n > 0 {
-            line.push_str("; ");
-        }
-        line.push('p');
-        for word in group.iter().rev() {
-            line.push(' ');
-            line.push_str(word);
-        }
+    line.push('b');
+    for word in words {
+        line.push(' ');
+        line.push_str(word);
     }
     line
 }
 
-/// The keys a batch command line was built for, in output order (the inverse of
-/// [`batch_command`]), with the batch's id; `None` for any other command line.
+/// The keys a batch command line was built for, in the order of its `b` call (the
+/// inverse of [`batch_command`] and [`vmx_lines_command`]), with the batch's id; `None`
+/// for any other command line.
 pub fn batch_keys(command: &str) -> Option<(&'static str, Vec<String>)> {
     if let Some(paths) = vmx_lines_keys(command) {
         return Some((VMX_PVRDMA_LINES, paths));
     }
     CATALOGUE.iter().filter(|s| s.is_listing_batch()).find_map(|spec| {
         let functions = batch_functions_of(spec)?;
-        let calls = command.strip_prefix(functions)?;
-        let mut keys = Vec::new();
-        for call in calls.split("; ") {
-            let mut group: Vec<String> = call.strip_prefix("p ")?.split(' ').map(str::to_string).collect();
-            group.reverse();
-            keys.extend(group);
-        }
-        Some((spec.id, keys))
+        let keys = command.strip_prefix(functions)?.strip_prefix("b ")?;
+        Some((spec.id, keys.split(' ').map(str::to_string).collect()))
     })
 }
 
-/// The functions of a batch spec's command line (everything before its `p ...` calls).
+/// How a message names one query of a batch: "vsish properties of 1000900010_1".
+pub fn batch_item_label(id: &str, key: &str) -> String {
+    match id {
+        VM_PORT_LIST => format!("the port list of World ID {key}"),
+        PVRDMA_PROPERTIES => format!("vsish properties of {key}"),
+        NIC_DCB_STATUS => format!("the DCB status of {key}"),
+        VMX_PVRDMA_LINES => format!("the .vmx lines of {key}"),
+        _ => format!("{id} of {key}"),
+    }
+}
+
+/// The functions of a batch spec's command line (everything before its `b ...` call).
 fn batch_functions_of(spec: &CommandSpec) -> Option<&'static str> {
-    spec.command.rsplit_once("p ").map(|(f, _)| f)
+    spec.command.rsplit_once("b ").map(|(f, _)| f)
 }
 
 /// POSIX-sh single quotes: the text as one word, whatever it holds (spaces, brackets,
@@ -302,69 +349,46 @@ fn sh_single_quote(text: &str) -> String {
 }
 
 /// The `.vmx` inventory for these Config File paths, taken from the `vm process list`
-/// the host already answered (so it is not run a second time): [`vmx_functions`], then up
-/// to [`VMX_STAGES`] pipeline stages of quoted paths. `None` when a path cannot be one
-/// shell word (a newline).
+/// the host already answered (so it is not run a second time): [`vmx_functions`], then
+/// `b` and the quoted paths. `None` when a path cannot be one shell word (a newline).
 pub fn vmx_lines_command(paths: &[String]) -> Option<String> {
     if paths.is_empty() || paths.iter().any(|p| p.is_empty() || p.contains(['\n', '\0'])) {
         return None;
     }
-    let mut line = vmx_functions!().to_string();
-    for (n, stage) in paths.chunks(paths.len().div_ceil(VMX_STAGES)).enumerate() {
-        line.push_str(if n == 0 { "s" } else { " | s" });
-        for path in stage {
-            line.push(' ');
-            line.push_str(&sh_single_quote(path));
-        }
-        if n == 0 {
-            line.push_str(" </dev/null");
-        }
-    }
-    Some(line)
+    let quoted: Vec<String> = paths.iter().map(|p| sh_single_quote(p)).collect();
+    Some(batch_line(vmx_functions!(), quoted.iter().map(String::as_str)))
 }
 
 /// The paths of a [`vmx_lines_command`] line, in order; `None` for any other line.
 fn vmx_lines_keys(command: &str) -> Option<Vec<String>> {
-    let mut rest = command.strip_prefix(vmx_functions!())?;
+    let mut rest = command.strip_prefix(vmx_functions!())?.strip_prefix("b ")?;
     let mut keys = Vec::new();
-    let mut first = true;
     loop {
-        rest = rest.strip_prefix("s ")?;
+        // One word: single-quoted runs, joined by `\'` (an escaped quote).
+        let mut word = String::new();
+        let mut quoted = false;
         loop {
-            // One word: single-quoted runs, joined by `\'` (an escaped quote).
-            let mut word = String::new();
-            let mut quoted = false;
-            loop {
-                if let Some(r) = rest.strip_prefix('\'') {
-                    let end = r.find('\'')?;
-                    word.push_str(r.get(..end)?);
-                    rest = r.get(end + 1..)?;
-                    quoted = true;
-                } else if let Some(r) = rest.strip_prefix("\\'") {
-                    word.push('\'');
-                    rest = r;
-                    quoted = true;
-                } else {
-                    break;
-                }
-            }
-            if !quoted {
-                return None;
-            }
-            keys.push(word);
-            match rest.strip_prefix(' ') {
-                Some(r) if r.starts_with('\'') || r.starts_with("\\'") => rest = r,
-                _ => break,
+            if let Some(r) = rest.strip_prefix('\'') {
+                let end = r.find('\'')?;
+                word.push_str(r.get(..end)?);
+                rest = r.get(end + 1..)?;
+                quoted = true;
+            } else if let Some(r) = rest.strip_prefix("\\'") {
+                word.push('\'');
+                rest = r;
+                quoted = true;
+            } else {
+                break;
             }
         }
-        if first {
-            rest = rest.strip_prefix(" </dev/null")?;
-            first = false;
+        if !quoted {
+            return None;
         }
+        keys.push(word);
         if rest.is_empty() {
             return Some(keys);
         }
-        rest = rest.strip_prefix(" | ")?;
+        rest = rest.strip_prefix(' ')?;
     }
 }
 
@@ -382,19 +406,21 @@ mod tests {
     }
 
     #[test]
-    fn batch_lines_group_keys_and_round_trip() {
+    fn batch_lines_round_trip_and_carry_the_framing() {
         let line = batch_command(VM_PORT_LIST, &keys(&["11", "12", "13"])).expect("line");
         assert!(
-            line.starts_with("q() { esxcli network vm port list -w \"$1\"; }; s() {"),
+            line.starts_with("q() { esxcli network vm port list -w \"$1\"; }; f() {"),
             "{line}"
         );
-        assert!(line.ends_with("p 13 12 11"), "{line}");
+        assert!(line.ends_with("b 11 12 13"), "{line}");
         assert_eq!(batch_keys(&line), Some((VM_PORT_LIST, keys(&["11", "12", "13"]))));
         let many: Vec<String> = (0..BATCH_FANOUT + 2).map(|n| format!("{n}_0")).collect();
         let line = batch_command(PVRDMA_PROPERTIES, &many).expect("line");
-        let calls = line.rsplit_once("fi; }; ").map(|(_, c)| c).expect("calls");
-        assert_eq!(calls.matches("; p ").count(), 1, "two groups: {calls}");
         assert_eq!(batch_keys(&line), Some((PVRDMA_PROPERTIES, many)));
+        // The constants the client relies on are the ones the shell text uses.
+        assert!(line.contains(&format!("[ \"$c\" -lt {BATCH_FANOUT} ]")), "{line}");
+        assert!(line.contains(&format!("[ \"$z\" -gt {SECTION_CAP} ]")), "{line}");
+        assert!(is_framed_batch(&line) && CATALOGUE.iter().filter(|s| is_framed_batch(s.command)).count() == 4);
         let line = batch_command(NIC_DCB_STATUS, &keys(&["vmnic2", "vmnic3"])).expect("line");
         assert!(
             line.starts_with("q() { esxcli network nic dcb status get -n \"$1\"; };"),

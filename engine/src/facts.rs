@@ -191,6 +191,17 @@ fn vmx_inventory_problem(lines: &Fact<Vec<p::VmxSection>>, capture: &HostCapture
     if output.truncated || output.timeout_hit {
         return Some(format!("`{}` was cut off before its end", label(id)));
     }
+    if let Some(first) = output.unfinished.first() {
+        let more = match output.unfinished.len() {
+            1 => String::new(),
+            n => format!(" ({} more answers are not whole)", n - 1),
+        };
+        return Some(format!(
+            "{} {}{more}",
+            cat::batch_item_label(id, &first.key),
+            first.reason
+        ));
+    }
     let sections = match lines {
         Ok(sections) => sections,
         Err(e) => return Some(e.to_string()),
@@ -244,54 +255,82 @@ fn markers_required(capture: &HostCapture, id: &str) -> bool {
     let Some(output) = capture.outputs.get(id) else {
         return false;
     };
-    let printed = output.command.contains("<== ");
+    // The command line prints end markers (older lines print them themselves; framed
+    // batches get them from the client, which sorts the framed answers into sections).
+    let printed = output.command.contains("<== ") || cat::is_framed_batch(&output.command);
     let trusted_command = capture.source == crate::capture::CaptureSource::Live;
     let none_marked = !output.stdout.lines().any(|l| p::batch_end_marker(l).is_some());
     printed && trusted_command && none_marked
 }
 
 /// Names the event that cut a batch in the reason of the section it cut, and treats every
-/// section of a batch whose markers are required but absent as cut.
+/// section of a batch whose markers are required but absent as cut. A section the live
+/// collection found unfinished (hung, killed, cut on the host, damaged) is cut whatever
+/// it holds, and says so by its key.
 fn mark_cut_sections(facts: &mut HostFacts, capture: &HostCapture) {
     let with_event = |id: &str, why: &str| match capture.outputs.get(id).and_then(RawOutput::cut_short) {
         Some(event) => format!("`{}` {event}: {why}", label(id)),
         None => format!("`{}`: {why}", label(id)),
+    };
+    let unfinished = |id: &str, key: &str| {
+        let u = capture.outputs.get(id)?.unfinished.iter().find(|u| u.key == key)?;
+        Some(format!("{} {}", cat::batch_item_label(id, key), u.reason))
     };
     let unmarked = |key: String| {
         format!("its section has no end marker (`<== {key} exit N ==>`): the output was cut off inside it")
     };
     let all = markers_required(capture, cat::PVRDMA_PROPERTIES);
     if let Ok(sections) = &mut facts.pvrdma_properties {
-        for s in sections.iter_mut().filter(|s| s.cut_off || all) {
+        for s in sections.iter_mut() {
+            let key = format!("{}_{}", s.device.world_id, s.device.index);
+            let own = unfinished(cat::PVRDMA_PROPERTIES, &key);
+            if !(s.cut_off || all || own.is_some()) {
+                continue;
+            }
             let why = match &s.properties {
                 Err(why) if s.cut_off => why.clone(),
-                _ => unmarked(format!("{}_{}", s.device.world_id, s.device.index)),
+                _ => unmarked(key),
             };
             s.cut_off = true;
-            s.properties = Err(with_event(cat::PVRDMA_PROPERTIES, &why));
+            s.properties = Err(own.unwrap_or_else(|| with_event(cat::PVRDMA_PROPERTIES, &why)));
         }
     }
     let all = markers_required(capture, cat::VM_PORT_LIST);
     if let Ok(sections) = &mut facts.vm_ports {
-        for s in sections.iter_mut().filter(|s| s.cut_off || all) {
+        for s in sections.iter_mut() {
+            let own = unfinished(cat::VM_PORT_LIST, &s.world_id.to_string());
+            if !(s.cut_off || all || own.is_some()) {
+                continue;
+            }
             let why = match &s.error {
                 Some(why) if s.cut_off => why.clone(),
                 _ => unmarked(s.world_id.to_string()),
             };
             s.cut_off = true;
             s.ports.clear();
-            s.error = Some(with_event(cat::VM_PORT_LIST, &why));
+            s.error = Some(own.unwrap_or_else(|| with_event(cat::VM_PORT_LIST, &why)));
         }
     }
     let all = markers_required(capture, cat::VMX_PVRDMA_LINES);
     if let Ok(sections) = &mut facts.vmx_lines {
-        for s in sections.iter_mut().filter(|s| s.cut_off || all) {
+        for s in sections.iter_mut() {
+            let own = unfinished(cat::VMX_PVRDMA_LINES, &s.config_file);
+            if !(s.cut_off || all || own.is_some()) {
+                continue;
+            }
             let why = match &s.config {
                 Err(why) if s.cut_off => why.clone(),
                 _ => unmarked(s.config_file.clone()),
             };
             s.cut_off = true;
-            s.config = Err(with_event(cat::VMX_PVRDMA_LINES, &why));
+            s.config = Err(own.unwrap_or_else(|| with_event(cat::VMX_PVRDMA_LINES, &why)));
+        }
+    }
+    if let Ok(uplinks) = &mut facts.nic_dcb {
+        for d in uplinks.iter_mut() {
+            if let Some(own) = unfinished(cat::NIC_DCB_STATUS, &d.nic) {
+                d.state = Err(own);
+            }
         }
     }
 }

@@ -289,7 +289,15 @@ fn section_properties<'a>(whole: &'a str, s: &Section<'a>) -> Result<PvrdmaPrope
     if !first.trim_start().starts_with(TITLE) {
         // vsish's own complaint (`VSISHPath_Form():Extraneous ...`), kept verbatim.
         let text: Vec<&str> = line_iter(body).filter(|l| !is_blank(l)).map(trim).collect();
-        return Err(text.join("\n"));
+        // A shell reports a query killed by signal N as status 128 + N.
+        return Err(match s.end {
+            SectionEnd::Marker(code @ 129..=192) => format!(
+                "vsish was killed by signal {} (exit status {code}): {}",
+                code - 128,
+                text.join("\n")
+            ),
+            _ => text.join("\n"),
+        });
     }
     if let SectionEnd::Marker(code @ 1..) = s.end {
         return Err(format!("vsish exited with status {code}: {}", first.trim()));

@@ -6,6 +6,7 @@
 mod support;
 
 mod batch_shell;
+mod batch_sshd;
 mod bundle_sshd;
 mod login;
 mod outcomes_sshd;

@@ -30,6 +30,7 @@ fn output(id: &str, stdout: &str) -> RawOutput {
         timeout_hit: false,
         failure: None,
         outcome: None,
+        unfinished: Vec::new(),
     }
 }
 

@@ -147,3 +147,41 @@ fn diagnosis_input_layout_round_trips() {
     assert_eq!(hosts[0].outputs["vsish_pvrdma_devices_ls"].exit_status, Some(0));
     assert!(hosts[1].outputs.contains_key("esxcli_vm_process_list"));
 }
+
+/// The diagnosis target's "nothing passes on cut evidence" holds section by section: a
+/// vsish batch cut by a timeout keeps the section that ended (its adapter reads `hca`)
+/// and not the one it cut (unknown), and the harness accepts exactly that.
+#[test]
+fn a_cut_batch_is_evidence_only_for_its_whole_sections() {
+    use pvrdma_doctor::catalogue;
+    let block = |wid: &str| {
+        format!("PVRDMA Device Properties {{\n   VMM leader ID of VM:{wid}\n   adapter index:0\n   MAC address:00:50:56:8a:9f:c2\n   Physical HCA available:1\n   RoCE version:2\n   Active MTU:4096\n}}\n")
+    };
+    let props = format!(
+        "==> 2101874_0 <==\n{}<== 2101874_0 exit 0 ==>\n==> 2101875_0 <==\n{}",
+        block("2101874"),
+        block("2101875")
+    );
+    let mut input = harness::encode(
+        0,
+        &[(catalogue::PVRDMA_DEVICES_LS, b"2101874_0/\n2101875_0/\n".as_slice())],
+    );
+    let selector = catalogue::CATALOGUE
+        .iter()
+        .position(|s| s.id == catalogue::PVRDMA_PROPERTIES)
+        .expect("id");
+    input.push(harness::CHUNK);
+    // No exit status, `timeout_hit`: the batch was cut by the command timeout.
+    input.extend_from_slice(&[selector as u8, 0x08 | 0x03]);
+    input.extend_from_slice(props.as_bytes());
+    harness::diagnosis(&input);
+    let d = pvrdma_doctor::diagnose::diagnose(&harness::captures(&input));
+    let verdicts: Vec<_> = d.hosts[0]
+        .vms
+        .iter()
+        .flat_map(|v| v.adapters.iter().map(move |a| (v.world_id, a.verdict)))
+        .collect();
+    use pvrdma_doctor::diagnose::Verdict;
+    assert!(verdicts.contains(&(Some(2101874), Verdict::Hca)), "{verdicts:?}");
+    assert!(verdicts.contains(&(Some(2101875), Verdict::Unknown)), "{verdicts:?}");
+}

@@ -240,6 +240,21 @@ pub struct RawOutput {
     /// older bundles): [`RawOutput::outcome`] then derives it from the fields above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
+    /// A live concurrent batch only: the keys whose answer did not arrive whole (their
+    /// sections have no end marker), with why. Empty when every answer did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfinished: Vec<UnfinishedSection>,
+}
+
+/// One query of a concurrent batch whose answer did not arrive whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct UnfinishedSection {
+    /// The query's key: a World ID, an adapter node `<World ID>_<index>`, an uplink, or a
+    /// `.vmx` path.
+    pub key: String,
+    /// What happened to it, following its name ("did not finish within
+    /// --command-timeout 60s").
+    pub reason: String,
 }
 
 impl RawOutput {
@@ -256,6 +271,7 @@ impl RawOutput {
             timeout_hit: false,
             failure: None,
             outcome: None,
+            unfinished: Vec::new(),
         }
     }
 

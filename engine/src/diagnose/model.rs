@@ -289,10 +289,16 @@ impl HostDiagnosis {
 pub struct IncompleteOutput {
     /// Catalogue id.
     pub command: String,
-    /// `timed-out`, `truncated`, `connection-lost`, `signalled`, `no-exit-status`, `never-ran`.
+    /// `timed-out`, `truncated`, `connection-lost`, `signalled`, `no-exit-status`,
+    /// `never-ran`, or `unfinished-answers` (a batch that ended while some of its queries'
+    /// answers did not arrive whole).
     event: &'static str,
     /// The event in words, e.g. "did not finish within --command-timeout 60s".
     pub reason: String,
+    /// A concurrent batch only: its queries whose answer did not arrive whole, by key
+    /// (the others' answers are evidence). Absent when every answer arrived whole.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unfinished: Vec<crate::capture::UnfinishedSection>,
 }
 
 /// The outputs of a capture that broke off or never ran, in catalogue order.
@@ -306,6 +312,17 @@ pub fn incomplete_outputs(capture: &HostCapture) -> Vec<IncompleteOutput> {
                     command: spec.id.to_string(),
                     event: outcome.kind(),
                     reason,
+                    unfinished: o.unfinished.clone(),
+                });
+            } else if !o.unfinished.is_empty() {
+                // The batch ended, but some of its queries did not (killed, cut on the
+                // host, damaged in transit).
+                let n = o.unfinished.len();
+                out.push(IncompleteOutput {
+                    command: spec.id.to_string(),
+                    event: "unfinished-answers",
+                    reason: format!("ran to its end, but {n} of its answers did not arrive whole",),
+                    unfinished: o.unfinished.clone(),
                 });
             }
         } else if let Some(f) = capture.missing.get(spec.id) {
@@ -317,6 +334,7 @@ pub fn incomplete_outputs(capture: &HostCapture) -> Vec<IncompleteOutput> {
                 command: spec.id.to_string(),
                 event: "never-ran",
                 reason: format!("never ran: {}", f.message),
+                unfinished: Vec::new(),
             });
         }
     }

@@ -2,6 +2,9 @@
 use super::text::*;
 use super::*;
 
+/// Unfinished answers of one batch named in the human report (JSON names them all).
+const UNFINISHED_SHOWN: usize = 5;
+
 /// Anything to show under `--only-problems`: not ok, or a check that does not pass.
 pub(super) fn has_problem(h: &HostDiagnosis) -> bool {
     h.status != HostStatus::Ok
@@ -147,6 +150,20 @@ pub(super) fn host_section(
         let prefix = format!("  {} ", paint.yellow("!"));
         let text = format!("incomplete: `{}` {}", clean(label), clean(&cut.reason));
         emit(out, &prefix, "  ! ", 4, &text, width, |t| t.to_string());
+        // A batch's answers that did not arrive whole, by name: the others are evidence.
+        let shown = cut.unfinished.len().min(UNFINISHED_SHOWN);
+        for u in cut.unfinished.iter().take(shown) {
+            let item = crate::catalogue::batch_item_label(&cut.command, &u.key);
+            let text = format!("{} {}", clean(&item), clean(&u.reason));
+            emit(out, "      ", "      ", 6, &text, width, |t| t.to_string());
+        }
+        if cut.unfinished.len() > shown {
+            let text = format!(
+                "and {} more (--format json lists them all)",
+                cut.unfinished.len() - shown
+            );
+            emit(out, "      ", "      ", 6, &text, width, |t| t.to_string());
+        }
     }
     let id_width = host.checks.iter().map(|c| c.id.id().len()).max().unwrap_or(0);
     let mut passing_hidden = 0;
