@@ -16,7 +16,7 @@ pub mod diagnose;
 pub mod exit;
 mod facts;
 pub mod live;
-mod nodeset;
+pub mod nodeset;
 pub mod offline;
 pub mod probe;
 pub mod redact;
