@@ -198,6 +198,34 @@ pub(crate) fn break_lines(text: &str, first_room: usize, room: usize) -> Option<
     Some(lines)
 }
 
+/// [`break_lines`] for a word of running text that holds a node set: an opening `(`
+/// before it and `)`, `,`, `;` or `.` after it stay on its first and last line. `None`
+/// when the word holds no node set with a `,` or `[` to break at.
+pub(crate) fn break_word(word: &str, first_room: usize, room: usize) -> Option<Vec<String>> {
+    let core = word.trim_start_matches('(');
+    let lead = word.len() - core.len();
+    let core = core.trim_end_matches([')', ',', ';', '.']);
+    let tail = word.get(lead + core.len()..).unwrap_or("");
+    if !core.contains([',', '[']) {
+        return None;
+    }
+    let mut lines = break_lines(
+        core,
+        first_room.saturating_sub(lead).max(1),
+        room.saturating_sub(tail.chars().count()).max(1),
+    )?;
+    if lines.len() < 2 {
+        return None;
+    }
+    if let Some(first) = lines.first_mut() {
+        first.insert_str(0, word.get(..lead).unwrap_or(""));
+    }
+    if let Some(last) = lines.last_mut() {
+        last.push_str(tail);
+    }
+    Some(lines)
+}
+
 /// Writes one folded vector as items no longer than `max` where the ranges allow:
 /// splitting the range set of one number in two gives two items whose union is the same.
 fn split_item(pattern: &base::Pattern, sets: Vec<rangeset::RangeSet>, max: usize, out: &mut Vec<String>) {

@@ -287,25 +287,76 @@ impl RangeSet {
         Ok(RangeSet(set))
     }
 
-    /// Contiguous runs with compatible padding (`_slices_padding` with autostep off):
-    /// (first, last, width), width 0 for unpadded.
+    /// Contiguous runs (first, last, width; width 0 for unpadded): a line-by-line port of
+    /// `_slices_padding` with autostep off, including its quirk that a run started after a
+    /// single padded index keeps that padding (`00,10-99,100` stays three runs).
     pub(crate) fn runs(&self) -> Vec<(u128, u128, usize)> {
         let mut out = Vec::new();
-        let mut cur: Option<(u128, u128, bool, usize)> = None; // start, last, padded, len
+        let mut cur_pad = 0usize;
+        let mut cur_padded = false;
+        let mut cur_start: Option<u128> = None;
+        let mut cur_step: Option<u128> = None;
+        let mut last_idx: u128 = 0;
+        let width = |padded: bool, pad: usize| if padded { pad } else { 0 };
         for index in &self.0 {
-            let (idx, len, padded) = (index.value(), index.0.len(), index.padded());
-            if let Some((start, last, cur_padded, cur_len)) = cur {
-                let padding_ok = if cur_padded { len == cur_len } else { !padded };
-                if padding_ok && last.checked_add(1) == Some(idx) {
-                    cur = Some((start, idx, cur_padded, cur_len));
-                    continue;
+            let (idx, digitlen, padded) = (index.value(), index.0.len(), index.padded());
+            let Some(start) = cur_start else {
+                cur_padded = padded;
+                cur_pad = digitlen;
+                cur_start = Some(idx);
+                cur_step = None;
+                last_idx = idx;
+                continue;
+            };
+            let padding_mismatch = if cur_padded { digitlen != cur_pad } else { padded };
+            let step_mismatch = !padding_mismatch && cur_step.is_some_and(|st| Some(st) != idx.checked_sub(last_idx));
+            if padding_mismatch || step_mismatch {
+                let (stepped, step) = match cur_step {
+                    Some(st) => (st == 1, st),
+                    None => (true, 1),
+                };
+                if stepped {
+                    out.push((start, last_idx, width(cur_padded, cur_pad)));
+                    cur_start = Some(idx);
+                    cur_padded = padded;
+                    cur_pad = digitlen;
+                } else {
+                    let stop = if padding_mismatch {
+                        last_idx + 1
+                    } else {
+                        (last_idx + 1).saturating_sub(step)
+                    };
+                    let mut j = start;
+                    while j < stop {
+                        out.push((j, j, width(cur_padded, cur_pad)));
+                        j += step;
+                    }
+                    if padding_mismatch {
+                        cur_start = Some(idx);
+                        cur_padded = padded;
+                        cur_pad = digitlen;
+                    } else {
+                        cur_start = Some(last_idx);
+                    }
                 }
-                out.push((start, last, if cur_padded { cur_len } else { 0 }));
+                cur_step = if step_mismatch { idx.checked_sub(last_idx) } else { None };
+                last_idx = idx;
+                continue;
             }
-            cur = Some((idx, idx, padded, len));
+            cur_step = idx.checked_sub(last_idx);
+            last_idx = idx;
         }
-        if let Some((start, last, padded, len)) = cur {
-            out.push((start, last, if padded { len } else { 0 }));
+        if let Some(start) = cur_start {
+            match cur_step {
+                Some(1) | None => out.push((start, last_idx, width(cur_padded, cur_pad))),
+                Some(step) => {
+                    let mut j = start;
+                    while j <= last_idx {
+                        out.push((j, j, width(cur_padded, cur_pad)));
+                        j += step.max(1);
+                    }
+                }
+            }
         }
         out
     }
@@ -350,6 +401,8 @@ mod tests {
         assert_eq!(rs("1-3,5"), "1-3,5");
         assert_eq!(rs(" 7-9 "), "7-9");
         assert_eq!(rs("9,09-10"), "9,09-10");
+        // ClusterShell keeps 100 apart: the run 10-99 started after the padded 00.
+        assert_eq!(rs("0-100,00"), "0-9,00,10-99,100");
         assert_eq!(rs("0-00"), "0");
         assert_eq!(rs("1-9/4"), "1,5,9");
         assert_eq!(rs("1/1"), "1");

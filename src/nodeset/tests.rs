@@ -38,7 +38,7 @@ fn set_operators_evaluate_left_to_right() {
     assert_eq!(names("esx[1-5]&esx[4-9]"), ["esx4", "esx5"]);
     assert_eq!(names("esx[1-3]^esx[3-4]"), ["esx1", "esx2", "esx4"]);
     // `a!b,c` is `(a!b),c`: left to right, no precedence.
-    assert_eq!(names("esx[1-3]!esx2,esx2"), ["esx1", "esx3", "esx2"]);
+    assert_eq!(names("esx[1-3]!esx2,esx2"), ["esx1", "esx2", "esx3"]);
     assert_eq!(names("esx[1-3],esx4!esx[1-2]"), ["esx3", "esx4"]);
 }
 

@@ -69,3 +69,26 @@ fn wrapping_never_exceeds_the_width() {
     }
     assert_eq!(wrap("one two", 3, 3), ["one", "two"]);
 }
+
+#[test]
+fn a_long_host_set_wraps_at_commas_and_pastes_back() {
+    let hosts: Vec<String> = (1..=300)
+        .filter(|n| n % 4 != 0)
+        .map(|n| format!("esx{n:03}.dc1"))
+        .collect();
+    let set = crate::nodeset::fold(&hosts);
+    let text = format!("--only-problems: 225 hosts without problems not shown: {set}");
+    let lines = wrap(&text, 80, 76);
+    assert!(lines.len() > 3, "{lines:?}");
+    for line in &lines {
+        assert!(line.width() <= 80, "{line:?}");
+    }
+    // Every line after the first is a node set on its own; together they are the hosts.
+    let pasted = lines.join("\n    ");
+    let tail = pasted.split("shown:").nth(1).unwrap();
+    let mut back = crate::nodeset::expand(tail).unwrap();
+    back.sort();
+    let mut want = hosts.clone();
+    want.sort();
+    assert_eq!(back, want);
+}

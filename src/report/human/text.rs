@@ -62,7 +62,8 @@ pub(super) fn emit(
     }
 }
 
-/// Greedy word wrap by display width; a word longer than a line is cut.
+/// Greedy word wrap by display width; a node set longer than a line breaks after a comma,
+/// any other word longer than a line is cut.
 pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
@@ -79,6 +80,16 @@ pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
         if !line.is_empty() {
             lines.push(std::mem::take(&mut line));
             room = rest;
+        }
+        // A node set too long for a line breaks after one of its commas: every line
+        // then pastes back into the command line.
+        if word.width() > room {
+            if let Some(mut pieces) = crate::nodeset::break_word(word, room, rest) {
+                line = pieces.pop().unwrap_or_default();
+                lines.extend(pieces);
+                room = rest;
+                continue;
+            }
         }
         let mut word = word;
         while word.width() > room {
