@@ -48,19 +48,21 @@ enum Value {
     Invalid(String),
 }
 
+/// A `.conf` source: its commands and what they answered this run.
+#[derive(Debug)]
+struct Upcalls {
+    name: String,
+    upcalls: HashMap<&'static str, String>,
+    cfgdir: PathBuf,
+    map_cache: HashMap<String, String>,
+    cache: HashMap<&'static str, String>,
+    mapall: Option<(BTreeMap<String, String>, Vec<String>)>,
+}
+
 #[derive(Debug)]
 enum Source {
-    Upcall {
-        name: String,
-        upcalls: HashMap<&'static str, String>,
-        cfgdir: PathBuf,
-        map_cache: HashMap<String, String>,
-        cache: HashMap<&'static str, String>,
-        mapall: Option<(BTreeMap<String, String>, Vec<String>)>,
-    },
-    File {
-        groups: Vec<(String, Value)>,
-    },
+    Upcall(Box<Upcalls>),
+    File { groups: Vec<(String, Value)> },
 }
 
 /// Splits a command's output (or a YAML value) into node set texts, as ClusterShell's
@@ -124,17 +126,17 @@ pub(crate) fn substitute(template: &str, vars: &[(&str, &str)]) -> String {
 
 impl Source {
     fn upcall(&mut self, which: &'static str, key_group: Option<&str>) -> Result<String> {
-        let Source::Upcall {
+        let Source::Upcall(u) = self else {
+            return Err(GroupError::NoUpcall(which.into()));
+        };
+        let Upcalls {
             name,
             upcalls,
             cfgdir,
             map_cache,
             cache,
             ..
-        } = self
-        else {
-            return Err(GroupError::NoUpcall(which.into()));
-        };
+        } = &mut **u;
         if let Some(g) = key_group {
             if let Some(v) = map_cache.get(g) {
                 return Ok(v.clone());
@@ -179,7 +181,7 @@ impl Source {
 
     /// Runs `mapall` once and serves `map` and `list` from it when those are absent.
     fn populate_mapall(&mut self) -> Result<()> {
-        let needs = matches!(self, Source::Upcall { upcalls, mapall: None, .. } if upcalls.contains_key("mapall"));
+        let needs = matches!(self, Source::Upcall(u) if u.mapall.is_none() && u.upcalls.contains_key("mapall"));
         if !needs {
             return Ok(());
         }
@@ -214,8 +216,8 @@ impl Source {
                 }
             }
         }
-        if let Source::Upcall { mapall, .. } = self {
-            *mapall = Some((map, order));
+        if let Source::Upcall(u) = self {
+            u.mapall = Some((map, order));
         }
         Ok(())
     }
@@ -228,9 +230,9 @@ impl Source {
                 Some((_, Value::Invalid(why))) => Err(GroupError::Failed(why.clone())),
                 None => Ok(String::new()),
             },
-            Source::Upcall { upcalls, mapall, .. } => {
-                if !upcalls.contains_key("map") {
-                    if let Some((map, _)) = mapall {
+            Source::Upcall(u) => {
+                if !u.upcalls.contains_key("map") {
+                    if let Some((map, _)) = &u.mapall {
                         return Ok(map.get(group).cloned().unwrap_or_default());
                     }
                 }
@@ -243,8 +245,8 @@ impl Source {
         self.populate_mapall()?;
         let raw = match self {
             Source::File { groups } => groups.iter().map(|(g, _)| g.clone()).collect::<Vec<_>>().join("\n"),
-            Source::Upcall { upcalls, mapall, .. } => match mapall {
-                Some((_, order)) if !upcalls.contains_key("list") => order.join(" "),
+            Source::Upcall(u) => match &u.mapall {
+                Some((_, order)) if !u.upcalls.contains_key("list") => order.join(" "),
                 _ => self.upcall("list", None)?,
             },
         };
@@ -264,7 +266,7 @@ impl Source {
                 Some((_, Value::Invalid(why))) => Err(GroupError::Failed(why.clone())),
                 None => Err(GroupError::NoUpcall("no 'all' group".into())),
             },
-            Source::Upcall { .. } => self.upcall("all", None),
+            Source::Upcall(_) => self.upcall("all", None),
         }
     }
 }
@@ -698,14 +700,14 @@ fn sources_from_ini(l: &mut Loaded, ini: &Ini, cfgdir: &Path, file: &Path) -> st
             add_source(
                 l,
                 name.to_string(),
-                Source::Upcall {
+                Source::Upcall(Box::new(Upcalls {
                     name: name.to_string(),
                     upcalls,
                     cfgdir: cfgdir.to_path_buf(),
                     map_cache: HashMap::new(),
                     cache: HashMap::new(),
                     mapall: None,
-                },
+                })),
             )?;
         }
     }

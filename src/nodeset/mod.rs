@@ -115,6 +115,7 @@ pub fn fold_names(names: &[String]) -> String {
 }
 
 /// [`expand_with`] without groups: a group is an error.
+#[cfg(test)]
 pub(crate) fn expand(input: &str) -> Result<Vec<String>, NodeSetError> {
     expand_with(input, &mut NoGroups)
 }

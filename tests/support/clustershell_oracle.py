@@ -1,5 +1,5 @@
 """ClusterShell's NodeSet as an oracle: reads one JSON request per line on stdin and
-writes one JSON answer per line on stdout.
+writes one JSON answer per line on stdout, with the request's "id".
 
   {"expr": "esx[01-04]!esx02"} -> {"names": [...], "fold": "esx[01,03-04]"}
                                   or {"error": "NodeSetParseError: ..."}
@@ -28,7 +28,10 @@ def answer(req):
 
 def main():
     for line in sys.stdin:
-        sys.stdout.write(json.dumps(answer(json.loads(line))) + "\n")
+        req = json.loads(line)
+        reply = answer(req)
+        reply["id"] = req.get("id")
+        sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
 
 
