@@ -264,17 +264,22 @@ fn expression() -> impl Strategy<Value = String> {
 }
 
 fn name_list() -> impl Strategy<Value = Vec<String>> {
-    let name = (
-        prop::sample::select(vec!["esx", "r", "node", "db", "x-", ""]),
-        number(),
-        prop::option::of((prop::sample::select(vec!["n", ".dc", "-ib"]), number())),
-        prop::sample::select(vec!["", "", ".lab", ":2222"]),
-    )
-        .prop_map(|(p, a, b, s)| match b {
-            Some((m, n)) => format!("{p}{a}{m}{n}{s}"),
-            None => format!("{p}{a}{s}"),
-        });
-    prop::collection::vec(name, 1..30)
+    let name = || {
+        (
+            prop::sample::select(vec!["esx", "r", "node", "db", "x-", ""]),
+            number(),
+            prop::option::of((prop::sample::select(vec!["n", ".dc", "-ib"]), number())),
+            prop::sample::select(vec!["", "", ".lab", ":2222"]),
+        )
+            .prop_map(|(p, a, b, s)| match b {
+                Some((m, n)) => format!("{p}{a}{m}{n}{s}"),
+                None => format!("{p}{a}{s}"),
+            })
+    };
+    prop_oneof![
+        3 => prop::collection::vec(name(), 1..30),
+        1 => prop::collection::vec(name(), 30..200),
+    ]
 }
 
 // ---- the comparisons ----

@@ -112,7 +112,7 @@ impl Ranges {
 
     fn update(&mut self, other: &Ranges) {
         match (self, other) {
-            (Ranges::One(a), Ranges::One(b)) => *a = a.union(b),
+            (Ranges::One(a), Ranges::One(b)) => a.extend(b),
             (Ranges::Nd(a), Ranges::Nd(b)) => a.update(b),
             _ => {}
         }

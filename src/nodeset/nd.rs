@@ -17,6 +17,41 @@ fn vec_size(v: &[RangeSet]) -> u128 {
     v.iter().fold(1u128, |acc, r| acc.saturating_mul(r.len() as u128))
 }
 
+/// Two vectors that differ in one number at most, merged (`_fold_multivariate_merge`'s
+/// comparison): disjoint sets are joined, a set inside the other gives the larger one.
+fn merge_vectors(item1: &[RangeSet], item2: &[RangeSet]) -> Option<Vec<RangeSet>> {
+    // First by reference (most pairs do not merge), then build the one that does.
+    let mut differing: Option<(usize, bool)> = None; // (position, join rather than keep larger)
+    for (pos, (rg1, rg2)) in item1.iter().zip(item2).enumerate() {
+        if rg1 == rg2 {
+            continue;
+        }
+        let join = if !rg1.intersects(rg2) {
+            true
+        } else if rg1.is_proper_subset(rg2) || rg2.is_proper_subset(rg1) {
+            false
+        } else {
+            return None;
+        };
+        if differing.is_some() {
+            return None;
+        }
+        differing = Some((pos, join));
+    }
+    let mut new_item = item1.to_vec();
+    if let Some((pos, join)) = differing {
+        if let (Some(slot), Some(rg2)) = (new_item.get_mut(pos), item2.get(pos)) {
+            if join {
+                slot.extend(rg2);
+            } else if slot.is_proper_subset(rg2) {
+                // Python's max(): the second only when it is larger.
+                *slot = rg2.clone();
+            }
+        }
+    }
+    Some(new_item)
+}
+
 impl RangeSetNd {
     /// One vector (`RangeSetND([rsets])`): not folded yet.
     pub(crate) fn from_vector(v: Vec<RangeSet>) -> Self {
@@ -112,7 +147,7 @@ impl RangeSetNd {
             if let Some(target) = self.veclist.first_mut().and_then(|v| v.get_mut(vardim)) {
                 for v in rest {
                     if let Some(r) = v.get(vardim) {
-                        *target = target.union(r);
+                        target.extend(r);
                     }
                 }
             }
@@ -178,49 +213,26 @@ impl RangeSetNd {
             self.sort();
             let mut index1 = 0;
             while index1 + 1 < self.veclist.len() {
-                let mut item1 = self.veclist.get(index1).cloned().unwrap_or_default();
+                // item1 is always self.veclist[index1 - 1] after this step.
                 let mut index2 = index1 + 1;
                 index1 += 1;
                 while index2 < self.veclist.len() {
-                    let item2 = self.veclist.get(index2).cloned().unwrap_or_default();
+                    let merged = match (self.veclist.get(index1 - 1), self.veclist.get(index2)) {
+                        (Some(item1), Some(item2)) => merge_vectors(item1, item2),
+                        _ => None,
+                    };
                     index2 += 1;
-                    let mut new_item: Vec<RangeSet> = Vec::with_capacity(item1.len());
-                    let mut nb_diff = 0;
-                    for (rg1, rg2) in item1.iter().zip(&item2) {
-                        if rg1 == rg2 {
-                            new_item.push(rg1.clone());
-                        } else if !rg1.intersects(rg2) {
-                            nb_diff += 1;
-                            if nb_diff > 1 {
-                                break;
+                    match merged {
+                        Some(new_item) => {
+                            chg = true;
+                            if let Some(slot) = self.veclist.get_mut(index1 - 1) {
+                                *slot = new_item;
                             }
-                            new_item.push(rg1.union(rg2));
-                        } else if rg2.is_proper_subset(rg1) || rg1.is_proper_subset(rg2) {
-                            nb_diff += 1;
-                            if nb_diff > 1 {
-                                break;
-                            }
-                            // Python's max(): the second only when it is larger.
-                            new_item.push(if rg1.is_proper_subset(rg2) {
-                                rg2.clone()
-                            } else {
-                                rg1.clone()
-                            });
-                        } else {
-                            nb_diff = 2;
-                            break;
+                            index2 -= 1;
+                            self.veclist.remove(index2);
                         }
-                    }
-                    if nb_diff <= 1 {
-                        chg = true;
-                        if let Some(slot) = self.veclist.get_mut(index1 - 1) {
-                            *slot = new_item.clone();
-                        }
-                        item1 = new_item;
-                        index2 -= 1;
-                        self.veclist.remove(index2);
-                    } else if !full {
-                        break;
+                        None if !full => break,
+                        None => {}
                     }
                 }
             }

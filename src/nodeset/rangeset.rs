@@ -111,6 +111,11 @@ impl RangeSet {
         self.0.last().map_or("", |i| i.0.as_str())
     }
 
+    /// Adds the other's indexes (an in-place union).
+    pub(crate) fn extend(&mut self, other: &Self) {
+        self.0.extend(other.0.iter().cloned());
+    }
+
     pub(crate) fn union(&self, other: &Self) -> Self {
         RangeSet(self.0.union(&other.0).cloned().collect())
     }
