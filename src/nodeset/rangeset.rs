@@ -116,10 +116,6 @@ impl RangeSet {
         self.0.extend(other.0.iter().cloned());
     }
 
-    pub(crate) fn union(&self, other: &Self) -> Self {
-        RangeSet(self.0.union(&other.0).cloned().collect())
-    }
-
     pub(crate) fn intersection(&self, other: &Self) -> Self {
         RangeSet(self.0.intersection(&other.0).cloned().collect())
     }
