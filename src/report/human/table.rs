@@ -77,7 +77,7 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
         };
         builder.push_record([
             vm_cell,
-            clean(&crate::nodeset::fold(hosts)),
+            clean_set(&crate::nodeset::fold(hosts)),
             row.adapter.to_string(),
             verdict,
             row.reason.clone(),

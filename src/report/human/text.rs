@@ -32,6 +32,20 @@ pub(super) fn clean(text: &str) -> String {
     out
 }
 
+/// A folded host set (our own text, not a host's): control and bidi characters escaped
+/// like [`clean`], but never shortened, so that it pastes back into the command line.
+pub(super) fn clean_set(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if (c.is_control() && c != '\n') || is_bidi_control(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Writes `text` wrapped to `width`: the first line after `prefix` (whose display width
 /// is `prefix_width`; it may hold colour codes), the others indented by `indent`. Each
 /// wrapped piece is painted with `style`.
