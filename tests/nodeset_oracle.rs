@@ -3,7 +3,8 @@
 //! expression both must refuse it, or both must give the same names in the same order and
 //! the same folded text; for each generated list of names both must fold it the same.
 //! Groups come from a ClusterShell configuration written here (a `groups.conf` source
-//! with `map`/`all`/`list` shell commands, a `groups.conf.d` source, a YAML autodir file),
+//! with `map`/`all`/`list` shell commands, `groups.conf.d` sources, one with `mapall`, a
+//! YAML autodir file),
 //! found by both through `CLUSTERSHELL_CFGDIR`, as `nodeset` finds it.
 //!
 //! Seeded and reproducible; a failure is shrunk to a minimal expression. Case count:
@@ -48,6 +49,11 @@ const DC_CONF: &str = "\
 [dc]
 map: echo dc-$GROUP[1-3]
 list: echo east west
+";
+
+const MAPALL_CONF: &str = "\
+[ma]
+mapall: printf 'g1: ma[1-2]\\ng2: ma3\\ng1: ma9\\n'
 ";
 
 const CLUSTER_YAML: &str = "\
@@ -146,6 +152,7 @@ fn setup() -> Setup {
     std::fs::write(cfg.join("groups.conf"), GROUPS_CONF).unwrap();
     std::fs::write(cfg.join("local.groups"), LOCAL_GROUPS).unwrap();
     std::fs::write(cfg.join("groups.conf.d/dc.conf"), DC_CONF).unwrap();
+    std::fs::write(cfg.join("groups.conf.d/ma.conf"), MAPALL_CONF).unwrap();
     std::fs::write(cfg.join("groups.d/cluster.yaml"), CLUSTER_YAML).unwrap();
     Setup { _dir: dir, cfg, home }
 }
@@ -237,7 +244,7 @@ fn operand() -> impl Strategy<Value = String> {
         3 => prop::sample::select(vec![
             "@esxi", "@rack1", "@rack2", "@nested", "@rack[1-2]", "@yaml:compute", "@yaml:gpu", "@yaml:empty",
             "@yaml:r1", "@dc:east", "@dc:x", "@unknown", "@*", "@yaml:*", "@@yaml", "@@local", "@nosuch:g",
-            "@loop", "@dc:*", "@local:esxi", "@:esxi",
+            "@loop", "@dc:*", "@local:esxi", "@:esxi", "@ma:g1", "@ma:g[1-2]", "@ma:*", "@@ma", "@ma:none",
         ])
         .prop_map(str::to_string),
         1 => prop::sample::select(vec!["esx0*", "*", "db?", "node*", "gpu[1-2]*", "esx[01-02]?", "*1"])
@@ -363,6 +370,8 @@ fn expressions_read_as_clustershell_reads_them() {
         "x[1-2]y[1-2],x3y1!x1y2",
         "esx*",
         "@yaml:gpu,@yaml:compute!node[2-7]",
+        "@ma:g1,@@ma",
+        "@ma:*",
     ] {
         compare_expression(
             &mut oracle.borrow_mut(),

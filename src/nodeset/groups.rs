@@ -308,11 +308,12 @@ impl GroupConfig {
 
     /// From the process environment (`HOME`, `XDG_CONFIG_HOME`, `CLUSTERSHELL_CFGDIR`).
     pub fn from_env() -> Self {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        // As Python's os.environ.get: a variable set but empty is used as it is.
+        let var = |k: &str| std::env::var_os(k).map(PathBuf::from);
         GroupConfig::from_files(Self::default_files(
             var("HOME").as_deref(),
             var("XDG_CONFIG_HOME").as_deref(),
-            std::env::var_os("CLUSTERSHELL_CFGDIR").map(PathBuf::from).as_deref(),
+            var("CLUSTERSHELL_CFGDIR").as_deref(),
         ))
     }
 
