@@ -140,4 +140,16 @@ proptest! {
         want.dedup();
         prop_assert_eq!(back, want, "folded: {}", folded);
     }
+
+    /// Any text at all gives names or an error that points inside the text; never a panic.
+    #[test]
+    fn any_text_expands_or_points_at_its_error(text in "[a-c0-9\\[\\]\\-,!&^/: _%é@*?]{0,24}") {
+        match expand(&text) {
+            Ok(names) => prop_assert!(names.len() <= MAX_NAMES),
+            Err(NodeSetError::Syntax(e)) => prop_assert!(e.at <= text.chars().count(), "{}", e),
+            Err(NodeSetError::TooMany(_)) => {}
+        }
+        let _ = break_lines(&text, 5, 5);
+        let _ = fold(&[text.as_str(), "esx01"]);
+    }
 }
