@@ -1,5 +1,5 @@
 //! What every fuzz target runs, shared with the stable corpus replay
-//! (`tests/fuzz_corpus.rs`), so a checked-in input goes through exactly the code the fuzzer
+//! (`tests/suite/fuzz_corpus.rs`), so a checked-in input goes through exactly the code the fuzzer
 //! ran it through.
 //!
 //! One function per parser family (every public parse entry point of `pvrdma-parsers`,
@@ -16,10 +16,10 @@
 //!   is `ok` only with every check passing (or warning) and every adapter on the HCA, the
 //!   exit code agrees with the host statuses, and no `pass` check cites an output that
 //!   failed or exited non-zero.
-use pvrdma_doctor::catalogue::{self, CATALOGUE};
-use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
-use pvrdma_doctor::diagnose::{self, Diagnosis, HostStatus, Status, Verdict};
-use pvrdma_doctor::report::{self, Format};
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
+use pvrdma_engine::catalogue::{self, CATALOGUE};
+use pvrdma_engine::diagnose::{self, Diagnosis, HostStatus, Status, Verdict};
+use pvrdma_engine::report::{self, Format};
 use pvrdma_parsers as p;
 use std::fmt::Debug;
 
@@ -276,7 +276,7 @@ pub fn encode(host: u8, outputs: &[(&str, &[u8])]) -> Vec<u8> {
     out
 }
 
-/// Whether an output did not complete cleanly (issue 13): a failure recorded by the
+/// Whether an output did not complete cleanly (README, "When output breaks off"): a failure recorded by the
 /// collector, a timeout, a cut at a cap, a live command without exit status, or a
 /// non-zero exit of a single (non-batched) command; a batch's exit status only tells that
 /// some iteration failed, which its sections carry. vm-support bundles record no exit
@@ -364,7 +364,7 @@ fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture) {
 
 fn check_exit_code(d: &Diagnosis) {
     let code = d.exit_code();
-    if code == pvrdma_doctor::exit::HEALTHY {
+    if code == pvrdma_engine::exit::HEALTHY {
         assert!(
             d.hosts.iter().all(|h| h.status == HostStatus::Ok),
             "exit 0 with a host that is not ok"
@@ -373,7 +373,7 @@ fn check_exit_code(d: &Diagnosis) {
     if d.hosts.iter().any(|h| h.status == HostStatus::Problems) {
         assert_eq!(
             code,
-            pvrdma_doctor::exit::PROBLEMS,
+            pvrdma_engine::exit::PROBLEMS,
             "a host with problems but exit {code}"
         );
     }

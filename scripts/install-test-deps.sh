@@ -1,11 +1,12 @@
 #!/bin/sh
-# Installs what the real-sshd integration tests (tests/sshd.rs) need, and nothing else:
+# Installs what the real-sshd integration tests (tests/sshd/) need, and nothing else:
 #   - OpenSSH's sshd (Debian's openssh-server), the server ESXi itself runs;
 #   - busybox, because ESXi's login shell is busybox `sh` and the remote command lines
 #     must work under it;
 #   - tmux, whose 80-column terminal checks that the report fits the real terminal width
-#     (tests/tmux.rs);
-#   - python3 and the ClusterShell package, the oracle for node sets (tests/nodeset_oracle.rs);
+#     (tests/suite/tmux.rs);
+#   - python3 and the ClusterShell package, the oracle for node sets
+#     (tests/suite/nodeset_oracle.rs);
 #   - a local test user whose login shell is busybox sh and whose password is checked by
 #     PAM, so keyboard-interactive login goes through the same path as on ESXi.
 # Idempotent: every step checks first. Must run as root (CI runs it before `cargo test`).
@@ -56,7 +57,33 @@ if [ "$(getent passwd "$TEST_USER" | cut -d: -f7)" != "$BUSYBOX_SH" ]; then
 fi
 echo "$TEST_USER:$TEST_PASSWORD" | chpasswd
 
-# --- ClusterShell: the oracle of tests/nodeset_oracle.rs, which checks that node sets and
+# --- Prometheus (tests/prometheus.rs) -------------------------------------------------
+# promtool (Debian package `prometheus`) lints the metrics and unit-tests the alerting
+# rules; node_exporter (`prometheus-node-exporter`) reads the textfile; systemd-analyze
+# (`systemd`) verifies the shipped units. The tests start
+# node_exporter themselves on 127.0.0.1 and use no system service, so a policy-rc.d
+# keeps the packages from starting theirs while installing.
+prom_missing=""
+[ -x /usr/bin/promtool ] || prom_missing="$prom_missing prometheus"
+[ -x /usr/bin/prometheus-node-exporter ] || prom_missing="$prom_missing prometheus-node-exporter"
+# systemd-analyze verifies the shipped service and timer (contrib/systemd).
+command -v systemd-analyze >/dev/null 2>&1 || prom_missing="$prom_missing systemd"
+if [ -n "$prom_missing" ]; then
+    echo "install-test-deps.sh: installing$prom_missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    policy=/usr/sbin/policy-rc.d
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\n# no service starts during install-test-deps.sh\nexit 101\n' > "$policy"
+        chmod 0755 "$policy"
+        trap 'rm -f "$policy"' EXIT
+    fi
+    # shellcheck disable=SC2086 # word splitting of the package list is intended
+    apt-get install -y -qq --no-install-recommends $prom_missing
+fi
+# --- end Prometheus --------------------------------------------------------------------
+
+# --- ClusterShell: the oracle of tests/suite/nodeset_oracle.rs, which checks that node sets and
 # groups are read exactly as ClusterShell's `nodeset` reads them. The PyPI package, pinned;
 # Debian's system python refuses pip installs (externally-managed-environment) unless told.
 if ! command -v python3 >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then

@@ -5,3 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-deps.sh
 cargo test --workspace --all-targets "$@"
+# `--all-targets` leaves out doctests: the parser samples and the engine's example are ones.
+cargo test --workspace --doc "$@"

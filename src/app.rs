@@ -12,15 +12,15 @@ use std::time::SystemTime;
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     init_tracing(cli.verbose);
     if let Some(kind) = cli.generate {
-        write_stdout(&generate(kind)?)?;
+        emit(&cli.output, &generate(kind)?)?;
         return Ok(crate::exit::HEALTHY);
     }
     if cli.list_checks {
-        let text = match cli.output.format {
+        let text = match report::Format::from(cli.output.format) {
             report::Format::Json => list_checks_json(),
-            report::Format::Human => list_checks(),
+            _ => list_checks(),
         };
-        write_stdout(&text)?;
+        emit(&cli.output, &text)?;
         return Ok(crate::exit::HEALTHY);
     }
     match &cli.command {
@@ -35,9 +35,11 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
                 "`analyze` takes one PATH; {:?} would be read as hosts",
                 cli.hosts
             );
+            let started = std::time::Instant::now();
             let baseline = load_baseline(&cli.baseline)?;
             let captures = crate::offline::load_captures(path)?;
-            finish(&captures, &cli.output, baseline.as_ref()).map(|d| d.exit_code())
+            let times = RunTimes::of_capture(path, started);
+            finish(&captures, &cli.output, baseline.as_ref(), &times).map(|d| d.exit_code())
         }
         Some(Command::Demo { scenario, latency }) => {
             let baseline = load_baseline(&cli.baseline)?;
@@ -137,7 +139,12 @@ fn finish_live(
     if run.interrupted {
         eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
     }
-    let diagnosis = finish(&run.captures, output, baseline)?;
+    let diagnosis = finish(
+        &run.captures,
+        output,
+        baseline,
+        &RunTimes::of_run(run.started, run.finished),
+    )?;
     // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial.
     let code = if run.interrupted {
         crate::exit::INTERRUPTED
@@ -290,23 +297,91 @@ fn load_baseline(args: &crate::cli::BaselineArgs) -> anyhow::Result<Option<crate
     args.baseline.as_deref().map(crate::baseline::load).transpose()
 }
 
+/// When the diagnosed outputs were collected, for the formats that state it.
+struct RunTimes {
+    finished: SystemTime,
+    duration: std::time::Duration,
+    /// Where the times come from, when that is not a live run (a comment line).
+    note: Option<String>,
+}
+
+impl RunTimes {
+    fn of_run(started: SystemTime, finished: SystemTime) -> Self {
+        RunTimes {
+            finished,
+            duration: finished.duration_since(started).unwrap_or_default(),
+            note: None,
+        }
+    }
+
+    /// `analyze`: the times a support bundle recorded; else (a capture folder, a
+    /// vm-support bundle) now and how long reading took, and the note says which.
+    fn of_capture(path: &std::path::Path, started: std::time::Instant) -> Self {
+        match crate::offline::recorded_run_times(path) {
+            Some((start, end)) => RunTimes {
+                note: Some(format!(
+                    "# pvrdma-doctor analyze: the run times are those the support bundle recorded (started {}, finished {}).",
+                    humantime::format_rfc3339_millis(start),
+                    humantime::format_rfc3339_millis(end)
+                )),
+                ..RunTimes::of_run(start, end)
+            },
+            None => RunTimes {
+                finished: SystemTime::now(),
+                duration: started.elapsed(),
+                note: Some(
+                    "# pvrdma-doctor analyze: the capture records no run time, so the run times are when analyze read it and how long that took."
+                        .to_string(),
+                ),
+            },
+        }
+    }
+}
+
+/// The report in the chosen format; the Prometheus one states the run's times.
+fn render_report(diagnosis: &diagnose::Diagnosis, output: &OutputArgs, times: &RunTimes) -> String {
+    if report::Format::from(output.format) == report::Format::Prometheus {
+        let options = report::prometheus::PrometheusOptions {
+            scope: report::prometheus::Scope::Fleet,
+            finished: times.finished,
+            duration: times.duration,
+        };
+        let metrics = report::prometheus::render(diagnosis, &options);
+        return match &times.note {
+            Some(note) => format!("{note}\n{metrics}"),
+            None => metrics,
+        };
+    }
+    // `auto` looks at stdout, which a report written to --output does not go to.
+    let to_file = output.output_file.is_some() && output.color == ColorChoice::Auto;
+    let options = report::HumanOptions {
+        color: !to_file && use_color(output.color),
+        width: report::terminal_width(),
+        only_problems: output.only_problems,
+        fold: !output.no_fold,
+    };
+    report::render_with(diagnosis, output.format.into(), &options)
+}
+
+/// Writes the report to `--output` (atomically) or to stdout.
+fn emit(output: &OutputArgs, text: &str) -> anyhow::Result<()> {
+    match &output.output_file {
+        Some(path) => crate::atomic::write_report(path, text),
+        None => write_stdout(text),
+    }
+}
+
 /// Diagnoses the captures and prints the report (with the changes since `baseline`); the
 /// diagnosis goes on to the bundle.
 fn finish(
     captures: &[HostCapture],
     output: &OutputArgs,
     baseline: Option<&crate::baseline::Baseline>,
+    times: &RunTimes,
 ) -> anyhow::Result<diagnose::Diagnosis> {
     let mut diagnosis = diagnose::diagnose(captures);
     diagnosis.changes = baseline.map(|b| crate::baseline::compare(b, &diagnosis));
-    let options = report::HumanOptions {
-        color: use_color(output.color),
-        width: report::terminal_width(),
-        only_problems: output.only_problems,
-        fold: !output.no_fold,
-    };
-    let text = report::render_with(&diagnosis, output.format, &options);
-    write_stdout(&text)?;
+    emit(output, &render_report(&diagnosis, output, times))?;
     Ok(diagnosis)
 }
 

@@ -251,12 +251,41 @@ pub struct BundleArgs {
     pub force: bool,
 }
 
+/// `--format`: the engine's [`Format`] as the command line names and documents it (the
+/// engine crate does not depend on clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FormatArg {
+    /// Per-host checklist, per-VM table and a summary line.
+    Human,
+    /// One JSON document (schema `pvrdma-doctor/report/v1`).
+    Json,
+    /// Prometheus text exposition format 0.0.4 (for node_exporter's textfile collector;
+    /// see --output).
+    Prometheus,
+}
+
+impl From<FormatArg> for Format {
+    fn from(arg: FormatArg) -> Format {
+        match arg {
+            FormatArg::Human => Format::Human,
+            FormatArg::Json => Format::Json,
+            FormatArg::Prometheus => Format::Prometheus,
+        }
+    }
+}
+
 /// How to print the report.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct OutputArgs {
     /// Report format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
-    pub(crate) format: Format,
+    pub(crate) format: FormatArg,
+    /// Write the report (or what --list-checks or --generate prints) to FILE instead of
+    /// stdout, atomically: a temporary file in FILE's folder, synced, then renamed over
+    /// FILE, so a reader (node_exporter's textfile collector) never sees half a report.
+    /// The file is readable by all (mode 0644).
+    #[arg(long = "output", value_name = "FILE")]
+    pub(crate) output_file: Option<PathBuf>,
     /// When to colour the human report (`auto`: on a terminal unless NO_COLOR is set).
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub(crate) color: ColorChoice,
@@ -367,7 +396,7 @@ mod tests {
         assert!(matches!(&cli.command, Some(Command::Analyze { path }) if path == &PathBuf::from("DIR")));
         assert!(cli.hosts.is_empty());
         assert!(cli.output.no_progress);
-        assert_eq!(cli.output.format, Format::Json);
+        assert_eq!(Format::from(cli.output.format), Format::Json);
         let cli = try_parse_from([
             "pvrdma-doctor",
             "analyze",
@@ -378,7 +407,7 @@ mod tests {
             "never",
         ])
         .unwrap();
-        assert_eq!(cli.output.format, Format::Json);
+        assert_eq!(Format::from(cli.output.format), Format::Json);
         assert_eq!(cli.output.color, ColorChoice::Never);
         let cli = try_parse_from([
             "pvrdma-doctor",

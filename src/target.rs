@@ -256,7 +256,7 @@ fn has_ipv6_brackets(spec: &str) -> bool {
 /// `[user@]host[:port]` texts and the user given in front of a group, if any.
 fn expand_ranges(
     spec: &str,
-    groups: &mut crate::nodeset::GroupConfig,
+    groups: &mut crate::groups::GroupConfig,
 ) -> Result<(Vec<String>, Option<String>), TargetError> {
     if has_ipv6_brackets(spec) {
         return Ok((vec![spec.to_string()], None));
@@ -324,7 +324,7 @@ pub(crate) fn collect_targets(
     hosts_file: Option<&Path>,
     stdin: &mut dyn Read,
 ) -> Result<Vec<HostSpec>, TargetError> {
-    collect_targets_with(args, hosts_file, stdin, &mut crate::nodeset::GroupConfig::from_env())
+    collect_targets_with(args, hosts_file, stdin, &mut crate::groups::GroupConfig::from_env())
 }
 
 /// [`collect_targets`] with the given ClusterShell group configuration.
@@ -332,7 +332,7 @@ pub(crate) fn collect_targets_with(
     args: &[String],
     hosts_file: Option<&Path>,
     stdin: &mut dyn Read,
-    groups: &mut crate::nodeset::GroupConfig,
+    groups: &mut crate::groups::GroupConfig,
 ) -> Result<Vec<HostSpec>, TargetError> {
     let mut raw: Vec<String> = Vec::new();
     // `-` among the hosts and `--hosts-file -` both mean stdin, read once.
@@ -414,8 +414,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn no_groups() -> crate::nodeset::GroupConfig {
-        crate::nodeset::GroupConfig::from_files(Vec::new())
+    fn no_groups() -> crate::groups::GroupConfig {
+        crate::groups::GroupConfig::from_files(Vec::new())
     }
 
     fn exp(spec: &str) -> Result<Vec<String>, TargetError> {
@@ -427,21 +427,21 @@ mod tests {
     }
 
     /// A ClusterShell configuration with a `local` source whose `map` reads a file.
-    fn groups_in(dir: &Path) -> crate::nodeset::GroupConfig {
+    fn groups_in(dir: &Path) -> crate::groups::GroupConfig {
         std::fs::write(
             dir.join("groups.conf"),
             "[Main]\ndefault: local\n[local]\nmap: sed -n 's/^$GROUP: *//p' $CFGDIR/groups.txt\nlist: cut -d: -f1 $CFGDIR/groups.txt\n",
         )
         .unwrap();
         std::fs::write(dir.join("groups.txt"), "esxi: esx[01-03]\nnone:\n").unwrap();
-        crate::nodeset::GroupConfig::from_files(vec![dir.join("groups.conf")])
+        crate::groups::GroupConfig::from_files(vec![dir.join("groups.conf")])
     }
 
     #[test]
     fn groups_users_and_ports_around_node_sets() {
         let dir = tempfile::tempdir().unwrap();
         let mut groups = groups_in(dir.path());
-        let labels = |args: &[&str], groups: &mut crate::nodeset::GroupConfig| -> Vec<String> {
+        let labels = |args: &[&str], groups: &mut crate::groups::GroupConfig| -> Vec<String> {
             let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
             collect_targets_with(&args, None, &mut "".as_bytes(), groups)
                 .unwrap()

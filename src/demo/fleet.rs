@@ -199,7 +199,8 @@ pub(super) fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// ESXi 8.0.2's server lists (research file §16): NIST ECDH and DH groups, AES, hmac-sha2.
+/// ESXi 8.0.2's server lists (its effective sshd configuration, as a public deployment log
+/// of a real host shows it): NIST ECDH and DH groups, AES, hmac-sha2.
 pub(super) fn esxi_like_config(host_key: PrivateKey) -> server::Config {
     use russh::{cipher, kex, mac, Preferred};
     server::Config {

@@ -4,8 +4,8 @@ use super::*;
 
 /// Hosts collected at once unless `--parallel` says otherwise. A host costs the client one
 /// TCP socket, 0.1 to 0.25 MiB of memory with its outputs and 3 to 4.5 ms of CPU
-/// (measured: README, Benchmarks), and spends its time waiting for esxcli; so a fleet of a few hundred hosts
-/// runs in one wave and finishes in about the time of its slowest host. Bounded at run
+/// (measured: docs/benchmarks.md), and spends its time waiting for esxcli; so a fleet of a
+/// few hundred hosts runs in one wave and finishes in about the time of its slowest host. Bounded at run
 /// time by the open-file limit (see [`fanout_limit`]).
 pub const DEFAULT_PARALLEL: usize = 512;
 
@@ -86,29 +86,9 @@ pub(super) async fn run_all(
                 continue;
             }
         };
-        let slots = slots.clone();
-        let progress = progress.clone();
         let sink = sinks.get(i).cloned().unwrap_or_default();
-        let kept = kept.clone();
-        set.spawn(async move {
-            let _permit = slots.acquire_owned().await.ok();
-            let label = job.label.clone();
-            let p = progress.clone();
-            let on_stage = move |s: Stage| p.stage(&label, s);
-            let (capture, conn) = collect_host_open(&job, &on_stage, &sink).await;
-            let conn = match conn {
-                Some(c) if probing && kept.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < PROBE_KEEP_OPEN => {
-                    Some(c)
-                }
-                Some(c) => {
-                    c.close().await;
-                    None
-                }
-                None => None,
-            };
-            progress.host_done(&job.label);
-            (i, capture, conn)
-        });
+        let keep_open = probing.then(|| kept.clone());
+        spawn_host(&mut set, (i, job), slots.clone(), progress.clone(), sink, keep_open);
     }
     let deadline = async {
         match opts.run_timeout {
@@ -119,33 +99,8 @@ pub(super) async fn run_all(
     tokio::pin!(deadline);
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
-    let mut stop: Option<Failure> = None;
-    let mut interrupted = false;
-    loop {
-        tokio::select! {
-            next = set.join_next() => match next {
-                Some(Ok((i, capture, conn))) => {
-                    if let Some(slot) = results.get_mut(i) { *slot = Some(capture); }
-                    if let Some(slot) = conns.get_mut(i) { *slot = conn; }
-                }
-                // A panicking host task is a bug; its slot is filled below as Internal.
-                Some(Err(_)) => {}
-                None => break,
-            },
-            _ = &mut deadline => {
-                stop = Some(Failure::new(ErrorKind::Timeout, format!(
-                    "the whole run hit --timeout {}s before this host finished; raise --timeout or check the host",
-                    opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
-                break;
-            }
-            _ = &mut ctrl_c => {
-                interrupted = true;
-                stop = Some(Failure::new(ErrorKind::Interrupted,
-                    "collection was stopped by Ctrl-C before this host finished"));
-                break;
-            }
-        }
-    }
+    let stop = wait_for_hosts(&mut set, &mut results, &mut conns, opts, &mut deadline, &mut ctrl_c).await;
+    let mut interrupted = stop.as_ref().is_some_and(|f| f.kind == ErrorKind::Interrupted);
     set.abort_all();
     progress.finish();
     let mut captures: Vec<HostCapture> = results
@@ -153,32 +108,7 @@ pub(super) async fn run_all(
         .enumerate()
         .map(|(i, c)| {
             let label = labels.get(i).cloned().unwrap_or_default();
-            c.unwrap_or_else(|| {
-                let f = stop
-                    .clone()
-                    .map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
-                    .unwrap_or_else(|| {
-                        Failure::new(
-                            ErrorKind::Internal,
-                            format!("{label}: collection task failed unexpectedly; please report this bug"),
-                        )
-                    });
-                // Keep what this host had already answered: a partial capture is still
-                // evidence, and the missing ids say why they are missing.
-                let mut capture = HostCapture::failed(label, CaptureSource::Live, f.clone());
-                if let Some(done) = sinks
-                    .get(i)
-                    .and_then(|s| s.lock().ok().map(|mut m| std::mem::take(&mut *m)))
-                {
-                    capture.outputs = done;
-                }
-                for spec in crate::catalogue::CATALOGUE {
-                    if !capture.outputs.contains_key(spec.id) {
-                        capture.missing.insert(spec.id.to_string(), f.clone());
-                    }
-                }
-                capture
-            })
+            c.unwrap_or_else(|| unfinished(label, sinks.get(i), stop.as_ref()))
         })
         .collect();
     if let Some(probe) = opts.probe {
@@ -207,6 +137,102 @@ pub(super) async fn run_all(
         }
     }
     (captures, interrupted)
+}
+
+/// One host task's result: its index, its capture, its connection when kept open.
+type HostDone = (usize, HostCapture, Option<crate::ssh::client::Connection>);
+
+/// Starts the collection of host `i` on `set` once one of the `slots` is free. Its
+/// connection stays open for the probe phase when `keep_open` counts fewer than
+/// [`PROBE_KEEP_OPEN`] connections kept so far; otherwise it is closed.
+fn spawn_host(
+    set: &mut tokio::task::JoinSet<HostDone>,
+    (i, job): (usize, HostJob),
+    slots: Arc<tokio::sync::Semaphore>,
+    progress: Arc<Progress>,
+    sink: Sink,
+    keep_open: Option<Arc<std::sync::atomic::AtomicUsize>>,
+) {
+    set.spawn(async move {
+        let _permit = slots.acquire_owned().await.ok();
+        let label = job.label.clone();
+        let p = progress.clone();
+        let on_stage = move |s: Stage| p.stage(&label, s);
+        let (capture, conn) = collect_host_open(&job, &on_stage, &sink).await;
+        let keep = |kept: &std::sync::atomic::AtomicUsize| {
+            kept.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < PROBE_KEEP_OPEN
+        };
+        let conn = match conn {
+            Some(c) if keep_open.as_deref().is_some_and(keep) => Some(c),
+            Some(c) => {
+                c.close().await;
+                None
+            }
+            None => None,
+        };
+        progress.host_done(&job.label);
+        (i, capture, conn)
+    });
+}
+
+/// Takes the hosts' results as they finish, until all have or the run deadline or Ctrl-C
+/// stops the run; returns why it was stopped (`Timeout` or `Interrupted`), if it was.
+async fn wait_for_hosts(
+    set: &mut tokio::task::JoinSet<HostDone>,
+    results: &mut [Option<HostCapture>],
+    conns: &mut [Option<crate::ssh::client::Connection>],
+    opts: &LiveOptions,
+    deadline: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+    ctrl_c: &mut std::pin::Pin<&mut impl std::future::Future<Output = std::io::Result<()>>>,
+) -> Option<Failure> {
+    loop {
+        tokio::select! {
+            next = set.join_next() => match next {
+                Some(Ok((i, capture, conn))) => {
+                    if let Some(slot) = results.get_mut(i) { *slot = Some(capture); }
+                    if let Some(slot) = conns.get_mut(i) { *slot = conn; }
+                }
+                // A panicking host task is a bug; its slot is filled as Internal.
+                Some(Err(_)) => {}
+                None => return None,
+            },
+            _ = &mut *deadline => {
+                return Some(Failure::new(ErrorKind::Timeout, format!(
+                    "the whole run hit --timeout {}s before this host finished; raise --timeout or check the host",
+                    opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
+            }
+            _ = &mut *ctrl_c => {
+                return Some(Failure::new(ErrorKind::Interrupted,
+                    "collection was stopped by Ctrl-C before this host finished"));
+            }
+        }
+    }
+}
+
+/// The capture of a host whose task did not finish: failed with why the run stopped (or
+/// as an internal error when its task panicked), keeping the outputs it had already
+/// answered; every other command is missing with that reason.
+fn unfinished(label: String, sink: Option<&Sink>, stop: Option<&Failure>) -> HostCapture {
+    let f = stop
+        .map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
+        .unwrap_or_else(|| {
+            Failure::new(
+                ErrorKind::Internal,
+                format!("{label}: collection task failed unexpectedly; please report this bug"),
+            )
+        });
+    // Keep what this host had already answered: a partial capture is still evidence, and
+    // the missing ids say why they are missing.
+    let mut capture = HostCapture::failed(label, CaptureSource::Live, f.clone());
+    if let Some(done) = sink.and_then(|s| s.lock().ok().map(|mut m| std::mem::take(&mut *m))) {
+        capture.outputs = done;
+    }
+    for spec in crate::catalogue::CATALOGUE {
+        if !capture.outputs.contains_key(spec.id) {
+            capture.missing.insert(spec.id.to_string(), f.clone());
+        }
+    }
+    capture
 }
 
 /// The `--probe` phase after collection, bounded by the same run deadline and Ctrl-C.

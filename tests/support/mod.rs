@@ -252,7 +252,7 @@ impl Sshd {
              HostKey {ecdsa}\n\
              HostKey {rsa}\n\
              PidFile none\n\
-             # ESXi 8.0.2's effective lists (research file, section 16)\n\
+             # ESXi 8.0.2's effective lists (a real host's, as in src/demo/fleet.rs)\n\
              Ciphers {ciphers}\n\
              HostKeyAlgorithms ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-256,rsa-sha2-512\n\
              KexAlgorithms ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256\n\
