@@ -83,6 +83,18 @@ if [ -n "$prom_missing" ]; then
 fi
 # --- end Prometheus --------------------------------------------------------------------
 
+# --- monitoring plugin (--format nagios): Icinga 2's own parser and config validator ---
+# tests/suite/nagios.rs runs `icinga2 console` (performance-data parser, no daemon), `icinga2
+# daemon -C` and a short-lived daemon of its own, all with private temporary directories.
+# icinga2-bin is the binary alone: no service is enabled or started.
+if ! [ -x /usr/sbin/icinga2 ]; then
+    echo "install-test-deps.sh: installing icinga2-bin"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends icinga2-bin
+fi
+# --- end monitoring plugin ---
+
 # --- ClusterShell: the oracle of tests/suite/nodeset_oracle.rs, which checks that node sets and
 # groups are read exactly as ClusterShell's `nodeset` reads them. The PyPI package, pinned;
 # Debian's system python refuses pip installs (externally-managed-environment) unless told.

@@ -9,6 +9,12 @@ use crate::report;
 use std::io::{IsTerminal, Write};
 use std::time::SystemTime;
 
+/// How `main` prints an error that stops the run: prefixed, wrapped to the terminal
+/// stderr is on (the tool's own text, never cut).
+pub fn error_message(error: &anyhow::Error) -> String {
+    report::stderr_message("pvrdma-doctor: error: ", &format!("{error:#}"))
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     init_tracing(cli.verbose);
     if let Some(kind) = cli.generate {
@@ -18,12 +24,22 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     if cli.list_checks {
         let text = match report::Format::from(cli.output.format) {
             report::Format::Json => list_checks_json(),
-            _ => list_checks(),
+            _ => report::list_checks(report::terminal_width(), cli.verbose > 0, &crate::probe::listing()),
         };
         emit(&cli.output, &text)?;
         return Ok(crate::exit::HEALTHY);
     }
+    anyhow::ensure!(
+        cli.output.format() == report::Format::Nagios || !cli.output.plugin.any_given(),
+        "-w/--warning, -c/--critical and --unreachable-state apply to --format nagios only"
+    );
     match &cli.command {
+        Some(Command::Watch(args)) => crate::watch::run(
+            &cli,
+            args,
+            &|hosts, password| live_options(&cli.live, hosts, &cli.output, password),
+            use_color(cli.output.color),
+        ),
         Some(Command::Analyze { path }) => {
             anyhow::ensure!(
                 cli.bundle.bundle.is_none(),
@@ -37,11 +53,13 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             );
             let started = std::time::Instant::now();
             let baseline = load_baseline(&cli.baseline)?;
+            crate::plugin::stage("reading the capture");
             let captures = crate::offline::load_captures(path)?;
             let times = RunTimes::of_capture(path, started);
-            finish(&captures, &cli.output, baseline.as_ref(), &times).map(|d| d.exit_code())
+            finish(&captures, &cli.output, baseline.as_ref(), &times).map(|d| exit_code(&d, &cli.output))
         }
         Some(Command::Demo { scenario, latency }) => {
+            refuse_ssh_options_in_demo(&cli.live)?;
             let baseline = load_baseline(&cli.baseline)?;
             prepare_bundle(&cli.bundle)?;
             let demo = crate::demo::DemoOptions {
@@ -51,8 +69,19 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             };
             let mut live = live_options(&cli.live, cli.hosts.clone(), &cli.output, None)?;
             live.probe = cli.probe.options();
+            crate::plugin::stage("collecting from the simulated hosts");
+            let planted = crate::demo::planted(&demo, live.probe.is_some())?;
+            eprint!("{}", planted.intro());
             let run = crate::demo::run_demo(&demo, live)?;
-            finish_live(&run, &cli.output, &cli.bundle, baseline.as_ref())
+            let (code, diagnosis) = report_live(&run, &cli.output, &cli.bundle, baseline.as_ref())?;
+            eprint!("{}", planted.outro(&diagnosis));
+            // Ctrl-C keeps its code, and so does a monitoring plugin's; otherwise the demo
+            // says whether it went as planted.
+            Ok(if run.interrupted || cli.output.format() == report::Format::Nagios {
+                code
+            } else {
+                planted.exit_code(&diagnosis)
+            })
         }
         Some(Command::Check { hosts }) => {
             let mut all = cli.hosts.clone();
@@ -63,6 +92,41 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     }
 }
 
+/// `pvrdma-doctor <subcommand> <rest>` when the first host word is one edit (a letter
+/// added, dropped, changed, or two swapped) away from a subcommand's name.
+fn meant_subcommand(hosts: &[String]) -> Option<String> {
+    let (first, rest) = hosts.split_first()?;
+    let name = ["analyze", "demo", "check"]
+        .into_iter()
+        .find(|name| *name != first && one_edit_apart(first, name))?;
+    let mut line = format!("pvrdma-doctor {name}");
+    for word in rest {
+        line.push(' ');
+        line.push_str(word);
+    }
+    Some(line)
+}
+
+/// Whether `a` becomes `b` by one insertion, deletion, substitution or transposition of
+/// adjacent characters.
+fn one_edit_apart(a: &str, b: &str) -> bool {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (da, db) = (a.len() - prefix - suffix, b.len() - prefix - suffix);
+    match (da, db) {
+        (0, 1) | (1, 0) | (1, 1) => true,
+        (2, 2) => a.get(prefix) == b.get(prefix + 1) && a.get(prefix + 1) == b.get(prefix),
+        _ => false,
+    }
+}
+
 /// The main job: diagnose `hosts` (and `--hosts-file`) over SSH.
 fn check_hosts(cli: &Cli, hosts: Vec<String>) -> anyhow::Result<u8> {
     anyhow::ensure!(
@@ -70,17 +134,41 @@ fn check_hosts(cli: &Cli, hosts: Vec<String>) -> anyhow::Result<u8> {
         "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
     );
     if cli.live.insecure_skip_host_key_check {
-        eprintln!(
-            "pvrdma-doctor: WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
+        eprint!(
+            "{}",
+            report::stderr_message(
+                "pvrdma-doctor: ",
+                "WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
+            )
         );
     }
     let baseline = load_baseline(&cli.baseline)?;
     prepare_bundle(&cli.bundle)?;
     let password = crate::live::read_password(cli.live.ask_password)?;
+    // A misspelt subcommand (`demoo`, `analyse DIR`) reads as a host name; it is pointed
+    // out only when the line cannot be hosts or the name does not resolve, so a real host
+    // called `demoo` still works.
+    let meant = cli.command.is_none().then(|| meant_subcommand(&hosts)).flatten();
+    let first = hosts.first().cloned().unwrap_or_default();
     let mut live = live_options(&cli.live, hosts, &cli.output, password)?;
     live.probe = cli.probe.options();
-    let run = crate::live::collect_live(&live)?;
-    finish_live(&run, &cli.output, &cli.bundle, baseline.as_ref())
+    crate::plugin::stage("collecting from the hosts over SSH");
+    let run = crate::live::collect_live(&live).map_err(|e| match &meant {
+        Some(m) => anyhow::anyhow!("{e:#}\ndid you mean `{m}`?"),
+        None => e,
+    })?;
+    let (code, diagnosis) = report_live(&run, &cli.output, &cli.bundle, baseline.as_ref())?;
+    let unresolved = diagnosis.hosts.iter().any(|h| {
+        h.host == first
+            && h.error
+                .as_ref()
+                .is_some_and(|e| e.kind == crate::collect::ErrorKind::Dns)
+    });
+    if let (Some(m), true) = (&meant, unresolved) {
+        let hint = format!("`{first}` does not resolve as a host name; did you mean `{m}`?");
+        eprint!("{}", report::stderr_message("pvrdma-doctor: ", &hint));
+    }
+    Ok(code)
 }
 
 /// `-v` shows each command (host, duration, exit), `-vv` the SSH negotiation too; a
@@ -129,13 +217,13 @@ pub(crate) fn generate(kind: crate::cli::Generate) -> anyhow::Result<String> {
 }
 
 /// Reports a live run, then writes the support bundle if asked; after Ctrl-C both cover
-/// what was collected.
-fn finish_live(
+/// what was collected. Returns the exit code and the diagnosis.
+fn report_live(
     run: &crate::live::LiveRun,
     output: &OutputArgs,
     bundle_args: &BundleArgs,
     baseline: Option<&crate::baseline::Baseline>,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<(u8, diagnose::Diagnosis)> {
     if run.interrupted {
         eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
     }
@@ -145,11 +233,12 @@ fn finish_live(
         baseline,
         &RunTimes::of_run(run.started, run.finished),
     )?;
-    // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial.
-    let code = if run.interrupted {
-        crate::exit::INTERRUPTED
-    } else {
-        diagnosis.exit_code()
+    // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial (a
+    // plugin only has UNKNOWN for it).
+    let code = match (run.interrupted, output.format()) {
+        (true, report::Format::Nagios) => report::nagios::State::Unknown.code(),
+        (true, _) => crate::exit::INTERRUPTED,
+        (false, _) => exit_code(&diagnosis, output),
     };
     if let Some(path) = write_support_bundle_hiding(
         bundle_args,
@@ -162,7 +251,37 @@ fn finish_live(
     )? {
         eprintln!("pvrdma-doctor: support bundle written to {}", path.display());
     }
-    Ok(code)
+    Ok((code, diagnosis))
+}
+
+/// `demo` logs into its own simulated hosts with its own keys and ssh_config: an SSH
+/// option given to it would be silently ignored, so it is refused, naming it.
+fn refuse_ssh_options_in_demo(args: &crate::cli::LiveArgs) -> anyhow::Result<()> {
+    let given: Vec<&str> = [
+        (args.hosts_file.is_some(), "--hosts-file"),
+        (args.ssh_config.is_some(), "-F/--ssh-config"),
+        (args.user.is_some(), "-l/--user"),
+        (!args.identity.is_empty(), "-i/--identity"),
+        (args.port.is_some(), "-p/--port"),
+        (args.jump.is_some(), "-J/--jump"),
+        (!args.options.is_empty(), "-o/--ssh-option"),
+        (args.accept_new, "--accept-new"),
+        (args.insecure_skip_host_key_check, "--insecure-skip-host-key-check"),
+        (args.ask_password, "--ask-password"),
+    ]
+    .iter()
+    .filter(|(set, _)| *set)
+    .map(|(_, name)| *name)
+    .collect();
+    anyhow::ensure!(
+        given.is_empty(),
+        "`demo` does not use {}: its hosts are simulated on 127.0.0.1 with their own keys, \
+         ssh_config and known_hosts. Drop {} (timeouts, --parallel, --probe, --format and \
+         --bundle do apply)",
+        given.join(", "),
+        if given.len() == 1 { "it" } else { "them" }
+    );
+    Ok(())
 }
 
 /// The live-collection settings from the command line.
@@ -379,10 +498,31 @@ fn finish(
     baseline: Option<&crate::baseline::Baseline>,
     times: &RunTimes,
 ) -> anyhow::Result<diagnose::Diagnosis> {
+    crate::plugin::stage("diagnosing");
     let mut diagnosis = diagnose::diagnose(captures);
     diagnosis.changes = baseline.map(|b| crate::baseline::compare(b, &diagnosis));
+    if output.format() == report::Format::Nagios {
+        let plugin = report::nagios::render(&diagnosis, &crate::plugin::options(&output.plugin));
+        match &output.output_file {
+            // The plugin's code stands whether its text went to stdout or to a file.
+            Some(path) => crate::atomic::write_report(path, &plugin.text)?,
+            None => {
+                crate::plugin::write_report(&plugin);
+            }
+        }
+        return Ok(diagnosis);
+    }
     emit(output, &render_report(&diagnosis, output, times))?;
     Ok(diagnosis)
+}
+
+/// The exit code a report deserves: the documented codes ([`crate::exit`]), or the
+/// plugin state of the report written with `--format nagios`.
+fn exit_code(diagnosis: &diagnose::Diagnosis, output: &OutputArgs) -> u8 {
+    match output.format() {
+        report::Format::Nagios => crate::plugin::reported_code(),
+        _ => diagnosis.exit_code(),
+    }
 }
 
 /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
@@ -405,21 +545,6 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// The `--list-checks` text: every command the tool can send, then every check id.
-fn list_checks() -> String {
-    let mut out = String::from("Read-only commands sent to each host (id, command, why):\n\n");
-    for spec in CATALOGUE {
-        out.push_str(&format!("{}\n    {}\n    {}\n", spec.id, spec.command, spec.why));
-    }
-    out.push_str("\nChecks (stable ids):\n\n");
-    let width = CHECKS.iter().map(|(id, _)| id.len()).max().unwrap_or(0);
-    for (id, what) in CHECKS {
-        out.push_str(&format!("  {id:<width$}  {what}\n"));
-    }
-    out.push_str(&crate::probe::list_checks_section());
-    out
-}
-
 /// `--list-checks --format json`: the same lists as one document for scripts.
 fn list_checks_json() -> String {
     let commands: Vec<serde_json::Value> = CATALOGUE
@@ -439,4 +564,39 @@ fn list_checks_json() -> String {
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_one_edit_from_a_subcommand_is_pointed_out() {
+        let hosts = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            meant_subcommand(&hosts(&["demoo"])).as_deref(),
+            Some("pvrdma-doctor demo")
+        );
+        assert_eq!(
+            meant_subcommand(&hosts(&["analyse", "samples/x"])).as_deref(),
+            Some("pvrdma-doctor analyze samples/x")
+        );
+        assert_eq!(
+            meant_subcommand(&hosts(&["anaylze", "d"])).as_deref(),
+            Some("pvrdma-doctor analyze d")
+        );
+        assert_eq!(
+            meant_subcommand(&hosts(&["chek"])).as_deref(),
+            Some("pvrdma-doctor check")
+        );
+        assert_eq!(
+            meant_subcommand(&hosts(&["dem"])).as_deref(),
+            Some("pvrdma-doctor demo")
+        );
+        // Two edits away, the subcommand itself, or an ordinary host name: nothing.
+        for word in ["deemoo", "demo", "esx01", "memos", ""] {
+            assert_eq!(meant_subcommand(&hosts(&[word])), None, "{word}");
+        }
+        assert_eq!(meant_subcommand(&[]), None);
+    }
 }

@@ -30,7 +30,8 @@ pub struct Cli {
     pub(crate) hosts: Vec<String>,
 
     /// Print the read-only commands this tool sends (id, command, purpose) and the check
-    /// ids, then exit (`--format json` for a JSON document).
+    /// ids, then exit (`-v` adds each batched query's exact command line, `--format json`
+    /// gives a JSON document).
     #[arg(long)]
     pub(crate) list_checks: bool,
 
@@ -73,7 +74,7 @@ pub(crate) enum Generate {
     CompleteElvish,
     /// The man page (roff), e.g. `pvrdma-doctor --generate man > pvrdma-doctor.1`.
     Man,
-    /// The JSON Schema of the `--format json` report (as docs/report.schema.json).
+    /// The JSON Schema of the `--format json` report, every field described.
     ReportSchema,
 }
 
@@ -93,7 +94,12 @@ pub(crate) enum Command {
         #[arg(value_name = "PATH")]
         path: PathBuf,
     },
-    /// Start simulated ESXi hosts on 127.0.0.1 and diagnose them over real SSH.
+    /// Diagnose the hosts again and again: the full report first, then one timestamped
+    /// line (or JSON event) per change between consecutive rounds.
+    Watch(WatchArgs),
+    /// Start simulated ESXi hosts on 127.0.0.1, with problems planted on purpose, and
+    /// diagnose them over real SSH. Says first and last what is simulated and planted;
+    /// exits 0 when the report finds what was planted.
     Demo {
         /// A scenario directory (<host>/<command-id>.txt) to serve instead of the built-in one.
         #[arg(long, value_name = "DIR")]
@@ -107,14 +113,38 @@ pub(crate) enum Command {
 /// The clap command with every option global, so it is accepted before or after the
 /// subcommand. Positional arguments stay where they are.
 pub(crate) fn command() -> clap::Command {
-    Cli::command().mut_args(|a| {
+    let cmd = Cli::command().mut_args(|a| {
         if a.is_positional() || a.get_id() == "help" || a.get_id() == "version" {
             a
         } else {
             a.global(true)
         }
-    })
+    });
+    // `demo` logs into its own simulated hosts: the SSH options, accepted anywhere, are
+    // refused there (see `app`), so `demo --help` does not list them. A subcommand that
+    // has its own (hidden) copy of a global option keeps that copy; its value still
+    // reaches the top-level matches, where the refusal sees it.
+    let hidden: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| DEMO_REFUSES.contains(&a.get_id().as_str()))
+        .map(|a| a.clone().hide(true))
+        .collect();
+    cmd.mut_subcommand("demo", |demo| demo.args(hidden))
 }
+
+/// The options `demo` refuses: how to reach real hosts over SSH.
+const DEMO_REFUSES: &[&str] = &[
+    "hosts_file",
+    "ssh_config",
+    "user",
+    "identity",
+    "port",
+    "jump",
+    "options",
+    "accept_new",
+    "insecure_skip_host_key_check",
+    "ask_password",
+];
 
 /// Parses the command line (exits with clap's usage message and code 2 on an error).
 pub fn parse() -> Cli {
@@ -127,13 +157,26 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let matches = command().get_matches_from(args);
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    let matches = match command().try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(e) => exit_with(&e),
+    };
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_with(&e))
+}
+
+/// Prints clap's message and exits as clap would (help and version on stdout with 0, a
+/// usage error on stderr with 2), a usage error wrapped to the terminal like every other
+/// error.
+fn exit_with(e: &clap::Error) -> ! {
+    if !e.use_stderr() {
+        e.exit();
+    }
+    eprint!("{}", crate::report::stderr_lines(&e.render().to_string()));
+    std::process::exit(i32::from(crate::exit::USAGE));
 }
 
 /// Like [`parse_from`], returning clap's error instead of exiting.
-#[cfg(test)]
-fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+pub(crate) fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -222,7 +265,8 @@ pub(crate) struct LiveArgs {
     #[arg(long, value_name = "SIZE", default_value = "640MiB", value_parser = parse_size)]
     pub(crate) total_output_budget: usize,
     /// Limit for the whole run; hosts not finished by then are reported as timed out.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// With --format nagios the plugin ends on its own within it (default 30s).
+    #[arg(short = 't', long, value_name = "DURATION", value_parser = parse_duration)]
     pub(crate) timeout: Option<Duration>,
     /// Record the key of a host not yet in known_hosts (like StrictHostKeyChecking=accept-new).
     #[arg(long)]
@@ -262,6 +306,9 @@ pub(crate) enum FormatArg {
     /// Prometheus text exposition format 0.0.4 (for node_exporter's textfile collector;
     /// see --output).
     Prometheus,
+    /// A monitoring plugin's output for Nagios, Icinga, Naemon: one status line with
+    /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+    Nagios,
 }
 
 impl From<FormatArg> for Format {
@@ -270,6 +317,7 @@ impl From<FormatArg> for Format {
             FormatArg::Human => Format::Human,
             FormatArg::Json => Format::Json,
             FormatArg::Prometheus => Format::Prometheus,
+            FormatArg::Nagios => Format::Nagios,
         }
     }
 }
@@ -292,14 +340,23 @@ pub(crate) struct OutputArgs {
     /// Never draw the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
     pub(crate) no_progress: bool,
-    /// Show only hosts, checks and adapters with a problem, a warning or an unknown (like
-    /// `brew doctor`); the summary still counts everything.
+    /// Show only hosts, checks and adapters with a problem, a warning or an unknown; the
+    /// summary still counts everything.
     #[arg(long)]
     pub(crate) only_problems: bool,
     /// Print every host on its own instead of folding hosts with identical results into
     /// node sets (`esx[01-20]`, as `clush -b` does).
     #[arg(long)]
     pub(crate) no_fold: bool,
+    #[command(flatten)]
+    pub(crate) plugin: PluginArgs,
+}
+
+impl OutputArgs {
+    /// The report format, as the engine names it.
+    pub(crate) fn format(&self) -> Format {
+        self.format.into()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -307,6 +364,97 @@ pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+/// `--format nagios` (the monitoring-plugin mode) only.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct PluginArgs {
+    /// With --format nagios: the number of adapters in TCP fallback that makes the state
+    /// WARNING, as a Monitoring Plugins range (`0` = any, `2` = more than 2, `@1:3`).
+    #[arg(short = 'w', long = "warning", value_name = "RANGE")]
+    pub(crate) warning: Option<crate::report::nagios::Range>,
+    /// With --format nagios: the number that makes it CRITICAL. Without -w and -c any
+    /// fallback is CRITICAL; a failing check or a blocked pair always is.
+    #[arg(short = 'c', long = "critical", value_name = "RANGE")]
+    pub(crate) critical: Option<crate::report::nagios::Range>,
+    /// With --format nagios: the state of an unreachable host.
+    #[arg(long, value_enum, value_name = "STATE", default_value = "unknown")]
+    pub(crate) unreachable_state: StateArg,
+}
+
+/// A plugin state as `--unreachable-state` names it (the engine's `nagios::State`; the
+/// engine does not depend on clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StateArg {
+    Ok,
+    Warning,
+    Critical,
+    Unknown,
+}
+
+impl From<StateArg> for crate::report::nagios::State {
+    fn from(arg: StateArg) -> Self {
+        use crate::report::nagios::State;
+        match arg {
+            StateArg::Ok => State::Ok,
+            StateArg::Warning => State::Warning,
+            StateArg::Critical => State::Critical,
+            StateArg::Unknown => State::Unknown,
+        }
+    }
+}
+
+impl PluginArgs {
+    /// Whether an option of the plugin mode was given.
+    pub(crate) fn any_given(&self) -> bool {
+        self.warning.is_some() || self.critical.is_some() || self.unreachable_state != StateArg::Unknown
+    }
+}
+
+/// `watch`: rerun and report the changes.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct WatchArgs {
+    /// ESXi hosts, as for the default command.
+    #[arg(value_name = "HOST")]
+    pub(crate) hosts: Vec<String>,
+    /// Time from the start of one round to the start of the next; a round that takes
+    /// longer starts the next at once (rounds never overlap).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval)]
+    pub(crate) interval: Duration,
+    /// Exit at the first change, with the exit code that round's report deserves (like
+    /// `watch -g`).
+    #[arg(long)]
+    pub(crate) until_change: bool,
+    /// Stop after N rounds (the exit code is then the last round's).
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub(crate) count: Option<u64>,
+    /// Watch the demo's simulated hosts instead of real ones.
+    #[arg(long)]
+    pub(crate) demo: bool,
+    /// With --demo: serve this scenario directory (<host>/<command-id>.txt), read again at
+    /// the start of every round, so editing a file there changes what the next round sees.
+    #[arg(long, value_name = "DIR", requires = "demo")]
+    pub(crate) scenario: Option<PathBuf>,
+    /// With --demo: simulated latency of every command.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration, requires = "demo")]
+    pub(crate) latency: Duration,
+}
+
+/// `--interval`: at least 100 ms.
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d < Duration::from_millis(100) {
+        return Err(format!("{text:?} is shorter than 100ms"));
+    }
+    Ok(d)
+}
+
+/// `--count`: 1 or more rounds.
+fn parse_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{text:?} is not a number of rounds (1 or more)")),
+    }
 }
 
 /// `--host-output-budget`: `10MiB`, `512KiB`, `1GiB`, `4096` (bytes); at least 64 KiB so a

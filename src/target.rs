@@ -282,7 +282,7 @@ fn expand_ranges(
 /// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
 /// Several specs on one line are separated by blanks, except blanks that ClusterShell
 /// ignores: next to an operator (`esx01, esx02`) or inside brackets (`esx[ 7-18]`).
-fn specs_from_text(text: &str) -> Vec<String> {
+pub(crate) fn specs_from_text(text: &str) -> Vec<String> {
     let mut specs = Vec::new();
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or("");

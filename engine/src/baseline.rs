@@ -27,6 +27,16 @@ pub struct Baseline {
     report: Value,
 }
 
+impl Baseline {
+    /// A report of this run as the baseline of the next (`watch`), dated `at`.
+    pub fn of(diagnosis: &Diagnosis, at: std::time::SystemTime) -> Baseline {
+        Baseline {
+            since: humantime::format_rfc3339_seconds(at).to_string(),
+            report: crate::report::json::to_value(diagnosis),
+        }
+    }
+}
+
 /// Reads and vets a baseline: a pvrdma-doctor JSON report of our schema major.
 pub fn load(path: &Path) -> anyhow::Result<Baseline> {
     let shown = path.display();

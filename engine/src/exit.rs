@@ -1,4 +1,6 @@
 //! Documented exit codes of the program: the application layer's contract with scripts.
+//! `--format nagios` answers with the monitoring-plugin codes instead (0 OK, 1 WARNING,
+//! 2 CRITICAL, 3 UNKNOWN; see the plugin report's `State`).
 /// All hosts reached, no failing check, every adapter on the HCA.
 pub const HEALTHY: u8 = 0;
 /// A failing check or a `tcp-fallback` adapter.

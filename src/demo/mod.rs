@@ -56,7 +56,9 @@ pub fn run_demo(opts: &DemoOptions, live: LiveOptions) -> anyhow::Result<LiveRun
 
 mod fleet;
 mod scenario;
+mod story;
 
 use crate::simhost::SimHost;
 pub use fleet::*;
 pub use scenario::*;
+pub use story::*;

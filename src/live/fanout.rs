@@ -69,6 +69,8 @@ pub(super) async fn run_all(
     let slots = Arc::new(tokio::sync::Semaphore::new(fanout_limit(opts.parallel)));
     let mut results: Vec<Option<HostCapture>> = jobs.iter().map(|_| None).collect();
     let sinks: Vec<Sink> = jobs.iter().map(|_| Sink::default()).collect();
+    // Where each host is, so a run stopped by --timeout can say (None: waiting for a slot).
+    let stages: Vec<StageCell> = jobs.iter().map(|_| Arc::default()).collect();
     // The probe phase needs each host's job again and, where kept, its open connection.
     let probing = opts.probe.is_some();
     let probe_jobs: Vec<Option<HostJob>> = jobs.iter().map(|j| j.as_ref().ok().cloned()).collect();
@@ -88,7 +90,15 @@ pub(super) async fn run_all(
         };
         let sink = sinks.get(i).cloned().unwrap_or_default();
         let keep_open = probing.then(|| kept.clone());
-        spawn_host(&mut set, (i, job), slots.clone(), progress.clone(), sink, keep_open);
+        let at = stages.get(i).cloned().unwrap_or_default();
+        spawn_host(
+            &mut set,
+            (i, job),
+            slots.clone(),
+            progress.clone(),
+            (sink, at),
+            keep_open,
+        );
     }
     let deadline = async {
         match opts.run_timeout {
@@ -108,7 +118,8 @@ pub(super) async fn run_all(
         .enumerate()
         .map(|(i, c)| {
             let label = labels.get(i).cloned().unwrap_or_default();
-            c.unwrap_or_else(|| unfinished(label, sinks.get(i), stop.as_ref()))
+            let stage = stages.get(i).and_then(|s| s.lock().ok().and_then(|s| *s));
+            c.unwrap_or_else(|| unfinished(label, sinks.get(i), stage, stop.as_ref()))
         })
         .collect();
     if let Some(probe) = opts.probe {
@@ -139,6 +150,9 @@ pub(super) async fn run_all(
     (captures, interrupted)
 }
 
+/// The stage a host's task last reported.
+type StageCell = Arc<std::sync::Mutex<Option<Stage>>>;
+
 /// One host task's result: its index, its capture, its connection when kept open.
 type HostDone = (usize, HostCapture, Option<crate::ssh::client::Connection>);
 
@@ -150,14 +164,19 @@ fn spawn_host(
     (i, job): (usize, HostJob),
     slots: Arc<tokio::sync::Semaphore>,
     progress: Arc<Progress>,
-    sink: Sink,
+    (sink, at): (Sink, StageCell),
     keep_open: Option<Arc<std::sync::atomic::AtomicUsize>>,
 ) {
     set.spawn(async move {
         let _permit = slots.acquire_owned().await.ok();
         let label = job.label.clone();
         let p = progress.clone();
-        let on_stage = move |s: Stage| p.stage(&label, s);
+        let on_stage = move |s: Stage| {
+            if let Ok(mut at) = at.lock() {
+                *at = Some(s);
+            }
+            p.stage(&label, s)
+        };
         let (capture, conn) = collect_host_open(&job, &on_stage, &sink).await;
         let keep = |kept: &std::sync::atomic::AtomicUsize| {
             kept.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < PROBE_KEEP_OPEN
@@ -198,8 +217,9 @@ async fn wait_for_hosts(
             },
             _ = &mut *deadline => {
                 return Some(Failure::new(ErrorKind::Timeout, format!(
-                    "the whole run hit --timeout {}s before this host finished; raise --timeout or check the host",
-                    opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
+                    "{} {} before this host finished; raise --timeout or check the host",
+                    crate::collect::RUN_TIMEOUT,
+                    humantime::format_duration(opts.run_timeout.unwrap_or_default()))));
             }
             _ = &mut *ctrl_c => {
                 return Some(Failure::new(ErrorKind::Interrupted,
@@ -212,9 +232,10 @@ async fn wait_for_hosts(
 /// The capture of a host whose task did not finish: failed with why the run stopped (or
 /// as an internal error when its task panicked), keeping the outputs it had already
 /// answered; every other command is missing with that reason.
-fn unfinished(label: String, sink: Option<&Sink>, stop: Option<&Failure>) -> HostCapture {
+fn unfinished(label: String, sink: Option<&Sink>, stage: Option<Stage>, stop: Option<&Failure>) -> HostCapture {
+    let answered = sink.and_then(|s| s.lock().ok().map(|m| m.len())).unwrap_or(0);
     let f = stop
-        .map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
+        .map(|f| Failure::new(f.kind, format!("{label}: {}", stopped_at(&f.message, stage, answered))))
         .unwrap_or_else(|| {
             Failure::new(
                 ErrorKind::Internal,
@@ -235,6 +256,20 @@ fn unfinished(label: String, sink: Option<&Sink>, stop: Option<&Failure>) -> Hos
     capture
 }
 
+/// A stop message told with the host's stage: `... before this host finished` becomes
+/// `... while logging in to this host` or `... while this host's commands ran (N
+/// answered)`.
+fn stopped_at(message: &str, stage: Option<Stage>, answered: usize) -> String {
+    let at = match stage {
+        None => "while this host waited for a free slot (--parallel)".to_string(),
+        Some(Stage::Connecting) => "while connecting and logging in to this host".to_string(),
+        Some(Stage::Collecting | Stage::Done) => {
+            format!("while this host's commands ran ({answered} answered)")
+        }
+    };
+    message.replacen("before this host finished", &at, 1)
+}
+
 /// The `--probe` phase after collection, bounded by the same run deadline and Ctrl-C.
 /// Returns why it was stopped (if it was) and whether that was Ctrl-C.
 pub(super) async fn probe_phase(
@@ -251,13 +286,15 @@ pub(super) async fn probe_phase(
     let lines = plan_lines(captures, probe, &sinks);
     let total: usize = lines.iter().map(Vec::len).sum();
     if probe.sample.is_none() && captures.len() > PROBE_ALL_PAIRS_WARN {
-        eprintln!(
-            "pvrdma-doctor: --probe on {} hosts pings every pair ({total} probes); --probe-sample K bounds it to K peers per host",
+        let notice = format!(
+            "--probe on {} hosts pings every pair ({total} probes); --probe-sample K bounds it to K peers per host",
             captures.len()
         );
+        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &notice));
     }
     if opts.progress && total > 0 {
-        eprintln!("pvrdma-doctor: probing {total} vmknic pairs (vmkping, about 3 s each, 8 at once per host)");
+        let notice = format!("probing {total} vmknic pairs (vmkping, about 3 s each, 8 at once per host)");
+        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &notice));
     }
     let hosts: Vec<ProbeHost> = jobs
         .into_iter()
@@ -275,8 +312,9 @@ pub(super) async fn probe_phase(
         _ = run(hosts, lines.clone(), opts.parallel) => {}
         _ = deadline.as_mut() => {
             stop = Some(Failure::new(ErrorKind::Timeout, format!(
-                "the whole run hit --timeout {}s during the path probe; raise --timeout",
-                opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
+                "{} {} during the path probe; raise --timeout",
+                crate::collect::RUN_TIMEOUT,
+                humantime::format_duration(opts.run_timeout.unwrap_or_default()))));
         }
         _ = ctrl_c.as_mut() => {
             interrupted = true;

@@ -130,7 +130,8 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     share_run_budget(&mut jobs, opts.total_output_budget);
     let local_values = local_values(&jobs, opts, &home);
     if let Some(w) = config_tofu_warning(&jobs) {
-        eprintln!("{w}");
+        let w = w.strip_prefix("pvrdma-doctor: ").unwrap_or(&w);
+        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", w));
     }
     // One thread drives every host: a host needs a few ms of CPU in a run that waits
     // seconds on esxcli, and with more worker threads each event (a packet, a timer) that

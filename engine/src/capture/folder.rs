@@ -104,6 +104,72 @@ pub fn host_error_file(error: &Failure) -> anyhow::Result<(String, Vec<u8>)> {
     Ok((HOST_ERROR_FILE.to_string(), data))
 }
 
+/// The capture folders below `root` as `analyze DIR` reads them (hosts sorted by name,
+/// probe outputs under `<host>/vmkping/`), for the engine's own tests over `samples/`;
+/// `None` when `root` holds no host folder. The front end's reader (with its errors and
+/// size limits) is the front end's `collect::replay`.
+#[cfg(test)]
+pub fn read_dir_for_tests(root: &std::path::Path) -> Option<Vec<super::HostCapture>> {
+    use super::{CaptureSource, HostCapture, ProbeCapture, PROBE_ID};
+    let get_in = |dir: &std::path::Path| {
+        let dir = dir.to_path_buf();
+        move |name: &str| -> Result<Option<String>, std::io::Error> {
+            match std::fs::read(dir.join(name)) {
+                Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+    };
+    let raw_of = |files: OutputFiles, id: &str, command: &str| RawOutput {
+        exit_status: files.exit_status().ok(),
+        stdout: files.stdout,
+        stderr: files.stderr,
+        ..RawOutput::new(id, command)
+    };
+    let mut hosts = Vec::new();
+    for entry in std::fs::read_dir(root).ok()?.flatten() {
+        let dir = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !dir.is_dir() || name.starts_with('.') || !is_host_folder(&|f| dir.join(f).is_file()) {
+            continue;
+        }
+        let get = get_in(&dir);
+        let mut capture = HostCapture::new(name, CaptureSource::Directory);
+        if let Ok(Some(text)) = get(HOST_ERROR_FILE) {
+            capture.error = read_host_error(&text).ok();
+        }
+        for spec in CATALOGUE {
+            if let Ok(Some(files)) = read_output(spec.id, &get) {
+                capture
+                    .outputs
+                    .insert(spec.id.to_string(), raw_of(files, spec.id, spec.command));
+            }
+        }
+        let probe_dir = dir.join(PROBE_ID);
+        if let Ok(entries) = std::fs::read_dir(&probe_dir) {
+            let get = get_in(&probe_dir);
+            let mut probe = ProbeCapture::default();
+            for e in entries.flatten() {
+                let file = e.file_name().to_string_lossy().into_owned();
+                if let Some(peer) = stdout_stem(&file) {
+                    if let Ok(Some(files)) = read_output(peer, &get) {
+                        probe.peers.push(peer.to_string());
+                        probe
+                            .outputs
+                            .insert(peer.to_string(), raw_of(files, PROBE_ID, PROBE_ID));
+                    }
+                }
+            }
+            probe.peers.sort();
+            capture.probe = Some(probe);
+        }
+        hosts.push(capture);
+    }
+    hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    (!hosts.is_empty()).then_some(hosts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

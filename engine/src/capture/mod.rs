@@ -9,6 +9,10 @@ use std::collections::BTreeMap;
 
 pub mod folder;
 
+/// How every "stopped by the run's --timeout" message starts, so a report can tell the
+/// run's timeout from a host's own.
+pub const RUN_TIMEOUT: &str = "the whole run hit --timeout";
+
 /// What a host (or a single command) failed with, typed so callers can act on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]

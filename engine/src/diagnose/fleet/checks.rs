@@ -90,7 +90,7 @@ pub(in crate::diagnose) fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Opti
                         vm.adapters
                             .iter()
                             .filter(|a| a.roce_version == Some(1))
-                            .map(move |a| format!("{}/{}#{}", h.host, vm.name, a.index))
+                            .map(move |a| format!("VM {} adapter {} on {}", vm.name, a.index, h.host))
                     })
                 })
                 .collect();
@@ -102,7 +102,10 @@ pub(in crate::diagnose) fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Opti
             } else {
                 (
                     Status::Fail,
-                    format!("RoCE v1 is not routable, and {} use it", roce_v1.join(", ")),
+                    format!(
+                        "RoCE v1 is not routable, and these adapters use it: {}",
+                        roce_v1.join(", ")
+                    ),
                 )
             };
             Some(with_advice(
@@ -214,7 +217,9 @@ fn same_vds_of(profiles: &[HostProfiles], blocked: Option<&(u64, BTreeSet<usize>
                 SAME_VDS,
                 Status::Fail,
                 format!(
-                    "{pairs} adapter pairs across hosts are on different switches ({listing}); e.g. {}",
+                    "{} across hosts {} on different switches ({listing}); e.g. {}",
+                    pairs_text(*pairs),
+                    if *pairs == 1 { "is" } else { "are" },
                     example.map_or("", String::as_str)
                 ),
                 evidence,
@@ -277,7 +282,9 @@ fn roce_pair_of(profiles: &[HostProfiles], mismatched: u64, example: Option<&Str
                 ROCE_PAIR,
                 Status::Warn,
                 format!(
-                    "{mismatched} adapter pairs across hosts use RoCE v1 at one end and v2 at the other ({listing}); e.g. {}",
+                    "{} across hosts {} RoCE v1 at one end and v2 at the other ({listing}); e.g. {}",
+                    pairs_text(mismatched),
+                    if mismatched == 1 { "uses" } else { "use" },
                     example.map_or("", String::as_str)
                 ),
                 evidence,
@@ -308,4 +315,9 @@ fn roce_pair_of(profiles: &[HostProfiles], mismatched: u64, example: Option<&Str
 /// `vmknic-reachability`: judged from the path probe's pings, when it ran.
 pub(in crate::diagnose) fn reachability(f: &Fleet) -> Option<Check> {
     crate::diagnose::probe::check(f.probes)
+}
+
+/// `1 adapter pair`, `3 adapter pairs`.
+fn pairs_text(n: u64) -> String {
+    format!("{n} adapter pair{}", if n == 1 { "" } else { "s" })
 }

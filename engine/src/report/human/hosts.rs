@@ -96,7 +96,7 @@ pub(super) fn host_section(
     let version = host
         .esxi_version
         .as_deref()
-        .map(|v| format!(" · ESXi {}", clean(v)))
+        .map(|v| format!(" · ESXi {}", host_text(v)))
         .unwrap_or_default();
     let status = status_label(host.status, paint);
     // A host that could not be diagnosed at all is one line: name, status, why.
@@ -185,7 +185,8 @@ pub(super) fn host_section(
         );
     }
     if let Some(e) = &host.vms_error {
-        let _ = writeln!(out, "  {} {}", paint.dim("?"), clean(e));
+        let prefix = format!("  {} ", paint.dim("?"));
+        emit(out, &prefix, "  ? ", 4, &clean(e), width, |t| t.to_string());
     }
     if let Some(e) = &host.adapters_error {
         let prefix = format!("  {} ", paint.dim("?"));
@@ -237,16 +238,9 @@ pub(super) fn check_line(
     if let Some(remedy) = &c.remedy {
         if c.status != Status::Pass {
             if let Some(command) = &remedy.command {
-                // One line, never wrapped mid-word by us: it is meant to be copied.
-                emit(
-                    out,
-                    &format!("{pad}run: "),
-                    &format!("{pad}run: "),
-                    indent + 5,
-                    &clean(command),
-                    width,
-                    |t| paint.bold(t),
-                );
+                // Whole on one line, never wrapped: it is meant to be copied.
+                let label = format!("{pad}run: ");
+                emit_command(out, &label, &label, indent, command, width, |t| paint.bold(t));
             }
             if let Some(advice) = &remedy.advice {
                 emit(
@@ -263,19 +257,25 @@ pub(super) fn check_line(
     }
     // An unknown check's summary already names the command that is missing.
     if matches!(c.status, Status::Fail | Status::Warn) && !c.evidence.is_empty() {
-        let from: Vec<String> = c
-            .evidence
-            .iter()
-            .map(|e| format!("{} ({})", e.command, clean(&e.field)))
-            .collect();
+        let from: Vec<String> = c.evidence.iter().map(evidence_text).collect();
         emit(
             out,
             &pad,
             &pad,
             indent + 6,
-            &format!("from: {}", from.join(", ")),
+            &format!("from: {}", from.join("; ")),
             width,
             |t| paint.dim(t),
         );
     }
+}
+
+/// One piece of evidence as a person reads it: the command that was run, in backticks,
+/// and the field read from its output (`` `esxcli network firewall get`: Enabled ``). The
+/// JSON report keeps the catalogue id.
+pub(super) fn evidence_text(e: &crate::diagnose::Evidence) -> String {
+    let command = crate::catalogue::spec(e.command).map_or(e.command, |s| s.label());
+    // `(batched ...)` says how the query is sent, not what it is.
+    let command = command.split(" (batched").next().unwrap_or(command);
+    format!("`{}`: {}", clean(command), clean(&e.field))
 }

@@ -3,12 +3,14 @@
 //! table of PVRDMA adapters (VM, host, adapter, verdict, reason), then one summary line.
 //!
 //! Every line fits the width it is given (the terminal's, `$COLUMNS`, else 100): long
-//! texts wrap under their column, table cells wrap inside the table. Text that came from a
-//! host is escaped (control and bidi characters) and shortened; JSON keeps it whole.
+//! texts wrap under their column, table cells wrap inside the table, and a command to run
+//! stays whole on its own line. The tool's own text is never cut; a field that holds only
+//! what a host sent is escaped (control and bidi characters) and, beyond 200 characters,
+//! shortened; JSON keeps it whole.
 use super::plural;
 use crate::diagnose::{self, Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
 use std::fmt::Write;
-use tabled::settings::{peaker::Priority, Style, Width};
+use tabled::settings::Style;
 use unicode_width::UnicodeWidthStr;
 
 /// How to lay out the human report.
@@ -45,13 +47,17 @@ impl Default for HumanOptions {
 /// `$COLUMNS` when set to a number, else the width of the terminal on stdout, else
 /// [`DEFAULT_WIDTH`].
 pub fn terminal_width() -> usize {
-    let from_env = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok());
-    from_env
-        .filter(|w| *w > 0)
+    columns_from_env()
         .or_else(|| terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0)))
         .unwrap_or(DEFAULT_WIDTH)
+}
+
+/// `$COLUMNS`, when it is set to a positive number.
+fn columns_from_env() -> Option<usize> {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|w| *w > 0)
 }
 
 /// Host-supplied text longer than this is shortened in the human report.
@@ -133,7 +139,7 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
             check_line(&mut out, check, None, id_width, &paint, width);
         }
         for line in probe::human_lines(&d.probes) {
-            let _ = writeln!(out, "      {}", clean(&line));
+            emit(&mut out, "      ", "      ", 8, &clean(&line), width, |t| t.to_string());
         }
         out.push('\n');
     }
@@ -165,7 +171,9 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
 }
 
 mod changes;
+pub use changes::{timestamped, watch_lines};
 mod hosts;
+pub mod list;
 pub mod probe;
 mod table;
 #[cfg(test)]
@@ -173,5 +181,7 @@ mod tests;
 mod text;
 
 use hosts::*;
+pub use list::{list_checks, ProbeListing};
 use table::*;
 use text::*;
+pub use text::{stderr_lines, stderr_message};

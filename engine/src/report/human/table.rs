@@ -22,7 +22,7 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
                 let reason = match a.verdict {
                     Verdict::Hca if a.reasons.is_empty() => {
                         let via = a.port.as_ref().and_then(|p| match (&p.vswitch, &p.uplink) {
-                            (Some(s), Some(u)) => Some(format!(" via {} / {}", clean(s), clean(u))),
+                            (Some(s), Some(u)) => Some(format!(" via {} / {}", host_text(s), host_text(u))),
                             _ => None,
                         });
                         format!("physical HCA in use{}", via.unwrap_or_default())
@@ -35,7 +35,7 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
                         .join("\n"),
                 };
                 rows.push(Row {
-                    vm: vm.name.clone(),
+                    vm: host_text(&vm.name),
                     host: host.host.clone(),
                     adapter: a.index,
                     verdict: a.verdict,
@@ -62,49 +62,118 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
             None => folded.push((vec![row.vm.clone()], vec![row.host.clone()], row)),
         }
     }
-    let mut builder = tabled::builder::Builder::default();
-    builder.push_record(["VM", "Host", "Adapter", "Verdict", "Reason"]);
+    let header = ["VM", "Host", "Adapter", "Verdict", "Reason"].map(str::to_string);
+    let mut cells: Vec<[String; COLUMNS]> = vec![header];
     for (vms, hosts, row) in &folded {
-        let verdict = match row.verdict {
-            Verdict::Hca => paint.green("hca"),
-            Verdict::TcpFallback => paint.red("tcp-fallback"),
-            Verdict::Unknown => paint.yellow("unknown"),
-        };
         let vm_cell = if vms.len() > 1 {
             format!("{} ({} VMs)", clean(&crate::nodeset::fold(vms)), vms.len())
         } else {
             clean(&crate::nodeset::fold(vms))
         };
-        builder.push_record([
+        cells.push([
             vm_cell,
             clean_set(&crate::nodeset::fold(hosts)),
             row.adapter.to_string(),
-            verdict,
+            match row.verdict {
+                Verdict::Hca => "hca",
+                Verdict::TcpFallback => "tcp-fallback",
+                Verdict::Unknown => "unknown",
+            }
+            .to_string(),
             row.reason.clone(),
         ]);
     }
+    let widths = column_widths(&cells, width);
+    let mut builder = tabled::builder::Builder::default();
+    for (n, row) in cells.iter().enumerate() {
+        let mut wrapped: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| {
+                cell.split('\n')
+                    .flat_map(|paragraph| wrap(paragraph, w, w))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .collect();
+        // Colour goes on after wrapping, so the widths above are the ones drawn.
+        if let (Some(verdict), Some(row)) = (wrapped.get_mut(3), n.checked_sub(1).and_then(|i| folded.get(i))) {
+            *verdict = match row.2.verdict {
+                Verdict::Hca => paint.green(verdict),
+                Verdict::TcpFallback => paint.red(verdict),
+                Verdict::Unknown => paint.yellow(verdict),
+            };
+        }
+        builder.push_record(wrapped);
+    }
     let mut table = builder.build();
-    table
-        .with(Style::rounded())
-        .with(Width::wrap(width).priority(Priority::max(true)).keep_words(true));
+    table.with(Style::rounded());
     let _ = writeln!(out, "{table}\n");
+}
+
+/// The adapter table's columns.
+const COLUMNS: usize = 5;
+
+/// What the rounded frame takes besides the cells: a bar left of every column, one at the
+/// end, and a space of padding either side of each cell.
+const FRAME: usize = 1 + 3 * COLUMNS;
+
+/// How wide each column may be so the table fits `width`: each column as wide as its
+/// widest line, then the widest column narrowed (to the next widest, and so on) until the
+/// whole fits. The cells are then wrapped to these widths by [`wrap`], which breaks at
+/// spaces and never starts a line with one.
+pub(super) fn column_widths(cells: &[[String; COLUMNS]], width: usize) -> [usize; COLUMNS] {
+    let mut widths = [1usize; COLUMNS];
+    for row in cells {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            let widest = cell.split('\n').map(UnicodeWidthStr::width).max().unwrap_or(0);
+            *w = (*w).max(widest);
+        }
+    }
+    let room = width.saturating_sub(FRAME).max(COLUMNS);
+    loop {
+        let total: usize = widths.iter().sum();
+        if total <= room {
+            break;
+        }
+        let Some((widest, &max)) = widths.iter().enumerate().max_by_key(|(i, w)| (**w, usize::MAX - i)) else {
+            break;
+        };
+        if max <= 1 {
+            break;
+        }
+        let next = widths
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != widest)
+            .map(|(_, w)| *w)
+            .max()
+            .unwrap_or(1);
+        let excess = total - room;
+        let target = max.saturating_sub(excess).max(next.min(max - 1)).max(1);
+        if let Some(w) = widths.get_mut(widest) {
+            *w = target;
+        }
+    }
+    widths
 }
 
 /// No adapter rows: say why, and never reassure when nothing was diagnosed.
 pub(super) fn no_adapters_line(out: &mut String, d: &Diagnosis, options: &HumanOptions, width: usize) {
     let s = &d.summary;
     let text = if s.diagnosed == 0 {
-        let not_reached = s.hosts.saturating_sub(s.diagnosed);
-        format!(
-            "Nothing was diagnosed: none of the {} could be reached and read (see above).",
-            plural(not_reached.max(s.hosts), "host", "hosts")
-        )
+        let hosts = s.hosts.max(1);
+        if hosts == 1 {
+            "Nothing was diagnosed: the host could not be reached and read (see above).".to_string()
+        } else {
+            format!("Nothing was diagnosed: none of the {hosts} hosts could be reached and read (see above).")
+        }
     } else if options.only_problems && s.adapters > 0 {
         "No PVRDMA adapter with a problem.".to_string()
     } else if s.hosts_without_adapter_list > 0 {
         format!(
-            "No PVRDMA adapters could be listed: the listing failed on {} host(s), see above.",
-            s.hosts_without_adapter_list
+            "No PVRDMA adapters could be listed: the listing failed on {}, see above.",
+            plural(s.hosts_without_adapter_list, "host", "hosts")
         )
     } else if s.diagnosed < s.hosts {
         format!(
@@ -124,23 +193,39 @@ pub(super) fn transport_lines(out: &mut String, d: &Diagnosis, width: usize) {
     if t.total() == 0 {
         return;
     }
-    let parts: Vec<String> = [
-        (t.rdma, "rdma"),
-        (t.blocked, "blocked"),
-        (t.tcp, "tcp"),
-        (t.memcpy, "memcpy (same host)"),
-        (t.unknown, "unknown"),
-    ]
-    .iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, label)| format!("{n} {label}"))
-    .collect();
+    // Each class in plain words the first time it appears; the lines under it use the
+    // short names.
+    let classes = [
+        (t.rdma, "rdma", "through the HCA"),
+        (
+            t.blocked,
+            "blocked",
+            "HCA at both ends, but a failing check across hosts breaks the path",
+        ),
+        (t.tcp, "tcp", "an end falls back to TCP"),
+        (t.memcpy, "memcpy", "same host"),
+        (t.unknown, "unknown", "an adapter's verdict is unknown"),
+    ];
+    let parts: Vec<String> = classes
+        .iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, label, meaning)| format!("{n} {label} ({meaning})"))
+        .collect();
+    let pairs = t.total();
     emit(
         out,
         "",
         "",
         2,
-        &format!("Transport between adapters of different VMs: {}", parts.join(", ")),
+        &format!(
+            "Transport between PVRDMA adapters of different VMs ({}): {}",
+            plural(
+                usize::try_from(pairs).unwrap_or(usize::MAX),
+                "adapter pair",
+                "adapter pairs"
+            ),
+            parts.join(", ")
+        ),
         width,
         |t| t.to_string(),
     );
@@ -158,9 +243,9 @@ pub(super) fn transport_lines(out: &mut String, d: &Diagnosis, width: usize) {
         .map(|(n, label)| format!("{n} {label}"))
         .collect();
         let text = format!(
-            "{}/{}#{} → {}: {}: {}",
+            "{} VM {} adapter {} → {}: {}: {}",
             clean(&e.adapter.host),
-            clean(&e.adapter.vm),
+            host_text(&e.adapter.vm),
             e.adapter.adapter,
             clean(&e.peer_host),
             counts.join(", "),

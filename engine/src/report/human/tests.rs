@@ -46,8 +46,9 @@ fn text_from_a_host_cannot_reach_the_terminal_as_escape_sequences() {
 #[test]
 fn bidi_controls_are_escaped_and_long_host_text_is_shortened() {
     assert_eq!(clean("a\u{202E}txt.exe"), "a\\u{202e}txt.exe");
+    assert_eq!(host_text("a\u{202E}txt.exe"), "a\\u{202e}txt.exe");
     let long = "x".repeat(8 * 1024 * 1024);
-    let shown = clean(&long);
+    let shown = host_text(&long);
     assert!(shown.len() < 400, "{}", shown.len());
     assert!(
         shown.ends_with(&format!(
@@ -56,7 +57,7 @@ fn bidi_controls_are_escaped_and_long_host_text_is_shortened() {
         )),
         "{shown}"
     );
-    assert_eq!(clean(&"y".repeat(MAX_HOST_TEXT)), "y".repeat(MAX_HOST_TEXT));
+    assert_eq!(host_text(&"y".repeat(MAX_HOST_TEXT)), "y".repeat(MAX_HOST_TEXT));
 }
 
 #[test]
@@ -68,6 +69,143 @@ fn wrapping_never_exceeds_the_width() {
         }
     }
     assert_eq!(wrap("one two", 3, 3), ["one", "two"]);
+}
+
+#[test]
+fn the_tools_own_text_is_escaped_but_never_shortened() {
+    let advice = format!(
+        "configure PFC {} (Mellanox: esxcli system module parameters set -m nmlx5_core -p \"pfctx=0x08 pfcrx=0x08\", then reboot)",
+        "word ".repeat(60)
+    );
+    assert!(advice.chars().count() > MAX_HOST_TEXT);
+    assert_eq!(clean(&advice), advice, "nothing is left out");
+    assert_eq!(clean("bell\x07"), "bell\\u{7}");
+    // Wrapped at any width, every word is still there, in order.
+    for width in [40usize, 57, 80, 100] {
+        let mut out = String::new();
+        emit(&mut out, "  advice: ", "  advice: ", 10, &clean(&advice), width, |t| {
+            t.to_string()
+        });
+        for line in out.lines() {
+            assert!(line.width() <= width, "{width}: {line:?}");
+        }
+        let words: Vec<&str> = out.split_whitespace().skip(1).collect();
+        assert_eq!(words.join(" "), advice.split_whitespace().collect::<Vec<_>>().join(" "));
+        assert!(out.contains("reboot)"), "{out}");
+    }
+}
+
+#[test]
+fn wrapped_lines_never_start_or_end_with_the_space_they_broke_at() {
+    let text = "the firewall is enabled and its pvrdma ruleset is disabled (the  ESXi 8.0 default)";
+    for width in 5..40 {
+        for line in wrap(text, width, width) {
+            assert!(!line.starts_with(' ') && !line.ends_with(' '), "{width}: {line:?}");
+            assert!(line.width() <= width, "{width}: {line:?}");
+        }
+    }
+    // A word longer than the line is broken across lines, never dropped.
+    let long = "x".repeat(95);
+    assert_eq!(wrap(&long, 40, 40).concat(), long);
+}
+
+#[test]
+fn a_command_to_run_is_printed_whole_on_one_line() {
+    let command = "esxcli network firewall ruleset set -e true -r pvrdma";
+    // It fits beside its label.
+    let mut out = String::new();
+    emit_command(&mut out, "    run: ", "    run: ", 4, command, 80, |t| t.to_string());
+    assert_eq!(out, format!("    run: {command}\n"));
+    // It does not: the label alone, then the command whole on its own line.
+    let mut out = String::new();
+    let pad = " ".repeat(29);
+    emit_command(
+        &mut out,
+        &format!("{pad}run: "),
+        &format!("{pad}run: "),
+        29,
+        command,
+        80,
+        |t| t.to_string(),
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines, [format!("{pad}run:"), format!("    {command}")]);
+    // Wider than the terminal: still one line, at the margin.
+    let mut out = String::new();
+    emit_command(&mut out, "run: ", "run: ", 4, command, 40, |t| t.to_string());
+    assert_eq!(out.lines().nth(1), Some(command));
+}
+
+#[test]
+fn table_columns_shrink_widest_first_and_fit() {
+    let row = |cells: [&str; 5]| cells.map(str::to_string);
+    let cells = vec![
+        row(["VM", "Host", "Adapter", "Verdict", "Reason"]),
+        row([
+            "hpc-node01",
+            "esx01",
+            "0",
+            "tcp-fallback",
+            &"• host check firewall-pvrdma failed: the firewall is disabled ".repeat(3),
+        ]),
+    ];
+    for width in [40usize, 60, 80, 100, 200] {
+        let widths = column_widths(&cells, width);
+        let total: usize = widths.iter().sum::<usize>() + 16;
+        assert!(total <= width.max(16 + 5), "{width}: {widths:?}");
+        // The short columns keep their width while the reason can give.
+        if width >= 80 {
+            assert_eq!(&widths[..4], &[10, 5, 7, 12], "{width}");
+        }
+    }
+}
+
+#[test]
+fn list_checks_fits_and_shows_each_batch_exactly_with_v() {
+    let commands: Vec<&str> = crate::catalogue::CATALOGUE.iter().map(|s| s.command).collect();
+    for width in [40usize, 80, 120] {
+        for exact in [false, true] {
+            let probe = list::ProbeListing {
+                heading: "Path probe (only with --probe):".to_string(),
+                id: "vmkping",
+                commands: [
+                    "vmkping -I <vmk> <peer ip>".to_string(),
+                    "vmkping -I <vmk> -d -s <MTU-28> <peer ip>".to_string(),
+                ],
+                why: "from each host's PVRDMA vmknic to every other host's".to_string(),
+                check_id: crate::diagnose::CheckId::VmknicReachability.id(),
+                check_title: crate::diagnose::CheckId::VmknicReachability.title(),
+            };
+            let text = list::list_checks(width, exact, &probe);
+            for line in text.lines() {
+                // Only a command wider than the terminal itself is left wider.
+                let whole_command = commands.contains(&line.trim()) && line.trim().width() > width - 8;
+                assert!(line.width() <= width || whole_command, "{width} {exact}: {line:?}");
+            }
+        }
+    }
+    for spec in crate::catalogue::CATALOGUE.iter().filter(|s| s.is_batch()) {
+        assert_eq!(list::script_lines(spec.command).join(" "), spec.command, "{}", spec.id);
+        assert!(list::script_lines(spec.command).len() > 2, "{}", spec.id);
+    }
+}
+
+#[test]
+fn counts_are_said_in_the_singular_when_there_is_one() {
+    let mut d = Diagnosis {
+        hosts: Vec::new(),
+        fleet_checks: Vec::new(),
+        transport: Default::default(),
+        probes: Vec::new(),
+        changes: None,
+        summary: Summary::default(),
+    };
+    d.summary.hosts = 1;
+    let text = render(&d, false);
+    assert!(text.contains("the host could not be reached"), "{text}");
+    assert!(!text.contains("none of the 1"), "{text}");
+    d.summary.hosts = 3;
+    assert!(render(&d, false).contains("none of the 3 hosts"));
 }
 
 #[test]
