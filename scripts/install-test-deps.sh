@@ -38,6 +38,17 @@ if [ -n "$missing" ]; then
     apt-get install -y -qq --no-install-recommends $missing
 fi
 
+# --- ssh_config oracle (tests/suite/ssh_config_diff.rs) ---
+# OpenSSH's client, whose `ssh -G` is the reference every generated ssh_config and
+# command line is compared with (`getent`, `id` and `hostname` come with the base system).
+if ! command -v ssh >/dev/null 2>&1; then
+    echo "install-test-deps.sh: installing openssh-client"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends openssh-client
+fi
+# --- end ssh_config oracle ---
+
 # sshd refuses to start without its privilege-separation directory; containers lack it.
 mkdir -p /run/sshd
 chmod 0755 /run/sshd

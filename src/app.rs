@@ -293,11 +293,12 @@ fn live_options(
 ) -> anyhow::Result<crate::live::LiveOptions> {
     Ok(crate::live::LiveOptions {
         targets,
+        target_positions: args.positions.hosts.clone(),
+        hosts_file_position: args.positions.hosts_file.unwrap_or(usize::MAX),
         hosts_file: args.hosts_file.clone(),
         ssh_config: args.ssh_config.clone(),
         system_ssh_config: crate::live::system_ssh_config_path(),
-        ssh_options: crate::ssh::config::CommandLineOptions::new(args.port, args.jump.as_deref(), &args.options)
-            .map_err(|e| anyhow::anyhow!("{e}"))?,
+        ssh_options: ssh_options(args)?,
         login_user: args.user.clone(),
         identity_files: args.identity.clone(),
         parallel: args.parallel,
@@ -313,6 +314,27 @@ fn live_options(
         only_given_keys: false,
         probe: None,
     })
+}
+
+/// `-l`, `-p`, `-J` and `-o` in the order given (ssh takes the first value given).
+fn ssh_options(args: &crate::cli::LiveArgs) -> anyhow::Result<crate::ssh::config::CommandLineOptions> {
+    use crate::ssh::config::CliOption;
+    let pos = &args.positions;
+    let at = |list: &[usize], i: usize| list.get(i).copied().unwrap_or(usize::MAX - 1);
+    let mut items = Vec::new();
+    if let Some(u) = &args.user {
+        items.push((at(&pos.user, 0), CliOption::Login(u.clone())));
+    }
+    if let Some(p) = &args.port {
+        items.push((at(&pos.port, 0), CliOption::Port(p.clone())));
+    }
+    if let Some(j) = &args.jump {
+        items.push((at(&pos.jump, 0), CliOption::Jump(j.clone())));
+    }
+    for (i, o) in args.options.iter().enumerate() {
+        items.push((at(&pos.options, i), CliOption::Option(o.clone())));
+    }
+    crate::ssh::config::CommandLineOptions::ordered(items).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// Refuses an existing bundle (or redaction map) before collecting, so a long live run

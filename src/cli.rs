@@ -157,11 +157,14 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let matches = match command().try_get_matches_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let matches = match command().try_get_matches_from(&args) {
         Ok(matches) => matches,
         Err(e) => exit_with(&e),
     };
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_with(&e))
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_with(&e));
+    cli.live.positions = ArgPositions::from_args(&args);
+    cli
 }
 
 /// Prints clap's message and exits as clap would (help and version on stdout with 0, a
@@ -181,8 +184,11 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let matches = command().try_get_matches_from(args)?;
-    Cli::from_arg_matches(&matches)
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let matches = command().try_get_matches_from(&args)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    cli.live.positions = ArgPositions::from_args(&args);
+    Ok(cli)
 }
 
 /// The path probe (off by default: it sends packets, though it changes nothing).
@@ -225,16 +231,18 @@ pub(crate) struct LiveArgs {
     /// Use only this ssh_config file, instead of ~/.ssh/config and /etc/ssh/ssh_config (like `ssh -F`).
     #[arg(short = 'F', long = "ssh-config", value_name = "FILE")]
     pub(crate) ssh_config: Option<PathBuf>,
-    /// Log in as USER (default: the ssh_config `User`, else root).
+    /// Log in as USER (default: the ssh_config `User`, else root; of -l, -o User and a
+    /// `user@host` argument, the first given wins, as with ssh).
     #[arg(short = 'l', long = "user", value_name = "USER")]
     pub(crate) user: Option<String>,
     /// Private key to try first (repeatable); ECDSA or RSA: ESXi refuses ed25519 keys. A file
     /// that cannot be read stops the run.
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     pub(crate) identity: Vec<PathBuf>,
-    /// Connect to this port (like `ssh -p`; a port in the host argument wins).
+    /// Connect to this port, a number or a service name (like `ssh -p`; of -p, -o Port
+    /// and a `host:port` argument, the first given wins).
     #[arg(short = 'p', long = "port", value_name = "PORT")]
-    pub(crate) port: Option<u16>,
+    pub(crate) port: Option<String>,
     /// Go through these jump hosts, comma-separated `[user@]host[:port]` (like `ssh -J`;
     /// `none` turns a configured ProxyJump off).
     #[arg(short = 'J', long = "jump", value_name = "JUMP")]
@@ -245,6 +253,9 @@ pub(crate) struct LiveArgs {
     /// StrictHostKeyChecking, HashKnownHosts, HostKeyAlias.
     #[arg(short = 'o', long = "ssh-option", value_name = "KEY=VALUE")]
     pub(crate) options: Vec<String>,
+    /// Where each option and host argument stood on the command line.
+    #[arg(skip)]
+    pub(crate) positions: ArgPositions,
     /// How many hosts to diagnose at once.
     #[arg(long, value_name = "N", default_value_t = crate::live::DEFAULT_PARALLEL, value_parser = parse_parallel)]
     pub(crate) parallel: usize,
@@ -277,6 +288,92 @@ pub(crate) struct LiveArgs {
     /// Prompt once (without echo) for a password used by all hosts; else PVRDMA_DOCTOR_PASSWORD is used when set.
     #[arg(long)]
     pub(crate) ask_password: bool,
+}
+
+/// Positions on the command line of the options whose order matters to ssh (the first
+/// value given wins between `-l`, `-o User` and `user@host`; likewise for the port and
+/// the jump hosts). Filled by [`parse_from`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ArgPositions {
+    pub(crate) user: Vec<usize>,
+    pub(crate) port: Vec<usize>,
+    pub(crate) jump: Vec<usize>,
+    pub(crate) options: Vec<usize>,
+    pub(crate) hosts: Vec<usize>,
+    pub(crate) hosts_file: Option<usize>,
+}
+
+impl ArgPositions {
+    /// Scans the raw arguments as clap reads them (long and short options, attached or
+    /// separate values, `--`, the subcommand) and notes where each option and host stood.
+    /// clap's own indices restart inside a subcommand, so they cannot order `-l` before
+    /// `check` against a host after it.
+    fn from_args(args: &[OsString]) -> Self {
+        let cmd = command();
+        let takes_value = |a: &clap::Arg| a.get_action().takes_values();
+        let id_of_long = |name: &str| {
+            cmd.get_arguments()
+                .find(|a| a.get_long() == Some(name))
+                .map(|a| (a.get_id().to_string(), takes_value(a)))
+        };
+        let id_of_short = |c: char| {
+            cmd.get_arguments()
+                .find(|a| a.get_short() == Some(c))
+                .map(|a| (a.get_id().to_string(), takes_value(a)))
+        };
+        let mut out = ArgPositions::default();
+        let mut note = |id: &str, at: usize| match id {
+            "user" => out.user.push(at),
+            "port" => out.port.push(at),
+            "jump" => out.jump.push(at),
+            "options" => out.options.push(at),
+            "hosts_file" => out.hosts_file = out.hosts_file.or(Some(at)),
+            _ => {}
+        };
+        let mut hosts = Vec::new();
+        let mut subcommand: Option<String> = None;
+        let mut only_positionals = false;
+        let mut i = 1;
+        while let Some(raw) = args.get(i) {
+            let t = raw.to_string_lossy();
+            if only_positionals || t == "-" || !t.starts_with('-') {
+                if subcommand.is_none() && hosts.is_empty() && cmd.find_subcommand(t.as_ref()).is_some() {
+                    subcommand = Some(t.to_string());
+                } else if subcommand.as_deref().is_none_or(|s| s == "check") {
+                    hosts.push(i);
+                }
+            } else if t == "--" {
+                only_positionals = true;
+            } else if let Some(long) = t.strip_prefix("--") {
+                let (name, attached) = match long.split_once('=') {
+                    Some((n, _)) => (n, true),
+                    None => (long, false),
+                };
+                if let Some((id, value)) = id_of_long(name) {
+                    note(&id, i);
+                    if value && !attached {
+                        i += 1;
+                    }
+                }
+            } else {
+                for (k, c) in t.chars().skip(1).enumerate() {
+                    if let Some((id, value)) = id_of_short(c) {
+                        note(&id, i);
+                        if value {
+                            // The value is the rest of this word, or the next word.
+                            if k + 2 == t.chars().count() {
+                                i += 1;
+                            }
+                            break;
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+        out.hosts = hosts;
+        out
+    }
 }
 
 /// Support bundle options.
@@ -576,5 +673,52 @@ mod tests {
         let cli = try_parse_from(["pvrdma-doctor", "check", "demo", "-vv"]).unwrap();
         assert!(matches!(&cli.command, Some(Command::Check { hosts }) if hosts == &["demo"]));
         assert_eq!(cli.verbose, 2);
+    }
+
+    #[test]
+    fn positions_follow_the_command_line() {
+        let cli = try_parse_from([
+            "pvrdma-doctor",
+            "root@esx01",
+            "-l",
+            "admin",
+            "-o",
+            "User=o",
+            "esx02",
+            "-p",
+            "2222",
+            "-o",
+            "Port=1",
+        ])
+        .unwrap();
+        let p = &cli.live.positions;
+        assert_eq!(
+            (p.hosts.clone(), p.user.clone(), p.options.clone()),
+            (vec![1, 6], vec![2], vec![4, 9])
+        );
+        assert_eq!(p.port, vec![7]);
+        let cli = try_parse_from(["pvrdma-doctor", "-ladmin", "check", "root@esx01", "-J", "j1"]).unwrap();
+        let p = &cli.live.positions;
+        assert_eq!(
+            (p.user.clone(), p.hosts.clone(), p.jump.clone()),
+            (vec![1], vec![3], vec![4])
+        );
+        let cli = try_parse_from([
+            "pvrdma-doctor",
+            "--format",
+            "json",
+            "esx01",
+            "--user=a",
+            "--hosts-file",
+            "f",
+            "--",
+            "-p",
+        ])
+        .unwrap();
+        let p = &cli.live.positions;
+        assert_eq!(
+            (p.hosts.clone(), p.user.clone(), p.hosts_file),
+            (vec![3, 8], vec![4], Some(5))
+        );
     }
 }

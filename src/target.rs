@@ -28,7 +28,7 @@ pub(crate) const MAX_EXPANDED_HOSTS: usize = crate::nodeset::MAX_NAMES;
 const MAX_EXPANDED_NAMES: usize = 4 * MAX_EXPANDED_HOSTS;
 
 /// One host to visit, as the user named it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone)]
 pub struct HostSpec {
     /// Login user given as `user@host`; `None` = `-l`, then ssh_config `User`, then `root`.
     pub(crate) user: Option<String>,
@@ -36,6 +36,24 @@ pub struct HostSpec {
     pub(crate) host: String,
     /// Port given as `host:port`; `None` = ssh_config `Port`, then 22.
     pub(crate) port: Option<u16>,
+    /// Which host argument it came from (`None`: the hosts file): where it stood among
+    /// the options decides whether its `user@`/`:port` or an option's comes first, as
+    /// in ssh. Not part of its identity.
+    pub(crate) arg: Option<usize>,
+}
+
+impl PartialEq for HostSpec {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.user, &self.host, self.port) == (&other.user, &other.host, other.port)
+    }
+}
+
+impl Eq for HostSpec {}
+
+impl std::hash::Hash for HostSpec {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (&self.user, &self.host, self.port).hash(state);
+    }
 }
 
 impl HostSpec {
@@ -115,7 +133,12 @@ pub fn parse_host_spec(spec: &str) -> Result<HostSpec, TargetError> {
         return Err(TargetError::EmptyHost(spec.to_string()));
     }
     check_host_name(spec, &host)?;
-    Ok(HostSpec { user, host, port })
+    Ok(HostSpec {
+        user,
+        host,
+        port,
+        arg: None,
+    })
 }
 
 /// The pieces of `[user@]host[:port]` or `[user@][v6addr][:port]` as written, unchecked:
@@ -335,6 +358,8 @@ pub(crate) fn collect_targets_with(
     groups: &mut crate::groups::GroupConfig,
 ) -> Result<Vec<HostSpec>, TargetError> {
     let mut raw: Vec<String> = Vec::new();
+    // Which argument each raw spec came from (`None`: the hosts file).
+    let mut from_arg: Vec<Option<usize>> = Vec::new();
     // `-` among the hosts and `--hosts-file -` both mean stdin, read once.
     let mut stdin_used = false;
     let mut read_stdin = |raw: &mut Vec<String>| -> Result<(), TargetError> {
@@ -349,12 +374,13 @@ pub(crate) fn collect_targets_with(
         raw.extend(specs_from_text(&text));
         Ok(())
     };
-    for a in args {
+    for (i, a) in args.iter().enumerate() {
         if a == "-" {
             read_stdin(&mut raw)?;
         } else {
             raw.push(a.clone());
         }
+        from_arg.resize(raw.len(), Some(i));
     }
     if let Some(path) = hosts_file {
         if path == Path::new("-") {
@@ -372,14 +398,17 @@ pub(crate) fn collect_targets_with(
     // Names expanded so far, duplicates included: repeating a large range many times must
     // stop early rather than expand every copy.
     let mut expanded_total: usize = 0;
-    for spec in raw {
+    for (spec, arg) in raw.into_iter().zip(from_arg.into_iter().chain(std::iter::repeat(None))) {
         let (names, group_user) = expand_ranges(&spec, groups)?;
         expanded_total = expanded_total.saturating_add(names.len());
         if expanded_total > MAX_EXPANDED_NAMES {
             return Err(TargetError::TooMany { spec });
         }
         for expanded in names {
-            let mut h = parse_host_spec(&expanded)?;
+            let mut h = HostSpec {
+                arg,
+                ..parse_host_spec(&expanded)?
+            };
             if h.user.is_none() {
                 h.user.clone_from(&group_user);
             }
@@ -514,7 +543,8 @@ mod tests {
             HostSpec {
                 user: None,
                 host: "esx01".into(),
-                port: None
+                port: None,
+                arg: None
             }
         );
         let h = parse_host_spec("admin@esx01:2222").unwrap();

@@ -7,7 +7,7 @@
 use crate::collect::ssh::{collect_host_open, HostJob, Sink, Stage, DEFAULT_CHANNELS};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
 use crate::ssh::client::Credentials;
-use crate::ssh::config::{CommandLineOptions, SshConfig};
+use crate::ssh::config::{CommandLineOptions, LocalContext, SshConfig};
 use crate::ssh::plan::{Flags, Planner};
 use crate::target::{collect_targets, HostSpec};
 use anyhow::Context;
@@ -40,15 +40,20 @@ pub(crate) fn system_ssh_config_path() -> PathBuf {
 pub struct LiveOptions {
     /// Raw positional args; `-` = read stdin.
     pub targets: Vec<String>,
+    /// Where each of `targets` stood on the command line, and where `--hosts-file` did
+    /// (for ssh's "first value given wins" between `user@host` and `-l`, `-o User`...).
+    /// Missing entries count as after every option.
+    pub target_positions: Vec<usize>,
+    pub hosts_file_position: usize,
     pub hosts_file: Option<PathBuf>,
     /// `-F`; `None` = `~/.ssh/config` then `system_ssh_config`, each when it exists.
     pub ssh_config: Option<PathBuf>,
     /// The system-wide ssh_config read after the user's (not with `-F`, as with ssh).
     /// Tests point it at a temporary file.
     pub system_ssh_config: PathBuf,
-    /// `-p`, `-J` and `-o Key=Value`, for the targets.
+    /// `-l`, `-p`, `-J` and `-o Key=Value` in command-line order, for the targets.
     pub ssh_options: CommandLineOptions,
-    /// `-l/--user`; else config `User`; else root.
+    /// `-l/--user` (also in `ssh_options`), for redaction.
     pub login_user: Option<String>,
     /// `-i`, tried before config/default keys.
     pub identity_files: Vec<PathBuf>,
@@ -84,6 +89,8 @@ impl Default for LiveOptions {
     fn default() -> Self {
         LiveOptions {
             targets: Vec::new(),
+            target_positions: Vec::new(),
+            hosts_file_position: usize::MAX,
             hosts_file: None,
             ssh_config: None,
             system_ssh_config: system_ssh_config_path(),
@@ -127,6 +134,7 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     check_identity_files(&opts.identity_files)?;
     let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
     let mut jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    refuse_a_config_no_host_can_use(&targets, &jobs)?;
     share_run_budget(&mut jobs, opts.total_output_budget);
     let local_values = local_values(&jobs, opts, &home);
     if let Some(w) = config_tofu_warning(&jobs) {

@@ -17,8 +17,12 @@ pub(crate) fn read_password(ask: bool) -> anyhow::Result<Option<SecretString>> {
     Ok(None)
 }
 
+/// The home directory: `$HOME`, else the passwd entry's (which ssh always uses; see the
+/// README for why `$HOME` comes first here).
 pub(super) fn home_dir() -> PathBuf {
     std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
         .map(PathBuf::from)
+        .or_else(|| crate::ssh::config::current_user().map(|p| p.home))
         .unwrap_or_else(|| PathBuf::from("/root"))
 }

@@ -76,21 +76,50 @@ pub(crate) fn check_identity_files(files: &[PathBuf]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The ssh_config as ssh reads it: only `-F FILE` when given, else `~/.ssh/config` then
-/// the system-wide file, each when it exists.
+/// The ssh_config as ssh reads it: only `-F FILE` when given (`-F none`: no file), else
+/// `~/.ssh/config` then the system-wide file, each when it exists.
 pub(crate) fn load_config(f_flag: Option<&Path>, system: &Path, home: &Path) -> anyhow::Result<SshConfig> {
+    let local = LocalContext::current(home);
     Ok(match f_flag {
-        Some(p) => SshConfig::load(p, home)?,
-        None => SshConfig::load_user_and_system(&home.join(".ssh/config"), system, home)?,
+        Some(p) => SshConfig::load(p, local)?,
+        None => SshConfig::load_user_and_system(&home.join(".ssh/config"), system, local),
     })
+}
+
+/// When every host fails on the same ssh config error (a misspelled keyword, a bad
+/// `Match` line), the file is what is wrong, as `ssh` refuses it whatever the host: one
+/// error for the run rather than the same line under every host.
+pub(crate) fn refuse_a_config_no_host_can_use(
+    targets: &[HostSpec],
+    jobs: &[Result<HostJob, Failure>],
+) -> anyhow::Result<()> {
+    let mut common: Option<&str> = None;
+    for (t, job) in targets.iter().zip(jobs) {
+        let Err(f) = job else {
+            return Ok(());
+        };
+        let prefix = format!("{}: ", t.label());
+        let Some(message) = f.message.strip_prefix(&prefix).filter(|_| f.kind == ErrorKind::Config) else {
+            return Ok(());
+        };
+        if common.is_some_and(|c| c != message) {
+            return Ok(());
+        }
+        common = Some(message);
+    }
+    match common {
+        Some(m) => anyhow::bail!("{m}"),
+        None => Ok(()),
+    }
 }
 
 /// The connection flags of a run.
 pub(super) fn flags(opts: &LiveOptions) -> Flags {
     Flags {
-        login_user: opts.login_user.clone(),
         identity_files: opts.identity_files.clone(),
         options: opts.ssh_options.clone(),
+        host_positions: opts.target_positions.clone(),
+        hosts_file_position: opts.hosts_file_position,
         accept_new: opts.accept_new,
         insecure_skip_host_key_check: opts.insecure_skip_host_key_check,
         only_given_keys: opts.only_given_keys,

@@ -13,14 +13,21 @@ fn precedence_of_user_port_keys_and_known_hosts() {
         "Host esx01\n  HostName 10.1.1.1\n  User cfguser\n  Port 2222\n  IdentityFile ~/.ssh/lab_rsa\n  ProxyJump jumper@bastion:2200\nHost bastion\n  ProxyJump ssh://outer.example:2022/\nHost loop\n  ProxyJump loop\n",
     )
     .unwrap();
-    let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+    let config = SshConfig::load(&cfg_path, LocalContext::current(home.path())).unwrap();
     let opts = LiveOptions {
         identity_files: vec![PathBuf::from("/keys/cli_ecdsa")],
         login_user: Some("cliuser".into()),
+        // `-l cliuser` is the second argument; the host arguments come after it.
+        ssh_options: CommandLineOptions::ordered(vec![(1, crate::ssh::config::CliOption::Login("cliuser".into()))])
+            .unwrap(),
+        target_positions: vec![3],
         ..LiveOptions::default()
     };
     let plan = |spec: &str| {
-        let s = crate::target::parse_host_spec(spec).unwrap();
+        let s = HostSpec {
+            arg: Some(0),
+            ..crate::target::parse_host_spec(spec).unwrap()
+        };
         plan_host(&s, &opts, &config, home.path()).unwrap()
     };
     let job = plan("esx01");
@@ -62,8 +69,23 @@ fn precedence_of_user_port_keys_and_known_hosts() {
     assert_eq!(jump.label, "jump host bastion:2200");
 
     let job = plan("admin@esx01:22");
-    assert_eq!((job.target.user.as_str(), job.target.port), ("admin", 22));
+    assert_eq!(
+        (job.target.user.as_str(), job.target.port),
+        ("cliuser", 22),
+        "-l came first on the command line"
+    );
     assert_eq!(job.label, "esx01:22");
+    // The same argument before -l: its user wins, as with ssh.
+    let first = HostSpec {
+        arg: Some(0),
+        ..crate::target::parse_host_spec("admin@esx01:22").unwrap()
+    };
+    let before = LiveOptions {
+        target_positions: vec![0],
+        ..opts.clone()
+    };
+    let job = plan_host(&first, &before, &config, home.path()).unwrap();
+    assert_eq!(job.target.user, "admin");
 
     let s = crate::target::parse_host_spec("loop").unwrap();
     let err = plan_host(&s, &opts, &config, home.path()).unwrap_err();
@@ -86,7 +108,7 @@ fn config_accept_new_is_warned_about_once_naming_the_line() {
         "Host esx*\n  StrictHostKeyChecking accept-new\nHost db*\n  StrictHostKeyChecking yes\n",
     )
     .unwrap();
-    let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+    let config = SshConfig::load(&cfg_path, LocalContext::current(home.path())).unwrap();
     let plan = |specs: &[&str], opts: &LiveOptions| -> Vec<Result<HostJob, Failure>> {
         specs
             .iter()
@@ -121,7 +143,7 @@ fn known_hosts_file_none_means_no_file_not_the_defaults() {
         "Host esx01\n  UserKnownHostsFile /kh/fleet\n  GlobalKnownHostsFile none\nHost esx02\n  UserKnownHostsFile none\n",
     )
     .unwrap();
-    let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+    let config = SshConfig::load(&cfg_path, LocalContext::current(home.path())).unwrap();
     let plan = |s: &str| {
         let spec = crate::target::parse_host_spec(s).unwrap();
         plan_host(&spec, &LiveOptions::default(), &config, home.path()).unwrap()
@@ -149,7 +171,7 @@ fn proxycommand_fails_the_host_instead_of_connecting_directly() {
         "Host esx01\n  ProxyCommand ssh -W %h:%p bastion\nHost esx02\n  ProxyJump bastion\n  ProxyCommand nc %h %p\nHost bastion\n  ProxyCommand none\nHost esx*\n  HostKeyAlias esx-key\n",
     )
     .unwrap();
-    let config = SshConfig::load(&cfg_path, home.path()).unwrap();
+    let config = SshConfig::load(&cfg_path, LocalContext::current(home.path())).unwrap();
     let plan = |s: &str| {
         let spec = crate::target::parse_host_spec(s).unwrap();
         plan_host(&spec, &LiveOptions::default(), &config, home.path())

@@ -74,6 +74,8 @@ pub struct Endpoint {
     /// `IdentitiesOnly`: agent keys are offered only when they are one of `identity_files`
     /// (keeps a full agent from using up the server's MaxAuthTries).
     pub(crate) identities_only: bool,
+    /// Where its ssh_config comes from, for hints (`~/.ssh/config`, `-F FILE`).
+    pub(crate) config_source: String,
     pub(crate) policy: HostKeyPolicy,
 }
 

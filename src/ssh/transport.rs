@@ -222,8 +222,8 @@ fn dns_failure(hop: &Endpoint, why: &str) -> SshError {
     SshError::new(
         SshErrorKind::Dns,
         format!(
-            "{}: cannot resolve {:?} ({why}); check the host name, or map it with HostName in ~/.ssh/config",
-            hop.label, hop.hostname
+            "{}: cannot resolve {:?} ({why}); check the host name, or map it with HostName in {}",
+            hop.label, hop.hostname, hop.config_source
         ),
     )
 }
@@ -500,5 +500,30 @@ mod tests {
             curve: EcdsaCurve::NistP256,
         };
         assert_eq!(p.key.iter().filter(|a| **a == ecdsa).count(), 1);
+    }
+
+    #[test]
+    fn the_dns_hint_names_the_config_in_use() {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join("fleet.conf");
+        std::fs::write(&file, "Host esx01\n  HostName esx01.lab.invalid\n").unwrap();
+        let local = crate::ssh::config::LocalContext::current(home.path());
+        let with_f = crate::ssh::config::SshConfig::load(&file, local.clone()).unwrap();
+        let default = crate::ssh::config::SshConfig::empty(local);
+        for (config, hint) in [
+            (&with_f, format!("HostName in {} (the -F file)", file.display())),
+            (&default, "HostName in ~/.ssh/config".to_string()),
+        ] {
+            let flags = crate::ssh::plan::Flags::default();
+            let planner = crate::ssh::plan::Planner {
+                config,
+                home: home.path(),
+                flags: &flags,
+            };
+            let spec = crate::target::parse_host_spec("esx01").unwrap();
+            let route = planner.route(&spec).unwrap();
+            let e = dns_failure(&route.target, "Name or service not known");
+            assert!(e.message.contains(&hint), "{}", e.message);
+        }
     }
 }

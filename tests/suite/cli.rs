@@ -519,3 +519,32 @@ fn a_real_host_named_like_a_misspelt_subcommand_is_still_contacted() {
         r.stderr
     );
 }
+
+#[test]
+fn an_ssh_config_or_command_line_ssh_refuses_stops_the_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    std::fs::write(&cfg, "Host esx*\n  Usre admin\n").unwrap();
+    let r = run(doctor().arg("-F").arg(&cfg).args(["--no-progress", "esx01", "esx02"]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("Bad configuration option: usre").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains(&format!("{}:2:", cfg.display())), "{}", r.stderr);
+    for (args, needle) in [
+        (
+            &["-o", "ProxyCommand=none", "-J", "j1"][..],
+            "Cannot specify -J with ProxyCommand",
+        ),
+        (&["-o", "ProxyJump=j2", "-J", "j1"][..], "Only a single -J"),
+        (&["-p", "0"][..], "bad port"),
+        (&["-l", "a;b"][..], "invalid characters"),
+    ] {
+        let r = run(doctor().args(["-F", "none", "--no-progress"]).args(args).arg("esx01"));
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+    }
+}

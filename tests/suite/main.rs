@@ -22,6 +22,7 @@ mod prometheus;
 mod readme;
 mod redact;
 mod schema;
+mod ssh_config_diff;
 mod tmux;
 mod vmsupport;
 mod watch;

@@ -1,31 +1,41 @@
-//! Reads `~/.ssh/config` then `/etc/ssh/ssh_config` (or only `-F FILE`), after the
-//! command line's `-o` options, the way OpenSSH does, for the options that decide
-//! where and how pvrdma-doctor connects. Admins already describe their ESXi hosts there
-//! (aliases, jump hosts, keys); a tool that ignored it would connect somewhere else than
-//! `ssh esx01` does, and its verdict would not be trusted.
+//! Reads the SSH command line and ssh_config the way OpenSSH 9.2 does, for the options
+//! that decide where, as whom and through which jump hosts pvrdma-doctor connects.
+//! Admins describe their ESXi hosts there already (aliases, jump hosts, keys); read
+//! differently, the tool would diagnose another machine than `ssh esx01` reaches.
 //!
-//! Semantics kept from ssh_config(5): sources are read in the order command line, user
-//! file, system file, and the first value obtained for an option wins, except
-//! `IdentityFile` (and the known-hosts file lists) which accumulate; `Host` takes
-//! whitespace-separated patterns with `*`, `?` and `!` negation; `Include` splices files
-//! (relative paths are under `~/.ssh` in the user file and under `/etc/ssh` in the system
-//! file, the last path component may be a glob) at the place
-//! it appears, and its blocks apply only when the block holding the `Include` does.
-//! `Match` evaluates `all`, `host`, `originalhost` and `user` (comma-separated patterns,
-//! `!` on a pattern or on a criterion, several criteria ANDed). Other criteria (`exec`,
-//! `localuser`, `canonical`, `final`, `tagged`, ...) are never run: a block using one is a
-//! config error for the hosts its host/user criteria select, since silently skipping or
-//! applying it could connect differently than `ssh` does.
+//! The model is OpenSSH's own: one pass over the command line then the files (`-F FILE`
+//! alone, else `~/.ssh/config` then the system file), line by line, with an "active"
+//! flag that `Host` and `Match` lines set; for most options the first value obtained
+//! wins. `Include` reads its glob(3) matches where it stands, inside the current block.
+//! After `Match final` (or `CanonicalizeHostname`) the files are read a second time with
+//! the host name found. Then the defaults, the jump-loop check and the `~`/`%`/`${}`
+//! expansions. Every rule here is checked against `ssh -G` by `tests/ssh_config_diff.rs`;
+//! the differences kept on purpose are listed in the README.
 use std::path::{Path, PathBuf};
 
 mod command_line;
+mod expand;
+mod jump;
+mod keywords;
+mod lexer;
 mod matching;
-pub use command_line::{CommandLineOptions, HONOURED_OPTIONS};
-pub(crate) use matching::{host_patterns_match, wildcard_match};
-use matching::{match_applies, parse_match, Criterion, MatchState};
+mod sys;
 
-/// Include depth OpenSSH allows; deeper means a loop.
+pub use command_line::{CliOption, CommandLineOptions, HONOURED_OPTIONS};
+pub(crate) use jump::{valid_hostname, valid_ruser};
+pub(crate) use matching::wildcard_match;
+pub use sys::{current_user, local_hostname, Passwd};
+
+use expand::{percent_expand, tilde_expand};
+use jump::{a2port, parse_jump, Jump};
+use keywords::Keyword;
+
+/// Include depth OpenSSH allows; deeper is refused (a loop, most likely).
 const MAX_INCLUDE_DEPTH: usize = 16;
+/// Most `IdentityFile`s ssh keeps.
+const MAX_IDENTITY_FILES: usize = 100;
+/// Most known-hosts files in one list.
+const MAX_HOSTS_FILES: usize = 16;
 
 /// `StrictHostKeyChecking` as configured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,35 +48,123 @@ pub(crate) enum StrictHostKeyChecking {
     No,
 }
 
-/// The effective options for one host.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct HostConfig {
-    pub(crate) hostname: Option<String>,
-    pub(crate) user: Option<String>,
-    pub(crate) port: Option<u16>,
-    pub(crate) identity_files: Vec<PathBuf>,
-    /// `UserKnownHostsFile`: `None` = not set (the defaults apply), `Some(empty)` = `none`.
-    pub(crate) user_known_hosts_files: Option<Vec<PathBuf>>,
-    /// `GlobalKnownHostsFile`, same convention.
-    pub(crate) global_known_hosts_files: Option<Vec<PathBuf>>,
+/// Who runs the tool, as ssh sees it: what `~`, `%d`, `%u`, `%i`, `%l` and `Match
+/// localuser` stand for, and the user to log in as when none is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalContext {
+    /// `~` and `%d`.
+    pub home: PathBuf,
+    /// `~` inside `Include` (glob(3) takes it from `$HOME`; relative includes of the
+    /// user's files are under `<include_home>/.ssh`).
+    pub include_home: PathBuf,
+    /// `%u` and `Match localuser`.
+    pub local_user: String,
+    /// `%i`.
+    pub uid: u32,
+    /// `%l` (and `%L`, its part before the first dot).
+    pub local_hostname: String,
+    /// The login user when neither the command line nor the config names one (ssh: the
+    /// local user; pvrdma-doctor: `root`, ESXi's administrator).
+    pub default_user: String,
+}
+
+impl LocalContext {
+    /// The running user's context with `home` as the home directory and `root` as the
+    /// default login user.
+    pub fn current(home: &Path) -> Self {
+        let pw = sys::current_user();
+        LocalContext {
+            home: home.to_path_buf(),
+            include_home: home.to_path_buf(),
+            local_user: pw
+                .as_ref()
+                .map(|p| p.name.clone())
+                .or_else(|| std::env::var("USER").ok())
+                .unwrap_or_else(|| "root".into()),
+            uid: pw.as_ref().map_or(0, |p| p.uid),
+            local_hostname: sys::local_hostname(),
+            default_user: "root".into(),
+        }
+    }
+}
+
+/// The effective options for one host, after defaults and expansions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostConfig {
+    /// The name given (`Host` patterns and `%n` see it).
+    pub host_arg: String,
+    /// Where to connect: `HostName` with `%h` expanded, lowercased unless an address.
+    pub hostname: String,
+    pub user: String,
+    pub port: u16,
+    /// `IdentityFile`s as written, in order, duplicates dropped (what `ssh -G` lists);
+    /// empty when none is configured.
+    pub identity_files_raw: Vec<String>,
+    /// The same with `~`, `%` tokens and `${VAR}` expanded.
+    pub identity_files: Vec<PathBuf>,
+    /// Why they could not be expanded (an unknown `%` token, an unset variable): ssh
+    /// stops when it loads the keys, so the host cannot be reached.
+    pub identity_file_error: Option<String>,
+    /// `UserKnownHostsFile` expanded (defaults applied; `none` = empty).
+    pub user_known_hosts_files: Vec<PathBuf>,
+    /// `GlobalKnownHostsFile` as written (defaults applied), as `ssh -G` shows it.
+    pub global_known_hosts_files_raw: Vec<String>,
+    /// The same with `~` expanded, as ssh uses them (`none`: no file).
+    pub global_known_hosts_files: Vec<PathBuf>,
     pub(crate) strict_host_key_checking: Option<StrictHostKeyChecking>,
     /// Where that `StrictHostKeyChecking` came from (`file:line`), for the warning when it
     /// turns on trust-on-first-use.
     pub(crate) strict_host_key_checking_at: Option<String>,
-    /// `ProxyJump` hops in order (`None` = not set; an empty list = `ProxyJump none`).
-    pub(crate) proxy_jump: Option<Vec<String>>,
-    /// `ProxyCommand` (not `none`) where it was set, `file:line`. It is not supported: a
-    /// host with one must fail rather than be reached directly, skipping the bastion.
-    pub(crate) proxy_command_at: Option<String>,
-    /// `HostKeyAlias`: the name host keys are looked up and recorded under.
-    pub(crate) host_key_alias: Option<String>,
+    /// The jump host to connect through (the last of a `ProxyJump` list).
+    pub jump: Option<JumpHost>,
+    /// `ProxyCommand` (not `none`) and where it was set, `file:line`. pvrdma-doctor does
+    /// not run it: such a host fails rather than being reached directly.
+    pub proxy_command: Option<(String, String)>,
+    /// `HostKeyAlias`, lowercased: the name host keys are looked up and recorded under.
+    pub host_key_alias: Option<String>,
     /// `IdentitiesOnly yes`: offer only the configured keys, even from the agent.
-    pub(crate) identities_only: Option<bool>,
+    pub identities_only: bool,
     /// `HashKnownHosts yes`: names learnt into known_hosts are written hashed.
-    pub(crate) hash_known_hosts: Option<bool>,
+    pub hash_known_hosts: bool,
 }
 
-/// A config file that could not be read or understood.
+/// The jump host of a route and how ssh reaches it: its own ssh is run as
+/// `ssh [-l user] [-p port] [-J extra] host`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JumpHost {
+    pub user: Option<String>,
+    pub host: String,
+    pub port: Option<u16>,
+    /// The hops before it, as written (`a,b` of `-J a,b,c`).
+    pub extra: Option<String>,
+}
+
+impl JumpHost {
+    /// How `ssh -G` prints it (an address in brackets).
+    pub fn display(&self) -> String {
+        let mut s = String::new();
+        if let Some(e) = &self.extra {
+            s.push_str(e);
+            s.push(',');
+        }
+        if let Some(u) = &self.user {
+            s.push_str(u);
+            s.push('@');
+        }
+        let bracket = self.host.contains(':') || self.host.chars().all(|c| c.is_ascii_digit() || c == '.');
+        if bracket {
+            s.push_str(&format!("[{}]", self.host));
+        } else {
+            s.push_str(&self.host);
+        }
+        if let Some(p) = self.port {
+            s.push_str(&format!(":{p}"));
+        }
+        s
+    }
+}
+
+/// A config or command line that ssh would refuse, or that pvrdma-doctor cannot follow.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     // Not a `source`: the OS error is in the message once, and `{:#}` must not print it
@@ -79,427 +177,750 @@ pub enum ConfigError {
         line: usize,
         message: String,
     },
+    /// The command line (`-l`, `-p`, `-J`, `-o`, the host) as ssh refuses it.
+    #[error("{0}")]
+    CommandLine(String),
+    /// Refused after reading, as ssh refuses it (a jump-host loop, a bad `%` token).
+    #[error("{0}")]
+    Refused(String),
     #[error("{at}: ProxyCommand is not supported by pvrdma-doctor (connecting directly would skip your bastion); use ProxyJump instead")]
     ProxyCommand { at: String },
 }
 
+/// One top-level file.
 #[derive(Debug, Clone)]
-struct Directive {
-    key: String,
-    args: Vec<String>,
-    file: PathBuf,
-    line: usize,
+struct TopFile {
+    path: PathBuf,
+    /// A user file (`-F`, `~/.ssh/config`): relative includes are under `~/.ssh` and `~`
+    /// is allowed in them; in the system file they are under its directory.
+    user_conf: bool,
+    /// `~/.ssh/config` is checked for safe ownership and modes, as ssh does.
+    check_perm: bool,
 }
 
+/// The ssh_config sources for a run; files are read when a host is resolved.
 #[derive(Debug, Clone)]
-enum Condition {
-    Always,
-    Host(Vec<String>),
-    Match {
-        criteria: Vec<Criterion>,
-        file: PathBuf,
-        line: usize,
-    },
-    /// The continuation of an earlier block after an `Include` inside it: whatever that
-    /// block's condition gave, without evaluating it a second time.
-    SameAs(usize),
-}
-
-#[derive(Debug, Clone)]
-struct Block {
-    condition: Condition,
-    /// The block (index) whose `Include` brought this one in: this block applies only when
-    /// that one did (OpenSSH's SSHCONF_NEVERMATCH), whatever its own condition says.
-    guard: Option<usize>,
-    directives: Vec<Directive>,
-}
-
-/// A parsed ssh config: blocks in file order, includes already spliced in.
-#[derive(Debug, Clone, Default)]
 pub struct SshConfig {
-    blocks: Vec<Block>,
-    home: PathBuf,
+    files: Vec<TopFile>,
+    local: LocalContext,
+    /// What the DNS hint names: `-F FILE` when one is in use.
+    pub(crate) described_as: String,
 }
 
 impl SshConfig {
-    /// Reads `path` and its includes. `home` is where `~` points.
-    pub(crate) fn load(path: &Path, home: &Path) -> Result<Self, ConfigError> {
-        let mut cfg = SshConfig::empty(home);
-        cfg.add_file(path, &home.join(".ssh"))?;
-        Ok(cfg)
-    }
-
-    /// What `ssh` reads without `-F`: the user's file, then the system-wide one, each when
-    /// it exists. A relative `Include` is under `~/.ssh` in the first and next to the
-    /// system file (`/etc/ssh`) in the second.
-    pub(crate) fn load_user_and_system(user: &Path, system: &Path, home: &Path) -> Result<Self, ConfigError> {
-        let mut cfg = SshConfig::empty(home);
-        if user.is_file() {
-            cfg.add_file(user, &home.join(".ssh"))?;
+    /// `-F FILE`: only that file (`none`: no file at all), which must be readable.
+    pub fn load(path: &Path, local: LocalContext) -> Result<Self, ConfigError> {
+        if path == Path::new("none") {
+            return Ok(SshConfig {
+                files: Vec::new(),
+                local,
+                described_as: "a config file (-F none reads none)".into(),
+            });
         }
-        if system.is_file() {
-            let dir = system
-                .parent()
-                .map_or_else(|| PathBuf::from("/etc/ssh"), Path::to_path_buf);
-            cfg.add_file(system, &dir)?;
-        }
-        Ok(cfg)
-    }
-
-    /// Appends one top-level file: it starts outside any `Host` block.
-    fn add_file(&mut self, path: &Path, include_dir: &Path) -> Result<(), ConfigError> {
-        self.blocks.push(Block {
-            condition: Condition::Always,
-            guard: None,
-            directives: Vec::new(),
-        });
-        self.read_file(path, 0, None, include_dir)
-    }
-
-    /// An empty config (no file): every host gets the defaults.
-    pub fn empty(home: &Path) -> Self {
-        SshConfig {
-            blocks: Vec::new(),
-            home: home.to_path_buf(),
-        }
-    }
-
-    /// Reads one file; its blocks only apply when block `guard` (the one holding the
-    /// `Include`) does.
-    fn read_file(
-        &mut self,
-        path: &Path,
-        depth: usize,
-        guard: Option<usize>,
-        include_dir: &Path,
-    ) -> Result<(), ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+        std::fs::File::open(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
             error,
         })?;
-        for (idx, raw) in text.lines().enumerate() {
-            let line = idx + 1;
-            let Some((key, args)) = split_line(raw).map_err(|message| ConfigError::Syntax {
+        Ok(SshConfig {
+            files: vec![TopFile {
                 path: path.to_path_buf(),
-                line,
-                message,
-            })?
+                user_conf: true,
+                check_perm: false,
+            }],
+            local,
+            described_as: format!("{} (the -F file)", path.display()),
+        })
+    }
+
+    /// What `ssh` reads without `-F`: `~/.ssh/config` then the system-wide file, each
+    /// when it exists. Relative includes of the system file are under its directory.
+    pub fn load_user_and_system(user: &Path, system: &Path, local: LocalContext) -> Self {
+        SshConfig {
+            files: vec![
+                TopFile {
+                    path: user.to_path_buf(),
+                    user_conf: true,
+                    check_perm: true,
+                },
+                TopFile {
+                    path: system.to_path_buf(),
+                    user_conf: false,
+                    check_perm: false,
+                },
+            ],
+            local,
+            described_as: "~/.ssh/config".into(),
+        }
+    }
+
+    /// An empty config (no file): every host gets the defaults.
+    pub fn empty(local: LocalContext) -> Self {
+        SshConfig {
+            files: Vec::new(),
+            local,
+            described_as: "~/.ssh/config".into(),
+        }
+    }
+
+    /// Who the config is read for.
+    pub fn local(&self) -> &LocalContext {
+        &self.local
+    }
+
+    /// The effective options for `host` as given on the command line with `command_line`
+    /// (its options and where the host argument stood among them), as `ssh -G` shows
+    /// them. Nothing is looked up on the network.
+    pub fn resolve(&self, host: &HostArg<'_>, command_line: &CommandLineOptions) -> Result<HostConfig, ConfigError> {
+        let mut opts = Options::default();
+        command_line.apply(&mut opts, Some(host))?;
+        if !valid_hostname(host.host) {
+            return Err(ConfigError::CommandLine(format!(
+                "{:?}: hostname contains invalid characters",
+                host.host
+            )));
+        }
+        if opts.user_from_command_line {
+            if let Some(u) = opts.user.as_deref().filter(|u| !valid_ruser(u)) {
+                return Err(ConfigError::CommandLine(format!(
+                    "remote username {u:?} contains invalid characters"
+                )));
+            }
+        }
+        let mut pass = Pass {
+            config: self,
+            host: host.host.to_string(),
+            original_host: host.host,
+            final_pass: false,
+            wants_final: false,
+        };
+        pass.read_all(&mut opts)?;
+        let mut name = match &opts.hostname {
+            Some(h) => percent_expand(h, &[('h', host.host)], false)
+                .map_err(|e| ConfigError::Refused(format!("HostName {h:?}: {e}")))?,
+            None => host.host.to_string(),
+        };
+        // ssh lowercases a name, and writes an address the way getnameinfo(3) does
+        // (`010.0.0.1` is `8.0.0.1`) unless only the letter case differs.
+        match sys::numeric_address(&name) {
+            Some(canonical) => {
+                if !canonical.eq_ignore_ascii_case(&name) {
+                    name = canonical;
+                }
+            }
+            None if looks_like_address(&name) => {}
+            None => name = name.to_ascii_lowercase(),
+        }
+        opts.hostname = Some(name.clone());
+        if opts.canonicalize_hostname == Some(true) {
+            if opts.canonical_domains.as_ref().is_some_and(|d| !d.is_empty()) {
+                return Err(ConfigError::Refused(
+                    "CanonicalizeHostname with CanonicalDomains is not supported by pvrdma-doctor (it would have to try each domain in DNS as ssh does); set HostName to the full name instead".into(),
+                ));
+            }
+            pass.wants_final = true;
+        }
+        if pass.wants_final {
+            pass.host = name.clone();
+            pass.final_pass = true;
+            pass.read_all(&mut opts)?;
+        }
+        self.finish(host.host, name, opts)
+    }
+
+    /// The options of a jump host, as its own ssh gets them: ssh reaches the last hop of
+    /// a `ProxyJump` list by running `ssh [-l user] [-p port] [-J earlier,hops] host`,
+    /// so none of the target's options apply, and the earlier hops replace the hop's own
+    /// `ProxyJump`.
+    pub fn resolve_jump(&self, jump: &JumpHost) -> Result<HostConfig, ConfigError> {
+        let options = CommandLineOptions::for_jump(jump.user.as_deref(), jump.port, jump.extra.as_deref())?;
+        self.resolve(&HostArg::named(&jump.host), &options)
+    }
+
+    /// Defaults, the jump-loop check and expansions (ssh.c after reading the config).
+    fn finish(&self, host_arg: &str, hostname: String, opts: Options) -> Result<HostConfig, ConfigError> {
+        let local = &self.local;
+        let user = opts.user.clone().unwrap_or_else(|| local.default_user.clone());
+        let port = match opts.port {
+            Some(p) if p > 0 => p,
+            _ => sys::service_port("ssh").unwrap_or(22),
+        };
+        let jump = match opts.jump {
+            Some(Jump::Via {
+                user: juser,
+                host,
+                port: jport,
+                extra,
+            }) => {
+                let jump_user = juser.as_deref().unwrap_or(&user);
+                if host == hostname && port == jport.unwrap_or(22) && jump_user == user {
+                    return Err(ConfigError::Refused(format!("jumphost loop via {host}")));
+                }
+                Some(JumpHost {
+                    user: juser,
+                    host,
+                    port: jport,
+                    extra,
+                })
+            }
+            _ => None,
+        };
+        let proxy_command = opts.proxy_command.filter(|(c, _)| !c.eq_ignore_ascii_case("none"));
+        let host_key_alias = opts.host_key_alias.map(|a| a.to_ascii_lowercase());
+        let port_text = port.to_string();
+        let uid = local.uid.to_string();
+        let short_host = local.local_hostname.split('.').next().unwrap_or("").to_string();
+        let conn_hash = connection_hash(&local.local_hostname, &hostname, &port_text, &user);
+        let home = local.home.to_string_lossy().into_owned();
+        let key_alias = host_key_alias.clone().unwrap_or_else(|| host_arg.to_string());
+        let tokens: [(char, &str); 11] = [
+            ('C', &conn_hash),
+            ('L', &short_host),
+            ('i', &uid),
+            ('k', &key_alias),
+            ('l', &local.local_hostname),
+            ('n', host_arg),
+            ('p', &port_text),
+            ('d', &home),
+            ('h', &hostname),
+            ('r', &user),
+            ('u', &local.local_user),
+        ];
+        let expand_path = |what: &str, raw: &str| -> Result<PathBuf, ConfigError> {
+            let t = tilde_expand(raw, &local.home).map_err(|e| ConfigError::Refused(format!("{what} {raw:?}: {e}")))?;
+            percent_expand(&t, &tokens, true)
+                .map(PathBuf::from)
+                .map_err(|e| ConfigError::Refused(format!("{what} {raw:?}: {e}")))
+        };
+        let identity_files_raw: Vec<String> = opts.identity_files.iter().map(|(p, _)| p.clone()).collect();
+        // ssh expands these only when it loads the keys, after connecting; a bad token
+        // stops it there. It is kept here and refused by the planner before connecting.
+        let (identity_files, identity_file_error) = match identity_files_raw
+            .iter()
+            .map(|p| expand_path("IdentityFile", p))
+            .collect()
+        {
+            Ok(files) => (files, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        let user_files = match opts.user_hostfiles {
+            Some(l) if l.first().is_some_and(|f| f.eq_ignore_ascii_case("none")) => Vec::new(),
+            Some(l) => l,
+            None => vec!["~/.ssh/known_hosts".into(), "~/.ssh/known_hosts2".into()],
+        };
+        let user_known_hosts_files = user_files
+            .iter()
+            .map(|p| expand_path("UserKnownHostsFile", p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let global_known_hosts_files_raw = opts
+            .system_hostfiles
+            .unwrap_or_else(|| vec!["/etc/ssh/ssh_known_hosts".into(), "/etc/ssh/ssh_known_hosts2".into()]);
+        let global_known_hosts_files = global_known_hosts_files_raw
+            .iter()
+            .filter(|f| !f.eq_ignore_ascii_case("none"))
+            .map(|p| {
+                tilde_expand(p, &local.home)
+                    .map(PathBuf::from)
+                    .map_err(|e| ConfigError::Refused(format!("GlobalKnownHostsFile {p:?}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (strict_host_key_checking, strict_host_key_checking_at) = match opts.strict {
+            Some((s, at)) => (Some(s), Some(at)),
+            None => (None, None),
+        };
+        Ok(HostConfig {
+            host_arg: host_arg.to_string(),
+            hostname,
+            user,
+            port,
+            identity_files_raw,
+            identity_files,
+            identity_file_error,
+            user_known_hosts_files,
+            global_known_hosts_files_raw,
+            global_known_hosts_files,
+            strict_host_key_checking,
+            strict_host_key_checking_at,
+            jump,
+            proxy_command,
+            host_key_alias,
+            identities_only: opts.identities_only.unwrap_or(false),
+            hash_known_hosts: opts.hash_known_hosts.unwrap_or(false),
+        })
+    }
+}
+
+/// The host argument and what it carries: `user@` and our `:port` extension, and where
+/// it stood among the options (for "first value given wins").
+#[derive(Debug, Clone, Copy)]
+pub struct HostArg<'a> {
+    pub host: &'a str,
+    pub user: Option<&'a str>,
+    pub port: Option<u16>,
+    /// Its position on the command line, compared with the options' positions.
+    pub position: usize,
+}
+
+impl<'a> HostArg<'a> {
+    /// A bare name given after every option.
+    pub fn named(host: &'a str) -> Self {
+        HostArg {
+            host,
+            user: None,
+            port: None,
+            position: usize::MAX,
+        }
+    }
+}
+
+/// `%C`: the SHA-1 of local host name, host, port and user, in hex.
+fn connection_hash(local: &str, host: &str, port: &str, user: &str) -> String {
+    use sha1::Digest;
+    let mut h = sha1::Sha1::new();
+    for part in [local, host, port, user] {
+        h.update(part.as_bytes());
+    }
+    data_encoding::HEXLOWER.encode(&h.finalize())
+}
+
+/// What ssh takes for an address without asking (is_addr_fast): a `%` or `:`, or only
+/// digits and dots. Such a name is not lowercased even when it is not a valid address.
+fn looks_like_address(s: &str) -> bool {
+    s.contains(['%', ':']) || s.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
+/// The options being collected (readconf.c's `Options`, for what is used here).
+#[derive(Debug, Clone, Default)]
+struct Options {
+    hostname: Option<String>,
+    user: Option<String>,
+    /// The user came from `-l`, `user@` or `-o User` (ssh checks those names).
+    user_from_command_line: bool,
+    port: Option<u16>,
+    /// `(path as written, from a user file)`: ssh drops exact repeats.
+    identity_files: Vec<(String, bool)>,
+    user_hostfiles: Option<Vec<String>>,
+    system_hostfiles: Option<Vec<String>>,
+    proxy_command: Option<(String, String)>,
+    jump: Option<Jump>,
+    strict: Option<(StrictHostKeyChecking, String)>,
+    identities_only: Option<bool>,
+    hash_known_hosts: Option<bool>,
+    host_key_alias: Option<String>,
+    ignore_unknown: Option<String>,
+    canonicalize_hostname: Option<bool>,
+    canonical_domains: Option<Vec<String>>,
+}
+
+/// Where a line comes from.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Origin<'a> {
+    pub(super) file: &'a Path,
+    pub(super) line: usize,
+    pub(super) user_conf: bool,
+    /// A line of `-o` (no `Host`, `Match` or `Include` there).
+    pub(super) command_line: bool,
+}
+
+impl Origin<'_> {
+    fn error(&self, message: impl Into<String>) -> ConfigError {
+        ConfigError::Syntax {
+            path: self.file.to_path_buf(),
+            line: self.line,
+            message: message.into(),
+        }
+    }
+
+    fn at(&self) -> String {
+        format!("{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// One reading of the files for one host.
+struct Pass<'a> {
+    config: &'a SshConfig,
+    /// What `Host` and `Match host` see: the name given, or in the final pass the host
+    /// name found by the first.
+    host: String,
+    original_host: &'a str,
+    final_pass: bool,
+    wants_final: bool,
+}
+
+impl Pass<'_> {
+    fn read_all(&mut self, opts: &mut Options) -> Result<(), ConfigError> {
+        let config = self.config;
+        for top in &config.files {
+            let text = match read_text(&top.path) {
+                Ok(t) => t,
+                // ssh skips `~/.ssh/config` and the system file when it cannot open them;
+                // only `-F FILE` must be readable.
+                Err(_) if !top.user_conf || top.check_perm => continue,
+                Err(error) => {
+                    return Err(ConfigError::Read {
+                        path: top.path.clone(),
+                        error,
+                    })
+                }
+            };
+            if top.check_perm {
+                check_perm(&top.path)?;
+            }
+            let mut active = true;
+            let flags = Flags {
+                user_conf: top.user_conf,
+                never_match: false,
+            };
+            let include_dir = if top.user_conf {
+                None
+            } else {
+                Some(top.path.parent().unwrap_or(Path::new("/etc/ssh")).to_path_buf())
+            };
+            self.read_text(opts, &top.path, &text, &mut active, flags, include_dir.as_deref(), 0)?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn read_text(
+        &mut self,
+        opts: &mut Options,
+        path: &Path,
+        text: &str,
+        active: &mut bool,
+        flags: Flags,
+        system_dir: Option<&Path>,
+        depth: usize,
+    ) -> Result<(), ConfigError> {
+        for (i, raw) in text.split('\n').enumerate() {
+            let origin = Origin {
+                file: path,
+                line: i + 1,
+                user_conf: flags.user_conf,
+                command_line: false,
+            };
+            let Some((keyword, rest)) =
+                lexer::keyword_and_rest(raw).map_err(|k| origin.error(format!("no argument after keyword \"{k}\"")))?
             else {
                 continue;
             };
-            match key.as_str() {
-                "host" => self.blocks.push(Block {
-                    condition: Condition::Host(args),
-                    guard,
-                    directives: Vec::new(),
-                }),
-                "match" => {
-                    let criteria = parse_match(&args).map_err(|message| ConfigError::Syntax {
-                        path: path.to_path_buf(),
-                        line,
-                        message,
-                    })?;
-                    self.blocks.push(Block {
-                        condition: Condition::Match {
-                            criteria,
-                            file: path.to_path_buf(),
-                            line,
-                        },
-                        guard,
-                        directives: Vec::new(),
-                    });
-                }
-                "include" => {
-                    if depth >= MAX_INCLUDE_DEPTH {
-                        return Err(ConfigError::Syntax {
-                            path: path.to_path_buf(),
-                            line,
-                            message: "Include nested too deeply (loop?)".into(),
-                        });
-                    }
-                    // The included lines belong to the block that is open here, as in
-                    // OpenSSH: each included file starts inside it, and none of its blocks
-                    // applies unless this one does. After the file, this block goes on.
-                    let open = self.blocks.len().checked_sub(1);
-                    for pattern in &args {
-                        for file in self.include_paths(pattern, include_dir) {
-                            if let Some(i) = open {
-                                self.blocks.push(Block {
-                                    condition: Condition::SameAs(i),
-                                    guard: None,
-                                    directives: Vec::new(),
-                                });
-                            }
-                            let inner_guard = self.blocks.len().checked_sub(1);
-                            self.read_file(&file, depth + 1, inner_guard, include_dir)?;
+            match keywords::lookup(&keyword) {
+                Some(Keyword::Host) => {
+                    let words = lexer::argv_split(rest).map_err(|()| origin.error("invalid quotes"))?;
+                    if flags.never_match {
+                        if words.first().is_some_and(String::is_empty) {
+                            return Err(origin.error("keyword host empty argument"));
                         }
-                    }
-                    if let Some(i) = open {
-                        self.blocks.push(Block {
-                            condition: Condition::SameAs(i),
-                            guard: None,
-                            directives: Vec::new(),
-                        });
+                        *active = false;
+                    } else {
+                        *active = matching::host_line_matches(&words, &self.host).map_err(|m| origin.error(m))?;
                     }
                 }
-                _ => {
-                    let d = Directive {
-                        key,
-                        args,
-                        file: path.to_path_buf(),
-                        line,
+                Some(Keyword::Match) => {
+                    lexer::argv_split(rest).map_err(|()| origin.error("invalid quotes"))?;
+                    let state = matching::MatchState {
+                        host: &match_host(opts, &self.host, self.final_pass)?,
+                        original_host: self.original_host,
+                        user: opts.user.as_deref().unwrap_or(&self.config.local.default_user),
+                        local_user: &self.config.local.local_user,
+                        final_pass: self.final_pass,
                     };
-                    match self.blocks.last_mut() {
-                        Some(b) => b.directives.push(d),
-                        None => self.blocks.push(Block {
-                            condition: Condition::Always,
-                            guard,
-                            directives: vec![d],
-                        }),
+                    let outcome = matching::match_line(rest, &state).map_err(|m| origin.error(m))?;
+                    self.wants_final |= outcome.wants_final;
+                    if outcome.leftover {
+                        return Err(origin.error("keyword match extra arguments at end of line"));
                     }
+                    *active = outcome.applies && !flags.never_match;
+                }
+                Some(Keyword::Include) => {
+                    let words = lexer::argv_split(rest).map_err(|()| origin.error("invalid quotes"))?;
+                    for word in words {
+                        self.include(opts, &origin, &word, active, flags, system_dir, depth)?;
+                    }
+                }
+                Some(kw) => apply(opts, kw, &keyword, rest, &origin, *active)?,
+                None => {
+                    let ignored = opts
+                        .ignore_unknown
+                        .as_deref()
+                        .is_some_and(|list| matching::ignored_keyword(list, &keyword));
+                    if !ignored {
+                        return Err(origin.error(format!("Bad configuration option: {keyword}")));
+                    }
+                    lexer::argv_split(rest).map_err(|()| origin.error("invalid quotes"))?;
                 }
             }
         }
         Ok(())
     }
 
-    fn include_paths(&self, pattern: &str, include_dir: &Path) -> Vec<PathBuf> {
-        let expanded = expand_tilde(pattern, &self.home);
-        let full = if expanded.is_absolute() {
-            expanded
+    #[allow(clippy::too_many_arguments)]
+    fn include(
+        &mut self,
+        opts: &mut Options,
+        origin: &Origin<'_>,
+        word: &str,
+        active: &mut bool,
+        flags: Flags,
+        system_dir: Option<&Path>,
+        depth: usize,
+    ) -> Result<(), ConfigError> {
+        if word.is_empty() {
+            return Err(origin.error("keyword include empty argument"));
+        }
+        if word.starts_with('~') && !flags.user_conf {
+            return Err(origin.error(format!("bad include path {word}.")));
+        }
+        let local = &self.config.local;
+        let pattern = if word.starts_with('/') {
+            word.to_string()
+        } else if word.starts_with('~') {
+            tilde_expand(word, &local.include_home).map_err(|e| origin.error(e))?
+        } else if flags.user_conf {
+            format!("{}/.ssh/{word}", glob_escape(&local.include_home.to_string_lossy()))
         } else {
-            include_dir.join(expanded)
+            let dir = system_dir.unwrap_or(Path::new("/etc/ssh"));
+            format!("{}/{word}", glob_escape(&dir.to_string_lossy()))
         };
-        let name = full
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if !name.contains(['*', '?']) {
-            return if full.is_file() { vec![full] } else { Vec::new() };
-        }
-        let Some(dir) = full.parent() else {
-            return Vec::new();
-        };
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map(|rd| {
-                rd.filter_map(Result::ok)
-                    .map(|e| e.path())
-                    .filter(|p| p.is_file())
-                    .filter(|p| {
-                        p.file_name()
-                            .is_some_and(|n| wildcard_match(&name, &n.to_string_lossy()))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        // OpenSSH reads glob matches in lexical order.
-        files.sort();
-        files
-    }
-
-    /// The effective options for `host` (the name as given on the command line), with no
-    /// user given on the command line.
-    #[cfg(test)]
-    pub(crate) fn resolve(&self, host: &str) -> Result<HostConfig, ConfigError> {
-        self.resolve_for(host, None)
-    }
-
-    /// The effective options for `host`; `cli_user` is the user given on the command line
-    /// (`user@host`, `-l`), which `Match user` sees before any `User` from the config, as
-    /// in ssh. With neither, `Match user` sees `root`, the user this tool defaults to.
-    #[cfg(test)]
-    fn resolve_for(&self, host: &str, cli_user: Option<&str>) -> Result<HostConfig, ConfigError> {
-        self.resolve_with(host, cli_user, &CommandLineOptions::default())
-    }
-
-    /// The effective options for `host` with the command line's options (`-o`, `-p`, `-J`)
-    /// obtained first, so they win over both files, as in ssh.
-    pub(crate) fn resolve_with(
-        &self,
-        host: &str,
-        cli_user: Option<&str>,
-        command_line: &CommandLineOptions,
-    ) -> Result<HostConfig, ConfigError> {
-        let mut out = HostConfig::default();
-        let mut proxy_command_seen = false;
-        for d in &command_line.directives {
-            apply(&mut out, &mut proxy_command_seen, d)?;
-        }
-        // Whether each block applied, in block order; guards and continuations look back.
-        let mut applied: Vec<bool> = Vec::with_capacity(self.blocks.len());
-        for block in &self.blocks {
-            let guard_ok = block.guard.is_none_or(|g| applied.get(g).copied().unwrap_or(false));
-            let applies = guard_ok
-                && match &block.condition {
-                    Condition::Always => true,
-                    Condition::Host(patterns) => host_patterns_match(patterns, host),
-                    Condition::SameAs(i) => applied.get(*i).copied().unwrap_or(false),
-                    Condition::Match { criteria, file, line } => {
-                        let state = MatchState {
-                            original_host: host,
-                            hostname: out.hostname.as_deref().map(|h| h.replace("%h", host)),
-                            user: cli_user.or(out.user.as_deref()).unwrap_or("root"),
-                        };
-                        match_applies(criteria, &state).map_err(|criterion| ConfigError::Syntax {
-                            path: file.clone(),
-                            line: *line,
-                            message: format!(
-                                "Match {criterion} is not supported by pvrdma-doctor (it never runs Match conditions it cannot check itself); for this host, use a Host block or a separate config file with -F"
-                            ),
-                        })?
-                    }
-                };
-            applied.push(applies);
-            if !applies {
-                continue;
+        let files = sys::glob(&pattern).map_err(|e| origin.error(e))?;
+        let outer = *active;
+        for file in files {
+            if depth + 1 > MAX_INCLUDE_DEPTH {
+                return Err(origin.error("Too many recursive configuration includes"));
             }
-            for d in &block.directives {
-                apply(&mut out, &mut proxy_command_seen, d)?;
-            }
+            let text = match read_text(&file) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(origin.error(format!("Can't open user config file {}: {e}", file.display()))),
+            };
+            check_perm(&file)?;
+            let inner = Flags {
+                user_conf: flags.user_conf,
+                never_match: flags.never_match || !outer,
+            };
+            self.read_text(opts, &file, &text, active, inner, system_dir, depth + 1)?;
+            // A Match in the included file does not change the including block's state.
+            *active = outer;
         }
-        // Tokens are expanded after matching, with the final host name and user.
-        let hostname = out.hostname.clone().map(|h| h.replace("%h", host));
-        out.hostname = hostname;
-        let ctx = TokenContext {
-            alias: host,
-            hostname: out.hostname.as_deref().unwrap_or(host),
-            user: out.user.as_deref().unwrap_or("root"),
-            port: out.port.unwrap_or(22),
-            home: &self.home,
-        };
-        out.identity_files = out.identity_files.iter().map(|p| ctx.path(p)).collect();
-        // `none` empties the list: it must not fall back to the default files.
-        let files = |list: &Option<Vec<PathBuf>>| {
-            list.as_ref().map(|l| {
-                l.iter()
-                    .filter(|p| p.as_os_str() != "none")
-                    .map(|p| ctx.path(p))
-                    .collect::<Vec<_>>()
-            })
-        };
-        out.user_known_hosts_files = files(&out.user_known_hosts_files);
-        out.global_known_hosts_files = files(&out.global_known_hosts_files);
-        Ok(out)
+        Ok(())
     }
 }
 
-/// Applies one directive: the first value obtained wins, `IdentityFile` accumulates.
-fn apply(out: &mut HostConfig, proxy_command_seen: &mut bool, d: &Directive) -> Result<(), ConfigError> {
-    let syntax = |message: String| ConfigError::Syntax {
-        path: d.file.clone(),
-        line: d.line,
-        message,
+/// What `Match host` compares with when the line is reached: `HostName` so far with
+/// `%h` expanded, else the host.
+fn match_host(opts: &Options, host: &str, final_pass: bool) -> Result<String, ConfigError> {
+    match &opts.hostname {
+        Some(h) if final_pass => Ok(h.clone()),
+        Some(h) => {
+            percent_expand(h, &[('h', host)], false).map_err(|e| ConfigError::Refused(format!("HostName {h:?}: {e}")))
+        }
+        None => Ok(host.to_string()),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Flags {
+    user_conf: bool,
+    /// Inside an `Include` of a block that did not apply: nothing here applies.
+    never_match: bool,
+}
+
+/// A file's text (bytes that are not UTF-8 are replaced, as they cannot name anything
+/// this tool uses).
+fn read_text(path: &Path) -> std::io::Result<String> {
+    // A directory opens but reads as nothing, as with fopen().
+    if path.is_dir() {
+        return Ok(String::new());
+    }
+    std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// ssh refuses a user config file another user could have written.
+fn check_perm(path: &Path) -> Result<(), ConfigError> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
     };
-    let first = d.args.first().cloned().unwrap_or_default();
-    match d.key.as_str() {
-        "hostname" if out.hostname.is_none() => out.hostname = Some(first),
-        "user" if out.user.is_none() => out.user = Some(first),
-        "port" if out.port.is_none() => {
-            out.port = Some(
-                first
-                    .parse::<u16>()
-                    .map_err(|_| syntax(format!("Port {first:?} is not a port number")))?,
-            )
-        }
-        "identityfile" => {
-            out.identity_files.extend(d.args.iter().map(PathBuf::from));
-        }
-        "userknownhostsfile" if out.user_known_hosts_files.is_none() => {
-            out.user_known_hosts_files = Some(d.args.iter().map(PathBuf::from).collect());
-        }
-        "globalknownhostsfile" if out.global_known_hosts_files.is_none() => {
-            out.global_known_hosts_files = Some(d.args.iter().map(PathBuf::from).collect());
-        }
-        "stricthostkeychecking" if out.strict_host_key_checking.is_none() => {
-            out.strict_host_key_checking_at = Some(format!("{}:{}", d.file.display(), d.line));
-            out.strict_host_key_checking = Some(match first.to_ascii_lowercase().as_str() {
-                "yes" | "ask" => StrictHostKeyChecking::Yes,
-                "accept-new" => StrictHostKeyChecking::AcceptNew,
-                "no" | "off" => StrictHostKeyChecking::No,
-                other => {
-                    return Err(syntax(format!(
-                        "StrictHostKeyChecking {other:?} is not yes, accept-new, no or ask"
-                    )))
-                }
-            })
-        }
-        "identitiesonly" if out.identities_only.is_none() => {
-            out.identities_only = Some(match first.to_ascii_lowercase().as_str() {
-                "yes" | "true" => true,
-                "no" | "false" => false,
-                other => return Err(syntax(format!("IdentitiesOnly {other:?} is not yes or no"))),
-            })
-        }
-        // ProxyJump and ProxyCommand exclude each other: the first one given wins.
-        "proxycommand" if out.proxy_jump.is_none() && !*proxy_command_seen => {
-            *proxy_command_seen = true;
-            let command = d.args.join(" ");
-            if !command.eq_ignore_ascii_case("none") {
-                out.proxy_command_at = Some(format!("{}:{}", d.file.display(), d.line));
-            }
-        }
-        "hostkeyalias" if out.host_key_alias.is_none() => out.host_key_alias = Some(first),
-        "hashknownhosts" if out.hash_known_hosts.is_none() => {
-            out.hash_known_hosts = Some(match first.to_ascii_lowercase().as_str() {
-                "yes" | "true" => true,
-                "no" | "false" => false,
-                other => return Err(syntax(format!("HashKnownHosts {other:?} is not yes or no"))),
-            })
-        }
-        "proxyjump" if out.proxy_jump.is_none() && !*proxy_command_seen => {
-            out.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
-                Vec::new()
-            } else {
-                first
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect()
-            })
-        }
-        _ => {}
+    let me = sys::current_user().map_or(0, |p| p.uid);
+    if (meta.uid() != 0 && meta.uid() != me) || meta.mode() & 0o022 != 0 {
+        return Err(ConfigError::Refused(format!(
+            "Bad owner or permissions on {} (ssh refuses a config file that another user can write; chmod go-w it)",
+            path.display()
+        )));
     }
     Ok(())
 }
 
-struct TokenContext<'a> {
-    alias: &'a str,
-    hostname: &'a str,
-    user: &'a str,
-    port: u16,
-    home: &'a Path,
+/// Backslash-escapes glob(3) metacharacters in a fixed directory part.
+fn glob_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
-impl TokenContext<'_> {
-    fn path(&self, p: &Path) -> PathBuf {
-        let s = p.to_string_lossy();
-        let mut out = String::new();
-        let mut chars = s.chars();
-        while let Some(c) = chars.next() {
-            if c != '%' {
-                out.push(c);
-                continue;
-            }
-            match chars.next() {
-                Some('%') => out.push('%'),
-                Some('d') => out.push_str(&self.home.to_string_lossy()),
-                Some('h') => out.push_str(self.hostname),
-                Some('n') => out.push_str(self.alias),
-                Some('r') => out.push_str(self.user),
-                Some('p') => out.push_str(&self.port.to_string()),
-                Some(other) => {
-                    out.push('%');
-                    out.push(other);
-                }
-                None => out.push('%'),
+/// One keyword line (not `Host`, `Match`, `Include`): checks it as ssh does, and when
+/// `active`, records a value not obtained yet.
+fn apply(
+    opts: &mut Options,
+    kw: Keyword,
+    keyword: &str,
+    rest: &str,
+    origin: &Origin<'_>,
+    active: bool,
+) -> Result<(), ConfigError> {
+    let args = lexer::argv_split(rest).map_err(|()| origin.error("invalid quotes"))?;
+    let extra = || origin.error(format!("keyword {keyword} extra arguments at end of line"));
+    let missing = || origin.error("Missing argument.");
+    // The single argument of most keywords.
+    let one = || -> Result<&String, ConfigError> {
+        let a = args.first().filter(|a| !a.is_empty()).ok_or_else(missing)?;
+        if args.len() > 1 {
+            return Err(extra());
+        }
+        Ok(a)
+    };
+    let flag = |what: &[(&str, bool)]| -> Result<bool, ConfigError> {
+        let a = args.first().ok_or_else(|| origin.error("missing argument."))?;
+        let v = what
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(a))
+            .map(|(_, v)| *v)
+            .ok_or_else(|| origin.error(format!("unsupported option \"{a}\".")))?;
+        if args.len() > 1 {
+            return Err(extra());
+        }
+        Ok(v)
+    };
+    const YES_NO: &[(&str, bool)] = &[("true", true), ("false", false), ("yes", true), ("no", false)];
+    // Raw text after the keyword, for ProxyCommand and ProxyJump.
+    let raw = rest.trim_start_matches([' ', '\t', '\r', '\n', '=']);
+    match kw {
+        Keyword::HostName => set_once(&mut opts.hostname, one()?, active),
+        Keyword::User => set_once(&mut opts.user, one()?, active),
+        Keyword::HostKeyAlias => set_once(&mut opts.host_key_alias, one()?, active),
+        Keyword::IgnoreUnknown => set_once(&mut opts.ignore_unknown, one()?, active),
+        Keyword::Port => {
+            let a = one()?;
+            let port = a2port(a)
+                .filter(|&p| p > 0)
+                .ok_or_else(|| origin.error(format!("Bad port '{a}'.")))?;
+            if active && opts.port.is_none() {
+                opts.port = Some(port);
             }
         }
-        expand_tilde(&out, self.home)
+        Keyword::IdentityFile => {
+            let a = one()?;
+            if active {
+                if opts.identity_files.len() >= MAX_IDENTITY_FILES {
+                    return Err(origin.error(format!("Too many identity files specified (max {MAX_IDENTITY_FILES}).")));
+                }
+                let entry = (a.clone(), origin.user_conf);
+                if !opts.identity_files.contains(&entry) {
+                    opts.identity_files.push(entry);
+                }
+            }
+        }
+        Keyword::UserKnownHostsFile | Keyword::GlobalKnownHostsFile => {
+            for (i, a) in args.iter().enumerate() {
+                if a.is_empty() {
+                    return Err(origin.error(format!("keyword {keyword} empty argument")));
+                }
+                if a.eq_ignore_ascii_case("none") && (i > 0 || args.len() > 1) {
+                    return Err(origin.error(format!("keyword {keyword} \"none\" argument must appear alone.")));
+                }
+            }
+            if args.len() > MAX_HOSTS_FILES {
+                return Err(origin.error(format!("too many {keyword} entries.")));
+            }
+            let list = if kw == Keyword::UserKnownHostsFile {
+                &mut opts.user_hostfiles
+            } else {
+                &mut opts.system_hostfiles
+            };
+            if active && list.is_none() && !args.is_empty() {
+                *list = Some(args.clone());
+            }
+        }
+        Keyword::StrictHostKeyChecking => {
+            let a = args.first().ok_or_else(|| origin.error("missing argument."))?;
+            let v = match a.to_ascii_lowercase().as_str() {
+                "true" | "yes" | "ask" => StrictHostKeyChecking::Yes,
+                "false" | "no" | "off" => StrictHostKeyChecking::No,
+                "accept-new" => StrictHostKeyChecking::AcceptNew,
+                _ => return Err(origin.error(format!("unsupported option \"{a}\"."))),
+            };
+            if args.len() > 1 {
+                return Err(extra());
+            }
+            if active && opts.strict.is_none() {
+                opts.strict = Some((v, origin.at()));
+            }
+        }
+        Keyword::IdentitiesOnly => set_once(&mut opts.identities_only, &flag(YES_NO)?, active),
+        Keyword::HashKnownHosts => set_once(&mut opts.hash_known_hosts, &flag(YES_NO)?, active),
+        Keyword::CanonicalizeHostname => {
+            let v = flag(&[
+                ("true", true),
+                ("false", false),
+                ("yes", true),
+                ("no", false),
+                ("always", true),
+            ])?;
+            set_once(&mut opts.canonicalize_hostname, &v, active);
+        }
+        Keyword::CanonicalDomains => {
+            if active && opts.canonical_domains.is_none() {
+                opts.canonical_domains = Some(args.into_iter().filter(|a| !a.eq_ignore_ascii_case("none")).collect());
+            }
+        }
+        Keyword::ProxyCommand => {
+            if active && opts.proxy_command.is_none() {
+                opts.proxy_command = Some((raw.to_string(), origin.at()));
+            }
+        }
+        Keyword::ProxyJump => {
+            let jump = parse_jump(raw, origin.command_line)
+                .map_err(|e| origin.error(format!("Invalid ProxyJump \"{raw}\" ({e})")))?;
+            match jump {
+                Jump::None => {
+                    if active && opts.jump.is_none() {
+                        opts.jump = Some(Jump::None);
+                    }
+                }
+                via @ Jump::Via { .. } => {
+                    if active && opts.proxy_command.is_none() && opts.jump.is_none() {
+                        opts.jump = Some(via);
+                        // As ssh: a ProxyJump makes any later ProxyCommand void.
+                        opts.proxy_command = Some(("none".into(), origin.at()));
+                    }
+                }
+            }
+        }
+        Keyword::Flag => {
+            flag(YES_NO)?;
+        }
+        Keyword::YesNo => {
+            flag(&[("yes", true), ("no", false)])?;
+        }
+        Keyword::Other => {}
+        Keyword::Host | Keyword::Match | Keyword::Include => {
+            return Err(origin.error(format!("{keyword} directive not supported as a command-line option")));
+        }
+    }
+    Ok(())
+}
+
+fn set_once<T: Clone>(slot: &mut Option<T>, value: &T, active: bool) {
+    if active && slot.is_none() {
+        *slot = Some(value.clone());
     }
 }
 
-/// `~` and `~/x` → the home directory.
+/// `~` and `~/x` → the home directory (for paths this tool builds itself).
 pub(crate) fn expand_tilde(p: &str, home: &Path) -> PathBuf {
     if p == "~" {
         home.to_path_buf()
@@ -508,51 +929,6 @@ pub(crate) fn expand_tilde(p: &str, home: &Path) -> PathBuf {
     } else {
         PathBuf::from(p)
     }
-}
-
-/// Splits a config line into a lowercased keyword and its arguments (`Key value`,
-/// `Key=value`, double quotes group). `None` for blank and comment lines.
-pub(super) fn split_line(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
-    let line = raw.trim();
-    if line.is_empty() || line.starts_with('#') {
-        return Ok(None);
-    }
-    let key_end = line.find(|c: char| c.is_whitespace() || c == '=').unwrap_or(line.len());
-    let (key, rest) = line.split_at(key_end);
-    let rest = rest.trim_start();
-    let rest = rest.strip_prefix('=').unwrap_or(rest);
-    let mut args = Vec::new();
-    let mut cur = String::new();
-    let mut in_quotes = false;
-    let mut has_token = false;
-    for c in rest.chars() {
-        match c {
-            '"' => {
-                in_quotes = !in_quotes;
-                has_token = true;
-            }
-            c if c.is_whitespace() && !in_quotes => {
-                if has_token {
-                    args.push(std::mem::take(&mut cur));
-                    has_token = false;
-                }
-            }
-            c => {
-                cur.push(c);
-                has_token = true;
-            }
-        }
-    }
-    if in_quotes {
-        return Err("unbalanced quotes".into());
-    }
-    if has_token {
-        args.push(cur);
-    }
-    if args.is_empty() {
-        return Err(format!("{key} needs a value"));
-    }
-    Ok(Some((key.to_ascii_lowercase(), args)))
 }
 
 #[cfg(test)]

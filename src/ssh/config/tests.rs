@@ -1,15 +1,35 @@
 use super::*;
 
-#[test]
-fn wildcards() {
-    assert!(wildcard_match("esx*", "esx01"));
-    assert!(wildcard_match("esx0?", "esx01"));
-    assert!(!wildcard_match("esx0?", "esx011"));
-    assert!(wildcard_match("*", ""));
-    assert!(wildcard_match("*.lab", "esx01.lab"));
-    assert!(!wildcard_match("*.lab", "esx01.prod"));
-    assert!(!host_patterns_match(&["esx*".into(), "!esx99".into()], "esx99"));
-    assert!(host_patterns_match(&["esx*".into(), "!esx99".into()], "esx01"));
+fn local(home: &Path) -> LocalContext {
+    LocalContext {
+        home: home.to_path_buf(),
+        include_home: home.to_path_buf(),
+        local_user: "alice".into(),
+        uid: 1000,
+        local_hostname: "client.example.org".into(),
+        default_user: "root".into(),
+    }
+}
+
+/// A config file with `text` in a fresh home directory.
+fn config(text: &str) -> (tempfile::TempDir, SshConfig) {
+    let home = tempfile::tempdir().unwrap();
+    let f = home.path().join("config");
+    std::fs::write(&f, text).unwrap();
+    let cfg = SshConfig::load(&f, local(home.path())).unwrap();
+    (home, cfg)
+}
+
+fn resolve(cfg: &SshConfig, host: &str) -> Result<HostConfig, ConfigError> {
+    cfg.resolve(&HostArg::named(host), &CommandLineOptions::default())
+}
+
+fn ok(cfg: &SshConfig, host: &str) -> HostConfig {
+    resolve(cfg, host).unwrap_or_else(|e| panic!("{host}: {e}"))
+}
+
+fn cli(items: &[CliOption]) -> CommandLineOptions {
+    CommandLineOptions::ordered(items.iter().cloned().enumerate().collect()).unwrap()
 }
 
 #[test]
@@ -31,32 +51,43 @@ fn first_value_wins_identity_accumulates_include_and_jump() {
          Host *\n  Port 22\n  User fallback\n",
     )
     .unwrap();
-    let cfg = SshConfig::load(&ssh.join("config"), home.path()).unwrap();
-    let c = cfg.resolve("esx01").unwrap();
-    assert_eq!(c.hostname.as_deref(), Some("10.0.0.1"));
-    assert_eq!(c.port, Some(2222));
-    assert_eq!(c.user.as_deref(), Some("labadmin"), "the included block comes first");
+    let cfg = SshConfig::load(&ssh.join("config"), local(home.path())).unwrap();
+    let c = ok(&cfg, "esx01");
+    assert_eq!(c.hostname, "10.0.0.1");
+    assert_eq!(c.port, 2222);
+    assert_eq!(c.user, "labadmin", "the included block comes first");
     assert_eq!(
         c.identity_files,
         vec![ssh.join("lab_rsa"), home.path().join(".ssh/id_10.0.0.1")]
     );
+    let jump = c.jump.expect("ProxyJump");
     assert_eq!(
-        c.proxy_jump,
-        Some(vec!["bastion".to_string(), "root@jump2:2200".to_string()])
+        (
+            jump.user.as_deref(),
+            jump.host.as_str(),
+            jump.port,
+            jump.extra.as_deref()
+        ),
+        (Some("root"), "jump2", Some(2200), Some("bastion"))
     );
     assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
-    assert_eq!(c.identities_only, Some(true));
+    assert!(c.identities_only);
     assert_eq!(
         c.user_known_hosts_files,
-        Some(vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")])
+        vec![home.path().join("kh1"), PathBuf::from("/tmp/kh 2")]
     );
-    assert_eq!(c.global_known_hosts_files, None);
-    let other = cfg.resolve("esx99").unwrap();
-    assert_eq!(other.user.as_deref(), Some("labadmin"));
+    assert_eq!(
+        c.global_known_hosts_files,
+        vec![
+            PathBuf::from("/etc/ssh/ssh_known_hosts"),
+            PathBuf::from("/etc/ssh/ssh_known_hosts2")
+        ]
+    );
+    let other = ok(&cfg, "esx99");
+    assert_eq!(other.user, "labadmin");
     assert_eq!(other.strict_host_key_checking, None);
-    let plain = cfg.resolve("db1").unwrap();
-    assert_eq!(plain.user.as_deref(), Some("fallback"));
-    assert_eq!(plain.port, Some(22));
+    let plain = ok(&cfg, "db1");
+    assert_eq!((plain.user.as_str(), plain.port), ("fallback", 22));
 }
 
 #[test]
@@ -74,94 +105,304 @@ fn an_include_inside_a_non_matching_host_applies_to_no_other_host() {
         "Host esx-lab*\n  Include lab.conf\n  IdentityFile ~/.ssh/lab_key\nHost *\n  User fallback\n",
     )
     .unwrap();
-    let cfg = SshConfig::load(&ssh.join("config"), home.path()).unwrap();
-    let other = cfg.resolve("esx01").unwrap();
-    assert_eq!(other.user.as_deref(), Some("fallback"));
-    assert_eq!(other.proxy_jump, None);
+    let cfg = SshConfig::load(&ssh.join("config"), local(home.path())).unwrap();
+    let other = ok(&cfg, "esx01");
+    assert_eq!(other.user, "fallback");
+    assert_eq!(other.jump, None);
     assert!(other.identity_files.is_empty());
-    let lab = cfg.resolve("esx-lab7").unwrap();
-    assert_eq!(lab.user.as_deref(), Some("labtop"), "lines before any Host in the file");
-    assert_eq!(lab.proxy_jump, Some(vec!["evil-bastion".to_string()]));
-    assert_eq!(lab.port, None, "the included Host db* does not match");
+    let lab = ok(&cfg, "esx-lab7");
+    assert_eq!(lab.user, "labtop", "lines before any Host in the file");
+    assert_eq!(lab.jump.map(|j| j.host), Some("evil-bastion".to_string()));
+    assert_eq!(lab.port, 22, "the included Host db* does not match");
     // The enclosing block goes on after the Include.
     assert_eq!(lab.identity_files, vec![ssh.join("lab_key")]);
     // A matching block in the file still needs the enclosing block to match.
-    assert_eq!(cfg.resolve("db1").unwrap().port, None);
+    assert_eq!(ok(&cfg, "db1").port, 22);
+}
+
+#[test]
+fn include_globs_as_glob3_does() {
+    let home = tempfile::tempdir().unwrap();
+    let ssh = home.path().join(".ssh");
+    for d in ["inc", "site-a", "site-b"] {
+        std::fs::create_dir_all(ssh.join(d)).unwrap();
+    }
+    std::fs::write(ssh.join("inc/a.conf"), "Host a\n  Port 2201\n").unwrap();
+    std::fs::write(ssh.join("inc/b.conf"), "Host b\n  Port 2202\n").unwrap();
+    std::fs::write(ssh.join("inc/c.conf"), "Host a\n  Port 2209\n").unwrap();
+    std::fs::write(ssh.join("inc/.hidden.conf"), "Host *\n  User hidden\n").unwrap();
+    std::fs::write(ssh.join("site-a/hosts"), "Host s\n  User from-a\n").unwrap();
+    std::fs::write(ssh.join("site-b/hosts"), "Host s\n  User from-b\n").unwrap();
+    std::fs::write(
+        ssh.join("config"),
+        "Include inc/[ab].conf inc/*.conf\nInclude site-*/hosts\nInclude nothing/*.conf\n",
+    )
+    .unwrap();
+    let cfg = SshConfig::load(&ssh.join("config"), local(home.path())).unwrap();
+    assert_eq!(
+        ok(&cfg, "a").port,
+        2201,
+        "the character class picks a.conf, c.conf comes later"
+    );
+    assert_eq!(ok(&cfg, "b").port, 2202);
+    assert_eq!(ok(&cfg, "x").user, "root", "* does not match a leading dot");
+    assert_eq!(ok(&cfg, "s").user, "from-a", "wildcard directories, in order");
+}
+
+#[test]
+fn comments_quotes_and_words_as_ssh_reads_them() {
+    let (_home, cfg) = config(
+        "Host bastion # jump box for esx*\n  HostName 10.9.9.9\n\
+         Match originalhost db* # and esx*\n  Port 2300\n\
+         Host esx01\n  User 'admin'\n  Port \"2202\"\n  IdentityFile /k/a # the lab key\n  UserKnownHostsFile /kh/one /kh/two # fleet\n\
+         Host esx02\n  IdentityFile \"/k/with space\"\n\
+         Host ESX03\n  User upper\n\
+         Host esx03,esx04\n  User commas\n",
+    );
+    let e1 = ok(&cfg, "esx01");
+    assert_eq!(e1.hostname, "esx01", "the comment on the Host line is no pattern");
+    assert_eq!((e1.user.as_str(), e1.port), ("admin", 2202));
+    assert_eq!(e1.identity_files, vec![PathBuf::from("/k/a")]);
+    assert_eq!(
+        e1.user_known_hosts_files,
+        vec![PathBuf::from("/kh/one"), PathBuf::from("/kh/two")]
+    );
+    assert_eq!(ok(&cfg, "db1").port, 2300, "a comment on a Match line is allowed");
+    assert_eq!(ok(&cfg, "esx02").identity_files, vec![PathBuf::from("/k/with space")]);
+    assert_eq!(ok(&cfg, "esx03").user, "root", "Host patterns are case-sensitive");
+    assert_eq!(ok(&cfg, "ESX03").user, "upper");
+    assert_eq!(ok(&cfg, "esx04").user, "root", "a comma is part of a Host pattern");
+    let (_home, cfg) = config("IdentityFile /k/a /k/b\n");
+    let err = resolve(&cfg, "x").unwrap_err().to_string();
+    assert!(err.contains(":1:") && err.contains("extra arguments"), "{err}");
 }
 
 #[test]
 fn match_blocks_take_part_in_first_value_wins() {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("config");
-    std::fs::write(
-        &f,
-        "Host esx*\n  HostName %h.lab.example\n\
+    let (_home, cfg) = config(
+        "Host esx*\n  HostName %h.LAB.example\n\
          Match host *.lab.example user root\n  Port 2201\n\
          Match originalhost esx0? !user admin\n  User labroot\n\
          Match !originalhost esx*\n  ProxyJump none\n\
          Match user ad* host esx0*\n  IdentitiesOnly yes\n\
-         Match all\n  StrictHostKeyChecking accept-new\n\
+         Match localuser alice\n  StrictHostKeyChecking accept-new\n\
          Host *\n  Port 22\n  User fallback\n",
-    )
-    .unwrap();
-    let cfg = SshConfig::load(&f, dir.path()).unwrap();
-    let c = cfg.resolve("esx01").unwrap();
-    assert_eq!(c.port, Some(2201), "Match host sees HostName, before Host * sets 22");
-    assert_eq!(c.user.as_deref(), Some("labroot"));
-    assert_eq!(c.proxy_jump, None);
+    );
+    let c = ok(&cfg, "esx01");
+    assert_eq!(c.hostname, "esx01.lab.example", "lowercased, as ssh does");
+    assert_eq!(c.port, 2201, "Match host sees HostName, before Host * sets 22");
+    assert_eq!(c.user, "labroot");
     assert_eq!(c.strict_host_key_checking, Some(StrictHostKeyChecking::AcceptNew));
-    assert_eq!(c.identities_only, None, "the config's own user is not admin");
+    assert!(!c.identities_only, "the config's own user is not admin");
     // A command-line user is what Match user sees.
-    let admin = cfg.resolve_for("esx01", Some("admin")).unwrap();
-    assert_eq!(admin.port, Some(22));
-    assert_eq!(admin.user.as_deref(), Some("fallback"));
-    assert_eq!(admin.identities_only, Some(true));
-    let db = cfg.resolve("db1").unwrap();
-    assert_eq!(db.proxy_jump, Some(Vec::new()));
-    assert_eq!(db.port, Some(22));
+    let admin = cfg
+        .resolve(&HostArg::named("esx01"), &cli(&[CliOption::Login("admin".into())]))
+        .unwrap();
+    assert_eq!((admin.port, admin.user.as_str()), (22, "admin"));
+    assert!(admin.identities_only);
+    let db = ok(&cfg, "db1");
+    assert_eq!((db.jump.clone(), db.port), (None, 22));
 }
 
 #[test]
-fn unsupported_match_criteria_fail_only_the_hosts_they_could_select() {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("config");
-    let marker = dir.path().join("ran");
+fn match_final_reads_the_files_again_with_the_host_found() {
+    let (_home, cfg) = config(
+        "Host esx01\n  HostName ESX01.lab\nMatch final host esx01.lab\n  Port 2400\nMatch canonical\n  User canon\nHost esx01.lab\n  User second-pass\n",
+    );
+    let c = ok(&cfg, "esx01");
+    assert_eq!(c.port, 2400);
+    assert_eq!(c.user, "canon", "canonical holds in the second pass");
+    let (_home, cfg) = config("Host esx01.lab\n  User second-pass\nHost esx01\n  HostName esx01.lab\n");
+    assert_eq!(ok(&cfg, "esx01").user, "root", "no second pass without Match final");
+}
+
+#[test]
+fn exec_is_refused_only_when_it_would_run() {
+    let home = tempfile::tempdir().unwrap();
+    let f = home.path().join("config");
+    let marker = home.path().join("ran");
     std::fs::write(
         &f,
         format!(
-            "Host *\n  Port 22\nMatch host esx* exec \"touch {}\"\n  User viaexec\nMatch canonical\n  User never\n",
+            "Host *\n  Port 22\nMatch host esx* exec \"touch {}\"\n  User viaexec\n",
             marker.display()
         ),
     )
     .unwrap();
-    let cfg = SshConfig::load(&f, dir.path()).unwrap();
-    let err = cfg.resolve("esx01").unwrap_err().to_string();
+    let cfg = SshConfig::load(&f, local(home.path())).unwrap();
+    let err = resolve(&cfg, "esx01").unwrap_err().to_string();
     assert!(
         err.contains(":3:") && err.contains("Match exec is not supported"),
         "{err}"
     );
     assert!(!marker.exists(), "exec must never run");
-    // db1 is outside the exec block's host criterion, but Match canonical has no
-    // host criterion so it could apply to anything.
-    let err = cfg.resolve("db1").unwrap_err().to_string();
-    assert!(err.contains(":5:") && err.contains("Match canonical"), "{err}");
-    std::fs::write(&f, "Match host esx* localuser bob\n  User x\nHost *\n  User y\n").unwrap();
-    let cfg = SshConfig::load(&f, dir.path()).unwrap();
-    assert_eq!(cfg.resolve("db1").unwrap().user.as_deref(), Some("y"));
-    std::fs::write(&f, "Match host\n").unwrap();
-    assert!(SshConfig::load(&f, dir.path()).is_err());
+    assert_eq!(ok(&cfg, "db1").user, "root", "exec is skipped after a false criterion");
+    for bad in ["Match host\n", "Match tagged x\n", "Match all host x\n", "Match\n"] {
+        std::fs::write(&f, bad).unwrap();
+        assert!(resolve(&cfg, "esx01").is_err(), "{bad}");
+    }
 }
 
 #[test]
-fn syntax_errors_name_file_and_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("config");
-    std::fs::write(&f, "Host a\n  Port twenty\n").unwrap();
-    let cfg = SshConfig::load(&f, dir.path()).unwrap();
-    let err = cfg.resolve("a").unwrap_err().to_string();
-    assert!(err.contains(":2:") && err.contains("twenty"), "{err}");
-    std::fs::write(&f, "Host a\n  User \"unterminated\n").unwrap();
-    assert!(SshConfig::load(&f, dir.path()).is_err());
+fn values_ssh_refuses_are_refused() {
+    for (text, needle) in [
+        ("Host a\n  Port twenty\n", "twenty"),
+        ("Port 0\n", "Bad port"),
+        ("Port 65536\n", "Bad port"),
+        ("User \"\"\n", "Missing argument"),
+        ("User # nobody\n", "Missing argument"),
+        ("Hostname\n", "no argument"),
+        ("Host a\n  User \"unterminated\n", "invalid quotes"),
+        ("Usre admin\n", "Bad configuration option: usre"),
+        ("ProxyJump j1, j2\n", "Invalid ProxyJump"),
+        ("UserKnownHostsFile none /kh\n", "must appear alone"),
+        ("IdentitiesOnly maybe\n", "unsupported option"),
+        ("Include ~/x\n", ""),
+    ] {
+        let (_home, cfg) = config(text);
+        match resolve(&cfg, "a") {
+            Err(e) => assert!(e.to_string().contains(needle), "{text}: {e}"),
+            Ok(c) if text.starts_with("Include") => assert_eq!(c.user, "root"),
+            Ok(c) => panic!("{text}: accepted as {c:?}"),
+        }
+    }
+    let (_home, cfg) =
+        config("Port ssh\nIgnoreUnknown Use*,Foo\nUseKeychain yes\nFoo bar\nCompression yes\nSendEnv LANG LC_*\n");
+    assert_eq!(
+        ok(&cfg, "a").port,
+        22,
+        "a service name, unknown keywords ignored, known ones accepted"
+    );
+    let (_home, cfg) = config("HostName %p\n");
+    assert!(resolve(&cfg, "a").is_err(), "HostName only knows %h");
+    // A quoted keyword keeps the `=` in its value; with a `:` ssh takes it for an address
+    // and does not lowercase it.
+    for (written, used) in [
+        ("HostName 010.0.0.1", "8.0.0.1"),
+        ("HostName 0:0::1", "::1"),
+        ("HostName FE80::A", "FE80::A"),
+        ("HostName Esx.Lab", "esx.lab"),
+        ("\"HostName\"=FE80::A", "=FE80::A"),
+        ("\"HostName\"=Esx", "=esx"),
+    ] {
+        let (_home, cfg) = config(&format!("{written}\n"));
+        assert_eq!(ok(&cfg, "a").hostname, used, "as ssh writes an address or a name");
+    }
+    let (_home, cfg) = config("HostName %%h-%h\nIdentityFile /k/%x\n");
+    let c = ok(&cfg, "a");
+    assert_eq!(c.hostname, "%h-a");
+    assert!(c.identity_file_error.is_some(), "ssh stops when it loads the key");
+}
+
+#[test]
+fn tokens_in_paths() {
+    let (home, cfg) = config(
+        "IdentityFile ~/.ssh/%r@%h:%p_%n_%u_%i_%L_%%\nUserKnownHostsFile %d/kh-%k ~root/kh\nGlobalKnownHostsFile ~/g-%h\nHostKeyAlias ALIAS\nUser bob\n",
+    );
+    let c = ok(&cfg, "Esx01");
+    assert_eq!(
+        c.identity_files,
+        vec![home.path().join(".ssh/bob@esx01:22_Esx01_alice_1000_client_%")]
+    );
+    assert_eq!(
+        c.user_known_hosts_files,
+        vec![home.path().join("kh-alias"), PathBuf::from("/root/kh")]
+    );
+    assert_eq!(c.global_known_hosts_files_raw, vec!["~/g-%h".to_string()]);
+    assert_eq!(c.global_known_hosts_files, vec![home.path().join("g-%h")]);
+}
+
+#[test]
+fn command_line_order_decides_between_user_at_host_and_options() {
+    let (_home, cfg) = config("Host esx01\n  User cfguser\n  Port 2222\n");
+    let at = |position: usize, items: &[(usize, CliOption)]| {
+        let arg = HostArg {
+            host: "esx01",
+            user: Some("root"),
+            port: Some(2200),
+            position,
+        };
+        cfg.resolve(&arg, &CommandLineOptions::ordered(items.to_vec()).unwrap())
+            .unwrap()
+    };
+    let opts = [
+        (1, CliOption::Login("l-user".into())),
+        (3, CliOption::Option("Port 2300".into())),
+        (5, CliOption::Option("User=o-user".into())),
+    ];
+    let c = at(0, &opts);
+    assert_eq!((c.user.as_str(), c.port), ("root", 2200), "the host argument first");
+    let c = at(2, &opts);
+    assert_eq!((c.user.as_str(), c.port), ("l-user", 2200));
+    let c = at(4, &opts);
+    assert_eq!((c.user.as_str(), c.port), ("l-user", 2300));
+    let c = cfg
+        .resolve(&HostArg::named("esx01"), &cli(&[CliOption::Port("ssh".into())]))
+        .unwrap();
+    assert_eq!(c.port, 22);
+    for bad in [
+        vec![CliOption::Port("0".into())],
+        vec![
+            CliOption::Jump("a".into()),
+            CliOption::Option("ProxyJump b".into()),
+            CliOption::Jump("c".into()),
+        ],
+        vec![
+            CliOption::Option("ProxyCommand nc %h %p".into()),
+            CliOption::Jump("b".into()),
+        ],
+        vec![CliOption::Option("ProxyJump=b".into()), CliOption::Jump("c".into())],
+        vec![CliOption::Jump("j$1".into())],
+        vec![CliOption::Option("Host=x".into())],
+        vec![CliOption::Option("ForwardAgent=yes".into())],
+        vec![CliOption::Option("Usre=x".into())],
+    ] {
+        assert!(
+            CommandLineOptions::ordered(bad.iter().cloned().enumerate().collect()).is_err(),
+            "{bad:?}"
+        );
+    }
+    // -J first: a later -o ProxyCommand is ignored, as by ssh.
+    let c = cfg
+        .resolve(
+            &HostArg::named("esx01"),
+            &cli(&[CliOption::Jump("b".into()), CliOption::Option("ProxyCommand nc".into())]),
+        )
+        .unwrap();
+    assert_eq!((c.jump.map(|j| j.host), c.proxy_command), (Some("b".into()), None));
+    let bad_user = cli(&[CliOption::Login("a;b".into())]);
+    assert!(cfg.resolve(&HostArg::named("esx01"), &bad_user).is_err());
+    assert!(resolve(&cfg, "-oProxyCommand=x").is_err());
+}
+
+#[test]
+fn jump_hops_are_reached_as_ssh_reaches_them() {
+    let (_home, cfg) = config(
+        "Host b\n  ProxyJump never-used\n  User b-user\nHost a\n  ProxyJump outer\nHost c\n  Port 2022\nHost loop\n  ProxyJump loop\n",
+    );
+    let options = cli(&[CliOption::Jump("a,admin@b:2200,c".into())]);
+    let t = cfg.resolve(&HostArg::named("esx01"), &options).unwrap();
+    let c = t.jump.clone().unwrap();
+    assert_eq!((c.host.as_str(), c.extra.as_deref()), ("c", Some("a,admin@b:2200")));
+    let c_cfg = cfg.resolve_jump(&c).unwrap();
+    assert_eq!(c_cfg.port, 2022, "the hop's own config applies");
+    let b = c_cfg.jump.clone().unwrap();
+    assert_eq!((b.host.as_str(), b.extra.as_deref()), ("b", Some("a")));
+    let b_cfg = cfg.resolve_jump(&b).unwrap();
+    assert_eq!((b_cfg.user.as_str(), b_cfg.port), ("admin", 2200));
+    assert_eq!(
+        b_cfg.jump.clone().map(|j| j.host),
+        Some("a".into()),
+        "not b's own ProxyJump"
+    );
+    let a_cfg = cfg.resolve_jump(&b_cfg.jump.unwrap()).unwrap();
+    assert_eq!(
+        a_cfg.jump.map(|j| j.host),
+        Some("outer".into()),
+        "the first hop follows its own ProxyJump"
+    );
+    let err = resolve(&cfg, "loop").unwrap_err().to_string();
+    assert!(err.contains("jumphost loop via loop"), "{err}");
 }
 
 #[test]
@@ -186,44 +427,50 @@ fn command_line_then_user_then_system_first_value_wins() {
         "Host esx*\n  ProxyJump site-bastion\n  IdentityFile /etc/keys/site\n",
     )
     .unwrap();
-    let cfg = SshConfig::load_user_and_system(&ssh.join("config"), &etc.join("ssh_config"), home.path()).unwrap();
-    let none = CommandLineOptions::default();
-    let c = cfg.resolve_with("esx01", None, &none).unwrap();
-    assert_eq!(
-        c.user.as_deref(),
-        Some("useruser"),
-        "the user file comes before the system file"
-    );
-    assert_eq!(c.port, Some(2200), "the system file fills what the user file left");
-    assert_eq!(c.proxy_jump, Some(vec!["site-bastion".to_string()]));
-    assert_eq!(c.hash_known_hosts, Some(true));
+    let cfg = SshConfig::load_user_and_system(&ssh.join("config"), &etc.join("ssh_config"), local(home.path()));
+    let c = ok(&cfg, "esx01");
+    assert_eq!(c.user, "useruser", "the user file comes before the system file");
+    assert_eq!(c.port, 2200, "the system file fills what the user file left");
+    assert_eq!(c.jump.clone().map(|j| j.host), Some("site-bastion".into()));
+    assert!(c.hash_known_hosts);
     assert_eq!(
         c.identity_files,
         vec![ssh.join("user_key"), PathBuf::from("/etc/keys/site")]
     );
-    let cli = CommandLineOptions::new(
-        Some(22),
+    let options = CommandLineOptions::new(
+        Some("22"),
         Some("none"),
         &["User=cliuser".to_string(), "identityfile /k/cli".to_string()],
     )
     .unwrap();
-    let c = cfg.resolve_with("esx01", None, &cli).unwrap();
-    assert_eq!(c.user.as_deref(), Some("cliuser"));
-    assert_eq!(c.port, Some(22));
-    assert_eq!(c.proxy_jump, Some(Vec::new()), "-J none turns the site ProxyJump off");
+    let c = cfg.resolve(&HostArg::named("esx01"), &options).unwrap();
+    assert_eq!((c.user.as_str(), c.port), ("cliuser", 22));
+    assert_eq!(c.jump, None, "-J none turns the site ProxyJump off");
     assert_eq!(c.identity_files.first(), Some(&PathBuf::from("/k/cli")));
     // Options the tool does not use are refused, naming what it honours.
     let err = CommandLineOptions::new(None, None, &["ForwardAgent=yes".to_string()]).unwrap_err();
     assert!(err.to_string().contains("ForwardAgent") && err.to_string().contains("HashKnownHosts"));
-    assert!(CommandLineOptions::new(None, None, &["Port=abc".to_string()]).is_ok());
-    assert!(cfg
-        .resolve_with(
-            "esx01",
-            None,
-            &CommandLineOptions::new(None, None, &["Port=abc".to_string()]).unwrap()
-        )
-        .is_err());
-    // Neither file: the defaults.
-    let empty = SshConfig::load_user_and_system(&ssh.join("nope"), &etc.join("nope"), home.path()).unwrap();
-    assert_eq!(empty.resolve("esx01").unwrap(), HostConfig::default());
+    assert!(CommandLineOptions::new(None, None, &["Port=abc".to_string()]).is_err());
+    // A group-writable user config is refused, as ssh refuses it.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(ssh.join("config"), std::fs::Permissions::from_mode(0o664)).unwrap();
+    let err = resolve(&cfg, "esx01").unwrap_err().to_string();
+    assert!(err.contains("Bad owner or permissions"), "{err}");
+    // Neither file, or -F none: the defaults.
+    let empty = SshConfig::load_user_and_system(&ssh.join("nope"), &etc.join("nope"), local(home.path()));
+    let none = SshConfig::load(Path::new("none"), local(home.path())).unwrap();
+    for cfg in [empty, none] {
+        let c = ok(&cfg, "Esx01");
+        assert_eq!(
+            (c.hostname.as_str(), c.user.as_str(), c.port, c.jump),
+            ("esx01", "root", 22, None)
+        );
+        assert_eq!(
+            c.user_known_hosts_files,
+            vec![
+                home.path().join(".ssh/known_hosts"),
+                home.path().join(".ssh/known_hosts2")
+            ]
+        );
+    }
 }
