@@ -5,6 +5,8 @@
 #     must work under it;
 #   - tmux, whose 80-column terminal checks that the report fits the real terminal width
 #     (tests/suite/tmux.rs);
+#   - python3 and the ClusterShell package, the oracle for node sets
+#     (tests/suite/nodeset_oracle.rs);
 #   - a local test user whose login shell is busybox sh and whose password is checked by
 #     PAM, so keyboard-interactive login goes through the same path as on ESXi.
 # Idempotent: every step checks first. Must run as root (CI runs it before `cargo test`).
@@ -123,5 +125,20 @@ if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then
     fi
 fi
 # --- end Prometheus server -------------------------------------------------------------
+# --- ClusterShell: the oracle of tests/suite/nodeset_oracle.rs, which checks that node sets and
+# groups are read exactly as ClusterShell's `nodeset` reads them. The PyPI package, pinned;
+# Debian's system python refuses pip installs (externally-managed-environment) unless told.
+if ! command -v python3 >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
+    echo "install-test-deps.sh: installing python3 python3-pip"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends python3 python3-pip
+fi
+if ! python3 -c 'import ClusterShell' >/dev/null 2>&1; then
+    echo "install-test-deps.sh: installing ClusterShell 1.10.1 from PyPI"
+    python3 -m pip install --quiet ClusterShell==1.10.1 \
+        || python3 -m pip install --quiet --break-system-packages ClusterShell==1.10.1
+fi
+# --- end ClusterShell
 
 echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH)"

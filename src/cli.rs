@@ -21,9 +21,11 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "pvrdma-doctor", version, max_term_width = 100)]
 pub struct Cli {
-    /// ESXi hosts as ClusterShell node sets: `esx01`, `esx[01-16]`, `esx[1-9/2]`,
-    /// `esx01,esx02`, `root@esx01`, `esx01:2222`, `[fe80::1]:22`, or `-` to read hosts
-    /// from stdin.
+    /// ESXi hosts as ClusterShell node sets, read as `nodeset -e` reads them: `esx01`,
+    /// `esx[01-16]`, `esx[1-9/2]`, `esx01,esx02`, `esx[01-16]!esx07` (also `&`, `^`), groups
+    /// from ClusterShell's groups.conf (`@esxi`, `@source:group`; a leading `@` is always
+    /// a group), `root@esx01`, `root@@esxi`, `esx01:2222`, `[fe80::1]:22`, or `-` to read
+    /// hosts from stdin.
     #[arg(value_name = "HOST")]
     pub(crate) hosts: Vec<String>,
 

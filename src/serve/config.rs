@@ -450,9 +450,12 @@ pub fn fleet_check_ids() -> Vec<&'static str> {
         .collect()
 }
 
-/// A node set's names, each checked to be something a probe URL can name.
+/// A node set's names (ClusterShell groups such as `@esxi` resolved from ClusterShell's own
+/// group configuration, as on the command line), each checked to be something a probe URL
+/// can name.
 fn expand(set: &str) -> anyhow::Result<Vec<String>> {
-    let names = crate::nodeset::expand(set).map_err(|e| anyhow::anyhow!("{set:?}: {e}"))?;
+    let mut groups = crate::groups::GroupConfig::from_env();
+    let names = crate::nodeset::expand_with(set, &mut groups).map_err(|e| anyhow::anyhow!("{set:?}: {e}"))?;
     anyhow::ensure!(
         names.len() <= MAX_TARGETS,
         "{set:?} expands to {} names, more than {MAX_TARGETS}",

@@ -96,7 +96,10 @@ fn options_may_stand_before_the_subcommand() {
 fn a_host_with_a_slash_or_a_bad_node_set_never_reaches_dns() {
     for (arg, needle) in [
         ("samples/healthy-cluster", "'/' is not allowed"),
-        ("esx[a-c]", "only digits make ranges"),
+        ("esx[a-c]", "no letter ranges"),
+        ("esx[1/2]", "a step needs a range"),
+        ("esx[1:4]", "a range is written FIRST-LAST"),
+        ("esx[1-010]", "padding mismatch"),
         ("root@esx01:22:33", "a second ':'"),
         ("esx[1-3", "never closed"),
     ] {

@@ -15,6 +15,8 @@ mod fuzz_regressions;
 mod golden;
 mod layering;
 mod nagios;
+mod nodeset_cli;
+mod nodeset_oracle;
 mod probe;
 mod prometheus;
 mod readme;

@@ -90,7 +90,7 @@ pub(super) fn host_section(
 ) {
     let Some(host) = group.first() else { return };
     let names: Vec<&str> = group.iter().map(|h| h.host.as_str()).collect();
-    let folded = clean(&crate::nodeset::fold(&names));
+    let folded = clean_set(&crate::nodeset::fold(&names));
     let title = if group.len() > 1 {
         format!("{folded} ({} hosts)", group.len())
     } else {
@@ -113,6 +113,14 @@ pub(super) fn host_section(
                     .map_or_else(|| message.replace('\u{0}', &folded), str::to_string),
             );
             let plain = format!("{title} · {} · ", diagnose::status_name(host.status));
+            if plain.width() + 20 > width {
+                // A long host set gets lines of its own, broken only between its items.
+                let head = format!("{title} · {}", diagnose::status_name(host.status));
+                emit(out, "", "", 2, &head, width, |t| paint.bold(t));
+                let text = format!("{}: {message}", kind_label(error.kind));
+                emit(out, "    ", "    ", 4, &text, width, |t| t.to_string());
+                return;
+            }
             let prefix = format!("{} · {status} · ", paint.bold(&title));
             // `unreachable · unreachable:` says nothing twice.
             let kind = kind_label(error.kind);

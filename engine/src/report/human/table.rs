@@ -72,7 +72,7 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
         };
         cells.push([
             vm_cell,
-            clean(&crate::nodeset::fold(hosts)),
+            clean_set(&crate::nodeset::fold(hosts)),
             row.adapter.to_string(),
             match row.verdict {
                 Verdict::Hca => "hca",

@@ -207,3 +207,72 @@ fn counts_are_said_in_the_singular_when_there_is_one() {
     d.summary.hosts = 3;
     assert!(render(&d, false).contains("none of the 3 hosts"));
 }
+
+#[test]
+fn a_long_host_set_wraps_at_commas_and_pastes_back() {
+    let hosts: Vec<String> = (1..=300)
+        .filter(|n| n % 4 != 0)
+        .map(|n| format!("esx{n:03}.dc1"))
+        .collect();
+    let set = crate::nodeset::fold(&hosts);
+    let text = format!("--only-problems: 225 hosts without problems not shown: {set}");
+    let lines = wrap(&text, 80, 76);
+    assert!(lines.len() > 3, "{lines:?}");
+    for line in &lines {
+        assert!(line.width() <= 80, "{line:?}");
+    }
+    // Every line after the first is a node set on its own; together they are the hosts.
+    let pasted = lines.join("\n    ");
+    let tail = pasted.split("shown:").nth(1).unwrap();
+    let mut back = crate::nodeset::expand(tail).unwrap();
+    back.sort();
+    let mut want = hosts.clone();
+    want.sort();
+    assert_eq!(back, want);
+}
+
+#[test]
+fn a_folded_host_header_is_never_cut_and_pastes_back() {
+    // 150 hosts failing the same way fold into one section; their set is over 200
+    // characters, which is not host text and must not be shortened.
+    let names: Vec<String> = (1..=200)
+        .filter(|n| n % 4 != 0)
+        .map(|n| format!("esx{n:03}.dc1"))
+        .collect();
+    let hosts: Vec<HostDiagnosis> = names
+        .iter()
+        .map(|n| HostDiagnosis {
+            host: n.clone(),
+            status: HostStatus::Unreachable,
+            error: Some(Failure::new(ErrorKind::Unreachable, format!("{n}: connection refused"))),
+            esxi_version: None,
+            checks: Vec::new(),
+            vms: Vec::new(),
+            adapters_error: None,
+            vms_error: None,
+            incomplete_outputs: Vec::new(),
+            pvrdma_vmknic: None,
+            fleet_failures: Vec::new(),
+            record_errors: Vec::new(),
+        })
+        .collect();
+    let d = Diagnosis {
+        hosts,
+        fleet_checks: Vec::new(),
+        transport: Default::default(),
+        probes: Vec::new(),
+        changes: None,
+        summary: Summary::default(),
+    };
+    let text = render(&d, false);
+    assert!(!text.contains("more characters"), "{text}");
+    for line in text.lines() {
+        assert!(line.width() <= 100, "{line:?}");
+    }
+    // The header is the lines before the " · unreachable" that ends it.
+    let header: String = text.split(" · unreachable").next().unwrap().to_string();
+    let set = header.trim_end_matches(&format!(" ({} hosts)", names.len())[..]);
+    let mut back = crate::nodeset::expand(set).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    back.sort();
+    assert_eq!(back, names);
+}

@@ -50,6 +50,20 @@ pub(super) fn host_text(text: &str) -> String {
     out
 }
 
+/// A folded host set (our own text, not a host's): control and bidi characters escaped
+/// like [`clean`], but never shortened, so that it pastes back into the command line.
+pub(super) fn clean_set(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if (c.is_control() && c != '\n') || is_bidi_control(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Writes `text` wrapped to `width`: the first line after `prefix` (whose display width
 /// is `prefix_width`; it may hold colour codes), the others indented by `indent`. Each
 /// wrapped piece is painted with `style`.
@@ -112,8 +126,9 @@ pub(super) fn emit_command(
     let _ = writeln!(out, "{}{}", " ".repeat(lead), style(&command));
 }
 
-/// Greedy word wrap by display width. A word longer than a line is broken across lines
-/// (never dropped); no line starts or ends with the space the break replaced.
+/// Greedy word wrap by display width. A node set longer than a line breaks after one of
+/// its commas; any other word longer than a line is broken across lines (never dropped);
+/// no line starts or ends with the space the break replaced.
 pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
@@ -134,6 +149,16 @@ pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
         if word.is_empty() {
             // A run of spaces at a break: the break replaces it.
             continue;
+        }
+        // A node set too long for a line breaks after one of its commas: every line
+        // then pastes back into the command line.
+        if word.width() > room {
+            if let Some(mut pieces) = crate::nodeset::break_word(word, room, rest) {
+                line = pieces.pop().unwrap_or_default();
+                lines.extend(pieces);
+                room = rest;
+                continue;
+            }
         }
         let mut word = word;
         while word.width() > room {
