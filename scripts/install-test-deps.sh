@@ -40,7 +40,7 @@ fi
 
 # --- ssh_config oracle (tests/suite/ssh_config_diff.rs) ---
 # OpenSSH's client, whose `ssh -G` is the reference every generated ssh_config and
-# command line is compared with (`getent`, `id` and `hostname` come with the base system).
+# command line is compared with (`getent` and `id` come with the base system).
 if ! command -v ssh >/dev/null 2>&1; then
     echo "install-test-deps.sh: installing openssh-client"
     export DEBIAN_FRONTEND=noninteractive

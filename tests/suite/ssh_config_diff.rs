@@ -63,7 +63,8 @@ impl Env {
         )
         .unwrap();
         let fields: Vec<&str> = entry.trim().split(':').collect();
-        let hostname = String::from_utf8(Command::new("hostname").output().unwrap().stdout).unwrap();
+        // gethostname(2), as ssh asks it (no `hostname` binary needed).
+        let hostname = pvrdma_doctor::ssh::config::local_hostname();
         // `${HOME}` in a value reads the environment on both sides: the same one. (The
         // only test in this binary, so no other thread reads the environment.)
         std::env::set_var("HOME", dir.path().join("home"));
@@ -73,7 +74,7 @@ impl Env {
             include_home: dir.path().join("home"),
             local_user: fields[0].to_string(),
             uid: fields[2].parse().unwrap(),
-            local_hostname: hostname.trim().to_string(),
+            local_hostname: hostname,
             default_user: fields[0].to_string(),
         };
         Env { dir, local }
