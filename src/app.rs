@@ -530,7 +530,7 @@ fn render_report(diagnosis: &diagnose::Diagnosis, output: &OutputArgs, times: &R
 /// Writes the report to `--output` (atomically) or to stdout.
 fn emit(output: &OutputArgs, text: &str) -> anyhow::Result<()> {
     match &output.output_file {
-        Some(path) => crate::atomic::write_report(path, text),
+        Some(path) => crate::atomic_file::write_report(path, text),
         None => write_stdout(text),
     }
 }
@@ -550,7 +550,7 @@ fn finish(
         let plugin = report::nagios::render(&diagnosis, &crate::plugin::options(&output.plugin));
         match &output.output_file {
             // The plugin's code stands whether its text went to stdout or to a file.
-            Some(path) => crate::atomic::write_report(path, &plugin.text)?,
+            Some(path) => crate::atomic_file::write_report(path, &plugin.text)?,
             None => {
                 crate::plugin::write_report(&plugin);
             }

@@ -11,7 +11,7 @@
 #![deny(unsafe_code)]
 pub mod app;
 mod archive;
-mod atomic;
+mod atomic_file;
 pub(crate) use pvrdma_engine::baseline;
 pub mod bundle;
 pub use pvrdma_engine::catalogue;
@@ -20,7 +20,6 @@ pub mod collect;
 pub mod demo;
 pub use pvrdma_engine::diagnose;
 pub use pvrdma_engine::exit;
-pub mod groups;
 pub mod live;
 pub use pvrdma_engine::nodeset;
 pub mod offline;
@@ -28,10 +27,8 @@ pub mod plugin;
 pub mod probe;
 pub mod redact;
 pub use pvrdma_engine::report;
+pub mod hosts;
 pub mod serve;
-mod simhost;
-mod simnet;
 pub mod ssh;
-pub mod target;
 pub mod vmsupport;
 mod watch;

@@ -74,7 +74,7 @@ impl Source {
             std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
                 .context("cannot read the hosts from stdin")?;
             hosts.retain(|h| h != "-");
-            hosts.extend(crate::target::specs_from_text(&text));
+            hosts.extend(crate::hosts::specs_from_text(&text));
         }
         let password = crate::live::read_password(cli.live.ask_password)?;
         let mut live = make_live(hosts, password)?;

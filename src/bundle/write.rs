@@ -1,4 +1,4 @@
-//! Writes a support bundle atomically (through [`crate::atomic`]): a crash, a full disk
+//! Writes a support bundle atomically (through [`crate::atomic_file`]): a crash, a full disk
 //! or Ctrl-C never leaves a half-written bundle under the name the engineer will attach
 //! to a ticket.
 use super::manifest::{
@@ -6,7 +6,7 @@ use super::manifest::{
     MissingCommand, FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
 };
 use super::{host_dir, BundleError};
-use crate::atomic::{self, AlreadyExists};
+use crate::atomic_file::{self, AlreadyExists};
 use crate::catalogue::{self, CATALOGUE};
 use crate::collect::folder;
 use crate::collect::OUTPUT_CAP;
@@ -73,7 +73,7 @@ pub(crate) fn check_target(path: &Path, force: bool) -> anyhow::Result<()> {
     if !force && path.symlink_metadata().is_ok() {
         return Err(BundleError::Exists(path.to_path_buf()).into());
     }
-    let dir = atomic::parent_dir(path);
+    let dir = atomic_file::parent_dir(path);
     anyhow::ensure!(
         dir.is_dir(),
         "cannot write the bundle {}: folder {} does not exist",
@@ -98,7 +98,7 @@ pub fn write_bundle(
     let manifest_json = serde_json::to_vec_pretty(&manifest).context("serialising manifest")?;
 
     let mtime = unix_secs(meta.finished);
-    let written = atomic::write_atomically(path, force, |file| {
+    let written = atomic_file::write_atomically(path, force, |file| {
         let buffered = std::io::BufWriter::new(&*file);
         let gz = flate2::write::GzEncoder::new(buffered, flate2::Compression::default());
         let mut tar = tar::Builder::new(gz);

@@ -48,7 +48,7 @@ impl SimFleet {
             .map_err(|e| anyhow::anyhow!("cannot encode the demo client key: {e}"))?;
         write_private(&key_path, pem.as_bytes())?;
         let authorized = client_key.public_key().clone();
-        let net = Arc::new(crate::simnet::SimNet::new(&hosts));
+        let net = Arc::new(crate::demo::simnet::SimNet::new(&hosts));
 
         let mut listeners = Vec::new();
         let mut cells = BTreeMap::new();
@@ -304,7 +304,7 @@ pub(super) const DEMO_PASSWORD: &str = "demo";
 
 pub(super) struct SimServer {
     host: HostCell,
-    net: Arc<crate::simnet::SimNet>,
+    net: Arc<crate::demo::simnet::SimNet>,
     latency: Duration,
     authorized: PublicKey,
     seen: Arc<Mutex<Vec<String>>>,
@@ -329,7 +329,7 @@ impl server::Server for SimServer {
 
 pub(super) struct SimSession {
     host: HostCell,
-    net: Arc<crate::simnet::SimNet>,
+    net: Arc<crate::demo::simnet::SimNet>,
     latency: Duration,
     authorized: PublicKey,
     seen: Arc<Mutex<Vec<String>>>,

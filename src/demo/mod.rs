@@ -62,9 +62,11 @@ pub fn start_fleet(opts: &DemoOptions, probe: bool) -> anyhow::Result<SimFleet> 
 
 mod fleet;
 mod scenario;
+mod simhost;
+mod simnet;
 mod story;
 
-use crate::simhost::SimHost;
+use crate::demo::simhost::SimHost;
 pub use fleet::*;
 pub use scenario::*;
 pub use story::*;

@@ -161,7 +161,7 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
         });
     }
     if probe {
-        for port in crate::simnet::SimNet::planted_ports(&hosts) {
+        for port in crate::demo::simnet::SimNet::planted_ports(&hosts) {
             problems.push(port.line);
             short.push(port.short);
             findings.push(Finding::Probe {

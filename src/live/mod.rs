@@ -6,10 +6,10 @@
 //! so one dead host never hides the others.
 use crate::collect::ssh::{collect_host_open, HostJob, Sink, Stage, DEFAULT_CHANNELS};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
+use crate::hosts::{collect_targets, HostSpec};
 use crate::ssh::client::Credentials;
 use crate::ssh::config::{CommandLineOptions, LocalContext, SshConfig};
 use crate::ssh::plan::{Flags, Planner};
-use crate::target::{collect_targets, HostSpec};
 use anyhow::Context;
 use secrecy::SecretString;
 use std::collections::BTreeMap;

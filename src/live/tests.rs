@@ -26,7 +26,7 @@ fn precedence_of_user_port_keys_and_known_hosts() {
     let plan = |spec: &str| {
         let s = HostSpec {
             arg: Some(0),
-            ..crate::target::parse_host_spec(spec).unwrap()
+            ..crate::hosts::parse_host_spec(spec).unwrap()
         };
         plan_host(&s, &opts, &config, home.path()).unwrap()
     };
@@ -78,7 +78,7 @@ fn precedence_of_user_port_keys_and_known_hosts() {
     // The same argument before -l: its user wins, as with ssh.
     let first = HostSpec {
         arg: Some(0),
-        ..crate::target::parse_host_spec("admin@esx01:22").unwrap()
+        ..crate::hosts::parse_host_spec("admin@esx01:22").unwrap()
     };
     let before = LiveOptions {
         target_positions: vec![0],
@@ -87,13 +87,13 @@ fn precedence_of_user_port_keys_and_known_hosts() {
     let job = plan_host(&first, &before, &config, home.path()).unwrap();
     assert_eq!(job.target.user, "admin");
 
-    let s = crate::target::parse_host_spec("loop").unwrap();
+    let s = crate::hosts::parse_host_spec("loop").unwrap();
     let err = plan_host(&s, &opts, &config, home.path()).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Config);
     assert!(err.message.contains("loop"), "{}", err.message);
 
     let bare = LiveOptions::default();
-    let s = crate::target::parse_host_spec("esx02").unwrap();
+    let s = crate::hosts::parse_host_spec("esx02").unwrap();
     let job = plan_host(&s, &bare, &config, home.path()).unwrap();
     assert_eq!((job.target.user.as_str(), job.target.port), ("root", 22));
     assert!(job.jumps.is_empty());
@@ -112,7 +112,7 @@ fn config_accept_new_is_warned_about_once_naming_the_line() {
     let plan = |specs: &[&str], opts: &LiveOptions| -> Vec<Result<HostJob, Failure>> {
         specs
             .iter()
-            .map(|s| plan_host(&crate::target::parse_host_spec(s).unwrap(), opts, &config, home.path()))
+            .map(|s| plan_host(&crate::hosts::parse_host_spec(s).unwrap(), opts, &config, home.path()))
             .collect()
     };
     let opts = LiveOptions::default();
@@ -145,7 +145,7 @@ fn known_hosts_file_none_means_no_file_not_the_defaults() {
     .unwrap();
     let config = SshConfig::load(&cfg_path, LocalContext::current(home.path())).unwrap();
     let plan = |s: &str| {
-        let spec = crate::target::parse_host_spec(s).unwrap();
+        let spec = crate::hosts::parse_host_spec(s).unwrap();
         plan_host(&spec, &LiveOptions::default(), &config, home.path()).unwrap()
     };
     let one = plan("esx01");
@@ -173,7 +173,7 @@ fn proxycommand_fails_the_host_instead_of_connecting_directly() {
     .unwrap();
     let config = SshConfig::load(&cfg_path, LocalContext::current(home.path())).unwrap();
     let plan = |s: &str| {
-        let spec = crate::target::parse_host_spec(s).unwrap();
+        let spec = crate::hosts::parse_host_spec(s).unwrap();
         plan_host(&spec, &LiveOptions::default(), &config, home.path())
     };
     let err = plan("esx01").unwrap_err();

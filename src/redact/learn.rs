@@ -51,7 +51,7 @@ impl Redactor {
 
     pub(super) fn learn_host(&mut self, host: &str) -> anyhow::Result<()> {
         // The label is what the user typed: `root@esx01:2222`, `[fe80::1]:22`, `10.0.0.5`.
-        let bare = crate::target::split_label(host).host;
+        let bare = crate::hosts::split_label(host).host;
         if let Ok(ip) = bare.parse::<Ipv4Addr>() {
             self.learn_ipv4(bare, ip)?;
             if bare != host {

@@ -8,7 +8,7 @@ impl Redactor {
     /// only, atomically; refuses an existing file unless `force`.
     pub fn write_map(&self, bundle: &Path, force: bool) -> anyhow::Result<PathBuf> {
         let path = map_path(bundle);
-        crate::atomic::write_atomically(&path, force, |file| {
+        crate::atomic_file::write_atomically(&path, force, |file| {
             let mut out = std::io::BufWriter::new(file);
             serde_json::to_writer_pretty(&mut out, &self.map).context("writing the redaction map")?;
             std::io::Write::write_all(&mut out, b"\n")?;

@@ -454,7 +454,7 @@ pub fn fleet_check_ids() -> Vec<&'static str> {
 /// group configuration, as on the command line), each checked to be something a probe URL
 /// can name.
 fn expand(set: &str) -> anyhow::Result<Vec<String>> {
-    let mut groups = crate::groups::GroupConfig::from_env();
+    let mut groups = crate::hosts::groups::GroupConfig::from_env();
     let names = crate::nodeset::expand_with(set, &mut groups).map_err(|e| anyhow::anyhow!("{set:?}: {e}"))?;
     anyhow::ensure!(
         names.len() <= MAX_TARGETS,

@@ -4,11 +4,11 @@
 //! `ssh [-l user] [-p port] [-J earlier,hops] jump` for the last hop of a `ProxyJump`
 //! list, so that hop's own `ProxyJump` is replaced by the earlier hops, and only the
 //! first hop of a list follows its own config.
+use crate::hosts::HostSpec;
 use crate::ssh::client::{Endpoint, HostKeyPolicy, Identity, KeyOrigin};
 use crate::ssh::config::{
     expand_tilde, CommandLineOptions, ConfigError, HostArg, HostConfig, JumpHost, SshConfig, StrictHostKeyChecking,
 };
-use crate::target::HostSpec;
 use std::path::{Path, PathBuf};
 
 /// Jump hosts do not nest deeper than this; deeper is a ProxyJump loop in the config

@@ -520,7 +520,7 @@ mod tests {
                 home: home.path(),
                 flags: &flags,
             };
-            let spec = crate::target::parse_host_spec("esx01").unwrap();
+            let spec = crate::hosts::parse_host_spec("esx01").unwrap();
             let route = planner.route(&spec).unwrap();
             let e = dns_failure(&route.target, "Name or service not known");
             assert!(e.message.contains(&hint), "{}", e.message);

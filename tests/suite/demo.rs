@@ -248,7 +248,7 @@ fn the_demo_never_touches_the_users_agent() {
     let fleet = SimFleet::start(hosts, Duration::ZERO).expect("fleet");
     let opts = fleet.live_options(live());
     let plan = pvrdma_doctor::live::plan_host(
-        &pvrdma_doctor::target::parse_host_spec("esx01").expect("spec"),
+        &pvrdma_doctor::hosts::parse_host_spec("esx01").expect("spec"),
         &opts,
         &pvrdma_doctor::ssh::config::SshConfig::empty(pvrdma_doctor::ssh::config::LocalContext::current(dir.path())),
         dir.path(),

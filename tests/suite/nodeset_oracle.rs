@@ -14,7 +14,7 @@
 //! (10,000 names) is counted and skipped.
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
-use pvrdma_doctor::groups::GroupConfig;
+use pvrdma_doctor::hosts::groups::GroupConfig;
 use pvrdma_doctor::nodeset::{self, NodeSetError};
 use serde_json::Value;
 use std::cell::RefCell;

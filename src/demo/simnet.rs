@@ -14,8 +14,8 @@
 //!
 //! The output follows the real vmkping captures quoted in `parsers/src/vmkping.rs`; the
 //! round-trip times are made up (deterministic, so demo runs compare).
+use crate::demo::simhost::SimHost;
 use crate::probe::{parse_probe_command, COUNT, HEADERS};
-use crate::simhost::SimHost;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::net::Ipv4Addr;

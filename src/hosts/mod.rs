@@ -1,4 +1,4 @@
-//! Which hosts to visit: turns what the admin typed (arguments, a hosts file, stdin) into
+//! The host list. Which hosts to visit: turns what the admin typed (arguments, a hosts file, stdin) into
 //! an ordered, de-duplicated list of [`HostSpec`]s before any connection is made.
 //!
 //! Each argument is a ClusterShell node set, read exactly as `nodeset` and `clush` read it
@@ -14,6 +14,7 @@
 //!
 //! A name that cannot be a host (a `/`, a second `:` outside brackets) is refused before
 //! any DNS lookup.
+pub mod groups;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::Read;
@@ -279,7 +280,7 @@ fn has_ipv6_brackets(spec: &str) -> bool {
 /// `[user@]host[:port]` texts and the user given in front of a group, if any.
 fn expand_ranges(
     spec: &str,
-    groups: &mut crate::groups::GroupConfig,
+    groups: &mut crate::hosts::groups::GroupConfig,
 ) -> Result<(Vec<String>, Option<String>), TargetError> {
     if has_ipv6_brackets(spec) {
         return Ok((vec![spec.to_string()], None));
@@ -347,7 +348,12 @@ pub(crate) fn collect_targets(
     hosts_file: Option<&Path>,
     stdin: &mut dyn Read,
 ) -> Result<Vec<HostSpec>, TargetError> {
-    collect_targets_with(args, hosts_file, stdin, &mut crate::groups::GroupConfig::from_env())
+    collect_targets_with(
+        args,
+        hosts_file,
+        stdin,
+        &mut crate::hosts::groups::GroupConfig::from_env(),
+    )
 }
 
 /// [`collect_targets`] with the given ClusterShell group configuration.
@@ -355,7 +361,7 @@ pub(crate) fn collect_targets_with(
     args: &[String],
     hosts_file: Option<&Path>,
     stdin: &mut dyn Read,
-    groups: &mut crate::groups::GroupConfig,
+    groups: &mut crate::hosts::groups::GroupConfig,
 ) -> Result<Vec<HostSpec>, TargetError> {
     let mut raw: Vec<String> = Vec::new();
     // Which argument each raw spec came from (`None`: the hosts file).
@@ -443,8 +449,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn no_groups() -> crate::groups::GroupConfig {
-        crate::groups::GroupConfig::from_files(Vec::new())
+    fn no_groups() -> crate::hosts::groups::GroupConfig {
+        crate::hosts::groups::GroupConfig::from_files(Vec::new())
     }
 
     fn exp(spec: &str) -> Result<Vec<String>, TargetError> {
@@ -456,21 +462,21 @@ mod tests {
     }
 
     /// A ClusterShell configuration with a `local` source whose `map` reads a file.
-    fn groups_in(dir: &Path) -> crate::groups::GroupConfig {
+    fn groups_in(dir: &Path) -> crate::hosts::groups::GroupConfig {
         std::fs::write(
             dir.join("groups.conf"),
             "[Main]\ndefault: local\n[local]\nmap: sed -n 's/^$GROUP: *//p' $CFGDIR/groups.txt\nlist: cut -d: -f1 $CFGDIR/groups.txt\n",
         )
         .unwrap();
         std::fs::write(dir.join("groups.txt"), "esxi: esx[01-03]\nnone:\n").unwrap();
-        crate::groups::GroupConfig::from_files(vec![dir.join("groups.conf")])
+        crate::hosts::groups::GroupConfig::from_files(vec![dir.join("groups.conf")])
     }
 
     #[test]
     fn groups_users_and_ports_around_node_sets() {
         let dir = tempfile::tempdir().unwrap();
         let mut groups = groups_in(dir.path());
-        let labels = |args: &[&str], groups: &mut crate::groups::GroupConfig| -> Vec<String> {
+        let labels = |args: &[&str], groups: &mut crate::hosts::groups::GroupConfig| -> Vec<String> {
             let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
             collect_targets_with(&args, None, &mut "".as_bytes(), groups)
                 .unwrap()
