@@ -1,14 +1,20 @@
 //! The fleet summary: counts over the whole run (the report words them, `report::summary`).
 use super::*;
 
-/// Whether anything was learnt about the host: reached, and a check or verdict known.
-fn is_diagnosed(h: &HostDiagnosis) -> bool {
-    matches!(h.status, HostStatus::Ok | HostStatus::Problems | HostStatus::Incomplete)
-        && (h.checks.iter().any(|c| c.status != Status::Unknown)
-            || h.vms
+impl HostDiagnosis {
+    /// Whether anything was learnt about the host: reached, and a check or verdict known.
+    /// A host that answered nothing useful (every output timed out) was not diagnosed.
+    pub fn is_diagnosed(&self) -> bool {
+        matches!(
+            self.status,
+            HostStatus::Ok | HostStatus::Problems | HostStatus::Incomplete
+        ) && (self.checks.iter().any(|c| c.status != Status::Unknown)
+            || self
+                .vms
                 .iter()
                 .flat_map(|v| &v.adapters)
                 .any(|a| a.verdict != Verdict::Unknown))
+    }
 }
 
 /// The JSON/serde name of a host status (`problems`, `unreachable`, ...).
@@ -47,7 +53,7 @@ pub(super) fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transpo
         if h.status != HostStatus::Ok {
             by_status.entry(status_name(h.status)).or_default().push(&h.host);
         }
-        if is_diagnosed(h) {
+        if h.is_diagnosed() {
             s.diagnosed += 1;
         }
         if h.adapters_error.is_some() {

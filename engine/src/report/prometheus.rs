@@ -183,21 +183,10 @@ fn seconds(d: Duration) -> String {
     format!("{}.{:03}", d.as_secs(), d.subsec_millis())
 }
 
-/// Whether the host was reached and its outputs read: a check or a verdict is known.
-/// A host that answered nothing useful (every output timed out) is not "up".
-fn host_read(h: &HostDiagnosis) -> bool {
-    matches!(h.status, HostStatus::Ok | HostStatus::Problems | HostStatus::Incomplete)
-        && (h.checks.iter().any(|c| c.status != Status::Unknown)
-            || h.vms
-                .iter()
-                .flat_map(|v| &v.adapters)
-                .any(|a| a.verdict != Verdict::Unknown))
-}
-
 /// Whether the host's PVRDMA adapters were listed, so their count per verdict is a fact
 /// (a 0 there means "none", not "could not tell").
 fn adapters_listed(h: &HostDiagnosis) -> bool {
-    host_read(h) && h.adapters_error.is_none() && h.vms_error.is_none()
+    h.is_diagnosed() && h.adapters_error.is_none() && h.vms_error.is_none()
 }
 
 /// The metrics of one diagnosis in text exposition format 0.0.4.
@@ -256,7 +245,7 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
     );
     for h in &diagnosis.hosts {
         let base = host_labels(&h.host);
-        up.add(base.clone(), if host_read(h) { "1" } else { "0" });
+        up.add(base.clone(), if h.is_diagnosed() { "1" } else { "0" });
         host_status.one_hot(&base, "status", &HOST_STATUSES, h.status, crate::diagnose::status_name);
         if let Some(version) = &h.esxi_version {
             let mut l = base.clone();
