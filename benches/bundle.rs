@@ -30,6 +30,22 @@ fn fleet(hosts: usize) -> Vec<HostCapture> {
         .collect()
 }
 
+/// `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it,
+/// as a check that every input parses: then it prints no figures (debug-build timings
+/// beside the README's release ones would only mislead).
+fn timing() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// `println!` only when timing.
+macro_rules! say {
+    ($($t:tt)*) => {
+        if timing() {
+            println!($($t)*);
+        }
+    };
+}
+
 fn time<T>(what: &str, runs: u32, mut f: impl FnMut() -> T) -> T {
     let mut best = Duration::MAX;
     let mut last = None;
@@ -38,7 +54,7 @@ fn time<T>(what: &str, runs: u32, mut f: impl FnMut() -> T) -> T {
         last = Some(f());
         best = best.min(start.elapsed());
     }
-    println!("{what:<48} best of {runs}: {:>9.1} ms", best.as_secs_f64() * 1000.0);
+    say!("{what:<48} best of {runs}: {:>9.1} ms", best.as_secs_f64() * 1000.0);
     last.expect("runs > 0")
 }
 
@@ -51,7 +67,7 @@ fn main() {
         .flat_map(|c| c.outputs.values())
         .map(|o| o.stdout.len() + o.stderr.len())
         .sum();
-    println!("fleet: {hosts} hosts, {raw_bytes} bytes of raw output");
+    say!("fleet: {hosts} hosts, {raw_bytes} bytes of raw output");
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("fleet.tar.gz");
     let meta = BundleMeta {
@@ -65,7 +81,7 @@ fn main() {
     time(&format!("write_bundle ({hosts} hosts)"), runs, || {
         write_bundle(&path, &captures, &meta, "{}", "", true).expect("write")
     });
-    println!("bundle size: {} bytes", std::fs::metadata(&path).expect("bundle").len());
+    say!("bundle size: {} bytes", std::fs::metadata(&path).expect("bundle").len());
     let read = time(&format!("load_captures ({hosts} hosts, sha256 verified)"), runs, || {
         load_captures(&path).expect("read")
     });
@@ -103,7 +119,7 @@ fn main() {
     let start = Instant::now();
     let out = r.redact_captures(&[one]).expect("redact");
     let secs = start.elapsed().as_secs_f64();
-    println!(
+    say!(
         "redact one {} KiB table ({n} rows, {} values): {:.1} ms, {:.1} MB/s",
         table_bytes >> 10,
         r.originals().len(),

@@ -1,5 +1,5 @@
 //! What every fuzz target runs, shared with the stable corpus replay
-//! (`tests/fuzz_corpus.rs`), so a checked-in input goes through exactly the code the fuzzer
+//! (`tests/suite/fuzz_corpus.rs`), so a checked-in input goes through exactly the code the fuzzer
 //! ran it through.
 //!
 //! One function per parser family (every public parse entry point of `pvrdma-parsers`,
@@ -16,10 +16,10 @@
 //!   is `ok` only with every check passing (or warning) and every adapter on the HCA, the
 //!   exit code agrees with the host statuses, and no `pass` check cites an output that
 //!   failed or exited non-zero.
-use pvrdma_doctor::catalogue::{self, CATALOGUE};
-use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
-use pvrdma_doctor::diagnose::{self, Diagnosis, HostStatus, Status, Verdict};
-use pvrdma_doctor::report::{self, Format};
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
+use pvrdma_engine::catalogue::{self, CATALOGUE};
+use pvrdma_engine::diagnose::{self, Diagnosis, HostStatus, Status, Verdict};
+use pvrdma_engine::report::{self, Format};
 use pvrdma_parsers as p;
 use std::fmt::Debug;
 
@@ -276,7 +276,7 @@ pub fn encode(host: u8, outputs: &[(&str, &[u8])]) -> Vec<u8> {
     out
 }
 
-/// Whether an output did not complete cleanly (issue 13): a failure recorded by the
+/// Whether an output did not complete cleanly (README, "When output breaks off"): a failure recorded by the
 /// collector, a timeout, a cut at a cap, a live command without exit status, or a
 /// non-zero exit of a single (non-batched) command; a batch's exit status only tells that
 /// some iteration failed, which its sections carry. vm-support bundles record no exit
@@ -293,7 +293,7 @@ fn unclean(output: &RawOutput, source: CaptureSource) -> bool {
 
 /// The whole diagnosis of the hosts in `data` (see [`captures`]): facts → diagnose → the
 /// JSON and human reports, asserting that nothing passes or reads `hca` on an output
-/// that did not complete cleanly.
+/// (or, in a batch, a section) that did not complete cleanly.
 pub fn diagnosis(data: &[u8]) {
     let captures = captures(data);
     let d = diagnose::diagnose(&captures);
@@ -353,18 +353,37 @@ fn check_host(h: &diagnose::HostDiagnosis, capture: &HostCapture) {
             );
         }
     }
-    if is_unclean(catalogue::PVRDMA_PROPERTIES) {
-        assert!(
-            adapters().all(|a| a.verdict != Verdict::Hca),
-            "{}: verdict hca from a vsish batch that did not complete cleanly",
-            h.host
-        );
+    // A batch is evidence section by section: an adapter reads `hca` only from its own
+    // section, and only when that section is whole: it ended with its end marker if the
+    // batch did not complete cleanly, and the collection did not list it as unfinished.
+    if let Some(props) = capture.outputs.get(catalogue::PVRDMA_PROPERTIES) {
+        let marked = props.stdout.lines().any(|l| p::batch_end_marker(l).is_some());
+        let whole: Vec<String> = p::parse_pvrdma_properties_batch(&props.stdout)
+            .map(|sections| {
+                sections
+                    .iter()
+                    .filter(|s| !s.cut_off && (marked || !unclean(props, capture.source)))
+                    .map(|s| format!("{}_{}", s.device.world_id, s.device.index))
+                    .filter(|key| !props.unfinished.iter().any(|u| &u.key == key))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for vm in &h.vms {
+            for a in vm.adapters.iter().filter(|a| a.verdict == Verdict::Hca) {
+                let key = vm.world_id.map(|w| format!("{w}_{}", a.index)).unwrap_or_default();
+                assert!(
+                    whole.contains(&key),
+                    "{}: verdict hca for {key} without a whole section of its own in the vsish batch",
+                    h.host
+                );
+            }
+        }
     }
 }
 
 fn check_exit_code(d: &Diagnosis) {
     let code = d.exit_code();
-    if code == pvrdma_doctor::exit::HEALTHY {
+    if code == pvrdma_engine::exit::HEALTHY {
         assert!(
             d.hosts.iter().all(|h| h.status == HostStatus::Ok),
             "exit 0 with a host that is not ok"
@@ -373,7 +392,7 @@ fn check_exit_code(d: &Diagnosis) {
     if d.hosts.iter().any(|h| h.status == HostStatus::Problems) {
         assert_eq!(
             code,
-            pvrdma_doctor::exit::PROBLEMS,
+            pvrdma_engine::exit::PROBLEMS,
             "a host with problems but exit {code}"
         );
     }

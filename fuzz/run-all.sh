@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the fuzz targets one after another, each for at most RUNS executions or SECONDS
-# seconds, niced, with -s none (see the README's Fuzzing section). Logs (with libFuzzer's
+# seconds, niced, with -s none (see fuzz/README.md). Logs (with libFuzzer's
 # final stats: executions, new units, and any crash) go to $LOGS/<target>.log.
 #   fuzz/run-all.sh [target...]       default: every target
 set -uo pipefail

@@ -2,13 +2,13 @@
 """Writes the seed corpora of the fuzz targets into fuzz/corpus/<target>/.
 
 Seeds: every sample output under samples/ (by catalogue id, into its parser family's
-target), the files of the vm-support sample, every fenced capture of
-/work/shared/research/esxi-output-formats.md (into every parser target: the fuzzer keeps
-what reaches new code), and for `diagnosis` each sample scenario's hosts, two at a time,
+target), the files of the vm-support sample, every fenced block of an optional Markdown
+file of captured ESXi outputs given as the argument (into every parser target: the
+fuzzer keeps what reaches new code), and for `diagnosis` each sample scenario's hosts, two at a time,
 in the chunk layout `harness::captures` reads. Files are named by their SHA-1, as
 libFuzzer names what it finds, so seeding twice adds nothing.
 
-Usage: python3 fuzz/seed.py [research.md]   (from the repository root)
+Usage: python3 fuzz/seed.py [captures.md]   (from the repository root)
 """
 import hashlib
 import pathlib
@@ -17,7 +17,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "fuzz" / "corpus"
-RESEARCH = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "/work/shared/research/esxi-output-formats.md")
+CAPTURES = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None
 CHUNK, STDERR = b"\xff", b"\xfe"
 
 FAMILY = {
@@ -119,8 +119,8 @@ def main():
         m = re.fullmatch(r"localcli_(.+)\.txt", f.name)
         if m and m.group(1) in LOCALCLI:
             write(FAMILY[LOCALCLI[m.group(1)]], f.read_bytes())
-    if RESEARCH.is_file():
-        blocks = re.findall(r"^```[^\n]*\n(.*?)^```", RESEARCH.read_text(), re.S | re.M)
+    if CAPTURES is not None:
+        blocks = re.findall(r"^```[^\n]*\n(.*?)^```", CAPTURES.read_text(), re.S | re.M)
         for b in blocks:
             for t in PARSER_TARGETS:
                 write(t, b.encode())

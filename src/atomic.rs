@@ -49,10 +49,60 @@ pub(crate) fn write_atomically(
         tmp.persist_noclobber(path).map_err(|e| e.error)
     };
     match placed {
-        Ok(_) => Ok(()),
+        Ok(_) => sync_dir(dir).with_context(|| format!("syncing the folder {} to disk", dir.display())),
         Err(e) if !force && e.kind() == std::io::ErrorKind::AlreadyExists => {
             Err(AlreadyExists(path.to_path_buf()).into())
         }
         Err(e) => Err(anyhow::Error::from(e).context(format!("cannot move {} into place", path.display()))),
+    }
+}
+
+/// Makes a rename in `dir` durable: without it a crash right after the rename may bring
+/// back the old file, or none.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    match File::open(dir).and_then(|d| d.sync_all()) {
+        // Some file systems cannot sync a folder; the rename itself stays atomic there.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
+        other => other,
+    }
+}
+
+/// Writes a report to `path` atomically, replacing an older one, readable by all (mode
+/// 0644: node_exporter reads its textfile directory as its own user).
+pub(crate) fn write_report(path: &Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    write_atomically(path, true, |file| {
+        file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        file.write_all(text.as_bytes())?;
+        Ok(())
+    })
+    .with_context(|| format!("cannot write the report to {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_report_replaces_the_older_one_readable_by_all_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pvrdma.prom");
+        std::fs::write(&path, "old\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_report(&path, "new\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o644);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // A folder in the way: an error naming the file, nothing left behind.
+        let taken = dir.path().join("taken");
+        std::fs::create_dir(&taken).unwrap();
+        let err = format!("{:#}", write_report(&taken, "x").unwrap_err());
+        assert!(
+            err.starts_with(&format!("cannot write the report to {}", taken.display())),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }

@@ -21,14 +21,17 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "pvrdma-doctor", version, max_term_width = 100)]
 pub struct Cli {
-    /// ESXi hosts as ClusterShell node sets: `esx01`, `esx[01-16]`, `esx[1-9/2]`,
-    /// `esx01,esx02`, `root@esx01`, `esx01:2222`, `[fe80::1]:22`, or `-` to read hosts
-    /// from stdin.
+    /// ESXi hosts as ClusterShell node sets, read as `nodeset -e` reads them: `esx01`,
+    /// `esx[01-16]`, `esx[1-9/2]`, `esx01,esx02`, `esx[01-16]!esx07` (also `&`, `^`), groups
+    /// from ClusterShell's groups.conf (`@esxi`, `@source:group`; a leading `@` is always
+    /// a group), `root@esx01`, `root@@esxi`, `esx01:2222`, `[fe80::1]:22`, or `-` to read
+    /// hosts from stdin.
     #[arg(value_name = "HOST")]
     pub(crate) hosts: Vec<String>,
 
     /// Print the read-only commands this tool sends (id, command, purpose) and the check
-    /// ids, then exit (`--format json` for a JSON document).
+    /// ids, then exit (`-v` adds each batched query's exact command line, `--format json`
+    /// gives a JSON document).
     #[arg(long)]
     pub(crate) list_checks: bool,
 
@@ -71,7 +74,7 @@ pub(crate) enum Generate {
     CompleteElvish,
     /// The man page (roff), e.g. `pvrdma-doctor --generate man > pvrdma-doctor.1`.
     Man,
-    /// The JSON Schema of the `--format json` report (as docs/report.schema.json).
+    /// The JSON Schema of the `--format json` report, every field described.
     ReportSchema,
 }
 
@@ -91,7 +94,12 @@ pub(crate) enum Command {
         #[arg(value_name = "PATH")]
         path: PathBuf,
     },
-    /// Start simulated ESXi hosts on 127.0.0.1 and diagnose them over real SSH.
+    /// Diagnose the hosts again and again: the full report first, then one timestamped
+    /// line (or JSON event) per change between consecutive rounds.
+    Watch(WatchArgs),
+    /// Start simulated ESXi hosts on 127.0.0.1, with problems planted on purpose, and
+    /// diagnose them over real SSH. Says first and last what is simulated and planted;
+    /// exits 0 when the report finds what was planted.
     Demo {
         /// A scenario directory (<host>/<command-id>.txt) to serve instead of the built-in one.
         #[arg(long, value_name = "DIR")]
@@ -99,20 +107,73 @@ pub(crate) enum Command {
         /// Simulated latency of every command.
         #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
         latency: Duration,
+        /// Serve the simulated hosts as a Prometheus exporter (see `serve`) instead of
+        /// diagnosing them once.
+        #[arg(long)]
+        serve: bool,
+        /// With --serve: the address to listen on (default 127.0.0.1:39155).
+        #[arg(long, value_name = "ADDR", requires = "serve")]
+        listen: Option<String>,
+        /// With --serve: TLS and basic authentication, in the format of Prometheus'
+        /// exporter-toolkit.
+        #[arg(long = "web.config.file", value_name = "FILE", requires = "serve")]
+        web_config: Option<PathBuf>,
+    },
+    /// Run as a Prometheus multi-target exporter: `/probe?target=HOST` diagnoses a host
+    /// (or a group of the configuration, as one fleet) when Prometheus scrapes it.
+    Serve {
+        /// The exporter's YAML configuration: modules, allowed targets, groups, limits.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// The address to listen on (default: the configuration's `listen`, else
+        /// 127.0.0.1:39155).
+        #[arg(long, alias = "web.listen-address", value_name = "ADDR")]
+        listen: Option<String>,
+        /// TLS and basic authentication, in the format of Prometheus' exporter-toolkit
+        /// (`tls_server_config`, `basic_auth_users` with bcrypt hashes).
+        #[arg(long = "web.config.file", value_name = "FILE")]
+        web_config: Option<PathBuf>,
+        /// Check the configuration (and the web configuration) and exit.
+        #[arg(long)]
+        check_config: bool,
     },
 }
 
 /// The clap command with every option global, so it is accepted before or after the
 /// subcommand. Positional arguments stay where they are.
 pub(crate) fn command() -> clap::Command {
-    Cli::command().mut_args(|a| {
+    let cmd = Cli::command().mut_args(|a| {
         if a.is_positional() || a.get_id() == "help" || a.get_id() == "version" {
             a
         } else {
             a.global(true)
         }
-    })
+    });
+    // `demo` logs into its own simulated hosts: the SSH options, accepted anywhere, are
+    // refused there (see `app`), so `demo --help` does not list them. A subcommand that
+    // has its own (hidden) copy of a global option keeps that copy; its value still
+    // reaches the top-level matches, where the refusal sees it.
+    let hidden: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| DEMO_REFUSES.contains(&a.get_id().as_str()))
+        .map(|a| a.clone().hide(true))
+        .collect();
+    cmd.mut_subcommand("demo", |demo| demo.args(hidden))
 }
+
+/// The options `demo` refuses: how to reach real hosts over SSH.
+const DEMO_REFUSES: &[&str] = &[
+    "hosts_file",
+    "ssh_config",
+    "user",
+    "identity",
+    "port",
+    "jump",
+    "options",
+    "accept_new",
+    "insecure_skip_host_key_check",
+    "ask_password",
+];
 
 /// Parses the command line (exits with clap's usage message and code 2 on an error).
 pub fn parse() -> Cli {
@@ -126,15 +187,28 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let matches = command().get_matches_from(&args);
-    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let matches = match command().try_get_matches_from(&args) {
+        Ok(matches) => matches,
+        Err(e) => exit_with(&e),
+    };
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_with(&e));
     cli.live.positions = ArgPositions::from_args(&args);
     cli
 }
 
+/// Prints clap's message and exits as clap would (help and version on stdout with 0, a
+/// usage error on stderr with 2), a usage error wrapped to the terminal like every other
+/// error.
+fn exit_with(e: &clap::Error) -> ! {
+    if !e.use_stderr() {
+        e.exit();
+    }
+    eprint!("{}", crate::report::stderr_lines(&e.render().to_string()));
+    std::process::exit(i32::from(crate::exit::USAGE));
+}
+
 /// Like [`parse_from`], returning clap's error instead of exiting.
-#[cfg(test)]
-fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+pub(crate) fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -231,7 +305,8 @@ pub(crate) struct LiveArgs {
     #[arg(long, value_name = "SIZE", default_value = "640MiB", value_parser = parse_size)]
     pub(crate) total_output_budget: usize,
     /// Limit for the whole run; hosts not finished by then are reported as timed out.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// With --format nagios the plugin ends on its own within it (default 30s).
+    #[arg(short = 't', long, value_name = "DURATION", value_parser = parse_duration)]
     pub(crate) timeout: Option<Duration>,
     /// Record the key of a host not yet in known_hosts (like StrictHostKeyChecking=accept-new).
     #[arg(long)]
@@ -346,26 +421,68 @@ pub struct BundleArgs {
     pub force: bool,
 }
 
+/// `--format`: the engine's [`Format`] as the command line names and documents it (the
+/// engine crate does not depend on clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FormatArg {
+    /// Per-host checklist, per-VM table and a summary line.
+    Human,
+    /// One JSON document (schema `pvrdma-doctor/report/v1`).
+    Json,
+    /// Prometheus text exposition format 0.0.4 (for node_exporter's textfile collector;
+    /// see --output).
+    Prometheus,
+    /// A monitoring plugin's output for Nagios, Icinga, Naemon: one status line with
+    /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+    Nagios,
+}
+
+impl From<FormatArg> for Format {
+    fn from(arg: FormatArg) -> Format {
+        match arg {
+            FormatArg::Human => Format::Human,
+            FormatArg::Json => Format::Json,
+            FormatArg::Prometheus => Format::Prometheus,
+            FormatArg::Nagios => Format::Nagios,
+        }
+    }
+}
+
 /// How to print the report.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct OutputArgs {
     /// Report format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "human")]
-    pub(crate) format: Format,
+    pub(crate) format: FormatArg,
+    /// Write the report (or what --list-checks or --generate prints) to FILE instead of
+    /// stdout, atomically: a temporary file in FILE's folder, synced, then renamed over
+    /// FILE, so a reader (node_exporter's textfile collector) never sees half a report.
+    /// The file is readable by all (mode 0644).
+    #[arg(long = "output", value_name = "FILE")]
+    pub(crate) output_file: Option<PathBuf>,
     /// When to colour the human report (`auto`: on a terminal unless NO_COLOR is set).
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub(crate) color: ColorChoice,
     /// Never draw the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
     pub(crate) no_progress: bool,
-    /// Show only hosts, checks and adapters with a problem, a warning or an unknown (like
-    /// `brew doctor`); the summary still counts everything.
+    /// Show only hosts, checks and adapters with a problem, a warning or an unknown; the
+    /// summary still counts everything.
     #[arg(long)]
     pub(crate) only_problems: bool,
     /// Print every host on its own instead of folding hosts with identical results into
     /// node sets (`esx[01-20]`, as `clush -b` does).
     #[arg(long)]
     pub(crate) no_fold: bool,
+    #[command(flatten)]
+    pub(crate) plugin: PluginArgs,
+}
+
+impl OutputArgs {
+    /// The report format, as the engine names it.
+    pub(crate) fn format(&self) -> Format {
+        self.format.into()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -373,6 +490,97 @@ pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+/// `--format nagios` (the monitoring-plugin mode) only.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct PluginArgs {
+    /// With --format nagios: the number of adapters in TCP fallback that makes the state
+    /// WARNING, as a Monitoring Plugins range (`0` = any, `2` = more than 2, `@1:3`).
+    #[arg(short = 'w', long = "warning", value_name = "RANGE")]
+    pub(crate) warning: Option<crate::report::nagios::Range>,
+    /// With --format nagios: the number that makes it CRITICAL. Without -w and -c any
+    /// fallback is CRITICAL; a failing check or a blocked pair always is.
+    #[arg(short = 'c', long = "critical", value_name = "RANGE")]
+    pub(crate) critical: Option<crate::report::nagios::Range>,
+    /// With --format nagios: the state of an unreachable host.
+    #[arg(long, value_enum, value_name = "STATE", default_value = "unknown")]
+    pub(crate) unreachable_state: StateArg,
+}
+
+/// A plugin state as `--unreachable-state` names it (the engine's `nagios::State`; the
+/// engine does not depend on clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StateArg {
+    Ok,
+    Warning,
+    Critical,
+    Unknown,
+}
+
+impl From<StateArg> for crate::report::nagios::State {
+    fn from(arg: StateArg) -> Self {
+        use crate::report::nagios::State;
+        match arg {
+            StateArg::Ok => State::Ok,
+            StateArg::Warning => State::Warning,
+            StateArg::Critical => State::Critical,
+            StateArg::Unknown => State::Unknown,
+        }
+    }
+}
+
+impl PluginArgs {
+    /// Whether an option of the plugin mode was given.
+    pub(crate) fn any_given(&self) -> bool {
+        self.warning.is_some() || self.critical.is_some() || self.unreachable_state != StateArg::Unknown
+    }
+}
+
+/// `watch`: rerun and report the changes.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct WatchArgs {
+    /// ESXi hosts, as for the default command.
+    #[arg(value_name = "HOST")]
+    pub(crate) hosts: Vec<String>,
+    /// Time from the start of one round to the start of the next; a round that takes
+    /// longer starts the next at once (rounds never overlap).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval)]
+    pub(crate) interval: Duration,
+    /// Exit at the first change, with the exit code that round's report deserves (like
+    /// `watch -g`).
+    #[arg(long)]
+    pub(crate) until_change: bool,
+    /// Stop after N rounds (the exit code is then the last round's).
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub(crate) count: Option<u64>,
+    /// Watch the demo's simulated hosts instead of real ones.
+    #[arg(long)]
+    pub(crate) demo: bool,
+    /// With --demo: serve this scenario directory (<host>/<command-id>.txt), read again at
+    /// the start of every round, so editing a file there changes what the next round sees.
+    #[arg(long, value_name = "DIR", requires = "demo")]
+    pub(crate) scenario: Option<PathBuf>,
+    /// With --demo: simulated latency of every command.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration, requires = "demo")]
+    pub(crate) latency: Duration,
+}
+
+/// `--interval`: at least 100 ms.
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d < Duration::from_millis(100) {
+        return Err(format!("{text:?} is shorter than 100ms"));
+    }
+    Ok(d)
+}
+
+/// `--count`: 1 or more rounds.
+fn parse_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{text:?} is not a number of rounds (1 or more)")),
+    }
 }
 
 /// `--host-output-budget`: `10MiB`, `512KiB`, `1GiB`, `4096` (bytes); at least 64 KiB so a
@@ -462,7 +670,7 @@ mod tests {
         assert!(matches!(&cli.command, Some(Command::Analyze { path }) if path == &PathBuf::from("DIR")));
         assert!(cli.hosts.is_empty());
         assert!(cli.output.no_progress);
-        assert_eq!(cli.output.format, Format::Json);
+        assert_eq!(Format::from(cli.output.format), Format::Json);
         let cli = try_parse_from([
             "pvrdma-doctor",
             "analyze",
@@ -473,7 +681,7 @@ mod tests {
             "never",
         ])
         .unwrap();
-        assert_eq!(cli.output.format, Format::Json);
+        assert_eq!(Format::from(cli.output.format), Format::Json);
         assert_eq!(cli.output.color, ColorChoice::Never);
         let cli = try_parse_from([
             "pvrdma-doctor",

@@ -9,6 +9,7 @@ use crate::vmsupport;
 use anyhow::Context;
 use std::io::Read;
 use std::path::Path;
+use std::time::SystemTime;
 
 /// Reads a .tar.gz bundle or a vm-support .tgz/folder, or a plain directory (delegating
 /// to collect::replay), verifying sha256s against the manifest, refusing path escapes,
@@ -77,4 +78,29 @@ fn classify(first: &str) -> Option<ArchiveKind> {
     } else {
         None
     }
+}
+
+/// When the run that wrote a pvrdma-doctor bundle (`.tar.gz` or unpacked) started and
+/// finished, as its manifest records them. `None` for what records no run: a capture
+/// folder, a vm-support bundle, a manifest without readable times.
+pub fn recorded_run_times(path: &Path) -> Option<(SystemTime, SystemTime)> {
+    // The manifest lists every file; this bounds a damaged one.
+    const MAX_MANIFEST: u64 = 64 * 1024 * 1024;
+    let mut bytes = Vec::new();
+    if path.is_dir() {
+        let file = std::fs::File::open(path.join(MANIFEST_FILE)).ok()?;
+        file.take(MAX_MANIFEST).read_to_end(&mut bytes).ok()?;
+    } else {
+        // A bundle's first entry is its manifest (checked by `load_captures`).
+        let file = std::fs::File::open(path).ok()?;
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+        let mut entry = archive.entries().ok()?.next()?.ok()?;
+        if entry.path().ok()?.to_str()? != MANIFEST_FILE {
+            return None;
+        }
+        (&mut entry).take(MAX_MANIFEST).read_to_end(&mut bytes).ok()?;
+    }
+    let manifest: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let time = |key: &str| humantime::parse_rfc3339(manifest.get(key)?.as_str()?).ok();
+    Some((time("started")?, time("finished")?))
 }

@@ -54,33 +54,35 @@ impl SimHost {
 
 impl SimHost {
     /// What a concurrent batch prints for `keys`: the captured section of each key (empty
-    /// when the capture has none), framed by its header and end marker as on a real host.
+    /// when the capture has none), framed as a host's batch frames it, in the order the
+    /// queries finish (here: the last key first, so the client's sorting is exercised).
     fn batch_answer(&self, id: &str, keys: &[String]) -> String {
         let captured = self.stdout(id);
-        let mut bodies: BTreeMap<&str, String> = BTreeMap::new();
+        let mut bodies: BTreeMap<&str, (String, u32)> = BTreeMap::new();
         let mut current: Option<&str> = None;
         for line in captured.lines() {
             if let Some(key) = line.strip_prefix("==> ").and_then(|l| l.strip_suffix(" <==")) {
                 current = Some(key.trim());
                 bodies.entry(key.trim()).or_default();
-            } else if line.starts_with("<== ") && line.ends_with(" ==>") {
+            } else if let Some((key, code)) = pvrdma_parsers::batch_end_marker(line) {
+                if let Some(body) = bodies.get_mut(key) {
+                    body.1 = code;
+                }
                 current = None;
             } else if let Some(body) = current.and_then(|k| bodies.get_mut(k)) {
-                body.push_str(line);
-                body.push('\n');
+                body.0.push_str(line);
+                body.0.push('\n');
             }
         }
-        let mut out = String::new();
-        for key in keys {
-            out.push_str(&format!("==> {key} <==\n"));
-            // The batch keeps a query's output in a shell variable: trailing newlines go.
-            let body = bodies.get(key.as_str()).map_or("", |b| b.trim_end_matches('\n'));
-            if !body.is_empty() {
-                out.push_str(body);
-                out.push('\n');
-            }
-            out.push_str(&format!("<== {key} exit 0 ==>\n"));
-        }
-        out
+        let answers: Vec<(usize, &str, u32)> = keys
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(n, key)| {
+                let (text, code) = bodies.get(key.as_str()).map_or(("", 0), |(t, c)| (t.as_str(), *c));
+                (n, text, code)
+            })
+            .collect();
+        crate::collect::frames::encode(keys, &answers)
     }
 }

@@ -38,6 +38,14 @@ struct Node {
     vlan: u32,
 }
 
+/// A problem a simulated switch port plants, and the probe status that shows it.
+pub(crate) struct PlantedPort {
+    pub(crate) host: String,
+    pub(crate) line: String,
+    pub(crate) short: String,
+    pub(crate) status: crate::probe::ProbeStatus,
+}
+
 /// Every simulated host's network view.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SimNet {
@@ -90,6 +98,46 @@ impl SimNet {
             );
         }
         SimNet { nodes }
+    }
+
+    /// What the simulated switch ports plant that no esxcli output shows (for the demo's
+    /// opening lines): a port whose MTU is smaller than its host's largest vmknic MTU, a
+    /// port in another VLAN than most.
+    pub(crate) fn planted_ports(hosts: &[SimHost]) -> Vec<PlantedPort> {
+        let net = SimNet::new(hosts);
+        let mut vlans: BTreeMap<u32, usize> = BTreeMap::new();
+        for n in net.nodes.values().filter(|n| n.up) {
+            *vlans.entry(n.vlan).or_default() += 1;
+        }
+        let usual = vlans.iter().max_by_key(|(_, count)| **count).map(|(v, _)| *v);
+        let mut planted = Vec::new();
+        for (name, n) in net.nodes.iter().filter(|(_, n)| n.up) {
+            let largest = n.vmknics.values().filter(|v| v.enabled).map(|v| v.mtu).max();
+            if let (Some(port), Some(vmk)) = (n.port_mtu, largest) {
+                if port < vmk {
+                    planted.push(PlantedPort {
+                        host: name.clone(),
+                        line: format!(
+                            "{name}: its physical switch port has MTU {port}, smaller than its vmknic MTU {vmk} (no esxcli output shows it; the probe's jumbo ping finds it)"
+                        ),
+                        short: format!("{name}: switch port MTU {port}"),
+                        status: crate::probe::ProbeStatus::Mtu,
+                    });
+                }
+            }
+            if let Some(usual) = usual.filter(|u| *u != n.vlan) {
+                planted.push(PlantedPort {
+                    host: name.clone(),
+                    line: format!(
+                        "{name}: its physical switch port is in VLAN {}, the other hosts' in VLAN {usual} (no esxcli output shows it; the probe finds the vmknic unreachable)",
+                        n.vlan
+                    ),
+                    short: format!("{name}: switch port in VLAN {}", n.vlan),
+                    status: crate::probe::ProbeStatus::Unreachable,
+                });
+            }
+        }
+        planted
     }
 
     /// The answer of host `from` to a probe command line: (stdout, stderr, exit status);

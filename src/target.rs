@@ -1,11 +1,19 @@
 //! Which hosts to visit: turns what the admin typed (arguments, a hosts file, stdin) into
 //! an ordered, de-duplicated list of [`HostSpec`]s before any connection is made.
 //!
-//! Admins name ESXi fleets with ClusterShell node sets (`esx[01-16]`, `esx01,esx02`), so
-//! they expand here ([`crate::nodeset`]) with the zero padding exactly as written:
-//! `esx[01-16]` must give `esx01`, never `esx1`, because the names must resolve. A bracket
-//! holding `:` is an IPv6 literal (`[fe80::1]:22`) and stays intact. A name that cannot be
-//! a host (a `/`, a second `:` outside brackets) is refused before any DNS lookup.
+//! Each argument is a ClusterShell node set, read exactly as `nodeset` and `clush` read it
+//! ([`crate::nodeset`]): ranges with their zero padding as written (`esx[01-16]` gives
+//! `esx01`, never `esx1`, because the names must resolve), the operators `,` `!` `&` `^`,
+//! and groups from ClusterShell's configuration. How a host's user and port go with it:
+//!
+//! - An argument that starts with `@` is a group expression (`@esxi`, `@esxi!esx03`,
+//!   `@source:group`); `user@@esxi` logs in to the group's hosts as `user`.
+//! - Otherwise every resulting name is `[user@]host[:port]`: `root@esx[01-04]:2222`.
+//!   Only an `@` at the start of an item makes a group, as in ClusterShell.
+//! - An argument with a bracketed IPv6 address (`[fe80::1]:22`) is one host, not a set.
+//!
+//! A name that cannot be a host (a `/`, a second `:` outside brackets) is refused before
+//! any DNS lookup.
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::Read;
@@ -92,6 +100,10 @@ pub enum TargetError {
     Read { source_name: String, message: String },
     #[error("no hosts given: name hosts as arguments, with --hosts-file FILE, or '-' to read them from stdin")]
     NoHosts,
+    #[error(
+        "{spec:?} names no host (ClusterShell evaluates it to an empty set; `nodeset -e {spec:?}` shows the same)"
+    )]
+    EmptySet { spec: String },
 }
 
 /// Parses one already-expanded spec: `host`, `user@host`, `host:port`, `[v6]:port`, `v6`,
@@ -233,22 +245,99 @@ fn parse_port(spec: &str, p: &str) -> Result<u16, TargetError> {
     }
 }
 
-/// Expands one host argument as a ClusterShell node set (see [`crate::nodeset`]).
-fn expand_ranges(spec: &str) -> Result<Vec<String>, TargetError> {
-    crate::nodeset::expand(spec).map_err(|e| match e {
-        crate::nodeset::NodeSetError::Syntax(e) => TargetError::Syntax(e),
+/// A user name in front of a group: `root@` in `root@@esxi`.
+fn user_before_group(spec: &str) -> Option<(&str, &str)> {
+    let (user, rest) = spec.split_once('@')?;
+    let plain = !user.is_empty()
+        && !user.contains(['[', ']', ',', '!', '&', '^', '*', '?'])
+        && !user.contains(char::is_whitespace);
+    (plain && rest.starts_with('@')).then_some((user, rest))
+}
+
+/// A bracket holding an IPv6 address (`[fe80::1]`, `[fe80::1%eth0]`): one host.
+fn has_ipv6_brackets(spec: &str) -> bool {
+    let mut rest = spec;
+    while let Some(open) = rest.find('[') {
+        let after = rest.get(open + 1..).unwrap_or("");
+        match after.find(']') {
+            Some(close)
+                if after.get(..close).is_some_and(|b| {
+                    let addr = b.split('%').next().unwrap_or(b);
+                    addr.parse::<std::net::Ipv6Addr>().is_ok()
+                }) =>
+            {
+                return true
+            }
+            Some(close) => rest = after.get(close + 1..).unwrap_or(""),
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Expands one host argument as a ClusterShell node set (see [`crate::nodeset`]) into
+/// `[user@]host[:port]` texts and the user given in front of a group, if any.
+fn expand_ranges(
+    spec: &str,
+    groups: &mut crate::groups::GroupConfig,
+) -> Result<(Vec<String>, Option<String>), TargetError> {
+    if has_ipv6_brackets(spec) {
+        return Ok((vec![spec.to_string()], None));
+    }
+    let (user, expr, shift) = match user_before_group(spec) {
+        Some((u, rest)) => (Some(u.to_string()), rest, u.chars().count() + 1),
+        None => (None, spec, 0),
+    };
+    let names = crate::nodeset::expand_with(expr, groups).map_err(|e| match e {
+        crate::nodeset::NodeSetError::Syntax(mut e) => {
+            e.input = spec.to_string();
+            e.at += shift;
+            TargetError::Syntax(e)
+        }
         crate::nodeset::NodeSetError::TooMany(_) => TargetError::TooMany { spec: spec.to_string() },
-    })
+    })?;
+    if names.is_empty() {
+        return Err(TargetError::EmptySet { spec: spec.to_string() });
+    }
+    Ok((names, user))
 }
 
 /// Reads host specs from text: one per line, `#` starts a comment, blank lines ignored.
-/// Several whitespace-separated specs on one line are accepted too.
-fn specs_from_text(text: &str) -> Vec<String> {
-    text.lines()
-        .map(|l| l.split('#').next().unwrap_or(""))
-        .flat_map(str::split_whitespace)
-        .map(str::to_string)
-        .collect()
+/// Several specs on one line are separated by blanks, except blanks that ClusterShell
+/// ignores: next to an operator (`esx01, esx02`) or inside brackets (`esx[ 7-18]`).
+pub(crate) fn specs_from_text(text: &str) -> Vec<String> {
+    let mut specs = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        let mut current = String::new();
+        let mut depth = 0usize;
+        let mut pending_blank = false;
+        for c in line.chars() {
+            if c.is_whitespace() && depth == 0 {
+                pending_blank = !current.is_empty();
+                continue;
+            }
+            let joins = current.ends_with([',', '!', '&', '^']) || matches!(c, ',' | '!' | '&' | '^');
+            if pending_blank {
+                if joins {
+                    current.push(' ');
+                } else {
+                    specs.push(std::mem::take(&mut current));
+                }
+            }
+            pending_blank = false;
+            match c {
+                '[' => depth += 1,
+                ']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            current.push(c);
+        }
+        if !current.is_empty() {
+            specs.push(current);
+        }
+    }
+    specs
 }
 
 /// Builds the target list from positional arguments (`-` = read `stdin`) and an optional
@@ -257,6 +346,16 @@ pub(crate) fn collect_targets(
     args: &[String],
     hosts_file: Option<&Path>,
     stdin: &mut dyn Read,
+) -> Result<Vec<HostSpec>, TargetError> {
+    collect_targets_with(args, hosts_file, stdin, &mut crate::groups::GroupConfig::from_env())
+}
+
+/// [`collect_targets`] with the given ClusterShell group configuration.
+pub(crate) fn collect_targets_with(
+    args: &[String],
+    hosts_file: Option<&Path>,
+    stdin: &mut dyn Read,
+    groups: &mut crate::groups::GroupConfig,
 ) -> Result<Vec<HostSpec>, TargetError> {
     let mut raw: Vec<String> = Vec::new();
     // Which argument each raw spec came from (`None`: the hosts file).
@@ -300,16 +399,19 @@ pub(crate) fn collect_targets(
     // stop early rather than expand every copy.
     let mut expanded_total: usize = 0;
     for (spec, arg) in raw.into_iter().zip(from_arg.into_iter().chain(std::iter::repeat(None))) {
-        let names = expand_ranges(&spec)?;
+        let (names, group_user) = expand_ranges(&spec, groups)?;
         expanded_total = expanded_total.saturating_add(names.len());
         if expanded_total > MAX_EXPANDED_NAMES {
             return Err(TargetError::TooMany { spec });
         }
         for expanded in names {
-            let h = HostSpec {
+            let mut h = HostSpec {
                 arg,
                 ..parse_host_spec(&expanded)?
             };
+            if h.user.is_none() {
+                h.user.clone_from(&group_user);
+            }
             if seen.insert(h.clone()) {
                 out.push(h);
             }
@@ -341,8 +443,74 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn no_groups() -> crate::groups::GroupConfig {
+        crate::groups::GroupConfig::from_files(Vec::new())
+    }
+
+    fn exp(spec: &str) -> Result<Vec<String>, TargetError> {
+        expand_ranges(spec, &mut no_groups()).map(|(n, _)| n)
+    }
+
     fn names(spec: &str) -> Vec<String> {
-        expand_ranges(spec).unwrap()
+        exp(spec).unwrap()
+    }
+
+    /// A ClusterShell configuration with a `local` source whose `map` reads a file.
+    fn groups_in(dir: &Path) -> crate::groups::GroupConfig {
+        std::fs::write(
+            dir.join("groups.conf"),
+            "[Main]\ndefault: local\n[local]\nmap: sed -n 's/^$GROUP: *//p' $CFGDIR/groups.txt\nlist: cut -d: -f1 $CFGDIR/groups.txt\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("groups.txt"), "esxi: esx[01-03]\nnone:\n").unwrap();
+        crate::groups::GroupConfig::from_files(vec![dir.join("groups.conf")])
+    }
+
+    #[test]
+    fn groups_users_and_ports_around_node_sets() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut groups = groups_in(dir.path());
+        let labels = |args: &[&str], groups: &mut crate::groups::GroupConfig| -> Vec<String> {
+            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            collect_targets_with(&args, None, &mut "".as_bytes(), groups)
+                .unwrap()
+                .iter()
+                .map(HostSpec::to_string)
+                .collect()
+        };
+        assert_eq!(labels(&["@esxi"], &mut groups), ["esx01", "esx02", "esx03"]);
+        assert_eq!(labels(&["@esxi!esx02"], &mut groups), ["esx01", "esx03"]);
+        assert_eq!(
+            labels(&["root@@esxi"], &mut groups),
+            ["root@esx01", "root@esx02", "root@esx03"]
+        );
+        assert_eq!(labels(&["@local:esxi&esx03"], &mut groups), ["esx03"]);
+        assert_eq!(
+            labels(&["admin@esx[01-02]:2222,esx07"], &mut groups),
+            ["admin@esx01:2222", "admin@esx02:2222", "esx07"]
+        );
+        let args = vec!["@none".to_string()];
+        assert!(matches!(
+            collect_targets_with(&args, None, &mut "".as_bytes(), &mut groups),
+            Err(TargetError::EmptySet { .. })
+        ));
+        // Without any group configuration, `@esxi` is an error, never a host named esxi.
+        let args = vec!["@esxi".to_string()];
+        let err = collect_targets_with(&args, None, &mut "".as_bytes(), &mut no_groups()).unwrap_err();
+        assert!(err.to_string().contains("groups.conf"), "{err}");
+        let args = vec!["root@@esxi".to_string()];
+        match collect_targets_with(&args, None, &mut "".as_bytes(), &mut no_groups()) {
+            Err(TargetError::Syntax(e)) => assert_eq!(e.at, 5, "{e}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn hosts_files_keep_the_blanks_clustershell_ignores() {
+        assert_eq!(
+            specs_from_text("esx01, esx02 db1\nesx[ 7-8] ! esx8  # comment\n"),
+            ["esx01, esx02", "db1", "esx[ 7-8] ! esx8"]
+        );
     }
 
     #[test]
@@ -428,22 +596,16 @@ mod tests {
 
     #[test]
     fn bad_ranges_are_errors() {
-        assert!(matches!(expand_ranges("esx[5-1]"), Err(TargetError::Syntax(_))));
-        assert!(matches!(expand_ranges("esx[1-3"), Err(TargetError::Syntax(_))));
-        assert!(matches!(
-            expand_ranges("esx[1-99999]"),
-            Err(TargetError::TooMany { .. })
-        ));
+        assert!(matches!(exp("esx[5-1]"), Err(TargetError::Syntax(_))));
+        assert!(matches!(exp("esx[1-3"), Err(TargetError::Syntax(_))));
+        assert!(matches!(exp("esx[1-99999]"), Err(TargetError::TooMany { .. })));
     }
 
     #[test]
     fn huge_lists_are_refused_before_they_are_built() {
         // 2000 parts of 9999 names: 20 million strings if built before counting.
         let body = vec!["1-9999"; 2000].join(",");
-        assert!(matches!(
-            expand_ranges(&format!("esx[{body}]")),
-            Err(TargetError::TooMany { .. })
-        ));
+        assert!(matches!(exp(&format!("esx[{body}]")), Err(TargetError::TooMany { .. })));
         // The same full-size range given many times stops once the total is too large.
         let args: Vec<String> = (0..50).map(|_| "esx[1-9000]".to_string()).collect();
         assert!(matches!(
@@ -517,13 +679,13 @@ mod tests {
             let w = width as usize;
             let expected: Vec<String> = (start..=end).map(|n| format!("{prefix}{n:0w$}")).collect();
             let spec = format!("{prefix}[{start:0w$}-{end:0w$}]");
-            prop_assert_eq!(expand_ranges(&spec).unwrap(), expected);
+            prop_assert_eq!(exp(&spec).unwrap(), expected);
         }
 
         /// Expanding never changes a name that has no range in it.
         #[test]
         fn plain_names_are_untouched(name in "[a-z][a-z0-9.-]{0,20}") {
-            prop_assert_eq!(expand_ranges(&name).unwrap(), vec![name]);
+            prop_assert_eq!(exp(&name).unwrap(), vec![name]);
         }
     }
 }

@@ -2,7 +2,8 @@
 //! so an engineer who only has that (no SSH access, no pvrdma-doctor bundle) still gets
 //! the host checks.
 //!
-//! Pipeline stage: *collect*. Layout (research file §13):
+//! Pipeline stage: *collect*. Layout (the `README` vm-support writes into every bundle,
+//! as quoted by fox-it's dissect.target `loaders/vmsupport.py`; `docs/bundles.md`):
 //!
 //! ```text
 //! esx-<host>-<YYYY>-<MM>-<DD>--<HH>.<MM>-<pid>/
@@ -24,8 +25,9 @@ use std::path::Path;
 /// vm-support's capture of all advanced options that differ from their default; holds
 /// the `/Net/PVRDMAVmknic` record when a vmknic is tagged.
 pub const ADVANCED_DELTA_FILE: &str = "localcli_system-settings-advanced-list--d.txt";
-/// Output of VMware's RDMA helper script (research file §1): holds `rdma device list` and
-/// `rdma device vmknic list`, which vm-support may not capture on their own.
+/// Output of VMware's RDMA helper script `rdmainfo.sh`, which vm-support runs: holds
+/// `rdma device list` and `rdma device vmknic list`, which vm-support may not capture on
+/// their own.
 const RDMAINFO_FILE: &str = "rdmainfo.sh.txt";
 const PVRDMA_VMKNIC_PATH: &str = "/Net/PVRDMAVmknic";
 

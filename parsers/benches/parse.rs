@@ -12,6 +12,22 @@ use std::time::{Duration, Instant};
 
 const VMS: u64 = 500;
 
+/// `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it,
+/// as a check that every input parses: then it prints no figures (debug-build timings
+/// beside the README's release ones would only mislead).
+fn timing() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// `println!` only when timing.
+macro_rules! say {
+    ($($t:tt)*) => {
+        if timing() {
+            println!($($t)*);
+        }
+    };
+}
+
 fn process_list() -> String {
     let mut s = String::new();
     for i in 0..VMS {
@@ -73,6 +89,10 @@ fn measure<T>(name: &str, input: &str, f: impl Fn(&str) -> T) {
     if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
         return;
     }
+    if !timing() {
+        black_box(f(black_box(input)));
+        return;
+    }
     // Warm up, then time enough runs for a stable median. Each run repeats the call until
     // it takes about a millisecond, so that the sub-microsecond samples are not timer noise;
     // the times printed are per call.
@@ -96,7 +116,7 @@ fn measure<T>(name: &str, input: &str, f: impl Fn(&str) -> T) {
     let median = runs.get(runs.len() / 2).copied().unwrap_or_default();
     let min = runs.first().copied().unwrap_or_default();
     let mib_s = input.len() as f64 / (1024.0 * 1024.0) / median.as_secs_f64();
-    println!(
+    say!(
         "{name:<34} {:>8} KiB  median {:>9.3} ms  min {:>9.3} ms  {mib_s:>7.1} MiB/s",
         input.len() / 1024,
         median.as_secs_f64() * 1e3,
@@ -225,7 +245,7 @@ fn main() {
     use pvrdma_parsers::by_id::*;
     let mut checks: Vec<(&str, bool)> = Vec::new();
 
-    println!("{VMS} VMs, {} PVRDMA adapters", VMS * 2);
+    say!("{VMS} VMs, {} PVRDMA adapters", VMS * 2);
     let (pl, pb, l, prop) = (process_list(), port_batch(), ls(), properties_batch());
     let (vmx, vmx_n) = section_input(VMX_PVRDMA_LINES.id, VMS as usize, vm_dir);
     measure("parse_vm_process_list", &pl, |i| {
@@ -273,7 +293,7 @@ fn main() {
         (VMX_PVRDMA_LINES.parse)(&vmx).is_ok_and(|v| v.len() == vmx_n && v.iter().all(|s| s.config.is_ok())),
     ));
 
-    println!(
+    say!(
         "per-host lists: the sample's rows / records / sections repeated to >= {} KiB",
         LIST_BYTES / 1024
     );
@@ -334,7 +354,7 @@ fn main() {
     // One fixed record per host: nothing to repeat, so these run on the sample itself and
     // their MiB/s is dominated by the per-call cost (error-text check, allocations), not
     // by throughput; compare their time per call, not their MiB/s.
-    println!("single records: the sample itself (MiB/s here is per-call cost, not throughput)");
+    say!("single records: the sample itself (MiB/s here is per-call cost, not throughput)");
     let version = sample(SYSTEM_VERSION.id);
     let option = sample(PVRDMA_VMKNIC_OPTION.id);
     let fw = sample(FIREWALL_GET.id);
@@ -357,7 +377,7 @@ fn main() {
 
     // The results must be real parses, not errors timed by accident.
     let failed: Vec<&str> = checks.iter().filter(|c| !c.1).map(|c| c.0).collect();
-    println!("inputs parsed without error: {}", failed.is_empty());
+    say!("inputs parsed without error: {}", failed.is_empty());
     if !failed.is_empty() {
         eprintln!("not parsed as expected: {}", failed.join(", "));
         std::process::exit(1);

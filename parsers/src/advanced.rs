@@ -1,8 +1,12 @@
 //! `esxcli system settings advanced list -o /Net/PVRDMAVmknic`: which vmknic is tagged for
 //! PVRDMA (empty by default, and then PVRDMA has no vmknic to use). Real sample of the
-//! layout (ESXi 6.7/7.0, another option; note the trailing spaces of empty values):
+//! layout (ESXi 6.7/7.0, another option; on the host an empty value keeps a trailing
+//! space, which this copy drops). The record of another option is refused, never read
+//! as "no vmknic tagged":
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //!    Path: /VMFS3/UseATSForHBOnVMFS5
 //!    Type: integer
 //!    Int Value: 1
@@ -13,6 +17,16 @@
 //!    Default String Value:
 //!    Valid Characters:
 //!    Description: Use ATS for HB on ATS supported VMFS5 volumes
+//! "#;
+//! let other = parse_advanced_option(output.trim_start_matches('\n')).unwrap_err();
+//! assert_eq!((other.line, other.snippet.trim()), (1, "Path: /VMFS3/UseATSForHBOnVMFS5"));
+//!
+//! // The same layout naming the option PVRDMA reads: its empty `String Value` is the
+//! // default, no vmknic tagged.
+//! let untagged = output.replace("/VMFS3/UseATSForHBOnVMFS5", "/Net/PVRDMAVmknic");
+//! let option = parse_advanced_option(untagged.trim_start_matches('\n'))?;
+//! assert_eq!((option.int_value, option.string_value.as_str()), (Some(1), ""));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
 //! ESXi 8 appends `Host Specific:` and `Impact:` (ignored).

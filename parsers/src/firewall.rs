@@ -3,17 +3,30 @@
 //! Real samples (ESXi 5.x `get`; ESXi 8.0 U2b ruleset list, 4 columns; ESXi 6/7 have only
 //! `Name` and `Enabled`):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //!    Default Action: DROP
 //!    Enabled: true
 //!    Loaded: true
+//! "#;
+//! let firewall = parse_firewall_get(output.trim_start_matches('\n'))?;
+//! assert_eq!(firewall.enabled, Some(true));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! Name                         Enabled  Enable/Disable configurable  Allowed IP configurable
 //! ---------------------------  -------  ---------------------------  -----------------------
 //! sshServer                       true                         true                     true
 //! pvrdma                         false                         true                     true
+//! "#;
+//! let rulesets = parse_firewall_ruleset_list(output.trim_start_matches('\n'))?;
+//! let pvrdma = rulesets.iter().find(|r| r.name == "pvrdma").expect("a pvrdma row");
+//! assert_eq!(pvrdma.enabled, Some(false));
+//! # Ok::<(), ParseError>(())
 //! ```
 use crate::common::{bool_value, non_empty, run, structure, table, value, PResult};
 use crate::ParseError;

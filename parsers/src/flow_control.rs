@@ -1,12 +1,19 @@
 //! Flow control of the HCA uplink, read-only: `esxcli network nic pauseParams list` (global
 //! pause) and the batched `esxcli network nic dcb status get -n <vmnic>` (DCB / PFC). RoCE
-//! needs a lossless network: global pause or PFC (seed 004). Real sample of the pause list
+//! needs a lossless network: global pause or PFC (VMware vSphere documentation, "Remote
+//! Direct Memory Access for Virtual Machines"). Real sample of the pause list
 //! (ESXi 8.0 U1a, ConnectX NIC; booleans right-aligned under their dash runs):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! NIC     Pause Params Supported  Pause RX  Pause TX  Auto Negotiation  Auto Negotiation Resolution Avail  RX Auto Negotiation Resolution  TX Auto Negotiation Resolution
 //! ------  ----------------------  --------  --------  ----------------  ---------------------------------  ------------------------------  ------------------------------
 //! vmnic0                    true      true      true             false                              false                           false                           false
+//! "#;
+//! let pause = parse_nic_pause_params_list(output.trim_start_matches('\n'))?;
+//! assert_eq!((pause[0].nic.as_str(), pause[0].rx, pause[0].tx), ("vmnic0", Some(true), Some(true)));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
 //! No public capture of `nic dcb status get` exists; its field names (`Mode: IEEE Mode`,

@@ -2,7 +2,9 @@
 //! exist, be enabled and have an IPv4 address; its MTU should match the vDS. Real samples
 //! (vSAN design guide, vmk on a vDS; Equinix Metal):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! vmk1
 //!    Name: vmk1
 //!    MAC Address: 00:50:56:69:96:f0
@@ -13,12 +15,26 @@
 //!    VDS Name: vDS
 //!    VDS Port: 16
 //!    MTU: 9000
+//! "#;
+//! let vmknics = parse_ip_interface_list(output.trim_start_matches('\n'))?;
+//! assert_eq!(vmknics[0].name, "vmk1");
+//! assert_eq!(vmknics[0].enabled, Some(true));
+//! assert_eq!(vmknics[0].vds_name.as_deref(), Some("vDS"));
+//! assert_eq!(vmknics[0].mtu, Some(9000));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! Name  IPv4 Address    IPv4 Netmask     IPv4 Broadcast  Address Type  Gateway         DHCP DNS
 //! ----  --------------  ---------------  --------------  ------------  --------------  --------
 //! vmk1  10.88.154.2     255.255.255.248  10.88.154.7     STATIC        0.0.0.0            false
+//! "#;
+//! let ipv4 = parse_ip_interface_ipv4_get(output.trim_start_matches('\n'))?;
+//! assert_eq!(ipv4[0].address.as_deref(), Some("10.88.154.2"));
+//! assert_eq!(ipv4[0].netmask.as_deref(), Some("255.255.255.248"));
+//! # Ok::<(), ParseError>(())
 //! ```
 use crate::common::{bool_value, check_record_names, non_empty, non_na, records, run, table, value, PResult};
 use crate::ParseError;

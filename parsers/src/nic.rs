@@ -2,10 +2,18 @@
 //! paired with. Real sample (ESXi 7.0.3, Mellanox ConnectX-4 Lx; note the right-aligned
 //! `Speed` and `MTU` and the last dash run shorter than the descriptions):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! Name    PCI Device    Driver      Admin Status  Link Status  Speed  Duplex  MAC Address         MTU  Description
 //! ------  ------------  ----------  ------------  -----------  -----  ------  -----------------  ----  -----------
 //! vmnic2  0000:5e:00.0  nmlx5_core  Up            Up           10000  Full    b8:ce:f6:dc:74:22  1500  Mellanox Technologies ConnectX-4 Lx EN NIC; 25GbE; dual-port SFP28; (MCX4121A-ACA)
+//! "#;
+//! let nics = parse_nic_list(output.trim_start_matches('\n'))?;
+//! assert_eq!(nics[0].name, "vmnic2");
+//! assert_eq!(nics[0].link_status.as_deref(), Some("Up"));
+//! assert_eq!((nics[0].speed, nics[0].mtu), (Some(10000), Some(1500)));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
 //! ESXi 5.5 has a single `Link` column instead of `Admin Status` / `Link Status`.

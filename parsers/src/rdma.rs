@@ -3,16 +3,30 @@
 //! speak. Real sample (Cisco UCS VIC guide, ESXi 7/8; its column alignment is damaged,
 //! which the dash-run slicing copes with):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! Name    Driver State  MTU  Speed   Paired Uplink Description
 //! -----   ------ -----  ---  -----   ------------- -----
 //! vmrdma0 nenic  Active 4096 50 Gbps vmnic1        Cisco UCS VIC 15XXX (A0)
+//! "#;
+//! let devices = parse_rdma_device_list(output.trim_start_matches('\n'))?;
+//! assert_eq!(devices[0].name, "vmrdma0");
+//! assert!(devices[0].state.is_active());
+//! assert_eq!(devices[0].paired_uplink.as_deref(), Some("vmnic1"));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! Device  RoCE v1 RoCE v2 iWARP
 //! -----   ------- ------- -----
 //! vmrdma0 false   true    false
+//! "#;
+//! let protocols = parse_rdma_device_protocol_list(output.trim_start_matches('\n'))?;
+//! assert_eq!((protocols[0].roce_v1, protocols[0].roce_v2), (Some(false), Some(true)));
+//! # Ok::<(), ParseError>(())
 //! ```
 use crate::common::{bool_value, non_empty, run, table, PResult};
 use crate::ParseError;
@@ -188,8 +202,9 @@ mod tests {
     }
 
     #[test]
-    fn mellanox_seed_with_tabs_maps_columns_by_header() {
-        // Seed 001, pasted from the Mellanox guide: tabs and spaces mixed.
+    fn mellanox_guide_with_tabs_maps_columns_by_header() {
+        // As pasted in the Mellanox (NVIDIA) guide "How-To Configure PVRDMA in VMware
+        // vSphere 6.5/6.7": tabs and spaces mixed.
         let input = "Name \t Driver \t State \t MTU    Speed \t   Paired Uplink \tDescription\n\
 -------\t ----------\t ------\t ----   --------   -------------\t-----------------------------------\n\
 vmrdma0\t nmlx5_rdma  Active\t 1024\t100 Gbps   vmnic2\t\t\tMT28800 Family [ConnectX-5 MT28831]\n\

@@ -1,12 +1,19 @@
 //! `esxcli system version get`: which ESXi release, because PVRDMA features depend on it
 //! (6.5+, native endpoints 7.0 U1+, async mode 8.0+). Real sample (ESXi 6.5):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //!    Product: VMware ESXi
 //!    Version: 6.5.0
 //!    Build: Releasebuild-5969303
 //!    Update: 1
 //!    Patch: 26
+//! "#;
+//! let version = parse_system_version(output.trim_start_matches('\n'))?;
+//! assert_eq!(version.product, "VMware ESXi");
+//! assert_eq!(version.numbers(), Some((6, 5, 0)));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
 //! ESXi 5.5 has no `Patch`; copies from web pages lose the indent.

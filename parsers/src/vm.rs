@@ -3,7 +3,9 @@
 //! Real sample of the process list (a name with brackets and spaces; records are separated
 //! by a blank or whitespace-only line; no running VM = empty output):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! uranium-esx36 [knagaraju] FGT_VM64_ESXI
 //!    World ID: 2557323
 //!    Process ID: 0
@@ -11,6 +13,11 @@
 //!    UUID: cc cf 7f af 0f 3d 45 23-8a 69 1f 43 4e c2 97 56
 //!    Display Name: uranium-esx36 [knagaraju] FGT_VM64_ESXI
 //!    Config File: /vmfs/volumes/58f72d53-3d2f86ee-e2b8-d4ae52e8199a/machines/uranium-esx36 [knagaraju] FGT_VM64_ESXI/uranium-esx36 [knagaraju] FGT_VM64_ESXI.vmx
+//! "#;
+//! let vms = parse_vm_process_list(output.trim_start_matches('\n'))?;
+//! assert_eq!(vms[0].world_id, 2557323);
+//! assert_eq!(vms[0].display_name, "uranium-esx36 [knagaraju] FGT_VM64_ESXI");
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
 //! The port list has **no public capture**; its form here is **reconstructed**: records
@@ -448,7 +455,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_003_copy_without_indentation() {
+    fn the_vmware_papers_copy_without_indentation() {
         let input = "rhel80_1\nWorld ID: 1001474360\nProcess ID: 0\nVMX Cartel ID: 1001474359\nUUID: 42 31 0d 66 62 8c b0 5d-46 6f 24 42 52 c6 95 8f\nDisplay Name: rhel80_1\nConfig File: /vmfs/volumes/abd78922-9b6e495c/bryantan/rhel80_1/rhel80_1.vmx\n";
         let v = parse_vm_process_list(input).unwrap();
         assert_eq!(v.len(), 1);

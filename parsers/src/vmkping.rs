@@ -1,10 +1,12 @@
 //! `vmkping`: ICMP echo from a VMkernel adapter, the only read-only proof that two hosts'
 //! PVRDMA vmknics reach each other (and, with don't-fragment and a jumbo payload, that the
-//! whole path carries the vmknic's MTU). Real samples (research file, "vmkping"):
+//! whole path carries the vmknic's MTU). Real samples, from public captures:
 //!
 //! A reply (nested ESXi lab, `vmkping -I vmk1 172.16.98.22`, VERBATIM):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! PING 172.16.98.22 (172.16.98.22): 56 data bytes
 //! 64 bytes from 172.16.98.22: icmp_seq=0 ttl=64 time=0.243 ms
 //! 64 bytes from 172.16.98.22: icmp_seq=1 ttl=64 time=0.260 ms
@@ -13,13 +15,20 @@
 //! --- 172.16.98.22 ping statistics ---
 //! 3 packets transmitted, 3 packets received, 0% packet loss
 //! round-trip min/avg/max = 0.243/0.255/0.262 ms
+//! "#;
+//! let ping = parse_vmkping(output.trim_start_matches('\n'))?;
+//! assert_eq!(ping.replies, 3);
+//! assert_eq!(ping.statistics.map(|s| s.received), Some(3));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
 //! A payload larger than the vmknic MTU with don't-fragment (ESXi 9, ogelbric/VCF9-notes,
 //! VERBATIM). There is no round-trip line on a total loss, and a capture from an NSX lab
 //! stops after the `sendto()` lines with no statistics at all:
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! PING 192.168.6.1 (192.168.6.1): 1500 data bytes
 //! sendto() failed (Message too long)
 //! sendto() failed (Message too long)
@@ -27,10 +36,15 @@
 //!
 //! --- 192.168.6.1 ping statistics ---
 //! 3 packets transmitted, 0 packets received, 100% packet loss
+//! "#;
+//! let ping = parse_vmkping(output.trim_start_matches('\n'))?;
+//! assert_eq!(ping.send_errors.len(), 3); // "Message too long": the path MTU is smaller
+//! assert_eq!(ping.statistics.map(|s| s.received), Some(0));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
 //! A silent peer (no reply within `-W`) prints the header and the statistics line only, as
-//! the BSD ping vmkping derives from does (captures of that ping in the research file);
+//! the FreeBSD ping vmkping derives from does (its `ping(8)` output);
 //! **composed** for vmkping. `sendto() failed (Host is down)` is named by a public
 //! Invoke-VmkPing script; the lines carrying it are **composed** in the same form as
 //! `Message too long`. An adapter vmkping does not know (`-I vmk9`) is answered with one

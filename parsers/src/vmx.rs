@@ -4,7 +4,9 @@
 //! it names the adapters. Real sample of the format (a vm-support `.vmx` excerpt; the
 //! PVRDMA value `vrdma` is the one open-vm-tools' `Net_GetNumAdapters()` compares with):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! memSize = "128"
 //! ethernet0.virtualDev = "e1000"
 //! ethernet0.networkName = "VM Network"
@@ -12,6 +14,12 @@
 //! ethernet0.generatedAddress = "00:50:56:a5:97:d5"
 //! ethernet0.present = "TRUE"
 //! displayName = "sitea_vm1"
+//! "#;
+//! let vmx = parse_vmx(output.trim_start_matches('\n'))?;
+//! assert_eq!(vmx.display_name.as_deref(), Some("sitea_vm1"));
+//! assert_eq!(vmx.memsize_mb, Some(128));
+//! assert!(vmx.pvrdma_adapters.is_empty(), "an e1000 is not a PVRDMA adapter");
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
 //! Keys are case-blind (`memsize` and `memSize` both occur); `#` starts a comment; values
@@ -22,7 +30,9 @@
 //! file, so PVRDMA VMs are known without vsish. Its form (**composed**: the loop's own
 //! markers around lines in the `.vmx` format above):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! ==> /vmfs/volumes/datastore1/hpc-node01/hpc-node01.vmx <==
 //! virtualHW.version = "19"
 //! memSize = "8192"
@@ -32,6 +42,13 @@
 //! ethernet1.virtualDev = "vrdma"
 //! ethernet1.generatedAddress = "00:50:56:8a:9f:c2"
 //! <== /vmfs/volumes/datastore1/hpc-node01/hpc-node01.vmx exit 0 ==>
+//! "#;
+//! let sections = parse_vmx_pvrdma_lines(output.trim_start_matches('\n'))?;
+//! assert_eq!(sections[0].config_file, "/vmfs/volumes/datastore1/hpc-node01/hpc-node01.vmx");
+//! let vmx = sections[0].config.as_ref().expect("a whole section");
+//! assert_eq!((vmx.hardware_version, vmx.mem_pin), (Some(19), Some(true)));
+//! assert_eq!(vmx.pvrdma_adapters[0].ethernet_index, 1);
+//! # Ok::<(), ParseError>(())
 //! ```
 use crate::common::{end_of, fail, is_blank, line_iter, non_empty, run, sections, to_parse_error, PResult, SectionEnd};
 use crate::ParseError;

@@ -4,7 +4,9 @@
 //! Real sample (VMware paper "Paravirtual RDMA for HPC", Figure 12; the pasted figure lost
 //! the closing `}`, so it is optional):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! PVRDMA Device Properties {
 //! VMM leader ID of VM:1001474360
 //! adapter index:0
@@ -15,6 +17,12 @@
 //! Prefer RoCE v1 over v2:0
 //! RoCE version:2
 //! Active MTU:1024
+//! "#;
+//! let properties = parse_pvrdma_properties(output.trim_start_matches('\n'))?;
+//! assert_eq!(properties.vmm_leader_id, Some(1001474360));
+//! assert_eq!(properties.physical_hca_available, Some(true)); // the HCA carries its traffic
+//! assert_eq!(properties.roce_version, Some(2));
+//! # Ok::<(), ParseError>(())
 //! ```
 //!
 //! The `ls` children (`1001474360_0/`) are reconstructed from vsish's `ls` form (one child
@@ -281,7 +289,15 @@ fn section_properties<'a>(whole: &'a str, s: &Section<'a>) -> Result<PvrdmaPrope
     if !first.trim_start().starts_with(TITLE) {
         // vsish's own complaint (`VSISHPath_Form():Extraneous ...`), kept verbatim.
         let text: Vec<&str> = line_iter(body).filter(|l| !is_blank(l)).map(trim).collect();
-        return Err(text.join("\n"));
+        // A shell reports a query killed by signal N as status 128 + N.
+        return Err(match s.end {
+            SectionEnd::Marker(code @ 129..=192) => format!(
+                "vsish was killed by signal {} (exit status {code}): {}",
+                code - 128,
+                text.join("\n")
+            ),
+            _ => text.join("\n"),
+        });
     }
     if let SectionEnd::Marker(code @ 1..) = s.end {
         return Err(format!("vsish exited with status {code}: {}", first.trim()));
@@ -299,7 +315,8 @@ fn properties_batch(input: &str) -> PResult<'_, Vec<PvrdmaPropertiesSection>> {
     for s in secs {
         let (_, device) =
             device_id(s.key).map_err(|_| fail(s.header, "a `==> <World ID>_<adapter index> <==` section header"))?;
-        // The block names its device (seed 003: `VMM leader ID of VM` is the World ID of
+        // The block names its device (VMware, "Paravirtual RDMA for High Performance
+        // Computing", Figure 12: `VMM leader ID of VM` is the World ID of
         // the node name, `adapter index` its index): another device's block in this
         // section says nothing about this adapter.
         let properties = section_properties(input, &s).and_then(|p| {
@@ -358,7 +375,8 @@ mod tests {
         assert_eq!(s[1].properties.as_ref().unwrap().physical_hca_available, Some(false));
     }
 
-    /// Seed 003, Figure 12, as printed (no indentation, no closing brace).
+    /// VMware, "Paravirtual RDMA for High Performance Computing", Figure 12, as printed (no
+    /// indentation, no closing brace).
     const FIGURE_12: &str = "PVRDMA Device Properties {\nVMM leader ID of VM:1001474360\nadapter index:0\nMAC address:00:50:56:8a:9f:c2\nPhysical HCA available:1\nNamespace allocated:0\nHardware S/R available:0\nMR tracing available:0\nSRQ support enabled:1\nMR Key extension enabled:1\nPhys handles enabled:1\nNative endpoints supported:0\nNative vmotion supported:0\nDMA accelerator enabled:0\nDMA accelerator transfer threshold:32768\nPrefer RoCE v1 over v2:0\nRoCE version:2\nActive MTU:1024\n";
 
     #[test]

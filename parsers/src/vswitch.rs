@@ -3,7 +3,9 @@
 //! Real sample (ESXi 8.x; trailing spaces on empty values, a whitespace-only line between
 //! `DVPort` entries):
 //!
-//! ```text
+//! ```
+//! # use pvrdma_parsers::*;
+//! let output = r#"
 //! VDS-Prod
 //!    Name: VDS-Prod
 //!    VDS ID: 50 33 8c 87 5f 05 cd 73-bc 4f 7c 4f 55 23 fc f8
@@ -16,6 +18,12 @@
 //!          Port ID: 0
 //!       
 //!          Client:
+//! "#;
+//! let switches = parse_dvs_list(output.trim_start_matches('\n'))?;
+//! assert_eq!(switches[0].name, "VDS-Prod");
+//! assert_eq!(switches[0].mtu, Some(1500));
+//! assert!(switches[0].uplinks.is_empty());
+//! # Ok::<(), ParseError>(())
 //! ```
 use crate::common::{bool_value, check_record_names, fail, find, list_value, non_empty, records, run, value, PResult};
 use crate::ParseError;

@@ -28,6 +28,9 @@ fn all_parsers(input: &str) -> Result<(), TestCaseError> {
         p::parse_pvrdma_properties(input).err(),
         p::parse_pvrdma_properties_batch(input).err(),
         p::vmx::parse_vmx(input).err(),
+        p::parse_vmx_pvrdma_lines(input).err(),
+        p::parse_nic_pause_params_list(input).err(),
+        p::parse_nic_dcb_status_batch(input).err(),
         p::parse_vmkping(input).err(),
         p::parse_vmkping_probe(input).err(),
     ];

@@ -113,6 +113,10 @@ pub(crate) struct ManifestCommand {
     /// written before it existed: readers derive it from the fields above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) outcome: Option<Outcome>,
+    /// A concurrent batch's queries whose answer did not arrive whole (their sections
+    /// have no end marker): key and why. Absent when every answer did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) unfinished: Vec<crate::collect::UnfinishedSection>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

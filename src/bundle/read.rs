@@ -113,6 +113,7 @@ pub(crate) fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCa
                 timeout_hit: cmd.timeout_hit,
                 failure: cmd.failure.clone(),
                 outcome: cmd.outcome.clone(),
+                unfinished: cmd.unfinished.clone(),
             })
         };
         for cmd in &host.commands {

@@ -275,6 +275,7 @@ fn output_entries(entries: &mut Vec<Entry>, stem: &str, id: &str, raw: &RawOutpu
         timeout_hit: raw.timeout_hit,
         failure: raw.failure.clone(),
         outcome: Some(raw.outcome()),
+        unfinished: raw.unfinished.clone(),
     }
 }
 
@@ -287,7 +288,10 @@ fn file_id(id: &str) -> anyhow::Result<&str> {
 
 fn outcome(capture: &HostCapture) -> HostOutcome {
     let all_there = CATALOGUE.iter().all(|s| capture.outputs.contains_key(s.id));
-    let all_clean = capture.outputs.values().all(|o| o.cut_short().is_none());
+    let all_clean = capture
+        .outputs
+        .values()
+        .all(|o| o.cut_short().is_none() && o.unfinished.is_empty());
     if capture.outputs.is_empty() && capture.vmx_files.is_empty() {
         HostOutcome::Failed
     } else if all_there && all_clean && capture.error.is_none() {
@@ -434,6 +438,7 @@ mod tests {
             timeout_hit: false,
             failure: None,
             outcome: None,
+            unfinished: Vec::new(),
         };
         let cut = capped(&raw, 5);
         assert_eq!(cut.stdout, "aéa");

@@ -242,7 +242,8 @@ pub(crate) struct Finished {
 type Event<'s> = Pin<Box<dyn Future<Output = Step> + Send + 's>>;
 
 enum Step {
-    Ran(usize, usize, String, Ran),
+    /// What a command ran into (boxed: an output is large, a wake-up small).
+    Ran(usize, usize, String, Box<Ran>),
     /// A refused command's back-off is over.
     Wake(usize, usize, String),
 }
@@ -297,7 +298,9 @@ where
             let Some(spec) = specs.get(i) else { continue };
             let fut = exec(spec, line.clone());
             busy += 1;
-            events.push(Box::pin(async move { Step::Ran(i, attempts, line, fut.await) }));
+            events.push(Box::pin(
+                async move { Step::Ran(i, attempts, line, Box::new(fut.await)) },
+            ));
         }
         let Some(step) = events.next().await else { break };
         match step {
@@ -305,7 +308,7 @@ where
             Step::Ran(i, attempts, line, ran) => {
                 busy = busy.saturating_sub(1);
                 let Some(spec) = specs.get(i) else { continue };
-                match ran {
+                match *ran {
                     Ran::Done(out) => settle(specs, &mut done, spec.id, out, on_done),
                     Ran::Lost(f) => {
                         done.missing.insert(spec.id.to_string(), f);

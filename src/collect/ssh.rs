@@ -541,7 +541,16 @@ async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str,
     }
     let outcome = rx.outcome(job, started);
     let mut out = RawOutput::new(id, command);
-    out.stdout = bytes_to_text(rx.stdout);
+    // A concurrent batch's answers arrive as tagged lines in the order its queries wrote
+    // them: sorted back into sections, each answer whole or listed as unfinished.
+    match crate::catalogue::batch_keys(command).filter(|(batch, _)| *batch == id) {
+        Some((_, keys)) => {
+            let decoded = super::frames::decode(&keys, &rx.stdout, outcome.problem().as_deref());
+            out.stdout = decoded.stdout;
+            out.unfinished = decoded.unfinished;
+        }
+        None => out.stdout = bytes_to_text(rx.stdout),
+    }
     out.stderr = bytes_to_text(rx.stderr);
     out.duration_ms = elapsed_ms(started);
     out.exit_status = rx.exit_status;
@@ -550,7 +559,7 @@ async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str,
     out.failure = failure_for(job, id, &outcome);
     // `-v`: every command with host, duration and how it ended.
     tracing::info!(
-        "{}: `{}` {} in {} ms ({} bytes out, {} bytes err)",
+        "{}: `{}` {} in {} ms ({} bytes out, {} bytes err{})",
         job.label,
         command,
         outcome.problem().unwrap_or_else(|| match out.exit_status {
@@ -560,6 +569,10 @@ async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str,
         out.duration_ms,
         out.stdout.len(),
         out.stderr.len(),
+        match out.unfinished.len() {
+            0 => String::new(),
+            n => format!(", {n} answer(s) not whole"),
+        },
     );
     out.outcome = Some(outcome);
     Run::Done(out)

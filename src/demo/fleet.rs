@@ -11,6 +11,19 @@ pub struct SimFleet {
     logins: Arc<Mutex<BTreeMap<String, usize>>>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// What each live simulated host answers from; [`SimFleet::reload`] swaps it.
+    cells: BTreeMap<String, HostCell>,
+}
+
+/// A simulated host's current files, shared by its server and sessions.
+pub(super) type HostCell = Arc<std::sync::RwLock<Arc<SimHost>>>;
+
+/// The host a cell holds now.
+fn current(cell: &HostCell) -> Arc<SimHost> {
+    match cell.read() {
+        Ok(h) => h.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    }
 }
 
 impl SimFleet {
@@ -38,6 +51,7 @@ impl SimFleet {
         let net = Arc::new(crate::simnet::SimNet::new(&hosts));
 
         let mut listeners = Vec::new();
+        let mut cells = BTreeMap::new();
         let mut endpoints = Vec::new();
         let mut known_hosts = String::new();
         let mut ssh_config = String::new();
@@ -69,7 +83,9 @@ impl SimFleet {
                 .map_err(|e| anyhow::anyhow!("cannot encode a demo host key: {e}"))?;
             known_hosts.push_str(&format!("[127.0.0.1]:{port} {public}\n"));
             listener.set_nonblocking(true)?;
-            listeners.push((Arc::new(h), listener, host_key));
+            let cell: HostCell = Arc::new(std::sync::RwLock::new(Arc::new(h)));
+            cells.insert(current(&cell).name.clone(), cell.clone());
+            listeners.push((cell, listener, host_key));
         }
         std::fs::write(dir.path().join("known_hosts"), known_hosts)?;
         std::fs::write(dir.path().join("ssh_config"), ssh_config)?;
@@ -138,17 +154,51 @@ impl SimFleet {
             logins,
             shutdown: Some(tx),
             thread: Some(thread),
+            cells,
         })
     }
 
+    /// Reads the scenario directory again: from now on each simulated host answers from
+    /// its new files (a command already answered keeps its answer). Hosts the directory
+    /// adds, and hosts whose port was closed at start, are not started: the set of
+    /// listening hosts stays as it began. Returns the hosts of the directory left out.
+    pub fn reload(&self, dir: &Path) -> anyhow::Result<Vec<String>> {
+        let mut left_out = Vec::new();
+        for host in load_scenario(Some(dir))? {
+            match self.cells.get(&host.name) {
+                Some(cell) => {
+                    let mut slot = match cell.write() {
+                        Ok(g) => g,
+                        Err(poisoned) => poisoned.into_inner(),
+                    };
+                    *slot = Arc::new(host);
+                }
+                None => left_out.push(host.name),
+            }
+        }
+        Ok(left_out)
+    }
+
     /// The ssh_config that maps each simulated host name to its port.
-    fn ssh_config(&self) -> PathBuf {
+    pub fn ssh_config(&self) -> PathBuf {
         self.dir.path().join("ssh_config")
+    }
+
+    /// The simulated hosts' names, in scenario order (a closed port's included).
+    pub fn host_names(&self) -> Vec<String> {
+        self.hosts.iter().map(|(n, _)| n.clone()).collect()
     }
 
     /// Every command line the simulated hosts received, in arrival order.
     pub fn commands_seen(&self) -> Vec<String> {
         self.seen.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// Forgets the command lines received so far (a long `watch` would keep them all).
+    pub fn forget_commands(&self) {
+        if let Ok(mut seen) = self.seen.lock() {
+            *seen = Vec::new();
+        }
     }
 
     /// How many SSH connections each simulated host accepted.
@@ -199,7 +249,8 @@ pub(super) fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// ESXi 8.0.2's server lists (research file §16): NIST ECDH and DH groups, AES, hmac-sha2.
+/// ESXi 8.0.2's server lists (its effective sshd configuration, as a public deployment log
+/// of a real host shows it): NIST ECDH and DH groups, AES, hmac-sha2.
 pub(super) fn esxi_like_config(host_key: PrivateKey) -> server::Config {
     use russh::{cipher, kex, mac, Preferred};
     server::Config {
@@ -252,7 +303,7 @@ pub(super) fn esxi_like_config(host_key: PrivateKey) -> server::Config {
 pub(super) const DEMO_PASSWORD: &str = "demo";
 
 pub(super) struct SimServer {
-    host: Arc<SimHost>,
+    host: HostCell,
     net: Arc<crate::simnet::SimNet>,
     latency: Duration,
     authorized: PublicKey,
@@ -264,7 +315,7 @@ impl server::Server for SimServer {
     type Handler = SimSession;
     fn new_client(&mut self, _peer: Option<std::net::SocketAddr>) -> SimSession {
         if let Ok(mut m) = self.logins.lock() {
-            *m.entry(self.host.name.clone()).or_default() += 1;
+            *m.entry(current(&self.host).name.clone()).or_default() += 1;
         }
         SimSession {
             host: self.host.clone(),
@@ -277,7 +328,7 @@ impl server::Server for SimServer {
 }
 
 pub(super) struct SimSession {
-    host: Arc<SimHost>,
+    host: HostCell,
     net: Arc<crate::simnet::SimNet>,
     latency: Duration,
     authorized: PublicKey,
@@ -290,7 +341,7 @@ impl server::Handler for SimSession {
     async fn authentication_banner(&mut self) -> Result<Option<String>, Self::Error> {
         Ok(Some(format!(
             "VMware ESXi 8.0.2 (simulated host {} for pvrdma-doctor demo)\n",
-            self.host.name
+            current(&self.host).name
         )))
     }
 
@@ -342,10 +393,11 @@ impl server::Handler for SimSession {
             s.push(command.clone());
         }
         session.channel_success(channel)?;
+        let host = current(&self.host);
         let (stdout, stderr, code) = self
             .net
-            .answer(&self.host.name, &command)
-            .unwrap_or_else(|| self.host.answer(&command));
+            .answer(&host.name, &command)
+            .unwrap_or_else(|| host.answer(&command));
         let handle = session.handle();
         let latency = self.latency;
         tokio::spawn(async move {

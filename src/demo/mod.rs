@@ -39,13 +39,7 @@ pub struct DemoOptions {
 /// the run's timeouts, parallelism and progress; its targets and SSH settings are
 /// replaced by the demo's own.
 pub fn run_demo(opts: &DemoOptions, live: LiveOptions) -> anyhow::Result<LiveRun> {
-    let scenario = if live.probe.is_some() {
-        load_probe_scenario(opts.scenario.as_deref())?
-    } else {
-        load_scenario(opts.scenario.as_deref())?
-    };
-    let hosts = scale_fleet(scenario, opts.hosts);
-    let fleet = SimFleet::start(hosts, opts.latency)?;
+    let fleet = start_fleet(opts, live.probe.is_some())?;
     let requested = live.targets.clone();
     let mut live = fleet.live_options(live);
     if !requested.is_empty() {
@@ -54,9 +48,23 @@ pub fn run_demo(opts: &DemoOptions, live: LiveOptions) -> anyhow::Result<LiveRun
     collect_live(&live)
 }
 
+/// Starts the simulated hosts of `opts` (the path-probe scenario by default when
+/// `probe`).
+pub fn start_fleet(opts: &DemoOptions, probe: bool) -> anyhow::Result<SimFleet> {
+    let scenario = if probe {
+        load_probe_scenario(opts.scenario.as_deref())?
+    } else {
+        load_scenario(opts.scenario.as_deref())?
+    };
+    let hosts = scale_fleet(scenario, opts.hosts);
+    SimFleet::start(hosts, opts.latency)
+}
+
 mod fleet;
 mod scenario;
+mod story;
 
 use crate::simhost::SimHost;
 pub use fleet::*;
 pub use scenario::*;
+pub use story::*;

@@ -4,8 +4,8 @@ use super::*;
 
 /// Hosts collected at once unless `--parallel` says otherwise. A host costs the client one
 /// TCP socket, 0.1 to 0.25 MiB of memory with its outputs and 3 to 4.5 ms of CPU
-/// (measured: README, Benchmarks), and spends its time waiting for esxcli; so a fleet of a few hundred hosts
-/// runs in one wave and finishes in about the time of its slowest host. Bounded at run
+/// (measured: docs/benchmarks.md), and spends its time waiting for esxcli; so a fleet of a
+/// few hundred hosts runs in one wave and finishes in about the time of its slowest host. Bounded at run
 /// time by the open-file limit (see [`fanout_limit`]).
 pub const DEFAULT_PARALLEL: usize = 512;
 
@@ -69,6 +69,8 @@ pub(super) async fn run_all(
     let slots = Arc::new(tokio::sync::Semaphore::new(fanout_limit(opts.parallel)));
     let mut results: Vec<Option<HostCapture>> = jobs.iter().map(|_| None).collect();
     let sinks: Vec<Sink> = jobs.iter().map(|_| Sink::default()).collect();
+    // Where each host is, so a run stopped by --timeout can say (None: waiting for a slot).
+    let stages: Vec<StageCell> = jobs.iter().map(|_| Arc::default()).collect();
     // The probe phase needs each host's job again and, where kept, its open connection.
     let probing = opts.probe.is_some();
     let probe_jobs: Vec<Option<HostJob>> = jobs.iter().map(|j| j.as_ref().ok().cloned()).collect();
@@ -86,29 +88,17 @@ pub(super) async fn run_all(
                 continue;
             }
         };
-        let slots = slots.clone();
-        let progress = progress.clone();
         let sink = sinks.get(i).cloned().unwrap_or_default();
-        let kept = kept.clone();
-        set.spawn(async move {
-            let _permit = slots.acquire_owned().await.ok();
-            let label = job.label.clone();
-            let p = progress.clone();
-            let on_stage = move |s: Stage| p.stage(&label, s);
-            let (capture, conn) = collect_host_open(&job, &on_stage, &sink).await;
-            let conn = match conn {
-                Some(c) if probing && kept.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < PROBE_KEEP_OPEN => {
-                    Some(c)
-                }
-                Some(c) => {
-                    c.close().await;
-                    None
-                }
-                None => None,
-            };
-            progress.host_done(&job.label);
-            (i, capture, conn)
-        });
+        let keep_open = probing.then(|| kept.clone());
+        let at = stages.get(i).cloned().unwrap_or_default();
+        spawn_host(
+            &mut set,
+            (i, job),
+            slots.clone(),
+            progress.clone(),
+            (sink, at),
+            keep_open,
+        );
     }
     let deadline = async {
         match opts.run_timeout {
@@ -119,33 +109,8 @@ pub(super) async fn run_all(
     tokio::pin!(deadline);
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
-    let mut stop: Option<Failure> = None;
-    let mut interrupted = false;
-    loop {
-        tokio::select! {
-            next = set.join_next() => match next {
-                Some(Ok((i, capture, conn))) => {
-                    if let Some(slot) = results.get_mut(i) { *slot = Some(capture); }
-                    if let Some(slot) = conns.get_mut(i) { *slot = conn; }
-                }
-                // A panicking host task is a bug; its slot is filled below as Internal.
-                Some(Err(_)) => {}
-                None => break,
-            },
-            _ = &mut deadline => {
-                stop = Some(Failure::new(ErrorKind::Timeout, format!(
-                    "the whole run hit --timeout {}s before this host finished; raise --timeout or check the host",
-                    opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
-                break;
-            }
-            _ = &mut ctrl_c => {
-                interrupted = true;
-                stop = Some(Failure::new(ErrorKind::Interrupted,
-                    "collection was stopped by Ctrl-C before this host finished"));
-                break;
-            }
-        }
-    }
+    let stop = wait_for_hosts(&mut set, &mut results, &mut conns, opts, &mut deadline, &mut ctrl_c).await;
+    let mut interrupted = stop.as_ref().is_some_and(|f| f.kind == ErrorKind::Interrupted);
     set.abort_all();
     progress.finish();
     let mut captures: Vec<HostCapture> = results
@@ -153,32 +118,8 @@ pub(super) async fn run_all(
         .enumerate()
         .map(|(i, c)| {
             let label = labels.get(i).cloned().unwrap_or_default();
-            c.unwrap_or_else(|| {
-                let f = stop
-                    .clone()
-                    .map(|f| Failure::new(f.kind, format!("{label}: {}", f.message)))
-                    .unwrap_or_else(|| {
-                        Failure::new(
-                            ErrorKind::Internal,
-                            format!("{label}: collection task failed unexpectedly; please report this bug"),
-                        )
-                    });
-                // Keep what this host had already answered: a partial capture is still
-                // evidence, and the missing ids say why they are missing.
-                let mut capture = HostCapture::failed(label, CaptureSource::Live, f.clone());
-                if let Some(done) = sinks
-                    .get(i)
-                    .and_then(|s| s.lock().ok().map(|mut m| std::mem::take(&mut *m)))
-                {
-                    capture.outputs = done;
-                }
-                for spec in crate::catalogue::CATALOGUE {
-                    if !capture.outputs.contains_key(spec.id) {
-                        capture.missing.insert(spec.id.to_string(), f.clone());
-                    }
-                }
-                capture
-            })
+            let stage = stages.get(i).and_then(|s| s.lock().ok().and_then(|s| *s));
+            c.unwrap_or_else(|| unfinished(label, sinks.get(i), stage, stop.as_ref()))
         })
         .collect();
     if let Some(probe) = opts.probe {
@@ -209,6 +150,126 @@ pub(super) async fn run_all(
     (captures, interrupted)
 }
 
+/// The stage a host's task last reported.
+type StageCell = Arc<std::sync::Mutex<Option<Stage>>>;
+
+/// One host task's result: its index, its capture, its connection when kept open.
+type HostDone = (usize, HostCapture, Option<crate::ssh::client::Connection>);
+
+/// Starts the collection of host `i` on `set` once one of the `slots` is free. Its
+/// connection stays open for the probe phase when `keep_open` counts fewer than
+/// [`PROBE_KEEP_OPEN`] connections kept so far; otherwise it is closed.
+fn spawn_host(
+    set: &mut tokio::task::JoinSet<HostDone>,
+    (i, job): (usize, HostJob),
+    slots: Arc<tokio::sync::Semaphore>,
+    progress: Arc<Progress>,
+    (sink, at): (Sink, StageCell),
+    keep_open: Option<Arc<std::sync::atomic::AtomicUsize>>,
+) {
+    set.spawn(async move {
+        let _permit = slots.acquire_owned().await.ok();
+        let label = job.label.clone();
+        let p = progress.clone();
+        let on_stage = move |s: Stage| {
+            if let Ok(mut at) = at.lock() {
+                *at = Some(s);
+            }
+            p.stage(&label, s)
+        };
+        let (capture, conn) = collect_host_open(&job, &on_stage, &sink).await;
+        let keep = |kept: &std::sync::atomic::AtomicUsize| {
+            kept.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < PROBE_KEEP_OPEN
+        };
+        let conn = match conn {
+            Some(c) if keep_open.as_deref().is_some_and(keep) => Some(c),
+            Some(c) => {
+                c.close().await;
+                None
+            }
+            None => None,
+        };
+        progress.host_done(&job.label);
+        (i, capture, conn)
+    });
+}
+
+/// Takes the hosts' results as they finish, until all have or the run deadline or Ctrl-C
+/// stops the run; returns why it was stopped (`Timeout` or `Interrupted`), if it was.
+async fn wait_for_hosts(
+    set: &mut tokio::task::JoinSet<HostDone>,
+    results: &mut [Option<HostCapture>],
+    conns: &mut [Option<crate::ssh::client::Connection>],
+    opts: &LiveOptions,
+    deadline: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+    ctrl_c: &mut std::pin::Pin<&mut impl std::future::Future<Output = std::io::Result<()>>>,
+) -> Option<Failure> {
+    loop {
+        tokio::select! {
+            next = set.join_next() => match next {
+                Some(Ok((i, capture, conn))) => {
+                    if let Some(slot) = results.get_mut(i) { *slot = Some(capture); }
+                    if let Some(slot) = conns.get_mut(i) { *slot = conn; }
+                }
+                // A panicking host task is a bug; its slot is filled as Internal.
+                Some(Err(_)) => {}
+                None => return None,
+            },
+            _ = &mut *deadline => {
+                return Some(Failure::new(ErrorKind::Timeout, format!(
+                    "{} {} before this host finished; raise --timeout or check the host",
+                    crate::collect::RUN_TIMEOUT,
+                    humantime::format_duration(opts.run_timeout.unwrap_or_default()))));
+            }
+            _ = &mut *ctrl_c => {
+                return Some(Failure::new(ErrorKind::Interrupted,
+                    "collection was stopped by Ctrl-C before this host finished"));
+            }
+        }
+    }
+}
+
+/// The capture of a host whose task did not finish: failed with why the run stopped (or
+/// as an internal error when its task panicked), keeping the outputs it had already
+/// answered; every other command is missing with that reason.
+fn unfinished(label: String, sink: Option<&Sink>, stage: Option<Stage>, stop: Option<&Failure>) -> HostCapture {
+    let answered = sink.and_then(|s| s.lock().ok().map(|m| m.len())).unwrap_or(0);
+    let f = stop
+        .map(|f| Failure::new(f.kind, format!("{label}: {}", stopped_at(&f.message, stage, answered))))
+        .unwrap_or_else(|| {
+            Failure::new(
+                ErrorKind::Internal,
+                format!("{label}: collection task failed unexpectedly; please report this bug"),
+            )
+        });
+    // Keep what this host had already answered: a partial capture is still evidence, and
+    // the missing ids say why they are missing.
+    let mut capture = HostCapture::failed(label, CaptureSource::Live, f.clone());
+    if let Some(done) = sink.and_then(|s| s.lock().ok().map(|mut m| std::mem::take(&mut *m))) {
+        capture.outputs = done;
+    }
+    for spec in crate::catalogue::CATALOGUE {
+        if !capture.outputs.contains_key(spec.id) {
+            capture.missing.insert(spec.id.to_string(), f.clone());
+        }
+    }
+    capture
+}
+
+/// A stop message told with the host's stage: `... before this host finished` becomes
+/// `... while logging in to this host` or `... while this host's commands ran (N
+/// answered)`.
+fn stopped_at(message: &str, stage: Option<Stage>, answered: usize) -> String {
+    let at = match stage {
+        None => "while this host waited for a free slot (--parallel)".to_string(),
+        Some(Stage::Connecting) => "while connecting and logging in to this host".to_string(),
+        Some(Stage::Collecting | Stage::Done) => {
+            format!("while this host's commands ran ({answered} answered)")
+        }
+    };
+    message.replacen("before this host finished", &at, 1)
+}
+
 /// The `--probe` phase after collection, bounded by the same run deadline and Ctrl-C.
 /// Returns why it was stopped (if it was) and whether that was Ctrl-C.
 pub(super) async fn probe_phase(
@@ -225,13 +286,15 @@ pub(super) async fn probe_phase(
     let lines = plan_lines(captures, probe, &sinks);
     let total: usize = lines.iter().map(Vec::len).sum();
     if probe.sample.is_none() && captures.len() > PROBE_ALL_PAIRS_WARN {
-        eprintln!(
-            "pvrdma-doctor: --probe on {} hosts pings every pair ({total} probes); --probe-sample K bounds it to K peers per host",
+        let notice = format!(
+            "--probe on {} hosts pings every pair ({total} probes); --probe-sample K bounds it to K peers per host",
             captures.len()
         );
+        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &notice));
     }
     if opts.progress && total > 0 {
-        eprintln!("pvrdma-doctor: probing {total} vmknic pairs (vmkping, about 3 s each, 8 at once per host)");
+        let notice = format!("probing {total} vmknic pairs (vmkping, about 3 s each, 8 at once per host)");
+        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &notice));
     }
     let hosts: Vec<ProbeHost> = jobs
         .into_iter()
@@ -249,8 +312,9 @@ pub(super) async fn probe_phase(
         _ = run(hosts, lines.clone(), opts.parallel) => {}
         _ = deadline.as_mut() => {
             stop = Some(Failure::new(ErrorKind::Timeout, format!(
-                "the whole run hit --timeout {}s during the path probe; raise --timeout",
-                opts.run_timeout.map(|d| d.as_secs()).unwrap_or(0))));
+                "{} {} during the path probe; raise --timeout",
+                crate::collect::RUN_TIMEOUT,
+                humantime::format_duration(opts.run_timeout.unwrap_or_default()))));
         }
         _ = ctrl_c.as_mut() => {
             interrupted = true;

@@ -128,18 +128,6 @@ pub struct LiveRun {
 
 /// Collects every target. See the module doc for what is `Err`.
 pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
-    let started = SystemTime::now();
-    let targets = collect_targets(&opts.targets, opts.hosts_file.as_deref(), &mut std::io::stdin().lock())?;
-    let home = home_dir();
-    check_identity_files(&opts.identity_files)?;
-    let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
-    let mut jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
-    refuse_a_config_no_host_can_use(&targets, &jobs)?;
-    share_run_budget(&mut jobs, opts.total_output_budget);
-    let local_values = local_values(&jobs, opts, &home);
-    if let Some(w) = config_tofu_warning(&jobs) {
-        eprintln!("{w}");
-    }
     // One thread drives every host: a host needs a few ms of CPU in a run that waits
     // seconds on esxcli, and with more worker threads each event (a packet, a timer) that
     // lands on a parked worker costs a futex wake and a context switch. Measured on 100
@@ -153,10 +141,29 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let labels: Vec<String> = targets.iter().map(HostSpec::label).collect();
-    let (captures, interrupted) = runtime.block_on(run_all(jobs, labels, opts));
+    let run = runtime.block_on(collect_live_async(opts));
     // Hosts that hang past every timeout must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_millis(200));
+    run
+}
+
+/// [`collect_live`] on the caller's runtime (the exporter's, which serves many runs).
+pub async fn collect_live_async(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
+    let started = SystemTime::now();
+    let targets = collect_targets(&opts.targets, opts.hosts_file.as_deref(), &mut std::io::stdin().lock())?;
+    let home = home_dir();
+    check_identity_files(&opts.identity_files)?;
+    let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
+    let mut jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    refuse_a_config_no_host_can_use(&targets, &jobs)?;
+    share_run_budget(&mut jobs, opts.total_output_budget);
+    let local_values = local_values(&jobs, opts, &home);
+    if let Some(w) = config_tofu_warning(&jobs) {
+        let w = w.strip_prefix("pvrdma-doctor: ").unwrap_or(&w);
+        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", w));
+    }
+    let labels: Vec<String> = targets.iter().map(HostSpec::label).collect();
+    let (captures, interrupted) = run_all(jobs, labels, opts).await;
     Ok(LiveRun {
         captures,
         started,

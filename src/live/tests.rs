@@ -200,7 +200,10 @@ fn fanout_is_bounded_by_the_open_file_limit() {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+    // SAFETY: getrlimit only writes the struct passed by pointer, which outlives the call.
+    #[allow(unsafe_code)]
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    assert_eq!(got, 0);
     assert_eq!(lim.rlim_cur, lim.rlim_max, "soft limit raised to the hard one");
     assert_eq!(n as libc::rlim_t, (lim.rlim_cur - FD_RESERVE) / FDS_PER_HOST);
     assert_eq!(fanout_limit(3), 3);

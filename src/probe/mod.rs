@@ -1,6 +1,8 @@
 //! The path probe (`--probe`): the only proof that the hosts' PVRDMA vmknics really reach
-//! each other, jumbo frames included (DOMAIN §2 item 12). Off by default: vmkping changes
-//! no configuration, but it sends packets.
+//! each other, jumbo frames included ("The vmknics of hosts on which VMs with PVRDMA
+//! reside must be able to reach each other", VMware, "Paravirtual RDMA for High
+//! Performance Computing"). Off by default: vmkping changes no configuration, but it
+//! sends packets.
 //!
 //! Pipeline: after collection, [`plan`] picks for every host the peers it pings (all of
 //! them, or `--probe-sample K` of them on a ring of the sorted host names, so two runs
@@ -25,12 +27,10 @@ pub struct ProbeOptions {
     pub sample: Option<usize>,
 }
 
-mod human;
 pub(crate) mod live;
 mod plan;
 #[cfg(test)]
 mod tests;
 
 pub use crate::diagnose::probe::*;
-pub(crate) use human::*;
 pub use plan::*;

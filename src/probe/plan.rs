@@ -62,15 +62,19 @@ pub fn parse_probe_command(line: &str) -> Option<(String, Ipv4Addr, Option<u32>)
     (is_vmknic_name(vmk) && probe_command(&from, ip) == line).then(|| (vmk.to_string(), ip, size))
 }
 
-/// The `--list-checks` section of the probe: only sent with `--probe`.
-pub(crate) fn list_checks_section() -> String {
-    format!(
-        "\nPath probe (only with --probe; sends {COUNT} ICMP echo requests per ping, changes nothing):\n\n\
-         {PROBE_ID}\n    vmkping -I <vmk> -c {COUNT} -W {WAIT_SECONDS} <peer ip>\n    \
-         vmkping -I <vmk> -d -s <MTU-{HEADERS}> -c {COUNT} -W {WAIT_SECONDS} <peer ip>\n    \
-         from each host's PVRDMA vmknic to every other host's (or K of them with --probe-sample K), \
-         plain and with don't-fragment at the vmknic MTU, in one framed command line per pair\n\n\
-         Probe check (stable id):\n\n  {CHECK_ID}  {}\n",
-        crate::diagnose::CheckId::VmknicReachability.title()
-    )
+/// The probe's entry of `--list-checks`.
+pub(crate) fn listing() -> crate::report::ProbeListing {
+    crate::report::ProbeListing {
+        heading: format!("Path probe (only with --probe; sends {COUNT} ICMP echo requests per ping, changes nothing):"),
+        id: PROBE_ID,
+        commands: [
+            format!("vmkping -I <vmk> -c {COUNT} -W {WAIT_SECONDS} <peer ip>"),
+            format!("vmkping -I <vmk> -d -s <MTU-{HEADERS}> -c {COUNT} -W {WAIT_SECONDS} <peer ip>"),
+        ],
+        why: "from each host's PVRDMA vmknic to every other host's (or K of them with --probe-sample K), \
+              plain and with don't-fragment at the vmknic MTU, in one framed command line per pair"
+            .to_string(),
+        check_id: CHECK_ID,
+        check_title: crate::diagnose::CheckId::VmknicReachability.title(),
+    }
 }

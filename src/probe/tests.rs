@@ -187,7 +187,7 @@ fn check_fails_on_unreachable_warns_on_mtu_and_folds_pairs() {
     assert!(fail.remedy.is_some());
     let unknown = check(&[probe("a", "b", Skipped)]).unwrap();
     assert_eq!(unknown.status, Status::Unknown);
-    let lines = human_lines(&[
+    let lines = crate::report::probe_lines(&[
         probe("a", "c", Mtu),
         probe("c", "a", Mtu),
         probe("a", "b", Unreachable),

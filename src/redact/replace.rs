@@ -91,6 +91,11 @@ impl Redactor {
         if let Some(f) = &mut raw.failure {
             self.redact_failure(f);
         }
+        // A `.vmx` path is the key of its answer: hidden as in the command line.
+        for u in &mut raw.unfinished {
+            u.key = self.redact_text(&u.key);
+            u.reason = self.redact_text(&u.reason);
+        }
     }
 
     pub(super) fn redact_failure(&self, f: &mut Failure) {

@@ -275,3 +275,28 @@ fn map_file_is_private_and_next_to_the_bundle() {
     assert!(r.write_map(&bundle, false).is_err());
     assert!(r.write_map(&bundle, true).is_ok());
 }
+
+#[test]
+fn an_unfinished_vmx_answer_is_named_by_its_redacted_path() {
+    let path = "/vmfs/volumes/64f1c2a3-5d8e21b0-7c3a-ec0d9a7f3196/secret-vm/secret-vm.vmx";
+    let id = crate::catalogue::VMX_PVRDMA_LINES;
+    let mut c = HostCapture::new("esx01", CaptureSource::Live);
+    let mut raw = RawOutput {
+        stdout: format!("==> {path} <==\ndisplayName = \"secret-vm\"\n"),
+        exit_status: Some(0),
+        ..RawOutput::new(
+            id,
+            crate::catalogue::vmx_lines_command(&[path.to_string()]).expect("line"),
+        )
+    };
+    raw.unfinished.push(crate::collect::UnfinishedSection {
+        key: path.to_string(),
+        reason: "ended without its end line: its job on the host was killed".to_string(),
+    });
+    c.outputs.insert(id.to_string(), raw);
+    let out = Redactor::new().redact_captures(&[c]).unwrap();
+    let raw = &out[0].outputs[id];
+    let key = &raw.unfinished[0].key;
+    assert!(!key.contains("secret-vm") && !key.contains("64f1c2a3"), "{key}");
+    assert!(raw.stdout.starts_with(&format!("==> {key} <==")), "{}", raw.stdout);
+}

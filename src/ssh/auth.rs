@@ -184,6 +184,7 @@ fn public_key_file(path: &Path) -> Option<PublicKey> {
 }
 
 /// Logs in on `hop`; on failure the error lists every attempt and the server's answers.
+/// The order is OpenSSH's: the agent's keys, the identity files, then the password.
 pub(crate) async fn authenticate(
     hop: &Endpoint,
     handle: &mut Handle<ClientHandler>,
@@ -207,156 +208,17 @@ pub(crate) async fn authenticate(
             format!("{}: the connection broke during authentication ({e})", hop.label),
         )
     };
-
     let agent_socket = if creds.use_agent { agent_socket() } else { None };
     if let Some(socket) = &agent_socket {
-        match list_agent(socket).await {
-            Ok((mut agent, keys)) => {
-                if keys.is_empty() {
-                    login.notes.push("the ssh-agent holds no keys".into());
-                }
-                let wanted: Vec<PublicKey> = hop
-                    .identity_files
-                    .iter()
-                    .filter_map(|i| public_half(&i.path).or_else(|| public_key_file(&i.path)))
-                    .collect();
-                for key in keys {
-                    if hop.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
-                        continue;
-                    }
-                    if !login.allows(MethodKind::PublicKey) {
-                        break;
-                    }
-                    if login
-                        .try_key(key, "agent key", Signer::Agent(&mut agent))
-                        .await
-                        .map_err(broken)?
-                    {
-                        return Ok(());
-                    }
-                }
-            }
-            Err(e) => login.notes.push(e),
-        }
-    }
-
-    for Identity { path, origin } in &hop.identity_files {
-        // Already offered by the agent: an encrypted key loaded with ssh-add, or a key
-        // named by its public half only (`-i key.pub`, the private half in the agent).
-        let public = public_half(path).or_else(|| public_key_file(path));
-        if public.is_some_and(|p| login.tried.iter().any(|k| k.key_data() == p.key_data())) {
-            continue;
-        }
-        if !path.exists() {
-            match origin {
-                KeyOrigin::Default => {}
-                KeyOrigin::Config => login.notes.push(format!(
-                    "{} (IdentityFile in ssh config) does not exist",
-                    path.display()
-                )),
-                KeyOrigin::CommandLine => login.notes.push(format!(
-                    "-i {}: no such file, and the ssh-agent did not offer its key",
-                    path.display()
-                )),
-            }
-            continue;
-        }
-        if public_key_file(path).is_some() {
-            login.notes.push(format!(
-                "{} is a public key: its private half must be in the ssh-agent, which did not offer it",
-                path.display()
-            ));
-            continue;
-        }
-        if !login.allows(MethodKind::PublicKey) {
-            login.notes.push(format!(
-                "{} not offered: the server no longer accepts public keys",
-                path.display()
-            ));
-            continue;
-        }
-        let key = match load_private_key(path) {
-            Ok(k) => k,
-            Err(e @ KeyLoadError::Encrypted { .. }) => {
-                login.notes.push(e.to_string());
-                continue;
-            }
-            Err(e) => {
-                login.notes.push(format!("{e}; not offered"));
-                continue;
-            }
-        };
-        let public = key.public_key().clone();
-        let what = path.display().to_string();
-        if login
-            .try_key(public, &what, Signer::File(Arc::new(key)))
-            .await
-            .map_err(broken)?
-        {
+        if login.with_agent(hop, socket).await.map_err(broken)? {
             return Ok(());
         }
     }
-
-    let password_methods = login.allows(MethodKind::KeyboardInteractive) || login.allows(MethodKind::Password);
-    match &creds.password {
-        Some(password) => {
-            let mut sent = false;
-            if login.allows(MethodKind::KeyboardInteractive) {
-                sent = true;
-                match keyboard_interactive(login.handle, &login.user, password)
-                    .await
-                    .map_err(broken)?
-                {
-                    KbdOutcome::Success => return Ok(()),
-                    KbdOutcome::Refused(r) => {
-                        login.attempts.push(format!(
-                            "password by keyboard-interactive: refused by the server (it still allows: {})",
-                            method_names(&r)
-                        ));
-                        login.remaining = Some(r);
-                    }
-                    KbdOutcome::NotAPasswordPrompt(prompt) => {
-                        login.attempts.push(format!(
-                            "keyboard-interactive: the server asked {prompt:?}, which is not a password prompt, so it was not answered (use a key for hosts with two-factor login)"
-                        ));
-                        // The exchange was abandoned mid-way: nothing else can follow on it.
-                        login.remaining = Some(Vec::new());
-                    }
-                }
-            }
-            if login
-                .remaining
-                .as_ref()
-                .is_some_and(|r| r.contains(&MethodKind::Password))
-            {
-                sent = true;
-                match login
-                    .handle
-                    .authenticate_password(login.user.clone(), password.expose_secret())
-                    .await
-                    .map_err(broken)?
-                {
-                    AuthResult::Success => return Ok(()),
-                    AuthResult::Failure { remaining_methods, .. } => login.attempts.push(format!(
-                        "password by the password method: refused by the server (it still allows: {})",
-                        method_names(&remaining_methods)
-                    )),
-                }
-            }
-            if !sent {
-                login.notes.push(format!(
-                    "the password was not sent: the server accepts neither keyboard-interactive nor password (it allows: {})",
-                    method_names(login.remaining.as_deref().unwrap_or_default())
-                ));
-            }
-        }
-        None if !is_target => login
-            .notes
-            .push("jump hosts are logged in to with keys or the agent only, never with the ESXi password".into()),
-        None if password_methods => login
-            .notes
-            .push("no password given (set PVRDMA_DOCTOR_PASSWORD or use --ask-password)".into()),
-        None => {}
+    if login.with_identity_files(hop).await.map_err(broken)? {
+        return Ok(());
+    }
+    if login.with_password(creds, is_target).await.map_err(broken)? {
+        return Ok(());
     }
     if login.tried.is_empty() {
         let agent = match (creds.use_agent, &agent_socket) {
@@ -372,6 +234,167 @@ pub(crate) async fn authenticate(
         );
     }
     Err(auth_failure(hop, is_target, server, &login))
+}
+
+impl Login<'_> {
+    /// Offers the agent's keys (only those of the identity files under
+    /// `IdentitiesOnly`); `Ok(true)` when one let us in.
+    async fn with_agent(&mut self, hop: &Endpoint, socket: &Path) -> Result<bool, russh::Error> {
+        let (mut agent, keys) = match list_agent(socket).await {
+            Ok(listed) => listed,
+            Err(e) => {
+                self.notes.push(e);
+                return Ok(false);
+            }
+        };
+        if keys.is_empty() {
+            self.notes.push("the ssh-agent holds no keys".into());
+        }
+        let wanted: Vec<PublicKey> = hop
+            .identity_files
+            .iter()
+            .filter_map(|i| public_half(&i.path).or_else(|| public_key_file(&i.path)))
+            .collect();
+        for key in keys {
+            if hop.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
+                continue;
+            }
+            if !self.allows(MethodKind::PublicKey) {
+                break;
+            }
+            if self.try_key(key, "agent key", Signer::Agent(&mut agent)).await? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Offers the private keys of `-i`, `IdentityFile` and the default files that the
+    /// agent did not offer already; says why a file was skipped. `Ok(true)` when one let
+    /// us in.
+    async fn with_identity_files(&mut self, hop: &Endpoint) -> Result<bool, russh::Error> {
+        for Identity { path, origin } in &hop.identity_files {
+            // Already offered by the agent: an encrypted key loaded with ssh-add, or a key
+            // named by its public half only (`-i key.pub`, the private half in the agent).
+            let public = public_half(path).or_else(|| public_key_file(path));
+            if public.is_some_and(|p| self.tried.iter().any(|k| k.key_data() == p.key_data())) {
+                continue;
+            }
+            if !path.exists() {
+                match origin {
+                    KeyOrigin::Default => {}
+                    KeyOrigin::Config => self.notes.push(format!(
+                        "{} (IdentityFile in ssh config) does not exist",
+                        path.display()
+                    )),
+                    KeyOrigin::CommandLine => self.notes.push(format!(
+                        "-i {}: no such file, and the ssh-agent did not offer its key",
+                        path.display()
+                    )),
+                }
+                continue;
+            }
+            if public_key_file(path).is_some() {
+                self.notes.push(format!(
+                    "{} is a public key: its private half must be in the ssh-agent, which did not offer it",
+                    path.display()
+                ));
+                continue;
+            }
+            if !self.allows(MethodKind::PublicKey) {
+                self.notes.push(format!(
+                    "{} not offered: the server no longer accepts public keys",
+                    path.display()
+                ));
+                continue;
+            }
+            let key = match load_private_key(path) {
+                Ok(k) => k,
+                Err(e @ KeyLoadError::Encrypted { .. }) => {
+                    self.notes.push(e.to_string());
+                    continue;
+                }
+                Err(e) => {
+                    self.notes.push(format!("{e}; not offered"));
+                    continue;
+                }
+            };
+            let public = key.public_key().clone();
+            let what = path.display().to_string();
+            if self.try_key(public, &what, Signer::File(Arc::new(key))).await? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Sends the password by keyboard-interactive, then by the password method, as far
+    /// as the server allows them; without a password, says why none was sent. `Ok(true)`
+    /// when it let us in.
+    async fn with_password(&mut self, creds: &Credentials, is_target: bool) -> Result<bool, russh::Error> {
+        let password_methods = self.allows(MethodKind::KeyboardInteractive) || self.allows(MethodKind::Password);
+        let password = match &creds.password {
+            Some(password) => password,
+            None if !is_target => {
+                self.notes.push(
+                    "jump hosts are logged in to with keys or the agent only, never with the ESXi password".into(),
+                );
+                return Ok(false);
+            }
+            None if password_methods => {
+                self.notes
+                    .push("no password given (set PVRDMA_DOCTOR_PASSWORD or use --ask-password)".into());
+                return Ok(false);
+            }
+            None => return Ok(false),
+        };
+        let mut sent = false;
+        if self.allows(MethodKind::KeyboardInteractive) {
+            sent = true;
+            match keyboard_interactive(self.handle, &self.user, password).await? {
+                KbdOutcome::Success => return Ok(true),
+                KbdOutcome::Refused(r) => {
+                    self.attempts.push(format!(
+                        "password by keyboard-interactive: refused by the server (it still allows: {})",
+                        method_names(&r)
+                    ));
+                    self.remaining = Some(r);
+                }
+                KbdOutcome::NotAPasswordPrompt(prompt) => {
+                    self.attempts.push(format!(
+                        "keyboard-interactive: the server asked {prompt:?}, which is not a password prompt, so it was not answered (use a key for hosts with two-factor login)"
+                    ));
+                    // The exchange was abandoned mid-way: nothing else can follow on it.
+                    self.remaining = Some(Vec::new());
+                }
+            }
+        }
+        if self
+            .remaining
+            .as_ref()
+            .is_some_and(|r| r.contains(&MethodKind::Password))
+        {
+            sent = true;
+            match self
+                .handle
+                .authenticate_password(self.user.clone(), password.expose_secret())
+                .await?
+            {
+                AuthResult::Success => return Ok(true),
+                AuthResult::Failure { remaining_methods, .. } => self.attempts.push(format!(
+                    "password by the password method: refused by the server (it still allows: {})",
+                    method_names(&remaining_methods)
+                )),
+            }
+        }
+        if !sent {
+            self.notes.push(format!(
+                "the password was not sent: the server accepts neither keyboard-interactive nor password (it allows: {})",
+                method_names(self.remaining.as_deref().unwrap_or_default())
+            ));
+        }
+        Ok(false)
+    }
 }
 
 fn auth_failure(hop: &Endpoint, is_target: bool, server: &ServerInfo, login: &Login<'_>) -> SshError {

@@ -93,6 +93,33 @@ pub(crate) struct Credentials {
 pub(crate) struct Connection {
     pub(crate) handle: Handle<ClientHandler>,
     _jumps: Vec<Handle<ClientHandler>>,
+    _open: OpenGuard,
+}
+
+/// Authenticated connections open in this process (the exporter's
+/// `pvrdma_doctor_ssh_sessions_open`).
+static OPEN_CONNECTIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many authenticated SSH connections (to a target, its jump hosts counted with it)
+/// are open right now.
+pub fn open_connections() -> usize {
+    OPEN_CONNECTIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Counts one open connection for as long as it lives.
+struct OpenGuard;
+
+impl OpenGuard {
+    fn new() -> Self {
+        OPEN_CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        OpenGuard
+    }
+}
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        OPEN_CONNECTIONS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Connection {
@@ -162,5 +189,6 @@ pub(crate) async fn connect(
     Ok(Connection {
         handle,
         _jumps: handles,
+        _open: OpenGuard::new(),
     })
 }

@@ -249,7 +249,7 @@ pub(crate) async fn tcp_connect(
     Err(SshError::new(
         SshErrorKind::Unreachable,
         format!(
-            "{}: cannot connect to {addr} ({e}); check that the host is up and that SSH is enabled (ESXi: Host > Actions > Services > Enable Secure Shell)",
+            "{}: cannot connect to {addr} ({e}); check that the host is up and that SSH is enabled (ESXi host client: Host > Manage > Services > TSM-SSH > Start; vCenter: Host > Configure > Services > SSH > Start)",
             hop.label
         ),
     ))

@@ -169,6 +169,16 @@ pub struct SshdOptions {
     pub latency: Option<(f64, f64)>,
     /// `MaxStartups` (concurrent unauthenticated connections); benchmarks raise it.
     pub max_startups: Option<String>,
+    /// Batch keys (a World ID, an adapter node, an uplink or a `.vmx` path) whose query
+    /// misbehaves inside its batch, whatever the batch: it hangs, it is killed by SIGKILL
+    /// after a first line, it floods (`flood_bytes`), or its answer is padded to about
+    /// 40 KiB (members vsish does not know, inside its properties block) and printed
+    /// after `big_delay` seconds, so that two such answers are written at the same time.
+    pub key_hang: Vec<String>,
+    pub key_kill: Vec<String>,
+    pub key_flood: Vec<String>,
+    pub key_big: Vec<String>,
+    pub big_delay: f64,
 }
 
 impl SshdOptions {
@@ -191,6 +201,11 @@ impl SshdOptions {
             banner: Some("VMware ESXi 8.0.2 (test double)\n".into()),
             latency: None,
             max_startups: None,
+            key_hang: Vec::new(),
+            key_kill: Vec::new(),
+            key_flood: Vec::new(),
+            key_big: Vec::new(),
+            big_delay: 0.5,
         }
     }
 }
@@ -252,7 +267,7 @@ impl Sshd {
              HostKey {ecdsa}\n\
              HostKey {rsa}\n\
              PidFile none\n\
-             # ESXi 8.0.2's effective lists (research file, section 16)\n\
+             # ESXi 8.0.2's effective lists (a real host's, as in src/demo/fleet.rs)\n\
              Ciphers {ciphers}\n\
              HostKeyAlgorithms ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-256,rsa-sha2-512\n\
              KexAlgorithms ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256\n\
@@ -270,7 +285,7 @@ impl Sshd {
              MaxSessions {maxs}\n\
              MaxStartups {startups}\n\
              AllowUsers {user}\n\
-             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung FAKE_ESX_STALL={stall} FAKE_ESX_FLOOD={flood} FAKE_ESX_FLOOD_BYTES={flood_bytes} FAKE_ESX_KILL={kill} FAKE_ESX_FREEZE={freeze} FAKE_VMKPING_DIR={vmkping} FAKE_VMKPING_LOG={pids}/vmkping.log FAKE_ESX_SECTIONS={sections}\n",
+             SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung FAKE_ESX_STALL={stall} FAKE_ESX_FLOOD={flood} FAKE_ESX_FLOOD_BYTES={flood_bytes} FAKE_ESX_KILL={kill} FAKE_ESX_FREEZE={freeze} FAKE_VMKPING_DIR={vmkping} FAKE_VMKPING_LOG={pids}/vmkping.log FAKE_ESX_SECTIONS={sections} FAKE_ESX_KEY_HANG={key_hang} FAKE_ESX_KEY_KILL={key_kill} FAKE_ESX_KEY_FLOOD={key_flood} FAKE_ESX_KEY_BIG={key_big} FAKE_ESX_BIG_DELAY={big_delay}\n",
             ecdsa = host_ecdsa.display(),
             rsa = host_rsa.display(),
             banner = if opts.banner.is_some() { dir.path().join("banner").display().to_string() } else { "none".to_string() },
@@ -294,6 +309,11 @@ impl Sshd {
             kill = list(&opts.kill_session),
             freeze = list(&opts.freeze),
             sections = sections.display(),
+            key_hang = list(&opts.key_hang),
+            key_kill = list(&opts.key_kill),
+            key_flood = list(&opts.key_flood),
+            key_big = list(&opts.key_big),
+            big_delay = opts.big_delay,
         );
         let cfg_path = dir.path().join("sshd_config");
         std::fs::create_dir_all("/run/sshd").ok();
@@ -498,6 +518,22 @@ body() {
   return 0
 }
 emit() {
+  # One query of a batch misbehaving (the key is in "$2").
+  if [ -n "$2" ]; then
+    if on "$2" "$FAKE_ESX_KEY_HANG"; then echo $$ >> "$FAKE_ESX_PIDS"; exec sleep 3600; fi
+    if on "$2" "$FAKE_ESX_KEY_KILL"; then echo "a first line"; kill -9 $$; fi
+    if on "$2" "$FAKE_ESX_KEY_FLOOD"; then
+      yes 'flood flood flood flood flood flood flood flood flood flood flood flood flood' | head -c "$FAKE_ESX_FLOOD_BYTES"
+      exit 0
+    fi
+    if on "$2" "$FAKE_ESX_KEY_BIG"; then
+      sleep "$FAKE_ESX_BIG_DELAY"
+      body "$@" | sed '/^}$/d'
+      awk 'BEGIN { for (i = 0; i < 500; i++) printf "   padding member %03d:%s\n", i, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789" }'
+      echo "}"
+      exit 0
+    fi
+  fi
   # A hung command records its pid so the test can kill it: exec keeps the pid.
   case ",$FAKE_ESX_HANG," in *",$1,"*) echo $$ >> "$FAKE_ESX_PIDS"; exec sleep 3600 ;; esac
   if on "$1" "$FAKE_ESX_FLOOD"; then

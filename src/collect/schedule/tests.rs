@@ -85,9 +85,9 @@ fn every_command_once_listing_first_and_batches_built_from_it() {
         ]
     );
     let ports = &f.outputs[VM_PORT_LIST].command;
-    assert!(ports.ends_with("p 2101874 2100999"), "{ports}");
+    assert!(ports.ends_with("b 2100999 2101874"), "{ports}");
     let props = &f.outputs[PVRDMA_PROPERTIES].command;
-    assert!(props.ends_with("p 2100999_0 2101874_1 2101874_0"), "{props}");
+    assert!(props.ends_with("b 2101874_0 2101874_1 2100999_0"), "{props}");
     // `vm process list` is sent once: neither the batches nor the `.vmx` inventory,
     // which is built from its Config File paths, run it again.
     assert_eq!(
@@ -142,7 +142,7 @@ fn dcb_asks_every_rdma_uplink_of_the_collected_list_at_once() {
     let (f, sent, _) = simulate("1_0/\n", 0, 10);
     let dcb: Vec<&String> = sent.iter().filter(|l| l.contains("dcb status get")).collect();
     assert_eq!(dcb.len(), 1, "{sent:?}");
-    assert!(dcb[0].ends_with("p vmnic3 vmnic2"), "{}", dcb[0]);
+    assert!(dcb[0].ends_with("b vmnic2 vmnic3"), "{}", dcb[0]);
     assert!(
         !dcb[0].contains("esxcli rdma device list"),
         "the list is not run a second time: {}",
@@ -178,7 +178,7 @@ fn launch_needs_a_clean_listing() {
     assert!(matches!(launch("h", spec, &outputs, &missing), Launch::NotRun(_)));
     outputs.insert(PVRDMA_DEVICES_LS.to_string(), output(PVRDMA_DEVICES_LS, "7_0/\n7_1/\n"));
     match launch("h", spec, &outputs, &missing) {
-        Launch::Run(line) => assert!(line.ends_with("p 7"), "{line}"),
+        Launch::Run(line) => assert!(line.ends_with("b 7"), "{line}"),
         other => panic!("{other:?}"),
     }
 }

@@ -1,0 +1,462 @@
+//! The single list of read-only commands pvrdma-doctor sends to a host.
+//!
+//! Collection, support bundles, `--list-checks` and the parsers are all keyed by the ids
+//! here: the id is also the file name of the command's output in a bundle or sample
+//! directory. Nothing outside this list is ever sent to a host, which is what makes the
+//! tool safe to point at production: every command here only reads.
+//!
+//! The per-adapter queries (`vm port list -w`, the vsish `properties` node) depend on the
+//! vsish listing: they run only for the World IDs / adapter nodes it names (VMs without a
+//! PVRDMA adapter are never queried), and are built by [`batch_command`] once the listing
+//! is in (see `collect::schedule`). Each batch is one command line whose queries run
+//! concurrently on the host, so its wall time is about one query's, whatever the VM
+//! count. The batches are POSIX `sh` because ESXi's login shell is busybox `sh`. Each
+//! query's answer travels as its own tagged lines and ends with a line giving its exit
+//! status, line count and size, so an answer that did not arrive whole (a hung or killed
+//! query, a timeout, a size cap, a lost connection) is told from a whole one, and one
+//! query's trouble costs only its own answer (see [`frame_functions`] and
+//! `collect::frames`).
+
+/// The shell functions every concurrent batch shares, after its `q` (the per-item query,
+/// the item in `"$1"`); the command line ends with `b KEY...`.
+///
+/// `b` starts one job per key, `{ q KEY 2>&1; printf '\n%s' "$?"; } | f N KEY &` (N: the
+/// key's 1-based position), at most 64 at once: it keeps the running jobs' process ids,
+/// and when 64 run it waits for any child to end (a trapped `CHLD` interrupts `wait`, as
+/// POSIX says; a `sleep 1` child bounds that wait in case the signal came just before it),
+/// then counts the jobs still alive (`kill -0`). No job waits for another: a hung query
+/// holds only its own slot, and the keys after it start as slots free up.
+///
+/// `f` frames one query's answer as it reads it, line by line: `N:begin KEY` at once
+/// (the job started), then one record `N|LINE` per line of the answer (stderr included),
+/// then `N:end KEY exit S lines L bytes B` (S: the query's exit status; L, B: the records
+/// and their size, newlines included), or `N:cut KEY lines L bytes B` once the answer
+/// passes 256 KiB (the job stops reading, so a flooding query dies of SIGPIPE and never
+/// holds more than a line in memory). The records are kept (as `f`'s positional
+/// parameters) and printed whole, up to 3800 characters per `printf`: a usual answer
+/// leaves in one write with its end line, a large one in pieces of whole records.
+/// Nothing is written to the host's disk.
+///
+/// Why a finished answer cannot be lost, nor spliced into another unnoticed: every job
+/// writes to the one stdout pipe of the session on its own, the moment its answer (or a
+/// piece of it) is read, so no job's output waits for any other job: a hung query only
+/// withholds its own end line. Each `printf` of at most 3800 characters is one write(2)
+/// (busybox's stdio buffer is 4 KiB and ash flushes it after each builtin), and POSIX
+/// makes a write of at most PIPE_BUF bytes to a pipe atomic (4096 on Linux): pieces of
+/// concurrent jobs interleave as whole records, never inside one, and the client sorts
+/// them back by their number. A single line too long for one write (or a PIPE_BUF
+/// smaller than a piece) may be split, and another job's records can land inside it;
+/// then some line of the stream is not a well-formed record, or a record lands in the
+/// wrong answer, and the end line's count and size no longer match what arrived: the
+/// client treats every answer such a line could belong to as damaged
+/// (`collect::frames`). An answer is evidence only once its end line arrived and
+/// matched.
+macro_rules! frame_functions {
+    () => {
+        concat!(
+            "f() { i=$1 k=$2; printf '%s:begin %s\\n' \"$i\" \"$k\"; set --; n=0 z=0 w=0 h= p=; ",
+            "while IFS= read -r l; do ",
+            "if [ -n \"$h\" ]; then r=\"$i|$p\"; if [ \"$w\" -gt 0 ] && [ $((w+${#r})) -gt 3800 ]; then printf '%s\\n' \"$@\"; set --; w=0; fi; ",
+            "set -- \"$@\" \"$r\"; w=$((w+${#r}+1)) n=$((n+1)) z=$((z+${#p}+1)); fi; p=$l h=1; ",
+            "if [ \"$z\" -gt 262144 ]; then printf '%s\\n' \"$@\" \"$i:cut $k lines $n bytes $z\"; return; fi; ",
+            "done; ",
+            "if [ -n \"$p\" ]; then set -- \"$@\" \"$i|$p\"; n=$((n+1)) z=$((z+${#p}+1)); fi; ",
+            "printf '%s\\n' \"$@\" \"$i:end $k exit $l lines $n bytes $z\"; }; ",
+            "b() { trap : CHLD; i=0 P= t=; for k do i=$((i+1)); ",
+            "while :; do c=0 Q=; for x in $P; do if kill -0 \"$x\" 2>/dev/null; then Q=\"$Q $x\" c=$((c+1)); fi; done; P=$Q; ",
+            "[ \"$c\" -lt 64 ] && break; ",
+            "kill -0 \"$t\" 2>/dev/null || { sleep 1 </dev/null >/dev/null 2>&1 & t=$!; }; wait \"$t\"; done; ",
+            "{ q \"$k\" 2>&1; printf '\\n%s' \"$?\"; } | f \"$i\" \"$k\" & P=\"$P $!\"; done; ",
+            "trap - CHLD; for x in $P; do wait \"$x\"; done; }; "
+        )
+    };
+}
+
+/// The text of [`frame_functions`] that prints an answer's end line.
+const FRAME_END: &str = ":end $k exit $l lines";
+
+/// Whether a command line is a framed concurrent batch, whose answers the client turns
+/// into sections that carry end markers.
+pub fn is_framed_batch(command: &str) -> bool {
+    command.contains(FRAME_END)
+}
+
+/// The functions of a concurrent batch whose per-item query is `$query` (with the item
+/// in `"$1"`): `q`, then [`frame_functions`].
+macro_rules! batch_functions {
+    ($query:literal) => {
+        concat!("q() { ", $query, "; }; ", frame_functions!())
+    };
+}
+
+/// The `.vmx` inventory's functions: a `grep` of the PVRDMA lines of one `.vmx` as `q`,
+/// run for every path like any batch (a `.vmx` on a datastore whose paths are down can
+/// hang its read: that costs only its own VM).
+macro_rules! vmx_functions {
+    () => {
+        batch_functions!("grep -iE '^[[:space:]]*(displayname|virtualhw[.]version|memsize|sched[.]mem[.][a-z0-9.]+|ethernet[0-9]+[.](virtualdev|present|addresstype|address|generatedaddress|networkname|dvs[.][a-z0-9.]+)|vrdma[0-9]*[.][a-z0-9.]+)[[:space:]]*=' \"$1\"")
+    };
+}
+
+/// Queries of one batch that run at once on the host (the `64` of [`frame_functions`]).
+/// More keys start as earlier ones end, so a host with hundreds of PVRDMA VMs is not
+/// asked to start hundreds of `esxcli` processes together (each is a Python process in
+/// ESXi's shell resource pool), and a hung query holds only its own slot.
+pub const BATCH_FANOUT: usize = 64;
+
+/// The most a query's answer may print before the host stops reading it (the `262144`
+/// of [`frame_functions`]): far above any real answer (a few KiB), far below the
+/// per-command cap, so a flooding query cannot crowd the other answers out.
+pub const SECTION_CAP: usize = 256 * 1024;
+
+/// One read-only command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// Stable id: file name in bundles and samples, evidence key in reports.
+    pub id: &'static str,
+    /// The exact command line sent to the host's shell.
+    pub command: &'static str,
+    /// Why the doctor needs it.
+    pub why: &'static str,
+}
+
+// The ids come from the parser table, where each is written once next to its parser.
+use pvrdma_parsers::by_id;
+
+pub const SYSTEM_VERSION: &str = by_id::SYSTEM_VERSION.id;
+pub const RDMA_DEVICE_LIST: &str = by_id::RDMA_DEVICE_LIST.id;
+pub const RDMA_PROTOCOL_LIST: &str = by_id::RDMA_PROTOCOL_LIST.id;
+pub const RDMA_VMKNIC_LIST: &str = by_id::RDMA_VMKNIC_LIST.id;
+pub const NIC_LIST: &str = by_id::NIC_LIST.id;
+pub const DVS_LIST: &str = by_id::DVS_LIST.id;
+pub const STANDARD_SWITCH_LIST: &str = by_id::STANDARD_SWITCH_LIST.id;
+pub const IP_INTERFACE_LIST: &str = by_id::IP_INTERFACE_LIST.id;
+pub const IPV4_GET: &str = by_id::IPV4_GET.id;
+pub const PVRDMA_VMKNIC_OPTION: &str = by_id::PVRDMA_VMKNIC_OPTION.id;
+pub const FIREWALL_GET: &str = by_id::FIREWALL_GET.id;
+pub const FIREWALL_RULESET_LIST: &str = by_id::FIREWALL_RULESET_LIST.id;
+pub const VM_PROCESS_LIST: &str = by_id::VM_PROCESS_LIST.id;
+pub const VM_PORT_LIST: &str = by_id::VM_PORT_LIST.id;
+pub const PVRDMA_DEVICES_LS: &str = by_id::PVRDMA_DEVICES_LS.id;
+pub const PVRDMA_PROPERTIES: &str = by_id::PVRDMA_PROPERTIES.id;
+pub const NIC_PAUSE_PARAMS: &str = by_id::NIC_PAUSE_PARAMS.id;
+pub const NIC_DCB_STATUS: &str = by_id::NIC_DCB_STATUS.id;
+pub const VMX_PVRDMA_LINES: &str = by_id::VMX_PVRDMA_LINES.id;
+
+/// Every command, in the order a report lists them.
+pub static CATALOGUE: &[CommandSpec] = &[
+    CommandSpec {
+        id: SYSTEM_VERSION,
+        command: "esxcli system version get",
+        why: "ESXi release: PVRDMA needs 6.5+, native endpoints 7.0 U1+, async mode 8.0+",
+    },
+    CommandSpec {
+        id: RDMA_DEVICE_LIST,
+        command: "esxcli rdma device list",
+        why: "is a physical RDMA device (vmrdmaN) registered, Active, and paired with which uplink",
+    },
+    CommandSpec {
+        id: RDMA_PROTOCOL_LIST,
+        command: "esxcli rdma device protocol list",
+        why: "which RoCE versions the RDMA device supports",
+    },
+    CommandSpec {
+        id: RDMA_VMKNIC_LIST,
+        command: "esxcli rdma device vmknic list",
+        why: "which vmknic each RDMA device is bound to",
+    },
+    CommandSpec {
+        id: NIC_LIST,
+        command: "esxcli network nic list",
+        why: "link state and Ethernet MTU of the RDMA device's uplink",
+    },
+    CommandSpec {
+        id: DVS_LIST,
+        command: "esxcli network vswitch dvs vmware list",
+        why: "the RDMA uplink must be the one and only uplink of the vDS; vDS MTU",
+    },
+    CommandSpec {
+        id: STANDARD_SWITCH_LIST,
+        command: "esxcli network vswitch standard list",
+        why: "finds an RDMA uplink or a PVRDMA port left on a standard vSwitch, where PVRDMA cannot use it",
+    },
+    CommandSpec {
+        id: IP_INTERFACE_LIST,
+        command: "esxcli network ip interface list",
+        why: "the PVRDMA vmknic exists, is enabled, and its MTU",
+    },
+    CommandSpec {
+        id: IPV4_GET,
+        command: "esxcli network ip interface ipv4 get",
+        why: "the PVRDMA vmknic has an IPv4 address",
+    },
+    CommandSpec {
+        id: PVRDMA_VMKNIC_OPTION,
+        command: "esxcli system settings advanced list -o /Net/PVRDMAVmknic",
+        why: "which vmknic is tagged for PVRDMA (empty by default)",
+    },
+    CommandSpec {
+        id: FIREWALL_GET,
+        command: "esxcli network firewall get",
+        why: "whether the ESXi firewall is enabled at all",
+    },
+    CommandSpec {
+        id: FIREWALL_RULESET_LIST,
+        command: "esxcli network firewall ruleset list",
+        why: "the pvrdma ruleset must be enabled (it is disabled by default on ESXi 8.0)",
+    },
+    CommandSpec {
+        id: VM_PROCESS_LIST,
+        command: "esxcli vm process list",
+        why: "running VMs: World ID, display name, config file",
+    },
+    CommandSpec {
+        id: VM_PORT_LIST,
+        command: concat!(batch_functions!("esxcli network vm port list -w \"$1\""), "b ", "<World ID>..."),
+        why: "the switch, port group and uplink each PVRDMA VM's MAC really uses (one concurrent batch over the World IDs of the vsish listing)",
+    },
+    CommandSpec {
+        id: PVRDMA_DEVICES_LS,
+        command: "vsish -e ls /vmkModules/vrdma/pvrdmaDevices/",
+        why: "one node <World ID>_<adapter index> per PVRDMA adapter of a running VM",
+    },
+    CommandSpec {
+        id: PVRDMA_PROPERTIES,
+        command: concat!(
+            batch_functions!("vsish -e cat \"/vmkModules/vrdma/pvrdmaDevices/$1/properties\""),
+            "b ",
+            "<World ID>_<adapter index>..."
+        ),
+        why: "per adapter: 'Physical HCA available' (HCA or TCP fallback), MAC, RoCE version, MTU (one concurrent batch over the adapters of the vsish listing)",
+    },
+    CommandSpec {
+        id: NIC_PAUSE_PARAMS,
+        command: "esxcli network nic pauseParams list",
+        why: "global pause (RX/TX) of the HCA uplink: RoCE needs a lossless network (pause or PFC)",
+    },
+    CommandSpec {
+        id: NIC_DCB_STATUS,
+        command: concat!(
+            batch_functions!("esxcli network nic dcb status get -n \"$1\""),
+            "b ",
+            "<RDMA uplink>..."
+        ),
+        why: "DCB / PFC state of each RDMA uplink of `esxcli rdma device list`: RoCE needs a lossless network (pause or PFC) (one concurrent batch over the uplinks)",
+    },
+    CommandSpec {
+        id: VMX_PVRDMA_LINES,
+        // The paths are the Config Files of the `vm process list` already collected, each
+        // one single-quoted shell word, so spaces, brackets and colons reach grep intact.
+        // grep only reads the file, and exits 1 when no line matches (a whole answer).
+        command: concat!(vmx_functions!(), "b <Config File>..."),
+        why: "per running VM, the PVRDMA lines of its .vmx (adapters, MACs, port groups, hardware version, memory reservation): lists PVRDMA VMs even when vsish fails",
+    },
+];
+
+impl CommandSpec {
+    /// Whether this batch is built from a listing collected before it (the vsish adapter
+    /// listing: one item per PVRDMA World ID or adapter; the RDMA device list: one item per
+    /// RDMA uplink) rather than sent as it is written.
+    pub fn is_listing_batch(&self) -> bool {
+        self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES || self.id == NIC_DCB_STATUS
+    }
+
+    /// Whether this is one of the concurrent batches of a per-VM query. Their output is
+    /// a series of `==> KEY <==` sections, each with that query's own errors, so one
+    /// failed query must not discard the others.
+    pub fn is_batch(&self) -> bool {
+        self.id == VM_PORT_LIST
+            || self.id == PVRDMA_PROPERTIES
+            || self.id == NIC_DCB_STATUS
+            || self.id == VMX_PVRDMA_LINES
+    }
+
+    /// How messages name the command: the command line, or for a batched loop the query
+    /// it repeats (quoting a whole shell loop to a user helps nobody).
+    pub fn label(&self) -> &'static str {
+        match self.id {
+            VM_PORT_LIST => "esxcli network vm port list -w <World ID> (batched over the PVRDMA VMs)",
+            PVRDMA_PROPERTIES => "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties (batched)",
+            NIC_DCB_STATUS => "esxcli network nic dcb status get -n <RDMA uplink> (batched)",
+            VMX_PVRDMA_LINES => "grep <PVRDMA keys> <Config File> (batched over running VMs' .vmx)",
+            _ => self.command,
+        }
+    }
+}
+
+/// The command line of the batch `id` (one of the [`CommandSpec::is_listing_batch`] ids)
+/// over `keys` (World IDs for the port list, `<World ID>_<index>` nodes for the
+/// properties, uplink names such as `vmnic2` for DCB): the spec's functions, then
+/// `b KEY...`. `None` for another id, no key, or a key that is not ASCII letters, digits
+/// and `_` (keys come from a parsed listing; anything else must never reach a shell).
+pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
+    let spec = spec(id).filter(|s| s.is_listing_batch())?;
+    let functions = batch_functions_of(spec)?;
+    let valid = |k: &String| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if keys.is_empty() || !keys.iter().all(valid) {
+        return None;
+    }
+    Some(batch_line(functions, keys.iter().map(String::as_str)))
+}
+
+/// `functions` then `b` and the shell words.
+fn batch_line<'w>(functions: &str, words: impl Iterator<Item = &'w str> + Clone) -> String {
+    let len = functions.len() + words.clone().map(|w| w.len() + 1).sum::<usize>() + 1;
+    let mut line = String::with_capacity(len);
+    line.push_str(functions);
+    line.push('b');
+    for word in words {
+        line.push(' ');
+        line.push_str(word);
+    }
+    line
+}
+
+/// The keys a batch command line was built for, in the order of its `b` call (the
+/// inverse of [`batch_command`] and [`vmx_lines_command`]), with the batch's id; `None`
+/// for any other command line.
+pub fn batch_keys(command: &str) -> Option<(&'static str, Vec<String>)> {
+    if let Some(paths) = vmx_lines_keys(command) {
+        return Some((VMX_PVRDMA_LINES, paths));
+    }
+    CATALOGUE.iter().filter(|s| s.is_listing_batch()).find_map(|spec| {
+        let functions = batch_functions_of(spec)?;
+        let keys = command.strip_prefix(functions)?.strip_prefix("b ")?;
+        Some((spec.id, keys.split(' ').map(str::to_string).collect()))
+    })
+}
+
+/// How a message names one query of a batch: "vsish properties of 1000900010_1".
+pub fn batch_item_label(id: &str, key: &str) -> String {
+    match id {
+        VM_PORT_LIST => format!("the port list of World ID {key}"),
+        PVRDMA_PROPERTIES => format!("vsish properties of {key}"),
+        NIC_DCB_STATUS => format!("the DCB status of {key}"),
+        VMX_PVRDMA_LINES => format!("the .vmx lines of {key}"),
+        _ => format!("{id} of {key}"),
+    }
+}
+
+/// The functions of a batch spec's command line (everything before its `b ...` call).
+fn batch_functions_of(spec: &CommandSpec) -> Option<&'static str> {
+    spec.command.rsplit_once("b ").map(|(f, _)| f)
+}
+
+/// POSIX-sh single quotes: the text as one word, whatever it holds (spaces, brackets,
+/// colons, `$`); an embedded `'` is closed, escaped and reopened.
+fn sh_single_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The `.vmx` inventory for these Config File paths, taken from the `vm process list`
+/// the host already answered (so it is not run a second time): [`vmx_functions`], then
+/// `b` and the quoted paths. `None` when a path cannot be one shell word (a newline).
+pub fn vmx_lines_command(paths: &[String]) -> Option<String> {
+    if paths.is_empty() || paths.iter().any(|p| p.is_empty() || p.contains(['\n', '\0'])) {
+        return None;
+    }
+    let quoted: Vec<String> = paths.iter().map(|p| sh_single_quote(p)).collect();
+    Some(batch_line(vmx_functions!(), quoted.iter().map(String::as_str)))
+}
+
+/// The paths of a [`vmx_lines_command`] line, in order; `None` for any other line.
+fn vmx_lines_keys(command: &str) -> Option<Vec<String>> {
+    let mut rest = command.strip_prefix(vmx_functions!())?.strip_prefix("b ")?;
+    let mut keys = Vec::new();
+    loop {
+        // One word: single-quoted runs, joined by `\'` (an escaped quote).
+        let mut word = String::new();
+        let mut quoted = false;
+        loop {
+            if let Some(r) = rest.strip_prefix('\'') {
+                let end = r.find('\'')?;
+                word.push_str(r.get(..end)?);
+                rest = r.get(end + 1..)?;
+                quoted = true;
+            } else if let Some(r) = rest.strip_prefix("\\'") {
+                word.push('\'');
+                rest = r;
+                quoted = true;
+            } else {
+                break;
+            }
+        }
+        if !quoted {
+            return None;
+        }
+        keys.push(word);
+        if rest.is_empty() {
+            return Some(keys);
+        }
+        rest = rest.strip_prefix(' ')?;
+    }
+}
+
+/// The spec with this id.
+pub fn spec(id: &str) -> Option<&'static CommandSpec> {
+    CATALOGUE.iter().find(|s| s.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(k: &[&str]) -> Vec<String> {
+        k.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn batch_lines_round_trip_and_carry_the_framing() {
+        let line = batch_command(VM_PORT_LIST, &keys(&["11", "12", "13"])).expect("line");
+        assert!(
+            line.starts_with("q() { esxcli network vm port list -w \"$1\"; }; f() {"),
+            "{line}"
+        );
+        assert!(line.ends_with("b 11 12 13"), "{line}");
+        assert_eq!(batch_keys(&line), Some((VM_PORT_LIST, keys(&["11", "12", "13"]))));
+        let many: Vec<String> = (0..BATCH_FANOUT + 2).map(|n| format!("{n}_0")).collect();
+        let line = batch_command(PVRDMA_PROPERTIES, &many).expect("line");
+        assert_eq!(batch_keys(&line), Some((PVRDMA_PROPERTIES, many)));
+        // The constants the client relies on are the ones the shell text uses.
+        assert!(line.contains(&format!("[ \"$c\" -lt {BATCH_FANOUT} ]")), "{line}");
+        assert!(line.contains(&format!("[ \"$z\" -gt {SECTION_CAP} ]")), "{line}");
+        assert!(is_framed_batch(&line) && CATALOGUE.iter().filter(|s| is_framed_batch(s.command)).count() == 4);
+        let line = batch_command(NIC_DCB_STATUS, &keys(&["vmnic2", "vmnic3"])).expect("line");
+        assert!(
+            line.starts_with("q() { esxcli network nic dcb status get -n \"$1\"; };"),
+            "{line}"
+        );
+        assert_eq!(batch_keys(&line), Some((NIC_DCB_STATUS, keys(&["vmnic2", "vmnic3"]))));
+    }
+
+    #[test]
+    fn vmx_inventory_lines_keep_any_path_whole_and_round_trip() {
+        let paths = keys(&[
+            "/vmfs/volumes/ds 1/hpc [rack 4]/hpc [rack 4].vmx",
+            "/vmfs/volumes/ds1/it's; p 'x'/a:b.vmx",
+            "/vmfs/volumes/ds1/$(reboot)/`x`.vmx",
+        ]);
+        let line = vmx_lines_command(&paths).expect("line");
+        assert!(line.starts_with("q() { grep -iE '^[[:space:]]*(displayname|"), "{line}");
+        assert!(!line.contains("esxcli"), "the process list is not run again: {line}");
+        assert_eq!(batch_keys(&line), Some((VMX_PVRDMA_LINES, paths.clone())));
+        let many: Vec<String> = (0..BATCH_FANOUT + 3)
+            .map(|n| format!("/vmfs/volumes/ds/vm{n}/vm{n}.vmx"))
+            .collect();
+        let line = vmx_lines_command(&many).expect("line");
+        assert_eq!(batch_keys(&line), Some((VMX_PVRDMA_LINES, many)));
+        assert_eq!(vmx_lines_command(&keys(&["/a\nb.vmx"])), None);
+        assert_eq!(vmx_lines_command(&[]), None);
+    }
+
+    #[test]
+    fn batch_lines_refuse_what_a_listing_cannot_hold() {
+        assert_eq!(batch_command(VM_PORT_LIST, &[]), None);
+        assert_eq!(batch_command(VM_PORT_LIST, &keys(&["1; reboot"])), None);
+        assert_eq!(batch_command(VM_PORT_LIST, &keys(&["$(x)"])), None);
+        assert_eq!(batch_command(NIC_DCB_STATUS, &keys(&["vmnic2 vmnic3"])), None);
+        assert_eq!(batch_command(NIC_DCB_STATUS, &keys(&["vmnic-2"])), None);
+        assert_eq!(batch_command(SYSTEM_VERSION, &keys(&["1"])), None);
+        assert_eq!(batch_keys("esxcli system version get"), None);
+    }
+}

@@ -1,0 +1,545 @@
+//! VM prerequisites read from the `.vmx` facts (vm-support bundles today; the live
+//! `.vmx` inventory command fills the same facts): virtual hardware 13+, all guest memory
+//! reserved, the number of PVRDMA adapters per VM the release allows, and native endpoints
+//! (hardware 18+, ESXi 7.0 U1+) compared with what vsish says is in effect.
+//!
+//! These checks run where `.vmx` facts exist; a host without any is not judged on them.
+use super::super::{check, ev, with_advice, Check, CheckId, Context, Status};
+use crate::catalogue as cat;
+use crate::facts::{HostFacts, VmxFact};
+use pvrdma_parsers as p;
+
+/// Where `.vmx` facts come from, for evidence.
+const VMX: &str = "vmx";
+
+/// One VM with PVRDMA adapters, as its `.vmx` describes it.
+struct PvrdmaVm<'a> {
+    name: String,
+    path: &'a str,
+    config: &'a p::VmxConfig,
+    /// Present PVRDMA adapters, in `ethernetN` order (the vsish adapter index order).
+    adapters: Vec<&'a p::VmxAdapter>,
+}
+
+/// What the four VM checks read: the PVRDMA VMs, the `.vmx` files (or inventory
+/// sections) that could not be read, and the command the facts came from.
+pub(in crate::diagnose) struct VmxInputs<'a> {
+    vms: Vec<PvrdmaVm<'a>>,
+    unreadable: Vec<String>,
+    source: &'static str,
+}
+
+impl VmxInputs<'_> {
+    /// Evidence names the command the `.vmx` facts came from on a live host.
+    fn with_source(&self, mut c: Check) -> Check {
+        for e in c.evidence.iter_mut().filter(|e| e.command == VMX) {
+            e.command = self.source;
+        }
+        c
+    }
+}
+
+/// The VM checks' inputs (read once per host), or `None` when the host has no `.vmx`
+/// facts at all and was not asked for them (a bundle without `.vmx` files, an older
+/// capture): the VM checks are then not judged.
+fn inputs<'c>(ctx: &'c Context) -> Option<&'c VmxInputs<'c>> {
+    ctx.vmx.get_or_init(|| read_inputs(ctx.facts)).as_ref()
+}
+
+/// `vm-hardware-version`.
+pub(in crate::diagnose) fn check_hardware_version(ctx: &Context) -> Option<Check> {
+    let v = inputs(ctx)?;
+    Some(v.with_source(hardware_version(&v.vms, &v.unreadable)))
+}
+
+/// `vm-memory-reserved`.
+pub(in crate::diagnose) fn check_memory_reserved(ctx: &Context) -> Option<Check> {
+    let v = inputs(ctx)?;
+    Some(v.with_source(memory_reserved(&v.vms, &v.unreadable)))
+}
+
+/// `vm-pvrdma-adapter-count`.
+pub(in crate::diagnose) fn check_adapter_count(ctx: &Context) -> Option<Check> {
+    let v = inputs(ctx)?;
+    Some(v.with_source(adapter_count(ctx.facts, &v.vms, &v.unreadable)))
+}
+
+/// `vm-native-endpoints`.
+pub(in crate::diagnose) fn check_native_endpoints(ctx: &Context) -> Option<Check> {
+    let v = inputs(ctx)?;
+    Some(v.with_source(native_endpoints(ctx.facts, &v.vms, &v.unreadable)))
+}
+
+fn read_inputs(f: &HostFacts) -> Option<VmxInputs<'_>> {
+    if f.vmx.is_empty() && f.vmx_inventory_problem.is_none() && f.vmx_lines.as_ref().map_or(true, Vec::is_empty) {
+        return None;
+    }
+    let (vms, mut unreadable) = pvrdma_vms(&f.vmx);
+    // A section of the live inventory that was cut or failed, and the VMs it never
+    // reached: each is a VM whose PVRDMA adapters nobody knows.
+    if let Ok(sections) = &f.vmx_lines {
+        unreadable.extend(
+            sections
+                .iter()
+                .filter_map(|s| s.config.as_ref().err().map(|why| format!("{}: {why}", s.config_file))),
+        );
+    }
+    unreadable.extend(
+        f.vmx_inventory_problem
+            .iter()
+            .map(|why| format!("running VMs' .vmx: {why}")),
+    );
+    let source = if f.vmx_lines.is_ok() || f.vmx_inventory_problem.is_some() {
+        cat::VMX_PVRDMA_LINES
+    } else {
+        VMX
+    };
+    Some(VmxInputs {
+        vms,
+        unreadable,
+        source,
+    })
+}
+
+fn pvrdma_vms(files: &[VmxFact]) -> (Vec<PvrdmaVm<'_>>, Vec<String>) {
+    let mut vms = Vec::new();
+    let mut unreadable = Vec::new();
+    for vmx in files {
+        match &vmx.config {
+            Ok(config) => {
+                let mut adapters: Vec<&p::VmxAdapter> = config
+                    .pvrdma_adapters
+                    .iter()
+                    .filter(|a| a.present != Some(false))
+                    .collect();
+                adapters.sort_by_key(|a| a.ethernet_index);
+                if adapters.is_empty() {
+                    continue;
+                }
+                vms.push(PvrdmaVm {
+                    name: config.display_name.clone().unwrap_or_else(|| vmx.path.clone()),
+                    path: &vmx.path,
+                    config,
+                    adapters,
+                });
+            }
+            Err(e) => unreadable.push(format!("{}: {e}", vmx.path)),
+        }
+    }
+    vms.sort_by(|a, b| a.name.cmp(&b.name));
+    (vms, unreadable)
+}
+
+/// Folds per-VM findings into one check: any failure fails it, else any unknown makes it
+/// unknown (a `.vmx` that did not parse could hide a failure), else it passes.
+fn fold(
+    id: CheckId,
+    vms: &[PvrdmaVm],
+    unreadable: &[String],
+    good: Vec<String>,
+    bad: Vec<String>,
+    unknown: Vec<String>,
+    remedy: &str,
+) -> Check {
+    let evidence = vec![ev(VMX, id_field(id))];
+    let mut unknown = unknown;
+    unknown.extend(unreadable.iter().map(|u| format!("{u} (not read)")));
+    if !bad.is_empty() {
+        let mut summary = bad.join("; ");
+        if !unknown.is_empty() {
+            summary.push_str(&format!("; unknown: {}", unknown.join("; ")));
+        }
+        return with_advice(check(id, Status::Fail, summary, evidence), remedy);
+    }
+    if !unknown.is_empty() {
+        return check(id, Status::Unknown, unknown.join("; "), evidence);
+    }
+    if vms.is_empty() {
+        return check(
+            id,
+            Status::Pass,
+            "no VM in the .vmx files has a PVRDMA adapter",
+            evidence,
+        );
+    }
+    check(id, Status::Pass, good.join("; "), evidence)
+}
+
+fn id_field(id: CheckId) -> &'static str {
+    match id {
+        CheckId::VmHardwareVersion => "virtualHW.version",
+        CheckId::VmMemoryReserved => "memSize, sched.mem.min, sched.mem.pin",
+        CheckId::VmPvrdmaAdapterCount => "ethernetN.virtualDev = \"vrdma\"",
+        _ => "vrdmaN.nativeEndpointSupport, virtualHW.version",
+    }
+}
+
+fn hardware_version(vms: &[PvrdmaVm], unreadable: &[String]) -> Check {
+    let (mut good, mut bad, mut unknown) = (Vec::new(), Vec::new(), Vec::new());
+    for vm in vms {
+        match vm.config.hardware_version {
+            Some(hw) if hw >= 13 => good.push(format!("{} hardware {hw}", vm.name)),
+            Some(hw) => bad.push(format!(
+                "{} has virtual hardware {hw}; PVRDMA needs 13 or later",
+                vm.name
+            )),
+            None => unknown.push(format!("{}: no virtualHW.version in {}", vm.name, vm.path)),
+        }
+    }
+    fold(
+        CheckId::VmHardwareVersion,
+        vms,
+        unreadable,
+        good,
+        bad,
+        unknown,
+        "power the VM off, then in vCenter: Compatibility > Upgrade VM Compatibility to hardware 13 or later (ESXi 6.5: 13, 6.7: 14)",
+    )
+}
+
+fn memory_reserved(vms: &[PvrdmaVm], unreadable: &[String]) -> Check {
+    let (mut good, mut bad, mut unknown) = (Vec::new(), Vec::new(), Vec::new());
+    for vm in vms {
+        let c = vm.config;
+        match (c.mem_pin, c.mem_min_mb, c.memsize_mb) {
+            (Some(true), _, _) => good.push(format!("{}: all guest memory locked (sched.mem.pin)", vm.name)),
+            (_, Some(min), Some(size)) if min >= size => {
+                good.push(format!("{}: {min} MB of {size} MB reserved", vm.name))
+            }
+            (_, min, Some(size)) => bad.push(format!(
+                "{}: {} of {size} MB reserved and memory not locked; PVRDMA needs all guest memory reserved",
+                vm.name,
+                min.map_or_else(|| "0 MB (no sched.mem.min)".to_string(), |m| format!("{m} MB"))
+            )),
+            (_, _, None) => unknown.push(format!("{}: no memSize in {}", vm.name, vm.path)),
+        }
+    }
+    fold(
+        CheckId::VmMemoryReserved,
+        vms,
+        unreadable,
+        good,
+        bad,
+        unknown,
+        "in vCenter: Edit Settings > Memory > Reserve all guest memory (All locked) (sets sched.mem.pin = \"TRUE\" and sched.mem.min = memSize)",
+    )
+}
+
+/// PVRDMA adapters a VM may have on this release: ten from 7.0.2, one before (VMware
+/// vSphere documentation, "Remote Direct Memory Access for Virtual Machines": "up to ten
+/// PVRDMA network adapters to a virtual machine when using vSphere 7.0.2 and later"; its
+/// earlier releases' "PVRDMA Support" pages allow one PVRDMA device per VM).
+fn adapter_limit(f: &HostFacts) -> Option<(usize, String)> {
+    let v = f.version.as_ref().ok()?;
+    let n = v.numbers()?;
+    let limit = if n >= (7, 0, 2) { 10 } else { 1 };
+    Some((limit, format!("{} {}", v.product, v.version)))
+}
+
+fn adapter_count(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> Check {
+    let (mut good, mut bad, mut unknown) = (Vec::new(), Vec::new(), Vec::new());
+    let limit = adapter_limit(f);
+    for vm in vms {
+        let n = vm.adapters.len();
+        match &limit {
+            Some((max, release)) if n > *max => bad.push(format!(
+                "{} has {n} PVRDMA adapters; {release} allows {max} per VM{}",
+                vm.name,
+                if *max == 1 {
+                    " (up to ten from vSphere 7.0.2)"
+                } else {
+                    ""
+                }
+            )),
+            Some(_) => good.push(format!("{}: {n}", vm.name)),
+            None if n == 1 => good.push(format!("{}: 1", vm.name)),
+            None => unknown.push(format!(
+                "{} has {n} PVRDMA adapters and the ESXi release is unknown (one allowed before 7.0.2, ten from it)",
+                vm.name
+            )),
+        }
+    }
+    let mut c = fold(
+        CheckId::VmPvrdmaAdapterCount,
+        vms,
+        unreadable,
+        good,
+        bad,
+        unknown,
+        "remove the extra PVRDMA adapters (VM powered off), or upgrade to vSphere 7.0.2 or later (up to ten per VM)",
+    );
+    if c.status == Status::Pass && !vms.is_empty() {
+        let within = limit
+            .as_ref()
+            .map_or_else(String::new, |(max, release)| format!(" (at most {max} on {release})"));
+        c.summary = format!("PVRDMA adapters per VM{within}: {}", c.summary);
+    }
+    // The release is evidence only when it was read: one adapter per VM needs no release.
+    if limit.is_some() {
+        c.evidence.push(ev(cat::SYSTEM_VERSION, "Version"));
+    }
+    c
+}
+
+/// What vsish says about native endpoints for the VM whose config file is `path`, per
+/// PVRDMA adapter index.
+fn vsish_native(f: &HostFacts, path: &str) -> Option<Vec<(u32, Option<bool>)>> {
+    let process = f
+        .vms
+        .as_ref()
+        .ok()?
+        .iter()
+        .find(|v| v.config_file.as_deref() == Some(path))?;
+    let sections = f.pvrdma_properties.as_ref().ok()?;
+    Some(
+        sections
+            .iter()
+            .filter(|s| s.device.world_id == process.world_id)
+            .map(|s| {
+                (
+                    s.device.index,
+                    s.properties.as_ref().ok().and_then(|p| p.native_endpoints_supported),
+                )
+            })
+            .collect(),
+    )
+}
+
+fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> Check {
+    const ID: CheckId = CheckId::VmNativeEndpoints;
+    let release = f
+        .version
+        .as_ref()
+        .ok()
+        .and_then(|v| Some((v.numbers()?, format!("{} {}", v.product, v.version))));
+    let (mut good, mut bad, mut unknown, mut warn) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // Which other outputs the verdict read, for its evidence.
+    let (mut read_release, mut read_vsish) = (false, false);
+    for vm in vms {
+        let requested: Vec<(usize, &&p::VmxAdapter)> = vm
+            .adapters
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.native_endpoint_support == Some(true))
+            .collect();
+        if requested.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = requested
+            .iter()
+            .map(|(_, a)| format!("vrdma{}", a.ethernet_index))
+            .collect();
+        let mut missing = Vec::new();
+        match vm.config.hardware_version {
+            Some(hw) if hw >= 18 => {}
+            Some(hw) => missing.push(format!("virtual hardware {hw} (needs 18)")),
+            None => unknown.push(format!("{}: no virtualHW.version", vm.name)),
+        }
+        read_release = true;
+        match &release {
+            Some((n, _)) if *n >= (7, 0, 1) => {}
+            Some((_, text)) => missing.push(format!("{text} (needs 7.0 Update 1)")),
+            None => unknown.push(format!("{}: ESXi release unknown", vm.name)),
+        }
+        if !missing.is_empty() {
+            bad.push(format!(
+                "{} requests native endpoints ({}) but has {}",
+                vm.name,
+                names.join(", "),
+                missing.join(" and ")
+            ));
+            continue;
+        }
+        // The adapter index vsish uses counts the VM's PVRDMA adapters in order.
+        if let Some(live) = vsish_native(f, vm.path) {
+            read_vsish = true;
+            for (ordinal, a) in &requested {
+                let idx = u32::try_from(*ordinal).unwrap_or(u32::MAX);
+                match live.iter().find(|(i, _)| *i == idx).map(|(_, v)| *v) {
+                    Some(Some(false)) => warn.push(format!(
+                        "{} requests native endpoints for vrdma{} but vsish reports `Native endpoints supported:0` for adapter {idx} (PVRDMA namespaces not enabled on the HCA, or the VM not power-cycled)",
+                        vm.name, a.ethernet_index
+                    )),
+                    Some(Some(true)) => good.push(format!("{}: vrdma{} native endpoints in effect", vm.name, a.ethernet_index)),
+                    _ => good.push(format!("{}: vrdma{} native endpoints requested", vm.name, a.ethernet_index)),
+                }
+            }
+        } else {
+            good.push(format!(
+                "{}: native endpoints requested ({})",
+                vm.name,
+                names.join(", ")
+            ));
+        }
+    }
+    let remedy = "native endpoints need virtual hardware 18+ and ESXi 7.0 Update 1+: upgrade the VM compatibility / host, or remove vrdmaN.nativeEndpointSupport";
+    let mut c = fold(ID, vms, unreadable, good.clone(), bad, unknown, remedy);
+    if read_release {
+        c.evidence.push(ev(cat::SYSTEM_VERSION, "Version"));
+    }
+    if read_vsish {
+        c.evidence
+            .push(ev(cat::PVRDMA_PROPERTIES, "Native endpoints supported"));
+    }
+    if c.status == Status::Pass {
+        if !warn.is_empty() {
+            c.status = Status::Warn;
+            c.summary = warn.join("; ");
+            c.remedy = Some(super::super::Remedy {
+                command: None,
+                advice: Some(
+                    "enable PVRDMA namespaces on the HCA (vendor documentation), then power-cycle the VM".to_string(),
+                ),
+            });
+        } else if good.is_empty() && !vms.is_empty() {
+            c.summary = "no PVRDMA adapter requests native endpoints (optional)".to_string();
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::{CaptureSource, HostCapture, RawOutput, VmxFile};
+
+    fn out(id: &str, text: &str) -> RawOutput {
+        let mut o = RawOutput::new(id, id);
+        o.stdout = text.to_string();
+        o.exit_status = Some(0);
+        o
+    }
+
+    /// A live host (ESXi `version`) running one VM whose `.vmx` is `vmx`, with vsish's
+    /// `Native endpoints supported` for its adapter 0.
+    fn facts(version: &str, vmx: &str, native_live: u8) -> HostFacts {
+        let mut c = HostCapture::new("esx01", CaptureSource::Live);
+        let path = "/vmfs/volumes/ds/hpc/hpc.vmx";
+        for (id, text) in [
+            (cat::SYSTEM_VERSION, format!("   Product: VMware ESXi\n   Version: {version}\n")),
+            (
+                cat::VM_PROCESS_LIST,
+                format!("hpc\n   World ID: 2101874\n   Display Name: hpc\n   Config File: {path}\n"),
+            ),
+            (
+                cat::PVRDMA_PROPERTIES,
+                format!("==> 2101874_0 <==\nPVRDMA Device Properties {{\n   Physical HCA available:1\n   Native endpoints supported:{native_live}\n   RoCE version:2\n}}\n"),
+            ),
+        ] {
+            c.outputs.insert(id.to_string(), out(id, &text));
+        }
+        c.vmx_files.push(VmxFile {
+            path: path.to_string(),
+            content: vmx.to_string(),
+        });
+        crate::facts::build(&c)
+    }
+
+    const VMX: &str = "displayName = \"hpc\"\nvirtualHW.version = \"18\"\nmemSize = \"8192\"\nsched.mem.min = \"8192\"\nethernet1.virtualDev = \"vrdma\"\nethernet1.present = \"TRUE\"\nvrdma1.nativeEndpointSupport = \"TRUE\"\n";
+
+    fn status(checks: &[Check], id: &str) -> Status {
+        checks
+            .iter()
+            .find(|c| c.id.id() == id)
+            .map_or(Status::Unknown, |c| c.status)
+    }
+
+    /// The VM checks the registry runs on a host with these facts.
+    fn checks(f: &HostFacts) -> Vec<Check> {
+        let ctx = Context::new(f);
+        let checks = crate::diagnose::host_checks(&ctx);
+        checks
+            .into_iter()
+            .filter(|c| c.id.family() == crate::diagnose::Family::VmConfig)
+            .collect()
+    }
+
+    #[test]
+    fn native_endpoints_follow_hardware_release_and_what_vsish_says() {
+        let ok = checks(&facts("7.0.3", VMX, 1));
+        assert_eq!(status(&ok, "vm-native-endpoints"), Status::Pass);
+        assert_eq!(
+            status(&ok, "vm-memory-reserved"),
+            Status::Pass,
+            "min == memSize is enough"
+        );
+        let not_live = checks(&facts("7.0.3", VMX, 0));
+        assert_eq!(status(&not_live, "vm-native-endpoints"), Status::Warn);
+        let old_release = checks(&facts("7.0.0", VMX, 0));
+        assert_eq!(status(&old_release, "vm-native-endpoints"), Status::Fail);
+        let old_hw = checks(&facts("8.0.2", &VMX.replace("\"18\"", "\"17\""), 0));
+        assert_eq!(status(&old_hw, "vm-native-endpoints"), Status::Fail);
+        let none = checks(&facts(
+            "8.0.2",
+            &VMX.replace("vrdma1.nativeEndpointSupport = \"TRUE\"\n", ""),
+            0,
+        ));
+        assert_eq!(status(&none, "vm-native-endpoints"), Status::Pass);
+    }
+
+    #[test]
+    fn adapter_limit_is_one_before_7_0_2_and_ten_from_it() {
+        let two = format!("{VMX}ethernet2.virtualDev = \"vrdma\"\n");
+        assert_eq!(
+            status(&checks(&facts("7.0.1", &two, 1)), "vm-pvrdma-adapter-count"),
+            Status::Fail
+        );
+        assert_eq!(
+            status(&checks(&facts("7.0.2", &two, 1)), "vm-pvrdma-adapter-count"),
+            Status::Pass
+        );
+        let eleven: String = (0..11)
+            .map(|n| format!("ethernet{n}.virtualDev = \"vrdma\"\n"))
+            .collect();
+        assert_eq!(
+            status(
+                &checks(&facts("8.0.2", &format!("{VMX}{eleven}"), 1)),
+                "vm-pvrdma-adapter-count"
+            ),
+            Status::Fail
+        );
+        // A present = FALSE adapter does not count.
+        let absent = format!("{VMX}ethernet2.virtualDev = \"vrdma\"\nethernet2.present = \"FALSE\"\n");
+        assert_eq!(
+            status(&checks(&facts("7.0.1", &absent, 1)), "vm-pvrdma-adapter-count"),
+            Status::Pass
+        );
+    }
+
+    #[test]
+    fn hardware_and_memory_fail_and_missing_keys_are_unknown() {
+        let low = VMX.replace("\"18\"", "\"11\"");
+        assert_eq!(
+            status(&checks(&facts("8.0.2", &low, 0)), "vm-hardware-version"),
+            Status::Fail
+        );
+        let no_hw = VMX.replace("virtualHW.version = \"18\"\n", "");
+        assert_eq!(
+            status(&checks(&facts("8.0.2", &no_hw, 0)), "vm-hardware-version"),
+            Status::Unknown
+        );
+        let partial = VMX.replace("sched.mem.min = \"8192\"", "sched.mem.min = \"1024\"");
+        assert_eq!(
+            status(&checks(&facts("8.0.2", &partial, 0)), "vm-memory-reserved"),
+            Status::Fail
+        );
+        let pinned = format!("{partial}sched.mem.pin = \"TRUE\"\n");
+        assert_eq!(
+            status(&checks(&facts("8.0.2", &pinned, 0)), "vm-memory-reserved"),
+            Status::Pass
+        );
+        let broken = checks(&facts("8.0.2", "garbage\n", 0));
+        assert_eq!(
+            status(&broken, "vm-hardware-version"),
+            Status::Unknown,
+            "a .vmx that does not parse hides the answer"
+        );
+        // No .vmx facts at all: the VM checks are not run.
+        let mut c = HostCapture::new("esx01", CaptureSource::Live);
+        c.outputs.insert(
+            cat::SYSTEM_VERSION.to_string(),
+            out(cat::SYSTEM_VERSION, "   Version: 8.0.2\n"),
+        );
+        assert!(checks(&crate::facts::build(&c)).is_empty());
+    }
+}

@@ -1,0 +1,547 @@
+//! Across hosts: the transport between adapters of different VMs, and the fleet checks
+//! (`fleet/checks.rs`, each listed in the check registry) that judge it and the hosts'
+//! PVRDMA vmknics.
+//!
+//! The transport is not a list of adapter pairs (that grows with the square of the adapter
+//! count: 2000 adapters make 2 million pairs). Adapters that share a host, a verdict, a
+//! vDS and a RoCE version behave the same towards any peer, so pairs are classified once
+//! per such *profile* pair and counted: per host pair and class ([`HostPairTransport`]),
+//! and, only where a pair is not `rdma` or draws a warning, per adapter and peer host with
+//! the reasons ([`AdapterException`]). Both grow linearly with the adapters.
+//!
+//! A pair that a failing fleet check breaks (different vDSes, duplicate vmknic addresses,
+//! RoCE v1 between subnets) is `blocked`, never `rdma`, and its hosts are not healthy.
+use super::probe::{Probe, ProbeStatus};
+use super::{ipv4_network, AdapterRef, Check, CheckId, HostDiagnosis, HostStatus, Judge, Status, Transport, Verdict};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(super) mod checks;
+#[cfg(test)]
+mod tests;
+
+/// Adapter-pair counts by transport class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct TransportCounts {
+    /// Pairs on one host: the VMs talk by memory copy, the HCA is not used.
+    pub memcpy: u64,
+    /// Pairs on different hosts, both adapters on the HCA and nothing breaking the path.
+    pub rdma: u64,
+    /// Pairs on different hosts where at least one adapter falls back to TCP.
+    pub tcp: u64,
+    /// Both adapters on the HCA, but a failing fleet check breaks the path between them.
+    pub blocked: u64,
+    /// Pairs whose transport cannot be told (an adapter's verdict is unknown).
+    pub unknown: u64,
+}
+
+impl TransportCounts {
+    fn add(&mut self, t: Transport, n: u64) {
+        match t {
+            Transport::Memcpy => self.memcpy += n,
+            Transport::Rdma => self.rdma += n,
+            Transport::Tcp => self.tcp += n,
+            Transport::Blocked => self.blocked += n,
+            Transport::Unknown => self.unknown += n,
+        }
+    }
+
+    fn merge(&mut self, o: &TransportCounts) {
+        self.memcpy += o.memcpy;
+        self.rdma += o.rdma;
+        self.tcp += o.tcp;
+        self.blocked += o.blocked;
+        self.unknown += o.unknown;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.memcpy + self.rdma + self.tcp + self.blocked + self.unknown
+    }
+}
+
+/// The adapter pairs (of different VMs) between two hosts, by class; `a == b` for the
+/// pairs within one host (always `memcpy`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct HostPairTransport {
+    /// One host.
+    a: String,
+    /// The other host (`a` again for the pairs within one host).
+    b: String,
+    /// The pair counts by class.
+    #[serde(flatten)]
+    pub pairs: TransportCounts,
+}
+
+/// One adapter's pairs with the adapters of one other host, listed only when some of them
+/// are not `rdma` or draw a warning; `reasons` says why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct AdapterException {
+    /// The adapter.
+    pub adapter: AdapterRef,
+    /// The other host whose adapters it pairs with.
+    pub peer_host: String,
+    /// Its pairs with that host's adapters, by class.
+    pub pairs: TransportCounts,
+    /// Why those pairs are not plain rdma (or what the warning is).
+    pub reasons: Vec<String>,
+}
+
+/// What replaced the pair list in the report (`transport` in the JSON).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct TransportSummary {
+    /// Every adapter pair of different VMs, by class.
+    pub totals: TransportCounts,
+    /// The counts per host pair where some adapter pair is not `rdma` (a pair of hosts
+    /// not listed has only `rdma` pairs, counted in `totals`: a fleet of N healthy hosts
+    /// would otherwise list N(N-1)/2 rows), and within each host (`memcpy`).
+    pub host_pairs: Vec<HostPairTransport>,
+    /// Per adapter and peer host, only where a pair is not plain rdma or draws a warning.
+    pub exceptions: Vec<AdapterException>,
+}
+
+/// The switch an adapter's port is on: vDS name and, when known, its `VDS ID`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Switch {
+    name: String,
+    id: Option<String>,
+}
+
+impl Switch {
+    /// Two ports are on one vDS when names agree and, where both are known, the UUIDs.
+    fn same(&self, o: &Switch) -> bool {
+        self.name == o.name && (self.id.is_none() || o.id.is_none() || self.id == o.id)
+    }
+
+    fn label(&self) -> String {
+        match &self.id {
+            Some(id) => format!("{} ({id})", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// Adapters that behave alike towards any peer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Profile {
+    verdict: u8,
+    switch: Option<Switch>,
+    roce: Option<u32>,
+}
+
+fn verdict_code(v: Verdict) -> u8 {
+    match v {
+        Verdict::Hca => 0,
+        Verdict::TcpFallback => 1,
+        Verdict::Unknown => 2,
+    }
+}
+
+fn profile(a: &super::Adapter) -> Profile {
+    Profile {
+        verdict: verdict_code(a.verdict),
+        switch: a.port.as_ref().and_then(|p| {
+            Some(Switch {
+                name: p.vswitch.clone()?,
+                id: p.vds_id.clone(),
+            })
+        }),
+        roce: a.roce_version,
+    }
+}
+
+/// The PVRDMA vmknic facts of one host that decide reachability.
+struct Net {
+    address: Option<String>,
+    network: Option<String>,
+}
+
+fn net(h: &HostDiagnosis) -> Net {
+    let v = h.pvrdma_vmknic.as_ref();
+    let address = v.and_then(|v| v.ipv4.clone()).filter(|a| !a.trim().is_empty());
+    let network = v
+        .and_then(|v| v.ipv4.as_deref().zip(v.netmask.as_deref()))
+        .and_then(|(a, m)| ipv4_network(a, m));
+    Net { address, network }
+}
+
+/// One reason a pair is not plain rdma, and the fleet check that blocks the pair for it
+/// (`None`: a TCP fallback, an unknown verdict, a warning).
+struct Reason {
+    text: String,
+    blocks: Option<CheckId>,
+}
+
+/// Why a pair is what it is: the class and the reasons.
+struct Class {
+    transport: Transport,
+    reasons: Vec<Reason>,
+}
+
+impl Class {
+    /// The fleet checks that block the pair.
+    fn blocked_by(&self) -> impl Iterator<Item = CheckId> + '_ {
+        self.reasons.iter().filter_map(|r| r.blocks)
+    }
+}
+
+/// `cut`: the path probe found the two hosts' PVRDMA vmknics unreachable from each other.
+fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net, cut: bool) -> Class {
+    let mut c = Class {
+        transport: Transport::Rdma,
+        reasons: Vec::new(),
+    };
+    let reason = |text: String, blocks: Option<CheckId>| Reason { text, blocks };
+    let fallback = |h: &str, p: &Profile| {
+        (p.verdict == 1).then(|| reason(format!("the adapter on {h} has no HCA (tcp-fallback)"), None))
+    };
+    let tcp: Vec<Reason> = [fallback(ha, a), fallback(hb, b)].into_iter().flatten().collect();
+    if !tcp.is_empty() {
+        c.transport = Transport::Tcp;
+        c.reasons = tcp;
+        return c;
+    }
+    if a.verdict == 2 || b.verdict == 2 {
+        c.transport = Transport::Unknown;
+        let who = if a.verdict == 2 { ha } else { hb };
+        c.reasons
+            .push(reason(format!("the adapter's verdict on {who} is unknown"), None));
+        return c;
+    }
+    if let (Some(sa), Some(sb)) = (&a.switch, &b.switch) {
+        if !sa.same(sb) {
+            c.reasons.push(reason(
+                format!(
+                    "the ports are on different switches ({} on {ha}, {} on {hb}); PVRDMA needs both VMs on the same vDS",
+                    sa.label(),
+                    sb.label()
+                ),
+                Some(SAME_VDS),
+            ));
+        }
+    }
+    if let (Some(x), Some(y)) = (&na.address, &nb.address) {
+        if x == y {
+            c.reasons.push(reason(
+                format!("the PVRDMA vmknics of {ha} and {hb} have the same IPv4 address {x}"),
+                Some(IPV4_UNIQUE),
+            ));
+        }
+    }
+    if let (Some(x), Some(y)) = (&na.network, &nb.network) {
+        if x != y && (a.roce == Some(1) || b.roce == Some(1)) {
+            c.reasons.push(reason(
+                format!(
+                    "RoCE v1 is not routable and the PVRDMA vmknics are in different subnets ({x} on {ha}, {y} on {hb})"
+                ),
+                Some(SUBNETS),
+            ));
+        }
+    }
+    if cut {
+        c.reasons.push(reason(
+            format!("the PVRDMA vmknics of {ha} and {hb} do not reach each other (--probe: no reply to vmkping)"),
+            Some(REACHABILITY),
+        ));
+    }
+    if c.blocked_by().next().is_some() {
+        c.transport = Transport::Blocked;
+        return c;
+    }
+    if let (Some(1), Some(2)) | (Some(2), Some(1)) = (a.roce, b.roce) {
+        c.reasons.push(reason(
+            format!(
+                "RoCE v{} on {ha} and v{} on {hb} (a version mismatch whose effect the PVRDMA documentation does not describe)",
+                a.roce.unwrap_or(0),
+                b.roce.unwrap_or(0)
+            ),
+            None,
+        ));
+    }
+    c
+}
+
+const SAME_VDS: CheckId = CheckId::PvrdmaSameVds;
+const IPV4_UNIQUE: CheckId = CheckId::VmknicIpv4Unique;
+const SUBNETS: CheckId = CheckId::VmknicSubnets;
+const ROCE_PAIR: CheckId = CheckId::RoceVersionPair;
+const REACHABILITY: CheckId = CheckId::VmknicReachability;
+
+/// Profiles of one host with their adapters.
+type HostProfiles<'a> = BTreeMap<Profile, Vec<(AdapterRef, &'a super::Adapter)>>;
+
+/// Two host names as an unordered pair (the key of the probe's unreachable pairs).
+fn host_pair(a: &str, b: &str) -> (String, String) {
+    if a <= b {
+        (a.to_string(), b.to_string())
+    } else {
+        (b.to_string(), a.to_string())
+    }
+}
+
+/// What the fleet checks judge (their [`Judge::Fleet`] functions take it): the diagnosed
+/// hosts, their PVRDMA vmknics and adapter profiles, the tally of their adapter pairs,
+/// and the path probe's results.
+pub(in crate::diagnose) struct Fleet<'a> {
+    hosts: &'a [HostDiagnosis],
+    nets: Vec<Net>,
+    profiles: Vec<HostProfiles<'a>>,
+    tally: PairTally,
+    probes: &'a [Probe],
+}
+
+/// What the adapter pairs across hosts add up to, for the fleet checks.
+#[derive(Default)]
+struct PairTally {
+    /// Fleet check → the pairs it blocks, and the hosts in them.
+    blocked: BTreeMap<CheckId, (u64, BTreeSet<usize>)>,
+    /// Pairs with RoCE v1 at one end and v2 at the other.
+    roce_mismatch: u64,
+    /// Fleet check → one pair's reason, quoted in its summary.
+    examples: BTreeMap<CheckId, String>,
+}
+
+impl Fleet<'_> {
+    /// Whether at least two hosts have PVRDMA adapters (else no pair crosses hosts).
+    fn adapters_on_two_hosts(&self) -> bool {
+        self.profiles.iter().filter(|p| !p.is_empty()).count() >= 2
+    }
+
+    /// The hosts a failing fleet check names or whose pairs it blocks.
+    fn hosts_named_by(&self, c: &Check) -> BTreeSet<usize> {
+        let mut named: BTreeSet<usize> = self.tally.blocked.get(&c.id).map(|b| b.1.clone()).unwrap_or_default();
+        if c.id == IPV4_UNIQUE {
+            named.extend(duplicate_hosts(&self.nets));
+        }
+        named
+    }
+}
+
+/// The transport summary and the fleet checks; a failing fleet check makes the hosts it
+/// names (or whose pairs it blocks) `problems`. `probes`: the path probe's results (empty
+/// when it did not run).
+pub(super) fn judge(hosts: &mut [HostDiagnosis], probes: &[Probe]) -> (Vec<Check>, TransportSummary) {
+    let (checks, summary, named) = {
+        let fleet = Fleet {
+            hosts: &*hosts,
+            nets: hosts.iter().map(net).collect(),
+            profiles: hosts.iter().map(host_profiles).collect(),
+            tally: PairTally::default(),
+            probes,
+        };
+        let unreachable = unreachable_pairs(probes);
+        let cut = |a: &str, b: &str| !unreachable.is_empty() && unreachable.contains(&host_pair(a, b));
+        let mut summary = TransportSummary::default();
+        let tally = tally_pairs(&fleet, &cut, &mut summary);
+        summary.exceptions = exceptions(&fleet, &cut);
+        let fleet = Fleet { tally, ..fleet };
+        let checks = fleet_checks(&fleet);
+        let named: Vec<BTreeSet<usize>> = checks
+            .iter()
+            .map(|c| {
+                if c.status == Status::Fail {
+                    fleet.hosts_named_by(c)
+                } else {
+                    BTreeSet::new()
+                }
+            })
+            .collect();
+        (checks, summary, named)
+    };
+    mark_hosts(hosts, &checks, &named);
+    (checks, summary)
+}
+
+/// Host pairs (sorted names) whose PVRDMA vmknics the probe found unable to reach each
+/// other: such a pair cannot carry RDMA.
+fn unreachable_pairs(probes: &[Probe]) -> BTreeSet<(String, String)> {
+    probes
+        .iter()
+        .filter(|p| p.status == ProbeStatus::Unreachable)
+        .map(|p| host_pair(&p.from, &p.to))
+        .collect()
+}
+
+/// A host's adapters grouped by profile.
+fn host_profiles(h: &HostDiagnosis) -> HostProfiles<'_> {
+    let mut m: HostProfiles = BTreeMap::new();
+    for vm in &h.vms {
+        for a in &vm.adapters {
+            m.entry(profile(a)).or_default().push((
+                AdapterRef {
+                    host: h.host.clone(),
+                    vm: vm.name.clone(),
+                    world_id: vm.world_id,
+                    adapter: a.index,
+                },
+                a,
+            ));
+        }
+    }
+    m
+}
+
+/// Counts every adapter pair of different VMs into `summary` (totals and host pairs), and
+/// tallies what the fleet checks need: the pairs each check blocks, the RoCE mismatches.
+fn tally_pairs(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool, summary: &mut TransportSummary) -> PairTally {
+    let hosts = fleet.hosts;
+    let mut tally = PairTally::default();
+    for (i, h) in hosts.iter().enumerate() {
+        // Within a host: every pair of adapters of different VMs is a memcpy.
+        let n: u64 = h.vms.iter().map(|v| v.adapters.len() as u64).sum();
+        let same_vm: u64 = h
+            .vms
+            .iter()
+            .map(|v| {
+                let k = v.adapters.len() as u64;
+                k * k.saturating_sub(1) / 2
+            })
+            .sum();
+        let memcpy = n * n.saturating_sub(1) / 2 - same_vm;
+        if memcpy > 0 {
+            let mut pairs = TransportCounts::default();
+            pairs.add(Transport::Memcpy, memcpy);
+            summary.totals.merge(&pairs);
+            summary.host_pairs.push(HostPairTransport {
+                a: h.host.clone(),
+                b: h.host.clone(),
+                pairs,
+            });
+        }
+        for (j, other) in hosts.iter().enumerate().skip(i + 1) {
+            let mut pairs = TransportCounts::default();
+            for (pa, la) in &fleet.profiles[i] {
+                for (pb, lb) in &fleet.profiles[j] {
+                    let c = classify(
+                        &h.host,
+                        pa,
+                        &fleet.nets[i],
+                        &other.host,
+                        pb,
+                        &fleet.nets[j],
+                        cut(&h.host, &other.host),
+                    );
+                    let n = la.len() as u64 * lb.len() as u64;
+                    pairs.add(c.transport, n);
+                    for r in &c.reasons {
+                        let Some(id) = r.blocks else { continue };
+                        let e = tally.blocked.entry(id).or_default();
+                        e.0 += n;
+                        e.1.insert(i);
+                        e.1.insert(j);
+                        tally.examples.entry(id).or_insert_with(|| r.text.clone());
+                    }
+                    if c.transport == Transport::Rdma && !c.reasons.is_empty() {
+                        tally.roce_mismatch += n;
+                        tally.examples.entry(ROCE_PAIR).or_insert_with(|| {
+                            c.reasons.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("; ")
+                        });
+                    }
+                }
+            }
+            summary.totals.merge(&pairs);
+            if pairs.total() > pairs.rdma {
+                summary.host_pairs.push(HostPairTransport {
+                    a: h.host.clone(),
+                    b: other.host.clone(),
+                    pairs,
+                });
+            }
+        }
+    }
+    tally
+}
+
+/// Per adapter and peer host, where a pair is not clean rdma: the counts and the reasons.
+fn exceptions(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool) -> Vec<AdapterException> {
+    let hosts = fleet.hosts;
+    let mut out = Vec::new();
+    for (i, h) in hosts.iter().enumerate() {
+        for (pa, la) in &fleet.profiles[i] {
+            for (j, other) in hosts.iter().enumerate() {
+                if i == j {
+                    continue;
+                }
+                let mut counts = TransportCounts::default();
+                let mut reasons: Vec<String> = Vec::new();
+                for (pb, lb) in &fleet.profiles[j] {
+                    let c = classify(
+                        &h.host,
+                        pa,
+                        &fleet.nets[i],
+                        &other.host,
+                        pb,
+                        &fleet.nets[j],
+                        cut(&h.host, &other.host),
+                    );
+                    if c.transport == Transport::Rdma && c.reasons.is_empty() {
+                        counts.add(Transport::Rdma, lb.len() as u64);
+                        continue;
+                    }
+                    counts.add(c.transport, lb.len() as u64);
+                    for r in c.reasons {
+                        if !reasons.contains(&r.text) {
+                            reasons.push(r.text);
+                        }
+                    }
+                }
+                if reasons.is_empty() {
+                    continue;
+                }
+                for (adapter, _) in la {
+                    out.push(AdapterException {
+                        adapter: adapter.clone(),
+                        peer_host: other.host.clone(),
+                        pairs: counts,
+                        reasons: reasons.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out.sort_by(|x, y| {
+        (&x.adapter.host, &x.adapter.vm, x.adapter.adapter, &x.peer_host).cmp(&(
+            &y.adapter.host,
+            &y.adapter.vm,
+            y.adapter.adapter,
+            &y.peer_host,
+        ))
+    });
+    out
+}
+
+/// Every fleet check the registry lists, judged in its order.
+fn fleet_checks(fleet: &Fleet) -> Vec<Check> {
+    CheckId::ALL
+        .iter()
+        .filter_map(|c| match c.judge() {
+            Judge::Fleet(judge) => judge(fleet),
+            Judge::Host(_) | Judge::HostWhenApplicable(_) => None,
+        })
+        .collect()
+}
+
+/// A failing fleet check makes the hosts it names (`named`, one set per check) problems.
+fn mark_hosts(hosts: &mut [HostDiagnosis], checks: &[Check], named: &[BTreeSet<usize>]) {
+    for (c, named) in checks.iter().zip(named) {
+        for &i in named {
+            if let Some(h) = hosts.get_mut(i) {
+                if !h.fleet_failures.contains(&c.id) {
+                    h.fleet_failures.push(c.id);
+                }
+                if matches!(h.status, HostStatus::Ok | HostStatus::Incomplete) {
+                    h.status = HostStatus::Problems;
+                }
+            }
+        }
+    }
+}
+
+fn duplicate_hosts(nets: &[Net]) -> BTreeSet<usize> {
+    let mut by_address: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, n) in nets.iter().enumerate() {
+        if let Some(a) = &n.address {
+            by_address.entry(a.as_str()).or_default().push(i);
+        }
+    }
+    by_address.into_values().filter(|v| v.len() > 1).flatten().collect()
+}

@@ -1,0 +1,395 @@
+//! Pipeline stage: *diagnose*. Pure functions from typed facts to checks and verdicts.
+//!
+//! Host checks have stable ids (a public contract for runbooks). Each carries its evidence
+//! (catalogue id + field) and, when it fails, the exact command that fixes it. A check
+//! whose data is missing is `unknown` with the reason, never a silent pass. The adapter
+//! verdict comes from vsish's `Physical HCA available`; the host checks and the adapter's
+//! own VM port explain a TCP fallback.
+use crate::capture::{Failure, HostCapture};
+use crate::catalogue as cat;
+use crate::facts::{self, HostFacts};
+use pvrdma_parsers as p;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+mod adapters;
+mod changes;
+mod checks;
+#[cfg(test)]
+pub mod fixtures;
+mod fleet;
+mod model;
+pub mod probe;
+#[cfg(test)]
+mod subnet_tests;
+mod summary;
+#[cfg(test)]
+mod tests;
+
+use adapters::*;
+pub use changes::{Change, ChangeKind, Changes};
+use checks::registry::Judge;
+pub use checks::registry::{CheckId, Family, CHECKS};
+use checks::{device::*, roce::*};
+pub use fleet::{TransportCounts, TransportSummary};
+pub use model::*;
+pub use summary::status_name;
+use summary::*;
+
+/// Diagnoses every host, then the fleet checks and the transport between adapters.
+pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
+    let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
+    let probes = probe::results(captures, &hosts);
+    fleet_diagnosis_with(hosts, probes)
+}
+
+/// The fleet checks and transport over diagnosed hosts (a failing fleet check changes the
+/// status of the hosts it involves, so the summary comes last).
+#[cfg(test)]
+pub fn fleet_diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
+    fleet_diagnosis_with(hosts, Vec::new())
+}
+
+/// [`fleet_diagnosis`] with the path probe's results, when it ran.
+fn fleet_diagnosis_with(mut hosts: Vec<HostDiagnosis>, probes: Vec<probe::Probe>) -> Diagnosis {
+    let (fleet_checks, transport) = fleet::judge(&mut hosts, &probes);
+    let summary = summarize(&hosts, &fleet_checks, &transport);
+    Diagnosis {
+        hosts,
+        fleet_checks,
+        transport,
+        probes,
+        changes: None,
+        summary,
+    }
+}
+
+/// Diagnoses one host.
+pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
+    let nothing_collected = capture.outputs.is_empty() && capture.vmx_files.is_empty();
+    let not_esxi = capture
+        .error
+        .clone()
+        .filter(|e| e.kind == crate::capture::ErrorKind::NotEsxi)
+        .or_else(|| not_esxi(capture));
+    if let Some(error) = not_esxi {
+        // Every check would only repeat "esxcli: not found": one line says it all.
+        return HostDiagnosis::not_diagnosed(&capture.host, HostStatus::Error, error, Vec::new());
+    }
+    let facts = facts::build(capture);
+    if let (Some(error), true) = (&capture.error, nothing_collected) {
+        let status = match error.kind {
+            crate::capture::ErrorKind::Interrupted => HostStatus::Interrupted,
+            k if k.is_unreachable() => HostStatus::Unreachable,
+            _ => HostStatus::Error,
+        };
+        return HostDiagnosis::not_diagnosed(&capture.host, status, error.clone(), incomplete_outputs(capture));
+    }
+    let ctx = Context::new(&facts);
+    let mut checks = host_checks(&ctx);
+    settle_not_checked(&mut checks);
+    let below_65 = matches!(&facts.version, Ok(v) if v.numbers().is_some_and(|n| n < (6, 5, 0)));
+    if below_65 {
+        // Nothing PVRDMA needs exists on such a host: say so instead of "unknown".
+        for c in checks.iter_mut().skip(1) {
+            *c = check(
+                c.id,
+                Status::NotApplicable,
+                "not applicable below ESXi 6.5 (PVRDMA needs 6.5 or later, see esxi-version)",
+                Vec::new(),
+            );
+        }
+    }
+    let (vms, adapters_error) = if below_65 {
+        (Vec::new(), None)
+    } else {
+        adapters(&facts, &ctx, &checks)
+    };
+    let record_errors = facts.record_errors.clone();
+    let esxi_version = facts.version.as_ref().ok().map(|v| match &v.build {
+        Some(build) => format!("{} (build {build})", v.version),
+        None => v.version.clone(),
+    });
+    let any_fail = checks.iter().any(|c| c.status == Status::Fail)
+        || vms
+            .iter()
+            .flat_map(|v| &v.adapters)
+            .any(|a| a.verdict == Verdict::TcpFallback);
+    let incomplete_outputs = incomplete_outputs(capture);
+    let vms_error = facts
+        .vms
+        .as_ref()
+        .err()
+        .map(|e| format!("running VMs could not be listed: {e}"));
+    let any_unknown = !incomplete_outputs.is_empty()
+        || vms_error.is_some()
+        || checks.iter().any(|c| c.status == Status::Unknown)
+        || vms
+            .iter()
+            .flat_map(|v| &v.adapters)
+            .any(|a| a.verdict == Verdict::Unknown)
+        || adapters_error.is_some()
+        || !record_errors.is_empty()
+        || capture.error.is_some();
+    let status = if any_fail {
+        HostStatus::Problems
+    } else if any_unknown {
+        HostStatus::Incomplete
+    } else {
+        HostStatus::Ok
+    };
+    HostDiagnosis {
+        host: capture.host.clone(),
+        status,
+        error: capture.error.clone(),
+        esxi_version,
+        checks,
+        vms,
+        adapters_error,
+        pvrdma_vmknic: pvrdma_vmknic(&ctx),
+        fleet_failures: Vec::new(),
+        record_errors,
+        vms_error,
+        incomplete_outputs,
+    }
+}
+
+/// Every host check the registry lists, judged in its order.
+fn host_checks(ctx: &Context) -> Vec<Check> {
+    CheckId::ALL
+        .iter()
+        .filter_map(|c| match c.judge() {
+            Judge::Host(judge) => Some(judge(ctx)),
+            Judge::HostWhenApplicable(judge) => judge(ctx),
+            Judge::Fleet(_) => None,
+        })
+        .collect()
+}
+
+/// A capture (live or offline) where every esxcli command answered "not found": the
+/// login worked on something that is not ESXi.
+fn not_esxi(capture: &HostCapture) -> Option<Failure> {
+    let all_missing = capture.esxcli_missing();
+    all_missing.then(|| {
+        Failure::new(
+            crate::capture::ErrorKind::NotEsxi,
+            format!(
+                "{}: not an ESXi host: `esxcli` is not found there (or its shell PATH lacks it); check that the name points at an ESXi host",
+                capture.host
+            ),
+        )
+    })
+}
+
+fn pvrdma_vmknic(ctx: &Context) -> Option<PvrdmaVmknic> {
+    let name = ctx.tagged_vmknic.clone()?;
+    let row = ctx
+        .facts
+        .ipv4
+        .as_ref()
+        .ok()
+        .and_then(|rows| rows.iter().find(|r| r.name == name));
+    let mtu = ctx
+        .facts
+        .vmknics
+        .as_ref()
+        .ok()
+        .and_then(|v| v.iter().find(|v| v.name == name))
+        .and_then(|v| v.mtu);
+    Some(PvrdmaVmknic {
+        ipv4: row.and_then(|r| r.address.clone()),
+        netmask: row.and_then(|r| r.netmask.clone()),
+        mtu,
+        name,
+    })
+}
+
+/// `10.10.10.11` with `255.255.255.0` → `10.10.10.0/24`; `None` unless both parse and
+/// the mask is contiguous.
+fn ipv4_network(address: &str, netmask: &str) -> Option<String> {
+    let address: std::net::Ipv4Addr = address.trim().parse().ok()?;
+    let mask = u32::from(netmask.trim().parse::<std::net::Ipv4Addr>().ok()?);
+    let prefix = mask.leading_ones();
+    if mask.checked_shl(prefix).unwrap_or(0) != 0 {
+        return None;
+    }
+    let network = std::net::Ipv4Addr::from(u32::from(address) & mask);
+    Some(format!("{network}/{prefix}"))
+}
+
+/// Facts the checks share: which RDMA device PVRDMA would use and where its uplink is.
+struct Context<'a> {
+    facts: &'a HostFacts,
+    /// The device PVRDMA uses: one whose paired uplink is on a vDS, Active first.
+    device: Option<&'a p::RdmaDevice>,
+    /// The vDS holding that device's uplink.
+    dvs: Option<&'a p::DvsSwitch>,
+    /// Every RDMA device whose uplink is on a vDS, with that vDS: a host may have two HCAs
+    /// on two switches, and an adapter is judged against the one its port is on.
+    rdma_switches: Vec<(&'a p::RdmaDevice, &'a p::DvsSwitch)>,
+    /// The vmknic named by /Net/PVRDMAVmknic, when set.
+    tagged_vmknic: Option<String>,
+    /// The PVRDMA VMs of the `.vmx` facts, read once for the four VM checks.
+    vmx: std::cell::OnceCell<Option<checks::vm_config::VmxInputs<'a>>>,
+}
+
+impl<'a> Context<'a> {
+    fn new(facts: &'a HostFacts) -> Self {
+        let devices: &[p::RdmaDevice] = facts.rdma_devices.as_deref().unwrap_or(&[]);
+        let switches: &[p::DvsSwitch] = facts.dvs.as_deref().unwrap_or(&[]);
+        let dvs_of = |d: &p::RdmaDevice| {
+            let uplink = d.paired_uplink.as_deref()?;
+            switches.iter().find(|s| s.uplinks.iter().any(|u| u == uplink))
+        };
+        let is_active = |d: &p::RdmaDevice| d.state.is_active();
+        let device = devices
+            .iter()
+            .find(|d| dvs_of(d).is_some() && is_active(d))
+            .or_else(|| devices.iter().find(|d| dvs_of(d).is_some()))
+            .or_else(|| devices.iter().find(|d| is_active(d)))
+            .or_else(|| devices.first());
+        let dvs = device.and_then(dvs_of);
+        let rdma_switches = devices.iter().filter_map(|d| Some((d, dvs_of(d)?))).collect();
+        let tagged_vmknic = facts
+            .pvrdma_vmknic
+            .as_ref()
+            .ok()
+            .map(|o| o.string_value.trim().to_string())
+            .filter(|v| !v.is_empty());
+        Context {
+            facts,
+            device,
+            dvs,
+            rdma_switches,
+            tagged_vmknic,
+            vmx: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Every vDS whose one and only uplink is an HCA's paired uplink, with that HCA, in
+    /// the order esxcli lists the devices (each vDS once).
+    fn single_uplink_hca_switches(&self) -> Vec<(&'a p::RdmaDevice, &'a p::DvsSwitch)> {
+        let mut out: Vec<(&p::RdmaDevice, &p::DvsSwitch)> = Vec::new();
+        for (d, s) in &self.rdma_switches {
+            if s.uplinks.len() == 1 && !out.iter().any(|(_, o)| o.name == s.name) {
+                out.push((d, s));
+            }
+        }
+        out
+    }
+
+    /// The vmknic to suggest in a remedy: the one bound to the RDMA device, else one on
+    /// the RDMA vDS; `None` when no such vmknic is known.
+    fn suggested_vmknic(&self) -> Option<String> {
+        let bound = self.device.and_then(|d| {
+            self.facts
+                .rdma_vmknics
+                .as_ref()
+                .ok()?
+                .iter()
+                .find(|v| v.device == d.name)?
+                .vmknic
+                .clone()
+        });
+        let on_dvs = || {
+            let dvs = self.dvs?;
+            self.facts
+                .vmknics
+                .as_ref()
+                .ok()?
+                .iter()
+                .find(|v| v.vds_name.as_deref() == Some(dvs.name.as_str()))
+                .map(|v| v.name.clone())
+        };
+        bound.or_else(on_dvs)
+    }
+
+    /// The remedy that tags the suggested vmknic for PVRDMA.
+    fn tag_vmknic(&self) -> Remedy {
+        match self.suggested_vmknic() {
+            Some(vmk) => Remedy {
+                command: Some(format!(
+                    "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s {}",
+                    shell_quote(&vmk)
+                )),
+                advice: None,
+            },
+            None => Remedy {
+                command: None,
+                advice: Some(
+                    "no vmknic is bound to the RDMA device or on its vDS: create one on the HCA's vDS, then esxcli system settings advanced set -o /Net/PVRDMAVmknic -s VMK"
+                        .to_string(),
+                ),
+            },
+        }
+    }
+}
+
+fn ev(command: &'static str, field: impl Into<String>) -> Evidence {
+    Evidence {
+        command,
+        field: field.into(),
+    }
+}
+
+fn check(id: CheckId, status: Status, summary: impl Into<String>, evidence: Vec<Evidence>) -> Check {
+    Check {
+        evidence,
+        ..Check::new(id, status, summary)
+    }
+}
+
+/// A fix that is one host command (values from the host already shell-quoted).
+fn with_command(c: Check, command: impl Into<String>) -> Check {
+    with_fix(c, Some(command.into()), None)
+}
+
+/// A fix that is not a host command: vCenter, hardware, alternatives.
+fn with_advice(c: Check, advice: impl Into<String>) -> Check {
+    with_fix(c, None, Some(advice.into()))
+}
+
+fn with_fix(mut c: Check, command: Option<String>, advice: Option<String>) -> Check {
+    c.remedy = Some(Remedy { command, advice });
+    c
+}
+
+/// The check cannot run because a fact is missing.
+fn unknown_from(id: CheckId, command: &'static str, error: &facts::FactError) -> Check {
+    check(id, Status::Unknown, error.to_string(), vec![ev(command, "output")])
+}
+
+/// `unknown` means missing data and nothing else: a check skipped because its prerequisite
+/// *fails* (or is itself not applicable) has nothing to judge, so it is `not-applicable`
+/// with that reason; it stays `unknown` only when the prerequisite is unknown.
+fn settle_not_checked(checks: &mut [Check]) {
+    for i in 0..checks.len() {
+        let Some(c) = checks.get(i) else { continue };
+        if c.status != Status::Unknown || !c.not_checked {
+            continue;
+        }
+        let Some(pre) = c.id.prerequisite() else {
+            continue;
+        };
+        let pre_status = checks.iter().find(|p| p.id == pre).map(|p| p.status);
+        if let Some(status @ (Status::Fail | Status::NotApplicable)) = pre_status {
+            let why = if status == Status::Fail {
+                "fails"
+            } else {
+                "is not applicable"
+            };
+            if let Some(c) = checks.get_mut(i) {
+                c.status = Status::NotApplicable;
+                c.summary = format!("not checked: {pre} {why}");
+            }
+        }
+    }
+}
+
+/// The check depends on another one that did not pass, or on something absent.
+fn not_checked(id: CheckId, because: &str) -> Check {
+    Check {
+        not_checked: true,
+        ..check(id, Status::Unknown, format!("not checked: {because}"), Vec::new())
+    }
+}

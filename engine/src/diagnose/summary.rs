@@ -1,0 +1,72 @@
+//! The fleet summary: counts over the whole run (the report words them, `report::summary`).
+use super::*;
+
+/// Whether anything was learnt about the host: reached, and a check or verdict known.
+fn is_diagnosed(h: &HostDiagnosis) -> bool {
+    matches!(h.status, HostStatus::Ok | HostStatus::Problems | HostStatus::Incomplete)
+        && (h.checks.iter().any(|c| c.status != Status::Unknown)
+            || h.vms
+                .iter()
+                .flat_map(|v| &v.adapters)
+                .any(|a| a.verdict != Verdict::Unknown))
+}
+
+/// The JSON/serde name of a host status (`problems`, `unreachable`, ...).
+pub fn status_name(status: HostStatus) -> &'static str {
+    match status {
+        HostStatus::Ok => "ok",
+        HostStatus::Problems => "problems",
+        HostStatus::Incomplete => "incomplete",
+        HostStatus::Unreachable => "unreachable",
+        HostStatus::Error => "error",
+        HostStatus::Interrupted => "interrupted",
+    }
+}
+
+pub(super) fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transport: &TransportSummary) -> Summary {
+    let mut s = Summary {
+        hosts: hosts.len(),
+        adapter_pairs: transport.totals,
+        fleet_failures: fleet_checks
+            .iter()
+            .filter(|c| c.status == Status::Fail)
+            .map(|c| c.id)
+            .collect(),
+        ..Summary::default()
+    };
+    let mut by_status: BTreeMap<&'static str, Vec<&str>> = BTreeMap::new();
+    for h in hosts {
+        match h.status {
+            HostStatus::Ok => s.healthy += 1,
+            HostStatus::Problems => s.problems += 1,
+            HostStatus::Incomplete => s.incomplete += 1,
+            HostStatus::Unreachable => s.unreachable += 1,
+            HostStatus::Error => s.error += 1,
+            HostStatus::Interrupted => s.interrupted += 1,
+        }
+        if h.status != HostStatus::Ok {
+            by_status.entry(status_name(h.status)).or_default().push(&h.host);
+        }
+        if is_diagnosed(h) {
+            s.diagnosed += 1;
+        }
+        if h.adapters_error.is_some() {
+            s.hosts_without_adapter_list += 1;
+        }
+        s.warnings += h.checks.iter().filter(|c| c.status == Status::Warn).count();
+        for a in h.vms.iter().flat_map(|v| &v.adapters) {
+            s.adapters += 1;
+            match a.verdict {
+                Verdict::Hca => s.hca += 1,
+                Verdict::TcpFallback => s.tcp_fallback += 1,
+                Verdict::Unknown => s.unknown += 1,
+            }
+        }
+    }
+    s.warnings += fleet_checks.iter().filter(|c| c.status == Status::Warn).count();
+    s.host_sets = by_status
+        .iter()
+        .map(|(status, names)| (status.to_string(), crate::nodeset::fold(names)))
+        .collect();
+    s
+}

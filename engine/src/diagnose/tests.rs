@@ -1,0 +1,192 @@
+use super::fixtures::{adapter, host};
+use super::*;
+use crate::capture::ErrorKind;
+use crate::exit;
+
+fn diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
+    fleet_diagnosis(hosts)
+}
+
+/// The pairs of one adapter (first adapter of VM `a.1` on host `a.0`) with host `peer`.
+fn counts(d: &Diagnosis, a: (&str, &str), peer: &str) -> TransportCounts {
+    if let Some(e) = d
+        .transport
+        .exceptions
+        .iter()
+        .find(|e| (e.adapter.host.as_str(), e.adapter.vm.as_str()) == a && e.peer_host == peer)
+    {
+        return e.pairs;
+    }
+    // Not an exception: every pair with that host is plain rdma.
+    let n = d
+        .hosts
+        .iter()
+        .find(|h| h.host == peer)
+        .map_or(0, |h| h.vms.iter().map(|v| v.adapters.len() as u64).sum());
+    TransportCounts {
+        rdma: n,
+        ..TransportCounts::default()
+    }
+}
+
+fn transport(d: &Diagnosis, a: (&str, &str), b: (&str, &str)) -> Transport {
+    if a.0 == b.0 {
+        return Transport::Memcpy;
+    }
+    let c = counts(d, a, b.0);
+    let peer = d.hosts.iter().find(|h| h.host == b.0).expect("peer");
+    // Single-adapter VMs on a peer with one profile per verdict: look the class up by
+    // the peer adapter's own pairs with a's host.
+    let mirrored = counts(d, b, a.0);
+    let only = |x: &TransportCounts| {
+        [
+            (x.rdma, Transport::Rdma),
+            (x.tcp, Transport::Tcp),
+            (x.blocked, Transport::Blocked),
+            (x.unknown, Transport::Unknown),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(_, t)| *t)
+        .collect::<Vec<_>>()
+    };
+    let (ca, cb) = (only(&c), only(&mirrored));
+    let common: Vec<Transport> = ca.iter().copied().filter(|t| cb.contains(t)).collect();
+    assert!(!peer.vms.is_empty());
+    match common.as_slice() {
+        [one] => *one,
+        _ => panic!("ambiguous pair {a:?} {b:?}: {ca:?} / {cb:?}"),
+    }
+}
+
+#[test]
+fn transport_follows_the_pvrdma_rules() {
+    let d = diagnosis(vec![
+        host(
+            "esx01",
+            HostStatus::Problems,
+            vec![
+                ("a", vec![adapter(0, Verdict::Hca)]),
+                ("b", vec![adapter(0, Verdict::TcpFallback)]),
+            ],
+        ),
+        host("esx02", HostStatus::Ok, vec![("c", vec![adapter(0, Verdict::Hca)])]),
+        host(
+            "esx03",
+            HostStatus::Incomplete,
+            vec![("d", vec![adapter(0, Verdict::Unknown)])],
+        ),
+    ]);
+    // Same host: memcpy whatever the verdicts, the HCA is not involved.
+    assert_eq!(transport(&d, ("esx01", "a"), ("esx01", "b")), Transport::Memcpy);
+    assert_eq!(transport(&d, ("esx01", "a"), ("esx02", "c")), Transport::Rdma);
+    assert_eq!(transport(&d, ("esx01", "b"), ("esx02", "c")), Transport::Tcp);
+    assert_eq!(transport(&d, ("esx01", "a"), ("esx03", "d")), Transport::Unknown);
+    // One side falling back decides it even when the other is unknown.
+    assert_eq!(transport(&d, ("esx01", "b"), ("esx03", "d")), Transport::Tcp);
+    let t = d.transport.totals;
+    assert_eq!((t.memcpy, t.rdma, t.tcp, t.unknown, t.blocked), (1, 1, 2, 2, 0));
+    assert_eq!(t.total(), 6);
+}
+
+#[test]
+fn adapters_of_the_same_vm_are_not_paired() {
+    let d = diagnosis(vec![host(
+        "esx01",
+        HostStatus::Ok,
+        vec![("a", vec![adapter(0, Verdict::Hca), adapter(1, Verdict::Hca)])],
+    )]);
+    assert_eq!(d.transport.totals.total(), 0);
+    assert!(d.transport.host_pairs.is_empty());
+}
+
+#[test]
+fn summary_counts_when_nothing_was_diagnosed_and_names_failing_sets() {
+    let down = |n: u32| {
+        let mut h = host(&format!("esx{n:02}"), HostStatus::Unreachable, vec![]);
+        h.error = Some(Failure::new(ErrorKind::Timeout, "no login"));
+        h
+    };
+    let d = diagnosis((1..=11).map(down).collect());
+    assert_eq!(d.summary.diagnosed, 0);
+    assert_eq!(
+        d.summary.host_sets.get("unreachable").map(String::as_str),
+        Some("esx[01-11]")
+    );
+}
+
+#[test]
+fn summary_counts_warnings_on_hosts_and_across_hosts() {
+    let warned = |name: &str| {
+        let mut h = host(name, HostStatus::Ok, vec![("a", vec![adapter(0, Verdict::Hca)])]);
+        h.checks
+            .push(check(CheckId::MtuConsistent, Status::Warn, "differ", Vec::new()));
+        h
+    };
+    let hosts = vec![warned("esx01"), warned("esx02")];
+    let fleet = vec![check(CheckId::VmknicSubnets, Status::Warn, "two subnets", Vec::new())];
+    let s = summarize(&hosts, &fleet, &TransportSummary::default());
+    assert_eq!(s.warnings, 3);
+    assert_eq!((s.hosts, s.healthy, s.adapters, s.hca, s.diagnosed), (2, 2, 2, 2, 2));
+}
+
+#[test]
+fn remedies_quote_host_values_for_the_shell() {
+    assert_eq!(shell_quote("vmk1"), "vmk1");
+    assert_eq!(shell_quote("DSwitch RDMA"), "'DSwitch RDMA'");
+    assert_eq!(shell_quote("a'b;rm -rf /"), "'a'\\''b;rm -rf /'");
+    assert_eq!(shell_quote(""), "''");
+    let c = with_command(
+        check(CheckId::FirewallPvrdma, Status::Fail, "s", Vec::new()),
+        "esxcli network firewall ruleset set -e true -r pvrdma",
+    );
+    assert!(c
+        .remedy
+        .as_ref()
+        .is_some_and(|r| r.command.is_some() && r.advice.is_none()));
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["remedy"], "esxcli network firewall ruleset set -e true -r pvrdma");
+    let c = with_advice(
+        check(CheckId::FirewallPvrdma, Status::Fail, "s", Vec::new()),
+        "in vCenter, remove vmnic3",
+    );
+    assert!(c
+        .remedy
+        .as_ref()
+        .is_some_and(|r| r.command.is_none() && r.advice.is_some()));
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["remedy"], "in vCenter, remove vmnic3");
+    assert_eq!(json["remediation"]["advice"], "in vCenter, remove vmnic3");
+    assert!(json["remediation"]["command"].is_null());
+}
+
+#[test]
+fn exit_code_precedence() {
+    let ok = || host("esx01", HostStatus::Ok, vec![("a", vec![adapter(0, Verdict::Hca)])]);
+    assert_eq!(diagnosis(vec![ok()]).exit_code(), exit::HEALTHY);
+    let unreachable = host("esx02", HostStatus::Unreachable, vec![]);
+    assert_eq!(diagnosis(vec![ok(), unreachable.clone()]).exit_code(), exit::INCOMPLETE);
+    let unknown = host(
+        "esx03",
+        HostStatus::Incomplete,
+        vec![("u", vec![adapter(0, Verdict::Unknown)])],
+    );
+    assert_eq!(diagnosis(vec![ok(), unknown]).exit_code(), exit::INCOMPLETE);
+    let fallback = host(
+        "esx04",
+        HostStatus::Problems,
+        vec![("t", vec![adapter(0, Verdict::TcpFallback)])],
+    );
+    // A problem outranks an unreachable host: the runbook must see the failure.
+    assert_eq!(diagnosis(vec![ok(), unreachable, fallback]).exit_code(), exit::PROBLEMS);
+    let mut failing = ok();
+    failing
+        .checks
+        .push(check(CheckId::FirewallPvrdma, Status::Fail, "blocked", Vec::new()));
+    assert_eq!(diagnosis(vec![failing]).exit_code(), exit::PROBLEMS);
+    let mut warned = ok();
+    warned
+        .checks
+        .push(check(CheckId::MtuConsistent, Status::Warn, "differ", Vec::new()));
+    assert_eq!(diagnosis(vec![warned]).exit_code(), exit::HEALTHY);
+}

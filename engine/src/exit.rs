@@ -1,0 +1,14 @@
+//! Documented exit codes of the program: the application layer's contract with scripts.
+//! `--format nagios` answers with the monitoring-plugin codes instead (0 OK, 1 WARNING,
+//! 2 CRITICAL, 3 UNKNOWN; see the plugin report's `State`).
+/// All hosts reached, no failing check, every adapter on the HCA.
+pub const HEALTHY: u8 = 0;
+/// A failing check or a `tcp-fallback` adapter.
+pub const PROBLEMS: u8 = 1;
+/// Usage or internal error.
+pub const USAGE: u8 = 2;
+/// Nothing failed, but a host was unreachable or a check/verdict is unknown.
+pub const INCOMPLETE: u8 = 3;
+/// Ctrl-C stopped the run (128 + SIGINT, as shells report it); the report covers
+/// what was collected.
+pub const INTERRUPTED: u8 = 130;

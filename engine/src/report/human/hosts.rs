@@ -1,0 +1,298 @@
+//! The host sections: grouping hosts with identical results, and each section's check lines.
+use super::text::*;
+use super::*;
+
+/// Unfinished answers of one batch named in the human report (JSON names them all).
+const UNFINISHED_SHOWN: usize = 5;
+
+/// Anything to show under `--only-problems`: not ok, or a check that does not pass.
+pub(super) fn has_problem(h: &HostDiagnosis) -> bool {
+    h.status != HostStatus::Ok
+        || h.checks.iter().any(|c| c.status != Status::Pass)
+        || h.vms
+            .iter()
+            .flat_map(|v| &v.adapters)
+            .any(|a| a.verdict != Verdict::Hca || !a.reasons.is_empty())
+}
+
+/// Replaces the host's own name at the start of a message (connection errors begin with
+/// it), so identical failures of different hosts compare equal.
+pub(super) fn without_host(message: &str, host: &str) -> String {
+    match message.strip_prefix(host) {
+        Some(rest) if !host.is_empty() => format!("\u{0}{rest}"),
+        _ => message.to_string(),
+    }
+}
+
+/// What must be equal for two hosts to share one section: everything shown except the
+/// host's name and the details of passing checks.
+pub(super) fn group_key(h: &HostDiagnosis) -> String {
+    let mut key = format!("{:?}|{:?}|", h.status, h.esxi_version);
+    if let Some(e) = &h.error {
+        let _ = write!(key, "{:?}:{}|", e.kind, without_host(&e.message, &h.host));
+    }
+    if let Some(e) = &h.adapters_error {
+        let _ = write!(key, "{}|", without_host(e, &h.host));
+    }
+    for c in &h.checks {
+        let _ = write!(key, "{}:{:?}", c.id, c.status);
+        if c.status != Status::Pass {
+            let _ = write!(key, ":{}:{:?}:{:?}", c.summary, c.remedy, c.evidence);
+        }
+        key.push('|');
+    }
+    key
+}
+
+/// Hosts in report order, folded into groups with identical results (first-seen order).
+pub(super) fn group_hosts(hosts: &[HostDiagnosis], fold: bool) -> Vec<Vec<&HostDiagnosis>> {
+    if !fold {
+        return hosts.iter().map(|h| vec![h]).collect();
+    }
+    let mut keys: Vec<String> = Vec::new();
+    let mut groups: Vec<Vec<&HostDiagnosis>> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for h in hosts {
+        let key = group_key(h);
+        match index.get(&key) {
+            Some(&i) => {
+                if let Some(g) = groups.get_mut(i) {
+                    g.push(h);
+                }
+            }
+            None => {
+                index.insert(key.clone(), groups.len());
+                keys.push(key);
+                groups.push(vec![h]);
+            }
+        }
+    }
+    groups
+}
+
+pub(super) fn status_label(status: HostStatus, paint: &Paint) -> String {
+    let name = diagnose::status_name(status);
+    match status {
+        HostStatus::Ok => paint.green(name),
+        HostStatus::Incomplete | HostStatus::Interrupted => paint.yellow(name),
+        HostStatus::Problems | HostStatus::Unreachable | HostStatus::Error => paint.red(name),
+    }
+}
+
+/// Bidirectional-text controls: they reorder what the admin reads (`U+202E` makes
+/// `exe.txt` look like `txt.exe`), so they are shown escaped like control characters.
+pub(super) fn host_section(
+    out: &mut String,
+    group: &[&HostDiagnosis],
+    paint: &Paint,
+    width: usize,
+    only_problems: bool,
+) {
+    let Some(host) = group.first() else { return };
+    let names: Vec<&str> = group.iter().map(|h| h.host.as_str()).collect();
+    let folded = clean_set(&crate::nodeset::fold(&names));
+    let title = if group.len() > 1 {
+        format!("{folded} ({} hosts)", group.len())
+    } else {
+        folded.clone()
+    };
+    let version = host
+        .esxi_version
+        .as_deref()
+        .map(|v| format!(" · ESXi {}", host_text(v)))
+        .unwrap_or_default();
+    let status = status_label(host.status, paint);
+    // A host that could not be diagnosed at all is one line: name, status, why.
+    if host.checks.is_empty() && host.vms.is_empty() {
+        if let Some(error) = &host.error {
+            // The title already names the host: `esx01: not an ESXi host` loses `esx01: `.
+            let message = without_host(&error.message, &host.host);
+            let message = clean(
+                &message
+                    .strip_prefix("\u{0}: ")
+                    .map_or_else(|| message.replace('\u{0}', &folded), str::to_string),
+            );
+            let plain = format!("{title} · {} · ", diagnose::status_name(host.status));
+            if plain.width() + 20 > width {
+                // A long host set gets lines of its own, broken only between its items.
+                let head = format!("{title} · {}", diagnose::status_name(host.status));
+                emit(out, "", "", 2, &head, width, |t| paint.bold(t));
+                let text = format!("{}: {message}", kind_label(error.kind));
+                emit(out, "    ", "    ", 4, &text, width, |t| t.to_string());
+                return;
+            }
+            let prefix = format!("{} · {status} · ", paint.bold(&title));
+            // `unreachable · unreachable:` says nothing twice.
+            let kind = kind_label(error.kind);
+            let text = if kind == diagnose::status_name(host.status) {
+                message
+            } else {
+                format!("{kind}: {message}")
+            };
+            emit(out, &prefix, &plain, 4, &text, width, |t| t.to_string());
+            return;
+        }
+    }
+    let plain_title = format!("{title} · {}{version}", diagnose::status_name(host.status));
+    if plain_title.width() <= width {
+        let _ = writeln!(out, "{} · {status}{version}", paint.bold(&title));
+    } else {
+        emit(out, "", "", 2, &plain_title, width, |t| paint.bold(t));
+    }
+    if let Some(error) = &host.error {
+        let message = clean(&without_host(&error.message, &host.host).replace('\u{0}', &folded));
+        let prefix = format!("  {} ", paint.red("✗"));
+        emit(
+            out,
+            &prefix,
+            "  ✗ ",
+            4,
+            &format!("{}: {message}", kind_label(error.kind)),
+            width,
+            |t| t.to_string(),
+        );
+    }
+    // What broke off comes first: it is why the checks below may be unknown.
+    for cut in &host.incomplete_outputs {
+        let label = crate::catalogue::spec(&cut.command).map_or(cut.command.as_str(), |s| s.label());
+        let prefix = format!("  {} ", paint.yellow("!"));
+        let text = format!("incomplete: `{}` {}", clean(label), clean(&cut.reason));
+        emit(out, &prefix, "  ! ", 4, &text, width, |t| t.to_string());
+        // A batch's answers that did not arrive whole, by name: the others are evidence.
+        let shown = cut.unfinished.len().min(UNFINISHED_SHOWN);
+        for u in cut.unfinished.iter().take(shown) {
+            let item = crate::catalogue::batch_item_label(&cut.command, &u.key);
+            let text = format!("{} {}", clean(&item), clean(&u.reason));
+            emit(out, "      ", "      ", 6, &text, width, |t| t.to_string());
+        }
+        if cut.unfinished.len() > shown {
+            let text = format!(
+                "and {} more (--format json lists them all)",
+                cut.unfinished.len() - shown
+            );
+            emit(out, "      ", "      ", 6, &text, width, |t| t.to_string());
+        }
+    }
+    let id_width = host.checks.iter().map(|c| c.id.id().len()).max().unwrap_or(0);
+    let mut passing_hidden = 0;
+    for (i, check) in host.checks.iter().enumerate() {
+        if only_problems && check.status == Status::Pass {
+            passing_hidden += 1;
+            continue;
+        }
+        // In a folded group a passing check's details may differ per host (addresses).
+        let differs = check.status == Status::Pass
+            && group
+                .iter()
+                .any(|h| h.checks.get(i).is_some_and(|c| c.summary != check.summary));
+        let shown = differs.then(|| {
+            format!(
+                "passes on all {} hosts (per-host details: --no-fold or --format json)",
+                group.len()
+            )
+        });
+        check_line(out, check, shown.as_deref(), id_width, paint, width);
+    }
+    if passing_hidden > 0 {
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint.green("✓"),
+            plural(passing_hidden, "other check passes", "other checks pass")
+        );
+    }
+    if let Some(e) = &host.vms_error {
+        let prefix = format!("  {} ", paint.dim("?"));
+        emit(out, &prefix, "  ? ", 4, &clean(e), width, |t| t.to_string());
+    }
+    if let Some(e) = &host.adapters_error {
+        let prefix = format!("  {} ", paint.dim("?"));
+        emit(out, &prefix, "  ? ", 4, &clean(e), width, |t| t.to_string());
+    }
+    for e in &host.record_errors {
+        let prefix = format!("  {} ", paint.dim("?"));
+        emit(out, &prefix, "  ? ", 4, &clean(e), width, |t| t.to_string());
+    }
+    if !host.fleet_failures.is_empty() {
+        let prefix = format!("  {} ", paint.red("✗"));
+        let text = format!(
+            "failing fleet checks involve this host: {} (see across hosts)",
+            crate::diagnose::join_ids(&host.fleet_failures)
+        );
+        emit(out, &prefix, "  ✗ ", 4, &text, width, |t| t.to_string());
+    }
+}
+
+pub(super) fn kind_label(kind: crate::capture::ErrorKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+pub(super) fn check_line(
+    out: &mut String,
+    c: &Check,
+    summary: Option<&str>,
+    id_width: usize,
+    paint: &Paint,
+    width: usize,
+) {
+    let mark = match c.status {
+        Status::Pass => paint.green("✓"),
+        Status::Warn => paint.yellow("!"),
+        Status::Fail => paint.red("✗"),
+        Status::Unknown => paint.dim("?"),
+        Status::NotApplicable => paint.dim("-"),
+    };
+    // Narrow terminals put the summary under the id rather than in a sliver beside it.
+    let indent = if id_width + 6 + 30 <= width { id_width + 6 } else { 6 };
+    let summary = summary.map_or_else(|| clean(&c.summary), str::to_string);
+    let prefix = format!("  {mark} {:<id_width$}  ", c.id);
+    let plain = format!("  ✓ {:<id_width$}  ", c.id);
+    emit(out, &prefix, &plain, indent, &summary, width, |t| t.to_string());
+    let pad = " ".repeat(indent);
+    if let Some(remedy) = &c.remedy {
+        if c.status != Status::Pass {
+            if let Some(command) = &remedy.command {
+                // Whole on one line, never wrapped: it is meant to be copied.
+                let label = format!("{pad}run: ");
+                emit_command(out, &label, &label, indent, command, width, |t| paint.bold(t));
+            }
+            if let Some(advice) = &remedy.advice {
+                emit(
+                    out,
+                    &format!("{pad}advice: "),
+                    &format!("{pad}advice: "),
+                    indent + 8,
+                    &clean(advice),
+                    width,
+                    |t| t.to_string(),
+                );
+            }
+        }
+    }
+    // An unknown check's summary already names the command that is missing.
+    if matches!(c.status, Status::Fail | Status::Warn) && !c.evidence.is_empty() {
+        let from: Vec<String> = c.evidence.iter().map(evidence_text).collect();
+        emit(
+            out,
+            &pad,
+            &pad,
+            indent + 6,
+            &format!("from: {}", from.join("; ")),
+            width,
+            |t| paint.dim(t),
+        );
+    }
+}
+
+/// One piece of evidence as a person reads it: the command that was run, in backticks,
+/// and the field read from its output (`` `esxcli network firewall get`: Enabled ``). The
+/// JSON report keeps the catalogue id.
+pub(super) fn evidence_text(e: &crate::diagnose::Evidence) -> String {
+    let command = crate::catalogue::spec(e.command).map_or(e.command, |s| s.label());
+    // `(batched ...)` says how the query is sent, not what it is.
+    let command = command.split(" (batched").next().unwrap_or(command);
+    format!("`{}`: {}", clean(command), clean(&e.field))
+}

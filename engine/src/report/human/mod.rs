@@ -1,0 +1,187 @@
+//! The human report: per host (or per node set of hosts with identical results, as
+//! `clush -b` folds them) a ✓/!/✗/? checklist with the fix under each failure, then one
+//! table of PVRDMA adapters (VM, host, adapter, verdict, reason), then one summary line.
+//!
+//! Every line fits the width it is given (the terminal's, `$COLUMNS`, else 100): long
+//! texts wrap under their column, table cells wrap inside the table, and a command to run
+//! stays whole on its own line. The tool's own text is never cut; a field that holds only
+//! what a host sent is escaped (control and bidi characters) and, beyond 200 characters,
+//! shortened; JSON keeps it whole.
+use super::plural;
+use crate::diagnose::{self, Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
+use std::fmt::Write;
+use tabled::settings::Style;
+use unicode_width::UnicodeWidthStr;
+
+/// How to lay out the human report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HumanOptions {
+    /// ANSI colours.
+    pub color: bool,
+    /// No line is wider than this many terminal columns.
+    pub width: usize,
+    /// Show only what is not healthy (hosts, checks, adapters); the summary stays whole.
+    pub only_problems: bool,
+    /// Fold hosts (and table rows) with identical results into node sets.
+    pub fold: bool,
+}
+
+/// Width when stdout is not a terminal and `$COLUMNS` is unset: the report stays readable
+/// in a file, a mail or a ticket.
+const DEFAULT_WIDTH: usize = 100;
+
+/// Narrower than this, nothing useful fits: the layout assumes at least this much.
+const MIN_WIDTH: usize = 40;
+
+impl Default for HumanOptions {
+    fn default() -> Self {
+        HumanOptions {
+            color: false,
+            width: DEFAULT_WIDTH,
+            only_problems: false,
+            fold: true,
+        }
+    }
+}
+
+/// `$COLUMNS` when set to a number, else the width of the terminal on stdout, else
+/// [`DEFAULT_WIDTH`].
+pub fn terminal_width() -> usize {
+    columns_from_env()
+        .or_else(|| terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0)))
+        .unwrap_or(DEFAULT_WIDTH)
+}
+
+/// `$COLUMNS`, when it is set to a positive number.
+fn columns_from_env() -> Option<usize> {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|w| *w > 0)
+}
+
+/// Host-supplied text longer than this is shortened in the human report.
+const MAX_HOST_TEXT: usize = 200;
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.on && !text.is_empty() {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    fn green(&self, t: &str) -> String {
+        self.paint("32", t)
+    }
+    fn yellow(&self, t: &str) -> String {
+        self.paint("33", t)
+    }
+    fn red(&self, t: &str) -> String {
+        self.paint("31", t)
+    }
+    fn dim(&self, t: &str) -> String {
+        self.paint("2", t)
+    }
+    fn bold(&self, t: &str) -> String {
+        self.paint("1", t)
+    }
+}
+
+/// The report with the default layout (100 columns, folded).
+pub fn render(d: &Diagnosis, color: bool) -> String {
+    render_with(
+        d,
+        &HumanOptions {
+            color,
+            ..HumanOptions::default()
+        },
+    )
+}
+
+pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
+    let paint = Paint { on: options.color };
+    let width = options.width.max(MIN_WIDTH);
+    let mut out = String::new();
+    if let Some(changes) = &d.changes {
+        for line in changes::human_lines(changes) {
+            let text = line.trim_start();
+            let lead = &line[..line.len() - text.len()];
+            emit(&mut out, lead, lead, lead.len() + 2, &clean(text), width, |t| {
+                t.to_string()
+            });
+        }
+        out.push('\n');
+    }
+    let mut hidden: Vec<&str> = Vec::new();
+    for group in group_hosts(&d.hosts, options.fold) {
+        let Some(first) = group.first() else { continue };
+        if options.only_problems && !has_problem(first) {
+            hidden.extend(group.iter().map(|h| h.host.as_str()));
+            continue;
+        }
+        host_section(&mut out, &group, &paint, width, options.only_problems);
+        out.push('\n');
+    }
+    let fleet: Vec<&Check> = d
+        .fleet_checks
+        .iter()
+        .filter(|c| !options.only_problems || c.status != Status::Pass)
+        .collect();
+    if !fleet.is_empty() {
+        let _ = writeln!(out, "{}", paint.bold("across hosts"));
+        let id_width = fleet.iter().map(|c| c.id.id().len()).max().unwrap_or(0);
+        for check in fleet {
+            check_line(&mut out, check, None, id_width, &paint, width);
+        }
+        for line in probe::human_lines(&d.probes) {
+            emit(&mut out, "      ", "      ", 8, &clean(&line), width, |t| t.to_string());
+        }
+        out.push('\n');
+    }
+    adapter_table(&mut out, d, &paint, options, width);
+    transport_lines(&mut out, d, width);
+    if !hidden.is_empty() {
+        emit(
+            &mut out,
+            "",
+            "",
+            0,
+            &format!(
+                "--only-problems: {} without problems not shown: {}",
+                plural(hidden.len(), "host", "hosts"),
+                crate::nodeset::fold(&hidden)
+            ),
+            width,
+            |t| paint.dim(t),
+        );
+    }
+    let line = super::summary::line(d);
+    let code = d.exit_code();
+    emit(&mut out, "", "", 0, &line, width, |t| match code {
+        0 => paint.green(t),
+        1 => paint.red(t),
+        _ => paint.yellow(t),
+    });
+    out
+}
+
+mod changes;
+pub use changes::{timestamped, watch_lines};
+mod hosts;
+pub mod list;
+pub mod probe;
+mod table;
+#[cfg(test)]
+mod tests;
+mod text;
+
+use hosts::*;
+pub use list::{list_checks, ProbeListing};
+use table::*;
+use text::*;
+pub use text::{stderr_lines, stderr_message};

@@ -1,0 +1,278 @@
+use super::text::*;
+use super::*;
+use crate::capture::{ErrorKind, Failure};
+use crate::diagnose::{Summary, Vm};
+
+#[test]
+fn text_from_a_host_cannot_reach_the_terminal_as_escape_sequences() {
+    let hostile = "evil\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J";
+    let host = HostDiagnosis {
+        host: "esx01".to_string(),
+        status: HostStatus::Error,
+        error: Some(Failure::new(
+            ErrorKind::KeyExchange,
+            format!("no common algorithm; server offers {hostile}"),
+        )),
+        esxi_version: None,
+        checks: Vec::new(),
+        vms: vec![Vm {
+            name: hostile.to_string(),
+            world_id: Some(1),
+            config_file: None,
+            adapters: Vec::new(),
+        }],
+        adapters_error: Some(hostile.to_string()),
+        vms_error: None,
+        incomplete_outputs: Vec::new(),
+        pvrdma_vmknic: None,
+        fleet_failures: Vec::new(),
+        record_errors: Vec::new(),
+    };
+    let d = Diagnosis {
+        hosts: vec![host],
+        fleet_checks: Vec::new(),
+        transport: Default::default(),
+        probes: Vec::new(),
+        changes: None,
+        summary: Summary::default(),
+    };
+    let text = render(&d, false);
+    assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+    assert!(text.contains("evil\\u{1b}]52"), "the bytes stay visible: {text}");
+    // Our own colours still work.
+    assert!(render(&d, true).contains("\x1b[31m"));
+}
+
+#[test]
+fn bidi_controls_are_escaped_and_long_host_text_is_shortened() {
+    assert_eq!(clean("a\u{202E}txt.exe"), "a\\u{202e}txt.exe");
+    assert_eq!(host_text("a\u{202E}txt.exe"), "a\\u{202e}txt.exe");
+    let long = "x".repeat(8 * 1024 * 1024);
+    let shown = host_text(&long);
+    assert!(shown.len() < 400, "{}", shown.len());
+    assert!(
+        shown.ends_with(&format!(
+            "… ({} more characters, whole in --format json)",
+            long.len() - MAX_HOST_TEXT
+        )),
+        "{shown}"
+    );
+    assert_eq!(host_text(&"y".repeat(MAX_HOST_TEXT)), "y".repeat(MAX_HOST_TEXT));
+}
+
+#[test]
+fn wrapping_never_exceeds_the_width() {
+    let text = "a fairly long sentence with words and averyveryveryveryveryverylongwordthatmustbecut in it";
+    for width in [10usize, 17, 40] {
+        for line in wrap(text, width, width) {
+            assert!(line.width() <= width, "{width}: {line:?}");
+        }
+    }
+    assert_eq!(wrap("one two", 3, 3), ["one", "two"]);
+}
+
+#[test]
+fn the_tools_own_text_is_escaped_but_never_shortened() {
+    let advice = format!(
+        "configure PFC {} (Mellanox: esxcli system module parameters set -m nmlx5_core -p \"pfctx=0x08 pfcrx=0x08\", then reboot)",
+        "word ".repeat(60)
+    );
+    assert!(advice.chars().count() > MAX_HOST_TEXT);
+    assert_eq!(clean(&advice), advice, "nothing is left out");
+    assert_eq!(clean("bell\x07"), "bell\\u{7}");
+    // Wrapped at any width, every word is still there, in order.
+    for width in [40usize, 57, 80, 100] {
+        let mut out = String::new();
+        emit(&mut out, "  advice: ", "  advice: ", 10, &clean(&advice), width, |t| {
+            t.to_string()
+        });
+        for line in out.lines() {
+            assert!(line.width() <= width, "{width}: {line:?}");
+        }
+        let words: Vec<&str> = out.split_whitespace().skip(1).collect();
+        assert_eq!(words.join(" "), advice.split_whitespace().collect::<Vec<_>>().join(" "));
+        assert!(out.contains("reboot)"), "{out}");
+    }
+}
+
+#[test]
+fn wrapped_lines_never_start_or_end_with_the_space_they_broke_at() {
+    let text = "the firewall is enabled and its pvrdma ruleset is disabled (the  ESXi 8.0 default)";
+    for width in 5..40 {
+        for line in wrap(text, width, width) {
+            assert!(!line.starts_with(' ') && !line.ends_with(' '), "{width}: {line:?}");
+            assert!(line.width() <= width, "{width}: {line:?}");
+        }
+    }
+    // A word longer than the line is broken across lines, never dropped.
+    let long = "x".repeat(95);
+    assert_eq!(wrap(&long, 40, 40).concat(), long);
+}
+
+#[test]
+fn a_command_to_run_is_printed_whole_on_one_line() {
+    let command = "esxcli network firewall ruleset set -e true -r pvrdma";
+    // It fits beside its label.
+    let mut out = String::new();
+    emit_command(&mut out, "    run: ", "    run: ", 4, command, 80, |t| t.to_string());
+    assert_eq!(out, format!("    run: {command}\n"));
+    // It does not: the label alone, then the command whole on its own line.
+    let mut out = String::new();
+    let pad = " ".repeat(29);
+    emit_command(
+        &mut out,
+        &format!("{pad}run: "),
+        &format!("{pad}run: "),
+        29,
+        command,
+        80,
+        |t| t.to_string(),
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines, [format!("{pad}run:"), format!("    {command}")]);
+    // Wider than the terminal: still one line, at the margin.
+    let mut out = String::new();
+    emit_command(&mut out, "run: ", "run: ", 4, command, 40, |t| t.to_string());
+    assert_eq!(out.lines().nth(1), Some(command));
+}
+
+#[test]
+fn table_columns_shrink_widest_first_and_fit() {
+    let row = |cells: [&str; 5]| cells.map(str::to_string);
+    let cells = vec![
+        row(["VM", "Host", "Adapter", "Verdict", "Reason"]),
+        row([
+            "hpc-node01",
+            "esx01",
+            "0",
+            "tcp-fallback",
+            &"• host check firewall-pvrdma failed: the firewall is disabled ".repeat(3),
+        ]),
+    ];
+    for width in [40usize, 60, 80, 100, 200] {
+        let widths = column_widths(&cells, width);
+        let total: usize = widths.iter().sum::<usize>() + 16;
+        assert!(total <= width.max(16 + 5), "{width}: {widths:?}");
+        // The short columns keep their width while the reason can give.
+        if width >= 80 {
+            assert_eq!(&widths[..4], &[10, 5, 7, 12], "{width}");
+        }
+    }
+}
+
+#[test]
+fn list_checks_fits_and_shows_each_batch_exactly_with_v() {
+    let commands: Vec<&str> = crate::catalogue::CATALOGUE.iter().map(|s| s.command).collect();
+    for width in [40usize, 80, 120] {
+        for exact in [false, true] {
+            let probe = list::ProbeListing {
+                heading: "Path probe (only with --probe):".to_string(),
+                id: "vmkping",
+                commands: [
+                    "vmkping -I <vmk> <peer ip>".to_string(),
+                    "vmkping -I <vmk> -d -s <MTU-28> <peer ip>".to_string(),
+                ],
+                why: "from each host's PVRDMA vmknic to every other host's".to_string(),
+                check_id: crate::diagnose::CheckId::VmknicReachability.id(),
+                check_title: crate::diagnose::CheckId::VmknicReachability.title(),
+            };
+            let text = list::list_checks(width, exact, &probe);
+            for line in text.lines() {
+                // Only a command wider than the terminal itself is left wider.
+                let whole_command = commands.contains(&line.trim()) && line.trim().width() > width - 8;
+                assert!(line.width() <= width || whole_command, "{width} {exact}: {line:?}");
+            }
+        }
+    }
+    for spec in crate::catalogue::CATALOGUE.iter().filter(|s| s.is_batch()) {
+        assert_eq!(list::script_lines(spec.command).join(" "), spec.command, "{}", spec.id);
+        assert!(list::script_lines(spec.command).len() > 2, "{}", spec.id);
+    }
+}
+
+#[test]
+fn counts_are_said_in_the_singular_when_there_is_one() {
+    let mut d = Diagnosis {
+        hosts: Vec::new(),
+        fleet_checks: Vec::new(),
+        transport: Default::default(),
+        probes: Vec::new(),
+        changes: None,
+        summary: Summary::default(),
+    };
+    d.summary.hosts = 1;
+    let text = render(&d, false);
+    assert!(text.contains("the host could not be reached"), "{text}");
+    assert!(!text.contains("none of the 1"), "{text}");
+    d.summary.hosts = 3;
+    assert!(render(&d, false).contains("none of the 3 hosts"));
+}
+
+#[test]
+fn a_long_host_set_wraps_at_commas_and_pastes_back() {
+    let hosts: Vec<String> = (1..=300)
+        .filter(|n| n % 4 != 0)
+        .map(|n| format!("esx{n:03}.dc1"))
+        .collect();
+    let set = crate::nodeset::fold(&hosts);
+    let text = format!("--only-problems: 225 hosts without problems not shown: {set}");
+    let lines = wrap(&text, 80, 76);
+    assert!(lines.len() > 3, "{lines:?}");
+    for line in &lines {
+        assert!(line.width() <= 80, "{line:?}");
+    }
+    // Every line after the first is a node set on its own; together they are the hosts.
+    let pasted = lines.join("\n    ");
+    let tail = pasted.split("shown:").nth(1).unwrap();
+    let mut back = crate::nodeset::expand(tail).unwrap();
+    back.sort();
+    let mut want = hosts.clone();
+    want.sort();
+    assert_eq!(back, want);
+}
+
+#[test]
+fn a_folded_host_header_is_never_cut_and_pastes_back() {
+    // 150 hosts failing the same way fold into one section; their set is over 200
+    // characters, which is not host text and must not be shortened.
+    let names: Vec<String> = (1..=200)
+        .filter(|n| n % 4 != 0)
+        .map(|n| format!("esx{n:03}.dc1"))
+        .collect();
+    let hosts: Vec<HostDiagnosis> = names
+        .iter()
+        .map(|n| HostDiagnosis {
+            host: n.clone(),
+            status: HostStatus::Unreachable,
+            error: Some(Failure::new(ErrorKind::Unreachable, format!("{n}: connection refused"))),
+            esxi_version: None,
+            checks: Vec::new(),
+            vms: Vec::new(),
+            adapters_error: None,
+            vms_error: None,
+            incomplete_outputs: Vec::new(),
+            pvrdma_vmknic: None,
+            fleet_failures: Vec::new(),
+            record_errors: Vec::new(),
+        })
+        .collect();
+    let d = Diagnosis {
+        hosts,
+        fleet_checks: Vec::new(),
+        transport: Default::default(),
+        probes: Vec::new(),
+        changes: None,
+        summary: Summary::default(),
+    };
+    let text = render(&d, false);
+    assert!(!text.contains("more characters"), "{text}");
+    for line in text.lines() {
+        assert!(line.width() <= 100, "{line:?}");
+    }
+    // The header is the lines before the " · unreachable" that ends it.
+    let header: String = text.split(" · unreachable").next().unwrap().to_string();
+    let set = header.trim_end_matches(&format!(" ({} hosts)", names.len())[..]);
+    let mut back = crate::nodeset::expand(set).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    back.sort();
+    assert_eq!(back, names);
+}

@@ -1,0 +1,217 @@
+//! Text utilities: escaping and shortening host text, wrapping to a width, emitting
+//! indented lines.
+//!
+//! Two kinds of text reach the report. The tool's own words (summaries, remedies, advice,
+//! reasons, error messages, hints) are escaped and wrapped, never cut: a sentence that
+//! loses its end (`then reboot`) misleads. A field that holds nothing but what a host sent
+//! (a VM, switch or uplink name, the ESXi version string) is escaped and, beyond
+//! [`MAX_HOST_TEXT`] characters, shortened, saying so: JSON keeps it whole.
+use super::*;
+
+pub(super) fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Text with its control and bidi characters made visible: a hostile or broken host must
+/// not be able to send escape sequences to the admin's terminal or reorder what is read
+/// (`U+202E` makes `exe.txt` look like `txt.exe`). Newlines stay, table cells use them.
+/// Nothing is left out: this is for the tool's own text, which may quote a host.
+pub(super) fn clean(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    if (c.is_control() && c != '\n') || is_bidi_control(c) {
+        out.extend(c.escape_default());
+    } else {
+        out.push(c);
+    }
+}
+
+/// A field that came from a host as it is (a VM name, a switch name, the version string):
+/// escaped as [`clean`] does and, beyond [`MAX_HOST_TEXT`] characters, shortened with a
+/// note saying how much is left out and where to read it whole.
+pub(super) fn host_text(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    for (count, c) in chars.by_ref().enumerate() {
+        if count == MAX_HOST_TEXT {
+            // Counting from the text actually cut: this character is the first one left out.
+            let rest = chars.count() + 1;
+            let _ = write!(out, "… ({rest} more characters, whole in --format json)");
+            break;
+        }
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
+/// A folded host set (our own text, not a host's): control and bidi characters escaped
+/// like [`clean`], but never shortened, so that it pastes back into the command line.
+pub(super) fn clean_set(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if (c.is_control() && c != '\n') || is_bidi_control(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Writes `text` wrapped to `width`: the first line after `prefix` (whose display width
+/// is `prefix_width`; it may hold colour codes), the others indented by `indent`. Each
+/// wrapped piece is painted with `style`.
+pub(super) fn emit(
+    out: &mut String,
+    prefix: &str,
+    prefix_plain: &str,
+    indent: usize,
+    text: &str,
+    width: usize,
+    style: impl Fn(&str) -> String,
+) {
+    let mut first = true;
+    for paragraph in text.split('\n') {
+        // A paragraph's own leading spaces stay (they align a caret under a node set).
+        let body = paragraph.trim_start_matches(' ');
+        let lead = paragraph.len() - body.len();
+        let first_room = width.saturating_sub(prefix_plain.width() + lead).max(1);
+        let room = width.saturating_sub(indent + lead).max(1);
+        let pad = " ".repeat(lead);
+        for piece in wrap(body, if first { first_room } else { room }, room) {
+            if first {
+                let _ = writeln!(out, "{prefix}{pad}{}", style(&piece));
+                first = false;
+            } else {
+                let _ = writeln!(out, "{}{pad}{}", " ".repeat(indent), style(&piece));
+            }
+        }
+    }
+    if first {
+        let _ = writeln!(out, "{prefix}");
+    }
+}
+
+/// Writes a command meant to be copied and run: never wrapped, so a triple-click copies
+/// all of it. After `label` on one line when it fits the width there, else on the next
+/// line, `indent` columns in (else 4, else at the margin); only a
+/// command wider than the whole terminal is left wider than it: a command split over two
+/// lines would run half of it.
+pub(super) fn emit_command(
+    out: &mut String,
+    label: &str,
+    label_plain: &str,
+    indent: usize,
+    command: &str,
+    width: usize,
+    style: impl Fn(&str) -> String,
+) {
+    let command = command.replace('\n', " ");
+    let command = clean(&command);
+    if label_plain.width() + command.width() <= width {
+        let _ = writeln!(out, "{label}{}", style(&command));
+        return;
+    }
+    let _ = writeln!(out, "{}", label.trim_end());
+    let lead = [indent, 4, 0]
+        .into_iter()
+        .find(|lead| lead + command.width() <= width)
+        .unwrap_or(0);
+    let _ = writeln!(out, "{}{}", " ".repeat(lead), style(&command));
+}
+
+/// Greedy word wrap by display width. A node set longer than a line breaks after one of
+/// its commas; any other word longer than a line is broken across lines (never dropped);
+/// no line starts or ends with the space the break replaced.
+pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut room = first;
+    for word in text.split(' ') {
+        let sep = usize::from(!line.is_empty());
+        if line.width() + sep + word.width() <= room {
+            if sep == 1 {
+                line.push(' ');
+            }
+            line.push_str(word);
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line).trim_end().to_string());
+            room = rest;
+        }
+        if word.is_empty() {
+            // A run of spaces at a break: the break replaces it.
+            continue;
+        }
+        // A node set too long for a line breaks after one of its commas: every line
+        // then pastes back into the command line.
+        if word.width() > room {
+            if let Some(mut pieces) = crate::nodeset::break_word(word, room, rest) {
+                line = pieces.pop().unwrap_or_default();
+                lines.extend(pieces);
+                room = rest;
+                continue;
+            }
+        }
+        let mut word = word;
+        while word.width() > room {
+            let mut cut = 0;
+            let mut w = 0;
+            for (i, c) in word.char_indices() {
+                let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                if w + cw > room {
+                    break;
+                }
+                w += cw;
+                cut = i + c.len_utf8();
+            }
+            if cut == 0 {
+                break;
+            }
+            lines.push(word.get(..cut).unwrap_or("").to_string());
+            word = word.get(cut..).unwrap_or("");
+            room = rest;
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// A message for stderr (an error, a warning, a notice), wrapped to the width of the
+/// terminal stderr is on (or `$COLUMNS`): the first line after `prefix`, the others
+/// indented by four columns. Piped to a file or a program (and no `$COLUMNS`), it stays
+/// as written, one line per line of the message, for grep and log collectors.
+pub fn stderr_message(prefix: &str, message: &str) -> String {
+    let mut out = String::new();
+    let width = stderr_width().map_or(usize::MAX, |w| w.max(MIN_WIDTH));
+    emit(&mut out, prefix, prefix, 4, &clean(message), width, |t| t.to_string());
+    out
+}
+
+/// Text for stderr that already has its own lines (a usage error with its `Usage:` line):
+/// each line wrapped on its own as [`stderr_message`] does, continuations indented four
+/// columns past its own indent.
+pub fn stderr_lines(text: &str) -> String {
+    let mut out = String::new();
+    let width = stderr_width().map_or(usize::MAX, |w| w.max(MIN_WIDTH));
+    for line in text.lines() {
+        emit(&mut out, "", "", 4, &clean(line), width, |t| t.to_string());
+    }
+    out
+}
+
+/// `$COLUMNS` when set to a number, else the width of the terminal on stderr; `None`
+/// when stderr is not a terminal.
+fn stderr_width() -> Option<usize> {
+    columns_from_env().or_else(|| terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| usize::from(w.0)))
+}

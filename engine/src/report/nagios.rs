@@ -1,0 +1,736 @@
+//! The monitoring-plugin report (`--format nagios`), as the Monitoring Plugins Development
+//! Guidelines and Icinga's plugin output docs ask: a state (OK, WARNING, CRITICAL, UNKNOWN,
+//! told by the exit code), one status line short enough for a pager that names the
+//! culprit first, performance data after `|`, then one long-output line per problem.
+//!
+//! The state is the worst found, ranked CRITICAL > UNKNOWN > WARNING > OK: an adapter in
+//! TCP fallback (unless `-w/--warning`, `-c/--critical` say otherwise), a failing host or
+//! fleet check or a blocked adapter pair is CRITICAL; a host unreachable, incomplete, in
+//! error, or a check or verdict unknown is UNKNOWN (`--unreachable-state` may raise
+//! unreachable hosts); a warning alone is WARNING. UNKNOWN outranks WARNING because a host
+//! nobody could read may well be falling back.
+use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// A plugin state: the exit code the monitoring system reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Ok,
+    Warning,
+    Critical,
+    Unknown,
+}
+
+impl State {
+    /// The plugin exit code: 0, 1, 2, 3.
+    pub fn code(self) -> u8 {
+        match self {
+            State::Ok => 0,
+            State::Warning => 1,
+            State::Critical => 2,
+            State::Unknown => 3,
+        }
+    }
+
+    /// The word of the status line.
+    pub fn word(self) -> &'static str {
+        match self {
+            State::Ok => "OK",
+            State::Warning => "WARNING",
+            State::Critical => "CRITICAL",
+            State::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// Severity for "the worst state wins".
+    fn rank(self) -> u8 {
+        match self {
+            State::Ok => 0,
+            State::Warning => 1,
+            State::Unknown => 2,
+            State::Critical => 3,
+        }
+    }
+
+    fn worst(self, other: State) -> State {
+        if other.rank() > self.rank() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// A threshold range in the guidelines' syntax (`[@]start:end`; `10` = `0:10`, `10:` =
+/// 10 to infinity, `~:10` = minus infinity to 10): a value outside the range alerts, or
+/// inside it with a leading `@`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Range {
+    start: f64,
+    end: f64,
+    inside: bool,
+    text: String,
+}
+
+impl Range {
+    /// Whether `value` alerts.
+    pub fn alerts(&self, value: f64) -> bool {
+        let within = self.start <= value && value <= self.end;
+        within == self.inside
+    }
+
+    /// The range as the performance data writes it (as given).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl std::str::FromStr for Range {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Range, String> {
+        let text = s.trim();
+        let bad = |why: &str| {
+            format!(
+                "{s:?} is not a threshold range ({why}); use N (alert above N), N: (below N), \
+                 ~:N (above N), N:M (outside N..M) or @N:M (inside N..M)"
+            )
+        };
+        let (inside, body) = match text.strip_prefix('@') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let number = |t: &str| -> Result<f64, String> {
+            let ok = !t.is_empty()
+                && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+                && t.parse::<f64>().is_ok_and(f64::is_finite);
+            if ok {
+                t.parse::<f64>().map_err(|e| e.to_string())
+            } else {
+                Err(bad(&format!("{t:?} is not a number")))
+            }
+        };
+        let (start, end) = match body.split_once(':') {
+            None => (0.0, number(body)?),
+            Some((a, b)) => {
+                let start = if a == "~" { f64::NEG_INFINITY } else { number(a)? };
+                let end = if b.is_empty() { f64::INFINITY } else { number(b)? };
+                (start, end)
+            }
+        };
+        if start > end {
+            return Err(bad("its start is above its end"));
+        }
+        Ok(Range {
+            start,
+            end,
+            inside,
+            text: text.to_string(),
+        })
+    }
+}
+
+/// What shapes the plugin report besides the diagnosis.
+#[derive(Debug, Clone)]
+pub struct NagiosOptions {
+    /// `-w/--warning`: the number of adapters in TCP fallback that makes a WARNING.
+    pub warning: Option<Range>,
+    /// `-c/--critical`: the number that makes it CRITICAL. Without `-w` and `-c` any
+    /// fallback is CRITICAL (the range `0`).
+    pub critical: Option<Range>,
+    /// The state of a host that could not be reached (UNKNOWN unless the site says so).
+    pub unreachable: State,
+    /// How long the run took (the `duration` performance data; left out when unknown).
+    pub duration: Option<Duration>,
+    /// `Some(limit)` when the run hit its own `--timeout` before every host finished.
+    pub timed_out: Option<Duration>,
+}
+
+impl Default for NagiosOptions {
+    fn default() -> Self {
+        NagiosOptions {
+            warning: None,
+            critical: None,
+            unreachable: State::Unknown,
+            duration: None,
+            timed_out: None,
+        }
+    }
+}
+
+/// The status line's budget: a pager or an SMS shows about this much.
+pub const STATUS_LINE_WIDTH: usize = 80;
+
+/// The rendered plugin output and the state it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginOutput {
+    pub state: State,
+    /// Status line, ` | ` and performance data, then the long-output lines; ends in `\n`.
+    pub text: String,
+}
+
+/// The status line alone, for a failure that left no report (bad arguments, timeout,
+/// internal error): `PVRDMA UNKNOWN - <reason>`, made one line; a reason too long for it
+/// follows whole as long output.
+pub fn status_only(state: State, reason: &str) -> String {
+    let whole = format!("PVRDMA {} - {}", state.word(), plain(reason));
+    let mut line = whole.clone();
+    shorten(&mut line, STATUS_LINE_WIDTH);
+    line.push('\n');
+    if line.trim_end() != whole {
+        line.push_str(&plain(reason));
+        line.push('\n');
+    }
+    line
+}
+
+/// One piece of the status line: `head (culprit, culprit, +N more)tail`.
+struct Part {
+    state: State,
+    head: String,
+    culprits: Vec<String>,
+}
+
+impl Part {
+    fn new(state: State, head: String, culprits: Vec<String>) -> Part {
+        Part { state, head, culprits }
+    }
+
+    /// The part naming at most `k` culprits.
+    fn text(&self, k: usize) -> String {
+        if self.culprits.is_empty() {
+            return self.head.clone();
+        }
+        let k = k.clamp(1, self.culprits.len());
+        let mut named: Vec<String> = self.culprits.iter().take(k).cloned().collect();
+        if self.culprits.len() > k {
+            named.push(format!("+{} more", self.culprits.len() - k));
+        }
+        format!("{} ({})", self.head, named.join(", "))
+    }
+}
+
+/// One long-output line: `[STATE] subject: what`.
+struct Problem {
+    state: State,
+    line: String,
+}
+
+/// Renders the plugin report. Host-supplied names are made safe for the plugin protocol
+/// (no `|`, which would start performance data, and no line breaks).
+pub fn render(d: &Diagnosis, opts: &NagiosOptions) -> PluginOutput {
+    let mut parts: Vec<Part> = Vec::new();
+    let mut problems: Vec<Problem> = Vec::new();
+    fallback(d, opts, &mut parts, &mut problems);
+    failing_checks(d, &mut parts, &mut problems);
+    blocked_pairs(d, &mut parts, &mut problems);
+    let probe_cut = d.probes.iter().any(|p| p.detail.contains(crate::capture::RUN_TIMEOUT));
+    let cut = probe_cut || d.hosts.iter().any(|h| h.error.as_ref().is_some_and(is_run_timeout));
+    if let (Some(limit), true) = (opts.timed_out, cut) {
+        parts.push(Part::new(
+            State::Unknown,
+            format!("timed out after {} ({})", secs(limit), timeout_stage(d)),
+            Vec::new(),
+        ));
+    }
+    unreached(d, opts, &mut parts, &mut problems);
+    unknowns(d, &mut parts, &mut problems);
+    warnings(d, &mut parts, &mut problems);
+
+    let state = parts.iter().fold(State::Ok, |s, p| s.worst(p.state));
+    // Worst first, then in the order found (culprit first): a stable sort keeps it.
+    parts.sort_by_key(|p| std::cmp::Reverse(p.state.rank()));
+    problems.sort_by_key(|p| std::cmp::Reverse(p.state.rank()));
+    let mut parts_text: Vec<&Part> = parts.iter().filter(|p| p.state != State::Ok).collect();
+    let ok_parts: Vec<&Part> = parts.iter().filter(|p| p.state == State::Ok).collect();
+    parts_text.extend(ok_parts);
+    let mut text = status_line(state, &parts_text, d);
+    text.push_str(" | ");
+    text.push_str(&perfdata(d, opts));
+    text.push('\n');
+    for p in &problems {
+        let _ = writeln!(text, "[{}] {}", p.state.word(), plain(&p.line));
+    }
+    PluginOutput { state, text }
+}
+
+/// `PVRDMA <STATE> - <parts>` within [`STATUS_LINE_WIDTH`]: the worst part first, naming
+/// as many culprits as fit; parts that do not fit are counted (`+N more problems`).
+fn status_line(state: State, parts: &[&Part], d: &Diagnosis) -> String {
+    let lead = format!("PVRDMA {} - ", state.word());
+    if parts.is_empty() {
+        return format!("{lead}{}", plain(&healthy_text(d)));
+    }
+    let more = |n: usize| format!("; +{n} more problem{}", if n == 1 { "" } else { "s" });
+    let width = |t: &str| t.chars().count();
+    let mut line = lead;
+    for (i, part) in parts.iter().enumerate() {
+        let sep = if i == 0 { "" } else { "; " };
+        let left = parts.len() - i - 1;
+        // Later parts keep room for "; +N more problems" while parts remain after them.
+        let reserve = if i > 0 && left > 0 { width(&more(left)) } else { 0 };
+        let fits = (1..=part.culprits.len().max(1))
+            .rev()
+            .map(|k| plain(&part.text(k)))
+            .find(|t| width(&line) + sep.len() + width(t) + reserve <= STATUS_LINE_WIDTH);
+        match fits {
+            Some(t) => {
+                line.push_str(sep);
+                line.push_str(&t);
+            }
+            None if i == 0 => {
+                // The culprit always shows, shortened if it must be.
+                line.push_str(&plain(&part.text(1)));
+                shorten(&mut line, STATUS_LINE_WIDTH);
+            }
+            None => {
+                let tail = more(parts.len() - i);
+                if width(&line) + width(&tail) <= STATUS_LINE_WIDTH {
+                    line.push_str(&tail);
+                }
+                break;
+            }
+        }
+    }
+    line
+}
+
+/// The OK text: what was verified.
+fn healthy_text(d: &Diagnosis) -> String {
+    let s = &d.summary;
+    let hosts = super::plural(s.hosts, "host", "hosts");
+    if s.adapters == 0 {
+        format!("{hosts} checked, no PVRDMA adapter running")
+    } else {
+        format!("{} of {} PVRDMA adapters use the HCA on {hosts}", s.hca, s.adapters)
+    }
+}
+
+/// Adapters in TCP fallback, judged by the thresholds.
+fn fallback(d: &Diagnosis, opts: &NagiosOptions, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
+    let mut culprits = Vec::new();
+    let mut lines = Vec::new();
+    for h in &d.hosts {
+        for vm in &h.vms {
+            for a in vm.adapters.iter().filter(|a| a.verdict == Verdict::TcpFallback) {
+                culprits.push(format!("{} {}#{}", h.host, vm.name, a.index));
+                let why = if a.reasons.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", a.reasons.join("; "))
+                };
+                lines.push(format!("{} {}#{}: tcp-fallback{why}", h.host, vm.name, a.index));
+            }
+        }
+    }
+    if culprits.is_empty() {
+        return;
+    }
+    let n = culprits.len() as f64;
+    let state = fallback_state(n, opts);
+    let head = format!(
+        "{} of {} adapters fall back to TCP{}",
+        culprits.len(),
+        d.summary.adapters,
+        if state == State::Ok { " (within thresholds)" } else { "" }
+    );
+    parts.push(Part::new(state, head, culprits));
+    problems.extend(lines.into_iter().map(|line| Problem { state, line }));
+}
+
+/// The state `n` adapters in TCP fallback deserve under `-w`/`-c` (any is CRITICAL when
+/// neither is given).
+fn fallback_state(n: f64, opts: &NagiosOptions) -> State {
+    if opts.warning.is_none() && opts.critical.is_none() {
+        return if n > 0.0 { State::Critical } else { State::Ok };
+    }
+    if opts.critical.as_ref().is_some_and(|r| r.alerts(n)) {
+        State::Critical
+    } else if opts.warning.as_ref().is_some_and(|r| r.alerts(n)) {
+        State::Warning
+    } else {
+        State::Ok
+    }
+}
+
+/// Checks with `status`, grouped by id: (id, hosts where it has it), host checks first in
+/// first-seen order, then fleet checks under the host name `None`.
+fn checks_with(d: &Diagnosis, status: Status) -> Vec<(&'static str, Vec<&str>)> {
+    let mut by_id: Vec<(&'static str, Vec<&str>)> = Vec::new();
+    for h in &d.hosts {
+        for c in h.checks.iter().filter(|c| c.status == status) {
+            match by_id.iter_mut().find(|(id, _)| *id == c.id.id()) {
+                Some((_, on)) => on.push(&h.host),
+                None => by_id.push((c.id.id(), vec![&h.host])),
+            }
+        }
+    }
+    by_id
+}
+
+/// One long-output line per host check with `status`, then per fleet check.
+fn check_lines(d: &Diagnosis, status: Status, state: State, problems: &mut Vec<Problem>) {
+    let line = |host: Option<&str>, c: &Check| {
+        let at = host.map_or_else(|| "across hosts".to_string(), str::to_string);
+        format!("{at} {}: {}", c.id, c.summary)
+    };
+    for h in &d.hosts {
+        for c in h.checks.iter().filter(|c| c.status == status) {
+            problems.push(Problem {
+                state,
+                line: line(Some(&h.host), c),
+            });
+        }
+    }
+    for c in d.fleet_checks.iter().filter(|c| c.status == status) {
+        problems.push(Problem {
+            state,
+            line: line(None, c),
+        });
+    }
+}
+
+/// Status-line parts for the checks with `status`: `<id> <verb> (<hosts>)` and
+/// `<id> <verb> across hosts`.
+fn check_parts(d: &Diagnosis, status: Status, state: State, verb: &str, parts: &mut Vec<Part>) {
+    for (id, on) in checks_with(d, status) {
+        parts.push(Part::new(
+            state,
+            format!("{id} {verb}"),
+            vec![crate::nodeset::fold(&on)],
+        ));
+    }
+    for c in d.fleet_checks.iter().filter(|c| c.status == status) {
+        parts.push(Part::new(state, format!("{} {verb} across hosts", c.id), Vec::new()));
+    }
+}
+
+fn failing_checks(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
+    check_parts(d, Status::Fail, State::Critical, "fails", parts);
+    check_lines(d, Status::Fail, State::Critical, problems);
+}
+
+fn warnings(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
+    check_parts(d, Status::Warn, State::Warning, "warns", parts);
+    check_lines(d, Status::Warn, State::Warning, problems);
+}
+
+fn blocked_pairs(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
+    let blocked = d.transport.totals.blocked;
+    if blocked == 0 {
+        return;
+    }
+    let why: Vec<&str> = d
+        .fleet_checks
+        .iter()
+        .filter(|c| c.status == Status::Fail)
+        .map(|c| c.id.id())
+        .collect();
+    let head = format!("{blocked} adapter pair{} blocked", if blocked == 1 { "" } else { "s" });
+    let line = if why.is_empty() {
+        format!("{head} across hosts")
+    } else {
+        format!("{head} across hosts by {}", why.join(", "))
+    };
+    parts.push(Part::new(State::Critical, head, Vec::new()));
+    problems.push(Problem {
+        state: State::Critical,
+        line,
+    });
+}
+
+/// Whether the host stopped because the run hit `--timeout` (not its own failure).
+fn stopped_by_run_timeout(h: &HostDiagnosis, opts: &NagiosOptions) -> bool {
+    opts.timed_out.is_some() && h.error.as_ref().is_some_and(is_run_timeout)
+}
+
+/// A failure that is the run's own `--timeout`, not the host's.
+fn is_run_timeout(e: &crate::capture::Failure) -> bool {
+    e.kind == crate::capture::ErrorKind::Timeout && e.message.contains(crate::capture::RUN_TIMEOUT)
+}
+
+/// Hosts not reached, in error, or interrupted; and hosts incomplete.
+fn unreached(d: &Diagnosis, opts: &NagiosOptions, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
+    let groups = [
+        (HostStatus::Unreachable, "unreachable"),
+        (HostStatus::Error, "in error"),
+        (HostStatus::Interrupted, "interrupted"),
+        (HostStatus::Incomplete, "incomplete"),
+    ];
+    for (status, word) in groups {
+        let hosts: Vec<&HostDiagnosis> = d.hosts.iter().filter(|h| h.status == status).collect();
+        for by_timeout in [false, true] {
+            let these: Vec<&&HostDiagnosis> = hosts
+                .iter()
+                .filter(|h| stopped_by_run_timeout(h, opts) == by_timeout)
+                .collect();
+            if these.is_empty() {
+                continue;
+            }
+            let state = if status == HostStatus::Unreachable && !by_timeout {
+                opts.unreachable
+            } else {
+                State::Unknown
+            };
+            let names: Vec<&str> = these.iter().map(|h| h.host.as_str()).collect();
+            let head = format!(
+                "{} {word}{}",
+                super::plural(these.len(), "host", "hosts"),
+                if by_timeout { " at the timeout" } else { "" }
+            );
+            parts.push(Part::new(state, head, vec![crate::nodeset::fold(&names)]));
+            for h in these {
+                // An incomplete host without a reason of its own is told by the lines of
+                // its unknown checks and verdicts.
+                if let Some(why) = host_reason(h) {
+                    problems.push(Problem {
+                        state,
+                        line: format!("{}: {word}: {why}", h.host),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Why a host is not fully diagnosed, in one line, when the host itself says.
+fn host_reason(h: &HostDiagnosis) -> Option<String> {
+    if let Some(e) = &h.error {
+        return Some(e.message.clone());
+    }
+    if let Some(e) = h.vms_error.as_ref().or(h.adapters_error.as_ref()) {
+        return Some(e.clone());
+    }
+    if let Some(o) = h.incomplete_outputs.first() {
+        let more = h.incomplete_outputs.len() - 1;
+        let tail = if more > 0 {
+            format!(" (+{more} more outputs)")
+        } else {
+            String::new()
+        };
+        return Some(format!("{}: {}{tail}", o.command, o.reason));
+    }
+    h.record_errors.first().cloned()
+}
+
+/// Unknown checks and verdicts on hosts that were diagnosed.
+fn unknowns(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
+    let unknown_adapters: Vec<String> = d
+        .hosts
+        .iter()
+        .flat_map(|h| {
+            h.vms.iter().flat_map(move |vm| {
+                vm.adapters
+                    .iter()
+                    .filter(|a| a.verdict == Verdict::Unknown)
+                    .map(move |a| (h, vm, a))
+            })
+        })
+        .map(|(h, vm, a)| {
+            let why = a.reasons.first().map(|r| format!(": {r}")).unwrap_or_default();
+            problems.push(Problem {
+                state: State::Unknown,
+                line: format!("{} {}#{}: verdict unknown{why}", h.host, vm.name, a.index),
+            });
+            format!("{} {}#{}", h.host, vm.name, a.index)
+        })
+        .collect();
+    if !unknown_adapters.is_empty() {
+        parts.push(Part::new(
+            State::Unknown,
+            format!("{} of {} adapters unknown", unknown_adapters.len(), d.summary.adapters),
+            unknown_adapters,
+        ));
+    }
+    check_parts(d, Status::Unknown, State::Unknown, "unknown", parts);
+    check_lines(d, Status::Unknown, State::Unknown, problems);
+}
+
+/// The stage the run was in when `--timeout` stopped it, from the hosts it stopped.
+fn timeout_stage(d: &Diagnosis) -> String {
+    let stopped = |stage: &str| -> Vec<&str> {
+        d.hosts
+            .iter()
+            .filter(|h| {
+                h.error
+                    .as_ref()
+                    .is_some_and(|e| e.kind == crate::capture::ErrorKind::Timeout && e.message.contains(stage))
+            })
+            .map(|h| h.host.as_str())
+            .collect()
+    };
+    let mut stages = Vec::new();
+    for (marker, what) in [
+        ("waited for a free slot", "waiting for a slot"),
+        ("logging in", "connecting to"),
+        ("commands ran", "running commands on"),
+        ("during the path probe", "probing from"),
+    ] {
+        let hosts = stopped(marker);
+        if !hosts.is_empty() {
+            stages.push(format!("{what} {}", crate::nodeset::fold(&hosts)));
+        }
+    }
+    if stages.is_empty() {
+        "after collection".to_string()
+    } else {
+        format!("while {}", stages.join(", "))
+    }
+}
+
+/// The performance data: `'label'=value[UOM];[warn];[crit];[min];[max]`, C-locale
+/// numbers, labels unique in their first 19 characters, never the value `U`.
+fn perfdata(d: &Diagnosis, opts: &NagiosOptions) -> String {
+    let s = &d.summary;
+    let adapters = s.adapters.to_string();
+    let hosts = s.hosts.to_string();
+    let count = |n: usize| n.to_string();
+    let (fb_warn, fb_crit) = match (&opts.warning, &opts.critical) {
+        (None, None) => (String::new(), "0".to_string()),
+        (w, c) => (
+            w.as_ref().map(|r| r.text().to_string()).unwrap_or_default(),
+            c.as_ref().map(|r| r.text().to_string()).unwrap_or_default(),
+        ),
+    };
+    let all_checks = || d.hosts.iter().flat_map(|h| &h.checks).chain(&d.fleet_checks);
+    let checks = |st: Status| all_checks().filter(|c| c.status == st).count();
+    let hosts_in = |st: HostStatus| d.hosts.iter().filter(|h| h.status == st).count();
+    let t = &d.transport.totals;
+    let mut items: Vec<(&str, String, String, String, String, String)> = vec![
+        (
+            "adapters_hca",
+            count(s.hca),
+            String::new(),
+            String::new(),
+            "0".into(),
+            adapters.clone(),
+        ),
+        (
+            "adapters_tcp_fallback",
+            count(s.tcp_fallback),
+            fb_warn,
+            fb_crit,
+            "0".into(),
+            adapters.clone(),
+        ),
+        (
+            "adapters_unknown",
+            count(s.unknown),
+            String::new(),
+            String::new(),
+            "0".into(),
+            adapters,
+        ),
+        (
+            "checks_fail",
+            count(checks(Status::Fail)),
+            String::new(),
+            "0".into(),
+            "0".into(),
+            String::new(),
+        ),
+        (
+            "checks_warn",
+            count(checks(Status::Warn)),
+            "0".into(),
+            String::new(),
+            "0".into(),
+            String::new(),
+        ),
+        (
+            "checks_unknown",
+            count(checks(Status::Unknown)),
+            String::new(),
+            String::new(),
+            "0".into(),
+            String::new(),
+        ),
+    ];
+    for (label, status) in [
+        ("hosts_ok", HostStatus::Ok),
+        ("hosts_problems", HostStatus::Problems),
+        ("hosts_incomplete", HostStatus::Incomplete),
+        ("hosts_unreachable", HostStatus::Unreachable),
+        ("hosts_error", HostStatus::Error),
+        ("hosts_interrupted", HostStatus::Interrupted),
+    ] {
+        items.push((
+            label,
+            count(hosts_in(status)),
+            String::new(),
+            String::new(),
+            "0".into(),
+            hosts.clone(),
+        ));
+    }
+    for (label, n, crit) in [
+        ("pairs_rdma", t.rdma, ""),
+        ("pairs_tcp", t.tcp, ""),
+        ("pairs_blocked", t.blocked, "0"),
+        ("pairs_unknown", t.unknown, ""),
+    ] {
+        items.push((
+            label,
+            n.to_string(),
+            String::new(),
+            crit.into(),
+            "0".into(),
+            String::new(),
+        ));
+    }
+    if let Some(took) = opts.duration {
+        items.push((
+            "duration",
+            format!("{:.3}s", took.as_secs_f64()),
+            String::new(),
+            String::new(),
+            "0".into(),
+            String::new(),
+        ));
+    }
+    items
+        .iter()
+        .map(|(label, value, warn, crit, min, max)| {
+            let mut item = format!("'{label}'={value};{warn};{crit};{min};{max}");
+            while item.ends_with(';') {
+                item.pop();
+            }
+            item
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `30s`, `2.5s`.
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}s")
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
+/// Text made safe for the plugin protocol: one line, no `|` (which starts performance
+/// data), no control characters.
+fn plain(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '|' => '¦',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// Cuts `line` to `width` characters, ending in `…`.
+fn shorten(line: &mut String, width: usize) {
+    if line.chars().count() > width {
+        let keep: String = line.chars().take(width.saturating_sub(1)).collect();
+        *line = format!("{keep}…");
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,180 @@
+use super::*;
+use std::path::Path;
+
+fn sample(name: &str) -> Diagnosis {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples").join(name);
+    let captures = crate::capture::folder::read_dir_for_tests(&dir).expect("sample loads");
+    crate::diagnose::diagnose(&captures)
+}
+
+fn range(text: &str) -> Range {
+    text.parse().expect("a valid range")
+}
+
+#[test]
+fn ranges_follow_the_guidelines() {
+    // "10": alert outside 0..10.
+    let r = range("10");
+    assert!(!r.alerts(0.0) && !r.alerts(10.0) && r.alerts(11.0) && r.alerts(-1.0));
+    // "10:": alert below 10.
+    let r = range("10:");
+    assert!(r.alerts(9.0) && !r.alerts(10.0) && !r.alerts(1e9));
+    // "~:10": alert above 10.
+    let r = range("~:10");
+    assert!(!r.alerts(-1e9) && !r.alerts(10.0) && r.alerts(10.5));
+    // "10:20": alert outside 10..20; "@10:20": alert inside.
+    let r = range("10:20");
+    assert!(r.alerts(9.0) && !r.alerts(15.0) && r.alerts(21.0));
+    let r = range("@10:20");
+    assert!(!r.alerts(9.0) && r.alerts(10.0) && r.alerts(20.0) && !r.alerts(21.0));
+    // "0": any positive count alerts.
+    assert!(range("0").alerts(1.0) && !range("0").alerts(0.0));
+    assert_eq!(range(" 5:7 ").text(), "5:7");
+    for bad in ["", "abc", "1,5", "20:10", "@", ":", "1:2:3", "inf", "NaN"] {
+        assert!(bad.parse::<Range>().is_err(), "{bad:?} accepted");
+    }
+}
+
+#[test]
+fn states_of_the_samples() {
+    let state = |name: &str| render(&sample(name), &NagiosOptions::default()).state;
+    assert_eq!(state("healthy-cluster"), State::Ok);
+    assert_eq!(state("lossless-network-off"), State::Warning);
+    assert_eq!(state("firewall-pvrdma-disabled"), State::Critical);
+    assert_eq!(state("pvrdma-different-vds"), State::Critical, "a blocked pair");
+    assert_eq!(state("vsish-listing-failed"), State::Unknown);
+    // A fallback on one host outranks an unreachable one.
+    assert_eq!(state("esxi80-mixed-fleet"), State::Critical);
+}
+
+#[test]
+fn unreachable_hosts_take_the_state_the_site_chose() {
+    let mut d = sample("esxi80-mixed-fleet");
+    // Keep only the unreachable host.
+    d.hosts.retain(|h| h.status == HostStatus::Unreachable);
+    d.fleet_checks.clear();
+    d.transport = Default::default();
+    let unknown = render(&d, &NagiosOptions::default());
+    assert_eq!(unknown.state, State::Unknown, "{}", unknown.text);
+    assert!(
+        unknown
+            .text
+            .starts_with("PVRDMA UNKNOWN - 1 host unreachable (esx03) | "),
+        "{}",
+        unknown.text
+    );
+    let critical = render(
+        &d,
+        &NagiosOptions {
+            unreachable: State::Critical,
+            ..NagiosOptions::default()
+        },
+    );
+    assert_eq!(critical.state, State::Critical);
+    // The run's own timeout is not the host's fault: UNKNOWN whatever the site chose.
+    for h in &mut d.hosts {
+        h.error = Some(crate::capture::Failure::new(
+            crate::capture::ErrorKind::Timeout,
+            "esx03: the whole run hit --timeout 2s while connecting and logging in to this host",
+        ));
+    }
+    let timed_out = render(
+        &d,
+        &NagiosOptions {
+            unreachable: State::Critical,
+            timed_out: Some(Duration::from_secs(2)),
+            ..NagiosOptions::default()
+        },
+    );
+    assert_eq!(timed_out.state, State::Unknown, "{}", timed_out.text);
+    assert!(
+        timed_out
+            .text
+            .starts_with("PVRDMA UNKNOWN - timed out after 2s (while connecting to esx03)"),
+        "{}",
+        timed_out.text
+    );
+}
+
+#[test]
+fn thresholds_decide_the_state_of_a_fallback_without_a_failing_check() {
+    let mut d = sample("firewall-pvrdma-disabled");
+    // The fallback alone: no failing check left.
+    for h in &mut d.hosts {
+        h.checks.retain(|c| c.status != Status::Fail);
+    }
+    let with = |w: Option<&str>, c: Option<&str>| {
+        render(
+            &d,
+            &NagiosOptions {
+                warning: w.map(range),
+                critical: c.map(range),
+                ..NagiosOptions::default()
+            },
+        )
+    };
+    assert_eq!(with(None, None).state, State::Critical, "any fallback by default");
+    assert_eq!(with(Some("0"), Some("2")).state, State::Warning);
+    let ok = with(Some("1"), Some("2"));
+    assert_eq!(ok.state, State::Ok);
+    assert!(ok.text.contains("(within thresholds)"), "{}", ok.text);
+    assert!(ok.text.contains("'adapters_tcp_fallback'=1;1;2;0;1"), "{}", ok.text);
+    assert_eq!(with(None, Some("@1:3")).state, State::Critical);
+}
+
+/// Every sample's output: the status line fits a pager, the performance data keeps the
+/// guidelines' syntax, labels are unique in 19 characters, no value is `U`.
+#[test]
+fn every_sample_renders_a_well_formed_plugin_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&root).expect("samples") {
+        let dir = entry.expect("entry").path();
+        let Some(captures) = crate::capture::folder::read_dir_for_tests(&dir) else {
+            continue;
+        };
+        let d = crate::diagnose::diagnose(&captures);
+        let out = render(
+            &d,
+            &NagiosOptions {
+                duration: Some(Duration::from_millis(1234)),
+                ..NagiosOptions::default()
+            },
+        );
+        seen += 1;
+        let first = out.text.lines().next().expect("a first line");
+        let (status, perf) = first.split_once(" | ").expect("performance data");
+        assert!(
+            status.chars().count() <= STATUS_LINE_WIDTH,
+            "{}: {status}",
+            dir.display()
+        );
+        assert!(status.starts_with(&format!("PVRDMA {} - ", out.state.word())));
+        assert_eq!(out.text.matches('|').count(), 1, "one | only: {}", out.text);
+        let mut prefixes = std::collections::BTreeSet::new();
+        for item in perf.split(' ') {
+            let (label, rest) = item.split_once('=').expect("label=value");
+            let label = label.trim_matches('\'');
+            assert!(prefixes.insert(label.chars().take(19).collect::<String>()), "{label}");
+            let value = rest.split(';').next().unwrap_or_default();
+            let number = value.trim_end_matches('s');
+            assert!(number.parse::<f64>().is_ok(), "{item}");
+            assert!(rest.split(';').all(|f| !f.contains(',') && f != "U"), "{item}");
+        }
+        assert!(perf.contains("'duration'=1.234s;;;0"), "{perf}");
+        // A problem state has a line per problem.
+        if out.state != State::Ok {
+            assert!(out.text.lines().count() > 1, "{}", out.text);
+        }
+    }
+    assert!(seen > 20, "only {seen} samples read");
+}
+
+#[test]
+fn host_text_cannot_break_the_protocol() {
+    assert_eq!(plain("vm|1\nx"), "vm¦1 x");
+    let line = status_only(State::Unknown, &"x".repeat(200));
+    let mut lines = line.lines();
+    assert_eq!(lines.next().map(|l| l.chars().count()), Some(STATUS_LINE_WIDTH));
+    assert_eq!(lines.next().map(str::len), Some(200), "the whole reason follows");
+}

@@ -1,0 +1,687 @@
+//! The Prometheus metrics (`--format prometheus`, the node_exporter textfile, `serve`).
+//!
+//! Text exposition format 0.0.4 ("Exposition formats", prometheus.io), the format
+//! `promtool check metrics` lints and node_exporter's textfile collector reads. Every
+//! metric is a gauge with `# HELP` and `# TYPE`: the OpenMetrics `info` type is not part of
+//! 0.0.4, so the info metrics are gauges at 1 (as `foo_build_info` in "Metric and label
+//! naming"). Names carry the `pvrdma_` prefix and base units; `host_name` and `vm_name`
+//! are spelt as the widely used vSphere exporters spell them, so PromQL joins work.
+//!
+//! Enumerations (host status, check status, adapter verdict, probe status) are one series
+//! per value at 1 or 0, as the Prometheus client libraries' Enum metric does, so an alert
+//! is `== 1` on one label value and every value is always present. What was not learnt is
+//! absent, never a made-up value: an unreachable host has no check or adapter series, and
+//! an adapter whose verdict cannot be told is `verdict="unknown"` at 1, never a 0 on
+//! `tcp-fallback`.
+use crate::diagnose::probe::{Probe, ProbeStatus};
+use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Which series carry the `host_name` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Many hosts in one exposition (one-shot runs, the textfile, a group of targets):
+    /// every per-host series carries `host_name`.
+    Fleet,
+    /// One host per exposition (`/probe?target=`, where Prometheus sets `instance` by
+    /// relabelling): the same series without `host_name`. A diagnosis of more than one
+    /// host is rendered as [`Scope::Fleet`], so series never collide.
+    SingleTarget,
+}
+
+/// What the exposition says about the run itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrometheusOptions {
+    /// Whether per-host series carry `host_name`.
+    pub scope: Scope,
+    /// When the run finished (`pvrdma_last_run_timestamp_seconds`): a textfile carries no
+    /// sample timestamps, so this is how a stale file is told from a fresh one.
+    pub finished: SystemTime,
+    /// The run's wall time (`pvrdma_run_duration_seconds`).
+    pub duration: Duration,
+}
+
+impl PrometheusOptions {
+    /// For a diagnosis rendered without a run's times: [`Scope::Fleet`], finished now,
+    /// duration 0.
+    pub fn rendered_now() -> Self {
+        PrometheusOptions {
+            scope: Scope::Fleet,
+            finished: SystemTime::now(),
+            duration: Duration::ZERO,
+        }
+    }
+}
+
+/// The every-value-of-an-enumeration lists, in the order the series are written.
+const HOST_STATUSES: [HostStatus; 6] = [
+    HostStatus::Ok,
+    HostStatus::Problems,
+    HostStatus::Incomplete,
+    HostStatus::Unreachable,
+    HostStatus::Error,
+    HostStatus::Interrupted,
+];
+const STATUSES: [Status; 5] = [
+    Status::NotApplicable,
+    Status::Pass,
+    Status::Warn,
+    Status::Fail,
+    Status::Unknown,
+];
+const VERDICTS: [Verdict; 3] = [Verdict::Hca, Verdict::TcpFallback, Verdict::Unknown];
+const PROBE_STATUSES: [ProbeStatus; 5] = [
+    ProbeStatus::Ok,
+    ProbeStatus::Mtu,
+    ProbeStatus::Unreachable,
+    ProbeStatus::Skipped,
+    ProbeStatus::Unknown,
+];
+
+/// The report's name of a check status (as in the JSON report).
+fn status_label(s: Status) -> &'static str {
+    match s {
+        Status::NotApplicable => "not-applicable",
+        Status::Pass => "pass",
+        Status::Warn => "warn",
+        Status::Fail => "fail",
+        Status::Unknown => "unknown",
+    }
+}
+
+/// The report's name of an adapter verdict (as in the JSON report).
+fn verdict_label(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Hca => "hca",
+        Verdict::TcpFallback => "tcp-fallback",
+        Verdict::Unknown => "unknown",
+    }
+}
+
+/// One metric: its name, help text and samples, written as one group.
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    samples: Vec<(Vec<(&'static str, String)>, String)>,
+}
+
+impl Family {
+    fn new(name: &'static str, help: &'static str) -> Self {
+        Family {
+            name,
+            help,
+            samples: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, labels: Vec<(&'static str, String)>, value: impl Into<String>) {
+        self.samples.push((labels, value.into()));
+    }
+
+    /// One series per value of an enumeration: 1 for `current`, 0 for the others.
+    fn one_hot<T: Copy + PartialEq>(
+        &mut self,
+        labels: &[(&'static str, String)],
+        key: &'static str,
+        all: &[T],
+        current: T,
+        name: impl Fn(T) -> &'static str,
+    ) {
+        for &value in all {
+            let mut l = labels.to_vec();
+            l.push((key, name(value).to_string()));
+            self.add(l, if value == current { "1" } else { "0" });
+        }
+    }
+
+    /// HELP, TYPE and the samples; nothing at all for a metric without samples.
+    fn write(&self, out: &mut String) {
+        if self.samples.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "# HELP {} {}", self.name, escape_help(self.help));
+        let _ = writeln!(out, "# TYPE {} gauge", self.name);
+        for (labels, value) in &self.samples {
+            out.push_str(self.name);
+            if !labels.is_empty() {
+                out.push('{');
+                for (i, (key, v)) in labels.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    let _ = write!(out, "{key}=\"{}\"", escape_label(v));
+                }
+                out.push('}');
+            }
+            let _ = writeln!(out, " {value}");
+        }
+    }
+}
+
+/// A label value as 0.0.4 wants it: backslash, double quote and line feed escaped.
+fn escape_label(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A HELP text as 0.0.4 wants it: backslash and line feed escaped.
+fn escape_help(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+/// Seconds with millisecond precision, in C notation (`12.345`).
+fn seconds(d: Duration) -> String {
+    format!("{}.{:03}", d.as_secs(), d.subsec_millis())
+}
+
+/// Whether the host was reached and its outputs read: a check or a verdict is known.
+/// A host that answered nothing useful (every output timed out) is not "up".
+fn host_read(h: &HostDiagnosis) -> bool {
+    matches!(h.status, HostStatus::Ok | HostStatus::Problems | HostStatus::Incomplete)
+        && (h.checks.iter().any(|c| c.status != Status::Unknown)
+            || h.vms
+                .iter()
+                .flat_map(|v| &v.adapters)
+                .any(|a| a.verdict != Verdict::Unknown))
+}
+
+/// Whether the host's PVRDMA adapters were listed, so their count per verdict is a fact
+/// (a 0 there means "none", not "could not tell").
+fn adapters_listed(h: &HostDiagnosis) -> bool {
+    host_read(h) && h.adapters_error.is_none() && h.vms_error.is_none()
+}
+
+/// The metrics of one diagnosis in text exposition format 0.0.4.
+pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
+    let with_host = options.scope == Scope::Fleet || diagnosis.hosts.len() > 1;
+    let host_labels = |h: &str| -> Vec<(&'static str, String)> {
+        if with_host {
+            vec![("host_name", h.to_string())]
+        } else {
+            Vec::new()
+        }
+    };
+
+    let mut build = Family::new(
+        "pvrdma_doctor_build_info",
+        "The pvrdma-doctor that wrote these metrics; always 1.",
+    );
+    build.add(vec![("version", env!("CARGO_PKG_VERSION").to_string())], "1");
+
+    let mut last_run = Family::new(
+        "pvrdma_last_run_timestamp_seconds",
+        "Unix time the run that produced these metrics finished (a textfile carries no sample timestamps; alert when it grows old).",
+    );
+    let finished = options.finished.duration_since(UNIX_EPOCH).unwrap_or_default();
+    last_run.add(Vec::new(), seconds(finished));
+
+    let mut duration = Family::new(
+        "pvrdma_run_duration_seconds",
+        "Wall time of the run that produced these metrics, in seconds.",
+    );
+    duration.add(Vec::new(), float(options.duration.as_secs_f64()));
+
+    let mut up = Family::new(
+        "pvrdma_host_up",
+        "1 when the host was reached and its outputs read (a check or an adapter verdict is known), else 0.",
+    );
+    let mut host_status = Family::new(
+        "pvrdma_host_status",
+        "The host's overall status, one series per status: 1 for the host's, 0 for the others.",
+    );
+    let mut host_info = Family::new(
+        "pvrdma_host_esxi_info",
+        "The ESXi version and build the host reports; always 1 (absent when unknown).",
+    );
+    let mut checks = Family::new(
+        "pvrdma_check_status",
+        "Each host check's status (ids as in --list-checks), one series per status at 1 or 0; absent for a host not read.",
+    );
+    let mut verdicts = Family::new(
+        "pvrdma_adapter_verdict",
+        "Whether each PVRDMA adapter's traffic to other hosts uses the physical HCA (hca) or falls back to TCP (tcp-fallback), or cannot be told (unknown); one series per verdict at 1 or 0; absent for a host not read. world_id is only set when two running VMs of a host share a name.",
+    );
+    let mut counts = Family::new(
+        "pvrdma_adapters",
+        "PVRDMA adapters on the host per verdict; absent when the host's adapters could not be listed.",
+    );
+    for h in &diagnosis.hosts {
+        let base = host_labels(&h.host);
+        up.add(base.clone(), if host_read(h) { "1" } else { "0" });
+        host_status.one_hot(&base, "status", &HOST_STATUSES, h.status, crate::diagnose::status_name);
+        if let Some(version) = &h.esxi_version {
+            let mut l = base.clone();
+            l.push(("version", version.clone()));
+            host_info.add(l, "1");
+        }
+        for c in &h.checks {
+            let mut l = base.clone();
+            l.push(("check", c.id.to_string()));
+            checks.one_hot(&l, "status", &STATUSES, c.status, status_label);
+        }
+        add_adapters(&mut verdicts, &base, h);
+        if adapters_listed(h) {
+            for v in VERDICTS {
+                let n = h
+                    .vms
+                    .iter()
+                    .flat_map(|vm| &vm.adapters)
+                    .filter(|a| a.verdict == v)
+                    .count();
+                let mut l = base.clone();
+                l.push(("verdict", verdict_label(v).to_string()));
+                counts.add(l, n.to_string());
+            }
+        }
+    }
+
+    let mut fleet = Family::new(
+        "pvrdma_fleet_check_status",
+        "Each check across hosts (ids as in --list-checks), one series per status at 1 or 0.",
+    );
+    add_fleet_checks(&mut fleet, &diagnosis.fleet_checks);
+
+    let mut pairs = Family::new(
+        "pvrdma_adapter_pairs",
+        "Pairs of PVRDMA adapters of different VMs by transport: memcpy (same host), rdma, tcp (an adapter falls back), blocked (a failing check across hosts breaks the path), unknown.",
+    );
+    let t = &diagnosis.transport.totals;
+    for (name, n) in [
+        ("memcpy", t.memcpy),
+        ("rdma", t.rdma),
+        ("tcp", t.tcp),
+        ("blocked", t.blocked),
+        ("unknown", t.unknown),
+    ] {
+        pairs.add(vec![("transport", name.to_string())], n.to_string());
+    }
+
+    let probes = ProbeFamilies::of(&diagnosis.probes, with_host);
+
+    let mut out = String::new();
+    for family in [
+        &build,
+        &last_run,
+        &duration,
+        &up,
+        &host_status,
+        &host_info,
+        &checks,
+        &fleet,
+        &verdicts,
+        &counts,
+        &pairs,
+        &probes.status,
+        &probes.rtt,
+        &probes.loss,
+    ] {
+        family.write(&mut out);
+    }
+    out
+}
+
+/// One series per verdict for every adapter of the host; two running VMs sharing a
+/// display name are told apart by a `world_id` label (or their position when a World ID
+/// is unknown), so no two series collide.
+fn add_adapters(verdicts: &mut Family, base: &[(&'static str, String)], h: &HostDiagnosis) {
+    for (i, vm) in h.vms.iter().enumerate() {
+        let shared = h.vms.iter().filter(|other| other.name == vm.name).count() > 1;
+        for a in &vm.adapters {
+            let mut l = base.to_vec();
+            l.push(("vm_name", vm.name.clone()));
+            l.push(("adapter", a.index.to_string()));
+            if shared {
+                let id = match vm.world_id {
+                    Some(w) => w.to_string(),
+                    None => format!("not-running-{}", i + 1),
+                };
+                l.push(("world_id", id));
+            }
+            verdicts.one_hot(&l, "verdict", &VERDICTS, a.verdict, verdict_label);
+        }
+    }
+}
+
+fn add_fleet_checks(fleet: &mut Family, fleet_checks: &[Check]) {
+    for c in fleet_checks {
+        fleet.one_hot(
+            &[("check", c.id.to_string())],
+            "status",
+            &STATUSES,
+            c.status,
+            status_label,
+        );
+    }
+}
+
+/// The `--probe` metrics (absent without it).
+struct ProbeFamilies {
+    status: Family,
+    rtt: Family,
+    loss: Family,
+}
+
+impl ProbeFamilies {
+    fn of(probes: &[Probe], with_host: bool) -> Self {
+        let mut f = ProbeFamilies {
+            status: Family::new(
+                "pvrdma_probe_pair_status",
+                "--probe: the vmkping path probe from the host's PVRDMA vmknic to the peer's, one series per status at 1 or 0 (ok: plain and MTU-sized don't-fragment pings answered; mtu: only the plain one; unreachable; skipped; unknown).",
+            ),
+            rtt: Family::new(
+                "pvrdma_probe_rtt_seconds",
+                "--probe: mean round-trip time of the plain ping from the host's PVRDMA vmknic to the peer's, in seconds.",
+            ),
+            loss: Family::new(
+                "pvrdma_probe_loss_ratio",
+                "--probe: share of the plain ping's echo requests to the peer that got no reply (0 to 1).",
+            ),
+        };
+        for p in probes {
+            let mut l = Vec::new();
+            if with_host {
+                l.push(("host_name", p.from.clone()));
+            }
+            l.push(("peer", p.to.clone()));
+            f.status
+                .one_hot(&l, "status", &PROBE_STATUSES, p.status, ProbeStatus::label);
+            if let Some(rtt) = &p.rtt {
+                f.rtt.add(l.clone(), float(rtt.avg_ms.0 / 1000.0));
+            }
+            if let Some(losses) = &p.losses {
+                if losses.sent > 0 {
+                    let lost = losses.sent.saturating_sub(losses.received);
+                    f.loss.add(l.clone(), float(f64::from(lost) / f64::from(losses.sent)));
+                }
+            }
+        }
+        f
+    }
+}
+
+/// A finite float in plain C notation (Rust's `Display` never uses a locale or an
+/// exponent); a non-finite one as the format spells it.
+fn float(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".to_string()
+    } else if x.is_infinite() {
+        if x > 0.0 { "+Inf" } else { "-Inf" }.to_string()
+    } else {
+        format!("{x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::fixtures::{adapter, host};
+    use crate::diagnose::{Summary, Vm};
+
+    fn options(scope: Scope) -> PrometheusOptions {
+        PrometheusOptions {
+            scope,
+            finished: UNIX_EPOCH + Duration::from_millis(1_764_000_000_250),
+            duration: Duration::from_millis(4_321),
+        }
+    }
+
+    fn diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
+        Diagnosis {
+            hosts,
+            fleet_checks: Vec::new(),
+            transport: Default::default(),
+            probes: Vec::new(),
+            changes: None,
+            summary: Summary::default(),
+        }
+    }
+
+    fn check(id: &'static str, status: Status) -> Check {
+        let id = crate::diagnose::CheckId::from_id(id).unwrap_or_else(|| panic!("no check {id}"));
+        Check::new(id, status, String::new())
+    }
+
+    fn lines_of<'a>(text: &'a str, metric: &str) -> Vec<&'a str> {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{metric}{{")) || l.starts_with(&format!("{metric} ")))
+            .collect()
+    }
+
+    #[test]
+    fn every_metric_has_help_and_type_before_its_samples_and_appears_once() {
+        let mut h = host(
+            "esx01",
+            HostStatus::Problems,
+            vec![("vm1", vec![adapter(0, Verdict::TcpFallback)])],
+        );
+        h.checks = vec![check("firewall-pvrdma", Status::Fail)];
+        let text = render(&diagnosis(vec![h]), &options(Scope::Fleet));
+        assert!(text.ends_with('\n'));
+        let mut seen: Vec<&str> = Vec::new();
+        let mut current = "";
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# HELP ") {
+                let name = rest.split(' ').next().unwrap();
+                assert!(!seen.contains(&name), "{name} twice:\n{text}");
+                seen.push(name);
+                current = name;
+            } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+                assert_eq!(rest, format!("{current} gauge"));
+            } else {
+                let name = line.split(['{', ' ']).next().unwrap();
+                assert_eq!(name, current, "sample outside its group:\n{text}");
+                assert!(name.starts_with("pvrdma_"));
+            }
+        }
+        for name in [
+            "pvrdma_doctor_build_info",
+            "pvrdma_last_run_timestamp_seconds",
+            "pvrdma_run_duration_seconds",
+            "pvrdma_host_up",
+            "pvrdma_host_status",
+            "pvrdma_check_status",
+            "pvrdma_adapter_verdict",
+            "pvrdma_adapters",
+        ] {
+            assert!(seen.contains(&name), "{name} missing:\n{text}");
+        }
+    }
+
+    #[test]
+    fn run_time_and_duration_are_plain_seconds() {
+        let text = render(&diagnosis(Vec::new()), &options(Scope::Fleet));
+        assert!(
+            text.contains("\npvrdma_last_run_timestamp_seconds 1764000000.250\n"),
+            "{text}"
+        );
+        assert!(text.contains("\npvrdma_run_duration_seconds 4.321\n"), "{text}");
+        let quick = PrometheusOptions {
+            duration: Duration::from_micros(1_250),
+            ..options(Scope::Fleet)
+        };
+        assert!(render(&diagnosis(Vec::new()), &quick).contains("\npvrdma_run_duration_seconds 0.00125\n"));
+        assert!(text.contains(&format!(
+            "pvrdma_doctor_build_info{{version=\"{}\"}} 1\n",
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+
+    #[test]
+    fn a_verdict_is_one_series_per_value_and_unknown_is_never_a_zero_on_fallback() {
+        let h = host(
+            "esx01",
+            HostStatus::Incomplete,
+            vec![("vm1", vec![adapter(0, Verdict::Unknown), adapter(1, Verdict::Hca)])],
+        );
+        let text = render(&diagnosis(vec![h]), &options(Scope::Fleet));
+        let v = lines_of(&text, "pvrdma_adapter_verdict");
+        assert_eq!(
+            v,
+            [
+                r#"pvrdma_adapter_verdict{host_name="esx01",vm_name="vm1",adapter="0",verdict="hca"} 0"#,
+                r#"pvrdma_adapter_verdict{host_name="esx01",vm_name="vm1",adapter="0",verdict="tcp-fallback"} 0"#,
+                r#"pvrdma_adapter_verdict{host_name="esx01",vm_name="vm1",adapter="0",verdict="unknown"} 1"#,
+                r#"pvrdma_adapter_verdict{host_name="esx01",vm_name="vm1",adapter="1",verdict="hca"} 1"#,
+                r#"pvrdma_adapter_verdict{host_name="esx01",vm_name="vm1",adapter="1",verdict="tcp-fallback"} 0"#,
+                r#"pvrdma_adapter_verdict{host_name="esx01",vm_name="vm1",adapter="1",verdict="unknown"} 0"#,
+            ]
+        );
+        assert_eq!(
+            lines_of(&text, "pvrdma_adapters"),
+            [
+                r#"pvrdma_adapters{host_name="esx01",verdict="hca"} 1"#,
+                r#"pvrdma_adapters{host_name="esx01",verdict="tcp-fallback"} 0"#,
+                r#"pvrdma_adapters{host_name="esx01",verdict="unknown"} 1"#,
+            ]
+        );
+        // A known verdict makes the host "read".
+        assert_eq!(
+            lines_of(&text, "pvrdma_host_up"),
+            [r#"pvrdma_host_up{host_name="esx01"} 1"#]
+        );
+    }
+
+    #[test]
+    fn an_unreachable_host_is_down_with_its_status_and_no_adapter_or_check_series() {
+        let down = host("esx02", HostStatus::Unreachable, Vec::new());
+        let text = render(&diagnosis(vec![down]), &options(Scope::Fleet));
+        assert_eq!(
+            lines_of(&text, "pvrdma_host_up"),
+            [r#"pvrdma_host_up{host_name="esx02"} 0"#]
+        );
+        assert!(text.contains("pvrdma_host_status{host_name=\"esx02\",status=\"unreachable\"} 1\n"));
+        assert!(text.contains("pvrdma_host_status{host_name=\"esx02\",status=\"ok\"} 0\n"));
+        assert_eq!(lines_of(&text, "pvrdma_host_status").len(), 6);
+        for absent in ["pvrdma_adapter_verdict", "pvrdma_adapters", "pvrdma_check_status"] {
+            assert!(!text.contains(absent), "{absent} present:\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_host_whose_checks_are_all_unknown_is_not_up_and_has_no_adapter_count() {
+        let mut h = host("esx03", HostStatus::Incomplete, Vec::new());
+        h.checks = vec![check("esxi-version", Status::Unknown)];
+        let text = render(&diagnosis(vec![h]), &options(Scope::Fleet));
+        assert_eq!(
+            lines_of(&text, "pvrdma_host_up"),
+            [r#"pvrdma_host_up{host_name="esx03"} 0"#]
+        );
+        assert!(text.contains("pvrdma_check_status{host_name=\"esx03\",check=\"esxi-version\",status=\"unknown\"} 1\n"));
+        assert!(!text.contains("pvrdma_adapters{"), "{text}");
+    }
+
+    #[test]
+    fn adapters_that_could_not_be_listed_are_not_counted_as_none() {
+        let mut h = host("esx01", HostStatus::Incomplete, Vec::new());
+        h.checks = vec![check("firewall-pvrdma", Status::Pass)];
+        h.adapters_error = Some("vsish failed".to_string());
+        let text = render(&diagnosis(vec![h]), &options(Scope::Fleet));
+        assert!(!text.contains("pvrdma_adapters{"), "{text}");
+        let mut listed = host("esx01", HostStatus::Ok, Vec::new());
+        listed.checks = vec![check("firewall-pvrdma", Status::Pass)];
+        let text = render(&diagnosis(vec![listed]), &options(Scope::Fleet));
+        assert!(
+            text.contains("pvrdma_adapters{host_name=\"esx01\",verdict=\"hca\"} 0\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn checks_are_one_series_per_status() {
+        let mut h = host("esx01", HostStatus::Problems, Vec::new());
+        h.checks = vec![check("firewall-pvrdma", Status::Fail)];
+        let mut d = diagnosis(vec![h]);
+        d.fleet_checks = vec![check("vmknic-subnets", Status::Warn)];
+        let text = render(&d, &options(Scope::Fleet));
+        assert_eq!(
+            lines_of(&text, "pvrdma_check_status"),
+            [
+                r#"pvrdma_check_status{host_name="esx01",check="firewall-pvrdma",status="not-applicable"} 0"#,
+                r#"pvrdma_check_status{host_name="esx01",check="firewall-pvrdma",status="pass"} 0"#,
+                r#"pvrdma_check_status{host_name="esx01",check="firewall-pvrdma",status="warn"} 0"#,
+                r#"pvrdma_check_status{host_name="esx01",check="firewall-pvrdma",status="fail"} 1"#,
+                r#"pvrdma_check_status{host_name="esx01",check="firewall-pvrdma",status="unknown"} 0"#,
+            ]
+        );
+        assert!(text.contains("pvrdma_fleet_check_status{check=\"vmknic-subnets\",status=\"warn\"} 1\n"));
+    }
+
+    #[test]
+    fn single_target_scope_drops_host_name_unless_several_hosts_would_collide() {
+        let mut h = host("esx01", HostStatus::Ok, vec![("vm1", vec![adapter(0, Verdict::Hca)])]);
+        h.checks = vec![check("firewall-pvrdma", Status::Pass)];
+        let text = render(&diagnosis(vec![h.clone()]), &options(Scope::SingleTarget));
+        assert!(!text.contains("host_name"), "{text}");
+        assert!(text.contains("pvrdma_host_up 1\n"), "{text}");
+        assert!(text.contains("pvrdma_adapter_verdict{vm_name=\"vm1\",adapter=\"0\",verdict=\"hca\"} 1\n"));
+        let mut other = h.clone();
+        other.host = "esx02".to_string();
+        let text = render(&diagnosis(vec![h, other]), &options(Scope::SingleTarget));
+        assert!(text.contains("pvrdma_host_up{host_name=\"esx02\"} 1\n"), "{text}");
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        let h = host(
+            "esx01",
+            HostStatus::Ok,
+            vec![("a \"quoted\" \\ name\nsecond line", vec![adapter(0, Verdict::Hca)])],
+        );
+        let text = render(&diagnosis(vec![h]), &options(Scope::Fleet));
+        assert!(
+            text.contains(r#"vm_name="a \"quoted\" \\ name\nsecond line",adapter="0",verdict="hca"} 1"#),
+            "{text}"
+        );
+        assert_eq!(escape_help("a\\b\nc"), "a\\\\b\\nc");
+    }
+
+    #[test]
+    fn vms_sharing_a_name_get_distinct_series() {
+        let mut h = host(
+            "esx01",
+            HostStatus::Ok,
+            vec![
+                ("twin", vec![adapter(0, Verdict::Hca)]),
+                ("twin", vec![adapter(0, Verdict::TcpFallback)]),
+            ],
+        );
+        h.vms[1].world_id = Some(2);
+        h.vms.push(Vm {
+            name: "solo".to_string(),
+            world_id: Some(3),
+            config_file: None,
+            adapters: vec![adapter(0, Verdict::Hca)],
+        });
+        let text = render(&diagnosis(vec![h]), &options(Scope::Fleet));
+        let series: Vec<&str> = lines_of(&text, "pvrdma_adapter_verdict")
+            .into_iter()
+            .map(|l| l.rsplit_once(' ').unwrap().0)
+            .collect();
+        let mut unique = series.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), series.len(), "{text}");
+        assert!(
+            text.contains(r#"{host_name="esx01",vm_name="twin",adapter="0",world_id="2",verdict="tcp-fallback"} 1"#)
+        );
+        assert!(text.contains(r#"{host_name="esx01",vm_name="solo",adapter="0",verdict="hca"} 1"#));
+    }
+
+    #[test]
+    fn floats_are_plain() {
+        assert_eq!(float(0.0012), "0.0012");
+        assert_eq!(float(1.0), "1");
+        assert_eq!(float(f64::NAN), "NaN");
+        assert_eq!(float(f64::INFINITY), "+Inf");
+        assert_eq!(seconds(Duration::from_millis(5)), "0.005");
+    }
+}

@@ -1,0 +1,122 @@
+//! The summary line the human report ends with (and the JSON report's `summary.line`):
+//! the diagnosis counts ([`Summary`]) put into words.
+use super::plural;
+use crate::diagnose::{probe, CheckId, Diagnosis, Status, Summary};
+
+/// `3 hosts: 1 healthy, 1 with problems (esx02); 5 PVRDMA adapters: 3 hca, ...`.
+pub fn line(d: &Diagnosis) -> String {
+    let mut line = counts_line(d, &d.summary);
+    if let Some(tally) = probe::tally(&d.probes) {
+        line.push_str(&format!("; path probe: {tally}"));
+    }
+    line
+}
+
+/// The parts that are not zero, as `N label`, comma separated.
+fn nonzero<N: Copy + PartialOrd + Default + std::fmt::Display>(parts: &[(N, &str)]) -> String {
+    parts
+        .iter()
+        .filter(|(n, _)| *n > N::default())
+        .map(|(n, label)| format!("{n} {label}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Warning check id → hosts where it warns, in first-seen order; then the fleet checks
+/// that warn, across hosts.
+fn warnings(d: &Diagnosis) -> Vec<String> {
+    let mut warned: Vec<(CheckId, Vec<&str>)> = Vec::new();
+    for h in &d.hosts {
+        for c in h.checks.iter().filter(|c| c.status == Status::Warn) {
+            match warned.iter_mut().find(|(id, _)| *id == c.id) {
+                Some((_, on)) => on.push(&h.host),
+                None => warned.push((c.id, vec![&h.host])),
+            }
+        }
+    }
+    let mut which: Vec<String> = warned
+        .iter()
+        .map(|(id, on)| format!("{id} on {}", crate::nodeset::fold(on)))
+        .collect();
+    which.extend(
+        d.fleet_checks
+            .iter()
+            .filter(|c| c.status == Status::Warn)
+            .map(|c| format!("{} across hosts", c.id)),
+    );
+    which
+}
+
+fn counts_line(d: &Diagnosis, s: &Summary) -> String {
+    let set_of = |status: &str| s.host_sets.get(status).map(|n| format!(" ({n})")).unwrap_or_default();
+    let host_parts: Vec<String> = [
+        (s.healthy, "healthy", ""),
+        (s.problems, "with problems", "problems"),
+        (s.incomplete, "incomplete", "incomplete"),
+        (s.unreachable, "unreachable", "unreachable"),
+        (s.error, "with errors", "error"),
+        (s.interrupted, "interrupted", "interrupted"),
+    ]
+    .iter()
+    .filter(|(n, _, _)| *n > 0)
+    .map(|(n, label, status)| {
+        format!(
+            "{n} {label}{}",
+            if status.is_empty() {
+                String::new()
+            } else {
+                set_of(status)
+            }
+        )
+    })
+    .collect();
+    let mut line = plural(s.hosts, "host", "hosts");
+    if !host_parts.is_empty() {
+        line.push_str(&format!(": {}", host_parts.join(", ")));
+    }
+    if s.diagnosed == 0 {
+        line.push_str("; nothing was diagnosed");
+        return line;
+    }
+    if s.warnings > 0 {
+        line.push_str(&format!(
+            "; {}: {}",
+            plural(s.warnings, "warning", "warnings"),
+            warnings(d).join(", ")
+        ));
+    }
+    line.push_str(&format!(
+        "; {}",
+        plural(s.adapters, "PVRDMA adapter", "PVRDMA adapters")
+    ));
+    let adapters = nonzero(&[(s.hca, "hca"), (s.tcp_fallback, "tcp-fallback"), (s.unknown, "unknown")]);
+    if !adapters.is_empty() {
+        line.push_str(&format!(": {adapters}"));
+    }
+    let t = &s.adapter_pairs;
+    let across = nonzero(&[
+        (t.rdma, "rdma"),
+        (t.blocked, "blocked"),
+        (t.tcp, "tcp"),
+        (t.unknown, "unknown"),
+    ]);
+    if !across.is_empty() {
+        line.push_str(&format!("; adapter pairs across hosts: {across}"));
+    }
+    if !s.fleet_failures.is_empty() {
+        line.push_str(&format!(
+            "; failing fleet checks: {}",
+            crate::diagnose::join_ids(&s.fleet_failures)
+        ));
+    }
+    if s.hosts_without_adapter_list > 0 {
+        line.push_str(&format!(
+            "; adapters not listed on {}",
+            plural(s.hosts_without_adapter_list, "host", "hosts")
+        ));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,277 @@
+//! The client side of a concurrent batch's framing (the host side is
+//! `catalogue::frame_functions`): the tagged lines of all its queries, in whatever order
+//! the host's jobs wrote them, sorted back into one `==> KEY <==` section per key, in the
+//! order of the command line, each ended by `<== KEY exit N ==>` only when its answer
+//! arrived whole; the answers that did not are listed with the reason.
+//!
+//! The stream is a series of lines `N:begin KEY`, `N|TEXT`, `N:end KEY exit S lines L
+//! bytes B` and `N:cut KEY lines L bytes B`, N being the key's 1-based position. An
+//! answer is whole when its end line arrived after its begin line, names its key, and
+//! its line count and size match the records that arrived for it. A line that is no
+//! well-formed record means that concurrent writes were spliced (a record longer than
+//! the pipe's atomic write size written in pieces): every answer still open at that
+//! point may have lost a piece or gained one, so none of them is trusted.
+use super::UnfinishedSection;
+
+/// One key's answer as the stream built it.
+#[derive(Debug)]
+enum Answer<'a> {
+    /// No `begin` line yet: the job did not start (all slots were taken) or its first
+    /// line was lost.
+    Waiting,
+    /// Begun, records so far.
+    Open(Vec<&'a [u8]>),
+    /// Ended whole: the query's exit status and its lines.
+    Ended(u32, Vec<&'a [u8]>),
+    /// The host stopped reading it at the per-query cap.
+    Cut(Vec<&'a [u8]>),
+    /// Something arrived that the framing does not allow: never evidence.
+    Damaged(Vec<&'a [u8]>, String),
+}
+
+/// The batch's sections as text and the keys whose answer did not arrive whole.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Decoded {
+    /// One `==> KEY <==` section per key, in the command line's order.
+    pub stdout: String,
+    /// The keys whose answer did not arrive whole, in the same order, with why.
+    pub unfinished: Vec<UnfinishedSection>,
+}
+
+/// Sorts the framed stream `raw` of a batch over `keys` back into sections. `problem` is
+/// how the command itself ended when not cleanly ("did not finish within
+/// --command-timeout 60s"): it is the reason for every answer still open or not begun.
+pub fn decode(keys: &[String], raw: &[u8], problem: Option<&str>) -> Decoded {
+    let mut answers: Vec<Answer> = keys.iter().map(|_| Answer::Waiting).collect();
+    let mut stream = raw.split(|&b| b == b'\n').peekable();
+    while let Some(line) = stream.next() {
+        let last = stream.peek().is_none();
+        if last && line.is_empty() {
+            break;
+        }
+        // A last line without its newline: the stream stopped in the middle of a write
+        // (timeout, cap, lost connection). After a clean end it is a broken record.
+        if last && problem.is_some() {
+            break;
+        }
+        let parsed = if last { None } else { record(keys, line) };
+        match parsed {
+            Some((n, Record::Text(text))) => match answers.get_mut(n) {
+                Some(Answer::Open(lines)) => lines.push(text),
+                Some(answer) => damage(answer, "a line of it arrived outside its begin and end lines"),
+                None => {}
+            },
+            Some((n, Record::Begin)) => {
+                if let Some(answer) = answers.get_mut(n) {
+                    match answer {
+                        Answer::Waiting => *answer = Answer::Open(Vec::new()),
+                        _ => damage(answer, "its begin line arrived twice"),
+                    }
+                }
+            }
+            Some((n, Record::End(exit, count, size))) => {
+                if let Some(answer) = answers.get_mut(n) {
+                    end(answer, exit, count, size);
+                }
+            }
+            Some((n, Record::Cut)) => {
+                if let Some(answer) = answers.get_mut(n) {
+                    match std::mem::replace(answer, Answer::Waiting) {
+                        Answer::Open(lines) => *answer = Answer::Cut(lines),
+                        other => {
+                            *answer = other;
+                            damage(answer, "its cut line arrived outside its answer");
+                        }
+                    }
+                }
+            }
+            None => {
+                for answer in answers.iter_mut().filter(|a| matches!(a, Answer::Open(_))) {
+                    damage(
+                        answer,
+                        "the batch's output held a line that is no whole record (answers written at the same time were spliced), which may be a piece of this answer",
+                    );
+                }
+            }
+        }
+    }
+    render(keys, answers, problem)
+}
+
+/// One line of the stream: the key's index (0-based) and what it says.
+enum Record<'a> {
+    Begin,
+    Text(&'a [u8]),
+    End(u32, usize, usize),
+    Cut,
+}
+
+fn record<'a>(keys: &[String], line: &'a [u8]) -> Option<(usize, Record<'a>)> {
+    let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
+    let n: usize = std::str::from_utf8(line.get(..digits)?).ok()?.parse().ok()?;
+    let key = keys.get(n.checked_sub(1)?)?;
+    let rest = line.get(digits..)?;
+    if let Some(text) = rest.strip_prefix(b"|") {
+        return Some((n - 1, Record::Text(text)));
+    }
+    let rest = std::str::from_utf8(rest.strip_prefix(b":")?).ok()?;
+    let (word, rest) = rest.split_once(' ')?;
+    let rest = rest.strip_prefix(key.as_str())?;
+    let numbers = |rest: &str, names: &[&str]| -> Option<Vec<usize>> {
+        let words: Vec<&str> = rest.split(' ').collect();
+        if words.len() != names.len() * 2 + 1 || words.first() != Some(&"") {
+            return None;
+        }
+        let mut out = Vec::new();
+        for (pair, name) in words.get(1..)?.chunks(2).zip(names) {
+            if pair.first() != Some(name) {
+                return None;
+            }
+            out.push(pair.get(1)?.parse().ok()?);
+        }
+        Some(out)
+    };
+    let record = match word {
+        "begin" if rest.is_empty() => Record::Begin,
+        "end" => match numbers(rest, &["exit", "lines", "bytes"])?.as_slice() {
+            [exit, count, size] => Record::End(u32::try_from(*exit).ok()?, *count, *size),
+            _ => return None,
+        },
+        "cut" => {
+            numbers(rest, &["lines", "bytes"])?;
+            Record::Cut
+        }
+        _ => return None,
+    };
+    Some((n - 1, record))
+}
+
+/// The end line of an answer: whole when its count and size match what arrived (the
+/// size in bytes, or in characters where the host's shell counts those).
+fn end(answer: &mut Answer, exit: u32, count: usize, size: usize) {
+    match std::mem::replace(answer, Answer::Waiting) {
+        Answer::Open(lines) => {
+            let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+            let chars: usize = lines
+                .iter()
+                .map(|l| l.iter().filter(|&&b| b & 0xC0 != 0x80).count() + 1)
+                .sum();
+            if lines.len() == count && (size == bytes || size == chars) {
+                *answer = Answer::Ended(exit, lines);
+            } else {
+                let why = format!(
+                    "its end line counts {count} lines and {size} bytes, but {} lines and {bytes} bytes arrived (answers written at the same time were spliced)",
+                    lines.len()
+                );
+                *answer = Answer::Damaged(lines, why);
+            }
+        }
+        other => {
+            *answer = other;
+            damage(answer, "its end line arrived outside its answer");
+        }
+    }
+}
+
+fn damage(answer: &mut Answer, why: &str) {
+    let lines = match std::mem::replace(answer, Answer::Waiting) {
+        Answer::Waiting => Vec::new(),
+        Answer::Open(l) | Answer::Ended(_, l) | Answer::Cut(l) => l,
+        Answer::Damaged(l, first) => {
+            *answer = Answer::Damaged(l, first);
+            return;
+        }
+    };
+    *answer = Answer::Damaged(lines, why.to_string());
+}
+
+/// The sections, in key order: a whole answer with its end marker, any other with what
+/// arrived of it and no end marker (so it reads as cut off), and why.
+fn render(keys: &[String], answers: Vec<Answer>, problem: Option<&str>) -> Decoded {
+    let mut out = Decoded::default();
+    let mut text: Vec<u8> = Vec::new();
+    for (key, answer) in keys.iter().zip(answers) {
+        text.extend_from_slice(format!("==> {key} <==\n").as_bytes());
+        let (lines, reason) = match answer {
+            Answer::Ended(exit, mut lines) => {
+                // As the command substitution of a shell would: no trailing blank lines.
+                while lines.last().is_some_and(|l| l.is_empty()) {
+                    lines.pop();
+                }
+                push_lines(&mut text, &lines);
+                text.extend_from_slice(format!("<== {key} exit {exit} ==>\n").as_bytes());
+                continue;
+            }
+            Answer::Waiting => (Vec::new(), waiting_reason(problem)),
+            Answer::Open(lines) => (lines, open_reason(problem)),
+            Answer::Cut(lines) => (
+                lines,
+                format!(
+                    "printed more than {} KiB, the most one query may print; the host stopped reading it",
+                    crate::catalogue::SECTION_CAP / 1024
+                ),
+            ),
+            Answer::Damaged(lines, why) => (lines, format!("arrived damaged: {why}")),
+        };
+        push_lines(&mut text, &lines);
+        out.unfinished.push(UnfinishedSection {
+            key: key.clone(),
+            reason,
+        });
+    }
+    out.stdout = match String::from_utf8(text) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    out
+}
+
+fn push_lines(text: &mut Vec<u8>, lines: &[&[u8]]) {
+    for l in lines {
+        text.extend_from_slice(l);
+        text.push(b'\n');
+    }
+}
+
+fn waiting_reason(problem: Option<&str>) -> String {
+    match problem {
+        Some(p) => format!("{p} (it had not started: every slot of the batch was taken)"),
+        None => "never started: the batch ended without running it".to_string(),
+    }
+}
+
+fn open_reason(problem: Option<&str>) -> String {
+    match problem {
+        Some(p) => p.to_string(),
+        None => "ended without its end line: its job on the host was killed".to_string(),
+    }
+}
+
+/// The framed stream a host's batch prints for whole answers `(key, text, exit status)`
+/// finishing in this order (the demo's simulated hosts answer with it).
+pub(crate) fn encode(keys: &[String], answers: &[(usize, &str, u32)]) -> String {
+    let mut out = String::new();
+    for (n, text, exit) in answers {
+        let Some(key) = keys.get(*n) else { continue };
+        let i = n + 1;
+        out.push_str(&format!("{i}:begin {key}\n"));
+        let mut size = 0;
+        let lines: Vec<&str> = if text.is_empty() {
+            Vec::new()
+        } else {
+            text.strip_suffix('\n').unwrap_or(text).split('\n').collect()
+        };
+        for l in &lines {
+            out.push_str(&format!("{i}|{l}\n"));
+            size += l.len() + 1;
+        }
+        out.push_str(&format!(
+            "{i}:end {key} exit {exit} lines {} bytes {size}\n",
+            lines.len()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,108 @@
+use super::*;
+
+fn keys(k: &[&str]) -> Vec<String> {
+    k.iter().map(|s| s.to_string()).collect()
+}
+
+fn unfinished(d: &Decoded) -> Vec<(&str, &str)> {
+    d.unfinished
+        .iter()
+        .map(|u| (u.key.as_str(), u.reason.as_str()))
+        .collect()
+}
+
+#[test]
+fn interleaved_answers_come_back_whole_in_key_order() {
+    let k = keys(&["11", "12", "13"]);
+    let raw = "2:begin 12\n1:begin 11\n2|b one\n1|a one\n2|\n1|  a two \\ x\n2|b three\n\
+               2:end 12 exit 0 lines 3 bytes 15\n3:begin 13\n3:end 13 exit 1 lines 0 bytes 0\n\
+               1:end 11 exit 0 lines 2 bytes 18\n";
+    let d = decode(&k, raw.as_bytes(), None);
+    assert_eq!(
+        d.stdout,
+        "==> 11 <==\na one\n  a two \\ x\n<== 11 exit 0 ==>\n\
+         ==> 12 <==\nb one\n\nb three\n<== 12 exit 0 ==>\n\
+         ==> 13 <==\n<== 13 exit 1 ==>\n"
+    );
+    assert!(d.unfinished.is_empty(), "{d:?}");
+}
+
+#[test]
+fn a_timeout_names_the_open_and_the_unstarted_answers_and_keeps_the_others() {
+    let k = keys(&["1_0", "2_0", "3_0"]);
+    let raw = "1:begin 1_0\n2:begin 2_0\n2|x\n2:end 2_0 exit 0 lines 1 bytes 2\n1|half\n1|a pa";
+    let d = decode(&k, raw.as_bytes(), Some("did not finish within --command-timeout 60s"));
+    assert_eq!(
+        d.stdout,
+        "==> 1_0 <==\nhalf\n==> 2_0 <==\nx\n<== 2_0 exit 0 ==>\n==> 3_0 <==\n"
+    );
+    assert_eq!(
+        unfinished(&d),
+        vec![
+            ("1_0", "did not finish within --command-timeout 60s"),
+            (
+                "3_0",
+                "did not finish within --command-timeout 60s (it had not started: every slot of the batch was taken)"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_query_cut_on_the_host_or_killed_with_its_job_costs_only_itself() {
+    let k = keys(&["vmnic2", "vmnic3", "vmnic4"]);
+    let raw = "1:begin vmnic2\n1|y\n1:cut vmnic2 lines 1 bytes 262146\n2:begin vmnic3\n\
+               3:begin vmnic4\n3|ok\n3:end vmnic4 exit 0 lines 1 bytes 3\n";
+    let d = decode(&k, raw.as_bytes(), None);
+    assert!(d.stdout.contains("<== vmnic4 exit 0 ==>"), "{}", d.stdout);
+    assert!(!d.stdout.contains("<== vmnic2") && !d.stdout.contains("<== vmnic3"));
+    let u = unfinished(&d);
+    assert_eq!(u.len(), 2);
+    assert!(u[0].1.contains("more than 256 KiB"), "{u:?}");
+    assert_eq!(
+        u[1],
+        ("vmnic3", "ended without its end line: its job on the host was killed")
+    );
+}
+
+#[test]
+fn spliced_writes_are_caught_by_the_counts_or_by_a_line_that_is_no_record() {
+    let k = keys(&["a", "b", "c"]);
+    // b's record was written into the middle of a's long line: a's line gained b's record,
+    // b lost it, and the rest of a's line stands alone. c began after it and is whole.
+    let raw = "1:begin a\n2:begin b\n1|xxxx2|bbb\nyyy\n1:end a exit 0 lines 1 bytes 8\n\
+               2:end b exit 0 lines 1 bytes 4\n3:begin c\n3|c\n3:end c exit 0 lines 1 bytes 2\n";
+    let d = decode(&k, raw.as_bytes(), None);
+    let u = unfinished(&d);
+    assert_eq!(u.iter().map(|(k, _)| *k).collect::<Vec<_>>(), vec!["a", "b"], "{u:?}");
+    assert!(u.iter().all(|(_, why)| why.starts_with("arrived damaged")), "{u:?}");
+    assert!(!d.stdout.contains("<== a exit") && !d.stdout.contains("<== b exit"));
+    assert!(d.stdout.ends_with("==> c <==\nc\n<== c exit 0 ==>\n"), "{}", d.stdout);
+    // A count that does not match on its own (no stray line) is caught as well.
+    let raw = "1:begin a\n1|one\n1|two\n1:end a exit 0 lines 3 bytes 8\n";
+    let d = decode(&keys(&["a"]), raw.as_bytes(), None);
+    assert!(d.unfinished[0].reason.contains("counts 3 lines"), "{d:?}");
+}
+
+#[test]
+fn a_size_counted_in_characters_matches_as_well_as_in_bytes() {
+    let k = keys(&["/vmfs/volumes/ds 1/vé/vé.vmx"]);
+    let line = "displayName = \"vé\"";
+    for size in [line.len() + 1, line.chars().count() + 1] {
+        let raw = format!("1:begin {0}\n1|{line}\n1:end {0} exit 0 lines 1 bytes {size}\n", k[0]);
+        let d = decode(&k, raw.as_bytes(), None);
+        assert!(d.unfinished.is_empty(), "{size}: {d:?}");
+    }
+}
+
+#[test]
+fn what_the_simulated_hosts_encode_decodes_to_the_same_sections() {
+    let k = keys(&["7_0", "8_0"]);
+    let raw = encode(&k, &[(1, "b\n\nc\n", 0), (0, "", 3)]);
+    let d = decode(&k, raw.as_bytes(), None);
+    assert_eq!(
+        d.stdout,
+        "==> 7_0 <==\n<== 7_0 exit 3 ==>\n==> 8_0 <==\nb\n\nc\n<== 8_0 exit 0 ==>\n"
+    );
+    assert!(d.unfinished.is_empty());
+}

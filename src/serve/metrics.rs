@@ -1,0 +1,236 @@
+//! The exporter's own metrics (`/metrics`): build, probes, load, configuration reloads and
+//! the process. Counters end in `_total`; everything else is a gauge ("Metric and label
+//! naming", "Writing exporters", prometheus.io). Probe results never appear here: they
+//! belong to `/probe` answers.
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A counter or gauge shared by the server's tasks.
+#[derive(Debug, Default)]
+pub struct Value(AtomicU64);
+
+impl Value {
+    pub fn inc(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+    pub fn add(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+    pub fn sub(&self, n: u64) {
+        self.0.fetch_sub(n, Ordering::Relaxed);
+    }
+    pub fn set(&self, n: u64) {
+        self.0.store(n, Ordering::Relaxed);
+    }
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Everything `/metrics` shows that the server counts itself.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    pub probes: Value,
+    pub probe_failures: Value,
+    pub probes_rejected: Value,
+    pub probes_shared: Value,
+    pub probes_deadline_exceeded: Value,
+    pub probes_in_flight: Value,
+    pub collections_in_flight: Value,
+    pub hosts_collecting: Value,
+    pub hosts_waiting: Value,
+    pub http_requests: Value,
+    pub http_connections_open: Value,
+    pub http_connection_errors: Value,
+    pub auth_failures: Value,
+    pub config_reload_ok: Value,
+    /// Unix seconds of the last successful (re)load.
+    pub config_reload_success_time: AtomicI64,
+}
+
+/// Writes one metric family with its HELP and TYPE lines.
+fn family(out: &mut String, name: &str, kind: &str, help: &str, samples: &[(&str, String)]) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+    for (labels, value) in samples {
+        let _ = writeln!(out, "{name}{labels} {value}");
+    }
+}
+
+impl Metrics {
+    /// A fresh set with the configuration marked as loaded now.
+    pub fn new() -> Self {
+        let m = Metrics::default();
+        m.config_loaded();
+        m
+    }
+
+    /// A successful load or reload.
+    pub fn config_loaded(&self) {
+        self.config_reload_ok.set(1);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        self.config_reload_success_time
+            .store(i64::try_from(now).unwrap_or(i64::MAX), Ordering::Relaxed);
+    }
+
+    /// The `/metrics` body (text format 0.0.4).
+    pub fn render(&self, ssh_sessions_open: usize, max_hosts: usize) -> String {
+        let mut out = String::with_capacity(4096);
+        let version = env!("CARGO_PKG_VERSION");
+        family(
+            &mut out,
+            "pvrdma_doctor_build_info",
+            "gauge",
+            "Always 1; the version label says which pvrdma-doctor serves.",
+            &[(&format!("{{version=\"{version}\"}}"), "1".into())],
+        );
+        let counters: [(&str, &str, &Value); 8] = [
+            ("pvrdma_doctor_probes_total", "Probes answered (/probe requests with a target on the allow-list).", &self.probes),
+            ("pvrdma_doctor_probe_failures_total", "Probes answered with pvrdma_up 0 (a host not reached or not read before the deadline).", &self.probe_failures),
+            ("pvrdma_doctor_probes_rejected_total", "Probe requests refused with HTTP 400 (no target, a target not on the allow-list, an unknown module); no connection was attempted.", &self.probes_rejected),
+            ("pvrdma_doctor_probes_shared_total", "Probes that joined a collection of the same target already running instead of starting one.", &self.probes_shared),
+            ("pvrdma_doctor_probes_deadline_exceeded_total", "Probes whose deadline passed before their collection finished; they were answered with what was known.", &self.probes_deadline_exceeded),
+            ("pvrdma_doctor_http_requests_total", "HTTP requests received, on every path.", &self.http_requests),
+            ("pvrdma_doctor_http_connection_errors_total", "HTTP connections closed on an error: a malformed request, a TLS handshake that failed, a client too slow to send its headers.", &self.http_connection_errors),
+            ("pvrdma_doctor_http_auth_failures_total", "Requests refused with HTTP 401 (basic authentication missing or wrong).", &self.auth_failures),
+        ];
+        for (name, help, v) in counters {
+            family(&mut out, name, "counter", help, &[("", v.get().to_string())]);
+        }
+        let gauges: [(&str, &str, u64); 7] = [
+            (
+                "pvrdma_doctor_probes_in_flight",
+                "Probe requests being answered now.",
+                self.probes_in_flight.get(),
+            ),
+            (
+                "pvrdma_doctor_collections_in_flight",
+                "Collections running now (concurrent probes of one target share one).",
+                self.collections_in_flight.get(),
+            ),
+            (
+                "pvrdma_doctor_hosts_collecting",
+                "Hosts being collected now, all probes together.",
+                self.hosts_collecting.get(),
+            ),
+            (
+                "pvrdma_doctor_hosts_waiting",
+                "Hosts of running probes waiting for a collection slot (limits.max_concurrent_hosts).",
+                self.hosts_waiting.get(),
+            ),
+            (
+                "pvrdma_doctor_max_concurrent_hosts",
+                "The configured limit of hosts collected at once.",
+                u64::try_from(max_hosts).unwrap_or(u64::MAX),
+            ),
+            (
+                "pvrdma_doctor_ssh_sessions_open",
+                "Authenticated SSH connections open now.",
+                u64::try_from(ssh_sessions_open).unwrap_or(u64::MAX),
+            ),
+            (
+                "pvrdma_doctor_http_connections_open",
+                "HTTP connections open now.",
+                self.http_connections_open.get(),
+            ),
+        ];
+        for (name, help, v) in gauges {
+            family(&mut out, name, "gauge", help, &[("", v.to_string())]);
+        }
+        family(
+            &mut out,
+            "pvrdma_doctor_config_last_reload_successful",
+            "gauge",
+            "1 when the last load of the configuration file succeeded, 0 when a reload failed and the previous configuration is still in use.",
+            &[("", self.config_reload_ok.get().to_string())],
+        );
+        family(
+            &mut out,
+            "pvrdma_doctor_config_last_reload_success_timestamp_seconds",
+            "gauge",
+            "Unix time of the last successful load of the configuration file.",
+            &[("", self.config_reload_success_time.load(Ordering::Relaxed).to_string())],
+        );
+        process_metrics(&mut out);
+        out
+    }
+}
+
+/// The standard process metrics (as the Prometheus client libraries name them), read from
+/// /proc/self; absent where /proc cannot be read.
+fn process_metrics(out: &mut String) {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return;
+    };
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // SAFETY: sysconf only reads a configuration value.
+    #[allow(unsafe_code)]
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    #[allow(unsafe_code)]
+    // SAFETY: as above.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+    // utime, stime (fields 14 and 15 of stat(5), here 11 and 12 after the name), rss (24).
+    if let (Some(u), Some(s)) = (field(11), field(12)) {
+        if ticks > 0 {
+            let cpu = (u + s) / ticks as f64;
+            family(
+                out,
+                "process_cpu_seconds_total",
+                "counter",
+                "Total user and system CPU time spent in seconds.",
+                &[("", format!("{cpu}"))],
+            );
+        }
+    }
+    if let Some(rss) = field(21) {
+        let bytes = rss * page as f64;
+        family(
+            out,
+            "process_resident_memory_bytes",
+            "gauge",
+            "Resident memory size in bytes.",
+            &[("", format!("{bytes}"))],
+        );
+    }
+    if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
+        let n = fds.count();
+        family(
+            out,
+            "process_open_fds",
+            "gauge",
+            "Number of open file descriptors.",
+            &[("", n.to_string())],
+        );
+    }
+}
+
+/// This process's CPU time (user + system) and peak resident memory, for the benchmark.
+pub fn process_usage(pid: u32) -> Option<(f64, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // SAFETY: sysconf only reads a configuration value.
+    #[allow(unsafe_code)]
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let u: f64 = fields.get(11)?.parse().ok()?;
+    let s: f64 = fields.get(12)?.parse().ok()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let hwm_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(((u + s) / ticks.max(1) as f64, hwm_kib * 1024))
+}

@@ -1,0 +1,171 @@
+//! `pvrdma-doctor serve`: a Prometheus multi-target exporter, as blackbox_exporter and
+//! snmp_exporter are ("Understanding and using the multi-target exporter pattern",
+//! prometheus.io). Prometheus asks `/probe?target=esx01`; the exporter diagnoses that
+//! host right then, over SSH, with the checks of a live run, and answers with its
+//! metrics. A group of the configuration (`/probe?target=rack1`) is diagnosed as one
+//! fleet, so the fleet checks and the path probe have a home.
+//!
+//! The server runs on one thread, like a live run: a probe spends its time waiting for
+//! esxcli, and every host of every probe is driven from the same event loop.
+//!
+//! Signals: SIGHUP reloads the configuration (a broken file keeps the one in force, says
+//! so on stderr and in `pvrdma_doctor_config_last_reload_successful`); SIGTERM and SIGINT
+//! stop accepting, let the requests in flight finish, and exit.
+pub mod config;
+pub mod http;
+pub mod metrics;
+pub mod probe;
+pub mod web;
+
+use anyhow::Context;
+use config::Config;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// What `serve` (or `demo --serve`) runs with.
+pub struct ServeOptions {
+    pub config: Config,
+    /// The file SIGHUP reloads (`None`: the demo's built-in configuration).
+    pub config_path: Option<PathBuf>,
+    /// `--listen`, else the configuration's, else [`config::DEFAULT_LISTEN`].
+    pub listen: Option<String>,
+    pub web: Option<web::WebConfig>,
+}
+
+/// `pvrdma-doctor serve --config FILE [--listen ADDR] [--web.config.file FILE]
+/// [--check-config]`.
+pub fn run_serve(
+    config_path: &Path,
+    listen: Option<String>,
+    web_config: Option<&Path>,
+    check_only: bool,
+) -> anyhow::Result<u8> {
+    let config = Config::load(config_path)?;
+    let web = web_config.map(web::WebConfig::load).transpose()?;
+    if check_only {
+        println!("{}: valid: {}", config_path.display(), config.summary());
+        if let Some(p) = web_config {
+            println!("{}: valid", p.display());
+        }
+        return Ok(crate::exit::HEALTHY);
+    }
+    run(ServeOptions {
+        config,
+        config_path: Some(config_path.to_path_buf()),
+        listen,
+        web,
+    })?;
+    Ok(crate::exit::HEALTHY)
+}
+
+/// `pvrdma-doctor demo --serve`: the exporter in front of the demo's simulated hosts; the
+/// allow-list is those hosts, one by one and as the group `demo`.
+pub fn run_demo(
+    demo: &crate::demo::DemoOptions,
+    base: crate::live::LiveOptions,
+    listen: Option<String>,
+    web_config: Option<&Path>,
+) -> anyhow::Result<u8> {
+    let web = web_config.map(web::WebConfig::load).transpose()?;
+    let fleet = crate::demo::start_fleet(demo, base.probe.is_some())?;
+    let names = fleet.host_names();
+    let live = fleet.live_options(base);
+    let config = Config::for_hosts(live, &names, "demo");
+    eprintln!(
+        "pvrdma-doctor: demo: {} simulated ESXi hosts ({}) on 127.0.0.1; the exporter serves them alone and as the group \"demo\"",
+        names.len(),
+        crate::nodeset::fold(&names)
+    );
+    run(ServeOptions {
+        config,
+        config_path: None,
+        listen,
+        web,
+    })?;
+    drop(fleet);
+    Ok(crate::exit::HEALTHY)
+}
+
+/// Runs the server until SIGTERM or SIGINT.
+pub fn run(opts: ServeOptions) -> anyhow::Result<()> {
+    let listen = opts
+        .listen
+        .clone()
+        .or_else(|| opts.config.listen.map(|a| a.to_string()))
+        .unwrap_or_else(|| config::DEFAULT_LISTEN.to_string());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(8)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let local = tokio::task::LocalSet::new();
+    let result = local.block_on(&runtime, serve_until_signal(opts, &listen));
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    result
+}
+
+async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    // The descriptors the hosts' connections need, as a live run raises them.
+    crate::live::fanout_limit(usize::MAX);
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let addr = listener.local_addr()?;
+    let scheme = if opts.web.as_ref().is_some_and(|w| w.tls.is_some()) {
+        "https"
+    } else {
+        "http"
+    };
+    let engine = probe::Engine::new(opts.config, Box::new(probe::LiveCollector));
+    eprintln!(
+        "pvrdma-doctor: serving on {scheme}://{addr}/ ({}); /probe?target=NAME, /metrics",
+        engine.config().summary()
+    );
+    let site = Rc::new(http::Site {
+        engine: engine.clone(),
+        web: opts.web,
+        draining: std::cell::Cell::new(false),
+    });
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+    let mut hup = signal(SignalKind::hangup()).context("cannot watch SIGHUP")?;
+    let server = tokio::task::spawn_local(http::serve(listener, site, stop_rx));
+    loop {
+        tokio::select! {
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+            _ = hup.recv() => reload(&engine, opts.config_path.as_deref()),
+        }
+    }
+    eprintln!("pvrdma-doctor: stopping: no new connections; finishing the requests in flight");
+    let _ = stop_tx.send(true);
+    let _ = server.await;
+    eprintln!("pvrdma-doctor: stopped");
+    Ok(())
+}
+
+/// SIGHUP: reads the configuration again; a broken file leaves the one in force.
+fn reload(engine: &probe::Engine, path: Option<&Path>) {
+    let Some(path) = path else {
+        eprintln!("pvrdma-doctor: SIGHUP: the demo's configuration is built in; nothing to reload");
+        return;
+    };
+    match Config::load(path) {
+        Ok(config) => {
+            let summary = config.summary();
+            if let Some(w) = engine.replace_config(config) {
+                eprintln!("pvrdma-doctor: reload: {w}");
+            }
+            eprintln!("pvrdma-doctor: reloaded {}: {summary}", path.display());
+        }
+        Err(e) => {
+            engine.metrics.config_reload_ok.set(0);
+            eprintln!("pvrdma-doctor: reload FAILED, the previous configuration stays in force: {e:#}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

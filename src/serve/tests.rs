@@ -1,0 +1,197 @@
+//! The probe engine's load rules, with a stand-in collector on tokio's paused clock:
+//! single flight, the global host cap, deadlines, the allow-list.
+use super::config::Config;
+use super::probe::{Collector, Engine};
+use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
+use crate::live::LiveOptions;
+use futures::future::LocalBoxFuture;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Answers after `delay` (or fails as timed out when the run's deadline comes first),
+/// counting calls and the hosts collected at once.
+#[derive(Default)]
+struct Fake {
+    delay: Duration,
+    calls: Cell<usize>,
+    now: Cell<usize>,
+    peak: Cell<usize>,
+    seen: RefCell<Vec<LiveOptions>>,
+}
+
+struct FakeCollector(Rc<Fake>);
+
+impl Collector for FakeCollector {
+    fn collect(&self, live: LiveOptions) -> LocalBoxFuture<'static, Vec<HostCapture>> {
+        let fake = self.0.clone();
+        Box::pin(async move {
+            fake.calls.set(fake.calls.get() + 1);
+            fake.now.set(fake.now.get() + live.targets.len());
+            fake.peak.set(fake.peak.get().max(fake.now.get()));
+            fake.seen.borrow_mut().push(live.clone());
+            let limit = live.run_timeout.unwrap_or(Duration::MAX);
+            tokio::time::sleep(fake.delay.min(limit)).await;
+            fake.now.set(fake.now.get() - live.targets.len());
+            live.targets
+                .iter()
+                .map(|t| {
+                    if fake.delay > limit {
+                        HostCapture::failed(t.clone(), CaptureSource::Live, Failure::new(ErrorKind::Timeout, "cut"))
+                    } else {
+                        HostCapture::new(t.clone(), CaptureSource::Live)
+                    }
+                })
+                .collect()
+        })
+    }
+}
+
+fn engine(yaml: &str, delay: Duration) -> (Rc<Engine>, Rc<Fake>) {
+    let fake = Rc::new(Fake {
+        delay,
+        ..Fake::default()
+    });
+    let config = Config::parse(yaml).expect("valid test configuration");
+    (Engine::new(config, Box::new(FakeCollector(fake.clone()))), fake)
+}
+
+const CONFIG: &str = "limits:\n  max_concurrent_hosts: 2\ntargets: [\"esx[01-04]\"]\ngroups:\n  rack: \"esx[01-03]\"\n";
+
+async fn probe(e: &Rc<Engine>, target: &str, budget: Duration) -> Result<String, super::probe::Refused> {
+    let start = Instant::now();
+    e.probe(target, None, start, start + budget).await
+}
+
+fn run<F: std::future::Future>(f: F) -> F::Output {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("runtime");
+    tokio::task::LocalSet::new().block_on(&rt, f)
+}
+
+#[test]
+fn concurrent_scrapes_of_one_target_share_one_collection_and_nothing_is_kept() {
+    run(async {
+        let (e, fake) = engine(CONFIG, Duration::from_secs(2));
+        let answers = futures::future::join_all((0..5).map(|_| probe(&e, "esx01", Duration::from_secs(10)))).await;
+        assert_eq!(fake.calls.get(), 1, "five scrapes, one collection");
+        for a in &answers {
+            let text = a.as_ref().expect("allowed");
+            assert!(text.contains("\npvrdma_up 1\n"), "{text}");
+            assert!(!text.contains("host_name="), "a single target has no host_name: {text}");
+        }
+        assert_eq!(e.metrics.probes_shared.get(), 4);
+        probe(&e, "esx01", Duration::from_secs(10)).await.expect("allowed");
+        assert_eq!(fake.calls.get(), 2, "a later scrape collects again");
+        assert_eq!(e.metrics.probes_in_flight.get(), 0);
+        assert_eq!(e.metrics.collections_in_flight.get(), 0);
+    });
+}
+
+#[test]
+fn a_target_off_the_allow_list_is_refused_without_collecting() {
+    run(async {
+        let (e, fake) = engine(CONFIG, Duration::ZERO);
+        for t in ["esx05", "esx[01-02]", "127.0.0.1", "root@esx01", ""] {
+            let err = probe(&e, t, Duration::from_secs(5)).await.unwrap_err();
+            assert!(err.0.contains("allow-list"), "{t}: {}", err.0);
+        }
+        let err = e
+            .probe(
+                "esx01",
+                Some("nope"),
+                Instant::now(),
+                Instant::now() + Duration::from_secs(5),
+            )
+            .await
+            .unwrap_err();
+        assert!(err.0.contains("unknown module"), "{}", err.0);
+        assert_eq!(fake.calls.get(), 0);
+        assert_eq!(e.metrics.probes_rejected.get(), 6);
+        assert_eq!(e.metrics.probes.get(), 0);
+    });
+}
+
+#[test]
+fn a_probe_past_its_deadline_answers_in_time_with_up_0_and_no_adapter() {
+    run(async {
+        let (e, fake) = engine(CONFIG, Duration::from_secs(60));
+        let start = Instant::now();
+        let text = probe(&e, "esx02", Duration::from_secs(3)).await.expect("allowed");
+        assert!(start.elapsed() <= Duration::from_secs(3), "answered by the deadline");
+        assert!(text.contains("\npvrdma_up 0\n"), "{text}");
+        assert!(!text.contains("pvrdma_adapter_verdict{"), "{text}");
+        let limit = fake.seen.borrow()[0].run_timeout.expect("the collection is bounded");
+        assert!(limit < Duration::from_secs(3), "{limit:?}");
+        assert_eq!(e.metrics.probe_failures.get(), 1);
+    });
+}
+
+#[test]
+fn hosts_beyond_the_cap_wait_and_a_wait_past_the_deadline_is_answered() {
+    run(async {
+        let (e, fake) = engine(CONFIG, Duration::from_secs(2));
+        let start = Instant::now();
+        let (a, b, c) = tokio::join!(
+            probe(&e, "esx01", Duration::from_secs(10)),
+            probe(&e, "esx02", Duration::from_secs(10)),
+            probe(&e, "esx03", Duration::from_secs(10)),
+        );
+        assert_eq!(fake.peak.get(), 2, "at most limits.max_concurrent_hosts at once");
+        assert_eq!(start.elapsed(), Duration::from_secs(4), "the third waited for a slot");
+        for t in [a, b, c] {
+            assert!(t.expect("allowed").contains("\npvrdma_up 1\n"));
+        }
+        // Two slow probes hold both slots; a third with a short deadline gives up waiting.
+        let (e, fake) = engine(CONFIG, Duration::from_secs(20));
+        let (_, _, late) = tokio::join!(
+            probe(&e, "esx01", Duration::from_secs(30)),
+            probe(&e, "esx02", Duration::from_secs(30)),
+            async {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                let s = Instant::now();
+                let t = probe(&e, "esx03", Duration::from_secs(5)).await;
+                (t, s.elapsed())
+            },
+        );
+        let (text, took) = late;
+        assert!(took <= Duration::from_secs(5), "{took:?}");
+        assert!(text.expect("allowed").contains("\npvrdma_up 0\n"));
+        assert_eq!(fake.calls.get(), 2, "the third never started a collection");
+    });
+}
+
+#[test]
+fn a_group_is_one_fleet_collection_with_host_names() {
+    run(async {
+        let (e, fake) = engine(CONFIG, Duration::from_millis(100));
+        let text = probe(&e, "rack", Duration::from_secs(10))
+            .await
+            .expect("a group is allowed");
+        assert_eq!(fake.calls.get(), 1);
+        let seen = fake.seen.borrow();
+        assert_eq!(seen[0].targets, ["esx01", "esx02", "esx03"]);
+        assert_eq!(seen[0].parallel, 2, "bounded by the cap");
+        for h in ["esx01", "esx02", "esx03"] {
+            assert!(text.contains(&format!("host_name=\"{h}\"")), "{text}");
+        }
+        assert!(text.contains("\npvrdma_up 1\n"));
+    });
+}
+
+#[test]
+fn the_deadline_comes_from_the_scrape_timeout_header() {
+    let (e, _) = engine("limits:\n  default_timeout: 7s\n  max_timeout: 60s\n", Duration::ZERO);
+    let start = Instant::now();
+    assert_eq!(e.deadline(start, Some("10")) - start, Duration::from_millis(9500));
+    assert_eq!(e.deadline(start, Some("2.5")) - start, Duration::from_secs(2));
+    assert_eq!(e.deadline(start, None) - start, Duration::from_secs(7));
+    assert_eq!(e.deadline(start, Some("junk")) - start, Duration::from_secs(7));
+    assert_eq!(e.deadline(start, Some("-3")) - start, Duration::from_secs(7));
+    assert_eq!(e.deadline(start, Some("3600")) - start, Duration::from_secs(60));
+    assert_eq!(e.deadline(start, Some("0.2")) - start, Duration::from_millis(100));
+}

@@ -1,0 +1,425 @@
+//! `pvrdma-doctor watch`: the same diagnosis again and again, every `--interval`, so a
+//! fallback that starts between two runs (DRS moved a VM, an uplink went down, a ruleset
+//! was turned off) shows the minute it appears.
+//!
+//! The first round prints the full report; every later round prints only what differs
+//! from the round before, as the `--baseline` comparison sees it (host status, check
+//! status, adapter verdict, probe status): one timestamped line per change, or with
+//! `--format json` one JSON event per line (JSON Lines, for log shippers). Rounds never
+//! overlap: the next starts `--interval` after the previous one started, or at once (and
+//! says so) when a round took longer. Only the previous round's report is kept, so memory
+//! stays flat however long it runs.
+//!
+//! Ends with `--count N` rounds or `--until-change` (like `watch -g`) with the exit code of
+//! the last report (0, 1, 3), or on Ctrl-C with 130 once the current round is reported
+//! (hosts a Ctrl-C cut short are then not compared).
+use crate::baseline::Baseline;
+use crate::cli::{Cli, WatchArgs};
+use crate::diagnose::{self, Change, ChangeKind, Diagnosis, HostStatus};
+use crate::live::{collect_live, LiveOptions, LiveRun};
+use crate::report::{self, Format};
+use anyhow::Context;
+use serde_json::json;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Where each round's captures come from.
+enum Source {
+    Live(LiveOptions),
+    /// The demo's simulated hosts, kept running across rounds; the scenario directory, if
+    /// any, is read again before each round.
+    Demo {
+        fleet: crate::demo::SimFleet,
+        live: LiveOptions,
+        scenario: Option<std::path::PathBuf>,
+    },
+}
+
+impl Source {
+    fn new(cli: &Cli, args: &WatchArgs, make_live: MakeLive) -> anyhow::Result<Source> {
+        let mut hosts = cli.hosts.clone();
+        hosts.extend(args.hosts.iter().cloned());
+        if args.demo {
+            let scenario = if cli.probe.options().is_some() {
+                crate::demo::load_probe_scenario(args.scenario.as_deref())?
+            } else {
+                crate::demo::load_scenario(args.scenario.as_deref())?
+            };
+            let fleet = crate::demo::SimFleet::start(scenario, args.latency)?;
+            let mut base = make_live(Vec::new(), None)?;
+            base.probe = cli.probe.options();
+            let mut live = fleet.live_options(base);
+            if !hosts.is_empty() {
+                live.targets = hosts;
+            }
+            return Ok(Source::Demo {
+                fleet,
+                live,
+                scenario: args.scenario.clone(),
+            });
+        }
+        anyhow::ensure!(
+            !hosts.is_empty() || cli.live.hosts_file.is_some(),
+            "no hosts to watch. Try `pvrdma-doctor watch esx01 esx02 --interval 5m`, or `pvrdma-doctor watch --demo`"
+        );
+        if cli.live.insecure_skip_host_key_check {
+            eprintln!(
+                "pvrdma-doctor: WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
+            );
+        }
+        // Hosts from stdin are read once: every round watches the same hosts (a hosts
+        // file is read again each round, so editing it changes what is watched).
+        let from_stdin = cli.live.hosts_file.as_deref() == Some(std::path::Path::new("-"));
+        if from_stdin || hosts.iter().any(|h| h == "-") {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+                .context("cannot read the hosts from stdin")?;
+            hosts.retain(|h| h != "-");
+            hosts.extend(crate::target::specs_from_text(&text));
+        }
+        let password = crate::live::read_password(cli.live.ask_password)?;
+        let mut live = make_live(hosts, password)?;
+        if from_stdin {
+            live.hosts_file = None;
+        }
+        live.probe = cli.probe.options();
+        Ok(Source::Live(live))
+    }
+
+    fn live(&mut self) -> &mut LiveOptions {
+        match self {
+            Source::Live(live) | Source::Demo { live, .. } => live,
+        }
+    }
+
+    fn collect(&self) -> anyhow::Result<LiveRun> {
+        match self {
+            Source::Live(live) => collect_live(live),
+            Source::Demo {
+                fleet, live, scenario, ..
+            } => {
+                if let Some(dir) = scenario {
+                    match fleet.reload(dir) {
+                        Ok(left_out) if !left_out.is_empty() => eprintln!(
+                            "pvrdma-doctor: {} not simulated: only hosts of the scenario at start are",
+                            crate::nodeset::fold(&left_out)
+                        ),
+                        Ok(_) => {}
+                        Err(e) => eprintln!(
+                            "pvrdma-doctor: cannot read the scenario again ({e:#}); the hosts keep their previous answers"
+                        ),
+                    }
+                }
+                let run = collect_live(live);
+                fleet.forget_commands();
+                run
+            }
+        }
+    }
+
+    /// How many hosts a round covers, for the "watching" line.
+    fn hosts(&self) -> usize {
+        match self {
+            Source::Live(live) | Source::Demo { live, .. } => live.targets.len(),
+        }
+    }
+}
+
+/// How a watch ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Count,
+    UntilChange,
+    Interrupted,
+}
+
+impl Stop {
+    fn word(self) -> &'static str {
+        match self {
+            Stop::Count => "count",
+            Stop::UntilChange => "until-change",
+            Stop::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Builds the run's collection settings for these hosts and password from the command
+/// line (the application layer's own, so a watch round runs as a one-shot run does).
+pub(crate) type MakeLive<'a> = &'a dyn Fn(Vec<String>, Option<secrecy::SecretString>) -> anyhow::Result<LiveOptions>;
+
+/// Runs the watch; returns the exit code. `color`: whether the human report is coloured.
+pub(crate) fn run(cli: &Cli, args: &WatchArgs, make_live: MakeLive, color: bool) -> anyhow::Result<u8> {
+    let format = cli.output.format();
+    anyhow::ensure!(
+        matches!(format, Format::Human | Format::Json),
+        "`watch` prints a report, then its changes: use --format human or --format json (JSON Lines)"
+    );
+    anyhow::ensure!(
+        cli.bundle.bundle.is_none(),
+        "--bundle writes one run; run `pvrdma-doctor --bundle FILE` without `watch` when a change shows"
+    );
+    let baseline = cli
+        .baseline
+        .baseline
+        .as_deref()
+        .map(crate::baseline::load)
+        .transpose()?;
+    let mut source = Source::new(cli, args, make_live)?;
+    // Sleeps between rounds. Its Ctrl-C listener lives as long as the watch, so a Ctrl-C
+    // is never lost, whenever it comes: a round hears it itself and stops early, but one
+    // that comes while no round listens (between rounds, or heard first by the simulated
+    // hosts' runtime) is still pending here when the round ends.
+    let waiter = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let mut ctrl_c = {
+        let _entered = waiter.enter();
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).context("cannot listen for Ctrl-C")?
+    };
+    let mut previous: Option<Baseline> = baseline;
+    let mut round: u64 = 0;
+    loop {
+        round += 1;
+        let started = Instant::now();
+        let run = source.collect()?;
+        let mut diagnosis = diagnose::diagnose(&run.captures);
+        let comparison = previous.as_ref().map(|b| {
+            let mut c = crate::baseline::compare(b, &diagnosis);
+            if run.interrupted {
+                c.list = collected_only(std::mem::take(&mut c.list), &diagnosis);
+            }
+            c
+        });
+        let changed = comparison.as_ref().map_or(0, |c| c.list.len());
+        let code = diagnosis.exit_code();
+        let time = humantime::format_rfc3339_seconds(run.finished).to_string();
+        let printed = if round == 1 {
+            // Against --baseline, the first report carries the comparison.
+            diagnosis.changes = comparison;
+            print_report(cli, color, &diagnosis, &time).and_then(|()| {
+                if format == Format::Human && !run.interrupted {
+                    write(&watching_line(&time, &source, args))
+                } else {
+                    Ok(())
+                }
+            })
+        } else {
+            let list = comparison.map(|c| c.list).unwrap_or_default();
+            print_changes(format, &list, &time, round).and_then(|()| match format {
+                // A heartbeat for log shippers: silence would not tell a stopped watch.
+                Format::Json => event(
+                    "round",
+                    &time,
+                    round,
+                    json!({"took_seconds": seconds(started.elapsed()),
+                                             "changes": changed, "exit_code": code}),
+                ),
+                _ => Ok(()),
+            })
+        };
+        if let Err(e) = printed {
+            // Whoever read stdout is gone (`| head`): nobody is left to tell.
+            return match e.downcast_ref::<std::io::Error>() {
+                Some(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Ok(code),
+                _ => Err(e),
+            };
+        }
+        // Only the last report is kept: the next round compares with it.
+        previous = Some(Baseline::of(&diagnosis, run.finished));
+        drop(diagnosis);
+        drop(run.captures);
+        let pressed = waiter.block_on(async {
+            tokio::select! {
+                biased;
+                _ = ctrl_c.recv() => true,
+                () = std::future::ready(()) => false,
+            }
+        });
+        let stop = if run.interrupted || pressed {
+            Some(Stop::Interrupted)
+        } else if args.until_change && changed > 0 {
+            Some(Stop::UntilChange)
+        } else if args.count.is_some_and(|n| round >= n) {
+            Some(Stop::Count)
+        } else {
+            None
+        };
+        if let Some(stop) = stop {
+            return finish(format, stop, round, code);
+        }
+        // The progress bar is for the first, full report; later rounds stay quiet.
+        source.live().progress = false;
+        let next = started + args.interval;
+        let now = Instant::now();
+        if now >= next {
+            overrun(format, round, now - started, args.interval).or_else(closed_is_fine)?;
+            continue;
+        }
+        let interrupted = waiter.block_on(async {
+            tokio::select! {
+                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(next)) => false,
+                _ = ctrl_c.recv() => true,
+            }
+        });
+        if interrupted {
+            return finish(format, Stop::Interrupted, round, code);
+        }
+    }
+}
+
+/// A round cut short by Ctrl-C: hosts it did not finish are not compared (they did not
+/// change, they were not looked at), nor are the checks across hosts.
+fn collected_only(list: Vec<Change>, d: &Diagnosis) -> Vec<Change> {
+    let cut: Vec<&str> = d
+        .hosts
+        .iter()
+        .filter(|h| h.status == HostStatus::Interrupted)
+        .map(|h| h.host.as_str())
+        .collect();
+    list.into_iter()
+        .filter(|c| match &c.host {
+            Some(h) => !cut.contains(&h.as_str()),
+            None => c.kind == ChangeKind::Probe,
+        })
+        .collect()
+}
+
+/// The first round: the full report (JSON: one `report` event on one line).
+fn print_report(cli: &Cli, color: bool, d: &Diagnosis, time: &str) -> anyhow::Result<()> {
+    match cli.output.format() {
+        Format::Json => event("report", time, 1, json!({"report": report::json::to_value(d)})),
+        _ => {
+            let options = report::HumanOptions {
+                color,
+                width: report::terminal_width(),
+                only_problems: cli.output.only_problems,
+                fold: !cli.output.no_fold,
+            };
+            write(&report::render_with(d, Format::Human, &options))
+        }
+    }
+}
+
+/// `<time> watching 3 hosts every 5m; ...`: after the first report, what comes next.
+fn watching_line(time: &str, source: &Source, args: &WatchArgs) -> String {
+    let until = if args.until_change {
+        "until the first change".to_string()
+    } else if let Some(n) = args.count {
+        format!("for {n} rounds")
+    } else {
+        "until Ctrl-C".to_string()
+    };
+    let text = format!(
+        "watching {} every {} {until}; changes follow, one line each",
+        match source.hosts() {
+            1 => "1 host".to_string(),
+            n => format!("{n} hosts"),
+        },
+        humantime::format_duration(args.interval)
+    );
+    format!("\n{}", report::timestamped(time, &text, report::terminal_width()))
+}
+
+fn print_changes(format: Format, list: &[Change], time: &str, round: u64) -> anyhow::Result<()> {
+    match format {
+        Format::Json => {
+            for c in list {
+                event(
+                    "change",
+                    time,
+                    round,
+                    json!({"host": c.host,
+                             "kind": c.kind, "id": c.id, "from": c.from, "to": c.to}),
+                )?;
+            }
+            Ok(())
+        }
+        _ => write(&report::watch_lines(list, time, report::terminal_width())),
+    }
+}
+
+/// A round that took longer than the interval: the next one starts now.
+fn overrun(format: Format, round: u64, took: Duration, interval: Duration) -> anyhow::Result<()> {
+    let time = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    match format {
+        Format::Json => event(
+            "overrun",
+            &time,
+            round,
+            json!({"took_seconds": seconds(took), "interval_seconds": seconds(interval)}),
+        ),
+        _ => write(&report::timestamped(
+            &time,
+            &format!(
+                "round {round} took {}, longer than --interval {}; the next round starts now",
+                humantime::format_duration(if took < Duration::from_secs(10) {
+                    Duration::from_millis(took.as_millis().try_into().unwrap_or(u64::MAX))
+                } else {
+                    Duration::from_secs(took.as_secs())
+                }),
+                humantime::format_duration(interval)
+            ),
+            report::terminal_width(),
+        )),
+    }
+}
+
+/// The last word: JSON gets a `stop` event; after Ctrl-C the shell's 130 wins.
+fn finish(format: Format, stop: Stop, round: u64, code: u8) -> anyhow::Result<u8> {
+    let code = if stop == Stop::Interrupted {
+        crate::exit::INTERRUPTED
+    } else {
+        code
+    };
+    let time = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    match format {
+        Format::Json => event("stop", &time, round, json!({"reason": stop.word(), "exit_code": code}))?,
+        _ if stop == Stop::Interrupted => {
+            eprintln!("pvrdma-doctor: interrupted after round {round}");
+        }
+        _ => {}
+    }
+    Ok(code)
+}
+
+/// Writes to stdout; unlike the one-shot report, a closed pipe is an error here, so the
+/// watch ends when its reader does.
+fn write(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush())?;
+    Ok(())
+}
+
+/// An overrun notice nobody can read is no reason to stop a watch... until the next
+/// round's write finds the pipe closed.
+fn closed_is_fine(e: anyhow::Error) -> anyhow::Result<()> {
+    match e.downcast_ref::<std::io::Error>() {
+        Some(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        _ => Err(e),
+    }
+}
+
+/// One JSON Lines event: `event`, `time`, `round` first, then its own fields.
+fn event(kind: &str, time: &str, round: u64, fields: serde_json::Value) -> anyhow::Result<()> {
+    #[derive(serde::Serialize)]
+    struct Event<'a> {
+        event: &'a str,
+        time: &'a str,
+        round: u64,
+        #[serde(flatten)]
+        fields: serde_json::Value,
+    }
+    let mut line = serde_json::to_string(&Event {
+        event: kind,
+        time,
+        round,
+        fields,
+    })?;
+    line.push('\n');
+    write(&line)
+}
+
+fn seconds(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0).round() / 1000.0
+}

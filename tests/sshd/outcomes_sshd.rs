@@ -1,0 +1,280 @@
+//! Half an answer is no answer: against real OpenSSH servers whose fake ESXi shell hangs
+//! after printing, floods, kills its own session or freezes, the affected checks and
+//! adapters come out `unknown` with a reason naming the command and the event, the host
+//! `incomplete`, exit code 3, while a healthy host in the same run stays complete; a
+//! support bundle of the run, analysed again, gives the very same report.
+
+use crate::support::*;
+use pvrdma_doctor::catalogue;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Long enough that a loaded 2-core machine finishes every healthy command in time; the
+/// stalled and frozen ones cost one timeout each.
+const COMMAND_TIMEOUT: &str = "10s";
+const TIMEOUT_WORDS: &str = "did not finish within --command-timeout 10s";
+
+/// The client side: a key, known_hosts and an ssh config with `broken` and `healthy`.
+struct Client {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+}
+
+impl Client {
+    fn new(broken: &Sshd, healthy: &Sshd, key: &Path, dir: tempfile::TempDir) -> Client {
+        let known_hosts = dir.path().join("known_hosts");
+        std::fs::write(
+            &known_hosts,
+            format!("{}{}", broken.known_hosts_line(), healthy.known_hosts_line()),
+        )
+        .expect("known_hosts");
+        let config = dir.path().join("config");
+        std::fs::write(
+            &config,
+            format!(
+                "Host broken\n  HostName 127.0.0.1\n  Port {}\nHost healthy\n  HostName 127.0.0.1\n  Port {}\n\
+                 Host *\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile {}/none\n",
+                broken.port,
+                healthy.port,
+                test_user(),
+                key.display(),
+                known_hosts.display(),
+                dir.path().display()
+            ),
+        )
+        .expect("config");
+        Client { dir, config }
+    }
+
+    /// Runs the binary on both hosts with a bundle; returns (exit code, JSON report, stdout).
+    fn run(&self, extra: &[&str]) -> (Option<i32>, Value, String, PathBuf) {
+        let bundle = self
+            .dir
+            .path()
+            .join(format!("run-{}.tar.gz", extra.join("_").replace(['/', ' '], "")));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+            .arg("-F")
+            .arg(&self.config)
+            .args([
+                "--format",
+                "json",
+                "--color",
+                "never",
+                "--connect-timeout",
+                "20s",
+                "--command-timeout",
+                COMMAND_TIMEOUT,
+                "--timeout",
+                "90s",
+            ])
+            .args(extra)
+            .arg("--bundle")
+            .arg(&bundle)
+            .args(["broken", "healthy"])
+            .env("HOME", self.dir.path())
+            .env_remove("SSH_AUTH_SOCK")
+            .env_remove("PVRDMA_DOCTOR_PASSWORD")
+            .output()
+            .expect("run pvrdma-doctor");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let json: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}): {stdout}\nstderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (out.status.code(), json, stdout, bundle)
+    }
+}
+
+fn start(scenario_host: &str, key: &Path, tweak: impl FnOnce(&mut SshdOptions)) -> Sshd {
+    let mut o = SshdOptions::new(samples_host("healthy-cluster", scenario_host));
+    o.authorized_keys.push(key.to_path_buf());
+    tweak(&mut o);
+    Sshd::start(o)
+}
+
+/// A broken host (esx01 samples, misbehaving as `tweak` says) and a healthy one (esx02).
+fn fleet(tweak: impl FnOnce(&mut SshdOptions)) -> (Sshd, Sshd, Client) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = keygen(dir.path(), "id_test", "ecdsa");
+    let broken = start("esx01", &key, tweak);
+    let healthy = start("esx02", &key, |_| {});
+    let client = Client::new(&broken, &healthy, &key, dir);
+    (broken, healthy, client)
+}
+
+fn host<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .find(|h| h["host"] == name)
+        .unwrap_or_else(|| panic!("no host {name} in {report}"))
+}
+
+fn check<'a>(host: &'a Value, id: &str) -> &'a Value {
+    host["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no check {id} in {host}"))
+}
+
+/// The only adapter of esx01's samples: hpc-node01, adapter 0.
+fn hpc_node01(host: &Value) -> &Value {
+    let vm = host["vms"]
+        .as_array()
+        .expect("vms")
+        .iter()
+        .find(|v| v["name"] == "hpc-node01")
+        .unwrap_or_else(|| panic!("hpc-node01 not listed: {host}"));
+    &vm["adapters"][0]
+}
+
+fn incomplete<'a>(host: &'a Value, id: &str) -> &'a Value {
+    host["incomplete_outputs"]
+        .as_array()
+        .expect("incomplete_outputs")
+        .iter()
+        .find(|o| o["command"] == id)
+        .unwrap_or_else(|| panic!("{id} is not among the incomplete outputs: {host}"))
+}
+
+/// What every outcome test asserts beyond its own event: exit 3, the healthy host whole,
+/// and the bundle's analysis printing the very same report.
+fn common(code: Option<i32>, report: &Value, stdout: &str, bundle: &Path, sshds: &[&Sshd]) {
+    let logs = || sshds.iter().map(|s| s.log()).collect::<String>();
+    assert_eq!(code, Some(3), "{report}\n{}", logs());
+    assert_eq!(host(report, "broken")["status"], "incomplete", "{report}");
+    let healthy = host(report, "healthy");
+    assert_eq!(healthy["status"], "ok", "{healthy}\n{}", logs());
+    assert_eq!(healthy["incomplete_outputs"], serde_json::json!([]));
+    assert_eq!(healthy["vms"][0]["adapters"][0]["verdict"], "hca");
+
+    let analyzed = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .args(["analyze", "--format", "json", "--color", "never"])
+        .arg(bundle)
+        .output()
+        .expect("analyze");
+    assert_eq!(
+        String::from_utf8_lossy(&analyzed.stdout),
+        stdout,
+        "the bundle reads differently"
+    );
+    assert_eq!(analyzed.status.code(), Some(3));
+    let manifest: Value = {
+        let file = std::fs::File::open(bundle).expect("bundle");
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+        let mut entry = archive
+            .entries()
+            .expect("entries")
+            .next()
+            .expect("first")
+            .expect("entry");
+        serde_json::from_reader(&mut entry).expect("manifest.json")
+    };
+    let outcome = |name: &str| {
+        manifest["hosts"]
+            .as_array()
+            .expect("hosts")
+            .iter()
+            .find(|h| h["host"] == name)
+            .map(|h| h["outcome"].clone())
+    };
+    assert_eq!(outcome("broken"), Some(Value::from("partial")));
+    assert_eq!(outcome("healthy"), Some(Value::from("complete")));
+}
+
+#[test]
+fn hang_after_complete_output_is_a_timeout_not_a_pass() {
+    let (broken, healthy, client) = fleet(|o| {
+        // Each prints its whole sample, then never exits.
+        o.stall = vec![
+            catalogue::PVRDMA_PROPERTIES.to_string(),
+            catalogue::RDMA_DEVICE_LIST.to_string(),
+        ];
+    });
+    let (code, report, stdout, bundle) = client.run(&[]);
+    let h = host(&report, "broken");
+    let adapter = hpc_node01(h);
+    assert_eq!(adapter["verdict"], "unknown", "{adapter}");
+    let reason = adapter["reasons"][0].as_str().expect("reason");
+    assert!(reason.contains(TIMEOUT_WORDS), "{reason}");
+    assert!(reason.contains("vsish"), "{reason}");
+    let present = check(h, "rdma-device-present");
+    assert_eq!(present["status"], "unknown", "{present}");
+    let summary = present["summary"].as_str().expect("summary");
+    assert!(
+        summary.contains("esxcli rdma device list") && summary.contains(TIMEOUT_WORDS),
+        "{summary}"
+    );
+    assert_eq!(incomplete(h, catalogue::PVRDMA_PROPERTIES)["event"], "timed-out");
+    common(code, &report, &stdout, &bundle, &[&broken, &healthy]);
+}
+
+#[test]
+fn output_past_the_cap_is_cut_and_marked_unknown() {
+    let (broken, healthy, client) = fleet(|o| {
+        o.flood = vec![catalogue::RDMA_DEVICE_LIST.to_string()];
+    });
+    let (code, report, stdout, bundle) = client.run(&[]);
+    let h = host(&report, "broken");
+    let present = check(h, "rdma-device-present");
+    assert_eq!(present["status"], "unknown", "{present}");
+    let summary = present["summary"].as_str().expect("summary");
+    assert!(
+        summary.contains("output cut at the 16 MiB per-command cap"),
+        "{summary}"
+    );
+    assert_eq!(incomplete(h, catalogue::RDMA_DEVICE_LIST)["event"], "truncated");
+    common(code, &report, &stdout, &bundle, &[&broken, &healthy]);
+
+    // The per-host budget cuts earlier, and says so.
+    let (code, report, stdout, bundle) = client.run(&["--host-output-budget", "1MiB"]);
+    let h = host(&report, "broken");
+    let summary = check(h, "rdma-device-present")["summary"]
+        .as_str()
+        .expect("summary")
+        .to_string();
+    assert!(
+        summary.contains("output cut at the 1 MiB per-host output budget"),
+        "{summary}"
+    );
+    common(code, &report, &stdout, &bundle, &[&broken, &healthy]);
+}
+
+#[test]
+fn the_session_killed_mid_command_is_a_lost_connection() {
+    let (broken, healthy, client) = fleet(|o| {
+        o.kill_session = vec![catalogue::PVRDMA_PROPERTIES.to_string()];
+    });
+    let (code, report, stdout, bundle) = client.run(&[]);
+    let h = host(&report, "broken");
+    let adapter = hpc_node01(h);
+    assert_eq!(adapter["verdict"], "unknown", "{adapter}");
+    let reason = adapter["reasons"][0].as_str().expect("reason");
+    assert!(
+        reason.contains("SSH connection lost") && reason.contains("s into the command"),
+        "{reason}"
+    );
+    assert_eq!(incomplete(h, catalogue::PVRDMA_PROPERTIES)["event"], "connection-lost");
+    common(code, &report, &stdout, &bundle, &[&broken, &healthy]);
+}
+
+#[test]
+fn a_frozen_server_is_a_timeout_with_its_reason() {
+    let (broken, healthy, client) = fleet(|o| {
+        o.freeze = vec![catalogue::PVRDMA_PROPERTIES.to_string()];
+    });
+    let (code, report, stdout, bundle) = client.run(&[]);
+    let h = host(&report, "broken");
+    let adapter = hpc_node01(h);
+    assert_eq!(adapter["verdict"], "unknown", "{adapter}");
+    let reason = adapter["reasons"][0].as_str().expect("reason");
+    assert!(reason.contains(TIMEOUT_WORDS), "{reason}");
+    assert!(!reason.contains("printed nothing"), "{reason}");
+    assert_eq!(incomplete(h, catalogue::PVRDMA_PROPERTIES)["event"], "timed-out");
+    common(code, &report, &stdout, &bundle, &[&broken, &healthy]);
+}

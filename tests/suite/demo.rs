@@ -1,0 +1,266 @@
+//! The in-process simulated ESXi fleet, reached over real SSH through `collect_live`:
+//! the demo's promise (scenario host names, every output delivered) and the read-only
+//! promise (every command line the tool sends is a catalogue entry).
+use pvrdma_doctor::catalogue::CATALOGUE;
+use pvrdma_doctor::collect::ErrorKind;
+use pvrdma_doctor::demo::{load_scenario, run_demo, scale_fleet, DemoOptions, SimFleet};
+use pvrdma_doctor::live::{collect_live, LiveOptions};
+use std::path::Path;
+use std::time::Duration;
+
+fn live() -> LiveOptions {
+    LiveOptions {
+        connect_timeout: Duration::from_secs(20),
+        command_timeout: Duration::from_secs(20),
+        run_timeout: Some(Duration::from_secs(120)),
+        ..LiveOptions::default()
+    }
+}
+
+#[test]
+fn every_command_sent_is_in_the_catalogue() {
+    let hosts = load_scenario(None).expect("embedded scenario");
+    let fleet = SimFleet::start(hosts, Duration::ZERO).expect("fleet");
+    let run = collect_live(&fleet.live_options(live())).expect("run");
+    assert!(run.captures.iter().any(|c| !c.outputs.is_empty()));
+    let seen = fleet.commands_seen();
+    assert!(!seen.is_empty());
+    for cmd in &seen {
+        assert!(
+            CATALOGUE.iter().any(|s| s.command == cmd) || pvrdma_doctor::catalogue::batch_keys(cmd).is_some(),
+            "sent a command outside the catalogue: {cmd:?}"
+        );
+    }
+    // And each live host got every catalogue command exactly once: all of them, less the
+    // per-adapter batches of a host whose listing names no adapter (not sent at all).
+    let sent_per_capture: usize = run
+        .captures
+        .iter()
+        .filter(|c| c.error.is_none())
+        .map(|c| {
+            assert_eq!(c.outputs.len() + c.missing.len(), CATALOGUE.len(), "{}", c.host);
+            c.outputs
+                .values()
+                .filter(|o| !o.command.starts_with("(not sent"))
+                .count()
+        })
+        .sum();
+    assert_eq!(seen.len(), sent_per_capture);
+
+    // With --probe, and only then, vmkping lines built by the probe are allowed too.
+    let fleet = SimFleet::start(load_scenario(None).expect("embedded scenario"), Duration::ZERO).expect("fleet");
+    let probing = LiveOptions {
+        probe: Some(pvrdma_doctor::probe::ProbeOptions::default()),
+        ..live()
+    };
+    let run = collect_live(&fleet.live_options(probing)).expect("run");
+    let seen = fleet.commands_seen();
+    let probes = seen
+        .iter()
+        .filter(|c| pvrdma_doctor::probe::parse_probe_command(c).is_some())
+        .count();
+    assert!(probes > 0, "the reachable hosts probed each other");
+    for cmd in &seen {
+        assert!(
+            CATALOGUE.iter().any(|s| s.command == cmd)
+                || pvrdma_doctor::catalogue::batch_keys(cmd).is_some()
+                || pvrdma_doctor::probe::parse_probe_command(cmd).is_some(),
+            "sent a command outside the catalogue and the probe: {cmd:?}"
+        );
+    }
+    let sent: usize = run
+        .captures
+        .iter()
+        .filter(|c| c.error.is_none())
+        .map(|c| {
+            c.outputs
+                .values()
+                .filter(|o| !o.command.starts_with("(not sent"))
+                .count()
+        })
+        .sum();
+    assert_eq!(seen.len(), sent + probes);
+}
+
+#[test]
+fn demo_reports_scenario_hosts_with_their_outputs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster");
+    let opts = DemoOptions {
+        scenario: Some(root.clone()),
+        hosts: None,
+        latency: Duration::from_millis(10),
+    };
+    let run = run_demo(&opts, live()).expect("demo");
+    let names: Vec<&str> = run.captures.iter().map(|c| c.host.as_str()).collect();
+    assert_eq!(names, ["esx01", "esx02"]);
+    for c in &run.captures {
+        assert!(c.error.is_none(), "{}: {:?}", c.host, c.error);
+        for spec in CATALOGUE {
+            let expected =
+                std::fs::read_to_string(root.join(&c.host).join(format!("{}.txt", spec.id))).expect("sample");
+            let got = &c.outputs[spec.id].stdout;
+            if spec.id == pvrdma_doctor::catalogue::VM_PORT_LIST {
+                // Only the PVRDMA VMs, each section as captured, closed by its end marker.
+                let got = pvrdma_parsers::parse_vm_port_list_batch(got).expect("batch");
+                let want = pvrdma_parsers::parse_vm_port_list_batch(&expected).expect("sample");
+                assert!(!got.is_empty());
+                for s in &got {
+                    assert_eq!(Some(s), want.iter().find(|w| w.world_id == s.world_id), "{}", c.host);
+                }
+            } else if spec.id == pvrdma_doctor::catalogue::PVRDMA_PROPERTIES {
+                let got = pvrdma_parsers::parse_pvrdma_properties_batch(got).expect("batch");
+                let want = pvrdma_parsers::parse_pvrdma_properties_batch(&expected).expect("sample");
+                assert_eq!(got, want, "{}", c.host);
+            } else {
+                assert_eq!(got, &expected, "{} {}", c.host, spec.id);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_host_with_only_host_error_is_a_closed_port() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");
+    let up = dir.path().join("esx01");
+    std::fs::create_dir(&up).expect("mkdir");
+    for e in std::fs::read_dir(&src).expect("read") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), up.join(e.file_name())).expect("copy");
+    }
+    let down = dir.path().join("esx09");
+    std::fs::create_dir(&down).expect("mkdir");
+    std::fs::write(
+        down.join("host-error.json"),
+        r#"{"kind":"unreachable","message":"powered off"}"#,
+    )
+    .expect("write");
+    let opts = DemoOptions {
+        scenario: Some(dir.path().to_path_buf()),
+        hosts: None,
+        latency: Duration::ZERO,
+    };
+    let run = run_demo(&opts, live()).expect("demo");
+    assert!(run.captures[0].error.is_none(), "{:?}", run.captures[0].error);
+    let err = run.captures[1].error.clone().expect("down host");
+    assert_eq!(err.kind, ErrorKind::Unreachable, "{err:?}");
+    assert!(err.message.starts_with("esx09:"), "{}", err.message);
+}
+
+#[test]
+fn scaled_fleet_names_and_count() {
+    let hosts = load_scenario(None).expect("embedded");
+    let fleet = scale_fleet(hosts, Some(12));
+    let names: Vec<&str> = fleet.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names.len(), 12);
+    assert_eq!(names[0], "sim01");
+    assert_eq!(names[11], "sim12");
+}
+
+#[test]
+fn ctrl_c_still_prints_the_report_of_what_was_collected() {
+    // Every simulated command takes 30 s, so the run is mid-collection when interrupted.
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .args(["demo", "--latency", "30s", "--no-progress", "--no-fold"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run demo");
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = child.id().to_string();
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill -INT");
+    assert!(st.success());
+    let t0 = std::time::Instant::now();
+    let out = child.wait_with_output().expect("wait");
+    assert!(t0.elapsed() < Duration::from_secs(20), "took {:?}", t0.elapsed());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    for host in ["esx01", "esx02", "esx03"] {
+        assert!(stdout.contains(host), "{host} missing from the report:\n{stdout}");
+    }
+    assert!(stdout.contains("Ctrl-C"), "{stdout}");
+    // Hosts cut off are `interrupted`, not `unreachable`; the shell sees 128 + SIGINT.
+    assert!(stdout.contains("esx01 · interrupted"), "{stdout}");
+    assert_eq!(out.status.code(), Some(130));
+}
+
+#[test]
+fn an_endless_output_is_cut_at_the_cap_and_marked() {
+    use pvrdma_doctor::catalogue;
+    use pvrdma_doctor::collect::OUTPUT_CAP;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");
+    let host = dir.path().join("esx01");
+    std::fs::create_dir(&host).expect("mkdir");
+    for e in std::fs::read_dir(&src).expect("read") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), host.join(e.file_name())).expect("copy");
+    }
+    let line = "x".repeat(1023) + "\n";
+    std::fs::write(
+        host.join(format!("{}.txt", catalogue::VM_PROCESS_LIST)),
+        line.repeat(OUTPUT_CAP / 1024 + 64),
+    )
+    .expect("write big sample");
+    let opts = DemoOptions {
+        scenario: Some(dir.path().to_path_buf()),
+        hosts: None,
+        latency: Duration::ZERO,
+    };
+    let run = run_demo(&opts, live()).expect("demo");
+    let c = &run.captures[0];
+    let big = &c.outputs[catalogue::VM_PROCESS_LIST];
+    assert!(big.truncated, "not marked truncated");
+    assert_eq!(big.stdout.len(), OUTPUT_CAP);
+    // The cap on one command leaves the others whole.
+    let version = &c.outputs[catalogue::SYSTEM_VERSION];
+    assert!(!version.truncated && version.exit_status == Some(0));
+}
+
+#[test]
+fn the_demo_never_touches_the_users_agent() {
+    // A socket standing in for the user's ssh-agent, counting who connects to it. The demo
+    // runs as its own process with SSH_AUTH_SOCK set there: changing this process's
+    // environment would reach every other test of this binary running at the same time.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sock = dir.path().join("agent.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind agent socket");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        .args(["demo", "--no-progress", "--format", "json"])
+        .env("SSH_AUTH_SOCK", &sock)
+        .env("HOME", dir.path())
+        .output()
+        .expect("run the demo");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let reached = report["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .any(|h| h["status"] != "unreachable");
+    assert!(reached, "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(listener.accept().is_err(), "the demo connected to the user's ssh-agent");
+    let hosts = load_scenario(None).expect("embedded scenario");
+    let fleet = SimFleet::start(hosts, Duration::ZERO).expect("fleet");
+    let opts = fleet.live_options(live());
+    let plan = pvrdma_doctor::live::plan_host(
+        &pvrdma_doctor::target::parse_host_spec("esx01").expect("spec"),
+        &opts,
+        &pvrdma_doctor::ssh::config::SshConfig::empty(pvrdma_doctor::ssh::config::LocalContext::current(dir.path())),
+        dir.path(),
+    )
+    .expect("plan");
+    assert!(
+        !plan
+            .target
+            .identity_files
+            .iter()
+            .any(|p| p.path.starts_with(dir.path().join(".ssh"))),
+        "{:?}",
+        plan.target.identity_files
+    );
+}

@@ -1,0 +1,231 @@
+//! The layers stay apart. The engine crate (`engine/`: capture model, catalogue, facts,
+//! diagnose, report, baseline) reaches none of the front-end crates (russh, tokio, clap,
+//! indicatif), directly or through another dependency, so a second front end or the fuzz
+//! harness can use it without them. Within each crate the top-level modules form no
+//! cycle: a module is `src/<name>.rs` or `src/<name>/`, and an edge is any
+//! `crate::<name>` reference in its files (code, doc links and all). A cycle found is
+//! printed with the files that make each edge.
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The names following `crate::` in `text`, `crate::{a, b::c}` included.
+fn referenced(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (at, _) in text.match_indices("crate::") {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        let rest = &text[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            for part in group.split(',') {
+                let name = ident(part.trim());
+                if !name.is_empty() {
+                    names.insert(name);
+                }
+            }
+        } else {
+            let name = ident(rest);
+            if !name.is_empty() {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+/// Edges between the top-level modules of the crate whose sources are in `src`:
+/// (from, to) → files making the edge.
+fn edges(src: &Path) -> BTreeMap<(String, String), BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let modules: BTreeSet<String> = files
+        .iter()
+        .filter_map(|f| {
+            let rel = f.strip_prefix(src).ok()?;
+            let first = rel.components().next()?.as_os_str().to_str()?.to_string();
+            Some(first.trim_end_matches(".rs").to_string())
+        })
+        .filter(|m| m != "lib" && m != "main")
+        .collect();
+    let mut edges: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let rel = file.strip_prefix(src).unwrap();
+        let from = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_str()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_string();
+        if !modules.contains(&from) {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        for to in referenced(&text) {
+            if to != from && modules.contains(&to) {
+                edges
+                    .entry((from.clone(), to))
+                    .or_default()
+                    .insert(rel.display().to_string());
+            }
+        }
+    }
+    edges
+}
+
+/// Every cycle's modules, found by depth-first search (each strongly connected group once).
+fn cycles(edges: &BTreeMap<(String, String), BTreeSet<String>>) -> Vec<Vec<String>> {
+    let mut next: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (from, to) in edges.keys() {
+        next.entry(from.as_str()).or_default().push(to.as_str());
+    }
+    let reach = |start: &str| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![start.to_string()];
+        while let Some(m) = stack.pop() {
+            for n in next.get(m.as_str()).into_iter().flatten() {
+                if seen.insert(n.to_string()) {
+                    stack.push(n.to_string());
+                }
+            }
+        }
+        seen
+    };
+    let reachable: BTreeMap<&str, BTreeSet<String>> = next.keys().map(|m| (*m, reach(m))).collect();
+    let mut found: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (m, r) in &reachable {
+        if r.contains(*m) {
+            let group: Vec<String> = r
+                .iter()
+                .filter(|n| reachable.get(n.as_str()).is_some_and(|back| back.contains(*m)))
+                .cloned()
+                .collect();
+            found.insert(group);
+        }
+    }
+    found.into_iter().collect()
+}
+
+#[test]
+fn the_reference_scanner_reads_paths_and_groups() {
+    let names = referenced("use crate::collect::{A, B};\nuse crate::{probe, diagnose::x};\n$crate::no\nmycrate::no");
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    assert_eq!(names, ["collect", "diagnose", "probe"]);
+}
+
+#[test]
+fn top_level_modules_have_no_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for src in [root.join("src"), root.join("engine/src")] {
+        assert_no_cycle(&src);
+    }
+}
+
+fn assert_no_cycle(src: &Path) {
+    let edges = edges(src);
+    assert!(!edges.is_empty(), "no module edge found under {}", src.display());
+    let cycles = cycles(&edges);
+    let mut report = format!("in {}:\n", src.display());
+    for group in &cycles {
+        report.push_str(&format!("cycle among {group:?}:\n"));
+        for ((from, to), files) in &edges {
+            if group.contains(from) && group.contains(to) {
+                report.push_str(&format!("  {from} -> {to}: {files:?}\n"));
+            }
+        }
+    }
+    assert!(cycles.is_empty(), "{report}");
+}
+
+/// Each package of `Cargo.lock` with the names of the packages it depends on (normal, build
+/// and dev dependencies alike: the lock file does not tell them apart, which only makes
+/// the check below stricter).
+fn lock_graph(lock: &str) -> BTreeMap<String, Vec<String>> {
+    let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for block in lock.split("[[package]]").skip(1) {
+        let mut name = None;
+        let mut deps = Vec::new();
+        let mut in_deps = false;
+        for line in block.lines() {
+            let line = line.trim();
+            if let Some(v) = line.strip_prefix("name = ") {
+                name = Some(v.trim_matches('"').to_string());
+            } else if line.starts_with("dependencies = [") {
+                in_deps = !line.ends_with(']');
+            } else if in_deps && line == "]" {
+                in_deps = false;
+            } else if in_deps {
+                // `"name"` or `"name version"` or `"name version (source)"`.
+                let dep = line.trim_end_matches(',').trim_matches('"');
+                deps.push(dep.split(' ').next().unwrap_or(dep).to_string());
+            }
+        }
+        if let Some(name) = name {
+            graph.entry(name).or_default().extend(deps);
+        }
+    }
+    graph
+}
+
+/// Every package `from` reaches in the lock graph.
+fn reachable(graph: &BTreeMap<String, Vec<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![from.to_string()];
+    while let Some(p) = stack.pop() {
+        for dep in graph.get(&p).into_iter().flatten() {
+            if seen.insert(dep.clone()) {
+                stack.push(dep.clone());
+            }
+        }
+    }
+    seen
+}
+
+const FRONT_END_CRATES: [&str; 4] = ["russh", "tokio", "clap", "indicatif"];
+
+#[test]
+fn the_engine_reaches_no_front_end_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let graph = lock_graph(&std::fs::read_to_string(root.join("Cargo.lock")).unwrap());
+    let engine = reachable(&graph, "pvrdma-engine");
+    assert!(
+        engine.contains("pvrdma-parsers"),
+        "the lock file was not read: {engine:?}"
+    );
+    let found: Vec<&str> = FRONT_END_CRATES.into_iter().filter(|c| engine.contains(*c)).collect();
+    assert!(found.is_empty(), "pvrdma-engine depends on {found:?}");
+    // The check can fail: the main crate does reach them.
+    let main = reachable(&graph, "pvrdma-doctor");
+    assert!(FRONT_END_CRATES.iter().all(|c| main.contains(*c)), "{main:?}");
+    // Nor does the engine name them in its sources (a path dependency on the main crate or
+    // a macro re-export would not show in the lock file).
+    let mut files = Vec::new();
+    rust_files(&root.join("engine/src"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for name in FRONT_END_CRATES.iter().chain(&["pvrdma_doctor"]) {
+            assert!(!text.contains(&format!("{name}::")), "{} names {name}", file.display());
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! Every integration test that needs no `sshd`, in one binary (ripgrep's `tests/tests.rs`
+//! layout): each integration-test binary links russh, tokio and clap, so one per file cost a
+//! link and about 140 MB of `target/` each. The tests built around `sshd` are their own
+//! binary; the few here that need one (a shipped unit's command line) use the same support.
+#[path = "../support/mod.rs"]
+mod support;
+
+mod bundle;
+mod bundle_cli;
+mod cli;
+mod demo;
+mod evidence;
+mod fuzz_corpus;
+mod fuzz_regressions;
+mod golden;
+mod layering;
+mod nagios;
+mod nodeset_cli;
+mod nodeset_oracle;
+mod probe;
+mod prometheus;
+mod readme;
+mod redact;
+mod schema;
+mod serve;
+mod ssh_config_diff;
+mod tmux;
+mod vmsupport;
+mod watch;

@@ -1,0 +1,228 @@
+//! `pvrdma-doctor watch --demo` against the demo's simulated ESXi hosts (real SSH on
+//! 127.0.0.1): a scenario directory read again every round lets the test change a host
+//! between rounds, as an admin turning a firewall ruleset off would.
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+const LIMIT: Duration = Duration::from_secs(180);
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A scenario directory: a copy of samples/healthy-cluster (esx01, esx02).
+fn healthy_scenario() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for host in ["esx01", "esx02"] {
+        let to = dir.path().join(host);
+        std::fs::create_dir_all(&to).expect("mkdir");
+        for f in std::fs::read_dir(root().join("samples/healthy-cluster").join(host))
+            .expect("sample")
+            .flatten()
+        {
+            std::fs::copy(f.path(), to.join(f.file_name())).expect("copy");
+        }
+    }
+    dir
+}
+
+/// Turns the `pvrdma` firewall ruleset of `host` off (the ruleset list of the sample
+/// whose ruleset is disabled), replacing the file atomically as an editor would.
+fn disable_ruleset(scenario: &Path, host: &str) {
+    let file = "esxcli_network_firewall_ruleset_list.txt";
+    let disabled = root().join("samples/firewall-pvrdma-disabled/esx01").join(file);
+    let tmp = scenario.join(host).join("ruleset.tmp");
+    std::fs::copy(disabled, &tmp).expect("copy");
+    std::fs::rename(&tmp, scenario.join(host).join(file)).expect("rename");
+}
+
+struct Watch {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Watch {
+    fn start(args: &[&str]) -> Watch {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+            .arg("watch")
+            .args(args)
+            // The width lines wrap at when stdout is not a terminal.
+            .env("COLUMNS", "100")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start watch");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Watch {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads lines until one satisfies `want`; fails the test after [`LIMIT`].
+    fn until(&mut self, want: impl Fn(&str) -> bool) -> String {
+        let started = Instant::now();
+        loop {
+            let left = LIMIT.checked_sub(started.elapsed()).unwrap_or_default();
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if want(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => {
+                    let _ = self.child.kill();
+                    panic!("no such line within {LIMIT:?}; got:\n{}", self.seen.join("\n"));
+                }
+            }
+        }
+    }
+
+    /// Waits for the end; returns the exit code and every line printed.
+    fn finish(mut self) -> (i32, Vec<String>, String) {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                self.seen.extend(self.lines.iter());
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
+                }
+                return (status.code().unwrap_or(-1), self.seen, err);
+            }
+            if started.elapsed() > LIMIT {
+                let _ = self.child.kill();
+                panic!("watch did not end within {LIMIT:?}:\n{}", self.seen.join("\n"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// `2026-11-25T14:31:05Z ...`: a line that starts with an RFC 3339 UTC time.
+fn timestamped(line: &str) -> Option<&str> {
+    let (time, rest) = line.split_once(' ')?;
+    humantime::parse_rfc3339(time).ok()?;
+    Some(rest)
+}
+
+#[test]
+fn a_ruleset_disabled_between_rounds_gives_exactly_one_change_line() {
+    let scenario = healthy_scenario();
+    let dir = scenario.path().to_str().expect("utf-8");
+    let mut w = Watch::start(&["--demo", "--scenario", dir, "--interval", "3s", "--count", "4"]);
+    // The full report first, then the line saying what comes next.
+    w.until(|l| l.starts_with("2 hosts: 2 healthy"));
+    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 2 hosts every 3s for 4 rounds")));
+    let before = w.seen.len();
+    disable_ruleset(scenario.path(), "esx02");
+    let (code, lines, err) = w.finish();
+    let after: Vec<&String> = lines[before..].iter().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(after.len(), 1, "one change, one line:\n{}", lines.join("\n"));
+    assert_eq!(
+        timestamped(after[0]),
+        Some("esx02: check firewall-pvrdma: pass → fail (host ok → problems)")
+    );
+    // The last report has a failing check: the documented code 1.
+    assert_eq!(code, 1, "{err}");
+}
+
+#[test]
+fn until_change_exits_with_the_code_of_the_changed_report_as_json_lines() {
+    let scenario = healthy_scenario();
+    let dir = scenario.path().to_str().expect("utf-8");
+    let mut w = Watch::start(&[
+        "--demo",
+        "--scenario",
+        dir,
+        "--interval",
+        "1s",
+        "--until-change",
+        "--format",
+        "json",
+    ]);
+    w.until(|l| l.starts_with(r#"{"event":"report""#));
+    // A round without change first: the heartbeat says so.
+    w.until(|l| l.starts_with(r#"{"event":"round""#));
+    disable_ruleset(scenario.path(), "esx01");
+    let (code, lines, err) = w.finish();
+    assert_eq!(code, 1, "the changed report has a failing check: {err}");
+    let events: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    for e in &events {
+        assert!(
+            e["time"].as_str().is_some_and(|t| humantime::parse_rfc3339(t).is_ok()),
+            "{e}"
+        );
+        assert!(e["round"].as_u64().is_some(), "{e}");
+    }
+    let report = &events[0];
+    assert_eq!(report["event"], "report");
+    assert_eq!(report["report"]["schema"], "pvrdma-doctor/report/v1");
+    assert_eq!(report["report"]["exit_code"], 0);
+    let changes: Vec<&serde_json::Value> = events.iter().filter(|e| e["event"] == "change").collect();
+    let flat: Vec<String> = changes
+        .iter()
+        .map(|c| format!("{} {} {} {}->{}", c["host"], c["kind"], c["id"], c["from"], c["to"]))
+        .collect();
+    assert_eq!(
+        flat,
+        [
+            r#""esx01" "host" "status" "ok"->"problems""#,
+            r#""esx01" "check" "firewall-pvrdma" "pass"->"fail""#,
+        ]
+    );
+    let last = events.last().expect("events");
+    assert_eq!(last["event"], "stop");
+    assert_eq!(last["reason"], "until-change");
+    assert_eq!(last["exit_code"], 1);
+    // Nothing was reported twice: the change round is the last round.
+    assert_eq!(changes[0]["round"], last["round"]);
+}
+
+#[test]
+fn ctrl_c_exits_130_and_a_slow_round_says_so() {
+    // Each command answers after 300 ms: a round cannot fit a 100 ms interval.
+    let mut w = Watch::start(&["--demo", "--latency", "300ms", "--interval", "100ms"]);
+    let overrun = w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("round 1 took")));
+    assert!(
+        overrun.ends_with("longer than --interval 100ms; the next round starts now"),
+        "{overrun}"
+    );
+    let status = Command::new("kill")
+        .args(["-INT", &w.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let (code, lines, err) = w.finish();
+    assert_eq!(code, 130, "{}\n{err}", lines.join("\n"));
+    assert!(err.contains("pvrdma-doctor: interrupted"), "{err}");
+
+    // Between rounds (an hour to wait): Ctrl-C ends the wait at once.
+    let mut w = Watch::start(&["--demo", "--interval", "1h"]);
+    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 3 hosts every 1h until Ctrl-C")));
+    let status = Command::new("kill")
+        .args(["-INT", &w.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let (code, _, err) = w.finish();
+    assert_eq!((code, err.trim()), (130, "pvrdma-doctor: interrupted after round 1"));
+}
