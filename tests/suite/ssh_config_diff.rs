@@ -65,9 +65,6 @@ impl Env {
         let fields: Vec<&str> = entry.trim().split(':').collect();
         // gethostname(2), as ssh asks it (no `hostname` binary needed).
         let hostname = pvrdma_doctor::ssh::config::local_hostname();
-        // `${HOME}` in a value reads the environment on both sides: the same one. (The
-        // only test in this binary, so no other thread reads the environment.)
-        std::env::set_var("HOME", dir.path().join("home"));
         let local = LocalContext {
             // ssh takes `~` and `%d` from the passwd entry, Include's `~` from $HOME.
             home: PathBuf::from(fields[5]),
@@ -315,7 +312,10 @@ const VALUES: &[(&str, &[&str])] = &[
             "/k/%l-%L",
             "/k/%k",
             "/k/%%",
-            "${HOME}/k",
+            // `${VAR}` reads the environment, the same on both sides: `ssh -G` gets
+            // this process's environment with only HOME changed (which this test, sharing
+            // its process with others, must not set for itself).
+            "${PATH}/k",
             "~root/k",
             "id_rel",
             "/k/x",
@@ -330,7 +330,7 @@ const VALUES: &[(&str, &[&str])] = &[
             "\"/kh a\"",
             "/kh/%h-%p-%r-%n",
             "/kh/%u-%i-%l-%L-%C-%k",
-            "${HOME}/kh",
+            "${PATH}/kh",
             "'~/q'",
             "/kh/1 /kh/2 # fleet",
         ],
