@@ -161,8 +161,9 @@ fn scaled_fleet_names_and_count() {
 #[test]
 fn ctrl_c_still_prints_the_report_of_what_was_collected() {
     // Every simulated command takes 30 s, so the run is mid-collection when interrupted.
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+    let child = Doctor::new()
         .args(["demo", "--latency", "30s", "--no-progress", "--no-fold"])
+        .command()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
