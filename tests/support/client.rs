@@ -10,19 +10,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-#[allow(dead_code)] // unused by some of the binaries sharing this module
 /// `127.0.0.1:<port>` of a test sshd, as a target on the command line.
 pub fn target(sshd: &Sshd) -> String {
     format!("127.0.0.1:{}", sshd.port)
 }
 
-#[allow(dead_code)] // unused by some of the binaries sharing this module
 /// An ssh config block naming `sshd` as `name`.
 pub fn alias(name: &str, sshd: &Sshd) -> String {
     format!("Host {name}\n  HostName 127.0.0.1\n  Port {}\n", sshd.port)
 }
 
-#[allow(dead_code)] // unused by some of the binaries sharing this module
 /// A temporary home with an ECDSA key (`id_test`), a known_hosts file trusting nobody
 /// yet, and an ssh config whose `Host *` block logs in as the test user with that key
 /// and that known_hosts (no global known_hosts file).
@@ -33,7 +30,6 @@ pub struct Client {
     pub config: PathBuf,
 }
 
-#[allow(dead_code)] // unused by some of the binaries sharing this module
 impl Client {
     pub fn new() -> Client {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -131,7 +127,6 @@ impl Doctor {
         .env_remove("PVRDMA_DOCTOR_PASSWORD")
     }
 
-    #[allow(dead_code)] // unused by some of the binaries sharing this module
     /// `-F <path>`: the ssh config instead of `~/.ssh/config`.
     pub fn config(self, path: &Path) -> Doctor {
         self.arg("-F").arg(path)
@@ -142,13 +137,11 @@ impl Doctor {
         self.env("HOME", dir)
     }
 
-    #[allow(dead_code)] // unused by some of the binaries sharing this module
     /// The server as a target (`127.0.0.1:<port>`).
     pub fn against(self, sshd: &Sshd) -> Doctor {
         self.arg(target(sshd))
     }
 
-    #[allow(dead_code)] // unused by some of the binaries sharing this module
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Doctor {
         self.args.push(arg.as_ref().to_owned());
         self
@@ -175,7 +168,12 @@ impl Doctor {
 
     /// The command, for a test that feeds its stdin or signals it while it runs.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"));
+        // Cargo names the binary to integration tests only; the examples sharing this
+        // module compile it without one.
+        let Some(bin) = option_env!("CARGO_BIN_EXE_pvrdma-doctor") else {
+            panic!("only an integration test can run the pvrdma-doctor binary");
+        };
+        let mut cmd = Command::new(bin);
         cmd.args(&self.args);
         for (key, value) in &self.envs {
             match value {
