@@ -11,6 +11,7 @@ use serde_json::Value;
 use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use support::client::{alias, Client, Doctor};
 use support::*;
 
 const ADAPTERS: usize = 200;
@@ -91,73 +92,48 @@ struct Run {
 
 /// Starts the host misbehaving as `tweak` says and runs the binary on it, with a bundle.
 fn run(tweak: impl FnOnce(&mut SshdOptions)) -> Run {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let samples = dir.path().join("host");
+    let client = Client::new();
+    let samples = client.dir.path().join("host");
     std::fs::create_dir(&samples).expect("samples dir");
     many_adapters(&samples);
     // The test user's shell reads the samples.
     let chmod = std::process::Command::new("chmod")
         .args(["-R", "a+rX"])
-        .arg(dir.path())
+        .arg(&samples)
         .status();
     assert!(chmod.is_ok_and(|s| s.success()));
-    let key = keygen(dir.path(), "id_test", "ecdsa");
+    set_mode(client.dir.path(), 0o755);
     let mut o = SshdOptions::new(samples);
-    o.authorized_keys.push(key.clone());
+    client.authorize(&mut o);
     tweak(&mut o);
     let sshd = Sshd::start(o);
-    let known_hosts = dir.path().join("known_hosts");
-    std::fs::write(&known_hosts, sshd.known_hosts_line()).expect("known_hosts");
-    let config = dir.path().join("config");
-    std::fs::write(
-        &config,
-        format!(
-            "Host busy\n  HostName 127.0.0.1\n  Port {}\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile {}/none\n",
-            sshd.port,
-            test_user(),
-            key.display(),
-            known_hosts.display(),
-            dir.path().display()
-        ),
-    )
-    .expect("config");
-    let bundle = dir.path().join("busy.tar.gz");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-        .arg("-F")
-        .arg(&config)
+    client.trust(&sshd);
+    client.write_config(&alias("busy", &sshd));
+    let bundle = client.dir.path().join("busy.tar.gz");
+    let out = client
+        .doctor()
         .args(["--format", "json", "--color", "never", "--connect-timeout", "20s"])
         .args(["--command-timeout", COMMAND_TIMEOUT, "--timeout", "120s"])
         .arg("--bundle")
         .arg(&bundle)
         .arg("busy")
-        .env("HOME", dir.path())
         .env("COLUMNS", "80")
-        .env_remove("SSH_AUTH_SOCK")
-        .env_remove("PVRDMA_DOCTOR_PASSWORD")
-        .output()
-        .expect("run pvrdma-doctor");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let json: Value =
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\n{stderr}\n{}", sshd.log()));
+        .run();
+    let json: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}\n{}", out.stdout, out.stderr, sshd.log()));
     let (manifest, human) = bundle_reports(&bundle);
     // The bundle, analysed again, reads exactly as the live run did.
-    let analyzed = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+    let analyzed = Doctor::new()
         .args(["analyze", "--format", "json", "--color", "never"])
         .arg(&bundle)
-        .output()
-        .expect("analyze");
-    assert_eq!(
-        String::from_utf8_lossy(&analyzed.stdout),
-        stdout,
-        "the bundle reads differently"
-    );
+        .run();
+    assert_eq!(analyzed.stdout, out.stdout, "the bundle reads differently");
     Run {
-        code: out.status.code(),
+        code: out.code,
         json,
         manifest,
         human,
-        stderr,
+        stderr: out.stderr,
     }
 }
 

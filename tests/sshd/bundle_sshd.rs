@@ -4,15 +4,15 @@
 //! the very JSON report the live run printed, and a host that could not be reached stays
 //! visible in the manifest with its typed error.
 
+use crate::support::client::{target, Client};
 use crate::support::*;
 use pvrdma_doctor::app::write_support_bundle;
 use pvrdma_doctor::cli::BundleArgs;
 use pvrdma_doctor::diagnose;
-use pvrdma_doctor::live::{collect_live, LiveOptions};
+use pvrdma_doctor::live::collect_live;
 use pvrdma_doctor::report::{self, Format};
 use std::io::Read;
 use std::path::Path;
-use std::time::Duration;
 
 fn entry(bundle: &Path, name: &str) -> Vec<u8> {
     let file = std::fs::File::open(bundle).unwrap();
@@ -30,43 +30,19 @@ fn entry(bundle: &Path, name: &str) -> Vec<u8> {
 
 #[test]
 fn analyze_of_a_live_bundle_prints_the_live_report() {
-    let client = tempfile::tempdir().unwrap();
-    let key = keygen(client.path(), "id_test", "ecdsa");
+    let client = Client::new();
     let hosts: Vec<Sshd> = ["esx01", "esx02"]
         .iter()
-        .map(|h| {
-            let mut o = SshdOptions::new(samples_host("healthy-cluster", h));
-            o.authorized_keys.push(key.clone());
-            Sshd::start(o)
-        })
+        .map(|h| client.keyed_sshd(samples_host("healthy-cluster", h)))
         .collect();
-    let known_hosts = client.path().join("known_hosts");
-    let lines: String = hosts.iter().map(Sshd::known_hosts_line).collect();
-    std::fs::write(&known_hosts, lines).unwrap();
-    let config = client.path().join("config");
-    std::fs::write(
-        &config,
-        format!(
-            "Host *\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile {}/none\n",
-            test_user(),
-            key.display(),
-            known_hosts.display(),
-            client.path().display()
-        ),
-    )
-    .unwrap();
+    for h in &hosts {
+        client.trust(h);
+    }
     // A third target nobody listens on: unreachable, and the bundle must say so.
     let dead_port = free_port();
-    let mut targets: Vec<String> = hosts.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
+    let mut targets: Vec<String> = hosts.iter().map(target).collect();
     targets.push(format!("127.0.0.1:{dead_port}"));
-    let opts = LiveOptions {
-        targets,
-        ssh_config: Some(config),
-        connect_timeout: Duration::from_secs(20),
-        command_timeout: Duration::from_secs(20),
-        run_timeout: Some(Duration::from_secs(120)),
-        ..LiveOptions::default()
-    };
+    let opts = client.options(&targets);
     let run = collect_live(&opts).expect("live run");
     let live_json = report::render(&diagnose::diagnose(&run.captures), Format::Json, false);
     let healthy = run.captures.iter().filter(|c| c.error.is_none()).count();

@@ -3,85 +3,17 @@
 //! behaviours an admin relies on when pointing the tool at a fleet: it gets in the way
 //! ESXi allows, refuses the host keys it must refuse, and one bad host never spoils the rest.
 
+use crate::support::client::{target, Client, Doctor};
 use crate::support::*;
 use pvrdma_doctor::catalogue::{self, CATALOGUE};
 use pvrdma_doctor::collect::{ErrorKind, HostCapture};
-use pvrdma_doctor::live::{collect_live, LiveOptions};
+use pvrdma_doctor::live::collect_live;
 use secrecy::SecretString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-struct ClientSide {
-    dir: tempfile::TempDir,
-    key: PathBuf,
-    known_hosts: PathBuf,
-    config: PathBuf,
-}
-
-impl ClientSide {
-    /// A client key, an empty known_hosts and an ssh config pointing at both.
-    fn new(extra_config: &str) -> ClientSide {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let key = keygen(dir.path(), "id_test", "ecdsa");
-        let known_hosts = dir.path().join("known_hosts");
-        std::fs::write(&known_hosts, "").expect("known_hosts");
-        let config = dir.path().join("config");
-        let c = ClientSide {
-            dir,
-            key,
-            known_hosts,
-            config,
-        };
-        c.write_config(extra_config);
-        c
-    }
-
-    fn write_config(&self, extra: &str) {
-        std::fs::write(
-            &self.config,
-            format!(
-                "{extra}\nHost *\n  User {user}\n  IdentityFile {key}\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile {dir}/global_known_hosts\n",
-                user = test_user(),
-                key = self.key.display(),
-                kh = self.known_hosts.display(),
-                dir = self.dir.path().display(),
-            ),
-        )
-        .expect("config");
-    }
-
-    fn trust(&self, sshd: &Sshd) {
-        let mut text = std::fs::read_to_string(&self.known_hosts).unwrap_or_default();
-        text.push_str(&sshd.known_hosts_line());
-        std::fs::write(&self.known_hosts, text).expect("known_hosts");
-    }
-
-    fn options(&self, targets: &[String]) -> LiveOptions {
-        LiveOptions {
-            targets: targets.to_vec(),
-            ssh_config: Some(self.config.clone()),
-            // Never the machine's own /etc/ssh/ssh_config (and -F skips it anyway).
-            system_ssh_config: self.dir.path().join("system_ssh_config"),
-            connect_timeout: Duration::from_secs(20),
-            command_timeout: Duration::from_secs(20),
-            run_timeout: Some(Duration::from_secs(120)),
-            ..LiveOptions::default()
-        }
-    }
-}
-
-fn target(sshd: &Sshd) -> String {
-    format!("127.0.0.1:{}", sshd.port)
-}
-
 fn esx01() -> PathBuf {
     samples_host("healthy-cluster", "esx01")
-}
-
-fn keyed_sshd(client: &ClientSide, samples: PathBuf) -> Sshd {
-    let mut o = SshdOptions::new(samples);
-    o.authorized_keys.push(client.key.clone());
-    Sshd::start(o)
 }
 
 /// Every catalogue command arrived and its output is the sample, byte for byte (the
@@ -153,8 +85,8 @@ fn assert_batch(id: &str, got: &str, sample: &str, samples: &Path) {
 
 #[test]
 fn key_auth_against_esxi_algorithms_collects_the_whole_catalogue() {
-    let client = ClientSide::new("");
-    let sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let sshd = client.keyed_sshd(esx01());
     client.trust(&sshd);
     let run = collect_live(&client.options(&[target(&sshd)])).expect("run");
     assert_eq!(run.captures.len(), 1);
@@ -164,7 +96,7 @@ fn key_auth_against_esxi_algorithms_collects_the_whole_catalogue() {
 
 #[test]
 fn password_goes_through_keyboard_interactive() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     // No authorized key: only the PAM password can get in.
     let sshd = Sshd::start(SshdOptions::new(esx01()));
     client.trust(&sshd);
@@ -189,8 +121,8 @@ fn password_goes_through_keyboard_interactive() {
 
 #[test]
 fn unknown_host_key_is_refused_then_accept_new_records_it() {
-    let client = ClientSide::new("");
-    let sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let sshd = client.keyed_sshd(esx01());
     let opts = client.options(&[target(&sshd)]);
     let run = collect_live(&opts).expect("run");
     let err = run.captures[0].error.clone().expect("host key error");
@@ -216,8 +148,8 @@ fn unknown_host_key_is_refused_then_accept_new_records_it() {
 
 #[test]
 fn changed_host_key_is_refused_even_with_accept_new() {
-    let client = ClientSide::new("");
-    let sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let sshd = client.keyed_sshd(esx01());
     // Record a different ECDSA key for this host: what a reinstalled host or a MITM looks like.
     let other = keygen(client.dir.path(), "other_host", "ecdsa");
     let other_pub = std::fs::read_to_string(other.with_extension("pub")).expect("pub");
@@ -239,7 +171,7 @@ fn changed_host_key_is_refused_even_with_accept_new() {
 
 #[test]
 fn ssh_config_alias_sets_hostname_port_user_and_identity() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let alias_key = keygen(client.dir.path(), "alias_rsa", "rsa");
     let mut o = SshdOptions::new(esx01());
     o.authorized_keys.push(alias_key.clone());
@@ -260,11 +192,11 @@ fn ssh_config_alias_sets_hostname_port_user_and_identity() {
 
 #[test]
 fn proxyjump_through_two_jump_hosts() {
-    let client = ClientSide::new("");
-    let target_sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let target_sshd = client.keyed_sshd(esx01());
     let jump_sshd = || {
         let mut jo = SshdOptions::new(esx01());
-        jo.authorized_keys.push(client.key.clone());
+        client.authorize(&mut jo);
         jo.allow_tcp_forwarding = true;
         Sshd::start(jo)
     };
@@ -285,9 +217,9 @@ fn proxyjump_through_two_jump_hosts() {
 
 #[test]
 fn several_hosts_with_one_down_keep_order_and_results() {
-    let client = ClientSide::new("");
-    let a = keyed_sshd(&client, esx01());
-    let b = keyed_sshd(&client, samples_host("healthy-cluster", "esx02"));
+    let client = Client::new();
+    let a = client.keyed_sshd(esx01());
+    let b = client.keyed_sshd(samples_host("healthy-cluster", "esx02"));
     client.trust(&a);
     client.trust(&b);
     let down = free_port();
@@ -304,12 +236,12 @@ fn several_hosts_with_one_down_keep_order_and_results() {
 
 #[test]
 fn a_hanging_command_times_out_without_holding_up_other_hosts() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let mut o = SshdOptions::new(esx01());
-    o.authorized_keys.push(client.key.clone());
+    client.authorize(&mut o);
     o.hang.push(catalogue::RDMA_DEVICE_LIST.to_string());
     let hanging = Sshd::start(o);
-    let healthy = keyed_sshd(&client, samples_host("healthy-cluster", "esx02"));
+    let healthy = client.keyed_sshd(samples_host("healthy-cluster", "esx02"));
     client.trust(&hanging);
     client.trust(&healthy);
     let mut opts = client.options(&[target(&hanging), target(&healthy)]);
@@ -341,9 +273,9 @@ fn a_hanging_command_times_out_without_holding_up_other_hosts() {
 
 #[test]
 fn max_sessions_two_loses_no_command() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let mut o = SshdOptions::new(esx01());
-    o.authorized_keys.push(client.key.clone());
+    client.authorize(&mut o);
     o.max_sessions = Some(2);
     let sshd = Sshd::start(o);
     client.trust(&sshd);
@@ -353,9 +285,9 @@ fn max_sessions_two_loses_no_command() {
 
 #[test]
 fn run_timeout_reports_every_host() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let mut o = SshdOptions::new(esx01());
-    o.authorized_keys.push(client.key.clone());
+    client.authorize(&mut o);
     o.hang.push(catalogue::SYSTEM_VERSION.to_string());
     let sshd = Sshd::start(o);
     client.trust(&sshd);
@@ -381,9 +313,9 @@ fn run_timeout_reports_every_host() {
 
 #[test]
 fn a_linux_host_without_esxcli_is_not_esxi() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let mut o = SshdOptions::new(esx01());
-    o.authorized_keys.push(client.key.clone());
+    client.authorize(&mut o);
     o.fake_esx = false;
     let sshd = Sshd::start(o);
     client.trust(&sshd);
@@ -399,7 +331,7 @@ fn a_linux_host_without_esxcli_is_not_esxi() {
 
 #[test]
 fn password_method_is_used_when_keyboard_interactive_is_not_offered() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     o.password_method = true;
     let sshd = Sshd::start(o);
@@ -413,12 +345,12 @@ fn password_method_is_used_when_keyboard_interactive_is_not_offered() {
 
 #[test]
 fn a_refused_ed25519_key_does_not_stop_the_ecdsa_key() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let ed = keygen(client.dir.path(), "id_ed25519_test", "ed25519");
     // Both keys are authorized, but the FIPS algorithm list refuses ed25519, as on ESXi.
     let mut o = SshdOptions::new(esx01());
     o.authorized_keys.push(ed.clone());
-    o.authorized_keys.push(client.key.clone());
+    client.authorize(&mut o);
     let sshd = Sshd::start(o);
     client.trust(&sshd);
     let mut opts = client.options(&[target(&sshd)]);
@@ -436,17 +368,15 @@ fn a_refused_ed25519_key_does_not_stop_the_ecdsa_key() {
 
 #[test]
 fn the_binary_reads_hosts_from_stdin_and_prints_only_the_report() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let sshd = Sshd::start(SshdOptions::new(esx01()));
     client.trust(&sshd);
     let password = test_password();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-        .args(["-F"])
-        .arg(&client.config)
+    let mut child = client
+        .doctor()
         .args(["--format", "json", "--connect-timeout", "20s", "-"])
         .env("PVRDMA_DOCTOR_PASSWORD", &password)
-        .env("HOME", client.dir.path())
-        .env_remove("SSH_AUTH_SOCK")
+        .command()
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -473,9 +403,9 @@ fn the_binary_reads_hosts_from_stdin_and_prints_only_the_report() {
 
 #[test]
 fn no_common_cipher_is_a_key_exchange_error() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let mut o = SshdOptions::new(esx01());
-    o.authorized_keys.push(client.key.clone());
+    client.authorize(&mut o);
     // CBC is not in the client's list (ESXi never needs it).
     o.ciphers = Some("aes128-cbc".into());
     let sshd = Sshd::start(o);
@@ -488,8 +418,8 @@ fn no_common_cipher_is_a_key_exchange_error() {
 
 #[test]
 fn insecure_skip_accepts_an_unknown_key_without_recording_it() {
-    let client = ClientSide::new("");
-    let sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let sshd = client.keyed_sshd(esx01());
     let mut opts = client.options(&[target(&sshd)]);
     opts.insecure_skip_host_key_check = true;
     let run = collect_live(&opts).expect("run");
@@ -499,7 +429,7 @@ fn insecure_skip_accepts_an_unknown_key_without_recording_it() {
 
 #[test]
 fn a_dead_jump_host_is_named_in_the_target_error() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let dead = free_port();
     client.write_config(&format!(
         "Host esx-behind\n  HostName 127.0.0.1\n  Port 22\n  ProxyJump 127.0.0.1:{dead}\n"
@@ -564,7 +494,7 @@ impl Drop for Agent {
 
 #[test]
 fn a_key_held_only_by_ssh_agent_logs_in() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let agent_key = keygen(client.dir.path(), "agent_only", "ecdsa");
     let mut o = SshdOptions::new(esx01());
     // The config's IdentityFile is not authorized; only the agent's key is.
@@ -573,25 +503,21 @@ fn a_key_held_only_by_ssh_agent_logs_in() {
     client.trust(&sshd);
     let agent = Agent::start(client.dir.path(), &agent_key);
     std::fs::remove_file(&agent_key).expect("remove the key file: the agent must be the only holder");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-        .arg("-F")
-        .arg(&client.config)
-        .args(["--format", "json", &target(&sshd)])
+    let out = client
+        .doctor()
+        .args(["--format", "json"])
+        .against(&sshd)
         .env("SSH_AUTH_SOCK", &agent.socket)
-        .env("HOME", client.dir.path())
-        .env_remove("PVRDMA_DOCTOR_PASSWORD")
-        .output()
-        .expect("run pvrdma-doctor");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .run();
     let log = sshd.log();
-    assert!(log.contains("Accepted publickey"), "{log}\nstderr: {stderr}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(!stdout.contains("authentication"), "{stdout}");
+    assert!(log.contains("Accepted publickey"), "{log}\nstderr: {}", out.stderr);
+    assert!(!out.stdout.contains("authentication"), "{}", out.stdout);
 }
 
 #[test]
 fn identities_only_limits_agent_keys_to_the_configured_ones() {
-    let client = ClientSide::new("IdentitiesOnly yes\n");
+    let client = Client::new();
+    client.write_config("IdentitiesOnly yes\n");
     let agent_key = keygen(client.dir.path(), "agent_only", "ecdsa");
     let mut o = SshdOptions::new(esx01());
     o.authorized_keys.push(agent_key.clone());
@@ -601,37 +527,34 @@ fn identities_only_limits_agent_keys_to_the_configured_ones() {
     // Only the public half stays on disk: it names the agent key in IdentityFile.
     std::fs::remove_file(&agent_key).expect("remove private key");
     let run = |extra_identity: Option<&Path>| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"));
-        cmd.arg("-F").arg(&client.config);
+        let mut doctor = client.doctor();
         if let Some(i) = extra_identity {
-            cmd.arg("-i").arg(i);
+            doctor = doctor.arg("-i").arg(i);
         }
-        cmd.args(["--format", "json", &target(&sshd)])
+        doctor
+            .args(["--format", "json"])
+            .against(&sshd)
             .env("SSH_AUTH_SOCK", &agent.socket)
-            .env("HOME", client.dir.path())
-            .env_remove("PVRDMA_DOCTOR_PASSWORD")
-            .output()
-            .expect("run pvrdma-doctor")
+            .run()
     };
     // The configured key (id_test) is not authorized and the agent key is not configured.
     let out = run(None);
-    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!sshd.log().contains("Accepted publickey"), "{}", sshd.log());
-    assert!(stdout.contains("authentication"), "{stdout}");
+    assert!(out.stdout.contains("authentication"), "{}", out.stdout);
     // Naming the agent key's file makes the agent offer it.
     let out = run(Some(&agent_key));
     assert!(
         sshd.log().contains("Accepted publickey"),
         "{}\n{}",
         sshd.log(),
-        String::from_utf8_lossy(&out.stderr)
+        out.stderr
     );
 }
 
 #[test]
 fn the_esxi_password_is_never_sent_to_a_jump_host() {
-    let client = ClientSide::new("");
-    let target_sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let target_sshd = client.keyed_sshd(esx01());
     // The jump host does not know the client key: only a password could get in there.
     let mut jo = SshdOptions::new(esx01());
     jo.allow_tcp_forwarding = true;
@@ -656,8 +579,8 @@ fn the_esxi_password_is_never_sent_to_a_jump_host() {
 
 #[test]
 fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
-    let client = ClientSide::new("");
-    let sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let sshd = client.keyed_sshd(esx01());
     // Recorded only under the alias, as a fleet file keyed by stable names does.
     std::fs::write(&client.known_hosts, format!("esx01.lab {}\n", sshd.host_key_pub)).expect("known_hosts");
     client.write_config(&format!(
@@ -686,34 +609,23 @@ fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
 
 #[test]
 fn a_silent_agent_socket_does_not_stop_the_key_on_disk() {
-    let client = ClientSide::new("");
-    let sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let sshd = client.keyed_sshd(esx01());
     client.trust(&sshd);
     // A stale SSH_AUTH_SOCK: something listens there but never answers.
     let sock = client.dir.path().join("stale-agent.sock");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind agent socket");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-        .arg("-F")
-        .arg(&client.config)
-        .args([
-            "--format",
-            "json",
-            "--connect-timeout",
-            "15s",
-            "--timeout",
-            "60s",
-            &target(&sshd),
-        ])
+    let out = client
+        .doctor()
+        .args(["--format", "json", "--connect-timeout", "15s", "--timeout", "60s"])
+        .against(&sshd)
         .env("SSH_AUTH_SOCK", &sock)
-        .env("HOME", client.dir.path())
-        .env_remove("PVRDMA_DOCTOR_PASSWORD")
-        .output()
-        .expect("run pvrdma-doctor");
+        .run();
     assert!(
         sshd.log().contains("Accepted publickey"),
         "{}\n{}",
         sshd.log(),
-        String::from_utf8_lossy(&out.stdout)
+        out.stdout
     );
 }
 
@@ -732,8 +644,8 @@ fn fingerprint(pub_key: &Path) -> String {
 }
 
 /// The short-scalar fixtures, authorized on one server; the config's own key is not.
-fn short_scalar_setup() -> (ClientSide, Sshd, Vec<PathBuf>) {
-    let client = ClientSide::new("");
+fn short_scalar_setup() -> (Client, Sshd, Vec<PathBuf>) {
+    let client = Client::new();
     let keys: Vec<PathBuf> = [256, 384, 521]
         .iter()
         .map(|c| short_scalar_key(client.dir.path(), *c))
@@ -782,29 +694,26 @@ fn short_scalar_ecdsa_keys_log_in_from_ssh_agent_on_every_curve() {
     for key in &keys {
         let agent_dir = tempfile::tempdir().expect("tempdir");
         let agent = Agent::start(agent_dir.path(), key);
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-            .arg("-F")
-            .arg(&client.config)
-            .args(["--format", "json", &target(&sshd)])
+        let out = client
+            .doctor()
+            .args(["--format", "json"])
+            .against(&sshd)
             .env("SSH_AUTH_SOCK", &agent.socket)
-            .env("HOME", client.dir.path())
-            .env_remove("PVRDMA_DOCTOR_PASSWORD")
-            .output()
-            .expect("run pvrdma-doctor");
+            .run();
         assert_eq!(
             accepted_count(&sshd, key),
             1,
             "{}:\n{}\nstdout: {}",
             key.display(),
             sshd.log(),
-            String::from_utf8_lossy(&out.stdout)
+            out.stdout
         );
     }
 }
 
 #[test]
 fn auth_failures_list_each_attempt_and_guess_esxi_causes_only_on_esxi() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let ed = keygen(client.dir.path(), "id_ed25519_test", "ed25519");
     let run_against = |sshd: &Sshd| {
         client.trust(sshd);
@@ -846,40 +755,28 @@ fn auth_failures_list_each_attempt_and_guess_esxi_causes_only_on_esxi() {
 
 #[test]
 fn a_missing_dash_i_file_stops_the_run_naming_it() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     let missing = client.dir.path().join("no-such-key");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-        .arg("-F")
-        .arg(&client.config)
-        .arg("-i")
-        .arg(&missing)
-        .arg("127.0.0.1:1")
-        .env("HOME", client.dir.path())
-        .env_remove("SSH_AUTH_SOCK")
-        .output()
-        .expect("run pvrdma-doctor");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let out = client.doctor().arg("-i").arg(&missing).arg("127.0.0.1:1").run();
+    let stderr = &out.stderr;
+    assert_eq!(out.code, Some(2), "{stderr}");
     assert!(stderr.contains(&missing.display().to_string()), "{stderr}");
     assert!(stderr.contains("No such file"), "{stderr}");
 }
 
 #[test]
 fn an_empty_ssh_auth_sock_is_no_agent() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     // No key is authorized and there is no password: the failure must not blame an agent.
     let sshd = Sshd::start(SshdOptions::new(esx01()));
     client.trust(&sshd);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-        .arg("-F")
-        .arg(&client.config)
-        .args(["--format", "json", &target(&sshd)])
+    let out = client
+        .doctor()
+        .args(["--format", "json"])
+        .against(&sshd)
         .env("SSH_AUTH_SOCK", "")
-        .env("HOME", client.dir.path())
-        .env_remove("PVRDMA_DOCTOR_PASSWORD")
-        .output()
-        .expect("run pvrdma-doctor");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+        .run();
+    let stdout = &out.stdout;
     assert!(stdout.contains("authentication as"), "{stdout}");
     assert!(
         !stdout.contains("ssh-agent") && !stdout.contains("Invalid argument"),
@@ -889,8 +786,8 @@ fn an_empty_ssh_auth_sock_is_no_agent() {
 
 #[test]
 fn system_ssh_config_comes_after_the_command_line_and_the_user_config() {
-    let client = ClientSide::new("");
-    let sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let sshd = client.keyed_sshd(esx01());
     client.trust(&sshd);
     let home = client.dir.path().join("home");
     std::fs::create_dir_all(home.join(".ssh")).expect("home");
@@ -919,38 +816,34 @@ fn system_ssh_config_comes_after_the_command_line_and_the_user_config() {
     )
     .expect("include");
     let run = |extra: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        Doctor::new()
             .args(extra)
             .args(["--format", "json", "esx-sys"])
-            .env("HOME", &home)
+            .home(&home)
             .env("PVRDMA_DOCTOR_SYSTEM_SSH_CONFIG", etc.join("ssh_config"))
-            .env_remove("SSH_AUTH_SOCK")
-            .env_remove("PVRDMA_DOCTOR_PASSWORD")
-            .output()
-            .expect("run pvrdma-doctor")
+            .run()
     };
     let out = run(&["-o", &format!("User={}", test_user())]);
     assert!(
         sshd.log().contains("Accepted publickey"),
         "{}\n{}",
         sshd.log(),
-        String::from_utf8_lossy(&out.stdout)
+        out.stdout
     );
     // Without -o, the user file's User is the first value obtained.
     let out = run(&[]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("nobody-here"), "{stdout}");
+    assert!(out.stdout.contains("nobody-here"), "{}", out.stdout);
     // An option the tool does not honour is a usage error, not silently dropped.
     let out = run(&["-o", "ForwardAgent=yes"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("ForwardAgent"));
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("ForwardAgent"));
 }
 
 #[test]
 fn hash_known_hosts_is_honoured_and_new_files_are_private() {
     use std::os::unix::fs::PermissionsExt;
-    let client = ClientSide::new("");
-    let sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let sshd = client.keyed_sshd(esx01());
     let fresh = client.dir.path().join("fresh-home/.ssh/known_hosts");
     client.write_config(&format!(
         "Host 127.0.0.1\n  HashKnownHosts yes\n  UserKnownHostsFile {}\n",
@@ -974,10 +867,10 @@ fn hash_known_hosts_is_honoured_and_new_files_are_private() {
 
 #[test]
 fn dash_p_and_dash_j_reach_a_host_through_a_jump_host() {
-    let client = ClientSide::new("");
-    let target_sshd = keyed_sshd(&client, esx01());
+    let client = Client::new();
+    let target_sshd = client.keyed_sshd(esx01());
     let mut jo = SshdOptions::new(esx01());
-    jo.authorized_keys.push(client.key.clone());
+    client.authorize(&mut jo);
     jo.allow_tcp_forwarding = true;
     let jump = Sshd::start(jo);
     client.trust(&target_sshd);
@@ -996,26 +889,21 @@ fn dash_p_and_dash_j_reach_a_host_through_a_jump_host() {
 
 #[test]
 fn a_redacted_bundle_holds_no_local_key_path_nor_login_user() {
-    let client = ClientSide::new("");
+    let client = Client::new();
     // No key is authorized: the auth error names the key file and the user.
     let sshd = Sshd::start(SshdOptions::new(esx01()));
     client.trust(&sshd);
     let bundle = client.dir.path().join("out.tar.gz");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-        .arg("-F")
-        .arg(&client.config)
+    let out = client
+        .doctor()
         .arg("-i")
         .arg(&client.key)
         .args(["--format", "json", "--bundle"])
         .arg(&bundle)
         .arg("--redact")
-        .arg(target(&sshd))
-        .env("HOME", client.dir.path())
-        .env_remove("SSH_AUTH_SOCK")
-        .env_remove("PVRDMA_DOCTOR_PASSWORD")
-        .output()
-        .expect("run pvrdma-doctor");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+        .against(&sshd)
+        .run();
+    let stdout = &out.stdout;
     // The printed report keeps the real values: it is the admin's own screen.
     assert!(stdout.contains(&client.key.display().to_string()), "{stdout}");
     let unpacked = client.dir.path().join("unpacked");

@@ -4,6 +4,7 @@
 //! `incomplete`, exit code 3, while a healthy host in the same run stays complete; a
 //! support bundle of the run, analysed again, gives the very same report.
 
+use crate::support::client::{alias, Client, Doctor};
 use crate::support::*;
 use pvrdma_doctor::catalogue;
 use serde_json::Value;
@@ -14,93 +15,50 @@ use std::path::{Path, PathBuf};
 const COMMAND_TIMEOUT: &str = "10s";
 const TIMEOUT_WORDS: &str = "did not finish within --command-timeout 10s";
 
-/// The client side: a key, known_hosts and an ssh config with `broken` and `healthy`.
-struct Client {
-    dir: tempfile::TempDir,
-    config: PathBuf,
+/// Runs the binary on both hosts with a bundle; returns (exit code, JSON report, stdout).
+fn run(client: &Client, extra: &[&str]) -> (Option<i32>, Value, String, PathBuf) {
+    let bundle = client
+        .dir
+        .path()
+        .join(format!("run-{}.tar.gz", extra.join("_").replace(['/', ' '], "")));
+    let out = client
+        .doctor()
+        .args([
+            "--format",
+            "json",
+            "--color",
+            "never",
+            "--connect-timeout",
+            "20s",
+            "--command-timeout",
+            COMMAND_TIMEOUT,
+            "--timeout",
+            "90s",
+        ])
+        .args(extra)
+        .arg("--bundle")
+        .arg(&bundle)
+        .args(["broken", "healthy"])
+        .run();
+    (out.code, out.json(), out.stdout, bundle)
 }
 
-impl Client {
-    fn new(broken: &Sshd, healthy: &Sshd, key: &Path, dir: tempfile::TempDir) -> Client {
-        let known_hosts = dir.path().join("known_hosts");
-        std::fs::write(
-            &known_hosts,
-            format!("{}{}", broken.known_hosts_line(), healthy.known_hosts_line()),
-        )
-        .expect("known_hosts");
-        let config = dir.path().join("config");
-        std::fs::write(
-            &config,
-            format!(
-                "Host broken\n  HostName 127.0.0.1\n  Port {}\nHost healthy\n  HostName 127.0.0.1\n  Port {}\n\
-                 Host *\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile {}/none\n",
-                broken.port,
-                healthy.port,
-                test_user(),
-                key.display(),
-                known_hosts.display(),
-                dir.path().display()
-            ),
-        )
-        .expect("config");
-        Client { dir, config }
-    }
-
-    /// Runs the binary on both hosts with a bundle; returns (exit code, JSON report, stdout).
-    fn run(&self, extra: &[&str]) -> (Option<i32>, Value, String, PathBuf) {
-        let bundle = self
-            .dir
-            .path()
-            .join(format!("run-{}.tar.gz", extra.join("_").replace(['/', ' '], "")));
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-            .arg("-F")
-            .arg(&self.config)
-            .args([
-                "--format",
-                "json",
-                "--color",
-                "never",
-                "--connect-timeout",
-                "20s",
-                "--command-timeout",
-                COMMAND_TIMEOUT,
-                "--timeout",
-                "90s",
-            ])
-            .args(extra)
-            .arg("--bundle")
-            .arg(&bundle)
-            .args(["broken", "healthy"])
-            .env("HOME", self.dir.path())
-            .env_remove("SSH_AUTH_SOCK")
-            .env_remove("PVRDMA_DOCTOR_PASSWORD")
-            .output()
-            .expect("run pvrdma-doctor");
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let json: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not JSON ({e}): {stdout}\nstderr: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        (out.status.code(), json, stdout, bundle)
-    }
-}
-
-fn start(scenario_host: &str, key: &Path, tweak: impl FnOnce(&mut SshdOptions)) -> Sshd {
+fn start(client: &Client, scenario_host: &str, tweak: impl FnOnce(&mut SshdOptions)) -> Sshd {
     let mut o = SshdOptions::new(samples_host("healthy-cluster", scenario_host));
-    o.authorized_keys.push(key.to_path_buf());
+    client.authorize(&mut o);
     tweak(&mut o);
     Sshd::start(o)
 }
 
-/// A broken host (esx01 samples, misbehaving as `tweak` says) and a healthy one (esx02).
+/// A broken host (esx01 samples, misbehaving as `tweak` says) and a healthy one (esx02),
+/// known to the client as `broken` and `healthy`.
 fn fleet(tweak: impl FnOnce(&mut SshdOptions)) -> (Sshd, Sshd, Client) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let key = keygen(dir.path(), "id_test", "ecdsa");
-    let broken = start("esx01", &key, tweak);
-    let healthy = start("esx02", &key, |_| {});
-    let client = Client::new(&broken, &healthy, &key, dir);
+    let client = Client::new();
+    let broken = start(&client, "esx01", tweak);
+    let healthy = start(&client, "esx02", |_| {});
+    client.trust(&broken);
+    client.trust(&healthy);
+    client.write_config(&format!("{}{}", alias("broken", &broken), alias("healthy", &healthy)));
     (broken, healthy, client)
 }
 
@@ -153,17 +111,12 @@ fn common(code: Option<i32>, report: &Value, stdout: &str, bundle: &Path, sshds:
     assert_eq!(healthy["incomplete_outputs"], serde_json::json!([]));
     assert_eq!(healthy["vms"][0]["adapters"][0]["verdict"], "hca");
 
-    let analyzed = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+    let analyzed = Doctor::new()
         .args(["analyze", "--format", "json", "--color", "never"])
         .arg(bundle)
-        .output()
-        .expect("analyze");
-    assert_eq!(
-        String::from_utf8_lossy(&analyzed.stdout),
-        stdout,
-        "the bundle reads differently"
-    );
-    assert_eq!(analyzed.status.code(), Some(3));
+        .run();
+    assert_eq!(analyzed.stdout, stdout, "the bundle reads differently");
+    assert_eq!(analyzed.code, Some(3));
     let manifest: Value = {
         let file = std::fs::File::open(bundle).expect("bundle");
         let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
@@ -196,7 +149,7 @@ fn hang_after_complete_output_is_a_timeout_not_a_pass() {
             catalogue::RDMA_DEVICE_LIST.to_string(),
         ];
     });
-    let (code, report, stdout, bundle) = client.run(&[]);
+    let (code, report, stdout, bundle) = run(&client, &[]);
     let h = host(&report, "broken");
     let adapter = hpc_node01(h);
     assert_eq!(adapter["verdict"], "unknown", "{adapter}");
@@ -219,7 +172,7 @@ fn output_past_the_cap_is_cut_and_marked_unknown() {
     let (broken, healthy, client) = fleet(|o| {
         o.flood = vec![catalogue::RDMA_DEVICE_LIST.to_string()];
     });
-    let (code, report, stdout, bundle) = client.run(&[]);
+    let (code, report, stdout, bundle) = run(&client, &[]);
     let h = host(&report, "broken");
     let present = check(h, "rdma-device-present");
     assert_eq!(present["status"], "unknown", "{present}");
@@ -232,7 +185,7 @@ fn output_past_the_cap_is_cut_and_marked_unknown() {
     common(code, &report, &stdout, &bundle, &[&broken, &healthy]);
 
     // The per-host budget cuts earlier, and says so.
-    let (code, report, stdout, bundle) = client.run(&["--host-output-budget", "1MiB"]);
+    let (code, report, stdout, bundle) = run(&client, &["--host-output-budget", "1MiB"]);
     let h = host(&report, "broken");
     let summary = check(h, "rdma-device-present")["summary"]
         .as_str()
@@ -250,7 +203,7 @@ fn the_session_killed_mid_command_is_a_lost_connection() {
     let (broken, healthy, client) = fleet(|o| {
         o.kill_session = vec![catalogue::PVRDMA_PROPERTIES.to_string()];
     });
-    let (code, report, stdout, bundle) = client.run(&[]);
+    let (code, report, stdout, bundle) = run(&client, &[]);
     let h = host(&report, "broken");
     let adapter = hpc_node01(h);
     assert_eq!(adapter["verdict"], "unknown", "{adapter}");
@@ -268,7 +221,7 @@ fn a_frozen_server_is_a_timeout_with_its_reason() {
     let (broken, healthy, client) = fleet(|o| {
         o.freeze = vec![catalogue::PVRDMA_PROPERTIES.to_string()];
     });
-    let (code, report, stdout, bundle) = client.run(&[]);
+    let (code, report, stdout, bundle) = run(&client, &[]);
     let h = host(&report, "broken");
     let adapter = hpc_node01(h);
     assert_eq!(adapter["verdict"], "unknown", "{adapter}");

@@ -2,6 +2,7 @@
 //! shell of tests/support and a fake `vmkping` on PATH): the probe runs on the collection's
 //! login, under busybox sh, and its outputs are judged as the real ones would be.
 
+use crate::support::client::{alias, Client};
 use crate::support::*;
 use pvrdma_doctor::collect::HostCapture;
 use pvrdma_doctor::diagnose::diagnose;
@@ -34,66 +35,47 @@ fn too_long(ip: &str, bytes: u32) -> String {
 }
 
 struct Fleet {
-    _client: tempfile::TempDir,
-    config: std::path::PathBuf,
+    client: Client,
     sshds: Vec<Sshd>,
 }
 
 /// healthy-cluster's esx01 (vmk1 10.10.10.11) and esx02 (10.10.10.12) on two sshds, with
 /// the given vmkping answers, reached as `esx01`/`esx02` through an ssh config.
 fn fleet(answers: [&[(&str, String)]; 2], hang: [bool; 2]) -> Fleet {
-    let client = tempfile::tempdir().expect("tempdir");
-    let key = keygen(client.path(), "id_test", "ecdsa");
-    let mut config = String::new();
-    let mut known = String::new();
+    let client = Client::new();
+    let mut aliases = String::new();
     let mut sshds = Vec::new();
     for (i, host) in ["esx01", "esx02"].iter().enumerate() {
-        let answers_dir = client.path().join(format!("vmkping-{host}"));
+        let answers_dir = client.dir.path().join(format!("vmkping-{host}"));
         std::fs::create_dir(&answers_dir).expect("mkdir");
         for (name, text) in answers[i] {
             std::fs::write(answers_dir.join(name), text).expect("answer");
         }
         // The fake runs as the test user: it must read the answers.
-        let mut perms = std::fs::metadata(client.path()).expect("meta").permissions();
+        let mut perms = std::fs::metadata(client.dir.path()).expect("meta").permissions();
         std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-        std::fs::set_permissions(client.path(), perms.clone()).expect("chmod");
+        std::fs::set_permissions(client.dir.path(), perms.clone()).expect("chmod");
         std::fs::set_permissions(&answers_dir, perms).expect("chmod");
         let mut o = SshdOptions::new(samples_host("healthy-cluster", host));
-        o.authorized_keys.push(key.clone());
+        client.authorize(&mut o);
         o.vmkping = Some(answers_dir);
         if hang[i] {
             o.hang.push("vmkping".to_string());
         }
         let sshd = Sshd::start(o);
-        config.push_str(&format!(
-            "Host {host}\n  HostName 127.0.0.1\n  Port {}\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile none\n",
-            sshd.port,
-            test_user(),
-            key.display(),
-            client.path().join("known_hosts").display()
-        ));
-        known.push_str(&sshd.known_hosts_line());
+        aliases.push_str(&alias(host, &sshd));
+        client.trust(&sshd);
         sshds.push(sshd);
     }
-    std::fs::write(client.path().join("known_hosts"), known).expect("known_hosts");
-    let config_path = client.path().join("config");
-    std::fs::write(&config_path, config).expect("config");
-    Fleet {
-        _client: client,
-        config: config_path,
-        sshds,
-    }
+    client.write_config(&aliases);
+    Fleet { client, sshds }
 }
 
 fn options(f: &Fleet, command_timeout: Duration) -> LiveOptions {
     LiveOptions {
-        targets: vec!["esx01".to_string(), "esx02".to_string()],
-        ssh_config: Some(f.config.clone()),
-        connect_timeout: Duration::from_secs(20),
         command_timeout,
-        run_timeout: Some(Duration::from_secs(120)),
         probe: Some(ProbeOptions::default()),
-        ..LiveOptions::default()
+        ..f.client.options(&["esx01".to_string(), "esx02".to_string()])
     }
 }
 

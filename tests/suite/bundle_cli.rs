@@ -1,6 +1,7 @@
 //! `pvrdma-doctor analyze` on bundles, through the real binary: a bundle reproduces the
 //! report of the run that wrote it byte for byte, a damaged bundle is refused with a clear
 //! message and exit code 2, and a vm-support bundle is analysed as far as it can be.
+use crate::support::client::Doctor;
 use assert_cmd::Command;
 use pvrdma_doctor::app::write_support_bundle;
 use pvrdma_doctor::cli::BundleArgs;
@@ -263,9 +264,10 @@ fn demo_run_with_bundle_then_analyze_prints_the_same_report() {
 fn ctrl_c_still_writes_the_bundle_with_what_is_missing_and_why() {
     let dir = tempfile::tempdir().unwrap();
     // Every simulated command takes 30 s, so the run is mid-collection when interrupted.
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+    let child = Doctor::new()
         .args(["demo", "--latency", "30s", "--no-progress", "--format", "json"])
         .args(["--bundle", "interrupted.tar.gz"])
+        .command()
         .current_dir(dir.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

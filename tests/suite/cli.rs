@@ -1,6 +1,7 @@
 //! The command line as an admin uses it: options anywhere, node sets, a fleet
 //! report that folds, fits the terminal and says when nothing was diagnosed, scriptable
 //! remedies, completions and the smaller promises. Through the real binary.
+use crate::support::client::Doctor;
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
@@ -419,9 +420,10 @@ fn verbose_shows_each_command_on_stderr() {
 #[test]
 fn ctrl_c_reports_reached_hosts_as_interrupted_and_exits_130() {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+    let mut child = Doctor::new()
         .args(["demo", "-v", "--no-progress", "--format", "json", "--latency", "30s"])
         .env_remove("RUST_LOG")
+        .command()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -1,6 +1,7 @@
 //! The in-process simulated ESXi fleet, reached over real SSH through `collect_live`:
 //! the demo's promise (scenario host names, every output delivered) and the read-only
 //! promise (every command line the tool sends is a catalogue entry).
+use crate::support::client::Doctor;
 use pvrdma_doctor::catalogue::CATALOGUE;
 use pvrdma_doctor::collect::ErrorKind;
 use pvrdma_doctor::demo::{load_scenario, run_demo, scale_fleet, DemoOptions, SimFleet};
@@ -160,8 +161,9 @@ fn scaled_fleet_names_and_count() {
 #[test]
 fn ctrl_c_still_prints_the_report_of_what_was_collected() {
     // Every simulated command takes 30 s, so the run is mid-collection when interrupted.
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+    let child = Doctor::new()
         .args(["demo", "--latency", "30s", "--no-progress", "--no-fold"])
+        .command()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -230,19 +232,18 @@ fn the_demo_never_touches_the_users_agent() {
     let sock = dir.path().join("agent.sock");
     let listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind agent socket");
     listener.set_nonblocking(true).expect("nonblocking");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+    let out = Doctor::new()
         .args(["demo", "--no-progress", "--format", "json"])
         .env("SSH_AUTH_SOCK", &sock)
-        .env("HOME", dir.path())
-        .output()
-        .expect("run the demo");
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+        .home(dir.path())
+        .run();
+    let report = out.json();
     let reached = report["hosts"]
         .as_array()
         .expect("hosts")
         .iter()
         .any(|h| h["status"] != "unreachable");
-    assert!(reached, "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(reached, "{}", out.stdout);
     assert!(listener.accept().is_err(), "the demo connected to the user's ssh-agent");
     let hosts = load_scenario(None).expect("embedded scenario");
     let fleet = SimFleet::start(hosts, Duration::ZERO).expect("fleet");

@@ -5,6 +5,7 @@
 //! also while it is being rewritten. Both are installed by scripts/install-test-deps.sh;
 //! no system service is used: node_exporter is started here, on 127.0.0.1.
 use crate::support;
+use crate::support::client::Doctor;
 
 use assert_cmd::Command;
 use std::collections::{BTreeMap, BTreeSet};
@@ -532,16 +533,11 @@ fn the_shipped_textfile_service_runs_against_a_real_sshd_and_its_units_verify() 
             }
         })
         .collect();
-    let out = std::process::Command::new(&moved[0])
-        .args(&moved[1..])
-        .env("HOME", tmp.path())
-        .env_remove("SSH_AUTH_SOCK")
-        .env_remove("PVRDMA_DOCTOR_PASSWORD")
-        .output()
-        .expect("run the service's command");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    // moved[0] is the binary Doctor runs.
+    let out = Doctor::new().args(&moved[1..]).home(tmp.path()).run();
+    let stderr = &out.stderr;
     // Exit 1 (an adapter falls back) is a result the unit counts as success.
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.code, Some(1), "{stderr}");
     let success = unit
         .lines()
         .find_map(|l| l.strip_prefix("SuccessExitStatus="))

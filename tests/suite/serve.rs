@@ -5,6 +5,7 @@
 //! the configuration file's life (check, reload, a broken reload), hostile clients, and
 //! SIGTERM finishing the probes in flight.
 use crate::support;
+use crate::support::client::Doctor;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -67,9 +68,10 @@ impl Drop for Proc {
 /// Starts `pvrdma-doctor ARGS --listen 127.0.0.1:0`; returns it and the address it serves.
 fn exporter(dir: &Path, args: &[&str]) -> (Proc, String) {
     let log = dir.join(format!("exporter-{}.log", support::free_port()));
-    let child = Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+    let child = Doctor::new()
         .args(args)
         .args(["--listen", "127.0.0.1:0"])
+        .command()
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).expect("log file"))
@@ -368,24 +370,16 @@ fn check_config_reload_hostile_clients_and_sigterm() {
     let cfg = config.to_str().expect("utf-8");
 
     // --check-config: a valid file passes, a broken one fails and says where.
-    let ok = Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-        .args(["serve", "--config", cfg, "--check-config"])
-        .output()
-        .expect("run");
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
-    assert!(String::from_utf8_lossy(&ok.stdout).contains("valid"));
+    let ok = Doctor::new().args(["serve", "--config", cfg, "--check-config"]).run();
+    assert_eq!(ok.code, Some(0), "{}", ok.stderr);
+    assert!(ok.stdout.contains("valid"));
     let broken = dir.path().join("broken.yml");
     std::fs::write(&broken, "targets: [\"esx[01-\"]\n").expect("write");
-    let bad = Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+    let bad = Doctor::new()
         .args(["serve", "--config", broken.to_str().expect("utf-8"), "--check-config"])
-        .output()
-        .expect("run");
-    assert!(!bad.status.success());
-    assert!(
-        String::from_utf8_lossy(&bad.stderr).contains("broken.yml"),
-        "{}",
-        String::from_utf8_lossy(&bad.stderr)
-    );
+        .run();
+    assert_ne!(bad.code, Some(0));
+    assert!(bad.stderr.contains("broken.yml"), "{}", bad.stderr);
 
     let (mut exp, addr) = exporter(dir.path(), &["serve", "--config", cfg]);
     let (status, body) = get(&addr, "/probe?target=esx01");

@@ -1,6 +1,7 @@
 //! `pvrdma-doctor watch --demo` against the demo's simulated ESXi hosts (real SSH on
 //! 127.0.0.1): a scenario directory read again every round lets the test change a host
 //! between rounds, as an admin turning a firewall ruleset off would.
+use crate::support::client::Doctor;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -47,11 +48,12 @@ struct Watch {
 
 impl Watch {
     fn start(args: &[&str]) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+        let mut child = Doctor::new()
             .arg("watch")
             .args(args)
             // The width lines wrap at when stdout is not a terminal.
             .env("COLUMNS", "100")
+            .command()
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

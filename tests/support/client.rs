@@ -1,0 +1,216 @@
+//! The client side of a test, as a user of pvrdma-doctor has it: a key, a known_hosts
+//! file and an ssh config in a private home folder ([`Client`]), the in-process
+//! collection's options from them ([`Client::options`]), and the binary run with them
+//! ([`Doctor`], its result an [`Outcome`]).
+use super::sshd::{Sshd, SshdOptions};
+use super::{keygen, test_user};
+use pvrdma_doctor::live::LiveOptions;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// `127.0.0.1:<port>` of a test sshd, as a target on the command line.
+pub fn target(sshd: &Sshd) -> String {
+    format!("127.0.0.1:{}", sshd.port)
+}
+
+/// An ssh config block naming `sshd` as `name`.
+pub fn alias(name: &str, sshd: &Sshd) -> String {
+    format!("Host {name}\n  HostName 127.0.0.1\n  Port {}\n", sshd.port)
+}
+
+/// A temporary home with an ECDSA key (`id_test`), a known_hosts file trusting nobody
+/// yet, and an ssh config whose `Host *` block logs in as the test user with that key
+/// and that known_hosts (no global known_hosts file).
+pub struct Client {
+    pub dir: tempfile::TempDir,
+    pub key: PathBuf,
+    pub known_hosts: PathBuf,
+    pub config: PathBuf,
+}
+
+impl Client {
+    pub fn new() -> Client {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = keygen(dir.path(), "id_test", "ecdsa");
+        let known_hosts = dir.path().join("known_hosts");
+        std::fs::write(&known_hosts, "").expect("known_hosts");
+        let config = dir.path().join("config");
+        let c = Client {
+            dir,
+            key,
+            known_hosts,
+            config,
+        };
+        c.write_config("");
+        c
+    }
+
+    /// Rewrites the ssh config: `extra` first (its values win), then the `Host *` block.
+    pub fn write_config(&self, extra: &str) {
+        std::fs::write(
+            &self.config,
+            format!(
+                "{extra}\nHost *\n  User {user}\n  IdentityFile {key}\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile {dir}/global_known_hosts\n",
+                user = test_user(),
+                key = self.key.display(),
+                kh = self.known_hosts.display(),
+                dir = self.dir.path().display(),
+            ),
+        )
+        .expect("config");
+    }
+
+    /// Records the server's host key in known_hosts.
+    pub fn trust(&self, sshd: &Sshd) {
+        let mut text = std::fs::read_to_string(&self.known_hosts).unwrap_or_default();
+        text.push_str(&sshd.known_hosts_line());
+        std::fs::write(&self.known_hosts, text).expect("known_hosts");
+    }
+
+    /// Lets this client's key in on the server to be started with `opts`.
+    pub fn authorize(&self, opts: &mut SshdOptions) {
+        opts.authorized_keys.push(self.key.clone());
+    }
+
+    /// A server on `samples` that lets this client's key in.
+    pub fn keyed_sshd(&self, samples: PathBuf) -> Sshd {
+        let mut o = SshdOptions::new(samples);
+        self.authorize(&mut o);
+        Sshd::start(o)
+    }
+
+    /// The in-process collection of `targets` through this client's ssh config, with
+    /// timeouts a loaded machine meets.
+    pub fn options(&self, targets: &[String]) -> LiveOptions {
+        LiveOptions {
+            targets: targets.to_vec(),
+            ssh_config: Some(self.config.clone()),
+            // Never the machine's own /etc/ssh/ssh_config (and -F skips it anyway).
+            system_ssh_config: self.dir.path().join("system_ssh_config"),
+            connect_timeout: Duration::from_secs(20),
+            command_timeout: Duration::from_secs(20),
+            run_timeout: Some(Duration::from_secs(120)),
+            ..LiveOptions::default()
+        }
+    }
+
+    /// The binary with `-F <this config>` and this home.
+    pub fn doctor(&self) -> Doctor {
+        Doctor::new().config(&self.config).home(self.dir.path())
+    }
+}
+
+/// One run of the pvrdma-doctor binary. By default neither an ssh-agent
+/// (`SSH_AUTH_SOCK`) nor a password (`PVRDMA_DOCTOR_PASSWORD`) reaches it from the
+/// environment of the test; [`Doctor::env`] gives them back on purpose.
+pub struct Doctor {
+    args: Vec<OsString>,
+    /// In order: a value sets the variable, `None` removes it.
+    envs: Vec<(OsString, Option<OsString>)>,
+}
+
+impl Default for Doctor {
+    fn default() -> Self {
+        Doctor::new()
+    }
+}
+
+impl Doctor {
+    pub fn new() -> Doctor {
+        Doctor {
+            args: Vec::new(),
+            envs: Vec::new(),
+        }
+        .env_remove("SSH_AUTH_SOCK")
+        .env_remove("PVRDMA_DOCTOR_PASSWORD")
+    }
+
+    /// `-F <path>`: the ssh config instead of `~/.ssh/config`.
+    pub fn config(self, path: &Path) -> Doctor {
+        self.arg("-F").arg(path)
+    }
+
+    /// `HOME`, where `~/.ssh` is looked for.
+    pub fn home(self, dir: &Path) -> Doctor {
+        self.env("HOME", dir)
+    }
+
+    /// The server as a target (`127.0.0.1:<port>`).
+    pub fn against(self, sshd: &Sshd) -> Doctor {
+        self.arg(target(sshd))
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Doctor {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Doctor
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Doctor {
+        self.envs.push((key.into(), Some(value.as_ref().to_owned())));
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Doctor {
+        self.envs.push((key.into(), None));
+        self
+    }
+
+    /// The command, for a test that feeds its stdin or signals it while it runs.
+    pub fn command(&self) -> Command {
+        // Cargo names the binary to integration tests only; the examples sharing this
+        // module compile it without one.
+        let Some(bin) = option_env!("CARGO_BIN_EXE_pvrdma-doctor") else {
+            panic!("only an integration test can run the pvrdma-doctor binary");
+        };
+        let mut cmd = Command::new(bin);
+        cmd.args(&self.args);
+        for (key, value) in &self.envs {
+            match value {
+                Some(v) => cmd.env(key, v),
+                None => cmd.env_remove(key),
+            };
+        }
+        cmd
+    }
+
+    /// Runs it to the end, its output captured.
+    pub fn run(&self) -> Outcome {
+        Outcome::from(self.command().output().expect("run pvrdma-doctor"))
+    }
+}
+
+/// What a run of the binary gave.
+pub struct Outcome {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<std::process::Output> for Outcome {
+    fn from(out: std::process::Output) -> Outcome {
+        Outcome {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+impl Outcome {
+    /// Stdout as JSON; fails the test showing both streams when it is not.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
+    }
+}
