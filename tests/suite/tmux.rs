@@ -212,6 +212,13 @@ fn list_checks_and_help_fit() {
         assert!(!demo.contains(ssh), "demo --help lists {ssh}: {demo}");
     }
     assert_fits("analyze --help", &in_80_columns(&["analyze", "--help"]));
+    // The front ends for monitoring: their help is read at a terminal too.
+    let watch = in_80_columns(&["watch", "--help"]);
+    assert_fits("watch --help", &watch);
+    assert!(watch.contains("--until-change"), "{watch}");
+    let serve = in_80_columns(&["serve", "--help"]);
+    assert_fits("serve --help", &serve);
+    assert!(serve.contains("--check-config"), "{serve}");
 }
 
 #[test]
