@@ -68,7 +68,7 @@ if [ "$(getent passwd "$TEST_USER" | cut -d: -f7)" != "$BUSYBOX_SH" ]; then
 fi
 echo "$TEST_USER:$TEST_PASSWORD" | chpasswd
 
-# --- Prometheus (tests/prometheus.rs) -------------------------------------------------
+# --- Prometheus (tests/suite/prometheus.rs) -------------------------------------------------
 # promtool (Debian package `prometheus`) lints the metrics and unit-tests the alerting
 # rules; node_exporter (`prometheus-node-exporter`) reads the textfile; systemd-analyze
 # (`systemd`) verifies the shipped units. The tests start
