@@ -236,6 +236,16 @@ impl Engine {
             ),
         };
         let up = !captures.is_empty() && captures.iter().all(|c| c.error.is_none());
+        // A scrape shows `pvrdma_up 0`; why is the operator's next question, and the
+        // exporter's log (journald under the shipped unit) is where they look.
+        for c in &captures {
+            if let Some(e) = &c.error {
+                let kind = serde_json::to_value(e.kind).ok();
+                let kind = kind.as_ref().and_then(|k| k.as_str()).unwrap_or("error");
+                let line = format!("probe of {}: {kind}: {}", c.host, e.message);
+                eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &line));
+            }
+        }
         let mut diagnosis = crate::diagnose::diagnose(&captures);
         if let Some(keep) = &module.fleet_checks {
             diagnosis.fleet_checks.retain(|c| keep.iter().any(|k| *k == c.id.id()));
