@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-const PROMTOOL: &str = "/usr/bin/promtool";
+pub(crate) const PROMTOOL: &str = "/usr/bin/promtool";
 const NODE_EXPORTER: &str = "/usr/bin/prometheus-node-exporter";
 
-fn require(tool: &str) {
+/// Fails (never skips) when a real component is missing, saying how to install it.
+pub(crate) fn require(tool: &str) {
     assert!(
         Path::new(tool).is_file(),
         "{tool} is missing: run `sudo scripts/install-test-deps.sh` first (it installs the Debian packages prometheus and prometheus-node-exporter)"
@@ -90,7 +91,8 @@ fn promtool_check_metrics(text: &str) -> (i32, String) {
     (out.status.code().unwrap_or(-1), said)
 }
 
-fn assert_promtool_accepts(what: &str, text: &str) {
+/// `promtool check metrics` accepts `text` with no lint remark.
+pub(crate) fn assert_promtool_accepts(what: &str, text: &str) {
     let (code, said) = promtool_check_metrics(text);
     assert_eq!(code, 0, "promtool check metrics rejects {what}: {said}\n{text}");
     assert!(said.trim().is_empty(), "promtool has lint remarks on {what}: {said}");

@@ -14,14 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const PROMETHEUS: &str = "/usr/bin/prometheus";
-const PROMTOOL: &str = "/usr/bin/promtool";
-
-fn require(tool: &str) {
-    assert!(
-        Path::new(tool).is_file(),
-        "{tool} is missing: run `sudo scripts/install-test-deps.sh` first (it installs the Debian package prometheus)"
-    );
-}
+use crate::prometheus::{assert_promtool_accepts, require, PROMTOOL};
 
 /// A child process stopped (SIGTERM, then SIGKILL) when dropped.
 struct Proc {
@@ -111,29 +104,6 @@ fn get(addr: &str, path: &str) -> (u16, String) {
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
     (status, body)
-}
-
-fn assert_promtool_accepts(what: &str, body: &str) {
-    let mut child = Command::new(PROMTOOL)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run promtool");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(body.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("promtool");
-    assert!(
-        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
-        "promtool check metrics on {what}: {}{}\n{body}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A Prometheus server on 127.0.0.1 with `scrape_configs` (YAML, indented as a list).
@@ -525,7 +495,7 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// The promise: `serve --config` in front of a host (a real OpenSSH sshd with
+/// The promise of the exporter: `serve --config` in front of a host (a real OpenSSH sshd with
 /// the fake esxcli/vsish), Prometheus scraping every 2 s; a fallback injected on the host
 /// (vsish now says no physical HCA is available) is what the next scrape reports.
 #[test]
