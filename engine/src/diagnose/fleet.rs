@@ -289,6 +289,19 @@ pub(in crate::diagnose) struct Fleet<'a> {
     probes: &'a [Probe],
 }
 
+impl Fleet<'_> {
+    /// [`classify`] of adapter profile `a` of host `i` against profile `b` of host `j`.
+    fn classify(
+        &self,
+        (i, a): (usize, &Profile),
+        (j, b): (usize, &Profile),
+        cut: &dyn Fn(&str, &str) -> bool,
+    ) -> Class {
+        let (ha, hb) = (&self.hosts[i].host, &self.hosts[j].host);
+        classify(ha, a, &self.nets[i], hb, b, &self.nets[j], cut(ha, hb))
+    }
+}
+
 /// What the adapter pairs across hosts add up to, for the fleet checks.
 #[derive(Default)]
 struct PairTally {
@@ -411,15 +424,7 @@ fn tally_pairs(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool, summary: &mut Tr
             let mut pairs = TransportCounts::default();
             for (pa, la) in &fleet.profiles[i] {
                 for (pb, lb) in &fleet.profiles[j] {
-                    let c = classify(
-                        &h.host,
-                        pa,
-                        &fleet.nets[i],
-                        &other.host,
-                        pb,
-                        &fleet.nets[j],
-                        cut(&h.host, &other.host),
-                    );
+                    let c = fleet.classify((i, pa), (j, pb), cut);
                     let n = la.len() as u64 * lb.len() as u64;
                     pairs.add(c.transport, n);
                     for r in &c.reasons {
@@ -455,7 +460,7 @@ fn tally_pairs(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool, summary: &mut Tr
 fn exceptions(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool) -> Vec<AdapterException> {
     let hosts = fleet.hosts;
     let mut out = Vec::new();
-    for (i, h) in hosts.iter().enumerate() {
+    for i in 0..hosts.len() {
         for (pa, la) in &fleet.profiles[i] {
             for (j, other) in hosts.iter().enumerate() {
                 if i == j {
@@ -464,15 +469,7 @@ fn exceptions(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool) -> Vec<AdapterExc
                 let mut counts = TransportCounts::default();
                 let mut reasons: Vec<String> = Vec::new();
                 for (pb, lb) in &fleet.profiles[j] {
-                    let c = classify(
-                        &h.host,
-                        pa,
-                        &fleet.nets[i],
-                        &other.host,
-                        pb,
-                        &fleet.nets[j],
-                        cut(&h.host, &other.host),
-                    );
+                    let c = fleet.classify((i, pa), (j, pb), cut);
                     if c.transport == Transport::Rdma && c.reasons.is_empty() {
                         counts.add(Transport::Rdma, lb.len() as u64);
                         continue;
