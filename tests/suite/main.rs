@@ -9,6 +9,7 @@ mod bundle;
 mod bundle_cli;
 mod cli;
 mod demo;
+mod docs;
 mod evidence;
 mod fuzz_corpus;
 mod fuzz_regressions;

@@ -1,0 +1,278 @@
+//! The documentation stays honest wherever it lives: every relative link in the README and
+//! the guides under `docs/` reaches a file (and a heading, when it names one), and every
+//! `pvrdma-doctor …` command line they show is one the command line accepts.
+use crate::support::client::Doctor;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The Markdown pages a user reads: the README, the guides, and the other READMEs.
+fn pages() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    for extra in ["CONTRIBUTING.md", "samples/README.md", "fuzz/README.md"] {
+        if root.join(extra).exists() {
+            pages.push(root.join(extra));
+        }
+    }
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+}
+
+/// GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces
+/// turned into dashes.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The lines of `text` outside fenced code blocks, and those inside them, apart.
+fn prose_and_code(text: &str) -> (Vec<&str>, Vec<&str>) {
+    let (mut prose, mut code) = (Vec::new(), Vec::new());
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if fenced {
+            code.push(line);
+        } else {
+            prose.push(line);
+        }
+    }
+    (prose, code)
+}
+
+fn anchors(text: &str) -> BTreeSet<String> {
+    let (prose, _) = prose_and_code(text);
+    prose
+        .iter()
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|l| slug(l.trim_start_matches('#')))
+        .collect()
+}
+
+/// The targets of the Markdown links `[text](target)` in `line`.
+fn link_targets(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("](") {
+        let after = &rest[at + 2..];
+        let Some(end) = after.find(')') else { break };
+        out.push(after[..end].trim());
+        rest = &after[end..];
+    }
+    out
+}
+
+#[test]
+fn the_slug_is_githubs() {
+    assert_eq!(
+        slug(" ssh_config, read as OpenSSH reads it"),
+        "ssh_config-read-as-openssh-reads-it"
+    );
+    assert_eq!(slug("Path probe (`--probe`)"), "path-probe---probe");
+}
+
+#[test]
+fn every_relative_link_reaches_its_file_and_heading() {
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let (prose, _) = prose_and_code(&text);
+        for line in prose {
+            for target in link_targets(line) {
+                if target.contains("://") || target.starts_with("mailto:") || target.is_empty() {
+                    continue;
+                }
+                checked += 1;
+                let (file, anchor) = match target.split_once('#') {
+                    Some((f, a)) => (f, Some(a)),
+                    None => (target, None),
+                };
+                let dest = if file.is_empty() {
+                    page.clone()
+                } else {
+                    page.parent().unwrap().join(file)
+                };
+                if !dest.exists() {
+                    broken.push(format!("{}: {target}: no such file", page.display()));
+                    continue;
+                }
+                if let Some(anchor) = anchor {
+                    let is_md = dest.extension().is_some_and(|e| e == "md");
+                    if is_md && !anchors(&std::fs::read_to_string(&dest).unwrap()).contains(anchor) {
+                        broken.push(format!("{}: {target}: no such heading", page.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 3, "only {checked} links found: the scanner is broken");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// Splits a shell command line into words: single and double quotes, backslash escapes,
+/// and the end at a comment or at the first operator that ends the command.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                for q in chars.by_ref() {
+                    if q == '\'' {
+                        break;
+                    }
+                    word.push(q);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(q) = chars.next() {
+                    match q {
+                        '"' => break,
+                        '\\' => word.extend(chars.next()),
+                        _ => word.push(q),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.extend(chars.next());
+            }
+            '#' if !in_word => break,
+            '|' | '>' | '<' | ';' | '&' => break,
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+#[test]
+fn shell_words_reads_quotes_and_stops_at_operators() {
+    assert_eq!(
+        shell_words(r#"pvrdma-doctor 'esx[01-16/2],db01' -o "A=b c" x\ y > out.json # comment"#),
+        ["pvrdma-doctor", "esx[01-16/2],db01", "-o", "A=b c", "x y"]
+    );
+    assert_eq!(shell_words("pvrdma-doctor esx01 | jq ."), ["pvrdma-doctor", "esx01"]);
+}
+
+/// Every `pvrdma-doctor …` command in a code block of the documentation, with the page it
+/// is on. A line may start with a prompt (`$ `), follow a pipe, or set variables first.
+fn examples() -> Vec<(PathBuf, String, Vec<String>)> {
+    let mut out = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let (_, code) = prose_and_code(&text);
+        for line in code {
+            // Where pvrdma-doctor itself is the command: at the start, after a prompt, a
+            // pipe or `sudo`/`exec`, never as a word of another command's arguments.
+            let Some(at) = line.match_indices("pvrdma-doctor ").map(|(i, _)| i).find(|&i| {
+                let before = line[..i].trim_end();
+                before.is_empty()
+                    || before.ends_with('|')
+                    || before.ends_with('$')
+                    || before.ends_with("&&")
+                    || before.ends_with("sudo")
+                    || before.ends_with("exec")
+                    || before
+                        .split_whitespace()
+                        .all(|w| w.contains('=') && !w.starts_with('-'))
+            }) else {
+                continue;
+            };
+            let command = &line[at..];
+            // Placeholders and substitutions stand for what the reader fills in.
+            if command.contains("$(") || command.contains("${") || command.contains('…') || command.contains("...") {
+                continue;
+            }
+            let words = shell_words(command);
+            if words
+                .iter()
+                .any(|w| w.starts_with('<') && w.ends_with('>') || w.starts_with('$'))
+            {
+                continue;
+            }
+            out.push((page.clone(), line.to_string(), words));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_command_line_shown_is_accepted() {
+    let examples = examples();
+    assert!(
+        examples.len() > 20,
+        "only {} examples found: the scanner is broken",
+        examples.len()
+    );
+    let mut refused = Vec::new();
+    for (page, line, words) in &examples {
+        // `--help` after the arguments: clap reads every one before it (an unknown option or a
+        // bad value is refused first) and then prints the help of the subcommand named, so
+        // nothing is run and no host is contacted.
+        let out = Doctor::new().args(&words[1..]).arg("--help").run();
+        // As a monitoring plugin (`--format nagios`) even the help exits UNKNOWN (3), the
+        // plugin guidelines' code for anything but a check; a refusal says "bad arguments".
+        let helped = out.code == Some(0)
+            || (out.code == Some(3) && out.stdout.contains("Usage:") && !out.stdout.contains("bad arguments"));
+        if !helped {
+            refused.push(format!(
+                "{}: `{}`\n    {}",
+                page.file_name().unwrap().to_string_lossy(),
+                line.trim(),
+                out.stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+            ));
+        }
+    }
+    assert!(
+        refused.is_empty(),
+        "command lines the documentation shows but pvrdma-doctor refuses:\n{}",
+        refused.join("\n")
+    );
+}
+
+#[test]
+fn a_refused_command_line_is_noticed() {
+    // The check above can fail: an unknown option before `--help` is refused.
+    for args in [
+        &["esx01", "--no-such-option"][..],
+        &["--format", "nagios", "demo", "--no-such-option"],
+    ] {
+        let out = Doctor::new().args(args).arg("--help").run();
+        assert_ne!(out.code, Some(0), "{}", out.stdout);
+        assert!(
+            out.code != Some(3) || out.stdout.contains("bad arguments"),
+            "{}",
+            out.stdout
+        );
+    }
+}
