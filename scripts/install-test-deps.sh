@@ -1,21 +1,35 @@
 #!/bin/sh
-# Installs what the real-sshd integration tests (tests/sshd/) need, and nothing else:
-#   - OpenSSH's sshd (Debian's openssh-server), the server ESXi itself runs;
+# Installs what the integration tests need, and nothing else. From Debian's archive:
+#   - openssh-server: OpenSSH's sshd, the server ESXi itself runs, started by the tests on
+#     127.0.0.1 with their own configuration (tests/sshd/). The system's own sshd service is
+#     neither started nor enabled by this script (see "The door stays shut" below);
+#   - openssh-client: `ssh -G`, the oracle for generated ssh_config (tests/suite/ssh_config_diff.rs);
 #   - busybox, because ESXi's login shell is busybox `sh` and the remote command lines
 #     must work under it;
 #   - tmux, whose 80-column terminal checks that the report fits the real terminal width
 #     (tests/suite/tmux.rs);
-#   - python3 and the ClusterShell package, the oracle for node sets
-#     (tests/suite/nodeset_oracle.rs);
-#   - a local test user whose login shell is busybox sh and whose password is checked by
-#     PAM, so keyboard-interactive login goes through the same path as on ESXi.
-# Idempotent: every step checks first. Must run as root (CI runs it before `cargo test`).
+#   - prometheus (the server and promtool), prometheus-node-exporter and systemd
+#     (systemd-analyze): the exporter, textfile and alerting-rule tests; no service of theirs
+#     is started;
+#   - icinga2-bin: Icinga 2's own parser and config validator for the monitoring plugin;
+#   - python3 and python3-pip; and from PyPI the ClusterShell package, the oracle for node
+#     sets (tests/suite/nodeset_oracle.rs).
+# And it creates a local test user whose login shell is busybox sh and whose password is
+# checked by PAM, so keyboard-interactive login goes through the same path as on ESXi.
+#
+# The door stays shut: the test user's password is generated here, at random, into a file
+# only root (and the user who ran this through sudo) can read; the system's sshd, if any,
+# is told to refuse the test user (a DenyUsers drop-in); and installing openssh-server
+# starts no service and leaves none enabled (a system sshd that was already running keeps
+# running).
+#
+# Idempotent: every step checks first; an existing password file is kept. Must run as root
+# (CI runs it before `cargo test`). PVRDMA_TEST_USER and PVRDMA_TEST_PASSWORD_FILE override
+# the user name and the password file (the tests read the same variables).
 set -eu
 
 TEST_USER=${PVRDMA_TEST_USER:-pvrdmatest}
-# A throwaway password for a local account that only a loopback sshd started by the
-# tests accepts logins on; the tests read the same default.
-TEST_PASSWORD=${PVRDMA_TEST_PASSWORD:-pvrdma-test-pw}
+PASSWORD_FILE=${PVRDMA_TEST_PASSWORD_FILE:-/etc/pvrdma-doctor-test/password}
 SHELL_DIR=/usr/local/lib/pvrdma-doctor-test
 # busybox picks the applet from argv[0]; a link named `sh` makes it the login shell and
 # makes "not found" errors read `-sh: esxcli: not found`, exactly as on ESXi.
@@ -26,17 +40,63 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
+# Debian's way of keeping a service from starting while its package is installed: while
+# this policy-rc.d exists, invoke-rc.d starts nothing. Removed on exit if we made it.
+POLICY=/usr/sbin/policy-rc.d
+no_service_starts() {
+    if [ ! -e "$POLICY" ]; then
+        printf '#!/bin/sh\n# no service starts during install-test-deps.sh\nexit 101\n' > "$POLICY"
+        chmod 0755 "$POLICY"
+        trap 'rm -f "$POLICY"' EXIT
+    fi
+}
+
 missing=""
-[ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
+sshd_was_installed=1
+if [ ! -x /usr/sbin/sshd ]; then
+    missing="$missing openssh-server"
+    sshd_was_installed=""
+fi
 command -v busybox >/dev/null 2>&1 || missing="$missing busybox"
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
 if [ -n "$missing" ]; then
     echo "install-test-deps.sh: installing$missing"
     export DEBIAN_FRONTEND=noninteractive
+    no_service_starts
     apt-get update -qq
     # shellcheck disable=SC2086 # word splitting of the package list is intended
     apt-get install -y -qq --no-install-recommends $missing
 fi
+
+# --- The door stays shut: the system sshd --------------------------------------------------
+# The tests start their own sshd; the system's must not come up because of them. When this
+# script installed openssh-server, its postinst has enabled ssh.service for the next boot
+# (policy-rc.d only kept it from starting now): disable it again, and mark it "not to be
+# run", which both the systemd units and the init script of Debian's package honour. An
+# openssh-server that was there before is the admin's: left as it is.
+if [ -z "$sshd_was_installed" ]; then
+    touch /etc/ssh/sshd_not_to_be_run
+    if command -v systemctl >/dev/null 2>&1; then
+        systemctl disable --quiet ssh.service ssh.socket >/dev/null 2>&1 || true
+    fi
+    if command -v update-rc.d >/dev/null 2>&1 && [ -e /etc/init.d/ssh ]; then
+        update-rc.d ssh disable >/dev/null 2>&1 || true
+    fi
+fi
+# Whatever sshd the system runs (now or later), it refuses the test user: a drop-in in the
+# directory Debian's /etc/ssh/sshd_config includes. The tests' own sshd reads only the
+# configuration file they write, which includes nothing.
+DENY=/etc/ssh/sshd_config.d/pvrdma-doctor-test-$TEST_USER.conf
+if [ ! -f "$DENY" ] || ! grep -qx "DenyUsers $TEST_USER" "$DENY"; then
+    mkdir -p /etc/ssh/sshd_config.d
+    printf '# Written by pvrdma-doctor scripts/install-test-deps.sh: the test account\n# logs in only through the sshd its tests start on 127.0.0.1.\nDenyUsers %s\n' "$TEST_USER" > "$DENY"
+    chmod 0644 "$DENY"
+    # A running system sshd reads its configuration again on SIGHUP (systemd: reload).
+    if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet ssh.service 2>/dev/null; then
+        /usr/sbin/sshd -t && systemctl reload ssh.service || true
+    fi
+fi
+# --- end the system sshd ---------------------------------------------------------------------
 
 # --- ssh_config oracle (tests/suite/ssh_config_diff.rs) ---
 # OpenSSH's client, whose `ssh -G` is the reference every generated ssh_config and
@@ -66,7 +126,27 @@ fi
 if [ "$(getent passwd "$TEST_USER" | cut -d: -f7)" != "$BUSYBOX_SH" ]; then
     usermod --shell "$BUSYBOX_SH" "$TEST_USER"
 fi
-echo "$TEST_USER:$TEST_PASSWORD" | chpasswd
+# The password: random, made once, in a file root owns. When this runs through sudo, the
+# group of the file is the invoking user's primary group (mode 0640), so the tests that
+# scripts/test.sh runs as that user can read it; nobody else can.
+if [ ! -s "$PASSWORD_FILE" ]; then
+    mkdir -p "$(dirname "$PASSWORD_FILE")"
+    chmod 0755 "$(dirname "$PASSWORD_FILE")"
+    (
+        umask 077
+        # 24 characters from [A-Za-z0-9]: about 143 bits.
+        tr -dc 'A-Za-z0-9' < /dev/urandom | head -c 24 > "$PASSWORD_FILE.new"
+        echo >> "$PASSWORD_FILE.new"
+        mv "$PASSWORD_FILE.new" "$PASSWORD_FILE"
+    )
+fi
+PW_GROUP=root
+if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && id "$SUDO_USER" >/dev/null 2>&1; then
+    PW_GROUP=$(id -gn "$SUDO_USER")
+fi
+chown "root:$PW_GROUP" "$PASSWORD_FILE"
+if [ "$PW_GROUP" = root ]; then chmod 0600 "$PASSWORD_FILE"; else chmod 0640 "$PASSWORD_FILE"; fi
+printf '%s:%s\n' "$TEST_USER" "$(head -n1 "$PASSWORD_FILE")" | chpasswd
 
 # --- Prometheus (tests/suite/prometheus.rs) -------------------------------------------------
 # promtool (Debian package `prometheus`) lints the metrics and unit-tests the alerting
@@ -83,12 +163,7 @@ if [ -n "$prom_missing" ]; then
     echo "install-test-deps.sh: installing$prom_missing"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    policy=/usr/sbin/policy-rc.d
-    if [ ! -e "$policy" ]; then
-        printf '#!/bin/sh\n# no service starts during install-test-deps.sh\nexit 101\n' > "$policy"
-        chmod 0755 "$policy"
-        trap 'rm -f "$policy"' EXIT
-    fi
+    no_service_starts
     # shellcheck disable=SC2086 # word splitting of the package list is intended
     apt-get install -y -qq --no-install-recommends $prom_missing
 fi
@@ -101,6 +176,7 @@ fi
 if ! [ -x /usr/sbin/icinga2 ]; then
     echo "install-test-deps.sh: installing icinga2-bin"
     export DEBIAN_FRONTEND=noninteractive
+    no_service_starts
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends icinga2-bin
 fi
@@ -114,15 +190,8 @@ if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then
     echo "install-test-deps.sh: installing prometheus (server and promtool)"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    serve_policy=/usr/sbin/policy-rc.d
-    if [ ! -e "$serve_policy" ]; then
-        printf '#!/bin/sh\n# no service starts during install-test-deps.sh\nexit 101\n' > "$serve_policy"
-        chmod 0755 "$serve_policy"
-        apt-get install -y -qq --no-install-recommends prometheus
-        rm -f "$serve_policy"
-    else
-        apt-get install -y -qq --no-install-recommends prometheus
-    fi
+    no_service_starts
+    apt-get install -y -qq --no-install-recommends prometheus
 fi
 # --- end Prometheus server -------------------------------------------------------------
 # --- ClusterShell: the oracle of tests/suite/nodeset_oracle.rs, which checks that node sets and
@@ -141,4 +210,4 @@ if ! python3 -c 'import ClusterShell' >/dev/null 2>&1; then
 fi
 # --- end ClusterShell
 
-echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH)"
+echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH, password in $PASSWORD_FILE)"

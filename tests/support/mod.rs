@@ -24,9 +24,23 @@ pub fn test_user() -> String {
     std::env::var("PVRDMA_TEST_USER").unwrap_or_else(|_| "pvrdmatest".into())
 }
 
+/// The test user's password: `PVRDMA_TEST_PASSWORD` when set, else the first line of the
+/// file `scripts/install-test-deps.sh` generated it into (`PVRDMA_TEST_PASSWORD_FILE`,
+/// by default /etc/pvrdma-doctor-test/password, readable by root and the user who ran the
+/// script through sudo). No published default: a missing file fails the test, naming the fix.
 #[allow(dead_code)] // unused by some of the binaries sharing this module
 pub fn test_password() -> String {
-    std::env::var("PVRDMA_TEST_PASSWORD").unwrap_or_else(|_| "pvrdma-test-pw".into())
+    if let Ok(pw) = std::env::var("PVRDMA_TEST_PASSWORD") {
+        return pw;
+    }
+    let file = std::env::var("PVRDMA_TEST_PASSWORD_FILE").unwrap_or_else(|_| "/etc/pvrdma-doctor-test/password".into());
+    match std::fs::read_to_string(&file) {
+        Ok(text) if !text.trim().is_empty() => text.lines().next().unwrap_or("").to_string(),
+        Ok(_) => panic!("{file} is empty: run `sudo scripts/install-test-deps.sh` again"),
+        Err(e) => panic!(
+            "cannot read the test user's password from {file} ({e}): run `sudo scripts/install-test-deps.sh` (it generates it), and run the tests as root or as the user who ran it"
+        ),
+    }
 }
 
 #[allow(dead_code)] // unused by some of the binaries sharing this module

@@ -12,7 +12,7 @@ pub const TEST_SHELL: &str = "/usr/local/lib/pvrdma-doctor-test/sh";
 
 /// Fails the test, naming the script, when the machine lacks what the tests need.
 pub fn require_test_deps() {
-    let fix = "run `sudo scripts/install-test-deps.sh` first (it installs openssh-server and busybox and creates the PAM test user)";
+    let fix = "run `sudo scripts/install-test-deps.sh` first (it installs openssh-server and busybox and creates the PAM test user and its password file)";
     assert!(Path::new(SSHD).is_file(), "{SSHD} is missing: {fix}");
     assert!(Path::new(TEST_SHELL).exists(), "{TEST_SHELL} is missing: {fix}");
     let user = test_user();
