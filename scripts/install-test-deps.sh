@@ -194,6 +194,26 @@ if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then
     apt-get install -y -qq --no-install-recommends prometheus
 fi
 # --- end Prometheus server -------------------------------------------------------------
+# --- Alertmanager (tests/suite/alerting.rs) ---------------------------------------------------
+# The alerting tests start a real Alertmanager (Debian package `prometheus-alertmanager`)
+# on 127.0.0.1 with their own configuration, fed by a real Prometheus with the shipped
+# rules; no system service is used, so a policy-rc.d keeps the package from starting its
+# own while installing.
+if [ ! -x /usr/bin/prometheus-alertmanager ]; then
+    echo "install-test-deps.sh: installing prometheus-alertmanager"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    am_policy=/usr/sbin/policy-rc.d
+    if [ ! -e "$am_policy" ]; then
+        printf '#!/bin/sh\n# no service starts during install-test-deps.sh\nexit 101\n' > "$am_policy"
+        chmod 0755 "$am_policy"
+        apt-get install -y -qq --no-install-recommends prometheus-alertmanager
+        rm -f "$am_policy"
+    else
+        apt-get install -y -qq --no-install-recommends prometheus-alertmanager
+    fi
+fi
+# --- end Alertmanager ---------------------------------------------------------------------
 # --- ClusterShell: the oracle of tests/suite/nodeset_oracle.rs, which checks that node sets and
 # groups are read exactly as ClusterShell's `nodeset` reads them. The PyPI package, pinned;
 # Debian's system python refuses pip installs (externally-managed-environment) unless told.

@@ -59,6 +59,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             finish(&captures, &cli.output, baseline.as_ref(), &times).map(|d| exit_code(&d, &cli.output))
         }
         Some(Command::Demo {
+            hosts,
             scenario,
             latency,
             serve,
@@ -73,7 +74,12 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
                 hosts: None,
                 latency: *latency,
             };
-            let mut live = live_options(&cli.live, cli.hosts.clone(), &cli.output, None)?;
+            let chosen: Vec<String> = cli.hosts.iter().chain(hosts).cloned().collect();
+            anyhow::ensure!(
+                !*serve || chosen.is_empty(),
+                "`demo --serve` serves every simulated host (a probe names one); {chosen:?} would be ignored"
+            );
+            let mut live = live_options(&cli.live, chosen, &cli.output, None)?;
             live.probe = cli.probe.options();
             if *serve {
                 live.progress = false;

@@ -101,6 +101,9 @@ pub(crate) enum Command {
     /// diagnose them over real SSH. Says first and last what is simulated and planted;
     /// exits 0 when the report finds what was planted.
     Demo {
+        /// Diagnose only these hosts of the scenario (default: all of them).
+        #[arg(value_name = "HOST")]
+        hosts: Vec<String>,
         /// A scenario directory (<host>/<command-id>.txt) to serve instead of the built-in one.
         #[arg(long, value_name = "DIR")]
         scenario: Option<PathBuf>,

@@ -45,6 +45,18 @@ impl Source {
                 crate::demo::load_scenario(args.scenario.as_deref())?
             };
             let fleet = crate::demo::SimFleet::start(scenario, args.latency)?;
+            eprintln!(
+                "pvrdma-doctor: watch --demo: {} simulated ESXi hosts ({}) on 127.0.0.1, no real host is contacted{}",
+                fleet.host_names().len(),
+                crate::nodeset::fold(&fleet.host_names()),
+                match &args.scenario {
+                    Some(dir) => format!(
+                        "; {} is read again every round: edit a host's files there to break or mend it",
+                        dir.display()
+                    ),
+                    None => "; --scenario DIR serves a folder you can edit while it runs".to_string(),
+                }
+            );
             let mut base = make_live(Vec::new(), None)?;
             base.probe = cli.probe.options();
             let mut live = fleet.live_options(base);
@@ -311,9 +323,11 @@ fn watching_line(time: &str, source: &Source, args: &WatchArgs) -> String {
     };
     let text = format!(
         "watching {} every {} {until}; changes follow, one line each",
-        match source.hosts() {
-            1 => "1 host".to_string(),
-            n => format!("{n} hosts"),
+        match (source.hosts(), matches!(source, Source::Demo { .. })) {
+            (1, false) => "1 host".to_string(),
+            (n, false) => format!("{n} hosts"),
+            (1, true) => "1 simulated host".to_string(),
+            (n, true) => format!("{n} simulated hosts"),
         },
         humantime::format_duration(args.interval)
     );

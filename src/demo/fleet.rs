@@ -129,9 +129,7 @@ impl SimFleet {
                             seen: seen_srv.clone(),
                             logins: logins_srv.clone(),
                         };
-                        tasks.push(tokio::spawn(async move {
-                            let _ = server.run_on_socket(config, &listener).await;
-                        }));
+                        tasks.push(tokio::spawn(async move { server.accept_loop(config, listener).await }));
                     }
                     let _ = ready_tx.send(Ok(()));
                     let _ = rx.await;
@@ -159,24 +157,21 @@ impl SimFleet {
     }
 
     /// Reads the scenario directory again: from now on each simulated host answers from
-    /// its new files (a command already answered keeps its answer). Hosts the directory
-    /// adds, and hosts whose port was closed at start, are not started: the set of
-    /// listening hosts stays as it began. Returns the hosts of the directory left out.
+    /// its new files (a command already answered keeps its answer); see [`Reloader`].
+    /// Returns the hosts of the directory left out.
     pub fn reload(&self, dir: &Path) -> anyhow::Result<Vec<String>> {
-        let mut left_out = Vec::new();
-        for host in load_scenario(Some(dir))? {
-            match self.cells.get(&host.name) {
-                Some(cell) => {
-                    let mut slot = match cell.write() {
-                        Ok(g) => g,
-                        Err(poisoned) => poisoned.into_inner(),
-                    };
-                    *slot = Arc::new(host);
-                }
-                None => left_out.push(host.name),
-            }
+        self.reloader(dir).reload()
+    }
+
+    /// A handle that reloads `dir` into the running hosts, for a server that outlives
+    /// this borrow (the exporter reloads before every probe).
+    pub fn reloader(&self, dir: &Path) -> Reloader {
+        Reloader {
+            dir: dir.to_path_buf(),
+            cells: self.cells.clone(),
+            hosts: self.host_names(),
+            last_warning: Mutex::new(None),
         }
-        Ok(left_out)
     }
 
     /// The ssh_config that maps each simulated host name to its port.
@@ -220,6 +215,67 @@ impl SimFleet {
             // The simulated hosts must never see the user's real agent or ~/.ssh keys.
             only_given_keys: true,
             ..base
+        }
+    }
+}
+
+/// Reads a scenario directory again into running simulated hosts. A host whose new files
+/// are only `host-error.json` drops every new connection before the SSH banner (its SSH is
+/// broken); hosts the directory adds, and hosts whose port was closed at start, are not
+/// started: the set of listening ports stays as it began.
+pub struct Reloader {
+    dir: PathBuf,
+    cells: BTreeMap<String, HostCell>,
+    hosts: Vec<String>,
+    last_warning: Mutex<Option<String>>,
+}
+
+impl Reloader {
+    /// Swaps every listening host's files for the directory's. Returns the hosts of the
+    /// directory that cannot answer: not simulated, or closed at start and now given
+    /// answers.
+    pub fn reload(&self) -> anyhow::Result<Vec<String>> {
+        let mut left_out = Vec::new();
+        for host in load_scenario(Some(&self.dir))? {
+            match self.cells.get(&host.name) {
+                Some(cell) => {
+                    let mut slot = match cell.write() {
+                        Ok(g) => g,
+                        Err(poisoned) => poisoned.into_inner(),
+                    };
+                    *slot = Arc::new(host);
+                }
+                // Closed at start and still down: it answers as its files say.
+                None if self.hosts.contains(&host.name) && host.is_down() => {}
+                None => left_out.push(host.name),
+            }
+        }
+        Ok(left_out)
+    }
+
+    /// [`Reloader::reload`], saying on stderr what went wrong only when it differs from
+    /// what it said last time (a server reloads before every probe).
+    pub fn reload_and_tell(&self) {
+        let warning = match self.reload() {
+            Ok(left_out) if left_out.is_empty() => None,
+            Ok(left_out) => Some(format!(
+                "{} not simulated: only the hosts listening since the start answer",
+                crate::nodeset::fold(&left_out)
+            )),
+            Err(e) => Some(format!(
+                "cannot read the scenario {} again ({e:#}); the hosts keep their previous answers",
+                self.dir.display()
+            )),
+        };
+        let mut last = match self.last_warning.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if *last != warning {
+            if let Some(w) = &warning {
+                eprintln!("pvrdma-doctor: demo: {w}");
+            }
+            *last = warning;
         }
     }
 }
@@ -309,6 +365,28 @@ pub(super) struct SimServer {
     authorized: PublicKey,
     seen: Arc<Mutex<Vec<String>>>,
     logins: Arc<Mutex<BTreeMap<String, usize>>>,
+}
+
+impl SimServer {
+    /// Accepts connections until aborted. While the host's current files say it is down
+    /// (a reloaded scenario), each connection is closed before the SSH banner, as a host
+    /// whose SSH service died does.
+    async fn accept_loop(&mut self, config: Arc<server::Config>, listener: tokio::net::TcpListener) {
+        while let Ok((socket, peer)) = listener.accept().await {
+            if current(&self.host).is_down() {
+                drop(socket);
+                continue;
+            }
+            let _ = socket.set_nodelay(true);
+            let handler = self.new_client(Some(peer));
+            let config = config.clone();
+            tokio::spawn(async move {
+                if let Ok(session) = server::run_stream(config, socket, handler).await {
+                    let _ = session.await;
+                }
+            });
+        }
+    }
 }
 
 impl server::Server for SimServer {

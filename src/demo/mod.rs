@@ -41,6 +41,14 @@ pub struct DemoOptions {
 pub fn run_demo(opts: &DemoOptions, live: LiveOptions) -> anyhow::Result<LiveRun> {
     let fleet = start_fleet(opts, live.probe.is_some())?;
     let requested = live.targets.clone();
+    let names = fleet.host_names();
+    let unknown: Vec<String> = requested.iter().filter(|h| !names.contains(h)).cloned().collect();
+    anyhow::ensure!(
+        unknown.is_empty(),
+        "{} not a host of the demo scenario; its hosts are {}",
+        crate::nodeset::fold(&unknown),
+        crate::nodeset::fold(&names)
+    );
     let mut live = fleet.live_options(live);
     if !requested.is_empty() {
         live.targets = requested;

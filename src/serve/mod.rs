@@ -30,6 +30,9 @@ pub struct ServeOptions {
     /// `--listen`, else the configuration's, else [`config::DEFAULT_LISTEN`].
     pub listen: Option<String>,
     pub web: Option<web::WebConfig>,
+    /// Runs before every collection: the demo reads its scenario directory again there,
+    /// so an edited file shows at the next scrape.
+    pub before_collect: Option<probe::BeforeCollect>,
 }
 
 /// `pvrdma-doctor serve --config FILE [--listen ADDR] [--web.config.file FILE]
@@ -52,6 +55,7 @@ pub fn run_serve(
     run(ServeOptions {
         config,
         config_path: Some(config_path.to_path_buf()),
+        before_collect: None,
         listen,
         web,
     })?;
@@ -76,11 +80,20 @@ pub fn run_demo(
         names.len(),
         crate::nodeset::fold(&names)
     );
+    let before_collect = demo.scenario.as_deref().map(|dir| {
+        eprintln!(
+            "pvrdma-doctor: demo: {} is read again before every probe: edit a host's files there to break or mend it",
+            dir.display()
+        );
+        let reloader = fleet.reloader(dir);
+        Box::new(move || reloader.reload_and_tell()) as probe::BeforeCollect
+    });
     run(ServeOptions {
         config,
         config_path: None,
         listen,
         web,
+        before_collect,
     })?;
     drop(fleet);
     Ok(crate::exit::HEALTHY)
@@ -117,7 +130,12 @@ async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<
     } else {
         "http"
     };
-    let engine = probe::Engine::new(opts.config, Box::new(probe::LiveCollector));
+    let engine = probe::Engine::new(
+        opts.config,
+        Box::new(probe::LiveCollector {
+            before: opts.before_collect,
+        }),
+    );
     eprintln!(
         "pvrdma-doctor: serving on {scheme}://{addr}/ ({}); /probe?target=NAME, /metrics",
         engine.config().summary()

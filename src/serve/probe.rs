@@ -28,11 +28,19 @@ pub trait Collector {
     fn collect(&self, live: LiveOptions) -> LocalBoxFuture<'static, Vec<HostCapture>>;
 }
 
+/// What runs before each collection (see [`super::ServeOptions::before_collect`]).
+pub type BeforeCollect = Box<dyn Fn()>;
+
 /// The real thing: [`crate::live::collect_live_async`].
-pub struct LiveCollector;
+pub struct LiveCollector {
+    pub before: Option<BeforeCollect>,
+}
 
 impl Collector for LiveCollector {
     fn collect(&self, live: LiveOptions) -> LocalBoxFuture<'static, Vec<HostCapture>> {
+        if let Some(before) = &self.before {
+            before();
+        }
         Box::pin(async move {
             match crate::live::collect_live_async(&live).await {
                 Ok(run) => run.captures,

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod alerting;
 mod bundle;
 mod bundle_cli;
 mod cli;

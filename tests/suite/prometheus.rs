@@ -1,6 +1,6 @@
 //! `--format prometheus` and `--output` against the real consumers: promtool (package
 //! `prometheus`) lints every exposition the samples and the demo's simulated hosts give
-//! and runs the shipped alerting rules' unit tests; node_exporter (package
+//! and the shipped alerting rules (tests/suite/alerting.rs runs them); node_exporter (package
 //! `prometheus-node-exporter`) reads what `--output` writes into its textfile directory,
 //! also while it is being rewritten. Both are installed by scripts/install-test-deps.sh;
 //! no system service is used: node_exporter is started here, on 127.0.0.1.
@@ -26,7 +26,7 @@ pub(crate) fn require(tool: &str) {
     );
 }
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -44,7 +44,7 @@ fn scenarios() -> Vec<String> {
 }
 
 /// `pvrdma-doctor ARGS`: (stdout, exit code), with a bound on the run.
-fn doctor(args: &[&str]) -> (String, i32, String) {
+pub(crate) fn doctor(args: &[&str]) -> (String, i32, String) {
     let out = Command::cargo_bin("pvrdma-doctor")
         .expect("binary builds")
         .args(args)
@@ -139,10 +139,10 @@ fn promtool_accepts_the_demo_hosts_with_and_without_the_probe() {
 }
 
 /// One sample line: metric name, labels, value.
-type Sample = (String, BTreeMap<String, String>, f64);
+pub(crate) type Sample = (String, BTreeMap<String, String>, f64);
 
 /// The samples of an exposition (comments skipped), label values unescaped.
-fn parse(text: &str) -> Vec<Sample> {
+pub(crate) fn parse(text: &str) -> Vec<Sample> {
     let mut out = Vec::new();
     for line in text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
         let name_end = line.find(['{', ' ']).expect("a name");
@@ -208,71 +208,14 @@ fn pvrdma_series(series: &[Sample]) -> SeriesSet {
         .collect()
 }
 
-#[test]
-fn alerting_rules_pass_promtool_and_their_tests_use_series_the_tool_prints() {
-    require(PROMTOOL);
-    let dir = root().join("contrib/prometheus");
-    let out = std::process::Command::new(PROMTOOL)
-        .args(["check", "rules", "pvrdma-doctor.rules.yml"])
-        .current_dir(&dir)
-        .output()
-        .expect("promtool runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
-    let out = std::process::Command::new(PROMTOOL)
-        .args(["test", "rules", "pvrdma-doctor.rules.test.yml"])
-        .current_dir(&dir)
-        .output()
-        .expect("promtool runs");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success() && said.contains("SUCCESS"), "{said}");
-
-    // Every pvrdma series the unit tests feed in is one the tool printed for a sample
-    // (with the labels a scrape adds, `instance` and `job`, set aside).
-    let mut printed: BTreeSet<(String, Vec<(String, String)>)> = BTreeSet::new();
-    for scenario in scenarios() {
-        for (name, labels, _) in parse(&analyze(&scenario)) {
-            printed.insert((name, labels.into_iter().collect()));
-        }
-    }
-    let tests = std::fs::read_to_string(dir.join("pvrdma-doctor.rules.test.yml")).expect("the rules' tests");
-    let mut fed = 0;
-    for line in tests.lines() {
-        let Some(series) = line
-            .trim()
-            .strip_prefix("- series: '")
-            .and_then(|s| s.strip_suffix('\''))
-        else {
-            continue;
-        };
-        let (name, mut labels, _) = parse(&format!("{series} 0")).remove(0);
-        if !name.starts_with("pvrdma_") {
-            assert!(name.starts_with("node_textfile_"), "{series}");
-            continue;
-        }
-        for scrape_label in ["instance", "job"] {
-            assert!(labels.remove(scrape_label).is_some(), "{series} lacks {scrape_label}");
-        }
-        assert!(
-            printed.contains(&(name.clone(), labels.clone().into_iter().collect())),
-            "the rules' tests feed {series}, which no sample prints"
-        );
-        fed += 1;
-    }
-    assert!(fed >= 5, "{fed} pvrdma series in the rules' tests");
-}
-
 /// node_exporter on 127.0.0.1 with only the textfile collector; killed on drop.
-struct NodeExporter {
+pub(crate) struct NodeExporter {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl NodeExporter {
-    fn start(textfile_dir: &Path, log: &Path) -> NodeExporter {
+    pub(crate) fn start(textfile_dir: &Path, log: &Path) -> NodeExporter {
         require(NODE_EXPORTER);
         for _ in 0..5 {
             let port = support::free_port();

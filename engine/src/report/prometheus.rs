@@ -18,15 +18,15 @@ use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdi
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Which series carry the `host_name` label.
+/// What the exposition covers. Every per-host series carries `host_name` in both, so an
+/// alerting rule, an Alertmanager grouping or a dashboard reads the host from one label
+/// on every path (textfile, group probe, per-host probe), whatever `instance` holds there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
-    /// Many hosts in one exposition (one-shot runs, the textfile, a group of targets):
-    /// every per-host series carries `host_name`.
+    /// Many hosts in one exposition (one-shot runs, the textfile, a group of targets).
     Fleet,
-    /// One host per exposition (`/probe?target=`, where Prometheus sets `instance` by
-    /// relabelling): the same series without `host_name`. A diagnosis of more than one
-    /// host is rendered as [`Scope::Fleet`], so series never collide.
+    /// One host per exposition (`/probe?target=`): nothing is learnt there about pairs of
+    /// adapters across hosts, so `pvrdma_adapter_pairs` is absent.
     SingleTarget,
 }
 
@@ -191,14 +191,7 @@ fn adapters_listed(h: &HostDiagnosis) -> bool {
 
 /// The metrics of one diagnosis in text exposition format 0.0.4.
 pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
-    let with_host = options.scope == Scope::Fleet || diagnosis.hosts.len() > 1;
-    let host_labels = |h: &str| -> Vec<(&'static str, String)> {
-        if with_host {
-            vec![("host_name", h.to_string())]
-        } else {
-            Vec::new()
-        }
-    };
+    let host_labels = |h: &str| -> Vec<(&'static str, String)> { vec![("host_name", h.to_string())] };
 
     let mut build = Family::new(
         "pvrdma_doctor_build_info",
@@ -239,6 +232,14 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         "pvrdma_adapter_verdict",
         "Whether each PVRDMA adapter's traffic to other hosts uses the physical HCA (hca) or falls back to TCP (tcp-fallback), or cannot be told (unknown); one series per verdict at 1 or 0; absent for a host not read. world_id is only set when two running VMs of a host share a name.",
     );
+    let mut reasons = Family::new(
+        "pvrdma_adapter_reason_info",
+        "Why an adapter falls back to TCP or has no verdict (the failing check or the vsish property that decided it), one series per reason; always 1, absent for an adapter on the HCA. Alert texts read it.",
+    );
+    let mut remedies = Family::new(
+        "pvrdma_check_remedy_info",
+        "What fixes a host check that fails or warns: the command to run on the host, else the advice; always 1, absent for a passing check. Alert texts read it.",
+    );
     let mut counts = Family::new(
         "pvrdma_adapters",
         "PVRDMA adapters on the host per verdict; absent when the host's adapters could not be listed.",
@@ -258,6 +259,8 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
             checks.one_hot(&l, "status", &STATUSES, c.status, status_label);
         }
         add_adapters(&mut verdicts, &base, h);
+        add_reasons(&mut reasons, &base, h);
+        add_remedies(&mut remedies, &base, &h.checks);
         if adapters_listed(h) {
             for v in VERDICTS {
                 let n = h
@@ -278,23 +281,30 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         "Each check across hosts (ids as in --list-checks), one series per status at 1 or 0.",
     );
     add_fleet_checks(&mut fleet, &diagnosis.fleet_checks);
+    let mut fleet_remedies = Family::new(
+        "pvrdma_fleet_check_remedy_info",
+        "What fixes a check across hosts that fails or warns; always 1, absent for a passing check.",
+    );
+    add_remedies(&mut fleet_remedies, &[], &diagnosis.fleet_checks);
 
     let mut pairs = Family::new(
         "pvrdma_adapter_pairs",
-        "Pairs of PVRDMA adapters of different VMs by transport: memcpy (same host), rdma, tcp (an adapter falls back), blocked (a failing check across hosts breaks the path), unknown.",
+        "Pairs of PVRDMA adapters of different VMs by transport: memcpy (same host), rdma, tcp (an adapter falls back), blocked (a failing check across hosts breaks the path), unknown; absent for a single-host probe and when a host's adapters could not be listed (the tally would leave them out).",
     );
-    let t = &diagnosis.transport.totals;
-    for (name, n) in [
-        ("memcpy", t.memcpy),
-        ("rdma", t.rdma),
-        ("tcp", t.tcp),
-        ("blocked", t.blocked),
-        ("unknown", t.unknown),
-    ] {
-        pairs.add(vec![("transport", name.to_string())], n.to_string());
+    if pairs_learnt(diagnosis, options.scope) {
+        let t = &diagnosis.transport.totals;
+        for (name, n) in [
+            ("memcpy", t.memcpy),
+            ("rdma", t.rdma),
+            ("tcp", t.tcp),
+            ("blocked", t.blocked),
+            ("unknown", t.unknown),
+        ] {
+            pairs.add(vec![("transport", name.to_string())], n.to_string());
+        }
     }
 
-    let probes = ProbeFamilies::of(&diagnosis.probes, with_host);
+    let probes = ProbeFamilies::of(&diagnosis.probes);
 
     let mut out = String::new();
     for family in [
@@ -305,8 +315,11 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         &host_status,
         &host_info,
         &checks,
+        &remedies,
         &fleet,
+        &fleet_remedies,
         &verdicts,
+        &reasons,
         &counts,
         &pairs,
         &probes.status,
@@ -318,10 +331,21 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
     out
 }
 
-/// One series per verdict for every adapter of the host; two running VMs sharing a
+/// Whether the pair tally is a fact: a fleet exposition whose every host had its adapters
+/// listed. A single-host probe learns nothing about pairs across hosts, and a host not
+/// read would silently drop out of the tally.
+fn pairs_learnt(diagnosis: &Diagnosis, scope: Scope) -> bool {
+    scope == Scope::Fleet && !diagnosis.hosts.is_empty() && diagnosis.hosts.iter().all(adapters_listed)
+}
+
+/// Every adapter of the host with the labels that name it: two running VMs sharing a
 /// display name are told apart by a `world_id` label (or their position when a World ID
 /// is unknown), so no two series collide.
-fn add_adapters(verdicts: &mut Family, base: &[(&'static str, String)], h: &HostDiagnosis) {
+fn adapter_labels<'a>(
+    base: &[(&'static str, String)],
+    h: &'a HostDiagnosis,
+) -> Vec<(&'a crate::diagnose::Adapter, Vec<(&'static str, String)>)> {
+    let mut out = Vec::new();
     for (i, vm) in h.vms.iter().enumerate() {
         let shared = h.vms.iter().filter(|other| other.name == vm.name).count() > 1;
         for a in &vm.adapters {
@@ -335,7 +359,49 @@ fn add_adapters(verdicts: &mut Family, base: &[(&'static str, String)], h: &Host
                 };
                 l.push(("world_id", id));
             }
-            verdicts.one_hot(&l, "verdict", &VERDICTS, a.verdict, verdict_label);
+            out.push((a, l));
+        }
+    }
+    out
+}
+
+/// One series per verdict for every adapter of the host.
+fn add_adapters(verdicts: &mut Family, base: &[(&'static str, String)], h: &HostDiagnosis) {
+    for (a, l) in adapter_labels(base, h) {
+        verdicts.one_hot(&l, "verdict", &VERDICTS, a.verdict, verdict_label);
+    }
+}
+
+/// One series per reason of every adapter not on the HCA (labelled as its verdict).
+fn add_reasons(family: &mut Family, base: &[(&'static str, String)], h: &HostDiagnosis) {
+    for (a, labels) in adapter_labels(base, h) {
+        if a.verdict == Verdict::Hca {
+            continue;
+        }
+        let mut seen: Vec<&String> = Vec::new();
+        for reason in &a.reasons {
+            if seen.contains(&reason) {
+                continue;
+            }
+            seen.push(reason);
+            let mut l = labels.clone();
+            l.push(("reason", reason.clone()));
+            family.add(l, "1");
+        }
+    }
+}
+
+/// One series per check that fails or warns and has a remedy.
+fn add_remedies(family: &mut Family, base: &[(&'static str, String)], checks: &[Check]) {
+    for c in checks {
+        if !matches!(c.status, Status::Fail | Status::Warn) {
+            continue;
+        }
+        if let Some(remedy) = c.remedy.as_ref().map(|r| r.text()).filter(|t| !t.is_empty()) {
+            let mut l = base.to_vec();
+            l.push(("check", c.id.to_string()));
+            l.push(("remedy", remedy));
+            family.add(l, "1");
         }
     }
 }
@@ -360,7 +426,7 @@ struct ProbeFamilies {
 }
 
 impl ProbeFamilies {
-    fn of(probes: &[Probe], with_host: bool) -> Self {
+    fn of(probes: &[Probe]) -> Self {
         let mut f = ProbeFamilies {
             status: Family::new(
                 "pvrdma_probe_pair_status",
@@ -376,11 +442,7 @@ impl ProbeFamilies {
             ),
         };
         for p in probes {
-            let mut l = Vec::new();
-            if with_host {
-                l.push(("host_name", p.from.clone()));
-            }
-            l.push(("peer", p.to.clone()));
+            let l = vec![("host_name", p.from.clone()), ("peer", p.to.clone())];
             f.status
                 .one_hot(&l, "status", &PROBE_STATUSES, p.status, ProbeStatus::label);
             if let Some(rtt) = &p.rtt {
@@ -605,17 +667,20 @@ mod tests {
     }
 
     #[test]
-    fn single_target_scope_drops_host_name_unless_several_hosts_would_collide() {
+    fn a_single_target_names_its_host_and_invents_no_pairs() {
         let mut h = host("esx01", HostStatus::Ok, vec![("vm1", vec![adapter(0, Verdict::Hca)])]);
         h.checks = vec![check("firewall-pvrdma", Status::Pass)];
         let text = render(&diagnosis(vec![h.clone()]), &options(Scope::SingleTarget));
-        assert!(!text.contains("host_name"), "{text}");
-        assert!(text.contains("pvrdma_host_up 1\n"), "{text}");
-        assert!(text.contains("pvrdma_adapter_verdict{vm_name=\"vm1\",adapter=\"0\",verdict=\"hca\"} 1\n"));
-        let mut other = h.clone();
-        other.host = "esx02".to_string();
-        let text = render(&diagnosis(vec![h, other]), &options(Scope::SingleTarget));
-        assert!(text.contains("pvrdma_host_up{host_name=\"esx02\"} 1\n"), "{text}");
+        assert!(text.contains("pvrdma_host_up{host_name=\"esx01\"} 1\n"), "{text}");
+        assert!(text
+            .contains("pvrdma_adapter_verdict{host_name=\"esx01\",vm_name=\"vm1\",adapter=\"0\",verdict=\"hca\"} 1\n"));
+        assert!(!text.contains("pvrdma_adapter_pairs"), "{text}");
+        let text = render(&diagnosis(vec![h.clone()]), &options(Scope::Fleet));
+        assert!(text.contains("pvrdma_adapter_pairs{transport=\"rdma\"} 0\n"), "{text}");
+        // A fleet with a host not read: its adapters would be missing from the tally.
+        let down = host("esx02", HostStatus::Unreachable, Vec::new());
+        let text = render(&diagnosis(vec![h, down]), &options(Scope::Fleet));
+        assert!(!text.contains("pvrdma_adapter_pairs"), "{text}");
     }
 
     #[test]
