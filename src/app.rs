@@ -336,6 +336,7 @@ fn live_options(
         host_output_budget: args.host_output_budget,
         total_output_budget: args.total_output_budget,
         run_timeout: args.timeout,
+        run_deadline: None,
         accept_new: args.accept_new,
         insecure_skip_host_key_check: args.insecure_skip_host_key_check,
         password,

@@ -101,9 +101,10 @@ pub(super) async fn run_all(
         );
     }
     let deadline = async {
-        match opts.run_timeout {
-            Some(d) => tokio::time::sleep(d).await,
-            None => std::future::pending().await,
+        match (&opts.run_deadline, opts.run_timeout) {
+            (Some(d), _) => super::RunDeadline::passed(d.at.clone()).await,
+            (None, Some(d)) => tokio::time::sleep(d).await,
+            (None, None) => std::future::pending().await,
         }
     };
     tokio::pin!(deadline);
@@ -216,10 +217,13 @@ async fn wait_for_hosts(
                 None => return None,
             },
             _ = &mut *deadline => {
-                return Some(Failure::new(ErrorKind::Timeout, format!(
-                    "{} {} before this host finished; raise --timeout or check the host",
-                    crate::collect::RUN_TIMEOUT,
-                    humantime::format_duration(opts.run_timeout.unwrap_or_default()))));
+                return Some(Failure::new(ErrorKind::Timeout, match &opts.run_deadline {
+                    Some(d) => format!("{} before this host finished", d.reason),
+                    None => format!(
+                        "{} {} before this host finished; raise --timeout or check the host",
+                        crate::collect::RUN_TIMEOUT,
+                        humantime::format_duration(opts.run_timeout.unwrap_or_default())),
+                }));
             }
             _ = &mut *ctrl_c => {
                 return Some(Failure::new(ErrorKind::Interrupted,
@@ -311,10 +315,13 @@ pub(super) async fn probe_phase(
     tokio::select! {
         _ = run(hosts, lines.clone(), opts.parallel) => {}
         _ = deadline.as_mut() => {
-            stop = Some(Failure::new(ErrorKind::Timeout, format!(
-                "{} {} during the path probe; raise --timeout",
-                crate::collect::RUN_TIMEOUT,
-                humantime::format_duration(opts.run_timeout.unwrap_or_default()))));
+            stop = Some(Failure::new(ErrorKind::Timeout, match &opts.run_deadline {
+                Some(d) => format!("{} during the path probe", d.reason),
+                None => format!(
+                    "{} {} during the path probe; raise --timeout",
+                    crate::collect::RUN_TIMEOUT,
+                    humantime::format_duration(opts.run_timeout.unwrap_or_default())),
+            }));
         }
         _ = ctrl_c.as_mut() => {
             interrupted = true;

@@ -65,6 +65,10 @@ pub struct LiveOptions {
     /// `--total-output-budget`: most bytes kept for all hosts together.
     pub total_output_budget: usize,
     pub run_timeout: Option<Duration>,
+    /// Set by the exporter: the run's deadline, which may move later while the run goes
+    /// (a scrape with a later deadline joined it); it stops the run instead of
+    /// `run_timeout`, and its words say why a host was cut.
+    pub run_deadline: Option<RunDeadline>,
     pub accept_new: bool,
     pub insecure_skip_host_key_check: bool,
     pub password: Option<SecretString>,
@@ -103,12 +107,46 @@ impl Default for LiveOptions {
             host_output_budget: crate::collect::DEFAULT_HOST_BUDGET,
             total_output_budget: crate::collect::DEFAULT_TOTAL_BUDGET,
             run_timeout: None,
+            run_deadline: None,
             accept_new: false,
             insecure_skip_host_key_check: false,
             password: None,
             progress: false,
             only_given_keys: false,
             probe: None,
+        }
+    }
+}
+
+/// A run deadline that its owner may move later while the run goes.
+#[derive(Clone)]
+pub struct RunDeadline {
+    /// When the run stops; only ever moved later.
+    pub at: tokio::sync::watch::Receiver<tokio::time::Instant>,
+    /// Why a host cut by it failed, instead of the `--timeout` wording (the exporter has
+    /// no `--timeout`: it names the scrape timeout).
+    pub reason: String,
+}
+
+impl RunDeadline {
+    /// Resolves once the latest deadline set has passed.
+    pub async fn passed(mut at: tokio::sync::watch::Receiver<tokio::time::Instant>) {
+        loop {
+            let when = *at.borrow_and_update();
+            tokio::select! {
+                () = tokio::time::sleep_until(when) => {
+                    if *at.borrow() <= tokio::time::Instant::now() {
+                        return;
+                    }
+                }
+                changed = at.changed() => {
+                    if changed.is_err() {
+                        // The owner is gone: the last deadline set stands.
+                        tokio::time::sleep_until(*at.borrow()).await;
+                        return;
+                    }
+                }
+            }
         }
     }
 }

@@ -3,15 +3,18 @@
 //! `LocalSet`), as a live run does.
 //!
 //! Concurrent scrapes of one target and module (two Prometheus replicas, a retry) share
-//! one collection; the first starts it, with its own deadline. A request whose deadline
-//! passes first still gets an answer: the hosts marked as timed out, `pvrdma_up 0`. No
-//! result is kept once it has been handed out, so every scrape sees a fresh collection
-//! and a VM that vanished leaves no series behind.
+//! one collection, and each keeps its own deadline: the collection runs until the latest
+//! deadline of the scrapes waiting for it (a scrape that joins with a later deadline moves
+//! it), and each scrape is answered at its own deadline, with the result when the
+//! collection has finished by then, else with the hosts marked as timed out and
+//! `pvrdma_up 0`. So a client with a short scrape timeout can never turn another client's
+//! scrape into `up 0`. No result is kept once it has been handed out, so every scrape
+//! sees a fresh collection and a VM that vanished leaves no series behind.
 use super::config::{Config, Module};
 use super::metrics::Metrics;
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
 use crate::diagnose::Diagnosis;
-use crate::live::LiveOptions;
+use crate::live::{LiveOptions, RunDeadline};
 use crate::report::prometheus::{PrometheusOptions, Scope};
 use futures::future::LocalBoxFuture;
 use std::cell::RefCell;
@@ -66,10 +69,32 @@ pub struct Refused(pub String);
 type Key = (String, String);
 type Pending = watch::Receiver<Option<Arc<Outcome>>>;
 
+/// A collection in flight: where its result will appear, and when it stops (the latest
+/// deadline of the scrapes waiting for it, less a margin to hand the result over).
+struct Flight {
+    result: Pending,
+    stop: Rc<watch::Sender<Instant>>,
+}
+
+/// When a collection serving a scrape due at `deadline` stops: a little before, so its
+/// partial result (what each host had answered) reaches the scrape in time.
+fn stop_for(deadline: Instant) -> Instant {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let margin = (left / 10).min(Duration::from_millis(200));
+    (deadline - margin).max(Instant::now() + Duration::from_millis(1))
+}
+
+/// Why a host cut by the probe's deadline failed, and what to raise: the exporter reads
+/// no `--timeout`, its deadline is the scrape timeout Prometheus sends.
+pub const DEADLINE_REASON: &str = "the probe's deadline passed (the scrape timeout Prometheus sends in X-Prometheus-Scrape-Timeout-Seconds, minus limits.timeout_offset; limits.default_timeout without that header; at most limits.max_timeout)";
+
+/// What to do about it.
+pub const DEADLINE_ADVICE: &str = "raise scrape_timeout in the Prometheus job (and limits.max_timeout if it caps it) or check the host";
+
 /// The server's state: configuration, collections in flight, the host slots, the metrics.
 pub struct Engine {
     config: RefCell<Arc<Config>>,
-    inflight: RefCell<HashMap<Key, Pending>>,
+    inflight: RefCell<HashMap<Key, Flight>>,
     slots: Arc<Semaphore>,
     max_hosts: usize,
     pub metrics: Arc<Metrics>,
@@ -157,10 +182,19 @@ impl Engine {
         self.metrics.probes.inc();
         let _in_flight = InFlight::new(&self.metrics);
         let key = (target.to_string(), module_name.to_string());
-        let existing = self.inflight.borrow().get(&key).cloned();
-        let mut pending = match existing {
-            Some(rx) => {
+        let joined = self.inflight.borrow().get(&key).map(|f| (f.result.clone(), f.stop.clone()));
+        let mut pending = match joined {
+            Some((rx, stop)) => {
                 self.metrics.probes_shared.inc();
+                // A later deadline keeps the collection running for this scrape.
+                let until = stop_for(deadline);
+                stop.send_if_modified(|at| {
+                    let later = until > *at;
+                    if later {
+                        *at = until;
+                    }
+                    later
+                });
                 rx
             }
             None => self.start_collection(key, members.clone(), module.clone(), deadline),
@@ -179,13 +213,16 @@ impl Engine {
         Ok(render(&outcome, scope, start.elapsed()))
     }
 
-    /// What a probe whose deadline passed answers: every host timed out.
+    /// What a probe whose deadline passed before its collection finished answers: every
+    /// host timed out (each scrape's deadline is its own: the collection may go on for a
+    /// scrape with a later one). Logged, as the collection's failures are.
     fn expired(&self, members: &[String], budget: Duration) -> Arc<Outcome> {
         let message = format!(
-            "the probe's deadline ({:.1} s: the scrape timeout minus limits.timeout_offset) passed before this host was collected; raise the scrape timeout or check the host",
+            "this scrape's deadline ({:.1} s) passed before this host was collected: {DEADLINE_REASON}; {DEADLINE_ADVICE}",
             budget.as_secs_f64()
         );
         let captures = failed_captures(members, ErrorKind::Timeout, &message);
+        log_failures(&captures);
         Arc::new(Outcome {
             diagnosis: crate::diagnose::diagnose(&captures),
             up: false,
@@ -193,15 +230,23 @@ impl Engine {
         })
     }
 
-    /// Starts the one collection of `key`, bounded by `deadline`; returns where its result
-    /// will appear.
+    /// Starts the one collection of `key`, which runs until the latest deadline of the
+    /// scrapes that wait for it (`deadline` until one with a later deadline joins); returns
+    /// where its result will appear.
     fn start_collection(self: &Rc<Self>, key: Key, members: Vec<String>, module: Module, deadline: Instant) -> Pending {
         let (tx, rx) = watch::channel(None);
-        self.inflight.borrow_mut().insert(key.clone(), rx.clone());
+        let stop = Rc::new(watch::channel(stop_for(deadline)).0);
+        self.inflight.borrow_mut().insert(
+            key.clone(),
+            Flight {
+                result: rx.clone(),
+                stop: stop.clone(),
+            },
+        );
         let engine = self.clone();
         tokio::task::spawn_local(async move {
             engine.metrics.collections_in_flight.inc();
-            let outcome = engine.collect(members, module, deadline).await;
+            let outcome = engine.collect(members, module, stop.subscribe()).await;
             engine.inflight.borrow_mut().remove(&key);
             engine.metrics.collections_in_flight.sub(1);
             let _ = tx.send(Some(Arc::new(outcome)));
@@ -209,32 +254,38 @@ impl Engine {
         rx
     }
 
-    /// Waits for host slots (bounded by the deadline), collects, diagnoses.
-    async fn collect(&self, members: Vec<String>, module: Module, deadline: Instant) -> Outcome {
+    /// Waits for host slots (until the collection's stop), collects, diagnoses.
+    async fn collect(&self, members: Vec<String>, module: Module, stop: watch::Receiver<Instant>) -> Outcome {
         let wanted = members.len().min(self.max_hosts).max(1);
         let n = u32::try_from(wanted).unwrap_or(u32::MAX);
         let hosts = members.len() as u64;
         self.metrics.hosts_waiting.add(hosts);
-        let permit = tokio::time::timeout_at(deadline, self.slots.clone().acquire_many_owned(n)).await;
+        let permit = tokio::select! {
+            p = self.slots.clone().acquire_many_owned(n) => p.ok(),
+            () = RunDeadline::passed(stop.clone()) => None,
+        };
         self.metrics.hosts_waiting.sub(hosts);
         let captures = match permit {
-            Ok(Ok(permit)) => {
+            Some(permit) => {
                 self.metrics.hosts_collecting.add(hosts);
-                let now = Instant::now();
-                // The collection stops a little before the deadline, so its partial result
-                // (what each host had answered) reaches the waiting request in time.
-                let left = deadline.saturating_duration_since(now);
-                let margin = (left / 10).min(Duration::from_millis(200));
                 let mut live = module.live.clone();
                 live.targets = members.clone();
                 live.parallel = wanted;
-                live.run_timeout = Some((left - margin).max(Duration::from_millis(1)));
+                live.run_timeout = Some(
+                    stop.borrow()
+                        .saturating_duration_since(Instant::now())
+                        .max(Duration::from_millis(1)),
+                );
+                live.run_deadline = Some(RunDeadline {
+                    at: stop,
+                    reason: format!("{DEADLINE_REASON}; {DEADLINE_ADVICE}"),
+                });
                 let captures = self.collector.collect(live).await;
                 self.metrics.hosts_collecting.sub(hosts);
                 drop(permit);
                 captures
             }
-            _ => failed_captures(
+            None => failed_captures(
                 &members,
                 ErrorKind::Timeout,
                 &format!(
@@ -244,16 +295,7 @@ impl Engine {
             ),
         };
         let up = !captures.is_empty() && captures.iter().all(|c| c.error.is_none());
-        // A scrape shows `pvrdma_up 0`; why is the operator's next question, and the
-        // exporter's log (journald under the shipped unit) is where they look.
-        for c in &captures {
-            if let Some(e) = &c.error {
-                let kind = serde_json::to_value(e.kind).ok();
-                let kind = kind.as_ref().and_then(|k| k.as_str()).unwrap_or("error");
-                let line = format!("probe of {}: {kind}: {}", c.host, e.message);
-                eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &line));
-            }
-        }
+        log_failures(&captures);
         let mut diagnosis = crate::diagnose::diagnose(&captures);
         if let Some(keep) = &module.fleet_checks {
             diagnosis.fleet_checks.retain(|c| keep.iter().any(|k| *k == c.id.id()));
@@ -262,6 +304,19 @@ impl Engine {
             diagnosis,
             up,
             finished: SystemTime::now(),
+        }
+    }
+}
+
+/// A scrape shows `pvrdma_up 0`; why is the operator's next question, and the exporter's
+/// log (journald under the shipped unit) is where they look: one line per failed host.
+fn log_failures(captures: &[HostCapture]) {
+    for c in captures {
+        if let Some(e) = &c.error {
+            let kind = serde_json::to_value(e.kind).ok();
+            let kind = kind.as_ref().and_then(|k| k.as_str()).unwrap_or("error");
+            let line = format!("probe of {}: {kind}: {}", c.host, e.message);
+            eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &line));
         }
     }
 }

@@ -31,13 +31,22 @@ impl Collector for FakeCollector {
             fake.now.set(fake.now.get() + live.targets.len());
             fake.peak.set(fake.peak.get().max(fake.now.get()));
             fake.seen.borrow_mut().push(live.clone());
-            let limit = live.run_timeout.unwrap_or(Duration::MAX);
-            tokio::time::sleep(fake.delay.min(limit)).await;
+            // Stopped by the run's deadline, which may move later while it runs.
+            let cut = async {
+                match &live.run_deadline {
+                    Some(d) => crate::live::RunDeadline::passed(d.at.clone()).await,
+                    None => tokio::time::sleep(live.run_timeout.unwrap_or(Duration::MAX)).await,
+                }
+            };
+            let finished = tokio::select! {
+                () = tokio::time::sleep(fake.delay) => true,
+                () = cut => false,
+            };
             fake.now.set(fake.now.get() - live.targets.len());
             live.targets
                 .iter()
                 .map(|t| {
-                    if fake.delay > limit {
+                    if !finished {
                         HostCapture::failed(t.clone(), CaptureSource::Live, Failure::new(ErrorKind::Timeout, "cut"))
                     } else {
                         HostCapture::new(t.clone(), CaptureSource::Live)
@@ -194,4 +203,60 @@ fn the_deadline_comes_from_the_scrape_timeout_header() {
     assert_eq!(e.deadline(start, Some("-3")) - start, Duration::from_secs(7));
     assert_eq!(e.deadline(start, Some("3600")) - start, Duration::from_secs(60));
     assert_eq!(e.deadline(start, Some("0.2")) - start, Duration::from_millis(100));
+}
+
+#[test]
+fn a_short_deadline_never_turns_a_joined_longer_scrape_into_up_0() {
+    run(async {
+        // The host takes 3 s. A scrape with 1 s starts the collection, one with 15 s joins
+        // it: the first is answered at its deadline with up 0, the second gets the host.
+        let (e, fake) = engine(CONFIG, Duration::from_secs(3));
+        let start = Instant::now();
+        let (short, long) = tokio::join!(
+            async {
+                let t = probe(&e, "esx01", Duration::from_secs(1)).await;
+                (t, start.elapsed())
+            },
+            async {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let t = probe(&e, "esx01", Duration::from_secs(15)).await;
+                (t, start.elapsed())
+            },
+        );
+        assert_eq!(fake.calls.get(), 1, "one collection for both");
+        let (text, took) = short;
+        assert!(text.expect("allowed").contains("\npvrdma_up 0\n"));
+        assert!(took <= Duration::from_secs(1), "answered by its own deadline: {took:?}");
+        let (text, took) = long;
+        let text = text.expect("allowed");
+        assert!(text.contains("\npvrdma_up 1\n"), "{text}");
+        assert_eq!(took, Duration::from_secs(3), "the collection ran on for the later deadline");
+        assert_eq!(e.metrics.probes_shared.get(), 1);
+        assert_eq!(e.metrics.probe_failures.get(), 1);
+
+        // The other order: the long scrape starts it, a short one joins; the short one
+        // cannot cut it either.
+        let (e, fake) = engine(CONFIG, Duration::from_secs(3));
+        let (long, short) = tokio::join!(probe(&e, "esx02", Duration::from_secs(15)), async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            probe(&e, "esx02", Duration::from_secs(1)).await
+        });
+        assert_eq!(fake.calls.get(), 1);
+        assert!(long.expect("allowed").contains("\npvrdma_up 1\n"));
+        assert!(short.expect("allowed").contains("\npvrdma_up 0\n"));
+    });
+}
+
+#[test]
+fn a_timed_out_host_names_the_scrape_timeout_not_a_cli_option() {
+    run(async {
+        let (e, fake) = engine(CONFIG, Duration::from_secs(60));
+        let text = probe(&e, "esx03", Duration::from_secs(2)).await.expect("allowed");
+        assert!(text.contains("\npvrdma_up 0\n"));
+        let seen = fake.seen.borrow();
+        let reason = &seen[0].run_deadline.as_ref().expect("a movable deadline").reason;
+        assert!(reason.contains("scrape_timeout"), "{reason}");
+        assert!(reason.contains("X-Prometheus-Scrape-Timeout-Seconds"), "{reason}");
+        assert!(!reason.contains("--timeout"), "serve reads no --timeout: {reason}");
+    });
 }
