@@ -56,7 +56,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             crate::plugin::stage("reading the capture");
             let captures = crate::offline::load_captures(path)?;
             let times = RunTimes::of_capture(path, started);
-            finish(&captures, &cli.output, baseline.as_ref(), &times).map(|d| exit_code(&d, &cli.output))
+            finish(&captures, &cli.output, baseline.as_ref(), &times, None).map(|d| exit_code(&d, &cli.output))
         }
         Some(Command::Demo {
             hosts,
@@ -89,7 +89,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             let planted = crate::demo::planted(&demo, live.probe.is_some())?;
             eprint!("{}", planted.intro());
             let run = crate::demo::run_demo(&demo, live)?;
-            let (code, diagnosis) = report_live(&run, &cli.output, &cli.bundle, baseline.as_ref())?;
+            let (code, diagnosis) = report_live(&run, &cli.output, &cli.bundle, baseline.as_ref(), None)?;
             eprint!("{}", planted.outro(&diagnosis));
             // Ctrl-C keeps its code, and so does a monitoring plugin's; otherwise the demo
             // says whether it went as planted.
@@ -179,14 +179,15 @@ fn check_hosts(cli: &Cli, hosts: Vec<String>) -> anyhow::Result<u8> {
     // called `demoo` still works.
     let meant = cli.command.is_none().then(|| meant_subcommand(&hosts)).flatten();
     let first = hosts.first().cloned().unwrap_or_default();
-    let mut live = live_options(&cli.live, hosts, &cli.output, password)?;
+    let mut live = live_options(&cli.live, hosts.clone(), &cli.output, password)?;
     live.probe = cli.probe.options();
     crate::plugin::stage("collecting from the hosts over SSH");
     let run = crate::live::collect_live(&live).map_err(|e| match &meant {
         Some(m) => anyhow::anyhow!("{e:#}\ndid you mean `{m}`?"),
         None => e,
     })?;
-    let (code, diagnosis) = report_live(&run, &cli.output, &cli.bundle, baseline.as_ref())?;
+    let evidence = (&cli.live, hosts.as_slice());
+    let (code, diagnosis) = report_live(&run, &cli.output, &cli.bundle, baseline.as_ref(), Some(evidence))?;
     let unresolved = diagnosis.hosts.iter().any(|h| {
         h.host == first
             && h.error
@@ -252,6 +253,7 @@ fn report_live(
     output: &OutputArgs,
     bundle_args: &BundleArgs,
     baseline: Option<&crate::baseline::Baseline>,
+    evidence: Option<Evidence<'_>>,
 ) -> anyhow::Result<(u8, diagnose::Diagnosis)> {
     if run.interrupted {
         eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
@@ -261,6 +263,7 @@ fn report_live(
         output,
         baseline,
         &RunTimes::of_run(run.started, run.finished),
+        evidence,
     )?;
     // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial (a
     // plugin only has UNKNOWN for it).
@@ -544,14 +547,22 @@ fn emit(output: &OutputArgs, text: &str) -> anyhow::Result<()> {
 
 /// Diagnoses the captures and prints the report (with the changes since `baseline`); the
 /// diagnosis goes on to the bundle.
+/// A live run's connection options and host arguments, from which the report says how to
+/// send an output that did not parse.
+type Evidence<'a> = (&'a crate::cli::LiveArgs, &'a [String]);
+
 fn finish(
     captures: &[HostCapture],
     output: &OutputArgs,
     baseline: Option<&crate::baseline::Baseline>,
     times: &RunTimes,
+    evidence: Option<Evidence<'_>>,
 ) -> anyhow::Result<diagnose::Diagnosis> {
     crate::plugin::stage("diagnosing");
     let mut diagnosis = diagnose::diagnose(captures);
+    if let Some((args, hosts)) = evidence {
+        crate::evidence::attach_bundle_commands(&mut diagnosis, args, hosts);
+    }
     diagnosis.changes = baseline.map(|b| crate::baseline::compare(b, &diagnosis));
     if output.format() == report::Format::Nagios {
         let plugin = report::nagios::render(&diagnosis, &crate::plugin::options(&output.plugin));

@@ -20,6 +20,7 @@ pub use pvrdma_engine::catalogue;
 pub mod cli;
 pub mod collect;
 pub mod demo;
+mod evidence;
 pub use pvrdma_engine::diagnose;
 pub use pvrdma_engine::exit;
 pub mod live;

@@ -23,8 +23,13 @@ pub enum FactError {
     NotCollected { command: String, reason: String },
     /// The command ran and reported an error.
     CommandFailed { command: String, reason: String },
-    /// The output did not parse.
-    Unparseable { command: String, reason: String },
+    /// The output did not parse: `reason` says where and what was expected (the parser's
+    /// `error` without the command's id, which `command` names as a user types it).
+    Unparseable {
+        command: String,
+        reason: String,
+        error: p::ParseError,
+    },
     /// The output broke off (timeout, size cap, lost connection, ...): `reason` names the
     /// event, e.g. "did not finish within --command-timeout 60s".
     Incomplete { command: String, reason: String },
@@ -50,7 +55,7 @@ impl std::fmt::Display for FactError {
             FactError::CommandFailed { command, reason } => {
                 write!(f, "`{command}` failed: {reason}")
             }
-            FactError::Unparseable { command, reason } => {
+            FactError::Unparseable { command, reason, .. } => {
                 write!(f, "`{command}` printed output that did not parse: {reason}")
             }
             FactError::Incomplete { command, reason } => {
@@ -95,6 +100,8 @@ pub struct HostFacts {
     pub nic_dcb: Fact<Vec<p::DcbStatus>>,
     /// Records of record lists that did not parse (each costs only itself), with why.
     pub record_errors: Vec<String>,
+    /// The same records' parse errors, for [`HostFacts::unparsed`].
+    pub broken_records: Vec<p::ParseError>,
     /// The `.vmx` files of the host's VMs: from a vm-support bundle, or on a live host the
     /// PVRDMA lines `vmx_pvrdma_lines` read for each running VM (path = its Config File).
     pub vmx: Vec<VmxFact>,
@@ -113,12 +120,19 @@ pub fn build(capture: &HostCapture) -> HostFacts {
         Ok(list) => list
             .broken
             .iter()
-            .map(|e| format!("a record of `esxcli vm process list` did not parse and was skipped: {e}"))
+            .map(|e| {
+                format!(
+                    "a record of `esxcli vm process list` did not parse and was skipped: {}",
+                    e.spot()
+                )
+            })
             .collect(),
         Err(_) => Vec::new(),
     };
+    let broken_records = processes.as_ref().map(|l| l.broken.clone()).unwrap_or_default();
     let mut facts = HostFacts {
         record_errors,
+        broken_records,
         version: fact(capture, by_id::SYSTEM_VERSION),
         rdma_devices: fact(capture, by_id::RDMA_DEVICE_LIST),
         rdma_protocols: fact(capture, by_id::RDMA_PROTOCOL_LIST),
@@ -166,6 +180,73 @@ pub fn build(capture: &HostCapture) -> HostFacts {
         }));
     }
     facts
+}
+
+impl HostFacts {
+    /// Every parse error of this host's outputs, in catalogue order: whole outputs that did
+    /// not parse, then records skipped from a record list, then `.vmx` files. Whatever
+    /// the host printed that this version cannot read, so the report can say what to send.
+    pub fn unparsed(&self) -> Vec<&p::ParseError> {
+        // Destructured field by field: a new fact cannot be forgotten here.
+        let HostFacts {
+            version,
+            rdma_devices,
+            rdma_protocols,
+            rdma_vmknics,
+            nics,
+            dvs,
+            standard_switches,
+            vmknics,
+            ipv4,
+            pvrdma_vmknic,
+            firewall,
+            rulesets,
+            vms,
+            vm_ports,
+            pvrdma_devices,
+            pvrdma_properties,
+            pvrdma_properties_cut_short: _,
+            nic_pause,
+            nic_dcb,
+            record_errors: _,
+            broken_records,
+            vmx,
+            vmx_lines,
+            vmx_inventory_problem: _,
+        } = self;
+        fn error<T>(fact: &Fact<T>) -> Option<&p::ParseError> {
+            match fact {
+                Err(FactError::Unparseable { error, .. }) => Some(error),
+                _ => None,
+            }
+        }
+        let facts = [
+            error(version),
+            error(rdma_devices),
+            error(rdma_protocols),
+            error(rdma_vmknics),
+            error(nics),
+            error(dvs),
+            error(standard_switches),
+            error(vmknics),
+            error(ipv4),
+            error(pvrdma_vmknic),
+            error(firewall),
+            error(rulesets),
+            error(vms),
+            error(vm_ports),
+            error(pvrdma_devices),
+            error(pvrdma_properties),
+            error(nic_pause),
+            error(nic_dcb),
+            error(vmx_lines),
+        ];
+        let mut all: Vec<&p::ParseError> = facts.into_iter().flatten().collect();
+        all.sort_by_key(|e| cat::CATALOGUE.iter().position(|s| s.id == e.command));
+        all.extend(broken_records);
+        all.extend(vmx.iter().filter_map(|v| v.config.as_ref().err()));
+        all
+    }
 }
 
 /// Why the live `.vmx` inventory does not cover every running VM it was asked about, if
@@ -372,7 +453,8 @@ fn fact<T>(capture: &HostCapture, parser: by_id::Parser<T>) -> Fact<T> {
     }
     parse(&output.stdout).map_err(|e| FactError::Unparseable {
         command,
-        reason: e.to_string(),
+        reason: e.spot(),
+        error: e,
     })
 }
 

@@ -16,3 +16,15 @@ pub struct ParseError {
     /// The offending line, cut to at most 80 characters.
     pub snippet: String,
 }
+
+impl ParseError {
+    /// Where the output stopped parsing and why, without the command's id (for a message
+    /// that already names the command as a user types it): `line 2, column 1: expected a
+    /// dash row under the header, found ""`.
+    pub fn spot(&self) -> String {
+        format!(
+            "line {}, column {}: expected {}, found {:?}",
+            self.line, self.column, self.expected, self.snippet
+        )
+    }
+}

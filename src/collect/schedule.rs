@@ -99,7 +99,7 @@ fn launch(
     };
     let devices = match pvrdma_parsers::parse_pvrdma_device_ls(&listing.stdout) {
         Ok(d) => d,
-        Err(e) => return not_run(format!("did not parse ({e})")),
+        Err(e) => return not_run(format!("did not parse ({})", e.spot())),
     };
     let mut keys: Vec<String> = if spec.id == catalogue::VM_PORT_LIST {
         let mut wids: Vec<u64> = devices.iter().map(|d| d.world_id).collect();
@@ -193,7 +193,7 @@ fn vmx_launch(
     };
     let paths: Vec<String> = match pvrdma_parsers::parse_vm_process_records(&list.stdout) {
         Ok(l) => l.vms.into_iter().filter_map(|v| v.config_file).collect(),
-        Err(e) => return not_run(format!("did not parse ({e})")),
+        Err(e) => return not_run(format!("did not parse ({})", e.spot())),
     };
     if paths.is_empty() {
         return Launch::Nothing("(not sent: `esxcli vm process list` names no running VM)".to_string());
@@ -219,7 +219,7 @@ fn uplinks_launch(
     };
     let mut uplinks: Vec<String> = match pvrdma_parsers::parse_rdma_device_list(&list.stdout) {
         Ok(devices) => devices.into_iter().filter_map(|d| d.paired_uplink).collect(),
-        Err(e) => return not_run(format!("did not parse ({e})")),
+        Err(e) => return not_run(format!("did not parse ({})", e.spot())),
     };
     uplinks.sort();
     uplinks.dedup();

@@ -8,6 +8,7 @@ mod support;
 mod batch_shell;
 mod batch_sshd;
 mod bundle_sshd;
+mod evidence_sshd;
 mod login;
 mod outcomes_sshd;
 mod probe_sshd;

@@ -38,5 +38,7 @@ pub fn host(name: &str, status: HostStatus, vms: Vec<(&str, Vec<Adapter>)>) -> H
         record_errors: Vec::new(),
         vms_error: None,
         incomplete_outputs: Vec::new(),
+        unparsed_outputs: Vec::new(),
+        send_evidence: None,
     }
 }

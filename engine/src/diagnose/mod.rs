@@ -151,6 +151,8 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         record_errors,
         vms_error,
         incomplete_outputs,
+        unparsed_outputs: facts.unparsed().into_iter().map(UnparsedOutput::from_error).collect(),
+        send_evidence: None,
     }
 }
 

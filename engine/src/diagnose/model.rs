@@ -256,6 +256,55 @@ pub struct HostDiagnosis {
     /// Every output that did not end cleanly (timed out, cut at a cap, connection lost,
     /// ...) or never ran: what depends on it is `unknown`, and the host `incomplete`.
     pub incomplete_outputs: Vec<IncompleteOutput>,
+    /// Outputs (or records, or `.vmx` files) this version could not read: a format it does
+    /// not know yet. What depends on them is `unknown`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unparsed_outputs: Vec<UnparsedOutput>,
+    /// When something did not parse on a live run: the command that writes a redacted
+    /// support bundle of this host alone, to send with a report of the problem (`analyze`
+    /// of that bundle shows the same failure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_evidence: Option<String>,
+}
+
+/// An output the tool could not read, and where it stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct UnparsedOutput {
+    /// Catalogue id (`vmx` for a `.vmx` file).
+    pub command: String,
+    /// The command as a user types it on the host (`esxcli rdma device list`).
+    pub command_line: String,
+    /// 1-based line of the output where reading stopped.
+    pub line: usize,
+    /// 1-based column (in characters).
+    pub column: usize,
+    /// What the parser expected there.
+    pub expected: String,
+    /// The line it found (at most 80 characters).
+    pub found: String,
+}
+
+impl UnparsedOutput {
+    pub fn from_error(e: &pvrdma_parsers::ParseError) -> Self {
+        UnparsedOutput {
+            command: e.command.to_string(),
+            command_line: typed_command(e.command),
+            line: e.line,
+            column: e.column,
+            expected: e.expected.to_string(),
+            found: e.snippet.clone(),
+        }
+    }
+}
+
+/// A catalogue command as a user types it on the host: its label without the note on how
+/// it is batched (`esxcli network nic dcb status get -n <RDMA uplink>`).
+pub fn typed_command(id: &str) -> String {
+    if id == "vmx" {
+        return "the VM's .vmx file".to_string();
+    }
+    let label = cat::spec(id).map_or(id, |s| s.label());
+    label.split(" (batched").next().unwrap_or(label).to_string()
 }
 
 impl HostDiagnosis {
@@ -280,6 +329,8 @@ impl HostDiagnosis {
             record_errors: Vec::new(),
             vms_error: None,
             incomplete_outputs,
+            unparsed_outputs: Vec::new(),
+            send_evidence: None,
         }
     }
 }

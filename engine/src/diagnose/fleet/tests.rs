@@ -46,6 +46,8 @@ fn host(name: &str, ip: &str, vms: Vec<Adapter>) -> HostDiagnosis {
         record_errors: Vec::new(),
         vms_error: None,
         incomplete_outputs: Vec::new(),
+        unparsed_outputs: Vec::new(),
+        send_evidence: None,
     }
 }
 

@@ -213,6 +213,7 @@ pub(super) fn host_section(
         let prefix = format!("  {} ", paint.dim("?"));
         emit(out, &prefix, "  ? ", 4, &clean(e), width, |t| t.to_string());
     }
+    send_evidence_lines(out, group, paint, width);
     if !host.fleet_failures.is_empty() {
         let prefix = format!("  {} ", paint.red("✗"));
         let text = format!(
@@ -221,6 +222,37 @@ pub(super) fn host_section(
         );
         emit(out, &prefix, "  ✗ ", 4, &text, width, |t| t.to_string());
     }
+}
+
+/// Under a host whose output did not parse on a live run: what did not parse (the
+/// command as a user types it, line, what was expected) and the command that writes a
+/// redacted bundle of it to send. In a folded group the first host's bundle stands for
+/// all: they printed the same.
+fn send_evidence_lines(out: &mut String, group: &[&HostDiagnosis], paint: &Paint, width: usize) {
+    let Some((host, command)) = group.iter().find_map(|h| Some((*h, h.send_evidence.as_ref()?))) else {
+        return;
+    };
+    let what: Vec<String> = host
+        .unparsed_outputs
+        .iter()
+        .map(|u| format!("`{}` (line {}: expected {})", u.command_line, u.line, u.expected))
+        .collect();
+    let others = if group.len() > 1 {
+        format!(" (the bundle of {} is enough: the others printed the same)", host.host)
+    } else {
+        String::new()
+    };
+    let text = format!(
+        "not readable by this version: {}. To send it for a fix{others}, write a redacted bundle: \
+         it replaces host names, addresses, MACs, VM names, UUIDs and datastore names by tokens, \
+         and keeps every output's layout, the ESXi version and build, and the NIC models and drivers",
+        clean(&what.join(", "))
+    );
+    let prefix = format!("  {} ", paint.dim("?"));
+    emit(out, &prefix, "  ? ", 4, &text, width, |t| t.to_string());
+    emit_command(out, "      send: ", "      send: ", 12, command, width, |t| {
+        paint.bold(t)
+    });
 }
 
 pub(super) fn kind_label(kind: crate::capture::ErrorKind) -> String {
