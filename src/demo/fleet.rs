@@ -161,7 +161,8 @@ impl SimFleet {
     /// Reads the scenario directory again: from now on each simulated host answers from
     /// its new files (a command already answered keeps its answer). Hosts the directory
     /// adds, and hosts whose port was closed at start, are not started: the set of
-    /// listening hosts stays as it began. Returns the hosts of the directory left out.
+    /// listening hosts stays as it began. Returns the hosts of the directory whose files
+    /// cannot take effect: hosts it adds, and hosts closed at start that it opens.
     pub fn reload(&self, dir: &Path) -> anyhow::Result<Vec<String>> {
         let mut left_out = Vec::new();
         for host in load_scenario(Some(dir))? {
@@ -173,6 +174,9 @@ impl SimFleet {
                     };
                     *slot = Arc::new(host);
                 }
+                // A host whose port was closed at start and still is keeps answering
+                // as it did (refused): it is simulated, nothing of it is left out.
+                None if host.is_down() && self.hosts.iter().any(|(n, _)| *n == host.name) => {}
                 None => left_out.push(host.name),
             }
         }
