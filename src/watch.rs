@@ -11,8 +11,10 @@
 //! stays flat however long it runs.
 //!
 //! Ends with `--count N` rounds or `--until-change` (like `watch -g`) with the exit code of
-//! the last report (0, 1, 3), or on Ctrl-C with 130 once the current round is reported
-//! (hosts a Ctrl-C cut short are then not compared).
+//! the last report (0, 1, 3), on Ctrl-C with 130 once the current round is reported
+//! (hosts a Ctrl-C cut short are then not compared), or on SIGTERM (what `kill` and
+//! `systemctl stop` send) with 0 once the current round has finished and is reported: a
+//! service asked to stop stopped cleanly, so a systemd unit needs no `SuccessExitStatus`.
 use crate::baseline::Baseline;
 use crate::cli::{Cli, WatchArgs};
 use crate::diagnose::{self, Change, ChangeKind, Diagnosis, HostStatus};
@@ -103,7 +105,8 @@ impl Source {
         }
     }
 
-    fn collect(&self) -> anyhow::Result<LiveRun> {
+    /// `warned`: the hosts already said to be left out of the simulation (said once).
+    fn collect(&self, warned: &mut Vec<String>) -> anyhow::Result<LiveRun> {
         match self {
             Source::Live(live) => collect_live(live),
             Source::Demo {
@@ -111,11 +114,16 @@ impl Source {
             } => {
                 if let Some(dir) = scenario {
                     match fleet.reload(dir) {
-                        Ok(left_out) if !left_out.is_empty() => eprintln!(
-                            "pvrdma-doctor: {} not simulated: only hosts of the scenario at start are",
-                            crate::nodeset::fold(&left_out)
-                        ),
-                        Ok(_) => {}
+                        Ok(mut left_out) => {
+                            left_out.retain(|h| !warned.contains(h));
+                            if !left_out.is_empty() {
+                                eprintln!(
+                                    "pvrdma-doctor: {} not served as the scenario now says: the simulated hosts and their open ports are those of the scenario at start",
+                                    crate::nodeset::fold(&left_out)
+                                );
+                                warned.extend(left_out);
+                            }
+                        }
                         Err(e) => eprintln!(
                             "pvrdma-doctor: cannot read the scenario again ({e:#}); the hosts keep their previous answers"
                         ),
@@ -142,6 +150,8 @@ enum Stop {
     Count,
     UntilChange,
     Interrupted,
+    /// SIGTERM: asked to stop (`kill`, `systemctl stop`).
+    Terminated,
 }
 
 impl Stop {
@@ -150,8 +160,27 @@ impl Stop {
             Stop::Count => "count",
             Stop::UntilChange => "until-change",
             Stop::Interrupted => "interrupted",
+            Stop::Terminated => "terminated",
         }
     }
+}
+
+/// Which stop signal is pending, if any, without waiting.
+fn pending(waiter: &tokio::runtime::Runtime, signals: &mut Signals) -> Option<Stop> {
+    waiter.block_on(async {
+        tokio::select! {
+            biased;
+            _ = signals.interrupt.recv() => Some(Stop::Interrupted),
+            _ = signals.terminate.recv() => Some(Stop::Terminated),
+            () = std::future::ready(()) => None,
+        }
+    })
+}
+
+/// The watch's own listeners for Ctrl-C and SIGTERM.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
 }
 
 /// Builds the run's collection settings for these hosts and password from the command
@@ -184,16 +213,23 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs, make_live: MakeLive, color: bool)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let mut ctrl_c = {
+    // SIGTERM is listened for the same way: from here on it no longer kills the process
+    // mid-round, it ends the watch after the round like Ctrl-C (without cutting it short).
+    let mut signals = {
+        use tokio::signal::unix::{signal, SignalKind};
         let _entered = waiter.enter();
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).context("cannot listen for Ctrl-C")?
+        Signals {
+            interrupt: signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?,
+            terminate: signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?,
+        }
     };
     let mut previous: Option<Baseline> = baseline;
     let mut round: u64 = 0;
+    let mut warned: Vec<String> = Vec::new();
     loop {
         round += 1;
         let started = Instant::now();
-        let run = source.collect()?;
+        let run = source.collect(&mut warned)?;
         let mut diagnosis = diagnose::diagnose(&run.captures);
         let comparison = previous.as_ref().map(|b| {
             let mut c = crate::baseline::compare(b, &diagnosis);
@@ -240,15 +276,11 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs, make_live: MakeLive, color: bool)
         previous = Some(Baseline::of(&diagnosis, run.finished));
         drop(diagnosis);
         drop(run.captures);
-        let pressed = waiter.block_on(async {
-            tokio::select! {
-                biased;
-                _ = ctrl_c.recv() => true,
-                () = std::future::ready(()) => false,
-            }
-        });
-        let stop = if run.interrupted || pressed {
+        let signalled = pending(&waiter, &mut signals);
+        let stop = if run.interrupted {
             Some(Stop::Interrupted)
+        } else if signalled.is_some() {
+            signalled
         } else if args.until_change && changed > 0 {
             Some(Stop::UntilChange)
         } else if args.count.is_some_and(|n| round >= n) {
@@ -267,14 +299,15 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs, make_live: MakeLive, color: bool)
             overrun(format, round, now - started, args.interval).or_else(closed_is_fine)?;
             continue;
         }
-        let interrupted = waiter.block_on(async {
+        let signalled = waiter.block_on(async {
             tokio::select! {
-                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(next)) => false,
-                _ = ctrl_c.recv() => true,
+                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(next)) => None,
+                _ = signals.interrupt.recv() => Some(Stop::Interrupted),
+                _ = signals.terminate.recv() => Some(Stop::Terminated),
             }
         });
-        if interrupted {
-            return finish(format, Stop::Interrupted, round, code);
+        if let Some(stop) = signalled {
+            return finish(format, stop, round, code);
         }
     }
 }
@@ -343,7 +376,10 @@ fn print_changes(format: Format, list: &[Change], time: &str, round: u64) -> any
                     time,
                     round,
                     json!({"host": c.host,
-                             "kind": c.kind, "id": c.id, "from": c.from, "to": c.to}),
+                             "kind": c.kind, "id": c.id, "from": c.from, "to": c.to,
+                             "reason": c.reason,
+                             "remedy": c.remediation.as_ref().map(crate::diagnose::Remedy::text),
+                             "remediation": c.remediation}),
                 )?;
             }
             Ok(())
@@ -378,12 +414,13 @@ fn overrun(format: Format, round: u64, took: Duration, interval: Duration) -> an
     }
 }
 
-/// The last word: JSON gets a `stop` event; after Ctrl-C the shell's 130 wins.
+/// The last word: JSON gets a `stop` event; after Ctrl-C the shell's 130 wins; after
+/// SIGTERM 0, the watch having stopped as asked.
 fn finish(format: Format, stop: Stop, round: u64, code: u8) -> anyhow::Result<u8> {
-    let code = if stop == Stop::Interrupted {
-        crate::exit::INTERRUPTED
-    } else {
-        code
+    let code = match stop {
+        Stop::Interrupted => crate::exit::INTERRUPTED,
+        Stop::Terminated => crate::exit::HEALTHY,
+        Stop::Count | Stop::UntilChange => code,
     };
     let time = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     match format {
@@ -391,6 +428,13 @@ fn finish(format: Format, stop: Stop, round: u64, code: u8) -> anyhow::Result<u8
         _ if stop == Stop::Interrupted => {
             eprintln!("pvrdma-doctor: interrupted after round {round}");
         }
+        // The watch's own timestamped line on stdout, where its log goes.
+        _ if stop == Stop::Terminated => write(&report::timestamped(
+            &time,
+            &format!("stopped by SIGTERM after round {round}"),
+            report::terminal_width(),
+        ))
+        .or_else(closed_is_fine)?,
         _ => {}
     }
     Ok(code)

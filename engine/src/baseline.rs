@@ -87,6 +87,8 @@ struct Snapshot {
     hosts: Vec<(String, HostSnap)>,
     fleet: Vec<(String, String)>,
     probes: Vec<((String, String), String)>,
+    /// Why each item is what it is, and its fix: what a change to it carries.
+    why: BTreeMap<(ChangeKind, Option<String>, String), Why>,
 }
 
 #[derive(Debug, Default)]
@@ -98,8 +100,49 @@ struct HostSnap {
     adapters: Vec<(String, String)>,
 }
 
+/// An item's reason and remedy, as its report says them.
+#[derive(Debug, Clone, Default)]
+struct Why {
+    reason: Option<String>,
+    remedy: Option<crate::diagnose::Remedy>,
+}
+
 fn text(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+/// A non-empty string field.
+fn some_text(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string)
+}
+
+/// A check's fix: its `remediation` object, or (a report older than it) its `remedy`
+/// string as advice.
+fn remedy_of(check: &Value) -> Option<crate::diagnose::Remedy> {
+    match check.get("remediation").filter(|r| r.is_object()) {
+        Some(r) => Some(crate::diagnose::Remedy {
+            command: some_text(r, "command"),
+            advice: some_text(r, "advice"),
+        }),
+        None => some_text(check, "remedy").map(|advice| crate::diagnose::Remedy {
+            command: None,
+            advice: Some(advice),
+        }),
+    }
+    .filter(|r| r.command.is_some() || r.advice.is_some())
+}
+
+/// The fixes of several checks as one: the commands joined by `&&` (each fixes its own
+/// check), the advice one after the other.
+fn combined(remedies: &[crate::diagnose::Remedy]) -> Option<crate::diagnose::Remedy> {
+    let commands: Vec<&str> = remedies.iter().filter_map(|r| r.command.as_deref()).collect();
+    let advice: Vec<&str> = remedies.iter().filter_map(|r| r.advice.as_deref()).collect();
+    let join = |v: Vec<&str>, sep: &str| (!v.is_empty()).then(|| v.join(sep));
+    let r = crate::diagnose::Remedy {
+        command: join(commands, " && "),
+        advice: join(advice, " "),
+    };
+    (r.command.is_some() || r.advice.is_some()).then_some(r)
 }
 
 fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
@@ -110,10 +153,31 @@ impl Snapshot {
     fn of(report: &Value) -> Snapshot {
         let mut s = Snapshot::default();
         for h in list(report, "hosts") {
+            let name = text(h, "host");
             let checks: Vec<(String, String)> = list(h, "checks")
                 .iter()
                 .map(|c| (text(c, "id"), text(c, "status")))
                 .collect();
+            let mut failing_fixes = Vec::new();
+            for c in list(h, "checks") {
+                let remedy = remedy_of(c);
+                if text(c, "status") == "fail" {
+                    failing_fixes.extend(remedy.clone());
+                }
+                let why = Why {
+                    reason: some_text(c, "summary"),
+                    remedy,
+                };
+                s.why.insert((ChangeKind::Check, Some(name.clone()), text(c, "id")), why);
+            }
+            let error = h.get("error").and_then(|e| some_text(e, "message"));
+            s.why.insert(
+                (ChangeKind::Host, Some(name.clone()), "status".to_string()),
+                Why {
+                    reason: error,
+                    remedy: None,
+                },
+            );
             let mut adapters: Vec<(String, String)> = Vec::new();
             for vm in list(h, "vms") {
                 for a in list(vm, "adapters") {
@@ -126,6 +190,16 @@ impl Snapshot {
                         n += 1;
                         id = format!("{base} ({n})");
                     }
+                    let reasons: Vec<&str> = list(a, "reasons").iter().filter_map(Value::as_str).collect();
+                    let why = Why {
+                        reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+                        remedy: if text(a, "verdict") == "tcp-fallback" {
+                            combined(&failing_fixes)
+                        } else {
+                            None
+                        },
+                    };
+                    s.why.insert((ChangeKind::Adapter, Some(name.clone()), id.clone()), why);
                     adapters.push((id, text(a, "verdict")));
                 }
             }
@@ -135,16 +209,30 @@ impl Snapshot {
                 checks,
                 adapters,
             };
-            s.hosts.push((text(h, "host"), snap));
+            s.hosts.push((name, snap));
         }
         s.fleet = list(report, "fleet_checks")
             .iter()
             .map(|c| (text(c, "id"), text(c, "status")))
             .collect();
+        for c in list(report, "fleet_checks") {
+            let why = Why {
+                reason: some_text(c, "summary"),
+                remedy: remedy_of(c),
+            };
+            s.why.insert((ChangeKind::Check, None, text(c, "id")), why);
+        }
         s.probes = list(report, "probes")
             .iter()
             .map(|p| ((text(p, "from"), text(p, "to")), text(p, "status")))
             .collect();
+        for p in list(report, "probes") {
+            let why = Why {
+                reason: some_text(p, "detail"),
+                remedy: None,
+            };
+            s.why.insert((ChangeKind::Probe, Some(text(p, "from")), text(p, "to")), why);
+        }
         s
     }
 }
@@ -172,12 +260,25 @@ fn diff(was: &Snapshot, now: &Snapshot) -> Vec<Change> {
     let mut out = Vec::new();
     let old_hosts: BTreeMap<&str, &HostSnap> = was.hosts.iter().map(|(h, s)| (h.as_str(), s)).collect();
     let new_hosts: BTreeMap<&str, &HostSnap> = now.hosts.iter().map(|(h, s)| (h.as_str(), s)).collect();
-    let change = |host: Option<&str>, kind, id: &str, from: Option<String>, to: Option<String>| Change {
-        host: host.map(str::to_string),
-        kind,
-        id: id.to_string(),
-        from,
-        to,
+    let change = |host: Option<&str>, kind, id: &str, from: Option<String>, to: Option<String>| {
+        // What this run says of it; nothing for an item this run lacks.
+        let why = match &to {
+            Some(_) => now
+                .why
+                .get(&(kind, host.map(str::to_string), id.to_string()))
+                .cloned()
+                .unwrap_or_default(),
+            None => Why::default(),
+        };
+        Change {
+            host: host.map(str::to_string),
+            kind,
+            id: id.to_string(),
+            from,
+            to,
+            reason: why.reason,
+            remediation: why.remedy,
+        }
     };
     let mut host_order: Vec<&str> = now.hosts.iter().map(|(h, _)| h.as_str()).collect();
     host_order.extend(

@@ -381,26 +381,36 @@ fn every_state_of_the_exit_code_table() {
     let (code, status, _) = contract(&o);
     assert_eq!(
         (code, status.as_str()),
-        (1, "PVRDMA WARNING - lossless-network warns (esx01)")
+        (1, "PVRDMA WARNING - esx01: lossless-network warning")
     );
     let o = plugin(
         &["--format", "nagios", "analyze", &sample("vsish-listing-failed")],
         limit,
     );
     assert_eq!(contract(&o).0, 3);
-    // CRITICAL over the simulated hosts: the fallback named first, the culprit host and VM.
-    let o = plugin(&["--format", "nagios", "demo"], limit);
-    let (code, status, _) = contract(&o);
-    assert_eq!(code, 2);
-    assert!(
-        status.starts_with("PVRDMA CRITICAL - 1 of 2 adapters fall back to TCP (esx02 hpc-node02#0)"),
-        "{status}"
-    );
-    assert!(
-        stdout(&o).contains("\n[UNKNOWN] esx03: unreachable: "),
-        "{}",
-        stdout(&o)
-    );
+    // CRITICAL over the simulated hosts: the culprit first, the host and its failing
+    // check (the fallback's cause), whole; the fallback's line says what decided it.
+    for thresholds in [&[][..], &["-c", "1"]] {
+        let mut args = vec!["--format", "nagios"];
+        args.extend_from_slice(thresholds);
+        args.push("demo");
+        let o = plugin(&args, limit);
+        let (code, status, _) = contract(&o);
+        assert_eq!(code, 2, "{args:?}");
+        assert_eq!(
+            status,
+            "PVRDMA CRITICAL - esx02: firewall-pvrdma failing; +2 more problems",
+            "{args:?}"
+        );
+        let out = stdout(&o);
+        assert!(out.contains("\n[UNKNOWN] esx03: unreachable: "), "{out}");
+        assert!(
+            out.contains(
+                "esx02 hpc-node02#0: tcp-fallback (vsish `Physical HCA available:0`): host check firewall-pvrdma fails: "
+            ),
+            "{out}"
+        );
+    }
 
     // UNKNOWN for a simulated host with SSH closed, CRITICAL when the site says so.
     let scenario = healthy_and_closed();
@@ -409,7 +419,7 @@ fn every_state_of_the_exit_code_table() {
     let (code, status, _) = contract(&o);
     assert_eq!(
         (code, status.as_str()),
-        (3, "PVRDMA UNKNOWN - 1 host unreachable (esx03)")
+        (3, "PVRDMA UNKNOWN - esx03: unreachable")
     );
     let o = plugin(
         &[

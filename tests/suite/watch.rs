@@ -135,10 +135,25 @@ fn a_ruleset_disabled_between_rounds_gives_exactly_one_change_line() {
     disable_ruleset(scenario.path(), "esx02");
     let (code, lines, err) = w.finish();
     let after: Vec<&String> = lines[before..].iter().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(after.len(), 1, "one change, one line:\n{}", lines.join("\n"));
+    let changes: Vec<&str> = after.iter().filter_map(|l| timestamped(l)).collect();
+    assert_eq!(changes.len(), 1, "one change, one entry:\n{}", lines.join("\n"));
+    // The change says why (the check's summary, wrapped under it) and the fix, whole on
+    // its own line.
+    assert!(
+        changes[0].starts_with("esx02: check firewall-pvrdma: pass → fail (host ok → problems): the firewall"),
+        "{}",
+        lines.join("\n")
+    );
+    let told: String = after.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+    assert!(
+        told.contains("its pvrdma ruleset is disabled (the ESXi 8.0 default): PVRDMA traffic is blocked"),
+        "{told}"
+    );
     assert_eq!(
-        timestamped(after[0]),
-        Some("esx02: check firewall-pvrdma: pass → fail (host ok → problems)")
+        after.last().map(|l| l.trim()),
+        Some("run: esxcli network firewall ruleset set -e true -r pvrdma"),
+        "{}",
+        lines.join("\n")
     );
     // The last report has a failing check: the documented code 1.
     assert_eq!(code, 1, "{err}");
@@ -191,6 +206,21 @@ fn until_change_exits_with_the_code_of_the_changed_report_as_json_lines() {
             r#""esx01" "check" "firewall-pvrdma" "pass"->"fail""#,
         ]
     );
+    // Each change carries why it is so now and the fix (null where there is none).
+    assert_eq!(changes[0]["reason"], serde_json::Value::Null, "a reachable host has no error");
+    assert_eq!(changes[0]["remedy"], serde_json::Value::Null);
+    let check = changes[1];
+    assert!(
+        check["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("the firewall is enabled and its pvrdma ruleset is disabled")),
+        "{check}"
+    );
+    assert_eq!(check["remedy"], "esxcli network firewall ruleset set -e true -r pvrdma");
+    assert_eq!(
+        check["remediation"]["command"],
+        "esxcli network firewall ruleset set -e true -r pvrdma"
+    );
     let last = events.last().expect("events");
     assert_eq!(last["event"], "stop");
     assert_eq!(last["reason"], "until-change");
@@ -227,4 +257,101 @@ fn ctrl_c_exits_130_and_a_slow_round_says_so() {
     assert!(status.success());
     let (code, _, err) = w.finish();
     assert_eq!((code, err.trim()), (130, "pvrdma-doctor: interrupted after round 1"));
+}
+
+/// Sends `signal` (`-TERM`, `-INT`) to the watch.
+fn send(w: &Watch, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &w.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+#[test]
+fn sigterm_ends_the_watch_after_its_round_with_a_stop_event_and_exit_0() {
+    // Between rounds (an hour to wait): a `stop` event at once, exit 0.
+    let mut w = Watch::start(&["--demo", "--interval", "1h", "--format", "json"]);
+    // Ready: the first round is reported, the watch waits for the next.
+    w.until(|l| l.starts_with(r#"{"event":"report""#));
+    send(&w, "-TERM");
+    let (code, lines, err) = w.finish();
+    assert_eq!(code, 0, "{}\n{err}", lines.join("\n"));
+    let last: serde_json::Value = serde_json::from_str(lines.last().expect("lines")).expect("JSON");
+    assert_eq!(last["event"], "stop", "{last}");
+    assert_eq!(last["reason"], "terminated");
+    assert_eq!(last["exit_code"], 0);
+    assert_eq!(last["round"], 1);
+
+    // During a round (each command answers after 300 ms, the rounds run back to back):
+    // the round in progress finishes and is reported, then the watch stops.
+    let mut w = Watch::start(&[
+        "--demo",
+        "--latency",
+        "300ms",
+        "--interval",
+        "100ms",
+        "--format",
+        "json",
+    ]);
+    // Ready: round 1 is over and round 2 has started at once.
+    w.until(|l| l.starts_with(r#"{"event":"overrun""#));
+    send(&w, "-TERM");
+    let (code, lines, err) = w.finish();
+    assert_eq!(code, 0, "{}\n{err}", lines.join("\n"));
+    let events: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let stop = events.last().expect("events");
+    assert_eq!((&stop["event"], &stop["reason"]), (&"stop".into(), &"terminated".into()), "{stop}");
+    let round = stop["round"].as_u64().expect("round");
+    assert!(round >= 2, "{stop}");
+    assert!(
+        events.iter().any(|e| e["event"] == "round" && e["round"] == round),
+        "round {round} was finished and reported before the stop:\n{}",
+        lines.join("\n")
+    );
+
+    // The human format: a timestamped stop line on stdout.
+    let mut w = Watch::start(&["--demo", "--interval", "1h"]);
+    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 3 hosts every 1h")));
+    send(&w, "-TERM");
+    let (code, lines, err) = w.finish();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines.last().and_then(|l| timestamped(l)),
+        Some("stopped by SIGTERM after round 1"),
+        "{}",
+        lines.join("\n")
+    );
+}
+
+/// A host whose SSH port is closed in the scenario is simulated (as refusing): no warning
+/// that it is not, round after round. A host the directory adds later cannot be served:
+/// said once, not every round.
+#[test]
+fn a_closed_host_draws_no_warning_and_an_added_host_one() {
+    let scenario = healthy_scenario();
+    let copy = |from: &Path, to: &Path| {
+        std::fs::create_dir_all(to).expect("mkdir");
+        for f in std::fs::read_dir(from).expect("read").flatten() {
+            std::fs::copy(f.path(), to.join(f.file_name())).expect("copy");
+        }
+    };
+    copy(
+        &root().join("samples/esxi80-mixed-fleet/esx03"),
+        &scenario.path().join("esx03"),
+    );
+    let dir = scenario.path().to_str().expect("utf-8");
+    let mut w = Watch::start(&["--demo", "--scenario", dir, "--interval", "1s", "--count", "4"]);
+    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 3 hosts every 1s for 4 rounds")));
+    copy(
+        &root().join("samples/healthy-cluster/esx01"),
+        &scenario.path().join("esx04"),
+    );
+    let (code, lines, err) = w.finish();
+    assert_eq!(code, 3, "esx03 stays unreachable:\n{}\n{err}", lines.join("\n"));
+    assert!(!err.contains("esx03"), "no warning for the closed host:\n{err}");
+    assert_eq!(err.matches("esx04 not served").count(), 1, "said once:\n{err}");
 }

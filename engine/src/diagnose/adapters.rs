@@ -211,7 +211,7 @@ pub(super) fn adapter_verdict(
         for c in failing {
             adapter
                 .reasons
-                .push(format!("host check {} failed: {}", c.id, c.summary));
+                .push(format!("host check {} fails: {}", c.id, c.summary));
         }
         // Without an HCA on the host, where the adapter's port sits explains nothing more.
         if ctx.device.is_some() {
@@ -226,8 +226,9 @@ pub(super) fn adapter_verdict(
                 ids.join(", ")
             ));
         } else if adapter.reasons.is_empty() {
+            // Nothing the doctor reads explains it: say so rather than guess at the card.
             adapter.reasons.push(
-                "no host-side cause found: every host check passes and the adapter's port uses the HCA's vDS; the HCA was probably unusable when the adapter started (power-cycle the VM after fixing the host)"
+                "cause unknown: vsish reads `Physical HCA available:0`, yet every host check passes and the adapter's port is on the HCA's vDS; an adapter that started while the host could not give it the HCA keeps TCP until its VM is power-cycled"
                     .to_string(),
             );
         }

@@ -41,6 +41,16 @@ pub struct Change {
     pub from: Option<String>,
     /// This run's value; `null` when this run lacks it.
     pub to: Option<String>,
+    /// Why it is what it is now, as this run says it: the check's `summary`, the
+    /// adapter's `reasons`, the host's `error`, the probe's `detail`. Absent when this run
+    /// lacks it or says nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What fixes it now, split as a check's `remediation`: the check's own; for an
+    /// adapter in `tcp-fallback`, those of the host checks failing on its host (commands
+    /// joined by `&&`). Absent when nothing is to be fixed or no fix is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<crate::diagnose::Remedy>,
 }
 
 /// The comparison with a baseline.

@@ -72,6 +72,18 @@ pub struct HostPairTransport {
     pub pairs: TransportCounts,
 }
 
+impl HostPairTransport {
+    /// One host of the pair.
+    pub fn a(&self) -> &str {
+        &self.a
+    }
+
+    /// The other host (`a` again for the pairs within one host).
+    pub fn b(&self) -> &str {
+        &self.b
+    }
+}
+
 /// One adapter's pairs with the adapters of one other host, listed only when some of them
 /// are not `rdma` or draw a warning; `reasons` says why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -171,6 +183,19 @@ struct Reason {
     blocks: Option<CheckId>,
 }
 
+impl Reason {
+    /// The reason as the transport exceptions word it: the fleet check that decided it
+    /// first (`pvrdma-same-vds fails: ...`, `roce-version-pair warns: ...`), so nobody has
+    /// to guess which check to look at.
+    fn shown(&self, warns: bool) -> String {
+        match (self.blocks, warns) {
+            (Some(id), _) => format!("{id} fails: {}", self.text),
+            (None, true) => format!("{ROCE_PAIR} warns: {}", self.text),
+            (None, false) => self.text.clone(),
+        }
+    }
+}
+
 /// Why a pair is what it is: the class and the reasons.
 struct Class {
     transport: Transport,
@@ -184,17 +209,39 @@ impl Class {
     }
 }
 
+/// One end of a pair: its host, adapter profile, PVRDMA vmknic, and, for an adapter that
+/// is not on the HCA, what decided its verdict ([`Fleet::cause`]).
+struct End<'a> {
+    host: &'a str,
+    profile: &'a Profile,
+    net: &'a Net,
+    cause: Option<&'a str>,
+}
+
 /// `cut`: the path probe found the two hosts' PVRDMA vmknics unreachable from each other.
-fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net, cut: bool) -> Class {
+fn classify(x: End, y: End, cut: bool) -> Class {
+    let (ha, a, na) = (x.host, x.profile, x.net);
+    let (hb, b, nb) = (y.host, y.profile, y.net);
     let mut c = Class {
         transport: Transport::Rdma,
         reasons: Vec::new(),
     };
     let reason = |text: String, blocks: Option<CheckId>| Reason { text, blocks };
-    let fallback = |h: &str, p: &Profile| {
-        (p.verdict == 1).then(|| reason(format!("the adapter on {h} has no HCA (tcp-fallback)"), None))
+    // What decided the verdict is vsish's `Physical HCA available` of that adapter; the
+    // cause after it is the host check that fails there, or the adapter's own reason.
+    let fallback = |e: &End| {
+        (e.profile.verdict == 1).then(|| {
+            reason(
+                format!(
+                    "the adapter on {} falls back to TCP (vsish `Physical HCA available:0`): {}",
+                    e.host,
+                    e.cause.unwrap_or("cause unknown")
+                ),
+                None,
+            )
+        })
     };
-    let tcp: Vec<Reason> = [fallback(ha, a), fallback(hb, b)].into_iter().flatten().collect();
+    let tcp: Vec<Reason> = [fallback(&x), fallback(&y)].into_iter().flatten().collect();
     if !tcp.is_empty() {
         c.transport = Transport::Tcp;
         c.reasons = tcp;
@@ -202,9 +249,15 @@ fn classify(ha: &str, a: &Profile, na: &Net, hb: &str, b: &Profile, nb: &Net, cu
     }
     if a.verdict == 2 || b.verdict == 2 {
         c.transport = Transport::Unknown;
-        let who = if a.verdict == 2 { ha } else { hb };
-        c.reasons
-            .push(reason(format!("the adapter's verdict on {who} is unknown"), None));
+        let who = if a.verdict == 2 { &x } else { &y };
+        c.reasons.push(reason(
+            format!(
+                "the adapter on {} has no verdict: {}",
+                who.host,
+                who.cause.unwrap_or("vsish gave no readable `Physical HCA available`")
+            ),
+            None,
+        ));
         return c;
     }
     if let (Some(sa), Some(sb)) = (&a.switch, &b.switch) {
@@ -285,6 +338,8 @@ pub(in crate::diagnose) struct Fleet<'a> {
     hosts: &'a [HostDiagnosis],
     nets: Vec<Net>,
     profiles: Vec<HostProfiles<'a>>,
+    /// Per host, what decided each profile whose adapters are not on the HCA.
+    causes: Vec<BTreeMap<Profile, String>>,
     tally: PairTally,
     probes: &'a [Probe],
 }
@@ -298,8 +353,64 @@ impl Fleet<'_> {
         cut: &dyn Fn(&str, &str) -> bool,
     ) -> Class {
         let (ha, hb) = (&self.hosts[i].host, &self.hosts[j].host);
-        classify(ha, a, &self.nets[i], hb, b, &self.nets[j], cut(ha, hb))
+        classify(
+            End {
+                host: ha,
+                profile: a,
+                net: &self.nets[i],
+                cause: self.causes[i].get(a).map(String::as_str),
+            },
+            End {
+                host: hb,
+                profile: b,
+                net: &self.nets[j],
+                cause: self.causes[j].get(b).map(String::as_str),
+            },
+            cut(ha, hb),
+        )
     }
+}
+
+/// Why the adapters of each profile of host `h` that are not on the HCA are so, for the
+/// transport lines: the host checks failing on `h` when any (a fallback's cause), else the
+/// adapters' own reason (their port, checks that could not be evaluated, or that no cause
+/// is known), with how many other reasons its adapters give.
+fn causes(h: &HostDiagnosis, profiles: &HostProfiles) -> BTreeMap<Profile, String> {
+    let failing: Vec<CheckId> = h
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Fail)
+        .map(|c| c.id)
+        .collect();
+    let mut out = BTreeMap::new();
+    for (p, adapters) in profiles {
+        if p.verdict == verdict_code(Verdict::Hca) {
+            continue;
+        }
+        let cause = if p.verdict == verdict_code(Verdict::TcpFallback) && !failing.is_empty() {
+            let (s, verb) = if failing.len() == 1 { ("", "fails") } else { ("s", "fail") };
+            format!("host check{s} {} {verb} on {}", super::join_ids(&failing), h.host)
+        } else {
+            let mut reasons: Vec<&str> = Vec::new();
+            for r in adapters.iter().flat_map(|(_, a)| &a.reasons) {
+                if !reasons.contains(&r.as_str()) {
+                    reasons.push(r);
+                }
+            }
+            match reasons.as_slice() {
+                [] => continue,
+                [one] => (*one).to_string(),
+                [first, rest @ ..] => format!(
+                    "{first} (other adapters of {} like it give {} more reason{})",
+                    h.host,
+                    rest.len(),
+                    if rest.len() == 1 { "" } else { "s" }
+                ),
+            }
+        };
+        out.insert(p.clone(), cause);
+    }
+    out
 }
 
 /// What the adapter pairs across hosts add up to, for the fleet checks.
@@ -334,10 +445,12 @@ impl Fleet<'_> {
 /// when it did not run).
 pub(super) fn judge(hosts: &mut [HostDiagnosis], probes: &[Probe]) -> (Vec<Check>, TransportSummary) {
     let (checks, summary, named) = {
+        let profiles: Vec<HostProfiles> = hosts.iter().map(host_profiles).collect();
         let fleet = Fleet {
             hosts: &*hosts,
             nets: hosts.iter().map(net).collect(),
-            profiles: hosts.iter().map(host_profiles).collect(),
+            causes: hosts.iter().zip(&profiles).map(|(h, p)| causes(h, p)).collect(),
+            profiles,
             tally: PairTally::default(),
             probes,
         };
@@ -475,9 +588,11 @@ fn exceptions(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool) -> Vec<AdapterExc
                         continue;
                     }
                     counts.add(c.transport, lb.len() as u64);
-                    for r in c.reasons {
-                        if !reasons.contains(&r.text) {
-                            reasons.push(r.text);
+                    let warns = c.transport == Transport::Rdma;
+                    for r in &c.reasons {
+                        let text = r.shown(warns);
+                        if !reasons.contains(&text) {
+                            reasons.push(text);
                         }
                     }
                 }

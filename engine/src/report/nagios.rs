@@ -185,29 +185,75 @@ pub fn status_only(state: State, reason: &str) -> String {
     line
 }
 
-/// One piece of the status line: `head (culprit, culprit, +N more)tail`.
+/// One piece of the status line, culprit first: `esx02: firewall-pvrdma failing`,
+/// `esx01 vm-a#0, esx01 vm-b#0 (+3 more): TCP fallback`; without a culprit (the run's own
+/// timeout) its text alone.
 struct Part {
     state: State,
+    /// What is wrong with the culprits, or the whole text when there is none.
     head: String,
+    /// Who: hosts or adapters (`esx02 hpc-node02#0`), in the order found.
     culprits: Vec<String>,
+    /// The culprits are host names: all of them together show as one node set.
+    hosts: bool,
 }
 
 impl Part {
     fn new(state: State, head: String, culprits: Vec<String>) -> Part {
-        Part { state, head, culprits }
+        Part {
+            state,
+            head,
+            culprits,
+            hosts: false,
+        }
     }
 
-    /// The part naming at most `k` culprits.
-    fn text(&self, k: usize) -> String {
+    /// A part whose culprits are hosts (`esx[01-04]: unreachable`).
+    fn on_hosts(state: State, head: String, hosts: Vec<String>) -> Part {
+        Part {
+            hosts: true,
+            ..Part::new(state, head, hosts)
+        }
+    }
+
+    /// The part naming at most `k` culprits, each whole; `short`: host names cut to their
+    /// first DNS label (`esx02.example.com` → `esx02`), still whole names.
+    fn text(&self, k: usize, short: bool) -> String {
         if self.culprits.is_empty() {
             return self.head.clone();
         }
-        let k = k.clamp(1, self.culprits.len());
-        let mut named: Vec<String> = self.culprits.iter().take(k).cloned().collect();
-        if self.culprits.len() > k {
-            named.push(format!("+{} more", self.culprits.len() - k));
-        }
-        format!("{} ({})", self.head, named.join(", "))
+        let n = self.culprits.len();
+        let k = k.clamp(1, n);
+        let name = |c: &String| if short { short_name(c) } else { c.clone() };
+        let who = if k == n && n > 1 && self.hosts {
+            let names: Vec<String> = self.culprits.iter().map(name).collect();
+            crate::nodeset::fold(&names)
+        } else {
+            let mut who = self.culprits.iter().take(k).map(name).collect::<Vec<_>>().join(", ");
+            if n > k {
+                let _ = write!(who, " (+{} more)", n - k);
+            }
+            who
+        };
+        format!("{who}: {}", self.head)
+    }
+}
+
+/// A culprit with its host name cut to the first DNS label (an IP address stays whole):
+/// `esx02.lab.example.com hpc-node02#0` → `esx02 hpc-node02#0`.
+fn short_name(culprit: &str) -> String {
+    let (host, rest) = match culprit.split_once(' ') {
+        Some((h, r)) => (h, Some(r)),
+        None => (culprit, None),
+    };
+    let short = if host.parse::<std::net::IpAddr>().is_ok() {
+        host
+    } else {
+        host.split('.').next().filter(|l| !l.is_empty()).unwrap_or(host)
+    };
+    match rest {
+        Some(r) => format!("{short} {r}"),
+        None => short.to_string(),
     }
 }
 
@@ -222,9 +268,10 @@ struct Problem {
 pub fn render(d: &Diagnosis, opts: &NagiosOptions) -> PluginOutput {
     let mut parts: Vec<Part> = Vec::new();
     let mut problems: Vec<Problem> = Vec::new();
-    fallback(d, opts, &mut parts, &mut problems);
+    // The failing checks first: they are what explains a fallback and what to fix.
     failing_checks(d, &mut parts, &mut problems);
     blocked_pairs(d, &mut parts, &mut problems);
+    fallback(d, opts, &mut parts, &mut problems);
     let probe_cut = d.probes.iter().any(|p| p.detail.contains(crate::capture::RUN_TIMEOUT));
     let cut = probe_cut || d.hosts.iter().any(|h| h.error.as_ref().is_some_and(is_run_timeout));
     if let (Some(limit), true) = (opts.timed_out, cut) {
@@ -255,8 +302,11 @@ pub fn render(d: &Diagnosis, opts: &NagiosOptions) -> PluginOutput {
     PluginOutput { state, text }
 }
 
-/// `PVRDMA <STATE> - <parts>` within [`STATUS_LINE_WIDTH`]: the worst part first, naming
-/// as many culprits as fit; parts that do not fit are counted (`+N more problems`).
+/// `PVRDMA <STATE> - <parts>` within [`STATUS_LINE_WIDTH`]: the worst part first, culprit
+/// first, naming as many culprits as fit, each whole (`+N more` counts the others); parts
+/// that do not fit are counted (`+N more problems`). The first part always shows: when
+/// even one culprit does not fit, its host names shrink to their first label, and only
+/// a single name longer than the line itself is cut, at the end.
 fn status_line(state: State, parts: &[&Part], d: &Diagnosis) -> String {
     let lead = format!("PVRDMA {} - ", state.word());
     if parts.is_empty() {
@@ -268,21 +318,37 @@ fn status_line(state: State, parts: &[&Part], d: &Diagnosis) -> String {
     for (i, part) in parts.iter().enumerate() {
         let sep = if i == 0 { "" } else { "; " };
         let left = parts.len() - i - 1;
-        // Later parts keep room for "; +N more problems" while parts remain after them.
-        let reserve = if i > 0 && left > 0 { width(&more(left)) } else { 0 };
-        let fits = (1..=part.culprits.len().max(1))
+        // Parts keep room for "; +N more problems" while parts remain after them.
+        let reserve = if left > 0 { width(&more(left)) } else { 0 };
+        // No room for the count is needed when every later part fits with one culprit.
+        let rest: usize = parts[i + 1..].iter().map(|p| 2 + width(&plain(&p.text(1, false)))).sum();
+        let reserve = reserve.min(rest);
+        // Each form with the room it needs after it, best first: full names (the count
+        // of later problems kept, then given up for the first part), then, for the
+        // first part only, host names shrunk to their first label.
+        let full: Vec<String> = (1..=part.culprits.len().max(1))
             .rev()
-            .map(|k| plain(&part.text(k)))
-            .find(|t| width(&line) + sep.len() + width(t) + reserve <= STATUS_LINE_WIDTH);
+            .map(|k| plain(&part.text(k, false)))
+            .collect();
+        let mut forms: Vec<(&String, usize)> = full.iter().map(|t| (t, reserve)).collect();
+        let short = plain(&part.text(1, true));
+        if i == 0 {
+            forms.extend(full.iter().map(|t| (t, 0)));
+            forms.push((&short, reserve));
+            forms.push((&short, 0));
+        }
+        let room = |t: &String, reserve: usize| width(&line) + sep.len() + width(t) + reserve <= STATUS_LINE_WIDTH;
+        let fits = forms.iter().find(|(t, r)| room(t, *r)).map(|(t, _)| (*t).clone());
         match fits {
             Some(t) => {
                 line.push_str(sep);
                 line.push_str(&t);
             }
             None if i == 0 => {
-                // The culprit always shows, shortened if it must be.
-                line.push_str(&plain(&part.text(1)));
+                // One name longer than the line: cut at the end, the culprit still first.
+                line.push_str(&plain(&part.text(1, true)));
                 shorten(&mut line, STATUS_LINE_WIDTH);
+                return line;
             }
             None => {
                 let tail = more(parts.len() - i);
@@ -320,7 +386,11 @@ fn fallback(d: &Diagnosis, opts: &NagiosOptions, parts: &mut Vec<Part>, problems
                 } else {
                     format!(": {}", a.reasons.join("; "))
                 };
-                lines.push(format!("{} {}#{}: tcp-fallback{why}", h.host, vm.name, a.index));
+                // vsish's line decides the verdict; the reasons say what explains it.
+                lines.push(format!(
+                    "{} {}#{}: tcp-fallback (vsish `Physical HCA available:0`){why}",
+                    h.host, vm.name, a.index
+                ));
             }
         }
     }
@@ -330,9 +400,7 @@ fn fallback(d: &Diagnosis, opts: &NagiosOptions, parts: &mut Vec<Part>, problems
     let n = culprits.len() as f64;
     let state = fallback_state(n, opts);
     let head = format!(
-        "{} of {} adapters fall back to TCP{}",
-        culprits.len(),
-        d.summary.adapters,
+        "TCP fallback{}",
         if state == State::Ok { " (within thresholds)" } else { "" }
     );
     parts.push(Part::new(state, head, culprits));
@@ -354,8 +422,8 @@ fn fallback_state(n: f64, opts: &NagiosOptions) -> State {
     }
 }
 
-/// Checks with `status`, grouped by id: (id, hosts where it has it), host checks first in
-/// first-seen order, then fleet checks under the host name `None`.
+/// Host checks with `status`, grouped by id: (id, hosts where it has it), in first-seen
+/// order.
 fn checks_with(d: &Diagnosis, status: Status) -> Vec<(&'static str, Vec<&str>)> {
     let mut by_id: Vec<(&'static str, Vec<&str>)> = Vec::new();
     for h in &d.hosts {
@@ -391,28 +459,34 @@ fn check_lines(d: &Diagnosis, status: Status, state: State, problems: &mut Vec<P
     }
 }
 
-/// Status-line parts for the checks with `status`: `<id> <verb> (<hosts>)` and
-/// `<id> <verb> across hosts`.
+/// Status-line parts for the checks with `status`: `<hosts>: <id> <verb>`, and for a
+/// check across hosts `<hosts it names>: <id> <verb> across hosts`.
 fn check_parts(d: &Diagnosis, status: Status, state: State, verb: &str, parts: &mut Vec<Part>) {
     for (id, on) in checks_with(d, status) {
-        parts.push(Part::new(
+        parts.push(Part::on_hosts(
             state,
             format!("{id} {verb}"),
-            vec![crate::nodeset::fold(&on)],
+            on.into_iter().map(str::to_string).collect(),
         ));
     }
     for c in d.fleet_checks.iter().filter(|c| c.status == status) {
-        parts.push(Part::new(state, format!("{} {verb} across hosts", c.id), Vec::new()));
+        let named: Vec<String> = d
+            .hosts
+            .iter()
+            .filter(|h| h.fleet_failures.contains(&c.id))
+            .map(|h| h.host.clone())
+            .collect();
+        parts.push(Part::on_hosts(state, format!("{} {verb} across hosts", c.id), named));
     }
 }
 
 fn failing_checks(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
-    check_parts(d, Status::Fail, State::Critical, "fails", parts);
+    check_parts(d, Status::Fail, State::Critical, "failing", parts);
     check_lines(d, Status::Fail, State::Critical, problems);
 }
 
 fn warnings(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
-    check_parts(d, Status::Warn, State::Warning, "warns", parts);
+    check_parts(d, Status::Warn, State::Warning, "warning", parts);
     check_lines(d, Status::Warn, State::Warning, problems);
 }
 
@@ -433,7 +507,15 @@ fn blocked_pairs(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Proble
     } else {
         format!("{head} across hosts by {}", why.join(", "))
     };
-    parts.push(Part::new(State::Critical, head, Vec::new()));
+    let mut hosts: Vec<String> = Vec::new();
+    for p in d.transport.host_pairs.iter().filter(|p| p.pairs.blocked > 0) {
+        for h in [p.a(), p.b()] {
+            if !hosts.iter().any(|x| x == h) {
+                hosts.push(h.to_string());
+            }
+        }
+    }
+    parts.push(Part::on_hosts(State::Critical, head, hosts));
     problems.push(Problem {
         state: State::Critical,
         line,
@@ -473,13 +555,9 @@ fn unreached(d: &Diagnosis, opts: &NagiosOptions, parts: &mut Vec<Part>, problem
             } else {
                 State::Unknown
             };
-            let names: Vec<&str> = these.iter().map(|h| h.host.as_str()).collect();
-            let head = format!(
-                "{} {word}{}",
-                super::plural(these.len(), "host", "hosts"),
-                if by_timeout { " at the timeout" } else { "" }
-            );
-            parts.push(Part::new(state, head, vec![crate::nodeset::fold(&names)]));
+            let names: Vec<String> = these.iter().map(|h| h.host.clone()).collect();
+            let head = format!("{word}{}", if by_timeout { " at the timeout" } else { "" });
+            parts.push(Part::on_hosts(state, head, names));
             for h in these {
                 // An incomplete host without a reason of its own is told by the lines of
                 // its unknown checks and verdicts.
@@ -537,11 +615,7 @@ fn unknowns(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
         })
         .collect();
     if !unknown_adapters.is_empty() {
-        parts.push(Part::new(
-            State::Unknown,
-            format!("{} of {} adapters unknown", unknown_adapters.len(), d.summary.adapters),
-            unknown_adapters,
-        ));
+        parts.push(Part::new(State::Unknown, "verdict unknown".to_string(), unknown_adapters));
     }
     check_parts(d, Status::Unknown, State::Unknown, "unknown", parts);
     check_lines(d, Status::Unknown, State::Unknown, problems);

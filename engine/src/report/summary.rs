@@ -22,6 +22,24 @@ fn nonzero<N: Copy + PartialOrd + Default + std::fmt::Display>(parts: &[(N, &str
         .join(", ")
 }
 
+/// Host check id with `status` → hosts where it has it, in first-seen order
+/// (`firewall-pvrdma on esx[01-02]`).
+fn host_checks_with(d: &Diagnosis, status: Status) -> Vec<String> {
+    let mut found: Vec<(CheckId, Vec<&str>)> = Vec::new();
+    for h in &d.hosts {
+        for c in h.checks.iter().filter(|c| c.status == status) {
+            match found.iter_mut().find(|(id, _)| *id == c.id) {
+                Some((_, on)) => on.push(&h.host),
+                None => found.push((c.id, vec![&h.host])),
+            }
+        }
+    }
+    found
+        .iter()
+        .map(|(id, on)| format!("{id} on {}", crate::nodeset::fold(on)))
+        .collect()
+}
+
 /// Warning check id → hosts where it warns, in first-seen order; then the fleet checks
 /// that warn, across hosts.
 fn warnings(d: &Diagnosis) -> Vec<String> {
@@ -77,6 +95,11 @@ fn counts_line(d: &Diagnosis, s: &Summary) -> String {
     if s.diagnosed == 0 {
         line.push_str("; nothing was diagnosed");
         return line;
+    }
+    // The cause of "with problems" and of the fallbacks below, by check id.
+    let failing = host_checks_with(d, Status::Fail);
+    if !failing.is_empty() {
+        line.push_str(&format!("; failing host checks: {}", failing.join(", ")));
     }
     if s.warnings > 0 {
         line.push_str(&format!(

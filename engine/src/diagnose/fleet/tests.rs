@@ -113,3 +113,100 @@ fn same_name_with_different_uuids_is_two_switches() {
     assert!(!a.same(&b));
     assert!(a.same(&unknown) && unknown.same(&b));
 }
+
+/// The reasons of the transport exception of host `from`'s adapter towards `to`.
+fn exception_reasons(d: &crate::diagnose::Diagnosis, from: &str, to: &str) -> Vec<String> {
+    d.transport
+        .exceptions
+        .iter()
+        .find(|e| e.adapter.host == from && e.peer_host == to)
+        .map(|e| e.reasons.clone())
+        .unwrap_or_default()
+}
+
+fn failing(h: &mut HostDiagnosis, ids: &[CheckId]) {
+    for id in ids {
+        h.checks.push(Check::new(*id, Status::Fail, "fails"));
+    }
+}
+
+/// Every combination of causes words a fallback by what decided it (vsish's line) and
+/// what explains it (the host checks failing there, else the adapter's own reason, else
+/// `cause unknown`), never as a missing card.
+#[test]
+fn a_fallback_names_the_vsish_line_and_the_failing_checks_of_its_own_host() {
+    use CheckId::{FirewallPvrdma, MtuConsistent, RdmaDeviceActive};
+    let vsish = "falls back to TCP (vsish `Physical HCA available:0`)";
+    // esx02's HCA is fine, its firewall blocks; esx01 is healthy.
+    let mut b = host("esx02", "10.0.0.2", vec![adapter(Verdict::TcpFallback, "DS", 2)]);
+    failing(&mut b, &[FirewallPvrdma]);
+    let d = fleet_diagnosis(vec![
+        host("esx01", "10.0.0.1", vec![adapter(Verdict::Hca, "DS", 2)]),
+        b.clone(),
+    ]);
+    let want = format!("the adapter on esx02 {vsish}: host check firewall-pvrdma fails on esx02");
+    assert_eq!(exception_reasons(&d, "esx01", "esx02"), [want.clone()]);
+    assert_eq!(exception_reasons(&d, "esx02", "esx01"), [want]);
+    for r in d.transport.exceptions.iter().flat_map(|e| &e.reasons) {
+        assert!(!r.contains("no HCA"), "{r}");
+    }
+
+    // Both ends fall back, each for its own checks; several checks on one host.
+    let mut a = host("esx01", "10.0.0.1", vec![adapter(Verdict::TcpFallback, "DS", 2)]);
+    failing(&mut a, &[RdmaDeviceActive, MtuConsistent]);
+    let d = fleet_diagnosis(vec![a, b]);
+    assert_eq!(
+        exception_reasons(&d, "esx01", "esx02"),
+        [
+            format!("the adapter on esx01 {vsish}: host checks rdma-device-active, mtu-consistent fail on esx01"),
+            format!("the adapter on esx02 {vsish}: host check firewall-pvrdma fails on esx02"),
+        ]
+    );
+
+    // No check fails: the adapter's own reason; none either: the cause is unknown.
+    let mut port = adapter(Verdict::TcpFallback, "vSwitch0", 2);
+    port.reasons = vec!["its port is on vSwitch0".into()];
+    let d = fleet_diagnosis(vec![
+        host("esx01", "10.0.0.1", vec![port]),
+        host("esx02", "10.0.0.2", vec![adapter(Verdict::TcpFallback, "DS", 2)]),
+    ]);
+    assert_eq!(
+        exception_reasons(&d, "esx01", "esx02"),
+        [
+            format!("the adapter on esx01 {vsish}: its port is on vSwitch0"),
+            format!("the adapter on esx02 {vsish}: cause unknown"),
+        ]
+    );
+
+    // An unknown verdict says why there is none.
+    let mut unknown = adapter(Verdict::Unknown, "DS", 2);
+    unknown.reasons = vec!["vsish could not read its properties: timed out".into()];
+    let d = fleet_diagnosis(vec![
+        host("esx01", "10.0.0.1", vec![adapter(Verdict::Hca, "DS", 2)]),
+        host("esx02", "10.0.0.2", vec![unknown]),
+    ]);
+    assert_eq!(
+        exception_reasons(&d, "esx01", "esx02"),
+        ["the adapter on esx02 has no verdict: vsish could not read its properties: timed out"]
+    );
+}
+
+/// A blocked pair names the check across hosts that blocks it; a warning names its check.
+#[test]
+fn a_blocked_or_warned_pair_names_its_check_across_hosts() {
+    let d = fleet_diagnosis(vec![
+        host("a", "10.0.0.1", vec![adapter(Verdict::Hca, "DS", 2)]),
+        host("b", "10.0.0.1", vec![adapter(Verdict::Hca, "Other", 1)]),
+    ]);
+    let reasons = exception_reasons(&d, "a", "b");
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(reasons[0].starts_with("pvrdma-same-vds fails: the ports are on different switches"), "{reasons:?}");
+    assert!(reasons[1].starts_with("vmknic-ipv4-unique fails: the PVRDMA vmknics"), "{reasons:?}");
+    let d = fleet_diagnosis(vec![
+        host("a", "10.0.0.1", vec![adapter(Verdict::Hca, "DS", 2)]),
+        host("b", "10.0.0.2", vec![adapter(Verdict::Hca, "DS", 1)]),
+    ]);
+    let reasons = exception_reasons(&d, "a", "b");
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].starts_with("roce-version-pair warns: RoCE v2 on a and v1 on b"), "{reasons:?}");
+}

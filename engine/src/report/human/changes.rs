@@ -40,13 +40,18 @@ fn transition(c: &Change) -> String {
     format!("{} → {}", shown(&c.from), shown(&c.to))
 }
 
-/// `watch`'s lines for one round: `<time> <subject>: <from> → <to>`, one per change,
-/// wrapped to `width`. A host's status change that comes with changes of its checks or
-/// adapters is told on the line of the first of them (`(host ok → problems)`): it
-/// follows from them; alone (a host that became unreachable) it has its own line.
+/// `watch`'s lines for one round: `<time> <subject>: <from> → <to>: <reason>`, one per
+/// change, wrapped to `width`, the fix under it (`run: <command>` whole on its line, then
+/// `advice: ...`; a command already shown this round is not repeated). A host's status
+/// change that comes with changes of its checks or adapters is told on the line of the
+/// first of them (`(host ok → problems)`): it follows from them; alone (a host that became
+/// unreachable) it has its own line.
 pub fn watch_lines(changes: &[Change], time: &str, width: usize) -> String {
     let mut out = String::new();
     let mut told: Vec<usize> = Vec::new();
+    let mut commands: Vec<&str> = Vec::new();
+    let mut advice_told: Vec<&str> = Vec::new();
+    let pad = " ".repeat(time.chars().count() + 3);
     for (i, c) in changes.iter().enumerate() {
         if told.contains(&i) {
             continue;
@@ -69,7 +74,29 @@ pub fn watch_lines(changes: &[Change], time: &str, width: usize) -> String {
             // Told with the host's first other change below.
             continue;
         }
+        if let Some(reason) = &c.reason {
+            text.push_str(&format!(": {reason}"));
+        }
         out.push_str(&timestamped(time, &text, width));
+        let Some(remedy) = &c.remediation else { continue };
+        if let Some(command) = remedy.command.as_deref().filter(|c| !commands.contains(c)) {
+            commands.push(command);
+            let label = format!("{pad}run: ");
+            super::text::emit_command(&mut out, &label, &label, pad.len() + 2, command, width, |t| t.to_string());
+        }
+        if let Some(advice) = remedy.advice.as_deref().filter(|a| !advice_told.contains(a)) {
+            advice_told.push(advice);
+            let label = format!("{pad}advice: ");
+            super::text::emit(
+                &mut out,
+                &label,
+                &label,
+                pad.len() + 2,
+                &super::text::clean(advice),
+                width,
+                |t| t.to_string(),
+            );
+        }
     }
     out
 }

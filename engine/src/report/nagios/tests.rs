@@ -57,9 +57,7 @@ fn unreachable_hosts_take_the_state_the_site_chose() {
     let unknown = render(&d, &NagiosOptions::default());
     assert_eq!(unknown.state, State::Unknown, "{}", unknown.text);
     assert!(
-        unknown
-            .text
-            .starts_with("PVRDMA UNKNOWN - 1 host unreachable (esx03) | "),
+        unknown.text.starts_with("PVRDMA UNKNOWN - esx03: unreachable | "),
         "{}",
         unknown.text
     );
@@ -117,7 +115,13 @@ fn thresholds_decide_the_state_of_a_fallback_without_a_failing_check() {
     assert_eq!(with(Some("0"), Some("2")).state, State::Warning);
     let ok = with(Some("1"), Some("2"));
     assert_eq!(ok.state, State::Ok);
-    assert!(ok.text.contains("(within thresholds)"), "{}", ok.text);
+    // The culprit first and whole, then what is wrong with it.
+    assert!(
+        ok.text
+            .starts_with("PVRDMA OK - esx01 hpc-node01#0: TCP fallback (within thresholds) | "),
+        "{}",
+        ok.text
+    );
     assert!(ok.text.contains("'adapters_tcp_fallback'=1;1;2;0;1"), "{}", ok.text);
     assert_eq!(with(None, Some("@1:3")).state, State::Critical);
 }
@@ -177,4 +181,142 @@ fn host_text_cannot_break_the_protocol() {
     let mut lines = line.lines();
     assert_eq!(lines.next().map(|l| l.chars().count()), Some(STATUS_LINE_WIDTH));
     assert_eq!(lines.next().map(str::len), Some(200), "the whole reason follows");
+}
+
+/// `sample`'s first host again under each of `names` (same checks, same adapters).
+fn fleet_of(sample_name: &str, names: &[String]) -> Diagnosis {
+    let d = sample(sample_name);
+    let hosts = names
+        .iter()
+        .map(|n| {
+            let mut h = d.hosts[0].clone();
+            h.host = n.clone();
+            h
+        })
+        .collect();
+    crate::diagnose::fleet_diagnosis(hosts)
+}
+
+fn status_of(out: &PluginOutput) -> &str {
+    out.text.split(" | ").next().unwrap_or_default()
+}
+
+/// The first line names the culprit first and never cuts a name: the failing check on
+/// its hosts, the fallback's adapters, each whole, the rest counted.
+#[test]
+fn the_culprit_comes_first_and_whole_whatever_the_names() {
+    let out = render(&sample("esxi80-mixed-fleet"), &NagiosOptions::default());
+    assert_eq!(
+        status_of(&out),
+        "PVRDMA CRITICAL - esx02: firewall-pvrdma failing; +2 more problems"
+    );
+    let out = render(&sample("firewall-pvrdma-disabled"), &NagiosOptions::default());
+    assert_eq!(
+        status_of(&out),
+        "PVRDMA CRITICAL - esx01: firewall-pvrdma failing; +1 more problem"
+    );
+    // A check across hosts names the hosts whose pairs it blocks.
+    let out = render(&sample("pvrdma-different-vds"), &NagiosOptions::default());
+    assert_eq!(
+        status_of(&out),
+        "PVRDMA CRITICAL - esx[01-02]: pvrdma-same-vds failing across hosts"
+    );
+    // Numbered hosts fold into a node set.
+    let names: Vec<String> = (1..=40).map(|i| format!("esx{i:02}")).collect();
+    let out = render(&fleet_of("firewall-pvrdma-disabled", &names), &NagiosOptions::default());
+    assert!(
+        status_of(&out).starts_with("PVRDMA CRITICAL - esx[01-40]: firewall-pvrdma failing; "),
+        "{}",
+        out.text
+    );
+
+    // Long names that do not fold: as many whole as fit, the others counted.
+    let names: Vec<String> = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
+        .iter()
+        .map(|n| format!("esx-{n}-rack12.hpc.example.com"))
+        .collect();
+    let out = render(&fleet_of("firewall-pvrdma-disabled", &names), &NagiosOptions::default());
+    let line = status_of(&out);
+    assert!(line.chars().count() <= STATUS_LINE_WIDTH, "{line}");
+    assert!(!line.contains('…'), "no name cut: {line}");
+    // Seven long names: the first alone, its host name shrunk to its first label, whole.
+    assert_eq!(line, "PVRDMA CRITICAL - esx-alpha-rack12 (+6 more): firewall-pvrdma failing");
+    // Two shorter ones fit whole, in full.
+    let two = ["esx-alpha.lab".to_string(), "esx-bravo.lab".to_string()];
+    let out = render(&fleet_of("firewall-pvrdma-disabled", &two), &NagiosOptions::default());
+    let line = status_of(&out);
+    assert!(line.contains("esx-alpha.lab") && line.contains("esx-bravo.lab"), "{line}");
+    assert!(line.contains(": firewall-pvrdma failing"), "{line}");
+
+    // One culprit too long for the line with its text: its host name shrinks to the first
+    // label, still whole.
+    let long = format!("esx-{}.hpc.example.com", "x".repeat(30));
+    let out = render(&fleet_of("firewall-pvrdma-disabled", &[long.clone()]), &NagiosOptions::default());
+    let line = status_of(&out);
+    assert_eq!(
+        line,
+        format!("PVRDMA CRITICAL - esx-{}: firewall-pvrdma failing", "x".repeat(30))
+    );
+    // Longer than the line itself: cut at the end, never before the culprit starts.
+    let huge = "h".repeat(120);
+    let out = render(&fleet_of("firewall-pvrdma-disabled", &[huge]), &NagiosOptions::default());
+    let line = status_of(&out);
+    assert_eq!(line.chars().count(), STATUS_LINE_WIDTH, "{line}");
+    assert!(line.starts_with("PVRDMA CRITICAL - hhhh") && line.ends_with('…'), "{line}");
+    // Every problem keeps its whole long-output line.
+    assert!(out.text.lines().any(|l| l.starts_with(&format!("[CRITICAL] {} firewall-pvrdma: ", "h".repeat(120)))));
+}
+
+/// With `-c 1` one fallback is within the thresholds: the OK line still names the adapter
+/// first and whole (it used to come after the count, cut mid-name).
+#[test]
+fn a_fallback_within_thresholds_names_its_adapter_whole() {
+    let mut d = sample("two-hcas-adapter-on-vswitch0");
+    for h in &mut d.hosts {
+        for vm in &mut h.vms {
+            vm.name = "hpc-node01-with-a-rather-long-display-name".to_string();
+        }
+    }
+    let out = render(
+        &d,
+        &NagiosOptions {
+            critical: Some(range("1")),
+            ..NagiosOptions::default()
+        },
+    );
+    assert_eq!(out.state, State::Ok);
+    let line = status_of(&out);
+    assert!(line.chars().count() <= STATUS_LINE_WIDTH, "{line}");
+    // A name too long for the line with its text: the name whole, the text cut after it.
+    assert!(
+        line.starts_with("PVRDMA OK - esx01 hpc-node01-with-a-rather-long-display-name#0: TCP fallback"),
+        "{line}"
+    );
+    // The long output says what decided the verdict and why.
+    assert!(
+        out.text.contains(
+            "[OK] esx01 hpc-node01-with-a-rather-long-display-name#0: tcp-fallback (vsish `Physical HCA available:0`): its port"
+        ),
+        "{}",
+        out.text
+    );
+}
+
+#[test]
+fn a_fallback_within_thresholds_fits_whole_when_it_can() {
+    let mut d = sample("two-hcas-adapter-on-vswitch0");
+    for vm in d.hosts.iter_mut().flat_map(|h| &mut h.vms) {
+        vm.name = "hpc-node01-display-name".to_string();
+    }
+    let out = render(
+        &d,
+        &NagiosOptions {
+            critical: Some(range("1")),
+            ..NagiosOptions::default()
+        },
+    );
+    assert_eq!(
+        status_of(&out),
+        "PVRDMA OK - esx01 hpc-node01-display-name#0: TCP fallback (within thresholds)"
+    );
 }
