@@ -218,7 +218,7 @@ async fn wait_for_hosts(
             },
             _ = &mut *deadline => {
                 return Some(Failure::new(ErrorKind::Timeout, match &opts.run_deadline {
-                    Some(d) => format!("{} before this host finished", d.reason),
+                    Some(d) => d.reason.clone(),
                     None => format!(
                         "{} {} before this host finished; raise --timeout or check the host",
                         crate::collect::RUN_TIMEOUT,
@@ -316,7 +316,7 @@ pub(super) async fn probe_phase(
         _ = run(hosts, lines.clone(), opts.parallel) => {}
         _ = deadline.as_mut() => {
             stop = Some(Failure::new(ErrorKind::Timeout, match &opts.run_deadline {
-                Some(d) => format!("{} during the path probe", d.reason),
+                Some(d) => d.reason.clone(),
                 None => format!(
                     "{} {} during the path probe; raise --timeout",
                     crate::collect::RUN_TIMEOUT,

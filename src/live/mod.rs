@@ -123,8 +123,8 @@ impl Default for LiveOptions {
 pub struct RunDeadline {
     /// When the run stops; only ever moved later.
     pub at: tokio::sync::watch::Receiver<tokio::time::Instant>,
-    /// Why a host cut by it failed, instead of the `--timeout` wording (the exporter has
-    /// no `--timeout`: it names the scrape timeout).
+    /// Why a host (or the path probe) cut by it failed and what to do, instead of the
+    /// `--timeout` wording (the exporter has no `--timeout`: it names the scrape timeout).
     pub reason: String,
 }
 

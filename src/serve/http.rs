@@ -1,35 +1,59 @@
 //! The HTTP side: accepting connections within limits, TLS, basic authentication, routing.
 //!
-//! What a hostile or broken client can cost is bounded: at most `limits.max_connections`
-//! connections are served at once (more wait in the kernel's accept queue), a request's
-//! headers must fit in 16 KiB (else 431) and arrive within 10 s (else the connection is
-//! closed), a TLS handshake must finish within 10 s, and a connection is recycled after
-//! 10 minutes. Request bodies are never read.
+//! What a hostile or broken client can cost is bounded, and no client can keep a
+//! legitimate scrape waiting: connection slots are for requests, not for idle sockets.
+//!
+//! - The listener is never left unread: a new connection is accepted at once, and when
+//!   `limits.max_connections` are open the idlest connection that is not serving a
+//!   request (the one that has waited longest for its next request's headers: an idle
+//!   kept-alive socket, a TLS handshake or a slowloris trickle) is closed to make room.
+//!   A newcomer therefore gets `max_connections` arrivals' worth of time to send its
+//!   request, which a scraper does in microseconds, while an attacker holding idle or
+//!   dribbling sockets only evicts its own. Only when every open connection is serving a
+//!   request does a new one wait, in the kernel's accept queue.
+//! - Evicting, rather than capping per client address: Prometheus and an attacker may
+//!   share an address (NAT, a proxy, the same machine), and a per-address cap would then
+//!   let the attacker use up Prometheus' share.
+//! - A request's headers must fit in 16 KiB (else 431) and arrive within 5 s of the
+//!   connection or the previous answer (else the connection is closed); a TLS handshake
+//!   must finish within 5 s; a connection is recycled after 10 minutes. Request bodies
+//!   are never read. A client that half-closes its side after the request still gets the
+//!   answer.
+//!
+//! Drain (SIGTERM): the listener is closed at once, so a new connection is refused, not
+//! left hanging; connections already open are still served, with `/-/ready` answering
+//! 503 and every answer closing its connection; once no request is being served (probes
+//! end by their deadline, at most `limits.max_timeout`) the remaining connections, idle or
+//! still sending headers, are closed and the server returns.
 use super::probe::Engine;
 use super::web::WebConfig;
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE, WWW_AUTHENTICATE};
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE, HOST, WWW_AUTHENTICATE};
+use hyper::{Method, Request, Response, StatusCode, Version};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 
 /// Time a client has to send a request's headers (and, between requests, to start one).
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// Time a client has to finish the TLS handshake.
-const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Most bytes of a request line and headers.
 const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// A kept-alive connection is closed (after its request in flight) this long after it
-/// was opened, so no client holds a slot for ever.
+/// was opened, so no client holds a connection for ever.
 const MAX_CONNECTION_AGE: Duration = Duration::from_secs(600);
+/// Once a drain has no request left, what the connections get to write their last
+/// answers before they are closed.
+const DRAIN_FLUSH: Duration = Duration::from_secs(1);
 
 /// The exposition format's content type (text format 0.0.4).
 const METRICS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -37,24 +61,161 @@ const METRICS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// What the request handlers share.
 pub struct Site {
     pub engine: Rc<Engine>,
-    pub web: Option<WebConfig>,
+    /// TLS and basic authentication; SIGHUP may replace it.
+    pub web: RefCell<Option<Rc<WebConfig>>>,
     /// `/-/ready` answers 503 once draining has begun.
-    pub draining: std::cell::Cell<bool>,
+    pub draining: Cell<bool>,
+    /// The connections open now.
+    pub conns: Conns,
 }
 
-/// Serves `listener` until `stop` turns true, then stops accepting, lets the requests in
-/// flight finish (each is bounded by its deadline) and returns.
+impl Site {
+    pub fn new(engine: Rc<Engine>, web: Option<WebConfig>) -> Site {
+        Site {
+            engine,
+            web: RefCell::new(web.map(Rc::new)),
+            draining: Cell::new(false),
+            conns: Conns::default(),
+        }
+    }
+}
+
+/// One open connection, as the accept loop sees it.
+struct Conn {
+    /// Requests being handled now: a connection serving one is never evicted.
+    serving: Cell<usize>,
+    /// Since when it has been waiting for a request (accepted, or its last answer given).
+    idle_since: Cell<Instant>,
+    /// Closes it at once.
+    kill: Notify,
+}
+
+/// The open connections, and how many requests they are serving.
+#[derive(Default)]
+pub struct Conns {
+    open: RefCell<HashMap<u64, Rc<Conn>>>,
+    next_id: Cell<u64>,
+    serving: Cell<usize>,
+    /// Woken when a connection closes or a request ends.
+    changed: Notify,
+}
+
+impl Conns {
+    fn len(&self) -> usize {
+        self.open.borrow().len()
+    }
+
+    /// Requests being served now, all connections together.
+    pub fn serving(&self) -> usize {
+        self.serving.get()
+    }
+
+    fn register(&self) -> (u64, Rc<Conn>) {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let conn = Rc::new(Conn {
+            serving: Cell::new(0),
+            idle_since: Cell::new(Instant::now()),
+            kill: Notify::new(),
+        });
+        self.open.borrow_mut().insert(id, conn.clone());
+        (id, conn)
+    }
+
+    fn remove(&self, id: u64) {
+        if self.open.borrow_mut().remove(&id).is_some() {
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// The connection not serving a request that has waited longest for one.
+    fn idlest(&self) -> Option<u64> {
+        self.open
+            .borrow()
+            .iter()
+            .filter(|(_, c)| c.serving.get() == 0)
+            .min_by_key(|(_, c)| c.idle_since.get())
+            .map(|(id, _)| *id)
+    }
+
+    /// Closes the idlest connection not serving a request; whether there was one.
+    fn evict_idlest(&self) -> bool {
+        let Some(id) = self.idlest() else {
+            return false;
+        };
+        if let Some(c) = self.open.borrow_mut().remove(&id) {
+            c.kill.notify_one();
+        }
+        true
+    }
+
+    /// Closes every connection.
+    fn close_all(&self) {
+        for (_, c) in self.open.borrow_mut().drain() {
+            c.kill.notify_one();
+        }
+    }
+
+    /// Resolves once a connection may be accepted under `cap`: below it, or with one
+    /// to evict.
+    async fn room(&self, cap: impl Fn() -> usize) {
+        loop {
+            let changed = self.changed.notified();
+            if self.len() < cap() || self.idlest().is_some() {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Resolves once no request is being served.
+    async fn quiet(&self) {
+        loop {
+            let changed = self.changed.notified();
+            if self.serving.get() == 0 {
+                return;
+            }
+            changed.await;
+        }
+    }
+}
+
+/// Marks a request being served on its connection until dropped (answered, or its
+/// client gone).
+struct Serving<'a> {
+    conns: &'a Conns,
+    conn: Rc<Conn>,
+}
+
+impl<'a> Serving<'a> {
+    fn new(conns: &'a Conns, conn: Rc<Conn>) -> Self {
+        conn.serving.set(conn.serving.get() + 1);
+        conns.serving.set(conns.serving.get() + 1);
+        Serving { conns, conn }
+    }
+}
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        self.conn.serving.set(self.conn.serving.get().saturating_sub(1));
+        self.conn.idle_since.set(Instant::now());
+        self.conns.serving.set(self.conns.serving.get().saturating_sub(1));
+        self.conns.changed.notify_waiters();
+    }
+}
+
+/// Serves `listener` until `stop` turns true, then drains (see the module's text) and
+/// returns.
 pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Receiver<bool>) {
-    let max = site.engine.config().limits.max_connections;
-    let slots = Arc::new(Semaphore::new(max));
     let (drain_tx, drain_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
+    let cap = || site.engine.config().limits.max_connections;
     loop {
         while tasks.try_join_next().is_some() {}
-        let permit = tokio::select! {
-            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+        tokio::select! {
+            () = site.conns.room(cap) => {}
             _ = stop.wait_for(|s| *s) => break,
-        };
+        }
         let accepted = tokio::select! {
             a = listener.accept() => a,
             _ = stop.wait_for(|s| *s) => break,
@@ -69,43 +230,78 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
                 continue;
             }
         };
+        while site.conns.len() >= cap() && site.conns.evict_idlest() {
+            site.engine.metrics.http_connections_evicted.inc();
+        }
         let _ = tcp.set_nodelay(true);
+        let (id, conn) = site.conns.register();
         let site = site.clone();
         let drain = drain_rx.clone();
         tasks.spawn_local(async move {
             site.engine.metrics.http_connections_open.inc();
-            let tls = site.web.as_ref().and_then(|w| w.tls.clone());
-            match tls {
-                None => connection(tcp, site.clone(), drain).await,
-                Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                    Ok(Ok(stream)) => connection(stream, site.clone(), drain).await,
-                    _ => site.engine.metrics.http_connection_errors.inc(),
-                },
+            let tls = site.web.borrow().as_ref().and_then(|w| w.tls.clone());
+            let served = async {
+                match tls {
+                    None => connection(tcp, &site, conn.clone(), drain).await,
+                    Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                        Ok(Ok(stream)) => connection(stream, &site, conn.clone(), drain).await,
+                        _ => site.engine.metrics.http_connection_errors.inc(),
+                    },
+                }
+            };
+            tokio::select! {
+                biased;
+                () = conn.kill.notified() => {}
+                () = served => {}
             }
+            site.conns.remove(id);
             site.engine.metrics.http_connections_open.sub(1);
-            drop(permit);
         });
     }
+    // New connections are refused from now on, not left in a queue nobody reads.
+    drop(listener);
     site.draining.set(true);
+    let bound = site.engine.config().limits.max_timeout + Duration::from_secs(1);
+    let _ = tokio::time::timeout(bound, site.conns.quiet()).await;
+    // Nothing is being served: let the last answers be written, then close the rest
+    // (idle, or still sending headers).
     let _ = drain_tx.send(true);
-    while tasks.join_next().await.is_some() {}
+    let flushed = tokio::time::timeout(DRAIN_FLUSH, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    if flushed.is_err() {
+        site.conns.close_all();
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
 }
 
 /// Serves one connection's requests.
-async fn connection<I>(io: I, site: Rc<Site>, mut drain: watch::Receiver<bool>)
+async fn connection<I>(io: I, site: &Rc<Site>, conn: Rc<Conn>, mut drain: watch::Receiver<bool>)
 where
     I: AsyncRead + AsyncWrite + Unpin + 'static,
 {
     let handler_site = site.clone();
     let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
         let site = handler_site.clone();
-        async move { Ok::<_, Infallible>(handle(&site, req).await) }
+        let conn = conn.clone();
+        async move {
+            let _serving = Serving::new(&site.conns, conn);
+            let mut r = handle(&site, req).await;
+            if site.draining.get() {
+                // Draining: each open connection gets its answer, then is closed.
+                r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+            }
+            Ok::<_, Infallible>(r)
+        }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .max_buf_size(MAX_HEADER_BYTES)
+        .half_close(true)
         .keep_alive(true);
     let conn = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
@@ -150,7 +346,18 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>) -> Response<Fu
         r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return r;
     }
-    if let Some(auth) = site.web.as_ref().and_then(|w| w.auth.as_ref()) {
+    // "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1
+    // request message that lacks a Host header field and to any request message that
+    // contains more than one Host header field line" (RFC 9112, "Request Target").
+    let hosts = req.headers().get_all(HOST).iter().count();
+    if hosts > 1 || (hosts == 0 && req.version() == Version::HTTP_11) {
+        return text(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: an HTTP/1.1 request needs exactly one Host header",
+        );
+    }
+    let web = site.web.borrow().clone();
+    if let Some(auth) = web.as_ref().and_then(|w| w.auth.as_ref()) {
         let header = req
             .headers()
             .get(hyper::header::AUTHORIZATION)

@@ -43,10 +43,14 @@ pub struct Metrics {
     pub http_requests: Value,
     pub http_connections_open: Value,
     pub http_connection_errors: Value,
+    pub http_connections_evicted: Value,
     pub auth_failures: Value,
     pub config_reload_ok: Value,
     /// Unix seconds of the last successful (re)load.
     pub config_reload_success_time: AtomicI64,
+    /// The keys a reload cannot apply to the running server, each with 1 while the
+    /// file last loaded sets it to a value other than the one in force.
+    pub config_reload_refused: std::sync::Mutex<Vec<(&'static str, u64)>>,
 }
 
 /// Writes one metric family with its HELP and TYPE lines.
@@ -78,7 +82,7 @@ impl Metrics {
     }
 
     /// The `/metrics` body (text format 0.0.4).
-    pub fn render(&self, ssh_sessions_open: usize, max_hosts: usize) -> String {
+    pub fn render(&self, ssh_sessions_open: usize, max_hosts: usize, max_connections: usize) -> String {
         let mut out = String::with_capacity(4096);
         let version = env!("CARGO_PKG_VERSION");
         family(
@@ -88,7 +92,7 @@ impl Metrics {
             "Always 1; the version label says which pvrdma-doctor serves.",
             &[(&format!("{{version=\"{version}\"}}"), "1".into())],
         );
-        let counters: [(&str, &str, &Value); 8] = [
+        let counters: [(&str, &str, &Value); 9] = [
             ("pvrdma_doctor_probes_total", "Probes answered (/probe requests with a target on the allow-list).", &self.probes),
             ("pvrdma_doctor_probe_failures_total", "Probes answered with pvrdma_up 0 (a host not reached or not read before the deadline).", &self.probe_failures),
             ("pvrdma_doctor_probes_rejected_total", "Probe requests refused with HTTP 400 (no target, a target not on the allow-list, an unknown module); no connection was attempted.", &self.probes_rejected),
@@ -96,12 +100,13 @@ impl Metrics {
             ("pvrdma_doctor_probes_deadline_exceeded_total", "Probes whose deadline passed before their collection finished; they were answered with what was known.", &self.probes_deadline_exceeded),
             ("pvrdma_doctor_http_requests_total", "HTTP requests received, on every path.", &self.http_requests),
             ("pvrdma_doctor_http_connection_errors_total", "HTTP connections closed on an error: a malformed request, a TLS handshake that failed, a client too slow to send its headers.", &self.http_connection_errors),
+            ("pvrdma_doctor_http_connections_evicted_total", "Connections closed to make room for a new one at limits.max_connections: each time the one not serving a request that had waited longest for one.", &self.http_connections_evicted),
             ("pvrdma_doctor_http_auth_failures_total", "Requests refused with HTTP 401 (basic authentication missing or wrong).", &self.auth_failures),
         ];
         for (name, help, v) in counters {
             family(&mut out, name, "counter", help, &[("", v.get().to_string())]);
         }
-        let gauges: [(&str, &str, u64); 7] = [
+        let gauges: [(&str, &str, u64); 8] = [
             (
                 "pvrdma_doctor_probes_in_flight",
                 "Probe requests being answered now.",
@@ -126,6 +131,11 @@ impl Metrics {
                 "pvrdma_doctor_max_concurrent_hosts",
                 "The configured limit of hosts collected at once.",
                 u64::try_from(max_hosts).unwrap_or(u64::MAX),
+            ),
+            (
+                "pvrdma_doctor_http_max_connections",
+                "The limit of HTTP connections open at once in force (limits.max_connections).",
+                u64::try_from(max_connections).unwrap_or(u64::MAX),
             ),
             (
                 "pvrdma_doctor_ssh_sessions_open",
@@ -154,6 +164,19 @@ impl Metrics {
             "gauge",
             "Unix time of the last successful load of the configuration file.",
             &[("", self.config_reload_success_time.load(Ordering::Relaxed).to_string())],
+        );
+        let refused: Vec<(String, String)> = self
+            .config_reload_refused
+            .lock()
+            .map(|r| r.iter().map(|(k, v)| (format!("{{key=\"{k}\"}}"), v.to_string())).collect())
+            .unwrap_or_default();
+        let refused: Vec<(&str, String)> = refused.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        family(
+            &mut out,
+            "pvrdma_doctor_config_reload_refused",
+            "gauge",
+            "1 when the configuration file last loaded sets this key to a value the running exporter cannot change (it keeps the one it started with until restarted), else 0.",
+            &refused,
         );
         process_metrics(&mut out);
         out

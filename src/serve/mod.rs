@@ -8,9 +8,11 @@
 //! The server runs on one thread, like a live run: a probe spends its time waiting for
 //! esxcli, and every host of every probe is driven from the same event loop.
 //!
-//! Signals: SIGHUP reloads the configuration (a broken file keeps the one in force, says
-//! so on stderr and in `pvrdma_doctor_config_last_reload_successful`); SIGTERM and SIGINT
-//! stop accepting, let the requests in flight finish, and exit.
+//! Signals: SIGHUP reloads the configuration and the web configuration (a broken file
+//! keeps the one in force, says so on stderr and in
+//! `pvrdma_doctor_config_last_reload_successful`); every changed key is applied, except
+//! those read at start only, which are refused by name on stderr and in
+//! `pvrdma_doctor_config_reload_refused`. SIGTERM and SIGINT drain (see [`http`]) and exit.
 pub mod config;
 pub mod http;
 pub mod metrics;
@@ -33,6 +35,8 @@ pub struct ServeOptions {
     /// Runs before every collection: the demo reads its scenario directory again there,
     /// so an edited file shows at the next scrape.
     pub before_collect: Option<probe::BeforeCollect>,
+    /// The web configuration file SIGHUP reloads too.
+    pub web_path: Option<PathBuf>,
 }
 
 /// `pvrdma-doctor serve --config FILE [--listen ADDR] [--web.config.file FILE]
@@ -58,6 +62,7 @@ pub fn run_serve(
         before_collect: None,
         listen,
         web,
+        web_path: web_config.map(Path::to_path_buf),
     })?;
     Ok(crate::exit::HEALTHY)
 }
@@ -94,6 +99,7 @@ pub fn run_demo(
         listen,
         web,
         before_collect,
+        web_path: web_config.map(Path::to_path_buf),
     })?;
     drop(fleet);
     Ok(crate::exit::HEALTHY)
@@ -140,48 +146,71 @@ async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<
         "pvrdma-doctor: serving on {scheme}://{addr}/ ({}); /probe?target=NAME, /metrics",
         engine.config().summary()
     );
-    let site = Rc::new(http::Site {
-        engine: engine.clone(),
-        web: opts.web,
-        draining: std::cell::Cell::new(false),
-    });
+    let site = Rc::new(http::Site::new(engine.clone(), opts.web));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
     let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
     let mut hup = signal(SignalKind::hangup()).context("cannot watch SIGHUP")?;
-    let server = tokio::task::spawn_local(http::serve(listener, site, stop_rx));
+    let server = tokio::task::spawn_local(http::serve(listener, site.clone(), stop_rx));
     loop {
         tokio::select! {
             _ = term.recv() => break,
             _ = int.recv() => break,
-            _ = hup.recv() => reload(&engine, opts.config_path.as_deref()),
+            _ = hup.recv() => reload(&site, opts.config_path.as_deref(), opts.web_path.as_deref()),
         }
     }
-    eprintln!("pvrdma-doctor: stopping: no new connections; finishing the requests in flight");
+    eprintln!(
+        "pvrdma-doctor: stopping: new connections refused, /-/ready answers 503; finishing the {} request(s) in flight (each by its deadline)",
+        site.conns.serving()
+    );
     let _ = stop_tx.send(true);
     let _ = server.await;
     eprintln!("pvrdma-doctor: stopped");
     Ok(())
 }
 
-/// SIGHUP: reads the configuration again; a broken file leaves the one in force.
-fn reload(engine: &probe::Engine, path: Option<&Path>) {
-    let Some(path) = path else {
-        eprintln!("pvrdma-doctor: SIGHUP: the demo's configuration is built in; nothing to reload");
-        return;
-    };
-    match Config::load(path) {
-        Ok(config) => {
-            let summary = config.summary();
-            if let Some(w) = engine.replace_config(config) {
-                eprintln!("pvrdma-doctor: reload: {w}");
+/// SIGHUP: reads the configuration (and the web configuration) again; a broken file
+/// leaves the one in force. Every key that changed is either applied or refused by name.
+fn reload(site: &http::Site, path: Option<&Path>, web_path: Option<&Path>) {
+    let engine = &site.engine;
+    let mut ok = true;
+    match path {
+        None => eprintln!("pvrdma-doctor: SIGHUP: the demo's configuration is built in; nothing to reload"),
+        Some(path) => match Config::load(path) {
+            Ok(config) => {
+                let summary = config.summary();
+                let report = engine.replace_config(config);
+                for a in &report.applied {
+                    eprintln!("pvrdma-doctor: reload: applied {a}");
+                }
+                for r in &report.refused {
+                    eprintln!("pvrdma-doctor: reload: NOT applied (needs a restart): {r}");
+                }
+                eprintln!("pvrdma-doctor: reloaded {}: {summary}", path.display());
             }
-            eprintln!("pvrdma-doctor: reloaded {}: {summary}", path.display());
+            Err(e) => {
+                ok = false;
+                eprintln!("pvrdma-doctor: reload FAILED, the previous configuration stays in force: {e:#}");
+            }
+        },
+    }
+    if let Some(web_path) = web_path {
+        match web::WebConfig::load(web_path) {
+            Ok(w) => {
+                *site.web.borrow_mut() = Some(Rc::new(w));
+                eprintln!(
+                    "pvrdma-doctor: reloaded {}: applied to new connections (TLS) and requests (users)",
+                    web_path.display()
+                );
+            }
+            Err(e) => {
+                ok = false;
+                eprintln!("pvrdma-doctor: reload FAILED, the previous web configuration stays in force: {e:#}");
+            }
         }
-        Err(e) => {
-            engine.metrics.config_reload_ok.set(0);
-            eprintln!("pvrdma-doctor: reload FAILED, the previous configuration stays in force: {e:#}");
-        }
+    }
+    if !ok {
+        engine.metrics.config_reload_ok.set(0);
     }
 }
 

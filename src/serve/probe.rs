@@ -62,6 +62,17 @@ pub struct Outcome {
     pub finished: SystemTime,
 }
 
+/// The keys the running server reads at start only: a reload that changes them keeps
+/// the value in force and says so (log line, `pvrdma_doctor_config_reload_refused`).
+pub const RESTART_ONLY: [&str; 2] = ["listen", "limits.max_concurrent_hosts"];
+
+/// What a reload changed: the keys applied, and those refused (with why).
+#[derive(Debug, Default)]
+pub struct Reload {
+    pub applied: Vec<String>,
+    pub refused: Vec<String>,
+}
+
 /// Why a probe request is refused (HTTP 400): nothing was attempted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused(pub String);
@@ -86,7 +97,7 @@ fn stop_for(deadline: Instant) -> Instant {
 
 /// Why a host cut by the probe's deadline failed, and what to raise: the exporter reads
 /// no `--timeout`, its deadline is the scrape timeout Prometheus sends.
-pub const DEADLINE_REASON: &str = "the probe's deadline passed (the scrape timeout Prometheus sends in X-Prometheus-Scrape-Timeout-Seconds, minus limits.timeout_offset; limits.default_timeout without that header; at most limits.max_timeout)";
+pub const DEADLINE_IS: &str = "the scrape timeout Prometheus sends in X-Prometheus-Scrape-Timeout-Seconds, minus limits.timeout_offset; limits.default_timeout without that header; at most limits.max_timeout";
 
 /// What to do about it.
 pub const DEADLINE_ADVICE: &str = "raise scrape_timeout in the Prometheus job (and limits.max_timeout if it caps it) or check the host";
@@ -104,12 +115,16 @@ pub struct Engine {
 impl Engine {
     pub fn new(config: Config, collector: Box<dyn Collector>) -> Rc<Engine> {
         let max_hosts = config.limits.max_concurrent_hosts;
+        let metrics = Metrics::new();
+        if let Ok(mut r) = metrics.config_reload_refused.lock() {
+            *r = RESTART_ONLY.iter().map(|k| (*k, 0)).collect();
+        }
         Rc::new(Engine {
             config: RefCell::new(Arc::new(config)),
             inflight: RefCell::new(HashMap::new()),
             slots: Arc::new(Semaphore::new(max_hosts)),
             max_hosts,
-            metrics: Arc::new(Metrics::new()),
+            metrics: Arc::new(metrics),
             collector,
         })
     }
@@ -119,25 +134,62 @@ impl Engine {
         self.config.borrow().clone()
     }
 
-    /// Puts a new configuration in force (probes already running keep theirs). The host
-    /// cap is sized at start: a different `max_concurrent_hosts` needs a restart, which
-    /// the returned warning says.
-    pub fn replace_config(&self, config: Config) -> Option<String> {
-        let warning = (config.limits.max_concurrent_hosts != self.max_hosts).then(|| {
-            format!(
-                "limits.max_concurrent_hosts changed to {}; the running server keeps {} until it is restarted",
+    /// Puts a new configuration in force (probes already running keep theirs): every key
+    /// applies to the next probe or connection, except those read at start only
+    /// ([`RESTART_ONLY`]), which keep the value in force. Says which changed keys were
+    /// applied and which were not, and sets `pvrdma_doctor_config_reload_refused`.
+    pub fn replace_config(&self, mut config: Config) -> Reload {
+        let old = self.config();
+        let mut report = Reload::default();
+        let show = |a: Option<std::net::SocketAddr>| a.map_or_else(|| "(not set)".to_string(), |a| a.to_string());
+        let listen = config.listen != old.listen;
+        if listen {
+            report.refused.push(format!(
+                "listen: the file says {}; the server keeps the listener it started with ({} in the file then, or --listen) until it is restarted",
+                show(config.listen),
+                show(old.listen)
+            ));
+            config.listen = old.listen;
+        }
+        let hosts = config.limits.max_concurrent_hosts != self.max_hosts;
+        if hosts {
+            report.refused.push(format!(
+                "limits.max_concurrent_hosts: the file says {}; the running server keeps {} until it is restarted",
                 config.limits.max_concurrent_hosts, self.max_hosts
-            )
-        });
+            ));
+            config.limits.max_concurrent_hosts = self.max_hosts;
+        }
+        let (o, n) = (&old.limits, &config.limits);
+        let secs = |d: Duration| humantime::format_duration(d).to_string();
+        for (key, before, after) in [
+            ("limits.max_connections", o.max_connections.to_string(), n.max_connections.to_string()),
+            ("limits.timeout_offset", secs(o.timeout_offset), secs(n.timeout_offset)),
+            ("limits.default_timeout", secs(o.default_timeout), secs(n.default_timeout)),
+            ("limits.max_timeout", secs(o.max_timeout), secs(n.max_timeout)),
+        ] {
+            if before != after {
+                report.applied.push(format!("{key}: {before} -> {after}"));
+            }
+        }
+        if let Ok(mut r) = self.metrics.config_reload_refused.lock() {
+            *r = vec![
+                (RESTART_ONLY[0], u64::from(listen)),
+                (RESTART_ONLY[1], u64::from(hosts)),
+            ];
+        }
         *self.config.borrow_mut() = Arc::new(config);
         self.metrics.config_loaded();
-        warning
+        report
     }
 
     /// The `/metrics` body.
     pub fn render_metrics(&self) -> String {
         self.metrics
-            .render(crate::ssh::client::open_connections(), self.max_hosts)
+            .render(
+                crate::ssh::client::open_connections(),
+                self.max_hosts,
+                self.config().limits.max_connections,
+            )
     }
 
     /// The deadline of a request that arrived at `start`: Prometheus' scrape timeout
@@ -218,7 +270,7 @@ impl Engine {
     /// scrape with a later one). Logged, as the collection's failures are.
     fn expired(&self, members: &[String], budget: Duration) -> Arc<Outcome> {
         let message = format!(
-            "this scrape's deadline ({:.1} s) passed before this host was collected: {DEADLINE_REASON}; {DEADLINE_ADVICE}",
+            "this scrape's deadline ({:.1} s: {DEADLINE_IS}) passed before this host was collected; {DEADLINE_ADVICE}",
             budget.as_secs_f64()
         );
         let captures = failed_captures(members, ErrorKind::Timeout, &message);
@@ -278,7 +330,9 @@ impl Engine {
                 );
                 live.run_deadline = Some(RunDeadline {
                     at: stop,
-                    reason: format!("{DEADLINE_REASON}; {DEADLINE_ADVICE}"),
+                    reason: format!(
+                        "the probe's deadline ({DEADLINE_IS}) passed before this host finished; {DEADLINE_ADVICE}"
+                    ),
                 });
                 let captures = self.collector.collect(live).await;
                 self.metrics.hosts_collecting.sub(hosts);

@@ -139,22 +139,46 @@ fn tls_acceptor(t: &RawTls) -> anyhow::Result<tokio_rustls::TlsAcceptor> {
 /// purpose, so checks run off the server thread, two at a time, and a user's correct
 /// password is remembered (as a SHA-256 digest) to spare every later scrape the cost, as
 /// the exporter-toolkit does.
+///
+/// A failed check takes as long whoever is named, so the time of a 401 does not tell
+/// which users exist: an unknown user is checked against a hash made at load time with
+/// the highest cost among the configured users (the same work as the most expensive
+/// user), and a wrong password of a user whose hash is cheaper is answered no sooner
+/// than the most expensive check last took.
 pub struct BasicAuth {
     users: BTreeMap<String, String>,
     verified: RefCell<HashSet<[u8; 32]>>,
     gate: Arc<tokio::sync::Semaphore>,
+    /// A hash of a random password at the highest cost among the users.
+    dummy: String,
+    max_cost: u32,
+    /// How long a check at `max_cost` took last.
+    slowest: std::cell::Cell<std::time::Duration>,
 }
 
 /// Remembered good passwords at most (a different password per scrape cannot grow
 /// memory without bound).
 const VERIFIED_CAP: usize = 256;
 
+/// A hash's bcrypt cost (validated at load).
+fn cost_of(hash: &str) -> u32 {
+    hash.parse::<bcrypt::HashParts>().map_or(bcrypt::DEFAULT_COST, |p| p.get_cost())
+}
+
 impl BasicAuth {
     fn new(users: BTreeMap<String, String>) -> Self {
+        let max_cost = users.values().map(|h| cost_of(h)).max().unwrap_or(bcrypt::DEFAULT_COST);
+        let secret: [u8; 16] = rand::random();
+        let start = std::time::Instant::now();
+        let dummy = bcrypt::hash(data_encoding::HEXLOWER.encode(&secret), max_cost).unwrap_or_default();
+        let took = start.elapsed();
         BasicAuth {
             users,
             verified: RefCell::new(HashSet::new()),
             gate: Arc::new(tokio::sync::Semaphore::new(2)),
+            dummy,
+            max_cost,
+            slowest: std::cell::Cell::new(took),
         }
     }
 
@@ -178,19 +202,24 @@ impl BasicAuth {
             return false;
         };
         let known = hash.is_some();
-        // An unknown user is checked against a known user's hash, so a wrong name costs
-        // as long as a wrong password and does not tell which names exist.
-        let against = hash.unwrap_or_else(|| self.users.values().next().cloned().unwrap_or_default());
+        let against = hash.unwrap_or_else(|| self.dummy.clone());
+        let full_cost = cost_of(&against) >= self.max_cost;
+        let start = tokio::time::Instant::now();
         let ok = tokio::task::spawn_blocking(move || bcrypt::verify(password, &against).unwrap_or(false))
             .await
             .unwrap_or(false)
             && known;
+        if full_cost {
+            self.slowest.set(start.elapsed());
+        }
         if ok {
             let mut v = self.verified.borrow_mut();
             if v.len() >= VERIFIED_CAP {
                 v.clear();
             }
             v.insert(key);
+        } else if !full_cost {
+            tokio::time::sleep_until(start + self.slowest.get()).await;
         }
         ok
     }
