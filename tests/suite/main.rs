@@ -9,6 +9,7 @@ mod bundle;
 mod bundle_cli;
 mod cli;
 mod demo;
+mod drift;
 mod evidence;
 mod fuzz_corpus;
 mod fuzz_regressions;
