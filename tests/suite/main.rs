@@ -11,6 +11,7 @@ mod bundle_cli;
 mod cli;
 mod demo;
 mod docs;
+mod drift;
 mod evidence;
 mod fuzz_corpus;
 mod fuzz_regressions;
