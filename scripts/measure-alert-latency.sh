@@ -58,15 +58,17 @@ while [ "$round" -lt "$ROUNDS" ]; do
     sed -i 's/Physical HCA available:1/Physical HCA available:0/' "$T/fleet/esx01/vsish_pvrdma_properties.txt"
     until api 'ALERTS{alertname="PvrdmaAdapterTcpFallback",host_name="esx01",alertstate="firing"}' | grep -q esx01; do sleep 0.5; done
     t1=$(now)
-    until grep -q '"host_name":"esx01"' "$T/notifications"; do sleep 0.5; done
-    t2=$(grep '"host_name":"esx01"' "$T/notifications" | head -n1 | cut -d' ' -f1)
-    pages=$(grep -c '"host_name":"esx01"' "$T/notifications")
+    # Firing notifications only (a resolved one of the previous round may arrive now).
+    until grep '"host_name":"esx01"' "$T/notifications" | grep -q '"status":"firing"'; do sleep 0.5; done
+    t2=$(grep '"host_name":"esx01"' "$T/notifications" | grep '"status":"firing"' | head -n1 | cut -d' ' -f1)
+    pages=$(grep '"host_name":"esx01"' "$T/notifications" | grep -c '"status":"firing"')
     sleep "$(python3 -c 'import random; print(random.uniform(0, 30))')"
+    : > "$T/notifications"
     t3=$(now)
     kill "$EPID"; wait "$EPID" 2>/dev/null || true
-    until grep -q 'PvrdmaExporterDown' "$T/notifications"; do sleep 0.5; done
-    t4=$(grep 'PvrdmaExporterDown' "$T/notifications" | head -n1 | cut -d' ' -f1)
+    until grep 'PvrdmaExporterDown' "$T/notifications" | grep -q '"status":"firing"'; do sleep 0.5; done
+    t4=$(grep 'PvrdmaExporterDown' "$T/notifications" | grep '"status":"firing"' | head -n1 | cut -d' ' -f1)
     python3 -c "print('round $round: injection -> firing %.1f s, -> notification %.1f s (%d notification(s) for esx01); exporter killed -> notification %.1f s' % ($t1-$t0, $t2-$t0, $pages, $t4-$t3))"
     # Let the exporter's alerts resolve before the next round.
-    [ "$round" -lt "$ROUNDS" ] && sleep 150
+    if [ "$round" -lt "$ROUNDS" ]; then sleep 150; fi
 done

@@ -326,7 +326,7 @@ fn alertmanager(dir: &Path, webhook: u16) -> (Proc, u16) {
     for (from, to) in [
         ("http://127.0.0.1:5001/", format!("http://127.0.0.1:{webhook}/")),
         ("group_wait: 10s", "group_wait: 1s".into()),
-        ("group_interval: 5m", "group_interval: 2s".into()),
+        ("group_interval: 1m", "group_interval: 2s".into()),
     ] {
         assert!(
             config.contains(from),

@@ -130,7 +130,7 @@ fn a_ruleset_disabled_between_rounds_gives_exactly_one_change_line() {
     let mut w = Watch::start(&["--demo", "--scenario", dir, "--interval", "3s", "--count", "4"]);
     // The full report first, then the line saying what comes next.
     w.until(|l| l.starts_with("2 hosts: 2 healthy"));
-    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 2 hosts every 3s for 4 rounds")));
+    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 2 simulated hosts every 3s for 4 rounds")));
     let before = w.seen.len();
     disable_ruleset(scenario.path(), "esx02");
     let (code, lines, err) = w.finish();
@@ -249,7 +249,7 @@ fn ctrl_c_exits_130_and_a_slow_round_says_so() {
 
     // Between rounds (an hour to wait): Ctrl-C ends the wait at once.
     let mut w = Watch::start(&["--demo", "--interval", "1h"]);
-    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 3 hosts every 1h until Ctrl-C")));
+    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 3 simulated hosts every 1h until Ctrl-C")));
     let status = Command::new("kill")
         .args(["-INT", &w.child.id().to_string()])
         .status()
