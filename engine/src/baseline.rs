@@ -384,6 +384,34 @@ mod tests {
     }
 
     #[test]
+    fn a_change_carries_why_and_the_fix_as_this_run_says_them() {
+        let was = report(json!([host("esx01", "ok", "pass", "hca")]), json!([]), json!([]));
+        let mut now = report(json!([host("esx01", "problems", "fail", "tcp-fallback")]), json!([]), json!([]));
+        let firewall = &mut now["hosts"][0]["checks"][1];
+        firewall["summary"] = json!("the pvrdma ruleset is disabled");
+        firewall["remediation"] = json!({"command": "esxcli network firewall ruleset set -e true -r pvrdma", "advice": null});
+        now["hosts"][0]["vms"][0]["adapters"][0]["reasons"] = json!(["host check firewall-pvrdma fails: the pvrdma ruleset is disabled"]);
+        let got = diff(&Snapshot::of(&was), &Snapshot::of(&now));
+        let fix = Some(crate::diagnose::Remedy {
+            command: Some("esxcli network firewall ruleset set -e true -r pvrdma".into()),
+            advice: None,
+        });
+        let check = got.iter().find(|c| c.kind == ChangeKind::Check).expect("check change");
+        assert_eq!(check.reason.as_deref(), Some("the pvrdma ruleset is disabled"));
+        assert_eq!(check.remediation, fix);
+        // The adapter's fix is that of the check failing on its host.
+        let adapter = got.iter().find(|c| c.kind == ChangeKind::Adapter).expect("adapter change");
+        assert_eq!(
+            adapter.reason.as_deref(),
+            Some("host check firewall-pvrdma fails: the pvrdma ruleset is disabled")
+        );
+        assert_eq!(adapter.remediation, fix);
+        // Going back to pass: the reason is the passing summary, no fix.
+        let back = diff(&Snapshot::of(&now), &Snapshot::of(&was));
+        assert!(back.iter().all(|c| c.remediation.is_none()), "{back:?}");
+    }
+
+    #[test]
     fn probes_are_not_compared_against_a_run_without_them() {
         let was = report(json!([host("esx01", "ok", "pass", "hca")]), json!([]), json!([]));
         let now = report(

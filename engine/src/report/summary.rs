@@ -22,8 +22,8 @@ fn nonzero<N: Copy + PartialOrd + Default + std::fmt::Display>(parts: &[(N, &str
         .join(", ")
 }
 
-/// Host check id with `status` → hosts where it has it, in first-seen order
-/// (`firewall-pvrdma on esx[01-02]`).
+/// Host checks with `status`, the ids sharing the same hosts together, in first-seen
+/// order (`firewall-pvrdma, mtu-consistent on esx[01-02]`).
 fn host_checks_with(d: &Diagnosis, status: Status) -> Vec<String> {
     let mut found: Vec<(CheckId, Vec<&str>)> = Vec::new();
     for h in &d.hosts {
@@ -34,9 +34,17 @@ fn host_checks_with(d: &Diagnosis, status: Status) -> Vec<String> {
             }
         }
     }
-    found
+    let mut by_hosts: Vec<(String, Vec<CheckId>)> = Vec::new();
+    for (id, on) in found {
+        let hosts = crate::nodeset::fold(&on);
+        match by_hosts.iter_mut().find(|(h, _)| *h == hosts) {
+            Some((_, ids)) => ids.push(id),
+            None => by_hosts.push((hosts, vec![id])),
+        }
+    }
+    by_hosts
         .iter()
-        .map(|(id, on)| format!("{id} on {}", crate::nodeset::fold(on)))
+        .map(|(hosts, ids)| format!("{} on {hosts}", crate::diagnose::join_ids(ids)))
         .collect()
 }
 

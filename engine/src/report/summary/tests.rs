@@ -86,3 +86,20 @@ fn summary_shows_warnings_on_hosts_and_across_hosts() {
             "2 hosts: 2 healthy; 3 warnings: mtu-consistent on esx[01-02], vmknic-subnets across hosts; 2 PVRDMA adapters: 2 hca"
         );
 }
+
+#[test]
+fn summary_line_names_the_failing_host_checks_by_their_hosts() {
+    let mut a = host("esx01", HostStatus::Problems, vec![("a", vec![adapter(0, Verdict::TcpFallback)])]);
+    a.checks.push(check("firewall-pvrdma", Status::Fail, "blocked"));
+    a.checks.push(check("mtu-consistent", Status::Fail, "1500"));
+    let mut b = host("esx02", HostStatus::Problems, vec![]);
+    b.checks.push(check("firewall-pvrdma", Status::Fail, "blocked"));
+    b.checks.push(check("esxi-version", Status::Pass, "8.0"));
+    let mut c = host("esx03", HostStatus::Problems, vec![]);
+    c.checks.push(check("mtu-consistent", Status::Fail, "1500"));
+    let line = line(&fleet_diagnosis(vec![a, b, c]));
+    assert!(
+        line.contains("; failing host checks: firewall-pvrdma on esx[01-02], mtu-consistent on esx[01,03]; "),
+        "{line}"
+    );
+}
