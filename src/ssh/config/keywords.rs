@@ -23,6 +23,16 @@ pub(super) enum Keyword {
     IgnoreUnknown,
     CanonicalizeHostname,
     CanonicalDomains,
+    CanonicalizeFallbackLocal,
+    CanonicalizeMaxDots,
+    /// Not used here, a time value (`ConnectTimeout 10`, `ServerAliveInterval 1m`).
+    Time,
+    /// Not used here, a non-negative integer.
+    Integer,
+    /// `LogLevel`: one of ssh's level names.
+    LogLevel,
+    /// Not used here, exactly one argument (ssh refuses more).
+    Single,
     /// Known to ssh, not used here, a yes/no flag (`true`/`false` too): its value is
     /// checked as ssh checks it.
     Flag,
@@ -56,12 +66,50 @@ const FLAG_KEYWORDS: &[&str] = &[
     "proxyusefdpass",
     "stdinnull",
     "streamlocalbindunlink",
-    "canonicalizefallbacklocal",
     "gssapiauthentication",
     "gssapidelegatecredentials",
     "gssapikeyexchange",
     "gssapitrustdns",
     "gssapirenewalforcesrekey",
+];
+
+/// Unused keywords whose value is a time (ssh's `convtime`).
+const TIME_KEYWORDS: &[&str] = &["connecttimeout", "serveraliveinterval", "forwardx11timeout"];
+
+/// Unused keywords whose value is a non-negative integer.
+const INTEGER_KEYWORDS: &[&str] = &[
+    "serveralivecountmax",
+    "connectionattempts",
+    "numberofpasswordprompts",
+    "requiredrsasize",
+];
+
+/// Unused keywords that take exactly one argument.
+const SINGLE_KEYWORDS: &[&str] = &[
+    "addressfamily",
+    "bindaddress",
+    "bindinterface",
+    "ciphers",
+    "macs",
+    "kexalgorithms",
+    "hostkeyalgorithms",
+    "pubkeyacceptedalgorithms",
+    "pubkeyacceptedkeytypes",
+    "hostbasedacceptedalgorithms",
+    "casignaturealgorithms",
+    "controlmaster",
+    "controlpath",
+    "controlpersist",
+    "escapechar",
+    "fingerprinthash",
+    "identityagent",
+    "preferredauthentications",
+    "requesttty",
+    "sessiontype",
+    "syslogfacility",
+    "updatehostkeys",
+    "verifyhostkeydns",
+    "xauthlocation",
 ];
 
 /// Every other keyword ssh 9.2 accepts, lowercased (aliases and the deprecated or
@@ -203,6 +251,12 @@ pub(super) fn lookup(name: &str) -> Option<Keyword> {
         "canonicalizehostname" => Keyword::CanonicalizeHostname,
         "canonicaldomains" => Keyword::CanonicalDomains,
         "compression" => Keyword::YesNo,
+        "canonicalizefallbacklocal" => Keyword::CanonicalizeFallbackLocal,
+        "canonicalizemaxdots" => Keyword::CanonicalizeMaxDots,
+        "loglevel" => Keyword::LogLevel,
+        other if TIME_KEYWORDS.contains(&other) => Keyword::Time,
+        other if INTEGER_KEYWORDS.contains(&other) => Keyword::Integer,
+        other if SINGLE_KEYWORDS.contains(&other) => Keyword::Single,
         other if FLAG_KEYWORDS.contains(&other) => Keyword::Flag,
         other if OTHER_KEYWORDS.contains(&other) => Keyword::Other,
         _ => return None,

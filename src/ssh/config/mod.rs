@@ -20,6 +20,7 @@ mod keywords;
 mod lexer;
 mod matching;
 mod sys;
+mod values;
 
 pub use command_line::{CliOption, CommandLineOptions, HONOURED_OPTIONS};
 pub(crate) use jump::{valid_hostname, valid_ruser};
@@ -34,8 +35,8 @@ use keywords::Keyword;
 const MAX_INCLUDE_DEPTH: usize = 16;
 /// Most `IdentityFile`s ssh keeps.
 const MAX_IDENTITY_FILES: usize = 100;
-/// Most known-hosts files in one list.
-const MAX_HOSTS_FILES: usize = 16;
+/// Most known-hosts files in one list (OpenSSH's `SSH_MAX_HOSTS_FILES`).
+const MAX_HOSTS_FILES: usize = 32;
 
 /// `StrictHostKeyChecking` as configured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,6 +206,24 @@ pub struct SshConfig {
     local: LocalContext,
     /// What the DNS hint names: `-F FILE` when one is in use.
     pub(crate) described_as: String,
+    /// Whether a name resolves (the system resolver; tests simulate it): canonicalizing
+    /// a fully qualified name written with its trailing dot depends on it, as in ssh.
+    resolves: fn(&str) -> bool,
+}
+
+/// The system resolver's answer for `name` (getaddrinfo, as ssh asks it).
+fn system_resolves(name: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    (name, 0u16).to_socket_addrs().is_ok_and(|mut a| a.next().is_some())
+}
+
+/// `CanonicalizeHostname` as configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Canonicalize {
+    No,
+    /// `yes`: only for a host reached directly (no ProxyJump or ProxyCommand).
+    Yes,
+    Always,
 }
 
 impl SshConfig {
@@ -215,6 +234,7 @@ impl SshConfig {
                 files: Vec::new(),
                 local,
                 described_as: "a config file (-F none reads none)".into(),
+                resolves: system_resolves,
             });
         }
         std::fs::File::open(path).map_err(|error| ConfigError::Read {
@@ -229,6 +249,7 @@ impl SshConfig {
             }],
             local,
             described_as: format!("{} (the -F file)", path.display()),
+            resolves: system_resolves,
         })
     }
 
@@ -250,6 +271,7 @@ impl SshConfig {
             ],
             local,
             described_as: "~/.ssh/config".into(),
+            resolves: system_resolves,
         }
     }
 
@@ -259,7 +281,14 @@ impl SshConfig {
             files: Vec::new(),
             local,
             described_as: "~/.ssh/config".into(),
+            resolves: system_resolves,
         }
+    }
+
+    /// The same sources with another resolver (tests simulate name resolution).
+    pub fn with_resolver(mut self, resolves: fn(&str) -> bool) -> Self {
+        self.resolves = resolves;
+        self
     }
 
     /// Who the config is read for.
@@ -311,12 +340,15 @@ impl SshConfig {
             None => name = name.to_ascii_lowercase(),
         }
         opts.hostname = Some(name.clone());
-        if opts.canonicalize_hostname == Some(true) {
+        let canonicalize = opts.canonicalize_hostname.unwrap_or(Canonicalize::No);
+        if canonicalize != Canonicalize::No {
             if opts.canonical_domains.as_ref().is_some_and(|d| !d.is_empty()) {
                 return Err(ConfigError::Refused(
                     "CanonicalizeHostname with CanonicalDomains is not supported by pvrdma-doctor (it would have to try each domain in DNS as ssh does); set HostName to the full name instead".into(),
                 ));
             }
+            name = self.canonical_name(name, canonicalize, &opts)?;
+            opts.hostname = Some(name.clone());
             pass.wants_final = true;
         }
         if pass.wants_final {
@@ -325,6 +357,43 @@ impl SshConfig {
             pass.read_all(&mut opts)?;
         }
         self.finish(host.host, name, opts)
+    }
+
+    /// ssh's `resolve_canonicalize` without `CanonicalDomains` (refused above): an address
+    /// stays; a name written with its trailing dot that resolves loses the dot (and the
+    /// files are read again for it); a name with more dots than `CanonicalizeMaxDots` is
+    /// left alone; any other name is not found, which with `CanonicalizeFallbackLocal no`
+    /// stops ssh: "Could not resolve host".
+    fn canonical_name(&self, name: String, how: Canonicalize, opts: &Options) -> Result<String, ConfigError> {
+        let direct = opts.jump.as_ref().is_none_or(|j| matches!(j, Jump::None))
+            && opts
+                .proxy_command
+                .as_ref()
+                .is_none_or(|(c, _)| c.eq_ignore_ascii_case("none"));
+        if (!direct && how != Canonicalize::Always) || sys::numeric_address(&name).is_some() {
+            return Ok(name);
+        }
+        let not_found = |name: String| {
+            if opts.canonicalize_fallback_local == Some(false) {
+                Err(ConfigError::Refused(format!(
+                    "Could not resolve host \"{name}\" (CanonicalizeHostname with CanonicalizeFallbackLocal no: ssh stops here too)"
+                )))
+            } else {
+                Ok(name)
+            }
+        };
+        if let Some(stripped) = name.strip_suffix('.') {
+            return if (self.resolves)(&name) {
+                Ok(stripped.to_string())
+            } else {
+                not_found(name)
+            };
+        }
+        let dots = name.matches('.').count();
+        if dots > opts.canonicalize_max_dots.unwrap_or(1) as usize {
+            return Ok(name);
+        }
+        not_found(name)
     }
 
     /// The options of a jump host, as its own ssh gets them: ssh reaches the last hop of
@@ -507,7 +576,9 @@ struct Options {
     hash_known_hosts: Option<bool>,
     host_key_alias: Option<String>,
     ignore_unknown: Option<String>,
-    canonicalize_hostname: Option<bool>,
+    canonicalize_hostname: Option<Canonicalize>,
+    canonicalize_fallback_local: Option<bool>,
+    canonicalize_max_dots: Option<u32>,
     canonical_domains: Option<Vec<String>>,
 }
 
@@ -592,6 +663,9 @@ impl Pass<'_> {
         depth: usize,
     ) -> Result<(), ConfigError> {
         for (i, raw) in text.split('\n').enumerate() {
+            // ssh reads a line as a C string: it ends at a NUL byte (a line starting with
+            // one is empty).
+            let raw = raw.split('\0').next().unwrap_or_default();
             let origin = Origin {
                 file: path,
                 line: i + 1,
@@ -741,13 +815,62 @@ fn check_perm(path: &Path) -> Result<(), ConfigError> {
         return Ok(());
     };
     let me = sys::current_user().map_or(0, |p| p.uid);
-    if (meta.uid() != 0 && meta.uid() != me) || meta.mode() & 0o022 != 0 {
+    let group_ok = meta.mode() & 0o020 == 0 || private_group(meta.gid(), meta.uid());
+    if (meta.uid() != 0 && meta.uid() != me) || meta.mode() & 0o002 != 0 || !group_ok {
         return Err(ConfigError::Refused(format!(
             "Bad owner or permissions on {} (ssh refuses a config file that another user can write; chmod go-w it)",
             path.display()
         )));
     }
     Ok(())
+}
+
+/// Debian's ssh accepts a group-writable file when its group has exactly one member, the
+/// file's owner (a user private group): no user but the owner has it as primary group
+/// (`/etc/passwd`), and `/etc/group` lists no member or only the owner.
+fn private_group(gid: u32, owner: u32) -> bool {
+    private_group_in(
+        &std::fs::read_to_string("/etc/passwd").unwrap_or_default(),
+        &std::fs::read_to_string("/etc/group").unwrap_or_default(),
+        gid,
+        owner,
+    )
+}
+
+fn private_group_in(passwd: &str, group: &str, gid: u32, owner: u32) -> bool {
+    let users: Vec<(&str, u32, u32)> = passwd
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            Some((*f.first()?, f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
+        })
+        .collect();
+    let Some(owner_name) = users.iter().find(|u| u.1 == owner).map(|u| u.0) else {
+        return false;
+    };
+    let Some(members) = group.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.get(2)?.parse::<u32>().ok()? == gid).then(|| f.get(3).copied().unwrap_or(""))
+    }) else {
+        return false;
+    };
+    let mut count = 0;
+    for (_, uid, primary) in &users {
+        if *primary == gid {
+            count += 1;
+            if *uid != owner {
+                return false;
+            }
+        }
+    }
+    let listed: Vec<&str> = members.split(',').filter(|m| !m.is_empty()).collect();
+    if let Some(first) = listed.first() {
+        count += 1;
+        if *first != owner_name || listed.len() > 1 {
+            return false;
+        }
+    }
+    count > 0
 }
 
 /// Backslash-escapes glob(3) metacharacters in a fixed directory part.
@@ -833,14 +956,15 @@ fn apply(
                     return Err(origin.error(format!("keyword {keyword} \"none\" argument must appear alone.")));
                 }
             }
-            if args.len() > MAX_HOSTS_FILES {
-                return Err(origin.error(format!("too many {keyword} entries.")));
-            }
             let list = if kw == Keyword::UserKnownHostsFile {
                 &mut opts.user_hostfiles
             } else {
                 &mut opts.system_hostfiles
             };
+            // ssh counts only the entries it keeps: an active line, the list still empty.
+            if active && list.is_none() && args.len() > MAX_HOSTS_FILES {
+                return Err(origin.error(format!("too many {keyword} entries.")));
+            }
             if active && list.is_none() && !args.is_empty() {
                 *list = Some(args.clone());
             }
@@ -863,16 +987,36 @@ fn apply(
         Keyword::IdentitiesOnly => set_once(&mut opts.identities_only, &flag(YES_NO)?, active),
         Keyword::HashKnownHosts => set_once(&mut opts.hash_known_hosts, &flag(YES_NO)?, active),
         Keyword::CanonicalizeHostname => {
-            let v = flag(&[
+            let v = match flag(&[
                 ("true", true),
                 ("false", false),
                 ("yes", true),
                 ("no", false),
                 ("always", true),
-            ])?;
+            ])? {
+                false => Canonicalize::No,
+                true if args.first().is_some_and(|a| a.eq_ignore_ascii_case("always")) => Canonicalize::Always,
+                true => Canonicalize::Yes,
+            };
             set_once(&mut opts.canonicalize_hostname, &v, active);
         }
+        Keyword::CanonicalizeFallbackLocal => {
+            set_once(&mut opts.canonicalize_fallback_local, &flag(YES_NO)?, active);
+        }
+        Keyword::CanonicalizeMaxDots => {
+            let dots = values::integer(one()?).map_err(|e| origin.error(e))?;
+            set_once(&mut opts.canonicalize_max_dots, &dots, active);
+        }
         Keyword::CanonicalDomains => {
+            for (i, a) in args.iter().enumerate() {
+                if a.is_empty() {
+                    return Err(origin.error(format!("keyword {keyword} empty argument")));
+                }
+                if a.eq_ignore_ascii_case("none") && (i > 0 || args.len() > 1) {
+                    return Err(origin.error(format!("keyword {keyword} \"none\" argument must appear alone.")));
+                }
+                values::domain(a).map_err(|e| origin.error(e))?;
+            }
             if active && opts.canonical_domains.is_none() {
                 opts.canonical_domains = Some(args.into_iter().filter(|a| !a.eq_ignore_ascii_case("none")).collect());
             }
@@ -905,6 +1049,18 @@ fn apply(
         }
         Keyword::YesNo => {
             flag(&[("yes", true), ("no", false)])?;
+        }
+        Keyword::Time => {
+            values::time(one()?).map_err(|e| origin.error(e))?;
+        }
+        Keyword::Integer => {
+            values::integer(one()?).map_err(|e| origin.error(e))?;
+        }
+        Keyword::LogLevel => {
+            values::log_level(one()?).map_err(|e| origin.error(e))?;
+        }
+        Keyword::Single => {
+            one()?;
         }
         Keyword::Other => {}
         Keyword::Host | Keyword::Match | Keyword::Include => {

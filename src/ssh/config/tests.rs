@@ -451,9 +451,13 @@ fn command_line_then_user_then_system_first_value_wins() {
     let err = CommandLineOptions::new(None, None, &["ForwardAgent=yes".to_string()]).unwrap_err();
     assert!(err.to_string().contains("ForwardAgent") && err.to_string().contains("HashKnownHosts"));
     assert!(CommandLineOptions::new(None, None, &["Port=abc".to_string()]).is_err());
-    // A group-writable user config is refused, as ssh refuses it.
-    use std::os::unix::fs::PermissionsExt;
+    // A group-writable user config is accepted only when its group is the owner's
+    // private group (Debian's ssh); a world-writable one never.
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     std::fs::set_permissions(ssh.join("config"), std::fs::Permissions::from_mode(0o664)).unwrap();
+    let meta = std::fs::metadata(ssh.join("config")).unwrap();
+    assert_eq!(resolve(&cfg, "esx01").is_ok(), private_group(meta.gid(), meta.uid()));
+    std::fs::set_permissions(ssh.join("config"), std::fs::Permissions::from_mode(0o646)).unwrap();
     let err = resolve(&cfg, "esx01").unwrap_err().to_string();
     assert!(err.contains("Bad owner or permissions"), "{err}");
     // Neither file, or -F none: the defaults.
@@ -473,4 +477,119 @@ fn command_line_then_user_then_system_first_value_wins() {
             ]
         );
     }
+}
+
+/// The simulated resolver: names under `lab.example` resolve, nothing else does.
+fn lab_resolves(name: &str) -> bool {
+    name.trim_end_matches('.').ends_with(".lab.example")
+}
+
+#[test]
+fn a_trailing_dot_name_that_resolves_is_canonicalized_and_the_files_read_again() {
+    let text = "Host esx01.lab.example\n  User admin\n  Port 2222\nHost *\n  CanonicalizeHostname yes\n";
+    let (_dir, cfg) = config(text);
+    let cfg = cfg.with_resolver(lab_resolves);
+    let c = ok(&cfg, "esx01.lab.example.");
+    assert_eq!(
+        (c.hostname.as_str(), c.user.as_str(), c.port),
+        ("esx01.lab.example", "admin", 2222)
+    );
+    // Behind a jump host `yes` leaves the name alone, as ssh does; `always` does not.
+    let (_dir, jumped) = config(&format!("{text}  ProxyJump bastion\n"));
+    let c = ok(&jumped.with_resolver(lab_resolves), "esx01.lab.example.");
+    assert_eq!(c.hostname, "esx01.lab.example.");
+    let (_dir, always) = config(
+        &text
+            .replace("yes", "always")
+            .replace("Host *\n", "Host *\n  ProxyJump bastion\n"),
+    );
+    let c = ok(&always.with_resolver(lab_resolves), "esx01.lab.example.");
+    assert_eq!((c.hostname.as_str(), c.user.as_str()), ("esx01.lab.example", "admin"));
+    // A name that does not resolve keeps its dot (fallback to the local resolver).
+    let c = ok(&cfg, "esx09.other.");
+    assert_eq!(c.hostname, "esx09.other.");
+}
+
+#[test]
+fn canonicalization_without_fallback_refuses_a_name_it_cannot_canonicalize() {
+    let (_dir, cfg) = config("CanonicalizeHostname yes\nCanonicalizeFallbackLocal no\n");
+    let cfg = cfg.with_resolver(lab_resolves);
+    for host in ["esx01", "esx01.lab", "nowhere.example."] {
+        let e = resolve(&cfg, host).unwrap_err().to_string();
+        assert!(e.contains("Could not resolve host"), "{host}: {e}");
+    }
+    // An address, a resolving FQDN and a name with more dots than CanonicalizeMaxDots pass.
+    assert_eq!(ok(&cfg, "10.0.0.1").hostname, "10.0.0.1");
+    assert_eq!(ok(&cfg, "esx01.lab.example.").hostname, "esx01.lab.example");
+    assert_eq!(ok(&cfg, "esx01.lab.example").hostname, "esx01.lab.example");
+}
+
+#[test]
+fn values_of_unused_keywords_ssh_refuses_are_refused() {
+    for line in [
+        "ConnectTimeout -1",
+        "ServerAliveInterval soon",
+        "LogLevel junk",
+        "ServerAliveCountMax x",
+        "ConnectTimeout 10 20",
+        "Ciphers aes128-ctr extra",
+        "CanonicalDomains none extra",
+        "CanonicalDomains .bad",
+    ] {
+        // Inside a block that does not apply too: ssh checks the value before that.
+        let (_dir, cfg) = config(&format!("Host nothing-matches\n  {line}\n"));
+        assert!(resolve(&cfg, "esx01").is_err(), "{line}");
+    }
+    for line in [
+        "ConnectTimeout 10",
+        "ServerAliveInterval 1m30s",
+        "LogLevel DEBUG3",
+        "ConnectionAttempts 3",
+        "CanonicalDomains none",
+    ] {
+        let (_dir, cfg) = config(&format!("{line}\n"));
+        assert!(resolve(&cfg, "esx01").is_ok(), "{line}");
+    }
+}
+
+#[test]
+fn nul_bytes_end_a_line_as_in_ssh() {
+    // A line starting with NUL is empty; a value ends at its NUL.
+    let (_dir, cfg) = config("\0Bogus keyword\nHost esx01\n  User admin\0 evil\n");
+    let c = ok(&cfg, "esx01");
+    assert_eq!(c.user, "admin");
+}
+
+#[test]
+fn up_to_32_known_hosts_files_and_more_only_where_ssh_keeps_them() {
+    let files = |n: usize| (0..n).map(|i| format!("/kh/{i}")).collect::<Vec<_>>().join(" ");
+    let (_dir, cfg) = config(&format!(
+        "UserKnownHostsFile {}\nGlobalKnownHostsFile {}\n",
+        files(32),
+        files(20)
+    ));
+    assert_eq!(ok(&cfg, "esx01").user_known_hosts_files.len(), 32);
+    let (_dir, cfg) = config(&format!("UserKnownHostsFile {}\n", files(33)));
+    assert!(resolve(&cfg, "esx01").is_err());
+    // An inactive line is not counted.
+    let (_dir, cfg) = config(&format!("Host other\n  UserKnownHostsFile {}\n", files(33)));
+    assert!(resolve(&cfg, "esx01").is_ok());
+}
+
+#[test]
+fn a_user_private_group_may_write_the_config_as_debian_allows() {
+    let passwd = "root:x:0:0::/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nbob:x:1001:100::/home/bob:/bin/sh\ncarol:x:1002:100::/home/carol:/bin/sh\n";
+    let group = "root:x:0:\nalice:x:1000:\nusers:x:100:\nshared:x:200:alice,bob\nsolo:x:300:alice\n";
+    assert!(private_group_in(passwd, group, 1000, 1000), "alice's own group");
+    assert!(
+        !private_group_in(passwd, group, 100, 1001),
+        "bob shares users with carol"
+    );
+    assert!(!private_group_in(passwd, group, 200, 1000), "two listed members");
+    assert!(private_group_in(passwd, group, 300, 1000), "alice alone, listed");
+    assert!(
+        !private_group_in(passwd, group, 300, 1001),
+        "listed member is not the owner"
+    );
+    assert!(!private_group_in(passwd, group, 999, 1000), "unknown group");
 }
