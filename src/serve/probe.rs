@@ -246,10 +246,7 @@ impl Engine {
                 eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &line));
             }
         }
-        let mut diagnosis = crate::diagnose::diagnose(&captures);
-        if let Some(keep) = &module.fleet_checks {
-            diagnosis.fleet_checks.retain(|c| keep.iter().any(|k| *k == c.id.id()));
-        }
+        let diagnosis = crate::diagnose::diagnose_selected(&captures, &module.fleet_checks);
         Outcome {
             diagnosis,
             up,
