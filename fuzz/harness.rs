@@ -84,45 +84,64 @@ pub fn check_error(input: &str, e: &p::ParseError) {
     assert!(!e.command.is_empty(), "{e}: no command id");
 }
 
-pub fn rdma(data: &[u8]) {
-    let t = text(data);
-    let _ = parse(&t, p::parse_rdma_device_list);
-    let _ = parse(&t, p::parse_rdma_device_protocol_list);
-    let _ = parse(&t, p::parse_rdma_device_vmknic_list);
+/// A parse result seen through the parser table: the value's debug text, or the error
+/// (checked to point inside the text).
+struct Checked<'t>(&'t str);
+
+impl p::by_id::Visitor for Checked<'_> {
+    type Output = Result<String, p::ParseError>;
+    fn visit<T: p::by_id::Serialize + Debug>(self, result: Result<T, p::ParseError>) -> Self::Output {
+        if let Err(e) = &result {
+            check_error(self.0, e);
+        }
+        result.map(|value| format!("{value:?}"))
+    }
 }
 
+/// Runs every catalogue parser of `family` (the family column of the parser table,
+/// `pvrdma_parsers::by_id`) with [`parse`]'s checks, so a new command's parser is fuzzed
+/// in its family's target the moment it is in the table.
+fn family_parsers(t: &str, family: &str) {
+    for (id, _) in p::by_id::FAMILIES.iter().filter(|(_, f)| *f == family) {
+        if let Some(Ok(value)) = p::by_id::parse_by_id(id, t, Checked(t)) {
+            let again = p::by_id::parse_by_id(id, t, Checked(t));
+            assert_eq!(
+                again,
+                Some(Ok(value)),
+                "{id}: the same text parsed twice gave two results"
+            );
+        }
+    }
+}
+
+pub fn rdma(data: &[u8]) {
+    family_parsers(&text(data), "rdma");
+}
+
+/// The NIC list and the flow control of the HCA uplink (`lossless-network`).
 pub fn nic(data: &[u8]) {
-    let t = text(data);
-    let _ = parse(&t, p::parse_nic_list);
-    // Flow control of the HCA uplink (`lossless-network`).
-    let _ = parse(&t, p::parse_nic_pause_params_list);
-    let _ = parse(&t, p::parse_nic_dcb_status_batch);
+    family_parsers(&text(data), "nic");
 }
 
 pub fn vswitch(data: &[u8]) {
-    let t = text(data);
-    let _ = parse(&t, p::parse_dvs_list);
-    let _ = parse(&t, p::parse_standard_switch_list);
+    family_parsers(&text(data), "vswitch");
 }
 
 pub fn ip_interface(data: &[u8]) {
-    let t = text(data);
-    let _ = parse(&t, p::parse_ip_interface_list);
-    let _ = parse(&t, p::parse_ip_interface_ipv4_get);
+    family_parsers(&text(data), "ip_interface");
 }
 
 pub fn advanced(data: &[u8]) {
-    let _ = parse(&text(data), p::parse_advanced_option);
+    family_parsers(&text(data), "advanced");
 }
 
 pub fn firewall(data: &[u8]) {
-    let t = text(data);
-    let _ = parse(&t, p::parse_firewall_get);
-    let _ = parse(&t, p::parse_firewall_ruleset_list);
+    family_parsers(&text(data), "firewall");
 }
 
 pub fn version(data: &[u8]) {
     let t = text(data);
+    family_parsers(&t, "version");
     if let Ok(v) = parse(&t, p::parse_system_version) {
         // Cheap consistency: numbers() reads the version string it was parsed with.
         assert_eq!(v.numbers(), v.clone().numbers());
@@ -137,9 +156,9 @@ fn as_one_section(key: &str, body: &str) -> Option<String> {
 
 pub fn vm(data: &[u8]) {
     let t = text(data);
-    let _ = parse(&t, p::parse_vm_process_list);
+    family_parsers(&t, "vm");
+    let _ = parse(&t, p::parse_vm_process_records);
     let single = parse(&t, p::parse_vm_port_list);
-    let _ = parse(&t, p::parse_vm_port_list_batch);
     if let (Ok(ports), Some(batch)) = (single, as_one_section("4242", &t)) {
         let sections = parse(&batch, p::parse_vm_port_list_batch);
         assert_eq!(
@@ -157,9 +176,8 @@ pub fn vm(data: &[u8]) {
 
 pub fn vsish(data: &[u8]) {
     let t = text(data);
-    let _ = parse(&t, p::parse_pvrdma_device_ls);
+    family_parsers(&t, "vsish");
     let single = parse(&t, p::parse_pvrdma_properties);
-    let _ = parse(&t, p::parse_pvrdma_properties_batch);
     // A block that names another device (VMM leader ID, adapter index) is refused in a
     // batch section on purpose, so only blocks that could be 4242_1 are compared.
     let names_4242_1 =
@@ -185,7 +203,7 @@ pub fn vmx(data: &[u8]) {
     let t = text(data);
     let _ = parse(&t, p::vmx::parse_vmx);
     // The live `.vmx` inventory: the same lines, sectioned per Config File.
-    let _ = parse(&t, p::parse_vmx_pvrdma_lines);
+    family_parsers(&t, "vmx");
 }
 
 pub fn vmkping(data: &[u8]) {

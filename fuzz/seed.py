@@ -20,24 +20,10 @@ CORPUS = ROOT / "fuzz" / "corpus"
 CAPTURES = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None
 CHUNK, STDERR = b"\xff", b"\xfe"
 
-FAMILY = {
-    "esxcli_system_version_get": "version",
-    "esxcli_rdma_device_list": "rdma",
-    "esxcli_rdma_device_protocol_list": "rdma",
-    "esxcli_rdma_device_vmknic_list": "rdma",
-    "esxcli_network_nic_list": "nic",
-    "esxcli_network_vswitch_dvs_vmware_list": "vswitch",
-    "esxcli_network_vswitch_standard_list": "vswitch",
-    "esxcli_network_ip_interface_list": "ip_interface",
-    "esxcli_network_ip_interface_ipv4_get": "ip_interface",
-    "esxcli_system_settings_advanced_list_pvrdmavmknic": "advanced",
-    "esxcli_network_firewall_get": "firewall",
-    "esxcli_network_firewall_ruleset_list": "firewall",
-    "esxcli_vm_process_list": "vm",
-    "esxcli_network_vm_port_list": "vm",
-    "vsish_pvrdma_devices_ls": "vsish",
-    "vsish_pvrdma_properties": "vsish",
-}
+# The parser family (fuzz target) of each catalogue id: the family column of the parser
+# table, parsers/src/by_id.rs, so a new command's samples are seeded with no edit here.
+TABLE = (ROOT / "parsers" / "src" / "by_id.rs").read_text()
+FAMILY = dict(re.findall(r'= "(\w+)" => [\w:]+ in "(\w+)";', TABLE))
 PARSER_TARGETS = sorted(set(FAMILY.values()) | {"vmx"})
 # vm-support bundle files (commands/localcli_<name>.txt) by catalogue id.
 LOCALCLI = {
@@ -58,11 +44,11 @@ LOCALCLI = {
 
 
 def catalogue_order():
-    """Catalogue ids in CATALOGUE order, read from src/catalogue.rs (the selector byte)."""
-    src = (ROOT / "src" / "catalogue.rs").read_text()
-    consts = dict(re.findall(r'pub const (\w+): &str = "(\w+)";', src))
-    body = src.split("pub static CATALOGUE", 1)[1]
-    return [consts.get(name, name) for name in re.findall(r"\bid: (\w+),", body)]
+    """Catalogue ids in CATALOGUE order (the selector byte): the rows of
+    engine/src/catalogue.rs, their ids from the parser table."""
+    ids = dict(re.findall(r'^\s+(\w+): [^=]+= "(\w+)" =>', TABLE, re.M))
+    body = (ROOT / "engine" / "src" / "catalogue.rs").read_text().split("pub static CATALOGUE", 1)[1]
+    return [ids[name] for name in re.findall(r"\bid: (\w+),", body)]
 
 
 def write(target, data):
@@ -144,4 +130,5 @@ def main():
             write("diagnosis", CHUNK.join(chunks))
 
 
-main()
+if __name__ == "__main__":
+    main()

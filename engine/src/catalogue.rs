@@ -72,15 +72,6 @@ macro_rules! frame_functions {
     };
 }
 
-/// The text of [`frame_functions`] that prints an answer's end line.
-const FRAME_END: &str = ":end $k exit $l lines";
-
-/// Whether a command line is a framed concurrent batch, whose answers the client turns
-/// into sections that carry end markers.
-pub fn is_framed_batch(command: &str) -> bool {
-    command.contains(FRAME_END)
-}
-
 /// The functions of a concurrent batch whose per-item query is `$query` (with the item
 /// in `"$1"`): `q`, then [`frame_functions`].
 macro_rules! batch_functions {
@@ -109,15 +100,135 @@ pub const BATCH_FANOUT: usize = 64;
 /// per-command cap, so a flooding query cannot crowd the other answers out.
 pub const SECTION_CAP: usize = 256 * 1024;
 
-/// One read-only command.
+/// One read-only command: a row of [`CATALOGUE`], the one registry of what is sent to a
+/// host. Its parser is the [`by_id`] entry of the same name; the collection schedules it
+/// from [`CommandSpec::framing`] and [`CommandSpec::quick`], the facts read its framing,
+/// and the simulated hosts answer it from a capture file named by its id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommandSpec {
     /// Stable id: file name in bundles and samples, evidence key in reports.
     pub id: &'static str,
-    /// The exact command line sent to the host's shell.
+    /// The exact command line sent to the host's shell (a batch: its functions, then
+    /// `b` and a placeholder for the keys).
     pub command: &'static str,
     /// Why the doctor needs it.
     pub why: &'static str,
+    /// How its answer comes back, and for a batch what it is built from.
+    pub framing: Framing,
+    /// Answers in milliseconds on a real host (vsish reads, greps of `.vmx` files), unlike
+    /// `esxcli`, which takes about a second per call: it starts as soon as it can.
+    pub quick: bool,
+}
+
+/// How a command's answer comes back: a property of the command, never read from its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// One answer, sent as written.
+    Whole,
+    /// A concurrent batch: one query per key, each answer framed on the host and sorted by
+    /// the client into a `==> KEY <==` section with its end marker, so one query's trouble
+    /// costs only its own section.
+    Batch(Batch),
+}
+
+/// What a concurrent batch asks and what it is built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batch {
+    /// Where its keys come from.
+    pub keys: Keys,
+    /// How messages name the query it repeats (quoting a whole shell loop helps nobody).
+    pub label: &'static str,
+    /// How a message names one query, before its key: "vsish properties of".
+    pub item: &'static str,
+}
+
+/// Where a batch takes its keys: the command it waits for ([`Keys::needs`]) and how a key
+/// is read from that command's output ([`Keys::read`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    /// The World IDs of the PVRDMA adapter listing (`vsish -e ls ...`), once each.
+    AdapterWorlds,
+    /// The adapter nodes `<World ID>_<adapter index>` of the PVRDMA adapter listing.
+    AdapterNodes,
+    /// The paired uplinks of `esxcli rdma device list`, once each.
+    RdmaUplinks,
+    /// The Config File (`.vmx` path) of each running VM of `esxcli vm process list`, as
+    /// one single-quoted shell word each.
+    ConfigFiles,
+}
+
+impl Keys {
+    /// The command whose output the keys are read from (the batch waits for it).
+    pub fn needs(self) -> &'static str {
+        match self {
+            Keys::AdapterWorlds | Keys::AdapterNodes => PVRDMA_DEVICES_LS,
+            Keys::RdmaUplinks => RDMA_DEVICE_LIST,
+            Keys::ConfigFiles => VM_PROCESS_LIST,
+        }
+    }
+
+    /// The keys in the output of [`Keys::needs`], in the order they are asked.
+    pub fn read(self, output: &str) -> Result<Vec<String>, pvrdma_parsers::ParseError> {
+        use pvrdma_parsers as p;
+        let mut keys: Vec<String> = match self {
+            Keys::AdapterWorlds => {
+                let mut wids: Vec<u64> = p::parse_pvrdma_device_ls(output)?.iter().map(|d| d.world_id).collect();
+                wids.sort_unstable();
+                wids.dedup();
+                wids.iter().map(u64::to_string).collect()
+            }
+            Keys::AdapterNodes => p::parse_pvrdma_device_ls(output)?
+                .iter()
+                .map(|d| format!("{}_{}", d.world_id, d.index))
+                .collect(),
+            Keys::RdmaUplinks => {
+                let mut uplinks: Vec<String> = p::parse_rdma_device_list(output)?
+                    .into_iter()
+                    .filter_map(|d| d.paired_uplink)
+                    .collect();
+                uplinks.sort();
+                uplinks
+            }
+            Keys::ConfigFiles => {
+                return Ok(p::parse_vm_process_records(output)?
+                    .vms
+                    .into_iter()
+                    .filter_map(|v| v.config_file)
+                    .collect())
+            }
+        };
+        keys.dedup();
+        Ok(keys)
+    }
+
+    /// What a message says the batch is built from, after "it".
+    pub fn built_from(self) -> &'static str {
+        match self {
+            Keys::AdapterWorlds | Keys::AdapterNodes => {
+                "is built from the PVRDMA adapter listing (`vsish -e ls /vmkModules/vrdma/pvrdmaDevices/`)"
+            }
+            Keys::RdmaUplinks => "asks each RDMA uplink of `esxcli rdma device list`",
+            Keys::ConfigFiles => "reads the .vmx of each running VM of `esxcli vm process list`",
+        }
+    }
+
+    /// Why nothing is sent when the source names no key.
+    pub fn none(self) -> &'static str {
+        match self {
+            Keys::AdapterWorlds | Keys::AdapterNodes => "the vsish listing names no PVRDMA adapter",
+            Keys::RdmaUplinks => "`esxcli rdma device list` names no RDMA uplink",
+            Keys::ConfigFiles => "`esxcli vm process list` names no running VM",
+        }
+    }
+
+    /// Why the batch is not sent when a key cannot reach a shell, after "which".
+    pub fn unsafe_key(self) -> &'static str {
+        match self {
+            Keys::AdapterWorlds | Keys::AdapterNodes => "named items that cannot be queried",
+            Keys::RdmaUplinks => "names an uplink that cannot be queried",
+            Keys::ConfigFiles => "names a Config File that cannot be one shell word",
+        }
+    }
 }
 
 // The ids come from the parser table, where each is written once next to its parser.
@@ -149,76 +260,106 @@ pub static CATALOGUE: &[CommandSpec] = &[
         id: SYSTEM_VERSION,
         command: "esxcli system version get",
         why: "ESXi release: PVRDMA needs 6.5+, native endpoints 7.0 U1+, async mode 8.0+",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: RDMA_DEVICE_LIST,
         command: "esxcli rdma device list",
         why: "is a physical RDMA device (vmrdmaN) registered, Active, and paired with which uplink",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: RDMA_PROTOCOL_LIST,
         command: "esxcli rdma device protocol list",
         why: "which RoCE versions the RDMA device supports",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: RDMA_VMKNIC_LIST,
         command: "esxcli rdma device vmknic list",
         why: "which vmknic each RDMA device is bound to",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: NIC_LIST,
         command: "esxcli network nic list",
         why: "link state and Ethernet MTU of the RDMA device's uplink",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: DVS_LIST,
         command: "esxcli network vswitch dvs vmware list",
         why: "the RDMA uplink must be the one and only uplink of the vDS; vDS MTU",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: STANDARD_SWITCH_LIST,
         command: "esxcli network vswitch standard list",
         why: "finds an RDMA uplink or a PVRDMA port left on a standard vSwitch, where PVRDMA cannot use it",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: IP_INTERFACE_LIST,
         command: "esxcli network ip interface list",
         why: "the PVRDMA vmknic exists, is enabled, and its MTU",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: IPV4_GET,
         command: "esxcli network ip interface ipv4 get",
         why: "the PVRDMA vmknic has an IPv4 address",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: PVRDMA_VMKNIC_OPTION,
         command: "esxcli system settings advanced list -o /Net/PVRDMAVmknic",
         why: "which vmknic is tagged for PVRDMA (empty by default)",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: FIREWALL_GET,
         command: "esxcli network firewall get",
         why: "whether the ESXi firewall is enabled at all",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: FIREWALL_RULESET_LIST,
         command: "esxcli network firewall ruleset list",
         why: "the pvrdma ruleset must be enabled (it is disabled by default on ESXi 8.0)",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: VM_PROCESS_LIST,
         command: "esxcli vm process list",
         why: "running VMs: World ID, display name, config file",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: VM_PORT_LIST,
         command: concat!(batch_functions!("esxcli network vm port list -w \"$1\""), "b ", "<World ID>..."),
         why: "the switch, port group and uplink each PVRDMA VM's MAC really uses (one concurrent batch over the World IDs of the vsish listing)",
+        framing: Framing::Batch(Batch { keys: Keys::AdapterWorlds, label: "esxcli network vm port list -w <World ID> (batched over the PVRDMA VMs)", item: "the port list of World ID" }),
+        quick: false,
     },
     CommandSpec {
         id: PVRDMA_DEVICES_LS,
         command: "vsish -e ls /vmkModules/vrdma/pvrdmaDevices/",
         why: "one node <World ID>_<adapter index> per PVRDMA adapter of a running VM",
+        framing: Framing::Whole,
+        quick: true,
     },
     CommandSpec {
         id: PVRDMA_PROPERTIES,
@@ -228,11 +369,15 @@ pub static CATALOGUE: &[CommandSpec] = &[
             "<World ID>_<adapter index>..."
         ),
         why: "per adapter: 'Physical HCA available' (HCA or TCP fallback), MAC, RoCE version, MTU (one concurrent batch over the adapters of the vsish listing)",
+        framing: Framing::Batch(Batch { keys: Keys::AdapterNodes, label: "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties (batched)", item: "vsish properties of" }),
+        quick: true,
     },
     CommandSpec {
         id: NIC_PAUSE_PARAMS,
         command: "esxcli network nic pauseParams list",
         why: "global pause (RX/TX) of the HCA uplink: RoCE needs a lossless network (pause or PFC)",
+        framing: Framing::Whole,
+        quick: false,
     },
     CommandSpec {
         id: NIC_DCB_STATUS,
@@ -242,6 +387,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
             "<RDMA uplink>..."
         ),
         why: "DCB / PFC state of each RDMA uplink of `esxcli rdma device list`: RoCE needs a lossless network (pause or PFC) (one concurrent batch over the uplinks)",
+        framing: Framing::Batch(Batch { keys: Keys::RdmaUplinks, label: "esxcli network nic dcb status get -n <RDMA uplink> (batched)", item: "the DCB status of" }),
+        quick: false,
     },
     CommandSpec {
         id: VMX_PVRDMA_LINES,
@@ -250,50 +397,68 @@ pub static CATALOGUE: &[CommandSpec] = &[
         // grep only reads the file, and exits 1 when no line matches (a whole answer).
         command: concat!(vmx_functions!(), "b <Config File>..."),
         why: "per running VM, the PVRDMA lines of its .vmx (adapters, MACs, port groups, hardware version, memory reservation): lists PVRDMA VMs even when vsish fails",
+        framing: Framing::Batch(Batch { keys: Keys::ConfigFiles, label: "grep <PVRDMA keys> <Config File> (batched over running VMs' .vmx)", item: "the .vmx lines of" }),
+        quick: true,
     },
 ];
 
 impl CommandSpec {
+    /// The batch this command is, if it is one.
+    pub fn batch(&self) -> Option<Batch> {
+        match self.framing {
+            Framing::Batch(b) => Some(b),
+            Framing::Whole => None,
+        }
+    }
+
     /// Whether this batch is built from a listing collected before it (the vsish adapter
     /// listing: one item per PVRDMA World ID or adapter; the RDMA device list: one item per
-    /// RDMA uplink) rather than sent as it is written.
+    /// RDMA uplink) rather than from quoted paths.
     pub fn is_listing_batch(&self) -> bool {
-        self.id == VM_PORT_LIST || self.id == PVRDMA_PROPERTIES || self.id == NIC_DCB_STATUS
+        self.batch().is_some_and(|b| b.keys != Keys::ConfigFiles)
     }
 
-    /// Whether this is one of the concurrent batches of a per-VM query. Their output is
-    /// a series of `==> KEY <==` sections, each with that query's own errors, so one
-    /// failed query must not discard the others.
+    /// Whether this is one of the concurrent batches. Their output is a series of
+    /// `==> KEY <==` sections, each with that query's own errors, so one failed query
+    /// must not discard the others.
     pub fn is_batch(&self) -> bool {
-        self.id == VM_PORT_LIST
-            || self.id == PVRDMA_PROPERTIES
-            || self.id == NIC_DCB_STATUS
-            || self.id == VMX_PVRDMA_LINES
+        self.batch().is_some()
     }
 
-    /// How messages name the command: the command line, or for a batched loop the query
-    /// it repeats (quoting a whole shell loop to a user helps nobody).
+    /// The command whose output this one is built from, if any.
+    pub fn needs(&self) -> Option<&'static str> {
+        self.batch().map(|b| b.keys.needs())
+    }
+
+    /// How messages name the command: the command line, or for a batch the query it
+    /// repeats.
     pub fn label(&self) -> &'static str {
-        match self.id {
-            VM_PORT_LIST => "esxcli network vm port list -w <World ID> (batched over the PVRDMA VMs)",
-            PVRDMA_PROPERTIES => "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties (batched)",
-            NIC_DCB_STATUS => "esxcli network nic dcb status get -n <RDMA uplink> (batched)",
-            VMX_PVRDMA_LINES => "grep <PVRDMA keys> <Config File> (batched over running VMs' .vmx)",
-            _ => self.command,
-        }
+        self.batch().map_or(self.command, |b| b.label)
     }
 }
 
-/// The command line of the batch `id` (one of the [`CommandSpec::is_listing_batch`] ids)
-/// over `keys` (World IDs for the port list, `<World ID>_<index>` nodes for the
-/// properties, uplink names such as `vmnic2` for DCB): the spec's functions, then
-/// `b KEY...`. `None` for another id, no key, or a key that is not ASCII letters, digits
-/// and `_` (keys come from a parsed listing; anything else must never reach a shell).
+/// The command line of the batch `id` over `keys` (World IDs for the port list,
+/// `<World ID>_<index>` nodes for the properties, uplink names such as `vmnic2` for DCB,
+/// `.vmx` paths for the inventory): the spec's functions, then `b KEY...`. `None` for an
+/// id that is no batch, no key, or a key that cannot reach a shell intact: a key read
+/// from a listing must be ASCII letters, digits and `_`; a path is single-quoted and
+/// must not hold a newline or NUL.
 pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
-    let spec = spec(id).filter(|s| s.is_listing_batch())?;
+    let spec = spec(id)?;
+    let batch = spec.batch()?;
     let functions = batch_functions_of(spec)?;
+    if keys.is_empty() {
+        return None;
+    }
+    if batch.keys == Keys::ConfigFiles {
+        if keys.iter().any(|p| p.is_empty() || p.contains(['\n', '\0'])) {
+            return None;
+        }
+        let quoted: Vec<String> = keys.iter().map(|p| sh_single_quote(p)).collect();
+        return Some(batch_line(functions, quoted.iter().map(String::as_str)));
+    }
     let valid = |k: &String| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if keys.is_empty() || !keys.iter().all(valid) {
+    if !keys.iter().all(valid) {
         return None;
     }
     Some(batch_line(functions, keys.iter().map(String::as_str)))
@@ -328,12 +493,9 @@ pub fn batch_keys(command: &str) -> Option<(&'static str, Vec<String>)> {
 
 /// How a message names one query of a batch: "vsish properties of 1000900010_1".
 pub fn batch_item_label(id: &str, key: &str) -> String {
-    match id {
-        VM_PORT_LIST => format!("the port list of World ID {key}"),
-        PVRDMA_PROPERTIES => format!("vsish properties of {key}"),
-        NIC_DCB_STATUS => format!("the DCB status of {key}"),
-        VMX_PVRDMA_LINES => format!("the .vmx lines of {key}"),
-        _ => format!("{id} of {key}"),
+    match spec(id).and_then(|s| s.batch()) {
+        Some(b) => format!("{} {key}", b.item),
+        None => format!("{id} of {key}"),
     }
 }
 
@@ -352,11 +514,7 @@ fn sh_single_quote(text: &str) -> String {
 /// the host already answered (so it is not run a second time): [`vmx_functions`], then
 /// `b` and the quoted paths. `None` when a path cannot be one shell word (a newline).
 pub fn vmx_lines_command(paths: &[String]) -> Option<String> {
-    if paths.is_empty() || paths.iter().any(|p| p.is_empty() || p.contains(['\n', '\0'])) {
-        return None;
-    }
-    let quoted: Vec<String> = paths.iter().map(|p| sh_single_quote(p)).collect();
-    Some(batch_line(vmx_functions!(), quoted.iter().map(String::as_str)))
+    batch_command(VMX_PVRDMA_LINES, paths)
 }
 
 /// The paths of a [`vmx_lines_command`] line, in order; `None` for any other line.
@@ -420,7 +578,21 @@ mod tests {
         // The constants the client relies on are the ones the shell text uses.
         assert!(line.contains(&format!("[ \"$c\" -lt {BATCH_FANOUT} ]")), "{line}");
         assert!(line.contains(&format!("[ \"$z\" -gt {SECTION_CAP} ]")), "{line}");
-        assert!(is_framed_batch(&line) && CATALOGUE.iter().filter(|s| is_framed_batch(s.command)).count() == 4);
+        // Every batch's line is framed by the functions, and only a batch's.
+        for spec in CATALOGUE {
+            assert_eq!(
+                spec.command.contains(":end $k exit $l lines"),
+                spec.is_batch(),
+                "{}",
+                spec.id
+            );
+            assert_eq!(spec.needs().is_some(), spec.is_batch(), "{}", spec.id);
+            assert!(
+                spec.needs().is_none_or(|source| super::spec(source).is_some()),
+                "{}",
+                spec.id
+            );
+        }
         let line = batch_command(NIC_DCB_STATUS, &keys(&["vmnic2", "vmnic3"])).expect("line");
         assert!(
             line.starts_with("q() { esxcli network nic dcb status get -n \"$1\"; };"),

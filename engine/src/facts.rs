@@ -23,6 +23,10 @@ pub enum FactError {
     NotCollected { command: String, reason: String },
     /// The command ran and reported an error.
     CommandFailed { command: String, reason: String },
+    /// The release has no such command: esxcli answered that it does not know the
+    /// namespace (such as `rdma device protocol list` on ESXi 6.5). Nothing is broken;
+    /// the release just cannot tell.
+    Unsupported { command: String, reason: String },
     /// The output did not parse: `reason` says where and what was expected (the parser's
     /// `error` without the command's id, which `command` names as a user types it).
     Unparseable {
@@ -40,6 +44,7 @@ impl FactError {
         match self {
             FactError::NotCollected { command, .. }
             | FactError::CommandFailed { command, .. }
+            | FactError::Unsupported { command, .. }
             | FactError::Unparseable { command, .. }
             | FactError::Incomplete { command, .. } => command,
         }
@@ -52,7 +57,7 @@ impl std::fmt::Display for FactError {
             FactError::NotCollected { command, reason } => {
                 write!(f, "`{command}` was not collected: {reason}")
             }
-            FactError::CommandFailed { command, reason } => {
+            FactError::CommandFailed { command, reason } | FactError::Unsupported { command, reason } => {
                 write!(f, "`{command}` failed: {reason}")
             }
             FactError::Unparseable { command, reason, .. } => {
@@ -336,9 +341,9 @@ fn markers_required(capture: &HostCapture, id: &str) -> bool {
     let Some(output) = capture.outputs.get(id) else {
         return false;
     };
-    // The command line prints end markers (older lines print them themselves; framed
-    // batches get them from the client, which sorts the framed answers into sections).
-    let printed = output.command.contains("<== ") || cat::is_framed_batch(&output.command);
+    // A batch's answers carry end markers (the client sorts the framed answers into
+    // sections and ends each with its marker).
+    let printed = cat::spec(id).is_some_and(|s| s.is_batch());
     let trusted_command = capture.source == crate::capture::CaptureSource::Live;
     let none_marked = !output.stdout.lines().any(|l| p::batch_end_marker(l).is_some());
     printed && trusted_command && none_marked
@@ -447,6 +452,8 @@ fn fact<T>(capture: &HostCapture, parser: by_id::Parser<T>) -> Fact<T> {
     if let (false, Some(reason)) = (batch_with_output, command_error(output)) {
         return Err(if output.failure.is_some() && output.stdout.trim().is_empty() {
             FactError::NotCollected { command, reason }
+        } else if reason.contains(UNKNOWN_COMMAND) {
+            FactError::Unsupported { command, reason }
         } else {
             FactError::CommandFailed { command, reason }
         });
@@ -457,6 +464,11 @@ fn fact<T>(capture: &HostCapture, parser: by_id::Parser<T>) -> Fact<T> {
         error: e,
     })
 }
+
+/// What esxcli prints for a namespace the release does not have
+/// (`Error: Unknown command or namespace rdma device protocol list`); read here once, so
+/// the checks see [`FactError::Unsupported`].
+const UNKNOWN_COMMAND: &str = "Unknown command or namespace";
 
 /// The error a command reported instead of output, if any. ESXi's esxcli prints
 /// `Error: ...` lines and exits non-zero; busybox prints `-sh: esxcli: not found`.
@@ -489,5 +501,40 @@ fn command_error(output: &RawOutput) -> Option<String> {
         // OpenSSH always sends an exit status; without one, trust the output unless it
         // reads as an error.
         None => first_error_line(&output.stdout).or_else(|| first_error_line(&output.stderr)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::CaptureSource;
+
+    fn answered(stdout: &str, exit: u32) -> HostCapture {
+        let mut capture = HostCapture::new("esx01", CaptureSource::Live);
+        let id = cat::RDMA_PROTOCOL_LIST;
+        let mut output = RawOutput::new(id, "esxcli rdma device protocol list");
+        output.stdout = stdout.to_string();
+        output.exit_status = Some(exit);
+        capture.outputs.insert(id.to_string(), output);
+        capture
+    }
+
+    #[test]
+    fn a_namespace_the_release_lacks_is_unsupported_and_any_other_error_a_failure() {
+        let old = build(&answered(
+            "Error: Unknown command or namespace rdma device protocol list\n",
+            1,
+        ));
+        assert!(
+            matches!(&old.rdma_protocols, Err(FactError::Unsupported { .. })),
+            "{:?}",
+            old.rdma_protocols
+        );
+        let broken = build(&answered("Error: Unable to connect to the hostd service\n", 1));
+        assert!(
+            matches!(&broken.rdma_protocols, Err(FactError::CommandFailed { .. })),
+            "{:?}",
+            broken.rdma_protocols
+        );
     }
 }

@@ -86,7 +86,7 @@ fn option(input: &str) -> PResult<'_, AdvancedOption> {
 pub const OPTION: &str = "/Net/PVRDMAVmknic";
 
 pub fn parse_advanced_option(input: &str) -> Result<AdvancedOption, ParseError> {
-    run("esxcli_system_settings_advanced_list_pvrdmavmknic", input, option)
+    run(crate::by_id::PVRDMA_VMKNIC_OPTION.id, input, option)
 }
 
 #[cfg(test)]

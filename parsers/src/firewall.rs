@@ -82,11 +82,11 @@ fn rulesets(input: &str) -> PResult<'_, Vec<FirewallRuleset>> {
 }
 
 pub fn parse_firewall_get(input: &str) -> Result<FirewallStatus, ParseError> {
-    run("esxcli_network_firewall_get", input, status)
+    run(crate::by_id::FIREWALL_GET.id, input, status)
 }
 
 pub fn parse_firewall_ruleset_list(input: &str) -> Result<Vec<FirewallRuleset>, ParseError> {
-    run("esxcli_network_firewall_ruleset_list", input, rulesets)
+    run(crate::by_id::FIREWALL_RULESET_LIST.id, input, rulesets)
 }
 
 #[cfg(test)]

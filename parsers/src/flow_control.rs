@@ -80,10 +80,10 @@ fn pause_list(input: &str) -> PResult<'_, Vec<NicPause>> {
 }
 
 pub fn parse_nic_pause_params_list(input: &str) -> Result<Vec<NicPause>, ParseError> {
-    run("esxcli_network_nic_pauseparams_list", input, pause_list)
+    run(crate::by_id::NIC_PAUSE_PARAMS.id, input, pause_list)
 }
 
-const DCB_BATCH: &str = "esxcli_network_nic_dcb_status_get";
+const DCB_BATCH: &str = crate::by_id::NIC_DCB_STATUS.id;
 
 fn dcb_state(nic: &str, body: &str) -> Result<DcbState, String> {
     if error_text(body).is_some() {

@@ -115,11 +115,11 @@ fn ipv4(input: &str) -> PResult<'_, Vec<Ipv4Interface>> {
 }
 
 pub fn parse_ip_interface_list(input: &str) -> Result<Vec<VmkInterface>, ParseError> {
-    run("esxcli_network_ip_interface_list", input, interfaces)
+    run(crate::by_id::IP_INTERFACE_LIST.id, input, interfaces)
 }
 
 pub fn parse_ip_interface_ipv4_get(input: &str) -> Result<Vec<Ipv4Interface>, ParseError> {
-    run("esxcli_network_ip_interface_ipv4_get", input, ipv4)
+    run(crate::by_id::IPV4_GET.id, input, ipv4)
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ fn nic_list(input: &str) -> PResult<'_, Vec<Nic>> {
 }
 
 pub fn parse_nic_list(input: &str) -> Result<Vec<Nic>, ParseError> {
-    run("esxcli_network_nic_list", input, nic_list)
+    run(crate::by_id::NIC_LIST.id, input, nic_list)
 }
 
 #[cfg(test)]

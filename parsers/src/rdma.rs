@@ -173,15 +173,15 @@ fn empty_or<T>(input: &str, parse: impl FnOnce() -> Result<Vec<T>, ParseError>) 
 }
 
 pub fn parse_rdma_device_list(input: &str) -> Result<Vec<RdmaDevice>, ParseError> {
-    empty_or(input, || run("esxcli_rdma_device_list", input, device_list))
+    empty_or(input, || run(crate::by_id::RDMA_DEVICE_LIST.id, input, device_list))
 }
 
 pub fn parse_rdma_device_protocol_list(input: &str) -> Result<Vec<RdmaProtocols>, ParseError> {
-    empty_or(input, || run("esxcli_rdma_device_protocol_list", input, protocol_list))
+    empty_or(input, || run(crate::by_id::RDMA_PROTOCOL_LIST.id, input, protocol_list))
 }
 
 pub fn parse_rdma_device_vmknic_list(input: &str) -> Result<Vec<RdmaVmknic>, ParseError> {
-    empty_or(input, || run("esxcli_rdma_device_vmknic_list", input, vmknic_list))
+    empty_or(input, || run(crate::by_id::RDMA_VMKNIC_LIST.id, input, vmknic_list))
 }
 
 #[cfg(test)]

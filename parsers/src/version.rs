@@ -64,7 +64,7 @@ fn version(input: &str) -> PResult<'_, SystemVersion> {
 }
 
 pub fn parse_system_version(input: &str) -> Result<SystemVersion, ParseError> {
-    run("esxcli_system_version_get", input, version)
+    run(crate::by_id::SYSTEM_VERSION.id, input, version)
 }
 
 #[cfg(test)]

@@ -285,7 +285,7 @@ fn port(values: &[Option<&str>; 8]) -> VmPort {
     VmPort::from_values(v)
 }
 
-const PORT_BATCH: &str = "esxcli_network_vm_port_list";
+const PORT_BATCH: &str = crate::by_id::VM_PORT_LIST.id;
 
 fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
     let (rest, secs) = sections(input, "a `==> <World ID> <==` section header")?;
@@ -327,7 +327,7 @@ fn port_batch(input: &str) -> PResult<'_, Vec<VmPorts>> {
     Ok((rest, out))
 }
 
-const PROCESS_LIST: &str = "esxcli_vm_process_list";
+const PROCESS_LIST: &str = crate::by_id::VM_PROCESS_LIST.id;
 
 /// `esxcli vm process list` read record by record: the VMs whose records parse, and one
 /// error per record that does not.

@@ -200,7 +200,7 @@ pub struct VmxSection {
     pub cut_off: bool,
 }
 
-const VMX_LINES: &str = "vmx_pvrdma_lines";
+const VMX_LINES: &str = crate::by_id::VMX_PVRDMA_LINES.id;
 
 fn vmx_batch(input: &str) -> PResult<'_, Vec<VmxSection>> {
     let (rest, secs) = sections(input, "a `==> <.vmx path> <==` section header")?;

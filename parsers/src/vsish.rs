@@ -135,8 +135,8 @@ pub struct PvrdmaPropertiesSection {
     pub cut_off: bool,
 }
 
-const LS: &str = "vsish_pvrdma_devices_ls";
-const PROPERTIES: &str = "vsish_pvrdma_properties";
+const LS: &str = crate::by_id::PVRDMA_DEVICES_LS.id;
+const PROPERTIES: &str = crate::by_id::PVRDMA_PROPERTIES.id;
 const TITLE: &str = "PVRDMA Device Properties";
 
 /// `1001474360_0` or `1001474360_0/`. Without nom, with nom's error positions: the

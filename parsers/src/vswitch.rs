@@ -129,11 +129,11 @@ fn standard(input: &str) -> PResult<'_, Vec<StandardSwitch>> {
 }
 
 pub fn parse_dvs_list(input: &str) -> Result<Vec<DvsSwitch>, ParseError> {
-    run("esxcli_network_vswitch_dvs_vmware_list", input, dvs)
+    run(crate::by_id::DVS_LIST.id, input, dvs)
 }
 
 pub fn parse_standard_switch_list(input: &str) -> Result<Vec<StandardSwitch>, ParseError> {
-    run("esxcli_network_vswitch_standard_list", input, standard)
+    run(crate::by_id::STANDARD_SWITCH_LIST.id, input, standard)
 }
 
 #[cfg(test)]

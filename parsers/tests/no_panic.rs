@@ -6,34 +6,38 @@ use proptest::prelude::*;
 use pvrdma_parsers as p;
 use std::path::{Path, PathBuf};
 
-/// Runs every entry point on `input` and checks each error's position.
-fn all_parsers(input: &str) -> Result<(), TestCaseError> {
-    let errors = [
-        p::parse_system_version(input).err(),
-        p::parse_rdma_device_list(input).err(),
-        p::parse_rdma_device_protocol_list(input).err(),
-        p::parse_rdma_device_vmknic_list(input).err(),
-        p::parse_nic_list(input).err(),
-        p::parse_dvs_list(input).err(),
-        p::parse_standard_switch_list(input).err(),
-        p::parse_ip_interface_list(input).err(),
-        p::parse_ip_interface_ipv4_get(input).err(),
-        p::parse_advanced_option(input).err(),
-        p::parse_firewall_get(input).err(),
-        p::parse_firewall_ruleset_list(input).err(),
-        p::parse_vm_process_list(input).err(),
+/// The error of a parse, whatever the parser's value type.
+struct ErrorOf;
+
+impl p::by_id::Visitor for ErrorOf {
+    type Output = Option<p::ParseError>;
+    fn visit<T: serde::Serialize + std::fmt::Debug>(self, result: Result<T, p::ParseError>) -> Option<p::ParseError> {
+        result.err()
+    }
+}
+
+/// The entry points that are no catalogue command's parser (single-output forms of the
+/// batches, the record-by-record process list, a `.vmx` file, the probe): every other
+/// one is reached through the parser table, so a new command's parser is tested here the
+/// moment it is in the table.
+fn other_parsers(input: &str) -> [Option<p::ParseError>; 6] {
+    [
         p::parse_vm_port_list(input).err(),
-        p::parse_vm_port_list_batch(input).err(),
-        p::parse_pvrdma_device_ls(input).err(),
         p::parse_pvrdma_properties(input).err(),
-        p::parse_pvrdma_properties_batch(input).err(),
+        p::parse_vm_process_records(input).err(),
         p::vmx::parse_vmx(input).err(),
-        p::parse_vmx_pvrdma_lines(input).err(),
-        p::parse_nic_pause_params_list(input).err(),
-        p::parse_nic_dcb_status_batch(input).err(),
         p::parse_vmkping(input).err(),
         p::parse_vmkping_probe(input).err(),
-    ];
+    ]
+}
+
+/// Runs every entry point on `input` and checks each error's position.
+fn all_parsers(input: &str) -> Result<(), TestCaseError> {
+    let mut errors: Vec<Option<p::ParseError>> = p::by_id::IDS
+        .iter()
+        .map(|id| p::by_id::parse_by_id(id, input, ErrorOf).flatten())
+        .collect();
+    errors.extend(other_parsers(input));
     let line_count = input.split('\n').count();
     for e in errors.into_iter().flatten() {
         prop_assert!(
@@ -167,4 +171,40 @@ proptest! {
         }
         all_parsers(&text)?;
     }
+}
+
+/// Every public `parse_*` function of the crate is run above: through the parser table or
+/// in [`other_parsers`]. A parser added outside both fails here.
+#[test]
+fn every_parser_is_run() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let table = std::fs::read_to_string(src.join("by_id.rs")).expect("by_id.rs");
+    let this = include_str!("no_panic.rs");
+    let listed = this
+        .split("fn other_parsers")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}\n").next())
+        .expect("other_parsers");
+    let mut missing = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&src)
+        .expect("src")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("source");
+        for rest in text.split("pub fn parse_").skip(1) {
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let name = format!("parse_{name}");
+            let used = |t: &str| t.contains(&format!("{name} in \"")) || t.contains(&format!("{name}(input)"));
+            if name != "parse_by_id" && !used(&table) && !used(listed) {
+                missing.push(name);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "parsers neither in by_id.rs nor in other_parsers: {missing:?}"
+    );
 }

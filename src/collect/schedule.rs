@@ -37,23 +37,15 @@ pub(crate) enum Ran {
     Lost(Failure),
 }
 
-/// The commands whose output `id` needs before it can be built.
-fn needs(id: &str) -> &'static [&'static str] {
-    match id {
-        catalogue::VM_PORT_LIST | catalogue::PVRDMA_PROPERTIES => &[catalogue::PVRDMA_DEVICES_LS],
-        catalogue::NIC_DCB_STATUS => &[catalogue::RDMA_DEVICE_LIST],
-        catalogue::VMX_PVRDMA_LINES => &[catalogue::VM_PROCESS_LIST],
-        _ => &[],
-    }
+/// The command whose output `id` needs before it can be built (the catalogue's batches
+/// name it: [`CommandSpec::needs`]).
+fn needs(id: &str) -> Option<&'static str> {
+    catalogue::spec(id).and_then(|s| s.needs())
 }
 
-/// Commands that answer in milliseconds on a real host (vsish reads, greps of `.vmx`
-/// files), unlike `esxcli`, which takes about a second per call.
+/// Commands that answer in milliseconds on a real host (the catalogue's `quick`).
 fn is_quick(id: &str) -> bool {
-    matches!(
-        id,
-        catalogue::PVRDMA_DEVICES_LS | catalogue::PVRDMA_PROPERTIES | catalogue::VMX_PVRDMA_LINES
-    )
+    catalogue::spec(id).is_some_and(|s| s.quick)
 }
 
 /// What to do with a command once its inputs are in.
@@ -68,50 +60,28 @@ enum Launch {
     NotRun(Failure),
 }
 
-/// Builds `spec`'s command line from its inputs (`outputs`/`missing` of the host so far).
+/// Builds `spec`'s command line from its inputs (`outputs`/`missing` of the host so far):
+/// a batch reads its keys from the output it needs, as the catalogue declares.
 fn launch(
     host: &str,
     spec: &CommandSpec,
     outputs: &BTreeMap<String, RawOutput>,
     missing: &BTreeMap<String, Failure>,
 ) -> Launch {
-    if spec.id == catalogue::VMX_PVRDMA_LINES {
-        return vmx_launch(host, spec, outputs, missing);
-    }
-    if spec.id == catalogue::NIC_DCB_STATUS {
-        return uplinks_launch(host, spec, outputs, missing);
-    }
-    if !spec.is_listing_batch() {
+    let Some(batch) = spec.batch() else {
         return Launch::Run(spec.command.to_string());
-    }
-    let ls = catalogue::PVRDMA_DEVICES_LS;
-    let not_run = |why: String| {
-        not_run(
-            host,
-            spec,
-            "is built from the PVRDMA adapter listing (`vsish -e ls /vmkModules/vrdma/pvrdmaDevices/`)",
-            why,
-        )
     };
-    let listing = match clean_input(outputs, missing, ls) {
+    let not_run = |why: String| not_run(host, spec, batch.keys.built_from(), why);
+    let source = match clean_input(outputs, missing, batch.keys.needs()) {
         Ok(o) => o,
         Err(why) => return not_run(why),
     };
-    let devices = match pvrdma_parsers::parse_pvrdma_device_ls(&listing.stdout) {
-        Ok(d) => d,
+    let keys = match batch.keys.read(&source.stdout) {
+        Ok(keys) => keys,
         Err(e) => return not_run(format!("did not parse ({})", e.spot())),
     };
-    let mut keys: Vec<String> = if spec.id == catalogue::VM_PORT_LIST {
-        let mut wids: Vec<u64> = devices.iter().map(|d| d.world_id).collect();
-        wids.sort_unstable();
-        wids.dedup();
-        wids.iter().map(u64::to_string).collect()
-    } else {
-        devices.iter().map(|d| format!("{}_{}", d.world_id, d.index)).collect()
-    };
-    keys.dedup();
-    keyed_batch(spec, &keys, "the vsish listing names no PVRDMA adapter", || {
-        not_run("named items that cannot be queried".to_string())
+    keyed_batch(spec, &keys, batch.keys.none(), || {
+        not_run(batch.keys.unsafe_key().to_string())
     })
 }
 
@@ -168,64 +138,6 @@ fn clean_input<'a>(
         ));
     }
     Ok(output)
-}
-
-/// The `.vmx` inventory, built from the `vm process list` already collected (its Config
-/// File paths), so that list is read once per host.
-fn vmx_launch(
-    host: &str,
-    spec: &CommandSpec,
-    outputs: &BTreeMap<String, RawOutput>,
-    missing: &BTreeMap<String, Failure>,
-) -> Launch {
-    let source = catalogue::VM_PROCESS_LIST;
-    let not_run = |why: String| {
-        not_run(
-            host,
-            spec,
-            "reads the .vmx of each running VM of `esxcli vm process list`",
-            why,
-        )
-    };
-    let list = match clean_input(outputs, missing, source) {
-        Ok(o) => o,
-        Err(why) => return not_run(why),
-    };
-    let paths: Vec<String> = match pvrdma_parsers::parse_vm_process_records(&list.stdout) {
-        Ok(l) => l.vms.into_iter().filter_map(|v| v.config_file).collect(),
-        Err(e) => return not_run(format!("did not parse ({})", e.spot())),
-    };
-    if paths.is_empty() {
-        return Launch::Nothing("(not sent: `esxcli vm process list` names no running VM)".to_string());
-    }
-    match catalogue::vmx_lines_command(&paths) {
-        Some(line) => Launch::Run(line),
-        None => not_run("names a Config File that cannot be one shell word".to_string()),
-    }
-}
-
-/// The DCB batch over the RDMA uplinks of the `esxcli rdma device list` already
-/// collected, so that list is read once per host and every uplink is asked at once.
-fn uplinks_launch(
-    host: &str,
-    spec: &CommandSpec,
-    outputs: &BTreeMap<String, RawOutput>,
-    missing: &BTreeMap<String, Failure>,
-) -> Launch {
-    let not_run = |why: String| not_run(host, spec, "asks each RDMA uplink of `esxcli rdma device list`", why);
-    let list = match clean_input(outputs, missing, catalogue::RDMA_DEVICE_LIST) {
-        Ok(o) => o,
-        Err(why) => return not_run(why),
-    };
-    let mut uplinks: Vec<String> = match pvrdma_parsers::parse_rdma_device_list(&list.stdout) {
-        Ok(devices) => devices.into_iter().filter_map(|d| d.paired_uplink).collect(),
-        Err(e) => return not_run(format!("did not parse ({})", e.spot())),
-    };
-    uplinks.sort();
-    uplinks.dedup();
-    keyed_batch(spec, &uplinks, "`esxcli rdma device list` names no RDMA uplink", || {
-        not_run("names an uplink that cannot be queried".to_string())
-    })
 }
 
 /// Everything the graph produced for one host.
@@ -361,7 +273,7 @@ where
 
 /// Whether one of `specs` is built from the output of `id`.
 fn any_built_from<'s>(mut specs: impl Iterator<Item = &'s CommandSpec>, id: &str) -> bool {
-    specs.any(|s| needs(s.id).contains(&id))
+    specs.any(|s| needs(s.id) == Some(id))
 }
 
 /// Hands a finished output to `on_done` (moved: outputs are the bulk of a flooding fleet's

@@ -1,6 +1,7 @@
 //! The fan-out: how many hosts run at once, collecting them all concurrently, then the probe phase.
 use super::progress::Progress;
 use super::*;
+use crate::collect::RunStage;
 
 /// Hosts collected at once unless `--parallel` says otherwise. A host costs the client one
 /// TCP socket, 0.1 to 0.25 MiB of memory with its outputs and 3 to 4.5 ms of CPU
@@ -120,7 +121,7 @@ pub(super) async fn run_all(
         .map(|(i, c)| {
             let label = labels.get(i).cloned().unwrap_or_default();
             let stage = stages.get(i).and_then(|s| s.lock().ok().and_then(|s| *s));
-            c.unwrap_or_else(|| unfinished(label, sinks.get(i), stage, stop.as_ref()))
+            c.unwrap_or_else(|| unfinished(label, sinks.get(i), stage, stop.as_ref(), opts))
         })
         .collect();
     if let Some(probe) = opts.probe {
@@ -217,13 +218,7 @@ async fn wait_for_hosts(
                 None => return None,
             },
             _ = &mut *deadline => {
-                return Some(Failure::new(ErrorKind::Timeout, match &opts.run_deadline {
-                    Some(d) => d.reason.clone(),
-                    None => format!(
-                        "{} {} before this host finished; raise --timeout or check the host",
-                        crate::collect::RUN_TIMEOUT,
-                        humantime::format_duration(opts.run_timeout.unwrap_or_default())),
-                }));
+                return Some(run_stop(opts, RunStage::Queued, "", " or check the host"));
             }
             _ = &mut *ctrl_c => {
                 return Some(Failure::new(ErrorKind::Interrupted,
@@ -236,10 +231,16 @@ async fn wait_for_hosts(
 /// The capture of a host whose task did not finish: failed with why the run stopped (or
 /// as an internal error when its task panicked), keeping the outputs it had already
 /// answered; every other command is missing with that reason.
-fn unfinished(label: String, sink: Option<&Sink>, stage: Option<Stage>, stop: Option<&Failure>) -> HostCapture {
+fn unfinished(
+    label: String,
+    sink: Option<&Sink>,
+    stage: Option<Stage>,
+    stop: Option<&Failure>,
+    opts: &LiveOptions,
+) -> HostCapture {
     let answered = sink.and_then(|s| s.lock().ok().map(|m| m.len())).unwrap_or(0);
     let f = stop
-        .map(|f| Failure::new(f.kind, format!("{label}: {}", stopped_at(&f.message, stage, answered))))
+        .map(|f| stopped_at(&label, f, stage, answered, opts))
         .unwrap_or_else(|| {
             Failure::new(
                 ErrorKind::Internal,
@@ -260,18 +261,43 @@ fn unfinished(label: String, sink: Option<&Sink>, stage: Option<Stage>, stop: Op
     capture
 }
 
-/// A stop message told with the host's stage: `... before this host finished` becomes
-/// `... while logging in to this host` or `... while this host's commands ran (N
-/// answered)`.
-fn stopped_at(message: &str, stage: Option<Stage>, answered: usize) -> String {
+/// Why the run stopped, told for one host with the stage it was in (typed in
+/// [`Failure::run_stage`] when it was the run's `--timeout`): `esx01: the whole run hit
+/// --timeout 2s while connecting and logging in to this host; ...`, or `... while this
+/// host's commands ran (N answered); ...`.
+fn stopped_at(label: &str, stop: &Failure, stage: Option<Stage>, answered: usize, opts: &LiveOptions) -> Failure {
     let at = match stage {
-        None => "while this host waited for a free slot (--parallel)".to_string(),
-        Some(Stage::Connecting) => "while connecting and logging in to this host".to_string(),
-        Some(Stage::Collecting | Stage::Done) => {
-            format!("while this host's commands ran ({answered} answered)")
-        }
+        None => RunStage::Queued,
+        Some(Stage::Connecting) => RunStage::Connecting,
+        Some(Stage::Collecting | Stage::Done) => RunStage::Collecting,
     };
-    message.replacen("before this host finished", &at, 1)
+    let count = match at {
+        RunStage::Collecting => format!(" ({answered} answered)"),
+        _ => String::new(),
+    };
+    let mut f = if stop.kind == ErrorKind::Timeout {
+        run_stop(opts, at, &count, " or check the host")
+    } else {
+        Failure::new(
+            stop.kind,
+            format!("collection was stopped by Ctrl-C {}{count}", at.while_host()),
+        )
+    };
+    f.message = format!("{label}: {}", f.message);
+    f
+}
+
+/// The run's deadline passed at `stage`: `--timeout`, or the deadline a caller such as the
+/// exporter set in [`LiveOptions::run_deadline`], named with its own advice. `count` goes
+/// right after the stage (" (3 answered)"); `also` after the advice.
+fn run_stop(opts: &LiveOptions, stage: RunStage, count: &str, also: &str) -> Failure {
+    match &opts.run_deadline {
+        Some(d) => Failure::deadline(&d.what, stage, &format!("{count}; {}{also}", d.advice)),
+        None => {
+            let limit = humantime::format_duration(opts.run_timeout.unwrap_or_default()).to_string();
+            Failure::run_timeout(&limit, stage, &format!("{count}; raise --timeout{also}"))
+        }
+    }
 }
 
 /// The `--probe` phase after collection, bounded by the same run deadline and Ctrl-C.
@@ -315,13 +341,7 @@ pub(super) async fn probe_phase(
     tokio::select! {
         _ = run(hosts, lines.clone(), opts.parallel) => {}
         _ = deadline.as_mut() => {
-            stop = Some(Failure::new(ErrorKind::Timeout, match &opts.run_deadline {
-                Some(d) => d.reason.clone(),
-                None => format!(
-                    "{} {} during the path probe; raise --timeout",
-                    crate::collect::RUN_TIMEOUT,
-                    humantime::format_duration(opts.run_timeout.unwrap_or_default())),
-            }));
+            stop = Some(run_stop(opts, RunStage::Probing, "", ""));
         }
         _ = ctrl_c.as_mut() => {
             interrupted = true;

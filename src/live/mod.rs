@@ -123,9 +123,11 @@ impl Default for LiveOptions {
 pub struct RunDeadline {
     /// When the run stops; only ever moved later.
     pub at: tokio::sync::watch::Receiver<tokio::time::Instant>,
-    /// Why a host (or the path probe) cut by it failed and what to do, instead of the
-    /// `--timeout` wording (the exporter has no `--timeout`: it names the scrape timeout).
-    pub reason: String,
+    /// What passed, instead of the `--timeout` wording (the exporter has no `--timeout`:
+    /// it names the scrape timeout): "the probe's deadline (...) passed".
+    pub what: String,
+    /// What to do about it: "raise scrape_timeout in the Prometheus job ...".
+    pub advice: String,
 }
 
 impl RunDeadline {

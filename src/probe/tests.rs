@@ -75,6 +75,7 @@ fn judged(stdout: &str, mtu: Option<u32>) -> Probe {
         losses: None,
         rtt: None,
         jumbo: None,
+        run_stage: None,
     };
     judge(&mut p, &raw(stdout), mtu);
     p
@@ -171,6 +172,7 @@ fn probe(from: &str, to: &str, status: ProbeStatus) -> Probe {
         losses: None,
         rtt: None,
         jumbo: None,
+        run_stage: None,
     }
 }
 

@@ -69,8 +69,8 @@ impl Default for Limits {
 pub struct Module {
     /// The live-run settings (targets, deadline and parallelism are set per probe).
     pub live: LiveOptions,
-    /// Fleet checks reported (ids); `None` = all.
-    pub fleet_checks: Option<BTreeSet<String>>,
+    /// The checks across hosts the diagnosis judges (`fleet_checks:`; all by default).
+    pub fleet_checks: crate::diagnose::Selection,
 }
 
 impl std::fmt::Debug for Module {
@@ -125,7 +125,7 @@ impl Config {
             DEFAULT_MODULE.to_string(),
             Module {
                 live,
-                fleet_checks: None,
+                fleet_checks: crate::diagnose::Selection::default(),
             },
         );
         Config {
@@ -402,15 +402,21 @@ impl RawModule {
                 Some(secrecy::SecretString::from(value))
             }
         };
+        let mut fleet_checks = crate::diagnose::Selection::default();
         if let Some(ids) = &self.fleet_checks {
             let known = fleet_check_ids();
+            let mut keep = Vec::new();
             for id in ids {
-                anyhow::ensure!(
-                    known.contains(&id.as_str()),
-                    "fleet_checks: {id:?} is not a fleet check (they are: {})",
-                    known.join(", ")
-                );
+                let check = crate::diagnose::CheckId::from_id(id).filter(|c| c.across_hosts());
+                let Some(check) = check else {
+                    anyhow::bail!(
+                        "fleet_checks: {id:?} is not a fleet check (they are: {})",
+                        known.join(", ")
+                    );
+                };
+                keep.push(check);
             }
+            fleet_checks = crate::diagnose::Selection::only_fleet(keep);
         }
         anyhow::ensure!(
             self.probe || self.probe_sample.is_none(),
@@ -433,10 +439,7 @@ impl RawModule {
             }),
             ..defaults
         };
-        Ok(Module {
-            live,
-            fleet_checks: self.fleet_checks.map(|v| v.into_iter().collect()),
-        })
+        Ok(Module { live, fleet_checks })
     }
 }
 

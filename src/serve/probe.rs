@@ -330,9 +330,8 @@ impl Engine {
                 );
                 live.run_deadline = Some(RunDeadline {
                     at: stop,
-                    reason: format!(
-                        "the probe's deadline ({DEADLINE_IS}) passed before this host finished; {DEADLINE_ADVICE}"
-                    ),
+                    what: format!("the probe's deadline ({DEADLINE_IS}) passed"),
+                    advice: DEADLINE_ADVICE.to_string(),
                 });
                 let captures = self.collector.collect(live).await;
                 self.metrics.hosts_collecting.sub(hosts);
@@ -350,10 +349,7 @@ impl Engine {
         };
         let up = !captures.is_empty() && captures.iter().all(|c| c.error.is_none());
         log_failures(&captures);
-        let mut diagnosis = crate::diagnose::diagnose(&captures);
-        if let Some(keep) = &module.fleet_checks {
-            diagnosis.fleet_checks.retain(|c| keep.iter().any(|k| *k == c.id.id()));
-        }
+        let diagnosis = crate::diagnose::diagnose_selected(&captures, &module.fleet_checks);
         Outcome {
             diagnosis,
             up,

@@ -254,9 +254,66 @@ fn a_timed_out_host_names_the_scrape_timeout_not_a_cli_option() {
         let text = probe(&e, "esx03", Duration::from_secs(2)).await.expect("allowed");
         assert!(text.contains("\npvrdma_up 0\n"));
         let seen = fake.seen.borrow();
-        let reason = &seen[0].run_deadline.as_ref().expect("a movable deadline").reason;
+        let deadline = seen[0].run_deadline.as_ref().expect("a movable deadline");
+        let reason = format!("{} {}", deadline.what, deadline.advice);
         assert!(reason.contains("scrape_timeout"), "{reason}");
         assert!(reason.contains("X-Prometheus-Scrape-Timeout-Seconds"), "{reason}");
         assert!(!reason.contains("--timeout"), "serve reads no --timeout: {reason}");
     });
+}
+
+/// Answers with a sample scenario's captures of the hosts asked for.
+struct SampleCollector(&'static str);
+
+impl Collector for SampleCollector {
+    fn collect(&self, live: LiveOptions) -> LocalBoxFuture<'static, Vec<HostCapture>> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(self.0);
+        Box::pin(async move {
+            let all = crate::collect::replay::read_dir(&dir, CaptureSource::Live).expect("the sample reads");
+            all.into_iter().filter(|c| live.targets.contains(&c.host)).collect()
+        })
+    }
+}
+
+#[test]
+fn a_fleet_check_a_module_deselects_is_not_judged_and_makes_no_host_a_problem() {
+    // Both hosts' PVRDMA port groups sit on different vDSes: `pvrdma-same-vds` fails and
+    // is the only thing wrong with them.
+    let scrape = |module: &str| {
+        let yaml = format!(
+            "targets: [\"esx[01-02]\"]\ngroups:\n  pair: {{ hosts: \"esx[01-02]\", module: m }}\nmodules:\n  m:\n{module}"
+        );
+        let config = Config::parse(&yaml).expect("valid test configuration");
+        let e = Engine::new(config, Box::new(SampleCollector("pvrdma-different-vds")));
+        run(async move { probe(&e, "pair", Duration::from_secs(10)).await.expect("allowed") })
+    };
+    let all = scrape("    user: root\n");
+    assert!(
+        all.contains("pvrdma_fleet_check_status{check=\"pvrdma-same-vds\",status=\"fail\"} 1\n"),
+        "{all}"
+    );
+    assert!(
+        all.contains("pvrdma_host_status{host_name=\"esx01\",status=\"problems\"} 1\n"),
+        "{all}"
+    );
+    let without = scrape("    fleet_checks: [vmknic-subnets]\n");
+    assert!(!without.contains("check=\"pvrdma-same-vds\""), "{without}");
+    assert!(
+        without.contains("pvrdma_fleet_check_status{check=\"vmknic-subnets\",status=\"pass\"} 1\n"),
+        "{without}"
+    );
+    for host in ["esx01", "esx02"] {
+        assert!(
+            without.contains(&format!(
+                "pvrdma_host_status{{host_name=\"{host}\",status=\"problems\"}} 0\n"
+            )),
+            "{without}"
+        );
+        assert!(
+            without.contains(&format!("pvrdma_host_status{{host_name=\"{host}\",status=\"ok\"}} 1\n")),
+            "{without}"
+        );
+    }
 }

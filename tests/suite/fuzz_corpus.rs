@@ -185,3 +185,31 @@ fn a_cut_batch_is_evidence_only_for_its_whole_sections() {
     assert!(verdicts.contains(&(Some(2101874), Verdict::Hca)), "{verdicts:?}");
     assert!(verdicts.contains(&(Some(2101875), Verdict::Unknown)), "{verdicts:?}");
 }
+
+/// Every catalogue command's parser is fuzzed: the parser table gives it a family that is
+/// a real target (the target runs every parser of its family, and `fuzz/seed.py` seeds it
+/// with the command's samples, both read from the table).
+#[test]
+fn every_catalogue_command_has_a_fuzzed_family() {
+    use pvrdma_parsers::by_id::FAMILIES;
+    for spec in pvrdma_engine::catalogue::CATALOGUE {
+        let family = FAMILIES.iter().find(|(id, _)| *id == spec.id).map(|(_, f)| *f);
+        let family = family.unwrap_or_else(|| panic!("{}: no row in the parser table", spec.id));
+        assert!(
+            harness::TARGETS.iter().any(|(name, _)| *name == family),
+            "{}: no fuzz target {family}",
+            spec.id
+        );
+    }
+    // seed.py reads the family column with this pattern; a row it misses is seeded nowhere.
+    let table = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("parsers/src/by_id.rs")).unwrap();
+    let seed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seed.py")).unwrap();
+    assert!(seed.contains(r#"FAMILY = dict(re.findall(r'= "(\w+)" => [\w:]+ in "(\w+)";', TABLE))"#));
+    for (id, family) in FAMILIES {
+        let row = table.lines().find(|l| l.contains(&format!("= \"{id}\" => ")));
+        assert!(
+            row.is_some_and(|l| l.trim_end().ends_with(&format!(" in \"{family}\";"))),
+            "{id}: its row of parsers/src/by_id.rs is not on one line as seed.py reads it: {row:?}"
+        );
+    }
+}

@@ -27,13 +27,8 @@ pub(super) fn install(root: &Path, opts: &SshdOptions) -> (PathBuf, PathBuf) {
 /// benchmark machine little more than one with a few. Keys that cannot be a path are left
 /// to the `awk` fallback.
 fn split_batch_samples(samples: &Path, sections: &Path) {
-    use pvrdma_doctor::catalogue as cat;
-    for id in [
-        cat::VM_PORT_LIST,
-        cat::PVRDMA_PROPERTIES,
-        cat::NIC_DCB_STATUS,
-        cat::VMX_PVRDMA_LINES,
-    ] {
+    let batches = pvrdma_doctor::catalogue::CATALOGUE.iter().filter(|s| s.is_batch());
+    for id in batches.map(|s| s.id) {
         let Ok(text) = std::fs::read_to_string(samples.join(format!("{id}.txt"))) else {
             continue;
         };

@@ -9,9 +9,46 @@ use std::collections::BTreeMap;
 
 pub mod folder;
 
-/// How every "stopped by the run's --timeout" message starts, so a report can tell the
-/// run's timeout from a host's own.
+/// How every "stopped by the run's --timeout" message starts (the words; a report tells
+/// the run's timeout from a host's own by [`Failure::run_stage`], never by this text).
 pub const RUN_TIMEOUT: &str = "the whole run hit --timeout";
+
+/// Where a host was when the run's own `--timeout` stopped it: what a report names
+/// ("timed out after 2s while connecting to esx03").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStage {
+    /// Waiting for a free slot among the hosts collected at once (`--parallel`).
+    Queued,
+    /// Connecting and logging in.
+    Connecting,
+    /// Its commands were running.
+    Collecting,
+    /// The path probe (`--probe`) after collection was running.
+    Probing,
+}
+
+impl RunStage {
+    /// The stage as a message ends it: "while this host waited for a free slot (--parallel)".
+    pub fn while_host(self) -> &'static str {
+        match self {
+            RunStage::Queued => "while this host waited for a free slot (--parallel)",
+            RunStage::Connecting => "while connecting and logging in to this host",
+            RunStage::Collecting => "while this host's commands ran",
+            RunStage::Probing => "during the path probe",
+        }
+    }
+
+    /// The stage before a list of hosts: "connecting to esx[01-03]".
+    pub fn doing(self) -> &'static str {
+        match self {
+            RunStage::Queued => "waiting for a slot",
+            RunStage::Connecting => "connecting to",
+            RunStage::Collecting => "running commands on",
+            RunStage::Probing => "probing from",
+        }
+    }
+}
 
 /// What a host (or a single command) failed with, typed so callers can act on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -69,6 +106,10 @@ pub struct Failure {
     pub kind: ErrorKind,
     /// What happened and what to do about it.
     pub message: String,
+    /// Set when the run's own `--timeout` stopped this (not the host's own failure): the
+    /// stage the host was in; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_stage: Option<RunStage>,
 }
 
 impl Failure {
@@ -76,7 +117,30 @@ impl Failure {
         Failure {
             kind,
             message: message.into(),
+            run_stage: None,
         }
+    }
+
+    /// A stop by the run's own `--timeout` (`limit`, as the collection was given it) at
+    /// `stage`; `tail` follows the stage in the message (what to do next).
+    pub fn run_timeout(limit: &str, stage: RunStage, tail: &str) -> Self {
+        Failure::deadline(&format!("{RUN_TIMEOUT} {limit}"), stage, tail)
+    }
+
+    /// A deadline other than `--timeout` stopped the run at `stage` (the exporter's scrape
+    /// deadline): `what` names it ("the probe's deadline (...) passed"), typed like
+    /// [`Failure::run_timeout`].
+    pub fn deadline(what: &str, stage: RunStage, tail: &str) -> Self {
+        Failure {
+            kind: ErrorKind::Timeout,
+            message: format!("{what} {}{tail}", stage.while_host()),
+            run_stage: Some(stage),
+        }
+    }
+
+    /// The stage at which the run's own `--timeout` stopped this, if it did.
+    pub fn stopped_by_run_timeout(&self) -> Option<RunStage> {
+        self.run_stage.filter(|_| self.kind == ErrorKind::Timeout)
     }
 }
 

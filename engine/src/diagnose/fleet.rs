@@ -443,7 +443,11 @@ impl Fleet<'_> {
 /// The transport summary and the fleet checks; a failing fleet check makes the hosts it
 /// names (or whose pairs it blocks) `problems`. `probes`: the path probe's results (empty
 /// when it did not run).
-pub(super) fn judge(hosts: &mut [HostDiagnosis], probes: &[Probe]) -> (Vec<Check>, TransportSummary) {
+pub(super) fn judge(
+    hosts: &mut [HostDiagnosis],
+    probes: &[Probe],
+    selection: &super::Selection,
+) -> (Vec<Check>, TransportSummary) {
     let (checks, summary, named) = {
         let profiles: Vec<HostProfiles> = hosts.iter().map(host_profiles).collect();
         let fleet = Fleet {
@@ -460,7 +464,7 @@ pub(super) fn judge(hosts: &mut [HostDiagnosis], probes: &[Probe]) -> (Vec<Check
         let tally = tally_pairs(&fleet, &cut, &mut summary);
         summary.exceptions = exceptions(&fleet, &cut);
         let fleet = Fleet { tally, ..fleet };
-        let checks = fleet_checks(&fleet);
+        let checks = fleet_checks(&fleet, selection);
         let named: Vec<BTreeSet<usize>> = checks
             .iter()
             .map(|c| {
@@ -621,10 +625,11 @@ fn exceptions(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool) -> Vec<AdapterExc
     out
 }
 
-/// Every fleet check the registry lists, judged in its order.
-fn fleet_checks(fleet: &Fleet) -> Vec<Check> {
+/// Every fleet check the registry lists and `selection` keeps, judged in its order.
+fn fleet_checks(fleet: &Fleet, selection: &super::Selection) -> Vec<Check> {
     CheckId::ALL
         .iter()
+        .filter(|c| selection.judges(**c))
         .filter_map(|c| match c.judge() {
             Judge::Fleet(judge) => judge(fleet),
             Judge::Host(_) | Judge::HostWhenApplicable(_) => None,

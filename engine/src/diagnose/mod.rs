@@ -38,21 +38,50 @@ use summary::*;
 
 /// Diagnoses every host, then the fleet checks and the transport between adapters.
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
+    diagnose_selected(captures, &Selection::default())
+}
+
+/// [`diagnose`] judging only the checks across hosts `selection` keeps.
+pub fn diagnose_selected(captures: &[HostCapture], selection: &Selection) -> Diagnosis {
     let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
     let probes = probe::results(captures, &hosts);
-    fleet_diagnosis_with(hosts, probes)
+    fleet_diagnosis_with(hosts, probes, selection)
+}
+
+/// Which checks across hosts a diagnosis judges: every one (the default), or those named
+/// (a `serve` module's `fleet_checks:`). A check left out is not judged at all, so it
+/// makes no host a problem and counts nowhere: host status, the summary and every
+/// rendering of the diagnosis agree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// `None`: every fleet check.
+    fleet: Option<std::collections::BTreeSet<CheckId>>,
+}
+
+impl Selection {
+    /// Only these checks across hosts (ids of host checks in it change nothing).
+    pub fn only_fleet(ids: impl IntoIterator<Item = CheckId>) -> Selection {
+        Selection {
+            fleet: Some(ids.into_iter().collect()),
+        }
+    }
+
+    /// Whether the diagnosis judges check `id`.
+    pub fn judges(&self, id: CheckId) -> bool {
+        !id.across_hosts() || self.fleet.as_ref().is_none_or(|keep| keep.contains(&id))
+    }
 }
 
 /// The fleet checks and transport over diagnosed hosts (a failing fleet check changes the
 /// status of the hosts it involves, so the summary comes last).
 #[cfg(test)]
 pub fn fleet_diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
-    fleet_diagnosis_with(hosts, Vec::new())
+    fleet_diagnosis_with(hosts, Vec::new(), &Selection::default())
 }
 
 /// [`fleet_diagnosis`] with the path probe's results, when it ran.
-fn fleet_diagnosis_with(mut hosts: Vec<HostDiagnosis>, probes: Vec<probe::Probe>) -> Diagnosis {
-    let (fleet_checks, transport) = fleet::judge(&mut hosts, &probes);
+fn fleet_diagnosis_with(mut hosts: Vec<HostDiagnosis>, probes: Vec<probe::Probe>, selection: &Selection) -> Diagnosis {
+    let (fleet_checks, transport) = fleet::judge(&mut hosts, &probes, selection);
     let summary = summarize(&hosts, &fleet_checks, &transport);
     Diagnosis {
         hosts,

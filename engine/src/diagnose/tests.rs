@@ -190,3 +190,21 @@ fn exit_code_precedence() {
         .push(check(CheckId::MtuConsistent, Status::Warn, "differ", Vec::new()));
     assert_eq!(diagnosis(vec![warned]).exit_code(), exit::HEALTHY);
 }
+
+#[test]
+fn a_deselected_fleet_check_is_not_judged_and_counts_nowhere() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/pvrdma-different-vds");
+    let captures = crate::capture::folder::read_dir_for_tests(&dir).expect("sample loads");
+    let all = diagnose(&captures);
+    assert_eq!(all.summary.fleet_failures, [CheckId::PvrdmaSameVds]);
+    assert_eq!(all.summary.problems, 2);
+    let d = diagnose_selected(&captures, &Selection::only_fleet([CheckId::VmknicSubnets]));
+    let ids: Vec<CheckId> = d.fleet_checks.iter().map(|c| c.id).collect();
+    assert_eq!(ids, [CheckId::VmknicSubnets]);
+    assert!(d.summary.fleet_failures.is_empty(), "{:?}", d.summary.fleet_failures);
+    assert_eq!((d.summary.problems, d.summary.healthy), (0, 2));
+    assert!(d.hosts.iter().all(|h| h.status == HostStatus::Ok));
+    // Naming only host checks keeps every host check: selection is of checks across hosts.
+    assert!(Selection::only_fleet([]).judges(CheckId::FirewallPvrdma));
+    assert!(!Selection::only_fleet([]).judges(CheckId::PvrdmaSameVds));
+}

@@ -272,7 +272,7 @@ pub fn render(d: &Diagnosis, opts: &NagiosOptions) -> PluginOutput {
     failing_checks(d, &mut parts, &mut problems);
     blocked_pairs(d, &mut parts, &mut problems);
     fallback(d, opts, &mut parts, &mut problems);
-    let probe_cut = d.probes.iter().any(|p| p.detail.contains(crate::capture::RUN_TIMEOUT));
+    let probe_cut = d.probes.iter().any(|p| p.run_stage.is_some());
     let cut = probe_cut || d.hosts.iter().any(|h| h.error.as_ref().is_some_and(is_run_timeout));
     if let (Some(limit), true) = (opts.timed_out, cut) {
         parts.push(Part::new(
@@ -529,7 +529,7 @@ fn stopped_by_run_timeout(h: &HostDiagnosis, opts: &NagiosOptions) -> bool {
 
 /// A failure that is the run's own `--timeout`, not the host's.
 fn is_run_timeout(e: &crate::capture::Failure) -> bool {
-    e.kind == crate::capture::ErrorKind::Timeout && e.message.contains(crate::capture::RUN_TIMEOUT)
+    e.stopped_by_run_timeout().is_some()
 }
 
 /// Hosts not reached, in error, or interrupted; and hosts incomplete.
@@ -561,7 +561,7 @@ fn unreached(d: &Diagnosis, opts: &NagiosOptions, parts: &mut Vec<Part>, problem
             for h in these {
                 // An incomplete host without a reason of its own is told by the lines of
                 // its unknown checks and verdicts.
-                if let Some(why) = host_reason(h) {
+                if let Some(why) = timeout_reason(h, opts).or_else(|| host_reason(h)) {
                     problems.push(Problem {
                         state,
                         line: format!("{}: {word}: {why}", h.host),
@@ -570,6 +570,14 @@ fn unreached(d: &Diagnosis, opts: &NagiosOptions, parts: &mut Vec<Part>, problem
             }
         }
     }
+}
+
+/// Why the run's `--timeout` stopped a host, naming the limit the user gave (collection
+/// itself stops a little earlier, to leave time for this report) and the stage.
+fn timeout_reason(h: &HostDiagnosis, opts: &NagiosOptions) -> Option<String> {
+    let stage = h.error.as_ref()?.stopped_by_run_timeout()?;
+    let limit = opts.timed_out?;
+    Some(format!("the run hit --timeout {} {}", secs(limit), stage.while_host()))
 }
 
 /// Why a host is not fully diagnosed, in one line, when the host itself says.
@@ -621,31 +629,27 @@ fn unknowns(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
     check_lines(d, Status::Unknown, State::Unknown, problems);
 }
 
-/// The stage the run was in when `--timeout` stopped it, from the hosts it stopped.
+/// The stage the run was in when `--timeout` stopped it, from the hosts (and probes) it
+/// stopped.
 fn timeout_stage(d: &Diagnosis) -> String {
-    let stopped = |stage: &str| -> Vec<&str> {
-        d.hosts
-            .iter()
-            .filter(|h| {
-                h.error
-                    .as_ref()
-                    .is_some_and(|e| e.kind == crate::capture::ErrorKind::Timeout && e.message.contains(stage))
-            })
-            .map(|h| h.host.as_str())
-            .collect()
-    };
-    let mut stages = Vec::new();
-    for (marker, what) in [
-        ("waited for a free slot", "waiting for a slot"),
-        ("logging in", "connecting to"),
-        ("commands ran", "running commands on"),
-        ("during the path probe", "probing from"),
-    ] {
-        let hosts = stopped(marker);
-        if !hosts.is_empty() {
-            stages.push(format!("{what} {}", crate::nodeset::fold(&hosts)));
+    let mut stopped: std::collections::BTreeMap<crate::capture::RunStage, Vec<&str>> = Default::default();
+    for h in &d.hosts {
+        if let Some(stage) = h.error.as_ref().and_then(|e| e.stopped_by_run_timeout()) {
+            stopped.entry(stage).or_default().push(h.host.as_str());
         }
     }
+    for p in &d.probes {
+        if let Some(stage) = p.run_stage {
+            let hosts = stopped.entry(stage).or_default();
+            if !hosts.contains(&p.from.as_str()) {
+                hosts.push(p.from.as_str());
+            }
+        }
+    }
+    let stages: Vec<String> = stopped
+        .iter()
+        .map(|(stage, hosts)| format!("{} {}", stage.doing(), crate::nodeset::fold(hosts)))
+        .collect();
     if stages.is_empty() {
         "after collection".to_string()
     } else {

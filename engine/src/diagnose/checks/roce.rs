@@ -93,11 +93,10 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
     )
 }
 
-/// The command does not exist on this release (`Error: Unknown command or namespace ...`,
-/// what esxcli prints for a namespace it lacks, such as `rdma device protocol list` on
+/// The command does not exist on this release (such as `rdma device protocol list` on
 /// ESXi 6.5): nothing is missing, the release just cannot tell.
 pub(in crate::diagnose) fn namespace_absent(e: &facts::FactError) -> bool {
-    matches!(e, facts::FactError::CommandFailed { reason, .. } if reason.contains("Unknown command or namespace"))
+    matches!(e, facts::FactError::Unsupported { .. })
 }
 
 /// `roce-supported` on a release without `esxcli rdma device protocol list` (ESXi 6.5):

@@ -423,7 +423,7 @@ mod tests {
             ),
             (
                 cat::PVRDMA_PROPERTIES,
-                format!("==> 2101874_0 <==\nPVRDMA Device Properties {{\n   Physical HCA available:1\n   Native endpoints supported:{native_live}\n   RoCE version:2\n}}\n"),
+                format!("==> 2101874_0 <==\nPVRDMA Device Properties {{\n   Physical HCA available:1\n   Native endpoints supported:{native_live}\n   RoCE version:2\n}}\n<== 2101874_0 exit 0 ==>\n"),
             ),
         ] {
             c.outputs.insert(id.to_string(), out(id, &text));

@@ -28,12 +28,14 @@ pub fn results(captures: &[crate::capture::HostCapture], hosts: &[HostDiagnosis]
                 losses: None,
                 rtt: None,
                 jumbo: None,
+                run_stage: None,
             };
             match (&from_end, &to_end, probe.outputs.get(peer)) {
                 (_, _, Some(raw)) => judge(&mut result, raw, from_end.as_ref().ok().and_then(|e| e.mtu)),
                 (Err(why), _, None) | (Ok(_), Err(why), None) => result.detail = why.clone(),
                 (Ok(_), Ok(_), None) => {
                     result.status = ProbeStatus::Unknown;
+                    result.run_stage = probe.missing.get(peer).and_then(|f| f.stopped_by_run_timeout());
                     result.detail = probe
                         .missing
                         .get(peer)

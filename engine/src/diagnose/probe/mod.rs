@@ -124,6 +124,9 @@ pub struct Probe {
     pub rtt: Option<Rtt>,
     /// The jumbo don't-fragment ping; `null` when not run (vmknic MTU unknown).
     pub jumbo: Option<JumboResult>,
+    /// Set when the run's own `--timeout` stopped the probe before this pair ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_stage: Option<crate::capture::RunStage>,
 }
 
 /// `vmk` followed by digits: the only vmknic names ESXi creates, and safe in a shell line.

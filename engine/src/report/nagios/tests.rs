@@ -70,10 +70,13 @@ fn unreachable_hosts_take_the_state_the_site_chose() {
     );
     assert_eq!(critical.state, State::Critical);
     // The run's own timeout is not the host's fault: UNKNOWN whatever the site chose.
+    // Collection stopped a little before the user's `-t 2s` (room for this report): the
+    // text names the user's limit and the stage, whatever the capture's message says.
     for h in &mut d.hosts {
-        h.error = Some(crate::capture::Failure::new(
-            crate::capture::ErrorKind::Timeout,
-            "esx03: the whole run hit --timeout 2s while connecting and logging in to this host",
+        h.error = Some(crate::capture::Failure::run_timeout(
+            "1s 500ms",
+            crate::capture::RunStage::Connecting,
+            "; raise --timeout or check the host",
         ));
     }
     let timed_out = render(
@@ -92,6 +95,30 @@ fn unreachable_hosts_take_the_state_the_site_chose() {
         "{}",
         timed_out.text
     );
+    assert!(
+        timed_out.text.contains(
+            "\n[UNKNOWN] esx03: unreachable: the run hit --timeout 2s while connecting and logging in to this host\n"
+        ),
+        "{}",
+        timed_out.text
+    );
+    assert!(!timed_out.text.contains("500ms"), "{}", timed_out.text);
+    // A message that merely reads like the run's timeout is the host's own failure.
+    for h in &mut d.hosts {
+        h.error = Some(crate::capture::Failure::new(
+            crate::capture::ErrorKind::Timeout,
+            "esx03: the whole run hit --timeout 2s while connecting and logging in to this host",
+        ));
+    }
+    let own = render(
+        &d,
+        &NagiosOptions {
+            unreachable: State::Critical,
+            timed_out: Some(Duration::from_secs(2)),
+            ..NagiosOptions::default()
+        },
+    );
+    assert_eq!(own.state, State::Critical, "{}", own.text);
 }
 
 #[test]
@@ -319,4 +346,37 @@ fn a_fallback_within_thresholds_fits_whole_when_it_can() {
         status_of(&out),
         "PVRDMA OK - esx01 hpc-node01-display-name#0: TCP fallback (within thresholds)"
     );
+}
+
+#[test]
+fn a_run_timeout_during_the_probe_names_the_probing_hosts() {
+    let mut d = sample("healthy-cluster");
+    let mut stopped = crate::diagnose::probe::Probe {
+        from: "esx01".into(),
+        to: "esx02".into(),
+        from_vmknic: Some("vmk1".into()),
+        to_ip: Some("10.10.10.12".into()),
+        status: crate::diagnose::probe::ProbeStatus::Unknown,
+        detail: "not probed: the whole run hit --timeout 1s 500ms during the path probe".into(),
+        losses: None,
+        rtt: None,
+        jumbo: None,
+        run_stage: Some(crate::capture::RunStage::Probing),
+    };
+    d.probes.push(stopped.clone());
+    let opts = NagiosOptions {
+        timed_out: Some(Duration::from_secs(2)),
+        ..NagiosOptions::default()
+    };
+    let out = render(&d, &opts);
+    assert!(
+        out.text.contains("timed out after 2s (while probing from esx01)"),
+        "{}",
+        out.text
+    );
+    // The same words without the typed stage are a probe's own result, not the timeout.
+    stopped.run_stage = None;
+    d.probes = vec![stopped];
+    let out = render(&d, &opts);
+    assert!(!out.text.contains("timed out after"), "{}", out.text);
 }
