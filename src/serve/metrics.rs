@@ -2,7 +2,7 @@
 //! the process. Counters end in `_total`; everything else is a gauge ("Metric and label
 //! naming", "Writing exporters", prometheus.io). Probe results never appear here: they
 //! belong to `/probe` answers.
-use std::fmt::Write as _;
+use crate::report::exposition::{Family, Kind};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -49,13 +49,15 @@ pub struct Metrics {
     pub config_reload_success_time: AtomicI64,
 }
 
-/// Writes one metric family with its HELP and TYPE lines.
-fn family(out: &mut String, name: &str, kind: &str, help: &str, samples: &[(&str, String)]) {
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} {kind}");
-    for (labels, value) in samples {
-        let _ = writeln!(out, "{name}{labels} {value}");
-    }
+/// Writes one metric family of one unlabelled sample, with the engine's exposition
+/// writer.
+fn family(out: &mut String, name: &'static str, kind: Kind, help: &'static str, value: String) {
+    let mut f = match kind {
+        Kind::Gauge => Family::new(name, help),
+        Kind::Counter => Family::counter(name, help),
+    };
+    f.add(Vec::new(), value);
+    f.write(out);
 }
 
 impl Metrics {
@@ -81,14 +83,13 @@ impl Metrics {
     pub fn render(&self, ssh_sessions_open: usize, max_hosts: usize) -> String {
         let mut out = String::with_capacity(4096);
         let version = env!("CARGO_PKG_VERSION");
-        family(
-            &mut out,
+        let mut build = Family::new(
             "pvrdma_doctor_build_info",
-            "gauge",
             "Always 1; the version label says which pvrdma-doctor serves.",
-            &[(&format!("{{version=\"{version}\"}}"), "1".into())],
         );
-        let counters: [(&str, &str, &Value); 8] = [
+        build.add(vec![("version", version.to_string())], "1");
+        build.write(&mut out);
+        let counters: [(&'static str, &'static str, &Value); 8] = [
             ("pvrdma_doctor_probes_total", "Probes answered (/probe requests with a target on the allow-list).", &self.probes),
             ("pvrdma_doctor_probe_failures_total", "Probes answered with pvrdma_up 0 (a host not reached or not read before the deadline).", &self.probe_failures),
             ("pvrdma_doctor_probes_rejected_total", "Probe requests refused with HTTP 400 (no target, a target not on the allow-list, an unknown module); no connection was attempted.", &self.probes_rejected),
@@ -99,9 +100,9 @@ impl Metrics {
             ("pvrdma_doctor_http_auth_failures_total", "Requests refused with HTTP 401 (basic authentication missing or wrong).", &self.auth_failures),
         ];
         for (name, help, v) in counters {
-            family(&mut out, name, "counter", help, &[("", v.get().to_string())]);
+            family(&mut out, name, Kind::Counter, help, v.get().to_string());
         }
-        let gauges: [(&str, &str, u64); 7] = [
+        let gauges: [(&'static str, &'static str, u64); 7] = [
             (
                 "pvrdma_doctor_probes_in_flight",
                 "Probe requests being answered now.",
@@ -139,21 +140,21 @@ impl Metrics {
             ),
         ];
         for (name, help, v) in gauges {
-            family(&mut out, name, "gauge", help, &[("", v.to_string())]);
+            family(&mut out, name, Kind::Gauge, help, v.to_string());
         }
         family(
             &mut out,
             "pvrdma_doctor_config_last_reload_successful",
-            "gauge",
+            Kind::Gauge,
             "1 when the last load of the configuration file succeeded, 0 when a reload failed and the previous configuration is still in use.",
-            &[("", self.config_reload_ok.get().to_string())],
+            self.config_reload_ok.get().to_string(),
         );
         family(
             &mut out,
             "pvrdma_doctor_config_last_reload_success_timestamp_seconds",
-            "gauge",
+            Kind::Gauge,
             "Unix time of the last successful load of the configuration file.",
-            &[("", self.config_reload_success_time.load(Ordering::Relaxed).to_string())],
+            self.config_reload_success_time.load(Ordering::Relaxed).to_string(),
         );
         process_metrics(&mut out);
         out
@@ -185,9 +186,9 @@ fn process_metrics(out: &mut String) {
             family(
                 out,
                 "process_cpu_seconds_total",
-                "counter",
+                Kind::Counter,
                 "Total user and system CPU time spent in seconds.",
-                &[("", format!("{cpu}"))],
+                format!("{cpu}"),
             );
         }
     }
@@ -196,9 +197,9 @@ fn process_metrics(out: &mut String) {
         family(
             out,
             "process_resident_memory_bytes",
-            "gauge",
+            Kind::Gauge,
             "Resident memory size in bytes.",
-            &[("", format!("{bytes}"))],
+            format!("{bytes}"),
         );
     }
     if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
@@ -206,9 +207,9 @@ fn process_metrics(out: &mut String) {
         family(
             out,
             "process_open_fds",
-            "gauge",
+            Kind::Gauge,
             "Number of open file descriptors.",
-            &[("", n.to_string())],
+            n.to_string(),
         );
     }
 }
