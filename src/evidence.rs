@@ -3,12 +3,22 @@
 //! the run (so it logs in where and as whom the run did), for the report to print under
 //! the host. `analyze` of that bundle shows the same failure offline, and
 //! `pvrdma-doctor sample-from-bundle` turns it into a sample with its golden report.
-use crate::cli::LiveArgs;
+use crate::cli::{ArgPositions, HostArgs, SshArgs};
 use crate::diagnose::{shell_quote, Diagnosis};
 use crate::hosts::HostSpec;
 
+/// A live run's connection options and host arguments, where each stood on the command
+/// line: what the bundle command repeats.
+#[derive(Debug, Clone)]
+pub(crate) struct Evidence {
+    pub(crate) ssh: SshArgs,
+    pub(crate) hosts: HostArgs,
+    pub(crate) positions: ArgPositions,
+}
+
 /// Sets `send_evidence` on every host of `diagnosis` with an output that did not parse.
-pub(crate) fn attach_bundle_commands(diagnosis: &mut Diagnosis, args: &LiveArgs, hosts: &[String]) {
+pub(crate) fn attach_bundle_commands(diagnosis: &mut Diagnosis, args: &Evidence) {
+    let hosts = &args.hosts.hosts;
     if diagnosis.hosts.iter().all(|h| h.unparsed_outputs.is_empty()) {
         return;
     }
@@ -16,7 +26,7 @@ pub(crate) fn attach_bundle_commands(diagnosis: &mut Diagnosis, args: &LiveArgs,
     // stdin was read once and is gone, so a host from it keeps its label.
     let specs = crate::hosts::collect_targets(
         &hosts.iter().filter(|h| *h != "-").cloned().collect::<Vec<_>>(),
-        args.hosts_file.as_deref().filter(|p| *p != std::path::Path::new("-")),
+        args.hosts.hosts_file.as_deref().filter(|p| *p != std::path::Path::new("-")),
         &mut std::io::empty(),
     )
     .unwrap_or_default();
@@ -31,8 +41,9 @@ pub(crate) fn attach_bundle_commands(diagnosis: &mut Diagnosis, args: &LiveArgs,
 
 /// `pvrdma-doctor` with the run's connection options, in the order they were given (of
 /// `-l` and `user@host` the first wins, as with ssh), `--redact --bundle FILE` and the host.
-pub(crate) fn bundle_command(args: &LiveArgs, label: &str, spec: Option<&HostSpec>) -> String {
-    let pos = &args.positions;
+pub(crate) fn bundle_command(run: &Evidence, label: &str, spec: Option<&HostSpec>) -> String {
+    let pos = &run.positions;
+    let args = &run.ssh;
     let at = |list: &[usize], i: usize| list.get(i).copied().unwrap_or(usize::MAX - 1);
     // (position on the command line, words)
     let mut words: Vec<(usize, Vec<String>)> = Vec::new();
@@ -103,15 +114,20 @@ fn file_stem(label: &str) -> String {
 mod tests {
     use super::*;
 
-    fn cli(args: &[&str]) -> crate::cli::Cli {
-        crate::cli::try_parse_from(std::iter::once("pvrdma-doctor").chain(args.iter().copied())).unwrap()
+    fn run(args: &[&str]) -> Evidence {
+        let cli = crate::cli::try_parse_from(std::iter::once("pvrdma-doctor").chain(args.iter().copied())).unwrap();
+        Evidence {
+            ssh: cli.check.ssh,
+            hosts: cli.check.hosts,
+            positions: cli.check.positions,
+        }
     }
 
     fn command_for(args: &[&str], label: &str) -> String {
-        let cli = cli(args);
-        let specs = crate::hosts::collect_targets(&cli.hosts, None, &mut std::io::empty()).unwrap();
+        let run = run(args);
+        let specs = crate::hosts::collect_targets(&run.hosts.hosts, None, &mut std::io::empty()).unwrap();
         let spec = specs.iter().find(|s| s.label() == label);
-        bundle_command(&cli.live, label, spec)
+        bundle_command(&run, label, spec)
     }
 
     #[test]
@@ -139,9 +155,8 @@ mod tests {
 
     #[test]
     fn a_host_the_run_cannot_name_again_keeps_its_label() {
-        let cli = cli(&["-"]);
         assert_eq!(
-            bundle_command(&cli.live, "[fe80::1]:22", None),
+            bundle_command(&run(&["-"]), "[fe80::1]:22", None),
             "pvrdma-doctor --redact --bundle _fe80__1__22-evidence.tar.gz '[fe80::1]:22'"
         );
     }

@@ -33,5 +33,6 @@ pub use pvrdma_engine::report;
 pub mod hosts;
 pub mod serve;
 pub mod ssh;
+pub mod terminal;
 pub mod vmsupport;
 mod watch;

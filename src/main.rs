@@ -7,7 +7,7 @@ fn main() -> ExitCode {
         return ExitCode::from(pvrdma_doctor::plugin::main(args, pvrdma_doctor::app::run));
     }
     let cli = pvrdma_doctor::cli::parse();
-    match pvrdma_doctor::app::run(cli) {
+    match pvrdma_doctor::app::run(cli, None) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             eprint!("{}", pvrdma_doctor::app::error_message(&error));

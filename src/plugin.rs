@@ -11,33 +11,85 @@
 //!   collection stops a little before it, so the report can still say which hosts did
 //!   not finish and at which stage; a watchdog thread ends the process at the limit
 //!   itself, naming the stage the run was in, should anything still be running.
-use crate::report::nagios::{self, NagiosOptions, PluginOutput, State};
+use crate::report::nagios::{self, State};
 use std::ffi::OsString;
 use std::io::Write;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// `--timeout` when the plugin is not given one: the guidelines' "sane default", and half
 /// of Icinga's default check timeout (1m).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The run's clock, set once the arguments are read.
-struct Clock {
+/// What the plugin's parts share: the run (its clock, its stage, the one output it
+/// writes), the watchdog thread that ends it at `--timeout`, and the panic hook that keeps
+/// a panic's message for the status line. Passed explicitly (an `Arc` for the thread and
+/// the hook), never a process global.
+#[derive(Debug)]
+pub struct Session {
     started: Instant,
     /// `--timeout`: the process ends by then.
     limit: Duration,
     /// When collection stops (a little before `limit`).
     collect_by: Duration,
+    /// What the run is doing, for the watchdog's message.
+    stage: Mutex<&'static str>,
+    /// The exit code of the output already written, once it is (nothing more is written).
+    written: Mutex<Option<u8>>,
+    /// The first panic's message and place, kept by the hook for the status line.
+    panic: Mutex<Option<(String, String)>>,
 }
 
-static CLOCK: OnceLock<Clock> = OnceLock::new();
-/// What the run is doing, for the watchdog's message.
-static STAGE: Mutex<&str> = Mutex::new("starting");
-/// The exit code of the output already written, once it is (the watchdog then writes
-/// nothing more).
-static WRITTEN: Mutex<Option<u8>> = Mutex::new(None);
-/// The first panic's message and place, kept by the hook for the status line.
-static PANIC: Mutex<Option<(String, String)>> = Mutex::new(None);
+impl Session {
+    fn new(started: Instant, limit: Duration) -> Self {
+        // Room after collection for the report: a quarter of the limit, at most 2 s.
+        let collect_by = limit.saturating_sub((limit / 4).min(Duration::from_secs(2)));
+        Session {
+            started,
+            limit,
+            collect_by,
+            stage: Mutex::new("starting"),
+            written: Mutex::new(None),
+            panic: Mutex::new(None),
+        }
+    }
+
+    /// Records what the run is doing, for the watchdog's message.
+    pub(crate) fn stage(&self, what: &'static str) {
+        if let Ok(mut s) = self.stage.lock() {
+            *s = what;
+        }
+    }
+
+    /// How long the run has taken so far.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// `Some(limit)` once the run is past the time collection had.
+    pub(crate) fn timed_out(&self) -> Option<Duration> {
+        (self.started.elapsed() >= self.collect_by).then_some(self.limit)
+    }
+
+    /// Writes `text` unless an output was already written; returns the code that stands.
+    pub(crate) fn write_once(&self, text: &str, code: u8) -> u8 {
+        let Ok(mut written) = self.written.lock() else {
+            return State::Unknown.code();
+        };
+        if let Some(code) = *written {
+            return code;
+        }
+        let mut out = std::io::stdout().lock();
+        // A monitoring system that closed the pipe reads nothing either way.
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        *written = Some(code);
+        code
+    }
+
+    fn finish_unknown(&self, reason: &str) -> u8 {
+        self.write_once(&nagios::status_only(State::Unknown, reason), State::Unknown.code())
+    }
+}
 
 /// Whether `--format nagios` (or `--format=nagios`) is on the command line, before `--`.
 pub fn requested(args: &[OsString]) -> bool {
@@ -55,29 +107,30 @@ pub fn requested(args: &[OsString]) -> bool {
 
 /// Runs the program (`run`: the application's entry) as a monitoring plugin; returns the
 /// exit code (0 to 3).
-pub fn main(args: Vec<OsString>, run: fn(crate::cli::Cli) -> anyhow::Result<u8>) -> u8 {
+pub fn main(args: Vec<OsString>, run: fn(crate::cli::Cli, Option<&Session>) -> anyhow::Result<u8>) -> u8 {
     let started = Instant::now();
-    install_panic_hook();
-    let mut cli = match crate::cli::try_parse_from(&args) {
+    let parsed = crate::cli::try_parse_from(&args);
+    let limit = parsed
+        .as_ref()
+        .ok()
+        .and_then(|cli| cli.run_timeout())
+        .unwrap_or(DEFAULT_TIMEOUT);
+    let session = Arc::new(Session::new(started, limit));
+    install_panic_hook(&session);
+    let mut cli = match parsed {
         Ok(cli) => cli,
-        Err(e) => return usage_error(&e),
+        Err(e) => return usage_error(&session, &e),
     };
-    if cli.verbose == 0 {
+    if cli.verbose() == 0 {
         silence_stderr();
     }
     // `--help`-like jobs print what was asked and, as the guidelines want, end UNKNOWN.
-    let informational = cli.generate.is_some() || cli.list_checks;
-    let limit = cli.live.timeout.unwrap_or(DEFAULT_TIMEOUT);
-    // Room after collection for the report: a quarter of the limit, at most 2 s.
-    let collect_by = limit.saturating_sub((limit / 4).min(Duration::from_secs(2)));
-    cli.live.timeout = Some(collect_by);
-    let _ = CLOCK.set(Clock {
-        started,
-        limit,
-        collect_by,
-    });
-    start_watchdog(started, limit);
-    let code = guard(move || run(cli));
+    let informational = cli.informational();
+    if let Some(timeout) = cli.run_timeout_mut() {
+        *timeout = Some(session.collect_by);
+    }
+    start_watchdog(Arc::clone(&session));
+    let code = guard(&session, || run(cli, Some(&session)));
     if informational {
         State::Unknown.code()
     } else {
@@ -87,30 +140,32 @@ pub fn main(args: Vec<OsString>, run: fn(crate::cli::Cli) -> anyhow::Result<u8>)
 
 /// Runs `job` and turns an error or a panic into an UNKNOWN status line; a report the job
 /// wrote keeps its own code.
-pub fn guard<F: FnOnce() -> anyhow::Result<u8>>(job: F) -> u8 {
+fn guard<F: FnOnce() -> anyhow::Result<u8>>(session: &Session, job: F) -> u8 {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)) {
         Ok(Ok(code)) => code,
-        Ok(Err(e)) => finish_unknown(&format!("{e:#}")),
+        Ok(Err(e)) => session.finish_unknown(&format!("{e:#}")),
         Err(payload) => {
-            let kept = PANIC.lock().ok().and_then(|mut p| p.take());
+            let kept = session.panic.lock().ok().and_then(|mut p| p.take());
             let (what, place) = kept.unwrap_or_else(|| (panic_text(payload.as_ref()), String::new()));
             let mut text = nagios::status_only(State::Unknown, &format!("internal error: {what}"));
             text.push_str(&format!("pvrdma-doctor failed{place}; please report this bug\n"));
-            write_once(&text, State::Unknown.code())
+            session.write_once(&text, State::Unknown.code())
         }
     }
 }
 
 /// Keeps a panic's message for [`guard`] instead of printing it with a backtrace on
-/// stderr. A panic that a host task recovers from only shows as that host's error.
-pub fn install_panic_hook() {
-    std::panic::set_hook(Box::new(|info| {
+/// stderr. A panic that a host task recovers from only shows as that host's error. The
+/// hook is process-wide by nature; it holds the session, not a global.
+fn install_panic_hook(session: &Arc<Session>) {
+    let session = Arc::clone(session);
+    std::panic::set_hook(Box::new(move |info| {
         let place = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
         let what = panic_text(info.payload());
-        if let Ok(mut p) = PANIC.lock() {
+        if let Ok(mut p) = session.panic.lock() {
             p.get_or_insert((what, place));
         }
     }));
@@ -124,65 +179,16 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".to_string())
 }
 
-/// Records what the run is doing (no-op outside the plugin mode's interest).
-pub(crate) fn stage(what: &'static str) {
-    if let Ok(mut s) = STAGE.lock() {
-        *s = what;
-    }
-}
-
-/// The report's options from the command line and the run's clock.
-pub(crate) fn options(args: &crate::cli::PluginArgs) -> NagiosOptions {
-    let clock = CLOCK.get();
-    let elapsed = clock.map(|c| c.started.elapsed());
-    NagiosOptions {
-        warning: args.warning.clone(),
-        critical: args.critical.clone(),
-        unreachable: args.unreachable_state.into(),
-        duration: elapsed,
-        timed_out: clock.and_then(|c| (c.started.elapsed() >= c.collect_by).then_some(c.limit)),
-    }
-}
-
-/// Writes the plugin report and returns its exit code.
-pub(crate) fn write_report(out: &PluginOutput) -> u8 {
-    write_once(&out.text, out.state.code())
-}
-
-/// The exit code of the report written, UNKNOWN when none was.
-pub(crate) fn reported_code() -> u8 {
-    WRITTEN.lock().ok().and_then(|w| *w).unwrap_or(State::Unknown.code())
-}
-
-/// Writes `text` unless an output was already written; returns the code that stands.
-fn write_once(text: &str, code: u8) -> u8 {
-    let Ok(mut written) = WRITTEN.lock() else {
-        return State::Unknown.code();
-    };
-    if let Some(code) = *written {
-        return code;
-    }
-    let mut out = std::io::stdout().lock();
-    // A monitoring system that closed the pipe reads nothing either way.
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-    *written = Some(code);
-    code
-}
-
-fn finish_unknown(reason: &str) -> u8 {
-    write_once(&nagios::status_only(State::Unknown, reason), State::Unknown.code())
-}
-
 /// clap's refusal as an UNKNOWN status line (its hints as long output); `--help` and
 /// `--version` print as usual, then end UNKNOWN.
-fn usage_error(e: &clap::Error) -> u8 {
+fn usage_error(session: &Session, e: &clap::Error) -> u8 {
     use clap::error::ErrorKind as K;
     let rendered = e.render().to_string();
     if matches!(
         e.kind(),
         K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
-        return write_once(&rendered, State::Unknown.code());
+        return session.write_once(&rendered, State::Unknown.code());
     }
     let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("bad arguments");
@@ -192,22 +198,22 @@ fn usage_error(e: &clap::Error) -> u8 {
         text.push_str(line);
         text.push('\n');
     }
-    write_once(&text, State::Unknown.code())
+    session.write_once(&text, State::Unknown.code())
 }
 
-/// Ends the process at `limit` after `started` with an UNKNOWN line naming the stage, if
-/// no report was written by then.
-fn start_watchdog(started: Instant, limit: Duration) {
+/// Ends the process at the session's limit with an UNKNOWN line naming the stage, if no
+/// report was written by then.
+fn start_watchdog(session: Arc<Session>) {
     let spawned = std::thread::Builder::new()
         .name("plugin-timeout".into())
         .spawn(move || {
-            std::thread::sleep(limit.saturating_sub(started.elapsed()));
-            let what = STAGE.lock().map(|s| *s).unwrap_or("running");
+            std::thread::sleep(session.limit.saturating_sub(session.started.elapsed()));
+            let what = session.stage.lock().map(|s| *s).unwrap_or("running");
             let reason = format!(
                 "plugin timed out after {}s (--timeout) while {what}",
-                limit.as_secs_f64()
+                session.limit.as_secs_f64()
             );
-            let code = write_once(&nagios::status_only(State::Unknown, &reason), State::Unknown.code());
+            let code = session.finish_unknown(&reason);
             std::process::exit(i32::from(code));
         });
     // Without the thread the run's own --timeout still bounds collection.

@@ -15,8 +15,8 @@
 //! (hosts a Ctrl-C cut short are then not compared), or on SIGTERM (what `kill` and
 //! `systemctl stop` send) with 0 once the current round has finished and is reported: a
 //! service asked to stop stopped cleanly, so a systemd unit needs no `SuccessExitStatus`.
+use crate::app::WatchSetup;
 use crate::baseline::Baseline;
-use crate::cli::{Cli, WatchArgs};
 use crate::diagnose::{self, Change, ChangeKind, Diagnosis, HostStatus};
 use crate::live::{collect_live, LiveOptions, LiveRun};
 use crate::report::{self, Format};
@@ -37,21 +37,15 @@ enum Source {
 }
 
 impl Source {
-    fn new(cli: &Cli, args: &WatchArgs, make_live: MakeLive) -> anyhow::Result<Source> {
-        let mut hosts = cli.hosts.clone();
-        hosts.extend(args.hosts.iter().cloned());
-        if args.demo {
-            let scenario = if cli.probe.options().is_some() {
-                crate::demo::load_probe_scenario(args.scenario.as_deref())?
-            } else {
-                crate::demo::load_scenario(args.scenario.as_deref())?
-            };
-            let fleet = crate::demo::SimFleet::start(scenario, args.latency)?;
+    fn new(setup: &WatchSetup) -> anyhow::Result<Source> {
+        let mut live = setup.live.options.clone();
+        if let Some(demo) = &setup.demo {
+            let fleet = crate::demo::start_fleet(demo, live.probe.is_some())?;
             eprintln!(
                 "pvrdma-doctor: watch --demo: {} simulated ESXi hosts ({}) on 127.0.0.1, no real host is contacted{}",
                 fleet.host_names().len(),
                 crate::nodeset::fold(&fleet.host_names()),
-                match &args.scenario {
+                match &demo.scenario {
                     Some(dir) => format!(
                         "; {} is read again every round: edit a host's files there to break or mend it",
                         dir.display()
@@ -59,43 +53,39 @@ impl Source {
                     None => "; --scenario DIR serves a folder you can edit while it runs".to_string(),
                 }
             );
-            let mut base = make_live(Vec::new(), None)?;
-            base.probe = cli.probe.options();
-            let mut live = fleet.live_options(base);
+            let hosts = std::mem::take(&mut live.targets);
+            let mut live = fleet.live_options(live);
             if !hosts.is_empty() {
                 live.targets = hosts;
             }
             return Ok(Source::Demo {
                 fleet,
                 live,
-                scenario: args.scenario.clone(),
+                scenario: demo.scenario.clone(),
             });
         }
         anyhow::ensure!(
-            !hosts.is_empty() || cli.live.hosts_file.is_some(),
+            !live.targets.is_empty() || live.hosts_file.is_some(),
             "no hosts to watch. Try `pvrdma-doctor watch esx01 esx02 --interval 5m`, or `pvrdma-doctor watch --demo`"
         );
-        if cli.live.insecure_skip_host_key_check {
-            eprintln!(
-                "pvrdma-doctor: WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
-            );
-        }
         // Hosts from stdin are read once: every round watches the same hosts (a hosts
         // file is read again each round, so editing it changes what is watched).
-        let from_stdin = cli.live.hosts_file.as_deref() == Some(std::path::Path::new("-"));
-        if from_stdin || hosts.iter().any(|h| h == "-") {
+        let from_stdin = live.hosts_file.as_deref() == Some(std::path::Path::new("-"));
+        if from_stdin || live.targets.iter().any(|h| h == "-") {
             let mut text = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
                 .context("cannot read the hosts from stdin")?;
-            hosts.retain(|h| h != "-");
-            hosts.extend(crate::hosts::specs_from_text(&text));
+            live.targets.retain(|h| h != "-");
+            live.targets.extend(crate::hosts::specs_from_text(&text));
+            live.target_positions.clear();
         }
-        let password = crate::live::read_password(cli.live.ask_password)?;
-        let mut live = make_live(hosts, password)?;
         if from_stdin {
             live.hosts_file = None;
         }
-        live.probe = cli.probe.options();
+        let live = crate::app::start_live(crate::app::LiveSetup {
+            options: live,
+            ask_password: setup.live.ask_password,
+        })?;
         Ok(Source::Live(live))
     }
 
@@ -183,36 +173,18 @@ struct Signals {
     terminate: tokio::signal::unix::Signal,
 }
 
-/// Builds the run's collection settings for these hosts and password from the command
-/// line (the application layer's own, so a watch round runs as a one-shot run does).
-pub(crate) type MakeLive<'a> = &'a dyn Fn(Vec<String>, Option<secrecy::SecretString>) -> anyhow::Result<LiveOptions>;
-
-/// Runs the watch; returns the exit code. `color`: whether the human report is coloured.
-pub(crate) fn run(cli: &Cli, args: &WatchArgs, make_live: MakeLive, color: bool) -> anyhow::Result<u8> {
-    let format = cli.output.format();
-    anyhow::ensure!(
-        matches!(format, Format::Human | Format::Json),
-        "`watch` prints a report, then its changes: use --format human or --format json (JSON Lines)"
-    );
-    anyhow::ensure!(
-        cli.bundle.bundle.is_none(),
-        "--bundle writes one run; run `pvrdma-doctor --bundle FILE` without `watch` when a change shows"
-    );
-    let baseline = cli
-        .baseline
-        .baseline
-        .as_deref()
-        .map(crate::baseline::load)
-        .transpose()?;
-    let mut source = Source::new(cli, args, make_live)?;
+/// Runs the watch; returns the exit code.
+pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
+    let args = &setup;
+    let format = if setup.json { Format::Json } else { Format::Human };
+    let width = setup.human.width;
+    let baseline = crate::app::load_baseline(setup.baseline.as_deref())?;
+    let mut source = Source::new(&setup)?;
     // Sleeps between rounds. Its Ctrl-C listener lives as long as the watch, so a Ctrl-C
     // is never lost, whenever it comes: a round hears it itself and stops early, but one
     // that comes while no round listens (between rounds, or heard first by the simulated
     // hosts' runtime) is still pending here when the round ends.
-    let waiter = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let waiter = crate::live::runtime()?;
     // SIGTERM is listened for the same way: from here on it no longer kills the process
     // mid-round, it ends the watch after the round like Ctrl-C (without cutting it short).
     let mut signals = {
@@ -244,16 +216,16 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs, make_live: MakeLive, color: bool)
         let printed = if round == 1 {
             // Against --baseline, the first report carries the comparison.
             diagnosis.changes = comparison;
-            print_report(cli, color, &diagnosis, &time).and_then(|()| {
+            print_report(format, &setup.human, &diagnosis, &time).and_then(|()| {
                 if format == Format::Human && !run.interrupted {
-                    write(&watching_line(&time, &source, args))
+                    write(&watching_line(&time, &source, args, width))
                 } else {
                     Ok(())
                 }
             })
         } else {
             let list = comparison.map(|c| c.list).unwrap_or_default();
-            print_changes(format, &list, &time, round).and_then(|()| match format {
+            print_changes(format, &list, &time, round, width).and_then(|()| match format {
                 // A heartbeat for log shippers: silence would not tell a stopped watch.
                 Format::Json => event(
                     "round",
@@ -289,14 +261,14 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs, make_live: MakeLive, color: bool)
             None
         };
         if let Some(stop) = stop {
-            return finish(format, stop, round, code);
+            return finish(format, stop, round, code, width);
         }
         // The progress bar is for the first, full report; later rounds stay quiet.
         source.live().progress = false;
         let next = started + args.interval;
         let now = Instant::now();
         if now >= next {
-            overrun(format, round, now - started, args.interval).or_else(closed_is_fine)?;
+            overrun(format, round, now - started, args.interval, width).or_else(closed_is_fine)?;
             continue;
         }
         let signalled = waiter.block_on(async {
@@ -307,7 +279,7 @@ pub(crate) fn run(cli: &Cli, args: &WatchArgs, make_live: MakeLive, color: bool)
             }
         });
         if let Some(stop) = signalled {
-            return finish(format, stop, round, code);
+            return finish(format, stop, round, code, width);
         }
     }
 }
@@ -330,23 +302,25 @@ fn collected_only(list: Vec<Change>, d: &Diagnosis) -> Vec<Change> {
 }
 
 /// The first round: the full report (JSON: one `report` event on one line).
-fn print_report(cli: &Cli, color: bool, d: &Diagnosis, time: &str) -> anyhow::Result<()> {
-    match cli.output.format() {
+fn print_report(format: Format, human: &report::HumanOptions, d: &Diagnosis, time: &str) -> anyhow::Result<()> {
+    match format {
         Format::Json => event("report", time, 1, json!({"report": report::json::to_value(d)})),
-        _ => {
-            let options = report::HumanOptions {
-                color,
-                width: report::terminal_width(),
-                only_problems: cli.output.only_problems,
-                fold: !cli.output.no_fold,
-            };
-            write(&report::render_with(d, Format::Human, &options))
-        }
+        _ => write(
+            &report::render_with(
+                d,
+                Format::Human,
+                &report::RenderOptions {
+                    human: human.clone(),
+                    ..report::RenderOptions::default()
+                },
+            )
+            .text,
+        ),
     }
 }
 
 /// `<time> watching 3 hosts every 5m; ...`: after the first report, what comes next.
-fn watching_line(time: &str, source: &Source, args: &WatchArgs) -> String {
+fn watching_line(time: &str, source: &Source, args: &WatchSetup, width: usize) -> String {
     let until = if args.until_change {
         "until the first change".to_string()
     } else if let Some(n) = args.count {
@@ -364,10 +338,10 @@ fn watching_line(time: &str, source: &Source, args: &WatchArgs) -> String {
         },
         humantime::format_duration(args.interval)
     );
-    format!("\n{}", report::timestamped(time, &text, report::terminal_width()))
+    format!("\n{}", report::timestamped(time, &text, width))
 }
 
-fn print_changes(format: Format, list: &[Change], time: &str, round: u64) -> anyhow::Result<()> {
+fn print_changes(format: Format, list: &[Change], time: &str, round: u64, width: usize) -> anyhow::Result<()> {
     match format {
         Format::Json => {
             for c in list {
@@ -384,12 +358,12 @@ fn print_changes(format: Format, list: &[Change], time: &str, round: u64) -> any
             }
             Ok(())
         }
-        _ => write(&report::watch_lines(list, time, report::terminal_width())),
+        _ => write(&report::watch_lines(list, time, width)),
     }
 }
 
 /// A round that took longer than the interval: the next one starts now.
-fn overrun(format: Format, round: u64, took: Duration, interval: Duration) -> anyhow::Result<()> {
+fn overrun(format: Format, round: u64, took: Duration, interval: Duration, width: usize) -> anyhow::Result<()> {
     let time = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     match format {
         Format::Json => event(
@@ -409,14 +383,14 @@ fn overrun(format: Format, round: u64, took: Duration, interval: Duration) -> an
                 }),
                 humantime::format_duration(interval)
             ),
-            report::terminal_width(),
+            width,
         )),
     }
 }
 
 /// The last word: JSON gets a `stop` event; after Ctrl-C the shell's 130 wins; after
 /// SIGTERM 0, the watch having stopped as asked.
-fn finish(format: Format, stop: Stop, round: u64, code: u8) -> anyhow::Result<u8> {
+fn finish(format: Format, stop: Stop, round: u64, code: u8, width: usize) -> anyhow::Result<u8> {
     let code = match stop {
         Stop::Interrupted => crate::exit::INTERRUPTED,
         Stop::Terminated => crate::exit::HEALTHY,
@@ -432,7 +406,7 @@ fn finish(format: Format, stop: Stop, round: u64, code: u8) -> anyhow::Result<u8
         _ if stop == Stop::Terminated => write(&report::timestamped(
             &time,
             &format!("stopped by SIGTERM after round {round}"),
-            report::terminal_width(),
+            width,
         ))
         .or_else(closed_is_fine)?,
         _ => {}

@@ -206,7 +206,7 @@ fn class(status: HostStatus) -> &'static str {
 impl Planted {
     /// The lines printed before the run.
     pub fn intro(&self) -> String {
-        let mut out = crate::report::stderr_message(
+        let mut out = crate::terminal::stderr_message(
             "demo: ",
             &format!(
                 "{} simulated ESXi {} ({}, scenario {}) on 127.0.0.1 over real SSH; no \
@@ -229,11 +229,11 @@ impl Planted {
         // A large scenario lists its first problems; the report has them all.
         const SHOWN: usize = 12;
         for p in self.problems.iter().take(SHOWN) {
-            out.push_str(&crate::report::stderr_message("  - ", p));
+            out.push_str(&crate::terminal::stderr_message("  - ", p));
         }
         if self.problems.len() > SHOWN {
             let more = format!("… and {} more (see the report)", self.problems.len() - SHOWN);
-            out.push_str(&crate::report::stderr_message("  - ", &more));
+            out.push_str(&crate::terminal::stderr_message("  - ", &more));
         }
         out.push('\n');
         out
@@ -351,7 +351,7 @@ impl Planted {
                 exit_meaning(self.exit_code(d))
             )
         };
-        format!("\n{}", crate::report::stderr_message("demo: ", &text))
+        format!("\n{}", crate::terminal::stderr_message("demo: ", &text))
     }
 }
 

@@ -320,11 +320,11 @@ pub(super) async fn probe_phase(
             "--probe on {} hosts pings every pair ({total} probes); --probe-sample K bounds it to K peers per host",
             captures.len()
         );
-        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &notice));
+        eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &notice));
     }
     if opts.progress && total > 0 {
         let notice = format!("probing {total} vmknic pairs (vmkping, about 3 s each, 8 at once per host)");
-        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &notice));
+        eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &notice));
     }
     let hosts: Vec<ProbeHost> = jobs
         .into_iter()

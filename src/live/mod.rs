@@ -36,7 +36,7 @@ pub(crate) fn system_ssh_config_path() -> PathBuf {
 }
 
 /// What `collect_live` needs; the CLI fills it.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct LiveOptions {
     /// Raw positional args; `-` = read stdin.
     pub targets: Vec<String>,
@@ -119,7 +119,7 @@ impl Default for LiveOptions {
 }
 
 /// A run deadline that its owner may move later while the run goes.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct RunDeadline {
     /// When the run stops; only ever moved later.
     pub at: tokio::sync::watch::Receiver<tokio::time::Instant>,
@@ -166,6 +166,18 @@ pub struct LiveRun {
     pub(crate) local_values: crate::redact::LocalValues,
 }
 
+/// The current-thread runtime every front end waits on (a live run, the exporter, the
+/// watch between rounds). Blocking work is short file reads (known_hosts, a key); a few
+/// threads serve a whole fleet, where tokio's default (512) may start one thread per host
+/// at once, each with its own stack and malloc arena.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(8)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
 /// Collects every target. See the module doc for what is `Err`.
 pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     // One thread drives every host: a host needs a few ms of CPU in a run that waits
@@ -173,14 +185,7 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     // lands on a parked worker costs a futex wake and a context switch. Measured on 100
     // hosts of 40 VMs (host_bench, esxcli 4 s): 4.7 ms of client CPU per host against 5.4
     // with two workers.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        // Blocking work is short file reads (known_hosts, a key); a few threads serve a
-        // whole fleet, where tokio's default (512) may start one thread per host at once,
-        // each with its own stack and malloc arena.
-        .max_blocking_threads(8)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = runtime()?;
     let run = runtime.block_on(collect_live_async(opts));
     // Hosts that hang past every timeout must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -200,7 +205,7 @@ pub async fn collect_live_async(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     let local_values = local_values(&jobs, opts, &home);
     if let Some(w) = config_tofu_warning(&jobs) {
         let w = w.strip_prefix("pvrdma-doctor: ").unwrap_or(&w);
-        eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", w));
+        eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", w));
     }
     let labels: Vec<String> = targets.iter().map(HostSpec::label).collect();
     let (captures, interrupted) = run_all(jobs, labels, opts).await;

@@ -2,7 +2,7 @@
 //! the process. Counters end in `_total`; everything else is a gauge ("Metric and label
 //! naming", "Writing exporters", prometheus.io). Probe results never appear here: they
 //! belong to `/probe` answers.
-use std::fmt::Write as _;
+use crate::report::exposition::{Family, Kind};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -53,13 +53,15 @@ pub struct Metrics {
     pub config_reload_refused: std::sync::Mutex<Vec<(&'static str, u64)>>,
 }
 
-/// Writes one metric family with its HELP and TYPE lines.
-fn family(out: &mut String, name: &str, kind: &str, help: &str, samples: &[(&str, String)]) {
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} {kind}");
-    for (labels, value) in samples {
-        let _ = writeln!(out, "{name}{labels} {value}");
-    }
+/// Writes one metric family of one unlabelled sample, with the engine's exposition
+/// writer.
+fn family(out: &mut String, name: &'static str, kind: Kind, help: &'static str, value: String) {
+    let mut f = match kind {
+        Kind::Gauge => Family::new(name, help),
+        Kind::Counter => Family::counter(name, help),
+    };
+    f.add(Vec::new(), value);
+    f.write(out);
 }
 
 impl Metrics {
@@ -85,14 +87,13 @@ impl Metrics {
     pub fn render(&self, ssh_sessions_open: usize, max_hosts: usize, max_connections: usize) -> String {
         let mut out = String::with_capacity(4096);
         let version = env!("CARGO_PKG_VERSION");
-        family(
-            &mut out,
+        let mut build = Family::new(
             "pvrdma_doctor_build_info",
-            "gauge",
             "Always 1; the version label says which pvrdma-doctor serves.",
-            &[(&format!("{{version=\"{version}\"}}"), "1".into())],
         );
-        let counters: [(&str, &str, &Value); 9] = [
+        build.add(vec![("version", version.to_string())], "1");
+        build.write(&mut out);
+        let counters: [(&'static str, &'static str, &Value); 9] = [
             ("pvrdma_doctor_probes_total", "Probes answered (/probe requests with a target on the allow-list).", &self.probes),
             ("pvrdma_doctor_probe_failures_total", "Probes answered with pvrdma_up 0 (a host not reached or not read before the deadline).", &self.probe_failures),
             ("pvrdma_doctor_probes_rejected_total", "Probe requests refused with HTTP 400 (no target, a target not on the allow-list, an unknown module); no connection was attempted.", &self.probes_rejected),
@@ -104,9 +105,9 @@ impl Metrics {
             ("pvrdma_doctor_http_auth_failures_total", "Requests refused with HTTP 401 (basic authentication missing or wrong).", &self.auth_failures),
         ];
         for (name, help, v) in counters {
-            family(&mut out, name, "counter", help, &[("", v.get().to_string())]);
+            family(&mut out, name, Kind::Counter, help, v.get().to_string());
         }
-        let gauges: [(&str, &str, u64); 8] = [
+        let gauges: [(&'static str, &'static str, u64); 8] = [
             (
                 "pvrdma_doctor_probes_in_flight",
                 "Probe requests being answered now.",
@@ -149,35 +150,32 @@ impl Metrics {
             ),
         ];
         for (name, help, v) in gauges {
-            family(&mut out, name, "gauge", help, &[("", v.to_string())]);
+            family(&mut out, name, Kind::Gauge, help, v.to_string());
         }
         family(
             &mut out,
             "pvrdma_doctor_config_last_reload_successful",
-            "gauge",
+            Kind::Gauge,
             "1 when the last load of the configuration file succeeded, 0 when a reload failed and the previous configuration is still in use.",
-            &[("", self.config_reload_ok.get().to_string())],
+            self.config_reload_ok.get().to_string(),
         );
         family(
             &mut out,
             "pvrdma_doctor_config_last_reload_success_timestamp_seconds",
-            "gauge",
+            Kind::Gauge,
             "Unix time of the last successful load of the configuration file.",
-            &[("", self.config_reload_success_time.load(Ordering::Relaxed).to_string())],
+            self.config_reload_success_time.load(Ordering::Relaxed).to_string(),
         );
-        let refused: Vec<(String, String)> = self
-            .config_reload_refused
-            .lock()
-            .map(|r| r.iter().map(|(k, v)| (format!("{{key=\"{k}\"}}"), v.to_string())).collect())
-            .unwrap_or_default();
-        let refused: Vec<(&str, String)> = refused.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        family(
-            &mut out,
+        let mut refused = Family::new(
             "pvrdma_doctor_config_reload_refused",
-            "gauge",
             "1 when the configuration file last loaded sets this key to a value the running exporter cannot change (it keeps the one it started with until restarted), else 0.",
-            &refused,
         );
+        if let Ok(keys) = self.config_reload_refused.lock() {
+            for (key, value) in keys.iter() {
+                refused.add(vec![("key", key.to_string())], value.to_string());
+            }
+        }
+        refused.write(&mut out);
         process_metrics(&mut out);
         out
     }
@@ -208,9 +206,9 @@ fn process_metrics(out: &mut String) {
             family(
                 out,
                 "process_cpu_seconds_total",
-                "counter",
+                Kind::Counter,
                 "Total user and system CPU time spent in seconds.",
-                &[("", format!("{cpu}"))],
+                format!("{cpu}"),
             );
         }
     }
@@ -219,9 +217,9 @@ fn process_metrics(out: &mut String) {
         family(
             out,
             "process_resident_memory_bytes",
-            "gauge",
+            Kind::Gauge,
             "Resident memory size in bytes.",
-            &[("", format!("{bytes}"))],
+            format!("{bytes}"),
         );
     }
     if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
@@ -229,9 +227,9 @@ fn process_metrics(out: &mut String) {
         family(
             out,
             "process_open_fds",
-            "gauge",
+            Kind::Gauge,
             "Number of open file descriptors.",
-            &[("", n.to_string())],
+            n.to_string(),
         );
     }
 }

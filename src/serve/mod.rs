@@ -112,11 +112,7 @@ pub fn run(opts: ServeOptions) -> anyhow::Result<()> {
         .clone()
         .or_else(|| opts.config.listen.map(|a| a.to_string()))
         .unwrap_or_else(|| config::DEFAULT_LISTEN.to_string());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .max_blocking_threads(8)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = crate::live::runtime()?;
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, serve_until_signal(opts, &listen));
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));

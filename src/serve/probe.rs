@@ -366,7 +366,7 @@ fn log_failures(captures: &[HostCapture]) {
             let kind = serde_json::to_value(e.kind).ok();
             let kind = kind.as_ref().and_then(|k| k.as_str()).unwrap_or("error");
             let line = format!("probe of {}: {kind}: {}", c.host, e.message);
-            eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &line));
+            eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
         }
     }
 }
@@ -406,6 +406,7 @@ fn failed_captures(hosts: &[String], kind: ErrorKind, message: &str) -> Vec<Host
 /// The exposition: the diagnosis' series, then `pvrdma_up` and
 /// `pvrdma_probe_duration_seconds`.
 fn render(outcome: &Outcome, scope: Scope, elapsed: Duration) -> String {
+    use crate::report::exposition::Family;
     let mut text = crate::report::prometheus::render(
         &outcome.diagnosis,
         &PrometheusOptions {
@@ -414,13 +415,17 @@ fn render(outcome: &Outcome, scope: Scope, elapsed: Duration) -> String {
             duration: elapsed,
         },
     );
-    text.push_str(
-        "# HELP pvrdma_up 1 when every host of the target was reached and its outputs read before the probe's deadline, else 0.\n# TYPE pvrdma_up gauge\n",
+    let mut up = Family::new(
+        "pvrdma_up",
+        "1 when every host of the target was reached and its outputs read before the probe's deadline, else 0.",
     );
-    text.push_str(if outcome.up { "pvrdma_up 1\n" } else { "pvrdma_up 0\n" });
-    text.push_str(
-        "# HELP pvrdma_probe_duration_seconds How long the exporter took to answer this probe, in seconds.\n# TYPE pvrdma_probe_duration_seconds gauge\n",
+    up.add(Vec::new(), if outcome.up { "1" } else { "0" });
+    up.write(&mut text);
+    let mut took = Family::new(
+        "pvrdma_probe_duration_seconds",
+        "How long the exporter took to answer this probe, in seconds.",
     );
-    text.push_str(&format!("pvrdma_probe_duration_seconds {}\n", elapsed.as_secs_f64()));
+    took.add(Vec::new(), elapsed.as_secs_f64().to_string());
+    took.write(&mut text);
     text
 }

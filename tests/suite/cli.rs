@@ -81,9 +81,8 @@ fn display_width(line: &str) -> usize {
 fn options_may_stand_before_the_subcommand() {
     let dir = samples().join("healthy-cluster");
     for args in [
-        vec!["--no-progress", "--format", "json", "analyze"],
+        vec!["--only-problems", "--format", "json", "analyze"],
         vec!["--color", "never", "--format", "json", "analyze"],
-        vec!["-l", "root", "--parallel", "4", "--format", "json", "analyze"],
         vec!["analyze", "--format", "json"],
     ] {
         let r = run(doctor().args(&args).arg(&dir));
@@ -91,6 +90,42 @@ fn options_may_stand_before_the_subcommand() {
         let json: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"));
         assert_eq!(json["summary"]["hosts"], 2, "{args:?}");
     }
+}
+
+#[test]
+fn an_option_a_subcommand_does_not_use_is_a_usage_error_naming_it() {
+    let dir = samples().join("healthy-cluster");
+    for (args, sub, option) in [
+        (vec!["--no-progress", "analyze"], "analyze", "--no-progress"),
+        (vec!["-l", "root", "analyze"], "analyze", "'-l'"),
+        (vec!["analyze", "--parallel", "4"], "analyze", "--parallel"),
+        (
+            vec!["serve", "--config", "c.yml", "-p", "1", "--bundle", "x.tgz"],
+            "serve",
+            "'-p'",
+        ),
+        (vec!["watch", "esx01", "--output", "f"], "watch", "--output"),
+    ] {
+        let r = run(doctor().args(&args).arg(&dir));
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+        assert!(r.stderr.contains(option), "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("Usage: pvrdma-doctor {sub}")),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    // `--help` lists only what the subcommand uses.
+    let help = run(doctor().args(["serve", "--help"])).stdout;
+    for absent in ["--user", "--bundle", "--timeout", "--format", "--probe", "--parallel"] {
+        assert!(!help.contains(absent), "serve --help offers {absent}:\n{help}");
+    }
+    let help = run(doctor().args(["watch", "--help"])).stdout;
+    for absent in ["--bundle", "--output", "prometheus", "nagios", "One JSON document"] {
+        assert!(!help.contains(absent), "watch --help offers {absent}:\n{help}");
+    }
+    assert!(help.contains("JSON Lines"), "{help}");
 }
 
 #[test]

@@ -527,12 +527,12 @@ fn the_watchdog_ends_a_stuck_run_at_the_timeout() {
     );
 }
 
-/// A panic: the test binary runs itself as the child, with the plugin's hook and guard.
+/// A panic: the test binary runs itself as the child, as the plugin with a job that panics.
 #[test]
 fn a_panic_is_an_unknown_line_without_a_traceback() {
     if std::env::var_os("PVRDMA_TEST_PANIC_CHILD").is_some() {
-        pvrdma_doctor::plugin::install_panic_hook();
-        let code = pvrdma_doctor::plugin::guard(|| panic!("a simulated bug"));
+        let args = ["pvrdma-doctor", "analyze", "DIR", "--format", "nagios", "-v"].map(std::ffi::OsString::from);
+        let code = pvrdma_doctor::plugin::main(args.to_vec(), |_, _| panic!("a simulated bug"));
         std::process::exit(i32::from(code));
     }
     let o = Command::new(std::env::current_exe().expect("test binary"))

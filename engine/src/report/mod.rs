@@ -2,6 +2,7 @@
 //! reads. Renderers return a `String`; only `app.rs` writes to stdout or into a bundle.
 use crate::diagnose::Diagnosis;
 
+pub mod exposition;
 mod human;
 pub mod json;
 pub mod nagios;
@@ -30,26 +31,64 @@ pub enum Format {
 
 pub use human::probe::human_lines as probe_lines;
 pub use human::{
-    list_checks, stderr_lines, stderr_message, terminal_width, timestamped, watch_lines, HumanOptions, ProbeListing,
+    list_checks, stderr_lines, stderr_message, timestamped, watch_lines, HumanOptions, ProbeListing, DEFAULT_WIDTH,
 };
 
-/// Renders the report in the chosen format with the default human layout; colour only
-/// applies to `human`. The Prometheus format states the time of rendering as the run's
-/// end and no duration: call [`prometheus::render`] with the run's times instead.
-pub fn render(diagnosis: &Diagnosis, format: Format, color: bool) -> String {
-    match format {
-        Format::Human => human::render(diagnosis, color),
-        Format::Json => json::render(diagnosis),
-        Format::Prometheus => prometheus::render(diagnosis, &prometheus::PrometheusOptions::rendered_now()),
-        Format::Nagios => nagios::render(diagnosis, &nagios::NagiosOptions::default()).text,
+/// How to render a report, for every format: each format reads its own part.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    /// Colour, width and folding of the human report (the caller knows the terminal).
+    pub human: HumanOptions,
+    /// The run's times and the series' scope.
+    pub prometheus: prometheus::PrometheusOptions,
+    /// The plugin's thresholds and the run's clock.
+    pub nagios: nagios::NagiosOptions,
+}
+
+impl Default for RenderOptions {
+    /// The default human layout, the Prometheus times of [`prometheus::PrometheusOptions::rendered_now`],
+    /// the plugin's default thresholds.
+    fn default() -> Self {
+        RenderOptions {
+            human: HumanOptions::default(),
+            prometheus: prometheus::PrometheusOptions::rendered_now(),
+            nagios: nagios::NagiosOptions::default(),
+        }
     }
 }
 
-/// Renders the report; the options only shape the human format (the plugin format takes
-/// its own options: [`nagios::render`]).
-pub fn render_with(diagnosis: &Diagnosis, format: Format, options: &HumanOptions) -> String {
-    match format {
-        Format::Human => human::render_with(diagnosis, options),
-        other => render(diagnosis, other, false),
+/// A rendered report and the exit code it deserves: the documented codes
+/// ([`crate::exit`]), or with [`Format::Nagios`] the plugin state's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub text: String,
+    pub exit_code: u8,
+}
+
+/// Renders the report in the chosen format with the default options (colour only applies
+/// to `human`; the Prometheus format states the time of rendering as the run's end).
+pub fn render(diagnosis: &Diagnosis, format: Format, color: bool) -> String {
+    let mut options = RenderOptions::default();
+    options.human.color = color;
+    render_with(diagnosis, format, &options).text
+}
+
+/// Renders the report: the one call every front end makes, whatever the format.
+pub fn render_with(diagnosis: &Diagnosis, format: Format, options: &RenderOptions) -> Rendered {
+    let text = match format {
+        Format::Human => human::render_with(diagnosis, &options.human),
+        Format::Json => json::render(diagnosis),
+        Format::Prometheus => prometheus::render(diagnosis, &options.prometheus),
+        Format::Nagios => {
+            let plugin = nagios::render(diagnosis, &options.nagios);
+            return Rendered {
+                text: plugin.text,
+                exit_code: plugin.state.code(),
+            };
+        }
+    };
+    Rendered {
+        text,
+        exit_code: diagnosis.exit_code(),
     }
 }

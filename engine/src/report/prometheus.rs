@@ -13,9 +13,9 @@
 //! absent, never a made-up value: an unreachable host has no check or adapter series, and
 //! an adapter whose verdict cannot be told is `verdict="unknown"` at 1, never a 0 on
 //! `tcp-fallback`.
+use super::exposition::Family;
 use crate::diagnose::probe::{Probe, ProbeStatus};
 use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
-use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What the exposition covers. Every per-host series carries `host_name` in both, so an
@@ -97,85 +97,6 @@ fn verdict_label(v: Verdict) -> &'static str {
         Verdict::TcpFallback => "tcp-fallback",
         Verdict::Unknown => "unknown",
     }
-}
-
-/// One metric: its name, help text and samples, written as one group.
-struct Family {
-    name: &'static str,
-    help: &'static str,
-    samples: Vec<(Vec<(&'static str, String)>, String)>,
-}
-
-impl Family {
-    fn new(name: &'static str, help: &'static str) -> Self {
-        Family {
-            name,
-            help,
-            samples: Vec::new(),
-        }
-    }
-
-    fn add(&mut self, labels: Vec<(&'static str, String)>, value: impl Into<String>) {
-        self.samples.push((labels, value.into()));
-    }
-
-    /// One series per value of an enumeration: 1 for `current`, 0 for the others.
-    fn one_hot<T: Copy + PartialEq>(
-        &mut self,
-        labels: &[(&'static str, String)],
-        key: &'static str,
-        all: &[T],
-        current: T,
-        name: impl Fn(T) -> &'static str,
-    ) {
-        for &value in all {
-            let mut l = labels.to_vec();
-            l.push((key, name(value).to_string()));
-            self.add(l, if value == current { "1" } else { "0" });
-        }
-    }
-
-    /// HELP, TYPE and the samples; nothing at all for a metric without samples.
-    fn write(&self, out: &mut String) {
-        if self.samples.is_empty() {
-            return;
-        }
-        let _ = writeln!(out, "# HELP {} {}", self.name, escape_help(self.help));
-        let _ = writeln!(out, "# TYPE {} gauge", self.name);
-        for (labels, value) in &self.samples {
-            out.push_str(self.name);
-            if !labels.is_empty() {
-                out.push('{');
-                for (i, (key, v)) in labels.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    let _ = write!(out, "{key}=\"{}\"", escape_label(v));
-                }
-                out.push('}');
-            }
-            let _ = writeln!(out, " {value}");
-        }
-    }
-}
-
-/// A label value as 0.0.4 wants it: backslash, double quote and line feed escaped.
-fn escape_label(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A HELP text as 0.0.4 wants it: backslash and line feed escaped.
-fn escape_help(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('\n', "\\n")
 }
 
 /// Seconds with millisecond precision, in C notation (`12.345`).
@@ -695,7 +616,7 @@ mod tests {
             text.contains(r#"vm_name="a \"quoted\" \\ name\nsecond line",adapter="0",verdict="hca"} 1"#),
             "{text}"
         );
-        assert_eq!(escape_help("a\\b\nc"), "a\\\\b\\nc");
+        assert_eq!(super::super::exposition::escape_help("a\\b\nc"), "a\\\\b\\nc");
     }
 
     #[test]

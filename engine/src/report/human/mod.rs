@@ -2,7 +2,7 @@
 //! `clush -b` folds them) a ✓/!/✗/? checklist with the fix under each failure, then one
 //! table of PVRDMA adapters (VM, host, adapter, verdict, reason), then one summary line.
 //!
-//! Every line fits the width it is given (the terminal's, `$COLUMNS`, else 100): long
+//! Every line fits the width its caller gives (the front end's terminal, `$COLUMNS`, else 100): long
 //! texts wrap under their column, table cells wrap inside the table, and a command to run
 //! stays whole on its own line. The tool's own text is never cut; a field that holds only
 //! what a host sent is escaped (control and bidi characters) and, beyond 200 characters,
@@ -28,7 +28,7 @@ pub struct HumanOptions {
 
 /// Width when stdout is not a terminal and `$COLUMNS` is unset: the report stays readable
 /// in a file, a mail or a ticket.
-const DEFAULT_WIDTH: usize = 100;
+pub const DEFAULT_WIDTH: usize = 100;
 
 /// Narrower than this, nothing useful fits: the layout assumes at least this much.
 const MIN_WIDTH: usize = 40;
@@ -42,22 +42,6 @@ impl Default for HumanOptions {
             fold: true,
         }
     }
-}
-
-/// `$COLUMNS` when set to a number, else the width of the terminal on stdout, else
-/// [`DEFAULT_WIDTH`].
-pub fn terminal_width() -> usize {
-    columns_from_env()
-        .or_else(|| terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0)))
-        .unwrap_or(DEFAULT_WIDTH)
-}
-
-/// `$COLUMNS`, when it is set to a positive number.
-fn columns_from_env() -> Option<usize> {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|w| *w > 0)
 }
 
 /// Host-supplied text longer than this is shortened in the human report.
@@ -92,17 +76,7 @@ impl Paint {
     }
 }
 
-/// The report with the default layout (100 columns, folded).
-pub fn render(d: &Diagnosis, color: bool) -> String {
-    render_with(
-        d,
-        &HumanOptions {
-            color,
-            ..HumanOptions::default()
-        },
-    )
-}
-
+/// The report laid out as `options` say.
 pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
     let paint = Paint { on: options.color };
     let width = options.width.max(MIN_WIDTH);

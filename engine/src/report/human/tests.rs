@@ -3,6 +3,17 @@ use super::*;
 use crate::capture::{ErrorKind, Failure};
 use crate::diagnose::{Summary, Vm};
 
+/// The report at the default width, coloured or not.
+fn render(d: &Diagnosis, color: bool) -> String {
+    render_with(
+        d,
+        &HumanOptions {
+            color,
+            ..HumanOptions::default()
+        },
+    )
+}
+
 #[test]
 fn text_from_a_host_cannot_reach_the_terminal_as_escape_sequences() {
     let hostile = "evil\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J";

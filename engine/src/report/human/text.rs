@@ -187,13 +187,14 @@ pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
     lines
 }
 
-/// A message for stderr (an error, a warning, a notice), wrapped to the width of the
-/// terminal stderr is on (or `$COLUMNS`): the first line after `prefix`, the others
-/// indented by four columns. Piped to a file or a program (and no `$COLUMNS`), it stays
-/// as written, one line per line of the message, for grep and log collectors.
-pub fn stderr_message(prefix: &str, message: &str) -> String {
+/// A message for stderr (an error, a warning, a notice), wrapped to `width` (the
+/// terminal stderr is on, or `$COLUMNS`, as the front end finds it): the first line after
+/// `prefix`, the others indented by four columns. With `None` (stderr piped to a file or a
+/// program) it stays as written, one line per line of the message, for grep and log
+/// collectors.
+pub fn stderr_message(prefix: &str, message: &str, width: Option<usize>) -> String {
     let mut out = String::new();
-    let width = stderr_width().map_or(usize::MAX, |w| w.max(MIN_WIDTH));
+    let width = width.map_or(usize::MAX, |w| w.max(MIN_WIDTH));
     emit(&mut out, prefix, prefix, 4, &clean(message), width, |t| t.to_string());
     out
 }
@@ -201,17 +202,11 @@ pub fn stderr_message(prefix: &str, message: &str) -> String {
 /// Text for stderr that already has its own lines (a usage error with its `Usage:` line):
 /// each line wrapped on its own as [`stderr_message`] does, continuations indented four
 /// columns past its own indent.
-pub fn stderr_lines(text: &str) -> String {
+pub fn stderr_lines(text: &str, width: Option<usize>) -> String {
     let mut out = String::new();
-    let width = stderr_width().map_or(usize::MAX, |w| w.max(MIN_WIDTH));
+    let width = width.map_or(usize::MAX, |w| w.max(MIN_WIDTH));
     for line in text.lines() {
         emit(&mut out, "", "", 4, &clean(line), width, |t| t.to_string());
     }
     out
-}
-
-/// `$COLUMNS` when set to a number, else the width of the terminal on stderr; `None`
-/// when stderr is not a terminal.
-fn stderr_width() -> Option<usize> {
-    columns_from_env().or_else(|| terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| usize::from(w.0)))
 }

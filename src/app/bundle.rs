@@ -1,0 +1,104 @@
+//! The support bundle of a live or demo run: refused early when it cannot be written,
+//! written after the report.
+use crate::bundle::{self, BundleMeta};
+use crate::cli::BundleArgs;
+use crate::collect::HostCapture;
+use crate::diagnose;
+use crate::report;
+use std::time::SystemTime;
+
+/// Refuses an existing bundle (or redaction map) before collecting, so a long live run
+/// does not end in a refusal. Call it before connecting to any host.
+pub(super) fn prepare_bundle(args: &BundleArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.bundle {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        anyhow::ensure!(
+            name.ends_with(".tar.gz") || name.ends_with(".tgz"),
+            "--bundle {}: a support bundle is a gzip-compressed tar archive; name it with .tar.gz (e.g. {})",
+            path.display(),
+            path.with_extension("tar.gz").display()
+        );
+        bundle::check_target(path, args.force)?;
+        if args.redact {
+            bundle::check_target(&crate::redact::map_path(path), args.force)?;
+        }
+    }
+    Ok(())
+}
+
+/// After a live or demo run (the report already printed): writes the support bundle when
+/// `--bundle` was given. With `--redact` the captures are redacted first and the bundled
+/// reports are computed from them, so the bundle holds no original value; the mapping goes
+/// next to it. Returns where the bundle went.
+pub fn write_support_bundle(
+    args: &BundleArgs,
+    captures: &[HostCapture],
+    diagnosis: &diagnose::Diagnosis,
+    started: SystemTime,
+    finished: SystemTime,
+    interrupted: bool,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let local = crate::redact::LocalValues::default();
+    write_support_bundle_hiding(args, captures, diagnosis, started, finished, interrupted, &local)
+}
+
+/// [`write_support_bundle`] that, with `--redact`, also hides the local paths and login
+/// users of the run (see [`crate::redact::LocalValues`]).
+pub(super) fn write_support_bundle_hiding(
+    args: &BundleArgs,
+    captures: &[HostCapture],
+    diagnosis: &diagnose::Diagnosis,
+    started: SystemTime,
+    finished: SystemTime,
+    interrupted: bool,
+    local: &crate::redact::LocalValues,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let Some(path) = &args.bundle else {
+        return Ok(None);
+    };
+    // args_os: a non-UTF-8 argument must not panic the run after collection.
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let mut command_line = bundle::scrub_command_line(&argv);
+    let mut redactor = crate::redact::Redactor::new();
+    let redacted;
+    let captures = if args.redact {
+        redactor.hide_local(local);
+        redacted = redactor.redact_captures(captures)?;
+        command_line = crate::redact::redact_command_line(&command_line);
+        &redacted
+    } else {
+        captures
+    };
+    // The printed report's diagnosis is reused; only redacted captures need their own, so
+    // the bundled report holds no original value.
+    let rediagnosed;
+    let diagnosis = if args.redact {
+        rediagnosed = diagnose::diagnose(captures);
+        &rediagnosed
+    } else {
+        diagnosis
+    };
+    let meta = BundleMeta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line,
+        started,
+        finished,
+        interrupted,
+        redacted: args.redact,
+    };
+    bundle::write_bundle(
+        path,
+        captures,
+        &meta,
+        &report::render(diagnosis, report::Format::Json, false),
+        &report::render(diagnosis, report::Format::Human, false),
+        args.force,
+    )?;
+    if args.redact {
+        redactor.write_map(path, args.force)?;
+    }
+    Ok(Some(path.clone()))
+}

@@ -1,0 +1,212 @@
+//! Runs one invocation: resolves the command line ([`setup`]), picks the source (live
+//! hosts, demo, offline capture), drives the pipeline collect → facts → diagnose → render,
+//! writes the report ([`output`]) and the bundle ([`bundle`]), returns the exit code.
+mod bundle;
+#[cfg(test)]
+mod option_effects;
+mod output;
+mod setup;
+mod typo;
+
+pub use bundle::write_support_bundle;
+pub(crate) use output::generate;
+pub(crate) use setup::{LiveSetup, WatchSetup};
+
+use crate::live::LiveRun;
+use crate::plugin::Session;
+use crate::report::{self, Format};
+use crate::terminal::Terminal;
+use output::RunTimes;
+use setup::{Job, ReportSetup, Setup};
+use std::io::IsTerminal;
+use std::path::Path;
+
+/// How `main` prints an error that stops the run: prefixed, wrapped to the terminal
+/// stderr is on (the tool's own text, never cut).
+pub fn error_message(error: &anyhow::Error) -> String {
+    crate::terminal::stderr_message("pvrdma-doctor: error: ", &format!("{error:#}"))
+}
+
+/// Runs the command line; `plugin` is the monitoring-plugin session when `--format
+/// nagios` was asked for (its clock, stage and the one output it writes).
+pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8> {
+    let setup = Setup::new(cli, &Terminal::detect())?;
+    init_tracing(setup.verbose);
+    match setup.job {
+        Job::Generate { kind, output } => {
+            output::emit(output.as_deref(), &generate(kind)?, crate::exit::HEALTHY, plugin)
+        }
+        Job::ListChecks { json, width, output } => {
+            let text = output::list_checks(json, width, setup.verbose > 0);
+            output::emit(output.as_deref(), &text, crate::exit::HEALTHY, plugin)
+        }
+        Job::Check {
+            live,
+            report,
+            bundle,
+            baseline,
+            may_be_typo,
+        } => check_hosts(live, &report, &bundle, baseline.as_deref(), may_be_typo, plugin),
+        Job::Analyze { path, report, baseline } => {
+            let started = std::time::Instant::now();
+            let baseline = load_baseline(baseline.as_deref())?;
+            if let Some(p) = plugin {
+                p.stage("reading the capture");
+            }
+            let captures = crate::offline::load_captures(&path)?;
+            let times = RunTimes::of_capture(&path, started);
+            output::finish(&captures, &report, baseline.as_ref(), &times, plugin).map(|(_, code)| code)
+        }
+        Job::Watch(watch) => crate::watch::run(watch),
+        Job::Demo {
+            demo,
+            live,
+            serve,
+            report,
+            bundle,
+            baseline,
+        } => {
+            if let Some((listen, web_config)) = serve {
+                return crate::serve::run_demo(&demo, live, listen, web_config.as_deref());
+            }
+            let baseline = load_baseline(baseline.as_deref())?;
+            bundle::prepare_bundle(&bundle)?;
+            if let Some(p) = plugin {
+                p.stage("collecting from the simulated hosts");
+            }
+            let planted = crate::demo::planted(&demo, live.probe.is_some())?;
+            eprint!("{}", planted.intro());
+            let run = crate::demo::run_demo(&demo, live)?;
+            let (code, diagnosis) = report_live(&run, &report, &bundle, baseline.as_ref(), plugin)?;
+            eprint!("{}", planted.outro(&diagnosis));
+            // Ctrl-C keeps its code, and so does a monitoring plugin's; otherwise the demo
+            // says whether it went as planted.
+            Ok(if run.interrupted || report.format == Format::Nagios {
+                code
+            } else {
+                planted.exit_code(&diagnosis)
+            })
+        }
+        Job::Serve {
+            config,
+            listen,
+            web_config,
+            check_only,
+        } => crate::serve::run_serve(&config, listen, web_config.as_deref(), check_only),
+    }
+}
+
+/// The main job: diagnose the hosts over SSH.
+fn check_hosts(
+    live: LiveSetup,
+    report: &ReportSetup,
+    bundle_args: &crate::cli::BundleArgs,
+    baseline: Option<&Path>,
+    may_be_typo: bool,
+    plugin: Option<&Session>,
+) -> anyhow::Result<u8> {
+    let baseline = load_baseline(baseline)?;
+    bundle::prepare_bundle(bundle_args)?;
+    let options = start_live(live)?;
+    let meant = may_be_typo.then(|| typo::meant_subcommand(&options.targets)).flatten();
+    let first = options.targets.first().cloned().unwrap_or_default();
+    if let Some(p) = plugin {
+        p.stage("collecting from the hosts over SSH");
+    }
+    let run = crate::live::collect_live(&options).map_err(|e| match &meant {
+        Some(m) => anyhow::anyhow!("{e:#}\ndid you mean `{m}`?"),
+        None => e,
+    })?;
+    let (code, diagnosis) = report_live(&run, report, bundle_args, baseline.as_ref(), plugin)?;
+    let unresolved = diagnosis.hosts.iter().any(|h| {
+        h.host == first
+            && h.error
+                .as_ref()
+                .is_some_and(|e| e.kind == crate::collect::ErrorKind::Dns)
+    });
+    if let (Some(m), true) = (&meant, unresolved) {
+        let hint = format!("`{first}` does not resolve as a host name; did you mean `{m}`?");
+        eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &hint));
+    }
+    Ok(code)
+}
+
+/// What every front end that logs in to real hosts does first: warns when host keys are
+/// not verified, reads the password (the environment, or a prompt with
+/// `--ask-password`). Returns the collection settings with the password in.
+pub(crate) fn start_live(live: LiveSetup) -> anyhow::Result<crate::live::LiveOptions> {
+    if live.options.insecure_skip_host_key_check {
+        eprint!(
+            "{}",
+            crate::terminal::stderr_message(
+                "pvrdma-doctor: ",
+                "WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
+            )
+        );
+    }
+    let mut options = live.options;
+    options.password = crate::live::read_password(live.ask_password)?;
+    Ok(options)
+}
+
+/// Reports a live run, then writes the support bundle if asked; after Ctrl-C both cover
+/// what was collected. Returns the exit code and the diagnosis.
+fn report_live(
+    run: &LiveRun,
+    report: &ReportSetup,
+    bundle_args: &crate::cli::BundleArgs,
+    baseline: Option<&crate::baseline::Baseline>,
+    plugin: Option<&Session>,
+) -> anyhow::Result<(u8, crate::diagnose::Diagnosis)> {
+    if run.interrupted {
+        eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
+    }
+    let times = RunTimes::of_run(run.started, run.finished);
+    let (diagnosis, code) = output::finish(&run.captures, report, baseline, &times, plugin)?;
+    // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial (a
+    // plugin only has UNKNOWN for it).
+    let code = match (run.interrupted, report.format) {
+        (true, Format::Nagios) => report::nagios::State::Unknown.code(),
+        (true, _) => crate::exit::INTERRUPTED,
+        (false, _) => code,
+    };
+    if let Some(path) = bundle::write_support_bundle_hiding(
+        bundle_args,
+        &run.captures,
+        &diagnosis,
+        run.started,
+        run.finished,
+        run.interrupted,
+        &run.local_values,
+    )? {
+        eprintln!("pvrdma-doctor: support bundle written to {}", path.display());
+    }
+    Ok((code, diagnosis))
+}
+
+/// Reads `--baseline` before any work, so a bad file fails fast and says why.
+pub(crate) fn load_baseline(path: Option<&Path>) -> anyhow::Result<Option<crate::baseline::Baseline>> {
+    path.map(crate::baseline::load).transpose()
+}
+
+/// `-v` shows each command (host, duration, exit), `-vv` the SSH negotiation too; a
+/// `RUST_LOG` filter replaces both. Everything goes to stderr: stdout is the report.
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let from_env = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty());
+    let directives = match (from_env, verbose) {
+        (Some(env), _) => env,
+        (None, 0) => return,
+        (None, 1) => "pvrdma_doctor=info".to_string(),
+        (None, _) => "pvrdma_doctor=debug,russh=debug".to_string(),
+    };
+    let filter = EnvFilter::try_new(&directives).unwrap_or_else(|_| EnvFilter::new("pvrdma_doctor=info"));
+    // `try_init` also routes russh's `log` records into tracing; a second init (tests
+    // calling `run` twice) is not an error worth reporting.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}

@@ -1,0 +1,161 @@
+//! Writing what a job produced: the report (one render call for every format), the
+//! `--list-checks` and `--generate` texts, to `--output` or stdout.
+use super::setup::ReportSetup;
+use crate::catalogue::CATALOGUE;
+use crate::collect::HostCapture;
+use crate::diagnose::{self, CHECKS};
+use crate::plugin::Session;
+use crate::report::{self, Format};
+use std::io::Write;
+use std::path::Path;
+use std::time::SystemTime;
+
+/// When the diagnosed outputs were collected, for the formats that state it.
+pub(super) struct RunTimes {
+    finished: SystemTime,
+    duration: std::time::Duration,
+    /// Where the times come from, when that is not a live run (a comment line).
+    note: Option<String>,
+}
+
+impl RunTimes {
+    pub(super) fn of_run(started: SystemTime, finished: SystemTime) -> Self {
+        RunTimes {
+            finished,
+            duration: finished.duration_since(started).unwrap_or_default(),
+            note: None,
+        }
+    }
+
+    /// `analyze`: the times a support bundle recorded; else (a capture folder, a
+    /// vm-support bundle) now and how long reading took, and the note says which.
+    pub(super) fn of_capture(path: &Path, started: std::time::Instant) -> Self {
+        match crate::offline::recorded_run_times(path) {
+            Some((start, end)) => RunTimes {
+                note: Some(format!(
+                    "# pvrdma-doctor analyze: the run times are those the support bundle recorded (started {}, finished {}).",
+                    humantime::format_rfc3339_millis(start),
+                    humantime::format_rfc3339_millis(end)
+                )),
+                ..RunTimes::of_run(start, end)
+            },
+            None => RunTimes {
+                finished: SystemTime::now(),
+                duration: started.elapsed(),
+                note: Some(
+                    "# pvrdma-doctor analyze: the capture records no run time, so the run times are when analyze read it and how long that took."
+                        .to_string(),
+                ),
+            },
+        }
+    }
+}
+
+/// Diagnoses the captures (with the changes since `baseline`), renders the report in its
+/// format and writes it. Returns the diagnosis (for the bundle) and the exit code the
+/// report deserves (the plugin state with `--format nagios`).
+pub(super) fn finish(
+    captures: &[HostCapture],
+    setup: &ReportSetup,
+    baseline: Option<&crate::baseline::Baseline>,
+    times: &RunTimes,
+    plugin: Option<&Session>,
+) -> anyhow::Result<(diagnose::Diagnosis, u8)> {
+    if let Some(p) = plugin {
+        p.stage("diagnosing");
+    }
+    let mut diagnosis = diagnose::diagnose(captures);
+    if let Some(evidence) = &setup.evidence {
+        crate::evidence::attach_bundle_commands(&mut diagnosis, evidence);
+    }
+    diagnosis.changes = baseline.map(|b| crate::baseline::compare(b, &diagnosis));
+    let options = report::RenderOptions {
+        human: setup.human.clone(),
+        prometheus: report::prometheus::PrometheusOptions {
+            scope: report::prometheus::Scope::Fleet,
+            finished: times.finished,
+            duration: times.duration,
+        },
+        nagios: report::nagios::NagiosOptions {
+            warning: setup.plugin.warning.clone(),
+            critical: setup.plugin.critical.clone(),
+            unreachable: setup.plugin.unreachable,
+            duration: plugin.map(Session::elapsed),
+            timed_out: plugin.and_then(Session::timed_out),
+        },
+    };
+    let rendered = report::render_with(&diagnosis, setup.format, &options);
+    let text = match (&times.note, setup.format) {
+        (Some(note), Format::Prometheus) => format!("{note}\n{}", rendered.text),
+        _ => rendered.text,
+    };
+    let code = emit(setup.output.as_deref(), &text, rendered.exit_code, plugin)?;
+    Ok((diagnosis, code))
+}
+
+/// Writes `text` to `--output` (atomically) or to stdout; returns the exit code that
+/// stands: `code`, unless the plugin's watchdog already wrote its own.
+pub(super) fn emit(output: Option<&Path>, text: &str, code: u8, plugin: Option<&Session>) -> anyhow::Result<u8> {
+    match (output, plugin) {
+        (Some(path), _) => crate::atomic_file::write_report(path, text).map(|()| code),
+        (None, Some(p)) => Ok(p.write_once(text, code)),
+        (None, None) => write_stdout(text).map(|()| code),
+    }
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error worth a message.
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// What `--generate` prints: a completion script or the man page, from the clap
+/// definition itself so they never drift from `--help`.
+pub(crate) fn generate(kind: crate::cli::Generate) -> anyhow::Result<String> {
+    use crate::cli::Generate;
+    use clap_complete::Shell;
+    let mut cmd = crate::cli::command();
+    let mut buf: Vec<u8> = Vec::new();
+    let shell = match kind {
+        Generate::CompleteBash => Shell::Bash,
+        Generate::CompleteZsh => Shell::Zsh,
+        Generate::CompleteFish => Shell::Fish,
+        Generate::CompletePowershell => Shell::PowerShell,
+        Generate::CompleteElvish => Shell::Elvish,
+        Generate::ReportSchema => return Ok(report::json::schema()),
+        Generate::Man => {
+            clap_mangen::Man::new(cmd).render(&mut buf)?;
+            return Ok(String::from_utf8_lossy(&buf).into_owned());
+        }
+    };
+    clap_complete::generate(shell, &mut cmd, "pvrdma-doctor", &mut buf);
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// `--list-checks`: the human list, or with `--format json` the same lists as one
+/// document for scripts.
+pub(super) fn list_checks(json: bool, width: usize, verbose: bool) -> String {
+    if !json {
+        return report::list_checks(width, verbose, &crate::probe::listing());
+    }
+    let commands: Vec<serde_json::Value> = CATALOGUE
+        .iter()
+        .map(|spec| serde_json::json!({"id": spec.id, "command": spec.command, "why": spec.why}))
+        .collect();
+    let checks: Vec<serde_json::Value> = CHECKS
+        .iter()
+        .map(|(id, what)| serde_json::json!({"id": id, "passes_when": what}))
+        .collect();
+    let doc = serde_json::json!({
+        "schema": "pvrdma-doctor/checks/v1",
+        "tool_version": env!("CARGO_PKG_VERSION"),
+        "commands": commands,
+        "checks": checks,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -1,0 +1,329 @@
+//! The one front-end set-up: the command line and the terminal resolved into what a job
+//! runs with, before any I/O. Every front end (the one-shot run, `analyze`, `watch`,
+//! `demo`, `serve`) starts from here, so an option reaches its job through one place, and
+//! a test can see that it does (`option_effects`).
+use crate::cli::{
+    BaselineArgs, BundleArgs, Cli, ColorChoice, Command, Generate, HostArgs, LayoutArgs, ReportArgs, RunArgs, SshArgs,
+    WatchFormat,
+};
+use crate::live::LiveOptions;
+use crate::report::{self, Format, HumanOptions};
+use crate::terminal::Terminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One invocation, resolved.
+#[derive(Debug)]
+pub(crate) struct Setup {
+    /// `-v`'s count.
+    pub(crate) verbose: u8,
+    pub(crate) job: Job,
+}
+
+/// What to do.
+#[derive(Debug)]
+pub(crate) enum Job {
+    /// `--generate KIND`.
+    Generate { kind: Generate, output: Option<PathBuf> },
+    /// `--list-checks`.
+    ListChecks {
+        json: bool,
+        width: usize,
+        output: Option<PathBuf>,
+    },
+    /// The default job and `check`: diagnose hosts over SSH once.
+    Check {
+        live: LiveSetup,
+        report: ReportSetup,
+        bundle: BundleArgs,
+        baseline: Option<PathBuf>,
+        /// The hosts came without `check`, so a misspelt subcommand may be among them.
+        may_be_typo: bool,
+    },
+    /// `analyze PATH`.
+    Analyze {
+        path: PathBuf,
+        report: ReportSetup,
+        baseline: Option<PathBuf>,
+    },
+    /// `watch`.
+    Watch(WatchSetup),
+    /// `demo`.
+    Demo {
+        demo: crate::demo::DemoOptions,
+        live: LiveOptions,
+        /// `--serve`: where to listen and the web configuration.
+        serve: Option<(Option<String>, Option<PathBuf>)>,
+        report: ReportSetup,
+        bundle: BundleArgs,
+        baseline: Option<PathBuf>,
+    },
+    /// `serve`.
+    Serve {
+        config: PathBuf,
+        listen: Option<String>,
+        web_config: Option<PathBuf>,
+        check_only: bool,
+    },
+}
+
+/// Live collection: the settings and whether to prompt for the password (read when the
+/// job starts, not here).
+#[derive(Debug)]
+pub(crate) struct LiveSetup {
+    pub(crate) options: LiveOptions,
+    pub(crate) ask_password: bool,
+}
+
+/// One report: its format, where it goes and how each format is shaped.
+#[derive(Debug, Clone)]
+pub(crate) struct ReportSetup {
+    pub(crate) format: Format,
+    pub(crate) output: Option<PathBuf>,
+    pub(crate) human: HumanOptions,
+    pub(crate) plugin: PluginSetup,
+    /// A live run's options, from which the report says how to send an output that did
+    /// not parse (the redacted bundle command for that host).
+    pub(crate) evidence: Option<crate::evidence::Evidence>,
+}
+
+/// `-w`, `-c`, `--unreachable-state` (the run's clock is the plugin session's).
+#[derive(Debug, Clone)]
+pub(crate) struct PluginSetup {
+    pub(crate) warning: Option<report::nagios::Range>,
+    pub(crate) critical: Option<report::nagios::Range>,
+    pub(crate) unreachable: report::nagios::State,
+}
+
+/// `watch`.
+#[derive(Debug)]
+pub(crate) struct WatchSetup {
+    pub(crate) live: LiveSetup,
+    /// `--demo`: the simulated hosts to watch (scenario and latency).
+    pub(crate) demo: Option<crate::demo::DemoOptions>,
+    pub(crate) interval: Duration,
+    pub(crate) until_change: bool,
+    pub(crate) count: Option<u64>,
+    /// `--format json`: JSON Lines events.
+    pub(crate) json: bool,
+    pub(crate) human: HumanOptions,
+    pub(crate) baseline: Option<PathBuf>,
+}
+
+impl Setup {
+    /// Resolves the command line on this terminal.
+    pub(crate) fn new(cli: Cli, terminal: &Terminal) -> anyhow::Result<Setup> {
+        let verbose = cli.verbose();
+        let job = if let Some(kind) = cli.generate {
+            Job::Generate {
+                kind,
+                output: cli.check.report.output_file,
+            }
+        } else if cli.list_checks {
+            Job::ListChecks {
+                json: cli.check.report.format() == Format::Json,
+                width: terminal.width,
+                output: cli.check.report.output_file,
+            }
+        } else {
+            match cli.command {
+                None => check(cli.check, terminal, true)?,
+                Some(Command::Check(args)) => check(args, terminal, false)?,
+                Some(Command::Analyze(a)) => Job::Analyze {
+                    path: a.path,
+                    report: report_setup(&a.report, terminal),
+                    baseline: baseline(a.baseline),
+                },
+                Some(Command::Watch(a)) => {
+                    let demo = a.demo.then(|| crate::demo::DemoOptions {
+                        scenario: a.scenario.clone(),
+                        hosts: None,
+                        latency: a.latency,
+                    });
+                    let positions = a.positions.clone();
+                    let live = live_setup(&a.hosts, Some(&a.ssh), &a.run, &positions, terminal, a.probe.options())?;
+                    Job::Watch(WatchSetup {
+                        live,
+                        demo,
+                        interval: a.interval,
+                        until_change: a.until_change,
+                        count: a.count,
+                        json: a.format == WatchFormat::Json,
+                        human: human_options(&a.layout, terminal, false),
+                        baseline: baseline(a.baseline),
+                    })
+                }
+                Some(Command::Demo(a)) => {
+                    anyhow::ensure!(
+                        !a.serve || a.hosts.is_empty(),
+                        "`demo --serve` serves every simulated host (a probe names one); {:?} would be ignored",
+                        a.hosts
+                    );
+                    let chosen = HostArgs {
+                        hosts: a.hosts.clone(),
+                        hosts_file: None,
+                    };
+                    let positions = crate::cli::ArgPositions::default();
+                    let mut live =
+                        live_setup(&chosen, None, &a.run, &positions, terminal, a.probe.options())?.options;
+                    let serve = a.serve.then(|| (a.listen.clone(), a.web_config.clone()));
+                    if serve.is_some() {
+                        live.progress = false;
+                    }
+                    Job::Demo {
+                        demo: crate::demo::DemoOptions {
+                            scenario: a.scenario,
+                            hosts: None,
+                            latency: a.latency,
+                        },
+                        live,
+                        serve,
+                        report: report_setup(&a.report, terminal),
+                        bundle: a.bundle,
+                        baseline: baseline(a.baseline),
+                    }
+                }
+                Some(Command::Serve(a)) => Job::Serve {
+                    config: a.config,
+                    listen: a.listen,
+                    web_config: a.web_config,
+                    check_only: a.check_config,
+                },
+            }
+        };
+        Ok(Setup { verbose, job })
+    }
+}
+
+/// The one-shot run over SSH.
+fn check(args: crate::cli::CheckArgs, terminal: &Terminal, may_be_typo: bool) -> anyhow::Result<Job> {
+    anyhow::ensure!(
+        !args.hosts.hosts.is_empty() || args.hosts.hosts_file.is_some(),
+        "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
+    );
+    let live = live_setup(
+        &args.hosts,
+        Some(&args.ssh),
+        &args.run,
+        &args.positions,
+        terminal,
+        args.probe.options(),
+    )?;
+    let mut report = report_setup(&args.report, terminal);
+    report.evidence = Some(crate::evidence::Evidence {
+        ssh: args.ssh.clone(),
+        hosts: args.hosts.clone(),
+        positions: args.positions.clone(),
+    });
+    Ok(Job::Check {
+        live,
+        report,
+        bundle: args.bundle,
+        baseline: baseline(args.baseline),
+        may_be_typo,
+    })
+}
+
+fn baseline(args: BaselineArgs) -> Option<PathBuf> {
+    args.baseline
+}
+
+/// The report's settings (`--color auto` looks at stdout, which a report written to
+/// `--output` does not go to).
+fn report_setup(args: &ReportArgs, terminal: &Terminal) -> ReportSetup {
+    let to_file = args.output_file.is_some();
+    ReportSetup {
+        format: args.format(),
+        output: args.output_file.clone(),
+        human: human_options(&args.layout, terminal, to_file),
+        plugin: PluginSetup {
+            warning: args.plugin.warning.clone(),
+            critical: args.plugin.critical.clone(),
+            unreachable: args.plugin.unreachable_state.into(),
+        },
+        evidence: None,
+    }
+}
+
+/// The human layout: colour (only on a terminal, never when NO_COLOR is set, unless
+/// `--color always`), the terminal's width, `--only-problems`, `--no-fold`.
+fn human_options(args: &LayoutArgs, terminal: &Terminal, to_file: bool) -> HumanOptions {
+    let color = match args.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => !to_file && !terminal.no_color && terminal.stdout,
+    };
+    HumanOptions {
+        color,
+        width: terminal.width,
+        only_problems: args.only_problems,
+        fold: !args.no_fold,
+    }
+}
+
+/// The live-collection settings from the command line (`ssh`: `None` for the demo, which
+/// logs in with its own).
+fn live_setup(
+    hosts: &HostArgs,
+    ssh: Option<&SshArgs>,
+    run: &RunArgs,
+    positions: &crate::cli::ArgPositions,
+    terminal: &Terminal,
+    probe: Option<crate::probe::ProbeOptions>,
+) -> anyhow::Result<LiveSetup> {
+    let mut options = LiveOptions {
+        targets: hosts.hosts.clone(),
+        target_positions: positions.hosts.clone(),
+        hosts_file_position: positions.hosts_file.unwrap_or(usize::MAX),
+        hosts_file: hosts.hosts_file.clone(),
+        system_ssh_config: crate::live::system_ssh_config_path(),
+        parallel: run.parallel,
+        connect_timeout: run.connect_timeout,
+        command_timeout: run.command_timeout,
+        host_output_budget: run.host_output_budget,
+        total_output_budget: run.total_output_budget,
+        run_timeout: run.timeout,
+        progress: !run.no_progress && terminal.stderr,
+        probe,
+        ..LiveOptions::default()
+    };
+    let Some(ssh) = ssh else {
+        return Ok(LiveSetup {
+            options,
+            ask_password: false,
+        });
+    };
+    options.ssh_config = ssh.ssh_config.clone();
+    options.ssh_options = ssh_options(ssh, positions)?;
+    options.login_user = ssh.user.clone();
+    options.identity_files = ssh.identity.clone();
+    options.accept_new = ssh.accept_new;
+    options.insecure_skip_host_key_check = ssh.insecure_skip_host_key_check;
+    Ok(LiveSetup {
+        options,
+        ask_password: ssh.ask_password,
+    })
+}
+
+/// `-l`, `-p`, `-J` and `-o` in the order given (ssh takes the first value given).
+fn ssh_options(
+    args: &SshArgs,
+    pos: &crate::cli::ArgPositions,
+) -> anyhow::Result<crate::ssh::config::CommandLineOptions> {
+    use crate::ssh::config::CliOption;
+    let at = |list: &[usize], i: usize| list.get(i).copied().unwrap_or(usize::MAX - 1);
+    let mut items = Vec::new();
+    if let Some(u) = &args.user {
+        items.push((at(&pos.user, 0), CliOption::Login(u.clone())));
+    }
+    if let Some(p) = &args.port {
+        items.push((at(&pos.port, 0), CliOption::Port(p.clone())));
+    }
+    if let Some(j) = &args.jump {
+        items.push((at(&pos.jump, 0), CliOption::Jump(j.clone())));
+    }
+    for (i, o) in args.options.iter().enumerate() {
+        items.push((at(&pos.options, i), CliOption::Option(o.clone())));
+    }
+    crate::ssh::config::CommandLineOptions::ordered(items).map_err(|e| anyhow::anyhow!("{e}"))
+}
