@@ -14,7 +14,7 @@
 //! an adapter whose verdict cannot be told is `verdict="unknown"` at 1, never a 0 on
 //! `tcp-fallback`.
 use crate::diagnose::probe::{Probe, ProbeStatus};
-use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
+use crate::diagnose::{Adapter, Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -98,6 +98,9 @@ fn verdict_label(v: Verdict) -> &'static str {
         Verdict::Unknown => "unknown",
     }
 }
+
+/// A series' labels, in the order they are written.
+type Labels = Vec<(&'static str, String)>;
 
 /// One metric: its name, help text and samples, written as one group.
 struct Family {
@@ -341,10 +344,7 @@ fn pairs_learnt(diagnosis: &Diagnosis, scope: Scope) -> bool {
 /// Every adapter of the host with the labels that name it: two running VMs sharing a
 /// display name are told apart by a `world_id` label (or their position when a World ID
 /// is unknown), so no two series collide.
-fn adapter_labels<'a>(
-    base: &[(&'static str, String)],
-    h: &'a HostDiagnosis,
-) -> Vec<(&'a crate::diagnose::Adapter, Vec<(&'static str, String)>)> {
+fn adapter_labels<'a>(base: &[(&'static str, String)], h: &'a HostDiagnosis) -> Vec<(&'a Adapter, Labels)> {
     let mut out = Vec::new();
     for (i, vm) in h.vms.iter().enumerate() {
         let shared = h.vms.iter().filter(|other| other.name == vm.name).count() > 1;
