@@ -256,7 +256,13 @@ fn ctrl_c_exits_130_and_a_slow_round_says_so() {
         .expect("kill");
     assert!(status.success());
     let (code, _, err) = w.finish();
-    assert_eq!((code, err.trim()), (130, "pvrdma-doctor: interrupted after round 1"));
+    // The first line says the hosts are simulated; then only the interruption.
+    let (intro, rest) = err.trim().split_once('\n').unwrap_or_default();
+    assert!(
+        intro.starts_with("pvrdma-doctor: watch --demo: 3 simulated ESXi hosts"),
+        "{err}"
+    );
+    assert_eq!((code, rest), (130, "pvrdma-doctor: interrupted after round 1"));
 }
 
 /// Sends `signal` (`-TERM`, `-INT`) to the watch.

@@ -15,7 +15,7 @@
 //! `tcp-fallback`.
 use super::exposition::Family;
 use crate::diagnose::probe::{Probe, ProbeStatus};
-use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
+use crate::diagnose::{Adapter, Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What the exposition covers. Every per-host series carries `host_name` in both, so an
@@ -98,6 +98,9 @@ fn verdict_label(v: Verdict) -> &'static str {
         Verdict::Unknown => "unknown",
     }
 }
+
+/// A series' labels, in the order they are written.
+type Labels = Vec<(&'static str, String)>;
 
 /// Seconds with millisecond precision, in C notation (`12.345`).
 fn seconds(d: Duration) -> String {
@@ -262,10 +265,7 @@ fn pairs_learnt(diagnosis: &Diagnosis, scope: Scope) -> bool {
 /// Every adapter of the host with the labels that name it: two running VMs sharing a
 /// display name are told apart by a `world_id` label (or their position when a World ID
 /// is unknown), so no two series collide.
-fn adapter_labels<'a>(
-    base: &[(&'static str, String)],
-    h: &'a HostDiagnosis,
-) -> Vec<(&'a crate::diagnose::Adapter, Vec<(&'static str, String)>)> {
+fn adapter_labels<'a>(base: &[(&'static str, String)], h: &'a HostDiagnosis) -> Vec<(&'a Adapter, Labels)> {
     let mut out = Vec::new();
     for (i, vm) in h.vms.iter().enumerate() {
         let shared = h.vms.iter().filter(|other| other.name == vm.name).count() > 1;
