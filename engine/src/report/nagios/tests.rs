@@ -79,14 +79,12 @@ fn unreachable_hosts_take_the_state_the_site_chose() {
             "; raise --timeout or check the host",
         ));
     }
-    let timed_out = render(
-        &d,
-        &NagiosOptions {
-            unreachable: State::Critical,
-            timed_out: Some(Duration::from_secs(2)),
-            ..NagiosOptions::default()
-        },
-    );
+    let stopped_at_2s = NagiosOptions {
+        unreachable: State::Critical,
+        timed_out: Some(Duration::from_secs(2)),
+        ..NagiosOptions::default()
+    };
+    let timed_out = render(&d, &stopped_at_2s);
     assert_eq!(timed_out.state, State::Unknown, "{}", timed_out.text);
     assert!(
         timed_out
@@ -110,14 +108,7 @@ fn unreachable_hosts_take_the_state_the_site_chose() {
             "esx03: the whole run hit --timeout 2s while connecting and logging in to this host",
         ));
     }
-    let own = render(
-        &d,
-        &NagiosOptions {
-            unreachable: State::Critical,
-            timed_out: Some(Duration::from_secs(2)),
-            ..NagiosOptions::default()
-        },
-    );
+    let own = render(&d, &stopped_at_2s);
     assert_eq!(own.state, State::Critical, "{}", own.text);
 }
 
