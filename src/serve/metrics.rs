@@ -168,7 +168,11 @@ impl Metrics {
         let refused: Vec<(String, String)> = self
             .config_reload_refused
             .lock()
-            .map(|r| r.iter().map(|(k, v)| (format!("{{key=\"{k}\"}}"), v.to_string())).collect())
+            .map(|r| {
+                r.iter()
+                    .map(|(k, v)| (format!("{{key=\"{k}\"}}"), v.to_string()))
+                    .collect()
+            })
             .unwrap_or_default();
         let refused: Vec<(&str, String)> = refused.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         family(
