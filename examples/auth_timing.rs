@@ -68,7 +68,10 @@ fn main() {
     let cases = [
         ("unknown user", header("mallory", "wrong")),
         ("alice (cheaper hash), wrong password", header("alice", "wrong")),
-        ("prometheus (dearer hash), wrong password", header("prometheus", "wrong")),
+        (
+            "prometheus (dearer hash), wrong password",
+            header("prometheus", "wrong"),
+        ),
     ];
     println!(
         "{tries} failed checks each; bcrypt costs {} (alice) and {} (prometheus)",

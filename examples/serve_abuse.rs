@@ -161,9 +161,7 @@ fn main() {
             .map(|_| timed(&addr, "/-/healthy").map(|(d, _)| d.as_secs_f64()))
             .collect();
         let probes: Vec<Option<(f64, bool)>> = (0..3)
-            .map(|_| {
-                timed(&addr, "/probe?target=esx01").map(|(d, t)| (d.as_secs_f64(), t.contains("\npvrdma_up 1\n")))
-            })
+            .map(|_| timed(&addr, "/probe?target=esx01").map(|(d, t)| (d.as_secs_f64(), t.contains("\npvrdma_up 1\n"))))
             .collect();
         stop.store(true, Ordering::Relaxed);
         if let Some(a) = attacker {
@@ -171,8 +169,8 @@ fn main() {
         }
         let label = if n > 0 { format!("{n} {name}") } else { name.to_string() };
         println!(
-            "| {label} | {:.3} s | {} | {:.2} s | {} | {} |",
-            median(healthy.iter().flatten().copied().collect()),
+            "| {label} | {:.1} ms | {} | {:.2} s | {} | {} |",
+            median(healthy.iter().flatten().copied().collect()) * 1000.0,
             healthy.iter().filter(|h| h.is_none()).count(),
             median(probes.iter().flatten().map(|p| p.0).collect()),
             probes.iter().filter(|p| p.is_none()).count(),

@@ -33,7 +33,7 @@ use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE, HOST, WWW_AUTH
 use hyper::{Method, Request, Response, StatusCode, Version};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
 use std::rc::Rc;
 use std::time::Duration;
@@ -82,6 +82,7 @@ impl Site {
 
 /// One open connection, as the accept loop sees it.
 struct Conn {
+    id: u64,
     /// Requests being handled now: a connection serving one is never evicted.
     serving: Cell<usize>,
     /// Since when it has been waiting for a request (accepted, or its last answer given).
@@ -94,6 +95,9 @@ struct Conn {
 #[derive(Default)]
 pub struct Conns {
     open: RefCell<HashMap<u64, Rc<Conn>>>,
+    /// The connections not serving a request, oldest wait first: eviction takes the first
+    /// without a scan, as an attacker's reconnections make it frequent.
+    idle: RefCell<BTreeSet<(Instant, u64)>>,
     next_id: Cell<u64>,
     serving: Cell<usize>,
     /// Woken when a connection closes or a request ends.
@@ -110,37 +114,32 @@ impl Conns {
         self.serving.get()
     }
 
-    fn register(&self) -> (u64, Rc<Conn>) {
+    fn register(&self) -> Rc<Conn> {
         let id = self.next_id.get();
         self.next_id.set(id + 1);
+        let now = Instant::now();
         let conn = Rc::new(Conn {
+            id,
             serving: Cell::new(0),
-            idle_since: Cell::new(Instant::now()),
+            idle_since: Cell::new(now),
             kill: Notify::new(),
         });
         self.open.borrow_mut().insert(id, conn.clone());
-        (id, conn)
+        self.idle.borrow_mut().insert((now, id));
+        conn
     }
 
-    fn remove(&self, id: u64) {
-        if self.open.borrow_mut().remove(&id).is_some() {
+    fn remove(&self, conn: &Conn) {
+        self.idle.borrow_mut().remove(&(conn.idle_since.get(), conn.id));
+        if self.open.borrow_mut().remove(&conn.id).is_some() {
             self.changed.notify_waiters();
         }
     }
 
-    /// The connection not serving a request that has waited longest for one.
-    fn idlest(&self) -> Option<u64> {
-        self.open
-            .borrow()
-            .iter()
-            .filter(|(_, c)| c.serving.get() == 0)
-            .min_by_key(|(_, c)| c.idle_since.get())
-            .map(|(id, _)| *id)
-    }
-
-    /// Closes the idlest connection not serving a request; whether there was one.
+    /// Closes the connection not serving a request that has waited longest for one;
+    /// whether there was one.
     fn evict_idlest(&self) -> bool {
-        let Some(id) = self.idlest() else {
+        let Some((_, id)) = self.idle.borrow_mut().pop_first() else {
             return false;
         };
         if let Some(c) = self.open.borrow_mut().remove(&id) {
@@ -151,6 +150,7 @@ impl Conns {
 
     /// Closes every connection.
     fn close_all(&self) {
+        self.idle.borrow_mut().clear();
         for (_, c) in self.open.borrow_mut().drain() {
             c.kill.notify_one();
         }
@@ -161,7 +161,7 @@ impl Conns {
     async fn room(&self, cap: impl Fn() -> usize) {
         loop {
             let changed = self.changed.notified();
-            if self.len() < cap() || self.idlest().is_some() {
+            if self.len() < cap() || !self.idle.borrow().is_empty() {
                 return;
             }
             changed.await;
@@ -189,6 +189,9 @@ struct Serving<'a> {
 
 impl<'a> Serving<'a> {
     fn new(conns: &'a Conns, conn: Rc<Conn>) -> Self {
+        if conn.serving.get() == 0 {
+            conns.idle.borrow_mut().remove(&(conn.idle_since.get(), conn.id));
+        }
         conn.serving.set(conn.serving.get() + 1);
         conns.serving.set(conns.serving.get() + 1);
         Serving { conns, conn }
@@ -197,8 +200,13 @@ impl<'a> Serving<'a> {
 
 impl Drop for Serving<'_> {
     fn drop(&mut self) {
-        self.conn.serving.set(self.conn.serving.get().saturating_sub(1));
-        self.conn.idle_since.set(Instant::now());
+        let c = &self.conn;
+        c.serving.set(c.serving.get().saturating_sub(1));
+        if c.serving.get() == 0 && self.conns.open.borrow().contains_key(&c.id) {
+            let now = Instant::now();
+            c.idle_since.set(now);
+            self.conns.idle.borrow_mut().insert((now, c.id));
+        }
         self.conns.serving.set(self.conns.serving.get().saturating_sub(1));
         self.conns.changed.notify_waiters();
     }
@@ -234,7 +242,7 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
             site.engine.metrics.http_connections_evicted.inc();
         }
         let _ = tcp.set_nodelay(true);
-        let (id, conn) = site.conns.register();
+        let conn = site.conns.register();
         let site = site.clone();
         let drain = drain_rx.clone();
         tasks.spawn_local(async move {
@@ -254,7 +262,7 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
                 () = conn.kill.notified() => {}
                 () = served => {}
             }
-            site.conns.remove(id);
+            site.conns.remove(&conn);
             site.engine.metrics.http_connections_open.sub(1);
         });
     }
@@ -266,10 +274,7 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
     // Nothing is being served: let the last answers be written, then close the rest
     // (idle, or still sending headers).
     let _ = drain_tx.send(true);
-    let flushed = tokio::time::timeout(DRAIN_FLUSH, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
+    let flushed = tokio::time::timeout(DRAIN_FLUSH, async { while tasks.join_next().await.is_some() {} }).await;
     if flushed.is_err() {
         site.conns.close_all();
         tasks.abort_all();

@@ -100,7 +100,8 @@ fn stop_for(deadline: Instant) -> Instant {
 pub const DEADLINE_IS: &str = "the scrape timeout Prometheus sends in X-Prometheus-Scrape-Timeout-Seconds, minus limits.timeout_offset; limits.default_timeout without that header; at most limits.max_timeout";
 
 /// What to do about it.
-pub const DEADLINE_ADVICE: &str = "raise scrape_timeout in the Prometheus job (and limits.max_timeout if it caps it) or check the host";
+pub const DEADLINE_ADVICE: &str =
+    "raise scrape_timeout in the Prometheus job (and limits.max_timeout if it caps it) or check the host";
 
 /// The server's state: configuration, collections in flight, the host slots, the metrics.
 pub struct Engine {
@@ -162,9 +163,17 @@ impl Engine {
         let (o, n) = (&old.limits, &config.limits);
         let secs = |d: Duration| humantime::format_duration(d).to_string();
         for (key, before, after) in [
-            ("limits.max_connections", o.max_connections.to_string(), n.max_connections.to_string()),
+            (
+                "limits.max_connections",
+                o.max_connections.to_string(),
+                n.max_connections.to_string(),
+            ),
             ("limits.timeout_offset", secs(o.timeout_offset), secs(n.timeout_offset)),
-            ("limits.default_timeout", secs(o.default_timeout), secs(n.default_timeout)),
+            (
+                "limits.default_timeout",
+                secs(o.default_timeout),
+                secs(n.default_timeout),
+            ),
             ("limits.max_timeout", secs(o.max_timeout), secs(n.max_timeout)),
         ] {
             if before != after {
@@ -184,12 +193,11 @@ impl Engine {
 
     /// The `/metrics` body.
     pub fn render_metrics(&self) -> String {
-        self.metrics
-            .render(
-                crate::ssh::client::open_connections(),
-                self.max_hosts,
-                self.config().limits.max_connections,
-            )
+        self.metrics.render(
+            crate::ssh::client::open_connections(),
+            self.max_hosts,
+            self.config().limits.max_connections,
+        )
     }
 
     /// The deadline of a request that arrived at `start`: Prometheus' scrape timeout
@@ -234,7 +242,11 @@ impl Engine {
         self.metrics.probes.inc();
         let _in_flight = InFlight::new(&self.metrics);
         let key = (target.to_string(), module_name.to_string());
-        let joined = self.inflight.borrow().get(&key).map(|f| (f.result.clone(), f.stop.clone()));
+        let joined = self
+            .inflight
+            .borrow()
+            .get(&key)
+            .map(|f| (f.result.clone(), f.stop.clone()));
         let mut pending = match joined {
             Some((rx, stop)) => {
                 self.metrics.probes_shared.inc();

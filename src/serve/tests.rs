@@ -230,7 +230,11 @@ fn a_short_deadline_never_turns_a_joined_longer_scrape_into_up_0() {
         let (text, took) = long;
         let text = text.expect("allowed");
         assert!(text.contains("\npvrdma_up 1\n"), "{text}");
-        assert_eq!(took, Duration::from_secs(3), "the collection ran on for the later deadline");
+        assert_eq!(
+            took,
+            Duration::from_secs(3),
+            "the collection ran on for the later deadline"
+        );
         assert_eq!(e.metrics.probes_shared.get(), 1);
         assert_eq!(e.metrics.probe_failures.get(), 1);
 

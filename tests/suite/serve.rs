@@ -806,7 +806,9 @@ fn sigterm_drains_as_documented() {
     write!(kept, "GET /-/ready HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
     assert_eq!(read_answer(&mut kept).0, 200);
     let mut stuck = TcpStream::connect(&addr).expect("connect");
-    stuck.write_all(b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nX-a: ").expect("send");
+    stuck
+        .write_all(b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nX-a: ")
+        .expect("send");
     let in_flight = probe_with_timeout(&addr, "esx01", 20);
     let start = Instant::now();
     while !get(&addr, "/metrics").1.contains("pvrdma_doctor_probes_in_flight 1") {
@@ -888,7 +890,11 @@ fn sighup_applies_or_refuses_every_key_by_name() {
     }
     assert_eq!(metric(refused_listen), "1");
     assert_eq!(metric(refused_hosts), "1");
-    assert_eq!(metric("pvrdma_doctor_max_concurrent_hosts"), "8", "the value in force stays");
+    assert_eq!(
+        metric("pvrdma_doctor_max_concurrent_hosts"),
+        "8",
+        "the value in force stays"
+    );
     assert_eq!(metric("pvrdma_doctor_http_max_connections"), "32", "applied live");
     assert_eq!(metric("pvrdma_doctor_config_last_reload_successful"), "1");
     // Back to the values in force: nothing is refused any more.
