@@ -501,7 +501,7 @@ fn the_shipped_textfile_service_runs_against_a_real_sshd_and_its_units_verify() 
     let unit_dir = root().join("contrib/systemd");
     let unit = std::fs::read_to_string(unit_dir.join("pvrdma-doctor-textfile.service")).unwrap();
     let words = exec_start(&unit);
-    assert_eq!(words[0], "/usr/local/bin/pvrdma-doctor");
+    assert_eq!(words[0], "/usr/bin/pvrdma-doctor");
 
     // The same command line, its paths moved into a temporary folder, against an ESXi
     // double (real OpenSSH sshd on 127.0.0.1) whose firewall drops PVRDMA.
@@ -521,7 +521,7 @@ fn the_shipped_textfile_service_runs_against_a_real_sshd_and_its_units_verify() 
     let moved: Vec<String> = words
         .iter()
         .map(|w| match w.as_str() {
-            "/usr/local/bin/pvrdma-doctor" => bin.display().to_string(),
+            "/usr/bin/pvrdma-doctor" => bin.display().to_string(),
             "/etc/pvrdma-doctor/hosts" => hosts.display().to_string(),
             "/etc/pvrdma-doctor/id_ecdsa" => key.display().to_string(),
             "root" => support::test_user(),
@@ -564,7 +564,7 @@ fn the_shipped_textfile_service_runs_against_a_real_sshd_and_its_units_verify() 
     std::fs::create_dir(&verify_dir).unwrap();
     std::fs::write(
         verify_dir.join("pvrdma-doctor-textfile.service"),
-        unit.replace("/usr/local/bin/pvrdma-doctor", &bin.display().to_string()),
+        unit.replace("/usr/bin/pvrdma-doctor", &bin.display().to_string()),
     )
     .unwrap();
     std::fs::copy(

@@ -600,7 +600,7 @@ fn the_shipped_unit_and_example_configuration_work_together() {
         unit_command(&unit, key)
             .into_iter()
             .map(|w| match w.as_str() {
-                "/usr/local/bin/pvrdma-doctor" => bin.to_string(),
+                "/usr/bin/pvrdma-doctor" => bin.to_string(),
                 "/etc/pvrdma-doctor/exporter.yml" => config.display().to_string(),
                 other => {
                     assert!(!other.starts_with('/'), "a path the test does not move: {other}");
