@@ -85,6 +85,9 @@ fn assert_batch(id: &str, got: &str, sample: &str, samples: &Path) {
 
 #[test]
 fn key_auth_against_esxi_algorithms_collects_the_whole_catalogue() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     client.trust(&sshd);
@@ -96,6 +99,9 @@ fn key_auth_against_esxi_algorithms_collects_the_whole_catalogue() {
 
 #[test]
 fn password_goes_through_keyboard_interactive() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     // No authorized key: only the PAM password can get in.
     let sshd = Sshd::start(SshdOptions::new(esx01()));
@@ -121,6 +127,9 @@ fn password_goes_through_keyboard_interactive() {
 
 #[test]
 fn unknown_host_key_is_refused_then_accept_new_records_it() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     let opts = client.options(&[target(&sshd)]);
@@ -148,6 +157,9 @@ fn unknown_host_key_is_refused_then_accept_new_records_it() {
 
 #[test]
 fn changed_host_key_is_refused_even_with_accept_new() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     // Record a different ECDSA key for this host: what a reinstalled host or a MITM looks like.
@@ -171,6 +183,9 @@ fn changed_host_key_is_refused_even_with_accept_new() {
 
 #[test]
 fn ssh_config_alias_sets_hostname_port_user_and_identity() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let alias_key = keygen(client.dir.path(), "alias_rsa", "rsa");
     let mut o = SshdOptions::new(esx01());
@@ -192,6 +207,9 @@ fn ssh_config_alias_sets_hostname_port_user_and_identity() {
 
 #[test]
 fn proxyjump_through_two_jump_hosts() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let target_sshd = client.keyed_sshd(esx01());
     let jump_sshd = || {
@@ -217,6 +235,9 @@ fn proxyjump_through_two_jump_hosts() {
 
 #[test]
 fn several_hosts_with_one_down_keep_order_and_results() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let a = client.keyed_sshd(esx01());
     let b = client.keyed_sshd(samples_host("healthy-cluster", "esx02"));
@@ -236,6 +257,9 @@ fn several_hosts_with_one_down_keep_order_and_results() {
 
 #[test]
 fn a_hanging_command_times_out_without_holding_up_other_hosts() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     client.authorize(&mut o);
@@ -273,6 +297,9 @@ fn a_hanging_command_times_out_without_holding_up_other_hosts() {
 
 #[test]
 fn max_sessions_two_loses_no_command() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     client.authorize(&mut o);
@@ -285,6 +312,9 @@ fn max_sessions_two_loses_no_command() {
 
 #[test]
 fn run_timeout_reports_every_host() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     client.authorize(&mut o);
@@ -313,6 +343,9 @@ fn run_timeout_reports_every_host() {
 
 #[test]
 fn a_linux_host_without_esxcli_is_not_esxi() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     client.authorize(&mut o);
@@ -331,6 +364,9 @@ fn a_linux_host_without_esxcli_is_not_esxi() {
 
 #[test]
 fn password_method_is_used_when_keyboard_interactive_is_not_offered() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     o.password_method = true;
@@ -345,6 +381,9 @@ fn password_method_is_used_when_keyboard_interactive_is_not_offered() {
 
 #[test]
 fn a_refused_ed25519_key_does_not_stop_the_ecdsa_key() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let ed = keygen(client.dir.path(), "id_ed25519_test", "ed25519");
     // Both keys are authorized, but the FIPS algorithm list refuses ed25519, as on ESXi.
@@ -368,6 +407,9 @@ fn a_refused_ed25519_key_does_not_stop_the_ecdsa_key() {
 
 #[test]
 fn the_binary_reads_hosts_from_stdin_and_prints_only_the_report() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let sshd = Sshd::start(SshdOptions::new(esx01()));
     client.trust(&sshd);
@@ -403,6 +445,9 @@ fn the_binary_reads_hosts_from_stdin_and_prints_only_the_report() {
 
 #[test]
 fn no_common_cipher_is_a_key_exchange_error() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     client.authorize(&mut o);
@@ -418,6 +463,9 @@ fn no_common_cipher_is_a_key_exchange_error() {
 
 #[test]
 fn insecure_skip_accepts_an_unknown_key_without_recording_it() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     let mut opts = client.options(&[target(&sshd)]);
@@ -429,6 +477,9 @@ fn insecure_skip_accepts_an_unknown_key_without_recording_it() {
 
 #[test]
 fn a_dead_jump_host_is_named_in_the_target_error() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let dead = free_port();
     client.write_config(&format!(
@@ -494,6 +545,9 @@ impl Drop for Agent {
 
 #[test]
 fn a_key_held_only_by_ssh_agent_logs_in() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let agent_key = keygen(client.dir.path(), "agent_only", "ecdsa");
     let mut o = SshdOptions::new(esx01());
@@ -516,6 +570,9 @@ fn a_key_held_only_by_ssh_agent_logs_in() {
 
 #[test]
 fn identities_only_limits_agent_keys_to_the_configured_ones() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     client.write_config("IdentitiesOnly yes\n");
     let agent_key = keygen(client.dir.path(), "agent_only", "ecdsa");
@@ -553,6 +610,9 @@ fn identities_only_limits_agent_keys_to_the_configured_ones() {
 
 #[test]
 fn the_esxi_password_is_never_sent_to_a_jump_host() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let target_sshd = client.keyed_sshd(esx01());
     // The jump host does not know the client key: only a password could get in there.
@@ -579,6 +639,9 @@ fn the_esxi_password_is_never_sent_to_a_jump_host() {
 
 #[test]
 fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     // Recorded only under the alias, as a fleet file keyed by stable names does.
@@ -609,6 +672,9 @@ fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
 
 #[test]
 fn a_silent_agent_socket_does_not_stop_the_key_on_disk() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     client.trust(&sshd);
@@ -667,6 +733,9 @@ fn accepted_count(sshd: &Sshd, key: &Path) -> usize {
 
 #[test]
 fn short_scalar_ecdsa_keys_log_in_with_dash_i_on_every_curve() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let (client, sshd, keys) = short_scalar_setup();
     for key in &keys {
         let mut opts = client.options(&[target(&sshd)]);
@@ -679,6 +748,9 @@ fn short_scalar_ecdsa_keys_log_in_with_dash_i_on_every_curve() {
 
 #[test]
 fn short_scalar_ecdsa_keys_log_in_from_identityfile_on_every_curve() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let (client, sshd, keys) = short_scalar_setup();
     for key in &keys {
         client.write_config(&format!("Host 127.0.0.1\n  IdentityFile {}\n", key.display()));
@@ -690,6 +762,9 @@ fn short_scalar_ecdsa_keys_log_in_from_identityfile_on_every_curve() {
 
 #[test]
 fn short_scalar_ecdsa_keys_log_in_from_ssh_agent_on_every_curve() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let (client, sshd, keys) = short_scalar_setup();
     for key in &keys {
         let agent_dir = tempfile::tempdir().expect("tempdir");
@@ -713,6 +788,9 @@ fn short_scalar_ecdsa_keys_log_in_from_ssh_agent_on_every_curve() {
 
 #[test]
 fn auth_failures_list_each_attempt_and_guess_esxi_causes_only_on_esxi() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let ed = keygen(client.dir.path(), "id_ed25519_test", "ed25519");
     let run_against = |sshd: &Sshd| {
@@ -755,6 +833,9 @@ fn auth_failures_list_each_attempt_and_guess_esxi_causes_only_on_esxi() {
 
 #[test]
 fn a_missing_dash_i_file_stops_the_run_naming_it() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let missing = client.dir.path().join("no-such-key");
     let out = client.doctor().arg("-i").arg(&missing).arg("127.0.0.1:1").run();
@@ -766,6 +847,9 @@ fn a_missing_dash_i_file_stops_the_run_naming_it() {
 
 #[test]
 fn an_empty_ssh_auth_sock_is_no_agent() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     // No key is authorized and there is no password: the failure must not blame an agent.
     let sshd = Sshd::start(SshdOptions::new(esx01()));
@@ -786,6 +870,9 @@ fn an_empty_ssh_auth_sock_is_no_agent() {
 
 #[test]
 fn system_ssh_config_comes_after_the_command_line_and_the_user_config() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     client.trust(&sshd);
@@ -841,6 +928,9 @@ fn system_ssh_config_comes_after_the_command_line_and_the_user_config() {
 
 #[test]
 fn hash_known_hosts_is_honoured_and_new_files_are_private() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     use std::os::unix::fs::PermissionsExt;
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
@@ -867,6 +957,9 @@ fn hash_known_hosts_is_honoured_and_new_files_are_private() {
 
 #[test]
 fn dash_p_and_dash_j_reach_a_host_through_a_jump_host() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     let target_sshd = client.keyed_sshd(esx01());
     let mut jo = SshdOptions::new(esx01());
@@ -889,6 +982,9 @@ fn dash_p_and_dash_j_reach_a_host_through_a_jump_host() {
 
 #[test]
 fn a_redacted_bundle_holds_no_local_key_path_nor_login_user() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
     let client = Client::new();
     // No key is authorized: the auth error names the key file and the user.
     let sshd = Sshd::start(SshdOptions::new(esx01()));

@@ -89,6 +89,9 @@ fn exit_code(text: &str) -> &str {
 
 #[test]
 fn every_sample_report_fits_an_80_column_terminal() {
+    if !crate::support::real_tools("tmux") {
+        return;
+    }
     let mut names: Vec<String> = std::fs::read_dir(root().join("samples"))
         .expect("samples")
         .filter_map(Result::ok)
@@ -130,6 +133,9 @@ fn every_sample_report_fits_an_80_column_terminal() {
 
 #[test]
 fn the_demo_says_first_and_last_what_is_simulated_and_planted() {
+    if !crate::support::real_tools("tmux") {
+        return;
+    }
     let text = in_80_columns(&["demo", "--color", "never", "--no-progress"]);
     assert_fits("demo", &text);
     let first = text.lines().next().unwrap_or("");
@@ -156,6 +162,9 @@ fn the_demo_says_first_and_last_what_is_simulated_and_planted() {
 
 #[test]
 fn the_probe_demo_fits_and_names_its_planted_switch_ports() {
+    if !crate::support::real_tools("tmux") {
+        return;
+    }
     // With the progress bar (stderr is the pane), so the probe's notice shows too.
     let text = in_80_columns(&["demo", "--probe", "--color", "never"]);
     assert_fits("demo --probe", &text);
@@ -176,6 +185,9 @@ fn the_probe_demo_fits_and_names_its_planted_switch_ports() {
 
 #[test]
 fn list_checks_and_help_fit() {
+    if !crate::support::real_tools("tmux") {
+        return;
+    }
     let text = in_80_columns(&["--list-checks"]);
     assert_fits("--list-checks", &text);
     assert!(text.contains("esxcli_network_vm_port_list"), "{text}");
@@ -223,6 +235,9 @@ fn list_checks_and_help_fit() {
 
 #[test]
 fn error_messages_fit() {
+    if !crate::support::real_tools("tmux") {
+        return;
+    }
     let cases: &[(&[&str], &str)] = &[
         (&[], "no hosts given"),
         (&["esx[01-"], "'[' is never closed"),

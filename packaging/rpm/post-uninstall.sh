@@ -1,0 +1,4 @@
+# A running systemd forgets the removed units.
+if [ -d /run/systemd/system ]; then
+    systemctl --system daemon-reload >/dev/null 2>&1 || :
+fi
