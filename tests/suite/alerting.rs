@@ -125,6 +125,9 @@ fn promtool_test(dir: &Path, tests: Value) -> String {
 
 #[test]
 fn the_rules_name_host_vm_adapter_cause_and_fix_on_every_path_from_captured_series() {
+    if !crate::support::real_tools("promtool") {
+        return;
+    }
     require(PROMTOOL);
     let dir = tempfile::tempdir().expect("tempdir");
     let out = Command::new(PROMTOOL)
@@ -429,6 +432,9 @@ fn alert_names(n: &Value) -> Vec<String> {
 
 #[test]
 fn a_fallback_pages_once_with_its_fix_resolves_and_blindness_pages_too() {
+    if !crate::support::real_tools("Prometheus and Alertmanager") {
+        return;
+    }
     require(PROMTOOL);
     let dir = tempfile::tempdir().expect("tempdir");
     let fleet = dir.path().join("fleet");
@@ -556,6 +562,9 @@ fn a_fallback_pages_once_with_its_fix_resolves_and_blindness_pages_too() {
 
 #[test]
 fn a_textfile_no_longer_rewritten_goes_stale_and_pages() {
+    if !crate::support::real_tools("Prometheus and node_exporter") {
+        return;
+    }
     require(PROMTOOL);
     let dir = tempfile::tempdir().expect("tempdir");
     let textdir = dir.path().join("textfile");
