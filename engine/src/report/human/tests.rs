@@ -276,3 +276,14 @@ fn a_folded_host_header_is_never_cut_and_pastes_back() {
     back.sort();
     assert_eq!(back, names);
 }
+
+/// The report with the default layout (100 columns, folded).
+fn render(d: &Diagnosis, color: bool) -> String {
+    render_with(
+        d,
+        &HumanOptions {
+            color,
+            ..HumanOptions::default()
+        },
+    )
+}
