@@ -249,16 +249,10 @@ fn unfinished(
         });
     // Keep what this host had already answered: a partial capture is still evidence, and
     // the missing ids say why they are missing.
-    let mut capture = HostCapture::failed(label, CaptureSource::Live, f.clone());
-    if let Some(done) = sink.and_then(|s| s.lock().ok().map(|mut m| std::mem::take(&mut *m))) {
-        capture.outputs = done;
-    }
-    for spec in crate::catalogue::CATALOGUE {
-        if !capture.outputs.contains_key(spec.id) {
-            capture.missing.insert(spec.id.to_string(), f.clone());
-        }
-    }
-    capture
+    let done = sink
+        .and_then(|s| s.lock().ok().map(|mut m| std::mem::take(&mut *m)))
+        .unwrap_or_default();
+    HostCapture::stopped(label, CaptureSource::Live, f, done)
 }
 
 /// Why the run stopped, told for one host with the stage it was in (typed in

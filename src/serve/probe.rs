@@ -406,11 +406,7 @@ fn failed_captures(hosts: &[String], kind: ErrorKind, message: &str) -> Vec<Host
         .iter()
         .map(|h| {
             let f = Failure::new(kind, format!("{h}: {message}"));
-            let mut c = HostCapture::failed(h.clone(), CaptureSource::Live, f.clone());
-            for spec in crate::catalogue::CATALOGUE {
-                c.missing.insert(spec.id.to_string(), f.clone());
-            }
-            c
+            HostCapture::stopped(h.clone(), CaptureSource::Live, f, Default::default())
         })
         .collect()
 }

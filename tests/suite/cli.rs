@@ -122,7 +122,7 @@ fn an_option_a_subcommand_does_not_use_is_a_usage_error_naming_it() {
         assert!(!help.contains(absent), "serve --help offers {absent}:\n{help}");
     }
     let help = run(doctor().args(["watch", "--help"])).stdout;
-    for absent in ["--bundle", "--output", "prometheus", "nagios", "One JSON document"] {
+    for absent in ["--bundle", "--output", "--warning", "prometheus", "One JSON document"] {
         assert!(!help.contains(absent), "watch --help offers {absent}:\n{help}");
     }
     assert!(help.contains("JSON Lines"), "{help}");

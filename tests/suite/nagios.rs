@@ -540,7 +540,7 @@ fn the_watchdog_ends_a_stuck_run_at_the_timeout() {
 #[test]
 fn a_panic_is_an_unknown_line_without_a_traceback() {
     if std::env::var_os("PVRDMA_TEST_PANIC_CHILD").is_some() {
-        let args = ["pvrdma-doctor", "analyze", "DIR", "--format", "nagios", "-v"].map(std::ffi::OsString::from);
+        let args = ["pvrdma-doctor", "analyze", "DIR", "--format", "nagios"].map(std::ffi::OsString::from);
         let code = pvrdma_doctor::plugin::main(args.to_vec(), |_, _| panic!("a simulated bug"));
         std::process::exit(i32::from(code));
     }

@@ -245,7 +245,7 @@ fn error_messages_fit() {
             &["analyse", "samples/healthy-cluster"],
             "did you mean `pvrdma-doctor analyze samples/healthy-cluster`?",
         ),
-        (&["demo", "-l", "admin"], "`demo` does not use -l/--user"),
+        (&["demo", "-l", "admin"], "Usage: pvrdma-doctor demo"),
         (&["--command-timeout", "soon", "esx01"], "is not a duration"),
         (&["analyze", "/nonexistent/capture"], "/nonexistent/capture"),
         (&["--bundle", "x.zip", "esx01"], ".tar.gz"),

@@ -468,6 +468,25 @@ impl HostCapture {
             ..HostCapture::new(host, source)
         }
     }
+
+    /// A host that stopped for `failure` after answering `answered`: the answers are kept
+    /// (a partial capture is still evidence), and every other catalogue command is missing
+    /// for the same reason.
+    pub fn stopped(
+        host: impl Into<String>,
+        source: CaptureSource,
+        failure: Failure,
+        answered: BTreeMap<String, RawOutput>,
+    ) -> Self {
+        let mut capture = HostCapture::failed(host, source, failure.clone());
+        capture.outputs = answered;
+        for spec in crate::catalogue::CATALOGUE {
+            if !capture.outputs.contains_key(spec.id) {
+                capture.missing.insert(spec.id.to_string(), failure.clone());
+            }
+        }
+        capture
+    }
 }
 
 /// Every esxcli command of `outputs` answered `esxcli: not found` (or exit 127): the login

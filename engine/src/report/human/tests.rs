@@ -3,17 +3,6 @@ use super::*;
 use crate::capture::{ErrorKind, Failure};
 use crate::diagnose::{Summary, Vm};
 
-/// The report at the default width, coloured or not.
-fn render(d: &Diagnosis, color: bool) -> String {
-    render_with(
-        d,
-        &HumanOptions {
-            color,
-            ..HumanOptions::default()
-        },
-    )
-}
-
 #[test]
 fn text_from_a_host_cannot_reach_the_terminal_as_escape_sequences() {
     let hostile = "evil\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J";
@@ -290,4 +279,15 @@ fn a_folded_host_header_is_never_cut_and_pastes_back() {
     let mut back = crate::nodeset::expand(set).unwrap_or_else(|e| panic!("{e}\n{text}"));
     back.sort();
     assert_eq!(back, names);
+}
+
+/// The report with the default layout (100 columns, folded).
+fn render(d: &Diagnosis, color: bool) -> String {
+    render_with(
+        d,
+        &HumanOptions {
+            color,
+            ..HumanOptions::default()
+        },
+    )
 }
