@@ -143,7 +143,7 @@ fn a_fallback_names_the_vsish_line_and_the_failing_checks_of_its_own_host() {
         b.clone(),
     ]);
     let want = format!("the adapter on esx02 {vsish}: host check firewall-pvrdma fails on esx02");
-    assert_eq!(exception_reasons(&d, "esx01", "esx02"), [want.clone()]);
+    assert_eq!(exception_reasons(&d, "esx01", "esx02"), std::slice::from_ref(&want));
     assert_eq!(exception_reasons(&d, "esx02", "esx01"), [want]);
     for r in d.transport.exceptions.iter().flat_map(|e| &e.reasons) {
         assert!(!r.contains("no HCA"), "{r}");

@@ -258,7 +258,7 @@ fn the_culprit_comes_first_and_whole_whatever_the_names() {
     // label, still whole.
     let long = format!("esx-{}.hpc.example.com", "x".repeat(30));
     let out = render(
-        &fleet_of("firewall-pvrdma-disabled", &[long.clone()]),
+        &fleet_of("firewall-pvrdma-disabled", std::slice::from_ref(&long)),
         &NagiosOptions::default(),
     );
     let line = status_of(&out);
