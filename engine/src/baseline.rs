@@ -113,7 +113,10 @@ fn text(v: &Value, key: &str) -> String {
 
 /// A non-empty string field.
 fn some_text(v: &Value, key: &str) -> Option<String> {
-    v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string)
+    v.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 /// A check's fix: its `remediation` object, or (a report older than it) its `remedy`
@@ -168,7 +171,8 @@ impl Snapshot {
                     reason: some_text(c, "summary"),
                     remedy,
                 };
-                s.why.insert((ChangeKind::Check, Some(name.clone()), text(c, "id")), why);
+                s.why
+                    .insert((ChangeKind::Check, Some(name.clone()), text(c, "id")), why);
             }
             let error = h.get("error").and_then(|e| some_text(e, "message"));
             s.why.insert(
@@ -231,7 +235,8 @@ impl Snapshot {
                 reason: some_text(p, "detail"),
                 remedy: None,
             };
-            s.why.insert((ChangeKind::Probe, Some(text(p, "from")), text(p, "to")), why);
+            s.why
+                .insert((ChangeKind::Probe, Some(text(p, "from")), text(p, "to")), why);
         }
         s
     }
@@ -386,11 +391,17 @@ mod tests {
     #[test]
     fn a_change_carries_why_and_the_fix_as_this_run_says_them() {
         let was = report(json!([host("esx01", "ok", "pass", "hca")]), json!([]), json!([]));
-        let mut now = report(json!([host("esx01", "problems", "fail", "tcp-fallback")]), json!([]), json!([]));
+        let mut now = report(
+            json!([host("esx01", "problems", "fail", "tcp-fallback")]),
+            json!([]),
+            json!([]),
+        );
         let firewall = &mut now["hosts"][0]["checks"][1];
         firewall["summary"] = json!("the pvrdma ruleset is disabled");
-        firewall["remediation"] = json!({"command": "esxcli network firewall ruleset set -e true -r pvrdma", "advice": null});
-        now["hosts"][0]["vms"][0]["adapters"][0]["reasons"] = json!(["host check firewall-pvrdma fails: the pvrdma ruleset is disabled"]);
+        firewall["remediation"] =
+            json!({"command": "esxcli network firewall ruleset set -e true -r pvrdma", "advice": null});
+        now["hosts"][0]["vms"][0]["adapters"][0]["reasons"] =
+            json!(["host check firewall-pvrdma fails: the pvrdma ruleset is disabled"]);
         let got = diff(&Snapshot::of(&was), &Snapshot::of(&now));
         let fix = Some(crate::diagnose::Remedy {
             command: Some("esxcli network firewall ruleset set -e true -r pvrdma".into()),
@@ -400,7 +411,10 @@ mod tests {
         assert_eq!(check.reason.as_deref(), Some("the pvrdma ruleset is disabled"));
         assert_eq!(check.remediation, fix);
         // The adapter's fix is that of the check failing on its host.
-        let adapter = got.iter().find(|c| c.kind == ChangeKind::Adapter).expect("adapter change");
+        let adapter = got
+            .iter()
+            .find(|c| c.kind == ChangeKind::Adapter)
+            .expect("adapter change");
         assert_eq!(
             adapter.reason.as_deref(),
             Some("host check firewall-pvrdma fails: the pvrdma ruleset is disabled")

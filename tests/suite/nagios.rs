@@ -407,8 +407,7 @@ fn every_state_of_the_exit_code_table() {
         let (code, status, _) = contract(&o);
         assert_eq!(code, 2, "{args:?}");
         assert_eq!(
-            status,
-            "PVRDMA CRITICAL - esx02: firewall-pvrdma failing; +2 more problems",
+            status, "PVRDMA CRITICAL - esx02: firewall-pvrdma failing; +2 more problems",
             "{args:?}"
         );
         let out = stdout(&o);
@@ -426,10 +425,7 @@ fn every_state_of_the_exit_code_table() {
     let dir = scenario.path().to_str().expect("utf-8");
     let o = plugin(&["--format", "nagios", "demo", "--scenario", dir], limit);
     let (code, status, _) = contract(&o);
-    assert_eq!(
-        (code, status.as_str()),
-        (3, "PVRDMA UNKNOWN - esx03: unreachable")
-    );
+    assert_eq!((code, status.as_str()), (3, "PVRDMA UNKNOWN - esx03: unreachable"));
     let o = plugin(
         &[
             "--format",

@@ -207,7 +207,11 @@ fn until_change_exits_with_the_code_of_the_changed_report_as_json_lines() {
         ]
     );
     // Each change carries why it is so now and the fix (null where there is none).
-    assert_eq!(changes[0]["reason"], serde_json::Value::Null, "a reachable host has no error");
+    assert_eq!(
+        changes[0]["reason"],
+        serde_json::Value::Null,
+        "a reachable host has no error"
+    );
     assert_eq!(changes[0]["remedy"], serde_json::Value::Null);
     let check = changes[1];
     assert!(
@@ -310,7 +314,11 @@ fn sigterm_ends_the_watch_after_its_round_with_a_stop_event_and_exit_0() {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
     let stop = events.last().expect("events");
-    assert_eq!((&stop["event"], &stop["reason"]), (&"stop".into(), &"terminated".into()), "{stop}");
+    assert_eq!(
+        (&stop["event"], &stop["reason"]),
+        (&"stop".into(), &"terminated".into()),
+        "{stop}"
+    );
     let round = stop["round"].as_u64().expect("round");
     assert!(round >= 2, "{stop}");
     assert!(

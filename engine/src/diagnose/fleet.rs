@@ -388,7 +388,11 @@ fn causes(h: &HostDiagnosis, profiles: &HostProfiles) -> BTreeMap<Profile, Strin
             continue;
         }
         let cause = if p.verdict == verdict_code(Verdict::TcpFallback) && !failing.is_empty() {
-            let (s, verb) = if failing.len() == 1 { ("", "fails") } else { ("s", "fail") };
+            let (s, verb) = if failing.len() == 1 {
+                ("", "fails")
+            } else {
+                ("s", "fail")
+            };
             format!("host check{s} {} {verb} on {}", super::join_ids(&failing), h.host)
         } else {
             let mut reasons: Vec<&str> = Vec::new();

@@ -321,7 +321,10 @@ fn status_line(state: State, parts: &[&Part], d: &Diagnosis) -> String {
         // Parts keep room for "; +N more problems" while parts remain after them.
         let reserve = if left > 0 { width(&more(left)) } else { 0 };
         // No room for the count is needed when every later part fits with one culprit.
-        let rest: usize = parts[i + 1..].iter().map(|p| 2 + width(&plain(&p.text(1, false)))).sum();
+        let rest: usize = parts[i + 1..]
+            .iter()
+            .map(|p| 2 + width(&plain(&p.text(1, false))))
+            .sum();
         let reserve = reserve.min(rest);
         // Each form with the room it needs after it, best first: full names (the count
         // of later problems kept, then given up for the first part), then, for the
@@ -623,7 +626,11 @@ fn unknowns(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
         })
         .collect();
     if !unknown_adapters.is_empty() {
-        parts.push(Part::new(State::Unknown, "verdict unknown".to_string(), unknown_adapters));
+        parts.push(Part::new(
+            State::Unknown,
+            "verdict unknown".to_string(),
+            unknown_adapters,
+        ));
     }
     check_parts(d, Status::Unknown, State::Unknown, "unknown", parts);
     check_lines(d, Status::Unknown, State::Unknown, problems);

@@ -145,7 +145,7 @@ fn a_fallback_names_the_vsish_line_and_the_failing_checks_of_its_own_host() {
         b.clone(),
     ]);
     let want = format!("the adapter on esx02 {vsish}: host check firewall-pvrdma fails on esx02");
-    assert_eq!(exception_reasons(&d, "esx01", "esx02"), [want.clone()]);
+    assert_eq!(exception_reasons(&d, "esx01", "esx02"), std::slice::from_ref(&want));
     assert_eq!(exception_reasons(&d, "esx02", "esx01"), [want]);
     for r in d.transport.exceptions.iter().flat_map(|e| &e.reasons) {
         assert!(!r.contains("no HCA"), "{r}");
@@ -200,13 +200,22 @@ fn a_blocked_or_warned_pair_names_its_check_across_hosts() {
     ]);
     let reasons = exception_reasons(&d, "a", "b");
     assert_eq!(reasons.len(), 2, "{reasons:?}");
-    assert!(reasons[0].starts_with("pvrdma-same-vds fails: the ports are on different switches"), "{reasons:?}");
-    assert!(reasons[1].starts_with("vmknic-ipv4-unique fails: the PVRDMA vmknics"), "{reasons:?}");
+    assert!(
+        reasons[0].starts_with("pvrdma-same-vds fails: the ports are on different switches"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[1].starts_with("vmknic-ipv4-unique fails: the PVRDMA vmknics"),
+        "{reasons:?}"
+    );
     let d = fleet_diagnosis(vec![
         host("a", "10.0.0.1", vec![adapter(Verdict::Hca, "DS", 2)]),
         host("b", "10.0.0.2", vec![adapter(Verdict::Hca, "DS", 1)]),
     ]);
     let reasons = exception_reasons(&d, "a", "b");
     assert_eq!(reasons.len(), 1, "{reasons:?}");
-    assert!(reasons[0].starts_with("roce-version-pair warns: RoCE v2 on a and v1 on b"), "{reasons:?}");
+    assert!(
+        reasons[0].starts_with("roce-version-pair warns: RoCE v2 on a and v1 on b"),
+        "{reasons:?}"
+    );
 }

@@ -82,7 +82,9 @@ pub fn watch_lines(changes: &[Change], time: &str, width: usize) -> String {
         if let Some(command) = remedy.command.as_deref().filter(|c| !commands.contains(c)) {
             commands.push(command);
             let label = format!("{pad}run: ");
-            super::text::emit_command(&mut out, &label, &label, pad.len() + 2, command, width, |t| t.to_string());
+            super::text::emit_command(&mut out, &label, &label, pad.len() + 2, command, width, |t| {
+                t.to_string()
+            });
         }
         if let Some(advice) = remedy.advice.as_deref().filter(|a| !advice_told.contains(a)) {
             advice_told.push(advice);

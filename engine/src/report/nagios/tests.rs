@@ -258,18 +258,27 @@ fn the_culprit_comes_first_and_whole_whatever_the_names() {
     assert!(line.chars().count() <= STATUS_LINE_WIDTH, "{line}");
     assert!(!line.contains('…'), "no name cut: {line}");
     // Seven long names: the first alone, its host name shrunk to its first label, whole.
-    assert_eq!(line, "PVRDMA CRITICAL - esx-alpha-rack12 (+6 more): firewall-pvrdma failing");
+    assert_eq!(
+        line,
+        "PVRDMA CRITICAL - esx-alpha-rack12 (+6 more): firewall-pvrdma failing"
+    );
     // Two shorter ones fit whole, in full.
     let two = ["esx-alpha.lab".to_string(), "esx-bravo.lab".to_string()];
     let out = render(&fleet_of("firewall-pvrdma-disabled", &two), &NagiosOptions::default());
     let line = status_of(&out);
-    assert!(line.contains("esx-alpha.lab") && line.contains("esx-bravo.lab"), "{line}");
+    assert!(
+        line.contains("esx-alpha.lab") && line.contains("esx-bravo.lab"),
+        "{line}"
+    );
     assert!(line.contains(": firewall-pvrdma failing"), "{line}");
 
     // One culprit too long for the line with its text: its host name shrinks to the first
     // label, still whole.
     let long = format!("esx-{}.hpc.example.com", "x".repeat(30));
-    let out = render(&fleet_of("firewall-pvrdma-disabled", &[long.clone()]), &NagiosOptions::default());
+    let out = render(
+        &fleet_of("firewall-pvrdma-disabled", std::slice::from_ref(&long)),
+        &NagiosOptions::default(),
+    );
     let line = status_of(&out);
     assert_eq!(
         line,
@@ -277,12 +286,21 @@ fn the_culprit_comes_first_and_whole_whatever_the_names() {
     );
     // Longer than the line itself: cut at the end, never before the culprit starts.
     let huge = "h".repeat(120);
-    let out = render(&fleet_of("firewall-pvrdma-disabled", &[huge]), &NagiosOptions::default());
+    let out = render(
+        &fleet_of("firewall-pvrdma-disabled", &[huge]),
+        &NagiosOptions::default(),
+    );
     let line = status_of(&out);
     assert_eq!(line.chars().count(), STATUS_LINE_WIDTH, "{line}");
-    assert!(line.starts_with("PVRDMA CRITICAL - hhhh") && line.ends_with('…'), "{line}");
+    assert!(
+        line.starts_with("PVRDMA CRITICAL - hhhh") && line.ends_with('…'),
+        "{line}"
+    );
     // Every problem keeps its whole long-output line.
-    assert!(out.text.lines().any(|l| l.starts_with(&format!("[CRITICAL] {} firewall-pvrdma: ", "h".repeat(120)))));
+    assert!(out
+        .text
+        .lines()
+        .any(|l| l.starts_with(&format!("[CRITICAL] {} firewall-pvrdma: ", "h".repeat(120)))));
 }
 
 /// With `-c 1` one fallback is within the thresholds: the OK line still names the adapter

@@ -89,7 +89,11 @@ fn summary_shows_warnings_on_hosts_and_across_hosts() {
 
 #[test]
 fn summary_line_names_the_failing_host_checks_by_their_hosts() {
-    let mut a = host("esx01", HostStatus::Problems, vec![("a", vec![adapter(0, Verdict::TcpFallback)])]);
+    let mut a = host(
+        "esx01",
+        HostStatus::Problems,
+        vec![("a", vec![adapter(0, Verdict::TcpFallback)])],
+    );
     a.checks.push(check("firewall-pvrdma", Status::Fail, "blocked"));
     a.checks.push(check("mtu-consistent", Status::Fail, "1500"));
     let mut b = host("esx02", HostStatus::Problems, vec![]);
