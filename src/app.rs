@@ -336,6 +336,8 @@ fn live_options(
         progress: !output.no_progress && std::io::stderr().is_terminal(),
         only_given_keys: false,
         probe: None,
+        prepared: None,
+        run_budget: None,
     })
 }
 

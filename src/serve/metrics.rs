@@ -45,6 +45,8 @@ pub struct Metrics {
     pub http_connection_errors: Value,
     pub auth_failures: Value,
     pub config_reload_ok: Value,
+    /// Outputs cut because the probes in flight held the whole `limits.output_budget`.
+    pub outputs_cut_by_budget: Value,
     /// Unix seconds of the last successful (re)load.
     pub config_reload_success_time: AtomicI64,
 }
@@ -154,6 +156,13 @@ impl Metrics {
             "gauge",
             "Unix time of the last successful load of the configuration file.",
             &[("", self.config_reload_success_time.load(Ordering::Relaxed).to_string())],
+        );
+        family(
+            &mut out,
+            "pvrdma_doctor_outputs_cut_total",
+            "counter",
+            "Command outputs cut because the probes in flight held the exporter's whole output budget (limits.output_budget); what depends on them was reported unknown.",
+            &[("", self.outputs_cut_by_budget.get().to_string())],
         );
         process_metrics(&mut out);
         out

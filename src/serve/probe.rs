@@ -9,6 +9,7 @@
 //! and a VM that vanished leaves no series behind.
 use super::config::{Config, Module};
 use super::metrics::Metrics;
+use crate::collect::ssh::{ProcessBudget, RunBudget};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
 use crate::diagnose::Diagnosis;
 use crate::live::LiveOptions;
@@ -64,14 +65,18 @@ pub struct Engine {
     inflight: RefCell<HashMap<Key, Pending>>,
     slots: Arc<Semaphore>,
     max_hosts: usize,
+    /// `limits.output_budget`: one pool for the outputs of every probe in flight.
+    output_budget: Arc<ProcessBudget>,
     pub metrics: Arc<Metrics>,
     collector: Box<dyn Collector>,
 }
 
 impl Engine {
-    pub fn new(config: Config, collector: Box<dyn Collector>) -> Rc<Engine> {
+    pub fn new(mut config: Config, collector: Box<dyn Collector>) -> Rc<Engine> {
         let max_hosts = config.limits.max_concurrent_hosts;
+        prepare(&mut config);
         Rc::new(Engine {
+            output_budget: ProcessBudget::new(config.limits.output_budget),
             config: RefCell::new(Arc::new(config)),
             inflight: RefCell::new(HashMap::new()),
             slots: Arc::new(Semaphore::new(max_hosts)),
@@ -89,7 +94,9 @@ impl Engine {
     /// Puts a new configuration in force (probes already running keep theirs). The host
     /// cap is sized at start: a different `max_concurrent_hosts` needs a restart, which
     /// the returned warning says.
-    pub fn replace_config(&self, config: Config) -> Option<String> {
+    pub fn replace_config(&self, mut config: Config) -> Option<String> {
+        prepare(&mut config);
+        self.output_budget.resize(config.limits.output_budget);
         let warning = (config.limits.max_concurrent_hosts != self.max_hosts).then(|| {
             format!(
                 "limits.max_concurrent_hosts changed to {}; the running server keeps {} until it is restarted",
@@ -206,6 +213,9 @@ impl Engine {
         let wanted = members.len().min(self.max_hosts).max(1);
         let n = u32::try_from(wanted).unwrap_or(u32::MAX);
         let hosts = members.len() as u64;
+        // This probe's share of the process's output budget, held until its outputs are
+        // dropped below.
+        let run_budget = RunBudget::within(module.live.total_output_budget, &self.output_budget);
         self.metrics.hosts_waiting.add(hosts);
         let permit = tokio::time::timeout_at(deadline, self.slots.clone().acquire_many_owned(n)).await;
         self.metrics.hosts_waiting.sub(hosts);
@@ -221,6 +231,7 @@ impl Engine {
                 live.targets = members.clone();
                 live.parallel = wanted;
                 live.run_timeout = Some((left - margin).max(Duration::from_millis(1)));
+                live.run_budget = Some(run_budget.clone());
                 let captures = self.collector.collect(live).await;
                 self.metrics.hosts_collecting.sub(hosts);
                 drop(permit);
@@ -246,7 +257,24 @@ impl Engine {
                 eprint!("{}", crate::report::stderr_message("pvrdma-doctor: ", &line));
             }
         }
+        let cut = captures
+            .iter()
+            .flat_map(|c| c.outputs.values())
+            .filter(|o| {
+                matches!(
+                    o.outcome,
+                    Some(crate::collect::Outcome::Truncated {
+                        cap: crate::collect::Cap::ProcessBudget,
+                        ..
+                    })
+                )
+            })
+            .count();
+        self.metrics.outputs_cut_by_budget.add(cut as u64);
         let mut diagnosis = crate::diagnose::diagnose(&captures);
+        // The outputs go, and their bytes back to the process's budget.
+        drop(captures);
+        drop(run_budget);
         if let Some(keep) = &module.fleet_checks {
             diagnosis.fleet_checks.retain(|c| keep.iter().any(|k| *k == c.id.id()));
         }
@@ -255,6 +283,14 @@ impl Engine {
             up,
             finished: SystemTime::now(),
         }
+    }
+}
+
+/// Sets up each module's shared reading of its ssh_config and identity files: once per
+/// configuration load, not per probe.
+fn prepare(config: &mut Config) {
+    for module in config.modules.values_mut() {
+        module.live.prepare();
     }
 }
 
