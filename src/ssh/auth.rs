@@ -201,7 +201,7 @@ pub(crate) async fn authenticate(
             return Ok(());
         }
     }
-    if login.with_identity_files(hop).await.map_err(broken)? {
+    if login.with_identity_files(hop, &creds.keys).await.map_err(broken)? {
         return Ok(());
     }
     if login.with_password(creds, is_target).await.map_err(broken)? {
