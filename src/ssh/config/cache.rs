@@ -121,7 +121,8 @@ mod tests {
         let cache = FileCache::default();
         let first = cache.file(&path);
         let lexed = first.read.as_ref().unwrap();
-        let lines: Vec<(usize, Result<(String, &str), String>)> = lexed
+        type Seen<'a> = (usize, Result<(String, &'a str), String>);
+        let lines: Vec<Seen> = lexed
             .lines()
             .iter()
             .map(|(n, l)| {

@@ -613,7 +613,7 @@ impl Pass<'_> {
                 Ok((keyword, range)) => (keyword, lexed.rest(range)),
                 Err(k) => return Err(origin.error(format!("no argument after keyword \"{k}\""))),
             };
-            match keywords::lookup(&keyword) {
+            match keywords::lookup(keyword) {
                 Some(Keyword::Host) => {
                     let words = lexer::argv_split(rest).map_err(|()| origin.error("invalid quotes"))?;
                     if flags.never_match {
@@ -647,12 +647,12 @@ impl Pass<'_> {
                         self.include(opts, &origin, &word, active, flags, system_dir, depth)?;
                     }
                 }
-                Some(kw) => apply(opts, kw, &keyword, rest, &origin, *active)?,
+                Some(kw) => apply(opts, kw, keyword, rest, &origin, *active)?,
                 None => {
                     let ignored = opts
                         .ignore_unknown
                         .as_deref()
-                        .is_some_and(|list| matching::ignored_keyword(list, &keyword));
+                        .is_some_and(|list| matching::ignored_keyword(list, keyword));
                     if !ignored {
                         return Err(origin.error(format!("Bad configuration option: {keyword}")));
                     }
