@@ -9,13 +9,17 @@
 //! 3. a burst of 1,000 requests at once over the 200 targets.
 //!
 //! For each phase: the exporter's CPU per probe, p50/p99 latency against one host's
-//! collection time, SSH sessions open at peak (sampled from /metrics), and the
-//! exporter's peak RSS.
+//! collection time, SSH sessions open at peak (sampled from /metrics every
+//! `--sample-ms`, 1000 by default: each sample is a request the exporter answers, and at
+//! 100 ms they cost more CPU than 50 targets' probes), and the exporter's peak RSS.
+//! The exporter runs with the shipped limits (`max_concurrent_hosts` 64,
+//! `max_connections` 512) unless `--wide` sets 256 and 2048. `--idle SECONDS` first
+//! measures the exporter's CPU while nothing but the sampler talks to it.
 //!
 //! ```text
 //! cargo build --release
 //! cargo run --release --example serve_load -- [--hosts 200] [--interval 15]
-//!     [--rounds 3] [--latency 1]
+//!     [--rounds 3] [--latency 1] [--sample-ms 1000] [--wide] [--idle 0] [--no-burst]
 //! ```
 use pvrdma_doctor::demo::{start_fleet, DemoOptions};
 use std::path::PathBuf;
@@ -30,6 +34,10 @@ struct Args {
     interval: f64,
     rounds: usize,
     latency: f64,
+    sample_ms: u64,
+    wide: bool,
+    idle: f64,
+    burst: bool,
 }
 
 fn args() -> Args {
@@ -38,11 +46,28 @@ fn args() -> Args {
         interval: 15.0,
         rounds: 3,
         latency: 1.0,
+        sample_ms: 1000,
+        wide: false,
+        idle: 0.0,
+        burst: true,
     };
-    let v: Vec<String> = std::env::args().skip(1).collect();
+    let mut v: Vec<String> = std::env::args().skip(1).collect();
+    v.retain(|f| match f.as_str() {
+        "--wide" => {
+            a.wide = true;
+            false
+        }
+        "--no-burst" => {
+            a.burst = false;
+            false
+        }
+        _ => true,
+    });
     for pair in v.chunks(2) {
         let value = pair.get(1).map(String::as_str).unwrap_or("");
         match pair[0].as_str() {
+            "--sample-ms" => a.sample_ms = value.parse().unwrap_or(a.sample_ms),
+            "--idle" => a.idle = value.parse().unwrap_or(a.idle),
             "--hosts" => a.hosts = value.parse().unwrap_or(a.hosts),
             "--interval" => a.interval = value.parse().unwrap_or(a.interval),
             "--rounds" => a.rounds = value.parse().unwrap_or(a.rounds),
@@ -83,8 +108,8 @@ fn metric(body: &str, name: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Samples `pvrdma_doctor_ssh_sessions_open` every 100 ms until `stop`; the peak.
-fn sample_sessions(addr: String, stop: Arc<AtomicUsize>) -> std::thread::JoinHandle<f64> {
+/// Samples `pvrdma_doctor_ssh_sessions_open` every `every` until `stop`; the peak.
+fn sample_sessions(addr: String, stop: Arc<AtomicUsize>, every: Duration) -> std::thread::JoinHandle<f64> {
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -94,7 +119,10 @@ fn sample_sessions(addr: String, stop: Arc<AtomicUsize>) -> std::thread::JoinHan
         while stop.load(Ordering::Relaxed) == 0 {
             let (_, body, _) = rt.block_on(get(&addr, "/metrics", 5.0));
             peak = peak.max(metric(&body, "pvrdma_doctor_ssh_sessions_open"));
-            std::thread::sleep(Duration::from_millis(100));
+            let slept = Instant::now();
+            while slept.elapsed() < every && stop.load(Ordering::Relaxed) == 0 {
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
         peak
     })
@@ -140,7 +168,12 @@ fn main() {
     std::fs::write(
         &config,
         format!(
-            "limits:\n  max_concurrent_hosts: 256\n  max_connections: 2048\n  max_timeout: 60s\nmodules:\n  default:\n    ssh_config: {}\n    ssh_agent: false\ntargets: [{}]\n",
+            "limits:\n{}  max_timeout: 60s\nmodules:\n  default:\n    ssh_config: {}\n    ssh_agent: false\ntargets: [{}]\n",
+            if a.wide {
+                "  max_concurrent_hosts: 256\n  max_connections: 2048\n"
+            } else {
+                ""
+            },
             fleet.ssh_config().display(),
             names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ")
         ),
@@ -177,7 +210,7 @@ fn main() {
     let mut phases: Vec<Phase> = Vec::new();
     let mut run_phase = |name: &'static str, plan: Vec<(Duration, String)>| {
         let stop = Arc::new(AtomicUsize::new(0));
-        let sampler = sample_sessions(addr.clone(), stop.clone());
+        let sampler = sample_sessions(addr.clone(), stop.clone(), Duration::from_millis(a.sample_ms));
         let (cpu0, _) = usage();
         let c0 = collections(&rt);
         let results = rt.block_on(async {
@@ -216,6 +249,17 @@ fn main() {
             sessions_peak,
         });
     };
+    // 0. Idle: what the exporter spends with no probe (the sampler's requests only).
+    let idle_ms_per_s = (a.idle > 0.0).then(|| {
+        let stop = Arc::new(AtomicUsize::new(0));
+        let sampler = sample_sessions(addr.clone(), stop.clone(), Duration::from_millis(a.sample_ms));
+        let (cpu0, _) = usage();
+        std::thread::sleep(Duration::from_secs_f64(a.idle));
+        let (cpu1, _) = usage();
+        stop.store(1, Ordering::Relaxed);
+        let _ = sampler.join();
+        (cpu1 - cpu0) * 1000.0 / a.idle
+    });
     // 1. One host alone.
     let one: Vec<(Duration, String)> = (0..5).map(|i| (Duration::from_secs(i * 6), names[0].clone())).collect();
     run_phase("one host, alone", one);
@@ -231,10 +275,12 @@ fn main() {
     }
     run_phase("steady, 2 replicas", steady);
     // 3. A burst of 1,000 requests at once.
-    let burst: Vec<(Duration, String)> = (0..1000)
-        .map(|i| (Duration::ZERO, names[i % names.len()].clone()))
-        .collect();
-    run_phase("burst of 1,000", burst);
+    if a.burst {
+        let burst: Vec<(Duration, String)> = (0..1000)
+            .map(|i| (Duration::ZERO, names[i % names.len()].clone()))
+            .collect();
+        run_phase("burst of 1,000", burst);
+    }
     let (_, hwm) = usage();
     let _ = Command::new("kill").arg(pid.to_string()).status();
     let _ = child.wait();
@@ -247,6 +293,18 @@ fn main() {
         a.interval,
         a.rounds
     );
+    println!(
+        "limits: {}; /metrics sampled every {} ms",
+        if a.wide {
+            "max_concurrent_hosts 256, max_connections 2048"
+        } else {
+            "shipped (max_concurrent_hosts 64, max_connections 512)"
+        },
+        a.sample_ms
+    );
+    if let Some(ms) = idle_ms_per_s {
+        println!("idle exporter CPU: {ms:.2} ms per second");
+    }
     println!("one host's collection (median of 5 probes alone): {one_host:.3} s");
     println!(
         "{:<22} {:>8} {:>6} {:>6} {:>8} {:>8} {:>9} {:>11} {:>9}",

@@ -25,17 +25,23 @@
 /// and when 64 run it waits for any child to end (a trapped `CHLD` interrupts `wait`, as
 /// POSIX says; a `sleep 1` child bounds that wait in case the signal came just before it),
 /// then counts the jobs still alive (`kill -0`). No job waits for another: a hung query
-/// holds only its own slot, and the keys after it start as slots free up.
+/// holds only its own slot, and the keys after it start as slots free up. `b` writes
+/// `0:started N` (the first N jobs have started) before it waits for a slot and once all
+/// have started, so the client can tell a query that printed nothing yet from one that
+/// never started, without a write per job.
 ///
-/// `f` frames one query's answer as it reads it, line by line: `N:begin KEY` at once
-/// (the job started), then one record `N|LINE` per line of the answer (stderr included),
-/// then `N:end KEY exit S lines L bytes B` (S: the query's exit status; L, B: the records
-/// and their size, newlines included), or `N:cut KEY lines L bytes B` once the answer
-/// passes 256 KiB (the job stops reading, so a flooding query dies of SIGPIPE and never
-/// holds more than a line in memory). The records are kept (as `f`'s positional
-/// parameters) and printed whole, up to 3800 characters per `printf`: a usual answer
-/// leaves in one write with its end line, a large one in pieces of whole records.
-/// Nothing is written to the host's disk.
+/// `f` frames one query's answer as it reads it, line by line: `N:begin KEY`, then one
+/// record `N|LINE` per line of the answer (stderr included), then `N:end KEY exit S lines
+/// L bytes B` (S: the query's exit status; L, B: the records and their size, newlines
+/// included), or `N:cut KEY lines L bytes B` once the answer passes 256 KiB (the job stops
+/// reading, so a flooding query dies of SIGPIPE and never holds more than a line in
+/// memory). The records are kept (as `f`'s positional parameters) and printed whole, up
+/// to 3800 characters per `printf`: a usual answer, its begin line included, leaves in
+/// one write with its end line, a large one in pieces of whole records. Each write is an
+/// SSH packet the client must read, decrypt and dispatch: the begin line once had a
+/// write of its own (to tell a started query from one waiting for a slot; `b`'s
+/// `0:started` lines tell that now), which doubled the packets of a batch and the
+/// client's CPU. Nothing is written to the host's disk.
 ///
 /// Why a finished answer cannot be lost, nor spliced into another unnoticed: every job
 /// writes to the one stdout pipe of the session on its own, the moment its answer (or a
@@ -54,7 +60,7 @@
 macro_rules! frame_functions {
     () => {
         concat!(
-            "f() { i=$1 k=$2; printf '%s:begin %s\\n' \"$i\" \"$k\"; set --; n=0 z=0 w=0 h= p=; ",
+            "f() { i=$1 k=$2; set -- \"$i:begin $k\"; n=0 z=0 w=$((${#i}+${#k}+8)) h= p=; ",
             "while IFS= read -r l; do ",
             "if [ -n \"$h\" ]; then r=\"$i|$p\"; if [ \"$w\" -gt 0 ] && [ $((w+${#r})) -gt 3800 ]; then printf '%s\\n' \"$@\"; set --; w=0; fi; ",
             "set -- \"$@\" \"$r\"; w=$((w+${#r}+1)) n=$((n+1)) z=$((z+${#p}+1)); fi; p=$l h=1; ",
@@ -62,12 +68,13 @@ macro_rules! frame_functions {
             "done; ",
             "if [ -n \"$p\" ]; then set -- \"$@\" \"$i|$p\"; n=$((n+1)) z=$((z+${#p}+1)); fi; ",
             "printf '%s\\n' \"$@\" \"$i:end $k exit $l lines $n bytes $z\"; }; ",
-            "b() { trap : CHLD; i=0 P= t=; for k do i=$((i+1)); ",
+            "b() { trap : CHLD; i=0 P= t= s=0; for k do i=$((i+1)); ",
             "while :; do c=0 Q=; for x in $P; do if kill -0 \"$x\" 2>/dev/null; then Q=\"$Q $x\" c=$((c+1)); fi; done; P=$Q; ",
             "[ \"$c\" -lt 64 ] && break; ",
+            "[ \"$s\" -lt $((i-1)) ] && { s=$((i-1)); printf '0:started %s\\n' \"$s\"; }; ",
             "kill -0 \"$t\" 2>/dev/null || { sleep 1 </dev/null >/dev/null 2>&1 & t=$!; }; wait \"$t\"; done; ",
             "{ q \"$k\" 2>&1; printf '\\n%s' \"$?\"; } | f \"$i\" \"$k\" & P=\"$P $!\"; done; ",
-            "trap - CHLD; for x in $P; do wait \"$x\"; done; }; "
+            "printf '0:started %s\\n' \"$i\"; trap - CHLD; for x in $P; do wait \"$x\"; done; }; "
         )
     };
 }

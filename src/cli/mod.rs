@@ -18,6 +18,7 @@ pub(crate) use commands::{AnalyzeArgs, CheckArgs, DemoArgs, ServeArgs, WatchArgs
 pub use groups::BundleArgs;
 pub(crate) use groups::{BaselineArgs, ColorChoice, FormatArg, HostArgs, LayoutArgs, ReportArgs, RunArgs, SshArgs};
 pub(crate) use positions::ArgPositions;
+pub(crate) use values::parse_size;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;

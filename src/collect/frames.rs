@@ -5,7 +5,8 @@
 //! arrived whole; the answers that did not are listed with the reason.
 //!
 //! The stream is a series of lines `N:begin KEY`, `N|TEXT`, `N:end KEY exit S lines L
-//! bytes B` and `N:cut KEY lines L bytes B`, N being the key's 1-based position. An
+//! bytes B` and `N:cut KEY lines L bytes B`, N being the key's 1-based position, and the
+//! batch's own `0:started N` (the jobs of the first N keys have started). An
 //! answer is whole when its end line arrived after its begin line, names its key, and
 //! its line count and size match the records that arrived for it. A line that is no
 //! well-formed record means that concurrent writes were spliced (a record longer than
@@ -16,8 +17,9 @@ use super::UnfinishedSection;
 /// One key's answer as the stream built it.
 #[derive(Debug)]
 enum Answer<'a> {
-    /// No `begin` line yet: the job did not start (all slots were taken) or its first
-    /// line was lost.
+    /// Nothing of it yet: its job had not started (all slots were taken), or had printed
+    /// nothing (a job's first write carries its begin line with its first records; the
+    /// batch's `0:started N` lines tell the two apart).
     Waiting,
     /// Begun, records so far.
     Open(Vec<&'a [u8]>),
@@ -43,6 +45,8 @@ pub struct Decoded {
 /// --command-timeout 60s"): it is the reason for every answer still open or not begun.
 pub fn decode(keys: &[String], raw: &[u8], problem: Option<&str>) -> Decoded {
     let mut answers: Vec<Answer> = keys.iter().map(|_| Answer::Waiting).collect();
+    // How many of the first keys' jobs the batch says it started.
+    let mut started = 0;
     let mut stream = raw.split(|&b| b == b'\n').peekable();
     while let Some(line) = stream.next() {
         let last = stream.peek().is_none();
@@ -53,6 +57,10 @@ pub fn decode(keys: &[String], raw: &[u8], problem: Option<&str>) -> Decoded {
         // (timeout, cap, lost connection). After a clean end it is a broken record.
         if last && problem.is_some() {
             break;
+        }
+        if let Some(n) = (!last).then(|| started_line(line)).flatten() {
+            started = started.max(n.min(keys.len()));
+            continue;
         }
         let parsed = if last { None } else { record(keys, line) };
         match parsed {
@@ -95,7 +103,21 @@ pub fn decode(keys: &[String], raw: &[u8], problem: Option<&str>) -> Decoded {
             }
         }
     }
+    // Started, nothing printed yet: open, not waiting for a slot.
+    for answer in answers.iter_mut().take(started) {
+        if matches!(answer, Answer::Waiting) {
+            *answer = Answer::Open(Vec::new());
+        }
+    }
     render(keys, answers, problem)
+}
+
+/// `0:started N`: the batch has started the jobs of its first N keys.
+fn started_line(line: &[u8]) -> Option<usize> {
+    std::str::from_utf8(line.strip_prefix(b"0:started ")?)
+        .ok()?
+        .parse()
+        .ok()
 }
 
 /// One line of the stream: the key's index (0-based) and what it says.

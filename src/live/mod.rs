@@ -80,6 +80,45 @@ pub struct LiveOptions {
     pub only_given_keys: bool,
     /// `--probe`: after collection, ping between the hosts' PVRDMA vmknics.
     pub probe: Option<crate::probe::ProbeOptions>,
+    /// What runs with these options share, read once ([`LiveOptions::prepare`]: the
+    /// exporter, once per configuration load); `None`: each run reads its own.
+    pub prepared: Option<Arc<Prepared>>,
+    /// The run's output budget when the caller hands one in (the exporter: a share of its
+    /// process-wide budget); `None`: a fresh `total_output_budget`.
+    pub run_budget: Option<Arc<crate::collect::ssh::RunBudget>>,
+}
+
+/// The ssh_config and identity files of a set of options, shared by every run made with
+/// them: each file is read the first time a host needs it, then kept (see
+/// `ssh::config` and `ssh::key_files`).
+pub struct Prepared {
+    home: PathBuf,
+    config: SshConfig,
+    keys: Arc<crate::ssh::key_files::KeyFiles>,
+}
+
+/// The files' contents are no one's business in a debug print of the options.
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Prepared { .. }")
+    }
+}
+
+impl LiveOptions {
+    /// Sets up what every run with these options shares, so that runs (an exporter's
+    /// probes) stop reading ssh_config and the key files again; until the options are
+    /// built again (the exporter's SIGHUP), changes to those files are not seen. Left as
+    /// is when the ssh_config cannot be opened: each run then says why.
+    pub fn prepare(&mut self) {
+        let home = home_dir();
+        if let Ok(config) = load_config(self.ssh_config.as_deref(), &self.system_ssh_config, &home) {
+            self.prepared = Some(Arc::new(Prepared {
+                home,
+                config,
+                keys: Arc::default(),
+            }));
+        }
+    }
 }
 
 /// Above this many hosts, probing every pair is worth a hint about `--probe-sample`.
@@ -114,6 +153,8 @@ impl Default for LiveOptions {
             progress: false,
             only_given_keys: false,
             probe: None,
+            prepared: None,
+            run_budget: None,
         }
     }
 }
@@ -196,13 +237,30 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
 pub async fn collect_live_async(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     let started = SystemTime::now();
     let targets = collect_targets(&opts.targets, opts.hosts_file.as_deref(), &mut std::io::stdin().lock())?;
-    let home = home_dir();
     check_identity_files(&opts.identity_files)?;
-    let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
-    let mut jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, &config, &home)).collect();
+    let read_here;
+    let prepared = match &opts.prepared {
+        Some(p) => p,
+        None => {
+            let home = home_dir();
+            let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
+            read_here = Prepared {
+                home,
+                config,
+                keys: Arc::default(),
+            };
+            &read_here
+        }
+    };
+    let (home, config) = (&prepared.home, &prepared.config);
+    let mut jobs: Vec<Result<HostJob, Failure>> = targets.iter().map(|t| plan_host(t, opts, config, home)).collect();
     refuse_a_config_no_host_can_use(&targets, &jobs)?;
-    share_run_budget(&mut jobs, opts.total_output_budget);
-    let local_values = local_values(&jobs, opts, &home);
+    let budget = match &opts.run_budget {
+        Some(b) => b.clone(),
+        None => crate::collect::ssh::RunBudget::new(opts.total_output_budget),
+    };
+    share_run_budget(&mut jobs, &budget, &prepared.keys);
+    let local_values = local_values(&jobs, opts, home);
     if let Some(w) = config_tofu_warning(&jobs) {
         let w = w.strip_prefix("pvrdma-doctor: ").unwrap_or(&w);
         eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", w));

@@ -51,11 +51,16 @@ pub(crate) fn config_tofu_warning(jobs: &[Result<HostJob, Failure>]) -> Option<S
     ))
 }
 
-/// One `--total-output-budget` for every host of this run.
-pub(crate) fn share_run_budget(jobs: &mut [Result<HostJob, Failure>], bytes: usize) {
-    let pool = crate::collect::ssh::RunBudget::new(bytes);
+/// One output budget (`--total-output-budget`) and one reading of the identity files for
+/// every host of this run.
+pub(crate) fn share_run_budget(
+    jobs: &mut [Result<HostJob, Failure>],
+    pool: &Arc<crate::collect::ssh::RunBudget>,
+    keys: &Arc<crate::ssh::key_files::KeyFiles>,
+) {
     for job in jobs.iter_mut().flatten() {
         job.run_budget = pool.clone();
+        job.credentials.keys = keys.clone();
     }
 }
 
@@ -145,6 +150,7 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
         credentials: Credentials {
             use_agent: !opts.only_given_keys,
             password: opts.password.clone(),
+            keys: Default::default(),
         },
         connect_timeout: opts.connect_timeout,
         command_timeout: opts.command_timeout,

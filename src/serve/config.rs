@@ -50,7 +50,16 @@ pub struct Limits {
     pub max_timeout: Duration,
     /// HTTP connections open at once; more wait in the kernel's accept queue.
     pub max_connections: usize,
+    /// Most command output held at once, every probe in flight together (each host also
+    /// keeps at most its module's per-host budget); past it outputs are cut and marked
+    /// cut, so what depends on them is `unknown`.
+    pub output_budget: usize,
 }
+
+/// The default `limits.output_budget`: with the other shipped limits the exporter stays
+/// under 256 MiB of memory however much the hosts print (see docs/benchmarks.md), while
+/// 64 hosts of hundreds of VMs (well under 1 MiB each) fit many times over.
+pub const DEFAULT_OUTPUT_BUDGET: usize = 128 * 1024 * 1024;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -60,6 +69,7 @@ impl Default for Limits {
             default_timeout: Duration::from_secs(10),
             max_timeout: Duration::from_secs(300),
             max_connections: 512,
+            output_budget: DEFAULT_OUTPUT_BUDGET,
         }
     }
 }
@@ -185,6 +195,7 @@ struct RawLimits {
     default_timeout: Option<DurationText>,
     max_timeout: Option<DurationText>,
     max_connections: Option<usize>,
+    output_budget: Option<SizeText>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -248,6 +259,28 @@ impl NodeSets {
 /// `10s`, `500ms`, `2m`, or a number of seconds.
 #[derive(Debug, Clone, Copy)]
 struct DurationText(Duration);
+
+/// A size: `128MiB`, `512KiB`, `1GiB`, or a number of bytes.
+#[derive(Debug)]
+struct SizeText(usize);
+
+impl<'de> Deserialize<'de> for SizeText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Bytes(u64),
+            Text(String),
+        }
+        let text = match Either::deserialize(d)? {
+            Either::Bytes(n) => n.to_string(),
+            Either::Text(t) => t,
+        };
+        crate::cli::parse_size(&text)
+            .map(SizeText)
+            .map_err(serde::de::Error::custom)
+    }
+}
 
 impl<'de> Deserialize<'de> for DurationText {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -349,6 +382,7 @@ impl RawLimits {
             default_timeout: self.default_timeout.map_or(d.default_timeout, |t| t.0),
             max_timeout: self.max_timeout.map_or(d.max_timeout, |t| t.0),
             max_connections: self.max_connections.unwrap_or(d.max_connections),
+            output_budget: self.output_budget.map_or(d.output_budget, |s| s.0),
         };
         anyhow::ensure!(
             (1..=4096).contains(&limits.max_concurrent_hosts),

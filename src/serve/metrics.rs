@@ -46,6 +46,8 @@ pub struct Metrics {
     pub http_connections_evicted: Value,
     pub auth_failures: Value,
     pub config_reload_ok: Value,
+    /// Outputs cut because the probes in flight held the whole `limits.output_budget`.
+    pub outputs_cut_by_budget: Value,
     /// Unix seconds of the last successful (re)load.
     pub config_reload_success_time: AtomicI64,
     /// The keys a reload cannot apply to the running server, each with 1 while the
@@ -176,6 +178,13 @@ impl Metrics {
             }
         }
         refused.write(&mut out);
+        family(
+            &mut out,
+            "pvrdma_doctor_outputs_cut_total",
+            Kind::Counter,
+            "Command outputs cut because the probes in flight held the exporter's whole output budget (limits.output_budget); what depends on them was reported unknown.",
+            self.outputs_cut_by_budget.get().to_string(),
+        );
         process_metrics(&mut out);
         out
     }

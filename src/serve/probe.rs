@@ -12,6 +12,7 @@
 //! sees a fresh collection and a VM that vanished leaves no series behind.
 use super::config::{Config, Module};
 use super::metrics::Metrics;
+use crate::collect::ssh::{ProcessBudget, RunBudget};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
 use crate::diagnose::Diagnosis;
 use crate::live::{LiveOptions, RunDeadline};
@@ -109,18 +110,22 @@ pub struct Engine {
     inflight: RefCell<HashMap<Key, Flight>>,
     slots: Arc<Semaphore>,
     max_hosts: usize,
+    /// `limits.output_budget`: one pool for the outputs of every probe in flight.
+    output_budget: Arc<ProcessBudget>,
     pub metrics: Arc<Metrics>,
     collector: Box<dyn Collector>,
 }
 
 impl Engine {
-    pub fn new(config: Config, collector: Box<dyn Collector>) -> Rc<Engine> {
+    pub fn new(mut config: Config, collector: Box<dyn Collector>) -> Rc<Engine> {
         let max_hosts = config.limits.max_concurrent_hosts;
         let metrics = Metrics::new();
         if let Ok(mut r) = metrics.config_reload_refused.lock() {
             *r = RESTART_ONLY.iter().map(|k| (*k, 0)).collect();
         }
+        prepare(&mut config);
         Rc::new(Engine {
+            output_budget: ProcessBudget::new(config.limits.output_budget),
             config: RefCell::new(Arc::new(config)),
             inflight: RefCell::new(HashMap::new()),
             slots: Arc::new(Semaphore::new(max_hosts)),
@@ -140,6 +145,8 @@ impl Engine {
     /// ([`RESTART_ONLY`]), which keep the value in force. Says which changed keys were
     /// applied and which were not, and sets `pvrdma_doctor_config_reload_refused`.
     pub fn replace_config(&self, mut config: Config) -> Reload {
+        prepare(&mut config);
+        self.output_budget.resize(config.limits.output_budget);
         let old = self.config();
         let mut report = Reload::default();
         let show = |a: Option<std::net::SocketAddr>| a.map_or_else(|| "(not set)".to_string(), |a| a.to_string());
@@ -175,6 +182,11 @@ impl Engine {
                 secs(n.default_timeout),
             ),
             ("limits.max_timeout", secs(o.max_timeout), secs(n.max_timeout)),
+            (
+                "limits.output_budget",
+                o.output_budget.to_string(),
+                n.output_budget.to_string(),
+            ),
         ] {
             if before != after {
                 report.applied.push(format!("{key}: {before} -> {after}"));
@@ -323,6 +335,9 @@ impl Engine {
         let wanted = members.len().min(self.max_hosts).max(1);
         let n = u32::try_from(wanted).unwrap_or(u32::MAX);
         let hosts = members.len() as u64;
+        // This probe's share of the process's output budget, held until its outputs are
+        // dropped below.
+        let run_budget = RunBudget::within(module.live.total_output_budget, &self.output_budget);
         self.metrics.hosts_waiting.add(hosts);
         let permit = tokio::select! {
             p = self.slots.clone().acquire_many_owned(n) => p.ok(),
@@ -345,6 +360,7 @@ impl Engine {
                     what: format!("the probe's deadline ({DEADLINE_IS}) passed"),
                     advice: DEADLINE_ADVICE.to_string(),
                 });
+                live.run_budget = Some(run_budget.clone());
                 let captures = self.collector.collect(live).await;
                 self.metrics.hosts_collecting.sub(hosts);
                 drop(permit);
@@ -361,7 +377,24 @@ impl Engine {
         };
         let up = !captures.is_empty() && captures.iter().all(|c| c.error.is_none());
         log_failures(&captures);
+        let cut = captures
+            .iter()
+            .flat_map(|c| c.outputs.values())
+            .filter(|o| {
+                matches!(
+                    o.outcome,
+                    Some(crate::collect::Outcome::Truncated {
+                        cap: crate::collect::Cap::ProcessBudget,
+                        ..
+                    })
+                )
+            })
+            .count();
+        self.metrics.outputs_cut_by_budget.add(cut as u64);
         let diagnosis = crate::diagnose::diagnose_selected(&captures, &module.fleet_checks);
+        // The outputs go, and their bytes back to the process's budget.
+        drop(captures);
+        drop(run_budget);
         Outcome {
             diagnosis,
             up,
@@ -380,6 +413,14 @@ fn log_failures(captures: &[HostCapture]) {
             let line = format!("probe of {}: {kind}: {}", c.host, e.message);
             eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
         }
+    }
+}
+
+/// Sets up each module's shared reading of its ssh_config and identity files: once per
+/// configuration load, not per probe.
+fn prepare(config: &mut Config) {
+    for module in config.modules.values_mut() {
+        module.live.prepare();
     }
 }
 

@@ -7,7 +7,7 @@
 //! as possible causes, and only when the server looks like ESXi.
 use crate::ssh::client::{Credentials, Endpoint, Identity, KeyOrigin};
 use crate::ssh::error::{SshError, SshErrorKind};
-use crate::ssh::keys::{load_private_key, KeyLoadError};
+use crate::ssh::key_files::{KeyFiles, Unusable};
 use crate::ssh::known_hosts;
 use crate::ssh::transport::{ClientHandler, ServerInfo};
 use russh::client::{AuthResult, Handle, KeyboardInteractiveAuthResponse};
@@ -170,19 +170,6 @@ async fn list_agent(socket: &Path) -> Result<(Agent, Vec<PublicKey>), String> {
     Ok((agent, ids.into_iter().map(|id| id.public_key().into_owned()).collect()))
 }
 
-/// The public half (`<key>.pub`) of an identity file, when it has one.
-fn public_half(path: &Path) -> Option<PublicKey> {
-    let mut pub_path = path.to_path_buf().into_os_string();
-    pub_path.push(".pub");
-    public_key_file(Path::new(&pub_path))
-}
-
-/// The key in `path` when that file is an OpenSSH public key.
-fn public_key_file(path: &Path) -> Option<PublicKey> {
-    let text = std::fs::read_to_string(path).ok()?;
-    PublicKey::from_openssh(text.trim()).ok()
-}
-
 /// Logs in on `hop`; on failure the error lists every attempt and the server's answers.
 /// The order is OpenSSH's: the agent's keys, the identity files, then the password.
 pub(crate) async fn authenticate(
@@ -210,11 +197,11 @@ pub(crate) async fn authenticate(
     };
     let agent_socket = if creds.use_agent { agent_socket() } else { None };
     if let Some(socket) = &agent_socket {
-        if login.with_agent(hop, socket).await.map_err(broken)? {
+        if login.with_agent(hop, socket, &creds.keys).await.map_err(broken)? {
             return Ok(());
         }
     }
-    if login.with_identity_files(hop).await.map_err(broken)? {
+    if login.with_identity_files(hop, &creds.keys).await.map_err(broken)? {
         return Ok(());
     }
     if login.with_password(creds, is_target).await.map_err(broken)? {
@@ -239,7 +226,7 @@ pub(crate) async fn authenticate(
 impl Login<'_> {
     /// Offers the agent's keys (only those of the identity files under
     /// `IdentitiesOnly`); `Ok(true)` when one let us in.
-    async fn with_agent(&mut self, hop: &Endpoint, socket: &Path) -> Result<bool, russh::Error> {
+    async fn with_agent(&mut self, hop: &Endpoint, socket: &Path, files: &KeyFiles) -> Result<bool, russh::Error> {
         let (mut agent, keys) = match list_agent(socket).await {
             Ok(listed) => listed,
             Err(e) => {
@@ -253,7 +240,7 @@ impl Login<'_> {
         let wanted: Vec<PublicKey> = hop
             .identity_files
             .iter()
-            .filter_map(|i| public_half(&i.path).or_else(|| public_key_file(&i.path)))
+            .filter_map(|i| files.get(&i.path).public().cloned())
             .collect();
         for key in keys {
             if hop.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
@@ -272,15 +259,18 @@ impl Login<'_> {
     /// Offers the private keys of `-i`, `IdentityFile` and the default files that the
     /// agent did not offer already; says why a file was skipped. `Ok(true)` when one let
     /// us in.
-    async fn with_identity_files(&mut self, hop: &Endpoint) -> Result<bool, russh::Error> {
+    async fn with_identity_files(&mut self, hop: &Endpoint, files: &KeyFiles) -> Result<bool, russh::Error> {
         for Identity { path, origin } in &hop.identity_files {
+            let file = files.get(path);
             // Already offered by the agent: an encrypted key loaded with ssh-add, or a key
             // named by its public half only (`-i key.pub`, the private half in the agent).
-            let public = public_half(path).or_else(|| public_key_file(path));
-            if public.is_some_and(|p| self.tried.iter().any(|k| k.key_data() == p.key_data())) {
+            if file
+                .public()
+                .is_some_and(|p| self.tried.iter().any(|k| k.key_data() == p.key_data()))
+            {
                 continue;
             }
-            if !path.exists() {
+            if !file.exists {
                 match origin {
                     KeyOrigin::Default => {}
                     KeyOrigin::Config => self.notes.push(format!(
@@ -294,7 +284,7 @@ impl Login<'_> {
                 }
                 continue;
             }
-            if public_key_file(path).is_some() {
+            if file.public_itself.is_some() {
                 self.notes.push(format!(
                     "{} is a public key: its private half must be in the ssh-agent, which did not offer it",
                     path.display()
@@ -308,20 +298,21 @@ impl Login<'_> {
                 ));
                 continue;
             }
-            let key = match load_private_key(path) {
-                Ok(k) => k,
-                Err(e @ KeyLoadError::Encrypted { .. }) => {
-                    self.notes.push(e.to_string());
+            let key = match &file.private {
+                Some(Ok(k)) => k.clone(),
+                Some(Err(Unusable::Encrypted(e))) => {
+                    self.notes.push(e.clone());
                     continue;
                 }
-                Err(e) => {
+                Some(Err(Unusable::Other(e))) => {
                     self.notes.push(format!("{e}; not offered"));
                     continue;
                 }
+                None => continue,
             };
             let public = key.public_key().clone();
             let what = path.display().to_string();
-            if self.try_key(public, &what, Signer::File(Arc::new(key))).await? {
+            if self.try_key(public, &what, Signer::File(key)).await? {
                 return Ok(true);
             }
         }
@@ -539,6 +530,7 @@ mod tests {
         let c = Credentials {
             use_agent: true,
             password: Some(SecretString::from("hunter2-secret".to_string())),
+            keys: Default::default(),
         };
         assert!(!format!("{c:?}").contains("hunter2-secret"));
     }

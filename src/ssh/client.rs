@@ -87,6 +87,8 @@ pub(crate) struct Credentials {
     pub(crate) use_agent: bool,
     /// Answer for keyboard-interactive / password.
     pub(crate) password: Option<SecretString>,
+    /// The identity files, read once for all hosts of the run.
+    pub(crate) keys: std::sync::Arc<crate::ssh::key_files::KeyFiles>,
 }
 
 /// An authenticated connection; jump-host connections are kept alive with it.
@@ -174,6 +176,7 @@ pub(crate) async fn connect(
             Cow::Owned(Credentials {
                 use_agent: creds.use_agent,
                 password: None,
+                keys: creds.keys.clone(),
             })
         };
         authenticate(hop, &mut handle, &hop_creds, is_target, &info).await?;

@@ -7,6 +7,7 @@ mod auth;
 pub(crate) mod client;
 pub mod config;
 pub(crate) mod error;
+pub(crate) mod key_files;
 pub mod keys;
 mod known_hosts;
 pub(crate) mod plan;

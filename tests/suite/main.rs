@@ -26,6 +26,7 @@ mod readme;
 mod redact;
 mod schema;
 mod serve;
+mod serve_budget;
 mod ssh_config_diff;
 mod tmux;
 mod vmsupport;

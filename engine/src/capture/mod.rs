@@ -176,6 +176,8 @@ pub enum Cap {
     HostBudget,
     /// `--total-output-budget`, all hosts' outputs together.
     RunBudget,
+    /// The exporter's `limits.output_budget`, shared by every probe in flight.
+    ProcessBudget,
 }
 
 /// How a command's output ended. Only [`Outcome::Exited`] is a clean, complete output: any
@@ -231,6 +233,13 @@ impl Outcome {
                 limit_bytes,
             } => Some(format!(
                 "output cut at the {} output budget of the whole run (--total-output-budget)",
+                size_label(*limit_bytes)
+            )),
+            Outcome::Truncated {
+                cap: Cap::ProcessBudget,
+                limit_bytes,
+            } => Some(format!(
+                "output cut at the exporter's {} output budget, shared by every probe in flight (limits.output_budget)",
                 size_label(*limit_bytes)
             )),
             Outcome::ConnectionLost { after_ms, detail } => Some(format!(

@@ -49,6 +49,30 @@ fn a_timeout_names_the_open_and_the_unstarted_answers_and_keeps_the_others() {
 }
 
 #[test]
+fn a_started_query_that_printed_nothing_is_open_not_waiting_for_a_slot() {
+    // A job's begin line travels with its first records; the batch says which started.
+    let k = keys(&["a", "b", "c", "d"]);
+    let raw = "2:begin b\n2|x\n2:end b exit 0 lines 1 bytes 2\n0:started 3\n";
+    let d = decode(&k, raw.as_bytes(), Some("did not finish within --command-timeout 60s"));
+    assert_eq!(
+        unfinished(&d),
+        vec![
+            ("a", "did not finish within --command-timeout 60s"),
+            ("c", "did not finish within --command-timeout 60s"),
+            (
+                "d",
+                "did not finish within --command-timeout 60s (it had not started: every slot of the batch was taken)"
+            ),
+        ]
+    );
+    assert!(d.stdout.contains("<== b exit 0 ==>"), "{}", d.stdout);
+    // The marker is no record: it damages nothing, whenever it arrives.
+    let raw = "1:begin a\n0:started 4\n1|y\n1:end a exit 0 lines 1 bytes 2\n";
+    let d = decode(&k[..1], raw.as_bytes(), None);
+    assert!(d.unfinished.is_empty(), "{d:?}");
+}
+
+#[test]
 fn a_query_cut_on_the_host_or_killed_with_its_job_costs_only_itself() {
     let k = keys(&["vmnic2", "vmnic3", "vmnic4"]);
     let raw = "1:begin vmnic2\n1|y\n1:cut vmnic2 lines 1 bytes 262146\n2:begin vmnic3\n\

@@ -13,6 +13,7 @@
 //! the differences kept on purpose are listed in the README.
 use std::path::{Path, PathBuf};
 
+mod cache;
 mod command_line;
 mod expand;
 mod jump;
@@ -199,11 +200,14 @@ struct TopFile {
     check_perm: bool,
 }
 
-/// The ssh_config sources for a run; files are read when a host is resolved.
+/// The ssh_config sources for a run; a file is read when a host first needs it, then kept
+/// for the life of this value (see [`cache`]).
 #[derive(Debug, Clone)]
 pub struct SshConfig {
     files: Vec<TopFile>,
     local: LocalContext,
+    /// The files as read the first time a host needed them (shared by clones).
+    cache: std::sync::Arc<cache::FileCache>,
     /// What the DNS hint names: `-F FILE` when one is in use.
     pub(crate) described_as: String,
     /// Whether a name resolves (the system resolver; tests simulate it): canonicalizing
@@ -233,6 +237,7 @@ impl SshConfig {
             return Ok(SshConfig {
                 files: Vec::new(),
                 local,
+                cache: Default::default(),
                 described_as: "a config file (-F none reads none)".into(),
                 resolves: system_resolves,
             });
@@ -248,6 +253,7 @@ impl SshConfig {
                 check_perm: false,
             }],
             local,
+            cache: Default::default(),
             described_as: format!("{} (the -F file)", path.display()),
             resolves: system_resolves,
         })
@@ -270,6 +276,7 @@ impl SshConfig {
                 },
             ],
             local,
+            cache: Default::default(),
             described_as: "~/.ssh/config".into(),
             resolves: system_resolves,
         }
@@ -280,6 +287,7 @@ impl SshConfig {
         SshConfig {
             files: Vec::new(),
             local,
+            cache: Default::default(),
             described_as: "~/.ssh/config".into(),
             resolves: system_resolves,
         }
@@ -621,20 +629,23 @@ impl Pass<'_> {
     fn read_all(&mut self, opts: &mut Options) -> Result<(), ConfigError> {
         let config = self.config;
         for top in &config.files {
-            let text = match read_text(&top.path) {
-                Ok(t) => t,
+            let file = config.cache.file(&top.path);
+            let lexed = match &file.read {
+                Ok(l) => l,
                 // ssh skips `~/.ssh/config` and the system file when it cannot open them;
                 // only `-F FILE` must be readable.
                 Err(_) if !top.user_conf || top.check_perm => continue,
-                Err(error) => {
+                Err((kind, text)) => {
                     return Err(ConfigError::Read {
                         path: top.path.clone(),
-                        error,
+                        error: cache::CachedFile::error(*kind, text),
                     })
                 }
             };
             if top.check_perm {
-                check_perm(&top.path)?;
+                if let Some(refused) = &file.perm {
+                    return Err(ConfigError::Refused(refused.clone()));
+                }
             }
             let mut active = true;
             let flags = Flags {
@@ -646,7 +657,7 @@ impl Pass<'_> {
             } else {
                 Some(top.path.parent().unwrap_or(Path::new("/etc/ssh")).to_path_buf())
             };
-            self.read_text(opts, &top.path, &text, &mut active, flags, include_dir.as_deref(), 0)?;
+            self.read_text(opts, &top.path, lexed, &mut active, flags, include_dir.as_deref(), 0)?;
         }
         Ok(())
     }
@@ -656,28 +667,24 @@ impl Pass<'_> {
         &mut self,
         opts: &mut Options,
         path: &Path,
-        text: &str,
+        lexed: &cache::Lexed,
         active: &mut bool,
         flags: Flags,
         system_dir: Option<&Path>,
         depth: usize,
     ) -> Result<(), ConfigError> {
-        for (i, raw) in text.split('\n').enumerate() {
-            // ssh reads a line as a C string: it ends at a NUL byte (a line starting with
-            // one is empty).
-            let raw = raw.split('\0').next().unwrap_or_default();
+        for (line, cut) in lexed.lines() {
             let origin = Origin {
                 file: path,
-                line: i + 1,
+                line: *line,
                 user_conf: flags.user_conf,
                 command_line: false,
             };
-            let Some((keyword, rest)) =
-                lexer::keyword_and_rest(raw).map_err(|k| origin.error(format!("no argument after keyword \"{k}\"")))?
-            else {
-                continue;
+            let (keyword, rest) = match cut {
+                Ok((keyword, range)) => (keyword, lexed.rest(range)),
+                Err(k) => return Err(origin.error(format!("no argument after keyword \"{k}\""))),
             };
-            match keywords::lookup(&keyword) {
+            match keywords::lookup(keyword) {
                 Some(Keyword::Host) => {
                     let words = lexer::argv_split(rest).map_err(|()| origin.error("invalid quotes"))?;
                     if flags.never_match {
@@ -711,12 +718,12 @@ impl Pass<'_> {
                         self.include(opts, &origin, &word, active, flags, system_dir, depth)?;
                     }
                 }
-                Some(kw) => apply(opts, kw, &keyword, rest, &origin, *active)?,
+                Some(kw) => apply(opts, kw, keyword, rest, &origin, *active)?,
                 None => {
                     let ignored = opts
                         .ignore_unknown
                         .as_deref()
-                        .is_some_and(|list| matching::ignored_keyword(list, &keyword));
+                        .is_some_and(|list| matching::ignored_keyword(list, keyword));
                     if !ignored {
                         return Err(origin.error(format!("Bad configuration option: {keyword}")));
                     }
@@ -755,23 +762,26 @@ impl Pass<'_> {
             let dir = system_dir.unwrap_or(Path::new("/etc/ssh"));
             format!("{}/{word}", glob_escape(&dir.to_string_lossy()))
         };
-        let files = sys::glob(&pattern).map_err(|e| origin.error(e))?;
+        let files = self.config.cache.glob(&pattern).map_err(|e| origin.error(e))?;
         let outer = *active;
         for file in files {
             if depth + 1 > MAX_INCLUDE_DEPTH {
                 return Err(origin.error("Too many recursive configuration includes"));
             }
-            let text = match read_text(&file) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(origin.error(format!("Can't open user config file {}: {e}", file.display()))),
+            let cached = self.config.cache.file(&file);
+            let lexed = match &cached.read {
+                Ok(l) => l,
+                Err((std::io::ErrorKind::NotFound, _)) => continue,
+                Err((_, e)) => return Err(origin.error(format!("Can't open user config file {}: {e}", file.display()))),
             };
-            check_perm(&file)?;
+            if let Some(refused) = &cached.perm {
+                return Err(ConfigError::Refused(refused.clone()));
+            }
             let inner = Flags {
                 user_conf: flags.user_conf,
                 never_match: flags.never_match || !outer,
             };
-            self.read_text(opts, &file, &text, active, inner, system_dir, depth + 1)?;
+            self.read_text(opts, &file, lexed, active, inner, system_dir, depth + 1)?;
             // A Match in the included file does not change the including block's state.
             *active = outer;
         }
