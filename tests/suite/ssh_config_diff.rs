@@ -371,7 +371,14 @@ const VALUES: &[(&str, &[&str])] = &[
     ("UseRoaming", &["no"]),
     ("StrictHostKeyChecking", &["yes", "accept-new"]),
     ("IdentitiesOnly", &["yes", "no"]),
-    ("CanonicalizeHostname", &["no", "yes"]),
+    ("CanonicalizeHostname", &["no", "yes", "always"]),
+    ("CanonicalizeFallbackLocal", &["yes", "no"]),
+    ("ConnectTimeout", &["10", "1m30s", "0"]),
+    ("LogLevel", &["DEBUG3", "quiet"]),
+    (
+        "UserKnownHostsFile",
+        &["/kh/1 /kh/2 /kh/3 /kh/4 /kh/5 /kh/6 /kh/7 /kh/8 /kh/9 /kh/10 /kh/11 /kh/12 /kh/13 /kh/14 /kh/15 /kh/16 /kh/17 /kh/18 /kh/19 /kh/20"],
+    ),
     (
         "Include",
         &[
@@ -416,6 +423,18 @@ const BAD_LINES: &[(&str, &str)] = &[
     ("Match", "bogus x"),
     ("Match", "host"),
     ("Match", "all host x"),
+    ("ConnectTimeout", "-1"),
+    ("ServerAliveInterval", "soon"),
+    ("LogLevel", "junk"),
+    ("Ciphers", "aes128-ctr extra"),
+    ("CanonicalDomains", "none extra"),
+    // ssh reads a line up to a NUL byte.
+    ("User", "admin\u{0} evil"),
+    ("\u{0}Bogus", "yes"),
+    (
+        "GlobalKnownHostsFile",
+        "/g/1 /g/2 /g/3 /g/4 /g/5 /g/6 /g/7 /g/8 /g/9 /g/10 /g/11 /g/12 /g/13 /g/14 /g/15 /g/16 /g/17 /g/18 /g/19 /g/20 /g/21 /g/22 /g/23 /g/24 /g/25 /g/26 /g/27 /g/28 /g/29 /g/30 /g/31 /g/32 /g/33",
+    ),
 ];
 
 const INCLUDE_FILES: &[&str] = &[
@@ -441,6 +460,7 @@ fn keyword_case(k: &str, style: u8) -> String {
             "ForwardAgent",
             "Protocol",
             "UseRoaming",
+            "\u{0}Bogus",
         ]
         .contains(&k) =>
         {
@@ -473,6 +493,7 @@ fn line() -> impl Strategy<Value = Line> {
 const HOSTS: &[&str] = &[
     "esx01",
     "admin2@esx01",
+    "esx01.lab.example.",
     "esx02",
     "ESX01",
     "bastion",
