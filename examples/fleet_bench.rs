@@ -33,8 +33,8 @@ fn once(hosts: usize, parallel: usize, latency: Duration) -> anyhow::Result<Dura
     };
     let t0 = Instant::now();
     let run = run_demo(&demo, live)?;
-    let diagnosis = pvrdma_doctor::diagnose::diagnose(&run.captures);
-    let report = pvrdma_doctor::report::render(&diagnosis, pvrdma_doctor::report::Format::Human, false);
+    let diagnosis = pvrdma_engine::diagnose::diagnose(&run.captures);
+    let report = pvrdma_engine::report::render(&diagnosis, pvrdma_engine::report::Format::Human, false);
     let took = t0.elapsed();
     anyhow::ensure!(report.contains("sim01"), "report lacks the hosts");
     anyhow::ensure!(run.captures.len() == hosts, "lost hosts");

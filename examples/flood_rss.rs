@@ -75,8 +75,8 @@ fn main() -> anyhow::Result<()> {
     let t0 = Instant::now();
     let run = collect_live(&opts)?;
     let collected = t0.elapsed();
-    let diagnosis = pvrdma_doctor::diagnose::diagnose(&run.captures);
-    let report = pvrdma_doctor::report::render(&diagnosis, pvrdma_doctor::report::Format::Json, false);
+    let diagnosis = pvrdma_engine::diagnose::diagnose(&run.captures);
+    let report = pvrdma_engine::report::render(&diagnosis, pvrdma_engine::report::Format::Json, false);
     let kept: usize = run
         .captures
         .iter()
@@ -93,7 +93,7 @@ fn main() -> anyhow::Result<()> {
     println!(
         "{hosts} hosts x {} commands flooding {flood_mib} MiB each: {logged_in} hosts collected in {:.1} s, \
          {:.0} MiB of output kept, {cut} outputs cut, report {} KiB, exit code {}",
-        pvrdma_doctor::catalogue::CATALOGUE.len(),
+        pvrdma_engine::catalogue::CATALOGUE.len(),
         collected.as_secs_f64(),
         kept as f64 / 1048576.0,
         report.len() / 1024,

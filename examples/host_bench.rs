@@ -20,8 +20,8 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use pvrdma_doctor::catalogue;
 use pvrdma_doctor::live::{collect_live, LiveOptions};
+use pvrdma_engine::catalogue;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
@@ -256,9 +256,9 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
         let run = collect_live(&opts)?;
         let (cpu_collect, rss_collect) = usage();
         collected.push(((cpu_collect - cpu0) * 1e3 / hosts as f64, rss_collect));
-        let diagnosis = pvrdma_doctor::diagnose::diagnose(&run.captures);
+        let diagnosis = pvrdma_engine::diagnose::diagnose(&run.captures);
         let rss_diagnosed = usage().1;
-        let report = pvrdma_doctor::report::render(&diagnosis, pvrdma_doctor::report::Format::Human, false);
+        let report = pvrdma_engine::report::render(&diagnosis, pvrdma_engine::report::Format::Human, false);
         tracing::debug!("report:\n{report}");
         tracing::info!(
             "peak RSS: {} KiB collected, {} KiB diagnosed, {} KiB rendered",

@@ -74,20 +74,20 @@ fn main() -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("{} holds no host", dir.display()))?;
     let captures: Vec<HostCapture> = (0..hosts).map(|h| host(&base, h, vms, adapters)).collect();
     let t0 = Instant::now();
-    let diagnosis = pvrdma_doctor::diagnose::diagnose(&captures);
-    let json = pvrdma_doctor::report::render(&diagnosis, pvrdma_doctor::report::Format::Json, false);
+    let diagnosis = pvrdma_engine::diagnose::diagnose(&captures);
+    let json = pvrdma_engine::report::render(&diagnosis, pvrdma_engine::report::Format::Json, false);
     let took = t0.elapsed();
     anyhow::ensure!(
         diagnosis.summary.hca == hosts * vms * adapters,
         "expected every adapter on the HCA: {}",
-        pvrdma_doctor::report::summary::line(&diagnosis)
+        pvrdma_engine::report::summary::line(&diagnosis)
     );
     println!(
         "{hosts} hosts x {vms} VMs x {adapters} adapters: diagnose + JSON {:.3} s, JSON {} bytes ({:.1} MB); {}",
         took.as_secs_f64(),
         json.len(),
         json.len() as f64 / 1_000_000.0,
-        pvrdma_doctor::report::summary::line(&diagnosis)
+        pvrdma_engine::report::summary::line(&diagnosis)
     );
     Ok(())
 }

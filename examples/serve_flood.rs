@@ -172,7 +172,7 @@ fn main() -> anyhow::Result<()> {
     println!(
         "{hosts} hosts x {} commands flooding {flood_mib} MiB each, probed at once, {rounds} round(s) in {:.1} s; \
          limits.output_budget {}",
-        pvrdma_doctor::catalogue::CATALOGUE.len(),
+        pvrdma_engine::catalogue::CATALOGUE.len(),
         took.as_secs_f64(),
         budget_mib.map_or("as shipped".to_string(), |m| format!("{m} MiB"))
     );

@@ -4,8 +4,8 @@
 //! the host. `analyze` of that bundle shows the same failure offline, and
 //! `pvrdma-doctor sample-from-bundle` turns it into a sample with its golden report.
 use crate::cli::{ArgPositions, HostArgs, SshArgs};
-use crate::diagnose::{shell_quote, Diagnosis};
 use crate::hosts::HostSpec;
+use pvrdma_engine::diagnose::{shell_quote, Diagnosis};
 
 /// A live run's connection options and host arguments, where each stood on the command
 /// line: what the bundle command repeats.
@@ -26,7 +26,10 @@ pub(crate) fn attach_bundle_commands(diagnosis: &mut Diagnosis, args: &Evidence)
     // stdin was read once and is gone, so a host from it keeps its label.
     let specs = crate::hosts::collect_targets(
         &hosts.iter().filter(|h| *h != "-").cloned().collect::<Vec<_>>(),
-        args.hosts.hosts_file.as_deref().filter(|p| *p != std::path::Path::new("-")),
+        args.hosts
+            .hosts_file
+            .as_deref()
+            .filter(|p| *p != std::path::Path::new("-")),
         &mut std::io::empty(),
     )
     .unwrap_or_default();

@@ -11,7 +11,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             eprint!("{}", pvrdma_doctor::app::error_message(&error));
-            ExitCode::from(pvrdma_doctor::exit::USAGE)
+            ExitCode::from(pvrdma_engine::exit::USAGE)
         }
     }
 }

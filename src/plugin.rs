@@ -1,6 +1,6 @@
 //! The monitoring-plugin mode as a process (`--format nagios` anywhere on the command
 //! line): what the Monitoring Plugins Development Guidelines ask of a plugin beyond its
-//! output ([`crate::report::nagios`]).
+//! output ([`pvrdma_engine::report::nagios`]).
 //!
 //! - Exit codes 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN only: bad arguments (clap's errors
 //!   included, so the format is read from the raw arguments before parsing), `--help`,
@@ -11,7 +11,7 @@
 //!   collection stops a little before it, so the report can still say which hosts did
 //!   not finish and at which stage; a watchdog thread ends the process at the limit
 //!   itself, naming the stage the run was in, should anything still be running.
-use crate::report::nagios::{self, State};
+use pvrdma_engine::report::nagios::{self, State};
 use std::ffi::OsString;
 use std::io::Write;
 use std::sync::{Arc, Mutex};

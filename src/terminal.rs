@@ -10,7 +10,7 @@ pub struct Terminal {
     /// stderr is a terminal (the progress bar).
     pub stderr: bool,
     /// The width reports are laid out to: `$COLUMNS` when set to a number, else the width
-    /// of the terminal on stdout, else [`crate::report::DEFAULT_WIDTH`].
+    /// of the terminal on stdout, else [`pvrdma_engine::report::DEFAULT_WIDTH`].
     pub width: usize,
     /// `NO_COLOR` is set to something (https://no-color.org).
     pub no_color: bool,
@@ -40,7 +40,7 @@ fn columns_from_env() -> Option<usize> {
 pub fn stdout_width() -> usize {
     columns_from_env()
         .or_else(|| terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0)))
-        .unwrap_or(crate::report::DEFAULT_WIDTH)
+        .unwrap_or(pvrdma_engine::report::DEFAULT_WIDTH)
 }
 
 /// `$COLUMNS` when set to a number, else the width of the terminal on stderr; `None`
@@ -49,12 +49,12 @@ pub fn stderr_width() -> Option<usize> {
     columns_from_env().or_else(|| terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| usize::from(w.0)))
 }
 
-/// A message for stderr wrapped to its terminal ([`crate::report::stderr_message`]).
+/// A message for stderr wrapped to its terminal ([`pvrdma_engine::report::stderr_message`]).
 pub fn stderr_message(prefix: &str, message: &str) -> String {
-    crate::report::stderr_message(prefix, message, stderr_width())
+    pvrdma_engine::report::stderr_message(prefix, message, stderr_width())
 }
 
-/// Text with its own lines for stderr, wrapped to its terminal ([`crate::report::stderr_lines`]).
+/// Text with its own lines for stderr, wrapped to its terminal ([`pvrdma_engine::report::stderr_lines`]).
 pub fn stderr_lines(text: &str) -> String {
-    crate::report::stderr_lines(text, stderr_width())
+    pvrdma_engine::report::stderr_lines(text, stderr_width())
 }

@@ -16,9 +16,9 @@
 //! vsish) have no vm-support counterpart: they are reported missing with that reason,
 //! and the `.vmx` files say instead which VMs have PVRDMA adapters.
 use crate::archive::{walk_dir, Entries, ReadLimits, Walk};
-use crate::catalogue::{self, CATALOGUE};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
 use anyhow::Context;
+use pvrdma_engine::catalogue::{self, CATALOGUE};
 use std::collections::BTreeMap;
 use std::path::Path;
 

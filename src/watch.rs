@@ -16,11 +16,11 @@
 //! `systemctl stop` send) with 0 once the current round has finished and is reported: a
 //! service asked to stop stopped cleanly, so a systemd unit needs no `SuccessExitStatus`.
 use crate::app::WatchSetup;
-use crate::baseline::Baseline;
-use crate::diagnose::{self, Change, ChangeKind, Diagnosis, HostStatus};
 use crate::live::{collect_live, LiveOptions, LiveRun};
-use crate::report::{self, Format};
 use anyhow::Context;
+use pvrdma_engine::baseline::Baseline;
+use pvrdma_engine::diagnose::{self, Change, ChangeKind, Diagnosis, HostStatus};
+use pvrdma_engine::report::{self, Format};
 use serde_json::json;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -44,7 +44,7 @@ impl Source {
             eprintln!(
                 "pvrdma-doctor: watch --demo: {} simulated ESXi hosts ({}) on 127.0.0.1, no real host is contacted{}",
                 fleet.host_names().len(),
-                crate::nodeset::fold(&fleet.host_names()),
+                pvrdma_nodeset::fold(&fleet.host_names()),
                 match &demo.scenario {
                     Some(dir) => format!(
                         "; {} is read again every round: edit a host's files there to break or mend it",
@@ -109,7 +109,7 @@ impl Source {
                             if !left_out.is_empty() {
                                 eprintln!(
                                     "pvrdma-doctor: {} not served as the scenario now says: the simulated hosts and their open ports are those of the scenario at start",
-                                    crate::nodeset::fold(&left_out)
+                                    pvrdma_nodeset::fold(&left_out)
                                 );
                                 warned.extend(left_out);
                             }
@@ -204,7 +204,7 @@ pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
         let run = source.collect(&mut warned)?;
         let mut diagnosis = diagnose::diagnose(&run.captures);
         let comparison = previous.as_ref().map(|b| {
-            let mut c = crate::baseline::compare(b, &diagnosis);
+            let mut c = pvrdma_engine::baseline::compare(b, &diagnosis);
             if run.interrupted {
                 c.list = collected_only(std::mem::take(&mut c.list), &diagnosis);
             }
@@ -352,7 +352,7 @@ fn print_changes(format: Format, list: &[Change], time: &str, round: u64, width:
                     json!({"host": c.host,
                              "kind": c.kind, "id": c.id, "from": c.from, "to": c.to,
                              "reason": c.reason,
-                             "remedy": c.remediation.as_ref().map(crate::diagnose::Remedy::text),
+                             "remedy": c.remediation.as_ref().map(pvrdma_engine::diagnose::Remedy::text),
                              "remediation": c.remediation}),
                 )?;
             }
@@ -392,8 +392,8 @@ fn overrun(format: Format, round: u64, took: Duration, interval: Duration, width
 /// SIGTERM 0, the watch having stopped as asked.
 fn finish(format: Format, stop: Stop, round: u64, code: u8, width: usize) -> anyhow::Result<u8> {
     let code = match stop {
-        Stop::Interrupted => crate::exit::INTERRUPTED,
-        Stop::Terminated => crate::exit::HEALTHY,
+        Stop::Interrupted => pvrdma_engine::exit::INTERRUPTED,
+        Stop::Terminated => pvrdma_engine::exit::HEALTHY,
         Stop::Count | Stop::UntilChange => code,
     };
     let time = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();

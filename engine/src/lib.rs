@@ -17,5 +17,4 @@ pub mod catalogue;
 pub mod diagnose;
 pub mod exit;
 pub mod facts;
-pub mod nodeset;
 pub mod report;

@@ -3,8 +3,8 @@
 use crate::bundle::{self, BundleMeta};
 use crate::cli::BundleArgs;
 use crate::collect::HostCapture;
-use crate::diagnose;
-use crate::report;
+use pvrdma_engine::diagnose;
+use pvrdma_engine::report;
 use std::time::SystemTime;
 
 /// Refuses an existing bundle (or redaction map) before collecting, so a long live run

@@ -14,9 +14,9 @@ pub(crate) use setup::{LiveSetup, WatchSetup};
 
 use crate::live::LiveRun;
 use crate::plugin::Session;
-use crate::report::{self, Format};
 use crate::terminal::Terminal;
 use output::RunTimes;
+use pvrdma_engine::report::{self, Format};
 use setup::{Job, ReportSetup, Setup};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -33,12 +33,15 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
     let setup = Setup::new(cli, &Terminal::detect())?;
     init_tracing(setup.verbose);
     match setup.job {
-        Job::Generate { kind, output } => {
-            output::emit(output.as_deref(), &generate(kind)?, crate::exit::HEALTHY, plugin)
-        }
+        Job::Generate { kind, output } => output::emit(
+            output.as_deref(),
+            &generate(kind)?,
+            pvrdma_engine::exit::HEALTHY,
+            plugin,
+        ),
         Job::ListChecks { json, width, output } => {
             let text = output::list_checks(json, width, setup.verbose > 0);
-            output::emit(output.as_deref(), &text, crate::exit::HEALTHY, plugin)
+            output::emit(output.as_deref(), &text, pvrdma_engine::exit::HEALTHY, plugin)
         }
         Job::Check {
             live,
@@ -155,9 +158,9 @@ fn report_live(
     run: &LiveRun,
     report: &ReportSetup,
     bundle_args: &crate::cli::BundleArgs,
-    baseline: Option<&crate::baseline::Baseline>,
+    baseline: Option<&pvrdma_engine::baseline::Baseline>,
     plugin: Option<&Session>,
-) -> anyhow::Result<(u8, crate::diagnose::Diagnosis)> {
+) -> anyhow::Result<(u8, pvrdma_engine::diagnose::Diagnosis)> {
     if run.interrupted {
         eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
     }
@@ -167,7 +170,7 @@ fn report_live(
     // plugin only has UNKNOWN for it).
     let code = match (run.interrupted, report.format) {
         (true, Format::Nagios) => report::nagios::State::Unknown.code(),
-        (true, _) => crate::exit::INTERRUPTED,
+        (true, _) => pvrdma_engine::exit::INTERRUPTED,
         (false, _) => code,
     };
     if let Some(path) = bundle::write_support_bundle_hiding(
@@ -185,8 +188,8 @@ fn report_live(
 }
 
 /// Reads `--baseline` before any work, so a bad file fails fast and says why.
-pub(crate) fn load_baseline(path: Option<&Path>) -> anyhow::Result<Option<crate::baseline::Baseline>> {
-    path.map(crate::baseline::load).transpose()
+pub(crate) fn load_baseline(path: Option<&Path>) -> anyhow::Result<Option<pvrdma_engine::baseline::Baseline>> {
+    path.map(pvrdma_engine::baseline::load).transpose()
 }
 
 /// `-v` shows each command (host, duration, exit), `-vv` the SSH negotiation too; a

@@ -1,11 +1,11 @@
 //! Writing what a job produced: the report (one render call for every format), the
 //! `--list-checks` and `--generate` texts, to `--output` or stdout.
 use super::setup::ReportSetup;
-use crate::catalogue::CATALOGUE;
 use crate::collect::HostCapture;
-use crate::diagnose::{self, CHECKS};
 use crate::plugin::Session;
-use crate::report::{self, Format};
+use pvrdma_engine::catalogue::CATALOGUE;
+use pvrdma_engine::diagnose::{self, CHECKS};
+use pvrdma_engine::report::{self, Format};
 use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
@@ -57,7 +57,7 @@ impl RunTimes {
 pub(super) fn finish(
     captures: &[HostCapture],
     setup: &ReportSetup,
-    baseline: Option<&crate::baseline::Baseline>,
+    baseline: Option<&pvrdma_engine::baseline::Baseline>,
     times: &RunTimes,
     plugin: Option<&Session>,
 ) -> anyhow::Result<(diagnose::Diagnosis, u8)> {
@@ -68,7 +68,7 @@ pub(super) fn finish(
     if let Some(evidence) = &setup.evidence {
         crate::evidence::attach_bundle_commands(&mut diagnosis, evidence);
     }
-    diagnosis.changes = baseline.map(|b| crate::baseline::compare(b, &diagnosis));
+    diagnosis.changes = baseline.map(|b| pvrdma_engine::baseline::compare(b, &diagnosis));
     let options = report::RenderOptions {
         human: setup.human.clone(),
         prometheus: report::prometheus::PrometheusOptions {

@@ -7,8 +7,8 @@ use crate::cli::{
     WatchFormat,
 };
 use crate::live::LiveOptions;
-use crate::report::{self, Format, HumanOptions};
 use crate::terminal::Terminal;
+use pvrdma_engine::report::{self, Format, HumanOptions};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -164,8 +164,7 @@ impl Setup {
                         hosts_file: None,
                     };
                     let positions = crate::cli::ArgPositions::default();
-                    let mut live =
-                        live_setup(&chosen, None, &a.run, &positions, terminal, a.probe.options())?.options;
+                    let mut live = live_setup(&chosen, None, &a.run, &positions, terminal, a.probe.options())?.options;
                     let serve = a.serve.then(|| (a.listen.clone(), a.web_config.clone()));
                     if serve.is_some() {
                         live.progress = false;

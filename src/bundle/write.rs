@@ -7,11 +7,11 @@ use super::manifest::{
 };
 use super::{host_dir, BundleError};
 use crate::atomic_file::{self, AlreadyExists};
-use crate::catalogue::{self, CATALOGUE};
 use crate::collect::folder;
 use crate::collect::OUTPUT_CAP;
 use crate::collect::{ErrorKind, Failure, HostCapture, RawOutput};
 use anyhow::Context;
+use pvrdma_engine::catalogue::{self, CATALOGUE};
 use std::io::Write;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};

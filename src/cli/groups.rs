@@ -2,8 +2,8 @@
 //! listed under its own heading in `--help`, and given only to the subcommands that use
 //! every option in it.
 use super::values::{parse_duration, parse_parallel, parse_sample, parse_size};
-use crate::report::Format;
 use clap::{Args, ValueEnum};
+use pvrdma_engine::report::Format;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -227,11 +227,11 @@ pub(crate) struct PluginArgs {
     /// With --format nagios: the number of adapters in TCP fallback that makes the state
     /// WARNING, as a Monitoring Plugins range (`0` = any, `2` = more than 2, `@1:3`).
     #[arg(short = 'w', long = "warning", value_name = "RANGE")]
-    pub(crate) warning: Option<crate::report::nagios::Range>,
+    pub(crate) warning: Option<pvrdma_engine::report::nagios::Range>,
     /// With --format nagios: the number that makes it CRITICAL. Without -w and -c any
     /// fallback is CRITICAL; a failing check or a blocked pair always is.
     #[arg(short = 'c', long = "critical", value_name = "RANGE")]
-    pub(crate) critical: Option<crate::report::nagios::Range>,
+    pub(crate) critical: Option<pvrdma_engine::report::nagios::Range>,
     /// With --format nagios: the state of an unreachable host.
     #[arg(long, value_enum, value_name = "STATE", default_value = "unknown")]
     pub(crate) unreachable_state: StateArg,
@@ -247,9 +247,9 @@ pub(crate) enum StateArg {
     Unknown,
 }
 
-impl From<StateArg> for crate::report::nagios::State {
+impl From<StateArg> for pvrdma_engine::report::nagios::State {
     fn from(arg: StateArg) -> Self {
-        use crate::report::nagios::State;
+        use pvrdma_engine::report::nagios::State;
         match arg {
             StateArg::Ok => State::Ok,
             StateArg::Warning => State::Warning,

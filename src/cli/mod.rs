@@ -160,7 +160,7 @@ fn exit_with(e: &clap::Error) -> ! {
         e.exit();
     }
     eprint!("{}", crate::terminal::stderr_lines(&e.render().to_string()));
-    std::process::exit(i32::from(crate::exit::USAGE));
+    std::process::exit(i32::from(pvrdma_engine::exit::USAGE));
 }
 
 /// Parses `args` (the first is the program name), returning clap's error (a usage error
@@ -252,7 +252,7 @@ fn refuse_idle_options(cmd: &mut clap::Command, matches: &clap::ArgMatches) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Format;
+    use pvrdma_engine::report::Format;
     use std::path::PathBuf;
 
     #[test]

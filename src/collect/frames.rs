@@ -230,7 +230,7 @@ fn render(keys: &[String], answers: Vec<Answer>, problem: Option<&str>) -> Decod
                 lines,
                 format!(
                     "printed more than {} KiB, the most one query may print; the host stopped reading it",
-                    crate::catalogue::SECTION_CAP / 1024
+                    pvrdma_engine::catalogue::SECTION_CAP / 1024
                 ),
             ),
             Answer::Damaged(lines, why) => (lines, format!("arrived damaged: {why}")),

@@ -4,7 +4,7 @@
 //! A root that holds catalogue files itself is read as a single host named after it.
 use super::folder::{self, HOST_ERROR_FILE};
 use super::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
-use crate::catalogue::CATALOGUE;
+use pvrdma_engine::catalogue::CATALOGUE;
 use std::fs;
 use std::path::Path;
 

@@ -15,8 +15,8 @@
 //! [`OPEN_RETRIES`] refusals a command is retried only while no other channel is open,
 //! [`OPEN_RETRIES`] more times, before it is given up.
 use super::{ErrorKind, Failure, RawOutput};
-use crate::catalogue::{self, CommandSpec};
 use futures::stream::{FuturesUnordered, StreamExt};
+use pvrdma_engine::catalogue::{self, CommandSpec};
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;

@@ -7,8 +7,8 @@
 //! and a timeout on one command never stops the others.
 use super::schedule::{self, Ran};
 use super::{Cap, CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};
-use crate::catalogue::{CommandSpec, CATALOGUE};
 use crate::ssh::client::{self, Connection, Credentials, Endpoint};
+use pvrdma_engine::catalogue::{CommandSpec, CATALOGUE};
 use russh::ChannelMsg;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -650,7 +650,7 @@ async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str,
     let mut out = RawOutput::new(id, command);
     // A concurrent batch's answers arrive as tagged lines in the order its queries wrote
     // them: sorted back into sections, each answer whole or listed as unfinished.
-    match crate::catalogue::batch_keys(command).filter(|(batch, _)| *batch == id) {
+    match pvrdma_engine::catalogue::batch_keys(command).filter(|(batch, _)| *batch == id) {
         Some((_, keys)) => {
             let decoded = super::frames::decode(&keys, &rx.stdout, outcome.problem().as_deref());
             out.stdout = decoded.stdout;

@@ -260,7 +260,7 @@ impl Reloader {
             Ok(left_out) if left_out.is_empty() => None,
             Ok(left_out) => Some(format!(
                 "{} not simulated: only the hosts listening since the start answer",
-                crate::nodeset::fold(&left_out)
+                pvrdma_nodeset::fold(&left_out)
             )),
             Err(e) => Some(format!(
                 "cannot read the scenario {} again ({e:#}); the hosts keep their previous answers",

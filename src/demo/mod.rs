@@ -46,8 +46,8 @@ pub fn run_demo(opts: &DemoOptions, live: LiveOptions) -> anyhow::Result<LiveRun
     anyhow::ensure!(
         unknown.is_empty(),
         "{} not a host of the demo scenario; its hosts are {}",
-        crate::nodeset::fold(&unknown),
-        crate::nodeset::fold(&names)
+        pvrdma_nodeset::fold(&unknown),
+        pvrdma_nodeset::fold(&names)
     );
     let mut live = fleet.live_options(live);
     if !requested.is_empty() {

@@ -1,8 +1,8 @@
 //! One simulated ESXi host of `demo` and the scaling benchmark: its capture files, and
 //! what it answers for a command line. Shared by the demo's SSH server and the simulated
 //! network of `--probe`.
-use crate::catalogue::CATALOGUE;
 use crate::collect::folder;
+use pvrdma_engine::catalogue::CATALOGUE;
 use std::collections::BTreeMap;
 
 /// One simulated host: its name and its capture files by file name.
@@ -26,7 +26,7 @@ impl SimHost {
     /// What the host prints for a command line: (stdout, stderr, exit status). Anything
     /// outside the catalogue gets busybox's answer for an unknown command.
     pub(crate) fn answer(&self, command: &str) -> (String, String, u32) {
-        if let Some((id, keys)) = crate::catalogue::batch_keys(command) {
+        if let Some((id, keys)) = pvrdma_engine::catalogue::batch_keys(command) {
             return (self.batch_answer(id, &keys), String::new(), 0);
         }
         let Some(spec) = CATALOGUE.iter().find(|s| s.command == command) else {

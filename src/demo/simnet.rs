@@ -58,8 +58,8 @@ impl SimNet {
         for h in hosts {
             let file = |id: &str| h.stdout(id);
             let mut vmknics = BTreeMap::new();
-            for v in
-                pvrdma_parsers::parse_ip_interface_list(file(crate::catalogue::IP_INTERFACE_LIST)).unwrap_or_default()
+            for v in pvrdma_parsers::parse_ip_interface_list(file(pvrdma_engine::catalogue::IP_INTERFACE_LIST))
+                .unwrap_or_default()
             {
                 vmknics.insert(
                     v.name.clone(),
@@ -70,7 +70,8 @@ impl SimNet {
                     },
                 );
             }
-            for row in pvrdma_parsers::parse_ip_interface_ipv4_get(file(crate::catalogue::IPV4_GET)).unwrap_or_default()
+            for row in pvrdma_parsers::parse_ip_interface_ipv4_get(file(pvrdma_engine::catalogue::IPV4_GET))
+                .unwrap_or_default()
             {
                 if let Some(v) = vmknics.get_mut(&row.name) {
                     v.ip = row.address.as_deref().and_then(|a| a.trim().parse().ok());

@@ -4,8 +4,8 @@
 //! problems are read from the scenario itself (its captures diagnosed as `analyze` would,
 //! its closed ports, its simulated switch ports), never written down for one scenario.
 use super::*;
-use crate::diagnose::{Diagnosis, HostStatus, Status, Verdict};
 use crate::probe::ProbeStatus;
+use pvrdma_engine::diagnose::{Diagnosis, HostStatus, Status, Verdict};
 
 /// What a scenario plants, read before the hosts start.
 #[derive(Debug, Clone)]
@@ -30,7 +30,7 @@ enum Finding {
     /// A check (`host` `None`: across hosts) with this status.
     Check {
         host: Option<String>,
-        id: crate::diagnose::CheckId,
+        id: pvrdma_engine::diagnose::CheckId,
         status: Status,
     },
     /// Some probe pair to or from `host` with this status.
@@ -87,7 +87,11 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
                 short.push(format!("{}: SSH port closed", h.host));
             } else {
                 problems.push(format!("{}: {}", h.host, e.message));
-                short.push(format!("{}: {}", h.host, crate::diagnose::status_name(h.status)));
+                short.push(format!(
+                    "{}: {}",
+                    h.host,
+                    pvrdma_engine::diagnose::status_name(h.status)
+                ));
             }
         }
         for c in h
@@ -133,7 +137,7 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
         // Whatever else keeps the host from `ok` (a record that did not parse, a listing
         // that failed), as the report says it.
         if problems.len() == listed && h.status != HostStatus::Ok {
-            let status = crate::diagnose::status_name(h.status);
+            let status = pvrdma_engine::diagnose::status_name(h.status);
             let why: Vec<&str> = h
                 .record_errors
                 .iter()
@@ -191,7 +195,7 @@ fn diagnose_offline(hosts: &[SimHost]) -> anyhow::Result<Diagnosis> {
         }
     }
     let captures = crate::collect::replay::read_dir(dir.path(), crate::collect::CaptureSource::Directory)?;
-    Ok(crate::diagnose::diagnose(&captures))
+    Ok(pvrdma_engine::diagnose::diagnose(&captures))
 }
 
 /// What must come out as planted: a diagnosed host (ok or with problems: `--probe` may
@@ -199,7 +203,7 @@ fn diagnose_offline(hosts: &[SimHost]) -> anyhow::Result<Diagnosis> {
 fn class(status: HostStatus) -> &'static str {
     match status {
         HostStatus::Ok | HostStatus::Problems => "diagnosed",
-        other => crate::diagnose::status_name(other),
+        other => pvrdma_engine::diagnose::status_name(other),
     }
 }
 
@@ -217,7 +221,7 @@ impl Planted {
                 } else {
                     "hosts answer"
                 },
-                crate::nodeset::fold(&self.hosts),
+                pvrdma_nodeset::fold(&self.hosts),
                 self.scenario,
                 if self.problems.is_empty() {
                     "The scenario plants no problem."
@@ -316,9 +320,9 @@ impl Planted {
     /// closing line and in the JSON `exit_code`), else the report's code (at least 1).
     pub fn exit_code(&self, d: &Diagnosis) -> u8 {
         if self.as_planned(d).is_empty() {
-            crate::exit::HEALTHY
+            pvrdma_engine::exit::HEALTHY
         } else {
-            d.exit_code().max(crate::exit::PROBLEMS)
+            d.exit_code().max(pvrdma_engine::exit::PROBLEMS)
         }
     }
 
@@ -358,10 +362,10 @@ impl Planted {
 /// The documented meaning of an exit code, in a few words.
 fn exit_meaning(code: u8) -> &'static str {
     match code {
-        crate::exit::HEALTHY => "healthy",
-        crate::exit::PROBLEMS => "problems found",
-        crate::exit::USAGE => "usage or internal error",
-        crate::exit::INCOMPLETE => "something could not be diagnosed",
+        pvrdma_engine::exit::HEALTHY => "healthy",
+        pvrdma_engine::exit::PROBLEMS => "problems found",
+        pvrdma_engine::exit::USAGE => "usage or internal error",
+        pvrdma_engine::exit::INCOMPLETE => "something could not be diagnosed",
         _ => "interrupted",
     }
 }
@@ -414,8 +418,8 @@ mod tests {
         let plan = planted(&opts, false).expect("built-in scenario");
         let hosts = load_scenario(None).expect("scenario");
         let as_planted = diagnose_offline(&hosts).expect("diagnosis");
-        assert_eq!(as_planted.exit_code(), crate::exit::PROBLEMS);
-        assert_eq!(plan.exit_code(&as_planted), crate::exit::HEALTHY);
+        assert_eq!(as_planted.exit_code(), pvrdma_engine::exit::PROBLEMS);
+        assert_eq!(plan.exit_code(&as_planted), pvrdma_engine::exit::HEALTHY);
         let outro = plan.outro(&as_planted).replace("\n    ", " ");
         assert!(outro.contains("so the demo worked and exits 0"), "{outro}");
 
@@ -424,7 +428,7 @@ mod tests {
         if let Some(h) = off.hosts.first_mut() {
             h.status = HostStatus::Unreachable;
         }
-        assert_ne!(plan.exit_code(&off), crate::exit::HEALTHY);
+        assert_ne!(plan.exit_code(&off), pvrdma_engine::exit::HEALTHY);
         let outro = plan.outro(&off).replace("\n    ", " ");
         assert!(outro.contains("esx01 is unreachable, planted diagnosed"), "{outro}");
 
@@ -435,7 +439,7 @@ mod tests {
                 c.status = Status::Pass;
             }
         }
-        assert_ne!(plan.exit_code(&missed), crate::exit::HEALTHY);
+        assert_ne!(plan.exit_code(&missed), pvrdma_engine::exit::HEALTHY);
         let outro = plan.outro(&missed).replace("\n    ", " ");
         assert!(outro.contains("esx02: firewall-pvrdma did not fail"), "{outro}");
     }

@@ -2,7 +2,7 @@
 //! an ordered, de-duplicated list of [`HostSpec`]s before any connection is made.
 //!
 //! Each argument is a ClusterShell node set, read exactly as `nodeset` and `clush` read it
-//! ([`crate::nodeset`]): ranges with their zero padding as written (`esx[01-16]` gives
+//! ([`pvrdma_nodeset`]): ranges with their zero padding as written (`esx[01-16]` gives
 //! `esx01`, never `esx1`, because the names must resolve), the operators `,` `!` `&` `^`,
 //! and groups from ClusterShell's configuration. How a host's user and port go with it:
 //!
@@ -22,7 +22,7 @@ use std::path::Path;
 
 /// More names than any fleet has; a typo like `esx[1-1000000]` becomes an error instead of
 /// a million connection attempts.
-pub(crate) const MAX_EXPANDED_HOSTS: usize = crate::nodeset::MAX_NAMES;
+pub(crate) const MAX_EXPANDED_HOSTS: usize = pvrdma_nodeset::MAX_NAMES;
 
 /// Names expanded in all, duplicates included: room for a fleet listed a few times over
 /// (arguments plus a hosts file), but bounded.
@@ -88,7 +88,7 @@ pub enum TargetError {
     UnclosedBracket(String),
     /// Points at the character: a malformed node set or host name.
     #[error("{0}")]
-    Syntax(crate::nodeset::SyntaxError),
+    Syntax(pvrdma_nodeset::SyntaxError),
     #[error("{first} and {second} are the same host for the report ({label}), which names hosts without the user; list each host once")]
     SameLabel {
         label: String,
@@ -205,7 +205,7 @@ pub(crate) fn split_label(label: &str) -> LabelParts<'_> {
 fn check_host_name(spec: &str, host: &str) -> Result<(), TargetError> {
     let point = |needle: char, reason: &str| {
         let byte = spec.find(needle).unwrap_or(0);
-        TargetError::Syntax(crate::nodeset::SyntaxError {
+        TargetError::Syntax(pvrdma_nodeset::SyntaxError {
             input: spec.to_string(),
             at: spec.get(..byte).map_or(0, |p| p.chars().count()),
             reason: reason.to_string(),
@@ -227,7 +227,7 @@ fn check_host_name(spec: &str, host: &str) -> Result<(), TargetError> {
             .get(first + 1..)
             .and_then(|r| r.find(':'))
             .map_or(first, |i| first + 1 + i);
-        return Err(TargetError::Syntax(crate::nodeset::SyntaxError {
+        return Err(TargetError::Syntax(pvrdma_nodeset::SyntaxError {
             input: spec.to_string(),
             at: spec.get(..second).map_or(0, |p| p.chars().count()),
             reason: "a second ':' after the port (write an IPv6 address as [addr]:port)".to_string(),
@@ -276,7 +276,7 @@ fn has_ipv6_brackets(spec: &str) -> bool {
     false
 }
 
-/// Expands one host argument as a ClusterShell node set (see [`crate::nodeset`]) into
+/// Expands one host argument as a ClusterShell node set (see [`pvrdma_nodeset`]) into
 /// `[user@]host[:port]` texts and the user given in front of a group, if any.
 fn expand_ranges(
     spec: &str,
@@ -289,13 +289,13 @@ fn expand_ranges(
         Some((u, rest)) => (Some(u.to_string()), rest, u.chars().count() + 1),
         None => (None, spec, 0),
     };
-    let names = crate::nodeset::expand_with(expr, groups).map_err(|e| match e {
-        crate::nodeset::NodeSetError::Syntax(mut e) => {
+    let names = pvrdma_nodeset::expand_with(expr, groups).map_err(|e| match e {
+        pvrdma_nodeset::NodeSetError::Syntax(mut e) => {
             e.input = spec.to_string();
             e.at += shift;
             TargetError::Syntax(e)
         }
-        crate::nodeset::NodeSetError::TooMany(_) => TargetError::TooMany { spec: spec.to_string() },
+        pvrdma_nodeset::NodeSetError::TooMany(_) => TargetError::TooMany { spec: spec.to_string() },
     })?;
     if names.is_empty() {
         return Err(TargetError::EmptySet { spec: spec.to_string() });

@@ -34,7 +34,8 @@ pub(crate) fn plan_lines(
     opts: ProbeOptions,
     sinks: &[ProbeSink],
 ) -> Vec<Vec<(String, String)>> {
-    let hosts: Vec<crate::diagnose::HostDiagnosis> = captures.iter().map(crate::diagnose::diagnose_host).collect();
+    let hosts: Vec<pvrdma_engine::diagnose::HostDiagnosis> =
+        captures.iter().map(pvrdma_engine::diagnose::diagnose_host).collect();
     let names: Vec<String> = hosts.iter().map(|h| h.host.clone()).collect();
     let peers_of = probe::plan(&names, opts.sample);
     let ends: BTreeMap<&str, Result<probe::Endpoint, String>> =

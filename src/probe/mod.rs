@@ -32,5 +32,5 @@ mod plan;
 #[cfg(test)]
 mod tests;
 
-pub use crate::diagnose::probe::*;
 pub use plan::*;
+pub use pvrdma_engine::diagnose::probe::*;

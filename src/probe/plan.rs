@@ -1,7 +1,7 @@
 //! Which peers each host probes, and the validated command lines that probe them.
 use super::*;
 
-use crate::diagnose::probe::is_vmknic_name;
+use pvrdma_engine::diagnose::probe::is_vmknic_name;
 
 /// The peers of every host, by host name: all others, or with `sample` the next K hosts
 /// on a ring of the sorted names. Sorting makes the choice independent of argument order,
@@ -63,8 +63,8 @@ pub fn parse_probe_command(line: &str) -> Option<(String, Ipv4Addr, Option<u32>)
 }
 
 /// The probe's entry of `--list-checks`.
-pub(crate) fn listing() -> crate::report::ProbeListing {
-    crate::report::ProbeListing {
+pub(crate) fn listing() -> pvrdma_engine::report::ProbeListing {
+    pvrdma_engine::report::ProbeListing {
         heading: format!("Path probe (only with --probe; sends {COUNT} ICMP echo requests per ping, changes nothing):"),
         id: PROBE_ID,
         commands: [
@@ -75,6 +75,6 @@ pub(crate) fn listing() -> crate::report::ProbeListing {
               plain and with don't-fragment at the vmknic MTU, in one framed command line per pair"
             .to_string(),
         check_id: CHECK_ID,
-        check_title: crate::diagnose::CheckId::VmknicReachability.title(),
+        check_title: pvrdma_engine::diagnose::CheckId::VmknicReachability.title(),
     }
 }

@@ -1,8 +1,8 @@
 use super::plan::*;
 use super::*;
 use crate::collect::RawOutput;
-use crate::diagnose::probe::judge::*;
-use crate::diagnose::{HostDiagnosis, Status};
+use pvrdma_engine::diagnose::probe::judge::*;
+use pvrdma_engine::diagnose::{HostDiagnosis, Status};
 
 #[test]
 fn plan_is_a_ring_of_sorted_names_independent_of_order() {
@@ -189,7 +189,7 @@ fn check_fails_on_unreachable_warns_on_mtu_and_folds_pairs() {
     assert!(fail.remedy.is_some());
     let unknown = check(&[probe("a", "b", Skipped)]).unwrap();
     assert_eq!(unknown.status, Status::Unknown);
-    let lines = crate::report::probe_lines(&[
+    let lines = pvrdma_engine::report::probe_lines(&[
         probe("a", "c", Mtu),
         probe("c", "a", Mtu),
         probe("a", "b", Unreachable),
@@ -215,7 +215,7 @@ fn results_skip_pairs_whose_side_has_no_usable_vmknic() {
     let esx03 = captures.iter_mut().find(|c| c.host == "esx03").unwrap();
     esx03
         .outputs
-        .get_mut(crate::catalogue::PVRDMA_VMKNIC_OPTION)
+        .get_mut(pvrdma_engine::catalogue::PVRDMA_VMKNIC_OPTION)
         .unwrap()
         .stdout = untagged;
     esx03.probe = Some(ProbeCapture {
@@ -224,7 +224,7 @@ fn results_skip_pairs_whose_side_has_no_usable_vmknic() {
     });
     let esx01 = captures.iter_mut().find(|c| c.host == "esx01").unwrap();
     esx01.probe.as_mut().unwrap().outputs.remove("esx03");
-    let hosts: Vec<HostDiagnosis> = captures.iter().map(crate::diagnose::diagnose_host).collect();
+    let hosts: Vec<HostDiagnosis> = captures.iter().map(pvrdma_engine::diagnose::diagnose_host).collect();
     let probes = results(&captures, &hosts);
     let of = |from: &str, to: &str| probes.iter().find(|p| p.from == from && p.to == to).unwrap();
     for (from, to) in [("esx01", "esx03"), ("esx03", "esx01"), ("esx03", "esx02")] {

@@ -279,14 +279,14 @@ fn map_file_is_private_and_next_to_the_bundle() {
 #[test]
 fn an_unfinished_vmx_answer_is_named_by_its_redacted_path() {
     let path = "/vmfs/volumes/64f1c2a3-5d8e21b0-7c3a-ec0d9a7f3196/secret-vm/secret-vm.vmx";
-    let id = crate::catalogue::VMX_PVRDMA_LINES;
+    let id = pvrdma_engine::catalogue::VMX_PVRDMA_LINES;
     let mut c = HostCapture::new("esx01", CaptureSource::Live);
     let mut raw = RawOutput {
         stdout: format!("==> {path} <==\ndisplayName = \"secret-vm\"\n"),
         exit_status: Some(0),
         ..RawOutput::new(
             id,
-            crate::catalogue::vmx_lines_command(&[path.to_string()]).expect("line"),
+            pvrdma_engine::catalogue::vmx_lines_command(&[path.to_string()]).expect("line"),
         )
     };
     raw.unfinished.push(crate::collect::UnfinishedSection {

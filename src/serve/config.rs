@@ -80,7 +80,7 @@ pub struct Module {
     /// The live-run settings (targets, deadline and parallelism are set per probe).
     pub live: LiveOptions,
     /// The checks across hosts the diagnosis judges (`fleet_checks:`; all by default).
-    pub fleet_checks: crate::diagnose::Selection,
+    pub fleet_checks: pvrdma_engine::diagnose::Selection,
 }
 
 impl std::fmt::Debug for Module {
@@ -135,7 +135,7 @@ impl Config {
             DEFAULT_MODULE.to_string(),
             Module {
                 live,
-                fleet_checks: crate::diagnose::Selection::default(),
+                fleet_checks: pvrdma_engine::diagnose::Selection::default(),
             },
         );
         Config {
@@ -436,12 +436,12 @@ impl RawModule {
                 Some(secrecy::SecretString::from(value))
             }
         };
-        let mut fleet_checks = crate::diagnose::Selection::default();
+        let mut fleet_checks = pvrdma_engine::diagnose::Selection::default();
         if let Some(ids) = &self.fleet_checks {
             let known = fleet_check_ids();
             let mut keep = Vec::new();
             for id in ids {
-                let check = crate::diagnose::CheckId::from_id(id).filter(|c| c.across_hosts());
+                let check = pvrdma_engine::diagnose::CheckId::from_id(id).filter(|c| c.across_hosts());
                 let Some(check) = check else {
                     anyhow::bail!(
                         "fleet_checks: {id:?} is not a fleet check (they are: {})",
@@ -450,7 +450,7 @@ impl RawModule {
                 };
                 keep.push(check);
             }
-            fleet_checks = crate::diagnose::Selection::only_fleet(keep);
+            fleet_checks = pvrdma_engine::diagnose::Selection::only_fleet(keep);
         }
         anyhow::ensure!(
             self.probe || self.probe_sample.is_none(),
@@ -479,7 +479,7 @@ impl RawModule {
 
 /// The ids a module's `fleet_checks:` may name.
 pub fn fleet_check_ids() -> Vec<&'static str> {
-    use crate::diagnose::{CheckId, Family};
+    use pvrdma_engine::diagnose::{CheckId, Family};
     CheckId::ALL
         .iter()
         .filter(|c| matches!(c.family(), Family::Fleet | Family::Probe))
@@ -492,7 +492,7 @@ pub fn fleet_check_ids() -> Vec<&'static str> {
 /// can name.
 fn expand(set: &str) -> anyhow::Result<Vec<String>> {
     let mut groups = crate::hosts::groups::GroupConfig::from_env();
-    let names = crate::nodeset::expand_with(set, &mut groups).map_err(|e| anyhow::anyhow!("{set:?}: {e}"))?;
+    let names = pvrdma_nodeset::expand_with(set, &mut groups).map_err(|e| anyhow::anyhow!("{set:?}: {e}"))?;
     anyhow::ensure!(
         names.len() <= MAX_TARGETS,
         "{set:?} expands to {} names, more than {MAX_TARGETS}",

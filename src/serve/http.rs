@@ -465,7 +465,7 @@ fn landing_page(engine: &Engine) -> String {
                 html(&probe_href(name)),
                 html(name),
                 g.members.len(),
-                html(&crate::nodeset::fold(&g.members))
+                html(&pvrdma_nodeset::fold(&g.members))
             ));
         }
         out.push_str("</ul>\n");

@@ -2,7 +2,7 @@
 //! the process. Counters end in `_total`; everything else is a gauge ("Metric and label
 //! naming", "Writing exporters", prometheus.io). Probe results never appear here: they
 //! belong to `/probe` answers.
-use crate::report::exposition::{Family, Kind};
+use pvrdma_engine::report::exposition::{Family, Kind};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 

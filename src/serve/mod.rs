@@ -54,7 +54,7 @@ pub fn run_serve(
         if let Some(p) = web_config {
             println!("{}: valid", p.display());
         }
-        return Ok(crate::exit::HEALTHY);
+        return Ok(pvrdma_engine::exit::HEALTHY);
     }
     run(ServeOptions {
         config,
@@ -64,7 +64,7 @@ pub fn run_serve(
         web,
         web_path: web_config.map(Path::to_path_buf),
     })?;
-    Ok(crate::exit::HEALTHY)
+    Ok(pvrdma_engine::exit::HEALTHY)
 }
 
 /// `pvrdma-doctor demo --serve`: the exporter in front of the demo's simulated hosts; the
@@ -83,7 +83,7 @@ pub fn run_demo(
     eprintln!(
         "pvrdma-doctor: demo: {} simulated ESXi hosts ({}) on 127.0.0.1; the exporter serves them alone and as the group \"demo\"",
         names.len(),
-        crate::nodeset::fold(&names)
+        pvrdma_nodeset::fold(&names)
     );
     let before_collect = demo.scenario.as_deref().map(|dir| {
         eprintln!(
@@ -102,7 +102,7 @@ pub fn run_demo(
         web_path: web_config.map(Path::to_path_buf),
     })?;
     drop(fleet);
-    Ok(crate::exit::HEALTHY)
+    Ok(pvrdma_engine::exit::HEALTHY)
 }
 
 /// Runs the server until SIGTERM or SIGINT.

@@ -14,10 +14,10 @@ use super::config::{Config, Module};
 use super::metrics::Metrics;
 use crate::collect::ssh::{ProcessBudget, RunBudget};
 use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
-use crate::diagnose::Diagnosis;
 use crate::live::{LiveOptions, RunDeadline};
-use crate::report::prometheus::{PrometheusOptions, Scope};
 use futures::future::LocalBoxFuture;
+use pvrdma_engine::diagnose::Diagnosis;
+use pvrdma_engine::report::prometheus::{PrometheusOptions, Scope};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -300,7 +300,7 @@ impl Engine {
         let captures = failed_captures(members, ErrorKind::Timeout, &message);
         log_failures(&captures);
         Arc::new(Outcome {
-            diagnosis: crate::diagnose::diagnose(&captures),
+            diagnosis: pvrdma_engine::diagnose::diagnose(&captures),
             up: false,
             finished: SystemTime::now(),
         })
@@ -391,7 +391,7 @@ impl Engine {
             })
             .count();
         self.metrics.outputs_cut_by_budget.add(cut as u64);
-        let diagnosis = crate::diagnose::diagnose_selected(&captures, &module.fleet_checks);
+        let diagnosis = pvrdma_engine::diagnose::diagnose_selected(&captures, &module.fleet_checks);
         // The outputs go, and their bytes back to the process's budget.
         drop(captures);
         drop(run_budget);
@@ -455,8 +455,8 @@ fn failed_captures(hosts: &[String], kind: ErrorKind, message: &str) -> Vec<Host
 /// The exposition: the diagnosis' series, then `pvrdma_up` and
 /// `pvrdma_probe_duration_seconds`.
 fn render(outcome: &Outcome, scope: Scope, elapsed: Duration) -> String {
-    use crate::report::exposition::Family;
-    let mut text = crate::report::prometheus::render(
+    use pvrdma_engine::report::exposition::Family;
+    let mut text = pvrdma_engine::report::prometheus::render(
         &outcome.diagnosis,
         &PrometheusOptions {
             scope,

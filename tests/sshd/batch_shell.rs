@@ -4,8 +4,8 @@
 //! stream of a batch whose queries hang, or write large answers at the same time.
 use crate::support;
 
-use pvrdma_doctor::catalogue::{batch_keys, vmx_lines_command};
 use pvrdma_doctor::collect::frames::decode;
+use pvrdma_engine::catalogue::{batch_keys, vmx_lines_command};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};

@@ -6,7 +6,7 @@
 //! names the one that did not answer whole.
 use crate::support;
 
-use pvrdma_doctor::catalogue;
+use pvrdma_engine::catalogue;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::io::Read;

@@ -8,9 +8,9 @@ use crate::support::client::{target, Client};
 use crate::support::*;
 use pvrdma_doctor::app::write_support_bundle;
 use pvrdma_doctor::cli::BundleArgs;
-use pvrdma_doctor::diagnose;
 use pvrdma_doctor::live::collect_live;
-use pvrdma_doctor::report::{self, Format};
+use pvrdma_engine::diagnose;
+use pvrdma_engine::report::{self, Format};
 use std::io::Read;
 use std::path::Path;
 
@@ -66,7 +66,7 @@ fn analyze_of_a_live_bundle_prints_the_live_report() {
     write_support_bundle(
         &args,
         &run.captures,
-        &pvrdma_doctor::diagnose::diagnose(&run.captures),
+        &pvrdma_engine::diagnose::diagnose(&run.captures),
         run.started,
         run.finished,
         run.interrupted,

@@ -5,9 +5,9 @@
 
 use crate::support::client::{target, Client, Doctor};
 use crate::support::*;
-use pvrdma_doctor::catalogue::{self, CATALOGUE};
 use pvrdma_doctor::collect::{ErrorKind, HostCapture};
 use pvrdma_doctor::live::collect_live;
+use pvrdma_engine::catalogue::{self, CATALOGUE};
 use secrecy::SecretString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

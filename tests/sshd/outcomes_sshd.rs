@@ -6,7 +6,7 @@
 
 use crate::support::client::{alias, Client, Doctor};
 use crate::support::*;
-use pvrdma_doctor::catalogue;
+use pvrdma_engine::catalogue;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -5,9 +5,9 @@
 use crate::support::client::{alias, Client};
 use crate::support::*;
 use pvrdma_doctor::collect::HostCapture;
-use pvrdma_doctor::diagnose::diagnose;
 use pvrdma_doctor::live::{collect_live, LiveOptions};
 use pvrdma_doctor::probe::{ProbeOptions, ProbeStatus};
+use pvrdma_engine::diagnose::diagnose;
 use std::time::Duration;
 
 /// The real 3-reply capture (nested ESXi lab), addressed to `ip` with `bytes` of payload.

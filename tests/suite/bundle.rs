@@ -3,9 +3,9 @@
 //! rather than analysed.
 use pvrdma_doctor::bundle::manifest::sha256_hex;
 use pvrdma_doctor::bundle::{write_bundle, BundleError, BundleMeta, ReadLimits};
-use pvrdma_doctor::catalogue::{self, CATALOGUE};
 use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use pvrdma_doctor::offline::{load_captures, load_captures_with};
+use pvrdma_engine::catalogue::{self, CATALOGUE};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};

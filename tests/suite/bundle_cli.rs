@@ -69,7 +69,7 @@ fn analyze_of_a_bundle_reproduces_the_report_of_its_run() {
         write_support_bundle(
             &bundle_args(&bundle, false),
             &captures,
-            &pvrdma_doctor::diagnose::diagnose(&captures),
+            &pvrdma_engine::diagnose::diagnose(&captures),
             started,
             started + Duration::from_secs(2),
             false,
@@ -91,7 +91,7 @@ fn damaged_bundles_are_refused_with_exit_code_2() {
     write_support_bundle(
         &bundle_args(&bundle, false),
         &captures,
-        &pvrdma_doctor::diagnose::diagnose(&captures),
+        &pvrdma_engine::diagnose::diagnose(&captures),
         now,
         now,
         false,
@@ -171,7 +171,7 @@ fn redacted_bundle_from_the_cli_path_has_its_map_beside_it() {
     write_support_bundle(
         &bundle_args(&bundle, true),
         &captures,
-        &pvrdma_doctor::diagnose::diagnose(&captures),
+        &pvrdma_engine::diagnose::diagnose(&captures),
         now,
         now,
         false,
@@ -193,7 +193,7 @@ fn redacted_bundle_from_the_cli_path_has_its_map_beside_it() {
     let err = write_support_bundle(
         &bundle_args(&bundle, true),
         &captures,
-        &pvrdma_doctor::diagnose::diagnose(&captures),
+        &pvrdma_engine::diagnose::diagnose(&captures),
         now,
         now,
         false,

@@ -2,10 +2,10 @@
 //! the demo's promise (scenario host names, every output delivered) and the read-only
 //! promise (every command line the tool sends is a catalogue entry).
 use crate::support::client::Doctor;
-use pvrdma_doctor::catalogue::CATALOGUE;
 use pvrdma_doctor::collect::ErrorKind;
 use pvrdma_doctor::demo::{load_scenario, run_demo, scale_fleet, DemoOptions, SimFleet};
 use pvrdma_doctor::live::{collect_live, LiveOptions};
+use pvrdma_engine::catalogue::CATALOGUE;
 use std::path::Path;
 use std::time::Duration;
 
@@ -28,7 +28,7 @@ fn every_command_sent_is_in_the_catalogue() {
     assert!(!seen.is_empty());
     for cmd in &seen {
         assert!(
-            CATALOGUE.iter().any(|s| s.command == cmd) || pvrdma_doctor::catalogue::batch_keys(cmd).is_some(),
+            CATALOGUE.iter().any(|s| s.command == cmd) || pvrdma_engine::catalogue::batch_keys(cmd).is_some(),
             "sent a command outside the catalogue: {cmd:?}"
         );
     }
@@ -64,7 +64,7 @@ fn every_command_sent_is_in_the_catalogue() {
     for cmd in &seen {
         assert!(
             CATALOGUE.iter().any(|s| s.command == cmd)
-                || pvrdma_doctor::catalogue::batch_keys(cmd).is_some()
+                || pvrdma_engine::catalogue::batch_keys(cmd).is_some()
                 || pvrdma_doctor::probe::parse_probe_command(cmd).is_some(),
             "sent a command outside the catalogue and the probe: {cmd:?}"
         );
@@ -100,7 +100,7 @@ fn demo_reports_scenario_hosts_with_their_outputs() {
             let expected =
                 std::fs::read_to_string(root.join(&c.host).join(format!("{}.txt", spec.id))).expect("sample");
             let got = &c.outputs[spec.id].stdout;
-            if spec.id == pvrdma_doctor::catalogue::VM_PORT_LIST {
+            if spec.id == pvrdma_engine::catalogue::VM_PORT_LIST {
                 // Only the PVRDMA VMs, each section as captured, closed by its end marker.
                 let got = pvrdma_parsers::parse_vm_port_list_batch(got).expect("batch");
                 let want = pvrdma_parsers::parse_vm_port_list_batch(&expected).expect("sample");
@@ -108,7 +108,7 @@ fn demo_reports_scenario_hosts_with_their_outputs() {
                 for s in &got {
                     assert_eq!(Some(s), want.iter().find(|w| w.world_id == s.world_id), "{}", c.host);
                 }
-            } else if spec.id == pvrdma_doctor::catalogue::PVRDMA_PROPERTIES {
+            } else if spec.id == pvrdma_engine::catalogue::PVRDMA_PROPERTIES {
                 let got = pvrdma_parsers::parse_pvrdma_properties_batch(got).expect("batch");
                 let want = pvrdma_parsers::parse_pvrdma_properties_batch(&expected).expect("sample");
                 assert_eq!(got, want, "{}", c.host);
@@ -192,8 +192,8 @@ fn ctrl_c_still_prints_the_report_of_what_was_collected() {
 
 #[test]
 fn an_endless_output_is_cut_at_the_cap_and_marked() {
-    use pvrdma_doctor::catalogue;
     use pvrdma_doctor::collect::OUTPUT_CAP;
+    use pvrdma_engine::catalogue;
     let dir = tempfile::tempdir().expect("tempdir");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");
     let host = dir.path().join("esx01");

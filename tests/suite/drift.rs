@@ -6,7 +6,7 @@
 //! and widths.
 use proptest::prelude::*;
 use pvrdma_doctor::collect::HostCapture;
-use pvrdma_doctor::diagnose::{self, Diagnosis, Status, Verdict};
+use pvrdma_engine::diagnose::{self, Diagnosis, Status, Verdict};
 use std::path::Path;
 
 /// How a table is drifted.

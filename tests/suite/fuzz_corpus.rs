@@ -153,7 +153,7 @@ fn diagnosis_input_layout_round_trips() {
 /// and not the one it cut (unknown), and the harness accepts exactly that.
 #[test]
 fn a_cut_batch_is_evidence_only_for_its_whole_sections() {
-    use pvrdma_doctor::catalogue;
+    use pvrdma_engine::catalogue;
     let block = |wid: &str| {
         format!("PVRDMA Device Properties {{\n   VMM leader ID of VM:{wid}\n   adapter index:0\n   MAC address:00:50:56:8a:9f:c2\n   Physical HCA available:1\n   RoCE version:2\n   Active MTU:4096\n}}\n")
     };
@@ -175,13 +175,13 @@ fn a_cut_batch_is_evidence_only_for_its_whole_sections() {
     input.extend_from_slice(&[selector as u8, 0x08 | 0x03]);
     input.extend_from_slice(props.as_bytes());
     harness::diagnosis(&input);
-    let d = pvrdma_doctor::diagnose::diagnose(&harness::captures(&input));
+    let d = pvrdma_engine::diagnose::diagnose(&harness::captures(&input));
     let verdicts: Vec<_> = d.hosts[0]
         .vms
         .iter()
         .flat_map(|v| v.adapters.iter().map(move |a| (v.world_id, a.verdict)))
         .collect();
-    use pvrdma_doctor::diagnose::Verdict;
+    use pvrdma_engine::diagnose::Verdict;
     assert!(verdicts.contains(&(Some(2101874), Verdict::Hca)), "{verdicts:?}");
     assert!(verdicts.contains(&(Some(2101875), Verdict::Unknown)), "{verdicts:?}");
 }

@@ -3,7 +3,7 @@
 //! crashing input itself is kept in `fuzz/regressions/<target>/` and replayed by
 //! `tests/suite/fuzz_corpus.rs`.
 use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
-use pvrdma_doctor::diagnose::{diagnose_host, Status};
+use pvrdma_engine::diagnose::{diagnose_host, Status};
 
 const RULESETS: &str = "\
 Name                         Enabled  Enable/Disable configurable  Allowed IP configurable
@@ -75,7 +75,7 @@ ethernet1.present = \"TRUE\"
 <== /vmfs/volumes/ds1/hpc01/hpc01.vmx exit 0 ==>
 ";
 
-fn check_of(capture: &HostCapture, id: &str) -> pvrdma_doctor::diagnose::Check {
+fn check_of(capture: &HostCapture, id: &str) -> pvrdma_engine::diagnose::Check {
     diagnose_host(capture)
         .checks
         .into_iter()
@@ -131,7 +131,7 @@ fn adapter_count_pass_does_not_cite_an_unread_release() {
 fn vm_checks_are_unknown_when_the_vmx_inventory_broke_off() {
     let mut capture = HostCapture::new("esx01", CaptureSource::Live);
     let mut inventory = output("vmx_pvrdma_lines", ONE_ADAPTER_VMX);
-    inventory.command = pvrdma_doctor::catalogue::vmx_lines_command(&[
+    inventory.command = pvrdma_engine::catalogue::vmx_lines_command(&[
         "/vmfs/volumes/ds1/hpc01/hpc01.vmx".to_string(),
         "/vmfs/volumes/ds1/hpc02/hpc02.vmx".to_string(),
     ])

@@ -132,7 +132,7 @@ fn every_registered_check_is_judged_in_some_reviewed_report() {
             }
         }
     }
-    let never: Vec<&str> = pvrdma_doctor::diagnose::CheckId::ALL
+    let never: Vec<&str> = pvrdma_engine::diagnose::CheckId::ALL
         .iter()
         .map(|c| c.id())
         .filter(|id| !judged.contains(*id))
@@ -291,7 +291,7 @@ fn list_checks_names_every_command_and_check() {
     // -v shows each exact command line, wrapped: nothing but whitespace is added or lost.
     let bare = |t: &str| t.chars().filter(|c| !c.is_whitespace()).collect::<String>();
     let joined = bare(&exact);
-    for spec in pvrdma_doctor::catalogue::CATALOGUE {
+    for spec in pvrdma_engine::catalogue::CATALOGUE {
         assert!(text.contains(spec.id), "{} missing", spec.id);
         if spec.is_batch() {
             assert!(
@@ -308,7 +308,7 @@ fn list_checks_names_every_command_and_check() {
             assert!(text.contains(spec.command), "{} missing", spec.command);
         }
     }
-    for (id, _) in pvrdma_doctor::diagnose::CHECKS {
+    for (id, _) in pvrdma_engine::diagnose::CHECKS {
         assert!(text.contains(id), "{id} missing");
     }
 }

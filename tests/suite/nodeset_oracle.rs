@@ -15,7 +15,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use pvrdma_doctor::hosts::groups::GroupConfig;
-use pvrdma_doctor::nodeset::{self, NodeSetError};
+use pvrdma_nodeset::NodeSetError;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::io::{BufRead, BufReader, Write};
@@ -305,7 +305,7 @@ fn compare_expression(
     expr: &str,
     tally: &mut Tally,
 ) -> Result<(), TestCaseError> {
-    let mine = nodeset::evaluate(expr, groups);
+    let mine = pvrdma_nodeset::evaluate(expr, groups);
     if matches!(mine, Err(NodeSetError::TooMany(_))) {
         tally.over_limit += 1;
         return Ok(());
@@ -413,7 +413,7 @@ fn folding_matches_nodeset_fold() {
     runner(n)
         .run(&name_list(), |names| {
             let theirs = oracle.borrow_mut().ask(&serde_json::json!({ "fold": names }));
-            let mine = nodeset::fold_names(&names);
+            let mine = pvrdma_nodeset::fold_names(&names);
             if theirs["fold"].as_str() != Some(mine.as_str()) {
                 return Err(TestCaseError::fail(format!(
                     "{names:?}: ours {mine:?}, ClusterShell {}",

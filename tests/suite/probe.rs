@@ -2,11 +2,11 @@
 //! physical network is `samples/probe-paths`: a healthy path, a switch port at MTU 1500,
 //! a switch port in the wrong VLAN), and `--baseline` end to end through the binary.
 use assert_cmd::Command;
-use pvrdma_doctor::catalogue::CATALOGUE;
 use pvrdma_doctor::demo::{load_probe_scenario, SimFleet};
-use pvrdma_doctor::diagnose::diagnose;
 use pvrdma_doctor::live::{collect_live, LiveOptions};
 use pvrdma_doctor::probe::{parse_probe_command, ProbeOptions, ProbeStatus};
+use pvrdma_engine::catalogue::CATALOGUE;
+use pvrdma_engine::diagnose::diagnose;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,7 +24,7 @@ fn samples(scenario: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(scenario)
 }
 
-fn status(d: &pvrdma_doctor::diagnose::Diagnosis, from: &str, to: &str) -> ProbeStatus {
+fn status(d: &pvrdma_engine::diagnose::Diagnosis, from: &str, to: &str) -> ProbeStatus {
     d.probes
         .iter()
         .find(|p| p.from == from && p.to == to)
@@ -59,7 +59,7 @@ fn probe_finds_the_healthy_the_mtu_and_the_cut_path_on_one_login_per_host() {
         .iter()
         .find(|c| c.id == "vmknic-reachability")
         .expect("check");
-    assert_eq!(check.status, pvrdma_doctor::diagnose::Status::Fail);
+    assert_eq!(check.status, pvrdma_engine::diagnose::Status::Fail);
     assert_eq!(d.exit_code(), 1);
 
     // Every command is a catalogue entry or exactly one of our probe lines, each host got
@@ -69,7 +69,7 @@ fn probe_finds_the_healthy_the_mtu_and_the_cut_path_on_one_login_per_host() {
     for cmd in &seen {
         assert!(
             CATALOGUE.iter().any(|s| s.command == cmd)
-                || pvrdma_doctor::catalogue::batch_keys(cmd).is_some()
+                || pvrdma_engine::catalogue::batch_keys(cmd).is_some()
                 || parse_probe_command(cmd).is_some(),
             "sent a command outside the catalogue and the probe: {cmd:?}"
         );
@@ -95,7 +95,7 @@ fn vmkping_is_never_sent_without_probe() {
     for cmd in fleet.commands_seen() {
         assert!(!cmd.contains("vmkping"), "vmkping sent without --probe: {cmd}");
         assert!(
-            CATALOGUE.iter().any(|s| s.command == cmd) || pvrdma_doctor::catalogue::batch_keys(&cmd).is_some(),
+            CATALOGUE.iter().any(|s| s.command == cmd) || pvrdma_engine::catalogue::batch_keys(&cmd).is_some(),
             "{cmd}"
         );
     }

@@ -1,7 +1,7 @@
 //! The README's check table is generated from the check registry
 //! (`engine/src/diagnose/checks/registry.rs`), so the two cannot drift. After changing a check,
 //! run `PVRDMA_UPDATE_README=1 cargo test --test suite readme` and review the diff.
-use pvrdma_doctor::diagnose::{CheckId, Family};
+use pvrdma_engine::diagnose::{CheckId, Family};
 use std::path::Path;
 
 const BEGIN: &str = "<!-- check table: generated from engine/src/diagnose/checks/registry.rs (PVRDMA_UPDATE_README=1 cargo test --test suite readme) -->\n";

@@ -3,10 +3,10 @@
 //! redacted bundle reaches the same verdicts as the original, for every sample scenario.
 use pvrdma_doctor::bundle::{write_bundle, BundleMeta};
 use pvrdma_doctor::collect::HostCapture;
-use pvrdma_doctor::diagnose::{self, Diagnosis};
 use pvrdma_doctor::offline::load_captures;
 use pvrdma_doctor::redact::{redact_command_line, Redactor};
-use pvrdma_doctor::report::{self, Format};
+use pvrdma_engine::diagnose::{self, Diagnosis};
+use pvrdma_engine::report::{self, Format};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
@@ -187,7 +187,7 @@ fn sensitive_values(captures: &[HostCapture]) -> Vec<String> {
         }
         if let Some(vms) = c
             .outputs
-            .get(pvrdma_doctor::catalogue::VM_PROCESS_LIST)
+            .get(pvrdma_engine::catalogue::VM_PROCESS_LIST)
             .and_then(|o| pvrdma_parsers::parse_vm_process_list(&o.stdout).ok())
         {
             for vm in vms {

@@ -14,7 +14,7 @@ fn checked_in() -> (std::path::PathBuf, String) {
 
 #[test]
 fn checked_in_schema_matches_the_types() {
-    let generated = pvrdma_doctor::report::json::schema();
+    let generated = pvrdma_engine::report::json::schema();
     let (path, text) = checked_in();
     if std::env::var_os("PVRDMA_UPDATE_SCHEMA").is_some() {
         std::fs::write(&path, &generated).expect("write the schema");
@@ -56,7 +56,7 @@ fn walk_descriptions(schema: &Value, at: &str, missing: &mut Vec<String>) {
 
 #[test]
 fn every_field_is_documented() {
-    let schema: Value = serde_json::from_str(&pvrdma_doctor::report::json::schema()).unwrap();
+    let schema: Value = serde_json::from_str(&pvrdma_engine::report::json::schema()).unwrap();
     let mut missing = Vec::new();
     walk_descriptions(&schema, "#", &mut missing);
     assert!(missing.is_empty(), "fields without a description: {missing:#?}");
@@ -197,7 +197,7 @@ fn validate(root: &Value, schema: &Value, v: &Value, at: &str, errors: &mut Vec<
 }
 
 fn errors_for(report: &Value) -> Vec<String> {
-    let schema: Value = serde_json::from_str(&pvrdma_doctor::report::json::schema()).unwrap();
+    let schema: Value = serde_json::from_str(&pvrdma_engine::report::json::schema()).unwrap();
     let mut errors = Vec::new();
     validate(&schema, &schema, report, "$", &mut errors);
     errors

@@ -27,7 +27,7 @@ pub(super) fn install(root: &Path, opts: &SshdOptions) -> (PathBuf, PathBuf) {
 /// benchmark machine little more than one with a few. Keys that cannot be a path are left
 /// to the `awk` fallback.
 fn split_batch_samples(samples: &Path, sections: &Path) {
-    let batches = pvrdma_doctor::catalogue::CATALOGUE.iter().filter(|s| s.is_batch());
+    let batches = pvrdma_engine::catalogue::CATALOGUE.iter().filter(|s| s.is_batch());
     for id in batches.map(|s| s.id) {
         let Ok(text) = std::fs::read_to_string(samples.join(format!("{id}.txt"))) else {
             continue;
@@ -205,7 +205,7 @@ exit 2
 /// `esxcli` answering every simple catalogue command line from `$FAKE_ESX_DIR`.
 fn fake_esxcli() -> String {
     let mut s = format!("#!/bin/sh\n# Test double: answers from samples.\n{EMIT}case \"$*\" in\n");
-    for spec in pvrdma_doctor::catalogue::CATALOGUE {
+    for spec in pvrdma_engine::catalogue::CATALOGUE {
         if let Some(args) = spec.command.strip_prefix("esxcli ") {
             if !spec.command.contains(';') {
                 s.push_str(&format!("  \"{args}\") emit {} ;;\n", spec.id));
@@ -214,11 +214,11 @@ fn fake_esxcli() -> String {
     }
     s.push_str(&format!(
         "  \"network vm port list -w \"*) emit {} \"$6\" ;;\n",
-        pvrdma_doctor::catalogue::VM_PORT_LIST
+        pvrdma_engine::catalogue::VM_PORT_LIST
     ));
     s.push_str(&format!(
         "  \"network nic dcb status get -n \"*) emit {} \"$7\" ;;\n",
-        pvrdma_doctor::catalogue::NIC_DCB_STATUS
+        pvrdma_engine::catalogue::NIC_DCB_STATUS
     ));
     s.push_str("  *) echo \"Error: Unknown command or namespace $*\" >&2; exit 1 ;;\nesac\n");
     s
@@ -229,7 +229,7 @@ fn fake_esxcli() -> String {
 fn fake_grep() -> String {
     format!(
         "#!/bin/sh\n# Test double: .vmx reads answer from samples.\n{EMIT}eval \"f=\\${{$#}}\"\ncase \"$f\" in /vmfs/*) emit {vmx} \"$f\" ;; esac\nexec /usr/bin/grep \"$@\"\n",
-        vmx = pvrdma_doctor::catalogue::VMX_PVRDMA_LINES,
+        vmx = pvrdma_engine::catalogue::VMX_PVRDMA_LINES,
     )
 }
 
@@ -239,7 +239,7 @@ fn fake_vsish() -> String {
          \"-e ls /vmkModules/vrdma/pvrdmaDevices/\") emit {ls} ;;\n\
          \"-e cat /vmkModules/vrdma/pvrdmaDevices/\"*/properties) n=${{3#/vmkModules/vrdma/pvrdmaDevices/}}; emit {props} \"${{n%/properties}}\" ;;\n\
          *) echo \"VSISHPath_Form():Extraneous '$3' in path.\" >&2; exit 1 ;;\nesac\n",
-        ls = pvrdma_doctor::catalogue::PVRDMA_DEVICES_LS,
-        props = pvrdma_doctor::catalogue::PVRDMA_PROPERTIES,
+        ls = pvrdma_engine::catalogue::PVRDMA_DEVICES_LS,
+        props = pvrdma_engine::catalogue::PVRDMA_PROPERTIES,
     )
 }

@@ -72,7 +72,7 @@ pub(super) fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transpo
     s.warnings += fleet_checks.iter().filter(|c| c.status == Status::Warn).count();
     s.host_sets = by_status
         .iter()
-        .map(|(status, names)| (status.to_string(), crate::nodeset::fold(names)))
+        .map(|(status, names)| (status.to_string(), pvrdma_nodeset::fold(names)))
         .collect();
     s
 }

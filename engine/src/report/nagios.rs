@@ -227,7 +227,7 @@ impl Part {
         let name = |c: &String| if short { short_name(c) } else { c.clone() };
         let who = if k == n && n > 1 && self.hosts {
             let names: Vec<String> = self.culprits.iter().map(name).collect();
-            crate::nodeset::fold(&names)
+            pvrdma_nodeset::fold(&names)
         } else {
             let mut who = self.culprits.iter().take(k).map(name).collect::<Vec<_>>().join(", ");
             if n > k {
@@ -655,7 +655,7 @@ fn timeout_stage(d: &Diagnosis) -> String {
     }
     let stages: Vec<String> = stopped
         .iter()
-        .map(|(stage, hosts)| format!("{} {}", stage.doing(), crate::nodeset::fold(hosts)))
+        .map(|(stage, hosts)| format!("{} {}", stage.doing(), pvrdma_nodeset::fold(hosts)))
         .collect();
     if stages.is_empty() {
         "after collection".to_string()

@@ -36,7 +36,7 @@ fn host_checks_with(d: &Diagnosis, status: Status) -> Vec<String> {
     }
     let mut by_hosts: Vec<(String, Vec<CheckId>)> = Vec::new();
     for (id, on) in found {
-        let hosts = crate::nodeset::fold(&on);
+        let hosts = pvrdma_nodeset::fold(&on);
         match by_hosts.iter_mut().find(|(h, _)| *h == hosts) {
             Some((_, ids)) => ids.push(id),
             None => by_hosts.push((hosts, vec![id])),
@@ -62,7 +62,7 @@ fn warnings(d: &Diagnosis) -> Vec<String> {
     }
     let mut which: Vec<String> = warned
         .iter()
-        .map(|(id, on)| format!("{id} on {}", crate::nodeset::fold(on)))
+        .map(|(id, on)| format!("{id} on {}", pvrdma_nodeset::fold(on)))
         .collect();
     which.extend(
         d.fleet_checks

@@ -1,5 +1,5 @@
 use super::*;
-use crate::catalogue::{
+use pvrdma_engine::catalogue::{
     CATALOGUE, NIC_DCB_STATUS, PVRDMA_DEVICES_LS, PVRDMA_PROPERTIES, RDMA_DEVICE_LIST, VM_PORT_LIST, VM_PROCESS_LIST,
 };
 use std::sync::{Arc, Mutex};
@@ -47,8 +47,8 @@ fn simulate(ls: &'static str, refuse_first: usize, window: usize) -> (Finished, 
                 open.lock().unwrap().0 -= 1;
                 let stdout = match spec.id {
                     PVRDMA_DEVICES_LS => ls,
-                    crate::catalogue::VM_PROCESS_LIST => PROCESS_LIST,
-                    crate::catalogue::RDMA_DEVICE_LIST => RDMA_LIST,
+                    pvrdma_engine::catalogue::VM_PROCESS_LIST => PROCESS_LIST,
+                    pvrdma_engine::catalogue::RDMA_DEVICE_LIST => RDMA_LIST,
                     _ => "",
                 };
                 Ran::Done(RawOutput {
@@ -95,11 +95,11 @@ fn every_command_once_listing_first_and_batches_built_from_it() {
         1,
         "{sent:#?}"
     );
-    let vmx = &f.outputs[crate::catalogue::VMX_PVRDMA_LINES].command;
+    let vmx = &f.outputs[pvrdma_engine::catalogue::VMX_PVRDMA_LINES].command;
     assert_eq!(
-        crate::catalogue::batch_keys(vmx),
+        pvrdma_engine::catalogue::batch_keys(vmx),
         Some((
-            crate::catalogue::VMX_PVRDMA_LINES,
+            pvrdma_engine::catalogue::VMX_PVRDMA_LINES,
             vec!["/vmfs/volumes/ds 1/hpc: [01]/hpc node's.vmx".to_string()]
         )),
         "{vmx}"
@@ -150,7 +150,7 @@ fn dcb_asks_every_rdma_uplink_of_the_collected_list_at_once() {
     );
     assert_eq!(f.missing.get(NIC_DCB_STATUS), None);
 
-    let spec = crate::catalogue::spec(NIC_DCB_STATUS).unwrap();
+    let spec = pvrdma_engine::catalogue::spec(NIC_DCB_STATUS).unwrap();
     let mut outputs = BTreeMap::new();
     let mut missing = BTreeMap::new();
     missing.insert(
@@ -168,7 +168,7 @@ fn dcb_asks_every_rdma_uplink_of_the_collected_list_at_once() {
 
 #[test]
 fn launch_needs_a_clean_listing() {
-    let spec = crate::catalogue::spec(VM_PORT_LIST).unwrap();
+    let spec = pvrdma_engine::catalogue::spec(VM_PORT_LIST).unwrap();
     let mut outputs = BTreeMap::new();
     let missing = BTreeMap::new();
     assert!(matches!(launch("h", spec, &outputs, &missing), Launch::NotRun(_)));
@@ -191,7 +191,7 @@ fn listing_copy_is_dropped_once_its_dependents_are_built() {
     let dependents = [
         VM_PORT_LIST,
         PVRDMA_PROPERTIES,
-        crate::catalogue::VMX_PVRDMA_LINES,
+        pvrdma_engine::catalogue::VMX_PVRDMA_LINES,
         NIC_DCB_STATUS,
     ];
     let mut waiting: Vec<usize> = dependents.iter().map(|id| index(id)).collect();

@@ -11,7 +11,7 @@
 //! Configuration is read on first use, so a run that names no group never reads it.
 mod python;
 
-use crate::nodeset::{is_py_space, GroupError, Resolver};
+use pvrdma_nodeset::{is_py_space, GroupError, Resolver};
 use python::{normpath, shell_words, Ini};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

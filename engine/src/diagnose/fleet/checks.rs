@@ -45,7 +45,7 @@ pub(in crate::diagnose) fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Opti
         }
         by_vmk
             .iter()
-            .map(|(vmk, hosts)| format!("{} {vmk}", crate::nodeset::fold(hosts)))
+            .map(|(vmk, hosts)| format!("{} {vmk}", pvrdma_nodeset::fold(hosts)))
             .collect::<Vec<_>>()
             .join(", ")
     };

@@ -90,7 +90,7 @@ pub(super) fn host_section(
 ) {
     let Some(host) = group.first() else { return };
     let names: Vec<&str> = group.iter().map(|h| h.host.as_str()).collect();
-    let folded = clean_set(&crate::nodeset::fold(&names));
+    let folded = clean_set(&pvrdma_nodeset::fold(&names));
     let title = if group.len() > 1 {
         format!("{folded} ({} hosts)", group.len())
     } else {

@@ -128,7 +128,7 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
             &format!(
                 "--only-problems: {} without problems not shown: {}",
                 plural(hidden.len(), "host", "hosts"),
-                crate::nodeset::fold(&hidden)
+                pvrdma_nodeset::fold(&hidden)
             ),
             width,
             |t| paint.dim(t),

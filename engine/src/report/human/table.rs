@@ -66,13 +66,13 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
     let mut cells: Vec<[String; COLUMNS]> = vec![header];
     for (vms, hosts, row) in &folded {
         let vm_cell = if vms.len() > 1 {
-            format!("{} ({} VMs)", clean(&crate::nodeset::fold(vms)), vms.len())
+            format!("{} ({} VMs)", clean(&pvrdma_nodeset::fold(vms)), vms.len())
         } else {
-            clean(&crate::nodeset::fold(vms))
+            clean(&pvrdma_nodeset::fold(vms))
         };
         cells.push([
             vm_cell,
-            clean_set(&crate::nodeset::fold(hosts)),
+            clean_set(&pvrdma_nodeset::fold(hosts)),
             row.adapter.to_string(),
             match row.verdict {
                 Verdict::Hca => "hca",

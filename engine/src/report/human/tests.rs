@@ -216,7 +216,7 @@ fn a_long_host_set_wraps_at_commas_and_pastes_back() {
         .filter(|n| n % 4 != 0)
         .map(|n| format!("esx{n:03}.dc1"))
         .collect();
-    let set = crate::nodeset::fold(&hosts);
+    let set = pvrdma_nodeset::fold(&hosts);
     let text = format!("--only-problems: 225 hosts without problems not shown: {set}");
     let lines = wrap(&text, 80, 76);
     assert!(lines.len() > 3, "{lines:?}");
@@ -226,7 +226,7 @@ fn a_long_host_set_wraps_at_commas_and_pastes_back() {
     // Every line after the first is a node set on its own; together they are the hosts.
     let pasted = lines.join("\n    ");
     let tail = pasted.split("shown:").nth(1).unwrap();
-    let mut back = crate::nodeset::expand(tail).unwrap();
+    let mut back = pvrdma_nodeset::expand_with(tail, &mut pvrdma_nodeset::NoGroups).unwrap();
     back.sort();
     let mut want = hosts.clone();
     want.sort();
@@ -276,7 +276,8 @@ fn a_folded_host_header_is_never_cut_and_pastes_back() {
     // The header is the lines before the " · unreachable" that ends it.
     let header: String = text.split(" · unreachable").next().unwrap().to_string();
     let set = header.trim_end_matches(&format!(" ({} hosts)", names.len())[..]);
-    let mut back = crate::nodeset::expand(set).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let mut back =
+        pvrdma_nodeset::expand_with(set, &mut pvrdma_nodeset::NoGroups).unwrap_or_else(|e| panic!("{e}\n{text}"));
     back.sort();
     assert_eq!(back, names);
 }

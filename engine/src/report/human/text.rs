@@ -153,7 +153,7 @@ pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
         // A node set too long for a line breaks after one of its commas: every line
         // then pastes back into the command line.
         if word.width() > room {
-            if let Some(mut pieces) = crate::nodeset::break_word(word, room, rest) {
+            if let Some(mut pieces) = pvrdma_nodeset::break_word(word, room, rest) {
                 line = pieces.pop().unwrap_or_default();
                 lines.extend(pieces);
                 room = rest;

@@ -202,7 +202,7 @@ pub(crate) fn break_lines(text: &str, first_room: usize, room: usize) -> Option<
 /// [`break_lines`] for a word of running text that holds a node set: an opening `(`
 /// before it and `)`, `,`, `;` or `.` after it stay on its first and last line. `None`
 /// when the word holds no node set with a `,` or `[` to break at.
-pub(crate) fn break_word(word: &str, first_room: usize, room: usize) -> Option<Vec<String>> {
+pub fn break_word(word: &str, first_room: usize, room: usize) -> Option<Vec<String>> {
     let core = word.trim_start_matches('(');
     let lead = word.len() - core.len();
     let core = core.trim_end_matches([')', ',', ';', '.']);
