@@ -29,4 +29,3 @@ pub mod serve;
 pub mod ssh;
 pub mod terminal;
 pub mod vmsupport;
-mod watch;

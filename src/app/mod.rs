@@ -7,6 +7,7 @@ mod option_effects;
 mod output;
 mod setup;
 mod typo;
+mod watch;
 
 pub use bundle::write_support_bundle;
 pub(crate) use output::generate;
@@ -60,7 +61,7 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             let times = RunTimes::of_capture(&path, started);
             output::finish(&captures, &report, baseline.as_ref(), &times, plugin).map(|(_, code)| code)
         }
-        Job::Watch(watch) => crate::watch::run(watch),
+        Job::Watch(watch) => watch::run(watch),
         Job::Demo {
             demo,
             live,

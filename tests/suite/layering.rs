@@ -229,3 +229,86 @@ fn the_engine_reaches_no_front_end_crate() {
         }
     }
 }
+
+/// The front end names the engine by its own name (`pvrdma_engine::…`), so its edges into
+/// the engine can be seen, and checked: the collection side (hosts in, raw outputs out)
+/// never reaches the stages after it, so a capture is the same whatever the diagnosis or
+/// the renderers do with it, and a bundle or a test sample goes through the same code.
+#[test]
+fn collection_reaches_no_stage_after_it_and_names_the_engine_by_its_name() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let collection = [
+        "collect",
+        "live",
+        "ssh",
+        "hosts",
+        "archive.rs",
+        "offline.rs",
+        "vmsupport.rs",
+        "bundle",
+    ];
+    let later = [
+        "pvrdma_engine::diagnose",
+        "pvrdma_engine::report",
+        "pvrdma_engine::baseline",
+    ];
+    let mut seen_engine = 0;
+    for module in collection {
+        let path = root.join("src").join(module);
+        let mut files = Vec::new();
+        if path.is_dir() {
+            rust_files(&path, &mut files);
+        } else {
+            files.push(path.clone());
+        }
+        assert!(!files.is_empty(), "{} is gone: update this list", path.display());
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            seen_engine += text.matches("pvrdma_engine::").count();
+            for stage in later {
+                assert!(!text.contains(stage), "{} reaches {stage}", file.display());
+            }
+        }
+    }
+    // The check can fail: the collection side does use the engine (catalogue, capture).
+    assert!(seen_engine > 0, "no pvrdma_engine:: path found: the scan is broken");
+    // No module of the front end reaches the engine under another name.
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for old in [
+            "crate::diagnose",
+            "crate::report",
+            "crate::catalogue",
+            "crate::exit",
+            "crate::baseline",
+            "crate::nodeset",
+        ] {
+            let hit = text.match_indices(old).any(|(at, _)| {
+                let after = text[at + old.len()..].chars().next();
+                let before = text[..at].chars().next_back();
+                !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && !before.is_some_and(|c| c == '$' || c.is_alphanumeric() || c == '_')
+            });
+            assert!(!hit, "{} names the engine as {old}", file.display());
+        }
+    }
+}
+
+#[test]
+fn the_node_set_crate_reaches_neither_the_engine_nor_a_front_end_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let graph = lock_graph(&std::fs::read_to_string(root.join("Cargo.lock")).unwrap());
+    let nodeset = reachable(&graph, "pvrdma-nodeset");
+    let found: Vec<&str> = FRONT_END_CRATES.into_iter().filter(|c| nodeset.contains(*c)).collect();
+    assert!(found.is_empty(), "pvrdma-nodeset depends on {found:?}");
+    assert!(
+        !nodeset.contains("pvrdma-engine"),
+        "pvrdma-nodeset depends on the engine"
+    );
+    assert!(
+        reachable(&graph, "pvrdma-engine").contains("pvrdma-nodeset"),
+        "the lock file was not read"
+    );
+}

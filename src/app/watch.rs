@@ -15,7 +15,7 @@
 //! (hosts a Ctrl-C cut short are then not compared), or on SIGTERM (what `kill` and
 //! `systemctl stop` send) with 0 once the current round has finished and is reported: a
 //! service asked to stop stopped cleanly, so a systemd unit needs no `SuccessExitStatus`.
-use crate::app::WatchSetup;
+use super::WatchSetup;
 use crate::live::{collect_live, LiveOptions, LiveRun};
 use anyhow::Context;
 use pvrdma_engine::baseline::Baseline;
@@ -82,7 +82,7 @@ impl Source {
         if from_stdin {
             live.hosts_file = None;
         }
-        let live = crate::app::start_live(crate::app::LiveSetup {
+        let live = super::start_live(super::LiveSetup {
             options: live,
             ask_password: setup.live.ask_password,
         })?;
@@ -178,7 +178,7 @@ pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
     let args = &setup;
     let format = if setup.json { Format::Json } else { Format::Human };
     let width = setup.human.width;
-    let baseline = crate::app::load_baseline(setup.baseline.as_deref())?;
+    let baseline = super::load_baseline(setup.baseline.as_deref())?;
     let mut source = Source::new(&setup)?;
     // Sleeps between rounds. Its Ctrl-C listener lives as long as the watch, so a Ctrl-C
     // is never lost, whenever it comes: a round hears it itself and stops early, but one
