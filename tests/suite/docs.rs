@@ -195,6 +195,10 @@ fn examples() -> Vec<(PathBuf, String, Vec<String>)> {
             // Where pvrdma-doctor itself is the command: at the start, after a prompt, a
             // pipe or `sudo`/`exec`, never as a word of another command's arguments.
             let Some(at) = line.match_indices("pvrdma-doctor ").map(|(i, _)| i).find(|&i| {
+                // A word of its own, not the end of a path (`/path/to/pvrdma-doctor`).
+                if line[..i].chars().next_back().is_some_and(|c| !c.is_whitespace()) {
+                    return false;
+                }
                 let before = line[..i].trim_end();
                 before.is_empty()
                     || before.ends_with('|')

@@ -65,11 +65,23 @@ fn cut_by(captures: &[HostCapture], host: &str, cap: Cap) -> usize {
         .count()
 }
 
+/// The bytes the hosts sent that the captures keep. A batch's answers arrive as tagged
+/// records and are sorted back into `==> KEY <==` ... `<== KEY exit N ==>` sections: those
+/// two lines are written by the client, not received, so they are not counted.
 fn kept(captures: &[HostCapture]) -> usize {
+    let framing = |text: &str| -> usize {
+        text.split_inclusive('\n')
+            .filter(|l| {
+                (l.starts_with("==> ") && l.trim_end().ends_with(" <=="))
+                    || (l.starts_with("<== ") && l.trim_end().ends_with(" ==>"))
+            })
+            .map(str::len)
+            .sum()
+    };
     captures
         .iter()
         .flat_map(|c| c.outputs.values())
-        .map(|o| o.stdout.len() + o.stderr.len())
+        .map(|o| o.stdout.len() + o.stderr.len() - framing(&o.stdout))
         .sum()
 }
 

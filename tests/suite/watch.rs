@@ -329,7 +329,7 @@ fn sigterm_ends_the_watch_after_its_round_with_a_stop_event_and_exit_0() {
 
     // The human format: a timestamped stop line on stdout.
     let mut w = Watch::start(&["--demo", "--interval", "1h"]);
-    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 3 hosts every 1h")));
+    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 3 simulated hosts every 1h")));
     send(&w, "-TERM");
     let (code, lines, err) = w.finish();
     assert_eq!(code, 0, "{err}");
@@ -359,7 +359,7 @@ fn a_closed_host_draws_no_warning_and_an_added_host_one() {
     );
     let dir = scenario.path().to_str().expect("utf-8");
     let mut w = Watch::start(&["--demo", "--scenario", dir, "--interval", "1s", "--count", "4"]);
-    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 3 hosts every 1s for 4 rounds")));
+    w.until(|l| timestamped(l).is_some_and(|r| r.starts_with("watching 3 simulated hosts every 1s for 4 rounds")));
     copy(
         &root().join("samples/healthy-cluster/esx01"),
         &scenario.path().join("esx04"),
