@@ -54,6 +54,7 @@ cp "$bin" "$stage/pvrdma-doctor"
 cp "$assets/pvrdma-doctor.1" "$stage/"
 cp "$assets/pvrdma-doctor.bash" "$assets/_pvrdma-doctor" "$assets/pvrdma-doctor.fish" "$stage/complete/"
 cp -r contrib "$stage/"
+cp -r docs "$stage/"
 cp README.md LICENSE-MIT LICENSE-APACHE "$stage/"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
     -C target/dist-stage -cf - "$name" | gzip -9n > "dist/$name.tar.gz"

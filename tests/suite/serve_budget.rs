@@ -127,8 +127,11 @@ fn probes_in_flight_share_one_output_budget_and_a_cut_output_is_unknown_not_a_pa
         tokio::task::LocalSet::new().block_on(&rt, async { futures::join!(probe("esx01"), probe("esx02")) });
     let together = seen.borrow().clone();
     assert_eq!(together.len(), 2, "{together:?}");
+    // The budget counts the bytes received; what the client writes around them while
+    // sorting a batch's answers back (a section's end when its answer was cut, ...) is a
+    // few bytes per answer: 64 KiB of slack, against the megabytes a flood would add.
     assert!(
-        kept(&together) <= 4 * MIB,
+        kept(&together) <= 4 * MIB + 64 * 1024,
         "the two probes kept {} bytes, more than the process budget",
         kept(&together)
     );
