@@ -84,7 +84,7 @@ fn scenario(dir: &Path, vms: usize) -> anyhow::Result<()> {
             vmx,
             "==> {path} <==\nvirtualHW.version = \"19\"\nmemSize = \"16384\"\nsched.mem.pin = \"TRUE\"\ndisplayName = \"{name}\"\nethernet0.virtualDev = \"vmxnet3\"\nethernet0.present = \"TRUE\"\n"
         );
-        if i % 4 == 0 {
+        if i.is_multiple_of(4) {
             let _ = write!(
                 vmx,
                 "ethernet1.virtualDev = \"vrdma\"\nethernet1.networkName = \"DPG-PVRDMA\"\nethernet1.addressType = \"vpx\"\nethernet1.generatedAddress = \"00:50:56:9a:{:02x}:{:02x}\"\nethernet1.present = \"TRUE\"\n",
@@ -93,7 +93,7 @@ fn scenario(dir: &Path, vms: usize) -> anyhow::Result<()> {
             );
         }
         let _ = writeln!(vmx, "<== {path} exit 0 ==>");
-        if i % 4 == 0 {
+        if i.is_multiple_of(4) {
             let mac = format!("00:50:56:9a:{:02x}:{:02x}", i / 256, i % 256);
             let _ = writeln!(ls, "{wid}_0/");
             let _ = write!(

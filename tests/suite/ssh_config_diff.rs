@@ -484,7 +484,7 @@ fn line() -> impl Strategy<Value = Line> {
             keyword: keyword_case(&keyword, style),
             sep: [" ", "=", " = ", "\t"][sep],
             value,
-            comment: comment && style % 3 == 0,
+            comment: comment && style.is_multiple_of(3),
             indent,
         },
     )
