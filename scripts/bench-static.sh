@@ -27,7 +27,7 @@ def median_ms(cmd):
 rows = []
 for name, b in (("static (musl)", static), ("glibc", glibc)):
     rows.append((name, os.path.getsize(b) / 1e6, median_ms([b, "--version"]),
-                 median_ms([b, "analyze", scenario, "--no-progress"])))
+                 median_ms([b, "analyze", scenario])))
 print(f"| binary | size (MB, stripped) | `--version` median (ms) | `analyze {scenario}` median (ms) |")
 print("|---|---|---|---|")
 for name, size, v, a in rows:
