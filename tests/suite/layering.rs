@@ -312,3 +312,31 @@ fn the_node_set_crate_reaches_neither_the_engine_nor_a_front_end_crate() {
         "the lock file was not read"
     );
 }
+
+/// Every run of the binary in a test goes through the harness (`tests/support/client.rs`),
+/// which keeps the user's agent and password out and bounds the run; only it names the
+/// binary.
+#[test]
+fn every_binary_run_goes_through_the_harness() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let harness = tests.join("support/client.rs");
+    let mut files = Vec::new();
+    rust_files(&tests, &mut files);
+    assert!(
+        files.contains(&harness),
+        "{} is gone: update this test",
+        harness.display()
+    );
+    // Spelt in two halves, so this file does not name them.
+    let names = [concat!("CARGO_BIN_EXE_", "pvrdma-doctor"), concat!("cargo_bin", "(")];
+    for file in files.iter().filter(|f| **f != harness) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for name in names {
+            assert!(
+                !text.contains(name),
+                "{} runs the binary by hand ({name}): use support::client::Doctor",
+                file.display()
+            );
+        }
+    }
+}

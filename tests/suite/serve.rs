@@ -610,12 +610,12 @@ fn the_shipped_unit_and_example_configuration_work_together() {
         "a path the test does not move"
     );
     std::fs::write(&config, moved).expect("write");
-    let bin = env!("CARGO_BIN_EXE_pvrdma-doctor");
+    let bin = crate::support::client::Doctor::binary().display().to_string();
     let words = |key: &str| -> Vec<String> {
         unit_command(&unit, key)
             .into_iter()
             .map(|w| match w.as_str() {
-                "/usr/bin/pvrdma-doctor" => bin.to_string(),
+                "/usr/bin/pvrdma-doctor" => bin.clone(),
                 "/etc/pvrdma-doctor/exporter.yml" => config.display().to_string(),
                 other => {
                     assert!(!other.starts_with('/'), "a path the test does not move: {other}");
