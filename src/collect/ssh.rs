@@ -6,8 +6,8 @@
 //! end alone. Each command has its own timeout; whatever arrived before it fired is kept,
 //! and a timeout on one command never stops the others.
 use super::schedule::{self, Ran};
-use super::{Cap, CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};
 use crate::ssh::client::{self, Connection, Credentials, Endpoint};
+use pvrdma_engine::capture::{Cap, CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};
 use pvrdma_engine::catalogue::{CommandSpec, CATALOGUE};
 use russh::ChannelMsg;
 use std::collections::BTreeMap;
@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::collect::OUTPUT_CAP;
+use pvrdma_engine::capture::OUTPUT_CAP;
 
 /// Channels open at once per host: under OpenSSH's default MaxSessions (10, per
 /// connection). sshd frees a session a moment after the channel's close, so at the limit
@@ -218,7 +218,7 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], 
 /// `esxcli: not found` on every esxcli command: the login worked on something that is not
 /// an ESXi host (or its PATH lacks esxcli).
 fn not_esxi(job: &HostJob, outputs: &BTreeMap<String, RawOutput>) -> Option<Failure> {
-    let all_missing = crate::collect::esxcli_missing(outputs);
+    let all_missing = pvrdma_engine::capture::esxcli_missing(outputs);
     all_missing.then(|| {
         Failure::new(
             ErrorKind::NotEsxi,

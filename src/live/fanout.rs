@@ -1,7 +1,7 @@
 //! The fan-out: how many hosts run at once, collecting them all concurrently, then the probe phase.
 use super::progress::Progress;
 use super::*;
-use crate::collect::RunStage;
+use pvrdma_engine::capture::RunStage;
 
 /// Hosts collected at once unless `--parallel` says otherwise. A host costs the client one
 /// TCP socket, 0.1 to 0.25 MiB of memory with its outputs and 3 to 4.5 ms of CPU

@@ -5,8 +5,8 @@
 
 use crate::support::client::{target, Client, Doctor};
 use crate::support::*;
-use pvrdma_doctor::collect::{ErrorKind, HostCapture};
 use pvrdma_doctor::live::collect_live;
+use pvrdma_engine::capture::{ErrorKind, HostCapture};
 use pvrdma_engine::catalogue::{self, CATALOGUE};
 use secrecy::SecretString;
 use std::path::{Path, PathBuf};

@@ -2,9 +2,9 @@
 //! the demo's promise (scenario host names, every output delivered) and the read-only
 //! promise (every command line the tool sends is a catalogue entry).
 use crate::support::client::Doctor;
-use pvrdma_doctor::collect::ErrorKind;
 use pvrdma_doctor::demo::{load_scenario, run_demo, scale_fleet, DemoOptions, SimFleet};
 use pvrdma_doctor::live::{collect_live, LiveOptions};
+use pvrdma_engine::capture::ErrorKind;
 use pvrdma_engine::catalogue::CATALOGUE;
 use std::path::Path;
 use std::time::Duration;
@@ -180,7 +180,7 @@ fn ctrl_c_still_prints_the_report_of_what_was_collected() {
 
 #[test]
 fn an_endless_output_is_cut_at_the_cap_and_marked() {
-    use pvrdma_doctor::collect::OUTPUT_CAP;
+    use pvrdma_engine::capture::OUTPUT_CAP;
     use pvrdma_engine::catalogue;
     let dir = tempfile::tempdir().expect("tempdir");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");

@@ -293,6 +293,16 @@ fn collection_reaches_no_stage_after_it_and_names_the_engine_by_its_name() {
             });
             assert!(!hit, "{} names the engine as {old}", file.display());
         }
+        // Nor gives an engine item a second path by re-exporting it.
+        for line in text.lines() {
+            let line = line.trim_start();
+            let exported = line.starts_with("pub ") || line.starts_with("pub(");
+            assert!(
+                !(exported && line.contains("use pvrdma_engine::")),
+                "{} re-exports the engine: {line}",
+                file.display()
+            );
+        }
     }
 }
 

@@ -4,9 +4,10 @@
 use crate::support::client::Doctor;
 use pvrdma_doctor::demo::{load_probe_scenario, SimFleet};
 use pvrdma_doctor::live::{collect_live, LiveOptions};
-use pvrdma_doctor::probe::{parse_probe_command, ProbeOptions, ProbeStatus};
+use pvrdma_doctor::probe::{parse_probe_command, ProbeOptions};
 use pvrdma_engine::catalogue::CATALOGUE;
 use pvrdma_engine::diagnose::diagnose;
+use pvrdma_engine::diagnose::probe::ProbeStatus;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
