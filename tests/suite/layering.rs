@@ -350,3 +350,23 @@ fn every_binary_run_goes_through_the_harness() {
         }
     }
 }
+
+/// No source file grows past 600 lines: past that a file holds more than one concern (split
+/// it by concern; inline tests go to the module's `tests.rs` first).
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "engine/src", "parsers/src", "nodeset/src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 50, "only {} files found: the scan is broken", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).unwrap().lines().count();
+            (lines > 600).then(|| format!("{} ({lines} lines)", f.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "files over 600 lines: {long:#?}");
+}
