@@ -7,10 +7,10 @@
 use crate::collect::ssh::{collect_host_open, HostJob, Sink, Stage, DEFAULT_CHANNELS};
 use crate::hosts::{collect_targets, HostSpec};
 use crate::ssh::client::Credentials;
-use crate::ssh::config::{CommandLineOptions, LocalContext, SshConfig};
 use crate::ssh::plan::{Flags, Planner};
 use anyhow::Context;
 use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture};
+use pvrdma_ssh_config::{CommandLineOptions, LocalContext, SshConfig};
 use secrecy::SecretString;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ pub struct LiveOptions {
 
 /// The ssh_config and identity files of a set of options, shared by every run made with
 /// them: each file is read the first time a host needs it, then kept (see
-/// `ssh::config` and `ssh::key_files`).
+/// `pvrdma_ssh_config` and `ssh::key_files`).
 pub struct Prepared {
     home: PathBuf,
     config: SshConfig,

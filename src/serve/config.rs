@@ -410,7 +410,7 @@ impl RawModule {
         }
         // The module's user, port and jump hosts stand where `-l`, `-p` and `-J` would,
         // before its `-o` options: the first value given wins, as on the command line.
-        use crate::ssh::config::CliOption;
+        use pvrdma_ssh_config::CliOption;
         let mut items = Vec::new();
         if let Some(u) = &self.user {
             items.push(CliOption::Login(u.clone()));
@@ -422,7 +422,7 @@ impl RawModule {
             items.push(CliOption::Jump(j.clone()));
         }
         items.extend(options.iter().map(|o| CliOption::Option(o.clone())));
-        let ssh_options = crate::ssh::config::CommandLineOptions::ordered(items.into_iter().enumerate().collect())
+        let ssh_options = pvrdma_ssh_config::CommandLineOptions::ordered(items.into_iter().enumerate().collect())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         crate::live::check_identity_files(&self.identity_files)?;
         if let Some(f) = &self.ssh_config {

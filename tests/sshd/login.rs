@@ -969,7 +969,7 @@ fn dash_p_and_dash_j_reach_a_host_through_a_jump_host() {
     client.trust(&target_sshd);
     client.trust(&jump);
     let mut opts = client.options(&["127.0.0.1".to_string()]);
-    opts.ssh_options = pvrdma_doctor::ssh::config::CommandLineOptions::new(
+    opts.ssh_options = pvrdma_ssh_config::CommandLineOptions::new(
         Some(&target_sshd.port.to_string()),
         Some(&format!("127.0.0.1:{}", jump.port)),
         &[],

@@ -239,7 +239,7 @@ fn the_demo_never_touches_the_users_agent() {
     let plan = pvrdma_doctor::live::plan_host(
         &pvrdma_doctor::hosts::parse_host_spec("esx01").expect("spec"),
         &opts,
-        &pvrdma_doctor::ssh::config::SshConfig::empty(pvrdma_doctor::ssh::config::LocalContext::current(dir.path())),
+        &pvrdma_ssh_config::SshConfig::empty(pvrdma_ssh_config::LocalContext::current(dir.path())),
         dir.path(),
     )
     .expect("plan");

@@ -323,6 +323,17 @@ fn the_node_set_crate_reaches_neither_the_engine_nor_a_front_end_crate() {
     );
 }
 
+#[test]
+fn the_ssh_config_crate_reaches_neither_the_engine_nor_a_front_end_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let graph = lock_graph(&std::fs::read_to_string(root.join("Cargo.lock")).unwrap());
+    let reader = reachable(&graph, "pvrdma-ssh-config");
+    assert!(reader.contains("libc"), "the lock file was not read");
+    for other in FRONT_END_CRATES.into_iter().chain(["pvrdma-engine", "pvrdma-doctor"]) {
+        assert!(!reader.contains(other), "pvrdma-ssh-config depends on {other}");
+    }
+}
+
 /// Every run of the binary in a test goes through the harness (`tests/support/client.rs`),
 /// which keeps the user's agent and password out and bounds the run; only it names the
 /// binary.
@@ -357,7 +368,7 @@ fn every_binary_run_goes_through_the_harness() {
 fn no_source_file_is_over_600_lines() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["src", "engine/src", "parsers/src", "nodeset/src"] {
+    for dir in ["src", "engine/src", "parsers/src", "nodeset/src", "ssh-config/src"] {
         rust_files(&root.join(dir), &mut files);
     }
     assert!(files.len() > 50, "only {} files found: the scan is broken", files.len());

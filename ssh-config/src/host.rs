@@ -25,10 +25,10 @@ pub struct HostConfig {
     pub global_known_hosts_files_raw: Vec<String>,
     /// The same with `~` expanded, as ssh uses them (`none`: no file).
     pub global_known_hosts_files: Vec<PathBuf>,
-    pub(crate) strict_host_key_checking: Option<StrictHostKeyChecking>,
+    pub strict_host_key_checking: Option<StrictHostKeyChecking>,
     /// Where that `StrictHostKeyChecking` came from (`file:line`), for the warning when it
     /// turns on trust-on-first-use.
-    pub(crate) strict_host_key_checking_at: Option<String>,
+    pub strict_host_key_checking_at: Option<String>,
     /// The jump host to connect through (the last of a `ProxyJump` list).
     pub jump: Option<JumpHost>,
     /// `ProxyCommand` (not `none`) and where it was set, `file:line`. pvrdma-doctor does
