@@ -735,7 +735,20 @@ fn a_short_scrape_timeout_never_poisons_a_longer_scrape_and_http_edges() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (exp, addr) = exporter(dir.path(), &["demo", "--serve", "--latency", "1s"]);
     let short = probe_with_timeout(&addr, "esx01", 1);
-    std::thread::sleep(Duration::from_millis(150));
+    // The long scrape must join the collection the short one started: wait until the
+    // exporter says one is in flight.
+    let started = std::time::Instant::now();
+    while !get(&addr, "/metrics")
+        .1
+        .contains("\npvrdma_doctor_collections_in_flight 1\n")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no collection in flight:\n{}",
+            exp.log()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let long = probe_with_timeout(&addr, "esx01", 15);
     let (status, body) = long.join().expect("thread");
     assert_eq!(status, 200, "{body}");
