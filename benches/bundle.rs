@@ -4,9 +4,9 @@
 //! `cargo test --all-targets` (no `--bench` argument) it runs a small smoke version, so
 //! the shared test run stays fast.
 use pvrdma_doctor::bundle::{write_bundle, BundleMeta};
-use pvrdma_doctor::collect::HostCapture;
 use pvrdma_doctor::offline::load_captures;
 use pvrdma_doctor::redact::Redactor;
+use pvrdma_engine::capture::HostCapture;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 

@@ -7,7 +7,7 @@
 //! the peak memory (maximum resident set size):
 //!
 //! `cargo build --release --example pair_scale && /usr/bin/time -v target/release/examples/pair_scale [HOSTS VMS ADAPTERS]`
-use pvrdma_doctor::collect::{HostCapture, RawOutput};
+use pvrdma_engine::capture::{HostCapture, RawOutput};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;

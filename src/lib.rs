@@ -7,9 +7,8 @@
 //! `pvrdma-engine` crate, re-exported here under their old paths; this crate adds what
 //! touches the world: SSH, the command line, bundles, the demo's simulated hosts.
 // No `unsafe` but calls into the C library, each allowed where it stands with the reason
-// it is sound: the two rlimit calls of `live::fanout` (and its test), and `ssh::config::sys`
-// (glob(3), the passwd entry, the host name, address printing), which ssh_config needs to
-// read files exactly as OpenSSH does.
+// it is sound: the two rlimit calls of `live::fanout` (and its test). (The ssh_config
+// reader's C library calls are in its own crate, `pvrdma-ssh-config`.)
 #![deny(unsafe_code)]
 pub mod app;
 mod archive;

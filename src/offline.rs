@@ -4,9 +4,10 @@
 use crate::archive::{read_archive, top_component, ArchiveKind, ArchiveRules, BundleError, ReadLimits};
 use crate::bundle::manifest::MANIFEST_FILE;
 use crate::bundle::read::{from_bundle_entries, read_bundle_dir};
-use crate::collect::{replay, CaptureSource, HostCapture};
+use crate::collect::replay;
 use crate::vmsupport;
 use anyhow::Context;
+use pvrdma_engine::capture::{CaptureSource, HostCapture};
 use std::io::Read;
 use std::path::Path;
 use std::time::SystemTime;

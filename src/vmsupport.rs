@@ -16,8 +16,8 @@
 //! vsish) have no vm-support counterpart: they are reported missing with that reason,
 //! and the `.vmx` files say instead which VMs have PVRDMA adapters.
 use crate::archive::{walk_dir, Entries, ReadLimits, Walk};
-use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
 use anyhow::Context;
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
 use pvrdma_engine::catalogue::{self, CATALOGUE};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -180,7 +180,7 @@ fn host_capture(top: &str, files: &BTreeMap<String, Vec<u8>>) -> HostCapture {
                     // vm-support records no exit status per command.
                     RawOutput {
                         stdout,
-                        outcome: Some(crate::collect::Outcome::Recorded),
+                        outcome: Some(pvrdma_engine::capture::Outcome::Recorded),
                         ..RawOutput::new(spec.id, format!("vm-support {source}"))
                     },
                 );

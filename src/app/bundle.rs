@@ -2,7 +2,7 @@
 //! written after the report.
 use crate::bundle::{self, BundleMeta};
 use crate::cli::BundleArgs;
-use crate::collect::HostCapture;
+use pvrdma_engine::capture::HostCapture;
 use pvrdma_engine::diagnose;
 use pvrdma_engine::report;
 use std::time::SystemTime;

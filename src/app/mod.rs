@@ -126,7 +126,7 @@ fn check_hosts(
         h.host == first
             && h.error
                 .as_ref()
-                .is_some_and(|e| e.kind == crate::collect::ErrorKind::Dns)
+                .is_some_and(|e| e.kind == pvrdma_engine::capture::ErrorKind::Dns)
     });
     if let (Some(m), true) = (&meant, unresolved) {
         let hint = format!("`{first}` does not resolve as a host name; did you mean `{m}`?");

@@ -150,7 +150,7 @@ fn effects() -> Vec<(&'static str, Vec<Effect>)> {
     watch.extend(run(&["esx01"]));
     watch.extend(layout(&["esx01"]));
     let mut demo = vec![
-        ("hosts", vec![], vec!["esx02"]),
+        ("hosts", vec![], vec!["esx01"]),
         ("scenario", vec![], vec!["--scenario", "dir"]),
         ("latency", vec![], vec!["--latency", "1s"]),
         ("serve", vec![], vec!["--serve"]),

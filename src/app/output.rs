@@ -1,8 +1,8 @@
 //! Writing what a job produced: the report (one render call for every format), the
 //! `--list-checks` and `--generate` texts, to `--output` or stdout.
 use super::setup::ReportSetup;
-use crate::collect::HostCapture;
 use crate::plugin::Session;
+use pvrdma_engine::capture::HostCapture;
 use pvrdma_engine::catalogue::CATALOGUE;
 use pvrdma_engine::diagnose::{self, CHECKS};
 use pvrdma_engine::report::{self, Format};

@@ -308,8 +308,8 @@ fn live_setup(
 fn ssh_options(
     args: &SshArgs,
     pos: &crate::cli::ArgPositions,
-) -> anyhow::Result<crate::ssh::config::CommandLineOptions> {
-    use crate::ssh::config::CliOption;
+) -> anyhow::Result<pvrdma_ssh_config::CommandLineOptions> {
+    use pvrdma_ssh_config::CliOption;
     let at = |list: &[usize], i: usize| list.get(i).copied().unwrap_or(usize::MAX - 1);
     let mut items = Vec::new();
     if let Some(u) = &args.user {
@@ -324,5 +324,5 @@ fn ssh_options(
     for (i, o) in args.options.iter().enumerate() {
         items.push((at(&pos.options, i), CliOption::Option(o.clone())));
     }
-    crate::ssh::config::CommandLineOptions::ordered(items).map_err(|e| anyhow::anyhow!("{e}"))
+    pvrdma_ssh_config::CommandLineOptions::ordered(items).map_err(|e| anyhow::anyhow!("{e}"))
 }

@@ -4,7 +4,7 @@
 //! tool version collected what, with which exact command line, how long each command took,
 //! whether it was cut or timed out, and what is missing and why. The sha256 of every other
 //! entry lets `analyze` refuse a bundle that was edited or damaged after it was written.
-use crate::collect::{CaptureSource, Failure, Outcome};
+use pvrdma_engine::capture::{CaptureSource, Failure, Outcome};
 use serde::{Deserialize, Serialize};
 
 /// Bumped when a reader of the previous format would misread a new bundle.
@@ -116,7 +116,7 @@ pub(crate) struct ManifestCommand {
     /// A concurrent batch's queries whose answer did not arrive whole (their sections
     /// have no end marker): key and why. Absent when every answer did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) unfinished: Vec<crate::collect::UnfinishedSection>,
+    pub(crate) unfinished: Vec<pvrdma_engine::capture::UnfinishedSection>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,14 +8,14 @@
 //! manifest.json                 first entry: versions, times, per-command status, sha256s
 //! report.json  report.txt       the report as the live run printed it (no colour)
 //! <host>/<id>.txt               stdout, verbatim        (same layout `analyze DIR` reads,
-//! <host>/<id>.stderr.txt        stderr, when non-empty    see collect::folder)
+//! <host>/<id>.stderr.txt        stderr, when non-empty    see pvrdma_engine::capture::folder)
 //! <host>/<id>.exit              exit status
 //! <host>/host-error.json        the host's typed failure
 //! <host>/vmx/NNN.vmx            .vmx files of a vm-support capture
 //! manifest.json.sha256          last entry: `sha256sum` line of manifest.json
 //! ```
 //!
-//! [`HostCapture`]: crate::collect::HostCapture
+//! [`HostCapture`]: pvrdma_engine::capture::HostCapture
 pub mod manifest;
 pub(crate) mod read;
 mod write;

@@ -5,7 +5,7 @@
 use super::manifest::{sha256_hex, Manifest, FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE};
 use super::{host_dir, BundleError};
 use crate::archive::{walk_dir, Entries, ReadLimits, Walk};
-use crate::collect::{folder, CaptureSource, HostCapture, RawOutput, VmxFile};
+use pvrdma_engine::capture::{folder, CaptureSource, HostCapture, RawOutput, VmxFile};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -90,7 +90,7 @@ pub(crate) fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCa
         let dir = host_dir(&host.host)?;
         let mut capture = HostCapture::new(host.host.clone(), CaptureSource::Bundle);
         capture.error = host.error.clone();
-        // One output from `<stem>.txt` / `<stem>.stderr.txt` (layout in `collect::folder`),
+        // One output from `<stem>.txt` / `<stem>.stderr.txt` (layout in `pvrdma_engine::capture::folder`),
         // checked against the manifest. The exit status is the manifest's; the `.exit` file
         // is for people and `analyze DIR`.
         let output = |stem: &str, cmd: &super::manifest::ManifestCommand, id: &str| -> anyhow::Result<RawOutput> {
@@ -121,14 +121,14 @@ pub(crate) fn from_bundle_entries(entries: Entries) -> anyhow::Result<Vec<HostCa
             capture.outputs.insert(cmd.id.clone(), raw);
         }
         if let Some(probe) = &host.probe {
-            let mut p = crate::probe::ProbeCapture {
+            let mut p = pvrdma_engine::capture::ProbeCapture {
                 peers: probe.peers.clone(),
                 ..Default::default()
             };
             for cmd in &probe.commands {
-                let stem = format!("{dir}/{}/{}", crate::probe::PROBE_ID, host_dir(&cmd.id)?);
+                let stem = format!("{dir}/{}/{}", pvrdma_engine::capture::PROBE_ID, host_dir(&cmd.id)?);
                 p.outputs
-                    .insert(cmd.id.clone(), output(&stem, cmd, crate::probe::PROBE_ID)?);
+                    .insert(cmd.id.clone(), output(&stem, cmd, pvrdma_engine::capture::PROBE_ID)?);
             }
             for m in &probe.missing {
                 p.missing.insert(m.id.clone(), m.reason.clone());

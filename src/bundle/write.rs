@@ -7,10 +7,10 @@ use super::manifest::{
 };
 use super::{host_dir, BundleError};
 use crate::atomic_file::{self, AlreadyExists};
-use crate::collect::folder;
-use crate::collect::OUTPUT_CAP;
-use crate::collect::{ErrorKind, Failure, HostCapture, RawOutput};
 use anyhow::Context;
+use pvrdma_engine::capture::folder;
+use pvrdma_engine::capture::OUTPUT_CAP;
+use pvrdma_engine::capture::{ErrorKind, Failure, HostCapture, RawOutput};
 use pvrdma_engine::catalogue::{self, CATALOGUE};
 use std::io::Write;
 use std::path::Path;
@@ -178,7 +178,7 @@ fn layout(
                 let mut probed = Vec::with_capacity(p.outputs.len());
                 for (peer, raw) in &p.outputs {
                     // A peer is a host of this bundle: its name passed the same test.
-                    let stem = format!("{dir}/{}/{}", crate::probe::PROBE_ID, host_dir(peer)?);
+                    let stem = format!("{dir}/{}/{}", pvrdma_engine::capture::PROBE_ID, host_dir(peer)?);
                     probed.push(output_entries(&mut entries, &stem, peer, raw));
                 }
                 let missing = p
@@ -186,7 +186,7 @@ fn layout(
                     .iter()
                     .map(|(peer, reason)| MissingCommand {
                         id: peer.clone(),
-                        command: crate::probe::PROBE_ID.to_string(),
+                        command: pvrdma_engine::capture::PROBE_ID.to_string(),
                         reason: reason.clone(),
                         inferred: false,
                     })
@@ -350,8 +350,8 @@ fn capped(raw: &RawOutput, cap: usize) -> RawOutput {
     if cut {
         raw.truncated = true;
         if was_clean {
-            raw.outcome = Some(crate::collect::Outcome::Truncated {
-                cap: crate::collect::Cap::PerCommand,
+            raw.outcome = Some(pvrdma_engine::capture::Outcome::Truncated {
+                cap: pvrdma_engine::capture::Cap::PerCommand,
                 limit_bytes: cap as u64,
             });
         }

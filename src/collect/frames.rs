@@ -12,7 +12,7 @@
 //! well-formed record means that concurrent writes were spliced (a record longer than
 //! the pipe's atomic write size written in pieces): every answer still open at that
 //! point may have lost a piece or gained one, so none of them is trusted.
-use super::UnfinishedSection;
+use pvrdma_engine::capture::UnfinishedSection;
 
 /// One key's answer as the stream built it.
 #[derive(Debug)]

@@ -1,7 +1,7 @@
 //! Pipeline stage: *collect*. The only stage that does I/O: a live SSH host ([`ssh`]), a
 //! directory of captured outputs ([`replay`], in the layout of [`folder`]). What they produce, one
-//! [`HostCapture`] per host, is the engine's capture model, re-exported here.
-pub use pvrdma_engine::capture::*;
+//! [`HostCapture`](pvrdma_engine::capture::HostCapture) per host, is the engine's capture
+//! model (`pvrdma_engine::capture`).
 
 pub mod frames;
 pub mod replay;

@@ -1,9 +1,9 @@
 //! Reads captured outputs back from a directory on disk: test samples, or a directory an
-//! engineer filled by hand; one capture folder per host (layout in [`super::folder`]).
+//! engineer filled by hand; one capture folder per host (layout in [`pvrdma_engine::capture::folder`]).
 //!
 //! A root that holds catalogue files itself is read as a single host named after it.
-use super::folder::{self, HOST_ERROR_FILE};
-use super::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
+use pvrdma_engine::capture::folder::{self, HOST_ERROR_FILE};
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use pvrdma_engine::catalogue::CATALOGUE;
 use std::fs;
 use std::path::Path;
@@ -106,16 +106,16 @@ pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Resul
             capture.outputs.insert(spec.id.to_string(), raw);
         }
     }
-    let probe_dir = dir.join(super::PROBE_ID);
+    let probe_dir = dir.join(pvrdma_engine::capture::PROBE_ID);
     if probe_dir.is_dir() {
         // `<host>/vmkping/<peer>.txt`: what the host's --probe printed for each peer.
-        let mut probe = super::ProbeCapture::default();
+        let mut probe = pvrdma_engine::capture::ProbeCapture::default();
         for entry in fs::read_dir(&probe_dir).with_context(|| format!("cannot list {}", probe_dir.display()))? {
             let name = entry?.file_name().to_string_lossy().into_owned();
             let Some(peer) = folder::stdout_stem(&name) else {
                 continue;
             };
-            let id = super::PROBE_ID;
+            let id = pvrdma_engine::capture::PROBE_ID;
             if let Some(raw) = read_output(&probe_dir, peer, id, id)? {
                 probe.peers.push(peer.to_string());
                 probe.outputs.insert(peer.to_string(), raw);
@@ -136,7 +136,7 @@ pub fn read_host(dir: &Path, host: &str, source: CaptureSource) -> anyhow::Resul
     Ok(capture)
 }
 
-/// The files of `<stem>` in `dir` (layout in [`super::folder`]) as one output of command
+/// The files of `<stem>` in `dir` (layout in [`pvrdma_engine::capture::folder`]) as one output of command
 /// `id`; `None` when there is no `<stem>.txt`.
 fn read_output(dir: &Path, stem: &str, id: &str, command: &str) -> anyhow::Result<Option<RawOutput>> {
     use anyhow::Context;

@@ -14,8 +14,8 @@
 //! than the window) shrinks the window by one each time, down to one. After
 //! [`OPEN_RETRIES`] refusals a command is retried only while no other channel is open,
 //! [`OPEN_RETRIES`] more times, before it is given up.
-use super::{ErrorKind, Failure, RawOutput};
 use futures::stream::{FuturesUnordered, StreamExt};
+use pvrdma_engine::capture::{ErrorKind, Failure, RawOutput};
 use pvrdma_engine::catalogue::{self, CommandSpec};
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;

@@ -207,7 +207,7 @@ impl SimFleet {
             targets: self.hosts.iter().map(|(n, _)| n.clone()).collect(),
             hosts_file: None,
             ssh_config: Some(self.ssh_config()),
-            ssh_options: crate::ssh::config::CommandLineOptions::default(),
+            ssh_options: pvrdma_ssh_config::CommandLineOptions::default(),
             login_user: None,
             identity_files: Vec::new(),
             accept_new: false,

@@ -1,7 +1,7 @@
 //! One simulated ESXi host of `demo` and the scaling benchmark: its capture files, and
 //! what it answers for a command line. Shared by the demo's SSH server and the simulated
 //! network of `--probe`.
-use crate::collect::folder;
+use pvrdma_engine::capture::folder;
 use pvrdma_engine::catalogue::CATALOGUE;
 use std::collections::BTreeMap;
 

@@ -15,7 +15,8 @@
 //! The output follows the real vmkping captures quoted in `parsers/src/vmkping.rs`; the
 //! round-trip times are made up (deterministic, so demo runs compare).
 use crate::demo::simhost::SimHost;
-use crate::probe::{parse_probe_command, COUNT, HEADERS};
+use crate::probe::parse_probe_command;
+use pvrdma_engine::diagnose::probe::{COUNT, HEADERS};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::net::Ipv4Addr;
@@ -43,7 +44,7 @@ pub(crate) struct PlantedPort {
     pub(crate) host: String,
     pub(crate) line: String,
     pub(crate) short: String,
-    pub(crate) status: crate::probe::ProbeStatus,
+    pub(crate) status: pvrdma_engine::diagnose::probe::ProbeStatus,
 }
 
 /// Every simulated host's network view.
@@ -122,7 +123,7 @@ impl SimNet {
                             "{name}: its physical switch port has MTU {port}, smaller than its vmknic MTU {vmk} (no esxcli output shows it; the probe's jumbo ping finds it)"
                         ),
                         short: format!("{name}: switch port MTU {port}"),
-                        status: crate::probe::ProbeStatus::Mtu,
+                        status: pvrdma_engine::diagnose::probe::ProbeStatus::Mtu,
                     });
                 }
             }
@@ -134,7 +135,7 @@ impl SimNet {
                         n.vlan
                     ),
                     short: format!("{name}: switch port in VLAN {}", n.vlan),
-                    status: crate::probe::ProbeStatus::Unreachable,
+                    status: pvrdma_engine::diagnose::probe::ProbeStatus::Unreachable,
                 });
             }
         }

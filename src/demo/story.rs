@@ -4,7 +4,7 @@
 //! problems are read from the scenario itself (its captures diagnosed as `analyze` would,
 //! its closed ports, its simulated switch ports), never written down for one scenario.
 use super::*;
-use crate::probe::ProbeStatus;
+use pvrdma_engine::diagnose::probe::ProbeStatus;
 use pvrdma_engine::diagnose::{Diagnosis, HostStatus, Status, Verdict};
 
 /// What a scenario plants, read before the hosts start.
@@ -194,7 +194,7 @@ fn diagnose_offline(hosts: &[SimHost]) -> anyhow::Result<Diagnosis> {
             std::fs::write(host_dir.join(name), content)?;
         }
     }
-    let captures = crate::collect::replay::read_dir(dir.path(), crate::collect::CaptureSource::Directory)?;
+    let captures = crate::collect::replay::read_dir(dir.path(), pvrdma_engine::capture::CaptureSource::Directory)?;
     Ok(pvrdma_engine::diagnose::diagnose(&captures))
 }
 

@@ -1,7 +1,7 @@
 //! The fan-out: how many hosts run at once, collecting them all concurrently, then the probe phase.
 use super::progress::Progress;
 use super::*;
-use crate::collect::RunStage;
+use pvrdma_engine::capture::RunStage;
 
 /// Hosts collected at once unless `--parallel` says otherwise. A host costs the client one
 /// TCP socket, 0.1 to 0.25 MiB of memory with its outputs and 3 to 4.5 ms of CPU
@@ -77,6 +77,9 @@ pub(super) async fn run_all(
     let probe_jobs: Vec<Option<HostJob>> = jobs.iter().map(|j| j.as_ref().ok().cloned()).collect();
     let mut conns: Vec<Option<crate::ssh::client::Connection>> = jobs.iter().map(|_| None).collect();
     let kept = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // Ctrl-C is caught from before the first host starts, so whatever the run has said
+    // (with -v, each login and command) is said with the report of an interrupt assured.
+    let interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
     let mut set = tokio::task::JoinSet::new();
     for (i, job) in jobs.into_iter().enumerate() {
         let job = match job {
@@ -109,7 +112,17 @@ pub(super) async fn run_all(
         }
     };
     tokio::pin!(deadline);
-    let ctrl_c = tokio::signal::ctrl_c();
+    let ctrl_c = async move {
+        match interrupt {
+            Ok(mut sig) => {
+                sig.recv().await;
+            }
+            // No handler to be had: the default (the process ends) stays, and the run
+            // is never taken for interrupted.
+            Err(_) => std::future::pending::<()>().await,
+        }
+        Ok::<(), std::io::Error>(())
+    };
     tokio::pin!(ctrl_c);
     let stop = wait_for_hosts(&mut set, &mut results, &mut conns, opts, &mut deadline, &mut ctrl_c).await;
     let mut interrupted = stop.as_ref().is_some_and(|f| f.kind == ErrorKind::Interrupted);

@@ -5,12 +5,12 @@
 //! nothing sensible can run; everything that goes wrong on a host is data in its capture,
 //! so one dead host never hides the others.
 use crate::collect::ssh::{collect_host_open, HostJob, Sink, Stage, DEFAULT_CHANNELS};
-use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
 use crate::hosts::{collect_targets, HostSpec};
 use crate::ssh::client::Credentials;
-use crate::ssh::config::{CommandLineOptions, LocalContext, SshConfig};
 use crate::ssh::plan::{Flags, Planner};
 use anyhow::Context;
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture};
+use pvrdma_ssh_config::{CommandLineOptions, LocalContext, SshConfig};
 use secrecy::SecretString;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ pub struct LiveOptions {
 
 /// The ssh_config and identity files of a set of options, shared by every run made with
 /// them: each file is read the first time a host needs it, then kept (see
-/// `ssh::config` and `ssh::key_files`).
+/// `pvrdma_ssh_config` and `ssh::key_files`).
 pub struct Prepared {
     home: PathBuf,
     config: SshConfig,
@@ -143,8 +143,8 @@ impl Default for LiveOptions {
             parallel: DEFAULT_PARALLEL,
             connect_timeout: Duration::from_secs(10),
             command_timeout: Duration::from_secs(60),
-            host_output_budget: crate::collect::DEFAULT_HOST_BUDGET,
-            total_output_budget: crate::collect::DEFAULT_TOTAL_BUDGET,
+            host_output_budget: pvrdma_engine::capture::DEFAULT_HOST_BUDGET,
+            total_output_budget: pvrdma_engine::capture::DEFAULT_TOTAL_BUDGET,
             run_timeout: None,
             run_deadline: None,
             accept_new: false,

@@ -23,6 +23,6 @@ pub(super) fn home_dir() -> PathBuf {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
-        .or_else(|| crate::ssh::config::current_user().map(|p| p.home))
+        .or_else(|| pvrdma_ssh_config::current_user().map(|p| p.home))
         .unwrap_or_else(|| PathBuf::from("/root"))
 }

@@ -18,7 +18,7 @@ fn precedence_of_user_port_keys_and_known_hosts() {
         identity_files: vec![PathBuf::from("/keys/cli_ecdsa")],
         login_user: Some("cliuser".into()),
         // `-l cliuser` is the second argument; the host arguments come after it.
-        ssh_options: CommandLineOptions::ordered(vec![(1, crate::ssh::config::CliOption::Login("cliuser".into()))])
+        ssh_options: CommandLineOptions::ordered(vec![(1, pvrdma_ssh_config::CliOption::Login("cliuser".into()))])
             .unwrap(),
         target_positions: vec![3],
         ..LiveOptions::default()

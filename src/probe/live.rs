@@ -9,9 +9,9 @@
 //! every finished output lands in the host's sink at once, so a run stopped by Ctrl-C or
 //! `--timeout` still reports the probes that finished.
 use crate::collect::ssh::{run_line, HostJob};
-use crate::collect::{ErrorKind, Failure, HostCapture};
 use crate::probe::{self, ProbeCapture, ProbeOptions, PROBE_ID};
 use crate::ssh::client::{self, Connection};
+use pvrdma_engine::capture::{ErrorKind, Failure, HostCapture};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -38,8 +38,10 @@ pub(crate) fn plan_lines(
         captures.iter().map(pvrdma_engine::diagnose::diagnose_host).collect();
     let names: Vec<String> = hosts.iter().map(|h| h.host.clone()).collect();
     let peers_of = probe::plan(&names, opts.sample);
-    let ends: BTreeMap<&str, Result<probe::Endpoint, String>> =
-        hosts.iter().map(|h| (h.host.as_str(), probe::endpoint(h))).collect();
+    let ends: BTreeMap<&str, Result<pvrdma_engine::diagnose::probe::Endpoint, String>> = hosts
+        .iter()
+        .map(|h| (h.host.as_str(), pvrdma_engine::diagnose::probe::endpoint(h)))
+        .collect();
     let mut lines = Vec::with_capacity(hosts.len());
     for (i, h) in hosts.iter().enumerate() {
         let peers = peers_of.get(&h.host).cloned().unwrap_or_default();

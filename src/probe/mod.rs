@@ -16,7 +16,7 @@
 //! Values from a host (vmknic name, address, MTU) end up on another host's command line,
 //! so they are validated here first: a vmknic is `vmkN`, an address is re-printed from a
 //! parsed IPv4 address, the size is a number.
-pub use crate::collect::{ProbeCapture, PROBE_ID};
+use pvrdma_engine::capture::{ProbeCapture, PROBE_ID};
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
@@ -33,4 +33,3 @@ mod plan;
 mod tests;
 
 pub use plan::*;
-pub use pvrdma_engine::diagnose::probe::*;

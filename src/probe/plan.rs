@@ -1,7 +1,7 @@
 //! Which peers each host probes, and the validated command lines that probe them.
 use super::*;
 
-use pvrdma_engine::diagnose::probe::is_vmknic_name;
+use pvrdma_engine::diagnose::probe::{is_vmknic_name, Endpoint, CHECK_ID, COUNT, HEADERS, WAIT_SECONDS};
 
 /// The peers of every host, by host name: all others, or with `sample` the next K hosts
 /// on a ring of the sorted names. Sorting makes the choice independent of argument order,

@@ -1,7 +1,8 @@
 use super::plan::*;
 use super::*;
-use crate::collect::RawOutput;
+use pvrdma_engine::capture::RawOutput;
 use pvrdma_engine::diagnose::probe::judge::*;
+use pvrdma_engine::diagnose::probe::*;
 use pvrdma_engine::diagnose::{HostDiagnosis, Status};
 
 #[test]
@@ -202,7 +203,8 @@ fn check_fails_on_unreachable_warns_on_mtu_and_folds_pairs() {
 
 #[test]
 fn results_skip_pairs_whose_side_has_no_usable_vmknic() {
-    use crate::collect::{replay, CaptureSource};
+    use crate::collect::replay;
+    use pvrdma_engine::capture::CaptureSource;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/probe-outputs");
     let mut captures = replay::read_dir(&root, CaptureSource::Directory).unwrap();
     // esx03 loses its PVRDMA tag: the pairs from or to it that were not probed are

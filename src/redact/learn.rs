@@ -1,8 +1,8 @@
 //! Learning the values to hide: host labels, datastore and VM names from paths and
 //! `Display Name:` lines, then UUIDs, MACs and IP addresses found by shape anywhere.
 use super::{Kind, Redactor, Rule};
-use crate::collect::HostCapture;
 use anyhow::Context;
+use pvrdma_engine::capture::HostCapture;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 impl Redactor {

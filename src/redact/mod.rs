@@ -29,7 +29,7 @@ mod tests;
 
 pub(crate) use map_file::map_path;
 
-use crate::collect::HostCapture;
+use pvrdma_engine::capture::HostCapture;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

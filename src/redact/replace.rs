@@ -1,7 +1,7 @@
 //! Replacing learnt values: one pass over the text, longest match first, each match
 //! checked against the edges its kind requires.
 use super::{Kind, LocalValues, Redactor, Rule};
-use crate::collect::{Failure, HostCapture};
+use pvrdma_engine::capture::{Failure, HostCapture};
 
 /// Learns the values to hide, then replaces them consistently.
 /// Finds the longest rule at a position with one hash lookup per distinct needle length,
@@ -84,7 +84,7 @@ impl Redactor {
         out
     }
 
-    fn redact_raw(&self, raw: &mut crate::collect::RawOutput) {
+    fn redact_raw(&self, raw: &mut pvrdma_engine::capture::RawOutput) {
         raw.stdout = self.redact_output(&raw.stdout);
         raw.stderr = self.redact_output(&raw.stderr);
         raw.command = self.redact_text(&raw.command);

@@ -1,6 +1,6 @@
 use super::replace::at_edges;
 use super::*;
-use crate::collect::{CaptureSource, Failure, RawOutput};
+use pvrdma_engine::capture::{CaptureSource, Failure, RawOutput};
 
 fn capture(host: &str, id: &str, stdout: &str) -> HostCapture {
     let mut c = HostCapture::new(host, CaptureSource::Live);
@@ -88,7 +88,7 @@ fn same_value_same_token_across_case_and_files() {
         "props",
         "MAC address:00:50:56:8a:9f:c2\nseen on esx01\n",
     );
-    a.vmx_files.push(crate::collect::VmxFile {
+    a.vmx_files.push(pvrdma_engine::capture::VmxFile {
         path: "vmfs/volumes/ds 1/hpc01/hpc01.vmx".to_string(),
         content: "displayName = \"hpc01\"\nethernet1.generatedAddress = \"00:50:56:8A:9F:C2\"\n".to_string(),
     });
@@ -194,9 +194,9 @@ fn local_paths_and_login_users_leave_failure_messages() {
     });
     let mut c = HostCapture::failed(
         "esx01",
-        crate::collect::CaptureSource::Live,
+        pvrdma_engine::capture::CaptureSource::Live,
         Failure::new(
-            crate::collect::ErrorKind::Auth,
+            pvrdma_engine::capture::ErrorKind::Auth,
             "esx01:22: authentication as \"alice\" failed. Attempts: 1) /home/alice/.ssh/lab_ecdsa (ecdsa): refused; 2) /opt/keys/k1 (rsa): refused. Put a key in /etc/ssh/keys-alice/authorized_keys; alicea stays",
         ),
     );
@@ -289,7 +289,7 @@ fn an_unfinished_vmx_answer_is_named_by_its_redacted_path() {
             pvrdma_engine::catalogue::vmx_lines_command(&[path.to_string()]).expect("line"),
         )
     };
-    raw.unfinished.push(crate::collect::UnfinishedSection {
+    raw.unfinished.push(pvrdma_engine::capture::UnfinishedSection {
         key: path.to_string(),
         reason: "ended without its end line: its job on the host was killed".to_string(),
     });

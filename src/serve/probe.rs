@@ -13,9 +13,9 @@
 use super::config::{Config, Module};
 use super::metrics::Metrics;
 use crate::collect::ssh::{ProcessBudget, RunBudget};
-use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
 use crate::live::{LiveOptions, RunDeadline};
 use futures::future::LocalBoxFuture;
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture};
 use pvrdma_engine::diagnose::Diagnosis;
 use pvrdma_engine::report::prometheus::{PrometheusOptions, Scope};
 use std::cell::RefCell;
@@ -383,8 +383,8 @@ impl Engine {
             .filter(|o| {
                 matches!(
                     o.outcome,
-                    Some(crate::collect::Outcome::Truncated {
-                        cap: crate::collect::Cap::ProcessBudget,
+                    Some(pvrdma_engine::capture::Outcome::Truncated {
+                        cap: pvrdma_engine::capture::Cap::ProcessBudget,
                         ..
                     })
                 )

@@ -2,9 +2,9 @@
 //! single flight, the global host cap, deadlines, the allow-list.
 use super::config::Config;
 use super::probe::{Collector, Engine};
-use crate::collect::{CaptureSource, ErrorKind, Failure, HostCapture};
 use crate::live::LiveOptions;
 use futures::future::LocalBoxFuture;
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;

@@ -12,7 +12,7 @@ use sha1::Sha1;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::config::wildcard_match;
+use pvrdma_ssh_config::wildcard_match;
 
 /// Where a known_hosts line is, for messages that let the admin fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]

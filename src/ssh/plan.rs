@@ -6,7 +6,7 @@
 //! first hop of a list follows its own config.
 use crate::hosts::HostSpec;
 use crate::ssh::client::{Endpoint, HostKeyPolicy, Identity, KeyOrigin};
-use crate::ssh::config::{
+use pvrdma_ssh_config::{
     expand_tilde, CommandLineOptions, ConfigError, HostArg, HostConfig, JumpHost, SshConfig, StrictHostKeyChecking,
 };
 use std::path::{Path, PathBuf};

@@ -507,9 +507,9 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let file = home.path().join("fleet.conf");
         std::fs::write(&file, "Host esx01\n  HostName esx01.lab.invalid\n").unwrap();
-        let local = crate::ssh::config::LocalContext::current(home.path());
-        let with_f = crate::ssh::config::SshConfig::load(&file, local.clone()).unwrap();
-        let default = crate::ssh::config::SshConfig::empty(local);
+        let local = pvrdma_ssh_config::LocalContext::current(home.path());
+        let with_f = pvrdma_ssh_config::SshConfig::load(&file, local.clone()).unwrap();
+        let default = pvrdma_ssh_config::SshConfig::empty(local);
         for (config, hint) in [
             (&with_f, format!("HostName in {} (the -F file)", file.display())),
             (&default, "HostName in ~/.ssh/config".to_string()),

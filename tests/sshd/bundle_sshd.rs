@@ -4,6 +4,7 @@
 //! the very JSON report the live run printed, and a host that could not be reached stays
 //! visible in the manifest with its typed error.
 
+use crate::support::client::Doctor;
 use crate::support::client::{target, Client};
 use crate::support::*;
 use pvrdma_doctor::app::write_support_bundle;
@@ -75,12 +76,10 @@ fn analyze_of_a_live_bundle_prints_the_live_report() {
     drop(hosts);
 
     // The hosts are gone; the bundle alone reproduces the report, byte for byte.
-    let analyzed = assert_cmd::Command::cargo_bin("pvrdma-doctor")
-        .unwrap()
+    let analyzed = Doctor::new()
         .args(["analyze", "--format", "json", "--color", "never"])
         .arg(&bundle)
-        .output()
-        .unwrap();
+        .output();
     let stdout = String::from_utf8(analyzed.stdout).unwrap();
     assert_eq!(stdout, live_json);
     assert_eq!(entry(&bundle, "report.json"), live_json.as_bytes());

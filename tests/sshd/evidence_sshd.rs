@@ -4,7 +4,6 @@
 //! shows the same failure with the hosts gone.
 use crate::support::client::Client;
 use crate::support::*;
-use std::path::Path;
 
 /// (command id, typed command, line, expected) of every output that did not parse.
 fn unparsed(report: &serde_json::Value) -> Vec<(String, String, u64, String)> {
@@ -87,10 +86,7 @@ fn an_unreadable_output_says_what_to_send_and_the_bundle_reproduces_it() {
 
     // The printed line, run by a shell as the user would paste it.
     let work = tempfile::tempdir().unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_pvrdma-doctor"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
+    let bin = crate::support::client::Doctor::binary().parent().unwrap().to_path_buf();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let ran = std::process::Command::new("sh")
         .arg("-c")

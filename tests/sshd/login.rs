@@ -5,8 +5,8 @@
 
 use crate::support::client::{target, Client, Doctor};
 use crate::support::*;
-use pvrdma_doctor::collect::{ErrorKind, HostCapture};
 use pvrdma_doctor::live::collect_live;
+use pvrdma_engine::capture::{ErrorKind, HostCapture};
 use pvrdma_engine::catalogue::{self, CATALOGUE};
 use secrecy::SecretString;
 use std::path::{Path, PathBuf};
@@ -969,7 +969,7 @@ fn dash_p_and_dash_j_reach_a_host_through_a_jump_host() {
     client.trust(&target_sshd);
     client.trust(&jump);
     let mut opts = client.options(&["127.0.0.1".to_string()]);
-    opts.ssh_options = pvrdma_doctor::ssh::config::CommandLineOptions::new(
+    opts.ssh_options = pvrdma_ssh_config::CommandLineOptions::new(
         Some(&target_sshd.port.to_string()),
         Some(&format!("127.0.0.1:{}", jump.port)),
         &[],

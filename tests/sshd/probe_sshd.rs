@@ -4,10 +4,11 @@
 
 use crate::support::client::{alias, Client};
 use crate::support::*;
-use pvrdma_doctor::collect::HostCapture;
 use pvrdma_doctor::live::{collect_live, LiveOptions};
-use pvrdma_doctor::probe::{ProbeOptions, ProbeStatus};
+use pvrdma_doctor::probe::ProbeOptions;
+use pvrdma_engine::capture::HostCapture;
 use pvrdma_engine::diagnose::diagnose;
+use pvrdma_engine::diagnose::probe::ProbeStatus;
 use std::time::Duration;
 
 /// The real 3-reply capture (nested ESXi lab), addressed to `ip` with `bytes` of payload.
@@ -83,7 +84,7 @@ fn logins(sshd: &Sshd) -> usize {
     sshd.log().matches("Accepted publickey").count()
 }
 
-fn probe_of<'a>(c: &'a [HostCapture], host: &str) -> &'a pvrdma_doctor::probe::ProbeCapture {
+fn probe_of<'a>(c: &'a [HostCapture], host: &str) -> &'a pvrdma_engine::capture::ProbeCapture {
     c.iter()
         .find(|c| c.host == host)
         .and_then(|c| c.probe.as_ref())

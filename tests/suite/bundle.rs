@@ -3,8 +3,8 @@
 //! rather than analysed.
 use pvrdma_doctor::bundle::manifest::sha256_hex;
 use pvrdma_doctor::bundle::{write_bundle, BundleError, BundleMeta, ReadLimits};
-use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use pvrdma_doctor::offline::{load_captures, load_captures_with};
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use pvrdma_engine::catalogue::{self, CATALOGUE};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -557,7 +557,7 @@ fn a_gzip_that_is_no_bundle_is_refused_clearly() {
 
 #[test]
 fn output_beyond_the_cap_is_cut_and_marked_truncated() {
-    use pvrdma_doctor::collect::OUTPUT_CAP;
+    use pvrdma_engine::capture::OUTPUT_CAP;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.tar.gz");
     let mut host = HostCapture::new("esx01", CaptureSource::Live);

@@ -2,7 +2,6 @@
 //! report of the run that wrote it byte for byte, a damaged bundle is refused with a clear
 //! message and exit code 2, and a vm-support bundle is analysed as far as it can be.
 use crate::support::client::Doctor;
-use assert_cmd::Command;
 use pvrdma_doctor::app::write_support_bundle;
 use pvrdma_doctor::cli::BundleArgs;
 use pvrdma_doctor::offline::load_captures;
@@ -15,12 +14,10 @@ fn samples() -> PathBuf {
 }
 
 fn analyze(path: &Path) -> (String, String, i32) {
-    let out = Command::cargo_bin("pvrdma-doctor")
-        .unwrap()
+    let out = Doctor::new()
         .args(["analyze", "--color", "never", "--format", "json"])
         .arg(path)
-        .output()
-        .unwrap();
+        .output();
     (
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
@@ -203,14 +200,12 @@ fn redacted_bundle_from_the_cli_path_has_its_map_beside_it() {
 }
 
 fn doctor(args: &[&str], dir: &Path) -> (String, String, i32) {
-    let out = Command::cargo_bin("pvrdma-doctor")
-        .unwrap()
+    let out = Doctor::new()
         .args(args)
         .current_dir(dir)
         .env_remove("PVRDMA_DOCTOR_PASSWORD")
         .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
+        .output();
     (
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
@@ -263,25 +258,16 @@ fn demo_run_with_bundle_then_analyze_prints_the_same_report() {
 #[test]
 fn ctrl_c_still_writes_the_bundle_with_what_is_missing_and_why() {
     let dir = tempfile::tempdir().unwrap();
-    // Every simulated command takes 30 s, so the run is mid-collection when interrupted.
-    let child = Doctor::new()
-        .args(["demo", "--latency", "30s", "--no-progress", "--format", "json"])
+    // Every simulated command takes 30 s, so once a host has logged in (said with -v) the
+    // run is mid-collection, and Ctrl-C is already caught.
+    let run = Doctor::new()
+        .args(["demo", "--latency", "30s", "--no-progress", "--format", "json", "-v"])
         .args(["--bundle", "interrupted.tar.gz"])
-        .command()
         .current_dir(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    let st = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let out = child.wait_with_output().unwrap();
-    let live = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .spawn_until("logged in as", Duration::from_secs(60));
+    run.interrupt();
+    let out = run.wait(Duration::from_secs(60));
+    let (live, stderr) = (&out.stdout, &out.stderr);
     assert!(stderr.contains("support bundle written"), "{stderr}");
 
     let bundle = dir.path().join("interrupted.tar.gz");
@@ -301,9 +287,9 @@ fn ctrl_c_still_writes_the_bundle_with_what_is_missing_and_why() {
     }
     // Offline, the bundle tells the same story the interrupted run printed.
     let (again, _, code) = analyze(&bundle);
-    assert_eq!(again, live);
+    assert_eq!(&again, live);
     // The interrupted run exits 130 as shells expect; the bundle, read later, is simply
     // incomplete.
-    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(out.code, Some(130));
     assert_eq!(code, 3);
 }

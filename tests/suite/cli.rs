@@ -2,17 +2,17 @@
 //! report that folds, fits the terminal and says when nothing was diagnosed, scriptable
 //! remedies, completions and the smaller promises. Through the real binary.
 use crate::support::client::Doctor;
-use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
 fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
 }
 
-fn doctor() -> Command {
-    let mut cmd = Command::cargo_bin("pvrdma-doctor").expect("binary builds");
-    cmd.env_remove("NO_COLOR").env_remove("COLUMNS").env_remove("RUST_LOG");
-    cmd
+fn doctor() -> Doctor {
+    Doctor::new()
+        .env_remove("NO_COLOR")
+        .env_remove("COLUMNS")
+        .env_remove("RUST_LOG")
 }
 
 struct Run {
@@ -21,8 +21,8 @@ struct Run {
     code: i32,
 }
 
-fn run(cmd: &mut Command) -> Run {
-    let out = cmd.output().expect("binary runs");
+fn run(cmd: Doctor) -> Run {
+    let out = cmd.output();
     Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),

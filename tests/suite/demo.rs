@@ -2,9 +2,9 @@
 //! the demo's promise (scenario host names, every output delivered) and the read-only
 //! promise (every command line the tool sends is a catalogue entry).
 use crate::support::client::Doctor;
-use pvrdma_doctor::collect::ErrorKind;
 use pvrdma_doctor::demo::{load_scenario, run_demo, scale_fleet, DemoOptions, SimFleet};
 use pvrdma_doctor::live::{collect_live, LiveOptions};
+use pvrdma_engine::capture::ErrorKind;
 use pvrdma_engine::catalogue::CATALOGUE;
 use std::path::Path;
 use std::time::Duration;
@@ -160,26 +160,14 @@ fn scaled_fleet_names_and_count() {
 
 #[test]
 fn ctrl_c_still_prints_the_report_of_what_was_collected() {
-    // Every simulated command takes 30 s, so the run is mid-collection when interrupted.
-    let child = Doctor::new()
-        .args(["demo", "--latency", "30s", "--no-progress", "--no-fold"])
-        .command()
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run demo");
-    std::thread::sleep(Duration::from_secs(2));
-    let pid = child.id().to_string();
-    let st = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .expect("kill -INT");
-    assert!(st.success());
-    let t0 = std::time::Instant::now();
-    let out = child.wait_with_output().expect("wait");
-    assert!(t0.elapsed() < Duration::from_secs(20), "took {:?}", t0.elapsed());
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Every simulated command takes 30 s, so once a host has logged in (said with -v) the
+    // run is mid-collection, and Ctrl-C is already caught.
+    let run = Doctor::new()
+        .args(["demo", "--latency", "30s", "--no-progress", "--no-fold", "-v"])
+        .spawn_until("logged in as", Duration::from_secs(60));
+    run.interrupt();
+    let out = run.wait(Duration::from_secs(20));
+    let (stdout, stderr) = (&out.stdout, &out.stderr);
     assert!(stderr.contains("interrupted"), "{stderr}");
     for host in ["esx01", "esx02", "esx03"] {
         assert!(stdout.contains(host), "{host} missing from the report:\n{stdout}");
@@ -187,12 +175,12 @@ fn ctrl_c_still_prints_the_report_of_what_was_collected() {
     assert!(stdout.contains("Ctrl-C"), "{stdout}");
     // Hosts cut off are `interrupted`, not `unreachable`; the shell sees 128 + SIGINT.
     assert!(stdout.contains("esx01 · interrupted"), "{stdout}");
-    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(out.code, Some(130));
 }
 
 #[test]
 fn an_endless_output_is_cut_at_the_cap_and_marked() {
-    use pvrdma_doctor::collect::OUTPUT_CAP;
+    use pvrdma_engine::capture::OUTPUT_CAP;
     use pvrdma_engine::catalogue;
     let dir = tempfile::tempdir().expect("tempdir");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/healthy-cluster/esx01");
@@ -251,7 +239,7 @@ fn the_demo_never_touches_the_users_agent() {
     let plan = pvrdma_doctor::live::plan_host(
         &pvrdma_doctor::hosts::parse_host_spec("esx01").expect("spec"),
         &opts,
-        &pvrdma_doctor::ssh::config::SshConfig::empty(pvrdma_doctor::ssh::config::LocalContext::current(dir.path())),
+        &pvrdma_ssh_config::SshConfig::empty(pvrdma_ssh_config::LocalContext::current(dir.path())),
         dir.path(),
     )
     .expect("plan");

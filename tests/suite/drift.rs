@@ -5,7 +5,7 @@
 //! every sample scenario is drifted every way; proptest varies the column names, places
 //! and widths.
 use proptest::prelude::*;
-use pvrdma_doctor::collect::HostCapture;
+use pvrdma_engine::capture::HostCapture;
 use pvrdma_engine::diagnose::{self, Diagnosis, Status, Verdict};
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! evidence, whichever way it broke off and whichever check reads it; batched loops keep
 //! their ended sections; captures from before end markers read as they always did.
 use pvrdma_doctor::collect::replay::read_host;
-use pvrdma_doctor::collect::{Cap, CaptureSource, HostCapture, Outcome};
+use pvrdma_engine::capture::{Cap, CaptureSource, HostCapture, Outcome};
 use pvrdma_engine::catalogue::{self, CATALOGUE};
 use pvrdma_engine::diagnose::{diagnose_host, HostStatus, Status, Verdict};
 use std::path::Path;

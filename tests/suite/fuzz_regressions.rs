@@ -2,7 +2,7 @@
 //! `parsers/tests/`). Each names the invariant the fuzzer broke; the
 //! crashing input itself is kept in `fuzz/regressions/<target>/` and replayed by
 //! `tests/suite/fuzz_corpus.rs`.
-use pvrdma_doctor::collect::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput};
 use pvrdma_engine::diagnose::{diagnose_host, Status};
 
 const RULESETS: &str = "\
@@ -89,7 +89,7 @@ fn check_of(capture: &HostCapture, id: &str) -> pvrdma_engine::diagnose::Check {
 #[test]
 fn adapter_count_pass_does_not_cite_an_unread_release() {
     let mut capture = HostCapture::new("esx01", CaptureSource::VmSupport);
-    capture.vmx_files.push(pvrdma_doctor::collect::VmxFile {
+    capture.vmx_files.push(pvrdma_engine::capture::VmxFile {
         path: "vmfs/volumes/ds1/hpc01/hpc01.vmx".to_string(),
         content: ONE_ADAPTER_VMX
             .lines()

@@ -1,6 +1,6 @@
 //! Every scenario in samples/ produces a reviewed report (human and JSON) and the
 //! documented exit code, through the real binary: `pvrdma-doctor analyze samples/<scenario>`.
-use assert_cmd::Command;
+use crate::support::client::Doctor;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -46,13 +46,11 @@ fn samples() -> PathBuf {
 }
 
 fn analyze(scenario: &str, format: &str) -> (String, i32) {
-    let output = Command::cargo_bin("pvrdma-doctor")
-        .expect("binary builds")
+    let output = Doctor::new()
         .args(["analyze", "--color", "never", "--format", format])
         .arg(samples().join(scenario))
         .env_remove("NO_COLOR")
-        .output()
-        .expect("binary runs");
+        .output();
     assert!(
         output.stderr.is_empty(),
         "{scenario}: unexpected stderr: {}",
@@ -276,13 +274,11 @@ fn broken_output_is_unknown_never_a_pass() {
 #[test]
 fn list_checks_names_every_command_and_check() {
     let list = |args: &[&str]| {
-        let output = Command::cargo_bin("pvrdma-doctor")
-            .expect("binary")
+        let output = Doctor::new()
             .arg("--list-checks")
             .args(args)
             .env("COLUMNS", "80")
-            .output()
-            .expect("runs");
+            .output();
         assert!(output.status.success());
         String::from_utf8(output.stdout).expect("utf-8")
     };
@@ -315,11 +311,7 @@ fn list_checks_names_every_command_and_check() {
 
 #[test]
 fn analyze_of_a_missing_path_is_a_usage_error() {
-    let output = Command::cargo_bin("pvrdma-doctor")
-        .expect("binary")
-        .args(["analyze", "/nonexistent/capture"])
-        .output()
-        .expect("runs");
+    let output = Doctor::new().args(["analyze", "/nonexistent/capture"]).output();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/capture"));
     assert!(output.stdout.is_empty());
@@ -328,13 +320,11 @@ fn analyze_of_a_missing_path_is_a_usage_error() {
 #[test]
 fn colour_only_when_asked_or_on_a_terminal() {
     let run = |args: &[&str]| {
-        let output = Command::cargo_bin("pvrdma-doctor")
-            .expect("binary")
+        let output = Doctor::new()
             .arg("analyze")
             .args(args)
             .arg(samples().join("esxi80-mixed-fleet"))
-            .output()
-            .expect("runs");
+            .output();
         String::from_utf8(output.stdout).expect("utf-8")
     };
     // The test's stdout is a pipe, not a terminal: `auto` means no colour.
@@ -425,12 +415,10 @@ fn unknown_checks_are_named_when_nothing_else_explains_a_fallback() {
         props.replace("Physical HCA available:1", "Physical HCA available:0"),
     )
     .expect("write");
-    let output = Command::cargo_bin("pvrdma-doctor")
-        .expect("binary")
+    let output = Doctor::new()
         .args(["analyze", "--format", "json"])
         .arg(dir.path())
-        .output()
-        .expect("runs");
+        .output();
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
     let reasons = report["hosts"][0]["vms"][0]["adapters"][0]["reasons"].to_string();
     assert!(

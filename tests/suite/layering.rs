@@ -293,6 +293,16 @@ fn collection_reaches_no_stage_after_it_and_names_the_engine_by_its_name() {
             });
             assert!(!hit, "{} names the engine as {old}", file.display());
         }
+        // Nor gives an engine item a second path by re-exporting it.
+        for line in text.lines() {
+            let line = line.trim_start();
+            let exported = line.starts_with("pub ") || line.starts_with("pub(");
+            assert!(
+                !(exported && line.contains("use pvrdma_engine::")),
+                "{} re-exports the engine: {line}",
+                file.display()
+            );
+        }
     }
 }
 
@@ -311,4 +321,63 @@ fn the_node_set_crate_reaches_neither_the_engine_nor_a_front_end_crate() {
         reachable(&graph, "pvrdma-engine").contains("pvrdma-nodeset"),
         "the lock file was not read"
     );
+}
+
+#[test]
+fn the_ssh_config_crate_reaches_neither_the_engine_nor_a_front_end_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let graph = lock_graph(&std::fs::read_to_string(root.join("Cargo.lock")).unwrap());
+    let reader = reachable(&graph, "pvrdma-ssh-config");
+    assert!(reader.contains("libc"), "the lock file was not read");
+    for other in FRONT_END_CRATES.into_iter().chain(["pvrdma-engine", "pvrdma-doctor"]) {
+        assert!(!reader.contains(other), "pvrdma-ssh-config depends on {other}");
+    }
+}
+
+/// Every run of the binary in a test goes through the harness (`tests/support/client.rs`),
+/// which keeps the user's agent and password out and bounds the run; only it names the
+/// binary.
+#[test]
+fn every_binary_run_goes_through_the_harness() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let harness = tests.join("support/client.rs");
+    let mut files = Vec::new();
+    rust_files(&tests, &mut files);
+    assert!(
+        files.contains(&harness),
+        "{} is gone: update this test",
+        harness.display()
+    );
+    // Spelt in two halves, so this file does not name them.
+    let names = [concat!("CARGO_BIN_EXE_", "pvrdma-doctor"), concat!("cargo_bin", "(")];
+    for file in files.iter().filter(|f| **f != harness) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for name in names {
+            assert!(
+                !text.contains(name),
+                "{} runs the binary by hand ({name}): use support::client::Doctor",
+                file.display()
+            );
+        }
+    }
+}
+
+/// No source file grows past 600 lines: past that a file holds more than one concern (split
+/// it by concern; inline tests go to the module's `tests.rs` first).
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "engine/src", "parsers/src", "nodeset/src", "ssh-config/src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 50, "only {} files found: the scan is broken", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).unwrap().lines().count();
+            (lines > 600).then(|| format!("{} ({lines} lines)", f.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "files over 600 lines: {long:#?}");
 }

@@ -6,6 +6,7 @@
 //! incomplete one, the plugin's own timeout, bad arguments, an error and a panic.
 //!
 //! Needs `icinga2` (Debian package icinga2-bin; `scripts/install-test-deps.sh`).
+use crate::support::client::Doctor;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -13,8 +14,8 @@ use std::time::{Duration, Instant};
 
 const ICINGA2: &str = "/usr/sbin/icinga2";
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_pvrdma-doctor")
+fn bin() -> PathBuf {
+    Doctor::binary()
 }
 
 fn root() -> PathBuf {
@@ -30,22 +31,7 @@ fn require_icinga2() {
 
 /// Runs the plugin, killed after `limit` (a hung plugin fails the test, it does not hang it).
 fn plugin(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(bin())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start pvrdma-doctor");
-    let started = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("pvrdma-doctor {args:?} did not end within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().expect("output")
+    Doctor::new().args(args).timeout(limit).output()
 }
 
 fn stdout(o: &Output) -> String {
@@ -321,7 +307,7 @@ object Service "pvrdma" {{
   retry_interval = 1s
 }}
 "#,
-        bin = bin(),
+        bin = bin().display(),
         conf = shipped_conf(),
         perf = perfdata.display(),
         tmp = ic.path("spool/tmp").display(),
@@ -506,8 +492,9 @@ fn every_state_of_the_exit_code_table() {
 /// from a stdin that never ends) is ended at --timeout with the stage it was in.
 #[test]
 fn the_watchdog_ends_a_stuck_run_at_the_timeout() {
-    let mut child = Command::new(bin())
+    let mut child = Doctor::new()
         .args(["--format", "nagios", "--timeout", "2s", "-"])
+        .command()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,18 +1,17 @@
 //! ClusterShell groups on the command line, through the real binary: `@esxi` comes from
 //! ClusterShell's own configuration (found through `CLUSTERSHELL_CFGDIR`, as `nodeset`
 //! finds it), never read as a host named `esxi`.
-use assert_cmd::Command;
+use crate::support::client::Doctor;
 use std::path::Path;
 
-fn doctor(home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("pvrdma-doctor").expect("binary builds");
-    cmd.env_remove("NO_COLOR")
+fn doctor(home: &Path) -> Doctor {
+    Doctor::new()
+        .env_remove("NO_COLOR")
         .env_remove("COLUMNS")
         .env_remove("RUST_LOG")
         .env_remove("CLUSTERSHELL_CFGDIR")
         .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("xdg"));
-    cmd
+        .env("XDG_CONFIG_HOME", home.join("xdg"))
 }
 
 fn hosts_of(stdout: &[u8]) -> Vec<String> {
@@ -40,8 +39,7 @@ fn a_group_is_read_from_clustershell_configuration() {
     let out = doctor(dir.path())
         .env("CLUSTERSHELL_CFGDIR", &cfg)
         .args(["--connect-timeout", "2s", "--format", "json", "@esxi!127.0.0.2:9"])
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(
         hosts_of(&out.stdout),
         ["127.0.0.1:9", "127.0.0.3:9"],
@@ -55,8 +53,7 @@ fn an_unknown_group_source_is_an_error_that_points_at_it() {
     let dir = tempfile::tempdir().unwrap();
     let out = doctor(dir.path())
         .args(["--connect-timeout", "1s", "esx01,@nosuchsource:esxi"])
-        .output()
-        .unwrap();
+        .output();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no group source \"nosuchsource\""), "{stderr}");

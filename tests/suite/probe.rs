@@ -1,12 +1,13 @@
 //! `--probe` over real SSH against the simulated fleet (in-process russh servers whose
 //! physical network is `samples/probe-paths`: a healthy path, a switch port at MTU 1500,
 //! a switch port in the wrong VLAN), and `--baseline` end to end through the binary.
-use assert_cmd::Command;
+use crate::support::client::Doctor;
 use pvrdma_doctor::demo::{load_probe_scenario, SimFleet};
 use pvrdma_doctor::live::{collect_live, LiveOptions};
-use pvrdma_doctor::probe::{parse_probe_command, ProbeOptions, ProbeStatus};
+use pvrdma_doctor::probe::{parse_probe_command, ProbeOptions};
 use pvrdma_engine::catalogue::CATALOGUE;
 use pvrdma_engine::diagnose::diagnose;
+use pvrdma_engine::diagnose::probe::ProbeStatus;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -147,23 +148,20 @@ fn a_host_that_is_down_skips_its_pairs_and_the_rest_is_probed() {
     assert_eq!(skipped.to_ip, None);
 }
 
-fn bin() -> Command {
-    let mut c = Command::cargo_bin("pvrdma-doctor").expect("binary");
-    c.env_remove("NO_COLOR");
-    c
+fn bin() -> Doctor {
+    Doctor::new().env_remove("NO_COLOR")
 }
 
 /// `pvrdma-doctor <args> [--baseline B] [PATH]`.
 fn run(args: &[&str], baseline: Option<&Path>, path: Option<PathBuf>) -> std::process::Output {
-    let mut c = bin();
-    c.args(args);
+    let mut c = bin().args(args);
     if let Some(b) = baseline {
-        c.arg("--baseline").arg(b);
+        c = c.arg("--baseline").arg(b);
     }
     if let Some(p) = path {
-        c.arg(p);
+        c = c.arg(p);
     }
-    c.output().expect("pvrdma-doctor runs")
+    c.output()
 }
 
 /// Saves `analyze --format json` of a scenario as a baseline file.
@@ -183,15 +181,10 @@ fn analyze_of_a_probe_bundle_reproduces_the_live_report() {
     let live = bin()
         .args(["demo", "--probe", "--format", "json", "--bundle"])
         .arg(&bundle)
-        .output()
-        .expect("demo");
+        .output();
     // The demo exits 0 when it comes out as planted; the report's own code is in the JSON.
     assert_eq!(live.status.code(), Some(0), "{}", String::from_utf8_lossy(&live.stderr));
-    let analyzed = bin()
-        .args(["analyze", "--format", "json"])
-        .arg(&bundle)
-        .output()
-        .expect("analyze");
+    let analyzed = bin().args(["analyze", "--format", "json"]).arg(&bundle).output();
     assert_eq!(analyzed.status.code(), Some(1));
     assert_eq!(json_of(&live)["exit_code"], 1);
     assert_eq!(
@@ -212,10 +205,7 @@ fn analyze_of_a_probe_bundle_reproduces_the_live_report() {
 
 #[test]
 fn the_human_report_names_the_problem_pairs_compactly() {
-    let out = bin()
-        .args(["demo", "--probe", "--color", "never"])
-        .output()
-        .expect("demo");
+    let out = bin().args(["demo", "--probe", "--color", "never"]).output();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("✗ vmknic-reachability"), "{text}");
     assert!(text.contains("mtu: esx01 vmk1 ↔ esx03 10.10.10.13"), "{text}");
@@ -306,8 +296,7 @@ fn a_baseline_of_another_schema_major_or_not_a_report_is_refused_before_any_work
         .args(["analyze", "--baseline"])
         .arg(&v2)
         .arg(samples("healthy-cluster"))
-        .output()
-        .expect("analyze");
+        .output();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -321,8 +310,7 @@ fn a_baseline_of_another_schema_major_or_not_a_report_is_refused_before_any_work
         .args(["analyze", "--baseline"])
         .arg(&bad)
         .arg(samples("healthy-cluster"))
-        .output()
-        .expect("run");
+        .output();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not JSON"));
     // A live run refuses it before connecting to anything.
@@ -330,15 +318,14 @@ fn a_baseline_of_another_schema_major_or_not_a_report_is_refused_before_any_work
         .args(["--baseline"])
         .arg(dir.path().join("missing.json"))
         .arg("esx-never-contacted.invalid")
-        .output()
-        .expect("run");
+        .output();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the baseline"));
 }
 
 #[test]
 fn probe_sample_needs_probe() {
-    let out = bin().args(["--probe-sample", "2", "esx01"]).output().expect("run");
+    let out = bin().args(["--probe-sample", "2", "esx01"]).output();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--probe"));
 }

@@ -7,7 +7,6 @@
 use crate::support;
 use crate::support::client::Doctor;
 
-use assert_cmd::Command;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -45,13 +44,11 @@ fn scenarios() -> Vec<String> {
 
 /// `pvrdma-doctor ARGS`: (stdout, exit code), with a bound on the run.
 pub(crate) fn doctor(args: &[&str]) -> (String, i32, String) {
-    let out = Command::cargo_bin("pvrdma-doctor")
-        .expect("binary builds")
+    let out = Doctor::new()
         .args(args)
         .env_remove("NO_COLOR")
         .timeout(Duration::from_secs(120))
-        .output()
-        .expect("binary runs");
+        .output();
     (
         String::from_utf8(out.stdout).expect("utf-8"),
         out.status.code().unwrap_or(-1),
@@ -412,7 +409,7 @@ fn a_report_that_cannot_be_written_is_an_error_and_leaves_nothing_behind() {
     // older report stays whole, the error says so, the exit code is 2.
     let file = tmp.path().join("report.json");
     std::fs::write(&file, "old\n").unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("pvrdma-doctor");
+    let bin = Doctor::binary();
     let out = std::process::Command::new("/bin/sh")
         .arg("-c")
         .arg("trap '' XFSZ; ulimit -f 2; exec \"$0\" \"$@\"")
@@ -472,7 +469,7 @@ fn the_shipped_textfile_service_runs_against_a_real_sshd_and_its_units_verify() 
     std::fs::write(&known_hosts, sshd.known_hosts_line()).unwrap();
     let textfiles = tmp.path().join("node-exporter");
     std::fs::create_dir(&textfiles).unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("pvrdma-doctor");
+    let bin = Doctor::binary();
     let moved: Vec<String> = words
         .iter()
         .map(|w| match w.as_str() {

@@ -2,9 +2,9 @@
 //! name, UUID or datastore survives anywhere in the bundle, and the diagnosis of the
 //! redacted bundle reaches the same verdicts as the original, for every sample scenario.
 use pvrdma_doctor::bundle::{write_bundle, BundleMeta};
-use pvrdma_doctor::collect::HostCapture;
 use pvrdma_doctor::offline::load_captures;
 use pvrdma_doctor::redact::{redact_command_line, Redactor};
+use pvrdma_engine::capture::HostCapture;
 use pvrdma_engine::diagnose::{self, Diagnosis};
 use pvrdma_engine::report::{self, Format};
 use std::io::Read;

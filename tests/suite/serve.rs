@@ -610,12 +610,12 @@ fn the_shipped_unit_and_example_configuration_work_together() {
         "a path the test does not move"
     );
     std::fs::write(&config, moved).expect("write");
-    let bin = env!("CARGO_BIN_EXE_pvrdma-doctor");
+    let bin = crate::support::client::Doctor::binary().display().to_string();
     let words = |key: &str| -> Vec<String> {
         unit_command(&unit, key)
             .into_iter()
             .map(|w| match w.as_str() {
-                "/usr/bin/pvrdma-doctor" => bin.to_string(),
+                "/usr/bin/pvrdma-doctor" => bin.clone(),
                 "/etc/pvrdma-doctor/exporter.yml" => config.display().to_string(),
                 other => {
                     assert!(!other.starts_with('/'), "a path the test does not move: {other}");
@@ -735,7 +735,20 @@ fn a_short_scrape_timeout_never_poisons_a_longer_scrape_and_http_edges() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (exp, addr) = exporter(dir.path(), &["demo", "--serve", "--latency", "1s"]);
     let short = probe_with_timeout(&addr, "esx01", 1);
-    std::thread::sleep(Duration::from_millis(150));
+    // The long scrape must join the collection the short one started: wait until the
+    // exporter says one is in flight.
+    let started = std::time::Instant::now();
+    while !get(&addr, "/metrics")
+        .1
+        .contains("\npvrdma_doctor_collections_in_flight 1\n")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no collection in flight:\n{}",
+            exp.log()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let long = probe_with_timeout(&addr, "esx01", 15);
     let (status, body) = long.join().expect("thread");
     assert_eq!(status, 200, "{body}");

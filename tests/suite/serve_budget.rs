@@ -3,11 +3,11 @@
 //! a finished probe gives its bytes back. Real SSH to the demo's simulated hosts, whose
 //! `esxcli network nic list` prints a flood.
 use futures::future::LocalBoxFuture;
-use pvrdma_doctor::collect::{Cap, HostCapture, Outcome};
 use pvrdma_doctor::demo::{start_fleet, DemoOptions};
 use pvrdma_doctor::live::LiveOptions;
 use pvrdma_doctor::serve::config::Config;
 use pvrdma_doctor::serve::probe::{Collector, Engine, LiveCollector};
+use pvrdma_engine::capture::{Cap, HostCapture, Outcome};
 use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;

@@ -15,7 +15,7 @@
 //! compared); `host:port` arguments (ssh has none) are not generated.
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
-use pvrdma_doctor::ssh::config::{
+use pvrdma_ssh_config::{
     CliOption, CommandLineOptions, ConfigError, HostArg, HostConfig, JumpHost, LocalContext, SshConfig,
 };
 use std::path::{Path, PathBuf};
@@ -64,7 +64,7 @@ impl Env {
         .unwrap();
         let fields: Vec<&str> = entry.trim().split(':').collect();
         // gethostname(2), as ssh asks it (no `hostname` binary needed).
-        let hostname = pvrdma_doctor::ssh::config::local_hostname();
+        let hostname = pvrdma_ssh_config::local_hostname();
         let local = LocalContext {
             // ssh takes `~` and `%d` from the passwd entry, Include's `~` from $HOME.
             home: PathBuf::from(fields[5]),

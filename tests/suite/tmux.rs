@@ -18,7 +18,7 @@ fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
 }
 
 fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_pvrdma-doctor"))
+    crate::support::client::Doctor::binary()
 }
 
 fn root() -> &'static Path {

@@ -1,8 +1,8 @@
 //! `analyze` on an ESXi vm-support bundle: the host captures come from `commands/`, the
 //! PVRDMA VMs from the `.vmx` files, and what such a bundle cannot hold is reported missing
 //! with the reason, folder or `.tgz` alike.
-use pvrdma_doctor::collect::{CaptureSource, HostCapture};
 use pvrdma_doctor::offline::load_captures;
+use pvrdma_engine::capture::{CaptureSource, HostCapture};
 use pvrdma_engine::catalogue::{self, CATALOGUE};
 use pvrdma_parsers::parse_vmx;
 use std::path::Path;

@@ -6,8 +6,10 @@ use super::sshd::{Sshd, SshdOptions};
 use super::{keygen, test_user};
 use pvrdma_doctor::live::LiveOptions;
 use std::ffi::{OsStr, OsString};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 /// `127.0.0.1:<port>` of a test sshd, as a target on the command line.
@@ -109,6 +111,9 @@ pub struct Doctor {
     args: Vec<OsString>,
     /// In order: a value sets the variable, `None` removes it.
     envs: Vec<(OsString, Option<OsString>)>,
+    dir: Option<PathBuf>,
+    stdin: Option<Vec<u8>>,
+    timeout: Duration,
 }
 
 impl Default for Doctor {
@@ -122,6 +127,9 @@ impl Doctor {
         Doctor {
             args: Vec::new(),
             envs: Vec::new(),
+            dir: None,
+            stdin: None,
+            timeout: Duration::from_secs(600),
         }
         .env_remove("SSH_AUTH_SOCK")
         .env_remove("PVRDMA_DOCTOR_PASSWORD")
@@ -166,15 +174,26 @@ impl Doctor {
         self
     }
 
-    /// The command, for a test that feeds its stdin or signals it while it runs.
+    /// The working directory of the run (relative paths in its arguments land there).
+    pub fn current_dir(mut self, dir: &Path) -> Doctor {
+        self.dir = Some(dir.to_owned());
+        self
+    }
+
+    /// What the run reads on its standard input (by default: nothing, at once).
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Doctor {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
+    /// The command, for a test that needs the process itself (a terminal, a pipe of
+    /// its own).
     pub fn command(&self) -> Command {
-        // Cargo names the binary to integration tests only; the examples sharing this
-        // module compile it without one.
-        let Some(bin) = option_env!("CARGO_BIN_EXE_pvrdma-doctor") else {
-            panic!("only an integration test can run the pvrdma-doctor binary");
-        };
-        let mut cmd = Command::new(bin);
+        let mut cmd = Command::new(Doctor::binary());
         cmd.args(&self.args);
+        if let Some(dir) = &self.dir {
+            cmd.current_dir(dir);
+        }
         for (key, value) in &self.envs {
             match value {
                 Some(v) => cmd.env(key, v),
@@ -184,9 +203,145 @@ impl Doctor {
         cmd
     }
 
+    /// At most this long for [`Doctor::run`] (by default 10 minutes), then the run is
+    /// killed and the test fails.
+    pub fn timeout(mut self, limit: Duration) -> Doctor {
+        self.timeout = limit;
+        self
+    }
+
     /// Runs it to the end, its output captured.
     pub fn run(&self) -> Outcome {
-        Outcome::from(self.command().output().expect("run pvrdma-doctor"))
+        Outcome::from(self.output())
+    }
+
+    /// [`Doctor::run`], the streams as bytes and the exit status whole.
+    pub fn output(&self) -> std::process::Output {
+        self.start(None, Duration::ZERO).wait_output(self.timeout)
+    }
+
+    /// The binary itself, for a test that hands it to another program (a shell, a
+    /// terminal, a unit file) rather than running it.
+    pub fn binary() -> PathBuf {
+        // Cargo names the binary to integration tests only; the examples sharing this
+        // module compile it without one.
+        let Some(bin) = option_env!("CARGO_BIN_EXE_pvrdma-doctor") else {
+            panic!("only an integration test can run the pvrdma-doctor binary");
+        };
+        PathBuf::from(bin)
+    }
+
+    /// Starts it and returns once a line of its stderr contains `line` (failing the test,
+    /// with what it printed, when none does within `within` or it ends first).
+    pub fn spawn_until(&self, line: &str, within: Duration) -> Running {
+        self.start(Some(line), within)
+    }
+
+    fn start(&self, line: Option<&str>, within: Duration) -> Running {
+        let mut child = self
+            .command()
+            .stdin(if self.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run pvrdma-doctor");
+        // Every stream is served beside the run, so none blocks it on a full pipe.
+        if let (Some(mut pipe), Some(input)) = (child.stdin.take(), self.stdin.clone()) {
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(&input);
+            });
+        }
+        let mut stdout = child.stdout.take().expect("stdout");
+        let stdout = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let _ = stdout.read_to_end(&mut all);
+            all
+        });
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (found, waiting) = mpsc::channel();
+        let wanted = line.unwrap_or_default().as_bytes().to_vec();
+        let collected = seen.clone();
+        let reader = std::thread::spawn(move || loop {
+            let mut l = Vec::new();
+            match stderr.read_until(b'\n', &mut l) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let hit = !wanted.is_empty() && l.windows(wanted.len()).any(|w| w == wanted.as_slice());
+            if let Ok(mut all) = collected.lock() {
+                all.extend_from_slice(&l);
+            }
+            if hit {
+                let _ = found.send(());
+            }
+        });
+        if let Some(line) = line {
+            if waiting.recv_timeout(within).is_err() {
+                let _ = child.kill();
+                let _ = child.wait();
+                let text = seen
+                    .lock()
+                    .map(|s| String::from_utf8_lossy(&s).into_owned())
+                    .unwrap_or_default();
+                panic!("no stderr line containing {line:?} within {within:?}; stderr:\n{text}");
+            }
+        }
+        Running {
+            child,
+            stdout,
+            reader,
+            stderr: seen,
+        }
+    }
+}
+
+/// A run of the binary still going (from [`Doctor::spawn_until`]).
+pub struct Running {
+    child: std::process::Child,
+    stdout: std::thread::JoinHandle<Vec<u8>>,
+    reader: std::thread::JoinHandle<()>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Running {
+    /// Sends SIGINT, as Ctrl-C in a terminal does.
+    pub fn interrupt(&self) {
+        let st = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("kill -INT");
+        assert!(st.success(), "kill -INT failed");
+    }
+
+    /// Waits for the end, at most `within` (then kills it and fails the test).
+    pub fn wait(self, within: Duration) -> Outcome {
+        Outcome::from(self.wait_output(within))
+    }
+
+    /// [`Running::wait`], the streams as bytes and the exit status whole.
+    pub fn wait_output(mut self, within: Duration) -> std::process::Output {
+        let deadline = std::time::Instant::now() + within;
+        let status = loop {
+            match self.child.try_wait().expect("wait") {
+                Some(status) => break status,
+                None if std::time::Instant::now() >= deadline => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    panic!("pvrdma-doctor still running after {within:?}");
+                }
+                // Polled: std has no wait with a timeout.
+                None => std::thread::sleep(Duration::from_millis(10)),
+            }
+        };
+        let stdout = self.stdout.join().unwrap_or_default();
+        let _ = self.reader.join();
+        let stderr = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
+        std::process::Output { status, stdout, stderr }
     }
 }
 

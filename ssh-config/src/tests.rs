@@ -452,9 +452,9 @@ fn command_line_then_user_then_system_first_value_wins() {
     assert!(err.to_string().contains("ForwardAgent") && err.to_string().contains("HashKnownHosts"));
     assert!(CommandLineOptions::new(None, None, &["Port=abc".to_string()]).is_err());
     // A group-writable user config is accepted only when its group is the owner's
-    // private group (Debian's ssh); a world-writable one never.
+    // private group (Debian's ssh); a world-writable one never. (Files are read, and
+    // their modes checked, once per load.)
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    // (Files are read once per loaded configuration: load again after each change.)
     let reload = || SshConfig::load_user_and_system(&ssh.join("config"), &etc.join("ssh_config"), local(home.path()));
     std::fs::set_permissions(ssh.join("config"), std::fs::Permissions::from_mode(0o664)).unwrap();
     let meta = std::fs::metadata(ssh.join("config")).unwrap();

@@ -9,7 +9,7 @@
 use super::lexer::strdelim;
 
 /// `*` (any run) and `?` (one byte), byte for byte as match_pattern().
-pub(crate) fn wildcard_match(pattern: &str, text: &str) -> bool {
+pub fn wildcard_match(pattern: &str, text: &str) -> bool {
     match_bytes(pattern.as_bytes(), text.as_bytes())
 }
 

@@ -43,7 +43,7 @@ pub(crate) fn a2port(s: &str) -> Option<u16> {
 
 /// ssh's check on a host name given on the command line (the destination, `-J` hops):
 /// no shell metacharacters, blanks, control characters or leading `-`.
-pub(crate) fn valid_hostname(s: &str) -> bool {
+pub fn valid_hostname(s: &str) -> bool {
     !s.starts_with('-')
         && !s
             .chars()
@@ -51,7 +51,7 @@ pub(crate) fn valid_hostname(s: &str) -> bool {
 }
 
 /// ssh's check on a user name given on the command line (`-l`, `user@`, `-o User`, `-J`).
-pub(crate) fn valid_ruser(s: &str) -> bool {
+pub fn valid_ruser(s: &str) -> bool {
     if s.starts_with('-') {
         return false;
     }
