@@ -24,6 +24,7 @@ mod probe;
 mod prometheus;
 mod readme;
 mod redact;
+mod sample_from_bundle;
 mod schema;
 mod serve;
 mod serve_budget;
