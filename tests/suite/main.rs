@@ -12,6 +12,7 @@ mod cli;
 mod demo;
 mod docs;
 mod drift;
+mod esxi_commands_doc;
 mod evidence;
 mod fuzz_corpus;
 mod fuzz_regressions;
