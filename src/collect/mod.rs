@@ -3,7 +3,6 @@
 //! [`HostCapture`] per host, is the engine's capture model, re-exported here.
 pub use pvrdma_engine::capture::*;
 
-pub mod frames;
 pub mod replay;
 mod schedule;
 pub mod ssh;
