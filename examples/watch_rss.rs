@@ -48,7 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{:>6}  {:>10}  {:>9}", "round", "VmRSS KiB", "overruns");
     let mut samples: Vec<(u64, u64)> = Vec::new();
     let mut overruns = 0;
-    let report_at = |r: u64| r <= 2 || r % (rounds / 10).max(1) == 0 || r == rounds;
+    let report_at = |r: u64| r <= 2 || r.is_multiple_of((rounds / 10).max(1)) || r == rounds;
     for line in BufReader::new(out).lines() {
         let line = line?;
         if line.starts_with(r#"{"event":"overrun""#) {
