@@ -15,7 +15,11 @@
 //! - the diagnosis's JSON is valid JSON of the documented schema, a host
 //!   is `ok` only with every check passing (or warning) and every adapter on the HCA, the
 //!   exit code agrees with the host statuses, and no `pass` check cites an output that
-//!   failed or exited non-zero.
+//!   failed or exited non-zero;
+//! - the batch-frame decoder ([`frames`]) counts no answer as whole unless its own records
+//!   add up: one begin line, then its text lines, then one end line whose line count and
+//!   size are those of the text lines, nothing of it outside them, and no broken line
+//!   (spliced writes) while it was open.
 use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, RawOutput, VmxFile};
 use pvrdma_engine::catalogue::{self, CATALOGUE};
 use pvrdma_engine::diagnose::{self, Diagnosis, HostStatus, Status, Verdict};
@@ -40,6 +44,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("vsish", vsish),
     ("vmx", vmx),
     ("vmkping", vmkping),
+    ("frames", frames),
     ("diagnosis", diagnosis),
 ];
 
@@ -210,6 +215,168 @@ pub fn vmkping(data: &[u8]) {
     let t = text(data);
     let _ = parse(&t, p::parse_vmkping);
     let _ = parse(&t, p::parse_vmkping_probe);
+}
+
+/// The keys of a [`frames`] input: one of each kind a batch is run over (a World ID, an
+/// adapter node, an uplink, a `.vmx` path with a space), and more of them.
+pub const FRAME_KEYS: [&str; 8] = [
+    "2101874",
+    "2101874_0",
+    "vmnic2",
+    "'/vmfs/volumes/ds 1/hpc a/hpc a.vmx'",
+    "2101990",
+    "2101990_1",
+    "vmnic3",
+    "1",
+];
+
+/// The batch-frame decoder on a stream a host chose. Input: byte 0 picks how many of
+/// [`FRAME_KEYS`] the batch ran over (1 to 8), byte 1 bit 0 whether the command ended
+/// badly (a timeout), the rest is the stream. An answer the decoder counts as whole must
+/// be one whose own records add up (checked here from the stream, independently of the
+/// decoder), and its section must hold exactly its text lines and its end marker.
+pub fn frames(data: &[u8]) {
+    use pvrdma_engine::capture::frames::decode;
+    let [count, flags, raw @ ..] = data else { return };
+    let keys: Vec<String> = FRAME_KEYS[..usize::from(count % 8) + 1]
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    let problem = (flags & 1 == 1).then_some("did not finish within --command-timeout 60s");
+    let decoded = decode(&keys, raw, problem);
+    assert_eq!(decoded, decode(&keys, raw, problem), "decoding is deterministic");
+
+    let unfinished: Vec<&str> = decoded.unfinished.iter().map(|u| u.key.as_str()).collect();
+    let mut in_order = keys.iter().filter(|k| unfinished.contains(&k.as_str()));
+    for u in &unfinished {
+        assert_eq!(
+            in_order.next().map(String::as_str),
+            Some(*u),
+            "unfinished keys: each once, in key order"
+        );
+    }
+    assert!(decoded.unfinished.iter().all(|u| !u.reason.is_empty()));
+
+    // Only lines that ended with a newline are records; what follows the last newline
+    // is a write the stream stopped in the middle of.
+    let mut lines: Vec<&[u8]> = raw.split(|&b| b == b'\n').collect();
+    lines.pop();
+    let records: Vec<Option<FrameRecord>> = lines.iter().map(|l| frame_record(&keys, l)).collect();
+    let mut whole_sections = 0;
+    for (i, key) in keys.iter().enumerate() {
+        if unfinished.contains(&key.as_str()) {
+            continue;
+        }
+        whole_sections += 1;
+        let mine: Vec<usize> = (0..lines.len())
+            .filter(|&at| matches!(records[at], Some((n, _)) if n == i + 1))
+            .collect();
+        let (Some(&first), Some(&last)) = (mine.first(), mine.last()) else {
+            panic!("{key}: counted whole without a record of its own");
+        };
+        assert!(
+            matches!(records[first], Some((_, FrameLine::Begin))),
+            "{key}: whole without its begin line first"
+        );
+        let Some((_, FrameLine::End(exit, count, size))) = records[last] else {
+            panic!("{key}: whole without its end line last");
+        };
+        let text: Vec<&[u8]> = mine[1..mine.len() - 1]
+            .iter()
+            .map(|&at| match records[at] {
+                Some((_, FrameLine::Text(t))) => t,
+                _ => panic!("{key}: whole with a begin, end or cut line inside it"),
+            })
+            .collect();
+        // Nothing broken while it was open: a line that is no record may be a piece of it.
+        for at in first..=last {
+            assert!(
+                records[at].is_some() || frame_started(lines[at]),
+                "{key}: whole although a broken line arrived while it was open"
+            );
+        }
+        let bytes: usize = text.iter().map(|l| l.len() + 1).sum();
+        let chars: usize = text
+            .iter()
+            .map(|l| l.iter().filter(|&&b| b & 0xC0 != 0x80).count() + 1)
+            .sum();
+        assert_eq!(text.len(), count, "{key}: whole, but its end line counts {count} lines");
+        assert!(
+            size == bytes || size == chars,
+            "{key}: whole, but its end line says {size} bytes for {bytes} bytes ({chars} characters)"
+        );
+        // Its section: those lines (less trailing blank ones, as a shell's `$(...)`), its marker.
+        let mut body = text;
+        while body.last().is_some_and(|l| l.is_empty()) {
+            body.pop();
+        }
+        let mut section = format!("==> {key} <==\n").into_bytes();
+        for l in body {
+            section.extend_from_slice(l);
+            section.push(b'\n');
+        }
+        section.extend_from_slice(format!("<== {key} exit {exit} ==>\n").as_bytes());
+        let section = String::from_utf8_lossy(&section);
+        assert!(
+            decoded.stdout.contains(section.as_ref()),
+            "{key}: its section is not its lines"
+        );
+    }
+    assert_eq!(whole_sections + unfinished.len(), keys.len());
+}
+
+/// A well-formed line of the batch framing, as the host side writes it
+/// (`catalogue::frame_functions`): the key's 1-based position and what it says.
+type FrameRecord<'a> = (usize, FrameLine<'a>);
+
+#[derive(Debug, Clone, Copy)]
+enum FrameLine<'a> {
+    Begin,
+    Text(&'a [u8]),
+    End(u32, usize, usize),
+    Cut,
+}
+
+/// `N|TEXT`, `N:begin KEY`, `N:end KEY exit S lines L bytes B`, `N:cut KEY lines L bytes B`
+/// with N a key's position (1-based) and KEY that key; anything else is no record.
+fn frame_record<'a>(keys: &[String], line: &'a [u8]) -> Option<FrameRecord<'a>> {
+    let digits = line.iter().position(|b| !b.is_ascii_digit()).unwrap_or(line.len());
+    let n: usize = std::str::from_utf8(&line[..digits]).ok()?.parse().ok()?;
+    let key = keys.get(n.checked_sub(1)?)?;
+    let rest = &line[digits..];
+    if let Some(text) = rest.strip_prefix(b"|") {
+        return Some((n, FrameLine::Text(text)));
+    }
+    let rest = std::str::from_utf8(rest.strip_prefix(b":")?).ok()?;
+    if rest == format!("begin {key}") {
+        return Some((n, FrameLine::Begin));
+    }
+    let fields = |prefix: &str, names: &[&str]| -> Option<Vec<usize>> {
+        let tail = rest.strip_prefix(prefix)?.strip_prefix(key.as_str())?;
+        let words: Vec<&str> = tail.split(' ').collect();
+        if words.len() != 2 * names.len() + 1 || !words[0].is_empty() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            if words[1 + 2 * i] != *name {
+                return None;
+            }
+            out.push(words[2 + 2 * i].parse().ok()?);
+        }
+        Some(out)
+    };
+    if let Some(v) = fields("end ", &["exit", "lines", "bytes"]) {
+        return Some((n, FrameLine::End(u32::try_from(v[0]).ok()?, v[1], v[2])));
+    }
+    fields("cut ", &["lines", "bytes"]).map(|_| (n, FrameLine::Cut))
+}
+
+/// The batch's own `0:started N` line.
+fn frame_started(line: &[u8]) -> bool {
+    line.strip_prefix(b"0:started ")
+        .and_then(|n| std::str::from_utf8(n).ok())
+        .is_some_and(|n| n.parse::<usize>().is_ok())
 }
 
 /// Separates the chunks of a [`diagnosis`] input (never valid UTF-8, so never inside text

@@ -10,7 +10,7 @@ SECONDS_PER_TARGET=${SECONDS_PER_TARGET:-0}
 LOGS=${LOGS:-/tmp/fuzzlogs}
 mkdir -p "$LOGS"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(vsish vm rdma vswitch ip_interface nic firewall advanced version vmx vmkping diagnosis)
+[ ${#targets[@]} -gt 0 ] || targets=(vsish vm rdma vswitch ip_interface nic firewall advanced version vmx vmkping frames diagnosis)
 for t in "${targets[@]}"; do
     max_len=4096
     [ "$t" = diagnosis ] && max_len=32768

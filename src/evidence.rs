@@ -2,7 +2,7 @@
 //! writes a redacted support bundle of that host alone, with the connection options of
 //! the run (so it logs in where and as whom the run did), for the report to print under
 //! the host. `analyze` of that bundle shows the same failure offline, and
-//! `pvrdma-doctor sample-from-bundle` turns it into a sample with its golden report.
+//! `scripts/sample-from-bundle.sh` turns it into a sample with its golden report.
 use crate::cli::{ArgPositions, HostArgs, SshArgs};
 use crate::hosts::HostSpec;
 use pvrdma_engine::diagnose::{shell_quote, Diagnosis};

@@ -15,7 +15,7 @@
 //! status, line count and size, so an answer that did not arrive whole (a hung or killed
 //! query, a timeout, a size cap, a lost connection) is told from a whole one, and one
 //! query's trouble costs only its own answer (see [`frame_functions`] and
-//! `collect::frames`).
+//! `capture::frames`).
 
 /// The shell functions every concurrent batch shares, after its `q` (the per-item query,
 /// the item in `"$1"`); the command line ends with `b KEY...`.
@@ -55,7 +55,7 @@
 /// then some line of the stream is not a well-formed record, or a record lands in the
 /// wrong answer, and the end line's count and size no longer match what arrived: the
 /// client treats every answer such a line could belong to as damaged
-/// (`collect::frames`). An answer is evidence only once its end line arrived and
+/// (`capture::frames`). An answer is evidence only once its end line arrived and
 /// matched.
 macro_rules! frame_functions {
     () => {

@@ -3,7 +3,6 @@
 //! [`HostCapture`](pvrdma_engine::capture::HostCapture) per host, is the engine's capture
 //! model (`pvrdma_engine::capture`).
 
-pub mod frames;
 pub mod replay;
 mod schedule;
 pub mod ssh;

@@ -501,7 +501,7 @@ async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str,
     // them: sorted back into sections, each answer whole or listed as unfinished.
     match pvrdma_engine::catalogue::batch_keys(command).filter(|(batch, _)| *batch == id) {
         Some((_, keys)) => {
-            let decoded = super::frames::decode(&keys, &rx.stdout, outcome.problem().as_deref());
+            let decoded = pvrdma_engine::capture::frames::decode(&keys, &rx.stdout, outcome.problem().as_deref());
             out.stdout = decoded.stdout;
             out.unfinished = decoded.unfinished;
         }

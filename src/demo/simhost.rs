@@ -83,6 +83,6 @@ impl SimHost {
                 (n, text, code)
             })
             .collect();
-        crate::collect::frames::encode(keys, &answers)
+        pvrdma_engine::capture::frames::encode(keys, &answers)
     }
 }

@@ -100,6 +100,61 @@ fn precedence_of_user_port_keys_and_known_hosts() {
 }
 
 #[test]
+fn each_jump_host_is_offered_only_its_own_keys() {
+    let home = tempfile::tempdir().unwrap();
+    let cfg_path = home.path().join("config");
+    std::fs::write(
+        &cfg_path,
+        "Host esx01\n  IdentityFile ~/.ssh/esx_key\n  ProxyJump plainhop,bastion\nHost bastion\n  IdentityFile ~/.ssh/bastion_key\n  IdentityFile ~/.ssh/bastion_spare\n",
+    )
+    .unwrap();
+    let config = SshConfig::load(&cfg_path, LocalContext::current(home.path())).unwrap();
+    let paths = |e: &crate::ssh::client::Endpoint| e.identity_files.iter().map(|i| i.path.clone()).collect::<Vec<_>>();
+    let ssh_dir = home.path().join(".ssh");
+    let defaults: Vec<PathBuf> = ["id_ecdsa", "id_rsa", "id_ed25519"]
+        .iter()
+        .map(|d| ssh_dir.join(d))
+        .collect();
+    let opts = LiveOptions {
+        identity_files: vec![PathBuf::from("/keys/cli_ecdsa")],
+        ..LiveOptions::default()
+    };
+    let spec = crate::hosts::parse_host_spec("esx01").unwrap();
+    let job = plan_host(&spec, &opts, &config, home.path()).unwrap();
+    let [plain, bastion] = job.jumps.as_slice() else {
+        panic!("two jumps expected: {:?}", job.jumps)
+    };
+    // `-i` is the target's; the target keeps its configured keys and the defaults.
+    let mut target = vec![PathBuf::from("/keys/cli_ecdsa"), ssh_dir.join("esx_key")];
+    target.extend(defaults.clone());
+    assert_eq!(paths(&job.target), target);
+    // A hop with its own IdentityFiles gets those and nothing else: no `-i`, no defaults,
+    // not the target's.
+    assert_eq!(
+        paths(bastion),
+        vec![ssh_dir.join("bastion_key"), ssh_dir.join("bastion_spare")]
+    );
+    // A hop with none gets the defaults, as `ssh -G plainhop` lists them.
+    assert_eq!(paths(plain), defaults);
+    // Without the defaults (the demo, or `ssh_agent: false` in the exporter), a hop
+    // without keys of its own is offered none rather than the target's.
+    let only = LiveOptions {
+        only_given_keys: true,
+        ..opts.clone()
+    };
+    let job = plan_host(&spec, &only, &config, home.path()).unwrap();
+    assert!(paths(&job.jumps[0]).is_empty(), "{:?}", job.jumps[0].identity_files);
+    assert_eq!(
+        paths(&job.jumps[1]),
+        vec![ssh_dir.join("bastion_key"), ssh_dir.join("bastion_spare")]
+    );
+    assert_eq!(
+        paths(&job.target),
+        vec![PathBuf::from("/keys/cli_ecdsa"), ssh_dir.join("esx_key")]
+    );
+}
+
+#[test]
 fn config_accept_new_is_warned_about_once_naming_the_line() {
     let home = tempfile::tempdir().unwrap();
     let cfg_path = home.path().join("config");

@@ -18,7 +18,8 @@ const MAX_JUMP_DEPTH: usize = 8;
 /// What the command line says about connecting, for every host of the run.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Flags {
-    /// `-i`, tried before the config's and the default keys, on every hop.
+    /// `-i`, tried before the config's and the default keys, on the target only: ssh
+    /// reaches a jump host with `ssh -W` without passing `-i` on.
     pub(crate) identity_files: Vec<PathBuf>,
     /// `-l`, `-p`, `-J`, `-o` in command-line order: obtained first for the target (ssh
     /// does not pass them to the jump hosts).
@@ -104,13 +105,19 @@ impl Planner<'_> {
                 identity_files.push(Identity { path, origin });
             }
         };
-        for p in &self.flags.identity_files {
-            add(p.clone(), KeyOrigin::CommandLine);
+        // A jump host is offered only its own keys, as ssh offers them: the `IdentityFile`s
+        // its own configuration gives it, or the default keys when it has none; `-i` is
+        // the target's. Offering a bastion every key of the run could use up its
+        // `MaxAuthTries` before its own key came.
+        if is_target {
+            for p in &self.flags.identity_files {
+                add(p.clone(), KeyOrigin::CommandLine);
+            }
         }
         for p in &cfg.identity_files {
             add(p.clone(), KeyOrigin::Config);
         }
-        if !self.flags.only_given_keys {
+        if !self.flags.only_given_keys && (is_target || cfg.identity_files.is_empty()) {
             for d in ["id_ecdsa", "id_rsa", "id_ed25519"] {
                 add(home.join(".ssh").join(d), KeyOrigin::Default);
             }

@@ -4,7 +4,7 @@
 //! stream of a batch whose queries hang, or write large answers at the same time.
 use crate::support;
 
-use pvrdma_doctor::collect::frames::decode;
+use pvrdma_engine::capture::frames::decode;
 use pvrdma_engine::catalogue::{batch_keys, vmx_lines_command};
 use std::io::Read;
 use std::os::unix::process::CommandExt;

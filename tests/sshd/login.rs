@@ -638,6 +638,50 @@ fn the_esxi_password_is_never_sent_to_a_jump_host() {
 }
 
 #[test]
+fn a_bastion_is_offered_only_its_own_key_not_the_targets_dash_i() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
+    let client = Client::new();
+    let target_key = keygen(client.dir.path(), "target_key", "ecdsa");
+    let bastion_key = keygen(client.dir.path(), "bastion_key", "ecdsa");
+    let mut to = SshdOptions::new(esx01());
+    to.authorized_keys.push(target_key.clone());
+    let target_sshd = Sshd::start(to);
+    // One wrong key and the bastion drops the client, as a hardened bastion does.
+    let mut jo = SshdOptions::new(esx01());
+    jo.authorized_keys.push(bastion_key.clone());
+    jo.allow_tcp_forwarding = true;
+    jo.max_auth_tries = Some(1);
+    let bastion = Sshd::start(jo);
+    client.trust(&target_sshd);
+    client.trust(&bastion);
+    // Written whole: the usual `Host *` block would give every host the client key.
+    std::fs::write(
+        &client.config,
+        format!(
+            "Host bastion\n  HostName 127.0.0.1\n  Port {bp}\n  IdentityFile {bk}\nHost esx-behind\n  HostName 127.0.0.1\n  Port {tp}\n  ProxyJump bastion\nHost *\n  User {user}\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile {dir}/global_known_hosts\n",
+            bp = bastion.port,
+            bk = bastion_key.display(),
+            tp = target_sshd.port,
+            user = test_user(),
+            kh = client.known_hosts.display(),
+            dir = client.dir.path().display(),
+        ),
+    )
+    .expect("config");
+    let mut opts = client.options(&["esx-behind".to_string()]);
+    // `-i target_key`, and neither the agent nor ~/.ssh/id_* of the machine running the test.
+    opts.identity_files = vec![target_key];
+    opts.only_given_keys = true;
+    let run = collect_live(&opts).expect("run");
+    assert_complete(&run.captures[0], &esx01(), &target_sshd);
+    let log = bastion.log();
+    assert!(log.contains("Accepted publickey"), "{log}");
+    assert!(!log.contains("maximum authentication attempts"), "{log}");
+}
+
+#[test]
 fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
     if !crate::support::real_tools("a real OpenSSH sshd") {
         return;

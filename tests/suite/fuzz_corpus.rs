@@ -72,6 +72,11 @@ fn replay_vmkping() {
 }
 
 #[test]
+fn replay_frames() {
+    replay("frames");
+}
+
+#[test]
 fn replay_nic() {
     replay("nic");
 }

@@ -99,6 +99,9 @@ pub struct SshdOptions {
     pub latency: Option<(f64, f64)>,
     /// `MaxStartups` (concurrent unauthenticated connections); benchmarks raise it.
     pub max_startups: Option<String>,
+    /// `MaxAuthTries` (sshd's default is 6); a bastion set to 1 drops a client that offers
+    /// a key it does not know first.
+    pub max_auth_tries: Option<u32>,
     /// Batch keys (a World ID, an adapter node, an uplink or a `.vmx` path) whose query
     /// misbehaves inside its batch, whatever the batch: it hangs, it is killed by SIGKILL
     /// after a first line, it floods (`flood_bytes`), or its answer is padded to about
@@ -131,6 +134,7 @@ impl SshdOptions {
             banner: Some("VMware ESXi 8.0.2 (test double)\n".into()),
             latency: None,
             max_startups: None,
+            max_auth_tries: None,
             key_hang: Vec::new(),
             key_kill: Vec::new(),
             key_flood: Vec::new(),
@@ -206,6 +210,7 @@ impl Sshd {
              AllowTcpForwarding {fwd}\n\
              MaxSessions {maxs}\n\
              MaxStartups {startups}\n\
+             MaxAuthTries {auth_tries}\n\
              AllowUsers {user}\n\
              SetEnv PATH={bin}:/usr/bin:/bin FAKE_ESX_DIR={samples} FAKE_ESX_HANG={hang} FAKE_ESX_PIDS={pids}/hung FAKE_ESX_STALL={stall} FAKE_ESX_FLOOD={flood} FAKE_ESX_FLOOD_BYTES={flood_bytes} FAKE_ESX_KILL={kill} FAKE_ESX_FREEZE={freeze} FAKE_VMKPING_DIR={vmkping} FAKE_VMKPING_LOG={pids}/vmkping.log FAKE_ESX_SECTIONS={sections} FAKE_ESX_KEY_HANG={key_hang} FAKE_ESX_KEY_KILL={key_kill} FAKE_ESX_KEY_FLOOD={key_flood} FAKE_ESX_KEY_BIG={key_big} FAKE_ESX_BIG_DELAY={big_delay}\n",
             ecdsa = host_ecdsa.display(),
@@ -215,6 +220,7 @@ impl Sshd {
             fwd = if opts.allow_tcp_forwarding { "yes" } else { "no" },
             maxs = opts.max_sessions.unwrap_or(10),
             startups = opts.max_startups.clone().unwrap_or_else(|| "100:30:200".into()),
+            auth_tries = opts.max_auth_tries.unwrap_or(6),
             user = test_user(),
             ciphers = opts.ciphers.clone().unwrap_or_else(|| {
                 "aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,aes192-ctr,aes128-ctr".into()

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub mod folder;
+pub mod frames;
 
 /// How every "stopped by the run's --timeout" message starts (the words; a report tells
 /// the run's timeout from a host's own by [`Failure::run_stage`], never by this text).

@@ -12,7 +12,10 @@
 //! well-formed record means that concurrent writes were spliced (a record longer than
 //! the pipe's atomic write size written in pieces): every answer still open at that
 //! point may have lost a piece or gained one, so none of them is trusted.
-use pvrdma_engine::capture::UnfinishedSection;
+//!
+//! It reads bytes a host chose and does no I/O, so it lives with the capture model, where
+//! the fuzz harness reaches it.
+use super::UnfinishedSection;
 
 /// One key's answer as the stream built it.
 #[derive(Debug)]
@@ -230,7 +233,7 @@ fn render(keys: &[String], answers: Vec<Answer>, problem: Option<&str>) -> Decod
                 lines,
                 format!(
                     "printed more than {} KiB, the most one query may print; the host stopped reading it",
-                    pvrdma_engine::catalogue::SECTION_CAP / 1024
+                    crate::catalogue::SECTION_CAP / 1024
                 ),
             ),
             Answer::Damaged(lines, why) => (lines, format!("arrived damaged: {why}")),
@@ -271,7 +274,7 @@ fn open_reason(problem: Option<&str>) -> String {
 
 /// The framed stream a host's batch prints for whole answers `(key, text, exit status)`
 /// finishing in this order (the demo's simulated hosts answer with it).
-pub(crate) fn encode(keys: &[String], answers: &[(usize, &str, u32)]) -> String {
+pub fn encode(keys: &[String], answers: &[(usize, &str, u32)]) -> String {
     let mut out = String::new();
     for (n, text, exit) in answers {
         let Some(key) = keys.get(*n) else { continue };
