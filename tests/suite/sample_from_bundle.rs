@@ -2,6 +2,7 @@
 //! golden reports, its line in the golden test and its confirmed origin in samples/README.md,
 //! in one step. Run here into a copy of the repository's layout, never into samples/ itself.
 
+use crate::support::client::Doctor;
 use assert_cmd::Command;
 use pvrdma_engine::catalogue::CATALOGUE;
 use std::path::{Path, PathBuf};
@@ -12,20 +13,12 @@ fn repo() -> PathBuf {
 }
 
 fn doctor(args: &[&str], dir: &Path) -> i32 {
-    let out = Command::cargo_bin("pvrdma-doctor")
-        .unwrap()
-        .args(args)
-        .current_dir(dir)
-        .env_remove("PVRDMA_DOCTOR_PASSWORD")
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    out.status.code().unwrap_or(-1)
+    Doctor::new().args(args).current_dir(dir).run().code.unwrap_or(-1)
 }
 
 /// The script on `bundle` into the repository copy at `root`: (exit code, stderr).
 fn script(root: &Path, bundle: &Path, name: &str) -> (i32, String) {
-    let bin = assert_cmd::cargo::cargo_bin("pvrdma-doctor");
+    let bin = Doctor::binary();
     let out = Command::new("bash")
         .arg(repo().join("scripts/sample-from-bundle.sh"))
         .arg("--root")
