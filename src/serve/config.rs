@@ -59,7 +59,7 @@ pub struct Limits {
 /// The default `limits.output_budget`: with the other shipped limits the exporter stays
 /// under 256 MiB of memory however much the hosts print (see docs/benchmarks.md), while
 /// 64 hosts of hundreds of VMs (well under 1 MiB each) fit many times over.
-pub const DEFAULT_OUTPUT_BUDGET: usize = 128 * 1024 * 1024;
+pub const DEFAULT_OUTPUT_BUDGET: usize = 96 * 1024 * 1024;
 
 impl Default for Limits {
     fn default() -> Self {
