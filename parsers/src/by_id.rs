@@ -25,7 +25,7 @@ macro_rules! table {
         pub const IDS: &[&str] = &[$($id),*];
 
         /// Each id's parser family: the fuzz target its outputs are fuzzed in (the
-        /// target runs every parser of its family; `fuzz/seed.py` seeds it with the
+        /// target runs every parser of its family; `fuzz/seed.py` fills its corpus with the
         /// samples of these ids).
         pub const FAMILIES: &[(&str, &str)] = &[$(($id, $family)),*];
 
