@@ -193,8 +193,13 @@ fn refuse_idle_options(cmd: &mut clap::Command, matches: &clap::ArgMatches) -> R
         Some((name, m)) => (Some(name.to_string()), m),
         None => (None, matches),
     };
+    // clap matched `name` on this very command, so it is there; were it not, there would
+    // be nothing of its to refuse.
     let cmd = match &sub {
-        Some(name) => cmd.find_subcommand_mut(name).expect("clap matched this subcommand"),
+        Some(name) => match cmd.find_subcommand_mut(name) {
+            Some(c) => c,
+            None => return Ok(()),
+        },
         None => cmd,
     };
     let given = |id: &str| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
