@@ -29,35 +29,7 @@ fn main() -> anyhow::Result<()> {
     let hosts = args.first().copied().unwrap_or(64);
     let flood_mib = args.get(1).copied().unwrap_or(20);
     let dir = tempfile::tempdir()?;
-    let key = keygen(dir.path(), "id_test", "ecdsa");
-    let mut o = SshdOptions::new(samples_host("healthy-cluster", "esx01"));
-    o.authorized_keys.push(key.clone());
-    o.flood = vec!["all".to_string()];
-    o.flood_bytes = flood_mib * 1024 * 1024;
-    let sshd = Sshd::start(o);
-    let known_hosts = dir.path().join("known_hosts");
-    let mut config = String::new();
-    let mut kh = String::new();
-    let mut targets = Vec::new();
-    for i in 0..hosts {
-        let name = format!("flood{i:03}");
-        config.push_str(&format!(
-            "Host {name}\n  HostName 127.0.0.1\n  Port {}\n  HostKeyAlias {name}\n",
-            sshd.port
-        ));
-        kh.push_str(&format!("{name} {}\n", sshd.host_key_pub));
-        targets.push(name);
-    }
-    config.push_str(&format!(
-        "Host *\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile {}/none\n",
-        test_user(),
-        key.display(),
-        known_hosts.display(),
-        dir.path().display()
-    ));
-    std::fs::write(&known_hosts, kh)?;
-    let config_path = dir.path().join("config");
-    std::fs::write(&config_path, config)?;
+    let (sshd, config_path, targets) = flooding_aliases(dir.path(), hosts, flood_mib);
     let mut opts = LiveOptions {
         targets,
         ssh_config: Some(config_path),

@@ -63,35 +63,7 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|_| root.join("target/release/pvrdma-doctor"));
     anyhow::ensure!(bin.is_file(), "{} missing: cargo build --release first", bin.display());
     let dir = tempfile::tempdir()?;
-    let key = keygen(dir.path(), "id_test", "ecdsa");
-    let mut o = SshdOptions::new(samples_host("healthy-cluster", "esx01"));
-    o.authorized_keys.push(key.clone());
-    o.flood = vec!["all".to_string()];
-    o.flood_bytes = flood_mib * 1024 * 1024;
-    let sshd = Sshd::start(o);
-    let known_hosts = dir.path().join("known_hosts");
-    let mut config = String::new();
-    let mut kh = String::new();
-    let mut targets = Vec::new();
-    for i in 0..hosts {
-        let name = format!("flood{i:03}");
-        config.push_str(&format!(
-            "Host {name}\n  HostName 127.0.0.1\n  Port {}\n  HostKeyAlias {name}\n",
-            sshd.port
-        ));
-        kh.push_str(&format!("{name} {}\n", sshd.host_key_pub));
-        targets.push(name);
-    }
-    config.push_str(&format!(
-        "Host *\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile {}/none\n",
-        test_user(),
-        key.display(),
-        known_hosts.display(),
-        dir.path().display()
-    ));
-    std::fs::write(&known_hosts, kh)?;
-    let ssh_config = dir.path().join("config");
-    std::fs::write(&ssh_config, config)?;
+    let (sshd, ssh_config, targets) = flooding_aliases(dir.path(), hosts, flood_mib);
     let limits = match budget_mib {
         Some(m) => format!("limits:\n  output_budget: {m}MiB\n  max_timeout: 300s\n"),
         None => "limits:\n  max_timeout: 300s\n".to_string(),

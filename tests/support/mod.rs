@@ -76,3 +76,40 @@ pub fn set_mode(p: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
+
+/// One sshd whose fake `esxcli` and `vsish` print `flood_mib` MiB for every command, reached
+/// as `hosts` ssh_config aliases (`flood000`, ...) with their keys in a known_hosts of `dir`:
+/// the server, the ssh_config file and the alias names. For the flood benchmarks.
+#[allow(dead_code)] // unused by some of the binaries sharing this module
+pub fn flooding_aliases(dir: &Path, hosts: usize, flood_mib: usize) -> (Sshd, PathBuf, Vec<String>) {
+    let key = keygen(dir, "id_test", "ecdsa");
+    let mut o = SshdOptions::new(samples_host("healthy-cluster", "esx01"));
+    o.authorized_keys.push(key.clone());
+    o.flood = vec!["all".to_string()];
+    o.flood_bytes = flood_mib * 1024 * 1024;
+    let sshd = Sshd::start(o);
+    let known_hosts = dir.join("known_hosts");
+    let mut config = String::new();
+    let mut kh = String::new();
+    let mut targets = Vec::new();
+    for i in 0..hosts {
+        let name = format!("flood{i:03}");
+        config.push_str(&format!(
+            "Host {name}\n  HostName 127.0.0.1\n  Port {}\n  HostKeyAlias {name}\n",
+            sshd.port
+        ));
+        kh.push_str(&format!("{name} {}\n", sshd.host_key_pub));
+        targets.push(name);
+    }
+    config.push_str(&format!(
+        "Host *\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile {}/none\n",
+        test_user(),
+        key.display(),
+        known_hosts.display(),
+        dir.display()
+    ));
+    std::fs::write(&known_hosts, kh).expect("known_hosts");
+    let ssh_config = dir.join("config");
+    std::fs::write(&ssh_config, config).expect("ssh config");
+    (sshd, ssh_config, targets)
+}
