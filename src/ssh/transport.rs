@@ -296,6 +296,10 @@ impl ServerInfo {
 /// (RFC 4253 allows other lines before it).
 const VERSION_SCAN: usize = 8192;
 
+/// Bytes read from the socket at once: a few of the server's packets (answers are sent
+/// in pieces of a few KiB).
+const READ_BUFFER: usize = 8 * 1024;
+
 /// Passes a stream through, keeping a copy of what the server sends until its
 /// identification line is complete (russh keeps that line private).
 struct Recording<S> {
@@ -380,7 +384,10 @@ where
         banner: info.banner.clone(),
     };
     let stream = Recording {
-        inner: stream,
+        // russh reads each packet with two reads (its length, then the rest): buffered,
+        // the packets that arrived together cost one system call, not two each plus a
+        // would-block read.
+        inner: tokio::io::BufReader::with_capacity(READ_BUFFER, stream),
         seen: info.version.clone(),
         done: false,
     };
