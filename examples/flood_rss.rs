@@ -13,16 +13,8 @@ mod support;
 
 use pvrdma_doctor::live::{collect_live, LiveOptions};
 use std::time::{Duration, Instant};
+use support::measure;
 use support::*;
-
-fn vm_hwm_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
@@ -43,7 +35,7 @@ fn main() -> anyhow::Result<()> {
     if let Some(mib) = args.get(2) {
         opts.host_output_budget = mib * 1024 * 1024;
     }
-    let before = vm_hwm_kib();
+    let before = measure::status_kib(std::process::id(), "VmHWM:").unwrap_or(0);
     let t0 = Instant::now();
     let run = collect_live(&opts)?;
     let collected = t0.elapsed();
@@ -73,8 +65,8 @@ fn main() -> anyhow::Result<()> {
     );
     println!(
         "peak client RSS (VmHWM): {:.0} MiB ({:.2} GB); before the run {:.0} MiB",
-        vm_hwm_kib() as f64 / 1024.0,
-        vm_hwm_kib() as f64 * 1024.0 / 1e9,
+        measure::status_kib(std::process::id(), "VmHWM:").unwrap_or(0) as f64 / 1024.0,
+        measure::status_kib(std::process::id(), "VmHWM:").unwrap_or(0) as f64 * 1024.0 / 1e9,
         before as f64 / 1024.0
     );
     drop(sshd);

@@ -16,6 +16,10 @@
 //! cargo build && PVRDMA_DOCTOR_BIN=target/debug/pvrdma-doctor \
 //!     cargo run --example serve_abuse -- [--idle 2000] [--slowloris 600]
 //! ```
+#[path = "../tests/support/measure.rs"]
+#[allow(dead_code)]
+mod measure;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -96,19 +100,6 @@ fn attack(addr: String, n: usize, slowloris: bool, stop: Arc<AtomicBool>) -> std
     })
 }
 
-fn raise_nofile() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: plain getrlimit/setrlimit on a struct that lives through the calls.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-        lim.rlim_cur = lim.rlim_max.min(16384);
-        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-    }
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (mut idle, mut slow) = (2000usize, 600usize);
@@ -120,7 +111,7 @@ fn main() {
             other => panic!("unknown option {other}"),
         }
     }
-    raise_nofile();
+    measure::raise_nofile(16384);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let bin = std::env::var("PVRDMA_DOCTOR_BIN")
         .map(PathBuf::from)

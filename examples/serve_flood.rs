@@ -17,6 +17,7 @@ mod support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::measure;
 use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -33,22 +34,7 @@ async fn get(addr: &str, path: &str) -> (u16, String) {
     }
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw).await;
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
-}
-
-fn status_kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
+    measure::http_response(&raw)
 }
 
 fn main() -> anyhow::Result<()> {
@@ -101,7 +87,7 @@ fn main() -> anyhow::Result<()> {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let idle = status_kib(pid, "VmRSS:");
+    let idle = measure::status_kib(pid, "VmRSS:").unwrap_or(0);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let t0 = Instant::now();
     let mut bodies = Vec::new();
@@ -123,7 +109,7 @@ fn main() -> anyhow::Result<()> {
         bodies.extend(round);
     }
     let took = t0.elapsed();
-    let hwm = status_kib(pid, "VmHWM:");
+    let hwm = measure::status_kib(pid, "VmHWM:").unwrap_or(0);
     let (_, metrics) = rt.block_on(get(&addr, "/metrics"));
     let cut_total = metrics
         .lines()

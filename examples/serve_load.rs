@@ -21,6 +21,10 @@
 //! cargo run --release --example serve_load -- [--hosts 200] [--interval 15]
 //!     [--rounds 3] [--latency 1] [--sample-ms 1000] [--wide] [--idle 0] [--no-burst]
 //! ```
+#[path = "../tests/support/measure.rs"]
+#[allow(dead_code)]
+mod measure;
+
 use pvrdma_doctor::demo::{start_fleet, DemoOptions};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -92,12 +96,7 @@ async fn get(addr: &str, path: &str, timeout: f64) -> (u16, String, Duration) {
     }
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw).await;
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
+    let (status, body) = measure::http_response(&raw);
     (status, body, start.elapsed())
 }
 

@@ -10,17 +10,12 @@
 //! ```
 //!
 //! Arguments: rounds (default 500), interval (default 100ms).
+#[path = "../tests/support/measure.rs"]
+#[allow(dead_code)]
+mod measure;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -59,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             continue;
         }
         let round = samples.len() as u64 + 1;
-        if let Some(kib) = rss_kib(pid) {
+        if let Some(kib) = measure::status_kib(pid, "VmRSS:") {
             samples.push((round, kib));
             if report_at(round) {
                 println!("{round:>6}  {kib:>10}  {overruns:>9}");

@@ -16,6 +16,23 @@ fn doctor(args: &[&str], dir: &Path) -> i32 {
     Doctor::new().args(args).current_dir(dir).run().code.unwrap_or(-1)
 }
 
+/// `demo --scenario samples/SCENARIO --bundle sent.tar.gz` (plus `extra`) run in `dir`;
+/// the bundle's path.
+fn demo_bundle(dir: &Path, scenario: &str, extra: &[&str]) -> std::path::PathBuf {
+    let scenario = repo().join("samples").join(scenario);
+    let mut args = vec![
+        "demo",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--bundle",
+        "sent.tar.gz",
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--color", "never", "--no-progress"]);
+    assert_eq!(doctor(&args, dir), 0, "demo run with {args:?}");
+    dir.join("sent.tar.gz")
+}
+
 /// The script on `bundle` into the repository copy at `root`: (exit code, stderr).
 fn script(root: &Path, bundle: &Path, name: &str) -> (i32, String) {
     let bin = Doctor::binary();
@@ -78,22 +95,7 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 #[test]
 fn a_bundle_becomes_a_scenario_with_its_reviewed_report_and_confirmed_origin() {
     let work = tempfile::tempdir().unwrap();
-    let scenario = repo().join("samples/healthy-cluster");
-    let code = doctor(
-        &[
-            "demo",
-            "--scenario",
-            scenario.to_str().unwrap(),
-            "--bundle",
-            "sent.tar.gz",
-            "--color",
-            "never",
-            "--no-progress",
-        ],
-        work.path(),
-    );
-    assert_eq!(code, 0, "demo run with --bundle");
-    let bundle = work.path().join("sent.tar.gz");
+    let bundle = demo_bundle(work.path(), "healthy-cluster", &[]);
 
     let root = repository_copy();
     let golden_before = std::fs::read_to_string(root.path().join("tests/suite/golden.rs")).unwrap();
@@ -193,24 +195,9 @@ fn a_bundle_becomes_a_scenario_with_its_reviewed_report_and_confirmed_origin() {
 #[test]
 fn a_redacted_bundle_with_an_unreadable_output_keeps_its_unknown_verdict() {
     let work = tempfile::tempdir().unwrap();
-    let scenario = repo().join("samples/broken-output");
-    let code = doctor(
-        &[
-            "demo",
-            "--scenario",
-            scenario.to_str().unwrap(),
-            "--bundle",
-            "sent.tar.gz",
-            "--redact",
-            "--color",
-            "never",
-            "--no-progress",
-        ],
-        work.path(),
-    );
-    assert_eq!(code, 0, "demo run with --bundle --redact");
+    let bundle = demo_bundle(work.path(), "broken-output", &["--redact"]);
     let root = repository_copy();
-    let (code, stderr) = script(root.path(), &work.path().join("sent.tar.gz"), "field-drift");
+    let (code, stderr) = script(root.path(), &bundle, "field-drift");
     assert_eq!(code, 0, "{stderr}");
     let golden = std::fs::read_to_string(root.path().join("tests/suite/golden.rs")).unwrap();
     assert!(golden.contains("    (\"field-drift\", 3),\n"), "{golden}");

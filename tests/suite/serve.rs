@@ -97,13 +97,7 @@ pub(crate) fn get(addr: &str, path: &str) -> (u16, String) {
     write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").expect("send");
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
+    crate::support::measure::http_response(&raw)
 }
 
 /// A Prometheus server on 127.0.0.1 with `scrape_configs` (YAML, indented as a list).
@@ -431,12 +425,12 @@ fn check_config_reload_hostile_clients_and_sigterm() {
     let answer = raw(huge.as_bytes());
     assert!(answer.starts_with("HTTP/1.1 431") || answer.is_empty(), "{answer}");
     assert_eq!(get(&addr, "/probe?target=%FF%00").0, 400);
-    raise_nofile();
+    crate::support::measure::raise_nofile(8192);
     let idle = thousand_connections(&addr);
     // Every attempt is accepted; past limits.max_connections (64) the idlest of them
     // are closed to make room.
     assert!(idle.len() >= 64, "{} connections", idle.len());
-    let rss = rss_kib(exp.child.id());
+    let rss = crate::support::measure::status_kib(exp.child.id(), "VmRSS:").unwrap_or(0);
     assert!(rss < 200 * 1024, "RSS {rss} KiB with 1,000 connections at once");
     assert_eq!(exp.wait_exit(Duration::from_millis(10)), None, "still serving");
     drop(idle);
@@ -483,28 +477,6 @@ fn thousand_connections(addr: &str) -> Vec<tokio::net::TcpStream> {
             .filter_map(|r| r.ok().and_then(Result::ok))
             .collect()
     })
-}
-
-fn raise_nofile() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: plain getrlimit/setrlimit on a struct that lives through the calls.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-        lim.rlim_cur = lim.rlim_max.min(8192);
-        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-    }
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// The promise of the exporter: `serve --config` in front of a host (a real OpenSSH sshd with
@@ -789,7 +761,7 @@ fn a_short_scrape_timeout_never_poisons_a_longer_scrape_and_http_edges() {
 /// per socket until its 10 s header timeout.)
 #[test]
 fn idle_and_slowloris_connections_do_not_starve_a_scrape() {
-    raise_nofile();
+    crate::support::measure::raise_nofile(8192);
     let dir = tempfile::tempdir().expect("tempdir");
     let (exp, addr) = exporter(dir.path(), &["demo", "--serve"]);
     let mut held: Vec<TcpStream> = Vec::new();
