@@ -37,17 +37,6 @@ pub(crate) enum Ran {
     Lost(Failure),
 }
 
-/// The command whose output `id` needs before it can be built (the catalogue's batches
-/// name it: [`CommandSpec::needs`]).
-fn needs(id: &str) -> Option<&'static str> {
-    catalogue::spec(id).and_then(|s| s.needs())
-}
-
-/// Commands that answer in milliseconds on a real host (the catalogue's `quick`).
-fn is_quick(id: &str) -> bool {
-    catalogue::spec(id).is_some_and(|s| s.quick)
-}
-
 /// What to do with a command once its inputs are in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Launch {
@@ -190,7 +179,7 @@ where
     for i in order {
         let Some(spec) = specs.get(i) else { continue };
         // A dependency outside `specs` can never arrive: build from what there is.
-        if needs(spec.id).iter().any(|n| specs.iter().any(|s| s.id == *n)) {
+        if spec.needs().iter().any(|n| specs.iter().any(|s| s.id == *n)) {
             waiting.push(i);
         } else {
             ready.push_back((i, 0, spec.command.to_string()));
@@ -273,7 +262,7 @@ where
 
 /// Whether one of `specs` is built from the output of `id`.
 fn any_built_from<'s>(mut specs: impl Iterator<Item = &'s CommandSpec>, id: &str) -> bool {
-    specs.any(|s| needs(s.id) == Some(id))
+    specs.any(|s| s.needs() == Some(id))
 }
 
 /// Hands a finished output to `on_done` (moved: outputs are the bulk of a flooding fleet's
@@ -307,7 +296,7 @@ fn release(
         let settled = |id: &str| done.settled.iter().any(|s| s == id) || done.missing.contains_key(id);
         let Some(pos) = waiting.iter().position(|&i| {
             specs.get(i).is_some_and(|s| {
-                needs(s.id)
+                s.needs()
                     .iter()
                     .all(|n| settled(n) || !specs.iter().any(|x| x.id == *n))
             })
@@ -323,7 +312,7 @@ fn release(
         match launch(host, spec, &done.outputs, &done.missing) {
             // A dependent that runs `esxcli` (a second's wait on a real host) is on the
             // critical path and goes first; a quick one (vsish, grep) fits in later.
-            Launch::Run(line) if is_quick(spec.id) => ready.push_back((i, 0, line)),
+            Launch::Run(line) if spec.quick => ready.push_back((i, 0, line)),
             Launch::Run(line) => ready.push_front((i, 0, line)),
             Launch::Nothing(note) => {
                 // Nothing to ask is a complete answer: "no item", exit 0.

@@ -110,14 +110,22 @@ impl LiveOptions {
     /// built again (the exporter's SIGHUP), changes to those files are not seen. Left as
     /// is when the ssh_config cannot be opened: each run then says why.
     pub fn prepare(&mut self) {
-        let home = home_dir();
-        if let Ok(config) = load_config(self.ssh_config.as_deref(), &self.system_ssh_config, &home) {
-            self.prepared = Some(Arc::new(Prepared {
-                home,
-                config,
-                keys: Arc::default(),
-            }));
+        if let Ok(prepared) = Prepared::load(self) {
+            self.prepared = Some(Arc::new(prepared));
         }
+    }
+}
+
+impl Prepared {
+    /// The home directory, the ssh_config these options name, and no key file read yet.
+    fn load(opts: &LiveOptions) -> anyhow::Result<Prepared> {
+        let home = home_dir();
+        let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
+        Ok(Prepared {
+            home,
+            config,
+            keys: Arc::default(),
+        })
     }
 }
 
@@ -242,13 +250,7 @@ pub async fn collect_live_async(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     let prepared = match &opts.prepared {
         Some(p) => p,
         None => {
-            let home = home_dir();
-            let config = load_config(opts.ssh_config.as_deref(), &opts.system_ssh_config, &home)?;
-            read_here = Prepared {
-                home,
-                config,
-                keys: Arc::default(),
-            };
+            read_here = Prepared::load(opts)?;
             &read_here
         }
     };
