@@ -438,14 +438,13 @@ impl RawModule {
         };
         let mut fleet_checks = pvrdma_engine::diagnose::Selection::default();
         if let Some(ids) = &self.fleet_checks {
-            let known = fleet_check_ids();
             let mut keep = Vec::new();
             for id in ids {
                 let check = pvrdma_engine::diagnose::CheckId::from_id(id).filter(|c| c.across_hosts());
                 let Some(check) = check else {
                     anyhow::bail!(
                         "fleet_checks: {id:?} is not a fleet check (they are: {})",
-                        known.join(", ")
+                        fleet_check_ids().join(", ")
                     );
                 };
                 keep.push(check);
@@ -479,10 +478,10 @@ impl RawModule {
 
 /// The ids a module's `fleet_checks:` may name.
 pub fn fleet_check_ids() -> Vec<&'static str> {
-    use pvrdma_engine::diagnose::{CheckId, Family};
+    use pvrdma_engine::diagnose::CheckId;
     CheckId::ALL
         .iter()
-        .filter(|c| matches!(c.family(), Family::Fleet | Family::Probe))
+        .filter(|c| c.across_hosts())
         .map(|c| c.id())
         .collect()
 }

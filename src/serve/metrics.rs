@@ -50,9 +50,10 @@ pub struct Metrics {
     pub outputs_cut_by_budget: Value,
     /// Unix seconds of the last successful (re)load.
     pub config_reload_success_time: AtomicI64,
-    /// The keys a reload cannot apply to the running server, each with 1 while the
-    /// file last loaded sets it to a value other than the one in force.
-    pub config_reload_refused: std::sync::Mutex<Vec<(&'static str, u64)>>,
+    /// The keys a reload cannot apply to the running server
+    /// ([`super::probe::RESTART_ONLY`], in its order), each 1 while the file last loaded
+    /// sets it to a value other than the one in force.
+    pub config_reload_refused: [Value; super::probe::RESTART_ONLY.len()],
 }
 
 /// Writes one metric family of one unlabelled sample, with the engine's exposition
@@ -172,10 +173,8 @@ impl Metrics {
             "pvrdma_doctor_config_reload_refused",
             "1 when the configuration file last loaded sets this key to a value the running exporter cannot change (it keeps the one it started with until restarted), else 0.",
         );
-        if let Ok(keys) = self.config_reload_refused.lock() {
-            for (key, value) in keys.iter() {
-                refused.add(vec![("key", key.to_string())], value.to_string());
-            }
+        for (key, value) in super::probe::RESTART_ONLY.iter().zip(&self.config_reload_refused) {
+            refused.add(vec![("key", key.to_string())], value.get().to_string());
         }
         refused.write(&mut out);
         family(

@@ -120,9 +120,6 @@ impl Engine {
     pub fn new(mut config: Config, collector: Box<dyn Collector>) -> Rc<Engine> {
         let max_hosts = config.limits.max_concurrent_hosts;
         let metrics = Metrics::new();
-        if let Ok(mut r) = metrics.config_reload_refused.lock() {
-            *r = RESTART_ONLY.iter().map(|k| (*k, 0)).collect();
-        }
         prepare(&mut config);
         Rc::new(Engine {
             output_budget: ProcessBudget::new(config.limits.output_budget),
@@ -192,12 +189,9 @@ impl Engine {
                 report.applied.push(format!("{key}: {before} -> {after}"));
             }
         }
-        if let Ok(mut r) = self.metrics.config_reload_refused.lock() {
-            *r = vec![
-                (RESTART_ONLY[0], u64::from(listen)),
-                (RESTART_ONLY[1], u64::from(hosts)),
-            ];
-        }
+        let [listen_refused, hosts_refused] = &self.metrics.config_reload_refused;
+        listen_refused.set(u64::from(listen));
+        hosts_refused.set(u64::from(hosts));
         *self.config.borrow_mut() = Arc::new(config);
         self.metrics.config_loaded();
         report

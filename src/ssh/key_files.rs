@@ -81,14 +81,13 @@ impl std::fmt::Debug for KeyFiles {
 impl KeyFiles {
     /// `path` as read the first time.
     pub(crate) fn get(&self, path: &Path) -> Arc<KeyFile> {
-        if let Some(k) = self.files.lock().ok().and_then(|m| m.get(path).cloned()) {
-            return k;
+        match self.files.lock() {
+            Ok(mut m) => m
+                .entry(path.to_path_buf())
+                .or_insert_with(|| Arc::new(KeyFile::read(path)))
+                .clone(),
+            Err(_) => Arc::new(KeyFile::read(path)),
         }
-        let file = Arc::new(KeyFile::read(path));
-        if let Ok(mut m) = self.files.lock() {
-            m.insert(path.to_path_buf(), file.clone());
-        }
-        file
     }
 }
 

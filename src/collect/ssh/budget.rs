@@ -10,9 +10,10 @@ use std::sync::Arc;
 pub struct RunBudget {
     left: AtomicUsize,
     total: usize,
-    /// The exporter's budget this run also takes from, and what it took so far (given
-    /// back when the last holder of this run's budget drops it).
-    process: Option<(Arc<ProcessBudget>, AtomicUsize)>,
+    /// The exporter's budget this run also takes from. What the run took from it is what
+    /// the run's own budget lost (`total - left`: a byte the process refused goes back to
+    /// the run at once), given back when the last holder of this run's budget drops it.
+    process: Option<Arc<ProcessBudget>>,
 }
 
 impl RunBudget {
@@ -31,7 +32,7 @@ impl RunBudget {
         Arc::new(RunBudget {
             left: AtomicUsize::new(bytes),
             total: bytes,
-            process: Some((process.clone(), AtomicUsize::new(0))),
+            process: Some(process.clone()),
         })
     }
 
@@ -39,11 +40,10 @@ impl RunBudget {
     /// granted and, when fewer, which budget ran out.
     fn take(&self, want: usize) -> (usize, Option<Cap>) {
         let from_run = take_from(&self.left, want);
-        let Some((process, taken)) = &self.process else {
+        let Some(process) = &self.process else {
             return (from_run, (from_run < want).then_some(Cap::RunBudget));
         };
         let granted = process.take(from_run);
-        taken.fetch_add(granted, Ordering::SeqCst);
         if granted < from_run {
             self.left.fetch_add(from_run - granted, Ordering::SeqCst);
             return (granted, Some(Cap::ProcessBudget));
@@ -54,7 +54,7 @@ impl RunBudget {
     /// The size of the budget that `cap` names.
     pub(super) fn limit(&self, cap: Cap) -> usize {
         match (cap, &self.process) {
-            (Cap::ProcessBudget, Some((p, _))) => p.total(),
+            (Cap::ProcessBudget, Some(p)) => p.total(),
             _ => self.total,
         }
     }
@@ -62,8 +62,8 @@ impl RunBudget {
 
 impl Drop for RunBudget {
     fn drop(&mut self) {
-        if let Some((process, taken)) = &self.process {
-            process.give_back(taken.load(Ordering::SeqCst));
+        if let Some(process) = &self.process {
+            process.give_back(self.total.saturating_sub(*self.left.get_mut()));
         }
     }
 }
