@@ -442,6 +442,13 @@ impl CommandSpec {
     pub fn label(&self) -> &'static str {
         self.batch().map_or(self.command, |b| b.label)
     }
+
+    /// The command as a user types it on the host: [`CommandSpec::label`] without the
+    /// note on how a batch sends it (`esxcli network nic dcb status get -n <RDMA uplink>`).
+    pub fn typed_label(&self) -> &'static str {
+        let label = self.label();
+        label.split(" (batched").next().unwrap_or(label)
+    }
 }
 
 /// The command line of the batch `id` over `keys` (World IDs for the port list,

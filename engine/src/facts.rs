@@ -27,13 +27,9 @@ pub enum FactError {
     /// namespace (such as `rdma device protocol list` on ESXi 6.5). Nothing is broken;
     /// the release just cannot tell.
     Unsupported { command: String, reason: String },
-    /// The output did not parse: `reason` says where and what was expected (the parser's
-    /// `error` without the command's id, which `command` names as a user types it).
-    Unparseable {
-        command: String,
-        reason: String,
-        error: p::ParseError,
-    },
+    /// The output did not parse: `error` says where and what was expected (told without
+    /// the command's id, which `command` names as a user types it).
+    Unparseable { command: String, error: p::ParseError },
     /// The output broke off (timeout, size cap, lost connection, ...): `reason` names the
     /// event, e.g. "did not finish within --command-timeout 60s".
     Incomplete { command: String, reason: String },
@@ -60,8 +56,8 @@ impl std::fmt::Display for FactError {
             FactError::CommandFailed { command, reason } | FactError::Unsupported { command, reason } => {
                 write!(f, "`{command}` failed: {reason}")
             }
-            FactError::Unparseable { command, reason, .. } => {
-                write!(f, "`{command}` printed output that did not parse: {reason}")
+            FactError::Unparseable { command, error } => {
+                write!(f, "`{command}` printed output that did not parse: {}", error.spot())
             }
             FactError::Incomplete { command, reason } => {
                 write!(f, "`{command}` {reason}, so its output is incomplete")
@@ -103,9 +99,8 @@ pub struct HostFacts {
     pub pvrdma_properties_cut_short: Option<String>,
     pub nic_pause: Fact<Vec<p::NicPause>>,
     pub nic_dcb: Fact<Vec<p::DcbStatus>>,
-    /// Records of record lists that did not parse (each costs only itself), with why.
-    pub record_errors: Vec<String>,
-    /// The same records' parse errors, for [`HostFacts::unparsed`].
+    /// Records of record lists that did not parse (each costs only itself): why each, in
+    /// [`HostFacts::record_errors`]; which outputs, in [`HostFacts::unparsed`].
     pub broken_records: Vec<p::ParseError>,
     /// The `.vmx` files of the host's VMs: from a vm-support bundle, or on a live host the
     /// PVRDMA lines `vmx_pvrdma_lines` read for each running VM (path = its Config File).
@@ -121,22 +116,8 @@ pub struct HostFacts {
 /// Parses every output of one host.
 pub fn build(capture: &HostCapture) -> HostFacts {
     let processes = fact(capture, by_id::VM_PROCESS_RECORDS);
-    let record_errors = match &processes {
-        Ok(list) => list
-            .broken
-            .iter()
-            .map(|e| {
-                format!(
-                    "a record of `esxcli vm process list` did not parse and was skipped: {}",
-                    e.spot()
-                )
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    };
     let broken_records = processes.as_ref().map(|l| l.broken.clone()).unwrap_or_default();
     let mut facts = HostFacts {
-        record_errors,
         broken_records,
         version: fact(capture, by_id::SYSTEM_VERSION),
         rdma_devices: fact(capture, by_id::RDMA_DEVICE_LIST),
@@ -188,6 +169,18 @@ pub fn build(capture: &HostCapture) -> HostFacts {
 }
 
 impl HostFacts {
+    /// Why each record of a record list that did not parse was skipped.
+    pub fn record_errors(&self) -> Vec<String> {
+        self.broken_records
+            .iter()
+            .map(|e| {
+                format!(
+                    "a record of `esxcli vm process list` did not parse and was skipped: {}",
+                    e.spot()
+                )
+            })
+            .collect()
+    }
     /// Every parse error of this host's outputs, in catalogue order: whole outputs that did
     /// not parse, then records skipped from a record list, then `.vmx` files. Whatever
     /// the host printed that this version cannot read, so the report can say what to send.
@@ -213,7 +206,6 @@ impl HostFacts {
             pvrdma_properties_cut_short: _,
             nic_pause,
             nic_dcb,
-            record_errors: _,
             broken_records,
             vmx,
             vmx_lines,
@@ -458,11 +450,7 @@ fn fact<T>(capture: &HostCapture, parser: by_id::Parser<T>) -> Fact<T> {
             FactError::CommandFailed { command, reason }
         });
     }
-    parse(&output.stdout).map_err(|e| FactError::Unparseable {
-        command,
-        reason: e.spot(),
-        error: e,
-    })
+    parse(&output.stdout).map_err(|error| FactError::Unparseable { command, error })
 }
 
 /// What esxcli prints for a namespace the release does not have

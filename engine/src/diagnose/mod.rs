@@ -134,7 +134,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
     } else {
         adapters(&facts, &ctx, &checks)
     };
-    let record_errors = facts.record_errors.clone();
+    let record_errors = facts.record_errors();
     let esxi_version = facts.version.as_ref().ok().map(|v| match &v.build {
         Some(build) => format!("{} (build {build})", v.version),
         None => v.version.clone(),

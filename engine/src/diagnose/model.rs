@@ -303,8 +303,7 @@ pub fn typed_command(id: &str) -> String {
     if id == "vmx" {
         return "the VM's .vmx file".to_string();
     }
-    let label = cat::spec(id).map_or(id, |s| s.label());
-    label.split(" (batched").next().unwrap_or(label).to_string()
+    cat::spec(id).map_or(id, |s| s.typed_label()).to_string()
 }
 
 impl HostDiagnosis {

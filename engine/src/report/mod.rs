@@ -9,6 +9,21 @@ pub mod nagios;
 pub mod prometheus;
 pub mod summary;
 
+/// Host checks with `status`, grouped by id: (id, hosts where it has it), in first-seen
+/// order.
+fn hosts_by_check(d: &Diagnosis, status: crate::diagnose::Status) -> Vec<(crate::diagnose::CheckId, Vec<&str>)> {
+    let mut by_id: Vec<(crate::diagnose::CheckId, Vec<&str>)> = Vec::new();
+    for h in &d.hosts {
+        for c in h.checks.iter().filter(|c| c.status == status) {
+            match by_id.iter_mut().find(|(id, _)| *id == c.id) {
+                Some((_, on)) => on.push(&h.host),
+                None => by_id.push((c.id, vec![&h.host])),
+            }
+        }
+    }
+    by_id
+}
+
 /// `1 host`, `2 hosts`.
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

@@ -284,21 +284,6 @@ fn fallback_state(n: f64, opts: &NagiosOptions) -> State {
     }
 }
 
-/// Host checks with `status`, grouped by id: (id, hosts where it has it), in first-seen
-/// order.
-fn checks_with(d: &Diagnosis, status: Status) -> Vec<(&'static str, Vec<&str>)> {
-    let mut by_id: Vec<(&'static str, Vec<&str>)> = Vec::new();
-    for h in &d.hosts {
-        for c in h.checks.iter().filter(|c| c.status == status) {
-            match by_id.iter_mut().find(|(id, _)| *id == c.id.id()) {
-                Some((_, on)) => on.push(&h.host),
-                None => by_id.push((c.id.id(), vec![&h.host])),
-            }
-        }
-    }
-    by_id
-}
-
 /// One long-output line per host check with `status`, then per fleet check.
 fn check_lines(d: &Diagnosis, status: Status, state: State, problems: &mut Vec<Problem>) {
     let line = |host: Option<&str>, c: &Check| {
@@ -324,7 +309,7 @@ fn check_lines(d: &Diagnosis, status: Status, state: State, problems: &mut Vec<P
 /// Status-line parts for the checks with `status`: `<hosts>: <id> <verb>`, and for a
 /// check across hosts `<hosts it names>: <id> <verb> across hosts`.
 fn check_parts(d: &Diagnosis, status: Status, state: State, verb: &str, parts: &mut Vec<Part>) {
-    for (id, on) in checks_with(d, status) {
+    for (id, on) in super::hosts_by_check(d, status) {
         parts.push(Part::on_hosts(
             state,
             format!("{id} {verb}"),

@@ -182,8 +182,7 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
             l.push(("check", c.id.to_string()));
             checks.one_hot(&l, "status", &STATUSES, c.status, status_label);
         }
-        add_adapters(&mut verdicts, &base, h);
-        add_reasons(&mut reasons, &base, h);
+        add_adapters(&mut verdicts, &mut reasons, &base, h);
         add_remedies(&mut remedies, &base, &h.checks);
         if adapters_listed(h) {
             for v in VERDICTS {
@@ -266,9 +265,13 @@ fn pairs_learnt(diagnosis: &Diagnosis, scope: Scope) -> bool {
 /// display name are told apart by a `world_id` label (or their position when a World ID
 /// is unknown), so no two series collide.
 fn adapter_labels<'a>(base: &[(&'static str, String)], h: &'a HostDiagnosis) -> Vec<(&'a Adapter, Labels)> {
+    let mut named: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for vm in &h.vms {
+        *named.entry(vm.name.as_str()).or_default() += 1;
+    }
     let mut out = Vec::new();
     for (i, vm) in h.vms.iter().enumerate() {
-        let shared = h.vms.iter().filter(|other| other.name == vm.name).count() > 1;
+        let shared = named.get(vm.name.as_str()).is_some_and(|n| *n > 1);
         for a in &vm.adapters {
             let mut l = base.to_vec();
             l.push(("vm_name", vm.name.clone()));
@@ -286,16 +289,11 @@ fn adapter_labels<'a>(base: &[(&'static str, String)], h: &'a HostDiagnosis) -> 
     out
 }
 
-/// One series per verdict for every adapter of the host.
-fn add_adapters(verdicts: &mut Family, base: &[(&'static str, String)], h: &HostDiagnosis) {
-    for (a, l) in adapter_labels(base, h) {
-        verdicts.one_hot(&l, "verdict", &VERDICTS, a.verdict, verdict_label);
-    }
-}
-
-/// One series per reason of every adapter not on the HCA (labelled as its verdict).
-fn add_reasons(family: &mut Family, base: &[(&'static str, String)], h: &HostDiagnosis) {
+/// One series per verdict for every adapter of the host, and one per reason of every
+/// adapter not on the HCA (labelled as its verdict).
+fn add_adapters(verdicts: &mut Family, reasons: &mut Family, base: &[(&'static str, String)], h: &HostDiagnosis) {
     for (a, labels) in adapter_labels(base, h) {
+        verdicts.one_hot(&labels, "verdict", &VERDICTS, a.verdict, verdict_label);
         if a.verdict == Verdict::Hca {
             continue;
         }
@@ -307,7 +305,7 @@ fn add_reasons(family: &mut Family, base: &[(&'static str, String)], h: &HostDia
             seen.push(reason);
             let mut l = labels.clone();
             l.push(("reason", reason.clone()));
-            family.add(l, "1");
+            reasons.add(l, "1");
         }
     }
 }

@@ -25,17 +25,8 @@ fn nonzero<N: Copy + PartialOrd + Default + std::fmt::Display>(parts: &[(N, &str
 /// Host checks with `status`, the ids sharing the same hosts together, in first-seen
 /// order (`firewall-pvrdma, mtu-consistent on esx[01-02]`).
 fn host_checks_with(d: &Diagnosis, status: Status) -> Vec<String> {
-    let mut found: Vec<(CheckId, Vec<&str>)> = Vec::new();
-    for h in &d.hosts {
-        for c in h.checks.iter().filter(|c| c.status == status) {
-            match found.iter_mut().find(|(id, _)| *id == c.id) {
-                Some((_, on)) => on.push(&h.host),
-                None => found.push((c.id, vec![&h.host])),
-            }
-        }
-    }
     let mut by_hosts: Vec<(String, Vec<CheckId>)> = Vec::new();
-    for (id, on) in found {
+    for (id, on) in super::hosts_by_check(d, status) {
         let hosts = pvrdma_nodeset::fold(&on);
         match by_hosts.iter_mut().find(|(h, _)| *h == hosts) {
             Some((_, ids)) => ids.push(id),
@@ -51,15 +42,7 @@ fn host_checks_with(d: &Diagnosis, status: Status) -> Vec<String> {
 /// Warning check id → hosts where it warns, in first-seen order; then the fleet checks
 /// that warn, across hosts.
 fn warnings(d: &Diagnosis) -> Vec<String> {
-    let mut warned: Vec<(CheckId, Vec<&str>)> = Vec::new();
-    for h in &d.hosts {
-        for c in h.checks.iter().filter(|c| c.status == Status::Warn) {
-            match warned.iter_mut().find(|(id, _)| *id == c.id) {
-                Some((_, on)) => on.push(&h.host),
-                None => warned.push((c.id, vec![&h.host])),
-            }
-        }
-    }
+    let warned = super::hosts_by_check(d, Status::Warn);
     let mut which: Vec<String> = warned
         .iter()
         .map(|(id, on)| format!("{id} on {}", pvrdma_nodeset::fold(on)))

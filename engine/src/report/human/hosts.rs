@@ -323,8 +323,6 @@ pub(super) fn check_line(
 /// and the field read from its output (`` `esxcli network firewall get`: Enabled ``). The
 /// JSON report keeps the catalogue id.
 pub(super) fn evidence_text(e: &crate::diagnose::Evidence) -> String {
-    let command = crate::catalogue::spec(e.command).map_or(e.command, |s| s.label());
-    // `(batched ...)` says how the query is sent, not what it is.
-    let command = command.split(" (batched").next().unwrap_or(command);
+    let command = crate::catalogue::spec(e.command).map_or(e.command, |s| s.typed_label());
     format!("`{}`: {}", clean(command), clean(&e.field))
 }
