@@ -152,7 +152,7 @@ async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<
         tokio::select! {
             _ = term.recv() => break,
             _ = int.recv() => break,
-            _ = hup.recv() => reload(&site, opts.config_path.as_deref(), opts.web_path.as_deref()),
+            _ = hup.recv() => reload(&site, opts.config_path.as_deref(), opts.web_path.as_deref()).await,
         }
     }
     eprintln!(
@@ -167,7 +167,9 @@ async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<
 
 /// SIGHUP: reads the configuration (and the web configuration) again; a broken file
 /// leaves the one in force. Every key that changed is either applied or refused by name.
-fn reload(site: &http::Site, path: Option<&Path>, web_path: Option<&Path>) {
+/// The web configuration is read off the server's thread: loading it hashes a password at
+/// the users' highest bcrypt cost (up to a second), which would stall every request.
+async fn reload(site: &http::Site, path: Option<&Path>, web_path: Option<&Path>) {
     let engine = &site.engine;
     let mut ok = true;
     match path {
@@ -191,7 +193,11 @@ fn reload(site: &http::Site, path: Option<&Path>, web_path: Option<&Path>) {
         },
     }
     if let Some(web_path) = web_path {
-        match web::WebConfig::load(web_path) {
+        let file = web_path.to_path_buf();
+        let loaded = tokio::task::spawn_blocking(move || web::WebConfig::load(&file))
+            .await
+            .unwrap_or_else(|e| Err(anyhow::anyhow!("reading the web configuration stopped: {e}")));
+        match loaded {
             Ok(w) => {
                 *site.web.borrow_mut() = Some(Rc::new(w));
                 eprintln!(
@@ -205,9 +211,9 @@ fn reload(site: &http::Site, path: Option<&Path>, web_path: Option<&Path>) {
             }
         }
     }
-    if !ok {
-        engine.metrics.config_reload_ok.set(0);
-    }
+    // Set either way: a web file mended after a failed reload (the demo has no other file)
+    // must bring the gauge back.
+    engine.metrics.config_reload_ok.set(u64::from(ok));
 }
 
 #[cfg(test)]

@@ -321,3 +321,24 @@ fn a_fleet_check_a_module_deselects_is_not_judged_and_makes_no_host_a_problem() 
         );
     }
 }
+
+#[test]
+fn a_web_file_mended_after_a_failed_reload_brings_the_reload_gauge_back() {
+    run(async {
+        let (e, _) = engine(CONFIG, Duration::ZERO);
+        let site = super::http::Site::new(e.clone(), None);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let web = dir.path().join("web.yml");
+        std::fs::write(&web, "basic_auth_users:\n  alice: not-a-bcrypt-hash\n").expect("write");
+        super::reload(&site, None, Some(&web)).await;
+        assert_eq!(
+            e.metrics.config_reload_ok.get(),
+            0,
+            "a broken web file fails the reload"
+        );
+        std::fs::write(&web, "").expect("write");
+        super::reload(&site, None, Some(&web)).await;
+        assert_eq!(e.metrics.config_reload_ok.get(), 1, "the mended file reloads");
+        assert!(site.web.borrow().is_some());
+    });
+}
