@@ -16,28 +16,20 @@ pub(crate) struct Evidence {
     pub(crate) positions: ArgPositions,
 }
 
-/// Sets `send_evidence` on every host of `diagnosis` with an output that did not parse.
-pub(crate) fn attach_bundle_commands(diagnosis: &mut Diagnosis, args: &Evidence) {
-    let hosts = &args.hosts.hosts;
-    if diagnosis.hosts.iter().all(|h| h.unparsed_outputs.is_empty()) {
-        return;
-    }
-    // The hosts as the run read them (user@, :port and which argument each came from);
-    // stdin was read once and is gone, so a host from it keeps its label.
-    let specs = crate::hosts::collect_targets(
-        &hosts.iter().filter(|h| *h != "-").cloned().collect::<Vec<_>>(),
-        args.hosts
-            .hosts_file
-            .as_deref()
-            .filter(|p| *p != std::path::Path::new("-")),
-        &mut std::io::empty(),
-    )
-    .unwrap_or_default();
+/// Sets `send_evidence` on every host of `diagnosis` with an output that did not parse;
+/// `targets` are the hosts as the run read them.
+pub(crate) fn attach_bundle_commands(diagnosis: &mut Diagnosis, args: &Evidence, targets: &[HostSpec]) {
+    // A host read from stdin is named by its label: the command is typed anew, and
+    // stdin is not there to read it from again.
+    let from_stdin = |s: &HostSpec| match s.arg {
+        Some(i) => args.hosts.hosts.get(i).is_some_and(|h| h == "-"),
+        None => args.hosts.hosts_file.as_deref() == Some(std::path::Path::new("-")),
+    };
     for host in &mut diagnosis.hosts {
         if host.unparsed_outputs.is_empty() {
             continue;
         }
-        let spec = specs.iter().find(|s| s.label() == host.host);
+        let spec = targets.iter().find(|s| s.label() == host.host && !from_stdin(s));
         host.send_evidence = Some(bundle_command(args, &host.host, spec));
     }
 }
@@ -47,7 +39,6 @@ pub(crate) fn attach_bundle_commands(diagnosis: &mut Diagnosis, args: &Evidence)
 pub(crate) fn bundle_command(run: &Evidence, label: &str, spec: Option<&HostSpec>) -> String {
     let pos = &run.positions;
     let args = &run.ssh;
-    let at = |list: &[usize], i: usize| list.get(i).copied().unwrap_or(usize::MAX - 1);
     // (position on the command line, words)
     let mut words: Vec<(usize, Vec<String>)> = Vec::new();
     let mut add = |at: usize, flag: &str, value: String| words.push((at, vec![flag.to_string(), value]));
@@ -57,17 +48,14 @@ pub(crate) fn bundle_command(run: &Evidence, label: &str, spec: Option<&HostSpec
     for i in &args.identity {
         add(0, "-i", i.display().to_string());
     }
-    if let Some(u) = &args.user {
-        add(at(&pos.user, 0), "-l", u.clone());
-    }
-    if let Some(p) = &args.port {
-        add(at(&pos.port, 0), "-p", p.clone());
-    }
-    if let Some(j) = &args.jump {
-        add(at(&pos.jump, 0), "-J", j.clone());
-    }
-    for (i, o) in args.options.iter().enumerate() {
-        add(at(&pos.options, i), "-o", o.clone());
+    for (at, option) in pos.ssh_options(args) {
+        use pvrdma_ssh_config::CliOption;
+        match option {
+            CliOption::Login(v) => add(at, "-l", v),
+            CliOption::Port(v) => add(at, "-p", v),
+            CliOption::Jump(v) => add(at, "-J", v),
+            CliOption::Option(v) => add(at, "-o", v),
+        }
     }
     let flags: [(bool, &str); 3] = [
         (args.accept_new, "--accept-new"),

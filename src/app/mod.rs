@@ -59,7 +59,7 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             }
             let captures = crate::offline::load_captures(&path)?;
             let times = RunTimes::of_capture(&path, started);
-            output::finish(&captures, &report, baseline.as_ref(), &times, plugin).map(|(_, code)| code)
+            output::finish(&captures, &report, baseline.as_ref(), &times, plugin, &[]).map(|(_, code)| code)
         }
         Job::Watch(watch) => watch::run(watch),
         Job::Demo {
@@ -166,7 +166,7 @@ fn report_live(
         eprintln!("pvrdma-doctor: interrupted; reporting what was collected");
     }
     let times = RunTimes::of_run(run.started, run.finished);
-    let (diagnosis, code) = output::finish(&run.captures, report, baseline, &times, plugin)?;
+    let (diagnosis, code) = output::finish(&run.captures, report, baseline, &times, plugin, &run.targets)?;
     // After Ctrl-C the shell convention (128 + SIGINT) wins: the report is partial (a
     // plugin only has UNKNOWN for it).
     let code = match (run.interrupted, report.format) {

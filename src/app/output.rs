@@ -60,13 +60,14 @@ pub(super) fn finish(
     baseline: Option<&pvrdma_engine::baseline::Baseline>,
     times: &RunTimes,
     plugin: Option<&Session>,
+    targets: &[crate::hosts::HostSpec],
 ) -> anyhow::Result<(diagnose::Diagnosis, u8)> {
     if let Some(p) = plugin {
         p.stage("diagnosing");
     }
     let mut diagnosis = diagnose::diagnose(captures);
     if let Some(evidence) = &setup.evidence {
-        crate::evidence::attach_bundle_commands(&mut diagnosis, evidence);
+        crate::evidence::attach_bundle_commands(&mut diagnosis, evidence, targets);
     }
     diagnosis.changes = baseline.map(|b| pvrdma_engine::baseline::compare(b, &diagnosis));
     let options = report::RenderOptions {

@@ -309,20 +309,5 @@ fn ssh_options(
     args: &SshArgs,
     pos: &crate::cli::ArgPositions,
 ) -> anyhow::Result<pvrdma_ssh_config::CommandLineOptions> {
-    use pvrdma_ssh_config::CliOption;
-    let at = |list: &[usize], i: usize| list.get(i).copied().unwrap_or(usize::MAX - 1);
-    let mut items = Vec::new();
-    if let Some(u) = &args.user {
-        items.push((at(&pos.user, 0), CliOption::Login(u.clone())));
-    }
-    if let Some(p) = &args.port {
-        items.push((at(&pos.port, 0), CliOption::Port(p.clone())));
-    }
-    if let Some(j) = &args.jump {
-        items.push((at(&pos.jump, 0), CliOption::Jump(j.clone())));
-    }
-    for (i, o) in args.options.iter().enumerate() {
-        items.push((at(&pos.options, i), CliOption::Option(o.clone())));
-    }
-    pvrdma_ssh_config::CommandLineOptions::ordered(items).map_err(|e| anyhow::anyhow!("{e}"))
+    pvrdma_ssh_config::CommandLineOptions::ordered(pos.ssh_options(args)).map_err(|e| anyhow::anyhow!("{e}"))
 }

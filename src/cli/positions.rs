@@ -128,4 +128,25 @@ impl ArgPositions {
         }
         out
     }
+
+    /// `-l`, `-p`, `-J` and each `-o` of `args`, each with where it stood (one the scan
+    /// did not see goes after every other option, before the hosts that have no place).
+    pub(crate) fn ssh_options(&self, args: &super::SshArgs) -> Vec<(usize, pvrdma_ssh_config::CliOption)> {
+        use pvrdma_ssh_config::CliOption;
+        let at = |list: &[usize], i: usize| list.get(i).copied().unwrap_or(usize::MAX - 1);
+        let mut items = Vec::new();
+        if let Some(u) = &args.user {
+            items.push((at(&self.user, 0), CliOption::Login(u.clone())));
+        }
+        if let Some(p) = &args.port {
+            items.push((at(&self.port, 0), CliOption::Port(p.clone())));
+        }
+        if let Some(j) = &args.jump {
+            items.push((at(&self.jump, 0), CliOption::Jump(j.clone())));
+        }
+        for (i, o) in args.options.iter().enumerate() {
+            items.push((at(&self.options, i), CliOption::Option(o.clone())));
+        }
+        items
+    }
 }

@@ -213,6 +213,9 @@ pub struct LiveRun {
     pub interrupted: bool,
     /// Local paths and login users that messages may hold, for `--redact`.
     pub(crate) local_values: crate::redact::LocalValues,
+    /// The hosts as the run read them, in target order (`user@`, `:port`, the argument
+    /// each came from).
+    pub(crate) targets: Vec<HostSpec>,
 }
 
 /// The current-thread runtime every front end waits on (a live run, the exporter, the
@@ -275,6 +278,7 @@ pub async fn collect_live_async(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
         finished: SystemTime::now(),
         interrupted,
         local_values,
+        targets,
     })
 }
 
