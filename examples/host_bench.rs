@@ -15,7 +15,10 @@
 //! medians: wall time of one host with 1, 40 and 200 VMs (collect + diagnose + render),
 //! 200 hosts of 40 VMs, client CPU per host, and peak RSS of a 500-host run. Each figure
 //! is measured in a child process of its own so that CPU and peak RSS are that run's.
-//! `HOST_BENCH_FLEETS=0` measures only the one-host rows.
+//! `HOST_BENCH_FLEETS=0` measures only the one-host rows. `HOST_BENCH_OPENSSH=1` also runs,
+//! after each run, the same hosts through OpenSSH as an admin's script would ask them: one
+//! `ssh` per host, all hosts at once, the same commands one after another in its session;
+//! its wall time and the ratio end the row (the server CPU column then counts both).
 //! Prints figures; asserts only that every host was collected completely.
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -149,6 +152,55 @@ fn scenario(dir: &Path, vms: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What an admin's script would send each host over OpenSSH: every catalogue command one
+/// after another in one session, the per-item queries in a `for` loop over the items the
+/// host's listings name (read here from the scenario, as the script's own listing would).
+fn sequential_script(samples: &Path) -> anyhow::Result<String> {
+    let mut parts = Vec::new();
+    for spec in catalogue::CATALOGUE {
+        let Some(batch) = spec.batch() else {
+            parts.push(spec.command.to_string());
+            continue;
+        };
+        let listing = std::fs::read_to_string(samples.join(format!("{}.txt", batch.keys.needs())))?;
+        let keys = batch
+            .keys
+            .read(&listing)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", spec.id))?;
+        let Some(line) = catalogue::batch_command(spec.id, &keys) else {
+            continue;
+        };
+        // The batch's own query (`q`) and its keys as shell words, without its framing.
+        let (query, _) = line.split_once("f() {").unwrap_or_default();
+        let (_, words) = line.rsplit_once("}; b ").unwrap_or_default();
+        parts.push(format!("{query}for k in {words}; do q \"$k\"; done"));
+    }
+    Ok(parts.join("; "))
+}
+
+/// Every host at once, each with one OpenSSH `ssh` running [`sequential_script`]: the
+/// wall time, in ms, until the last one ends.
+fn openssh_fanout(config: &Path, hosts: usize, script: &str) -> anyhow::Result<f64> {
+    let t0 = Instant::now();
+    let children: Vec<std::process::Child> = (0..hosts)
+        .map(|n| {
+            Command::new("ssh")
+                .arg("-F")
+                .arg(config)
+                .args(["-o", "BatchMode=yes", &format!("h{n:04}"), script])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+        })
+        .collect::<Result<_, _>>()?;
+    for mut c in children {
+        let status = c.wait()?;
+        anyhow::ensure!(status.success(), "ssh ended with {status}");
+    }
+    Ok(t0.elapsed().as_secs_f64() * 1e3)
+}
+
 fn usage() -> (f64, u64) {
     // SAFETY: getrusage writes into the struct it is given.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -240,7 +292,7 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
     std::fs::write(&config, text)?;
     let opts = LiveOptions {
         targets: (0..hosts).map(|n| format!("h{n:04}")).collect(),
-        ssh_config: Some(config),
+        ssh_config: Some(config.clone()),
         only_given_keys: true,
         connect_timeout: Duration::from_secs(60),
         command_timeout: Duration::from_secs(60),
@@ -248,6 +300,15 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
     };
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
+    // `HOST_BENCH_OPENSSH=1`: after each run, the same hosts through OpenSSH as a script
+    // would ask them (wall time only), against the same sshd.
+    let openssh = std::env::var("HOST_BENCH_OPENSSH").as_deref() == Ok("1");
+    let script = if openssh {
+        sequential_script(samples.path())?
+    } else {
+        String::new()
+    };
+    let mut openssh_walls = Vec::new();
     // (client CPU per host, peak RSS) when collection alone is done, before diagnosis.
     let mut collected: Vec<(f64, u64)> = Vec::new();
     for _ in 0..runs {
@@ -280,6 +341,9 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
         }
         walls.push(wall.as_secs_f64() * 1e3);
         cpus.push((cpu1 - cpu0) * 1e3 / hosts as f64);
+        if openssh {
+            openssh_walls.push(openssh_fanout(&config, hosts, &script)?);
+        }
     }
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -295,18 +359,19 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
     let server = counted.unwrap_or_else(|| children_cpu() - server_cpu_before) * 1e3 / (hosts * runs) as f64;
     let (collect_cpu, collect_rss) = collected.first().copied().unwrap_or_default();
     println!(
-        "{:.0} {:.2} {} {:.1} {:.2} {}",
+        "{:.0} {:.2} {} {:.1} {:.2} {} {:.0}",
         median(walls),
         median(cpus),
         rss,
         server,
         collect_cpu,
-        collect_rss
+        collect_rss,
+        median(openssh_walls)
     );
     Ok(())
 }
 
-type Figures = (f64, f64, u64, f64, f64, u64);
+type Figures = (f64, f64, u64, f64, f64, u64, f64);
 
 fn measure(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<Figures> {
     let out = Command::new(std::env::current_exe()?)
@@ -321,6 +386,7 @@ fn measure(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<Figures> {
     let mut it = text.split_whitespace();
     let mut next = || it.next().unwrap_or("0").to_string();
     Ok((
+        next().parse()?,
         next().parse()?,
         next().parse()?,
         next().parse()?,
@@ -372,13 +438,17 @@ fn main() -> anyhow::Result<()> {
             vec![(40, 200, 1), (1, 500, 1)]
         });
     for (vms, hosts, r) in cases {
-        let (wall, cpu, rss, server, collect_cpu, collect_rss) = measure(vms, hosts, r)?;
+        let (wall, cpu, rss, server, collect_cpu, collect_rss, openssh) = measure(vms, hosts, r)?;
         let label = format!("{hosts} host(s) x {vms} VMs");
         let base = |v: usize| single.iter().find(|(n, _)| *n == v).map(|(_, w)| *w);
         let ratio = match (hosts, base(vms), base(1)) {
             (1, _, Some(b)) if vms > 1 => format!("  {:.2}x the 1-VM host", wall / b),
             (h, Some(b), _) if h > 1 => format!("  {:.2}x one host of {vms} VMs", wall / b),
             _ => String::new(),
+        };
+        let ratio = match openssh {
+            o if o > 0.0 => format!("{ratio}  OpenSSH fan-out {o:.0} ms ({:.1}x this run)", o / wall),
+            _ => ratio,
         };
         if hosts == 1 {
             single.push((vms, wall));
