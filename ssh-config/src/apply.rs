@@ -22,7 +22,13 @@ pub(super) fn apply(
         }
         Ok(a)
     };
-    let flag = |what: &[(&str, bool)]| -> Result<bool, ConfigError> {
+    // The single argument of a keyword with a fixed set of values, as `what` maps them.
+    fn choice<T: Copy>(
+        args: &[String],
+        what: &[(&str, T)],
+        origin: &Origin<'_>,
+        extra: impl Fn() -> ConfigError,
+    ) -> Result<T, ConfigError> {
         let a = args.first().ok_or_else(|| origin.error("missing argument."))?;
         let v = what
             .iter()
@@ -33,6 +39,17 @@ pub(super) fn apply(
             return Err(extra());
         }
         Ok(v)
+    }
+    let flag = |what: &[(&str, bool)]| choice(&args, what, origin, extra);
+    // One argument of a list keyword: never empty, and `none` only alone.
+    let list_arg = |i: usize, a: &str| -> Result<(), ConfigError> {
+        if a.is_empty() {
+            return Err(origin.error(format!("keyword {keyword} empty argument")));
+        }
+        if a.eq_ignore_ascii_case("none") && (i > 0 || args.len() > 1) {
+            return Err(origin.error(format!("keyword {keyword} \"none\" argument must appear alone.")));
+        }
+        Ok(())
     };
     const YES_NO: &[(&str, bool)] = &[("true", true), ("false", false), ("yes", true), ("no", false)];
     // Raw text after the keyword, for ProxyCommand and ProxyJump.
@@ -65,12 +82,7 @@ pub(super) fn apply(
         }
         Keyword::UserKnownHostsFile | Keyword::GlobalKnownHostsFile => {
             for (i, a) in args.iter().enumerate() {
-                if a.is_empty() {
-                    return Err(origin.error(format!("keyword {keyword} empty argument")));
-                }
-                if a.eq_ignore_ascii_case("none") && (i > 0 || args.len() > 1) {
-                    return Err(origin.error(format!("keyword {keyword} \"none\" argument must appear alone.")));
-                }
+                list_arg(i, a)?;
             }
             let list = if kw == Keyword::UserKnownHostsFile {
                 &mut opts.user_hostfiles
@@ -86,16 +98,17 @@ pub(super) fn apply(
             }
         }
         Keyword::StrictHostKeyChecking => {
-            let a = args.first().ok_or_else(|| origin.error("missing argument."))?;
-            let v = match a.to_ascii_lowercase().as_str() {
-                "true" | "yes" | "ask" => StrictHostKeyChecking::Yes,
-                "false" | "no" | "off" => StrictHostKeyChecking::No,
-                "accept-new" => StrictHostKeyChecking::AcceptNew,
-                _ => return Err(origin.error(format!("unsupported option \"{a}\"."))),
-            };
-            if args.len() > 1 {
-                return Err(extra());
-            }
+            use StrictHostKeyChecking as S;
+            let what = [
+                ("true", S::Yes),
+                ("yes", S::Yes),
+                ("ask", S::Yes),
+                ("false", S::No),
+                ("no", S::No),
+                ("off", S::No),
+                ("accept-new", S::AcceptNew),
+            ];
+            let v = choice(&args, &what, origin, extra)?;
             if active && opts.strict.is_none() {
                 opts.strict = Some((v, origin.at()));
             }
@@ -103,17 +116,14 @@ pub(super) fn apply(
         Keyword::IdentitiesOnly => set_once(&mut opts.identities_only, &flag(YES_NO)?, active),
         Keyword::HashKnownHosts => set_once(&mut opts.hash_known_hosts, &flag(YES_NO)?, active),
         Keyword::CanonicalizeHostname => {
-            let v = match flag(&[
-                ("true", true),
-                ("false", false),
-                ("yes", true),
-                ("no", false),
-                ("always", true),
-            ])? {
-                false => Canonicalize::No,
-                true if args.first().is_some_and(|a| a.eq_ignore_ascii_case("always")) => Canonicalize::Always,
-                true => Canonicalize::Yes,
-            };
+            let what = [
+                ("true", Canonicalize::Yes),
+                ("false", Canonicalize::No),
+                ("yes", Canonicalize::Yes),
+                ("no", Canonicalize::No),
+                ("always", Canonicalize::Always),
+            ];
+            let v = choice(&args, &what, origin, extra)?;
             set_once(&mut opts.canonicalize_hostname, &v, active);
         }
         Keyword::CanonicalizeFallbackLocal => {
@@ -125,12 +135,7 @@ pub(super) fn apply(
         }
         Keyword::CanonicalDomains => {
             for (i, a) in args.iter().enumerate() {
-                if a.is_empty() {
-                    return Err(origin.error(format!("keyword {keyword} empty argument")));
-                }
-                if a.eq_ignore_ascii_case("none") && (i > 0 || args.len() > 1) {
-                    return Err(origin.error(format!("keyword {keyword} \"none\" argument must appear alone.")));
-                }
+                list_arg(i, a)?;
                 values::domain(a).map_err(|e| origin.error(e))?;
             }
             if active && opts.canonical_domains.is_none() {
