@@ -156,8 +156,9 @@ impl SimFleet {
         })
     }
 
-    /// Reads the scenario directory again: from now on each simulated host answers from
-    /// its new files (a command already answered keeps its answer); see [`Reloader`].
+    /// Reads the scenario directory again: from now on each new connection to a simulated
+    /// host answers from its new files (a connection already open keeps the files it
+    /// began with); see [`Reloader`].
     /// Returns the hosts of the directory left out.
     pub fn reload(&self, dir: &Path) -> anyhow::Result<Vec<String>> {
         self.reloader(dir).reload()
@@ -392,11 +393,15 @@ impl SimServer {
 impl server::Server for SimServer {
     type Handler = SimSession;
     fn new_client(&mut self, _peer: Option<std::net::SocketAddr>) -> SimSession {
+        // One connection answers from one set of files: a scenario edited while a
+        // collection is under way (two files written one after the other) is seen whole
+        // by the next connection, never half old and half new within one report.
+        let host = current(&self.host);
         if let Ok(mut m) = self.logins.lock() {
-            *m.entry(current(&self.host).name.clone()).or_default() += 1;
+            *m.entry(host.name.clone()).or_default() += 1;
         }
         SimSession {
-            host: self.host.clone(),
+            host,
             net: self.net.clone(),
             latency: self.latency,
             authorized: self.authorized.clone(),
@@ -406,7 +411,7 @@ impl server::Server for SimServer {
 }
 
 pub(super) struct SimSession {
-    host: HostCell,
+    host: Arc<SimHost>,
     net: Arc<crate::demo::simnet::SimNet>,
     latency: Duration,
     authorized: PublicKey,
@@ -419,7 +424,7 @@ impl server::Handler for SimSession {
     async fn authentication_banner(&mut self) -> Result<Option<String>, Self::Error> {
         Ok(Some(format!(
             "VMware ESXi 8.0.2 (simulated host {} for pvrdma-doctor demo)\n",
-            current(&self.host).name
+            self.host.name
         )))
     }
 
@@ -471,7 +476,7 @@ impl server::Handler for SimSession {
             s.push(command.clone());
         }
         session.channel_success(channel)?;
-        let host = current(&self.host);
+        let host = &self.host;
         let (stdout, stderr, code) = self
             .net
             .answer(&host.name, &command)
