@@ -223,6 +223,7 @@ async fn wait_for_hosts(
         tokio::select! {
             next = set.join_next() => match next {
                 Some(Ok((i, capture, conn))) => {
+                    if let Some(hook) = &opts.on_host_read { (hook.0)(&capture); }
                     if let Some(slot) = results.get_mut(i) { *slot = Some(capture); }
                     if let Some(slot) = conns.get_mut(i) { *slot = conn; }
                 }

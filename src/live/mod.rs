@@ -86,6 +86,21 @@ pub struct LiveOptions {
     /// The run's output budget when the caller hands one in (the exporter: a share of its
     /// process-wide budget); `None`: a fresh `total_output_budget`.
     pub run_budget: Option<Arc<crate::collect::ssh::RunBudget>>,
+    /// Called with each host's capture the moment that host is read, before the run ends
+    /// (the exporter diagnoses hosts as they come in; see [`OnHostRead`]).
+    pub on_host_read: Option<OnHostRead>,
+}
+
+/// What a run calls with each host's capture as soon as the host is read (not with hosts
+/// the run's deadline or Ctrl-C cuts: those come only in the run's result). The path
+/// probe, when asked for, comes after and is not in it.
+#[derive(Clone)]
+pub struct OnHostRead(pub Arc<dyn Fn(&pvrdma_engine::capture::HostCapture) + Send + Sync>);
+
+impl std::fmt::Debug for OnHostRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnHostRead(..)")
+    }
 }
 
 /// The ssh_config and identity files of a set of options, shared by every run made with
@@ -163,6 +178,7 @@ impl Default for LiveOptions {
             probe: None,
             prepared: None,
             run_budget: None,
+            on_host_read: None,
         }
     }
 }

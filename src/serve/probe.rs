@@ -6,22 +6,23 @@
 //! one collection, and each keeps its own deadline: the collection runs until the latest
 //! deadline of the scrapes waiting for it (a scrape that joins with a later deadline moves
 //! it), and each scrape is answered at its own deadline, with the result when the
-//! collection has finished by then, else with the hosts marked as timed out and
-//! `pvrdma_up 0`. So a client with a short scrape timeout can never turn another client's
+//! collection has finished by then, else with `pvrdma_up 0`, the hosts read by then as
+//! they were read (each is diagnosed the moment it is read) and the others marked as
+//! timed out. So a client with a short scrape timeout can never turn another client's
 //! scrape into `up 0`. No result is kept once it has been handed out, so every scrape
 //! sees a fresh collection and a VM that vanished leaves no series behind.
 use super::config::{Config, Module};
 use super::metrics::Metrics;
 use crate::collect::ssh::{ProcessBudget, RunBudget};
-use crate::live::{LiveOptions, RunDeadline};
+use crate::live::{LiveOptions, OnHostRead, RunDeadline};
 use futures::future::LocalBoxFuture;
 use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture};
-use pvrdma_engine::diagnose::Diagnosis;
+use pvrdma_engine::diagnose::{Diagnosis, HostDiagnosis, Selection};
 use pvrdma_engine::report::prometheus::{PrometheusOptions, Scope};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
@@ -81,11 +82,22 @@ pub struct Refused(pub String);
 type Key = (String, String);
 type Pending = watch::Receiver<Option<Arc<Outcome>>>;
 
-/// A collection in flight: where its result will appear, and when it stops (the latest
-/// deadline of the scrapes waiting for it, less a margin to hand the result over).
+/// A collection in flight: where its result will appear, when it stops (the latest
+/// deadline of the scrapes waiting for it, less a margin to hand the result over), and
+/// the hosts it has read so far.
 struct Flight {
     result: Pending,
     stop: Rc<watch::Sender<Instant>>,
+    read: HostsRead,
+}
+
+/// The hosts a collection has read so far, each diagnosed the moment it was read: what a
+/// scrape whose deadline comes before the collection's end is answered with.
+type HostsRead = Arc<Mutex<BTreeMap<String, HostDiagnosis>>>;
+
+/// What is in `read` now (a poisoned lock is only a host's diagnosis that panicked).
+fn lock(read: &HostsRead) -> std::sync::MutexGuard<'_, BTreeMap<String, HostDiagnosis>> {
+    read.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// When a collection serving a scrape due at `deadline` stops: a little before, so its
@@ -252,9 +264,9 @@ impl Engine {
             .inflight
             .borrow()
             .get(&key)
-            .map(|f| (f.result.clone(), f.stop.clone()));
-        let mut pending = match joined {
-            Some((rx, stop)) => {
+            .map(|f| (f.result.clone(), f.stop.clone(), f.read.clone()));
+        let (mut pending, read) = match joined {
+            Some((rx, stop, read)) => {
                 self.metrics.probes_shared.inc();
                 // A later deadline keeps the collection running for this scrape.
                 let until = stop_for(deadline);
@@ -265,16 +277,17 @@ impl Engine {
                     }
                     later
                 });
-                rx
+                (rx, read)
             }
             None => self.start_collection(key, members.clone(), module.clone(), deadline),
         };
         let waited = tokio::time::timeout_at(deadline, pending.wait_for(Option::is_some)).await;
+        let expired = || self.expired(&members, &read, &module.fleet_checks, deadline - start);
         let outcome: Arc<Outcome> = match waited {
-            Ok(Ok(v)) => v.clone().unwrap_or_else(|| self.expired(&members, deadline - start)),
+            Ok(Ok(v)) => v.clone().unwrap_or_else(expired),
             _ => {
                 self.metrics.probes_deadline_exceeded.inc();
-                self.expired(&members, deadline - start)
+                expired()
             }
         };
         if !outcome.up {
@@ -283,18 +296,30 @@ impl Engine {
         Ok(render(&outcome, scope, start.elapsed()))
     }
 
-    /// What a probe whose deadline passed before its collection finished answers: every
-    /// host timed out (each scrape's deadline is its own: the collection may go on for a
-    /// scrape with a later one). Logged, as the collection's failures are.
-    fn expired(&self, members: &[String], budget: Duration) -> Arc<Outcome> {
+    /// What a probe whose deadline passed before its collection finished answers: the
+    /// hosts read by then as they were read, the others timed out (each scrape's deadline
+    /// is its own: the collection may go on for a scrape with a later one). The hosts not
+    /// read are logged, as the collection's failures are.
+    fn expired(&self, members: &[String], read: &HostsRead, selection: &Selection, budget: Duration) -> Arc<Outcome> {
         let message = format!(
             "this scrape's deadline ({:.1} s: {DEADLINE_IS}) passed before this host was collected; {DEADLINE_ADVICE}",
             budget.as_secs_f64()
         );
-        let captures = failed_captures(members, ErrorKind::Timeout, &message);
-        log_failures(&captures);
+        let mut known = lock(read).clone();
+        let (done, missing): (Vec<String>, Vec<String>) = members.iter().cloned().partition(|m| known.contains_key(m));
+        let cut = failed_captures(&missing, ErrorKind::Timeout, &message);
+        log_failures(&cut);
+        let mut cut = cut.into_iter();
+        // In the members' order; a host read is taken from `known`, its capture unused.
+        let captures: Vec<HostCapture> = members
+            .iter()
+            .filter_map(|m| match done.contains(m) {
+                true => Some(HostCapture::new(m.clone(), CaptureSource::Live)),
+                false => cut.next(),
+            })
+            .collect();
         Arc::new(Outcome {
-            diagnosis: pvrdma_engine::diagnose::diagnose(&captures),
+            diagnosis: pvrdma_engine::diagnose::diagnose_selected_known(&captures, &mut known, selection),
             up: false,
             finished: SystemTime::now(),
         })
@@ -303,29 +328,45 @@ impl Engine {
     /// Starts the one collection of `key`, which runs until the latest deadline of the
     /// scrapes that wait for it (`deadline` until one with a later deadline joins); returns
     /// where its result will appear.
-    fn start_collection(self: &Rc<Self>, key: Key, members: Vec<String>, module: Module, deadline: Instant) -> Pending {
+    fn start_collection(
+        self: &Rc<Self>,
+        key: Key,
+        members: Vec<String>,
+        module: Module,
+        deadline: Instant,
+    ) -> (Pending, HostsRead) {
         let (tx, rx) = watch::channel(None);
         let stop = Rc::new(watch::channel(stop_for(deadline)).0);
+        let read = HostsRead::default();
         self.inflight.borrow_mut().insert(
             key.clone(),
             Flight {
                 result: rx.clone(),
                 stop: stop.clone(),
+                read: read.clone(),
             },
         );
         let engine = self.clone();
+        let hosts_read = read.clone();
         tokio::task::spawn_local(async move {
             engine.metrics.collections_in_flight.inc();
-            let outcome = engine.collect(members, module, stop.subscribe()).await;
+            let outcome = engine.collect(members, module, stop.subscribe(), hosts_read).await;
             engine.inflight.borrow_mut().remove(&key);
             engine.metrics.collections_in_flight.sub(1);
             let _ = tx.send(Some(Arc::new(outcome)));
         });
-        rx
+        (rx, read)
     }
 
-    /// Waits for host slots (until the collection's stop), collects, diagnoses.
-    async fn collect(&self, members: Vec<String>, module: Module, stop: watch::Receiver<Instant>) -> Outcome {
+    /// Waits for host slots (until the collection's stop), collects, diagnoses each host
+    /// as it is read (into `read`) and the rest at the end.
+    async fn collect(
+        &self,
+        members: Vec<String>,
+        module: Module,
+        stop: watch::Receiver<Instant>,
+        read: HostsRead,
+    ) -> Outcome {
         let wanted = members.len().min(self.max_hosts).max(1);
         let n = u32::try_from(wanted).unwrap_or(u32::MAX);
         let hosts = members.len() as u64;
@@ -355,6 +396,11 @@ impl Engine {
                     advice: DEADLINE_ADVICE.to_string(),
                 });
                 live.run_budget = Some(run_budget.clone());
+                let into = read.clone();
+                live.on_host_read = Some(OnHostRead(Arc::new(move |capture: &HostCapture| {
+                    let host = pvrdma_engine::diagnose::diagnose_host(capture);
+                    lock(&into).insert(capture.host.clone(), host);
+                })));
                 let captures = self.collector.collect(live).await;
                 self.metrics.hosts_collecting.sub(hosts);
                 drop(permit);
@@ -385,7 +431,8 @@ impl Engine {
             })
             .count();
         self.metrics.outputs_cut_by_budget.add(cut as u64);
-        let diagnosis = pvrdma_engine::diagnose::diagnose_selected(&captures, &module.fleet_checks);
+        let mut known = std::mem::take(&mut *lock(&read));
+        let diagnosis = pvrdma_engine::diagnose::diagnose_selected_known(&captures, &mut known, &module.fleet_checks);
         // The outputs go, and their bytes back to the process's budget.
         drop(captures);
         drop(run_budget);

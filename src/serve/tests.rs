@@ -10,11 +10,14 @@ use std::rc::Rc;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// Answers after `delay` (or fails as timed out when the run's deadline comes first),
-/// counting calls and the hosts collected at once.
+/// Answers after `delay` (a host in `slow` after its own) with the host's capture in
+/// `captures` (else an empty one), or fails as timed out when the run's deadline comes
+/// first, each host on its own; counts calls and the hosts collected at once.
 #[derive(Default)]
 struct Fake {
     delay: Duration,
+    slow: Vec<(&'static str, Duration)>,
+    captures: Vec<HostCapture>,
     calls: Cell<usize>,
     now: Cell<usize>,
     peak: Cell<usize>,
@@ -31,28 +34,33 @@ impl Collector for FakeCollector {
             fake.now.set(fake.now.get() + live.targets.len());
             fake.peak.set(fake.peak.get().max(fake.now.get()));
             fake.seen.borrow_mut().push(live.clone());
-            // Stopped by the run's deadline, which may move later while it runs.
-            let cut = async {
-                match &live.run_deadline {
-                    Some(d) => crate::live::RunDeadline::passed(d.at.clone()).await,
-                    None => tokio::time::sleep(live.run_timeout.unwrap_or(Duration::MAX)).await,
-                }
-            };
-            let finished = tokio::select! {
-                () = tokio::time::sleep(fake.delay) => true,
-                () = cut => false,
-            };
-            fake.now.set(fake.now.get() - live.targets.len());
-            live.targets
-                .iter()
-                .map(|t| {
-                    if !finished {
-                        HostCapture::failed(t.clone(), CaptureSource::Live, Failure::new(ErrorKind::Timeout, "cut"))
-                    } else {
-                        HostCapture::new(t.clone(), CaptureSource::Live)
+            let hosts = live.targets.iter().map(|t| {
+                let delay = fake.slow.iter().find(|(h, _)| h == t).map_or(fake.delay, |(_, d)| *d);
+                let (live, fake) = (&live, &fake);
+                async move {
+                    // Stopped by the run's deadline, which may move later while it runs.
+                    let cut = async {
+                        match &live.run_deadline {
+                            Some(d) => crate::live::RunDeadline::passed(d.at.clone()).await,
+                            None => tokio::time::sleep(live.run_timeout.unwrap_or(Duration::MAX)).await,
+                        }
+                    };
+                    tokio::select! {
+                        () = tokio::time::sleep(delay) => {
+                            let read = fake.captures.iter().find(|c| &c.host == t).cloned();
+                            let read = read.unwrap_or_else(|| HostCapture::new(t.clone(), CaptureSource::Live));
+                            if let Some(hook) = &live.on_host_read {
+                                (hook.0)(&read);
+                            }
+                            read
+                        }
+                        () = cut => HostCapture::failed(t.clone(), CaptureSource::Live, Failure::new(ErrorKind::Timeout, "cut")),
                     }
-                })
-                .collect()
+                }
+            });
+            let captures = futures::future::join_all(hosts).await;
+            fake.now.set(fake.now.get() - live.targets.len());
+            captures
         })
     }
 }
@@ -252,6 +260,69 @@ fn a_short_deadline_never_turns_a_joined_longer_scrape_into_up_0() {
 }
 
 #[test]
+fn a_scrape_whose_deadline_comes_first_gets_the_hosts_read_by_then() {
+    run(async {
+        // A sample fleet: esx01 and esx02 readable, esx03 unreachable. esx02 takes 10 s, the
+        // others 1 s. A group scrape with 3 s starts the collection, one with 15 s joins and
+        // keeps it running: the first is answered at its deadline with esx01 as it was read
+        // and only esx02 timed out (it used to get every host timed out).
+        let fake = Rc::new(Fake {
+            delay: Duration::from_secs(1),
+            slow: vec![("esx02", Duration::from_secs(10))],
+            captures: crate::collect::replay::read_dir(&sample("esxi80-mixed-fleet"), CaptureSource::Live)
+                .expect("the sample reads"),
+            ..Fake::default()
+        });
+        let e = Engine::new(
+            Config::parse(CONFIG).expect("valid test configuration"),
+            Box::new(FakeCollector(fake.clone())),
+        );
+        let start = Instant::now();
+        let (short, long) = tokio::join!(
+            async {
+                let t = probe(&e, "rack", Duration::from_secs(3)).await;
+                (t, start.elapsed())
+            },
+            async {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                probe(&e, "rack", Duration::from_secs(15)).await
+            },
+        );
+        assert_eq!(fake.calls.get(), 1, "one collection for both");
+        let value = |text: &str, series: &str| {
+            let series = format!("\n{series} ");
+            let at = text
+                .find(&series)
+                .unwrap_or_else(|| panic!("{series:?} missing: {text}"));
+            text[at + series.len()..].chars().next()
+        };
+        let host_up = |text: &str, host: &str| value(text, &format!("pvrdma_host_up{{host_name=\"{host}\"}}"));
+        let unreachable = |text: &str, host: &str| {
+            value(
+                text,
+                &format!("pvrdma_host_status{{host_name=\"{host}\",status=\"unreachable\"}}"),
+            )
+        };
+        let (text, took) = short;
+        let text = text.expect("allowed");
+        assert!(took <= Duration::from_secs(3), "answered by its own deadline: {took:?}");
+        assert_eq!(value(&text, "pvrdma_up"), Some('0'), "{text}");
+        assert_eq!(host_up(&text, "esx01"), Some('1'), "read by then: {text}");
+        assert!(text.contains("\npvrdma_adapter_verdict{host_name=\"esx01\","), "{text}");
+        assert_eq!(host_up(&text, "esx02"), Some('0'), "still collecting: {text}");
+        assert!(
+            !text.contains("\npvrdma_adapter_verdict{host_name=\"esx02\","),
+            "{text}"
+        );
+        assert_eq!(unreachable(&text, "esx03"), Some('1'), "{text}");
+        let text = long.expect("allowed");
+        assert_eq!(host_up(&text, "esx01"), Some('1'), "{text}");
+        assert_eq!(host_up(&text, "esx02"), Some('1'), "{text}");
+        assert_eq!(unreachable(&text, "esx03"), Some('1'), "{text}");
+    });
+}
+
+#[test]
 fn a_timed_out_host_names_the_scrape_timeout_not_a_cli_option() {
     run(async {
         let (e, fake) = engine(CONFIG, Duration::from_secs(60));
@@ -266,14 +337,18 @@ fn a_timed_out_host_names_the_scrape_timeout_not_a_cli_option() {
     });
 }
 
+fn sample(scenario: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(scenario)
+}
+
 /// Answers with a sample scenario's captures of the hosts asked for.
 struct SampleCollector(&'static str);
 
 impl Collector for SampleCollector {
     fn collect(&self, live: LiveOptions) -> LocalBoxFuture<'static, Vec<HostCapture>> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("samples")
-            .join(self.0);
+        let dir = sample(self.0);
         Box::pin(async move {
             let all = crate::collect::replay::read_dir(&dir, CaptureSource::Live).expect("the sample reads");
             all.into_iter().filter(|c| live.targets.contains(&c.host)).collect()

@@ -43,7 +43,23 @@ pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
 
 /// [`diagnose`] judging only the checks across hosts `selection` keeps.
 pub fn diagnose_selected(captures: &[HostCapture], selection: &Selection) -> Diagnosis {
-    let hosts: Vec<HostDiagnosis> = captures.iter().map(diagnose_host).collect();
+    diagnose_selected_known(captures, &mut BTreeMap::new(), selection)
+}
+
+/// [`diagnose_selected`] for hosts of which some were diagnosed already, each the moment
+/// it was read (`known`, by host name; taken out as used): an exporter does so, to answer
+/// a scrape whose deadline comes before the end of the collection with the hosts read by
+/// then, and a host is not diagnosed twice. A capture whose host is in `known` is not
+/// looked at, except for its path probe's results.
+pub fn diagnose_selected_known(
+    captures: &[HostCapture],
+    known: &mut BTreeMap<String, HostDiagnosis>,
+    selection: &Selection,
+) -> Diagnosis {
+    let hosts: Vec<HostDiagnosis> = captures
+        .iter()
+        .map(|c| known.remove(&c.host).unwrap_or_else(|| diagnose_host(c)))
+        .collect();
     let probes = probe::results(captures, &hosts);
     fleet_diagnosis_with(hosts, probes, selection)
 }
