@@ -26,7 +26,7 @@ fn once(hosts: usize, parallel: usize, latency: Duration) -> anyhow::Result<Dura
     };
     let live = LiveOptions {
         parallel,
-        connect_timeout: Duration::from_secs(30),
+        connect_timeout: Some(Duration::from_secs(30)),
         command_timeout: Duration::from_secs(30),
         run_timeout: Some(Duration::from_secs(300)),
         ..LiveOptions::default()

@@ -26,7 +26,7 @@ fn main() -> anyhow::Result<()> {
         targets,
         ssh_config: Some(config_path),
         parallel: hosts,
-        connect_timeout: Duration::from_secs(120),
+        connect_timeout: Some(Duration::from_secs(120)),
         command_timeout: Duration::from_secs(120),
         run_timeout: Some(Duration::from_secs(600)),
         only_given_keys: true,

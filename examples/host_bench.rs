@@ -294,7 +294,7 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
         targets: (0..hosts).map(|n| format!("h{n:04}")).collect(),
         ssh_config: Some(config.clone()),
         only_given_keys: true,
-        connect_timeout: Duration::from_secs(60),
+        connect_timeout: Some(Duration::from_secs(60)),
         command_timeout: Duration::from_secs(60),
         ..LiveOptions::default()
     };

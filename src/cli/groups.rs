@@ -48,7 +48,7 @@ pub(crate) struct SshArgs {
     /// An ssh_config option for the hosts, before ~/.ssh/config and /etc/ssh/ssh_config
     /// (like `ssh -o`, repeatable): HostName, User, Port, IdentityFile, IdentitiesOnly,
     /// ProxyJump, ProxyCommand, UserKnownHostsFile, GlobalKnownHostsFile,
-    /// StrictHostKeyChecking, HashKnownHosts, HostKeyAlias.
+    /// StrictHostKeyChecking, HashKnownHosts, HostKeyAlias, ConnectTimeout.
     #[arg(short = 'o', long = "ssh-option", value_name = "KEY=VALUE")]
     pub(crate) options: Vec<String>,
     /// Record the key of a host not yet in known_hosts (like StrictHostKeyChecking=accept-new).
@@ -69,9 +69,10 @@ pub(crate) struct RunArgs {
     /// How many hosts to diagnose at once.
     #[arg(long, value_name = "N", default_value_t = crate::live::DEFAULT_PARALLEL, value_parser = parse_parallel)]
     pub(crate) parallel: usize,
-    /// Limit for TCP connect + key exchange + authentication, per host.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
-    pub(crate) connect_timeout: Duration,
+    /// Limit for TCP connect + key exchange + authentication, per host [default: the
+    /// host's ConnectTimeout in ssh_config, else 10s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) connect_timeout: Option<Duration>,
     /// Limit for each command on a host.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub(crate) command_timeout: Duration,

@@ -45,13 +45,66 @@ pub struct HostJob {
     pub(crate) jumps: Vec<Endpoint>,
     pub target: Endpoint,
     pub(crate) credentials: Credentials,
-    pub(crate) connect_timeout: Duration,
+    pub(crate) connect_timeout: ConnectLimit,
     pub(crate) command_timeout: Duration,
     /// Most output bytes kept for this host, all commands together (`--host-output-budget`).
     pub(crate) host_output_budget: usize,
     /// What is left of the whole run's output budget, shared by every host's job.
     pub(crate) run_budget: Arc<RunBudget>,
     pub(crate) channels: usize,
+}
+
+/// How long a host's login may take (TCP connect, key exchange, authentication), and
+/// what set it, for the message when it runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ConnectLimit {
+    pub(crate) limit: Duration,
+    /// `--connect-timeout`, or the exporter module's `connect_timeout`.
+    pub(crate) option: &'static str,
+    /// Set by the host's `ConnectTimeout` in ssh_config, not by `option`.
+    pub(crate) from_ssh_config: bool,
+}
+
+impl ConnectLimit {
+    /// What is said when a login did not finish within the limit: the limit, where it
+    /// comes from and how to raise it.
+    fn exceeded(&self) -> (String, String) {
+        let secs = self.limit.as_secs_f64();
+        if self.from_ssh_config {
+            (
+                format!("ConnectTimeout {secs}s (ssh_config)"),
+                format!(
+                    "raise ConnectTimeout for this host in ssh_config, or give {}",
+                    self.option
+                ),
+            )
+        } else {
+            (format!("{} {secs}s", self.option), format!("raise {}", self.option))
+        }
+    }
+}
+
+/// Logs in to `job`'s host within its connect limit; `purpose` (" for the path probe")
+/// goes into the message when the limit runs out.
+pub(crate) async fn login(job: &HostJob, purpose: &str) -> Result<Connection, Failure> {
+    let connected = tokio::time::timeout(
+        job.connect_timeout.limit,
+        client::connect(&job.jumps, &job.target, &job.credentials),
+    )
+    .await;
+    match connected {
+        Ok(r) => r.map_err(Failure::from),
+        Err(_) => {
+            let (limit, raise) = job.connect_timeout.exceeded();
+            Err(Failure::new(
+                ErrorKind::Timeout,
+                format!(
+                    "{}: no SSH login{purpose} within {limit} (TCP connect, key exchange and authentication); check that the host is up and reachable, or {raise}",
+                    job.target.label
+                ),
+            ))
+        }
+    }
 }
 
 impl From<crate::ssh::error::SshError> for Failure {
@@ -93,34 +146,9 @@ pub(crate) async fn collect_host_open(
         job.jumps.len()
     );
     let started = Instant::now();
-    let connected = tokio::time::timeout(
-        job.connect_timeout,
-        client::connect(&job.jumps, &job.target, &job.credentials),
-    )
-    .await;
-    let conn = match connected {
-        Ok(Ok(c)) => c,
-        Ok(Err(e)) => {
-            return (
-                HostCapture::failed(&job.label, CaptureSource::Live, Failure::from(e)),
-                None,
-            )
-        }
-        Err(_) => {
-            let failure = HostCapture::failed(
-                &job.label,
-                CaptureSource::Live,
-                Failure::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "{}: no SSH login within --connect-timeout {}s (TCP connect, key exchange and authentication); check that the host is up and reachable, or raise --connect-timeout",
-                        job.target.label,
-                        job.connect_timeout.as_secs()
-                    ),
-                ),
-            );
-            return (failure, None);
-        }
+    let conn = match login(job, "").await {
+        Ok(c) => c,
+        Err(failure) => return (HostCapture::failed(&job.label, CaptureSource::Live, failure), None),
     };
     tracing::info!(
         "{}: logged in as {} in {} ms",

@@ -58,7 +58,12 @@ pub struct LiveOptions {
     /// `-i`, tried before config/default keys.
     pub identity_files: Vec<PathBuf>,
     pub parallel: usize,
-    pub connect_timeout: Duration,
+    /// `--connect-timeout`; `None`: the host's `ConnectTimeout` in ssh_config, else
+    /// [`DEFAULT_CONNECT_TIMEOUT`].
+    pub connect_timeout: Option<Duration>,
+    /// How a user sets `connect_timeout`, for the message when a login runs out of it:
+    /// `--connect-timeout`, or the exporter module's `connect_timeout`.
+    pub connect_timeout_option: &'static str,
     pub command_timeout: Duration,
     /// `--host-output-budget`: most bytes kept per host, all outputs together.
     pub host_output_budget: usize,
@@ -164,7 +169,8 @@ impl Default for LiveOptions {
             login_user: None,
             identity_files: Vec::new(),
             parallel: DEFAULT_PARALLEL,
-            connect_timeout: Duration::from_secs(10),
+            connect_timeout: None,
+            connect_timeout_option: "--connect-timeout",
             command_timeout: Duration::from_secs(60),
             host_output_budget: pvrdma_engine::capture::DEFAULT_HOST_BUDGET,
             total_output_budget: pvrdma_engine::capture::DEFAULT_TOTAL_BUDGET,
@@ -182,6 +188,10 @@ impl Default for LiveOptions {
         }
     }
 }
+
+/// The limit for a host's TCP connect, key exchange and authentication when neither
+/// `--connect-timeout` nor the host's `ConnectTimeout` sets one.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A run deadline that its owner may move later while the run goes.
 #[derive(Debug, Clone)]

@@ -152,7 +152,14 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
             password: opts.password.clone(),
             keys: Default::default(),
         },
-        connect_timeout: opts.connect_timeout,
+        connect_timeout: crate::collect::ssh::ConnectLimit {
+            limit: opts
+                .connect_timeout
+                .or(route.connect_timeout)
+                .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT),
+            option: opts.connect_timeout_option,
+            from_ssh_config: opts.connect_timeout.is_none() && route.connect_timeout.is_some(),
+        },
         command_timeout: opts.command_timeout,
         host_output_budget: opts.host_output_budget,
         run_budget: crate::collect::ssh::RunBudget::new(opts.total_output_budget),

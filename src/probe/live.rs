@@ -10,7 +10,7 @@
 //! `--timeout` still reports the probes that finished.
 use crate::collect::ssh::{run_line, HostJob};
 use crate::probe::{self, ProbeCapture, ProbeOptions, PROBE_ID};
-use crate::ssh::client::{self, Connection};
+use crate::ssh::client::Connection;
 use pvrdma_engine::capture::{ErrorKind, Failure, HostCapture};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -124,22 +124,7 @@ async fn run_host(job: &HostJob, conn: Option<Connection>, todo: &[(String, Stri
 
 /// A fresh login for a host whose collection connection was not kept open.
 async fn reconnect(job: &HostJob) -> Result<Connection, Failure> {
-    match tokio::time::timeout(
-        job.connect_timeout,
-        client::connect(&job.jumps, &job.target, &job.credentials),
-    )
-    .await
-    {
-        Ok(r) => r.map_err(Failure::from),
-        Err(_) => Err(Failure::new(
-            ErrorKind::Timeout,
-            format!(
-                "{}: no SSH login for the path probe within --connect-timeout {}s",
-                job.target.label,
-                job.connect_timeout.as_secs()
-            ),
-        )),
-    }
+    crate::collect::ssh::login(job, " for the path probe").await
 }
 
 /// The probe capture of a host once the phase ended (or was stopped): every planned peer

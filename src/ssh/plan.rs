@@ -39,6 +39,9 @@ pub(crate) struct Flags {
 pub(crate) struct Route {
     pub(crate) jumps: Vec<Endpoint>,
     pub(crate) target: Endpoint,
+    /// The target's `ConnectTimeout`, when set and not 0 (ssh's "as long as the system
+    /// waits", which a run cannot afford: the default stands then).
+    pub(crate) connect_timeout: Option<std::time::Duration>,
 }
 
 /// Why a route could not be planned.
@@ -73,7 +76,15 @@ impl Planner<'_> {
         let cfg = self.config.resolve(&arg, &self.flags.options)?;
         let target = self.endpoint(&cfg, true)?;
         let jumps = self.jump_chain(cfg.jump.as_ref(), 0)?;
-        Ok(Route { jumps, target })
+        let connect_timeout = cfg
+            .connect_timeout
+            .filter(|s| *s > 0)
+            .map(std::time::Duration::from_secs);
+        Ok(Route {
+            jumps,
+            target,
+            connect_timeout,
+        })
     }
 
     /// The hops before a host whose jump host is `jump`, in connection order.

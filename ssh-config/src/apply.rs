@@ -171,6 +171,10 @@ pub(super) fn apply(
         Keyword::YesNo => {
             flag(&[("yes", true), ("no", false)])?;
         }
+        Keyword::ConnectTimeout => {
+            let secs = values::time(one()?).map_err(|e| origin.error(e))?;
+            set_once(&mut opts.connect_timeout, &secs, active);
+        }
         Keyword::Time => {
             values::time(one()?).map_err(|e| origin.error(e))?;
         }

@@ -20,6 +20,7 @@ pub const HONOURED_OPTIONS: &[&str] = &[
     "StrictHostKeyChecking",
     "HashKnownHosts",
     "HostKeyAlias",
+    "ConnectTimeout",
 ];
 
 /// One connection option of the command line.

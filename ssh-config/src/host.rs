@@ -40,6 +40,8 @@ pub struct HostConfig {
     pub identities_only: bool,
     /// `HashKnownHosts yes`: names learnt into known_hosts are written hashed.
     pub hash_known_hosts: bool,
+    /// `ConnectTimeout` in seconds, when set (`0`: ssh waits as long as the system does).
+    pub connect_timeout: Option<u64>,
 }
 
 /// The jump host of a route and how ssh reaches it: its own ssh is run as

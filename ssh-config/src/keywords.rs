@@ -25,7 +25,8 @@ pub(super) enum Keyword {
     CanonicalDomains,
     CanonicalizeFallbackLocal,
     CanonicalizeMaxDots,
-    /// Not used here, a time value (`ConnectTimeout 10`, `ServerAliveInterval 1m`).
+    ConnectTimeout,
+    /// Not used here, a time value (`ServerAliveInterval 1m`).
     Time,
     /// Not used here, a non-negative integer.
     Integer,
@@ -74,7 +75,7 @@ const FLAG_KEYWORDS: &[&str] = &[
 ];
 
 /// Unused keywords whose value is a time (ssh's `convtime`).
-const TIME_KEYWORDS: &[&str] = &["connecttimeout", "serveraliveinterval", "forwardx11timeout"];
+const TIME_KEYWORDS: &[&str] = &["serveraliveinterval", "forwardx11timeout"];
 
 /// Unused keywords whose value is a non-negative integer.
 const INTEGER_KEYWORDS: &[&str] = &[
@@ -186,7 +187,6 @@ const OTHER_KEYWORDS: &[&str] = &[
     "verifyhostkeydns",
     "nohostauthenticationforlocalhost",
     "rekeylimit",
-    "connecttimeout",
     "addressfamily",
     "serveraliveinterval",
     "serveralivecountmax",
@@ -253,6 +253,7 @@ pub(super) fn lookup(name: &str) -> Option<Keyword> {
         "compression" => Keyword::YesNo,
         "canonicalizefallbacklocal" => Keyword::CanonicalizeFallbackLocal,
         "canonicalizemaxdots" => Keyword::CanonicalizeMaxDots,
+        "connecttimeout" => Keyword::ConnectTimeout,
         "loglevel" => Keyword::LogLevel,
         other if TIME_KEYWORDS.contains(&other) => Keyword::Time,
         other if INTEGER_KEYWORDS.contains(&other) => Keyword::Integer,

@@ -433,6 +433,7 @@ impl SshConfig {
             host_key_alias,
             identities_only: opts.identities_only.unwrap_or(false),
             hash_known_hosts: opts.hash_known_hosts.unwrap_or(false),
+            connect_timeout: opts.connect_timeout,
         })
     }
 }
@@ -499,6 +500,7 @@ struct Options {
     canonicalize_fallback_local: Option<bool>,
     canonicalize_max_dots: Option<u32>,
     canonical_domains: Option<Vec<String>>,
+    connect_timeout: Option<u64>,
 }
 
 /// Where a line comes from.

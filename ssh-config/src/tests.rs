@@ -598,3 +598,16 @@ fn a_user_private_group_may_write_the_config_as_debian_allows() {
     );
     assert!(!private_group_in(passwd, group, 999, 1000), "unknown group");
 }
+
+#[test]
+fn connect_timeout_is_the_first_value_obtained_command_line_first() {
+    let (_dir, cfg) = config("Host esx01\n  ConnectTimeout 1m5s\nHost *\n  ConnectTimeout 20\n");
+    assert_eq!(ok(&cfg, "esx01").connect_timeout, Some(65));
+    assert_eq!(ok(&cfg, "esx02").connect_timeout, Some(20));
+    let o = cli(&[CliOption::Option("ConnectTimeout=7".into())]);
+    let c = cfg.resolve(&HostArg::named("esx01"), &o).unwrap();
+    assert_eq!(c.connect_timeout, Some(7));
+    let (_dir, cfg) = config("Host esx01\n  ConnectTimeout 0\n");
+    assert_eq!(ok(&cfg, "esx01").connect_timeout, Some(0));
+    assert_eq!(ok(&cfg, "esx02").connect_timeout, None);
+}

@@ -586,3 +586,40 @@ fn an_ssh_config_or_command_line_ssh_refuses_stops_the_run_once() {
         assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
     }
 }
+
+#[test]
+fn connect_timeout_comes_from_ssh_config_unless_the_command_line_gives_one() {
+    // A listener that accepts TCP and never sends an SSH banner: the login runs out of
+    // whichever limit applies, and the message names it and how to raise it.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("ssh_config");
+    std::fs::write(
+        &cfg,
+        format!("Host quick\n  ConnectTimeout 1\nHost *\n  HostName 127.0.0.1\n  Port {port}\n"),
+    )
+    .unwrap();
+    let message = |args: &[&str]| {
+        let r = run(doctor()
+            .env("HOME", dir.path())
+            .arg("-F")
+            .arg(&cfg)
+            .args(["--no-progress", "--format", "json"])
+            .args(args));
+        let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stderr));
+        report["hosts"][0]["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let m = message(&["quick"]);
+    assert!(m.contains("no SSH login within ConnectTimeout 1s (ssh_config)"), "{m}");
+    assert!(m.contains("raise ConnectTimeout for this host in ssh_config"), "{m}");
+    let m = message(&["-o", "ConnectTimeout=1", "other"]);
+    assert!(m.contains("within ConnectTimeout 1s"), "{m}");
+    let m = message(&["--connect-timeout", "1500ms", "quick"]);
+    assert!(m.contains("no SSH login within --connect-timeout 1.5s"), "{m}");
+    assert!(m.contains("raise --connect-timeout"), "{m}");
+    drop(silent);
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 fn live() -> LiveOptions {
     LiveOptions {
-        connect_timeout: Duration::from_secs(20),
+        connect_timeout: Some(Duration::from_secs(20)),
         command_timeout: Duration::from_secs(20),
         run_timeout: Some(Duration::from_secs(120)),
         ..LiveOptions::default()

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 fn live(probe: Option<ProbeOptions>) -> LiveOptions {
     LiveOptions {
-        connect_timeout: Duration::from_secs(20),
+        connect_timeout: Some(Duration::from_secs(20)),
         command_timeout: Duration::from_secs(20),
         run_timeout: Some(Duration::from_secs(120)),
         probe,

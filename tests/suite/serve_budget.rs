@@ -99,7 +99,7 @@ fn probes_in_flight_share_one_output_budget_and_a_cut_output_is_unknown_not_a_pa
     )
     .unwrap();
     let live = fleet.live_options(LiveOptions {
-        connect_timeout: Duration::from_secs(20),
+        connect_timeout: Some(Duration::from_secs(20)),
         command_timeout: Duration::from_secs(30),
         ..LiveOptions::default()
     });

@@ -1,7 +1,8 @@
 //! The oracle for ssh_config: generated configurations and command lines, resolved by
 //! pvrdma-doctor and by OpenSSH's `ssh -G` (the real client, Debian's openssh-client),
 //! must agree on the host name, port, user, the whole ProxyJump chain (each hop as ssh
-//! reaches it), the identity files and the known-hosts files, or both must refuse.
+//! reaches it), the identity files, the known-hosts files and the connect timeout, or
+//! both must refuse.
 //!
 //! `ssh -G` never reads this machine's config: every call has `-F` with the generated
 //! file, and `HOME` points into a temporary directory (where relative `Include`s go).
@@ -32,6 +33,8 @@ struct Resolved {
     global_known_hosts: String,
     proxy_jump: Option<String>,
     proxy_command: Option<String>,
+    /// Seconds, or `none`.
+    connect_timeout: String,
 }
 
 /// The identity files ssh lists when none is configured.
@@ -142,6 +145,7 @@ impl Env {
             global_known_hosts: get("globalknownhostsfile").unwrap_or_default(),
             proxy_jump: get("proxyjump"),
             proxy_command: get("proxycommand"),
+            connect_timeout: get("connecttimeout").unwrap_or_default(),
         })
     }
 
@@ -181,6 +185,9 @@ fn compare(ours: &HostConfig, ssh: &Resolved) -> Result<(), String> {
         global_known_hosts: ours.global_known_hosts_files_raw.join(" "),
         proxy_jump: ours.jump.as_ref().map(JumpHost::display),
         proxy_command: ours.proxy_command.as_ref().map(|(c, _)| c.clone()),
+        connect_timeout: ours
+            .connect_timeout
+            .map_or_else(|| "none".to_string(), |s| s.to_string()),
     };
     if &mine == ssh {
         Ok(())
@@ -520,6 +527,8 @@ fn cli_option() -> impl Strategy<Value = CliOption> {
             "UserKnownHostsFile=/o/kh",
             "GlobalKnownHostsFile=/o/gkh",
             "StrictHostKeyChecking=yes",
+            "ConnectTimeout=7",
+            "ConnectTimeout=2m",
             "user admin3",
         ])
         .prop_map(|o| CliOption::Option(o.to_string())),

@@ -91,7 +91,7 @@ impl Client {
             ssh_config: Some(self.config.clone()),
             // Never the machine's own /etc/ssh/ssh_config (and -F skips it anyway).
             system_ssh_config: self.dir.path().join("system_ssh_config"),
-            connect_timeout: Duration::from_secs(20),
+            connect_timeout: Some(Duration::from_secs(20)),
             command_timeout: Duration::from_secs(20),
             run_timeout: Some(Duration::from_secs(120)),
             ..LiveOptions::default()

@@ -51,7 +51,7 @@ groups:
     let (name, m) = c.module_for("esx01", None).unwrap();
     assert_eq!(name, "default");
     assert_eq!(m.live.login_user.as_deref(), Some("monitor"));
-    assert_eq!(m.live.connect_timeout, Duration::from_secs(5));
+    assert_eq!(m.live.connect_timeout, Some(Duration::from_secs(5)));
     assert!(c.module_for("esx01", Some("nope")).is_err());
 }
 
