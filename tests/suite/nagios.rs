@@ -179,6 +179,32 @@ fn icinga2_parses_every_performance_data_item_of_every_sample_and_the_demo() {
     assert!(!refused.status.success());
 }
 
+/// A running Icinga 2 daemon in a process group of its own. The daemon forks its worker
+/// (and the worker its check runner), which outlive a kill of the process started: the
+/// whole group goes when this is dropped, a failing test included.
+struct Daemon(std::process::Child);
+
+impl Daemon {
+    fn start(mut command: Command) -> Daemon {
+        use std::os::unix::process::CommandExt;
+        let child = command
+            .process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start icinga2");
+        Daemon(child)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
 /// A throwaway Icinga 2 configuration directory: the daemon runs as the current user with
 /// every state, cache, log and spool path inside it.
 struct IcingaDir {
@@ -312,12 +338,7 @@ object Service "pvrdma" {{
         perf = perfdata.display(),
         tmp = ic.path("spool/tmp").display(),
     );
-    let mut daemon = ic
-        .command(&conf)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start icinga2");
+    let daemon = Daemon::start(ic.command(&conf));
     let started = Instant::now();
     let mut record = String::new();
     while started.elapsed() < Duration::from_secs(120) {
@@ -338,8 +359,7 @@ object Service "pvrdma" {{
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    drop(daemon);
     assert!(!record.is_empty(), "Icinga 2 recorded no check result within 120 s");
     // The demo has an adapter in TCP fallback (esx02) and a closed host (esx03).
     assert!(record.contains("SERVICESTATE::CRITICAL"), "{record}");
