@@ -569,5 +569,8 @@ pub fn spec(id: &str) -> Option<&'static CommandSpec> {
     CATALOGUE.iter().find(|s| s.id == id)
 }
 
+mod group;
+pub use group::*;
+
 #[cfg(test)]
 mod tests;

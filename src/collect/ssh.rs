@@ -8,7 +8,7 @@
 use super::schedule::{self, Ran};
 use crate::ssh::client::{self, Connection, Credentials, Endpoint};
 use pvrdma_engine::capture::{Cap, CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};
-use pvrdma_engine::catalogue::{CommandSpec, CATALOGUE};
+use pvrdma_engine::catalogue::{self, CommandSpec, Framing, CATALOGUE};
 use russh::ChannelMsg;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -17,6 +17,11 @@ use std::time::{Duration, Instant};
 use pvrdma_engine::capture::OUTPUT_CAP;
 
 mod budget;
+mod group;
+mod login;
+pub(crate) use login::{login, ConnectLimit};
+use group::{group_unit, split_group, Mirror, GROUP_ID};
+pub(crate) use group::settle_partial_group;
 use budget::Budget;
 pub use budget::{ProcessBudget, RunBudget};
 
@@ -52,59 +57,6 @@ pub struct HostJob {
     /// What is left of the whole run's output budget, shared by every host's job.
     pub(crate) run_budget: Arc<RunBudget>,
     pub(crate) channels: usize,
-}
-
-/// How long a host's login may take (TCP connect, key exchange, authentication), and
-/// what set it, for the message when it runs out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ConnectLimit {
-    pub(crate) limit: Duration,
-    /// `--connect-timeout`, or the exporter module's `connect_timeout`.
-    pub(crate) option: &'static str,
-    /// Set by the host's `ConnectTimeout` in ssh_config, not by `option`.
-    pub(crate) from_ssh_config: bool,
-}
-
-impl ConnectLimit {
-    /// What is said when a login did not finish within the limit: the limit, where it
-    /// comes from and how to raise it.
-    fn exceeded(&self) -> (String, String) {
-        let secs = self.limit.as_secs_f64();
-        if self.from_ssh_config {
-            (
-                format!("ConnectTimeout {secs}s (ssh_config)"),
-                format!(
-                    "raise ConnectTimeout for this host in ssh_config, or give {}",
-                    self.option
-                ),
-            )
-        } else {
-            (format!("{} {secs}s", self.option), format!("raise {}", self.option))
-        }
-    }
-}
-
-/// Logs in to `job`'s host within its connect limit; `purpose` (" for the path probe")
-/// goes into the message when the limit runs out.
-pub(crate) async fn login(job: &HostJob, purpose: &str) -> Result<Connection, Failure> {
-    let connected = tokio::time::timeout(
-        job.connect_timeout.limit,
-        client::connect(&job.jumps, &job.target, &job.credentials),
-    )
-    .await;
-    match connected {
-        Ok(r) => r.map_err(Failure::from),
-        Err(_) => {
-            let (limit, raise) = job.connect_timeout.exceeded();
-            Err(Failure::new(
-                ErrorKind::Timeout,
-                format!(
-                    "{}: no SSH login{purpose} within {limit} (TCP connect, key exchange and authentication); check that the host is up and reachable, or {raise}",
-                    job.target.label
-                ),
-            ))
-        }
-    }
 }
 
 impl From<crate::ssh::error::SshError> for Failure {
@@ -174,7 +126,7 @@ pub(crate) async fn run_line(job: &HostJob, conn: &Connection, id: &str, command
     let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
     let mut last = String::new();
     for attempt in 0..OPEN_RETRIES {
-        match run_one_line(job, conn, id, command, &budget).await {
+        match run_one_line(job, conn, id, command, &budget, None).await {
             Run::Done(out) => return Ok(out),
             Run::Lost(f) => return Err(f),
             Run::OpenRefused(why) => {
@@ -196,6 +148,7 @@ pub(crate) async fn run_line(job: &HostJob, conn: &Connection, id: &str, command
 /// only: a flooding fleet's outputs are the bulk of the client's memory.
 fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
     if let Ok(mut m) = sink.lock() {
+        settle_partial_group(&mut m);
         capture.outputs.append(&mut m);
     }
 }
@@ -209,16 +162,39 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], 
     let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
     let budget = &budget;
     let on_done = |id: &str, out: RawOutput| {
+        let group = id == GROUP_ID;
+        let outputs = match group {
+            true => split_group(job, out),
+            false => vec![(id.to_string(), out)],
+        };
         if let Ok(mut m) = sink.lock() {
-            m.insert(id.to_string(), out);
+            // The group's copy of its answers so far (see `Mirror`) gives way to them.
+            if group {
+                m.remove(GROUP_ID);
+            }
+            m.extend(outputs);
         }
     };
+    // The grouped commands go as one unit of the schedule (one channel), the others as
+    // they are.
+    let units: Vec<CommandSpec> = match group_unit() {
+        Some(group) if specs == CATALOGUE => specs
+            .iter()
+            .filter(|s| !catalogue::is_grouped(s))
+            .copied()
+            .chain(std::iter::once(*group))
+            .collect(),
+        _ => specs.to_vec(),
+    };
     let finished = schedule::run(
-        specs,
+        &units,
         job.channels,
         &job.target.label,
         |spec, line| async move {
-            match run_one_line(job, conn, spec.id, &line, budget).await {
+            // The group's answers so far stay in the sink as they arrive: a run stopped
+            // by --timeout keeps the ones that were whole (see `settle_partial_group`).
+            let mirror = (spec.id == GROUP_ID).then_some(Mirror { sink, scanned: 0 });
+            match run_one_line(job, conn, spec.id, &line, budget, mirror).await {
                 Run::Done(out) => Ran::Done(out),
                 Run::OpenRefused(why) => Ran::Refused(why),
                 Run::Lost(f) => Ran::Lost(f),
@@ -228,6 +204,15 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], 
     )
     .await;
     capture.missing = finished.missing;
+    // A group that never ran: each of its commands is missing for the same reason.
+    if let Some(group) = group_unit() {
+        if let Some(f) = capture.missing.remove(group.id) {
+            for id in catalogue::group_keys(group.command).unwrap_or_default() {
+                let message = f.message.replace(group.id, &id);
+                capture.missing.insert(id, Failure::new(f.kind, message));
+            }
+        }
+    }
     let (not_esxi, none_ran) = match sink.lock() {
         Ok(m) => (not_esxi(job, &m), m.is_empty()),
         Err(_) => (None, true),
@@ -459,7 +444,14 @@ fn failure_for(job: &HostJob, id: &str, outcome: &Outcome) -> Option<Failure> {
     ))
 }
 
-async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str, budget: &Budget) -> Run {
+async fn run_one_line(
+    job: &HostJob,
+    conn: &Connection,
+    id: &str,
+    command: &str,
+    budget: &Budget,
+    mut mirror: Option<Mirror<'_>>,
+) -> Run {
     let started = Instant::now();
     // The deadline covers opening the channel too: a server that accepts the connection
     // but never answers the open must cost one command timeout, not hang the host.
@@ -509,7 +501,13 @@ async fn run_one_line(job: &HostJob, conn: &Connection, id: &str, command: &str,
         // before the last data.
         loop {
             tokio::select! {
-                msg = channel.wait() => if !rx.on_message(msg) { break },
+                msg = channel.wait() => {
+                    let more = rx.on_message(msg);
+                    if let Some(m) = mirror.as_mut() {
+                        m.after(id, command, &rx.stdout);
+                    }
+                    if !more { break }
+                },
                 _ = &mut deadline => {
                     rx.timed_out = true;
                     break;

@@ -29,6 +29,9 @@ impl SimHost {
         if let Some((id, keys)) = pvrdma_engine::catalogue::batch_keys(command) {
             return (self.batch_answer(id, &keys), String::new(), 0);
         }
+        if let Some(ids) = pvrdma_engine::catalogue::group_keys(command) {
+            return (self.group_answer(&ids), String::new(), 0);
+        }
         let Some(spec) = CATALOGUE.iter().find(|s| s.command == command) else {
             let word = command.split_whitespace().next().unwrap_or("");
             return (String::new(), format!("sh: {word}: not found\n"), 127);
@@ -53,6 +56,27 @@ impl SimHost {
 }
 
 impl SimHost {
+    /// What a group of catalogue commands prints: each command's answer (stderr after
+    /// stdout, as `2>&1` merges them) framed as a host's batch frames it, the last command
+    /// first, as a host whose queries finish in any order would send them.
+    fn group_answer(&self, ids: &[String]) -> String {
+        let answered: Vec<(String, u32)> = ids
+            .iter()
+            .map(|id| {
+                let command = pvrdma_engine::catalogue::spec(id).map_or("", |s| s.command);
+                let (stdout, stderr, exit) = self.answer(command);
+                (format!("{stdout}{stderr}"), exit)
+            })
+            .collect();
+        let order: Vec<(usize, &str, u32)> = answered
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(n, (text, exit))| (n, text.as_str(), *exit))
+            .collect();
+        pvrdma_engine::capture::frames::encode(ids, &order)
+    }
+
     /// What a concurrent batch prints for `keys`: the captured section of each key (empty
     /// when the capture has none), framed as a host's batch frames it, in the order the
     /// queries finish (here: the last key first, so the client's sorting is exercised).

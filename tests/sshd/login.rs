@@ -356,9 +356,13 @@ fn a_linux_host_without_esxcli_is_not_esxi() {
     let err = run.captures[0].error.clone().expect("not-esxi");
     assert_eq!(err.kind, ErrorKind::NotEsxi, "{err:?}");
     assert!(err.message.contains("not an ESXi host"), "{}", err.message);
-    // The raw answers stay visible as evidence.
+    // The raw answers stay visible as evidence (a grouped command's stderr comes back in
+    // its framed answer, with its stdout, as a batch query's does).
     let out = &run.captures[0].outputs[catalogue::SYSTEM_VERSION];
-    assert!(out.stderr.contains("esxcli: not found"), "{out:?}");
+    assert!(
+        format!("{}{}", out.stdout, out.stderr).contains("esxcli: not found"),
+        "{out:?}"
+    );
     assert_eq!(out.exit_status, Some(127));
 }
 

@@ -47,6 +47,76 @@ pub struct Decoded {
 /// how the command itself ended when not cleanly ("did not finish within
 /// --command-timeout 60s"): it is the reason for every answer still open or not begun.
 pub fn decode(keys: &[String], raw: &[u8], problem: Option<&str>) -> Decoded {
+    render(keys, parse(keys, raw, problem), problem)
+}
+
+/// One answer of a framed stream, on its own: how a group of whole commands sent on one
+/// channel gives each command its own output.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct KeyAnswer {
+    /// What arrived of it, each line ended by a newline.
+    pub text: String,
+    /// The query's exit status, when its answer arrived whole.
+    pub exit: Option<u32>,
+    /// Why it did not arrive whole; `None` when it did.
+    pub unfinished: Option<String>,
+    /// The host stopped reading it at the per-query cap ([`crate::catalogue::SECTION_CAP`]).
+    pub cut: bool,
+}
+
+/// Each key's answer in the framed stream `raw`, in key order; `problem` as for
+/// [`decode`].
+pub fn answers(keys: &[String], raw: &[u8], problem: Option<&str>) -> Vec<KeyAnswer> {
+    parse(keys, raw, problem)
+        .into_iter()
+        .map(|answer| {
+            let cut = matches!(answer, Answer::Cut(_));
+            let (exit, lines, unfinished) = settle(answer, problem);
+            let mut text = Vec::new();
+            push_lines(&mut text, &lines);
+            KeyAnswer {
+                text: into_text(text),
+                exit,
+                unfinished,
+                cut,
+            }
+        })
+        .collect()
+}
+
+/// An answer's exit status when whole (its trailing blank lines dropped, as a shell's
+/// command substitution drops them), what arrived of it, and why it is not whole.
+fn settle<'a>(answer: Answer<'a>, problem: Option<&str>) -> (Option<u32>, Vec<&'a [u8]>, Option<String>) {
+    match answer {
+        Answer::Ended(exit, mut lines) => {
+            while lines.last().is_some_and(|l| l.is_empty()) {
+                lines.pop();
+            }
+            (Some(exit), lines, None)
+        }
+        Answer::Waiting => (None, Vec::new(), Some(waiting_reason(problem))),
+        Answer::Open(lines) => (None, lines, Some(open_reason(problem))),
+        Answer::Cut(lines) => (
+            None,
+            lines,
+            Some(format!(
+                "printed more than {} KiB, the most one query may print; the host stopped reading it",
+                crate::catalogue::SECTION_CAP / 1024
+            )),
+        ),
+        Answer::Damaged(lines, why) => (None, lines, Some(format!("arrived damaged: {why}"))),
+    }
+}
+
+fn into_text(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+/// The framed stream sorted into one answer per key.
+fn parse<'a>(keys: &[String], raw: &'a [u8], problem: Option<&str>) -> Vec<Answer<'a>> {
     let mut answers: Vec<Answer> = keys.iter().map(|_| Answer::Waiting).collect();
     // How many of the first keys' jobs the batch says it started.
     let mut started = 0;
@@ -112,7 +182,7 @@ pub fn decode(keys: &[String], raw: &[u8], problem: Option<&str>) -> Decoded {
             *answer = Answer::Open(Vec::new());
         }
     }
-    render(keys, answers, problem)
+    answers
 }
 
 /// `0:started N`: the batch has started the jobs of its first N keys.
@@ -217,37 +287,18 @@ fn render(keys: &[String], answers: Vec<Answer>, problem: Option<&str>) -> Decod
     let mut text: Vec<u8> = Vec::new();
     for (key, answer) in keys.iter().zip(answers) {
         text.extend_from_slice(format!("==> {key} <==\n").as_bytes());
-        let (lines, reason) = match answer {
-            Answer::Ended(exit, mut lines) => {
-                // As the command substitution of a shell would: no trailing blank lines.
-                while lines.last().is_some_and(|l| l.is_empty()) {
-                    lines.pop();
-                }
-                push_lines(&mut text, &lines);
-                text.extend_from_slice(format!("<== {key} exit {exit} ==>\n").as_bytes());
-                continue;
-            }
-            Answer::Waiting => (Vec::new(), waiting_reason(problem)),
-            Answer::Open(lines) => (lines, open_reason(problem)),
-            Answer::Cut(lines) => (
-                lines,
-                format!(
-                    "printed more than {} KiB, the most one query may print; the host stopped reading it",
-                    crate::catalogue::SECTION_CAP / 1024
-                ),
-            ),
-            Answer::Damaged(lines, why) => (lines, format!("arrived damaged: {why}")),
-        };
+        let (exit, lines, reason) = settle(answer, problem);
         push_lines(&mut text, &lines);
-        out.unfinished.push(UnfinishedSection {
-            key: key.clone(),
-            reason,
-        });
+        match (exit, reason) {
+            (_, Some(reason)) => out.unfinished.push(UnfinishedSection {
+                key: key.clone(),
+                reason,
+            }),
+            (Some(exit), None) => text.extend_from_slice(format!("<== {key} exit {exit} ==>\n").as_bytes()),
+            (None, None) => {}
+        }
     }
-    out.stdout = match String::from_utf8(text) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
+    out.stdout = into_text(text);
     out
 }
 

@@ -72,3 +72,43 @@ fn batch_lines_refuse_what_a_listing_cannot_hold() {
     assert_eq!(batch_command(SYSTEM_VERSION, &keys(&["1"])), None);
     assert_eq!(batch_keys("esxcli system version get"), None);
 }
+
+#[test]
+fn grouped_commands_are_whole_answers_no_command_is_built_from() {
+    let grouped: Vec<&str> = CATALOGUE.iter().filter(|s| is_grouped(s)).map(|s| s.id).collect();
+    assert!(grouped.len() >= 2, "{grouped:?}");
+    for spec in CATALOGUE.iter() {
+        let built_from = CATALOGUE.iter().any(|s| s.needs() == Some(spec.id));
+        if is_grouped(spec) {
+            assert_eq!(spec.framing, Framing::Whole, "{}", spec.id);
+            assert!(!built_from, "{} is a listing others wait for", spec.id);
+        }
+    }
+    // The listings and the batches keep their own channels; so does the DVPort list.
+    for id in [VM_PROCESS_LIST, RDMA_DEVICE_LIST, PVRDMA_DEVICES_LS, VM_PORT_LIST, DVS_LIST] {
+        assert!(!grouped.contains(&id), "{id}");
+    }
+    assert!(grouped.contains(&SYSTEM_VERSION) && grouped.contains(&FIREWALL_RULESET_LIST));
+}
+
+#[test]
+fn a_group_line_runs_each_catalogue_command_as_written_and_round_trips() {
+    let ids = [SYSTEM_VERSION, NIC_LIST, PVRDMA_VMKNIC_OPTION];
+    let line = group_command(&ids).expect("line");
+    for id in ids {
+        let command = spec(id).expect("spec").command;
+        assert!(line.contains(&format!("{id}) {command} ;; ")), "{line}");
+    }
+    assert!(line.ends_with(&format!("b {}", ids.join(" "))), "{line}");
+    assert!(line.contains(&format!("[ \"$c\" -lt {BATCH_FANOUT} ]")), "{line}");
+    assert_eq!(group_keys(&line), Some(keys(&ids)));
+    // Only grouped commands, and only lines built here, are groups.
+    assert_eq!(group_command(&[SYSTEM_VERSION, VM_PROCESS_LIST]), None);
+    assert_eq!(group_command(&[SYSTEM_VERSION, "esxcli_system_shutdown_reboot"]), None);
+    let tampered = line.replace("esxcli network nic list", "esxcli network nic down -n vmnic2");
+    assert_eq!(group_keys(&tampered), None);
+    assert_eq!(group_keys(&format!("{line} ; reboot")), None);
+    let batch = batch_command(VM_PORT_LIST, &keys(&["11"])).expect("batch");
+    assert_eq!(group_keys(&batch), None);
+    assert_eq!(batch_keys(&line), None);
+}

@@ -130,3 +130,39 @@ fn what_the_simulated_hosts_encode_decodes_to_the_same_sections() {
     );
     assert!(d.unfinished.is_empty());
 }
+
+#[test]
+fn answers_give_each_key_its_own_text_exit_and_reason() {
+    let k = keys(&["a", "b", "c", "d"]);
+    // b ended whole with exit 1, a is cut, c is open, d never began.
+    let raw = "2:begin b\n1:begin a\n2|Error: no such thing\n2|\n\
+               2:end b exit 1 lines 2 bytes 22\n1|x\n1:cut a lines 1 bytes 2\n3:begin c\n3|half\n";
+    let got = answers(&k, raw.as_bytes(), Some("did not finish within --command-timeout 5s"));
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[1].text, "Error: no such thing\n");
+    assert_eq!((got[1].exit, got[1].unfinished.as_deref(), got[1].cut), (Some(1), None, false));
+    assert_eq!((got[0].text.as_str(), got[0].exit, got[0].cut), ("x\n", None, true));
+    assert!(got[0].unfinished.as_deref().is_some_and(|r| r.contains("KiB")), "{:?}", got[0]);
+    assert_eq!(got[2].text, "half\n");
+    assert_eq!(
+        got[2].unfinished.as_deref(),
+        Some("did not finish within --command-timeout 5s")
+    );
+    assert_eq!(got[3].text, "");
+    assert!(
+        got[3].unfinished.as_deref().is_some_and(|r| r.contains("had not started")),
+        "{:?}",
+        got[3]
+    );
+    // The same stream decoded as a batch tells the same story.
+    let d = decode(&k, raw.as_bytes(), Some("did not finish within --command-timeout 5s"));
+    assert_eq!(
+        unfinished(&d).iter().map(|(key, _)| *key).collect::<Vec<_>>(),
+        ["a", "c", "d"]
+    );
+    // An answer whose counts do not match what arrived is never whole.
+    let spliced = "1:begin a\n1|x\n1:end a exit 0 lines 2 bytes 4\n";
+    let got = answers(&keys(&["a"]), spliced.as_bytes(), None);
+    assert_eq!(got[0].exit, None);
+    assert!(got[0].unfinished.as_deref().is_some_and(|r| r.contains("damaged")), "{:?}", got[0]);
+}
