@@ -19,11 +19,11 @@ use pvrdma_engine::capture::OUTPUT_CAP;
 mod budget;
 mod group;
 mod login;
-pub(crate) use login::{login, ConnectLimit};
-use group::{group_unit, split_group, Mirror, GROUP_ID};
-pub(crate) use group::settle_partial_group;
 use budget::Budget;
 pub use budget::{ProcessBudget, RunBudget};
+pub(crate) use group::settle_partial_group;
+use group::{group_unit, split_group, Mirror, GROUP_ID};
+pub(crate) use login::{login, ConnectLimit};
 
 /// Channels open at once per host: under OpenSSH's default MaxSessions (10, per
 /// connection). sshd frees a session a moment after the channel's close, so at the limit

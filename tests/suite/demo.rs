@@ -22,9 +22,8 @@ fn live() -> LiveOptions {
 /// commands of a group all on one.
 fn lines_sent(c: &pvrdma_engine::capture::HostCapture) -> usize {
     let sent = c.outputs.values().filter(|o| !o.command.starts_with("(not sent"));
-    let (grouped, alone): (Vec<_>, Vec<_>) = sent.partition(|o| {
-        pvrdma_engine::catalogue::spec(&o.id).is_some_and(pvrdma_engine::catalogue::is_grouped)
-    });
+    let (grouped, alone): (Vec<_>, Vec<_>) =
+        sent.partition(|o| pvrdma_engine::catalogue::spec(&o.id).is_some_and(pvrdma_engine::catalogue::is_grouped));
     alone.len() + usize::from(!grouped.is_empty())
 }
 
@@ -75,12 +74,7 @@ fn every_command_sent_is_in_the_catalogue() {
             "sent a command outside the catalogue and the probe: {cmd:?}"
         );
     }
-    let sent: usize = run
-        .captures
-        .iter()
-        .filter(|c| c.error.is_none())
-        .map(lines_sent)
-        .sum();
+    let sent: usize = run.captures.iter().filter(|c| c.error.is_none()).map(lines_sent).sum();
     assert_eq!(seen.len(), sent + probes);
 }
 

@@ -74,7 +74,11 @@ fn probe_finds_the_healthy_the_mtu_and_the_cut_path_on_one_login_per_host() {
         );
     }
     // The single-answer commands go as one line (see `catalogue::group_command`).
-    let per_host = CATALOGUE.iter().filter(|s| !pvrdma_engine::catalogue::is_grouped(s)).count() + 1;
+    let per_host = CATALOGUE
+        .iter()
+        .filter(|s| !pvrdma_engine::catalogue::is_grouped(s))
+        .count()
+        + 1;
     assert_eq!(seen.len(), 4 * per_host + 12);
     assert_eq!(probes.len(), 12);
     assert!(probes.iter().all(|(vmk, _, size)| vmk == "vmk1" && *size == Some(8972)));
@@ -95,10 +99,7 @@ fn vmkping_is_never_sent_without_probe() {
     assert!(d.fleet_checks.iter().all(|c| c.id != "vmknic-reachability"));
     for cmd in fleet.commands_seen() {
         assert!(!cmd.contains("vmkping"), "vmkping sent without --probe: {cmd}");
-        assert!(
-            pvrdma_engine::catalogue::is_catalogue_line(&cmd),
-            "{cmd}"
-        );
+        assert!(pvrdma_engine::catalogue::is_catalogue_line(&cmd), "{cmd}");
     }
 }
 

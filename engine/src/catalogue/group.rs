@@ -13,9 +13,7 @@ use super::*;
 /// can print more than a query of a group may ([`SECTION_CAP`]); alone, it has the
 /// per-command cap.
 pub fn is_grouped(spec: &CommandSpec) -> bool {
-    spec.framing == Framing::Whole
-        && spec.id != DVS_LIST
-        && !CATALOGUE.iter().any(|s| s.needs() == Some(spec.id))
+    spec.framing == Framing::Whole && spec.id != DVS_LIST && !CATALOGUE.iter().any(|s| s.needs() == Some(spec.id))
 }
 
 /// How a group's command line starts: a `case` that runs one command per key.

@@ -85,7 +85,13 @@ fn grouped_commands_are_whole_answers_no_command_is_built_from() {
         }
     }
     // The listings and the batches keep their own channels; so does the DVPort list.
-    for id in [VM_PROCESS_LIST, RDMA_DEVICE_LIST, PVRDMA_DEVICES_LS, VM_PORT_LIST, DVS_LIST] {
+    for id in [
+        VM_PROCESS_LIST,
+        RDMA_DEVICE_LIST,
+        PVRDMA_DEVICES_LS,
+        VM_PORT_LIST,
+        DVS_LIST,
+    ] {
         assert!(!grouped.contains(&id), "{id}");
     }
     assert!(grouped.contains(&SYSTEM_VERSION) && grouped.contains(&FIREWALL_RULESET_LIST));

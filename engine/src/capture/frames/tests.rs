@@ -140,9 +140,16 @@ fn answers_give_each_key_its_own_text_exit_and_reason() {
     let got = answers(&k, raw.as_bytes(), Some("did not finish within --command-timeout 5s"));
     assert_eq!(got.len(), 4);
     assert_eq!(got[1].text, "Error: no such thing\n");
-    assert_eq!((got[1].exit, got[1].unfinished.as_deref(), got[1].cut), (Some(1), None, false));
+    assert_eq!(
+        (got[1].exit, got[1].unfinished.as_deref(), got[1].cut),
+        (Some(1), None, false)
+    );
     assert_eq!((got[0].text.as_str(), got[0].exit, got[0].cut), ("x\n", None, true));
-    assert!(got[0].unfinished.as_deref().is_some_and(|r| r.contains("KiB")), "{:?}", got[0]);
+    assert!(
+        got[0].unfinished.as_deref().is_some_and(|r| r.contains("KiB")),
+        "{:?}",
+        got[0]
+    );
     assert_eq!(got[2].text, "half\n");
     assert_eq!(
         got[2].unfinished.as_deref(),
@@ -150,7 +157,10 @@ fn answers_give_each_key_its_own_text_exit_and_reason() {
     );
     assert_eq!(got[3].text, "");
     assert!(
-        got[3].unfinished.as_deref().is_some_and(|r| r.contains("had not started")),
+        got[3]
+            .unfinished
+            .as_deref()
+            .is_some_and(|r| r.contains("had not started")),
         "{:?}",
         got[3]
     );
@@ -164,5 +174,9 @@ fn answers_give_each_key_its_own_text_exit_and_reason() {
     let spliced = "1:begin a\n1|x\n1:end a exit 0 lines 2 bytes 4\n";
     let got = answers(&keys(&["a"]), spliced.as_bytes(), None);
     assert_eq!(got[0].exit, None);
-    assert!(got[0].unfinished.as_deref().is_some_and(|r| r.contains("damaged")), "{:?}", got[0]);
+    assert!(
+        got[0].unfinished.as_deref().is_some_and(|r| r.contains("damaged")),
+        "{:?}",
+        got[0]
+    );
 }
