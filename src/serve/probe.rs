@@ -306,12 +306,17 @@ impl Engine {
             budget.as_secs_f64()
         );
         let mut known = lock(read).clone();
-        let (done, missing): (Vec<String>, Vec<String>) = members.iter().cloned().partition(|m| known.contains_key(m));
+        // A run names each host by its label (`root@esx01` is `esx01`), and so does this.
+        let labels: Vec<String> = members
+            .iter()
+            .map(|m| crate::hosts::parse_host_spec(m).map_or_else(|_| m.clone(), |spec| spec.label()))
+            .collect();
+        let (done, missing): (Vec<String>, Vec<String>) = labels.iter().cloned().partition(|m| known.contains_key(m));
         let cut = failed_captures(&missing, ErrorKind::Timeout, &message);
         log_failures(&cut);
         let mut cut = cut.into_iter();
         // In the members' order; a host read is taken from `known`, its capture unused.
-        let captures: Vec<HostCapture> = members
+        let captures: Vec<HostCapture> = labels
             .iter()
             .filter_map(|m| match done.contains(m) {
                 true => Some(HostCapture::new(m.clone(), CaptureSource::Live)),
