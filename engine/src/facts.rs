@@ -470,20 +470,16 @@ fn command_error(output: &RawOutput) -> Option<String> {
             .find(|l| l.starts_with("Error:") || l.ends_with(": not found") || l.contains("VSISH"))
             .map(str::to_string)
     };
-    let stderr_line = || {
-        output
-            .stderr
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .map(str::to_string)
-    };
+    let first_line = |text: &str| text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string);
     match output.exit_status {
         Some(0) => None,
+        // A command sharing a channel with others brings its stderr in its stdout: the
+        // first line there says why when no line reads as an error.
         Some(code) => Some(format!(
             "exit status {code}: {}",
             first_error_line(&output.stdout)
-                .or_else(stderr_line)
+                .or_else(|| first_line(&output.stderr))
+                .or_else(|| first_line(&output.stdout))
                 .unwrap_or_else(|| "no error message".to_string())
         )),
         // OpenSSH always sends an exit status; without one, trust the output unless it
@@ -523,6 +519,16 @@ mod tests {
             matches!(&broken.rdma_protocols, Err(FactError::CommandFailed { .. })),
             "{:?}",
             broken.rdma_protocols
+        );
+    }
+
+    #[test]
+    fn a_failed_command_is_told_by_its_first_line_when_none_reads_as_an_error() {
+        let capture = answered("\nConnection to hostd lost\n", 1);
+        let output = &capture.outputs[cat::RDMA_PROTOCOL_LIST];
+        assert_eq!(
+            command_error(output).as_deref(),
+            Some("exit status 1: Connection to hostd lost")
         );
     }
 }

@@ -69,8 +69,8 @@ pub(crate) struct RunArgs {
     /// How many hosts to diagnose at once.
     #[arg(long, value_name = "N", default_value_t = crate::live::DEFAULT_PARALLEL, value_parser = parse_parallel)]
     pub(crate) parallel: usize,
-    /// Limit for TCP connect + key exchange + authentication, per host [default: the
-    /// host's ConnectTimeout in ssh_config, else 10s].
+    /// Limit for TCP connect + key exchange + authentication, per host [default: 10s, or
+    /// the host's ConnectTimeout in ssh_config when longer].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub(crate) connect_timeout: Option<Duration>,
     /// Limit for each command on a host.

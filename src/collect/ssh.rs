@@ -21,8 +21,7 @@ mod group;
 mod login;
 use budget::Budget;
 pub use budget::{ProcessBudget, RunBudget};
-pub(crate) use group::settle_partial_group;
-use group::{group_unit, split_group, Mirror, GROUP_ID};
+use group::{group_unit, GroupAnswers, GROUP_ID};
 pub(crate) use login::{login, ConnectLimit};
 
 /// Channels open at once per host: under OpenSSH's default MaxSessions (10, per
@@ -70,6 +69,7 @@ impl From<crate::ssh::error::SshError> for Failure {
             K::HostKeyUnknown => ErrorKind::HostKeyUnknown,
             K::HostKeyChanged => ErrorKind::HostKeyChanged,
             K::Config => ErrorKind::Config,
+            K::Timeout => ErrorKind::Timeout,
             K::Internal => ErrorKind::Internal,
         };
         Failure::new(kind, e.message)
@@ -148,7 +148,6 @@ pub(crate) async fn run_line(job: &HostJob, conn: &Connection, id: &str, command
 /// only: a flooding fleet's outputs are the bulk of the client's memory.
 fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
     if let Ok(mut m) = sink.lock() {
-        settle_partial_group(&mut m);
         capture.outputs.append(&mut m);
     }
 }
@@ -162,17 +161,13 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], 
     let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
     let budget = &budget;
     let on_done = |id: &str, out: RawOutput| {
-        let group = id == GROUP_ID;
-        let outputs = match group {
-            true => split_group(job, out),
-            false => vec![(id.to_string(), out)],
-        };
+        // The group's answers went to the sink one by one (see `GroupAnswers`); the group
+        // itself is no output.
+        if id == GROUP_ID {
+            return;
+        }
         if let Ok(mut m) = sink.lock() {
-            // The group's copy of its answers so far (see `Mirror`) gives way to them.
-            if group {
-                m.remove(GROUP_ID);
-            }
-            m.extend(outputs);
+            m.insert(id.to_string(), out);
         }
     };
     // The grouped commands go as one unit of the schedule (one channel), the others as
@@ -191,10 +186,8 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], 
         job.channels,
         &job.target.label,
         |spec, line| async move {
-            // The group's answers so far stay in the sink as they arrive: a run stopped
-            // by --timeout keeps the ones that were whole (see `settle_partial_group`).
-            let mirror = (spec.id == GROUP_ID).then_some(Mirror { sink, scanned: 0 });
-            match run_one_line(job, conn, spec.id, &line, budget, mirror).await {
+            let mut answers = (spec.id == GROUP_ID).then(|| GroupAnswers::new(job, sink)).flatten();
+            match run_one_line(job, conn, spec.id, &line, budget, answers.as_mut()).await {
                 Run::Done(out) => Ran::Done(out),
                 Run::OpenRefused(why) => Ran::Refused(why),
                 Run::Lost(f) => Ran::Lost(f),
@@ -204,12 +197,16 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], 
     )
     .await;
     capture.missing = finished.missing;
-    // A group that never ran: each of its commands is missing for the same reason.
+    // A group that could not run (its channel refused again and again, the connection
+    // lost before it opened): each of its commands not answered is missing for that reason.
     if let Some(group) = group_unit() {
         if let Some(f) = capture.missing.remove(group.id) {
+            let answered: Vec<String> = sink.lock().map(|m| m.keys().cloned().collect()).unwrap_or_default();
             for id in catalogue::group_keys(group.command).unwrap_or_default() {
-                let message = f.message.replace(group.id, &id);
-                capture.missing.insert(id, Failure::new(f.kind, message));
+                if !answered.contains(&id) {
+                    let message = f.message.replace(group.id, &id);
+                    capture.missing.insert(id, Failure::new(f.kind, message));
+                }
             }
         }
     }
@@ -450,7 +447,7 @@ async fn run_one_line(
     id: &str,
     command: &str,
     budget: &Budget,
-    mut mirror: Option<Mirror<'_>>,
+    mut group: Option<&mut GroupAnswers<'_>>,
 ) -> Run {
     let started = Instant::now();
     // The deadline covers opening the channel too: a server that accepts the connection
@@ -488,7 +485,11 @@ async fn run_one_line(
                     job.target.label, id
                 ),
             ));
-            out.outcome = Some(Outcome::NeverRan { reason });
+            let outcome = Outcome::NeverRan { reason };
+            if let Some(g) = group {
+                g.finish(&[], &outcome, out.failure.as_ref(), "");
+            }
+            out.outcome = Some(outcome);
             return Run::Done(out);
         }
     };
@@ -503,8 +504,8 @@ async fn run_one_line(
             tokio::select! {
                 msg = channel.wait() => {
                     let more = rx.on_message(msg);
-                    if let Some(m) = mirror.as_mut() {
-                        m.after(id, command, &rx.stdout);
+                    if let Some(g) = group.as_deref_mut() {
+                        g.after(&rx.stdout);
                     }
                     if !more { break }
                 },
@@ -523,33 +524,40 @@ async fn run_one_line(
     }
     let outcome = rx.outcome(job, started);
     let mut out = RawOutput::new(id, command);
+    out.stderr = bytes_to_text(rx.stderr);
+    out.failure = failure_for(job, id, &outcome);
+    let received = rx.stdout.len();
     // A concurrent batch's answers arrive as tagged lines in the order its queries wrote
     // them: sorted back into sections, each answer whole or listed as unfinished.
-    match pvrdma_engine::catalogue::batch_keys(command).filter(|(batch, _)| *batch == id) {
-        Some((_, keys)) => {
+    match (
+        pvrdma_engine::catalogue::batch_keys(command).filter(|(batch, _)| *batch == id),
+        group,
+    ) {
+        (Some((_, keys)), _) => {
             let decoded = pvrdma_engine::capture::frames::decode(&keys, &rx.stdout, outcome.problem().as_deref());
             out.stdout = decoded.stdout;
             out.unfinished = decoded.unfinished;
         }
-        None => out.stdout = bytes_to_text(rx.stdout),
+        // Each answer of a group becomes its command's output; the group is none.
+        (None, Some(g)) => g.finish(&rx.stdout, &outcome, out.failure.as_ref(), &out.stderr),
+        (None, None) => out.stdout = bytes_to_text(rx.stdout),
     }
-    out.stderr = bytes_to_text(rx.stderr);
     out.duration_ms = elapsed_ms(started);
     out.exit_status = rx.exit_status;
     out.timeout_hit = matches!(outcome, Outcome::TimedOut { .. });
     out.truncated = matches!(outcome, Outcome::Truncated { .. });
-    out.failure = failure_for(job, id, &outcome);
-    // `-v`: every command with host, duration and how it ended.
+    // `-v`: every command with host, duration and how it ended (a group by its name: each
+    // of its commands has its own line).
     tracing::info!(
         "{}: `{}` {} in {} ms ({} bytes out, {} bytes err{})",
         job.label,
-        command,
+        if id == GROUP_ID { GROUP_ID } else { command },
         outcome.problem().unwrap_or_else(|| match out.exit_status {
             Some(code) => format!("exit {code}"),
             None => "no exit status".to_string(),
         }),
         out.duration_ms,
-        out.stdout.len(),
+        received,
         out.stderr.len(),
         match out.unfinished.len() {
             0 => String::new(),

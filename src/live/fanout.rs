@@ -252,14 +252,7 @@ fn unfinished(
     stop: Option<&Failure>,
     opts: &LiveOptions,
 ) -> HostCapture {
-    let answered = sink
-        .and_then(|s| {
-            s.lock().ok().map(|mut m| {
-                crate::collect::ssh::settle_partial_group(&mut m);
-                m.len()
-            })
-        })
-        .unwrap_or(0);
+    let answered = sink.and_then(|s| s.lock().ok().map(|m| m.len())).unwrap_or(0);
     let f = stop
         .map(|f| stopped_at(&label, f, stage, answered, opts))
         .unwrap_or_else(|| {

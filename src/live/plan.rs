@@ -131,6 +131,25 @@ pub(super) fn flags(opts: &LiveOptions) -> Flags {
     }
 }
 
+/// How long a whole login may take: `--connect-timeout` when given; else the default,
+/// or the target's `ConnectTimeout` when that is longer (it bounds each hop's connect and
+/// handshake on its own, so a shorter one still ends a dead host's login early).
+pub(super) fn login_limit(
+    opts: &LiveOptions,
+    configured: Option<std::time::Duration>,
+) -> crate::collect::ssh::ConnectLimit {
+    let (limit, from_ssh_config) = match (opts.connect_timeout, configured) {
+        (Some(given), _) => (given, false),
+        (None, Some(c)) if c > super::DEFAULT_CONNECT_TIMEOUT => (c, true),
+        (None, _) => (super::DEFAULT_CONNECT_TIMEOUT, false),
+    };
+    crate::collect::ssh::ConnectLimit {
+        limit,
+        option: opts.connect_timeout_option,
+        from_ssh_config,
+    }
+}
+
 /// Turns a target into connection parameters, applying the CLI flags and ssh_config.
 pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: &Path) -> Result<HostJob, Failure> {
     let label = spec.label();
@@ -143,6 +162,7 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
     let route = planner
         .route(spec)
         .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: {e}")))?;
+    let connect_timeout = login_limit(opts, route.target.connect_timeout);
     Ok(HostJob {
         label,
         jumps: route.jumps,
@@ -152,14 +172,7 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
             password: opts.password.clone(),
             keys: Default::default(),
         },
-        connect_timeout: crate::collect::ssh::ConnectLimit {
-            limit: opts
-                .connect_timeout
-                .or(route.connect_timeout)
-                .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT),
-            option: opts.connect_timeout_option,
-            from_ssh_config: opts.connect_timeout.is_none() && route.connect_timeout.is_some(),
-        },
+        connect_timeout,
         command_timeout: opts.command_timeout,
         host_output_budget: opts.host_output_budget,
         run_budget: crate::collect::ssh::RunBudget::new(opts.total_output_budget),

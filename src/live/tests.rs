@@ -273,3 +273,21 @@ fn password_comes_from_the_environment() {
     assert_eq!(got.as_ref().map(|p| p.expose_secret()), Some("s3cret"));
     assert!(read_password(false).unwrap().is_none());
 }
+
+#[test]
+fn the_login_limit_is_the_flag_else_the_longer_of_the_default_and_connect_timeout() {
+    let secs = Duration::from_secs;
+    let given = LiveOptions {
+        connect_timeout: Some(secs(3)),
+        ..LiveOptions::default()
+    };
+    let limit = login_limit(&given, Some(secs(30)));
+    assert_eq!((limit.limit, limit.from_ssh_config), (secs(3), false));
+    let none = LiveOptions::default();
+    let limit = login_limit(&none, Some(secs(30)));
+    assert_eq!((limit.limit, limit.from_ssh_config), (secs(30), true));
+    // A shorter ConnectTimeout bounds each hop's handshake, not the login.
+    let limit = login_limit(&none, Some(secs(3)));
+    assert_eq!((limit.limit, limit.from_ssh_config), (DEFAULT_CONNECT_TIMEOUT, false));
+    assert_eq!(login_limit(&none, None).limit, DEFAULT_CONNECT_TIMEOUT);
+}

@@ -77,6 +77,9 @@ pub struct Endpoint {
     /// Where its ssh_config comes from, for hints (`~/.ssh/config`, `-F FILE`).
     pub(crate) config_source: String,
     pub(crate) policy: HostKeyPolicy,
+    /// Its `ConnectTimeout` (not 0): bounds its TCP connect and SSH handshake (banner and
+    /// key exchange), as ssh's bounds its connect and banner; authentication is not in it.
+    pub(crate) connect_timeout: Option<std::time::Duration>,
 }
 
 /// Credentials shared by all hosts of a run.
@@ -134,6 +137,26 @@ impl Connection {
     }
 }
 
+/// `step` (a hop's TCP connect and handshake) within the hop's `ConnectTimeout`, when set.
+async fn within_connect_timeout<T>(
+    hop: &Endpoint,
+    step: impl std::future::Future<Output = Result<T, SshError>>,
+) -> Result<T, SshError> {
+    let Some(limit) = hop.connect_timeout else {
+        return step.await;
+    };
+    tokio::time::timeout(limit, step).await.unwrap_or_else(|_| {
+        Err(SshError::new(
+            SshErrorKind::Timeout,
+            format!(
+                "{}: no SSH handshake (TCP connect, banner, key exchange) within ConnectTimeout {}s (ssh_config or -o); check that the host is up and reachable, or raise ConnectTimeout",
+                hop.label,
+                limit.as_secs_f64()
+            ),
+        ))
+    })
+}
+
 /// Connects to `target` through `jumps` (in order) and authenticates on each.
 /// The caller bounds this with `--connect-timeout`.
 pub(crate) async fn connect(
@@ -147,8 +170,11 @@ pub(crate) async fn connect(
         let (mut handle, info) = match handles.last() {
             None => {
                 let addrs = resolve(hop).await?;
-                let tcp = tcp_connect(hop, &addrs).await?;
-                handshake(hop, tcp).await?
+                within_connect_timeout(hop, async {
+                    let tcp = tcp_connect(hop, &addrs).await?;
+                    handshake(hop, tcp).await
+                })
+                .await?
             }
             Some(via) => {
                 let ch = via
@@ -164,7 +190,7 @@ pub(crate) async fn connect(
                             ),
                         )
                     })?;
-                handshake(hop, ch.into_stream()).await?
+                within_connect_timeout(hop, handshake(hop, ch.into_stream())).await?
             }
         };
         // The password is the ESXi hosts' password: a jump host (often run by someone

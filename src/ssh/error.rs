@@ -19,6 +19,8 @@ pub(crate) enum SshErrorKind {
     HostKeyChanged,
     /// Local configuration (ssh_config, known_hosts file, key file) is unusable.
     Config,
+    /// The hop's `ConnectTimeout` ran out before its TCP connect and handshake finished.
+    Timeout,
     /// A bug in pvrdma-doctor.
     Internal,
 }

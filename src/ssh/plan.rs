@@ -39,9 +39,6 @@ pub(crate) struct Flags {
 pub(crate) struct Route {
     pub(crate) jumps: Vec<Endpoint>,
     pub(crate) target: Endpoint,
-    /// The target's `ConnectTimeout`, when set and not 0 (ssh's "as long as the system
-    /// waits", which a run cannot afford: the default stands then).
-    pub(crate) connect_timeout: Option<std::time::Duration>,
 }
 
 /// Why a route could not be planned.
@@ -76,15 +73,7 @@ impl Planner<'_> {
         let cfg = self.config.resolve(&arg, &self.flags.options)?;
         let target = self.endpoint(&cfg, true)?;
         let jumps = self.jump_chain(cfg.jump.as_ref(), 0)?;
-        let connect_timeout = cfg
-            .connect_timeout
-            .filter(|s| *s > 0)
-            .map(std::time::Duration::from_secs);
-        Ok(Route {
-            jumps,
-            target,
-            connect_timeout,
-        })
+        Ok(Route { jumps, target })
     }
 
     /// The hops before a host whose jump host is `jump`, in connection order.
@@ -165,6 +154,10 @@ impl Planner<'_> {
             identity_files,
             identities_only: cfg.identities_only,
             config_source: self.config.described_as.clone(),
+            connect_timeout: cfg
+                .connect_timeout
+                .filter(|s| *s > 0)
+                .map(std::time::Duration::from_secs),
             policy: HostKeyPolicy {
                 known_hosts,
                 learn_to,

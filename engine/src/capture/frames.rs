@@ -84,6 +84,19 @@ pub fn answers(keys: &[String], raw: &[u8], problem: Option<&str>) -> Vec<KeyAns
         .collect()
 }
 
+/// The keys (0-based) whose end line is among the whole `lines` of a framed stream: a
+/// cheap look at what arrived last, to tell when decoding the stream again can settle
+/// one more answer.
+pub fn ended_keys(keys: &[String], lines: &[u8]) -> Vec<usize> {
+    lines
+        .split(|&b| b == b'\n')
+        .filter_map(|line| match record(keys, line) {
+            Some((n, Record::End(..))) => Some(n),
+            _ => None,
+        })
+        .collect()
+}
+
 /// An answer's exit status when whole (its trailing blank lines dropped, as a shell's
 /// command substitution drops them), what arrived of it, and why it is not whole.
 fn settle<'a>(answer: Answer<'a>, problem: Option<&str>) -> (Option<u32>, Vec<&'a [u8]>, Option<String>) {

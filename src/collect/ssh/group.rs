@@ -1,63 +1,14 @@
 //! The catalogue's single-answer commands on one channel: one unit of the schedule, its
-//! framed output split back into one output per command as it arrives.
+//! framed output split back into one output per command as each answer arrives.
 use super::*;
-
-/// Keeps a copy of a group's output in the host's sink, under the group's id, each time
-/// one more of its answers has ended: a run stopped while the group still runs (its
-/// future dropped with whatever it had read) keeps the answers that were whole (see
-/// [`settle_partial_group`]). Copied at most once per answer, never per packet.
-pub(super) struct Mirror<'a> {
-    pub(super) sink: &'a Sink,
-    /// How far the output has been searched for an answer's end.
-    pub(super) scanned: usize,
-}
-
-impl Mirror<'_> {
-    pub(super) fn after(&mut self, id: &str, command: &str, stdout: &[u8]) {
-        // A frame `N:end KEY exit ...` may straddle two packets: look back a little.
-        let from = self.scanned.saturating_sub(8);
-        self.scanned = stdout.len();
-        let fresh = stdout.get(from..).unwrap_or_default();
-        if !fresh.windows(5).any(|w| w == b":end ") {
-            return;
-        }
-        let Some(end) = stdout.iter().rposition(|&b| b == b'\n') else {
-            return;
-        };
-        if let Ok(mut m) = self.sink.lock() {
-            let entry = m.entry(id.to_string()).or_insert_with(|| RawOutput::new(id, command));
-            entry.stdout = String::from_utf8_lossy(stdout.get(..=end).unwrap_or_default()).into_owned();
-        }
-    }
-}
-
-/// A group still running when its host was stopped (the run's --timeout, Ctrl-C): the
-/// commands whose answers had arrived whole become outputs of their own; the others stay
-/// missing, for the reason the host was stopped.
-pub(crate) fn settle_partial_group(outputs: &mut BTreeMap<String, RawOutput>) {
-    let Some(group) = outputs.remove(GROUP_ID) else {
-        return;
-    };
-    let keys = catalogue::group_keys(&group.command).unwrap_or_default();
-    let answers = pvrdma_engine::capture::frames::answers(&keys, group.stdout.as_bytes(), Some("stopped"));
-    for (id, answer) in keys.into_iter().zip(answers) {
-        let Some(code) = answer.exit.filter(|_| answer.unfinished.is_none()) else {
-            continue;
-        };
-        let mut out = RawOutput::new(id.as_str(), catalogue::spec(&id).map_or("", |s| s.command));
-        out.stdout = answer.text;
-        out.exit_status = Some(code);
-        out.outcome = Some(Outcome::Exited { code });
-        outputs.insert(id, out);
-    }
-}
+use pvrdma_engine::capture::frames::{self, KeyAnswer};
 
 /// How the schedule and `-v` name the group unit; never an output of its own.
 pub(super) const GROUP_ID: &str = "grouped_commands";
 
 /// The catalogue's grouped commands ([`catalogue::is_grouped`]) as one unit of the
 /// schedule: one channel, one command line ([`catalogue::group_command`]), split back
-/// into one output per command as it arrives ([`split_group`]). `None` when fewer than
+/// into one output per command as it arrives ([`GroupAnswers`]). `None` when fewer than
 /// two commands are grouped.
 pub(super) fn group_unit() -> Option<&'static CommandSpec> {
     static GROUP: std::sync::OnceLock<Option<CommandSpec>> = std::sync::OnceLock::new();
@@ -77,62 +28,222 @@ pub(super) fn group_unit() -> Option<&'static CommandSpec> {
         .as_ref()
 }
 
-/// The outputs of a group's commands, one per command, from the group's framed output:
-/// an answer that arrived whole is that command's output with its own exit status; one
-/// that did not is cut off, for the reason the group ended (its timeout, a lost
-/// connection) or its own (killed, cut at the per-query cap, damaged). Each command's
-/// stderr is in its answer (`2>&1`, as in every batch); what the group's own shell printed
-/// on stderr (nothing when it ran) goes with the first command, once.
-pub(super) fn split_group(job: &HostJob, mut group: RawOutput) -> Vec<(String, RawOutput)> {
-    let keys = catalogue::group_keys(&group.command).unwrap_or_default();
-    let mut shell_stderr = Some(std::mem::take(&mut group.stderr));
-    let outcome = group.outcome.clone().unwrap_or(Outcome::NoExitStatus);
-    let problem = outcome.problem();
-    let answers = pvrdma_engine::capture::frames::answers(&keys, group.stdout.as_bytes(), problem.as_deref());
-    keys.into_iter()
-        .zip(answers)
-        .map(|(id, answer)| {
-            let command = catalogue::spec(&id).map_or("", |s| s.command);
-            let mut out = RawOutput::new(id.as_str(), command);
-            out.stdout = answer.text;
-            out.stderr = shell_stderr.take().unwrap_or_default();
-            out.duration_ms = group.duration_ms;
-            out.exit_status = answer.exit;
-            let own = match (answer.exit, answer.unfinished) {
-                (Some(code), None) => Outcome::Exited { code },
-                _ if answer.cut => Outcome::Truncated {
-                    cap: Cap::PerCommand,
-                    limit_bytes: catalogue::SECTION_CAP as u64,
-                },
-                (_, Some(reason)) if problem.is_none() => {
-                    out.failure = Some(Failure::new(
-                        ErrorKind::CommandFailed,
-                        format!("{}: `{id}` {reason}", job.target.label),
-                    ));
-                    Outcome::NoExitStatus
-                }
-                _ => outcome.clone(),
-            };
-            out.timeout_hit = matches!(own, Outcome::TimedOut { .. });
-            out.truncated = matches!(own, Outcome::Truncated { .. });
-            if out.failure.is_none() {
-                out.failure = failure_for(job, &id, &own);
-            }
-            // `-v`: each grouped command as if it had had its own channel.
-            tracing::info!(
-                "{}: `{}` {} in {} ms ({} bytes out, {} bytes err; grouped with the other single-answer commands)",
-                job.label,
-                command,
-                own.problem().unwrap_or_else(|| match out.exit_status {
-                    Some(code) => format!("exit {code}"),
-                    None => "no exit status".to_string(),
-                }),
-                out.duration_ms,
-                out.stdout.len(),
-                out.stderr.len(),
-            );
-            out.outcome = Some(own);
-            (id, out)
+/// The answers of one run of the group, each handed to the host's sink as its command's
+/// own output the moment it has arrived whole: a run stopped while the group still runs
+/// (its future dropped with the bytes it had read) keeps them, and each gets its own
+/// duration. The stream is decoded again only when an end line of an answer not yet
+/// handed over arrives, so at most once per command whatever the host sends.
+pub(super) struct GroupAnswers<'a> {
+    job: &'a HostJob,
+    sink: &'a Sink,
+    keys: Vec<String>,
+    started: Instant,
+    handed: Vec<bool>,
+    /// The stream up to here (whole lines) has been looked at for end lines.
+    scanned: usize,
+}
+
+impl<'a> GroupAnswers<'a> {
+    pub(super) fn new(job: &'a HostJob, sink: &'a Sink) -> Option<Self> {
+        let keys = catalogue::group_keys(group_unit()?.command)?;
+        Some(GroupAnswers {
+            job,
+            sink,
+            handed: vec![false; keys.len()],
+            keys,
+            started: Instant::now(),
+            scanned: 0,
         })
-        .collect()
+    }
+
+    /// After each message of the group's channel, with everything it printed so far.
+    pub(super) fn after(&mut self, raw: &[u8]) {
+        let Some(end) = raw
+            .get(self.scanned..)
+            .and_then(|fresh| fresh.iter().rposition(|&b| b == b'\n'))
+            .map(|at| self.scanned + at + 1)
+        else {
+            return;
+        };
+        let fresh = raw.get(self.scanned..end).unwrap_or_default();
+        self.scanned = end;
+        let news = frames::ended_keys(&self.keys, fresh);
+        if !news.iter().any(|&n| !self.handed.get(n).copied().unwrap_or(true)) {
+            return;
+        }
+        let answers = frames::answers(&self.keys, raw.get(..end).unwrap_or_default(), None);
+        for (n, answer) in answers.into_iter().enumerate() {
+            if let (Some(code), None) = (answer.exit, &answer.unfinished) {
+                self.hand_over(n, answer.text, Outcome::Exited { code }, None);
+            }
+        }
+    }
+
+    /// The group's channel ended (or timed out, was cut, lost its connection, never
+    /// opened): each answer not handed over yet, whole or not, for how the group ended
+    /// (`outcome`, `failure`) or for its own reason (cut at the per-answer cap, damaged).
+    /// What the group's own shell printed on stderr (nothing when it ran) goes with the
+    /// first command, once.
+    pub(super) fn finish(&mut self, raw: &[u8], outcome: &Outcome, failure: Option<&Failure>, stderr: &str) {
+        let problem = outcome.problem();
+        let answers = frames::answers(&self.keys, raw, problem.as_deref());
+        for (n, answer) in answers.into_iter().enumerate() {
+            let KeyAnswer {
+                text,
+                exit,
+                unfinished,
+                cut,
+            } = answer;
+            let id = self.keys.get(n).cloned().unwrap_or_default();
+            let label = &self.job.target.label;
+            let (own, failure) = match (exit, unfinished) {
+                (Some(code), None) => (Outcome::Exited { code }, None),
+                _ if cut => (
+                    Outcome::Truncated {
+                        cap: Cap::PerCommand,
+                        limit_bytes: catalogue::SECTION_CAP as u64,
+                    },
+                    Some(Failure::new(
+                        ErrorKind::CommandFailed,
+                        format!(
+                            "{label}: `{id}` printed more than {} KiB, the most each of the single-answer commands sharing a channel may print; the host stopped reading it",
+                            catalogue::SECTION_CAP / 1024
+                        ),
+                    )),
+                ),
+                // Its own trouble (damaged) while the group ended cleanly.
+                (_, Some(reason)) if problem.is_none() => (
+                    Outcome::NoExitStatus,
+                    Some(Failure::new(ErrorKind::CommandFailed, format!("{label}: `{id}` {reason}"))),
+                ),
+                // The group's: its kind and advice, told of this command.
+                _ => (
+                    outcome.clone(),
+                    failure.map(|f| Failure::new(f.kind, f.message.replace(&format!("`{GROUP_ID}`"), &format!("`{id}`")))),
+                ),
+            };
+            self.hand_over(n, text, own, failure);
+        }
+        if let (false, Some(first), Ok(mut m)) = (stderr.is_empty(), self.keys.first(), self.sink.lock()) {
+            if let Some(out) = m.get_mut(first) {
+                out.stderr.push_str(stderr);
+            }
+        }
+    }
+
+    /// Puts answer `n` in the sink as its command's output, once.
+    fn hand_over(&mut self, n: usize, text: String, own: Outcome, failure: Option<Failure>) {
+        match self.handed.get_mut(n) {
+            Some(handed) if !*handed => *handed = true,
+            _ => return,
+        }
+        let id = self.keys.get(n).cloned().unwrap_or_default();
+        let command = catalogue::spec(&id).map_or("", |s| s.command);
+        let mut out = RawOutput::new(id.as_str(), command);
+        out.stdout = text;
+        out.duration_ms = elapsed_ms(self.started);
+        out.exit_status = match own {
+            Outcome::Exited { code } => Some(code),
+            _ => None,
+        };
+        out.timeout_hit = matches!(own, Outcome::TimedOut { .. });
+        out.truncated = matches!(own, Outcome::Truncated { .. });
+        out.failure = failure;
+        // `-v`: each grouped command as if it had had its own channel.
+        tracing::info!(
+            "{}: `{}` {} in {} ms ({} bytes out; one of the single-answer commands sharing a channel)",
+            self.job.label,
+            command,
+            own.problem().unwrap_or_else(|| match out.exit_status {
+                Some(code) => format!("exit {code}"),
+                None => "no exit status".to_string(),
+            }),
+            out.duration_ms,
+            out.stdout.len(),
+        );
+        out.outcome = Some(own);
+        if let Ok(mut m) = self.sink.lock() {
+            m.insert(id, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(home: &std::path::Path) -> HostJob {
+        let config = pvrdma_ssh_config::SshConfig::empty(pvrdma_ssh_config::LocalContext::current(home));
+        let spec = crate::hosts::parse_host_spec("esx01").expect("a host");
+        let flags = crate::ssh::plan::Flags::default();
+        let planner = crate::ssh::plan::Planner {
+            config: &config,
+            home,
+            flags: &flags,
+        };
+        let route = planner.route(&spec).expect("a route");
+        HostJob {
+            label: "esx01".into(),
+            jumps: route.jumps,
+            target: route.target,
+            credentials: Credentials::default(),
+            connect_timeout: ConnectLimit {
+                limit: Duration::from_secs(10),
+                option: "--connect-timeout",
+                from_ssh_config: false,
+            },
+            command_timeout: Duration::from_secs(60),
+            host_output_budget: 1 << 20,
+            run_budget: RunBudget::new(1 << 20),
+            channels: DEFAULT_CHANNELS,
+        }
+    }
+
+    fn keys() -> Vec<String> {
+        catalogue::group_keys(group_unit().expect("a group").command).expect("its keys")
+    }
+
+    #[test]
+    fn answers_reach_the_sink_whole_as_they_arrive_and_the_rest_for_how_the_group_ended() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let job = job(home.path());
+        let sink = Sink::default();
+        let mut group = GroupAnswers::new(&job, &sink).expect("a group");
+        let keys = keys();
+        // The second answer ends first, with a byte that is not UTF-8 in it (a shell in
+        // the C locale counts bytes).
+        let mut raw = format!("0:started 2\n2:begin {k}\n2|caf", k = keys[1]).into_bytes();
+        raw.push(0xe9);
+        raw.extend_from_slice(format!("\n2:end {k} exit 0 lines 1 bytes 5\n", k = keys[1]).as_bytes());
+        // Split inside its end line: nothing whole yet, then the rest arrives.
+        group.after(raw.get(..raw.len() - 10).expect("a prefix"));
+        assert!(sink.lock().expect("sink").is_empty());
+        group.after(&raw);
+        {
+            let m = sink.lock().expect("sink");
+            let second = m.get(&keys[1]).expect("handed over whole");
+            assert_eq!((second.stdout.as_str(), second.exit_status), ("caf\u{fffd}\n", Some(0)));
+            assert_eq!(m.len(), 1);
+        }
+        // The channel never got further: every other command times out as the group did,
+        // named in its own words.
+        let outcome = Outcome::TimedOut {
+            timeout_secs: 60,
+            after_ms: 60_000,
+        };
+        let failure = Failure::new(
+            ErrorKind::Timeout,
+            format!("esx01: `{GROUP_ID}` did not finish within --command-timeout 60s"),
+        );
+        group.finish(&raw, &outcome, Some(&failure), "sh: warning\n");
+        let m = sink.lock().expect("sink");
+        assert_eq!(m.len(), keys.len());
+        let first = m.get(&keys[0]).expect("the first");
+        let f = first.failure.as_ref().expect("a failure");
+        assert_eq!(f.kind, ErrorKind::Timeout);
+        assert!(f.message.contains(&format!("`{}`", keys[0])), "{}", f.message);
+        assert!(first.timeout_hit);
+        assert_eq!(first.stderr, "sh: warning\n");
+        assert_eq!(m.get(&keys[1]).map(|o| o.exit_status), Some(Some(0)), "kept as it was");
+    }
 }

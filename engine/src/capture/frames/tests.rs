@@ -180,3 +180,17 @@ fn answers_give_each_key_its_own_text_exit_and_reason() {
         got[0]
     );
 }
+
+#[test]
+fn ended_keys_names_the_answers_whose_end_line_arrived() {
+    let k = keys(&["a", "b", "c"]);
+    let raw = "2:begin b\n2|x\n2:end b exit 0 lines 1 bytes 2\n1:begin a\n1:cut a lines 0 bytes 0\n\
+               3:end zz exit 0 lines 0 bytes 0\n9:end c exit 0 lines 0 bytes 0\n3|3:end c exit 0\n";
+    // Only b's end line is one: a was cut, the others name the wrong key or index, or are
+    // text that looks like an end line.
+    assert_eq!(ended_keys(&k, raw.as_bytes()), [1]);
+    // An answer whose text is not valid UTF-8 is still whole, decoded from the bytes.
+    let raw = b"1:begin a\n1|caf\xe9\n1:end a exit 0 lines 1 bytes 5\n";
+    let got = answers(&keys(&["a"]), raw, None);
+    assert_eq!((got[0].exit, got[0].text.as_str()), (Some(0), "caf\u{fffd}\n"));
+}
