@@ -32,13 +32,15 @@ pub(super) fn group_unit() -> Option<&'static CommandSpec> {
 /// own output the moment it has arrived whole: a run stopped while the group still runs
 /// (its future dropped with the bytes it had read) keeps them, and each gets its own
 /// duration. The stream is decoded again only when an end line of an answer not yet
-/// handed over arrives, so at most once per command whatever the host sends.
+/// seen before arrives, so at most once per command whatever the host sends.
 pub(super) struct GroupAnswers<'a> {
     job: &'a HostJob,
     sink: &'a Sink,
     keys: Vec<String>,
     started: Instant,
     handed: Vec<bool>,
+    /// Whose end line has arrived (whole or not, an answer ends once).
+    ended: Vec<bool>,
     /// The stream up to here (whole lines) has been looked at for end lines.
     scanned: usize,
 }
@@ -50,6 +52,7 @@ impl<'a> GroupAnswers<'a> {
             job,
             sink,
             handed: vec![false; keys.len()],
+            ended: vec![false; keys.len()],
             keys,
             started: Instant::now(),
             scanned: 0,
@@ -67,8 +70,14 @@ impl<'a> GroupAnswers<'a> {
         };
         let fresh = raw.get(self.scanned..end).unwrap_or_default();
         self.scanned = end;
-        let news = frames::ended_keys(&self.keys, fresh);
-        if !news.iter().any(|&n| !self.handed.get(n).copied().unwrap_or(true)) {
+        let mut news = false;
+        for n in frames::ended_keys(&self.keys, fresh) {
+            if let Some(ended) = self.ended.get_mut(n).filter(|e| !**e) {
+                *ended = true;
+                news = true;
+            }
+        }
+        if !news {
             return;
         }
         let answers = frames::answers(&self.keys, raw.get(..end).unwrap_or_default(), None);
