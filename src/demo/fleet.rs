@@ -373,13 +373,16 @@ impl SimServer {
     /// (a reloaded scenario), each connection is closed before the SSH banner, as a host
     /// whose SSH service died does.
     async fn accept_loop(&mut self, config: Arc<server::Config>, listener: tokio::net::TcpListener) {
-        while let Ok((socket, peer)) = listener.accept().await {
-            if current(&self.host).is_down() {
+        while let Ok((socket, _peer)) = listener.accept().await {
+            // The files this connection answers from, read once: the down check and the
+            // answers agree even when a reload comes in between.
+            let host = current(&self.host);
+            if host.is_down() {
                 drop(socket);
                 continue;
             }
             let _ = socket.set_nodelay(true);
-            let handler = self.new_client(Some(peer));
+            let handler = self.session(host);
             let config = config.clone();
             tokio::spawn(async move {
                 if let Ok(session) = server::run_stream(config, socket, handler).await {
@@ -393,10 +396,17 @@ impl SimServer {
 impl server::Server for SimServer {
     type Handler = SimSession;
     fn new_client(&mut self, _peer: Option<std::net::SocketAddr>) -> SimSession {
-        // One connection answers from one set of files: a scenario edited while a
-        // collection is under way (two files written one after the other) is seen whole
-        // by the next connection, never half old and half new within one report.
         let host = current(&self.host);
+        self.session(host)
+    }
+}
+
+impl SimServer {
+    /// A session answering from `host`'s files as they were when it was accepted: one
+    /// connection (one collection) answers from one set of files, so a scenario edited
+    /// while a collection is under way is seen by the next connection, not half of it by
+    /// this one. (A reload between two writes of an edit still sees one of them.)
+    fn session(&mut self, host: Arc<SimHost>) -> SimSession {
         if let Ok(mut m) = self.logins.lock() {
             *m.entry(host.name.clone()).or_default() += 1;
         }

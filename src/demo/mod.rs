@@ -13,7 +13,7 @@ use crate::live::{collect_live, LiveOptions, LiveRun};
 use anyhow::Context;
 use russh::keys::ssh_key::LineEnding;
 use russh::keys::{Algorithm, EcdsaCurve, PrivateKey, PublicKey};
-use russh::server::{self, Auth, Msg, Server as _, Session};
+use russh::server::{self, Auth, Msg, Session};
 use russh::{Channel, ChannelId, MethodKind, MethodSet};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
