@@ -15,15 +15,37 @@ use std::time::Duration;
 
 const MIB: usize = 1024 * 1024;
 
-/// The live collector, keeping a copy of every capture it returns.
-struct Recording(Rc<RefCell<Vec<HostCapture>>>);
+/// The live collector, keeping a copy of every capture it returns, and handing none back
+/// until `gate` collections have finished: a probe's outputs (and the budget they hold)
+/// are let go only when it is answered, so two probes held this way are in flight
+/// together however the machine schedules them.
+struct Recording(Rc<RefCell<Vec<HostCapture>>>, Rc<Gate>);
+
+#[derive(Default)]
+struct Gate {
+    wanted: std::cell::Cell<usize>,
+    done: std::cell::Cell<usize>,
+    opened: tokio::sync::Notify,
+}
 
 impl Collector for Recording {
     fn collect(&self, live: LiveOptions) -> LocalBoxFuture<'static, Vec<HostCapture>> {
-        let seen = self.0.clone();
+        let (seen, gate) = (self.0.clone(), self.1.clone());
         Box::pin(async move {
             let captures = LiveCollector { before: None }.collect(live).await;
             seen.borrow_mut().extend(captures.iter().cloned());
+            gate.done.set(gate.done.get() + 1);
+            gate.opened.notify_waiters();
+            let _ = tokio::time::timeout(Duration::from_secs(60), async {
+                loop {
+                    let opened = gate.opened.notified();
+                    if gate.done.get() >= gate.wanted.get() {
+                        break;
+                    }
+                    opened.await;
+                }
+            })
+            .await;
             captures
         })
     }
@@ -108,7 +130,9 @@ fn probes_in_flight_share_one_output_budget_and_a_cut_output_is_unknown_not_a_pa
     // do not.
     config.limits.output_budget = 4 * MIB;
     let seen = Rc::new(RefCell::new(Vec::new()));
-    let engine = Engine::new(config, Box::new(Recording(seen.clone())));
+    let gate = Rc::new(Gate::default());
+    gate.wanted.set(2);
+    let engine = Engine::new(config, Box::new(Recording(seen.clone(), gate.clone())));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -166,6 +190,7 @@ fn probes_in_flight_share_one_output_budget_and_a_cut_output_is_unknown_not_a_pa
     assert_eq!(counted, cut, "{metrics}");
     // Both answered: their bytes are back, so one host alone fits again.
     seen.borrow_mut().clear();
+    gate.wanted.set(0);
     for host in ["esx01", "esx02"] {
         seen.borrow_mut().clear();
         let body = tokio::task::LocalSet::new().block_on(&rt, probe(if host == "esx01" { "esx01" } else { "esx02" }));
