@@ -144,8 +144,24 @@ pub(super) fn list_checks(json: bool, width: usize, verbose: bool) -> String {
     }
     let commands: Vec<serde_json::Value> = CATALOGUE
         .iter()
-        .map(|spec| serde_json::json!({"id": spec.id, "command": spec.command, "why": spec.why}))
+        .map(|spec| {
+            serde_json::json!({
+                "id": spec.id,
+                "command": spec.command,
+                "why": spec.why,
+                "grouped": pvrdma_engine::catalogue::is_grouped(spec),
+            })
+        })
         .collect();
+    // The line the grouped commands are really sent as.
+    let grouped = pvrdma_engine::catalogue::grouped_command().map(|line| {
+        serde_json::json!({
+            "id": pvrdma_engine::catalogue::GROUPED_COMMANDS,
+            "ids": pvrdma_engine::catalogue::grouped_ids(),
+            "command": line,
+            "why": pvrdma_engine::catalogue::GROUPED_WHY,
+        })
+    });
     let checks: Vec<serde_json::Value> = CHECKS
         .iter()
         .map(|(id, what)| serde_json::json!({"id": id, "passes_when": what}))
@@ -154,6 +170,7 @@ pub(super) fn list_checks(json: bool, width: usize, verbose: bool) -> String {
         "schema": "pvrdma-doctor/checks/v1",
         "tool_version": env!("CARGO_PKG_VERSION"),
         "commands": commands,
+        "grouped_commands": grouped,
         "checks": checks,
     });
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();

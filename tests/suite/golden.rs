@@ -307,6 +307,21 @@ fn list_checks_names_every_command_and_check() {
     for (id, _) in pvrdma_engine::diagnose::CHECKS {
         assert!(text.contains(id), "{id} missing");
     }
+    // The single-answer commands go as one line: listed, and shown whole with -v and in
+    // the JSON list, so what is really sent can be checked.
+    let grouped = pvrdma_engine::catalogue::grouped_command().expect("a group");
+    assert!(text.contains(pvrdma_engine::catalogue::GROUPED_COMMANDS));
+    assert!(joined.contains(&bare(&grouped)), "-v shows the group's exact line");
+    let json: serde_json::Value = serde_json::from_str(&list(&["--format", "json"])).expect("JSON");
+    assert_eq!(json["grouped_commands"]["command"], grouped.as_str());
+    let flagged: Vec<&str> = json["commands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .filter(|c| c["grouped"] == true)
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    assert_eq!(flagged, pvrdma_engine::catalogue::grouped_ids());
 }
 
 #[test]

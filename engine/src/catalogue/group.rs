@@ -16,6 +16,25 @@ pub fn is_grouped(spec: &CommandSpec) -> bool {
     spec.framing == Framing::Whole && spec.id != DVS_LIST && !CATALOGUE.iter().any(|s| s.needs() == Some(spec.id))
 }
 
+/// How the group of single-answer commands is named where it shows as one: `-v` lines,
+/// `--list-checks`. It is never an output of its own: each command's answer is.
+pub const GROUPED_COMMANDS: &str = "grouped_commands";
+
+/// What the group runs, for `--list-checks`.
+pub const GROUPED_WHY: &str = "the single-answer commands that no other command is built from, run at once on one channel; each answer comes back framed on its own, with its own exit status, so a hung one costs only its own answer";
+
+/// The ids of the catalogue's grouped commands, in catalogue order.
+pub fn grouped_ids() -> Vec<&'static str> {
+    CATALOGUE.iter().filter(|s| is_grouped(s)).map(|s| s.id).collect()
+}
+
+/// The one command line that runs every grouped command ([`group_command`] of
+/// [`grouped_ids`]); `None` when fewer than two are grouped (each then goes alone).
+pub fn grouped_command() -> Option<String> {
+    let ids = grouped_ids();
+    group_command(&ids).filter(|_| ids.len() >= 2)
+}
+
 /// How a group's command line starts: a `case` that runs one command per key.
 const GROUP_OPEN: &str = "q() { case \"$1\" in ";
 

@@ -3,8 +3,7 @@
 use super::*;
 use pvrdma_engine::capture::frames::{self, KeyAnswer};
 
-/// How the schedule and `-v` name the group unit; never an output of its own.
-pub(super) const GROUP_ID: &str = "grouped_commands";
+pub(super) use catalogue::GROUPED_COMMANDS as GROUP_ID;
 
 /// The catalogue's grouped commands ([`catalogue::is_grouped`]) as one unit of the
 /// schedule: one channel, one command line ([`catalogue::group_command`]), split back
@@ -14,13 +13,12 @@ pub(super) fn group_unit() -> Option<&'static CommandSpec> {
     static GROUP: std::sync::OnceLock<Option<CommandSpec>> = std::sync::OnceLock::new();
     GROUP
         .get_or_init(|| {
-            let ids: Vec<&str> = CATALOGUE.iter().filter(|s| catalogue::is_grouped(s)).map(|s| s.id).collect();
-            let line = catalogue::group_command(&ids).filter(|_| ids.len() >= 2)?;
+            let line = catalogue::grouped_command()?;
             Some(CommandSpec {
                 id: GROUP_ID,
                 // Built once per process from the catalogue, and kept for its lifetime.
                 command: Box::leak(line.into_boxed_str()),
-                why: "the catalogue's single-answer commands that no other command is built from, run at once on one channel",
+                why: catalogue::GROUPED_WHY,
                 framing: Framing::Whole,
                 quick: false,
             })

@@ -61,11 +61,42 @@ pub fn list_checks(width: usize, exact: bool, probe: &ProbeListing) -> String {
             });
         }
         emit(&mut out, "  why:  ", "  why:  ", 8, spec.why, width, |t| t.to_string());
+        if crate::catalogue::is_grouped(spec) {
+            emit(
+                &mut out,
+                "  sent: ",
+                "  sent: ",
+                8,
+                &format!(
+                    "with the other single-answer commands on one channel ({})",
+                    crate::catalogue::GROUPED_COMMANDS
+                ),
+                width,
+                |t| t.to_string(),
+            );
+        }
         if exact && spec.is_batch() {
-            let _ = writeln!(out, "  exact command line:");
-            for line in script_lines(spec.command) {
-                emit(&mut out, "    ", "    ", 6, &line, width, |t| t.to_string());
-            }
+            exact_line(&mut out, spec.command, width);
+        }
+    }
+    if let Some(line) = crate::catalogue::grouped_command() {
+        out.push('\n');
+        emit(&mut out, "", "", 0, crate::catalogue::GROUPED_COMMANDS, width, |t| {
+            t.to_string()
+        });
+        let ids = crate::catalogue::grouped_ids().join(", ");
+        emit(&mut out, "  runs: ", "  runs: ", 8, &ids, width, |t| t.to_string());
+        emit(
+            &mut out,
+            "  why:  ",
+            "  why:  ",
+            8,
+            crate::catalogue::GROUPED_WHY,
+            width,
+            |t| t.to_string(),
+        );
+        if exact {
+            exact_line(&mut out, &line, width);
         }
     }
     out.push('\n');
@@ -89,6 +120,14 @@ pub fn list_checks(width: usize, exact: bool, probe: &ProbeListing) -> String {
         width,
     );
     out
+}
+
+/// A command line shown whole, one shell function per line.
+fn exact_line(out: &mut String, command: &str, width: usize) {
+    let _ = writeln!(out, "  exact command line:");
+    for line in script_lines(command) {
+        emit(out, "    ", "    ", 6, &line, width, |t| t.to_string());
+    }
 }
 
 /// A heading and one line per check id (its summary wrapped beside it, or under it when
