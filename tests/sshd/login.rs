@@ -269,7 +269,8 @@ fn a_hanging_command_times_out_without_holding_up_other_hosts() {
     client.trust(&hanging);
     client.trust(&healthy);
     let mut opts = client.options(&[target(&hanging), target(&healthy)]);
-    opts.command_timeout = Duration::from_secs(2);
+    // Long enough for every other command on a loaded machine; the hung one sleeps 3600 s.
+    opts.command_timeout = Duration::from_secs(8);
     let t0 = Instant::now();
     let run = collect_live(&opts).expect("run");
     let hung = &run.captures[0];
