@@ -305,26 +305,41 @@ fn spawn(cmd: &mut Command, log: &Path) -> Proc {
     }
 }
 
-fn wait_ready(p: &mut Proc, port: u16, what: &str) {
-    let start = Instant::now();
-    while get_status(port, "/-/ready") != 200 {
-        assert!(
-            p.wait_exit(Duration::from_millis(200)).is_none(),
-            "{what} exited: {}",
-            p.log()
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "{what} not ready: {}",
-            p.log()
-        );
+/// Starts a server on a free port with `start(port)` until one is ready and answers
+/// `identity` (a path, and a text only this server's answer holds): the port a test picks
+/// is free when picked, but a server started in parallel may take it first, and then its
+/// `/-/ready` would answer for ours.
+pub(crate) fn start_on_free_port(what: &str, identity: (&str, &str), start: impl Fn(u16) -> Proc) -> (Proc, u16) {
+    for _ in 0..3 {
+        let port = support::free_port();
+        let mut p = start(port);
+        let begun = Instant::now();
+        let ready = loop {
+            if get_status(port, "/-/ready") == 200 {
+                break true;
+            }
+            if p.wait_exit(Duration::from_millis(200)).is_some() {
+                break false;
+            }
+            assert!(
+                begun.elapsed() < Duration::from_secs(30),
+                "{what} not ready: {}",
+                p.log()
+            );
+        };
+        let (path, needle) = identity;
+        if ready && crate::serve::get(&format!("127.0.0.1:{port}"), path).1.contains(needle) {
+            return (p, port);
+        }
+        p.signal("-KILL");
+        let _ = p.wait_exit(Duration::from_secs(10));
     }
+    panic!("{what} could not get a port of its own in 3 tries");
 }
 
 /// The shipped Alertmanager configuration, sending to `webhook`, its waits scaled down.
 fn alertmanager(dir: &Path, webhook: u16) -> (Proc, u16) {
     require(ALERTMANAGER);
-    let port = support::free_port();
     let mut config = shipped("contrib/alertmanager/alertmanager.yml");
     for (from, to) in [
         ("http://127.0.0.1:5001/", format!("http://127.0.0.1:{webhook}/")),
@@ -338,22 +353,22 @@ fn alertmanager(dir: &Path, webhook: u16) -> (Proc, u16) {
         config = config.replace(from, &to);
     }
     std::fs::write(dir.join("alertmanager.yml"), config).unwrap();
-    let mut p = spawn(
-        Command::new(ALERTMANAGER)
-            .arg(format!("--config.file={}", dir.join("alertmanager.yml").display()))
-            .arg(format!("--storage.path={}", dir.join("am-data").display()))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .arg("--cluster.listen-address="),
-        &dir.join("alertmanager.log"),
-    );
-    wait_ready(&mut p, port, "alertmanager");
-    (p, port)
+    let webhook_url = format!("127.0.0.1:{webhook}");
+    start_on_free_port("alertmanager", ("/api/v2/status", &webhook_url), |port| {
+        spawn(
+            Command::new(ALERTMANAGER)
+                .arg(format!("--config.file={}", dir.join("alertmanager.yml").display()))
+                .arg(format!("--storage.path={}", dir.join("am-data").display()))
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .arg("--cluster.listen-address="),
+            &dir.join("alertmanager.log"),
+        )
+    })
 }
 
 /// The shipped Prometheus recipe aimed at `exporter` and `alertmanager`, 30 s → 3 s.
 fn prometheus(dir: &Path, exporter: &str, alertmanager: u16, extra_jobs: &str) -> (Proc, u16) {
     require(PROMETHEUS);
-    let port = support::free_port();
     std::fs::write(dir.join("rules.yml"), scaled_rules()).unwrap();
     let mut config = shipped("contrib/prometheus/prometheus.yml");
     for (from, to) in [
@@ -375,15 +390,16 @@ fn prometheus(dir: &Path, exporter: &str, alertmanager: u16, extra_jobs: &str) -
     }
     config.push_str(extra_jobs);
     std::fs::write(dir.join("prometheus.yml"), config).unwrap();
-    let mut p = spawn(
-        Command::new(PROMETHEUS)
-            .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
-            .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}")),
-        &dir.join("prometheus.log"),
-    );
-    wait_ready(&mut p, port, "prometheus");
-    (p, port)
+    let file = dir.join("prometheus.yml").display().to_string();
+    start_on_free_port("prometheus", ("/api/v1/status/flags", &file), |port| {
+        spawn(
+            Command::new(PROMETHEUS)
+                .arg(format!("--config.file={file}"))
+                .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+                .arg(format!("--web.listen-address=127.0.0.1:{port}")),
+            &dir.join("prometheus.log"),
+        )
+    })
 }
 
 /// Polls `expr` until it has an answer line containing every word of `want`.

@@ -103,7 +103,6 @@ pub(crate) fn get(addr: &str, path: &str) -> (u16, String) {
 /// A Prometheus server on 127.0.0.1 with `scrape_configs` (YAML, indented as a list).
 fn prometheus(dir: &Path, scrape_configs: &str) -> (Proc, u16) {
     require(PROMETHEUS);
-    let port = support::free_port();
     let config = dir.join("prometheus.yml");
     std::fs::write(
         &config,
@@ -112,31 +111,20 @@ fn prometheus(dir: &Path, scrape_configs: &str) -> (Proc, u16) {
         format!("global:\n  scrape_interval: 2s\n  scrape_timeout: 2s\n  evaluation_interval: 1s\nscrape_configs:\n{scrape_configs}"),
     )
     .expect("write prometheus.yml");
-    let log = dir.join("prometheus.log");
-    let child = Command::new(PROMETHEUS)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).expect("log"))
-        .spawn()
-        .expect("start prometheus");
-    let mut p = Proc { child, log };
-    let start = Instant::now();
-    while get_status(port, "/-/ready") != 200 {
-        assert!(
-            p.wait_exit(Duration::from_millis(200)).is_none(),
-            "prometheus exited: {}",
-            p.log()
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "prometheus not ready: {}",
-            p.log()
-        );
-    }
-    (p, port)
+    let file = config.display().to_string();
+    crate::alerting::start_on_free_port("prometheus", ("/api/v1/status/flags", &file), |port| {
+        let log = dir.join("prometheus.log");
+        let child = Command::new(PROMETHEUS)
+            .arg(format!("--config.file={file}"))
+            .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log"))
+            .spawn()
+            .expect("start prometheus");
+        Proc { child, log }
+    })
 }
 
 pub(crate) fn get_status(port: u16, path: &str) -> u16 {
