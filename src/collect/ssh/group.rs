@@ -158,7 +158,7 @@ impl<'a> GroupAnswers<'a> {
         out.failure = failure;
         // `-v`: each grouped command as if it had had its own channel.
         tracing::info!(
-            "{}: `{}` {} in {} ms ({} bytes out; one of the single-answer commands sharing a channel)",
+            "{}: `{}` {} in {} ms ({} bytes out; sent in {})",
             self.job.label,
             command,
             own.problem().unwrap_or_else(|| match out.exit_status {
@@ -167,6 +167,7 @@ impl<'a> GroupAnswers<'a> {
             }),
             out.duration_ms,
             out.stdout.len(),
+            GROUP_ID,
         );
         out.outcome = Some(own);
         if let Ok(mut m) = self.sink.lock() {
