@@ -109,7 +109,7 @@ pub(crate) async fn collect_host_open(
         started.elapsed().as_millis()
     );
     on_stage(Stage::Collecting);
-    let mut capture = run_catalogue(job, &conn, CATALOGUE, sink).await;
+    let mut capture = run_catalogue(job, &conn, sink).await;
     // Only now, with no await left, do the outputs leave the sink: an interrupted run
     // still finds them there. The connection stays open for a `--probe` phase; the
     // caller closes it.
@@ -152,11 +152,11 @@ fn take_outputs(sink: &Sink, capture: &mut HostCapture) {
     }
 }
 
-/// Runs `specs` on an open connection, as the dependency graph of [`schedule`] with up
-/// to `job.channels` channels at once. Finished outputs are moved into `sink` as each one
-/// arrives (see [`take_outputs`]); the capture returned holds what is missing and the
-/// host's error.
-async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], sink: &Sink) -> HostCapture {
+/// Runs the catalogue on an open connection, as the dependency graph of [`schedule`] with
+/// up to `job.channels` channels at once (the grouped commands as one unit: see
+/// [`group::schedule_units`]). Finished outputs are moved into `sink` as each one arrives
+/// (see [`take_outputs`]); the capture returned holds what is missing and the host's error.
+async fn run_catalogue(job: &HostJob, conn: &Connection, sink: &Sink) -> HostCapture {
     let mut capture = HostCapture::new(&job.label, CaptureSource::Live);
     let budget = Budget::new(job.host_output_budget, job.run_budget.clone());
     let budget = &budget;
@@ -170,19 +170,8 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], 
             m.insert(id.to_string(), out);
         }
     };
-    // The grouped commands go as one unit of the schedule (one channel), the others as
-    // they are.
-    let units: Vec<CommandSpec> = match group_unit() {
-        Some(group) if specs == CATALOGUE => specs
-            .iter()
-            .filter(|s| !catalogue::is_grouped(s))
-            .copied()
-            .chain(std::iter::once(*group))
-            .collect(),
-        _ => specs.to_vec(),
-    };
     let finished = schedule::run(
-        &units,
+        group::schedule_units(),
         job.channels,
         &job.target.label,
         |spec, line| async move {
@@ -202,10 +191,10 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, specs: &[CommandSpec], 
     if let Some(group) = group_unit() {
         if let Some(f) = capture.missing.remove(group.id) {
             let answered: Vec<String> = sink.lock().map(|m| m.keys().cloned().collect()).unwrap_or_default();
-            for id in catalogue::group_keys(group.command).unwrap_or_default() {
-                if !answered.contains(&id) {
-                    let message = f.message.replace(group.id, &id);
-                    capture.missing.insert(id, Failure::new(f.kind, message));
+            for id in catalogue::grouped_ids() {
+                if !answered.iter().any(|a| a == id) {
+                    let message = f.message.replace(group.id, id);
+                    capture.missing.insert(id.to_string(), Failure::new(f.kind, message));
                 }
             }
         }
@@ -552,10 +541,7 @@ async fn run_one_line(
         "{}: `{}` {} in {} ms ({} bytes out, {} bytes err{})",
         job.label,
         if id == GROUP_ID { GROUP_ID } else { command },
-        outcome.problem().unwrap_or_else(|| match out.exit_status {
-            Some(code) => format!("exit {code}"),
-            None => "no exit status".to_string(),
-        }),
+        how_it_ended(&outcome, out.exit_status),
         out.duration_ms,
         received,
         out.stderr.len(),
@@ -566,6 +552,14 @@ async fn run_one_line(
     );
     out.outcome = Some(outcome);
     Run::Done(out)
+}
+
+/// How a command ended, for its `-v` line: the problem, else its exit status.
+fn how_it_ended(outcome: &Outcome, exit_status: Option<u32>) -> String {
+    outcome.problem().unwrap_or_else(|| match exit_status {
+        Some(code) => format!("exit {code}"),
+        None => "no exit status".to_string(),
+    })
 }
 
 /// Command output is text; a stray byte is kept visible rather than failing the command.

@@ -26,6 +26,21 @@ pub(super) fn group_unit() -> Option<&'static CommandSpec> {
         .as_ref()
 }
 
+/// What the schedule runs: the catalogue with its grouped commands as one unit, the
+/// others as they are; built once per process.
+pub(super) fn schedule_units() -> &'static [CommandSpec] {
+    static UNITS: std::sync::OnceLock<Vec<CommandSpec>> = std::sync::OnceLock::new();
+    UNITS.get_or_init(|| match group_unit() {
+        Some(group) => CATALOGUE
+            .iter()
+            .filter(|s| !catalogue::is_grouped(s))
+            .copied()
+            .chain(std::iter::once(*group))
+            .collect(),
+        None => CATALOGUE.to_vec(),
+    })
+}
+
 /// The answers of one run of the group, each handed to the host's sink as its command's
 /// own output the moment it has arrived whole: a run stopped while the group still runs
 /// (its future dropped with the bytes it had read) keeps them, and each gets its own
@@ -45,7 +60,8 @@ pub(super) struct GroupAnswers<'a> {
 
 impl<'a> GroupAnswers<'a> {
     pub(super) fn new(job: &'a HostJob, sink: &'a Sink) -> Option<Self> {
-        let keys = catalogue::group_keys(group_unit()?.command)?;
+        group_unit()?;
+        let keys: Vec<String> = catalogue::grouped_ids().into_iter().map(str::to_string).collect();
         Some(GroupAnswers {
             job,
             sink,
@@ -161,10 +177,7 @@ impl<'a> GroupAnswers<'a> {
             "{}: `{}` {} in {} ms ({} bytes out; sent in {})",
             self.job.label,
             command,
-            own.problem().unwrap_or_else(|| match out.exit_status {
-                Some(code) => format!("exit {code}"),
-                None => "no exit status".to_string(),
-            }),
+            how_it_ended(&own, out.exit_status),
             out.duration_ms,
             out.stdout.len(),
             GROUP_ID,
