@@ -393,14 +393,6 @@ impl SimServer {
     }
 }
 
-impl server::Server for SimServer {
-    type Handler = SimSession;
-    fn new_client(&mut self, _peer: Option<std::net::SocketAddr>) -> SimSession {
-        let host = current(&self.host);
-        self.session(host)
-    }
-}
-
 impl SimServer {
     /// A session answering from `host`'s files as they were when it was accepted: one
     /// connection (one collection) answers from one set of files, so a scenario edited

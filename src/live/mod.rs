@@ -58,8 +58,8 @@ pub struct LiveOptions {
     /// `-i`, tried before config/default keys.
     pub identity_files: Vec<PathBuf>,
     pub parallel: usize,
-    /// `--connect-timeout`; `None`: the host's `ConnectTimeout` in ssh_config, else
-    /// [`DEFAULT_CONNECT_TIMEOUT`].
+    /// `--connect-timeout`, the limit of a whole login; `None`: [`DEFAULT_CONNECT_TIMEOUT`],
+    /// or the host's `ConnectTimeout` when that is longer.
     pub connect_timeout: Option<Duration>,
     /// How a user sets `connect_timeout`, for the message when a login runs out of it:
     /// `--connect-timeout`, or the exporter module's `connect_timeout`.

@@ -311,14 +311,14 @@ impl Engine {
             .iter()
             .map(|m| crate::hosts::parse_host_spec(m).map_or_else(|_| m.clone(), |spec| spec.label()))
             .collect();
-        let (done, missing): (Vec<String>, Vec<String>) = labels.iter().cloned().partition(|m| known.contains_key(m));
+        let missing: Vec<String> = labels.iter().filter(|m| !known.contains_key(*m)).cloned().collect();
         let cut = failed_captures(&missing, ErrorKind::Timeout, &message);
         log_failures(&cut);
         let mut cut = cut.into_iter();
         // In the members' order; a host read is taken from `known`, its capture unused.
         let captures: Vec<HostCapture> = labels
             .iter()
-            .filter_map(|m| match done.contains(m) {
+            .filter_map(|m| match known.contains_key(m) {
                 true => Some(HostCapture::new(m.clone(), CaptureSource::Live)),
                 false => cut.next(),
             })
