@@ -17,21 +17,25 @@
 //! the fuzz harness reaches it.
 use super::UnfinishedSection;
 
+/// Where a line of an answer lies in the stream: answers keep places, not copies, so a
+/// [`Reader`] can go on with a stream that has grown since it last read it.
+type Span = std::ops::Range<usize>;
+
 /// One key's answer as the stream built it.
 #[derive(Debug)]
-enum Answer<'a> {
+enum Answer {
     /// Nothing of it yet: its job had not started (all slots were taken), or had printed
     /// nothing (a job's first write carries its begin line with its first records; the
     /// batch's `0:started N` lines tell the two apart).
     Waiting,
     /// Begun, records so far.
-    Open(Vec<&'a [u8]>),
+    Open(Vec<Span>),
     /// Ended whole: the query's exit status and its lines.
-    Ended(u32, Vec<&'a [u8]>),
+    Ended(u32, Vec<Span>),
     /// The host stopped reading it at the per-query cap.
-    Cut(Vec<&'a [u8]>),
+    Cut(Vec<Span>),
     /// Something arrived that the framing does not allow: never evidence.
-    Damaged(Vec<&'a [u8]>, String),
+    Damaged(Vec<Span>, String),
 }
 
 /// The batch's sections as text and the keys whose answer did not arrive whole.
@@ -47,7 +51,8 @@ pub struct Decoded {
 /// how the command itself ended when not cleanly ("did not finish within
 /// --command-timeout 60s"): it is the reason for every answer still open or not begun.
 pub fn decode(keys: &[String], raw: &[u8], problem: Option<&str>) -> Decoded {
-    render(keys, parse(keys, raw, problem), problem)
+    let answers = Reader::new(keys.len()).finish(keys, raw, problem);
+    render(keys, raw, answers, problem)
 }
 
 /// One answer of a framed stream, on its own: how a group of whole commands sent on one
@@ -67,57 +72,181 @@ pub struct KeyAnswer {
 /// Each key's answer in the framed stream `raw`, in key order; `problem` as for
 /// [`decode`].
 pub fn answers(keys: &[String], raw: &[u8], problem: Option<&str>) -> Vec<KeyAnswer> {
-    parse(keys, raw, problem)
-        .into_iter()
-        .map(|answer| {
-            let cut = matches!(answer, Answer::Cut(_));
-            let (exit, lines, unfinished) = settle(answer, problem);
-            let mut text = Vec::new();
-            push_lines(&mut text, &lines);
-            KeyAnswer {
-                text: into_text(text),
-                exit,
-                unfinished,
-                cut,
-            }
-        })
-        .collect()
+    Reader::new(keys.len()).answers(keys, raw, problem)
 }
 
-/// The keys (0-based) whose end line is among the whole `lines` of a framed stream: a
-/// cheap look at what arrived last, to tell when decoding the stream again can settle
-/// one more answer.
-pub fn ended_keys(keys: &[String], lines: &[u8]) -> Vec<usize> {
-    lines
-        .split(|&b| b == b'\n')
-        .filter_map(|line| match record(keys, line) {
-            Some((n, Record::End(..))) => Some(n),
-            _ => None,
-        })
-        .collect()
+/// A framed stream read as it arrives: each call to [`Reader::read`] reads only the whole
+/// lines that came since the last one, so following a channel costs one pass over its
+/// output however often it is looked at, and an answer is known whole the moment its end
+/// line is read. Reading a stream in pieces tells exactly what reading it at once tells.
+#[derive(Debug)]
+pub struct Reader {
+    answers: Vec<Answer>,
+    /// How many of the first keys' jobs the batch says it started.
+    started: usize,
+    /// The stream up to here (whole lines) has been read.
+    read: usize,
 }
 
-/// An answer's exit status when whole (its trailing blank lines dropped, as a shell's
-/// command substitution drops them), what arrived of it, and why it is not whole.
-fn settle<'a>(answer: Answer<'a>, problem: Option<&str>) -> (Option<u32>, Vec<&'a [u8]>, Option<String>) {
-    match answer {
-        Answer::Ended(exit, mut lines) => {
-            while lines.last().is_some_and(|l| l.is_empty()) {
-                lines.pop();
-            }
-            (Some(exit), lines, None)
+impl Reader {
+    /// A reader of the stream of a batch over `count` keys.
+    pub fn new(count: usize) -> Self {
+        Reader {
+            answers: (0..count).map(|_| Answer::Waiting).collect(),
+            started: 0,
+            read: 0,
         }
+    }
+
+    /// Reads the whole lines of `raw` (the stream so far, which only ever grows) not read
+    /// yet; returns the keys (0-based) whose answer they ended whole.
+    pub fn read(&mut self, keys: &[String], raw: &[u8]) -> Vec<usize> {
+        let mut ended = Vec::new();
+        let mut from = self.read;
+        while let Some(len) = raw.get(from..).and_then(|rest| rest.iter().position(|&b| b == b'\n')) {
+            let line = from..from + len;
+            from = line.end + 1;
+            if let Some(n) = self.line(keys, raw, line) {
+                ended.push(n);
+            }
+        }
+        self.read = from;
+        ended
+    }
+
+    /// Answer `n` as its command's own output, when it has ended whole.
+    pub fn whole(&self, raw: &[u8], n: usize) -> Option<KeyAnswer> {
+        match self.answers.get(n)? {
+            Answer::Ended(exit, lines) => {
+                let mut text = Vec::new();
+                push_lines(&mut text, &trimmed(raw, lines));
+                Some(KeyAnswer {
+                    text: into_text(text),
+                    exit: Some(*exit),
+                    unfinished: None,
+                    cut: false,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Every key's answer once the stream has ended (`raw` whole, `problem` as for
+    /// [`decode`]), in key order.
+    pub fn answers(self, keys: &[String], raw: &[u8], problem: Option<&str>) -> Vec<KeyAnswer> {
+        self.finish(keys, raw, problem)
+            .into_iter()
+            .map(|answer| {
+                let cut = matches!(answer, Answer::Cut(_));
+                let (exit, lines, unfinished) = settle(answer, raw, problem);
+                let mut text = Vec::new();
+                push_lines(&mut text, &lines);
+                KeyAnswer {
+                    text: into_text(text),
+                    exit,
+                    unfinished,
+                    cut,
+                }
+            })
+            .collect()
+    }
+
+    /// Reads the rest of the ended stream `raw`, and its last line when it lacks its
+    /// newline: the stream stopped in the middle of a write (timeout, cap, lost
+    /// connection), which `problem` tells; after a clean end it is a broken record.
+    fn finish(mut self, keys: &[String], raw: &[u8], problem: Option<&str>) -> Vec<Answer> {
+        self.read(keys, raw);
+        if raw.len() > self.read && problem.is_none() {
+            self.splice();
+        }
+        // Started, nothing printed yet: open, not waiting for a slot.
+        for answer in self.answers.iter_mut().take(self.started) {
+            if matches!(answer, Answer::Waiting) {
+                *answer = Answer::Open(Vec::new());
+            }
+        }
+        self.answers
+    }
+
+    /// One whole line of the stream (`line`, its place in `raw`, newline excluded); the
+    /// key it ended whole, if it did.
+    fn line(&mut self, keys: &[String], raw: &[u8], line: Span) -> Option<usize> {
+        let text = raw.get(line.clone())?;
+        if let Some(n) = started_line(text) {
+            self.started = self.started.max(n.min(keys.len()));
+            return None;
+        }
+        let Some((n, parsed)) = record(keys, text) else {
+            self.splice();
+            return None;
+        };
+        let answer = self.answers.get_mut(n)?;
+        match parsed {
+            Record::Text(at) => match answer {
+                Answer::Open(lines) => lines.push(line.start + at..line.end),
+                _ => damage(answer, "a line of it arrived outside its begin and end lines"),
+            },
+            Record::Begin => match answer {
+                Answer::Waiting => *answer = Answer::Open(Vec::new()),
+                _ => damage(answer, "its begin line arrived twice"),
+            },
+            Record::End(exit, count, size) => {
+                end(answer, raw, exit, count, size);
+                return matches!(answer, Answer::Ended(..)).then_some(n);
+            }
+            Record::Cut => match std::mem::replace(answer, Answer::Waiting) {
+                Answer::Open(lines) => *answer = Answer::Cut(lines),
+                other => {
+                    *answer = other;
+                    damage(answer, "its cut line arrived outside its answer");
+                }
+            },
+        }
+        None
+    }
+
+    /// A line that is no well-formed record: any answer still open may have lost a piece
+    /// or gained one.
+    fn splice(&mut self) {
+        for answer in self.answers.iter_mut().filter(|a| matches!(a, Answer::Open(_))) {
+            damage(
+                answer,
+                "the batch's output held a line that is no whole record (answers written at the same time were spliced), which may be a piece of this answer",
+            );
+        }
+    }
+}
+
+/// The lines of `spans` in `raw`.
+fn lines_of<'a>(raw: &'a [u8], spans: &[Span]) -> Vec<&'a [u8]> {
+    spans.iter().map(|s| raw.get(s.clone()).unwrap_or_default()).collect()
+}
+
+/// A whole answer's lines without its trailing blank lines, as a shell's command
+/// substitution drops them.
+fn trimmed<'a>(raw: &'a [u8], spans: &[Span]) -> Vec<&'a [u8]> {
+    let mut lines = lines_of(raw, spans);
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
+/// An answer's exit status when whole, what arrived of it, and why it is not whole.
+fn settle<'a>(answer: Answer, raw: &'a [u8], problem: Option<&str>) -> (Option<u32>, Vec<&'a [u8]>, Option<String>) {
+    match answer {
+        Answer::Ended(exit, lines) => (Some(exit), trimmed(raw, &lines), None),
         Answer::Waiting => (None, Vec::new(), Some(waiting_reason(problem))),
-        Answer::Open(lines) => (None, lines, Some(open_reason(problem))),
+        Answer::Open(lines) => (None, lines_of(raw, &lines), Some(open_reason(problem))),
         Answer::Cut(lines) => (
             None,
-            lines,
+            lines_of(raw, &lines),
             Some(format!(
                 "printed more than {} KiB, the most one query may print; the host stopped reading it",
                 crate::catalogue::SECTION_CAP / 1024
             )),
         ),
-        Answer::Damaged(lines, why) => (None, lines, Some(format!("arrived damaged: {why}"))),
+        Answer::Damaged(lines, why) => (None, lines_of(raw, &lines), Some(format!("arrived damaged: {why}"))),
     }
 }
 
@@ -126,76 +255,6 @@ fn into_text(bytes: Vec<u8>) -> String {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }
-}
-
-/// The framed stream sorted into one answer per key.
-fn parse<'a>(keys: &[String], raw: &'a [u8], problem: Option<&str>) -> Vec<Answer<'a>> {
-    let mut answers: Vec<Answer> = keys.iter().map(|_| Answer::Waiting).collect();
-    // How many of the first keys' jobs the batch says it started.
-    let mut started = 0;
-    let mut stream = raw.split(|&b| b == b'\n').peekable();
-    while let Some(line) = stream.next() {
-        let last = stream.peek().is_none();
-        if last && line.is_empty() {
-            break;
-        }
-        // A last line without its newline: the stream stopped in the middle of a write
-        // (timeout, cap, lost connection). After a clean end it is a broken record.
-        if last && problem.is_some() {
-            break;
-        }
-        if let Some(n) = (!last).then(|| started_line(line)).flatten() {
-            started = started.max(n.min(keys.len()));
-            continue;
-        }
-        let parsed = if last { None } else { record(keys, line) };
-        match parsed {
-            Some((n, Record::Text(text))) => match answers.get_mut(n) {
-                Some(Answer::Open(lines)) => lines.push(text),
-                Some(answer) => damage(answer, "a line of it arrived outside its begin and end lines"),
-                None => {}
-            },
-            Some((n, Record::Begin)) => {
-                if let Some(answer) = answers.get_mut(n) {
-                    match answer {
-                        Answer::Waiting => *answer = Answer::Open(Vec::new()),
-                        _ => damage(answer, "its begin line arrived twice"),
-                    }
-                }
-            }
-            Some((n, Record::End(exit, count, size))) => {
-                if let Some(answer) = answers.get_mut(n) {
-                    end(answer, exit, count, size);
-                }
-            }
-            Some((n, Record::Cut)) => {
-                if let Some(answer) = answers.get_mut(n) {
-                    match std::mem::replace(answer, Answer::Waiting) {
-                        Answer::Open(lines) => *answer = Answer::Cut(lines),
-                        other => {
-                            *answer = other;
-                            damage(answer, "its cut line arrived outside its answer");
-                        }
-                    }
-                }
-            }
-            None => {
-                for answer in answers.iter_mut().filter(|a| matches!(a, Answer::Open(_))) {
-                    damage(
-                        answer,
-                        "the batch's output held a line that is no whole record (answers written at the same time were spliced), which may be a piece of this answer",
-                    );
-                }
-            }
-        }
-    }
-    // Started, nothing printed yet: open, not waiting for a slot.
-    for answer in answers.iter_mut().take(started) {
-        if matches!(answer, Answer::Waiting) {
-            *answer = Answer::Open(Vec::new());
-        }
-    }
-    answers
 }
 
 /// `0:started N`: the batch has started the jobs of its first N keys.
@@ -207,20 +266,21 @@ fn started_line(line: &[u8]) -> Option<usize> {
 }
 
 /// One line of the stream: the key's index (0-based) and what it says.
-enum Record<'a> {
+enum Record {
     Begin,
-    Text(&'a [u8]),
+    /// A line of the answer: where its text starts in the record.
+    Text(usize),
     End(u32, usize, usize),
     Cut,
 }
 
-fn record<'a>(keys: &[String], line: &'a [u8]) -> Option<(usize, Record<'a>)> {
+fn record(keys: &[String], line: &[u8]) -> Option<(usize, Record)> {
     let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
     let n: usize = std::str::from_utf8(line.get(..digits)?).ok()?.parse().ok()?;
     let key = keys.get(n.checked_sub(1)?)?;
     let rest = line.get(digits..)?;
-    if let Some(text) = rest.strip_prefix(b"|") {
-        return Some((n - 1, Record::Text(text)));
+    if rest.starts_with(b"|") {
+        return Some((n - 1, Record::Text(digits + 1)));
     }
     let rest = std::str::from_utf8(rest.strip_prefix(b":")?).ok()?;
     let (word, rest) = rest.split_once(' ')?;
@@ -256,11 +316,11 @@ fn record<'a>(keys: &[String], line: &'a [u8]) -> Option<(usize, Record<'a>)> {
 
 /// The end line of an answer: whole when its count and size match what arrived (the
 /// size in bytes, or in characters where the host's shell counts those).
-fn end(answer: &mut Answer, exit: u32, count: usize, size: usize) {
+fn end(answer: &mut Answer, raw: &[u8], exit: u32, count: usize, size: usize) {
     match std::mem::replace(answer, Answer::Waiting) {
         Answer::Open(lines) => {
             let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
-            let chars: usize = lines
+            let chars: usize = lines_of(raw, &lines)
                 .iter()
                 .map(|l| l.iter().filter(|&&b| b & 0xC0 != 0x80).count() + 1)
                 .sum();
@@ -295,12 +355,12 @@ fn damage(answer: &mut Answer, why: &str) {
 
 /// The sections, in key order: a whole answer with its end marker, any other with what
 /// arrived of it and no end marker (so it reads as cut off), and why.
-fn render(keys: &[String], answers: Vec<Answer>, problem: Option<&str>) -> Decoded {
+fn render(keys: &[String], raw: &[u8], answers: Vec<Answer>, problem: Option<&str>) -> Decoded {
     let mut out = Decoded::default();
     let mut text: Vec<u8> = Vec::new();
     for (key, answer) in keys.iter().zip(answers) {
         text.extend_from_slice(format!("==> {key} <==\n").as_bytes());
-        let (exit, lines, reason) = settle(answer, problem);
+        let (exit, lines, reason) = settle(answer, raw, problem);
         push_lines(&mut text, &lines);
         match (exit, reason) {
             (_, Some(reason)) => out.unfinished.push(UnfinishedSection {

@@ -1,7 +1,7 @@
 //! The catalogue's single-answer commands on one channel: one unit of the schedule, its
 //! framed output split back into one output per command as each answer arrives.
 use super::*;
-use pvrdma_engine::capture::frames::{self, KeyAnswer};
+use pvrdma_engine::capture::frames::{KeyAnswer, Reader};
 
 pub(super) use catalogue::GROUPED_COMMANDS as GROUP_ID;
 
@@ -44,18 +44,14 @@ pub(super) fn schedule_units() -> &'static [CommandSpec] {
 /// The answers of one run of the group, each handed to the host's sink as its command's
 /// own output the moment it has arrived whole: a run stopped while the group still runs
 /// (its future dropped with the bytes it had read) keeps them, and each gets its own
-/// duration. The stream is decoded again only when an end line of an answer not yet
-/// seen before arrives, so at most once per command whatever the host sends.
+/// duration. Each line of the stream is read once, however the host splits its writes.
 pub(super) struct GroupAnswers<'a> {
     job: &'a HostJob,
     sink: &'a Sink,
     keys: Vec<String>,
     started: Instant,
     handed: Vec<bool>,
-    /// Whose end line has arrived (whole or not, an answer ends once).
-    ended: Vec<bool>,
-    /// The stream up to here (whole lines) has been looked at for end lines.
-    scanned: usize,
+    reader: Option<Reader>,
 }
 
 impl<'a> GroupAnswers<'a> {
@@ -66,37 +62,22 @@ impl<'a> GroupAnswers<'a> {
             job,
             sink,
             handed: vec![false; keys.len()],
-            ended: vec![false; keys.len()],
+            reader: Some(Reader::new(keys.len())),
             keys,
             started: Instant::now(),
-            scanned: 0,
         })
     }
 
     /// After each message of the group's channel, with everything it printed so far.
     pub(super) fn after(&mut self, raw: &[u8]) {
-        let Some(end) = raw
-            .get(self.scanned..)
-            .and_then(|fresh| fresh.iter().rposition(|&b| b == b'\n'))
-            .map(|at| self.scanned + at + 1)
-        else {
-            return;
-        };
-        let fresh = raw.get(self.scanned..end).unwrap_or_default();
-        self.scanned = end;
-        let mut news = false;
-        for n in frames::ended_keys(&self.keys, fresh) {
-            if let Some(ended) = self.ended.get_mut(n).filter(|e| !**e) {
-                *ended = true;
-                news = true;
-            }
-        }
-        if !news {
-            return;
-        }
-        let answers = frames::answers(&self.keys, raw.get(..end).unwrap_or_default(), None);
-        for (n, answer) in answers.into_iter().enumerate() {
-            if let (Some(code), None) = (answer.exit, &answer.unfinished) {
+        let Some(reader) = self.reader.as_mut() else { return };
+        let ended = reader.read(&self.keys, raw);
+        let whole: Vec<(usize, KeyAnswer)> = ended
+            .into_iter()
+            .filter_map(|n| reader.whole(raw, n).map(|answer| (n, answer)))
+            .collect();
+        for (n, answer) in whole {
+            if let Some(code) = answer.exit {
                 self.hand_over(n, answer.text, Outcome::Exited { code }, None);
             }
         }
@@ -109,7 +90,8 @@ impl<'a> GroupAnswers<'a> {
     /// first command, once.
     pub(super) fn finish(&mut self, raw: &[u8], outcome: &Outcome, failure: Option<&Failure>, stderr: &str) {
         let problem = outcome.problem();
-        let answers = frames::answers(&self.keys, raw, problem.as_deref());
+        let reader = self.reader.take().unwrap_or_else(|| Reader::new(self.keys.len()));
+        let answers = reader.answers(&self.keys, raw, problem.as_deref());
         for (n, answer) in answers.into_iter().enumerate() {
             let KeyAnswer {
                 text,

@@ -182,15 +182,68 @@ fn answers_give_each_key_its_own_text_exit_and_reason() {
 }
 
 #[test]
-fn ended_keys_names_the_answers_whose_end_line_arrived() {
+fn a_reader_tells_each_answer_whole_the_moment_its_end_line_is_read() {
     let k = keys(&["a", "b", "c"]);
     let raw = "2:begin b\n2|x\n2:end b exit 0 lines 1 bytes 2\n1:begin a\n1:cut a lines 0 bytes 0\n\
                3:end zz exit 0 lines 0 bytes 0\n9:end c exit 0 lines 0 bytes 0\n3|3:end c exit 0\n";
-    // Only b's end line is one: a was cut, the others name the wrong key or index, or are
-    // text that looks like an end line.
-    assert_eq!(ended_keys(&k, raw.as_bytes()), [1]);
+    let mut reader = Reader::new(k.len());
+    // Split inside b's end line: nothing whole yet, and nothing read twice after.
+    let cut = raw.find("exit 0 lines 1").expect("b's end line");
+    assert!(reader.read(&k, &raw.as_bytes()[..cut]).is_empty());
+    // Only b's end line ends an answer: a was cut, the others name the wrong key or index,
+    // or are text that looks like an end line.
+    assert_eq!(reader.read(&k, raw.as_bytes()), [1]);
+    assert!(reader.read(&k, raw.as_bytes()).is_empty(), "read once");
+    let b = reader.whole(raw.as_bytes(), 1).expect("b is whole");
+    assert_eq!((b.text.as_str(), b.exit), ("x\n", Some(0)));
+    assert!(reader.whole(raw.as_bytes(), 0).is_none(), "a was cut");
     // An answer whose text is not valid UTF-8 is still whole, decoded from the bytes.
     let raw = b"1:begin a\n1|caf\xe9\n1:end a exit 0 lines 1 bytes 5\n";
     let got = answers(&keys(&["a"]), raw, None);
     assert_eq!((got[0].exit, got[0].text.as_str()), (Some(0), "caf\u{fffd}\n"));
+}
+
+/// A stream of framing lines, well-formed or not, over keys `a`, `b`, `c`.
+fn stream() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let line = prop_oneof![
+        (1..4usize).prop_map(|n| format!("{n}:begin {}\n", ["a", "b", "c"][n - 1])),
+        (1..4usize, "[ -~]{0,6}").prop_map(|(n, t)| format!("{n}|{t}\n")),
+        (1..4usize, 0..3u32, 0..3usize, 0..9usize)
+            .prop_map(|(n, e, l, b)| format!("{n}:end {} exit {e} lines {l} bytes {b}\n", ["a", "b", "c"][n - 1])),
+        (1..4usize).prop_map(|n| format!("{n}:cut {} lines 0 bytes 0\n", ["a", "b", "c"][n - 1])),
+        (0..4usize).prop_map(|n| format!("0:started {n}\n")),
+        "[ -~]{0,8}\n?",
+    ];
+    proptest::collection::vec(line, 0..24).prop_map(|lines| lines.concat().into_bytes())
+}
+
+proptest::proptest! {
+    /// Read in pieces, as a channel delivers it, a stream tells what it tells read at once:
+    /// the same answers, and each whole one reported whole exactly once, as it was then.
+    #[test]
+    fn a_stream_read_in_pieces_tells_what_it_tells_at_once(
+        raw in stream(),
+        cuts in proptest::collection::vec(0..400usize, 0..6),
+        problem in proptest::option::of(proptest::strategy::Just("did not finish within --command-timeout 5s")),
+    ) {
+        let k = keys(&["a", "b", "c"]);
+        let mut ends: Vec<usize> = cuts.into_iter().map(|c| c.min(raw.len())).collect();
+        ends.sort_unstable();
+        let mut reader = Reader::new(k.len());
+        let mut reported = Vec::new();
+        for end in ends.into_iter().chain([raw.len()]) {
+            for n in reader.read(&k, &raw[..end]) {
+                proptest::prop_assert!(!reported.contains(&n), "{n} reported twice");
+                proptest::prop_assert!(reader.whole(&raw[..end], n).is_some());
+                reported.push(n);
+            }
+        }
+        let whole_at_once: Vec<usize> = {
+            let mut at_once = Reader::new(k.len());
+            at_once.read(&k, &raw)
+        };
+        proptest::prop_assert_eq!(&reported, &whole_at_once);
+        proptest::prop_assert_eq!(reader.answers(&k, &raw, problem), answers(&k, &raw, problem));
+    }
 }
