@@ -15,7 +15,8 @@
 //! medians: wall time of one host with 1, 40 and 200 VMs (collect + diagnose + render),
 //! 200 hosts of 40 VMs, client CPU per host, and peak RSS of a 500-host run. Each figure
 //! is measured in a child process of its own so that CPU and peak RSS are that run's.
-//! `HOST_BENCH_FLEETS=0` measures only the one-host rows. `HOST_BENCH_OPENSSH=1` also runs,
+//! `HOST_BENCH_FLEETS=0` measures only the one-host rows. `HOST_BENCH_KEY=rsa` logs in
+//! with a 2048-bit RSA key instead of ECDSA P-256. `HOST_BENCH_OPENSSH=1` also runs,
 //! after each run, the same hosts through OpenSSH as an admin's script would ask them: one
 //! `ssh` per host, all hosts at once, the same commands one after another in its session;
 //! its wall time and the ratio end the row (the server CPU column then counts both).
@@ -261,7 +262,9 @@ fn child(vms: usize, hosts: usize, runs: usize) -> anyhow::Result<()> {
     let samples = tempfile::tempdir()?;
     scenario(samples.path(), vms)?;
     let client = tempfile::tempdir()?;
-    let key = keygen(client.path(), "id_bench", "ecdsa");
+    // `HOST_BENCH_KEY=rsa` (or ed25519): the user key's type; ECDSA P-256 by default.
+    let key_type = std::env::var("HOST_BENCH_KEY").unwrap_or_else(|_| "ecdsa".to_string());
+    let key = keygen(client.path(), "id_bench", &key_type);
     // One sshd per 100 hosts: a single sshd resets connections beyond a few hundred.
     let servers: Vec<Sshd> = (0..hosts.div_ceil(HOSTS_PER_SSHD))
         .map(|_| {

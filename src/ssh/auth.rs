@@ -9,10 +9,11 @@ use crate::ssh::client::{Credentials, Endpoint, Identity, KeyOrigin};
 use crate::ssh::error::{SshError, SshErrorKind};
 use crate::ssh::key_files::{KeyFiles, Unusable};
 use crate::ssh::known_hosts;
+use crate::ssh::signer::{FileKey, RingSigner};
 use crate::ssh::transport::{ClientHandler, ServerInfo};
 use russh::client::{AuthResult, Handle, KeyboardInteractiveAuthResponse};
 use russh::keys::agent::client::AgentClient;
-use russh::keys::{Algorithm, HashAlg, PrivateKey, PrivateKeyWithHashAlg, PublicKey};
+use russh::keys::{Algorithm, HashAlg, PrivateKeyWithHashAlg, PublicKey};
 use russh::MethodKind;
 use secrecy::{ExposeSecret, SecretString};
 use std::ffi::OsString;
@@ -37,7 +38,7 @@ fn agent_socket_from(var: Option<OsString>) -> Option<PathBuf> {
 /// Who signs for a key being offered.
 enum Signer<'a> {
     Agent(&'a mut Agent),
-    File(Arc<PrivateKey>),
+    File(Arc<FileKey>),
 }
 
 /// The state of one login: what the server still allows, and what was tried.
@@ -93,10 +94,18 @@ impl Login<'_> {
                 .authenticate_publickey_with(self.user.clone(), key.clone(), hash, agent)
                 .await
                 .map_err(|e| format!("ssh-agent could not sign with it ({e})")),
-            Signer::File(private) => Ok(self
-                .handle
-                .authenticate_publickey(self.user.clone(), PrivateKeyWithHashAlg::new(private, hash))
-                .await?),
+            // ring signs what it can (see `signer`), russh the rest.
+            Signer::File(file) => match file.ring(hash) {
+                Some(ring) => self
+                    .handle
+                    .authenticate_publickey_with(self.user.clone(), key.clone(), hash, &mut RingSigner(ring))
+                    .await
+                    .map_err(|e| format!("could not sign with it ({e})")),
+                None => Ok(self
+                    .handle
+                    .authenticate_publickey(self.user.clone(), PrivateKeyWithHashAlg::new(file.key.clone(), hash))
+                    .await?),
+            },
         };
         self.tried.push(key.clone());
         match result {
@@ -310,7 +319,7 @@ impl Login<'_> {
                 }
                 None => continue,
             };
-            let public = key.public_key().clone();
+            let public = key.key.public_key().clone();
             let what = path.display().to_string();
             if self.try_key(public, &what, Signer::File(key)).await? {
                 return Ok(true);

@@ -5,7 +5,8 @@
 //! exporter probe. A key file changed while the run goes on is not seen until the next
 //! run (the exporter's next load: SIGHUP), as ssh-agent keeps what was added to it.
 use crate::ssh::keys::{load_private_key, KeyLoadError};
-use russh::keys::{PrivateKey, PublicKey};
+use crate::ssh::signer::FileKey;
+use russh::keys::PublicKey;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -28,8 +29,8 @@ pub(crate) struct KeyFile {
     /// Its `.pub` half, when there is one.
     pub(crate) public_half: Option<PublicKey>,
     /// The private key, or why it cannot be used; `None` when the file is missing or
-    /// holds a public key.
-    pub(crate) private: Option<Result<Arc<PrivateKey>, Unusable>>,
+    /// holds a public key. Kept with its ring form once a login has built it.
+    pub(crate) private: Option<Result<Arc<FileKey>, Unusable>>,
 }
 
 impl KeyFile {
@@ -40,7 +41,7 @@ impl KeyFile {
         let public_half = public_key_file(Path::new(&pub_path));
         let exists = path.exists();
         let private = (exists && public_itself.is_none()).then(|| match load_private_key(path) {
-            Ok(k) => Ok(Arc::new(k)),
+            Ok(k) => Ok(Arc::new(FileKey::new(Arc::new(k)))),
             Err(e @ KeyLoadError::Encrypted { .. }) => Err(Unusable::Encrypted(e.to_string())),
             Err(e) => Err(Unusable::Other(e.to_string())),
         });

@@ -11,4 +11,5 @@ pub(crate) mod key_files;
 pub mod keys;
 mod known_hosts;
 pub(crate) mod plan;
+mod signer;
 mod transport;
