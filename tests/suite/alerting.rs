@@ -271,6 +271,18 @@ impl Webhook {
 
     /// Waits (bounded) for a notification that `pick` accepts; returns it.
     fn wait_for(&self, what: &str, limit: Duration, pick: impl Fn(&Value) -> bool) -> Value {
+        self.wait_for_telling(what, limit, pick, &String::new)
+    }
+
+    /// [`Webhook::wait_for`], a failure also telling `context()` (the logs of the
+    /// Alertmanager and Prometheus that should have sent it).
+    fn wait_for_telling(
+        &self,
+        what: &str,
+        limit: Duration,
+        pick: impl Fn(&Value) -> bool,
+        context: &dyn Fn() -> String,
+    ) -> Value {
         let start = Instant::now();
         loop {
             if let Some(n) = self.all().into_iter().find(|n| pick(n)) {
@@ -278,8 +290,9 @@ impl Webhook {
             }
             assert!(
                 start.elapsed() < limit,
-                "no notification {what} within {limit:?}; got {:#}",
-                Value::Array(self.all())
+                "no notification {what} within {limit:?}; got {:#}{}",
+                Value::Array(self.all()),
+                context()
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -396,6 +409,9 @@ fn prometheus(dir: &Path, exporter: &str, alertmanager: u16, extra_jobs: &str) -
             Command::new(PROMETHEUS)
                 .arg(format!("--config.file={file}"))
                 .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+                // Scaled like the intervals: an alert whose first send to Alertmanager
+                // failed (a loaded machine) is sent again within seconds, not a minute.
+                .arg("--rules.alert.resend-delay=6s")
                 .arg(format!("--web.listen-address=127.0.0.1:{port}")),
             &dir.join("prometheus.log"),
         )
@@ -605,14 +621,14 @@ fn a_textfile_no_longer_rewritten_goes_stale_and_pages() {
         }
     });
     let hook = Webhook::start();
-    let (_am, am_port) = alertmanager(dir.path(), hook.port);
+    let (am, am_port) = alertmanager(dir.path(), hook.port);
     let node_job = format!(
         "  - job_name: node\n    static_configs:\n      - targets: ['127.0.0.1:{}']\n",
         node.port
     );
     // No exporter here: its jobs point at a closed port (and page as such, elsewhere).
     let closed = format!("127.0.0.1:{}", support::free_port());
-    let (_prom, port) = prometheus(dir.path(), &closed, am_port, &node_job);
+    let (prom, port) = prometheus(dir.path(), &closed, am_port, &node_job);
     wait_series(
         port,
         r#"pvrdma_host_up{job="node"}"#,
@@ -635,9 +651,13 @@ fn a_textfile_no_longer_rewritten_goes_stale_and_pages() {
         &["node"],
         Duration::from_secs(60),
     );
-    hook.wait_for("PvrdmaMetricsStale", Duration::from_secs(30), |n| {
-        n["status"] == "firing" && alert_names(n).contains(&"PvrdmaMetricsStale".to_string())
-    });
+    let logs = || format!("\nalertmanager log:\n{}\nprometheus log:\n{}", am.log(), prom.log());
+    hook.wait_for_telling(
+        "PvrdmaMetricsStale",
+        Duration::from_secs(30),
+        |n| n["status"] == "firing" && alert_names(n).contains(&"PvrdmaMetricsStale".to_string()),
+        &logs,
+    );
     // The exporter's jobs, aimed at a closed port, page as a target down.
     wait_series(
         port,
