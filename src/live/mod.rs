@@ -247,9 +247,12 @@ pub struct LiveRun {
 /// The current-thread runtime every front end waits on (a live run, the exporter, the
 /// watch between rounds). Blocking work is short file reads (known_hosts, a key); a few
 /// threads serve a whole fleet, where tokio's default (512) may start one thread per host
-/// at once, each with its own stack and malloc arena.
+/// at once, each with its own stack and malloc arena. Before its thread sleeps after a
+/// busy spell, it pauses a moment so that many hosts' packets share a wake-up
+/// ([`wakeups`]).
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
+        .on_thread_park(wakeups::before_sleep)
         .max_blocking_threads(8)
         .enable_all()
         .build()
@@ -314,6 +317,7 @@ mod plan;
 mod progress;
 #[cfg(test)]
 mod tests;
+pub(crate) mod wakeups;
 
 use fanout::run_all;
 pub use fanout::*;

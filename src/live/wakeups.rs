@@ -1,0 +1,80 @@
+//! Fewer wake-ups when many hosts answer at once: the runtime's thread, about to sleep
+//! until the next event, first pauses a moment when what it just handled was busy, so
+//! that the packets of many hosts arriving meanwhile are read in one wake-up.
+//!
+//! Each answer of a concurrent batch arrives as a packet of its own (that is what lets a
+//! hung query cost only its own answer), and on a fleet the packets of many hosts arrive
+//! a fraction of a millisecond apart. Handled one by one, every packet costs a sleep and
+//! a wake-up of the thread (the kernel's context switch, and in a virtual machine the
+//! hypervisor's), which was most of the client's CPU per host. Network cards do the same
+//! with their interrupts.
+//!
+//! The pause comes only after a busy spell, when at least [`BUSY_READS`] reads of SSH
+//! connections returned bytes since the thread last slept: a lone host's packets mostly
+//! come one per wake-up and are seldom held. It delays an event by at most [`PAUSE`],
+//! against runs that wait seconds on `esxcli`; a timeout fires at most that late.
+//!
+//! The count is per thread: every front end drives its connections on one thread (see
+//! `runtime`), and the pause is that thread's.
+use std::cell::Cell;
+use std::time::Duration;
+
+/// Reads with bytes in one waking spell that make it busy: two packets (russh reads a
+/// packet's length, then the rest). At 20 and 50 hosts this threshold saved more CPU
+/// than three packets, for the same wall time of a lone host.
+const BUSY_READS: usize = 4;
+
+/// How long a busy thread waits before it sleeps until the next event. 20 ms saved more
+/// CPU than 10 at 50 hosts; a lone 40-VM host takes about 40 ms longer than with no
+/// pause (2.14 s against 2.10 s), as its dependent commands start up to a pause later.
+const PAUSE: Duration = Duration::from_millis(20);
+
+thread_local! {
+    static READS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// One read of an SSH connection returned bytes (on the thread that drives it).
+pub(crate) fn read_some() {
+    READS.with(|r| r.set(r.get().saturating_add(1)));
+}
+
+/// The runtime's hook before its thread sleeps: pauses when the spell was busy.
+pub(crate) fn before_sleep() {
+    if let Some(pause) = pause_after(READS.with(|r| r.replace(0))) {
+        std::thread::sleep(pause);
+    }
+}
+
+/// The pause after a waking spell with `reads` reads that returned bytes, if any.
+fn pause_after(reads: usize) -> Option<Duration> {
+    (reads >= BUSY_READS).then_some(PAUSE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_busy_spell_pauses_and_the_count_starts_again_after_each_sleep() {
+        assert_eq!(pause_after(0), None);
+        assert_eq!(pause_after(BUSY_READS - 1), None, "a lone host's packet or two");
+        assert_eq!(pause_after(BUSY_READS), Some(PAUSE));
+        for _ in 0..BUSY_READS {
+            read_some();
+        }
+        assert_eq!(READS.with(Cell::get), BUSY_READS);
+        let started = std::time::Instant::now();
+        before_sleep();
+        assert!(started.elapsed() >= PAUSE, "a busy spell pauses");
+        assert_eq!(READS.with(Cell::get), 0, "counted afresh");
+        // Another thread's reads are its own.
+        std::thread::spawn(|| {
+            for _ in 0..BUSY_READS {
+                read_some();
+            }
+        })
+        .join()
+        .expect("the other thread");
+        assert_eq!(READS.with(Cell::get), 0);
+    }
+}
