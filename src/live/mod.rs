@@ -249,10 +249,10 @@ pub struct LiveRun {
 /// threads serve a whole fleet, where tokio's default (512) may start one thread per host
 /// at once, each with its own stack and malloc arena. Before its thread sleeps after a
 /// busy spell, it pauses a moment so that many hosts' packets share a wake-up
-/// ([`wakeups`]).
+/// ([`crate::ssh::wakeups`]).
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
-        .on_thread_park(wakeups::before_sleep)
+        .on_thread_park(crate::ssh::wakeups::before_sleep)
         .max_blocking_threads(8)
         .enable_all()
         .build()
@@ -317,7 +317,6 @@ mod plan;
 mod progress;
 #[cfg(test)]
 mod tests;
-pub(crate) mod wakeups;
 
 use fanout::run_all;
 pub use fanout::*;

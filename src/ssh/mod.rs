@@ -13,3 +13,4 @@ mod known_hosts;
 pub(crate) mod plan;
 mod signer;
 mod transport;
+pub(crate) mod wakeups;

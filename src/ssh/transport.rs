@@ -302,7 +302,7 @@ const READ_BUFFER: usize = 8 * 1024;
 
 /// Passes a stream through, keeping a copy of what the server sends until its
 /// identification line is complete (russh keeps that line private), and counting the
-/// reads that bring bytes (see `live::wakeups`).
+/// reads that bring bytes (see `wakeups`).
 struct Recording<S> {
     inner: S,
     seen: Arc<Mutex<Vec<u8>>>,
@@ -314,7 +314,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Recording<S> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
         if buf.filled().len() > before {
-            crate::live::wakeups::read_some();
+            crate::ssh::wakeups::read_some();
         }
         if !self.done {
             let new = buf.filled().get(before..).unwrap_or_default().to_vec();

@@ -15,7 +15,7 @@
 //! against runs that wait seconds on `esxcli`; a timeout fires at most that late.
 //!
 //! The count is per thread: every front end drives its connections on one thread (see
-//! `runtime`), and the pause is that thread's.
+//! `live::runtime`, which installs [`before_sleep`]), and the pause is that thread's.
 use std::cell::Cell;
 use std::time::Duration;
 
