@@ -14,8 +14,11 @@
 //! come one per wake-up and are seldom held. It delays an event by at most [`PAUSE`],
 //! against runs that wait seconds on `esxcli`; a timeout fires at most that late.
 //!
-//! The count is per thread: every front end drives its connections on one thread (see
-//! `live::runtime`, which installs [`before_sleep`]), and the pause is that thread's.
+//! The count is per thread: a live run drives its connections on one thread (see
+//! `live::fleet_runtime`, which installs [`before_sleep`]), and the pause is that
+//! thread's. The exporter does without it: at 50 targets every 15 s (a few hosts
+//! collected at a time) the pause left its CPU per probe as it was (4.0 and 5.0 ms
+//! against 4.1 and 4.3) and made each probe 60 ms later (2.07 s against 2.01 s).
 use std::cell::Cell;
 use std::time::Duration;
 
