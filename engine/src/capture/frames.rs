@@ -99,7 +99,8 @@ impl Reader {
     }
 
     /// Reads the whole lines of `raw` (the stream so far, which only ever grows) not read
-    /// yet; returns the keys (0-based) whose answer they ended whole.
+    /// yet; returns the keys (0-based) whose answer they ended whole and that are still
+    /// whole after them (a line of the answer arriving after its end damages it).
     pub fn read(&mut self, keys: &[String], raw: &[u8]) -> Vec<usize> {
         let mut ended = Vec::new();
         let mut from = self.read;
@@ -111,6 +112,7 @@ impl Reader {
             }
         }
         self.read = from;
+        ended.retain(|&n| matches!(self.answers.get(n), Some(Answer::Ended(..))));
         ended
     }
 
