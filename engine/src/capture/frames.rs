@@ -78,7 +78,9 @@ pub fn answers(keys: &[String], raw: &[u8], problem: Option<&str>) -> Vec<KeyAns
 /// A framed stream read as it arrives: each call to [`Reader::read`] reads only the whole
 /// lines that came since the last one, so following a channel costs one pass over its
 /// output however often it is looked at, and an answer is known whole the moment its end
-/// line is read. Reading a stream in pieces tells exactly what reading it at once tells.
+/// line is read. Read in pieces, a stream ends with the answers it gives read at once; an
+/// answer whole when its end line was read stays reported even if a later line of it (a
+/// framing error) damages it.
 #[derive(Debug)]
 pub struct Reader {
     answers: Vec<Answer>,
@@ -102,6 +104,7 @@ impl Reader {
     /// yet; returns the keys (0-based) whose answer they ended whole and that are still
     /// whole after them (a line of the answer arriving after its end damages it).
     pub fn read(&mut self, keys: &[String], raw: &[u8]) -> Vec<usize> {
+        debug_assert!(raw.len() >= self.read, "a framed stream only grows");
         let mut ended = Vec::new();
         let mut from = self.read;
         while let Some(len) = raw.get(from..).and_then(|rest| rest.iter().position(|&b| b == b'\n')) {
