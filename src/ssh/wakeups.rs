@@ -11,8 +11,10 @@
 //!
 //! The pause comes only after a busy spell, when at least [`BUSY_READS`] reads of SSH
 //! connections returned bytes since the thread last slept: a lone host's packets mostly
-//! come one per wake-up and are seldom held. It delays an event by at most [`PAUSE`],
-//! against runs that wait seconds on `esxcli`; a timeout fires at most that late.
+//! come one per wake-up and are seldom held. A busier spell ([`BUSIER_READS`]) pauses
+//! longer: the more hosts answer at once, the more packets a longer pause gathers. It
+//! delays an event by at most [`LONGER_PAUSE`], against runs that wait seconds on
+//! `esxcli`; a timeout fires at most that late.
 //!
 //! The count is per thread: a live run drives its connections on one thread (see
 //! `live::fleet_runtime`, which installs [`before_sleep`]), and the pause is that
@@ -32,6 +34,14 @@ const BUSY_READS: usize = 4;
 /// pause (2.14 s against 2.10 s), as its dependent commands start up to a pause later.
 const PAUSE: Duration = Duration::from_millis(20);
 
+/// Reads that make a spell busier: eight packets, which a lone host seldom sends at once.
+const BUSIER_READS: usize = 16;
+
+/// The pause after a busier spell. With it, the client's CPU per host fell from 0.81x to
+/// 0.69x of the code before the per-answer framing at 20 hosts, and from 0.96x to 0.77x
+/// at 50, with the same wall time.
+const LONGER_PAUSE: Duration = Duration::from_millis(40);
+
 thread_local! {
     static READS: Cell<usize> = const { Cell::new(0) };
 }
@@ -50,7 +60,11 @@ pub(crate) fn before_sleep() {
 
 /// The pause after a waking spell with `reads` reads that returned bytes, if any.
 fn pause_after(reads: usize) -> Option<Duration> {
-    (reads >= BUSY_READS).then_some(PAUSE)
+    match reads {
+        n if n >= BUSIER_READS => Some(LONGER_PAUSE),
+        n if n >= BUSY_READS => Some(PAUSE),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -62,6 +76,9 @@ mod tests {
         assert_eq!(pause_after(0), None);
         assert_eq!(pause_after(BUSY_READS - 1), None, "a lone host's packet or two");
         assert_eq!(pause_after(BUSY_READS), Some(PAUSE));
+        assert_eq!(pause_after(BUSIER_READS - 1), Some(PAUSE));
+        assert_eq!(pause_after(BUSIER_READS), Some(LONGER_PAUSE));
+        assert_eq!(pause_after(usize::MAX), Some(LONGER_PAUSE));
         for _ in 0..BUSY_READS {
             read_some();
         }
