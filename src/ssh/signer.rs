@@ -218,7 +218,14 @@ mod tests {
         let ring_key = RingKey::of(private).expect("ring takes the key");
         assert!(ring_key.signs(hash));
         let data = b"session id and userauth request".to_vec();
-        let signed = RingSigner(&ring_key).auth_sign_blocking(hash, data.clone());
+        let identity = private.public_key().clone().into();
+        let signed = futures::executor::block_on(russh::Signer::auth_sign(
+            &mut RingSigner(&ring_key),
+            &identity,
+            hash,
+            data.clone(),
+        ))
+        .expect("ring signs");
         let mut rest = signed
             .strip_prefix(data.as_slice())
             .expect("what was signed comes first");
@@ -231,15 +238,6 @@ mod tests {
         let mut other = data;
         other[0] ^= 1;
         assert!(Verifier::verify(private.public_key(), &other, &signature).is_err());
-    }
-
-    impl RingSigner<'_> {
-        fn auth_sign_blocking(&mut self, hash: Option<HashAlg>, data: Vec<u8>) -> Vec<u8> {
-            let blob = self.0.sign(hash, &data).expect("ring signs");
-            let mut out = data;
-            put_string(&mut out, &blob);
-            out
-        }
     }
 
     #[test]
