@@ -325,11 +325,15 @@ fn end(answer: &mut Answer, raw: &[u8], exit: u32, count: usize, size: usize) {
     match std::mem::replace(answer, Answer::Waiting) {
         Answer::Open(lines) => {
             let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
-            let chars: usize = lines_of(raw, &lines)
-                .iter()
-                .map(|l| l.iter().filter(|&&b| b & 0xC0 != 0x80).count() + 1)
-                .sum();
-            if lines.len() == count && (size == bytes || size == chars) {
+            // Characters are counted only when the bytes do not match (a usual answer's do).
+            let chars = || -> usize {
+                lines
+                    .iter()
+                    .map(|l| raw.get(l.clone()).unwrap_or_default())
+                    .map(|l| l.iter().filter(|&&b| b & 0xC0 != 0x80).count() + 1)
+                    .sum()
+            };
+            if lines.len() == count && (size == bytes || size == chars()) {
                 *answer = Answer::Ended(exit, lines);
             } else {
                 let why = format!(
