@@ -334,6 +334,23 @@ fn the_ssh_config_crate_reaches_neither_the_engine_nor_a_front_end_crate() {
     }
 }
 
+/// The ring code under the vendored russh needs ring and nothing else: no workspace crate,
+/// and not russh, which depends on it.
+#[test]
+fn the_ring_kex_crate_reaches_only_ring() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let graph = lock_graph(&std::fs::read_to_string(root.join("Cargo.lock")).unwrap());
+    assert!(
+        reachable(&graph, "russh").contains("pvrdma-ring-kex"),
+        "russh is not the vendored copy that calls pvrdma-ring-kex"
+    );
+    let normal = graph["pvrdma-ring-kex"]
+        .iter()
+        .filter(|d| !["proptest", "tempfile"].contains(&d.as_str()))
+        .collect::<Vec<_>>();
+    assert_eq!(normal, ["ring"], "pvrdma-ring-kex depends on more than ring");
+}
+
 /// Every run of the binary in a test goes through the harness (`tests/support/client.rs`),
 /// which keeps the user's agent and password out and bounds the run; only it names the
 /// binary.
@@ -368,7 +385,14 @@ fn every_binary_run_goes_through_the_harness() {
 fn no_source_file_is_over_600_lines() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["src", "engine/src", "parsers/src", "nodeset/src", "ssh-config/src"] {
+    for dir in [
+        "src",
+        "engine/src",
+        "parsers/src",
+        "nodeset/src",
+        "ssh-config/src",
+        "ring-kex/src",
+    ] {
         rust_files(&root.join(dir), &mut files);
     }
     assert!(files.len() > 50, "only {} files found: the scan is broken", files.len());
