@@ -125,6 +125,40 @@ fn password_goes_through_keyboard_interactive() {
     assert!(err.message.contains("authorized_keys"), "{}", err.message);
 }
 
+/// Each NIST key exchange ESXi's FIPS mode offers, with an ECDSA host key on the same curve:
+/// P-256 and P-384 are computed and verified with ring, P-521 by russh's own code. A host
+/// key whose signature did not verify, or a wrong shared secret, would fail the login.
+#[test]
+fn every_nist_key_exchange_and_host_key_curve_logs_in() {
+    if !crate::support::real_tools("a real OpenSSH sshd") {
+        return;
+    }
+    for (bits, kex) in [
+        (256, "ecdh-sha2-nistp256"),
+        (384, "ecdh-sha2-nistp384"),
+        (521, "ecdh-sha2-nistp521"),
+        // A host key on another curve than the exchange's.
+        (384, "ecdh-sha2-nistp256"),
+    ] {
+        let client = Client::new();
+        let mut o = SshdOptions::new(esx01());
+        client.authorize(&mut o);
+        o.host_ecdsa_bits = bits;
+        o.kex = Some(kex.to_string());
+        let sshd = Sshd::start(o);
+        assert!(sshd.host_key_pub.starts_with(&format!("ecdsa-sha2-nistp{bits} ")));
+        client.trust(&sshd);
+        let run = collect_live(&client.options(&[target(&sshd)])).expect("run");
+        assert!(
+            run.captures[0].error.is_none(),
+            "P-{bits} host key, {kex}: {:?}\nsshd log:\n{}",
+            run.captures[0].error,
+            sshd.log()
+        );
+        assert_complete(&run.captures[0], &esx01(), &sshd);
+    }
+}
+
 #[test]
 fn unknown_host_key_is_refused_then_accept_new_records_it() {
     if !crate::support::real_tools("a real OpenSSH sshd") {

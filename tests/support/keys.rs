@@ -11,12 +11,18 @@ use std::process::Command;
 /// must not meet it by chance. The short case has its own checked-in fixtures
 /// ([`short_scalar_key`]).
 pub fn keygen(dir: &Path, name: &str, kind: &str) -> PathBuf {
-    let path = dir.join(name);
-    let bits: &[&str] = match kind {
-        "rsa" => &["-b", "2048"],
-        "ecdsa" => &["-b", "256"],
-        _ => &[],
+    let bits = match kind {
+        "rsa" => "2048",
+        "ecdsa" => "256",
+        _ => "",
     };
+    keygen_sized(dir, name, kind, bits)
+}
+
+/// `keygen` with the key size given (`-b`; empty for the type's only size).
+pub fn keygen_sized(dir: &Path, name: &str, kind: &str, bits: &str) -> PathBuf {
+    let path = dir.join(name);
+    let bits: &[&str] = if bits.is_empty() { &[] } else { &["-b", bits] };
     for _ in 0..64 {
         let _ = std::fs::remove_file(&path);
         let _ = std::fs::remove_file(path.with_extension("pub"));

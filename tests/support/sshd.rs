@@ -1,7 +1,7 @@
 //! The OpenSSH `sshd` of a test: on 127.0.0.1, configured like ESXi 8.0.2's, its user's
 //! PATH starting with the fake ESXi commands (see `fakes`). Started per test, killed on drop.
 use super::fakes;
-use super::{keygen, set_mode, test_user};
+use super::{keygen, keygen_sized, set_mode, test_user};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -112,6 +112,10 @@ pub struct SshdOptions {
     pub key_flood: Vec<String>,
     pub key_big: Vec<String>,
     pub big_delay: f64,
+    /// The host's ECDSA key size (256, 384 or 521; ESXi makes 256).
+    pub host_ecdsa_bits: u16,
+    /// Replace ESXi's key-exchange list (to force one curve).
+    pub kex: Option<String>,
 }
 
 impl SshdOptions {
@@ -140,6 +144,8 @@ impl SshdOptions {
             key_flood: Vec::new(),
             key_big: Vec::new(),
             big_delay: 0.5,
+            host_ecdsa_bits: 256,
+            kex: None,
         }
     }
 }
@@ -161,7 +167,12 @@ impl Sshd {
             .expect("tempdir");
         // The test user's shell must read the fake commands and samples.
         set_mode(dir.path(), 0o755);
-        let host_ecdsa = keygen(dir.path(), "ssh_host_ecdsa_key", "ecdsa");
+        let host_ecdsa = keygen_sized(
+            dir.path(),
+            "ssh_host_ecdsa_key",
+            "ecdsa",
+            &opts.host_ecdsa_bits.to_string(),
+        );
         let host_rsa = keygen(dir.path(), "ssh_host_rsa_key", "rsa");
         let host_key_pub = std::fs::read_to_string(host_ecdsa.with_extension("pub"))
             .expect("host pub")
@@ -196,7 +207,7 @@ impl Sshd {
              # ESXi 8.0.2's effective lists (a real host's, as in src/demo/fleet.rs)\n\
              Ciphers {ciphers}\n\
              HostKeyAlgorithms ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-256,rsa-sha2-512\n\
-             KexAlgorithms ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256\n\
+             KexAlgorithms {kex}\n\
              MACs hmac-sha2-256,hmac-sha2-512\n\
              PubkeyAcceptedAlgorithms ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256\n\
              PasswordAuthentication {pw}\n\
@@ -222,6 +233,9 @@ impl Sshd {
             startups = opts.max_startups.clone().unwrap_or_else(|| "100:30:200".into()),
             auth_tries = opts.max_auth_tries.unwrap_or(6),
             user = test_user(),
+            kex = opts.kex.clone().unwrap_or_else(|| {
+                "ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256".into()
+            }),
             ciphers = opts.ciphers.clone().unwrap_or_else(|| {
                 "aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,aes192-ctr,aes128-ctr".into()
             }),
