@@ -7,18 +7,27 @@
 # builds, then save it with scripts/vendor-russh.sh --save-patch.
 set -euo pipefail
 VERSION=0.65.1
+# The .crate's SHA-256, as crates.io's index lists it (Cargo.lock no longer pins it: the
+# workspace uses the copy).
+SHA256=94be3d86c71b9ed220a675c405e35c7a02565a009bf8da2e9cc13a700320a5c5
 cd "$(dirname "$0")/.."
 root=$PWD
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The release as cargo downloads it (its checksum checked against the registry index).
-mkdir -p "$work/fetch/src"
-printf '[package]\nname = "fetch-russh"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\nrussh = { version = "=%s", default-features = false }\n[workspace]\n' \
-    "$VERSION" >"$work/fetch/Cargo.toml"
-touch "$work/fetch/src/lib.rs"
-cargo fetch --quiet --manifest-path "$work/fetch/Cargo.toml"
-crate=$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/"russh-$VERSION.crate" | head -1)
+# The release from cargo's download cache, or fetched by cargo when it is not there; either
+# way its bytes are checked against the pinned checksum.
+cache="${CARGO_HOME:-$HOME/.cargo}/registry/cache"
+found() { ls "$cache"/index.crates.io-*/"russh-$VERSION.crate" 2>/dev/null | head -1; }
+if [ -z "$(found)" ]; then
+    mkdir -p "$work/fetch/src"
+    printf '[package]\nname = "fetch-russh"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\nrussh = { version = "=%s", default-features = false }\n[workspace]\n' \
+        "$VERSION" >"$work/fetch/Cargo.toml"
+    touch "$work/fetch/src/lib.rs"
+    cargo fetch --quiet --manifest-path "$work/fetch/Cargo.toml"
+fi
+crate=$(found)
+echo "$SHA256  $crate" | sha256sum --check --quiet
 tar xzf "$crate" -C "$work"
 upstream="$work/russh-$VERSION"
 
@@ -34,7 +43,7 @@ text = open(sys.argv[1]).read()
 blocks = re.split(r'(?m)^(?=\[)', text)
 keep = [b for b in blocks
         if not re.match(r'\[\[(example|test|bench)\]\]', b)
-        and not re.match(r'\[dev-dependencies', b)]
+        and not re.match(r'\[(target\.[^\]]*\.)?dev-dependencies', b)]
 open(sys.argv[2], 'w').write(''.join(keep))
 PY
 
@@ -50,10 +59,14 @@ case "${1:-}" in
     ;;
 esac
 
-patch --quiet -p1 -d "$pristine" <vendor/russh.patch
+# Exactly as recorded: no fuzz, no backup files left behind when a hunk moves.
+patch --quiet --batch --forward --fuzz=0 --no-backup-if-mismatch -p1 -d "$pristine" <vendor/russh.patch
 case "${1:-}" in
 --check)
-    if ! diff -r "$pristine" vendor/russh >"$work/diff"; then
+    # File modes too, which diff does not compare.
+    modes() { (cd "$1" && find . -printf '%M %p\n' | sort); }
+    if ! diff -r "$pristine" vendor/russh >"$work/diff" ||
+        ! diff <(modes "$pristine") <(modes vendor/russh) >>"$work/diff"; then
         cat "$work/diff" >&2
         echo "vendor/russh is not crates.io russh $VERSION with vendor/russh.patch;" \
             "run scripts/vendor-russh.sh (or --save-patch after a deliberate change)" >&2

@@ -8,8 +8,8 @@
 //! russh copy in `vendor/russh` calls these two functions for those curves and keeps its
 //! own code for the others (P-521, curve25519, the DH groups, RSA and Ed25519 host keys).
 //!
-//! Nothing here parses more than the signature blob, and every malformed input is a refusal,
-//! never a panic.
+//! Nothing here parses more than the host key and signature blobs, and every malformed
+//! input is a refusal, never a panic.
 use ring::agreement::{self, EphemeralPrivateKey, UnparsedPublicKey};
 use ring::rand::SystemRandom;
 use ring::signature;
@@ -85,13 +85,48 @@ impl Ephemeral {
         &self.public
     }
 
-    /// The shared secret's x coordinate, handed to `keep` and wiped once `keep` returns. A
-    /// peer point that is not on the curve (or not uncompressed SEC1) is refused, as RFC 5656
-    /// section 4 requires.
+    /// The shared secret's x coordinate, handed to `keep`. A peer point that is not on the
+    /// curve is refused, as RFC 5656 section 4 requires, and so is a compressed one (which
+    /// OpenSSH never sends). ring does not zero its own copies of the secret; what `keep`
+    /// keeps is the caller's to wipe (russh keeps it in a `CryptoVec`, zeroed on drop).
     pub fn agree<R>(self, peer: &[u8], keep: impl FnOnce(&[u8]) -> R) -> Result<R, Unspecified> {
         let peer = UnparsedPublicKey::new(self.curve.agreement(), peer);
         agreement::agree_ephemeral(self.secret, &peer, keep).map_err(|_| Unspecified)
     }
+}
+
+/// Checks the host's signature over the exchange hash in SSH wire format: `key` is the host
+/// key blob (`string "ecdsa-sha2-nistp256", string "nistp256", string Q`, RFC 5656 section
+/// 3.1) and `signature` the signature (`string algorithm, string blob`, section 3.1.2).
+///
+/// `None` when ring does not take this key (another type, P-521, a compressed point, a
+/// malformed blob): the caller checks it as before. Otherwise whether it verifies; a
+/// signature whose algorithm is not the key's does not.
+pub fn verify_host_signature(key: &[u8], signature: &[u8], message: &[u8]) -> Option<bool> {
+    let (algorithm, rest) = ssh_string(key)?;
+    let (curve_name, rest) = ssh_string(rest)?;
+    let (point, rest) = ssh_string(rest)?;
+    let curve = match (algorithm, curve_name) {
+        (b"ecdsa-sha2-nistp256", b"nistp256") => Curve::P256,
+        (b"ecdsa-sha2-nistp384", b"nistp384") => Curve::P384,
+        _ => return None,
+    };
+    if !rest.is_empty() || point.first() != Some(&4) {
+        return None;
+    }
+    let (signed_with, rest) = ssh_string(signature)?;
+    let (blob, rest) = ssh_string(rest)?;
+    if !rest.is_empty() {
+        return None;
+    }
+    Some(signed_with == algorithm && verify_ecdsa(curve, point, message, blob))
+}
+
+/// An SSH string (RFC 4251 section 5) and what follows it.
+fn ssh_string(input: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = input.split_first_chunk::<4>()?;
+    let len = usize::try_from(u32::from_be_bytes(*len)).ok()?;
+    (rest.len() >= len).then(|| rest.split_at(len))
 }
 
 /// Checks an SSH ECDSA signature blob (`mpint r, mpint s`, RFC 5656 section 3.1.2) made by
@@ -129,12 +164,7 @@ pub fn verify_ecdsa(curve: Curve, point: &[u8], message: &[u8], blob: &[u8]) -> 
 /// An SSH mpint (RFC 4251 section 5) that is zero or positive, without its sign byte, and
 /// what follows it.
 fn positive_mpint(input: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (len, rest) = input.split_first_chunk::<4>()?;
-    let len = usize::try_from(u32::from_be_bytes(*len)).ok()?;
-    if rest.len() < len {
-        return None;
-    }
-    let (value, rest) = rest.split_at(len);
+    let (value, rest) = ssh_string(input)?;
     match value {
         [] => Some((value, rest)),
         [first, ..] if first & 0x80 != 0 => None,

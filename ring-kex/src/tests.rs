@@ -49,7 +49,7 @@ fn a_peer_point_off_the_curve_or_of_the_other_curve_is_refused() {
 }
 
 /// An SSH string: a u32 length, then the bytes; returns it and what follows.
-fn ssh_string(input: &[u8]) -> (&[u8], &[u8]) {
+fn split_string(input: &[u8]) -> (&[u8], &[u8]) {
     let len = u32::from_be_bytes(input[..4].try_into().unwrap()) as usize;
     (&input[4..4 + len], &input[4 + len..])
 }
@@ -65,14 +65,23 @@ struct OpensshSignature {
     point: Vec<u8>,
     signed: Vec<u8>,
     blob: Vec<u8>,
+    /// The public key and the signature as SSH sends them (a host key blob and the
+    /// `string algorithm, string blob` signature).
+    key: Vec<u8>,
+    signature: Vec<u8>,
 }
 
 fn openssh_sign(bits: &str, message: &[u8]) -> OpensshSignature {
+    openssh_sign_with("ecdsa", bits, message)
+}
+
+fn openssh_sign_with(kind: &str, bits: &str, message: &[u8]) -> OpensshSignature {
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("key");
     let ok = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ecdsa", "-b", bits, "-N", "", "-f"])
+        .args(["-q", "-t", kind, "-N", "", "-f"])
         .arg(&key)
+        .args(if bits.is_empty() { vec![] } else { vec!["-b", bits] })
         .status()
         .expect("ssh-keygen (openssh-client) is installed by scripts/install-test-deps.sh");
     assert!(ok.success());
@@ -96,17 +105,23 @@ fn openssh_sign(bits: &str, message: &[u8]) -> OpensshSignature {
 
     assert_eq!(&sshsig[..6], b"SSHSIG");
     let rest = &sshsig[10..]; // magic, then a u32 version
-    let (public_key, rest) = ssh_string(rest);
-    let (namespace, rest) = ssh_string(rest);
-    let (reserved, rest) = ssh_string(rest);
-    let (hash_algorithm, rest) = ssh_string(rest);
-    let (signature, _) = ssh_string(rest);
+    let (public_key, rest) = split_string(rest);
+    let (namespace, rest) = split_string(rest);
+    let (reserved, rest) = split_string(rest);
+    let (hash_algorithm, rest) = split_string(rest);
+    let (signature, _) = split_string(rest);
     assert_eq!(hash_algorithm, b"sha512");
-    let (_, key_rest) = ssh_string(public_key);
-    let (_, key_rest) = ssh_string(key_rest);
-    let (point, _) = ssh_string(key_rest);
-    let (_, sig_rest) = ssh_string(signature);
-    let (blob, _) = ssh_string(sig_rest);
+    // An ECDSA key is `string algorithm, string curve, string Q`; other types carry no point.
+    let point = match kind {
+        "ecdsa" => {
+            let (_, key_rest) = split_string(public_key);
+            let (_, key_rest) = split_string(key_rest);
+            split_string(key_rest).0
+        }
+        _ => &[],
+    };
+    let (_, sig_rest) = split_string(signature);
+    let (blob, _) = split_string(sig_rest);
 
     let mut signed = b"SSHSIG".to_vec();
     push_string(&mut signed, namespace);
@@ -120,6 +135,8 @@ fn openssh_sign(bits: &str, message: &[u8]) -> OpensshSignature {
         point: point.to_vec(),
         signed,
         blob: blob.to_vec(),
+        key: public_key.to_vec(),
+        signature: signature.to_vec(),
     }
 }
 
@@ -129,7 +146,7 @@ fn signatures_made_by_openssh_verify_and_any_changed_bit_does_not() {
         // Several signatures, so that both an r or s with its high bit set (an mpint with a
         // sign byte) and one without are met.
         let mut sign_bytes = 0;
-        for round in 0..6 {
+        for round in 0..10 {
             let message = format!("exchange hash {round} on {bits}");
             let sig = openssh_sign(bits, message.as_bytes());
             assert!(
@@ -158,7 +175,82 @@ fn signatures_made_by_openssh_verify_and_any_changed_bit_does_not() {
             let other = if curve == Curve::P256 { Curve::P384 } else { Curve::P256 };
             assert!(!verify_ecdsa(other, &sig.point, &sig.signed, &sig.blob));
         }
-        assert!(sign_bytes > 0, "no signature with a sign byte met in 12 values");
+        assert!(sign_bytes > 0, "no signature with a sign byte met in 20 values");
+    }
+}
+
+/// The P-256 group order n (FIPS 186-4, D.1.2.3).
+const P256_ORDER: [u8; 32] = [
+    0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xbc, 0xe6, 0xfa,
+    0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63, 0x25, 0x51,
+];
+
+#[test]
+fn r_or_s_of_zero_of_the_order_or_one_byte_too_wide_is_refused() {
+    let sig = openssh_sign("256", b"exchange hash");
+    let (r, rest) = split_string(&sig.blob);
+    let (s, _) = split_string(rest);
+    let blob = |r: &[u8], s: &[u8]| {
+        let mut b = Vec::new();
+        push_mpint(&mut b, r);
+        push_mpint(&mut b, s);
+        b
+    };
+    assert!(verify_ecdsa(Curve::P256, &sig.point, &sig.signed, &blob(r, s)));
+    for (r2, s2) in [(&[][..], s), (r, &[][..]), (&P256_ORDER[..], s), (r, &P256_ORDER[..])] {
+        assert!(!verify_ecdsa(Curve::P256, &sig.point, &sig.signed, &blob(r2, s2)));
+    }
+    // 33 bytes without a sign byte: wider than the field.
+    let mut wide = Vec::new();
+    push_string(&mut wide, &[&[0x01][..], &[0u8; 32][..]].concat());
+    push_mpint(&mut wide, s);
+    assert!(!verify_ecdsa(Curve::P256, &sig.point, &sig.signed, &wide));
+}
+
+/// A key blob with another point (`Q`) in it.
+fn with_point(key: &[u8], point: &[u8]) -> Vec<u8> {
+    let (algorithm, rest) = split_string(key);
+    let (curve, _) = split_string(rest);
+    let mut out = Vec::new();
+    push_string(&mut out, algorithm);
+    push_string(&mut out, curve);
+    push_string(&mut out, point);
+    out
+}
+
+#[test]
+fn the_host_signature_is_checked_here_for_p256_and_p384_keys_and_left_to_the_caller_otherwise() {
+    for (bits, other) in [("256", "ecdsa-sha2-nistp384"), ("384", "ecdsa-sha2-nistp256")] {
+        let sig = openssh_sign(bits, b"exchange hash");
+        assert_eq!(verify_host_signature(&sig.key, &sig.signature, &sig.signed), Some(true));
+        let mut changed = sig.signed.clone();
+        changed[0] ^= 1;
+        assert_eq!(verify_host_signature(&sig.key, &sig.signature, &changed), Some(false));
+        // The same blob presented as a signature of the other curve's algorithm.
+        let mut relabelled = Vec::new();
+        push_string(&mut relabelled, other.as_bytes());
+        push_string(&mut relabelled, &sig.blob);
+        assert_eq!(verify_host_signature(&sig.key, &relabelled, &sig.signed), Some(false));
+        // A compressed point, or bytes after the key or the signature: the caller's to judge.
+        let width = sig.point.len() / 2;
+        let compressed = [&[2 + (sig.point[sig.point.len() - 1] & 1)][..], &sig.point[1..=width]].concat();
+        assert_eq!(
+            verify_host_signature(&with_point(&sig.key, &compressed), &sig.signature, &sig.signed),
+            None
+        );
+        let trailing = [&sig.key[..], &[0][..]].concat();
+        assert_eq!(verify_host_signature(&trailing, &sig.signature, &sig.signed), None);
+        let trailing = [&sig.signature[..], &[0][..]].concat();
+        assert_eq!(verify_host_signature(&sig.key, &trailing, &sig.signed), None);
+    }
+    // Keys ring does not take here: P-521, Ed25519, RSA.
+    for (kind, bits) in [("ecdsa", "521"), ("ed25519", ""), ("rsa", "2048")] {
+        let sig = openssh_sign_with(kind, bits, b"exchange hash");
+        assert_eq!(
+            verify_host_signature(&sig.key, &sig.signature, &sig.signed),
+            None,
+            "{kind} {bits}"
+        );
     }
 }
 
@@ -178,14 +270,34 @@ fn an_mpint_is_read_as_rfc_4251_writes_it() {
 
 proptest! {
     #[test]
-    fn no_blob_or_point_panics(
-        blob in proptest::collection::vec(any::<u8>(), 0..120),
-        point in proptest::collection::vec(any::<u8>(), 0..100),
+    fn no_bytes_panic_anywhere(
+        bytes in proptest::collection::vec(any::<u8>(), 0..160),
         p384 in any::<bool>(),
     ) {
         let curve = if p384 { Curve::P384 } else { Curve::P256 };
+        prop_assert!(!verify_ecdsa(curve, &bytes, b"message", &bytes));
+        prop_assert_ne!(verify_host_signature(&bytes, &bytes, b"message"), Some(true));
+        if Ephemeral::generate(curve).unwrap().agree(&bytes, |_| ()).is_ok() {
+            prop_assert_eq!(bytes.len(), 1 + 2 * curve.width());
+        }
+    }
+
+    #[test]
+    fn well_framed_values_of_any_width_and_sign_never_panic_nor_verify(
+        r in proptest::collection::vec(any::<u8>(), 0..60),
+        s in proptest::collection::vec(any::<u8>(), 0..60),
+        trailing in proptest::collection::vec(any::<u8>(), 0..3),
+        p384 in any::<bool>(),
+    ) {
+        // Framed as SSH strings, so the values reach the mpint and width checks and the
+        // arithmetic rather than stopping at a length.
+        let curve = if p384 { Curve::P384 } else { Curve::P256 };
+        let point = Ephemeral::generate(curve).unwrap().public().to_vec();
+        let mut blob = Vec::new();
+        push_string(&mut blob, &r);
+        push_string(&mut blob, &s);
+        blob.extend_from_slice(&trailing);
         prop_assert!(!verify_ecdsa(curve, &point, b"message", &blob));
-        prop_assert!(Ephemeral::generate(curve).unwrap().agree(&point, |_| ()).is_err() || point.len() == 1 + 2 * curve.width());
     }
 
 }

@@ -58,16 +58,18 @@ impl<D: Digest> KexAlgorithmImplementor for RingEcdhKex<D> {
     fn server_dh(&mut self, exchange: &mut Exchange, payload: &[u8]) -> Result<(), crate::Error> {
         debug!("server_dh");
 
-        if payload.first() != Some(&msg::KEX_ECDH_INIT) {
-            return Err(crate::Error::Inconsistent);
-        }
-        #[allow(clippy::indexing_slicing)] // length checked
-        let pubkey_len = BigEndian::read_u32(&payload[1..]) as usize;
-        if payload.len() < 5 + pubkey_len {
-            return Err(crate::Error::Inconsistent);
-        }
-        #[allow(clippy::indexing_slicing)] // length checked
-        let client_pubkey = &payload[5..(5 + pubkey_len)];
+        // `byte SSH_MSG_KEX_ECDH_INIT, string Q_C` (RFC 5656 section 4); a short or
+        // inconsistent message is refused, never read past.
+        let client_pubkey = match (payload.split_first(), payload.get(1..5)) {
+            (Some((&msg::KEX_ECDH_INIT, _)), Some(len)) => {
+                let len = BigEndian::read_u32(len) as usize;
+                5usize
+                    .checked_add(len)
+                    .and_then(|end| payload.get(5..end))
+                    .ok_or(crate::Error::Inconsistent)?
+            }
+            _ => return Err(crate::Error::Inconsistent),
+        };
 
         let server_secret = Ephemeral::generate(self.curve).map_err(|_| crate::Error::KexInit)?;
         exchange.server_ephemeral.clear();
