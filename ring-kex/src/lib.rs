@@ -2,11 +2,12 @@
 //! as ESXi's (`ecdh-sha2-nistp256`/`-nistp384`, ECDSA host keys; RFC 5656), computed with
 //! ring.
 //!
-//! russh computes them with portable arithmetic: an ECDH exchange takes about 210 µs and a
-//! host-signature check about 165 µs, against 62 µs and 57 µs with ring's assembly. Across a
-//! fleet they were the largest share of the client's own instructions per host, so the
-//! russh copy in `vendor/russh` calls these two functions for those curves and keeps its
-//! own code for the others (P-521, curve25519, the DH groups, RSA and Ed25519 host keys).
+//! russh computes them with portable arithmetic, and they were the largest share of the
+//! client's own instructions per host: its key-exchange step took 59.3 M instructions for
+//! 10 hosts, 17.3 M with ring's assembly (callgrind of `host_bench`, docs/benchmarks.md).
+//! So the russh copy in `vendor/russh` calls [`Ephemeral`] and [`verify_host_signature`]
+//! for those curves and keeps its own code for the others (P-521, curve25519, the DH
+//! groups, RSA and Ed25519 host keys).
 //!
 //! Nothing here parses more than the host key and signature blobs, and every malformed
 //! input is a refusal, never a panic.
@@ -132,7 +133,7 @@ fn ssh_string(input: &[u8]) -> Option<(&[u8], &[u8])> {
 /// Checks an SSH ECDSA signature blob (`mpint r, mpint s`, RFC 5656 section 3.1.2) made by
 /// the key whose SEC1 point is `point` over `message`. Any malformed blob, an r or s wider
 /// than the curve, a negative one or trailing bytes is a refusal.
-pub fn verify_ecdsa(curve: Curve, point: &[u8], message: &[u8], blob: &[u8]) -> bool {
+fn verify_ecdsa(curve: Curve, point: &[u8], message: &[u8], blob: &[u8]) -> bool {
     let width = curve.width();
     let mut fixed = [0u8; 96];
     let mut rest = blob;
