@@ -10,7 +10,7 @@ use crate::catalogue as cat;
 use crate::facts::{self, HostFacts};
 use pvrdma_parsers as p;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 mod adapters;
 mod changes;
@@ -20,6 +20,7 @@ pub mod fixtures;
 mod fleet;
 mod model;
 pub mod probe;
+mod scope;
 #[cfg(test)]
 mod subnet_tests;
 mod summary;
@@ -56,12 +57,25 @@ pub fn diagnose_selected_known(
     known: &mut BTreeMap<String, HostDiagnosis>,
     selection: &Selection,
 ) -> Diagnosis {
+    let mut found: BTreeSet<String> = BTreeSet::new();
     let hosts: Vec<HostDiagnosis> = captures
         .iter()
-        .map(|c| known.remove(&c.host).unwrap_or_else(|| diagnose_host(c)))
+        .map(|c| match (known.remove(&c.host), &selection.vms) {
+            (Some(h), None) => h,
+            (_, scope) => {
+                let (h, running) = diagnose_host_in(c, scope.as_ref());
+                found.extend(running);
+                h
+            }
+        })
         .collect();
     let probes = probe::results(captures, &hosts);
-    fleet_diagnosis_with(hosts, probes, selection)
+    let mut diagnosis = fleet_diagnosis_with(hosts, probes, selection);
+    diagnosis.vm_scope = selection.vms.as_ref().map(|names| VmScope {
+        vms: names.iter().cloned().collect(),
+        not_running: names.difference(&found).cloned().collect(),
+    });
+    diagnosis
 }
 
 /// Which checks across hosts a diagnosis judges: every one (the default), or those named
@@ -71,7 +85,9 @@ pub fn diagnose_selected_known(
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {
     /// `None`: every fleet check.
-    fleet: Option<std::collections::BTreeSet<CheckId>>,
+    fleet: Option<BTreeSet<CheckId>>,
+    /// `None`: every VM; else only these VMs (by display name) and their adapters.
+    vms: Option<BTreeSet<String>>,
 }
 
 impl Selection {
@@ -79,6 +95,17 @@ impl Selection {
     pub fn only_fleet(ids: impl IntoIterator<Item = CheckId>) -> Selection {
         Selection {
             fleet: Some(ids.into_iter().collect()),
+            vms: None,
+        }
+    }
+
+    /// Only these VMs (by the display name vCenter and `esxcli vm process list` show):
+    /// their adapters, their VM checks and the transports between them; the hosts'
+    /// configuration checks stay whole.
+    pub fn only_vms(self, names: impl IntoIterator<Item = String>) -> Selection {
+        Selection {
+            vms: Some(names.into_iter().collect()),
+            ..self
         }
     }
 
@@ -105,12 +132,19 @@ fn fleet_diagnosis_with(mut hosts: Vec<HostDiagnosis>, probes: Vec<probe::Probe>
         transport,
         probes,
         changes: None,
+        vm_scope: None,
         summary,
     }
 }
 
 /// Diagnoses one host.
 pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
+    diagnose_host_in(capture, None).0
+}
+
+/// Diagnoses one host, narrowed to the VMs of `scope` when given; also returns the VMs of
+/// the scope found running there.
+fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> (HostDiagnosis, Vec<String>) {
     let nothing_collected = capture.outputs.is_empty() && capture.vmx_files.is_empty();
     let not_esxi = capture
         .error
@@ -119,16 +153,21 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         .or_else(|| not_esxi(capture));
     if let Some(error) = not_esxi {
         // Every check would only repeat "esxcli: not found": one line says it all.
-        return HostDiagnosis::not_diagnosed(&capture.host, HostStatus::Error, error, Vec::new());
+        let diagnosis = HostDiagnosis::not_diagnosed(&capture.host, HostStatus::Error, error, Vec::new());
+        return (diagnosis, Vec::new());
     }
-    let facts = facts::build(capture);
+    let mut facts = facts::build(capture);
+    let running = scope
+        .map(|names| scope::keep_vms(&mut facts, names))
+        .unwrap_or_default();
     if let (Some(error), true) = (&capture.error, nothing_collected) {
         let status = match error.kind {
             crate::capture::ErrorKind::Interrupted => HostStatus::Interrupted,
             k if k.is_unreachable() => HostStatus::Unreachable,
             _ => HostStatus::Error,
         };
-        return HostDiagnosis::not_diagnosed(&capture.host, status, error.clone(), incomplete_outputs(capture));
+        let diagnosis = HostDiagnosis::not_diagnosed(&capture.host, status, error.clone(), incomplete_outputs(capture));
+        return (diagnosis, running);
     }
     let ctx = Context::new(&facts);
     let mut checks = host_checks(&ctx);
@@ -183,7 +222,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
     } else {
         HostStatus::Ok
     };
-    HostDiagnosis {
+    let diagnosis = HostDiagnosis {
         host: capture.host.clone(),
         status,
         error: capture.error.clone(),
@@ -198,7 +237,8 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         incomplete_outputs,
         unparsed_outputs: facts.unparsed().into_iter().map(UnparsedOutput::from_error).collect(),
         send_evidence: None,
-    }
+    };
+    (diagnosis, running)
 }
 
 /// Every host check the registry lists, judged in its order.

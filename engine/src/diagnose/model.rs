@@ -489,8 +489,21 @@ pub struct Diagnosis {
     pub probes: Vec<super::probe::Probe>,
     /// `--baseline` only: what differs from the baseline report.
     pub changes: Option<super::Changes>,
+    /// A VM-first run (`--vm`): the VMs it was narrowed to.
+    pub vm_scope: Option<VmScope>,
     /// Counts over the whole run.
     pub summary: Summary,
+}
+
+/// The VMs a VM-first run reports on: only their adapters, their VM checks and the
+/// transports between them are judged; the hosts' own checks stay whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct VmScope {
+    /// The VMs chosen, by name.
+    pub vms: Vec<String>,
+    /// Chosen VMs that no diagnosed host listed as running (`esxcli vm process list`):
+    /// stopped, or moved to a host outside the run since the inventory was read.
+    pub not_running: Vec<String>,
 }
 
 impl Diagnosis {

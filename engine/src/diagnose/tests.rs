@@ -208,3 +208,51 @@ fn a_deselected_fleet_check_is_not_judged_and_counts_nowhere() {
     assert!(Selection::only_fleet([]).judges(CheckId::FirewallPvrdma));
     assert!(!Selection::only_fleet([]).judges(CheckId::PvrdmaSameVds));
 }
+
+#[test]
+fn a_vm_first_run_reports_only_the_chosen_vms_and_the_transports_between_them() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/esxi80-mixed-fleet");
+    let captures = crate::capture::folder::read_dir_for_tests(&dir).expect("sample loads");
+    let total = |d: &Diagnosis| {
+        let t = &d.transport.totals;
+        t.memcpy + t.rdma + t.tcp + t.blocked + t.unknown
+    };
+    let names =
+        |d: &Diagnosis| -> Vec<String> { d.hosts.iter().flat_map(|h| &h.vms).map(|v| v.name.clone()).collect() };
+    let all = diagnose(&captures);
+    assert!(all.vm_scope.is_none());
+    assert_eq!(names(&all), ["hpc-node01", "hpc-node02"]);
+    assert!(total(&all) > 0, "the two VMs on two hosts make pairs");
+
+    // One VM: its adapters alone, no pair, and the other host's fallback is not its problem.
+    let one = diagnose_selected(&captures, &Selection::default().only_vms(["hpc-node01".to_string()]));
+    assert_eq!(names(&one), ["hpc-node01"]);
+    assert_eq!(total(&one), 0);
+    let scope = one.vm_scope.as_ref().expect("scoped");
+    assert_eq!(
+        (scope.vms.as_slice(), scope.not_running.len()),
+        (&["hpc-node01".to_string()][..], 0)
+    );
+    let esx02 = one.hosts.iter().find(|h| h.host == "esx02").expect("esx02");
+    assert!(esx02.vms.is_empty());
+    // The host's own configuration is still judged whole; its VM checks had no chosen VM.
+    let esx02_all = all.hosts.iter().find(|h| h.host == "esx02").expect("esx02");
+    let host_checks = |h: &HostDiagnosis| -> Vec<(CheckId, Status)> {
+        h.checks
+            .iter()
+            .filter(|c| c.id.family() != Family::VmConfig)
+            .map(|c| (c.id, c.status))
+            .collect()
+    };
+    assert_eq!(host_checks(esx02), host_checks(esx02_all));
+    assert!(esx02.checks.iter().all(|c| c.id.family() != Family::VmConfig));
+
+    // Both VMs: the same pairs as the whole run; a name running nowhere is said so.
+    let both = diagnose_selected(
+        &captures,
+        &Selection::default().only_vms(["hpc-node01", "hpc-node02", "hpc-node99"].map(String::from)),
+    );
+    assert_eq!(names(&both), ["hpc-node01", "hpc-node02"]);
+    assert_eq!(both.transport.totals, all.transport.totals);
+    assert_eq!(both.vm_scope.expect("scoped").not_running, ["hpc-node99"]);
+}

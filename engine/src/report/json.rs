@@ -34,6 +34,9 @@ struct Report<'a> {
     /// that differs from the baseline (empty = no change).
     #[serde(skip_serializing_if = "Option::is_none")]
     changes: Option<&'a [crate::diagnose::Change]>,
+    /// `--vm` only: the VMs the run was narrowed to, and those found running nowhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vm_scope: Option<&'a crate::diagnose::VmScope>,
     /// Counts over the whole run and the summary line.
     summary: SummaryOut<'a>,
 }
@@ -72,6 +75,7 @@ fn report(d: &Diagnosis) -> Report<'_> {
         probes: &d.probes,
         changes_since: d.changes.as_ref().map(|c| c.since.as_str()),
         changes: d.changes.as_ref().map(|c| c.list.as_slice()),
+        vm_scope: d.vm_scope.as_ref(),
         summary: SummaryOut {
             counts: &d.summary,
             line: super::summary::line(d),

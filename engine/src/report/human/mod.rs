@@ -91,6 +91,12 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
         }
         out.push('\n');
     }
+    if let Some(scope) = &d.vm_scope {
+        for line in vm_scope_lines(scope) {
+            emit(&mut out, "", "", 2, &clean(&line), width, |t| paint.bold(t));
+        }
+        out.push('\n');
+    }
     let mut hidden: Vec<&str> = Vec::new();
     for group in group_hosts(&d.hosts, options.fold) {
         let Some(first) = group.first() else { continue };
@@ -146,6 +152,22 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
 
 mod changes;
 pub use changes::{timestamped, watch_lines};
+
+/// What a VM-first run says before the hosts: which VMs it is about, and which of them it
+/// did not find running.
+fn vm_scope_lines(scope: &crate::diagnose::VmScope) -> Vec<String> {
+    let mut lines = vec![format!(
+        "VMs: {}: only their adapters, VM checks and the transports between them are reported",
+        scope.vms.join(", ")
+    )];
+    if !scope.not_running.is_empty() {
+        lines.push(format!(
+            "not running on the hosts diagnosed: {} (stopped, or moved since the inventory was read)",
+            scope.not_running.join(", ")
+        ));
+    }
+    lines
+}
 mod hosts;
 pub mod list;
 pub mod probe;

@@ -36,6 +36,7 @@ fn text_from_a_host_cannot_reach_the_terminal_as_escape_sequences() {
         transport: Default::default(),
         probes: Vec::new(),
         changes: None,
+        vm_scope: None,
         summary: Summary::default(),
     };
     let text = render(&d, false);
@@ -200,6 +201,7 @@ fn counts_are_said_in_the_singular_when_there_is_one() {
         transport: Default::default(),
         probes: Vec::new(),
         changes: None,
+        vm_scope: None,
         summary: Summary::default(),
     };
     d.summary.hosts = 1;
@@ -266,6 +268,7 @@ fn a_folded_host_header_is_never_cut_and_pastes_back() {
         transport: Default::default(),
         probes: Vec::new(),
         changes: None,
+        vm_scope: None,
         summary: Summary::default(),
     };
     let text = render(&d, false);

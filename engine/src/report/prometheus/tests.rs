@@ -17,6 +17,7 @@ fn diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
         transport: Default::default(),
         probes: Vec::new(),
         changes: None,
+        vm_scope: None,
         summary: Summary::default(),
     }
 }

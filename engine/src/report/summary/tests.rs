@@ -71,6 +71,7 @@ fn summary_shows_warnings_on_hosts_and_across_hosts() {
         transport: Default::default(),
         probes: Vec::new(),
         changes: None,
+        vm_scope: None,
         summary: Summary {
             hosts: 2,
             healthy: 2,
