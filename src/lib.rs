@@ -27,4 +27,5 @@ pub mod redact;
 pub mod serve;
 pub mod ssh;
 pub mod terminal;
+mod vcenter;
 pub mod vmsupport;

@@ -12,13 +12,14 @@ mod watch;
 pub use bundle::write_support_bundle;
 pub(crate) use output::generate;
 pub(crate) use setup::{LiveSetup, WatchSetup};
+use setup::ReportSetup;
 
 use crate::live::LiveRun;
 use crate::plugin::Session;
 use crate::terminal::Terminal;
 use output::RunTimes;
 use pvrdma_engine::report::{self, Format};
-use setup::{Job, ReportSetup, Setup};
+use setup::{Job, Setup};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -97,12 +98,75 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             web_config,
             check_only,
         } => crate::serve::run_serve(&config, listen, web_config.as_deref(), check_only),
+        Job::Hosts { vcenter, json } => hosts(&vcenter, json),
     }
+}
+
+/// `hosts`: the selected hosts as one folded node set on stdout's first line (or the JSON
+/// document), the skipped ones on stderr. Exits 0 when a host was selected, 3 when none
+/// was (all skipped), 130 on Ctrl-C.
+fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u8> {
+    let Some(found) = crate::vcenter::discover(vcenter, vcenter.config()?)? else {
+        eprintln!("pvrdma-doctor: interrupted while reading the vCenter inventory (its session was logged out)");
+        return Ok(pvrdma_engine::exit::INTERRUPTED);
+    };
+    for line in crate::vcenter::skipped_lines(&found.selected) {
+        eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
+    }
+    let names: Vec<&str> = found.selected.hosts.iter().map(|h| h.name.as_str()).collect();
+    let text = if json {
+        let doc = crate::vcenter::hosts_json(&vcenter.endpoint, &found.selected);
+        format!("{}\n", serde_json::to_string_pretty(&doc)?)
+    } else {
+        format!("{}\n", pvrdma_nodeset::fold(&names))
+    };
+    let code = if names.is_empty() {
+        eprint!(
+            "{}",
+            crate::terminal::stderr_message("pvrdma-doctor: ", "no host selected: vCenter has none for this selection")
+        );
+        pvrdma_engine::exit::INCOMPLETE
+    } else {
+        pvrdma_engine::exit::HEALTHY
+    };
+    output::emit(None, &text, code, None)
+}
+
+/// `--vcenter`: reads the inventory, says what it skipped, and points the run at the
+/// selected hosts (and, VM-first, the report at the chosen VMs). `Ok(Some(code))` when
+/// there is nothing to collect: Ctrl-C, or no host selected.
+fn hosts_from_vcenter(live: &mut LiveSetup, report: &mut ReportSetup) -> anyhow::Result<Option<u8>> {
+    let Some(vcenter) = live.vcenter.take() else {
+        return Ok(None);
+    };
+    let Some(found) = crate::vcenter::discover(&vcenter, vcenter.config()?)? else {
+        eprintln!("pvrdma-doctor: interrupted while reading the vCenter inventory (its session was logged out)");
+        return Ok(Some(pvrdma_engine::exit::INTERRUPTED));
+    };
+    for line in crate::vcenter::skipped_lines(&found.selected) {
+        eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
+    }
+    if found.selected.hosts.is_empty() {
+        eprint!(
+            "{}",
+            crate::terminal::stderr_message(
+                "pvrdma-doctor: ",
+                &format!("vCenter {} has no host to diagnose for this selection", vcenter.endpoint.label())
+            )
+        );
+        return Ok(Some(pvrdma_engine::exit::INCOMPLETE));
+    }
+    live.options.targets = found.selected.hosts.iter().map(|h| h.name.clone()).collect();
+    live.options.target_positions.clear();
+    if vcenter.vm_first() {
+        report.vms = Some(found.selected.vms.iter().map(|v| v.name.clone()).collect());
+    }
+    Ok(None)
 }
 
 /// The main job: diagnose the hosts over SSH.
 fn check_hosts(
-    live: LiveSetup,
+    mut live: LiveSetup,
     report: &ReportSetup,
     bundle_args: &crate::cli::BundleArgs,
     baseline: Option<&Path>,
@@ -111,6 +175,14 @@ fn check_hosts(
 ) -> anyhow::Result<u8> {
     let baseline = load_baseline(baseline)?;
     bundle::prepare_bundle(bundle_args)?;
+    let mut report = report.clone();
+    if let Some(p) = plugin {
+        p.stage("reading the hosts from vCenter");
+    }
+    if let Some(code) = hosts_from_vcenter(&mut live, &mut report)? {
+        return Ok(code);
+    }
+    let report = &report;
     let options = start_live(live)?;
     let meant = may_be_typo.then(|| typo::meant_subcommand(&options.targets)).flatten();
     let first = options.targets.first().cloned().unwrap_or_default();

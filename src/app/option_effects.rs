@@ -113,12 +113,38 @@ fn bundle(base: &[&'static str]) -> Vec<Effect> {
     ]
 }
 
+/// The hosts from vCenter: each option on top of a line that reads vc01 as `u`.
+fn vcenter() -> Vec<Effect> {
+    const VC: &[&str] = &["--vcenter", "vc01", "--vcenter-user", "u"];
+    let mut v = vec![
+        ("vcenter", VC.to_vec(), vec!["--vcenter", "vc02:8443", "--vcenter-user", "u"]),
+        ("vcenter_user", VC.to_vec(), vec!["--vcenter", "vc01", "--vcenter-user", "v"]),
+    ];
+    v.extend(on(
+        VC,
+        &[
+            ("vcenter_password_file", &["--vcenter-password-file", "pw"]),
+            ("vcenter_ca", &["--vcenter-ca", "ca.pem"]),
+            (
+                "vcenter_thumbprint",
+                &["--vcenter-thumbprint", "AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99"],
+            ),
+            ("cluster", &["--cluster", "HPC"]),
+            ("vm", &["--vm", "hpc-node07"]),
+            ("include_maintenance", &["--include-maintenance"]),
+            ("include_disconnected", &["--include-disconnected"]),
+        ],
+    ));
+    v
+}
+
 /// The one-shot run's options, from `base` (one host).
 fn check(base: &[&'static str]) -> Vec<Effect> {
     let mut v = vec![
         ("hosts", vec!["--hosts-file", "f"], vec!["--hosts-file", "f", "esx02"]),
         ("hosts_file", base.to_vec(), with(base, &["--hosts-file", "f"])),
     ];
+    v.extend(vcenter());
     v.extend(ssh(base));
     v.extend(run(base));
     v.extend(report(base));
@@ -146,6 +172,7 @@ fn effects() -> Vec<(&'static str, Vec<Effect>)> {
         ("scenario", vec!["--demo"], vec!["--demo", "--scenario", "dir"]),
         ("latency", vec!["--demo"], vec!["--demo", "--latency", "1s"]),
     ];
+    watch.extend(vcenter());
     watch.extend(ssh(&["esx01"]));
     watch.extend(run(&["esx01"]));
     watch.extend(layout(&["esx01"]));
@@ -178,9 +205,16 @@ fn effects() -> Vec<(&'static str, Vec<Effect>)> {
     .into_iter()
     .chain([("config", vec!["--config", "a.yml"], vec!["--config", "b.yml"])])
     .collect();
+    let mut hosts = vcenter();
+    hosts.push((
+        "format",
+        vec!["--vcenter", "vc01", "--vcenter-user", "u"],
+        vec!["--vcenter", "vc01", "--vcenter-user", "u", "--format", "json"],
+    ));
     vec![
         ("", top),
         ("check", check(&["esx01"])),
+        ("hosts", hosts),
         ("analyze", analyze),
         ("watch", watch),
         ("demo", demo),

@@ -3,9 +3,10 @@
 //! `demo`, `serve`) starts from here, so an option reaches its job through one place, and
 //! a test can see that it does (`option_effects`).
 use crate::cli::{
-    BaselineArgs, BundleArgs, Cli, ColorChoice, Command, Generate, HostArgs, LayoutArgs, ReportArgs, RunArgs, SshArgs,
-    WatchFormat,
+    BaselineArgs, BundleArgs, Cli, ColorChoice, Command, Generate, HostArgs, HostsFormat, LayoutArgs, ReportArgs,
+    RunArgs, SshArgs, VcenterArgs, WatchFormat,
 };
+use crate::vcenter::VcenterSetup;
 use crate::live::LiveOptions;
 use crate::terminal::Terminal;
 use pvrdma_engine::report::{self, Format, HumanOptions};
@@ -58,6 +59,8 @@ pub(crate) enum Job {
         bundle: BundleArgs,
         baseline: Option<PathBuf>,
     },
+    /// `hosts`: the hosts vCenter has for a selection.
+    Hosts { vcenter: VcenterSetup, json: bool },
     /// `serve`.
     Serve {
         config: PathBuf,
@@ -73,6 +76,8 @@ pub(crate) enum Job {
 pub(crate) struct LiveSetup {
     pub(crate) options: LiveOptions,
     pub(crate) ask_password: bool,
+    /// `--vcenter`: the hosts come from its inventory (read when the job starts).
+    pub(crate) vcenter: Option<VcenterSetup>,
 }
 
 /// One report: its format, where it goes and how each format is shaped.
@@ -85,6 +90,8 @@ pub(crate) struct ReportSetup {
     /// A live run's options, from which the report says how to send an output that did
     /// not parse (the redacted bundle command for that host).
     pub(crate) evidence: Option<crate::evidence::Evidence>,
+    /// A VM-first run (`--vm`): the VMs the report is narrowed to.
+    pub(crate) vms: Option<Vec<String>>,
 }
 
 /// `-w`, `-c`, `--unreachable-state` (the run's clock is the plugin session's).
@@ -141,7 +148,8 @@ impl Setup {
                         latency: a.latency,
                     });
                     let positions = a.positions.clone();
-                    let live = live_setup(&a.hosts, Some(&a.ssh), &a.run, &positions, terminal, a.probe.options())?;
+                    let mut live = live_setup(&a.hosts, Some(&a.ssh), &a.run, &positions, terminal, a.probe.options())?;
+                    live.vcenter = vcenter_setup(&a.vcenter, &a.hosts)?;
                     Job::Watch(WatchSetup {
                         live,
                         demo,
@@ -182,6 +190,11 @@ impl Setup {
                         baseline: baseline(a.baseline),
                     }
                 }
+                Some(Command::Hosts(a)) => Job::Hosts {
+                    vcenter: vcenter_setup(&a.vcenter, &HostArgs::default())?
+                        .ok_or_else(|| anyhow::anyhow!("`hosts` reads them from vCenter: give --vcenter URL"))?,
+                    json: a.format == HostsFormat::Json,
+                },
                 Some(Command::Serve(a)) => Job::Serve {
                     config: a.config,
                     listen: a.listen,
@@ -196,11 +209,12 @@ impl Setup {
 
 /// The one-shot run over SSH.
 fn check(args: crate::cli::CheckArgs, terminal: &Terminal, may_be_typo: bool) -> anyhow::Result<Job> {
+    let vcenter = vcenter_setup(&args.vcenter, &args.hosts)?;
     anyhow::ensure!(
-        !args.hosts.hosts.is_empty() || args.hosts.hosts_file.is_some(),
-        "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
+        !args.hosts.hosts.is_empty() || args.hosts.hosts_file.is_some() || vcenter.is_some(),
+        "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor --vcenter vc01 --cluster HPC`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
     );
-    let live = live_setup(
+    let mut live = live_setup(
         &args.hosts,
         Some(&args.ssh),
         &args.run,
@@ -208,6 +222,7 @@ fn check(args: crate::cli::CheckArgs, terminal: &Terminal, may_be_typo: bool) ->
         terminal,
         args.probe.options(),
     )?;
+    live.vcenter = vcenter;
     let mut report = report_setup(&args.report, terminal);
     report.evidence = Some(crate::evidence::Evidence {
         ssh: args.ssh.clone(),
@@ -241,6 +256,7 @@ fn report_setup(args: &ReportArgs, terminal: &Terminal) -> ReportSetup {
             unreachable: args.plugin.unreachable_state.into(),
         },
         evidence: None,
+        vms: None,
     }
 }
 
@@ -290,6 +306,7 @@ fn live_setup(
         return Ok(LiveSetup {
             options,
             ask_password: false,
+            vcenter: None,
         });
     };
     options.ssh_config = ssh.ssh_config.clone();
@@ -301,7 +318,41 @@ fn live_setup(
     Ok(LiveSetup {
         options,
         ask_password: ssh.ask_password,
+        vcenter: None,
     })
+}
+
+/// `--vcenter` and what it selects, resolved; `None` without it. The hosts come from the
+/// list or from vCenter, never both: a mix would leave unclear which one a VM-first run
+/// narrows.
+fn vcenter_setup(args: &VcenterArgs, hosts: &HostArgs) -> anyhow::Result<Option<VcenterSetup>> {
+    let Some(endpoint) = args.vcenter.clone() else {
+        return Ok(None);
+    };
+    anyhow::ensure!(
+        hosts.hosts.is_empty() && hosts.hosts_file.is_none(),
+        "--vcenter reads the hosts from vCenter: give HOST arguments or --hosts-file, or --vcenter, not both"
+    );
+    let user = args.vcenter_user.clone().ok_or_else(|| {
+        anyhow::anyhow!("--vcenter needs the account: --vcenter-user USER (or PVRDMA_DOCTOR_VCENTER_USER)")
+    })?;
+    let trust = match (&args.vcenter_thumbprint, &args.vcenter_ca) {
+        (Some(t), _) => pvrdma_vsphere::Trust::Pinned(t.clone()),
+        (None, Some(ca)) => pvrdma_vsphere::Trust::Ca(ca.clone()),
+        (None, None) => pvrdma_vsphere::Trust::System,
+    };
+    Ok(Some(VcenterSetup {
+        endpoint,
+        trust,
+        user,
+        password_file: args.vcenter_password_file.clone(),
+        selection: pvrdma_vsphere::Selection {
+            clusters: args.cluster.clone(),
+            vms: args.vm.clone(),
+            include_maintenance: args.include_maintenance,
+            include_disconnected: args.include_disconnected,
+        },
+    }))
 }
 
 /// `-l`, `-p`, `-J` and `-o` in the order given (ssh takes the first value given).

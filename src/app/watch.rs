@@ -16,6 +16,7 @@
 //! `systemctl stop` send) with 0 once the current round has finished and is reported: a
 //! service asked to stop stopped cleanly, so a systemd unit needs no `SuccessExitStatus`.
 use super::WatchSetup;
+use crate::vcenter::{Follower, Move};
 use crate::live::{collect_live, LiveOptions, LiveRun};
 use anyhow::Context;
 use pvrdma_engine::baseline::Baseline;
@@ -65,7 +66,7 @@ impl Source {
             });
         }
         anyhow::ensure!(
-            !live.targets.is_empty() || live.hosts_file.is_some(),
+            !live.targets.is_empty() || live.hosts_file.is_some() || setup.live.vcenter.is_some(),
             "no hosts to watch. Try `pvrdma-doctor watch esx01 esx02 --interval 5m`, or `pvrdma-doctor watch --demo`"
         );
         // Hosts from stdin are read once: every round watches the same hosts (a hosts
@@ -85,6 +86,7 @@ impl Source {
         let live = super::start_live(super::LiveSetup {
             options: live,
             ask_password: setup.live.ask_password,
+            vcenter: None,
         })?;
         Ok(Source::Live(live))
     }
@@ -173,18 +175,29 @@ struct Signals {
     terminate: tokio::signal::unix::Signal,
 }
 
-/// Runs the watch; returns the exit code.
+/// Runs the watch; returns the exit code. With `--vcenter`, its one session is logged out
+/// however the watch ends.
 pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
-    let args = &setup;
-    let format = if setup.json { Format::Json } else { Format::Human };
-    let width = setup.human.width;
-    let baseline = super::load_baseline(setup.baseline.as_deref())?;
-    let mut source = Source::new(&setup)?;
+    let mut follower = setup.live.vcenter.clone().map(Follower::new).transpose()?;
     // Sleeps between rounds. Its Ctrl-C listener lives as long as the watch, so a Ctrl-C
     // is never lost, whenever it comes: a round hears it itself and stops early, but one
     // that comes while no round listens (between rounds, or heard first by the simulated
     // hosts' runtime) is still pending here when the round ends.
     let waiter = crate::live::runtime()?;
+    let result = rounds(&setup, follower.as_mut(), &waiter);
+    if let Some(f) = &mut follower {
+        waiter.block_on(f.close());
+    }
+    result
+}
+
+/// The rounds, until a stop.
+fn rounds(setup: &WatchSetup, mut follower: Option<&mut Follower>, waiter: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
+    let args = setup;
+    let format = if setup.json { Format::Json } else { Format::Human };
+    let width = setup.human.width;
+    let baseline = super::load_baseline(setup.baseline.as_deref())?;
+    let mut source = Source::new(setup)?;
     // SIGTERM is listened for the same way: from here on it no longer kills the process
     // mid-round, it ends the watch after the round like Ctrl-C (without cutting it short).
     let mut signals = {
@@ -198,11 +211,47 @@ pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
     let mut previous: Option<Baseline> = baseline;
     let mut round: u64 = 0;
     let mut warned: Vec<String> = Vec::new();
+    let mut scope: Option<Vec<String>> = None;
     loop {
         round += 1;
         let started = Instant::now();
+        let mut moves = Vec::new();
+        if let Some(f) = follower.as_deref_mut() {
+            let read = waiter.block_on(async {
+                tokio::select! {
+                    r = f.read() => Some(r),
+                    _ = signals.interrupt.recv() => None,
+                }
+            });
+            match read {
+                None => return finish(format, Stop::Interrupted, round.saturating_sub(1), pvrdma_engine::exit::INTERRUPTED, width),
+                Some(Ok(reading)) => {
+                    if round == 1 {
+                        for line in &reading.skipped {
+                            eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", line));
+                        }
+                    }
+                    source.live().targets = reading.hosts;
+                    source.live().target_positions.clear();
+                    scope = reading.vms;
+                    moves = reading.moves;
+                }
+                Some(Err(e)) if round == 1 => return Err(e),
+                // vCenter unreadable for a round: the hosts of the last inventory are
+                // watched, and the line says so (a DRS move may go unseen meanwhile).
+                Some(Err(e)) => write(&report::timestamped(
+                    &humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+                    &format!("vCenter could not be read ({e:#}); watching the hosts of its last inventory"),
+                    width,
+                ))?,
+            }
+        }
         let run = source.collect(&mut warned)?;
-        let mut diagnosis = diagnose::diagnose(&run.captures);
+        let selection = match &scope {
+            Some(vms) => diagnose::Selection::default().only_vms(vms.iter().cloned()),
+            None => diagnose::Selection::default(),
+        };
+        let mut diagnosis = diagnose::diagnose_selected(&run.captures, &selection);
         let comparison = previous.as_ref().map(|b| {
             let mut c = pvrdma_engine::baseline::compare(b, &diagnosis);
             if run.interrupted {
@@ -210,7 +259,7 @@ pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
             }
             c
         });
-        let changed = comparison.as_ref().map_or(0, |c| c.list.len());
+        let changed = comparison.as_ref().map_or(0, |c| c.list.len()) + moves.len();
         let code = diagnosis.exit_code();
         let time = humantime::format_rfc3339_seconds(run.finished).to_string();
         let printed = if round == 1 {
@@ -225,7 +274,9 @@ pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
             })
         } else {
             let list = comparison.map(|c| c.list).unwrap_or_default();
-            print_changes(format, &list, &time, round, width).and_then(|()| match format {
+            print_moves(format, &moves, &time, round, width)
+                .and_then(|()| print_changes(format, &list, &time, round, width))
+                .and_then(|()| match format {
                 // A heartbeat for log shippers: silence would not tell a stopped watch.
                 Format::Json => event(
                     "round",
@@ -360,6 +411,20 @@ fn print_changes(format: Format, list: &[Change], time: &str, round: u64, width:
         }
         _ => write(&report::watch_lines(list, time, width)),
     }
+}
+
+/// What vCenter says moved since the last round, before the changes it explains.
+fn print_moves(format: Format, moves: &[Move], time: &str, round: u64, width: usize) -> anyhow::Result<()> {
+    for m in moves {
+        match format {
+            Format::Json => {
+                let (kind, fields) = m.event();
+                event(kind, time, round, fields)?;
+            }
+            _ => write(&report::timestamped(time, &m.line(), width))?,
+        }
+    }
+    Ok(())
 }
 
 /// A round that took longer than the interval: the next one starts now.

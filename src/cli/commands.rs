@@ -2,6 +2,7 @@
 //! A subcommand has exactly the options it uses; clap refuses any other, naming it.
 use super::groups::{BaselineArgs, BundleArgs, HostArgs, LayoutArgs, ProbeArgs, ReportArgs, RunArgs, SshArgs};
 use super::positions::ArgPositions;
+use super::vcenter::VcenterArgs;
 use super::values::{parse_count, parse_duration, parse_interval};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -12,6 +13,8 @@ use std::time::Duration;
 pub(crate) struct CheckArgs {
     #[command(flatten)]
     pub(crate) hosts: HostArgs,
+    #[command(flatten)]
+    pub(crate) vcenter: VcenterArgs,
     #[command(flatten)]
     pub(crate) ssh: SshArgs,
     #[command(flatten)]
@@ -131,6 +134,8 @@ pub(crate) enum WatchFormat {
 pub(crate) struct WatchArgs {
     #[command(flatten)]
     pub(crate) hosts: HostArgs,
+    #[command(flatten)]
+    pub(crate) vcenter: VcenterArgs,
     /// Time from the start of one round to the start of the next; a round that takes
     /// longer starts the next at once (rounds never overlap).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval)]

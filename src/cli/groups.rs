@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The hosts to diagnose.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub(crate) struct HostArgs {
     /// ESXi hosts as ClusterShell node sets, read as `nodeset -e` reads them: `esx01`,
     /// `esx[01-16]`, `esx[1-9/2]`, `esx01,esx02`, `esx[01-16]!esx07` (also `&`, `^`), groups

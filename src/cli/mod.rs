@@ -13,12 +13,14 @@ mod commands;
 mod groups;
 mod positions;
 mod values;
+mod vcenter;
 
 pub(crate) use commands::{AnalyzeArgs, CheckArgs, DemoArgs, ServeArgs, WatchArgs, WatchFormat};
 pub use groups::BundleArgs;
 pub(crate) use groups::{BaselineArgs, ColorChoice, FormatArg, HostArgs, LayoutArgs, ReportArgs, RunArgs, SshArgs};
 pub(crate) use positions::ArgPositions;
 pub(crate) use values::parse_size;
+pub(crate) use vcenter::{HostsArgs, HostsFormat, VcenterArgs};
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
@@ -92,6 +94,10 @@ pub(crate) enum Command {
     /// diagnose them over real SSH. Says first and last what is simulated and planted;
     /// exits 0 when the report finds what was planted.
     Demo(DemoArgs),
+    /// Print the ESXi hosts vCenter has for a cluster or a VM, as one folded node set on
+    /// the first line (`pvrdma-doctor $(pvrdma-doctor hosts --vcenter vc01 --cluster HPC)`,
+    /// `clush -w`); the hosts it skipped, and why, on stderr.
+    Hosts(HostsArgs),
     /// Run as a Prometheus multi-target exporter: `/probe?target=HOST` diagnoses a host
     /// (or a group of the configuration, as one fleet) when Prometheus scrapes it.
     Serve(ServeArgs),
@@ -109,7 +115,7 @@ impl Cli {
             Some(Command::Watch(a)) => a.verbose.verbose,
             Some(Command::Demo(a)) => a.verbose.verbose,
             Some(Command::Serve(a)) => a.verbose.verbose,
-            Some(Command::Analyze(_)) => 0,
+            Some(Command::Analyze(_) | Command::Hosts(_)) => 0,
         }
     }
 
@@ -124,7 +130,7 @@ impl Cli {
             None => self.check.run.timeout,
             Some(Command::Check(a)) => a.run.timeout,
             Some(Command::Demo(a)) => a.run.timeout,
-            Some(Command::Watch(_) | Command::Analyze(_) | Command::Serve(_)) => None,
+            Some(Command::Watch(_) | Command::Analyze(_) | Command::Serve(_) | Command::Hosts(_)) => None,
         }
     }
 
@@ -134,7 +140,7 @@ impl Cli {
             None => Some(&mut self.check.run.timeout),
             Some(Command::Check(a)) => Some(&mut a.run.timeout),
             Some(Command::Demo(a)) => Some(&mut a.run.timeout),
-            Some(Command::Watch(_) | Command::Analyze(_) | Command::Serve(_)) => None,
+            Some(Command::Watch(_) | Command::Analyze(_) | Command::Serve(_) | Command::Hosts(_)) => None,
         }
     }
 }

@@ -1,0 +1,84 @@
+//! Hosts from vCenter: the options that read a cluster's or a VM's hosts from the
+//! inventory, and `hosts`, which prints them for other tools.
+use clap::{Args, ValueEnum};
+use pvrdma_vsphere::{ClusterRef, Endpoint, Thumbprint, VmPattern};
+use std::path::PathBuf;
+
+/// Where the hosts come from when vCenter knows them. The account needs only a read-only
+/// role; its password comes from PVRDMA_DOCTOR_VCENTER_PASSWORD, --vcenter-password-file or
+/// a prompt on a terminal, never from the command line.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Hosts from vCenter")]
+pub(crate) struct VcenterArgs {
+    /// Read the hosts from this vCenter's inventory instead of a host list: `vc01`,
+    /// `vc01:8443` or `https://vc01/sdk` (HTTPS only; the certificate is always verified).
+    #[arg(long, value_name = "URL", value_parser = parse_endpoint)]
+    pub(crate) vcenter: Option<Endpoint>,
+    /// The vCenter account, e.g. `monitor@vsphere.local` (a read-only role is enough).
+    #[arg(long, value_name = "USER", env = "PVRDMA_DOCTOR_VCENTER_USER", requires = "vcenter")]
+    pub(crate) vcenter_user: Option<String>,
+    /// Read the vCenter password from FILE (its first line) instead of
+    /// PVRDMA_DOCTOR_VCENTER_PASSWORD or a prompt.
+    #[arg(long, value_name = "FILE", requires = "vcenter")]
+    pub(crate) vcenter_password_file: Option<PathBuf>,
+    /// Trust the vCenter certificate when this CA (PEM, e.g. the VMCA root from the
+    /// vCenter landing page) signed it, instead of the system's roots.
+    #[arg(long, value_name = "FILE", requires = "vcenter", conflicts_with = "vcenter_thumbprint")]
+    pub(crate) vcenter_ca: Option<PathBuf>,
+    /// Trust exactly the vCenter certificate with this SHA-256 thumbprint, in the colon
+    /// form vSphere shows (`AA:BB:…`); an unknown certificate is refused with its own.
+    #[arg(long, value_name = "SHA256", requires = "vcenter", value_parser = parse_thumbprint)]
+    pub(crate) vcenter_thumbprint: Option<Thumbprint>,
+    /// Only the hosts of this cluster (repeatable): `NAME`, or `DATACENTER/NAME` where two
+    /// datacenters have a cluster of that name.
+    #[arg(long, value_name = "NAME", requires = "vcenter", value_parser = parse_cluster)]
+    pub(crate) cluster: Vec<ClusterRef>,
+    /// Only the hosts these VMs run on, and only these VMs' adapters and the transports
+    /// between them (repeatable): an exact name or a `*`/`?` glob; brackets, spaces and
+    /// colons are literal.
+    #[arg(long, value_name = "PATTERN", requires = "vcenter", value_parser = parse_vm)]
+    pub(crate) vm: Vec<VmPattern>,
+    /// Also take hosts in maintenance mode (skipped otherwise, and named on stderr).
+    #[arg(long, requires = "vcenter")]
+    pub(crate) include_maintenance: bool,
+    /// Also take hosts vCenter has as disconnected or not responding (skipped otherwise).
+    #[arg(long, requires = "vcenter")]
+    pub(crate) include_disconnected: bool,
+}
+
+fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
+    Endpoint::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_thumbprint(s: &str) -> Result<Thumbprint, String> {
+    Thumbprint::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_cluster(s: &str) -> Result<ClusterRef, String> {
+    ClusterRef::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_vm(s: &str) -> Result<VmPattern, String> {
+    VmPattern::parse(s).map_err(|e| e.to_string())
+}
+
+/// `hosts`: the hosts vCenter has for a selection, printed for other tools.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct HostsArgs {
+    #[command(flatten)]
+    pub(crate) vcenter: VcenterArgs,
+    /// `nodeset`: the selected hosts as one folded node set on the first line (as
+    /// `nodeset -f` prints it), for `pvrdma-doctor $(pvrdma-doctor hosts …)` and
+    /// `clush -w`; `json`: selected and skipped hosts with datacenter, cluster and state.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "nodeset")]
+    pub(crate) format: HostsFormat,
+}
+
+/// What `hosts` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum HostsFormat {
+    /// One folded node set on one line; skipped hosts on stderr.
+    Nodeset,
+    /// One JSON document: selected and skipped hosts, the VMs chosen.
+    Json,
+}

@@ -1,0 +1,188 @@
+//! `watch --vcenter`: the inventory read again every round over one session, so the
+//! watch follows what DRS and the admins do between rounds: a chosen VM moved to another
+//! host is diagnosed there (and said so), a host that left the cluster or went into
+//! maintenance is no longer visited (and said why), a new one is.
+use super::VcenterSetup;
+use pvrdma_vsphere::{Client, Selected};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What changed in the inventory between two rounds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Move {
+    /// A chosen VM runs on another host now.
+    Vm { vm: String, from: String, to: String },
+    /// A host joined the selection.
+    HostAdded { host: String },
+    /// A host left it: skipped now (maintenance, disconnected), or gone from the clusters.
+    HostLeft { host: String, why: String },
+}
+
+impl Move {
+    /// The watch's line for it (after the timestamp).
+    pub(crate) fn line(&self) -> String {
+        match self {
+            Move::Vm { vm, from, to } => format!("{vm} moved from {from} to {to} (vCenter); now diagnosed on {to}"),
+            Move::HostAdded { host } => format!("{host} joined the hosts vCenter selects; diagnosed from now on"),
+            Move::HostLeft { host, why } => format!("{host} left the hosts vCenter selects ({why}); no longer diagnosed"),
+        }
+    }
+
+    /// Its JSON Lines event: name and fields.
+    pub(crate) fn event(&self) -> (&'static str, serde_json::Value) {
+        match self {
+            Move::Vm { vm, from, to } => ("vm-moved", serde_json::json!({"vm": vm, "from": from, "to": to})),
+            Move::HostAdded { host } => ("host-added", serde_json::json!({"host": host})),
+            Move::HostLeft { host, why } => ("host-left", serde_json::json!({"host": host, "reason": why})),
+        }
+    }
+}
+
+/// Where the chosen hosts and VMs were at the last read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Placement {
+    hosts: BTreeSet<String>,
+    /// VM → the host it runs on.
+    vms: BTreeMap<String, String>,
+}
+
+impl Placement {
+    pub(crate) fn of(selected: &Selected) -> Placement {
+        Placement {
+            hosts: selected.hosts.iter().map(|h| h.name.clone()).collect(),
+            vms: selected
+                .vms
+                .iter()
+                .filter_map(|v| Some((v.name.clone(), v.host.clone()?)))
+                .collect(),
+        }
+    }
+
+    /// What changed from `self` to `now` (`skipped`: why a host is left out now).
+    pub(crate) fn moves(&self, now: &Placement, skipped: &BTreeMap<String, String>) -> Vec<Move> {
+        let mut moves: Vec<Move> = now
+            .vms
+            .iter()
+            .filter_map(|(vm, to)| {
+                let from = self.vms.get(vm)?;
+                (from != to).then(|| Move::Vm {
+                    vm: vm.clone(),
+                    from: from.clone(),
+                    to: to.clone(),
+                })
+            })
+            .collect();
+        moves.extend(
+            self.hosts
+                .difference(&now.hosts)
+                .map(|host| Move::HostLeft {
+                    host: host.clone(),
+                    why: skipped
+                        .get(host)
+                        .cloned()
+                        .unwrap_or_else(|| "no longer in the selection".to_string()),
+                }),
+        );
+        moves.extend(now.hosts.difference(&self.hosts).map(|host| Move::HostAdded { host: host.clone() }));
+        moves
+    }
+}
+
+/// One vCenter session for the whole watch, renewed by the client when it expires.
+pub(crate) struct Follower {
+    setup: VcenterSetup,
+    client: Client,
+    last: Option<Placement>,
+}
+
+/// A round's reading: the hosts to visit, the VMs chosen, and what moved.
+pub(crate) struct Reading {
+    pub(crate) hosts: Vec<String>,
+    pub(crate) vms: Option<Vec<String>>,
+    pub(crate) moves: Vec<Move>,
+    pub(crate) skipped: Vec<String>,
+}
+
+impl Follower {
+    /// Reads the password and prepares the client (no connection yet).
+    pub(crate) fn new(setup: VcenterSetup) -> anyhow::Result<Follower> {
+        let client = Client::new(setup.config()?)?;
+        Ok(Follower {
+            setup,
+            client,
+            last: None,
+        })
+    }
+
+    /// Reads the inventory and selects from it. An error leaves the last placement as it
+    /// was, so the caller can go on with the hosts it had.
+    pub(crate) async fn read(&mut self) -> anyhow::Result<Reading> {
+        let inventory = self.client.inventory().await?;
+        let selected = pvrdma_vsphere::select(&inventory, &self.setup.selection)
+            .map_err(|e| anyhow::anyhow!("vCenter {}: {e}", self.setup.endpoint.label()))?;
+        let now = Placement::of(&selected);
+        let skipped_why: BTreeMap<String, String> = selected
+            .skipped
+            .iter()
+            .map(|h| (h.name.clone(), h.reason.to_string()))
+            .collect();
+        let moves = self.last.as_ref().map(|l| l.moves(&now, &skipped_why)).unwrap_or_default();
+        let reading = Reading {
+            hosts: selected.hosts.iter().map(|h| h.name.clone()).collect(),
+            vms: self
+                .setup
+                .vm_first()
+                .then(|| selected.vms.iter().map(|v| v.name.clone()).collect()),
+            moves,
+            skipped: super::skipped_lines(&selected),
+        };
+        self.last = Some(now);
+        Ok(reading)
+    }
+
+    /// Logs the session out (the watch is ending).
+    pub(crate) async fn close(&mut self) {
+        if let Err(e) = self.client.logout().await {
+            eprintln!("pvrdma-doctor: could not log out of vCenter {}: {e}", self.setup.endpoint.label());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placement(hosts: &[&str], vms: &[(&str, &str)]) -> Placement {
+        Placement {
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            vms: vms.iter().map(|(v, h)| (v.to_string(), h.to_string())).collect(),
+        }
+    }
+
+    #[test]
+    fn a_moved_vm_and_hosts_that_came_and_went_are_each_one_move() {
+        let before = placement(&["esx01", "esx02"], &[("hpc-node07", "esx01"), ("hpc-node08", "esx02")]);
+        let after = placement(&["esx02", "esx03"], &[("hpc-node07", "esx03"), ("hpc-node08", "esx02")]);
+        let skipped = BTreeMap::from([("esx01".to_string(), "in maintenance mode".to_string())]);
+        let moves = before.moves(&after, &skipped);
+        assert_eq!(
+            moves,
+            [
+                Move::Vm {
+                    vm: "hpc-node07".into(),
+                    from: "esx01".into(),
+                    to: "esx03".into()
+                },
+                Move::HostLeft {
+                    host: "esx01".into(),
+                    why: "in maintenance mode".into()
+                },
+                Move::HostAdded { host: "esx03".into() },
+            ]
+        );
+        assert_eq!(
+            moves[0].line(),
+            "hpc-node07 moved from esx01 to esx03 (vCenter); now diagnosed on esx03"
+        );
+        assert!(after.moves(&after, &BTreeMap::new()).is_empty());
+    }
+}

@@ -1,0 +1,108 @@
+//! Hosts from vCenter: reads the inventory once per use (one session, always logged out),
+//! picks the hosts of the clusters or VMs asked for, and says which it skipped and why.
+//! The diagnosis itself still goes over SSH to the names vCenter gives, so ssh_config
+//! applies to them as to any host typed by hand.
+use anyhow::Context;
+use pvrdma_vsphere::{Config, Endpoint, Inventory, Selected, Selection, Trust};
+use secrecy::SecretString;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+mod follow;
+mod print;
+pub(crate) use follow::{Follower, Move};
+pub(crate) use print::{hosts_json, skipped_lines};
+
+/// The environment variable that holds the vCenter password.
+pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_VCENTER_PASSWORD";
+
+/// How long one vSphere API request may take before the run gives up on vCenter.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Which vCenter, as whom, trusting what, and which of its hosts: the command line
+/// resolved, before any I/O (the password is read when the job starts).
+#[derive(Debug, Clone)]
+pub(crate) struct VcenterSetup {
+    pub(crate) endpoint: Endpoint,
+    pub(crate) trust: Trust,
+    pub(crate) user: String,
+    pub(crate) password_file: Option<PathBuf>,
+    pub(crate) selection: Selection,
+}
+
+impl VcenterSetup {
+    /// Whether the run is VM-first (`--vm`): only those VMs are reported.
+    pub(crate) fn vm_first(&self) -> bool {
+        !self.selection.vms.is_empty()
+    }
+
+    /// The client configuration with the password read (see [`read_password`]).
+    pub(crate) fn config(&self) -> anyhow::Result<Config> {
+        Ok(Config {
+            endpoint: self.endpoint.clone(),
+            trust: self.trust.clone(),
+            user: self.user.clone(),
+            password: read_password(&self.endpoint, &self.user, self.password_file.as_deref())?,
+            timeout: REQUEST_TIMEOUT,
+            page_size: pvrdma_vsphere::DEFAULT_PAGE_SIZE,
+        })
+    }
+}
+
+/// The vCenter password: `--vcenter-password-file` (its first line), else
+/// PVRDMA_DOCTOR_VCENTER_PASSWORD, else a prompt when stdin is a terminal. Never from an
+/// argument, never printed.
+pub(crate) fn read_password(
+    endpoint: &Endpoint,
+    user: &str,
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<SecretString> {
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the vCenter password file {}", path.display()))?;
+        let first = text.lines().next().unwrap_or_default();
+        anyhow::ensure!(!first.is_empty(), "the vCenter password file {} is empty", path.display());
+        return Ok(SecretString::from(first.to_string()));
+    }
+    if let Ok(p) = std::env::var(PASSWORD_ENV) {
+        if !p.is_empty() {
+            return Ok(SecretString::from(p));
+        }
+    }
+    anyhow::ensure!(
+        std::io::stdin().is_terminal(),
+        "no password for {user} on vCenter {}: set {PASSWORD_ENV}, give --vcenter-password-file FILE, or run on a terminal to be asked",
+        endpoint.label()
+    );
+    let p = rpassword::prompt_password(format!("Password for {user} on vCenter {} (not echoed): ", endpoint.label()))
+        .context("cannot read the vCenter password from the terminal")?;
+    Ok(SecretString::from(p))
+}
+
+/// What a discovery found: the inventory's selection, and whether Ctrl-C cut it short.
+pub(crate) struct Discovery {
+    pub(crate) selected: Selected,
+    /// Every host and VM as read, for what the selection left out (watch's moves).
+    pub(crate) inventory: Inventory,
+}
+
+/// Reads the inventory (login, paged reads, logout, also on Ctrl-C) and selects from it.
+/// `Ok(None)` when Ctrl-C stopped it.
+pub(crate) fn discover(setup: &VcenterSetup, config: Config) -> anyhow::Result<Option<Discovery>> {
+    let runtime = crate::live::runtime()?;
+    let read = runtime.block_on(pvrdma_vsphere::read_inventory(config, async {
+        // A listener that cannot be set up never fires: the read then runs to its end.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }));
+    let inventory = match read {
+        Ok(inventory) => inventory,
+        Err(pvrdma_vsphere::Error::Cancelled) => return Ok(None),
+        Err(e) => return Err(anyhow::Error::new(e)),
+    };
+    let selected = pvrdma_vsphere::select(&inventory, &setup.selection)
+        .with_context(|| format!("vCenter {}", setup.endpoint.label()))?;
+    Ok(Some(Discovery { selected, inventory }))
+}
