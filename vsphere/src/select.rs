@@ -1,0 +1,358 @@
+//! Which hosts a run is about: those of named clusters, or those the named VMs run on,
+//! minus the hosts that cannot be diagnosed now (maintenance mode, disconnected, not
+//! responding) unless asked for on purpose. Pure: works on an [`Inventory`] already read.
+//!
+//! A selector that names nothing is an error, never an empty selection: a typo in a
+//! cluster or VM name must not make a monitoring run pass on zero hosts.
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::inventory::{ConnectionState, Host, Inventory, PowerState};
+
+/// `--cluster NAME` or `--cluster DATACENTER/NAME` (split at the first `/`, so a cluster
+/// whose own name has a `/` is written with its datacenter).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClusterRef {
+    pub datacenter: Option<String>,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorError {
+    #[error("`{0}`: a cluster is written NAME or DATACENTER/NAME")]
+    BadCluster(String),
+    #[error("an empty VM pattern selects nothing")]
+    EmptyVmPattern,
+}
+
+impl ClusterRef {
+    pub fn parse(text: &str) -> Result<ClusterRef, SelectorError> {
+        let bad = || SelectorError::BadCluster(text.to_string());
+        match text.split_once('/') {
+            Some((dc, name)) if !dc.is_empty() && !name.is_empty() => Ok(ClusterRef {
+                datacenter: Some(dc.to_string()),
+                name: name.to_string(),
+            }),
+            Some(_) => Err(bad()),
+            None if text.is_empty() => Err(bad()),
+            None => Ok(ClusterRef {
+                datacenter: None,
+                name: text.to_string(),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for ClusterRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.datacenter {
+            Some(dc) => write!(f, "{dc}/{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// `--vm PATTERN`: an exact VM name, or a glob where only `*` (any run of characters)
+/// and `?` (one character) are wildcards. Brackets, spaces, colons and everything else
+/// are literal, because VM names contain them (`hpc [test] 07`, `node:1`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VmPattern(String);
+
+impl VmPattern {
+    pub fn parse(text: &str) -> Result<VmPattern, SelectorError> {
+        if text.is_empty() {
+            return Err(SelectorError::EmptyVmPattern);
+        }
+        Ok(VmPattern(text.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn matches(&self, name: &str) -> bool {
+        let pattern: Vec<char> = self.0.chars().collect();
+        let name: Vec<char> = name.chars().collect();
+        // Iterative glob with one backtrack point: linear enough for names, no recursion.
+        let (mut p, mut n) = (0, 0);
+        let mut star: Option<(usize, usize)> = None;
+        while n < name.len() {
+            match pattern.get(p) {
+                Some('*') => {
+                    star = Some((p, n));
+                    p += 1;
+                }
+                Some(&c) if c == '?' || c == name[n] => {
+                    p += 1;
+                    n += 1;
+                }
+                _ => match star {
+                    Some((sp, sn)) => {
+                        p = sp + 1;
+                        n = sn + 1;
+                        star = Some((sp, sn + 1));
+                    }
+                    None => return false,
+                },
+            }
+        }
+        pattern[p..].iter().all(|&c| c == '*')
+    }
+}
+
+impl fmt::Display for VmPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What to select. The default is every host that can be diagnosed now: connected and
+/// not in maintenance mode.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Selection {
+    pub clusters: Vec<ClusterRef>,
+    pub vms: Vec<VmPattern>,
+    /// Also select hosts in maintenance mode.
+    pub include_maintenance: bool,
+    /// Also select disconnected and not-responding hosts.
+    pub include_disconnected: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Selected {
+    pub hosts: Vec<SelectedHost>,
+    pub skipped: Vec<SkippedHost>,
+    /// The powered-on VMs matched (also those on skipped hosts), ordered by name.
+    pub vms: Vec<SelectedVm>,
+    /// Matched VMs that are powered off or suspended: they run on no host.
+    pub vms_not_running: Vec<SelectedVm>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SelectedHost {
+    pub name: String,
+    pub datacenter: String,
+    pub cluster: Option<String>,
+    pub connection_state: ConnectionState,
+    pub in_maintenance: bool,
+    /// The selected VMs running on it, by name; empty when no VM was asked for.
+    pub vms: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedHost {
+    pub name: String,
+    pub datacenter: String,
+    pub cluster: Option<String>,
+    pub connection_state: ConnectionState,
+    pub in_maintenance: bool,
+    pub reason: SkipReason,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SkipReason {
+    Maintenance,
+    Disconnected,
+    NotResponding,
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SkipReason::Maintenance => "in maintenance mode",
+            SkipReason::Disconnected => "disconnected",
+            SkipReason::NotResponding => "not responding",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SelectedVm {
+    pub name: String,
+    /// The name of the host it is registered on.
+    pub host: Option<String>,
+    pub power_state: PowerState,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    #[error(
+        "cluster `{name}` is in more than one datacenter ({}): write DATACENTER/NAME, e.g. `{}`",
+        paths.join(", "),
+        paths.first().map(String::as_str).unwrap_or_default()
+    )]
+    AmbiguousCluster { name: String, paths: Vec<String> },
+    #[error("no cluster `{cluster}` with hosts in this vCenter; {}", known_list(known))]
+    NoSuchCluster { cluster: String, known: Vec<String> },
+    #[error("no VM matches `{pattern}` (names are case-sensitive; `*` and `?` are the only wildcards)")]
+    NoVmMatched { pattern: String },
+}
+
+const KNOWN_SHOWN: usize = 10;
+
+fn known_list(known: &[String]) -> String {
+    match known.len() {
+        0 => "it has no clusters".to_string(),
+        n if n <= KNOWN_SHOWN => format!("its clusters: {}", known.join(", ")),
+        n => format!(
+            "its clusters: {}, and {} more",
+            known[..KNOWN_SHOWN].join(", "),
+            n - KNOWN_SHOWN
+        ),
+    }
+}
+
+fn cluster_path(h: &Host) -> Option<String> {
+    h.cluster.as_ref().map(|c| format!("{}/{c}", h.datacenter))
+}
+
+/// Applies `sel` to `inv`: see the module documentation and [`Selection`].
+pub fn select(inv: &Inventory, sel: &Selection) -> Result<Selected, SelectError> {
+    let hosts_by_id: BTreeMap<&str, &Host> = inv.hosts.iter().map(|h| (h.id.as_str(), h)).collect();
+    let in_scope = cluster_scope(inv, &sel.clusters)?;
+    let host_in_scope = |h: &Host| match &in_scope {
+        None => true,
+        Some(paths) => cluster_path(h).is_some_and(|p| paths.contains(&p)),
+    };
+
+    // VM selection: every pattern must match some VM of the inventory.
+    let mut matched: BTreeSet<usize> = BTreeSet::new();
+    for pattern in &sel.vms {
+        let mut any = false;
+        for (i, vm) in inv.vms.iter().enumerate() {
+            if pattern.matches(&vm.name) {
+                any = true;
+                matched.insert(i);
+            }
+        }
+        if !any {
+            return Err(SelectError::NoVmMatched {
+                pattern: pattern.as_str().to_string(),
+            });
+        }
+    }
+    let mut vms = Vec::new();
+    let mut vms_not_running = Vec::new();
+    let mut vm_hosts: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for vm in matched.iter().filter_map(|&i| inv.vms.get(i)) {
+        let host = vm.host.as_deref().and_then(|id| hosts_by_id.get(id).copied());
+        if in_scope.is_some() && !host.is_some_and(host_in_scope) {
+            continue;
+        }
+        let entry = SelectedVm {
+            name: vm.name.clone(),
+            host: host.map(|h| h.name.clone()),
+            power_state: vm.power_state.clone(),
+        };
+        match (&vm.power_state, host) {
+            (PowerState::PoweredOn, Some(h)) => {
+                vm_hosts.entry(h.id.as_str()).or_default().push(vm.name.clone());
+                vms.push(entry);
+            }
+            (PowerState::PoweredOn, None) => vms.push(entry),
+            _ => vms_not_running.push(entry),
+        }
+    }
+
+    let mut hosts = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen = BTreeSet::new();
+    for h in &inv.hosts {
+        let chosen = if sel.vms.is_empty() {
+            host_in_scope(h)
+        } else {
+            vm_hosts.contains_key(h.id.as_str())
+        };
+        if !chosen || !seen.insert(h.id.as_str()) {
+            continue;
+        }
+        if let Some(reason) = skip_reason(h, sel) {
+            skipped.push(SkippedHost {
+                name: h.name.clone(),
+                datacenter: h.datacenter.clone(),
+                cluster: h.cluster.clone(),
+                connection_state: h.connection_state.clone(),
+                in_maintenance: h.in_maintenance,
+                reason,
+            });
+            continue;
+        }
+        let mut on_it = vm_hosts.get(h.id.as_str()).cloned().unwrap_or_default();
+        on_it.sort();
+        on_it.dedup();
+        hosts.push(SelectedHost {
+            name: h.name.clone(),
+            datacenter: h.datacenter.clone(),
+            cluster: h.cluster.clone(),
+            connection_state: h.connection_state.clone(),
+            in_maintenance: h.in_maintenance,
+            vms: on_it,
+        });
+    }
+    hosts.sort_by(|a, b| (&a.name, &a.datacenter).cmp(&(&b.name, &b.datacenter)));
+    skipped.sort_by(|a, b| (&a.name, &a.datacenter).cmp(&(&b.name, &b.datacenter)));
+    let by_name = |a: &SelectedVm, b: &SelectedVm| (&a.name, &a.host).cmp(&(&b.name, &b.host));
+    vms.sort_by(by_name);
+    vms_not_running.sort_by(by_name);
+    Ok(Selected {
+        hosts,
+        skipped,
+        vms,
+        vms_not_running,
+    })
+}
+
+/// The `DATACENTER/CLUSTER` paths `--cluster` restricts to; `None`: no restriction.
+fn cluster_scope(inv: &Inventory, clusters: &[ClusterRef]) -> Result<Option<BTreeSet<String>>, SelectError> {
+    if clusters.is_empty() {
+        return Ok(None);
+    }
+    let known: BTreeSet<String> = inv.hosts.iter().filter_map(cluster_path).collect();
+    let mut scope = BTreeSet::new();
+    for want in clusters {
+        let paths: Vec<String> = inv
+            .hosts
+            .iter()
+            .filter(|h| h.cluster.as_deref() == Some(want.name.as_str()))
+            .filter(|h| want.datacenter.as_ref().is_none_or(|dc| *dc == h.datacenter))
+            .filter_map(cluster_path)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        match paths.len() {
+            0 => {
+                return Err(SelectError::NoSuchCluster {
+                    cluster: want.to_string(),
+                    known: known.iter().cloned().collect(),
+                })
+            }
+            1 => scope.extend(paths),
+            _ => {
+                return Err(SelectError::AmbiguousCluster {
+                    name: want.name.clone(),
+                    paths,
+                })
+            }
+        }
+    }
+    Ok(Some(scope))
+}
+
+fn skip_reason(h: &Host, sel: &Selection) -> Option<SkipReason> {
+    let state = match h.connection_state {
+        ConnectionState::Disconnected => Some(SkipReason::Disconnected),
+        ConnectionState::NotResponding => Some(SkipReason::NotResponding),
+        ConnectionState::Connected | ConnectionState::Other(_) => None,
+    };
+    if let Some(reason) = state.filter(|_| !sel.include_disconnected) {
+        return Some(reason);
+    }
+    (h.in_maintenance && !sel.include_maintenance).then_some(SkipReason::Maintenance)
+}
+
+#[cfg(test)]
+#[path = "select_tests.rs"]
+mod tests;
