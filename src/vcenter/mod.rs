@@ -99,7 +99,7 @@ pub(crate) fn discover(setup: &VcenterSetup, config: Config) -> anyhow::Result<O
     }));
     let inventory = match read {
         Ok(inventory) => inventory,
-        Err(pvrdma_vsphere::Error::Cancelled) => return Ok(None),
+        Err(pvrdma_vsphere::Error::Cancelled { .. }) => return Ok(None),
         Err(e) => return Err(anyhow::Error::new(e)),
     };
     let selected = pvrdma_vsphere::select(&inventory, &setup.selection)
