@@ -77,6 +77,7 @@ fn main() {
         finished: SystemTime::now(),
         interrupted: false,
         redacted: false,
+        vm_scope: None,
     };
     time(&format!("write_bundle ({hosts} hosts)"), runs, || {
         write_bundle(&path, &captures, &meta, "{}", "", true).expect("write")

@@ -85,6 +85,20 @@ fn classify(first: &str) -> Option<ArchiveKind> {
 /// finished, as its manifest records them. `None` for what records no run: a capture
 /// folder, a vm-support bundle, a manifest without readable times.
 pub fn recorded_run_times(path: &Path) -> Option<(SystemTime, SystemTime)> {
+    let manifest = recorded_manifest(path)?;
+    let time = |key: &str| humantime::parse_rfc3339(manifest.get(key)?.as_str()?).ok();
+    Some((time("started")?, time("finished")?))
+}
+
+/// The VMs a VM-first run's bundle was narrowed to (`--vm`), as its manifest records them:
+/// `analyze` of the bundle narrows its report the same way. `None` for anything else.
+pub fn recorded_vm_scope(path: &Path) -> Option<Vec<String>> {
+    let manifest = recorded_manifest(path)?;
+    serde_json::from_value(manifest.get("vm_scope")?.clone()).ok()
+}
+
+/// The manifest of a pvrdma-doctor bundle (`.tar.gz` or unpacked), as JSON.
+fn recorded_manifest(path: &Path) -> Option<serde_json::Value> {
     // The manifest lists every file; this bounds a damaged one.
     const MAX_MANIFEST: u64 = 64 * 1024 * 1024;
     let mut bytes = Vec::new();
@@ -101,7 +115,5 @@ pub fn recorded_run_times(path: &Path) -> Option<(SystemTime, SystemTime)> {
         }
         (&mut entry).take(MAX_MANIFEST).read_to_end(&mut bytes).ok()?;
     }
-    let manifest: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    let time = |key: &str| humantime::parse_rfc3339(manifest.get(key)?.as_str()?).ok();
-    Some((time("started")?, time("finished")?))
+    serde_json::from_slice(&bytes).ok()
 }

@@ -74,9 +74,20 @@ pub(super) fn write_support_bundle_hiding(
     };
     // The printed report's diagnosis is reused; only redacted captures need their own, so
     // the bundled report holds no original value.
+    // A VM-first run's scope names VMs, which redaction replaces like every VM name.
+    let vm_scope: Option<Vec<String>> = diagnosis.vm_scope.as_ref().map(|s| {
+        s.vms
+            .iter()
+            .map(|vm| if args.redact { redactor.redact_text(vm) } else { vm.clone() })
+            .collect()
+    });
     let rediagnosed;
     let diagnosis = if args.redact {
-        rediagnosed = diagnose::diagnose(captures);
+        let selection = match &vm_scope {
+            Some(vms) => diagnose::Selection::default().only_vms(vms.iter().cloned()),
+            None => diagnose::Selection::default(),
+        };
+        rediagnosed = diagnose::diagnose_selected(captures, &selection);
         &rediagnosed
     } else {
         diagnosis
@@ -88,6 +99,7 @@ pub(super) fn write_support_bundle_hiding(
         finished,
         interrupted,
         redacted: args.redact,
+        vm_scope,
     };
     bundle::write_bundle(
         path,

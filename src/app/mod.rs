@@ -60,6 +60,10 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             }
             let captures = crate::offline::load_captures(&path)?;
             let times = RunTimes::of_capture(&path, started);
+            let report = ReportSetup {
+                vms: crate::offline::recorded_vm_scope(&path),
+                ..report
+            };
             output::finish(&captures, &report, baseline.as_ref(), &times, plugin, &[]).map(|(_, code)| code)
         }
         Job::Watch(watch) => watch::run(watch),
@@ -106,13 +110,10 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
 /// document), the skipped ones on stderr. Exits 0 when a host was selected, 3 when none
 /// was (all skipped), 130 on Ctrl-C.
 fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u8> {
-    let Some(found) = crate::vcenter::discover(vcenter, vcenter.config()?)? else {
-        eprintln!("pvrdma-doctor: interrupted while reading the vCenter inventory (its session was logged out)");
-        return Ok(pvrdma_engine::exit::INTERRUPTED);
+    let found = match discover(vcenter)? {
+        Ok(found) => found,
+        Err(code) => return Ok(code),
     };
-    for line in crate::vcenter::skipped_lines(&found.selected) {
-        eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
-    }
     let names: Vec<&str> = found.selected.hosts.iter().map(|h| h.name.as_str()).collect();
     let text = if json {
         let doc = crate::vcenter::hosts_json(&vcenter.endpoint, &found.selected);
@@ -132,6 +133,28 @@ fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u
     output::emit(None, &text, code, None)
 }
 
+/// Reads vCenter's inventory and says on stderr what the selection skipped. `Ok(Err(code))`
+/// when the run ends here: Ctrl-C (130), or vCenter unreachable (3: nothing is known;
+/// a wrong password or an untrusted certificate stays an error, 2, for the admin to fix).
+fn discover(vcenter: &crate::vcenter::VcenterSetup) -> anyhow::Result<Result<crate::vcenter::Discovery, u8>> {
+    let found = match crate::vcenter::discover(vcenter, vcenter.config()?) {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            eprintln!("pvrdma-doctor: interrupted while reading the vCenter inventory (its session was logged out)");
+            return Ok(Err(pvrdma_engine::exit::INTERRUPTED));
+        }
+        Err(e) if crate::vcenter::is_unreachable(&e) => {
+            eprint!("{}", error_message(&e));
+            return Ok(Err(pvrdma_engine::exit::INCOMPLETE));
+        }
+        Err(e) => return Err(e),
+    };
+    for line in crate::vcenter::skipped_lines(&found.selected) {
+        eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
+    }
+    Ok(Ok(found))
+}
+
 /// `--vcenter`: reads the inventory, says what it skipped, and points the run at the
 /// selected hosts (and, VM-first, the report at the chosen VMs). `Ok(Some(code))` when
 /// there is nothing to collect: Ctrl-C, or no host selected.
@@ -139,13 +162,10 @@ fn hosts_from_vcenter(live: &mut LiveSetup, report: &mut ReportSetup) -> anyhow:
     let Some(vcenter) = live.vcenter.take() else {
         return Ok(None);
     };
-    let Some(found) = crate::vcenter::discover(&vcenter, vcenter.config()?)? else {
-        eprintln!("pvrdma-doctor: interrupted while reading the vCenter inventory (its session was logged out)");
-        return Ok(Some(pvrdma_engine::exit::INTERRUPTED));
+    let found = match discover(&vcenter)? {
+        Ok(found) => found,
+        Err(code) => return Ok(Some(code)),
     };
-    for line in crate::vcenter::skipped_lines(&found.selected) {
-        eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
-    }
     if found.selected.hosts.is_empty() {
         eprint!(
             "{}",

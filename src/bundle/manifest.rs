@@ -35,6 +35,10 @@ pub(crate) struct Manifest {
     pub(crate) interrupted: bool,
     /// Host names, addresses, MACs, VM names, UUIDs and datastores were replaced by tokens.
     pub(crate) redacted: bool,
+    /// A VM-first run (`--vm`): the VMs the report was narrowed to (`analyze` narrows the
+    /// same way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) vm_scope: Option<Vec<String>>,
     pub(crate) hosts: Vec<ManifestHost>,
     /// Every entry except the manifest itself, with its sha256.
     pub(crate) files: Vec<ManifestFile>,

@@ -27,17 +27,23 @@ pub struct BundleMeta {
     pub interrupted: bool,
     /// The captures were redacted before the report was computed.
     pub redacted: bool,
+    /// A VM-first run (`--vm`): the VMs its report was narrowed to, so `analyze` of the
+    /// bundle narrows the same way.
+    pub vm_scope: Option<Vec<String>>,
 }
 
-/// The environment variable a password may come from; its value must never reach a bundle.
-const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_PASSWORD";
+/// The environment variables a password may come from (the hosts', vCenter's); their
+/// values must never reach a bundle.
+const PASSWORD_ENVS: [&str; 2] = ["PVRDMA_DOCTOR_PASSWORD", "PVRDMA_DOCTOR_VCENTER_PASSWORD"];
 
-/// argv fit for a manifest: the value of `PVRDMA_DOCTOR_PASSWORD` (should someone have
-/// pasted it on the command line anyway) and the value of any `--password` option are
+/// argv fit for a manifest: the values of the password variables (should someone have
+/// pasted one on the command line anyway) and the value of any `--password` option are
 /// replaced by `********`.
 pub(crate) fn scrub_command_line(args: &[String]) -> Vec<String> {
-    let secret = std::env::var(PASSWORD_ENV).ok().filter(|s| !s.is_empty());
-    scrub_with(args, secret.as_deref())
+    PASSWORD_ENVS
+        .iter()
+        .filter_map(|var| std::env::var(var).ok().filter(|s| !s.is_empty()))
+        .fold(scrub_with(args, None), |args, secret| scrub_with(&args, Some(&secret)))
 }
 
 fn scrub_with(args: &[String], secret: Option<&str>) -> Vec<String> {
@@ -247,6 +253,7 @@ fn layout(
         finished: rfc3339(meta.finished),
         interrupted: meta.interrupted,
         redacted: meta.redacted,
+        vm_scope: meta.vm_scope.clone(),
         hosts,
         files,
     };

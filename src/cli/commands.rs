@@ -151,7 +151,7 @@ pub(crate) struct WatchArgs {
     /// the SSH login options do not apply).
     #[arg(long, conflicts_with_all = [
         "ssh_config", "user", "identity", "port", "jump", "options", "accept_new",
-        "insecure_skip_host_key_check", "ask_password", "hosts_file",
+        "insecure_skip_host_key_check", "ask_password", "hosts_file", "vcenter",
     ])]
     pub(crate) demo: bool,
     /// With --demo: serve this scenario directory (<host>/<command-id>.txt), read again at

@@ -3,7 +3,7 @@
 //! The diagnosis itself still goes over SSH to the names vCenter gives, so ssh_config
 //! applies to them as to any host typed by hand.
 use anyhow::Context;
-use pvrdma_vsphere::{Config, Endpoint, Inventory, Selected, Selection, Trust};
+use pvrdma_vsphere::{Config, Endpoint, Selected, Selection, Trust};
 use secrecy::SecretString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -80,11 +80,19 @@ pub(crate) fn read_password(
     Ok(SecretString::from(p))
 }
 
-/// What a discovery found: the inventory's selection, and whether Ctrl-C cut it short.
+/// Whether `error` says vCenter could not be reached (refused, unresolved, silent): the
+/// run then knows nothing, which the exit codes call unknown (3), not a usage error (2)
+/// as a wrong password or an untrusted certificate is.
+pub(crate) fn is_unreachable(error: &anyhow::Error) -> bool {
+    matches!(
+        error.downcast_ref::<pvrdma_vsphere::Error>(),
+        Some(pvrdma_vsphere::Error::Connect { .. } | pvrdma_vsphere::Error::Timeout { .. })
+    )
+}
+
+/// What a discovery found: the hosts and VMs selected from the inventory.
 pub(crate) struct Discovery {
     pub(crate) selected: Selected,
-    /// Every host and VM as read, for what the selection left out (watch's moves).
-    pub(crate) inventory: Inventory,
 }
 
 /// Reads the inventory (login, paged reads, logout, also on Ctrl-C) and selects from it.
@@ -104,5 +112,5 @@ pub(crate) fn discover(setup: &VcenterSetup, config: Config) -> anyhow::Result<O
     };
     let selected = pvrdma_vsphere::select(&inventory, &setup.selection)
         .with_context(|| format!("vCenter {}", setup.endpoint.label()))?;
-    Ok(Some(Discovery { selected, inventory }))
+    Ok(Some(Discovery { selected }))
 }

@@ -99,6 +99,7 @@ fn meta() -> BundleMeta {
         finished: started + Duration::from_millis(4_250),
         interrupted: true,
         redacted: false,
+        vm_scope: None,
     }
 }
 

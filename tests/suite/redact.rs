@@ -86,6 +86,7 @@ fn meta(args: &[String]) -> BundleMeta {
         finished: started + Duration::from_secs(3),
         interrupted: false,
         redacted: true,
+        vm_scope: None,
     }
 }
 
