@@ -78,7 +78,13 @@ pub(super) fn write_support_bundle_hiding(
     let vm_scope: Option<Vec<String>> = diagnosis.vm_scope.as_ref().map(|s| {
         s.vms
             .iter()
-            .map(|vm| if args.redact { redactor.redact_text(vm) } else { vm.clone() })
+            .map(|vm| {
+                if args.redact {
+                    redactor.redact_text(vm)
+                } else {
+                    vm.clone()
+                }
+            })
             .collect()
     });
     let rediagnosed;

@@ -6,9 +6,9 @@ use crate::cli::{
     BaselineArgs, BundleArgs, Cli, ColorChoice, Command, Generate, HostArgs, HostsFormat, LayoutArgs, ReportArgs,
     RunArgs, SshArgs, VcenterArgs, WatchFormat,
 };
-use crate::vcenter::VcenterSetup;
 use crate::live::LiveOptions;
 use crate::terminal::Terminal;
+use crate::vcenter::VcenterSetup;
 use pvrdma_engine::report::{self, Format, HumanOptions};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -337,7 +337,7 @@ fn vcenter_setup(args: &VcenterArgs, hosts: &HostArgs) -> anyhow::Result<Option<
         anyhow::anyhow!("--vcenter needs the account: --vcenter-user USER (or PVRDMA_DOCTOR_VCENTER_USER)")
     })?;
     let trust = match (&args.vcenter_thumbprint, &args.vcenter_ca) {
-        (Some(t), _) => pvrdma_vsphere::Trust::Pinned(t.clone()),
+        (Some(t), _) => pvrdma_vsphere::Trust::Pinned(*t),
         (None, Some(ca)) => pvrdma_vsphere::Trust::Ca(ca.clone()),
         (None, None) => pvrdma_vsphere::Trust::System,
     };
