@@ -191,8 +191,11 @@ impl Setup {
                     }
                 }
                 Some(Command::Hosts(a)) => Job::Hosts {
-                    vcenter: vcenter_setup(&a.vcenter, &HostArgs::default())?
-                        .ok_or_else(|| anyhow::anyhow!("`hosts` reads them from vCenter: give --vcenter URL"))?,
+                    vcenter: vcenter_setup(&a.vcenter, &HostArgs::default())?.ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "`hosts` reads the hosts from vCenter: give --vcenter URL and --vcenter-user USER"
+                        )
+                    })?,
                     json: a.format == HostsFormat::Json,
                 },
                 Some(Command::Serve(a)) => Job::Serve {

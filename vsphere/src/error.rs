@@ -7,12 +7,10 @@ use crate::endpoint::Thumbprint;
 #[non_exhaustive]
 pub enum Error {
     /// DNS failure, connection refused, unreachable network.
-    #[error("cannot connect to vCenter {endpoint}: {source}")]
-    Connect {
-        endpoint: String,
-        #[source]
-        source: std::io::Error,
-    },
+    // The cause is in the message, not also a `source`: error reporters that print the
+    // chain (`{:#}`) would say it twice.
+    #[error("cannot connect to vCenter {endpoint}: {cause}")]
+    Connect { endpoint: String, cause: std::io::Error },
     #[error("vCenter {endpoint} did not answer in time ({stage})")]
     Timeout { endpoint: String, stage: String },
     #[error(

@@ -72,9 +72,9 @@ impl Transport {
         let tcp = tokio::time::timeout(self.timeout, tokio::net::TcpStream::connect(addr))
             .await
             .map_err(|_| self.timeout_error("connect"))?
-            .map_err(|source| Error::Connect {
+            .map_err(|cause| Error::Connect {
                 endpoint: self.label.clone(),
-                source,
+                cause,
             })?;
         let _ = tcp.set_nodelay(true);
         let name = ServerName::try_from(self.endpoint.host.clone()).map_err(|e| Error::Tls {
