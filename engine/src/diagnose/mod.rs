@@ -58,22 +58,37 @@ pub fn diagnose_selected_known(
     selection: &Selection,
 ) -> Diagnosis {
     let mut found: BTreeSet<String> = BTreeSet::new();
+    let mut unread: Vec<String> = Vec::new();
     let hosts: Vec<HostDiagnosis> = captures
         .iter()
         .map(|c| match (known.remove(&c.host), &selection.vms) {
             (Some(h), None) => h,
             (_, scope) => {
                 let (h, running) = diagnose_host_in(c, scope.as_ref());
-                found.extend(running);
+                match running {
+                    Some(names) => found.extend(names),
+                    None => unread.push(c.host.clone()),
+                }
                 h
             }
         })
         .collect();
     let probes = probe::results(captures, &hosts);
     let mut diagnosis = fleet_diagnosis_with(hosts, probes, selection);
-    diagnosis.vm_scope = selection.vms.as_ref().map(|names| VmScope {
-        vms: names.iter().cloned().collect(),
-        not_running: names.difference(&found).cloned().collect(),
+    diagnosis.vm_scope = selection.vms.as_ref().map(|names| {
+        let missing: Vec<String> = names.difference(&found).cloned().collect();
+        // A chosen VM not seen may well run on a host whose VM list was not read.
+        let (not_running, not_seen) = if unread.is_empty() {
+            (missing, Vec::new())
+        } else {
+            (Vec::new(), missing)
+        };
+        VmScope {
+            vms: names.iter().cloned().collect(),
+            not_running,
+            not_seen,
+            unread_hosts: unread,
+        }
     });
     diagnosis
 }
@@ -143,8 +158,8 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
 }
 
 /// Diagnoses one host, narrowed to the VMs of `scope` when given; also returns the VMs of
-/// the scope found running there.
-fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> (HostDiagnosis, Vec<String>) {
+/// the scope found running there (`None`: its VM list could not be read).
+fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> (HostDiagnosis, Option<Vec<String>>) {
     let nothing_collected = capture.outputs.is_empty() && capture.vmx_files.is_empty();
     let not_esxi = capture
         .error
@@ -154,12 +169,10 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
     if let Some(error) = not_esxi {
         // Every check would only repeat "esxcli: not found": one line says it all.
         let diagnosis = HostDiagnosis::not_diagnosed(&capture.host, HostStatus::Error, error, Vec::new());
-        return (diagnosis, Vec::new());
+        return (diagnosis, None);
     }
     let mut facts = facts::build(capture);
-    let running = scope
-        .map(|names| scope::keep_vms(&mut facts, names))
-        .unwrap_or_default();
+    let running = scope.and_then(|names| scope::keep_vms(&mut facts, names));
     if let (Some(error), true) = (&capture.error, nothing_collected) {
         let status = match error.kind {
             crate::capture::ErrorKind::Interrupted => HostStatus::Interrupted,

@@ -501,9 +501,15 @@ pub struct Diagnosis {
 pub struct VmScope {
     /// The VMs chosen, by name.
     pub vms: Vec<String>,
-    /// Chosen VMs that no diagnosed host listed as running (`esxcli vm process list`):
-    /// stopped, or moved to a host outside the run since the inventory was read.
+    /// Chosen VMs that no diagnosed host listed as running (`esxcli vm process list`),
+    /// every host's list having been read: stopped, or moved to a host outside the run
+    /// since the inventory was read.
     pub not_running: Vec<String>,
+    /// Chosen VMs not seen running while some host's VM list could not be read: they may
+    /// run there.
+    pub not_seen: Vec<String>,
+    /// The hosts whose VM list could not be read (unreachable, the list failed).
+    pub unread_hosts: Vec<String>,
 }
 
 impl Diagnosis {

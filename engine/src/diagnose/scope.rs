@@ -8,12 +8,12 @@ use std::collections::{BTreeSet, HashSet};
 
 /// Keeps only the running VMs named in `names` (by `Display Name`, the name vCenter shows)
 /// and what belongs to them: their PVRDMA devices, properties, ports and `.vmx` lines.
-/// Returns the names of `names` found running on this host. A host whose VM list could not
-/// be read keeps nothing of its per-VM facts: nobody can tell which of them are the chosen
-/// ones, and the adapters are then `unknown` through that error, as without a scope.
-pub(super) fn keep_vms(facts: &mut HostFacts, names: &BTreeSet<String>) -> Vec<String> {
+/// Returns the names of `names` found running on this host, `None` when its VM list could
+/// not be read: nobody can tell then whether a chosen VM runs there, and its adapters are
+/// `unknown` through that error, as without a scope.
+pub(super) fn keep_vms(facts: &mut HostFacts, names: &BTreeSet<String>) -> Option<Vec<String>> {
     let Ok(vms) = &mut facts.vms else {
-        return Vec::new();
+        return None;
     };
     vms.retain(|vm| names.contains(&vm.display_name));
     let found: Vec<String> = vms.iter().map(|vm| vm.display_name.clone()).collect();
@@ -32,5 +32,5 @@ pub(super) fn keep_vms(facts: &mut HostFacts, names: &BTreeSet<String>) -> Vec<S
         sections.retain(|s| configs.contains(s.config_file.as_str()));
     }
     facts.vmx.retain(|v| configs.contains(v.path.as_str()));
-    found
+    Some(found)
 }

@@ -166,6 +166,13 @@ fn vm_scope_lines(scope: &crate::diagnose::VmScope) -> Vec<String> {
             scope.not_running.join(", ")
         ));
     }
+    if !scope.not_seen.is_empty() {
+        lines.push(format!(
+            "not seen running: {}; the VM list of {} could not be read, so they may run there",
+            scope.not_seen.join(", "),
+            pvrdma_nodeset::fold(&scope.unread_hosts)
+        ));
+    }
     lines
 }
 mod hosts;

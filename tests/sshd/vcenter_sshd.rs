@@ -1,0 +1,421 @@
+//! Hosts from vCenter, end to end: the binary reads govmomi's vSphere simulator (never a
+//! hand-written fake of the API), picks a cluster's or a VM's hosts, and diagnoses them
+//! over SSH against real OpenSSH servers whose ssh_config aliases carry the names vCenter
+//! gives. Every run must leave vCenter with no session open.
+use crate::support::client::{alias, Client, Doctor};
+use crate::support::vcsim::{ClusterSpec, DatacenterSpec, HostSpec, Spec, Vcsim, VmSpec};
+use crate::support::*;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Two datacenters with a cluster `HPC` each, hosts in maintenance and disconnected, a
+/// standalone host, VMs whose names hold spaces, brackets and colons, and one powered off.
+fn inventory() -> Spec {
+    Spec {
+        datacenters: vec![
+            DatacenterSpec {
+                name: "Lab East".into(),
+                clusters: vec![
+                    ClusterSpec {
+                        name: "HPC".into(),
+                        hosts: vec![
+                            HostSpec::new("esx01"),
+                            HostSpec::new("esx02"),
+                            HostSpec::new("esx03").in_maintenance(),
+                            HostSpec::new("esx04").state("disconnected"),
+                        ],
+                    },
+                    ClusterSpec {
+                        name: "GPU".into(),
+                        hosts: vec![HostSpec::new("gpu01")],
+                    },
+                ],
+                standalone: vec![HostSpec::new("esx99")],
+            },
+            DatacenterSpec {
+                name: "Lab West".into(),
+                clusters: vec![ClusterSpec {
+                    name: "HPC".into(),
+                    hosts: vec![HostSpec::new("esx11")],
+                }],
+                standalone: vec![],
+            },
+        ],
+        vms: vec![
+            VmSpec::new("hpc-node01", "esx01", ""),
+            VmSpec::new("hpc-node02", "esx02", ""),
+            VmSpec::new("rank [1]: mpi job", "esx02", ""),
+            VmSpec::new("hpc-node03", "esx03", ""),
+            VmSpec::new("hpc-old", "esx01", "poweredOff"),
+            VmSpec::new("west-1", "esx11", ""),
+        ],
+    }
+}
+
+/// The binary reading `sim` as its account, the password from the environment and the
+/// simulator's CA trusted.
+fn doctor(sim: &Vcsim) -> Doctor {
+    Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
+        .args(["--vcenter", &sim.url, "--vcenter-user", &sim.user, "--vcenter-ca"])
+        .arg(&sim.ca)
+}
+
+fn hosts(sim: &Vcsim, extra: &[&str]) -> crate::support::client::Outcome {
+    Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
+        .args([
+            "hosts",
+            "--vcenter",
+            &sim.url,
+            "--vcenter-user",
+            &sim.user,
+            "--vcenter-ca",
+        ])
+        .arg(&sim.ca)
+        .args(extra)
+        .timeout(Duration::from_secs(120))
+        .run()
+}
+
+#[test]
+fn hosts_prints_a_clusters_hosts_as_one_node_set_and_names_each_skipped_host_with_why() {
+    if !real_tools("the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev)") {
+        return;
+    }
+    let mut sim = Vcsim::start(&inventory());
+
+    let out = hosts(&sim, &["--cluster", "Lab East/HPC"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout.lines().next(), Some("esx[01-02]"), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("skipped esx03 (Lab East/HPC): in maintenance mode (--include-maintenance takes it)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("skipped esx04 (Lab East/HPC): disconnected (--include-disconnected takes it)"),
+        "{}",
+        out.stderr
+    );
+
+    let all = hosts(
+        &sim,
+        &[
+            "--cluster",
+            "Lab East/HPC",
+            "--include-maintenance",
+            "--include-disconnected",
+        ],
+    );
+    assert_eq!(all.stdout.lines().next(), Some("esx[01-04]"), "{}", all.stderr);
+    assert!(!all.stderr.contains("skipped"), "{}", all.stderr);
+
+    // Without --cluster: every connected host outside maintenance, standalone ones too.
+    let every = hosts(&sim, &[]);
+    assert_eq!(
+        every.stdout.lines().next(),
+        Some("esx[01-02,11,99],gpu01"),
+        "{}",
+        every.stderr
+    );
+
+    // A name in two datacenters is an error that lists both paths.
+    let ambiguous = hosts(&sim, &["--cluster", "HPC"]);
+    assert_eq!(ambiguous.code, Some(2), "{}", ambiguous.stdout);
+    assert!(ambiguous.stdout.is_empty(), "{}", ambiguous.stdout);
+    for path in ["Lab East/HPC", "Lab West/HPC"] {
+        assert!(ambiguous.stderr.contains(path), "{}", ambiguous.stderr);
+    }
+
+    // VM names are literal but for * and ?: brackets, spaces and colons match themselves.
+    let literal = hosts(&sim, &["--vm", "rank [1]: mpi job"]);
+    assert_eq!(literal.stdout.lines().next(), Some("esx02"), "{}", literal.stderr);
+    let glob = hosts(&sim, &["--vm", "hpc-*"]);
+    assert_eq!(glob.stdout.lines().next(), Some("esx[01-02]"), "{}", glob.stderr);
+    assert!(glob.stderr.contains("skipped esx03"), "{}", glob.stderr);
+    assert!(
+        glob.stderr
+            .contains("VM hpc-old is powered off: it has no adapter to diagnose"),
+        "{}",
+        glob.stderr
+    );
+    let typo = hosts(&sim, &["--vm", "hpc-nod01"]);
+    assert_eq!(typo.code, Some(2));
+    assert!(typo.stderr.contains("no VM matches `hpc-nod01`"), "{}", typo.stderr);
+
+    let json = hosts(&sim, &["--cluster", "Lab East/HPC", "--format", "json"]).json();
+    assert_eq!(json["nodeset"], "esx[01-02]");
+    let selected = json["selected"].as_array().expect("selected");
+    assert_eq!(selected.len(), 2);
+    assert_eq!(selected[0]["name"], "esx01");
+    assert_eq!(selected[0]["datacenter"], "Lab East");
+    assert_eq!(selected[0]["cluster"], "HPC");
+    assert_eq!(selected[0]["connection_state"], "connected");
+    let skipped: Vec<(&str, &str)> = json["skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .map(|h| (h["name"].as_str().unwrap_or(""), h["reason"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(skipped, [("esx03", "in maintenance mode"), ("esx04", "disconnected")]);
+
+    // Nothing selected (every host of the cluster skipped) is exit 3, not a silent 0.
+    let west = hosts(&sim, &["--cluster", "Lab East/GPU"]);
+    assert_eq!(west.stdout.lines().next(), Some("gpu01"));
+    sim.set_maintenance("gpu01", true);
+    let none = hosts(&sim, &["--cluster", "Lab East/GPU"]);
+    assert_eq!(none.code, Some(3), "{}", none.stderr);
+    assert!(none.stderr.contains("no host selected"), "{}", none.stderr);
+
+    assert_eq!(sim.sessions(), 0, "every run logs its session out");
+}
+
+#[test]
+fn the_certificate_is_always_verified_and_an_unknown_one_is_refused_with_its_thumbprint() {
+    if !real_tools("the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev)") {
+        return;
+    }
+    let mut sim = Vcsim::start(&inventory());
+    let base = |trust: &[&str]| {
+        Doctor::new()
+            .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+            .args(["hosts", "--vcenter", &sim.url, "--vcenter-user", &sim.user])
+            .args(trust)
+            .timeout(Duration::from_secs(120))
+            .run()
+    };
+    // The system's roots do not know the simulator's CA: refused, with what pins it.
+    let refused = base(&[]);
+    assert_eq!(refused.code, Some(2), "{}", refused.stdout);
+    assert!(refused.stdout.is_empty());
+    assert!(refused.stderr.contains(&sim.thumbprint), "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("--vcenter-thumbprint {}", sim.thumbprint)),
+        "{}",
+        refused.stderr
+    );
+    // Pinned: trusted without any CA.
+    let pinned = base(&["--vcenter-thumbprint", &sim.thumbprint]);
+    assert_eq!(pinned.code, Some(0), "{}", pinned.stderr);
+    // The wrong pin is refused, naming both.
+    let wrong = "00:".repeat(31) + "00";
+    let mismatch = base(&["--vcenter-thumbprint", &wrong]);
+    assert_eq!(mismatch.code, Some(2));
+    assert!(mismatch.stderr.contains(&sim.thumbprint), "{}", mismatch.stderr);
+    assert_eq!(sim.sessions(), 0);
+}
+
+#[test]
+fn a_wrong_password_is_a_login_failure_and_the_password_is_never_printed() {
+    if !real_tools("the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev)") {
+        return;
+    }
+    let mut sim = Vcsim::start(&inventory());
+    let secret = "not-the-Password-42";
+    let wrong = doctor(&sim)
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", secret)
+        .arg("hosts")
+        .timeout(Duration::from_secs(120))
+        .run();
+    assert_eq!(wrong.code, Some(2), "{}", wrong.stdout);
+    assert!(
+        wrong
+            .stderr
+            .contains("refused the login of `monitor@vsphere.local`: wrong user or password"),
+        "{}",
+        wrong.stderr
+    );
+    assert!(!wrong.stderr.contains(secret) && !wrong.stdout.contains(secret));
+
+    // The password file wins over the environment, its first line only.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("vcenter.pw");
+    std::fs::write(&file, format!("{}\nsecond line\n", sim.password)).expect("write");
+    let from_file = doctor(&sim)
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", secret)
+        .arg("hosts")
+        .arg("--vcenter-password-file")
+        .arg(&file)
+        .timeout(Duration::from_secs(120))
+        .run();
+    assert_eq!(from_file.code, Some(0), "{}", from_file.stderr);
+    assert_eq!(sim.sessions(), 0);
+}
+
+/// Two SSH test hosts known to the client by the names vCenter gives them: `esx01` serves
+/// the healthy cluster's first host (hpc-node01), `esx02` its second (hpc-node02).
+fn ssh_fleet() -> (Sshd, Sshd, Client) {
+    let client = Client::new();
+    let start = |host: &str| {
+        let mut o = SshdOptions::new(samples_host("healthy-cluster", host));
+        client.authorize(&mut o);
+        Sshd::start(o)
+    };
+    let (a, b) = (start("esx01"), start("esx02"));
+    client.trust(&a);
+    client.trust(&b);
+    client.write_config(&format!("{}{}", alias("esx01", &a), alias("esx02", &b)));
+    (a, b, client)
+}
+
+/// The healthy cluster's two hosts and VMs, as vCenter sees them.
+fn healthy_inventory() -> Spec {
+    Spec {
+        datacenters: vec![DatacenterSpec {
+            name: "Lab".into(),
+            clusters: vec![ClusterSpec {
+                name: "HPC".into(),
+                hosts: vec![
+                    HostSpec::new("esx01"),
+                    HostSpec::new("esx02"),
+                    HostSpec::new("esx03").in_maintenance(),
+                ],
+            }],
+            standalone: vec![],
+        }],
+        vms: vec![
+            VmSpec::new("hpc-node01", "esx01", ""),
+            VmSpec::new("hpc-node02", "esx02", ""),
+        ],
+    }
+}
+
+fn vm_names(report: &Value) -> Vec<String> {
+    report["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .flat_map(|h| h["vms"].as_array().cloned().unwrap_or_default())
+        .map(|v| v["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn host_names(report: &Value) -> Vec<String> {
+    report["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .map(|h| h["host"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn a_cluster_or_a_vm_named_in_vcenter_is_diagnosed_over_ssh_on_the_hosts_vcenter_gives() {
+    if !real_tools("sshd and the vSphere simulator") {
+        return;
+    }
+    let (_a, _b, client) = ssh_fleet();
+    let mut sim = Vcsim::start(&healthy_inventory());
+    let run = |extra: &[&str]| {
+        client
+            .doctor()
+            .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+            .args(["--vcenter", &sim.url, "--vcenter-user", &sim.user, "--vcenter-ca"])
+            .arg(&sim.ca)
+            .args(["--format", "json", "--connect-timeout", "20s", "--timeout", "120s"])
+            .args(extra)
+            .timeout(Duration::from_secs(180))
+            .run()
+    };
+
+    // The cluster: both hosts (esx03 in maintenance is skipped and said so), every VM.
+    let cluster = run(&["--cluster", "HPC"]);
+    assert_eq!(cluster.code, Some(0), "{}", cluster.stderr);
+    assert!(cluster.stderr.contains("skipped esx03"), "{}", cluster.stderr);
+    let report = cluster.json();
+    assert_eq!(host_names(&report), ["esx01", "esx02"]);
+    assert_eq!(vm_names(&report), ["hpc-node01", "hpc-node02"]);
+    assert!(report.get("vm_scope").is_none());
+    let pairs = report["transport"]["totals"]["rdma"].as_u64().expect("rdma pairs");
+    assert!(pairs > 0, "{report}");
+
+    // VM-first: only the host hpc-node01 runs on, only its adapters, no pair.
+    let one = run(&["--vm", "hpc-node01"]);
+    assert_eq!(one.code, Some(0), "{}", one.stderr);
+    let report = one.json();
+    assert_eq!(host_names(&report), ["esx01"]);
+    assert_eq!(vm_names(&report), ["hpc-node01"]);
+    assert_eq!(report["vm_scope"]["vms"], serde_json::json!(["hpc-node01"]));
+    assert_eq!(report["transport"]["totals"]["rdma"], 0);
+
+    // Both VMs by a glob: both hosts, and the transport between exactly these two.
+    let both = run(&["--vm", "hpc-node0?"]);
+    let report = both.json();
+    assert_eq!(host_names(&report), ["esx01", "esx02"]);
+    assert_eq!(report["transport"]["totals"]["rdma"].as_u64(), Some(pairs));
+
+    assert_eq!(sim.sessions(), 0, "every run logs its session out");
+}
+
+#[test]
+fn watch_follows_a_vm_that_drs_moved_and_says_so() {
+    if !real_tools("sshd and the vSphere simulator") {
+        return;
+    }
+    let (_a, _b, client) = ssh_fleet();
+    let mut sim = Vcsim::start(&healthy_inventory());
+    let running = client
+        .doctor()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .args([
+            "watch",
+            "--vcenter",
+            &sim.url,
+            "--vcenter-user",
+            &sim.user,
+            "--vcenter-ca",
+        ])
+        .arg(&sim.ca)
+        .args([
+            "--vm",
+            "hpc-node01",
+            "--format",
+            "json",
+            "--count",
+            "2",
+            "--interval",
+            "3s",
+        ])
+        .args(["--connect-timeout", "20s", "-v"])
+        // The first round logs in once it has read the inventory.
+        .spawn_until("logged in as", Duration::from_secs(120));
+    // DRS moves the VM while the first round runs: the second round reads it on esx02.
+    sim.move_vm("hpc-node01", "esx02");
+    let out = running.wait(Duration::from_secs(240));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let first = events.iter().find(|e| e["event"] == "report").expect("a report event");
+    assert_eq!(host_names(&first["report"]), ["esx01"]);
+    let moved = events
+        .iter()
+        .find(|e| e["event"] == "vm-moved")
+        .unwrap_or_else(|| panic!("no vm-moved event in {}", out.stdout));
+    assert_eq!(
+        (&moved["vm"], &moved["from"], &moved["to"], &moved["round"]),
+        (
+            &Value::from("hpc-node01"),
+            &Value::from("esx01"),
+            &Value::from("esx02"),
+            &Value::from(2)
+        )
+    );
+    // The second round diagnosed esx02, where the SSH host does not run that VM: a change
+    // the watch reports (esx02 was not diagnosed in round 1).
+    assert!(
+        events.iter().any(|e| e["event"] == "change" && e["host"] == "esx02"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(sim.sessions(), 0, "the watch's one session is logged out at its end");
+}
