@@ -218,6 +218,11 @@ fn effects() -> Vec<(&'static str, Vec<Effect>)> {
     .collect();
     let mut hosts = vcenter();
     hosts.push((
+        "verbose",
+        vec!["--vcenter", "vc01", "--vcenter-user", "u"],
+        vec!["--vcenter", "vc01", "--vcenter-user", "u", "-v"],
+    ));
+    hosts.push((
         "format",
         vec!["--vcenter", "vc01", "--vcenter-user", "u"],
         vec!["--vcenter", "vc01", "--vcenter-user", "u", "--format", "json"],

@@ -115,7 +115,8 @@ impl Cli {
             Some(Command::Watch(a)) => a.verbose.verbose,
             Some(Command::Demo(a)) => a.verbose.verbose,
             Some(Command::Serve(a)) => a.verbose.verbose,
-            Some(Command::Analyze(_) | Command::Hosts(_)) => 0,
+            Some(Command::Hosts(a)) => a.verbose.verbose,
+            Some(Command::Analyze(_)) => 0,
         }
     }
 

@@ -77,6 +77,8 @@ pub(crate) struct HostsArgs {
     /// `clush -w`; `json`: selected and skipped hosts with datacenter, cluster and state.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "nodeset")]
     pub(crate) format: HostsFormat,
+    #[command(flatten)]
+    pub(crate) verbose: super::commands::Verbose,
 }
 
 /// What `hosts` prints.

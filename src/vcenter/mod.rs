@@ -106,6 +106,11 @@ pub(crate) struct Discovery {
 /// `Ok(None)` when Ctrl-C stopped it.
 pub(crate) fn discover(setup: &VcenterSetup, config: Config) -> anyhow::Result<Option<Discovery>> {
     let runtime = crate::live::runtime()?;
+    tracing::info!(
+        "reading the inventory of vCenter {} as {}",
+        setup.endpoint.label(),
+        setup.user
+    );
     let read = runtime.block_on(pvrdma_vsphere::read_inventory(config, async {
         // A listener that cannot be set up never fires: the read then runs to its end.
         if tokio::signal::ctrl_c().await.is_err() {

@@ -419,3 +419,28 @@ fn watch_follows_a_vm_that_drs_moved_and_says_so() {
     );
     assert_eq!(sim.sessions(), 0, "the watch's one session is logged out at its end");
 }
+
+#[test]
+fn ctrl_c_while_the_inventory_is_read_logs_the_session_out_and_exits_130() {
+    if !real_tools("the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev)") {
+        return;
+    }
+    let mut sim = Vcsim::start(&inventory());
+    // The read answers only after 20 s: Ctrl-C comes while the session is open.
+    sim.delay_next_read(20);
+    let running = doctor(&sim)
+        .args(["hosts", "-v"])
+        .spawn_until("reading the inventory of vCenter", Duration::from_secs(120));
+    // The login is under way or done: give it a moment to open the session.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while sim.sessions() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(sim.sessions(), 1, "the read holds one session");
+    running.interrupt();
+    let out = running.wait(Duration::from_secs(60));
+    assert_eq!(out.code, Some(130), "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(out.stderr.contains("its session was logged out"), "{}", out.stderr);
+    assert_eq!(sim.sessions(), 0);
+}
