@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The baseline of the vCenter inventory benchmark (vsphere/examples/inventory_bench.rs):
-pyVmomi, VMware's Python SDK, reads the same properties the Rust client reads, the way
-pyVmomi's own community samples read a whole inventory: one container view on the root
-folder, RetrievePropertiesEx with maxObjects and ContinueRetrievePropertiesEx for the next
-pages, explicit property paths (no lazy accessors). Then DestroyView and Logout.
+pyVmomi, VMware's Python SDK, reads the same properties the Rust client reads, in the
+fewest calls its API allows: one container view on the root folder, RetrievePropertiesEx
+with maxObjects and ContinueRetrievePropertiesEx for the next pages, explicit property
+paths (no lazy accessors). Then DestroyView and Logout.
 
 Needs pyVmomi 7.0.3 (`pip install pyvmomi==7.0.3`): later releases read single properties
 with PropertyCollector.Fetch, which the simulator the benchmark runs does not implement.
