@@ -281,6 +281,8 @@ impl Client {
 
 /// Logs in, reads the inventory and always logs out before returning: after a failed
 /// read, and when `cancel` completes first (then the answer is [`Error::Cancelled`]).
+/// A logout that fails after a good read is the error returned: the session may be left
+/// open, which vCenter's session limit makes worth knowing.
 pub async fn read_inventory(config: Config, cancel: impl Future<Output = ()>) -> Result<Inventory, Error> {
     let mut client = Client::new(config)?;
     let label = client.label.clone();
