@@ -182,10 +182,10 @@ fn hosts_from_vcenter(live: &mut LiveSetup, report: &mut ReportSetup) -> anyhow:
         );
         return Ok(Some(pvrdma_engine::exit::INCOMPLETE));
     }
-    live.options.targets = found.selected.hosts.iter().map(|h| h.name.clone()).collect();
+    live.options.targets = found.host_names();
     live.options.target_positions.clear();
     if vcenter.vm_first() {
-        report.vms = Some(found.selected.vms.iter().map(|v| v.name.clone()).collect());
+        report.vms = Some(crate::vcenter::scope_vms(&found.selected));
     }
     Ok(None)
 }

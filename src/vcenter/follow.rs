@@ -136,10 +136,7 @@ impl Follower {
             .unwrap_or_default();
         let reading = Reading {
             hosts: selected.hosts.iter().map(|h| h.name.clone()).collect(),
-            vms: self
-                .setup
-                .vm_first()
-                .then(|| selected.vms.iter().map(|v| v.name.clone()).collect()),
+            vms: self.setup.vm_first().then(|| super::scope_vms(&selected)),
             moves,
             skipped: super::skipped_lines(&selected),
         };

@@ -102,6 +102,28 @@ pub(crate) struct Discovery {
     pub(crate) selected: Selected,
 }
 
+impl Discovery {
+    /// The hosts to diagnose.
+    pub(crate) fn host_names(&self) -> Vec<String> {
+        self.selected.hosts.iter().map(|h| h.name.clone()).collect()
+    }
+}
+
+/// The chosen VMs a VM-first run reports on: those running on a selected host (a VM on a
+/// skipped host is named on stderr instead, never called stopped).
+pub(crate) fn scope_vms(selected: &Selected) -> Vec<String> {
+    selected
+        .vms
+        .iter()
+        .filter(|vm| {
+            vm.host
+                .as_deref()
+                .is_some_and(|h| selected.hosts.iter().any(|s| s.name == h))
+        })
+        .map(|vm| vm.name.clone())
+        .collect()
+}
+
 /// Reads the inventory (login, paged reads, logout, also on Ctrl-C) and selects from it.
 /// `Ok(None)` when Ctrl-C stopped it.
 pub(crate) fn discover(setup: &VcenterSetup, config: Config) -> anyhow::Result<Option<Discovery>> {

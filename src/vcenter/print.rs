@@ -31,6 +31,14 @@ pub(crate) fn skipped_lines(selected: &Selected) -> Vec<String> {
             )
         })
         .collect();
+    lines.extend(selected.vms.iter().filter_map(|vm| {
+        let host = vm.host.as_deref()?;
+        let skipped = selected.skipped.iter().find(|h| h.name == host)?;
+        Some(format!(
+            "VM {} runs on {host}, which is skipped ({}): its adapters are not diagnosed",
+            vm.name, skipped.reason
+        ))
+    }));
     lines.extend(selected.vms_not_running.iter().map(|vm| {
         format!(
             "VM {} is {}: it has no adapter to diagnose",

@@ -139,6 +139,13 @@ fn hosts_prints_a_clusters_hosts_as_one_node_set_and_names_each_skipped_host_wit
     assert_eq!(glob.stdout.lines().next(), Some("esx[01-02]"), "{}", glob.stderr);
     assert!(glob.stderr.contains("skipped esx03"), "{}", glob.stderr);
     assert!(
+        glob.stderr.contains(
+            "VM hpc-node03 runs on esx03, which is skipped (in maintenance mode): its adapters are not diagnosed"
+        ),
+        "{}",
+        glob.stderr
+    );
+    assert!(
         glob.stderr
             .contains("VM hpc-old is powered off: it has no adapter to diagnose"),
         "{}",
