@@ -81,10 +81,8 @@ fn hosts(sim: &Vcsim, extra: &[&str]) -> crate::support::client::Outcome {
 }
 
 #[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
 fn hosts_prints_a_clusters_hosts_as_one_node_set_and_names_each_skipped_host_with_why() {
-    if !real_tools("the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev)") {
-        return;
-    }
     let mut sim = Vcsim::start(&inventory());
 
     let out = hosts(&sim, &["--cluster", "Lab East/HPC"]);
@@ -183,10 +181,8 @@ fn hosts_prints_a_clusters_hosts_as_one_node_set_and_names_each_skipped_host_wit
 }
 
 #[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
 fn the_certificate_is_always_verified_and_an_unknown_one_is_refused_with_its_thumbprint() {
-    if !real_tools("the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev)") {
-        return;
-    }
     let mut sim = Vcsim::start(&inventory());
     let base = |trust: &[&str]| {
         Doctor::new()
@@ -220,10 +216,8 @@ fn the_certificate_is_always_verified_and_an_unknown_one_is_refused_with_its_thu
 }
 
 #[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
 fn a_wrong_password_is_a_login_failure_and_the_password_is_never_printed() {
-    if !real_tools("the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev)") {
-        return;
-    }
     let mut sim = Vcsim::start(&inventory());
     let secret = "not-the-Password-42";
     let wrong = doctor(&sim)
@@ -314,10 +308,8 @@ fn host_names(report: &Value) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs the vSphere simulator and sshd: scripts/test.sh runs it"]
 fn a_cluster_or_a_vm_named_in_vcenter_is_diagnosed_over_ssh_on_the_hosts_vcenter_gives() {
-    if !real_tools("sshd and the vSphere simulator") {
-        return;
-    }
     let (_a, _b, client) = ssh_fleet();
     let mut sim = Vcsim::start(&healthy_inventory());
     let run = |extra: &[&str]| {
@@ -362,10 +354,8 @@ fn a_cluster_or_a_vm_named_in_vcenter_is_diagnosed_over_ssh_on_the_hosts_vcenter
 }
 
 #[test]
+#[ignore = "needs the vSphere simulator and sshd: scripts/test.sh runs it"]
 fn watch_follows_a_vm_that_drs_moved_and_says_so() {
-    if !real_tools("sshd and the vSphere simulator") {
-        return;
-    }
     let (_a, _b, client) = ssh_fleet();
     let mut sim = Vcsim::start(&healthy_inventory());
     let running = client
@@ -428,10 +418,8 @@ fn watch_follows_a_vm_that_drs_moved_and_says_so() {
 }
 
 #[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
 fn ctrl_c_while_the_inventory_is_read_logs_the_session_out_and_exits_130() {
-    if !real_tools("the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev)") {
-        return;
-    }
     let mut sim = Vcsim::start(&inventory());
     // The read answers only after 20 s: Ctrl-C comes while the session is open.
     sim.delay_next_read(20);
