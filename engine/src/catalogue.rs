@@ -259,6 +259,7 @@ pub const PVRDMA_DEVICES_LS: &str = by_id::PVRDMA_DEVICES_LS.id;
 pub const PVRDMA_PROPERTIES: &str = by_id::PVRDMA_PROPERTIES.id;
 pub const NIC_PAUSE_PARAMS: &str = by_id::NIC_PAUSE_PARAMS.id;
 pub const NIC_DCB_STATUS: &str = by_id::NIC_DCB_STATUS.id;
+pub const NIC_STATS: &str = by_id::NIC_STATS.id;
 pub const VMX_PVRDMA_LINES: &str = by_id::VMX_PVRDMA_LINES.id;
 
 /// Every command, in the order a report lists them.
@@ -395,6 +396,13 @@ pub static CATALOGUE: &[CommandSpec] = &[
         ),
         why: "DCB / PFC state of each RDMA uplink of `esxcli rdma device list`: RoCE needs a lossless network (pause or PFC) (one concurrent batch over the uplinks)",
         framing: Framing::Batch(Batch { keys: Keys::RdmaUplinks, label: "esxcli network nic dcb status get -n <RDMA uplink> (batched)", item: "the DCB status of" }),
+        quick: false,
+    },
+    CommandSpec {
+        id: NIC_STATS,
+        command: concat!(batch_functions!("esxcli network nic stats get -n \"$1\""), "b ", "<RDMA uplink>..."),
+        why: "packet, drop and error counters of each RDMA uplink of `esxcli rdma device list`: RoCE retransmits after every dropped or damaged frame (one concurrent batch over the uplinks)",
+        framing: Framing::Batch(Batch { keys: Keys::RdmaUplinks, label: "esxcli network nic stats get -n <RDMA uplink> (batched)", item: "the NIC statistics of" }),
         quick: false,
     },
     CommandSpec {

@@ -152,6 +152,8 @@ host_facts! {
         [batch] pvrdma_properties: Vec<p::PvrdmaPropertiesSection> = PVRDMA_PROPERTIES,
         nic_pause: Vec<p::NicPause> = NIC_PAUSE_PARAMS,
         [batch] nic_dcb: Vec<p::DcbStatus> = NIC_DCB_STATUS,
+        /// The packet, drop and error counters of each RDMA uplink.
+        [batch] nic_stats: Vec<p::NicStatsSection> = NIC_STATS,
         /// The live `.vmx` inventory as collected, including sections that could not be read.
         [batch] vmx_lines: Vec<p::VmxSection> = VMX_PVRDMA_LINES,
     }

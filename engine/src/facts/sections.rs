@@ -85,6 +85,22 @@ impl Section for p::DcbStatus {
     }
 }
 
+impl Section for p::NicStatsSection {
+    fn key(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.nic)
+    }
+    fn cut_off(&self) -> bool {
+        self.cut_off
+    }
+    fn error(&self) -> Option<&str> {
+        self.stats.as_ref().err().map(String::as_str)
+    }
+    fn cut(&mut self, why: String) {
+        self.cut_off = true;
+        self.stats = Err(why);
+    }
+}
+
 /// Names the event that cut batch `id` in the reason of the section it cut, and treats
 /// every section of a batch whose markers are required but absent as cut. A section the
 /// live collection found unfinished (hung, killed, cut on the host, damaged) is cut
