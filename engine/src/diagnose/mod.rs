@@ -25,6 +25,7 @@ mod subnet_tests;
 mod summary;
 #[cfg(test)]
 mod tests;
+mod uplinks;
 
 use adapters::*;
 pub use changes::{Change, ChangeKind, Changes};
@@ -35,6 +36,7 @@ pub use fleet::{TransportCounts, TransportSummary};
 pub use model::*;
 pub use summary::status_name;
 use summary::*;
+pub use uplinks::UplinkCounters;
 
 /// Diagnoses every host, then the fleet checks and the transport between adapters.
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
@@ -192,6 +194,7 @@ pub fn diagnose_host(capture: &HostCapture) -> HostDiagnosis {
         vms,
         adapters_error,
         pvrdma_vmknic: pvrdma_vmknic(&ctx),
+        uplinks: uplinks::uplink_counters(&facts),
         fleet_failures: Vec::new(),
         record_errors,
         vms_error,
