@@ -43,7 +43,7 @@
 //! `<== vmnicN exit N ==>` ([`parse_nic_stats_batch`]); a section without that end marker
 //! was cut off. A counter the output lacks is `None`, never 0.
 use crate::common::{
-    error_text, fail, line_iter, non_empty, offset_in, run, sections, structure, value, PResult, SectionEnd,
+    error_text, fail, line_iter, marked_answers, non_empty, offset_in, run, structure, value, PResult,
 };
 use crate::ParseError;
 use nom::bytes::complete::tag;
@@ -148,39 +148,16 @@ fn section_stats(nic: &str, body: &str) -> Result<NicStats, String> {
 }
 
 fn batch(input: &str) -> PResult<'_, Vec<NicStatsSection>> {
-    const HEADER: &str = "a `==> <vmnic> <==` section header";
-    let (rest, secs) = sections(input, HEADER)?;
-    let mut out = Vec::with_capacity(secs.len());
-    for s in secs {
-        if s.key.is_empty() {
-            return Err(fail(s.header, HEADER));
-        }
-        // The query came with end markers: a section without one was cut off, whether
-        // others have theirs or not (there is no older capture without them).
-        let (stats, cut_off) = match s.end {
-            SectionEnd::Marker(0) => (section_stats(s.key, s.body), false),
-            SectionEnd::Marker(n) => (
-                Err(match section_stats(s.key, s.body) {
-                    Err(e) => format!("exit status {n}: {e}"),
-                    Ok(_) => format!("exit status {n}"),
-                }),
-                false,
-            ),
-            SectionEnd::Missing | SectionEnd::Legacy => (
-                Err(format!(
-                    "its section has no end marker (`<== {} exit N ==>`): the output was cut off inside it",
-                    s.key
-                )),
-                true,
-            ),
-        };
-        out.push(NicStatsSection {
-            nic: s.key.to_string(),
-            stats,
-            cut_off,
-        });
-    }
-    Ok((rest, out))
+    let (rest, answers) = marked_answers(input, "a `==> <vmnic> <==` section header", section_stats)?;
+    let sections = answers
+        .into_iter()
+        .map(|a| NicStatsSection {
+            nic: a.key.to_string(),
+            stats: a.answer,
+            cut_off: a.cut_off,
+        })
+        .collect();
+    Ok((rest, sections))
 }
 
 /// The batched query: one section per RDMA uplink. An uplink whose section failed or was
