@@ -11,7 +11,10 @@ const PROBE_SCENARIOS: &[&str] = &["probe-paths"];
 
 fn main() {
     println!("cargo:rerun-if-changed=samples");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    // Read when the script runs, not baked in when it compiles: a script compiled in
+    // another checkout (a copied target directory) must not embed that checkout's samples.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
+    let root = Path::new(&manifest_dir).join("samples");
     let mut out = String::new();
     embed(&mut out, &root, SCENARIOS, "EMBEDDED_SCENARIO", "EMBEDDED_FILES");
     embed(

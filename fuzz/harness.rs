@@ -123,9 +123,12 @@ pub fn rdma(data: &[u8]) {
     family_parsers(&text(data), "rdma");
 }
 
-/// The NIC list and the flow control of the HCA uplink (`lossless-network`).
+/// The NIC list, the flow control of the HCA uplink (`lossless-network`) and the uplink
+/// counters (one `nic stats get` as well as the batch).
 pub fn nic(data: &[u8]) {
-    family_parsers(&text(data), "nic");
+    let t = text(data);
+    family_parsers(&t, "nic");
+    let _ = parse(&t, p::nic_stats::parse_nic_stats);
 }
 
 pub fn vswitch(data: &[u8]) {

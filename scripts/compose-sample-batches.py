@@ -4,6 +4,10 @@
 - Adds the `<== KEY exit N ==>` end marker to every section of the batched outputs
   (`esxcli_network_vm_port_list`, `vsish_pvrdma_properties`) that has none, as the
   catalogue's loops print it; exit 1 where the section holds the query's own error.
+- Composes `esxcli_network_nic_stats_get.txt` when a host has none: one section per paired
+  uplink of `esxcli_rdma_device_list.txt`, in the layout of the `nic stats get` capture of
+  Broadcom KB 341594 (see samples/README.md); `lossless-network-off` carries that capture's
+  own counters (its receive drops), the other hosts composed ones without drops or errors.
 - Composes `vmx_pvrdma_lines.txt` from the host's own files when it has none: one section
   per running VM of `esxcli_vm_process_list.txt` (its Config File), with the `.vmx` keys the
   inventory reads, the PVRDMA adapters taken from the vsish listing and their port groups
@@ -14,6 +18,7 @@ captures made before end markers existed.
 """
 import re
 import sys
+import zlib
 from pathlib import Path
 
 ERROR = re.compile(r"^(Error|VSISH|.*mal-formed|.*not found)", re.M)
@@ -117,10 +122,74 @@ def compose_vmx(host: Path) -> None:
     target.write_text("\n".join(out) + ("\n" if out else ""))
 
 
+# The counters of Broadcom KB 341594's capture, in its order (`Total receive errors` and
+# the rest are 0 there).
+KB_COUNTERS = [
+    ("Packets received", 701280499176), ("Packets sent", 687061948450),
+    ("Bytes received", 664124780523852), ("Bytes sent", 676938646792793),
+    ("Receive packets dropped", 2452783244), ("Transmit packets dropped", 0),
+    ("Multicast packets received", 976222150), ("Broadcast packets received", 0),
+    ("Multicast packets sent", 0), ("Broadcast packets sent", 0),
+]
+ERROR_COUNTERS = [
+    "Total receive errors", "Receive length errors", "Receive over errors", "Receive CRC errors",
+    "Receive frame errors", "Receive FIFO errors", "Receive missed errors", "Total transmit errors",
+    "Transmit aborted errors", "Transmit carrier errors", "Transmit FIFO errors",
+    "Transmit heartbeat errors", "Transmit window errors",
+]
+
+
+def paired_uplinks(text: str):
+    """The `Paired Uplink` column of `esxcli rdma device list`, sorted, once each."""
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        at = line.find("Paired Uplink")
+        if at < 0 or n + 1 >= len(lines) or not lines[n + 1].startswith("-"):
+            continue
+        found = set()
+        for row in lines[n + 2:]:
+            words = row[at:].split()
+            if words and re.fullmatch(r"[A-Za-z0-9_]+", words[0]):
+                found.add(words[0])
+        return sorted(found)
+    return []
+
+
+def compose_nic_stats(host: Path) -> None:
+    target = host / "esxcli_network_nic_stats_get.txt"
+    devices = host / "esxcli_rdma_device_list.txt"
+    if target.exists() or not devices.exists():
+        return
+    out = []
+    for uplink in paired_uplinks(devices.read_text()):
+        if host.parent.name == "lossless-network-off":
+            counters = KB_COUNTERS
+        else:
+            seed = zlib.crc32(f"{host.parent.name}/{host.name}/{uplink}".encode())
+            packets = 40_000_000_000 + seed % 9_000_000_000
+            counters = [
+                ("Packets received", packets), ("Packets sent", packets - (seed >> 5) % 700_000_000 - 13_579),
+                ("Bytes received", packets * 1187), ("Bytes sent", (packets - (seed >> 5) % 700_000_000 - 13_579) * 1163),
+                ("Receive packets dropped", 0), ("Transmit packets dropped", 0),
+                ("Multicast packets received", seed % 2_000_000), ("Broadcast packets received", seed % 9000),
+                ("Multicast packets sent", seed % 4000), ("Broadcast packets sent", seed % 500),
+            ]
+        out.append(f"==> {uplink} <==")
+        out.append(f"NIC statistics for {uplink}")
+        out += [f"   {name}: {value}" for name, value in counters]
+        out += [f"   {name}: 0" for name in ERROR_COUNTERS]
+        out.append(f"<== {uplink} exit 0 ==>")
+    target.write_text("\n".join(out) + ("\n" if out else ""))
+
+
 def main(roots):
     for root in roots:
         for host in sorted(Path(root).glob("*/*/")):
-            if host.parent.name in ("esxi67-healthy", "vm-support"):
+            if host.parent.name == "vm-support":
+                continue
+            # The uplink queries came with end markers: every host has them.
+            compose_nic_stats(host)
+            if host.parent.name == "esxi67-healthy":
                 continue
             for name in ("esxcli_network_vm_port_list.txt", "vsish_pvrdma_properties.txt"):
                 if (host / name).exists():

@@ -259,6 +259,7 @@ pub const PVRDMA_DEVICES_LS: &str = by_id::PVRDMA_DEVICES_LS.id;
 pub const PVRDMA_PROPERTIES: &str = by_id::PVRDMA_PROPERTIES.id;
 pub const NIC_PAUSE_PARAMS: &str = by_id::NIC_PAUSE_PARAMS.id;
 pub const NIC_DCB_STATUS: &str = by_id::NIC_DCB_STATUS.id;
+pub const NIC_STATS: &str = by_id::NIC_STATS.id;
 pub const VMX_PVRDMA_LINES: &str = by_id::VMX_PVRDMA_LINES.id;
 
 /// Every command, in the order a report lists them.
@@ -398,6 +399,13 @@ pub static CATALOGUE: &[CommandSpec] = &[
         quick: false,
     },
     CommandSpec {
+        id: NIC_STATS,
+        command: concat!(batch_functions!("esxcli network nic stats get -n \"$1\""), "b ", "<RDMA uplink>..."),
+        why: "packet, drop and error counters of each RDMA uplink of `esxcli rdma device list`: RoCE retransmits after every dropped or damaged frame (one concurrent batch over the uplinks)",
+        framing: Framing::Batch(Batch { keys: Keys::RdmaUplinks, label: "esxcli network nic stats get -n <RDMA uplink> (batched)", item: "the NIC statistics of" }),
+        quick: false,
+    },
+    CommandSpec {
         id: VMX_PVRDMA_LINES,
         // The paths are the Config Files of the `vm process list` already collected, each
         // one single-quoted shell word, so spaces, brackets and colons reach grep intact.
@@ -432,6 +440,17 @@ impl CommandSpec {
         self.batch().is_some()
     }
 
+    /// The query a batch repeats, as its command line writes it, the key in `"$1"`
+    /// (`esxcli network nic dcb status get -n "$1"`): what a simulated host answers.
+    pub fn query(&self) -> Option<&'static str> {
+        self.batch()?;
+        let functions = command_line::batch_functions_of(self)?;
+        functions
+            .strip_prefix("q() { ")?
+            .split_once("; }; ")
+            .map(|(query, _)| query)
+    }
+
     /// The command whose output this one is built from, if any.
     pub fn needs(&self) -> Option<&'static str> {
         self.batch().map(|b| b.keys.needs())
@@ -451,125 +470,14 @@ impl CommandSpec {
     }
 }
 
-/// The command line of the batch `id` over `keys` (World IDs for the port list,
-/// `<World ID>_<index>` nodes for the properties, uplink names such as `vmnic2` for DCB,
-/// `.vmx` paths for the inventory): the spec's functions, then `b KEY...`. `None` for an
-/// id that is no batch, no key, or a key that cannot reach a shell intact: a key read
-/// from a listing must be ASCII letters, digits and `_`; a path is single-quoted and
-/// must not hold a newline or NUL.
-pub fn batch_command(id: &str, keys: &[String]) -> Option<String> {
-    let spec = spec(id)?;
-    let batch = spec.batch()?;
-    let functions = batch_functions_of(spec)?;
-    if keys.is_empty() {
-        return None;
-    }
-    if batch.keys == Keys::ConfigFiles {
-        if keys.iter().any(|p| p.is_empty() || p.contains(['\n', '\0'])) {
-            return None;
-        }
-        let quoted: Vec<String> = keys.iter().map(|p| sh_single_quote(p)).collect();
-        return Some(batch_line(functions, quoted.iter().map(String::as_str)));
-    }
-    let valid = |k: &String| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if !keys.iter().all(valid) {
-        return None;
-    }
-    Some(batch_line(functions, keys.iter().map(String::as_str)))
-}
-
-/// `functions` then `b` and the shell words.
-fn batch_line<'w>(functions: &str, words: impl Iterator<Item = &'w str> + Clone) -> String {
-    let len = functions.len() + words.clone().map(|w| w.len() + 1).sum::<usize>() + 1;
-    let mut line = String::with_capacity(len);
-    line.push_str(functions);
-    line.push('b');
-    for word in words {
-        line.push(' ');
-        line.push_str(word);
-    }
-    line
-}
-
-/// The keys a batch command line was built for, in the order of its `b` call (the
-/// inverse of [`batch_command`] and [`vmx_lines_command`]), with the batch's id; `None`
-/// for any other command line.
-pub fn batch_keys(command: &str) -> Option<(&'static str, Vec<String>)> {
-    if let Some(paths) = vmx_lines_keys(command) {
-        return Some((VMX_PVRDMA_LINES, paths));
-    }
-    CATALOGUE.iter().filter(|s| s.is_listing_batch()).find_map(|spec| {
-        let functions = batch_functions_of(spec)?;
-        let keys = command.strip_prefix(functions)?.strip_prefix("b ")?;
-        Some((spec.id, keys.split(' ').map(str::to_string).collect()))
-    })
-}
-
-/// How a message names one query of a batch: "vsish properties of 1000900010_1".
-pub fn batch_item_label(id: &str, key: &str) -> String {
-    match spec(id).and_then(|s| s.batch()) {
-        Some(b) => format!("{} {key}", b.item),
-        None => format!("{id} of {key}"),
-    }
-}
-
-/// The functions of a batch spec's command line (everything before its `b ...` call).
-fn batch_functions_of(spec: &CommandSpec) -> Option<&'static str> {
-    spec.command.rsplit_once("b ").map(|(f, _)| f)
-}
-
-/// POSIX-sh single quotes: the text as one word, whatever it holds (spaces, brackets,
-/// colons, `$`); an embedded `'` is closed, escaped and reopened.
-fn sh_single_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
-/// The `.vmx` inventory for these Config File paths, taken from the `vm process list`
-/// the host already answered (so it is not run a second time): [`vmx_functions`], then
-/// `b` and the quoted paths. `None` when a path cannot be one shell word (a newline).
-pub fn vmx_lines_command(paths: &[String]) -> Option<String> {
-    batch_command(VMX_PVRDMA_LINES, paths)
-}
-
-/// The paths of a [`vmx_lines_command`] line, in order; `None` for any other line.
-fn vmx_lines_keys(command: &str) -> Option<Vec<String>> {
-    let mut rest = command.strip_prefix(vmx_functions!())?.strip_prefix("b ")?;
-    let mut keys = Vec::new();
-    loop {
-        // One word: single-quoted runs, joined by `\'` (an escaped quote).
-        let mut word = String::new();
-        let mut quoted = false;
-        loop {
-            if let Some(r) = rest.strip_prefix('\'') {
-                let end = r.find('\'')?;
-                word.push_str(r.get(..end)?);
-                rest = r.get(end + 1..)?;
-                quoted = true;
-            } else if let Some(r) = rest.strip_prefix("\\'") {
-                word.push('\'');
-                rest = r;
-                quoted = true;
-            } else {
-                break;
-            }
-        }
-        if !quoted {
-            return None;
-        }
-        keys.push(word);
-        if rest.is_empty() {
-            return Some(keys);
-        }
-        rest = rest.strip_prefix(' ')?;
-    }
-}
-
 /// The spec with this id.
 pub fn spec(id: &str) -> Option<&'static CommandSpec> {
     CATALOGUE.iter().find(|s| s.id == id)
 }
 
+mod command_line;
 mod group;
+pub use command_line::*;
 pub use group::*;
 
 #[cfg(test)]

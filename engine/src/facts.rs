@@ -15,6 +15,8 @@ use crate::catalogue as cat;
 use pvrdma_parsers::{self as p, by_id};
 use serde::Serialize;
 
+mod sections;
+
 /// Why a fact is not available.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -75,76 +77,109 @@ pub struct VmxFact {
     pub config: Result<p::vmx::VmxConfig, p::ParseError>,
 }
 
-/// Everything the diagnosis knows about one host.
-#[derive(Debug, Clone)]
-pub struct HostFacts {
-    pub version: Fact<p::SystemVersion>,
-    pub rdma_devices: Fact<Vec<p::RdmaDevice>>,
-    pub rdma_protocols: Fact<Vec<p::RdmaProtocols>>,
-    pub rdma_vmknics: Fact<Vec<p::RdmaVmknic>>,
-    pub nics: Fact<Vec<p::Nic>>,
-    pub dvs: Fact<Vec<p::DvsSwitch>>,
-    pub standard_switches: Fact<Vec<p::StandardSwitch>>,
-    pub vmknics: Fact<Vec<p::VmkInterface>>,
-    pub ipv4: Fact<Vec<p::Ipv4Interface>>,
-    pub pvrdma_vmknic: Fact<p::AdvancedOption>,
-    pub firewall: Fact<p::FirewallStatus>,
-    pub rulesets: Fact<Vec<p::FirewallRuleset>>,
-    pub vms: Fact<Vec<p::VmProcess>>,
-    pub vm_ports: Fact<Vec<p::VmPorts>>,
-    pub pvrdma_devices: Fact<Vec<p::PvrdmaDeviceId>>,
-    pub pvrdma_properties: Fact<Vec<p::PvrdmaPropertiesSection>>,
-    /// Why the properties batch stopped before its end (timeout, lost connection), so an
-    /// adapter without a section is explained by that rather than by a stopped VM.
-    pub pvrdma_properties_cut_short: Option<String>,
-    pub nic_pause: Fact<Vec<p::NicPause>>,
-    pub nic_dcb: Fact<Vec<p::DcbStatus>>,
-    /// Records of record lists that did not parse (each costs only itself): why each, in
-    /// [`HostFacts::record_errors`]; which outputs, in [`HostFacts::unparsed`].
-    pub broken_records: Vec<p::ParseError>,
-    /// The `.vmx` files of the host's VMs: from a vm-support bundle, or on a live host the
-    /// PVRDMA lines `vmx_pvrdma_lines` read for each running VM (path = its Config File).
-    pub vmx: Vec<VmxFact>,
-    /// The live `.vmx` inventory as collected, including sections that could not be read.
-    pub vmx_lines: Fact<Vec<p::VmxSection>>,
-    /// Why the live `.vmx` inventory is not whole (it broke off, failed, or was not run
-    /// although the host was asked for it): the VMs it did not cover are unknown. `None`
-    /// when it completed, or when the capture never had one (bundles, older captures).
-    pub vmx_inventory_problem: Option<String>,
+/// Declares [`HostFacts`] from one line per catalogue command, `field: T = ROW` (`ROW`:
+/// its row of the parser table, `T`: what that parser returns), `[batch]` before the
+/// field of a concurrent batch. Everything the facts do per command comes from that line:
+/// the field, its parsing in [`build`], its place in [`HostFacts::unparsed`] and, for a
+/// batch, the marking of its cut-off sections (its section type must implement
+/// `facts::sections::Section`, or the line does not compile). A catalogue command without a line, or a
+/// batch declared without `[batch]`, fails `every_catalogue_command_has_one_fact_line`,
+/// which names it. The fields after `HostFacts` are derived ones, filled in by [`build`].
+macro_rules! host_facts {
+    (
+        commands { $($(#[$doc:meta])* $([$batch:ident])? $field:ident: $t:ty = $row:ident,)* }
+        $(#[$sdoc:meta])*
+        pub struct HostFacts { $($(#[$xdoc:meta])* pub $xfield:ident: $xt:ty,)* }
+    ) => {
+        $(#[$sdoc])*
+        #[derive(Debug, Clone)]
+        pub struct HostFacts {
+            $($(#[$doc])* pub $field: Fact<$t>,)*
+            $($(#[$xdoc])* pub $xfield: $xt,)*
+        }
+
+        /// Each command's fact as its parser-table row parses it, the derived fields empty.
+        fn parse_all(capture: &HostCapture) -> HostFacts {
+            HostFacts {
+                $($field: fact(capture, by_id::$row),)*
+                $($xfield: Default::default(),)*
+            }
+        }
+
+        impl HostFacts {
+            /// The parse error of each command whose output did not parse.
+            fn unparseable_outputs(&self) -> Vec<&p::ParseError> {
+                [$(unparseable(&self.$field)),*].into_iter().flatten().collect()
+            }
+        }
+
+        /// Each fact line's catalogue id and whether it is declared a batch.
+        #[cfg(test)]
+        const FACT_LINES: &[(&str, bool)] = &[$((by_id::$row.id, host_facts!(@batch $($batch)?))),*];
+
+        /// Marks the cut-off sections of every batch (see [`sections::mark_cut`]).
+        fn mark_cut_sections(facts: &mut HostFacts, capture: &HostCapture) {
+            $(host_facts!(@mark $($batch)? facts.$field, capture, $row);)*
+        }
+    };
+    (@batch batch) => { true };
+    (@batch) => { false };
+    (@mark batch $fact:expr, $capture:ident, $row:ident) => {
+        sections::mark_cut(&mut $fact, $capture, by_id::$row.id)
+    };
+    (@mark $fact:expr, $capture:ident, $row:ident) => {};
+}
+
+host_facts! {
+    commands {
+        version: p::SystemVersion = SYSTEM_VERSION,
+        rdma_devices: Vec<p::RdmaDevice> = RDMA_DEVICE_LIST,
+        rdma_protocols: Vec<p::RdmaProtocols> = RDMA_PROTOCOL_LIST,
+        rdma_vmknics: Vec<p::RdmaVmknic> = RDMA_VMKNIC_LIST,
+        nics: Vec<p::Nic> = NIC_LIST,
+        dvs: Vec<p::DvsSwitch> = DVS_LIST,
+        standard_switches: Vec<p::StandardSwitch> = STANDARD_SWITCH_LIST,
+        vmknics: Vec<p::VmkInterface> = IP_INTERFACE_LIST,
+        ipv4: Vec<p::Ipv4Interface> = IPV4_GET,
+        pvrdma_vmknic: p::AdvancedOption = PVRDMA_VMKNIC_OPTION,
+        firewall: p::FirewallStatus = FIREWALL_GET,
+        rulesets: Vec<p::FirewallRuleset> = FIREWALL_RULESET_LIST,
+        /// Read record by record: a record that does not parse costs only itself (why,
+        /// in [`HostFacts::record_errors`]).
+        vms: p::VmProcessList = VM_PROCESS_RECORDS,
+        [batch] vm_ports: Vec<p::VmPorts> = VM_PORT_LIST,
+        pvrdma_devices: Vec<p::PvrdmaDeviceId> = PVRDMA_DEVICES_LS,
+        [batch] pvrdma_properties: Vec<p::PvrdmaPropertiesSection> = PVRDMA_PROPERTIES,
+        nic_pause: Vec<p::NicPause> = NIC_PAUSE_PARAMS,
+        [batch] nic_dcb: Vec<p::DcbStatus> = NIC_DCB_STATUS,
+        /// The packet, drop and error counters of each RDMA uplink.
+        [batch] nic_stats: Vec<p::NicStatsSection> = NIC_STATS,
+        /// The live `.vmx` inventory as collected, including sections that could not be read.
+        [batch] vmx_lines: Vec<p::VmxSection> = VMX_PVRDMA_LINES,
+    }
+    /// Everything the diagnosis knows about one host: one fact per catalogue command, then
+    /// what [`build`] derives from them.
+    pub struct HostFacts {
+        /// Why the properties batch stopped before its end (timeout, lost connection), so an
+        /// adapter without a section is explained by that rather than by a stopped VM.
+        pub pvrdma_properties_cut_short: Option<String>,
+        /// The `.vmx` files of the host's VMs: from a vm-support bundle, or on a live host the
+        /// PVRDMA lines `vmx_pvrdma_lines` read for each running VM (path = its Config File).
+        pub vmx: Vec<VmxFact>,
+        /// Why the live `.vmx` inventory is not whole (it broke off, failed, or was not run
+        /// although the host was asked for it): the VMs it did not cover are unknown. `None`
+        /// when it completed, or when the capture never had one (bundles, older captures).
+        pub vmx_inventory_problem: Option<String>,
+    }
 }
 
 /// Parses every output of one host.
 pub fn build(capture: &HostCapture) -> HostFacts {
-    let processes = fact(capture, by_id::VM_PROCESS_RECORDS);
-    let broken_records = processes.as_ref().map(|l| l.broken.clone()).unwrap_or_default();
-    let mut facts = HostFacts {
-        broken_records,
-        version: fact(capture, by_id::SYSTEM_VERSION),
-        rdma_devices: fact(capture, by_id::RDMA_DEVICE_LIST),
-        rdma_protocols: fact(capture, by_id::RDMA_PROTOCOL_LIST),
-        rdma_vmknics: fact(capture, by_id::RDMA_VMKNIC_LIST),
-        nics: fact(capture, by_id::NIC_LIST),
-        dvs: fact(capture, by_id::DVS_LIST),
-        standard_switches: fact(capture, by_id::STANDARD_SWITCH_LIST),
-        vmknics: fact(capture, by_id::IP_INTERFACE_LIST),
-        ipv4: fact(capture, by_id::IPV4_GET),
-        pvrdma_vmknic: fact(capture, by_id::PVRDMA_VMKNIC_OPTION),
-        firewall: fact(capture, by_id::FIREWALL_GET),
-        rulesets: fact(capture, by_id::FIREWALL_RULESET_LIST),
-        vms: processes.map(|list| list.vms),
-        vm_ports: fact(capture, by_id::VM_PORT_LIST),
-        pvrdma_devices: fact(capture, by_id::PVRDMA_DEVICES_LS),
-        pvrdma_properties: fact(capture, by_id::PVRDMA_PROPERTIES),
-        pvrdma_properties_cut_short: capture.outputs.get(cat::PVRDMA_PROPERTIES).and_then(|o| {
-            o.cut_short()
-                .map(|event| format!("`{}` {event}", label(cat::PVRDMA_PROPERTIES)))
-        }),
-        nic_pause: fact(capture, by_id::NIC_PAUSE_PARAMS),
-        nic_dcb: fact(capture, by_id::NIC_DCB_STATUS),
-        vmx: Vec::new(),
-        vmx_lines: fact(capture, by_id::VMX_PVRDMA_LINES),
-        vmx_inventory_problem: None,
-    };
+    let mut facts = parse_all(capture);
+    facts.pvrdma_properties_cut_short = capture.outputs.get(cat::PVRDMA_PROPERTIES).and_then(|o| {
+        o.cut_short()
+            .map(|event| format!("`{}` {event}", label(cat::PVRDMA_PROPERTIES)))
+    });
     facts.vm_ports = after_source(facts.vm_ports, &facts.pvrdma_devices, capture, cat::VM_PORT_LIST);
     facts.vmx_lines = after_source(facts.vmx_lines, &facts.vms, capture, cat::VMX_PVRDMA_LINES);
     mark_cut_sections(&mut facts, capture);
@@ -168,10 +203,29 @@ pub fn build(capture: &HostCapture) -> HostFacts {
     facts
 }
 
+/// The parse error of a fact whose output did not parse.
+fn unparseable<T>(fact: &Fact<T>) -> Option<&p::ParseError> {
+    match fact {
+        Err(FactError::Unparseable { error, .. }) => Some(error),
+        _ => None,
+    }
+}
+
 impl HostFacts {
+    /// The running VMs of `esxcli vm process list` whose records parse (none when it
+    /// could not be read).
+    pub fn processes(&self) -> &[p::VmProcess] {
+        self.vms.as_ref().map_or(&[], |list| &list.vms)
+    }
+
+    /// Records of record lists that did not parse (each costs only itself).
+    fn broken_records(&self) -> &[p::ParseError] {
+        self.vms.as_ref().map_or(&[], |list| &list.broken)
+    }
+
     /// Why each record of a record list that did not parse was skipped.
     pub fn record_errors(&self) -> Vec<String> {
-        self.broken_records
+        self.broken_records()
             .iter()
             .map(|e| {
                 format!(
@@ -181,67 +235,15 @@ impl HostFacts {
             })
             .collect()
     }
+
     /// Every parse error of this host's outputs, in catalogue order: whole outputs that did
     /// not parse, then records skipped from a record list, then `.vmx` files. Whatever
     /// the host printed that this version cannot read, so the report can say what to send.
     pub fn unparsed(&self) -> Vec<&p::ParseError> {
-        // Destructured field by field: a new fact cannot be forgotten here.
-        let HostFacts {
-            version,
-            rdma_devices,
-            rdma_protocols,
-            rdma_vmknics,
-            nics,
-            dvs,
-            standard_switches,
-            vmknics,
-            ipv4,
-            pvrdma_vmknic,
-            firewall,
-            rulesets,
-            vms,
-            vm_ports,
-            pvrdma_devices,
-            pvrdma_properties,
-            pvrdma_properties_cut_short: _,
-            nic_pause,
-            nic_dcb,
-            broken_records,
-            vmx,
-            vmx_lines,
-            vmx_inventory_problem: _,
-        } = self;
-        fn error<T>(fact: &Fact<T>) -> Option<&p::ParseError> {
-            match fact {
-                Err(FactError::Unparseable { error, .. }) => Some(error),
-                _ => None,
-            }
-        }
-        let facts = [
-            error(version),
-            error(rdma_devices),
-            error(rdma_protocols),
-            error(rdma_vmknics),
-            error(nics),
-            error(dvs),
-            error(standard_switches),
-            error(vmknics),
-            error(ipv4),
-            error(pvrdma_vmknic),
-            error(firewall),
-            error(rulesets),
-            error(vms),
-            error(vm_ports),
-            error(pvrdma_devices),
-            error(pvrdma_properties),
-            error(nic_pause),
-            error(nic_dcb),
-            error(vmx_lines),
-        ];
-        let mut all: Vec<&p::ParseError> = facts.into_iter().flatten().collect();
+        let mut all = self.unparseable_outputs();
         all.sort_by_key(|e| cat::CATALOGUE.iter().position(|s| s.id == e.command));
-        all.extend(broken_records);
-        all.extend(vmx.iter().filter_map(|v| v.config.as_ref().err()));
+        all.extend(self.broken_records());
+        all.extend(self.vmx.iter().filter_map(|v| v.config.as_ref().err()));
         all
     }
 }
@@ -322,95 +324,6 @@ fn after_source<T, U>(batch: Fact<Vec<T>>, source: &Fact<U>, capture: &HostCaptu
         command: label(id).to_string(),
         reason: format!("it loops over the output of a command that failed: {source_error}"),
     })
-}
-
-/// Whether a batch's sections must carry end markers to count as whole: on a live run,
-/// whose command line prints them. Captures read back (sample directories, bundles, older
-/// ones among them) may come from loops without markers, which only ever ended cleanly
-/// (a cut output is refused by its outcome anyway); there a section needs a marker only
-/// when another one has one.
-fn markers_required(capture: &HostCapture, id: &str) -> bool {
-    let Some(output) = capture.outputs.get(id) else {
-        return false;
-    };
-    // A batch's answers carry end markers (the client sorts the framed answers into
-    // sections and ends each with its marker).
-    let printed = cat::spec(id).is_some_and(|s| s.is_batch());
-    let trusted_command = capture.source == crate::capture::CaptureSource::Live;
-    let none_marked = !output.stdout.lines().any(|l| p::batch_end_marker(l).is_some());
-    printed && trusted_command && none_marked
-}
-
-/// Names the event that cut a batch in the reason of the section it cut, and treats every
-/// section of a batch whose markers are required but absent as cut. A section the live
-/// collection found unfinished (hung, killed, cut on the host, damaged) is cut whatever
-/// it holds, and says so by its key.
-fn mark_cut_sections(facts: &mut HostFacts, capture: &HostCapture) {
-    let with_event = |id: &str, why: &str| match capture.outputs.get(id).and_then(RawOutput::cut_short) {
-        Some(event) => format!("`{}` {event}: {why}", label(id)),
-        None => format!("`{}`: {why}", label(id)),
-    };
-    let unfinished = |id: &str, key: &str| {
-        let u = capture.outputs.get(id)?.unfinished.iter().find(|u| u.key == key)?;
-        Some(format!("{} {}", cat::batch_item_label(id, key), u.reason))
-    };
-    let unmarked = |key: String| {
-        format!("its section has no end marker (`<== {key} exit N ==>`): the output was cut off inside it")
-    };
-    let all = markers_required(capture, cat::PVRDMA_PROPERTIES);
-    if let Ok(sections) = &mut facts.pvrdma_properties {
-        for s in sections.iter_mut() {
-            let key = format!("{}_{}", s.device.world_id, s.device.index);
-            let own = unfinished(cat::PVRDMA_PROPERTIES, &key);
-            if !(s.cut_off || all || own.is_some()) {
-                continue;
-            }
-            let why = match &s.properties {
-                Err(why) if s.cut_off => why.clone(),
-                _ => unmarked(key),
-            };
-            s.cut_off = true;
-            s.properties = Err(own.unwrap_or_else(|| with_event(cat::PVRDMA_PROPERTIES, &why)));
-        }
-    }
-    let all = markers_required(capture, cat::VM_PORT_LIST);
-    if let Ok(sections) = &mut facts.vm_ports {
-        for s in sections.iter_mut() {
-            let own = unfinished(cat::VM_PORT_LIST, &s.world_id.to_string());
-            if !(s.cut_off || all || own.is_some()) {
-                continue;
-            }
-            let why = match &s.error {
-                Some(why) if s.cut_off => why.clone(),
-                _ => unmarked(s.world_id.to_string()),
-            };
-            s.cut_off = true;
-            s.ports.clear();
-            s.error = Some(own.unwrap_or_else(|| with_event(cat::VM_PORT_LIST, &why)));
-        }
-    }
-    let all = markers_required(capture, cat::VMX_PVRDMA_LINES);
-    if let Ok(sections) = &mut facts.vmx_lines {
-        for s in sections.iter_mut() {
-            let own = unfinished(cat::VMX_PVRDMA_LINES, &s.config_file);
-            if !(s.cut_off || all || own.is_some()) {
-                continue;
-            }
-            let why = match &s.config {
-                Err(why) if s.cut_off => why.clone(),
-                _ => unmarked(s.config_file.clone()),
-            };
-            s.cut_off = true;
-            s.config = Err(own.unwrap_or_else(|| with_event(cat::VMX_PVRDMA_LINES, &why)));
-        }
-    }
-    if let Ok(uplinks) = &mut facts.nic_dcb {
-        for d in uplinks.iter_mut() {
-            if let Some(own) = unfinished(cat::NIC_DCB_STATUS, &d.nic) {
-                d.state = Err(own);
-            }
-        }
-    }
 }
 
 fn fact<T>(capture: &HostCapture, parser: by_id::Parser<T>) -> Fact<T> {
@@ -501,6 +414,37 @@ mod tests {
         output.exit_status = Some(exit);
         capture.outputs.insert(id.to_string(), output);
         capture
+    }
+
+    #[test]
+    fn every_catalogue_command_has_one_fact_line() {
+        for spec in cat::CATALOGUE {
+            let lines: Vec<bool> = FACT_LINES
+                .iter()
+                .filter(|(id, _)| *id == spec.id)
+                .map(|l| l.1)
+                .collect();
+            assert_eq!(
+                lines.len(),
+                1,
+                "`{}` ({}) needs exactly one line in `host_facts!`",
+                spec.label(),
+                spec.id
+            );
+            assert_eq!(
+                lines[0],
+                spec.is_batch(),
+                "`{}` ({}): its line in `host_facts!` must start with `[batch]` exactly when the catalogue frames it as a batch",
+                spec.label(),
+                spec.id
+            );
+        }
+        for (id, _) in FACT_LINES {
+            assert!(
+                cat::spec(id).is_some(),
+                "`host_facts!` has a line for {id}, which the catalogue does not send"
+            );
+        }
     }
 
     #[test]

@@ -67,6 +67,7 @@ table! {
     PVRDMA_PROPERTIES: Vec<PvrdmaPropertiesSection> = "vsish_pvrdma_properties" => parse_pvrdma_properties_batch in "vsish";
     NIC_PAUSE_PARAMS: Vec<NicPause> = "esxcli_network_nic_pauseparams_list" => parse_nic_pause_params_list in "nic";
     NIC_DCB_STATUS: Vec<DcbStatus> = "esxcli_network_nic_dcb_status_get" => parse_nic_dcb_status_batch in "nic";
+    NIC_STATS: Vec<NicStatsSection> = "esxcli_network_nic_stats_get" => nic_stats::parse_nic_stats_batch in "nic";
     VMX_PVRDMA_LINES: Vec<VmxSection> = "vmx_pvrdma_lines" => parse_vmx_pvrdma_lines in "vmx";
 }
 

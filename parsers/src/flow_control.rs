@@ -21,9 +21,7 @@
 //! so it is read as a generic `Key: value` structure and only those fields are used. The
 //! batch heads each uplink's output with `==> vmnicN <==` and ends it with
 //! `<== vmnicN exit N ==>`; a section without that end marker was cut off.
-use crate::common::{
-    bool_value, error_text, fail, find, non_empty, run, sections, structure, table, value, PResult, SectionEnd,
-};
+use crate::common::{bool_value, error_text, find, marked_answers, non_empty, run, structure, table, value, PResult};
 use crate::ParseError;
 use serde::Serialize;
 
@@ -121,32 +119,15 @@ fn dcb_state(nic: &str, body: &str) -> Result<DcbState, String> {
 }
 
 fn dcb_batch(input: &str) -> PResult<'_, Vec<DcbStatus>> {
-    let (rest, secs) = sections(input, "a `==> <vmnic> <==` section header")?;
-    let mut out = Vec::new();
-    for s in secs {
-        if s.key.is_empty() {
-            return Err(fail(s.header, "a `==> <vmnic> <==` section header"));
-        }
-        // The shared section splitter ends a section at its own end marker; the DCB loop
-        // always prints one, so a section without it was cut off (legacy captures of
-        // this command do not exist: it came with end markers).
-        let state = match s.end {
-            SectionEnd::Marker(0) => dcb_state(s.key, s.body),
-            SectionEnd::Marker(n) => match dcb_state(s.key, s.body) {
-                Err(e) => Err(format!("exit status {n}: {e}")),
-                Ok(_) => Err(format!("exit status {n}")),
-            },
-            SectionEnd::Missing | SectionEnd::Legacy => Err(format!(
-                "the query for {} was cut off (no `<== {} exit N ==>` end marker)",
-                s.key, s.key
-            )),
-        };
-        out.push(DcbStatus {
-            nic: s.key.to_string(),
-            state,
-        });
-    }
-    Ok((rest, out))
+    let (rest, answers) = marked_answers(input, "a `==> <vmnic> <==` section header", dcb_state)?;
+    let statuses = answers
+        .into_iter()
+        .map(|a| DcbStatus {
+            nic: a.key.to_string(),
+            state: a.answer,
+        })
+        .collect();
+    Ok((rest, statuses))
 }
 
 /// The batched DCB query: one section per RDMA uplink. An uplink whose section failed or

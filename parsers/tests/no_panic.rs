@@ -20,7 +20,7 @@ impl p::by_id::Visitor for ErrorOf {
 /// batches, the record-by-record process list, a `.vmx` file, the probe): every other
 /// one is reached through the parser table, so a new command's parser is tested here the
 /// moment it is in the table.
-fn other_parsers(input: &str) -> [Option<p::ParseError>; 6] {
+fn other_parsers(input: &str) -> [Option<p::ParseError>; 7] {
     [
         p::parse_vm_port_list(input).err(),
         p::parse_pvrdma_properties(input).err(),
@@ -28,6 +28,7 @@ fn other_parsers(input: &str) -> [Option<p::ParseError>; 6] {
         p::vmx::parse_vmx(input).err(),
         p::parse_vmkping(input).err(),
         p::parse_vmkping_probe(input).err(),
+        p::nic_stats::parse_nic_stats(input).err(),
     ]
 }
 

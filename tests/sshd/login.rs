@@ -37,50 +37,53 @@ fn assert_complete(c: &HostCapture, samples: &Path, sshd: &Sshd) {
     }
 }
 
-/// A concurrent batch came back with one whole section (end marker, exit 0) per adapter
-/// of the listing (per PVRDMA VM for the port list), each parsing as the sample's section.
+/// A concurrent batch came back with one whole section (end marker, exit 0) per key its
+/// source names (per PVRDMA VM for the port list, per RDMA uplink for the uplink
+/// queries), in the order asked, each as the sample's section of that key.
 fn assert_batch(id: &str, got: &str, sample: &str, samples: &Path) {
-    if id == catalogue::NIC_DCB_STATUS {
-        // One section per RDMA uplink, each as the sample's.
-        let got_sections = pvrdma_parsers::parse_nic_dcb_status_batch(got).expect("batch parses");
-        let sample_sections = pvrdma_parsers::parse_nic_dcb_status_batch(sample).expect("sample parses");
-        assert_eq!(got_sections, sample_sections, "{got}");
-        assert_eq!(got.matches(" exit 0 ==>\n").count(), got_sections.len(), "{got}");
-        return;
-    }
-    let ls = std::fs::read_to_string(samples.join(format!("{}.txt", catalogue::PVRDMA_DEVICES_LS))).expect("ls");
-    let devices = pvrdma_parsers::parse_pvrdma_device_ls(&ls).expect("ls parses");
-    if id == catalogue::VM_PORT_LIST {
-        let got = pvrdma_parsers::parse_vm_port_list_batch(got).expect("batch parses");
-        let sample = pvrdma_parsers::parse_vm_port_list_batch(sample).expect("sample parses");
-        let mut wids: Vec<u64> = devices.iter().map(|d| d.world_id).collect();
-        wids.dedup();
-        assert_eq!(
-            got.iter().map(|s| s.world_id).collect::<Vec<_>>(),
-            wids,
-            "only PVRDMA VMs are queried"
-        );
-        for s in &got {
-            let want = sample
-                .iter()
-                .find(|x| x.world_id == s.world_id)
-                .expect("sample section");
-            assert_eq!(s, want);
-        }
-    } else {
-        let got = pvrdma_parsers::parse_pvrdma_properties_batch(got).expect("batch parses");
-        let sample = pvrdma_parsers::parse_pvrdma_properties_batch(sample).expect("sample parses");
-        assert_eq!(got.iter().map(|s| s.device).collect::<Vec<_>>(), devices);
-        for s in &got {
-            assert_eq!(Some(s), sample.iter().find(|x| x.device == s.device));
-        }
-    }
-    let sections = got.matches("\n==> ").count() + usize::from(got.starts_with("==> "));
+    let batch = catalogue::spec(id).and_then(|s| s.batch()).expect("a batch");
+    let source = std::fs::read_to_string(samples.join(format!("{}.txt", batch.keys.needs()))).expect("source");
+    let keys = batch.keys.read(&source).expect("source parses");
+    let got_sections = sections(got);
     assert_eq!(
-        got.matches(" exit 0 ==>\n").count(),
-        sections,
-        "every section ends with its marker: {got}"
+        got_sections.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        keys.iter().map(String::as_str).collect::<Vec<_>>(),
+        "{id}: one section per key of its source, none other: {got}"
     );
+    let sample_sections = sections(sample);
+    for (key, text) in &got_sections {
+        let want = sample_sections.iter().find(|(k, _)| k == key).map(|(_, t)| t);
+        assert_eq!(Some(text), want, "{id}: the section of {key}");
+        assert!(
+            text.ends_with(&format!("<== {key} exit 0 ==>")),
+            "{id}: {key} ends with its marker: {got}"
+        );
+    }
+}
+
+/// The `==> KEY <==` sections of a batch's output: each key, its answer up to its end
+/// marker (trailing blanks trimmed: the framing keeps no blank last line) and the marker.
+fn sections(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut marker: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(key) = line.strip_prefix("==> ").and_then(|l| l.strip_suffix(" <==")) {
+            out.push((key.to_string(), String::new()));
+            marker.push(String::new());
+        } else if let (Some((_, body)), Some(end)) = (out.last_mut(), marker.last_mut()) {
+            if pvrdma_parsers::batch_end_marker(line).is_some() {
+                *end = line.to_string();
+            } else {
+                body.push_str(line.trim_end());
+                body.push('\n');
+            }
+        }
+    }
+    for ((_, body), end) in out.iter_mut().zip(marker) {
+        body.truncate(body.trim_end().len());
+        body.push_str(&format!("\n{end}"));
+    }
+    out
 }
 
 #[test]
@@ -313,15 +316,23 @@ fn a_hanging_command_times_out_without_holding_up_other_hosts() {
     let f = out.failure.clone().expect("timeout failure");
     assert_eq!(f.kind, ErrorKind::Timeout);
     assert!(f.message.contains("--command-timeout"), "{}", f.message);
-    // Every other command of that host still ran; the DCB batch, built from the RDMA
-    // uplinks of that list, was not sent, and says why.
-    let depends = [catalogue::RDMA_DEVICE_LIST, catalogue::NIC_DCB_STATUS];
-    assert!(!hung.outputs.contains_key(catalogue::NIC_DCB_STATUS));
-    let why = &hung.missing[catalogue::NIC_DCB_STATUS].message;
-    assert!(
-        why.contains("esxcli rdma device list") && why.contains("--command-timeout"),
-        "{why}"
-    );
+    // Every other command of that host still ran; the batches built from the RDMA
+    // uplinks of that list (DCB status, NIC statistics) were not sent, and say why.
+    let built_from_it: Vec<&str> = CATALOGUE
+        .iter()
+        .filter(|s| s.needs() == Some(catalogue::RDMA_DEVICE_LIST))
+        .map(|s| s.id)
+        .collect();
+    assert!(built_from_it.contains(&catalogue::NIC_DCB_STATUS), "{built_from_it:?}");
+    for id in &built_from_it {
+        assert!(!hung.outputs.contains_key(*id), "{id}");
+        let why = &hung.missing[*id].message;
+        assert!(
+            why.contains("esxcli rdma device list") && why.contains("--command-timeout"),
+            "{id}: {why}"
+        );
+    }
+    let depends: Vec<&str> = [catalogue::RDMA_DEVICE_LIST].into_iter().chain(built_from_it).collect();
     for spec in CATALOGUE.iter().filter(|s| !depends.contains(&s.id)) {
         assert_eq!(hung.outputs[spec.id].exit_status, Some(0), "{}", spec.id);
     }

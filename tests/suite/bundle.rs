@@ -12,10 +12,15 @@ use std::time::{Duration, UNIX_EPOCH};
 
 const SAMPLE: &str = "samples/vm-support/esx-esx01-2026-11-20--10.15-123456";
 
+/// The output of `id` in the vm-support sample; for a command vm-support does not hold
+/// (a batched query, `nic pauseParams list`), the composed sample of a live host.
 fn sample_stdout(id: &str) -> String {
     let spec = catalogue::spec(id).unwrap();
-    let file = pvrdma_doctor::vmsupport::command_file_name(spec.command).unwrap();
-    std::fs::read_to_string(Path::new(SAMPLE).join("commands").join(file)).unwrap()
+    let in_bundle = pvrdma_doctor::vmsupport::command_file_name(spec.command)
+        .map(|file| Path::new(SAMPLE).join("commands").join(file))
+        .filter(|path| path.is_file());
+    let path = in_bundle.unwrap_or_else(|| Path::new("samples/healthy-cluster/esx01").join(format!("{id}.txt")));
+    std::fs::read_to_string(path).unwrap()
 }
 
 fn output(id: &str, stdout: &str) -> RawOutput {
@@ -48,10 +53,6 @@ fn captures() -> Vec<HostCapture> {
                 "/Net/PVRDMAVmknic",
             )
             .unwrap(),
-            // Not in vm-support bundles: the composed sample of a live host.
-            catalogue::NIC_PAUSE_PARAMS | catalogue::NIC_DCB_STATUS => {
-                std::fs::read_to_string(Path::new("samples/healthy-cluster/esx01").join(format!("{}.txt", spec.id))).unwrap()
-            }
             id => sample_stdout(id),
         };
         healthy.outputs.insert(spec.id.to_string(), output(spec.id, &stdout));

@@ -202,44 +202,86 @@ printf 'PING %s (%s): %s data bytes
 exit 2
 "#;
 
-/// `esxcli` answering every simple catalogue command line from `$FAKE_ESX_DIR`.
-fn fake_esxcli() -> String {
-    let mut s = format!("#!/bin/sh\n# Test double: answers from samples.\n{EMIT}case \"$*\" in\n");
+/// The `case "$a" in` arms (`a` = the fake's arguments, `"$*"`) of the fake `name`,
+/// derived from the catalogue: each command line `name` runs answers its sample; each
+/// batch query `name` runs answers the asked key's section, the key taken from the
+/// arguments where the query puts its `"$1"`.
+fn catalogue_arms(name: &str) -> String {
+    let mut arms = String::new();
     for spec in pvrdma_engine::catalogue::CATALOGUE {
-        if let Some(args) = spec.command.strip_prefix("esxcli ") {
-            if !spec.command.contains(';') {
-                s.push_str(&format!("  \"{args}\") emit {} ;;\n", spec.id));
+        let after_name = |line: &'static str| line.strip_prefix(name).and_then(|r| r.strip_prefix(' '));
+        match spec.query() {
+            Some(query) => {
+                let Some(args) = after_name(query) else { continue };
+                let words = shell_words(args);
+                let (before, after) = words.split_once("$1").expect("a batch query holds its key as \"$1\"");
+                let (before, after) = (double_quoted(before), double_quoted(after));
+                arms.push_str(&format!(
+                    "  {before}*{after}) k=${{a#{before}}}; k=${{k%{after}}}; emit {} \"$k\" ;;\n",
+                    spec.id
+                ));
             }
+            None if !spec.command.contains(';') => {
+                if let Some(args) = after_name(spec.command) {
+                    arms.push_str(&format!("  {}) emit {} ;;\n", double_quoted(args), spec.id));
+                }
+            }
+            None => {}
         }
     }
-    s.push_str(&format!(
-        "  \"network vm port list -w \"*) emit {} \"$6\" ;;\n",
-        pvrdma_engine::catalogue::VM_PORT_LIST
-    ));
-    s.push_str(&format!(
-        "  \"network nic dcb status get -n \"*) emit {} \"$7\" ;;\n",
-        pvrdma_engine::catalogue::NIC_DCB_STATUS
-    ));
-    s.push_str("  *) echo \"Error: Unknown command or namespace $*\" >&2; exit 1 ;;\nesac\n");
-    s
+    arms
 }
 
-/// `grep` that answers the `.vmx` reads of the catalogue's `vmx_pvrdma_lines` loop from
+/// The arguments of a shell command line as `"$*"` joins them: quotes removed (the
+/// catalogue's queries quote words whole, never with escapes inside).
+fn shell_words(line: &str) -> String {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, ' ') if out.ends_with(' ') => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` as one double-quoted shell word (literal in a `case` pattern).
+fn double_quoted(text: &str) -> String {
+    let mut out = String::from('"');
+    for c in text.chars() {
+        if matches!(c, '"' | '\\' | '$' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// `esxcli` answering every catalogue command line and batch query it runs from
+/// `$FAKE_ESX_DIR`.
+fn fake_esxcli() -> String {
+    format!(
+        "#!/bin/sh\n# Test double: answers from samples.\n{EMIT}a=\"$*\"\ncase \"$a\" in\n{}  *) echo \"Error: Unknown command or namespace $*\" >&2; exit 1 ;;\nesac\n",
+        catalogue_arms("esxcli")
+    )
+}
+
+/// `grep` that answers the `.vmx` reads of the catalogue's `vmx_pvrdma_lines` batch from
 /// that sample (the `/vmfs/...` paths do not exist here) and is the real grep otherwise.
 fn fake_grep() -> String {
     format!(
-        "#!/bin/sh\n# Test double: .vmx reads answer from samples.\n{EMIT}eval \"f=\\${{$#}}\"\ncase \"$f\" in /vmfs/*) emit {vmx} \"$f\" ;; esac\nexec /usr/bin/grep \"$@\"\n",
-        vmx = pvrdma_engine::catalogue::VMX_PVRDMA_LINES,
+        "#!/bin/sh\n# Test double: .vmx reads answer from samples.\n{EMIT}a=\"$*\"\ncase \"$a\" in\n{}esac\nexec /usr/bin/grep \"$@\"\n",
+        catalogue_arms("grep")
     )
 }
 
 fn fake_vsish() -> String {
     format!(
-        "#!/bin/sh\n# Test double: answers from samples.\n{EMIT}case \"$*\" in\n\
-         \"-e ls /vmkModules/vrdma/pvrdmaDevices/\") emit {ls} ;;\n\
-         \"-e cat /vmkModules/vrdma/pvrdmaDevices/\"*/properties) n=${{3#/vmkModules/vrdma/pvrdmaDevices/}}; emit {props} \"${{n%/properties}}\" ;;\n\
-         *) echo \"VSISHPath_Form():Extraneous '$3' in path.\" >&2; exit 1 ;;\nesac\n",
-        ls = pvrdma_engine::catalogue::PVRDMA_DEVICES_LS,
-        props = pvrdma_engine::catalogue::PVRDMA_PROPERTIES,
+        "#!/bin/sh\n# Test double: answers from samples.\n{EMIT}a=\"$*\"\ncase \"$a\" in\n{}  *) echo \"VSISHPath_Form():Extraneous '$3' in path.\" >&2; exit 1 ;;\nesac\n",
+        catalogue_arms("vsish")
     )
 }

@@ -24,7 +24,7 @@ pub(super) fn adapters(f: &HostFacts, ctx: &Context, checks: &[Check]) -> (Vec<V
         (Err(ls), Ok(sections)) if sections.is_empty() => Some(format!("PVRDMA adapters could not be listed: {ls}")),
         _ => None,
     };
-    let processes: &[p::VmProcess] = f.vms.as_deref().unwrap_or(&[]);
+    let processes: &[p::VmProcess] = f.processes();
     let failing: Vec<&Check> = checks.iter().filter(|c| c.status == Status::Fail).collect();
     let unresolved: Vec<&Check> = checks.iter().filter(|c| c.status == Status::Unknown).collect();
     let mut vms: BTreeMap<u64, Vm> = BTreeMap::new();

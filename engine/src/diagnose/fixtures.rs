@@ -34,6 +34,7 @@ pub fn host(name: &str, status: HostStatus, vms: Vec<(&str, Vec<Adapter>)>) -> H
             .collect(),
         adapters_error: None,
         pvrdma_vmknic: None,
+        uplinks: Vec::new(),
         fleet_failures: Vec::new(),
         record_errors: Vec::new(),
         vms_error: None,

@@ -26,6 +26,7 @@ mod subnet_tests;
 mod summary;
 #[cfg(test)]
 mod tests;
+mod uplinks;
 
 use adapters::*;
 pub use changes::{Change, ChangeKind, Changes};
@@ -36,6 +37,7 @@ pub use fleet::{TransportCounts, TransportSummary};
 pub use model::*;
 pub use summary::status_name;
 use summary::*;
+pub use uplinks::UplinkCounters;
 
 /// Diagnoses every host, then the fleet checks and the transport between adapters.
 pub fn diagnose(captures: &[HostCapture]) -> Diagnosis {
@@ -244,6 +246,7 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
         vms,
         adapters_error,
         pvrdma_vmknic: pvrdma_vmknic(&ctx),
+        uplinks: uplinks::uplink_counters(&facts),
         fleet_failures: Vec::new(),
         record_errors,
         vms_error,

@@ -242,6 +242,9 @@ pub struct HostDiagnosis {
     pub adapters_error: Option<String>,
     /// The vmknic tagged for PVRDMA and its IPv4 address, when known.
     pub pvrdma_vmknic: Option<PvrdmaVmknic>,
+    /// The packet, drop and error counters of each RDMA uplink (`esxcli network nic stats
+    /// get`), as the NIC counts them since its driver loaded: compare two runs.
+    pub uplinks: Vec<UplinkCounters>,
     /// Failing fleet checks that break this host's pairs or name it (the host is then not
     /// healthy even when its own checks pass).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -324,6 +327,7 @@ impl HostDiagnosis {
             vms: Vec::new(),
             adapters_error: None,
             pvrdma_vmknic: None,
+            uplinks: Vec::new(),
             fleet_failures: Vec::new(),
             record_errors: Vec::new(),
             vms_error: None,

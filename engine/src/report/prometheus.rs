@@ -2,9 +2,10 @@
 //!
 //! Text exposition format 0.0.4 ("Exposition formats", prometheus.io), the format
 //! `promtool check metrics` lints and node_exporter's textfile collector reads. Every
-//! metric is a gauge with `# HELP` and `# TYPE`: the OpenMetrics `info` type is not part of
-//! 0.0.4, so the info metrics are gauges at 1 (as `foo_build_info` in "Metric and label
-//! naming"). Names carry the `pvrdma_` prefix and base units; `host_name` and `vm_name`
+//! metric has `# HELP` and `# TYPE`. The RDMA uplinks' traffic counters are counters
+//! (`_total`, as the NIC counts them since its driver loaded); every other metric is a
+//! gauge: the OpenMetrics `info` type is not part of 0.0.4, so the info metrics are gauges
+//! at 1 (as `foo_build_info` in "Metric and label naming"). Names carry the `pvrdma_` prefix and base units; `host_name` and `vm_name`
 //! are spelt as the widely used vSphere exporters spell them, so PromQL joins work.
 //!
 //! Enumerations (host status, check status, adapter verdict, probe status) are one series
@@ -15,7 +16,7 @@
 //! `tcp-fallback`.
 use super::exposition::Family;
 use crate::diagnose::probe::{Probe, ProbeStatus};
-use crate::diagnose::{Adapter, Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
+use crate::diagnose::{Adapter, Check, Diagnosis, HostDiagnosis, HostStatus, Status, UplinkCounters, Verdict};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What the exposition covers. Every per-host series carries `host_name` in both, so an
@@ -164,6 +165,7 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         "pvrdma_check_remedy_info",
         "What fixes a host check that fails or warns: the command to run on the host, else the advice; always 1, absent for a passing check. Alert texts read it.",
     );
+    let mut uplinks = UplinkFamilies::new();
     let mut counts = Family::new(
         "pvrdma_adapters",
         "PVRDMA adapters on the host per verdict; absent when the host's adapters could not be listed.",
@@ -183,6 +185,7 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
             checks.one_hot(&l, "status", &STATUSES, c.status, status_label);
         }
         add_adapters(&mut verdicts, &mut reasons, &base, h);
+        uplinks.add(&base, &h.uplinks);
         add_remedies(&mut remedies, &base, &h.checks);
         if adapters_listed(h) {
             for v in VERDICTS {
@@ -230,7 +233,7 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
     let probes = ProbeFamilies::of(&diagnosis.probes);
 
     let mut out = String::new();
-    for family in [
+    let before_uplinks = [
         &build,
         &last_run,
         &duration,
@@ -244,11 +247,9 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         &verdicts,
         &reasons,
         &counts,
-        &pairs,
-        &probes.status,
-        &probes.rtt,
-        &probes.loss,
-    ] {
+    ];
+    let after_uplinks = [&pairs, &probes.status, &probes.rtt, &probes.loss];
+    for family in before_uplinks.into_iter().chain(&uplinks.families).chain(after_uplinks) {
         family.write(&mut out);
     }
     out
@@ -334,6 +335,69 @@ fn add_fleet_checks(fleet: &mut Family, fleet_checks: &[Check]) {
             c.status,
             status_label,
         );
+    }
+}
+
+/// One uplink counter metric: its name, its help, and how it is read from the report.
+type UplinkCounter = (&'static str, &'static str, fn(&UplinkCounters) -> Option<u64>);
+
+/// The counters of the RDMA uplinks, one family per counter.
+const UPLINK_COUNTERS: [UplinkCounter; 6] = [
+    (
+        "pvrdma_uplink_receive_packets_total",
+        "Packets the RDMA uplink received since its driver loaded (esxcli network nic stats get: Packets received).",
+        |c| c.packets_received,
+    ),
+    (
+        "pvrdma_uplink_transmit_packets_total",
+        "Packets the RDMA uplink sent since its driver loaded (Packets sent).",
+        |c| c.packets_sent,
+    ),
+    (
+        "pvrdma_uplink_receive_dropped_total",
+        "Received packets the RDMA uplink dropped since its driver loaded (Receive packets dropped); on a RoCE network each costs a retransmission.",
+        |c| c.receive_dropped,
+    ),
+    (
+        "pvrdma_uplink_transmit_dropped_total",
+        "Packets to send the RDMA uplink dropped since its driver loaded (Transmit packets dropped).",
+        |c| c.transmit_dropped,
+    ),
+    (
+        "pvrdma_uplink_receive_errors_total",
+        "Receive errors of the RDMA uplink since its driver loaded (Total receive errors: length, overrun, CRC, frame, FIFO, missed).",
+        |c| c.receive_errors,
+    ),
+    (
+        "pvrdma_uplink_transmit_errors_total",
+        "Transmit errors of the RDMA uplink since its driver loaded (Total transmit errors: aborted, carrier, FIFO, heartbeat, window).",
+        |c| c.transmit_errors,
+    ),
+];
+
+/// The uplink counter metrics: one series per RDMA uplink and counter the host answered
+/// (absent when unknown, never a made-up 0).
+struct UplinkFamilies {
+    families: [Family; 6],
+}
+
+impl UplinkFamilies {
+    fn new() -> Self {
+        UplinkFamilies {
+            families: UPLINK_COUNTERS.map(|(name, help, _)| Family::counter(name, help)),
+        }
+    }
+
+    fn add(&mut self, base: &[(&'static str, String)], uplinks: &[UplinkCounters]) {
+        for u in uplinks {
+            let mut labels = base.to_vec();
+            labels.push(("uplink", u.uplink.clone()));
+            for (family, (_, _, read)) in self.families.iter_mut().zip(UPLINK_COUNTERS) {
+                if let Some(value) = read(u) {
+                    family.add(labels.clone(), value.to_string());
+                }
+            }
+        }
     }
 }
 

@@ -17,7 +17,7 @@ mod values;
 pub(crate) use error::{end_of, error_text, fail, offset_in, run, to_parse_error, PResult};
 pub(crate) use lines::{is_blank, line_iter, trim, trim_start};
 pub(crate) use records::{blocks, check_record_names, find, key_value, records, structure, value};
-pub(crate) use sections::{end_marker, sections, Section, SectionEnd};
+pub(crate) use sections::{end_marker, marked_answers, sections, Section, SectionEnd};
 pub(crate) use table::table;
 pub use table::{table_layout, TableLayout};
 pub(crate) use values::{bool01, bool_value, list_value, non_empty, non_na};

@@ -121,6 +121,52 @@ pub(crate) fn sections<'a>(input: &'a str, expected: &'static str) -> PResult<'a
     Ok((end_of(input), out))
 }
 
+/// One answer of a batch whose query came with end markers (a per-uplink query): its key,
+/// what it says or why it says nothing, and whether it was cut off.
+pub(crate) struct Answer<'a, T> {
+    pub key: &'a str,
+    pub answer: Result<T, String>,
+    pub cut_off: bool,
+}
+
+/// The sections of such a batch, each read by `read(key, body)` when its query exited 0.
+/// A non-zero exit status is no answer (with the section's own error when `read` finds
+/// one); a section without its end marker was cut off, whether others have theirs or not
+/// (there is no capture of these queries without markers).
+pub(crate) fn marked_answers<'a, T>(
+    input: &'a str,
+    header: &'static str,
+    read: impl Fn(&str, &str) -> Result<T, String>,
+) -> PResult<'a, Vec<Answer<'a, T>>> {
+    let (rest, secs) = sections(input, header)?;
+    let mut out = Vec::with_capacity(secs.len());
+    for s in secs {
+        if s.key.is_empty() {
+            return Err(fail(s.header, header));
+        }
+        let (answer, cut_off) = match s.end {
+            SectionEnd::Marker(0) => (read(s.key, s.body), false),
+            SectionEnd::Marker(n) => match read(s.key, s.body) {
+                Err(e) => (Err(format!("exit status {n}: {e}")), false),
+                Ok(_) => (Err(format!("exit status {n}")), false),
+            },
+            SectionEnd::Missing | SectionEnd::Legacy => (
+                Err(format!(
+                    "its section has no end marker (`<== {} exit N ==>`): the output was cut off inside it",
+                    s.key
+                )),
+                true,
+            ),
+        };
+        out.push(Answer {
+            key: s.key,
+            answer,
+            cut_off,
+        });
+    }
+    Ok((rest, out))
+}
+
 /// Where a section's body starts: after its header line (which ends at `from`) and the
 /// header's `\r\n` or `\n`.
 fn body_start(input: &str, from: usize) -> usize {

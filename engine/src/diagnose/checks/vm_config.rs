@@ -284,12 +284,7 @@ fn adapter_count(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> Chec
 /// What vsish says about native endpoints for the VM whose config file is `path`, per
 /// PVRDMA adapter index.
 fn vsish_native(f: &HostFacts, path: &str) -> Option<Vec<(u32, Option<bool>)>> {
-    let process = f
-        .vms
-        .as_ref()
-        .ok()?
-        .iter()
-        .find(|v| v.config_file.as_deref() == Some(path))?;
+    let process = f.processes().iter().find(|v| v.config_file.as_deref() == Some(path))?;
     let sections = f.pvrdma_properties.as_ref().ok()?;
     Some(
         sections

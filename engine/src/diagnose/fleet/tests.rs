@@ -42,6 +42,7 @@ fn host(name: &str, ip: &str, vms: Vec<Adapter>) -> HostDiagnosis {
             netmask: Some("255.255.255.0".into()),
             mtu: None,
         }),
+        uplinks: Vec::new(),
         fleet_failures: Vec::new(),
         record_errors: Vec::new(),
         vms_error: None,

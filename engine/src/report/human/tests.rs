@@ -27,6 +27,7 @@ fn text_from_a_host_cannot_reach_the_terminal_as_escape_sequences() {
         unparsed_outputs: Vec::new(),
         send_evidence: None,
         pvrdma_vmknic: None,
+        uplinks: Vec::new(),
         fleet_failures: Vec::new(),
         record_errors: Vec::new(),
     };
@@ -258,6 +259,7 @@ fn a_folded_host_header_is_never_cut_and_pastes_back() {
             unparsed_outputs: Vec::new(),
             send_evidence: None,
             pvrdma_vmknic: None,
+            uplinks: Vec::new(),
             fleet_failures: Vec::new(),
             record_errors: Vec::new(),
         })

@@ -263,3 +263,52 @@ fn floats_are_plain() {
     assert_eq!(float(f64::INFINITY), "+Inf");
     assert_eq!(seconds(Duration::from_millis(5)), "0.005");
 }
+
+#[test]
+fn uplink_counters_are_counters_per_uplink_and_absent_when_unknown() {
+    let mut h = host("esx01", HostStatus::Ok, Vec::new());
+    let known = UplinkCounters {
+        uplink: "vmnic2".to_string(),
+        packets_received: Some(701_280_499_176),
+        packets_sent: Some(687_061_948_450),
+        receive_dropped: Some(2_452_783_244),
+        transmit_dropped: Some(0),
+        receive_errors: Some(0),
+        transmit_errors: None,
+        error: None,
+    };
+    let unknown = UplinkCounters {
+        uplink: "vmnic3".to_string(),
+        packets_received: None,
+        packets_sent: None,
+        receive_dropped: None,
+        transmit_dropped: None,
+        receive_errors: None,
+        transmit_errors: None,
+        error: Some("exit status 1: Error: no such NIC".to_string()),
+    };
+    h.uplinks = vec![known, unknown];
+    let text = render(&diagnosis(vec![h]), &options(Scope::SingleTarget));
+    assert!(
+        text.contains("# TYPE pvrdma_uplink_receive_dropped_total counter\n"),
+        "{text}"
+    );
+    assert_eq!(
+        lines_of(&text, "pvrdma_uplink_receive_dropped_total"),
+        ["pvrdma_uplink_receive_dropped_total{host_name=\"esx01\",uplink=\"vmnic2\"} 2452783244"]
+    );
+    assert_eq!(
+        lines_of(&text, "pvrdma_uplink_receive_packets_total"),
+        ["pvrdma_uplink_receive_packets_total{host_name=\"esx01\",uplink=\"vmnic2\"} 701280499176"]
+    );
+    // A counter the host did not print has no series, rather than a 0.
+    assert!(!text.contains("pvrdma_uplink_transmit_errors_total"), "{text}");
+    assert!(!text.contains("vmnic3"), "{text}");
+    for name in [
+        "pvrdma_uplink_transmit_packets_total",
+        "pvrdma_uplink_transmit_dropped_total",
+        "pvrdma_uplink_receive_errors_total",
+    ] {
+        assert_eq!(lines_of(&text, name).len(), 1, "{name}:\n{text}");
+    }
+}
