@@ -12,9 +12,10 @@ use std::collections::{BTreeSet, HashSet};
 /// not be read: nobody can tell then whether a chosen VM runs there, and its adapters are
 /// `unknown` through that error, as without a scope.
 pub(super) fn keep_vms(facts: &mut HostFacts, names: &BTreeSet<String>) -> Option<Vec<String>> {
-    let Ok(vms) = &mut facts.vms else {
+    let Ok(list) = &mut facts.vms else {
         return None;
     };
+    let vms = &mut list.vms;
     vms.retain(|vm| names.contains(&vm.display_name));
     let found: Vec<String> = vms.iter().map(|vm| vm.display_name.clone()).collect();
     let worlds: HashSet<u64> = vms.iter().map(|vm| vm.world_id).collect();
