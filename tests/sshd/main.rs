@@ -12,3 +12,4 @@ mod evidence_sshd;
 mod login;
 mod outcomes_sshd;
 mod probe_sshd;
+mod serve_sshd;
