@@ -44,6 +44,13 @@ fn every_way_of_breaking_off_makes_every_dependent_check_unknown() {
         ),
         (
             Outcome::Truncated {
+                cap: Cap::SharedChannel,
+                limit_bytes: 16 << 20,
+            },
+            "output cut with the channel it shared with the other single-answer commands, when they had printed 16 MiB together (the channel's cap)",
+        ),
+        (
+            Outcome::Truncated {
                 cap: Cap::HostBudget,
                 limit_bytes: 32 << 20,
             },

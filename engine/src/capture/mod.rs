@@ -171,8 +171,13 @@ pub const DEFAULT_TOTAL_BUDGET: usize = 640 * 1024 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Cap {
-    /// [`OUTPUT_CAP`], per command.
+    /// [`OUTPUT_CAP`], per command: the cap of a channel that runs one command (or, in a
+    /// bundle, of one stream), or the per-answer cap of the single-answer commands that
+    /// share a channel.
     PerCommand,
+    /// [`OUTPUT_CAP`] of a channel several single-answer commands share: the channel was
+    /// cut, and with it every answer not yet whole, however little each had printed.
+    SharedChannel,
     /// `--host-output-budget`, all of a host's outputs together.
     HostBudget,
     /// `--total-output-budget`, all hosts' outputs together.
@@ -220,6 +225,13 @@ impl Outcome {
                 limit_bytes,
             } => Some(format!(
                 "output cut at the {} per-command cap",
+                size_label(*limit_bytes)
+            )),
+            Outcome::Truncated {
+                cap: Cap::SharedChannel,
+                limit_bytes,
+            } => Some(format!(
+                "output cut with the channel it shared with the other single-answer commands, when they had printed {} together (the channel's cap)",
                 size_label(*limit_bytes)
             )),
             Outcome::Truncated {
@@ -304,7 +316,7 @@ pub struct RawOutput {
     pub exit_status: Option<u32>,
     /// Wall time from sending the command to its end, in milliseconds.
     pub duration_ms: u64,
-    /// The output was cut at the per-command size cap.
+    /// The output was cut by a size limit (which one: [`RawOutput::outcome`]).
     pub truncated: bool,
     /// `--command-timeout` fired; stdout/stderr hold what arrived before.
     pub timeout_hit: bool,
