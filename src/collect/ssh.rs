@@ -335,6 +335,7 @@ impl<'a> Received<'a> {
         if self.timed_out {
             return Outcome::TimedOut {
                 timeout_secs: job.command_timeout.as_secs(),
+                timeout_ms: Some(u64::try_from(job.command_timeout.as_millis()).unwrap_or(u64::MAX)),
                 after_ms,
             };
         }
@@ -473,8 +474,8 @@ async fn run_one_line(
             out.timeout_hit = true;
             out.duration_ms = elapsed_ms(started);
             let reason = format!(
-                "the server did not open a session within --command-timeout {}s",
-                job.command_timeout.as_secs()
+                "the server did not open a session within --command-timeout {}",
+                pvrdma_engine::duration::text(job.command_timeout)
             );
             out.failure = Some(Failure::new(
                 ErrorKind::Timeout,

@@ -178,7 +178,7 @@ impl Engine {
             config.limits.max_concurrent_hosts = self.max_hosts;
         }
         let (o, n) = (&old.limits, &config.limits);
-        let secs = |d: Duration| humantime::format_duration(d).to_string();
+        let secs = pvrdma_engine::duration::text;
         for (key, before, after) in [
             (
                 "limits.max_connections",
@@ -303,8 +303,8 @@ impl Engine {
     /// read are logged, as the collection's failures are.
     fn expired(&self, members: &[String], read: &HostsRead, selection: &Selection, budget: Duration) -> Arc<Outcome> {
         let message = format!(
-            "this scrape's deadline ({:.1} s: {DEADLINE_IS}) passed before this host was collected; {DEADLINE_ADVICE}",
-            budget.as_secs_f64()
+            "this scrape's deadline ({}: {DEADLINE_IS}) passed before this host was collected; {DEADLINE_ADVICE}",
+            pvrdma_engine::duration::text(budget)
         );
         let mut known = lock(read).clone();
         // A run names each host by its label (`root@esx01` is `esx01`), and so does this.

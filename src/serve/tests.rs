@@ -84,6 +84,7 @@ fn all_timed_out(host: &str) -> HostCapture {
         out.timeout_hit = true;
         out.outcome = Some(Outcome::TimedOut {
             timeout_secs: 0,
+            timeout_ms: Some(500),
             after_ms: 500,
         });
         c.outputs.insert(spec.id.to_string(), out);
@@ -482,7 +483,7 @@ fn a_host_reached_of_which_nothing_was_read_is_up_0_counted_and_logged() {
     let n = pvrdma_engine::catalogue::CATALOGUE.len();
     assert!(
         lines[0].starts_with(&format!(
-            "probe of esx01: nothing read: none of its {n} command outputs arrived whole ({n} did not finish within --command-timeout"
+            "probe of esx01: nothing read: none of its {n} command outputs arrived whole ({n} did not finish within --command-timeout 500ms)"
         )),
         "{}",
         lines[0]

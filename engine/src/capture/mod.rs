@@ -195,7 +195,14 @@ pub enum Outcome {
     /// The command ran to its end and exited with `code`.
     Exited { code: u32 },
     /// `--command-timeout` fired after `after_ms`; the output is what arrived before.
-    TimedOut { timeout_secs: u64, after_ms: u64 },
+    TimedOut {
+        /// The timeout in whole seconds (rounded down), as older captures recorded it.
+        timeout_secs: u64,
+        /// The timeout as given, in milliseconds; absent in older captures.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+        after_ms: u64,
+    },
     /// The output reached `cap` (`limit_bytes`) and the rest was thrown away.
     Truncated { cap: Cap, limit_bytes: u64 },
     /// The SSH connection broke `after_ms` into the command.
@@ -217,8 +224,16 @@ impl Outcome {
     pub fn problem(&self) -> Option<String> {
         match self {
             Outcome::Exited { .. } | Outcome::Recorded => None,
-            Outcome::TimedOut { timeout_secs, .. } => {
-                Some(format!("did not finish within --command-timeout {timeout_secs}s"))
+            Outcome::TimedOut {
+                timeout_secs,
+                timeout_ms,
+                ..
+            } => {
+                let limit = timeout_ms.map_or_else(
+                    || format!("{timeout_secs}s"),
+                    |ms| crate::duration::text(std::time::Duration::from_millis(ms)),
+                );
+                Some(format!("did not finish within --command-timeout {limit}"))
             }
             Outcome::Truncated {
                 cap: Cap::PerCommand,
@@ -376,6 +391,7 @@ impl RawOutput {
                 .unwrap_or(0);
             return Outcome::TimedOut {
                 timeout_secs,
+                timeout_ms: None,
                 after_ms: self.duration_ms,
             };
         }

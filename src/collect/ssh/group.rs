@@ -232,6 +232,7 @@ mod tests {
         // named in its own words.
         let outcome = Outcome::TimedOut {
             timeout_secs: 60,
+            timeout_ms: None,
             after_ms: 60_000,
         };
         let failure = Failure::new(
