@@ -22,7 +22,8 @@
 //!   connection or the previous answer (else the connection is closed); a TLS handshake
 //!   must finish within 5 s; a connection is recycled after 10 minutes. Request bodies
 //!   are never read. A client that half-closes its side after the request still gets the
-//!   answer.
+//!   answer (unless its credentials were still waiting for a check: it is taken for gone,
+//!   see [`super::auth`]).
 //!
 //! Drain (SIGTERM): the listener is closed at once, so a new connection is refused, not
 //! left hanging; connections already open are still served, with `/-/ready` answering
