@@ -7,7 +7,9 @@
 //!    different password each time (`--same-password`: always the same one). After
 //!    `--login-at` seconds of this, one client sends the right password on a new
 //!    connection and times its answer (at most 60 s); the attack lasts `--attack` seconds
-//!    in all (20 by default). Printed: the time to that first correct login, the wrong
+//!    in all (20 by default). `--patience S` sets how long an attacker waits for its
+//!    answer (2 s); `--attackers-from 127.0.0.2` sends the attack from another loopback
+//!    address than the right client's (127.0.0.1). Printed: the time to that first correct login, the wrong
 //!    requests sent, and the exporter's count of bcrypt checks run and dropped when it
 //!    has one.
 //! 2. **Timing**: with no attack, `--tries` wrong passwords of the known user and as many
@@ -77,10 +79,41 @@ fn basic(user: &str, password: &str) -> String {
     data_encoding::BASE64.encode(format!("{user}:{password}").as_bytes())
 }
 
+/// A connection to `addr` from the local address `from` (any when `None`).
+fn connect(addr: &str, from: Option<std::net::IpAddr>, limit: Duration) -> Option<TcpStream> {
+    let to: std::net::SocketAddr = addr.parse().expect("address");
+    let Some(from) = from else {
+        return TcpStream::connect_timeout(&to, limit).ok();
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let stream = rt.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().ok()?;
+        socket.bind(std::net::SocketAddr::new(from, 0)).ok()?;
+        tokio::time::timeout(limit, socket.connect(to)).await.ok()?.ok()
+    })?;
+    let stream = stream.into_std().ok()?;
+    stream.set_nonblocking(false).ok()?;
+    Some(stream)
+}
+
 /// One GET on a new connection: the status (0: no answer within `limit`) and its time.
 fn request(addr: &str, path: &str, user: &str, password: &str, limit: Duration) -> (u16, Duration, String) {
+    request_from(addr, None, path, user, password, limit)
+}
+
+fn request_from(
+    addr: &str,
+    from: Option<std::net::IpAddr>,
+    path: &str,
+    user: &str,
+    password: &str,
+    limit: Duration,
+) -> (u16, Duration, String) {
     let start = Instant::now();
-    let Ok(mut s) = TcpStream::connect_timeout(&addr.parse().expect("address"), limit) else {
+    let Some(mut s) = connect(addr, from, limit) else {
         return (0, start.elapsed(), String::new());
     };
     let _ = s.set_read_timeout(Some(limit));
@@ -126,6 +159,7 @@ fn lockout(bin: &Path, dir: &Path, web: &Path, clients: usize, opts: &Opts) -> L
     let attackers: Vec<_> = (0..clients)
         .map(|c| {
             let (addr, stop, sent, same) = (exporter.addr.clone(), stop.clone(), sent.clone(), opts.same_password);
+            let (from, patience) = (opts.attackers_from, Duration::from_secs_f64(opts.patience));
             std::thread::spawn(move || {
                 let mut n = 0u64;
                 while !stop.load(Ordering::Relaxed) {
@@ -136,7 +170,7 @@ fn lockout(bin: &Path, dir: &Path, web: &Path, clients: usize, opts: &Opts) -> L
                     };
                     n += 1;
                     sent.fetch_add(1, Ordering::Relaxed);
-                    let _ = request(&addr, "/-/healthy", USER, &password, Duration::from_secs(2));
+                    let _ = request_from(&addr, from, "/-/healthy", USER, &password, patience);
                 }
             })
         })
@@ -203,6 +237,10 @@ struct Opts {
     attack: f64,
     login_at: f64,
     same_password: bool,
+    /// The attackers' source address (default: the same as the right client's).
+    attackers_from: Option<std::net::IpAddr>,
+    /// How long an attacker waits for an answer before it gives up and reconnects.
+    patience: f64,
 }
 
 fn main() {
@@ -215,6 +253,8 @@ fn main() {
         attack: 20.0,
         login_at: 10.0,
         same_password: false,
+        attackers_from: None,
+        patience: 2.0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -232,6 +272,8 @@ fn main() {
             "--attack" => o.attack = value().parse().expect("seconds"),
             "--login-at" => o.login_at = value().parse().expect("seconds"),
             "--same-password" => o.same_password = true,
+            "--attackers-from" => o.attackers_from = Some(value().parse().expect("an address such as 127.0.0.2")),
+            "--patience" => o.patience = value().parse().expect("seconds"),
             other => panic!("unknown option {other}"),
         }
     }
@@ -242,11 +284,13 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let web = web_config(dir.path(), o.cost);
     println!(
-        "lockout: bcrypt cost {}, {} s of attack, the right password sent at {} s, {} wrong passwords",
+        "lockout: bcrypt cost {}, {} s of attack, the right password sent at {} s, {} wrong passwords, attackers wait {} s for an answer, from {}",
         o.cost,
         o.attack,
         o.login_at,
-        if o.same_password { "the same" } else { "different" }
+        if o.same_password { "the same" } else { "different" },
+        o.patience,
+        o.attackers_from.map_or_else(|| "the right client's address".to_string(), |a| a.to_string()),
     );
     println!("| binary | clients | first correct login | wrong requests sent | bcrypt checks |\n|---|---|---|---|---|");
     for clients in &o.clients {

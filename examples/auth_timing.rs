@@ -63,7 +63,12 @@ fn main() {
             .map(|i| {
                 let h = header(user, &format!("wrong-{i}"));
                 let start = Instant::now();
-                let verdict = rt.block_on(auth.check(Some(h.as_bytes()), std::future::pending(), &metrics));
+                let verdict = rt.block_on(auth.check(
+                    Some(h.as_bytes()),
+                    std::net::Ipv4Addr::LOCALHOST.into(),
+                    std::future::pending(),
+                    &metrics,
+                ));
                 assert_eq!(verdict, pvrdma_doctor::serve::auth::Verdict::Refused);
                 start.elapsed()
             })

@@ -5,7 +5,9 @@
 //!
 //! - **A bounded pool.** At most [`POOL`] checks run at once, each on a blocking thread
 //!   that holds its slot until bcrypt returns, even when the request that asked for it is
-//!   gone; the others wait their turn, first come first served.
+//!   gone. The others wait their turn, client addresses taking turns ([`turn`]): a client
+//!   at one address has at most one check ahead of a client at another, however many it
+//!   has queued.
 //! - **One check per connection.** HTTP/1.1 serves a connection's requests one after the
 //!   other, so a client waits for its own check before it can ask for another: holding N
 //!   checks in the queue takes N connections, bounded by `limits.max_connections`.
@@ -29,6 +31,7 @@ use sha2::Digest;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
@@ -62,6 +65,8 @@ pub struct BasicAuth {
     /// The checks asked for and not finished, by credential digest.
     flights: RefCell<HashMap<[u8; 32], watch::Receiver<Option<bool>>>>,
     pool: Arc<Semaphore>,
+    /// Who waits for the pool next.
+    line: turn::Turnstile,
     /// A hash of a random password at the highest cost among the users.
     dummy: String,
     max_cost: u32,
@@ -101,6 +106,7 @@ impl BasicAuth {
             refused: RefCell::new(HashSet::new()),
             flights: RefCell::new(HashMap::new()),
             pool: Arc::new(Semaphore::new(POOL)),
+            line: turn::Turnstile::default(),
             dummy,
             max_cost,
             slowest: Cell::new(took),
@@ -124,10 +130,17 @@ impl BasicAuth {
         &self.dummy
     }
 
-    /// Whether an `Authorization` header value names a user with the right password;
-    /// [`Verdict::Gone`] when `gone` resolves (the client closed its side) before a check
-    /// could start. Counts the checks run and dropped in `metrics`.
-    pub async fn check(&self, header: Option<&[u8]>, gone: impl Future<Output = ()>, metrics: &Metrics) -> Verdict {
+    /// Whether an `Authorization` header value, from a client at `addr`, names a user
+    /// with the right password; [`Verdict::Gone`] when `gone` resolves (the client closed
+    /// its side) before a check could start. Counts the checks run and dropped in
+    /// `metrics`.
+    pub async fn check(
+        &self,
+        header: Option<&[u8]>,
+        addr: IpAddr,
+        gone: impl Future<Output = ()>,
+        metrics: &Metrics,
+    ) -> Verdict {
         let Some((user, password)) = header.and_then(decode_basic) else {
             return Verdict::Refused;
         };
@@ -168,7 +181,10 @@ impl BasicAuth {
                     metrics.auth_checks_dropped.inc();
                     return Verdict::Gone;
                 }
-                p = self.pool.clone().acquire_owned() => p,
+                p = async {
+                    let _turn = self.line.turn(addr).await;
+                    self.pool.clone().acquire_owned().await
+                } => p,
             };
             let Ok(permit) = permit else {
                 return Verdict::Refused;
@@ -260,6 +276,8 @@ fn peer_has_closed(fd: std::os::fd::RawFd) -> bool {
     };
     rc == 0 && (info.tcpi_state == TCP_CLOSE_WAIT || info.tcpi_state == TCP_CLOSE)
 }
+
+mod turn;
 
 #[cfg(test)]
 mod tests;

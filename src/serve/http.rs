@@ -235,7 +235,7 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
             a = listener.accept() => a,
             _ = stop.wait_for(|s| *s) => break,
         };
-        let (tcp, _peer) = match accepted {
+        let (tcp, peer) = match accepted {
             Ok(a) => a,
             Err(e) => {
                 // Out of descriptors or a connection reset before accept: wait a moment
@@ -259,9 +259,9 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
             let tls = site.web.borrow().as_ref().and_then(|w| w.tls.clone());
             let served = async {
                 match tls {
-                    None => connection(tcp, fd, &site, conn.clone(), drain).await,
+                    None => connection(tcp, (fd, peer.ip()), &site, conn.clone(), drain).await,
                     Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                        Ok(Ok(stream)) => connection(stream, fd, &site, conn.clone(), drain).await,
+                        Ok(Ok(stream)) => connection(stream, (fd, peer.ip()), &site, conn.clone(), drain).await,
                         _ => site.engine.metrics.http_connection_errors.inc(),
                     },
                 }
@@ -291,8 +291,8 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
     }
 }
 
-/// Serves one connection's requests; `fd` is its TCP socket.
-async fn connection<I>(io: I, fd: RawFd, site: &Rc<Site>, conn: Rc<Conn>, mut drain: watch::Receiver<bool>)
+/// Serves one connection's requests; `client` is its TCP socket and the peer's address.
+async fn connection<I>(io: I, client: Client, site: &Rc<Site>, conn: Rc<Conn>, mut drain: watch::Receiver<bool>)
 where
     I: AsyncRead + AsyncWrite + Unpin + 'static,
 {
@@ -302,7 +302,7 @@ where
         let conn = conn.clone();
         async move {
             let _serving = Serving::new(&site.conns, conn);
-            let mut r = handle(&site, req, fd).await;
+            let mut r = handle(&site, req, client).await;
             if site.draining.get() {
                 // Draining: each open connection gets its answer, then is closed.
                 r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
@@ -351,8 +351,11 @@ fn text(status: StatusCode, body: impl Into<String>) -> Response<Full<Bytes>> {
     response(status, "text/plain; charset=utf-8", body)
 }
 
-/// Routes one request that arrived on the TCP socket `fd`.
-async fn handle(site: &Site, req: Request<hyper::body::Incoming>, fd: RawFd) -> Response<Full<Bytes>> {
+/// A connection's TCP socket and the address of its peer.
+type Client = (RawFd, std::net::IpAddr);
+
+/// Routes one request that arrived from `client`.
+async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client) -> Response<Full<Bytes>> {
     let start = Instant::now();
     site.engine.metrics.http_requests.inc();
     if req.method() != Method::GET && req.method() != Method::HEAD {
@@ -377,7 +380,12 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>, fd: RawFd) -> 
             .get(hyper::header::AUTHORIZATION)
             .map(HeaderValue::as_bytes);
         match auth
-            .check(header, super::auth::peer_closed(fd), &site.engine.metrics)
+            .check(
+                header,
+                client.1,
+                super::auth::peer_closed(client.0),
+                &site.engine.metrics,
+            )
             .await
         {
             Verdict::Allowed => {}

@@ -2,6 +2,9 @@
 //! which checks run at all.
 use super::*;
 
+/// The address of the tests' clients.
+const HERE: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
 fn header(user: &str, password: &str) -> String {
     format!(
         "Basic {}",
@@ -20,7 +23,7 @@ async fn stays() {
 }
 
 async fn check(auth: &BasicAuth, m: &Metrics, h: &str) -> Verdict {
-    auth.check(Some(h.as_bytes()), stays(), m).await
+    auth.check(Some(h.as_bytes()), HERE, stays(), m).await
 }
 
 #[test]
@@ -44,8 +47,8 @@ async fn only_the_right_password_of_a_known_user_passes_and_each_credential_is_c
     assert_eq!(check(&auth, &m, &header("prom", "wrong")).await, Verdict::Refused);
     assert_eq!(m.auth_checks.get(), 2, "so is a wrong one");
     assert_eq!(check(&auth, &m, &header("other", "s3cret")).await, Verdict::Refused);
-    assert_eq!(auth.check(None, stays(), &m).await, Verdict::Refused);
-    assert_eq!(auth.check(Some(b"Bearer x"), stays(), &m).await, Verdict::Refused);
+    assert_eq!(auth.check(None, HERE, stays(), &m).await, Verdict::Refused);
+    assert_eq!(auth.check(Some(b"Bearer x"), HERE, stays(), &m).await, Verdict::Refused);
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -93,7 +96,7 @@ async fn checks_of_clients_that_went_are_dropped_and_the_right_password_still_pa
     let attempts = futures::future::join_all(
         headers
             .iter()
-            .map(|h| auth.check(Some(h.as_bytes()), gone_after(1), &m)),
+            .map(|h| auth.check(Some(h.as_bytes()), HERE, gone_after(1), &m)),
     );
     let answers = attempts.await;
     let gone = answers.iter().filter(|v| **v == Verdict::Gone).count() as u64;
@@ -138,4 +141,33 @@ async fn a_closed_peer_is_seen_and_an_open_one_is_not() {
     tokio::time::timeout(Duration::from_secs(5), peer_closed(fd))
         .await
         .expect("the client's close is seen");
+}
+
+/// One address floods wrong passwords and waits; the right password from another
+/// address, asked after the whole flood, is answered after a few of them, not after all.
+#[tokio::test(flavor = "current_thread")]
+async fn addresses_take_turns_so_a_flood_from_one_does_not_queue_another_behind_it() {
+    let auth = one_user("s3cret", 6);
+    let m = Metrics::new();
+    let flooder = IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 7));
+    let wrong: Vec<String> = (0..20).map(|i| header("prom", &format!("guess-{i}"))).collect();
+    let right = header("prom", "s3cret");
+    let answered = Cell::new(0usize);
+    let flood = futures::future::join_all(wrong.iter().map(|h| async {
+        let v = auth.check(Some(h.as_bytes()), flooder, stays(), &m).await;
+        answered.set(answered.get() + 1);
+        v
+    }));
+    let prometheus = async {
+        tokio::task::yield_now().await;
+        let v = auth.check(Some(right.as_bytes()), HERE, stays(), &m).await;
+        (v, answered.get())
+    };
+    let (flooded, (v, before)) = tokio::join!(flood, prometheus);
+    assert_eq!(v, Verdict::Allowed);
+    assert!(flooded.iter().all(|v| *v == Verdict::Refused));
+    // Ahead of it: the two running and the one waiting for a slot when it came, the
+    // flood's next turn, and what the other slot finished while it was checked.
+    assert!(before <= 6, "{before} of the flood's 20 were answered first");
+    assert_eq!(m.auth_checks.get(), 21);
 }
