@@ -210,8 +210,8 @@ fn start_watchdog(session: Arc<Session>) {
             std::thread::sleep(session.limit.saturating_sub(session.started.elapsed()));
             let what = session.stage.lock().map(|s| *s).unwrap_or("running");
             let reason = format!(
-                "plugin timed out after {}s (--timeout) while {what}",
-                session.limit.as_secs_f64()
+                "plugin timed out after {} (--timeout) while {what}",
+                pvrdma_engine::duration::text(session.limit)
             );
             let code = session.finish_unknown(&reason);
             std::process::exit(i32::from(code));

@@ -15,6 +15,7 @@ pub mod baseline;
 pub mod capture;
 pub mod catalogue;
 pub mod diagnose;
+pub mod duration;
 pub mod exit;
 pub mod facts;
 pub mod report;

@@ -105,7 +105,7 @@ pub(crate) struct ManifestCommand {
     pub(crate) stdout_sha256: String,
     /// SHA-256 of the stderr file, lowercase hex.
     pub(crate) stderr_sha256: String,
-    /// Output was cut at the per-command cap.
+    /// Output was cut by a size limit (which one: `outcome`).
     pub(crate) truncated: bool,
     /// `--command-timeout` fired before the command ended.
     pub(crate) timeout_hit: bool,

@@ -244,6 +244,8 @@ struct Received<'a> {
     stderr: Vec<u8>,
     budget: &'a Budget,
     host_budget: usize,
+    /// The channel carries several commands' answers (the group).
+    shared: bool,
     /// The limit that cut the output, if one did.
     cut: Option<Cap>,
     exit_status: Option<u32>,
@@ -258,8 +260,9 @@ struct Received<'a> {
 }
 
 impl<'a> Received<'a> {
-    fn new(budget: &'a Budget, host_budget: usize) -> Self {
+    fn new(budget: &'a Budget, host_budget: usize, shared: bool) -> Self {
         Received {
+            shared,
             stdout: Vec::new(),
             stderr: Vec::new(),
             budget,
@@ -274,14 +277,20 @@ impl<'a> Received<'a> {
         }
     }
 
-    /// Appends within the per-command cap and the host's budget; marks which one cut it.
+    /// Appends within the channel's cap and the budgets; marks which one cut it: the
+    /// channel's cap is the command's own, unless the channel is shared.
     fn append(&mut self, data: &[u8], stderr: bool) {
         let used = self.stdout.len() + self.stderr.len();
         let room = OUTPUT_CAP.saturating_sub(used);
         let want = data.len().min(room);
         let (granted, short) = self.budget.take(want);
         if granted < data.len() {
-            self.cut = Some(short.unwrap_or(Cap::PerCommand));
+            let channel = if self.shared {
+                Cap::SharedChannel
+            } else {
+                Cap::PerCommand
+            };
+            self.cut = Some(short.unwrap_or(channel));
         }
         let buf = if stderr { &mut self.stderr } else { &mut self.stdout };
         grow(buf, granted);
@@ -326,12 +335,13 @@ impl<'a> Received<'a> {
         if self.timed_out {
             return Outcome::TimedOut {
                 timeout_secs: job.command_timeout.as_secs(),
+                timeout_ms: Some(u64::try_from(job.command_timeout.as_millis()).unwrap_or(u64::MAX)),
                 after_ms,
             };
         }
         if let Some(cap) = self.cut {
             let limit_bytes = match cap {
-                Cap::PerCommand => OUTPUT_CAP,
+                Cap::PerCommand | Cap::SharedChannel => OUTPUT_CAP,
                 Cap::HostBudget => self.host_budget,
                 Cap::RunBudget | Cap::ProcessBudget => self.budget.run.limit(cap),
             } as u64;
@@ -464,8 +474,8 @@ async fn run_one_line(
             out.timeout_hit = true;
             out.duration_ms = elapsed_ms(started);
             let reason = format!(
-                "the server did not open a session within --command-timeout {}s",
-                job.command_timeout.as_secs()
+                "the server did not open a session within --command-timeout {}",
+                pvrdma_engine::duration::text(job.command_timeout)
             );
             out.failure = Some(Failure::new(
                 ErrorKind::Timeout,
@@ -483,7 +493,7 @@ async fn run_one_line(
         }
     };
     let mut channel = channel;
-    let mut rx = Received::new(budget, job.host_output_budget);
+    let mut rx = Received::new(budget, job.host_output_budget, group.is_some());
     if let Err(e) = channel.exec(true, command).await {
         rx.lost = Some(format!("could not start it: {e}"));
     } else {

@@ -14,17 +14,23 @@
 //! - Evicting, rather than capping per client address: Prometheus and an attacker may
 //!   share an address (NAT, a proxy, the same machine), and a per-address cap would then
 //!   let the attacker use up Prometheus' share.
+//! - Basic authentication's bcrypt checks run on a small pool, one per connection at a
+//!   time, each credential once, and a check whose client went before it started is
+//!   dropped (see [`super::auth`]), so wrong passwords cannot queue work nobody waits
+//!   for ahead of the right one.
 //! - A request's headers must fit in 16 KiB (else 431) and arrive within 5 s of the
 //!   connection or the previous answer (else the connection is closed); a TLS handshake
 //!   must finish within 5 s; a connection is recycled after 10 minutes. Request bodies
 //!   are never read. A client that half-closes its side after the request still gets the
-//!   answer.
+//!   answer (unless its credentials were still waiting for a check: it is taken for gone,
+//!   see [`super::auth`]).
 //!
 //! Drain (SIGTERM): the listener is closed at once, so a new connection is refused, not
 //! left hanging; connections already open are still served, with `/-/ready` answering
 //! 503 and every answer closing its connection; once no request is being served (probes
 //! end by their deadline, at most `limits.max_timeout`) the remaining connections, idle or
 //! still sending headers, are closed and the server returns.
+use super::auth::Verdict;
 use super::probe::Engine;
 use super::web::WebConfig;
 use bytes::Bytes;
@@ -35,6 +41,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
+use std::os::fd::RawFd;
 use std::rc::Rc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -228,7 +235,7 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
             a = listener.accept() => a,
             _ = stop.wait_for(|s| *s) => break,
         };
-        let (tcp, _peer) = match accepted {
+        let (tcp, peer) = match accepted {
             Ok(a) => a,
             Err(e) => {
                 // Out of descriptors or a connection reset before accept: wait a moment
@@ -242,6 +249,8 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
             site.engine.metrics.http_connections_evicted.inc();
         }
         let _ = tcp.set_nodelay(true);
+        // What tells a credentials check that its client went (see `auth::peer_closed`).
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&tcp);
         let conn = site.conns.register();
         let site = site.clone();
         let drain = drain_rx.clone();
@@ -250,9 +259,9 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
             let tls = site.web.borrow().as_ref().and_then(|w| w.tls.clone());
             let served = async {
                 match tls {
-                    None => connection(tcp, &site, conn.clone(), drain).await,
+                    None => connection(tcp, (fd, peer.ip()), &site, conn.clone(), drain).await,
                     Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                        Ok(Ok(stream)) => connection(stream, &site, conn.clone(), drain).await,
+                        Ok(Ok(stream)) => connection(stream, (fd, peer.ip()), &site, conn.clone(), drain).await,
                         _ => site.engine.metrics.http_connection_errors.inc(),
                     },
                 }
@@ -282,8 +291,8 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
     }
 }
 
-/// Serves one connection's requests.
-async fn connection<I>(io: I, site: &Rc<Site>, conn: Rc<Conn>, mut drain: watch::Receiver<bool>)
+/// Serves one connection's requests; `client` is its TCP socket and the peer's address.
+async fn connection<I>(io: I, client: Client, site: &Rc<Site>, conn: Rc<Conn>, mut drain: watch::Receiver<bool>)
 where
     I: AsyncRead + AsyncWrite + Unpin + 'static,
 {
@@ -293,7 +302,7 @@ where
         let conn = conn.clone();
         async move {
             let _serving = Serving::new(&site.conns, conn);
-            let mut r = handle(&site, req).await;
+            let mut r = handle(&site, req, client).await;
             if site.draining.get() {
                 // Draining: each open connection gets its answer, then is closed.
                 r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
@@ -342,8 +351,11 @@ fn text(status: StatusCode, body: impl Into<String>) -> Response<Full<Bytes>> {
     response(status, "text/plain; charset=utf-8", body)
 }
 
-/// Routes one request.
-async fn handle(site: &Site, req: Request<hyper::body::Incoming>) -> Response<Full<Bytes>> {
+/// A connection's TCP socket and the address of its peer.
+type Client = (RawFd, std::net::IpAddr);
+
+/// Routes one request that arrived from `client`.
+async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client) -> Response<Full<Bytes>> {
     let start = Instant::now();
     site.engine.metrics.http_requests.inc();
     if req.method() != Method::GET && req.method() != Method::HEAD {
@@ -367,14 +379,33 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>) -> Response<Fu
             .headers()
             .get(hyper::header::AUTHORIZATION)
             .map(HeaderValue::as_bytes);
-        if !auth.allows(header).await {
-            site.engine.metrics.auth_failures.inc();
-            let mut r = text(StatusCode::UNAUTHORIZED, "Unauthorized");
-            r.headers_mut().insert(
-                WWW_AUTHENTICATE,
-                HeaderValue::from_static("Basic realm=\"pvrdma-doctor\""),
-            );
-            return r;
+        match auth
+            .check(
+                header,
+                client.1,
+                super::auth::peer_closed(client.0),
+                &site.engine.metrics,
+            )
+            .await
+        {
+            Verdict::Allowed => {}
+            Verdict::Refused => {
+                site.engine.metrics.auth_failures.inc();
+                let mut r = text(StatusCode::UNAUTHORIZED, "Unauthorized");
+                r.headers_mut().insert(
+                    WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Basic realm=\"pvrdma-doctor\""),
+                );
+                return r;
+            }
+            Verdict::Gone => {
+                let mut r = text(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service Unavailable: the client closed its side of the connection before its credentials were checked",
+                );
+                r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+                return r;
+            }
         }
     }
     match req.uri().path() {

@@ -45,6 +45,10 @@ pub struct Metrics {
     pub http_connection_errors: Value,
     pub http_connections_evicted: Value,
     pub auth_failures: Value,
+    /// bcrypt checks run (basic authentication).
+    pub auth_checks: Value,
+    /// bcrypt checks dropped before they started: their client had gone.
+    pub auth_checks_dropped: Value,
     pub config_reload_ok: Value,
     /// Outputs cut because the probes in flight held the whole `limits.output_budget`.
     pub outputs_cut_by_budget: Value,
@@ -96,7 +100,7 @@ impl Metrics {
         );
         build.add(vec![("version", version.to_string())], "1");
         build.write(&mut out);
-        let counters: [(&'static str, &'static str, &Value); 9] = [
+        let counters: [(&'static str, &'static str, &Value); 11] = [
             ("pvrdma_doctor_probes_total", "Probes answered (/probe requests with a target on the allow-list).", &self.probes),
             ("pvrdma_doctor_probe_failures_total", "Probes answered with pvrdma_up 0 (a host not reached or not read before the deadline).", &self.probe_failures),
             ("pvrdma_doctor_probes_rejected_total", "Probe requests refused with HTTP 400 (no target, a target not on the allow-list, an unknown module); no connection was attempted.", &self.probes_rejected),
@@ -106,6 +110,8 @@ impl Metrics {
             ("pvrdma_doctor_http_connection_errors_total", "HTTP connections closed on an error: a malformed request, a TLS handshake that failed, a client too slow to send its headers.", &self.http_connection_errors),
             ("pvrdma_doctor_http_connections_evicted_total", "Connections closed to make room for a new one at limits.max_connections: each time the one not serving a request that had waited longest for one.", &self.http_connections_evicted),
             ("pvrdma_doctor_http_auth_failures_total", "Requests refused with HTTP 401 (basic authentication missing or wrong).", &self.auth_failures),
+            ("pvrdma_doctor_http_auth_checks_total", "bcrypt checks of basic-auth credentials run (a credential checked once is remembered, good or wrong; an unknown user is checked too).", &self.auth_checks),
+            ("pvrdma_doctor_http_auth_checks_dropped_total", "bcrypt checks dropped before they started because their client had closed its side of the connection.", &self.auth_checks_dropped),
         ];
         for (name, help, v) in counters {
             family(&mut out, name, Kind::Counter, help, v.get().to_string());

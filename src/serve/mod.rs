@@ -13,6 +13,7 @@
 //! `pvrdma_doctor_config_last_reload_successful`); every changed key is applied, except
 //! those read at start only, which are refused by name on stderr and in
 //! `pvrdma_doctor_config_reload_refused`. SIGTERM and SIGINT drain (see [`http`]) and exit.
+pub mod auth;
 pub mod config;
 pub mod http;
 pub mod metrics;
@@ -199,6 +200,11 @@ async fn reload(site: &http::Site, path: Option<&Path>, web_path: Option<&Path>)
             .unwrap_or_else(|e| Err(anyhow::anyhow!("reading the web configuration stopped: {e}")));
         match loaded {
             Ok(w) => {
+                let old = site.web.borrow().clone();
+                if let (Some(new), Some(old)) = (&w.auth, old.as_ref().and_then(|o| o.auth.as_ref())) {
+                    // The passwords checked stay checked, for the users whose hash is the same.
+                    new.remember_from(old);
+                }
                 *site.web.borrow_mut() = Some(Rc::new(w));
                 eprintln!(
                     "pvrdma-doctor: reloaded {}: applied to new connections (TLS) and requests (users)",

@@ -59,7 +59,8 @@ impl Collector for LiveCollector {
 #[derive(Debug)]
 pub struct Outcome {
     pub diagnosis: Diagnosis,
-    /// Every host was reached and read before the deadline.
+    /// Every host was reached and read before the deadline: at least one of its
+    /// command outputs arrived whole (see [`nothing_read`]).
     pub up: bool,
     pub finished: SystemTime,
 }
@@ -177,7 +178,7 @@ impl Engine {
             config.limits.max_concurrent_hosts = self.max_hosts;
         }
         let (o, n) = (&old.limits, &config.limits);
-        let secs = |d: Duration| humantime::format_duration(d).to_string();
+        let secs = pvrdma_engine::duration::text;
         for (key, before, after) in [
             (
                 "limits.max_connections",
@@ -302,8 +303,8 @@ impl Engine {
     /// read are logged, as the collection's failures are.
     fn expired(&self, members: &[String], read: &HostsRead, selection: &Selection, budget: Duration) -> Arc<Outcome> {
         let message = format!(
-            "this scrape's deadline ({:.1} s: {DEADLINE_IS}) passed before this host was collected; {DEADLINE_ADVICE}",
-            budget.as_secs_f64()
+            "this scrape's deadline ({}: {DEADLINE_IS}) passed before this host was collected; {DEADLINE_ADVICE}",
+            pvrdma_engine::duration::text(budget)
         );
         let mut known = lock(read).clone();
         // A run names each host by its label (`root@esx01` is `esx01`), and so does this.
@@ -420,8 +421,12 @@ impl Engine {
                 ),
             ),
         };
-        let up = !captures.is_empty() && captures.iter().all(|c| c.error.is_none());
+        let unread = nothing_read(&captures);
+        let up = !captures.is_empty() && captures.iter().all(|c| c.error.is_none()) && unread.is_empty();
         log_failures(&captures);
+        for line in &unread {
+            eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", line));
+        }
         let cut = captures
             .iter()
             .flat_map(|c| c.outputs.values())
@@ -460,6 +465,36 @@ fn log_failures(captures: &[HostCapture]) {
             eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
         }
     }
+}
+
+/// The hosts that were reached but of which nothing was read: no command's output
+/// arrived whole (ran to its exit, neither cut nor timed out nor broken off), so every
+/// check of theirs is `unknown`. Such a host makes the probe `pvrdma_up 0`, as one that
+/// could not be reached does; one log line each, saying how its outputs ended.
+pub fn nothing_read(captures: &[HostCapture]) -> Vec<String> {
+    captures
+        .iter()
+        .filter(|c| c.error.is_none() && !c.outputs.values().any(|o| o.cut_short().is_none()))
+        .map(|c| {
+            let mut how: BTreeMap<String, usize> = BTreeMap::new();
+            for o in c.outputs.values() {
+                *how.entry(o.cut_short().unwrap_or_default()).or_default() += 1;
+            }
+            let total = c.outputs.len() + c.missing.len();
+            let mut line = format!(
+                "probe of {}: nothing read: none of its {total} command outputs arrived whole",
+                c.host
+            );
+            if !how.is_empty() {
+                let parts: Vec<String> = how.iter().map(|(problem, n)| format!("{n} {problem}")).collect();
+                line.push_str(&format!(" ({})", parts.join("; ")));
+            }
+            if !c.missing.is_empty() {
+                line.push_str(&format!("; {} never ran", c.missing.len()));
+            }
+            line
+        })
+        .collect()
 }
 
 /// Sets up each module's shared reading of its ssh_config and identity files: once per
@@ -512,7 +547,7 @@ fn render(outcome: &Outcome, scope: Scope, elapsed: Duration) -> String {
     );
     let mut up = Family::new(
         "pvrdma_up",
-        "1 when every host of the target was reached and its outputs read before the probe's deadline, else 0.",
+        "1 when every host of the target was reached and read (at least one command's output arrived whole) before the probe's deadline, else 0.",
     );
     up.add(Vec::new(), if outcome.up { "1" } else { "0" });
     up.write(&mut text);

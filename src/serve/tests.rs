@@ -4,7 +4,7 @@ use super::config::Config;
 use super::probe::{Collector, Engine};
 use crate::live::LiveOptions;
 use futures::future::LocalBoxFuture;
-use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture};
+use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
@@ -48,7 +48,7 @@ impl Collector for FakeCollector {
                     tokio::select! {
                         () = tokio::time::sleep(delay) => {
                             let read = fake.captures.iter().find(|c| &c.host == t).cloned();
-                            let read = read.unwrap_or_else(|| HostCapture::new(t.clone(), CaptureSource::Live));
+                            let read = read.unwrap_or_else(|| answered(t));
                             if let Some(hook) = &live.on_host_read {
                                 (hook.0)(&read);
                             }
@@ -63,6 +63,33 @@ impl Collector for FakeCollector {
             captures
         })
     }
+}
+
+/// A host that answered: one command's output arrived whole (what makes a host read).
+fn answered(host: &str) -> HostCapture {
+    let mut c = HostCapture::new(host, CaptureSource::Live);
+    let spec = &pvrdma_engine::catalogue::CATALOGUE[0];
+    let mut out = RawOutput::new(spec.id, spec.command);
+    out.exit_status = Some(0);
+    out.outcome = Some(Outcome::Exited { code: 0 });
+    c.outputs.insert(spec.id.to_string(), out);
+    c
+}
+
+/// A host reached whose every command ran out of `--command-timeout 500ms`.
+fn all_timed_out(host: &str) -> HostCapture {
+    let mut c = HostCapture::new(host, CaptureSource::Live);
+    for spec in pvrdma_engine::catalogue::CATALOGUE {
+        let mut out = RawOutput::new(spec.id, spec.command);
+        out.timeout_hit = true;
+        out.outcome = Some(Outcome::TimedOut {
+            timeout_secs: 0,
+            timeout_ms: Some(500),
+            after_ms: 500,
+        });
+        c.outputs.insert(spec.id.to_string(), out);
+    }
+    c
 }
 
 fn engine(yaml: &str, delay: Duration) -> (Rc<Engine>, Rc<Fake>) {
@@ -416,4 +443,49 @@ fn a_web_file_mended_after_a_failed_reload_brings_the_reload_gauge_back() {
         assert_eq!(e.metrics.config_reload_ok.get(), 1, "the mended file reloads");
         assert!(site.web.borrow().is_some());
     });
+}
+
+#[test]
+fn a_host_reached_of_which_nothing_was_read_is_up_0_counted_and_logged() {
+    run(async {
+        // esx01: every command timed out; esx02: one output whole, the rest timed out.
+        let mut partly = all_timed_out("esx02");
+        partly.outputs.extend(answered("esx02").outputs);
+        let fake = Rc::new(Fake {
+            delay: Duration::from_millis(100),
+            captures: vec![all_timed_out("esx01"), partly],
+            ..Fake::default()
+        });
+        let e = Engine::new(
+            Config::parse(CONFIG).expect("valid test configuration"),
+            Box::new(FakeCollector(fake.clone())),
+        );
+        let text = probe(&e, "esx01", Duration::from_secs(10)).await.expect("allowed");
+        assert!(text.contains("\npvrdma_up 0\n"), "{text}");
+        assert!(text.contains("\npvrdma_host_up{host_name=\"esx01\"} 0\n"), "{text}");
+        assert_eq!(e.metrics.probe_failures.get(), 1, "counted as a failed probe");
+        assert_eq!(
+            e.metrics.probes_deadline_exceeded.get(),
+            0,
+            "answered before its deadline"
+        );
+        let text = probe(&e, "esx02", Duration::from_secs(10)).await.expect("allowed");
+        assert!(text.contains("\npvrdma_up 1\n"), "partly read is read: {text}");
+        assert_eq!(e.metrics.probe_failures.get(), 1);
+        // A group with one such host is not up either.
+        let text = probe(&e, "rack", Duration::from_secs(10)).await.expect("allowed");
+        assert!(text.contains("\npvrdma_up 0\n"), "{text}");
+        assert_eq!(e.metrics.probe_failures.get(), 2);
+    });
+    // The log line names the host, that nothing was read, and how each output ended.
+    let lines = super::probe::nothing_read(&[all_timed_out("esx01"), answered("esx02")]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let n = pvrdma_engine::catalogue::CATALOGUE.len();
+    assert!(
+        lines[0].starts_with(&format!(
+            "probe of esx01: nothing read: none of its {n} command outputs arrived whole ({n} did not finish within --command-timeout 500ms)"
+        )),
+        "{}",
+        lines[0]
+    );
 }

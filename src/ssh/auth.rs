@@ -171,8 +171,8 @@ async fn list_agent(socket: &Path) -> Result<(Agent, Vec<PublicKey>), String> {
     .await
     .unwrap_or_else(|_| {
         Err(format!(
-            "ssh-agent did not answer within {}s (SSH_AUTH_SOCK may be stale)",
-            AGENT_TIMEOUT.as_secs()
+            "ssh-agent did not answer within {} (SSH_AUTH_SOCK may be stale)",
+            pvrdma_engine::duration::text(AGENT_TIMEOUT)
         ))
     })?;
     let (agent, ids) = listed;

@@ -149,9 +149,9 @@ async fn within_connect_timeout<T>(
         Err(SshError::new(
             SshErrorKind::Timeout,
             format!(
-                "{}: no SSH handshake (TCP connect, banner, key exchange) within ConnectTimeout {}s (ssh_config or -o); check that the host is up and reachable, or raise ConnectTimeout",
+                "{}: no SSH handshake (TCP connect, banner, key exchange) within ConnectTimeout {} (ssh_config or -o); check that the host is up and reachable, or raise ConnectTimeout",
                 hop.label,
-                limit.as_secs_f64()
+                pvrdma_engine::duration::text(limit)
             ),
         ))
     })

@@ -12,4 +12,5 @@ mod evidence_sshd;
 mod login;
 mod outcomes_sshd;
 mod probe_sshd;
+mod serve_sshd;
 mod vcenter_sshd;

@@ -31,9 +31,18 @@ fn every_way_of_breaking_off_makes_every_dependent_check_unknown() {
         (
             Outcome::TimedOut {
                 timeout_secs: 60,
+                timeout_ms: None,
                 after_ms: 60_000,
             },
             "did not finish within --command-timeout 60s",
+        ),
+        (
+            Outcome::TimedOut {
+                timeout_secs: 0,
+                timeout_ms: Some(500),
+                after_ms: 512,
+            },
+            "did not finish within --command-timeout 500ms",
         ),
         (
             Outcome::Truncated {
@@ -41,6 +50,13 @@ fn every_way_of_breaking_off_makes_every_dependent_check_unknown() {
                 limit_bytes: 16 << 20,
             },
             "output cut at the 16 MiB per-command cap",
+        ),
+        (
+            Outcome::Truncated {
+                cap: Cap::SharedChannel,
+                limit_bytes: 16 << 20,
+            },
+            "output cut with the channel it shared with the other single-answer commands, when they had printed 16 MiB together (the channel's cap)",
         ),
         (
             Outcome::Truncated {
@@ -105,6 +121,7 @@ fn a_cut_batch_keeps_its_ended_sections_and_names_the_event_for_the_rest() {
         &whole[..cut_at],
         Outcome::TimedOut {
             timeout_secs: 5,
+            timeout_ms: None,
             after_ms: 5000,
         },
     );
@@ -197,6 +214,7 @@ fn vmx_inventory_names_adapters_vsish_never_reached() {
         "",
         Outcome::TimedOut {
             timeout_secs: 60,
+            timeout_ms: None,
             after_ms: 60_000,
         },
     );
@@ -206,6 +224,7 @@ fn vmx_inventory_names_adapters_vsish_never_reached() {
         "",
         Outcome::TimedOut {
             timeout_secs: 60,
+            timeout_ms: None,
             after_ms: 60_000,
         },
     );

@@ -28,6 +28,7 @@ mod redact;
 mod sample_from_bundle;
 mod schema;
 mod serve;
+mod serve_auth;
 mod serve_budget;
 mod ssh_config_diff;
 mod tmux;

@@ -171,8 +171,13 @@ pub const DEFAULT_TOTAL_BUDGET: usize = 640 * 1024 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Cap {
-    /// [`OUTPUT_CAP`], per command.
+    /// [`OUTPUT_CAP`], per command: the cap of a channel that runs one command (or, in a
+    /// bundle, of one stream), or the per-answer cap of the single-answer commands that
+    /// share a channel.
     PerCommand,
+    /// [`OUTPUT_CAP`] of a channel several single-answer commands share: the channel was
+    /// cut, and with it every answer not yet whole, however little each had printed.
+    SharedChannel,
     /// `--host-output-budget`, all of a host's outputs together.
     HostBudget,
     /// `--total-output-budget`, all hosts' outputs together.
@@ -190,7 +195,14 @@ pub enum Outcome {
     /// The command ran to its end and exited with `code`.
     Exited { code: u32 },
     /// `--command-timeout` fired after `after_ms`; the output is what arrived before.
-    TimedOut { timeout_secs: u64, after_ms: u64 },
+    TimedOut {
+        /// The timeout in whole seconds (rounded down), as older captures recorded it.
+        timeout_secs: u64,
+        /// The timeout as given, in milliseconds; absent in older captures.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+        after_ms: u64,
+    },
     /// The output reached `cap` (`limit_bytes`) and the rest was thrown away.
     Truncated { cap: Cap, limit_bytes: u64 },
     /// The SSH connection broke `after_ms` into the command.
@@ -212,14 +224,29 @@ impl Outcome {
     pub fn problem(&self) -> Option<String> {
         match self {
             Outcome::Exited { .. } | Outcome::Recorded => None,
-            Outcome::TimedOut { timeout_secs, .. } => {
-                Some(format!("did not finish within --command-timeout {timeout_secs}s"))
+            Outcome::TimedOut {
+                timeout_secs,
+                timeout_ms,
+                ..
+            } => {
+                let limit = timeout_ms.map_or_else(
+                    || format!("{timeout_secs}s"),
+                    |ms| crate::duration::text(std::time::Duration::from_millis(ms)),
+                );
+                Some(format!("did not finish within --command-timeout {limit}"))
             }
             Outcome::Truncated {
                 cap: Cap::PerCommand,
                 limit_bytes,
             } => Some(format!(
                 "output cut at the {} per-command cap",
+                size_label(*limit_bytes)
+            )),
+            Outcome::Truncated {
+                cap: Cap::SharedChannel,
+                limit_bytes,
+            } => Some(format!(
+                "output cut with the channel it shared with the other single-answer commands, when they had printed {} together (the channel's cap)",
                 size_label(*limit_bytes)
             )),
             Outcome::Truncated {
@@ -304,7 +331,7 @@ pub struct RawOutput {
     pub exit_status: Option<u32>,
     /// Wall time from sending the command to its end, in milliseconds.
     pub duration_ms: u64,
-    /// The output was cut at the per-command size cap.
+    /// The output was cut by a size limit (which one: [`RawOutput::outcome`]).
     pub truncated: bool,
     /// `--command-timeout` fired; stdout/stderr hold what arrived before.
     pub timeout_hit: bool,
@@ -364,6 +391,7 @@ impl RawOutput {
                 .unwrap_or(0);
             return Outcome::TimedOut {
                 timeout_secs,
+                timeout_ms: None,
                 after_ms: self.duration_ms,
             };
         }

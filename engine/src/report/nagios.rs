@@ -11,7 +11,6 @@
 //! nobody could read may well be falling back.
 use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
 use std::fmt::Write as _;
-use std::time::Duration;
 
 mod options;
 mod perfdata;
@@ -136,7 +135,11 @@ pub fn render(d: &Diagnosis, opts: &NagiosOptions) -> PluginOutput {
     if let (Some(limit), true) = (opts.timed_out, cut) {
         parts.push(Part::new(
             State::Unknown,
-            format!("timed out after {} ({})", secs(limit), timeout_stage(d)),
+            format!(
+                "timed out after {} ({})",
+                crate::duration::text(limit),
+                timeout_stage(d)
+            ),
             Vec::new(),
         ));
     }
@@ -424,7 +427,11 @@ fn unreached(d: &Diagnosis, opts: &NagiosOptions, parts: &mut Vec<Part>, problem
 fn timeout_reason(h: &HostDiagnosis, opts: &NagiosOptions) -> Option<String> {
     let stage = h.error.as_ref()?.stopped_by_run_timeout()?;
     let limit = opts.timed_out?;
-    Some(format!("the run hit --timeout {} {}", secs(limit), stage.while_host()))
+    Some(format!(
+        "the run hit --timeout {} {}",
+        crate::duration::text(limit),
+        stage.while_host()
+    ))
 }
 
 /// Why a host is not fully diagnosed, in one line, when the host itself says.
@@ -505,16 +512,6 @@ fn timeout_stage(d: &Diagnosis) -> String {
         "after collection".to_string()
     } else {
         format!("while {}", stages.join(", "))
-    }
-}
-
-/// `30s`, `2.5s`.
-fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{s:.0}s")
-    } else {
-        format!("{s:.1}s")
     }
 }
 

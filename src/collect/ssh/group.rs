@@ -232,6 +232,7 @@ mod tests {
         // named in its own words.
         let outcome = Outcome::TimedOut {
             timeout_secs: 60,
+            timeout_ms: None,
             after_ms: 60_000,
         };
         let failure = Failure::new(
@@ -248,5 +249,60 @@ mod tests {
         assert!(first.timeout_hit);
         assert_eq!(first.stderr, "sh: warning\n");
         assert_eq!(m.get(&keys[1]).map(|o| o.exit_status), Some(Some(0)), "kept as it was");
+    }
+    /// A channel the single-answer commands share, cut at its cap by one answer's flood
+    /// (a single long line, which the host's framing cannot split): every answer not yet
+    /// whole, a 99-byte one too, says it was cut with that channel, not at a per-command
+    /// cap; the cap a channel of one command hits is still called the command's.
+    #[test]
+    fn an_answer_cut_with_its_shared_channel_names_the_channel_cap_that_cut_it() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let job = job(home.path());
+        let budget = Budget::new(64 << 20, RunBudget::new(64 << 20));
+        let keys = keys();
+        let small = "x".repeat(99);
+        let head = format!(
+            "0:started 2\n2:begin {k}\n2|{small}\n1:begin {f}\n1|",
+            k = keys[1],
+            f = keys[0]
+        );
+        let flood = vec![b'y'; OUTPUT_CAP];
+        for shared in [true, false] {
+            let mut rx = Received::new(&budget, 64 << 20, shared);
+            rx.append(head.as_bytes(), false);
+            rx.append(&flood, false);
+            let outcome = rx.outcome(&job, Instant::now());
+            let cap = if shared { Cap::SharedChannel } else { Cap::PerCommand };
+            assert_eq!(
+                outcome,
+                Outcome::Truncated {
+                    cap,
+                    limit_bytes: OUTPUT_CAP as u64
+                }
+            );
+            if !shared {
+                assert_eq!(
+                    outcome.problem().as_deref(),
+                    Some("output cut at the 16 MiB per-command cap")
+                );
+                continue;
+            }
+            let sink = Sink::default();
+            let mut group = GroupAnswers::new(&job, &sink).expect("a group");
+            let failure = failure_for(&job, GROUP_ID, &outcome);
+            group.finish(&rx.stdout, &outcome, failure.as_ref(), "");
+            let m = sink.lock().expect("sink");
+            let cut = m.get(&keys[1]).expect("the 99-byte answer");
+            assert_eq!(cut.stdout.trim_end(), small, "what arrived is kept");
+            assert_eq!(cut.outcome, Some(outcome.clone()));
+            let message = &cut.failure.as_ref().expect("a failure").message;
+            assert!(
+                message.contains(&format!("`{}`", keys[1]))
+                    && message.contains("cut with the channel it shared with the other single-answer commands")
+                    && message.contains("16 MiB"),
+                "{message}"
+            );
+            assert!(!message.contains("per-command"), "{message}");
+        }
     }
 }

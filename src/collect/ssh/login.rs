@@ -16,17 +16,17 @@ impl ConnectLimit {
     /// What is said when a login did not finish within the limit: the limit, where it
     /// comes from and how to raise it.
     fn exceeded(&self) -> (String, String) {
-        let secs = self.limit.as_secs_f64();
+        let limit = pvrdma_engine::duration::text(self.limit);
         if self.from_ssh_config {
             (
-                format!("ConnectTimeout {secs}s (ssh_config)"),
+                format!("ConnectTimeout {limit} (ssh_config)"),
                 format!(
                     "raise ConnectTimeout for this host in ssh_config, or give {}",
                     self.option
                 ),
             )
         } else {
-            (format!("{} {secs}s", self.option), format!("raise {}", self.option))
+            (format!("{} {limit}", self.option), format!("raise {}", self.option))
         }
     }
 }

@@ -1,5 +1,6 @@
 use super::*;
 use std::path::Path;
+use std::time::Duration;
 
 fn sample(name: &str) -> Diagnosis {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples").join(name);
