@@ -297,3 +297,31 @@ fn render(d: &Diagnosis, color: bool) -> String {
         },
     )
 }
+
+#[test]
+fn a_vm_first_report_opens_with_its_vms_within_80_columns() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/esxi80-mixed-fleet");
+    let captures = crate::capture::folder::read_dir_for_tests(&dir).expect("sample loads");
+    let scope = crate::diagnose::Selection::default().only_vms(["hpc-node01", "rank [1]: mpi job"].map(String::from));
+    let d = crate::diagnose::diagnose_selected(&captures, &scope);
+    let text = render_with(
+        &d,
+        &HumanOptions {
+            width: 80,
+            ..HumanOptions::default()
+        },
+    );
+    let head: Vec<&str> = text.lines().take(3).collect();
+    assert!(
+        head[0].starts_with("VMs: hpc-node01, rank [1]: mpi job: only their adapters"),
+        "{text}"
+    );
+    // esx03 could not be read, so the VM not seen is not called stopped.
+    let rest = head[1..].join(" ");
+    assert!(
+        rest.contains("not seen running: rank [1]: mpi job; the VM list of esx03 could not be read"),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| l.width() <= 80), "{text}");
+    assert!(!text.contains("hpc-node02"), "{text}");
+}
