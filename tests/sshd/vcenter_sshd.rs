@@ -55,7 +55,13 @@ fn inventory() -> Spec {
 /// The binary reading `sim` as its account, the password from the environment and the
 /// simulator's CA trusted.
 fn doctor(sim: &Vcsim) -> Doctor {
-    Doctor::new()
+    reading(Doctor::new(), sim)
+}
+
+/// `doctor` reading `sim` (the vCenter options stand before the subcommand, where they are
+/// the subcommand's).
+fn reading(doctor: Doctor, sim: &Vcsim) -> Doctor {
+    doctor
         .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
         .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
         .args(["--vcenter", &sim.url, "--vcenter-user", &sim.user, "--vcenter-ca"])
@@ -63,18 +69,8 @@ fn doctor(sim: &Vcsim) -> Doctor {
 }
 
 fn hosts(sim: &Vcsim, extra: &[&str]) -> crate::support::client::Outcome {
-    Doctor::new()
-        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
-        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
-        .args([
-            "hosts",
-            "--vcenter",
-            &sim.url,
-            "--vcenter-user",
-            &sim.user,
-            "--vcenter-ca",
-        ])
-        .arg(&sim.ca)
+    doctor(sim)
+        .arg("hosts")
         .args(extra)
         .timeout(Duration::from_secs(120))
         .run()
@@ -313,11 +309,7 @@ fn a_cluster_or_a_vm_named_in_vcenter_is_diagnosed_over_ssh_on_the_hosts_vcenter
     let (_a, _b, client) = ssh_fleet();
     let mut sim = Vcsim::start(&healthy_inventory());
     let run = |extra: &[&str]| {
-        client
-            .doctor()
-            .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
-            .args(["--vcenter", &sim.url, "--vcenter-user", &sim.user, "--vcenter-ca"])
-            .arg(&sim.ca)
+        reading(client.doctor(), &sim)
             .args(["--format", "json", "--connect-timeout", "20s", "--timeout", "120s"])
             .args(extra)
             .timeout(Duration::from_secs(180))
@@ -358,18 +350,8 @@ fn a_cluster_or_a_vm_named_in_vcenter_is_diagnosed_over_ssh_on_the_hosts_vcenter
 fn watch_follows_a_vm_that_drs_moved_and_says_so() {
     let (_a, _b, client) = ssh_fleet();
     let mut sim = Vcsim::start(&healthy_inventory());
-    let running = client
-        .doctor()
-        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
-        .args([
-            "watch",
-            "--vcenter",
-            &sim.url,
-            "--vcenter-user",
-            &sim.user,
-            "--vcenter-ca",
-        ])
-        .arg(&sim.ca)
+    let running = reading(client.doctor(), &sim)
+        .arg("watch")
         .args([
             "--vm",
             "hpc-node01",
