@@ -89,10 +89,7 @@ pub(super) fn write_support_bundle_hiding(
     });
     let rediagnosed;
     let diagnosis = if args.redact {
-        let selection = match &vm_scope {
-            Some(vms) => diagnose::Selection::default().only_vms(vms.iter().cloned()),
-            None => diagnose::Selection::default(),
-        };
+        let selection = diagnose::Selection::of_vms(vm_scope.as_deref());
         rediagnosed = diagnose::diagnose_selected(captures, &selection);
         &rediagnosed
     } else {

@@ -65,10 +65,7 @@ pub(super) fn finish(
     if let Some(p) = plugin {
         p.stage("diagnosing");
     }
-    let selection = match &setup.vms {
-        Some(vms) => diagnose::Selection::default().only_vms(vms.iter().cloned()),
-        None => diagnose::Selection::default(),
-    };
+    let selection = diagnose::Selection::of_vms(setup.vms.as_deref());
     let mut diagnosis = diagnose::diagnose_selected(captures, &selection);
     if let Some(evidence) = &setup.evidence {
         crate::evidence::attach_bundle_commands(&mut diagnosis, evidence, targets);

@@ -259,10 +259,7 @@ fn rounds(
             }
         }
         let run = source.collect(&mut warned)?;
-        let selection = match &scope {
-            Some(vms) => diagnose::Selection::default().only_vms(vms.iter().cloned()),
-            None => diagnose::Selection::default(),
-        };
+        let selection = diagnose::Selection::of_vms(scope.as_deref());
         let mut diagnosis = diagnose::diagnose_selected(&run.captures, &selection);
         let comparison = previous.as_ref().map(|b| {
             let mut c = pvrdma_engine::baseline::compare(b, &diagnosis);

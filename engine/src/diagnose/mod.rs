@@ -116,6 +116,14 @@ impl Selection {
         }
     }
 
+    /// Every check across hosts, and only the VMs of `vms` when given (see [`Self::only_vms`]).
+    pub fn of_vms(vms: Option<&[String]>) -> Selection {
+        match vms {
+            Some(names) => Selection::default().only_vms(names.iter().cloned()),
+            None => Selection::default(),
+        }
+    }
+
     /// Only these VMs (by the display name vCenter and `esxcli vm process list` show):
     /// their adapters, their VM checks and the transports between them; the hosts'
     /// configuration checks stay whole.
