@@ -384,6 +384,7 @@ impl Engine {
             () = RunDeadline::passed(stop.clone()) => None,
         };
         self.metrics.hosts_waiting.sub(hosts);
+        let slot_wait = permit.is_none();
         let captures = match permit {
             Some(permit) => {
                 self.metrics.hosts_collecting.add(hosts);
@@ -422,6 +423,7 @@ impl Engine {
         };
         let up = !captures.is_empty() && captures.iter().all(|c| c.error.is_none());
         log_failures(&captures);
+        self.metrics.count_not_read(&captures, slot_wait);
         let cut = captures
             .iter()
             .flat_map(|c| c.outputs.values())
