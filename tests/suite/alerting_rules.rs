@@ -350,12 +350,13 @@ fn an_exporter_killed_and_restarted_pages_once_and_a_fault_resolves_only_when_me
         )
     };
     let at = |t: &str, alert: &str, exp: Vec<Value>| json!({"eval_time": t, "alertname": alert, "exp_alerts": exp});
-    let mut checks = Vec::new();
     // Up: the faults page.
-    checks.push(at("2m30s", "PvrdmaAdapterTcpFallback", vec![fallback.clone()]));
-    checks.push(at("2m30s", "PvrdmaCheckFailing", vec![check.clone()]));
-    checks.push(at("2m30s", "PvrdmaHostNotRead", vec![read_why.clone()]));
-    checks.push(at("2m30s", "PvrdmaHostUnwatched", vec![]));
+    let mut checks = vec![
+        at("2m30s", "PvrdmaAdapterTcpFallback", vec![fallback.clone()]),
+        at("2m30s", "PvrdmaCheckFailing", vec![check.clone()]),
+        at("2m30s", "PvrdmaHostNotRead", vec![read_why.clone()]),
+        at("2m30s", "PvrdmaHostUnwatched", vec![]),
+    ];
     // Killed: one alert for the exporter naming its targets; the hosts' alerts go on,
     // past keep_firing_for (2m) and past MetricsAbsent's 5m, which stays quiet.
     for t in ["4m", "6m", "9m"] {
