@@ -577,7 +577,7 @@ fn a_textfile_no_longer_rewritten_goes_stale_and_pages() {
     );
     wait_series(
         port,
-        r#"ALERTS{alertname="PvrdmaAdapterTcpFallback",job="node",alertstate="firing"}"#,
+        r#"ALERTS{alertname="PvrdmaAdapterTcpFallback",host_name="esx02",alertstate="firing"}"#,
         &["esx02"],
         Duration::from_secs(60),
     );
@@ -598,11 +598,11 @@ fn a_textfile_no_longer_rewritten_goes_stale_and_pages() {
         |n| n["status"] == "firing" && alert_names(n).contains(&"PvrdmaMetricsStale".to_string()),
         &logs,
     );
-    // The exporter's jobs, aimed at a closed port, page as a target down.
+    // The exporter's jobs, aimed at a closed port, page as that exporter down.
     wait_series(
         port,
         r#"ALERTS{alertname="PvrdmaExporterDown",alertstate="firing"}"#,
-        &["pvrdma"],
+        &[&format!("exporter=\"{closed}\"")],
         Duration::from_secs(30),
     );
     eprintln!(
