@@ -75,7 +75,11 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             bundle,
             baseline,
         } => {
-            if let Some((listen, web_config)) = serve {
+            if let Some((listen, web_config, ssh_dir)) = serve {
+                if let Some(dir) = ssh_dir {
+                    crate::demo::serve_hosts(&demo, live.probe.is_some(), &dir)?;
+                    return Ok(pvrdma_engine::exit::HEALTHY);
+                }
                 return crate::serve::run_demo(&demo, live, listen, web_config.as_deref());
             }
             let baseline = load_baseline(baseline.as_deref())?;

@@ -53,8 +53,9 @@ pub(crate) enum Job {
     Demo {
         demo: crate::demo::DemoOptions,
         live: LiveOptions,
-        /// `--serve`: where to listen and the web configuration.
-        serve: Option<(Option<String>, Option<PathBuf>)>,
+        /// `--serve`: where to listen, the web configuration, and `--ssh-dir` (the
+        /// hosts alone, for an exporter of its own).
+        serve: Option<(Option<String>, Option<PathBuf>, Option<PathBuf>)>,
         report: ReportSetup,
         bundle: BundleArgs,
         baseline: Option<PathBuf>,
@@ -173,7 +174,9 @@ impl Setup {
                     };
                     let positions = crate::cli::ArgPositions::default();
                     let mut live = live_setup(&chosen, None, &a.run, &positions, terminal, a.probe.options())?.options;
-                    let serve = a.serve.then(|| (a.listen.clone(), a.web_config.clone()));
+                    let serve = a
+                        .serve
+                        .then(|| (a.listen.clone(), a.web_config.clone(), a.ssh_dir.clone()));
                     if serve.is_some() {
                         live.progress = false;
                     }

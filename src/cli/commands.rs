@@ -77,6 +77,11 @@ pub(crate) struct DemoArgs {
     /// With --serve: the address to listen on (default 127.0.0.1:39155).
     #[arg(long, value_name = "ADDR", requires = "serve")]
     pub(crate) listen: Option<String>,
+    /// With --serve: serve only the simulated hosts, over SSH on 127.0.0.1, and write
+    /// into DIR what reaches them (ssh_config, known_hosts, id_demo) and an exporter.yml
+    /// for `serve --config`: the exporter then runs in its own process, in front of them.
+    #[arg(long, value_name = "DIR", requires = "serve", conflicts_with_all = ["listen", "web_config"])]
+    pub(crate) ssh_dir: Option<PathBuf>,
     /// With --serve: TLS and basic authentication, in the format of Prometheus'
     /// exporter-toolkit.
     #[arg(long = "web.config.file", value_name = "FILE", requires = "serve")]

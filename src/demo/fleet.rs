@@ -4,8 +4,8 @@ use super::*;
 /// Running simulated hosts plus the client-side files that reach them.
 pub struct SimFleet {
     /// (host name, port) in scenario order.
-    hosts: Vec<(String, u16)>,
-    dir: tempfile::TempDir,
+    pub(super) hosts: Vec<(String, u16)>,
+    pub(super) dir: tempfile::TempDir,
     seen: Arc<Mutex<Vec<String>>>,
     /// SSH connections accepted, per simulated host.
     logins: Arc<Mutex<BTreeMap<String, usize>>>,

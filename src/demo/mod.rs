@@ -68,6 +68,7 @@ pub fn start_fleet(opts: &DemoOptions, probe: bool) -> anyhow::Result<SimFleet> 
     SimFleet::start(hosts, opts.latency)
 }
 
+mod expose;
 mod fleet;
 mod scenario;
 mod simhost;
@@ -75,6 +76,7 @@ mod simnet;
 mod story;
 
 use crate::demo::simhost::SimHost;
+pub use expose::*;
 pub use fleet::*;
 pub use scenario::*;
 pub use story::*;

@@ -52,6 +52,13 @@ pub struct Metrics {
     pub config_reload_ok: Value,
     /// Outputs cut because the probes in flight held the whole `limits.output_budget`.
     pub outputs_cut_by_budget: Value,
+    /// Hosts a collection could not read because of the host or the way to it, by failure
+    /// class (the JSON report's error kind: a small fixed set).
+    pub hosts_not_read: std::sync::Mutex<std::collections::BTreeMap<String, u64>>,
+    /// Hosts a collection did not read because of the exporter's own limits: its
+    /// deadline passed (`deadline`), or no collection slot came free in time
+    /// (`max_concurrent_hosts`).
+    pub hosts_not_collected: [Value; 2],
     /// Unix seconds of the last successful (re)load.
     pub config_reload_success_time: AtomicI64,
     /// The keys a reload cannot apply to the running server
@@ -190,8 +197,57 @@ impl Metrics {
             "Command outputs cut because the probes in flight held the exporter's whole output budget (limits.output_budget); what depends on them was reported unknown.",
             self.outputs_cut_by_budget.get().to_string(),
         );
+        self.render_hosts(&mut out);
         process_metrics(&mut out);
         out
+    }
+
+    /// Counts the hosts of a finished collection that were not read, apart by whose
+    /// fault: the host's (by class) or the exporter's limits.
+    pub fn count_not_read(&self, captures: &[pvrdma_engine::capture::HostCapture], slot_wait: bool) {
+        for e in captures.iter().filter_map(|c| c.error.as_ref()) {
+            if slot_wait {
+                self.hosts_not_collected[1].inc();
+            } else if e.run_stage.is_some() {
+                self.hosts_not_collected[0].inc();
+            } else {
+                let class = serde_json::to_value(e.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "error".into());
+                let mut m = match self.hosts_not_read.lock() {
+                    Ok(g) => g,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                *m.entry(class).or_default() += 1;
+            }
+        }
+    }
+
+    fn render_hosts(&self, out: &mut String) {
+        let mut not_read = Family::counter(
+            "pvrdma_doctor_hosts_not_read_total",
+            "Hosts a collection could not read because of the host or the way to it (refused, timed out, key exchange, authentication, host key, not ESXi...), by failure class; the exporter's own limits are counted apart.",
+        );
+        let counts = match self.hosts_not_read.lock() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        for (class, n) in counts {
+            not_read.add(vec![("class", class)], n.to_string());
+        }
+        not_read.write(out);
+        let mut not_collected = Family::counter(
+            "pvrdma_doctor_hosts_not_collected_total",
+            "Hosts a collection did not read because of the exporter's own limits: the probe's deadline passed (deadline), or no collection slot came free in time (max_concurrent_hosts).",
+        );
+        for (limit, v) in ["deadline", "max_concurrent_hosts"]
+            .iter()
+            .zip(&self.hosts_not_collected)
+        {
+            not_collected.add(vec![("limit", limit.to_string())], v.get().to_string());
+        }
+        not_collected.write(out);
     }
 }
 

@@ -385,6 +385,7 @@ impl Engine {
             () = RunDeadline::passed(stop.clone()) => None,
         };
         self.metrics.hosts_waiting.sub(hosts);
+        let slot_wait = permit.is_none();
         let captures = match permit {
             Some(permit) => {
                 self.metrics.hosts_collecting.add(hosts);
@@ -427,6 +428,7 @@ impl Engine {
         for line in &unread {
             eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", line));
         }
+        self.metrics.count_not_read(&captures, slot_wait);
         let cut = captures
             .iter()
             .flat_map(|c| c.outputs.values())

@@ -54,7 +54,11 @@ impl Collector for FakeCollector {
                             }
                             read
                         }
-                        () = cut => HostCapture::failed(t.clone(), CaptureSource::Live, Failure::new(ErrorKind::Timeout, "cut")),
+                        () = cut => HostCapture::failed(
+                            t.clone(),
+                            CaptureSource::Live,
+                            Failure::deadline("cut", pvrdma_engine::capture::RunStage::Collecting, ""),
+                        ),
                     }
                 }
             });
@@ -172,6 +176,45 @@ fn a_probe_past_its_deadline_answers_in_time_with_up_0_and_no_adapter() {
         let limit = fake.seen.borrow()[0].run_timeout.expect("the collection is bounded");
         assert!(limit < Duration::from_secs(3), "{limit:?}");
         assert_eq!(e.metrics.probe_failures.get(), 1);
+    });
+}
+
+#[test]
+fn hosts_not_read_are_counted_by_class_apart_from_the_exporters_own_limits() {
+    run(async {
+        let fake = Rc::new(Fake {
+            captures: vec![HostCapture::failed(
+                "esx01",
+                CaptureSource::Live,
+                Failure::new(ErrorKind::Auth, "esx01: every authentication method was refused"),
+            )],
+            slow: vec![("esx02", Duration::from_secs(60))],
+            ..Fake::default()
+        });
+        let config = Config::parse(CONFIG).expect("valid test configuration");
+        let e = Engine::new(config, Box::new(FakeCollector(fake.clone())));
+        probe(&e, "esx01", Duration::from_secs(5)).await.expect("allowed");
+        probe(&e, "esx01", Duration::from_secs(5)).await.expect("allowed");
+        // The exporter's deadline cut this one: not the host's fault.
+        probe(&e, "esx02", Duration::from_secs(2)).await.expect("allowed");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let text = e.metrics.render(0, 2, 16);
+        assert!(
+            text.contains("\npvrdma_doctor_hosts_not_read_total{class=\"auth\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("pvrdma_doctor_hosts_not_read_total{class=\"timeout\"}"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\npvrdma_doctor_hosts_not_collected_total{limit=\"deadline\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\npvrdma_doctor_hosts_not_collected_total{limit=\"max_concurrent_hosts\"} 0\n"),
+            "{text}"
+        );
     });
 }
 

@@ -5,11 +5,12 @@
 //! notifications a webhook receiver in this test collects while a fault is injected into
 //! the demo's scenario folder, reverted, SSH to a host is broken and the exporter is
 //! killed. Intervals are scaled down (30 s scrapes become 3 s), nothing else changes.
-use crate::prometheus::{doctor, parse, require, root, NodeExporter, PROMTOOL};
-use crate::serve::{exporter, get, get_status, query, Proc, PROMETHEUS};
+use crate::alerting_rules::shipped;
+use crate::prometheus::{doctor, require, root, NodeExporter, PROMTOOL};
+use crate::serve::{exporter, exporter_on, get_status, query, Proc, PROMETHEUS};
 use crate::support;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
@@ -19,10 +20,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const ALERTMANAGER: &str = "/usr/bin/prometheus-alertmanager";
-
-fn shipped(path: &str) -> String {
-    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 /// The shipped rules with every duration divided by ten (a 30 s scrape becomes 3 s).
 fn scaled_rules() -> String {
@@ -41,179 +38,6 @@ fn scaled_rules() -> String {
         s = s.replace(from, to);
     }
     s
-}
-
-/// A series in promtool's notation.
-fn series_name(name: &str, labels: &[(String, String)]) -> String {
-    let inner: Vec<String> = labels
-        .iter()
-        .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).expect("a string")))
-        .collect();
-    format!("{name}{{{}}}", inner.join(","))
-}
-
-/// The input series of one scraped exposition, with the labels the scrape adds; the
-/// run's timestamp becomes fresh at every step (the staleness rule has its own test).
-fn input_series(text: &str, job: &str, instance: &str) -> Vec<Value> {
-    parse(text)
-        .into_iter()
-        .map(|(name, labels, value)| {
-            let mut l: Vec<(String, String)> = labels.into_iter().collect();
-            l.push(("job".into(), job.into()));
-            l.push(("instance".into(), instance.into()));
-            let values = if name == "pvrdma_last_run_timestamp_seconds" {
-                "0+15x40".to_string()
-            } else {
-                format!("{value}x40")
-            };
-            json!({"series": series_name(&name, &l), "values": values})
-        })
-        .collect()
-}
-
-/// What the JSON report says about the demo's esx02: its adapter's reasons and the
-/// remedy of its failing check (the oracle of the alert texts).
-fn esx02_from_the_report() -> (String, String) {
-    let (out, _, stderr) = doctor(&["demo", "--no-progress", "--format", "json"]);
-    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-    let host = report["hosts"]
-        .as_array()
-        .expect("hosts")
-        .iter()
-        .find(|h| h["host"] == "esx02")
-        .expect("esx02")
-        .clone();
-    let reasons: Vec<String> = host["vms"][0]["adapters"][0]["reasons"]
-        .as_array()
-        .expect("reasons")
-        .iter()
-        .map(|r| r.as_str().expect("text").to_string())
-        .collect();
-    let check = host["checks"]
-        .as_array()
-        .expect("checks")
-        .iter()
-        .find(|c| c["status"] == "fail")
-        .expect("a failing check");
-    assert_eq!(check["id"], "firewall-pvrdma");
-    (
-        reasons.join("; "),
-        check["remedy"].as_str().expect("remedy").to_string(),
-    )
-}
-
-fn promtool_test(dir: &Path, tests: Value) -> String {
-    std::fs::write(
-        dir.join("rules.yml"),
-        shipped("contrib/prometheus/pvrdma-doctor.rules.yml"),
-    )
-    .unwrap();
-    std::fs::write(dir.join("test.yml"), serde_json::to_string_pretty(&tests).unwrap()).unwrap();
-    let out = Command::new(PROMTOOL)
-        .args(["test", "rules", "test.yml"])
-        .current_dir(dir)
-        .output()
-        .expect("promtool runs");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success() && said.contains("SUCCESS"), "{said}");
-    said
-}
-
-#[test]
-fn the_rules_name_host_vm_adapter_cause_and_fix_on_every_path_from_captured_series() {
-    if !crate::support::real_tools("promtool") {
-        return;
-    }
-    require(PROMTOOL);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(PROMTOOL)
-        .args(["check", "rules"])
-        .arg(root().join("contrib/prometheus/pvrdma-doctor.rules.yml"))
-        .output()
-        .expect("promtool runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
-
-    // What each path really serves: the exporter's per-host and group probes, and the
-    // textfile a one-shot run writes.
-    let (_exp, addr) = exporter(dir.path(), &["demo", "--serve"]);
-    let mut per_host = Vec::new();
-    for host in ["esx01", "esx02", "esx03"] {
-        let (status, body) = get(&addr, &format!("/probe?target={host}"));
-        assert_eq!(status, 200, "{host}: {body}");
-        per_host.extend(input_series(&body, "pvrdma", host));
-    }
-    let (status, body) = get(&addr, "/probe?target=demo");
-    assert_eq!(status, 200, "{body}");
-    let group = input_series(&body, "pvrdma-groups", "demo");
-    let (textfile, _, stderr) = doctor(&["demo", "--no-progress", "--format", "prometheus"]);
-    assert!(textfile.contains("pvrdma_host_up"), "{stderr}");
-    let textfile = input_series(&textfile, "node", "textfile:9100");
-
-    let (why, fix) = esx02_from_the_report();
-    let fallback = |job: &str, instance: &str| {
-        json!({
-            "exp_labels": {"severity": "critical", "job": job, "instance": instance, "host_name": "esx02",
-                           "vm_name": "hpc-node02", "adapter": "0", "verdict": "tcp-fallback"},
-            "exp_annotations": {
-                "summary": "PVRDMA adapter 0 of VM hpc-node02 on ESXi host esx02 falls back to TCP",
-                "description": format!("PVRDMA adapter 0 of VM hpc-node02 on ESXi host esx02 sends its traffic to other hosts over TCP, not through the physical HCA (vsish `Physical HCA available:0`). Why: {why}. Fix: `{fix}` (firewall-pvrdma). The whole diagnosis: `pvrdma-doctor esx02`."),
-            }
-        })
-    };
-    let check = |job: &str, instance: &str| {
-        json!({
-            "exp_labels": {"severity": "critical", "job": job, "instance": instance, "host_name": "esx02",
-                           "check": "firewall-pvrdma", "status": "fail"},
-            "exp_annotations": {
-                "summary": "PVRDMA host check firewall-pvrdma fails on ESXi host esx02",
-                "description": format!("The pvrdma-doctor host check firewall-pvrdma fails on ESXi host esx02: PVRDMA traffic of its VMs cannot use the HCA as the host is set up. Fix: `{fix}`. The whole diagnosis: `pvrdma-doctor esx02`."),
-            }
-        })
-    };
-    let not_read = |job: &str, instance: &str| {
-        json!({
-            "exp_labels": {"severity": "warning", "job": job, "instance": instance, "host_name": "esx03"},
-            "exp_annotations": {
-                "summary": "pvrdma-doctor cannot read ESXi host esx03: its PVRDMA adapters are not watched",
-                "description": "pvrdma-doctor has not read ESXi host esx03 for 2 minutes (status unreachable): unreachable, SSH refused, login refused, timed out or not ESXi, so a fallback there would go unseen. `pvrdma-doctor esx03` says why (the exporter also logs it: `journalctl -u pvrdma-doctor-exporter`).",
-            }
-        })
-    };
-    // Each path on its own, then a host scraped both alone and in its group: it alerts
-    // once, from its per-host series.
-    let both: Vec<Value> = per_host.iter().chain(&group).cloned().collect();
-    let mut cases = Vec::new();
-    for (series, job, instance) in [
-        (per_host, "pvrdma", "esx02"),
-        (group, "pvrdma-groups", "demo"),
-        (textfile, "node", "textfile:9100"),
-        (both, "pvrdma", "esx02"),
-    ] {
-        let unread = if instance == "esx02" { "esx03" } else { instance };
-        cases.push(json!({
-            "interval": "15s",
-            "input_series": series,
-            "alert_rule_test": [
-                // Not yet: 45 s of `for` have not passed.
-                {"eval_time": "30s", "alertname": "PvrdmaAdapterTcpFallback", "exp_alerts": []},
-                {"eval_time": "1m", "alertname": "PvrdmaAdapterTcpFallback", "exp_alerts": [fallback(job, instance)]},
-                {"eval_time": "1m", "alertname": "PvrdmaCheckFailing", "exp_alerts": [check(job, instance)]},
-                {"eval_time": "1m45s", "alertname": "PvrdmaHostNotRead", "exp_alerts": []},
-                {"eval_time": "2m15s", "alertname": "PvrdmaHostNotRead", "exp_alerts": [not_read(job, unread)]},
-                {"eval_time": "5m", "alertname": "PvrdmaFleetCheckFailing", "exp_alerts": []},
-                {"eval_time": "5m", "alertname": "PvrdmaMetricsStale", "exp_alerts": []},
-                {"eval_time": "5m", "alertname": "PvrdmaHostVanished", "exp_alerts": []},
-                {"eval_time": "9m", "alertname": "PvrdmaMetricsAbsent", "exp_alerts": []},
-                {"eval_time": "9m", "alertname": "PvrdmaExporterDown", "exp_alerts": []},
-            ],
-        }));
-    }
-    let tests = json!({"rule_files": ["rules.yml"], "evaluation_interval": "15s", "tests": cases});
-    promtool_test(dir.path(), tests);
 }
 
 /// Notifications Alertmanager POSTs to the webhook, as JSON, in arrival order.
@@ -357,7 +181,8 @@ fn alertmanager(dir: &Path, webhook: u16) -> (Proc, u16) {
     for (from, to) in [
         ("http://127.0.0.1:5001/", format!("http://127.0.0.1:{webhook}/")),
         ("group_wait: 10s", "group_wait: 1s".into()),
-        ("group_interval: 1m", "group_interval: 2s".into()),
+        ("group_interval: 1m", "group_interval: 6s".into()),
+        ("repeat_interval: 4h", "repeat_interval: 24m".into()),
     ] {
         assert!(
             config.contains(from),
@@ -463,7 +288,7 @@ fn alert_names(n: &Value) -> Vec<String> {
 }
 
 #[test]
-fn a_fallback_pages_once_with_its_fix_resolves_and_blindness_pages_too() {
+fn one_page_per_cause_across_a_host_going_silent_and_the_exporter_killed_and_restarted() {
     if !crate::support::real_tools("Prometheus and Alertmanager") {
         return;
     }
@@ -545,7 +370,14 @@ fn a_fallback_pages_once_with_its_fix_resolves_and_blindness_pages_too() {
         .find(|a| a["labels"]["alertname"] == "PvrdmaAdapterTcpFallback")
         .unwrap_or_else(|| panic!("{page:#}"))
         .clone();
-    assert_eq!(fallback["labels"]["job"], "pvrdma", "{page:#}");
+    // The alert names the adapter, not the path that saw it: the per-host and the group
+    // job's sightings are one alert.
+    assert_eq!(
+        fallback["labels"],
+        serde_json::json!({"alertname": "PvrdmaAdapterTcpFallback", "severity": "critical",
+                           "host_name": "esx01", "vm_name": "hpc-node01", "adapter": "0"}),
+        "{page:#}"
+    );
     let text = fallback["annotations"]["description"].as_str().unwrap();
     for word in [
         "ESXi host esx01",
@@ -563,33 +395,141 @@ fn a_fallback_pages_once_with_its_fix_resolves_and_blindness_pages_too() {
         "{names:?}"
     );
 
-    // Mended: one resolved notification.
-    std::fs::write(&vsish, &vsish_ok).unwrap();
-    std::fs::write(&ruleset, &ruleset_ok).unwrap();
-    hook.wait_for("resolved for esx01", Duration::from_secs(90), |n| {
-        about(n, "esx01", "resolved")
-    });
-
-    // SSH to esx01 broken: its connections are closed before the banner.
+    // esx01 stops answering with its fault in place: it pages as not read, and its
+    // fault does not resolve for want of evidence.
+    let broken: Vec<(std::ffi::OsString, Vec<u8>)> = std::fs::read_dir(fleet.join("esx01"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name(), std::fs::read(e.path()).unwrap())
+        })
+        .collect();
     std::fs::remove_dir_all(fleet.join("esx01")).unwrap();
     std::fs::create_dir(fleet.join("esx01")).unwrap();
     std::fs::copy(fleet.join("esx03/host-error.json"), fleet.join("esx01/host-error.json")).unwrap();
-    hook.wait_for("PvrdmaHostNotRead for esx01", Duration::from_secs(90), |n| {
+    let silent = hook.wait_for("PvrdmaHostNotRead for esx01", Duration::from_secs(90), |n| {
         about(n, "esx01", "firing") && alert_names(n).contains(&"PvrdmaHostNotRead".to_string())
     });
+    let why = silent["alerts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["labels"]["alertname"] == "PvrdmaHostNotRead")
+        .expect("the alert")["annotations"]["description"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(why.contains("Why: "), "the page says why: {why}");
+    for (alert, firing) in alert_states(&silent) {
+        assert_eq!(firing, "firing", "{alert} in {silent:#}");
+    }
+    // It answers again, the fault unchanged; then it is mended.
+    std::fs::remove_file(fleet.join("esx01/host-error.json")).unwrap();
+    for (name, bytes) in &broken {
+        std::fs::write(fleet.join("esx01").join(name), bytes).unwrap();
+    }
+    hook.wait_for("PvrdmaHostNotRead resolved for esx01", Duration::from_secs(90), |n| {
+        about(n, "esx01", "firing")
+            && alert_states(n).contains(&("PvrdmaHostNotRead".to_string(), "resolved".to_string()))
+    });
+    std::fs::write(&vsish, &vsish_ok).unwrap();
+    std::fs::write(&ruleset, &ruleset_ok).unwrap();
+    let mended = hook.wait_for("resolved for esx01", Duration::from_secs(90), |n| {
+        about(n, "esx01", "resolved")
+    });
+    for n in hook.all().iter().filter(|n| n["groupLabels"]["host_name"] == "esx01") {
+        for (alert, state) in alert_states(n) {
+            let last = *n == mended;
+            assert!(
+                alert == "PvrdmaHostNotRead" || state == "firing" || last,
+                "{alert} said resolved while esx01 was still broken: {n:#}"
+            );
+        }
+    }
+    let esx01_pages = hook
+        .all()
+        .iter()
+        .filter(|n| n["groupLabels"]["host_name"] == "esx01")
+        .count();
+    // The fault, the host going silent, its return, the mend: four notifications.
+    assert_eq!(esx01_pages, 4, "{:#}", Value::Array(hook.all()));
 
-    // The exporter killed: the targets it served page.
+    // The exporter killed while esx02 is broken and esx03 unreachable: one page for it,
+    // naming its targets; nothing about the hosts behind it, firing or resolved.
+    let before = hook.all().len();
     let killed = Instant::now();
     exp.signal("-KILL");
     let _ = exp.wait_exit(Duration::from_secs(10));
-    hook.wait_for("PvrdmaExporterDown", Duration::from_secs(90), |n| {
+    let down = hook.wait_for("PvrdmaExporterDown", Duration::from_secs(90), |n| {
         n["status"] == "firing" && alert_names(n).contains(&"PvrdmaExporterDown".to_string())
     });
-    eprintln!(
-        "alerting figures (intervals / 10): injection -> notification {:.1} s, exporter killed -> notification {:.1} s",
-        to_page.as_secs_f64(),
-        killed.elapsed().as_secs_f64()
+    let to_exporter_page = killed.elapsed();
+    let text = down["alerts"][0]["annotations"]["description"]
+        .as_str()
+        .unwrap_or_default();
+    for target in [
+        "esx01 (job pvrdma)",
+        "esx02 (job pvrdma)",
+        "esx03 (job pvrdma)",
+        "demo (job pvrdma-groups)",
+    ] {
+        assert!(text.contains(target), "{target} missing: {down:#}");
+    }
+    // Down past keep_firing_for (12 s) and PvrdmaMetricsAbsent's `for` (30 s).
+    std::thread::sleep(Duration::from_secs(45));
+    let (_exp, back) = exporter_on(dir.path(), &["demo", "--serve", "--scenario", &scenario], &addr);
+    assert_eq!(back, addr);
+    wait_series(
+        port,
+        r#"up{job="pvrdma-groups"} == 1"#,
+        &["demo"],
+        Duration::from_secs(30),
     );
+    hook.wait_for("PvrdmaExporterDown resolved", Duration::from_secs(60), |n| {
+        n["status"] == "resolved" && alert_names(n).contains(&"PvrdmaExporterDown".to_string())
+    });
+    // A few group intervals (6 s) for anything that would follow.
+    std::thread::sleep(Duration::from_secs(20));
+    let since: Vec<Value> = hook.all()[before..].to_vec();
+    let all = Value::Array(since.clone());
+    let exporter_pages = since
+        .iter()
+        .filter(|n| alert_states(n).contains(&("PvrdmaExporterDown".to_string(), "firing".to_string())))
+        .count();
+    assert_eq!(exporter_pages, 1, "one page for the exporter: {all:#}");
+    for n in &since {
+        assert!(
+            !["esx01", "esx02", "esx03"].contains(&n["groupLabels"]["host_name"].as_str().unwrap_or("")),
+            "nothing about a host behind the exporter, firing or resolved: {all:#}"
+        );
+        assert!(
+            !alert_names(n).contains(&"PvrdmaMetricsAbsent".to_string()),
+            "no metrics because the exporter is down: the same page: {all:#}"
+        );
+    }
+    eprintln!(
+        "alerting figures (intervals / 10): injection -> notification {:.1} s, exporter killed -> notification {:.1} s, {} notifications from the kill to after the restart",
+        to_page.as_secs_f64(),
+        to_exporter_page.as_secs_f64(),
+        since.len()
+    );
+}
+
+/// Each alert of a notification with its status: (alertname, "firing" or "resolved").
+fn alert_states(n: &Value) -> Vec<(String, String)> {
+    n["alerts"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|x| {
+                    (
+                        x["labels"]["alertname"].as_str().unwrap_or("").to_string(),
+                        x["status"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[test]
@@ -637,7 +577,7 @@ fn a_textfile_no_longer_rewritten_goes_stale_and_pages() {
     );
     wait_series(
         port,
-        r#"ALERTS{alertname="PvrdmaAdapterTcpFallback",job="node",alertstate="firing"}"#,
+        r#"ALERTS{alertname="PvrdmaAdapterTcpFallback",host_name="esx02",alertstate="firing"}"#,
         &["esx02"],
         Duration::from_secs(60),
     );
@@ -658,11 +598,11 @@ fn a_textfile_no_longer_rewritten_goes_stale_and_pages() {
         |n| n["status"] == "firing" && alert_names(n).contains(&"PvrdmaMetricsStale".to_string()),
         &logs,
     );
-    // The exporter's jobs, aimed at a closed port, page as a target down.
+    // The exporter's jobs, aimed at a closed port, page as that exporter down.
     wait_series(
         port,
         r#"ALERTS{alertname="PvrdmaExporterDown",alertstate="firing"}"#,
-        &["pvrdma"],
+        &[&format!("exporter=\"{closed}\"")],
         Duration::from_secs(30),
     );
     eprintln!(

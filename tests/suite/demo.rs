@@ -248,3 +248,107 @@ fn the_demo_never_touches_the_users_agent() {
         plan.target.identity_files
     );
 }
+
+/// `demo --serve --ssh-dir`: the simulated hosts alone, and an exporter of its own in
+/// front of them (`serve --config` with the exporter.yml written there), which can be
+/// killed and started again while the hosts, and a scenario folder they read again every
+/// second, go on.
+#[test]
+fn demo_hosts_exposed_over_ssh_serve_an_exporter_of_their_own_killable_alone() {
+    use crate::serve::{exporter, get, Proc};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/esxi80-mixed-fleet");
+    for host in std::fs::read_dir(&sample).unwrap() {
+        let host = host.unwrap();
+        if host.path().is_dir() {
+            std::fs::create_dir(fleet.join(host.file_name())).unwrap();
+            for f in std::fs::read_dir(host.path()).unwrap() {
+                let f = f.unwrap();
+                std::fs::copy(f.path(), fleet.join(host.file_name()).join(f.file_name())).unwrap();
+            }
+        }
+    }
+    let ssh = dir.path().join("ssh");
+    let log = dir.path().join("hosts.log");
+    let child = Doctor::new()
+        .args([
+            "demo",
+            "--serve",
+            "--ssh-dir",
+            ssh.to_str().unwrap(),
+            "--scenario",
+            fleet.to_str().unwrap(),
+        ])
+        .command()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("start the demo hosts");
+    let mut hosts = Proc { child, log };
+    let config = ssh.join("exporter.yml");
+    let start = std::time::Instant::now();
+    while !config.is_file() {
+        assert!(hosts.wait_exit(Duration::from_millis(100)).is_none(), "{}", hosts.log());
+        assert!(start.elapsed() < Duration::from_secs(30), "{}", hosts.log());
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let args = ["serve", "--config", config.to_str().unwrap()];
+    for round in 0..2 {
+        let (mut exp, addr) = exporter(dir.path(), &args);
+        let (status, body) = get(&addr, "/probe?target=esx02");
+        assert_eq!(status, 200, "{body}");
+        assert!(
+            body.contains(
+                r#"pvrdma_adapter_verdict{host_name="esx02",vm_name="hpc-node02",adapter="0",verdict="tcp-fallback"} 1"#
+            ),
+            "round {round}: {body}"
+        );
+        let (_, body) = get(&addr, "/probe?target=esx03");
+        assert!(
+            body.contains(r#"pvrdma_host_read_failure_info{host_name="esx03",class="unreachable""#),
+            "{body}"
+        );
+        let (_, body) = get(&addr, "/probe?target=demo");
+        assert!(body.contains(r#"pvrdma_host_up{host_name="esx01"} 1"#), "{body}");
+        exp.signal("-KILL");
+        let _ = exp.wait_exit(Duration::from_secs(10));
+        assert!(exp.child.try_wait().expect("wait").is_some(), "the exporter is gone");
+        assert!(
+            hosts.wait_exit(Duration::from_millis(10)).is_none(),
+            "the hosts outlive their exporter: {}",
+            hosts.log()
+        );
+        // Mended while no exporter runs: the hosts read the folder on their own.
+        std::fs::copy(
+            sample.join("esx01/esxcli_network_firewall_ruleset_list.txt"),
+            fleet.join("esx02/esxcli_network_firewall_ruleset_list.txt"),
+        )
+        .unwrap();
+        std::fs::write(
+            fleet.join("esx02/vsish_pvrdma_properties.txt"),
+            std::fs::read_to_string(fleet.join("esx02/vsish_pvrdma_properties.txt"))
+                .unwrap()
+                .replace("Physical HCA available:0", "Physical HCA available:1"),
+        )
+        .unwrap();
+        if round == 0 {
+            std::thread::sleep(Duration::from_millis(1500));
+            let (mut exp, addr) = exporter(dir.path(), &args);
+            let (_, body) = get(&addr, "/probe?target=esx02");
+            assert!(body.contains(r#"verdict="hca"} 1"#), "the mend shows: {body}");
+            exp.signal("-KILL");
+            let _ = exp.wait_exit(Duration::from_secs(10));
+            // Broken again for the next round.
+            for f in [
+                "esxcli_network_firewall_ruleset_list.txt",
+                "vsish_pvrdma_properties.txt",
+            ] {
+                std::fs::copy(sample.join("esx02").join(f), fleet.join("esx02").join(f)).unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+    }
+}

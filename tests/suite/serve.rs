@@ -60,10 +60,15 @@ impl Drop for Proc {
 
 /// Starts `pvrdma-doctor ARGS --listen 127.0.0.1:0`; returns it and the address it serves.
 pub(crate) fn exporter(dir: &Path, args: &[&str]) -> (Proc, String) {
+    exporter_on(dir, args, "127.0.0.1:0")
+}
+
+/// [`exporter`] on the address `listen` (an exporter restarted where it was).
+pub(crate) fn exporter_on(dir: &Path, args: &[&str], listen: &str) -> (Proc, String) {
     let log = dir.join(format!("exporter-{}.log", support::free_port()));
     let child = Doctor::new()
         .args(args)
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", listen])
         .command()
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -100,6 +100,47 @@ fn verdict_label(v: Verdict) -> &'static str {
     }
 }
 
+/// The report's name of a failure kind (as in the JSON report): a small, fixed set, so a
+/// label of it keeps the series count bounded.
+fn error_class(kind: crate::capture::ErrorKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "error".to_string())
+}
+
+/// Why a host was not read (`None` for a host read): the failure that stopped it, else
+/// (reached, but every output it answered broke off) `incomplete` and the first output
+/// that broke off.
+fn read_failure(h: &HostDiagnosis) -> Option<(String, String)> {
+    if h.is_diagnosed() {
+        return None;
+    }
+    if let Some(e) = &h.error {
+        return Some((error_class(e.kind), e.message.clone()));
+    }
+    let message = h.incomplete_outputs.first().map_or_else(
+        || "no check or adapter verdict could be told".to_string(),
+        |o| format!("{}: {}", o.command, o.reason),
+    );
+    Some(("incomplete".to_string(), message))
+}
+
+/// Longest message a label carries, in characters: a page reads it whole, and a label
+/// value that grows with its input would multiply the series.
+const MESSAGE_CHARS: usize = 200;
+
+/// A failure's first line, cut to [`MESSAGE_CHARS`] characters (`...` marks the cut).
+fn bounded_message(message: &str) -> String {
+    let line = message.lines().next().unwrap_or("").trim();
+    if line.chars().count() <= MESSAGE_CHARS {
+        return line.to_string();
+    }
+    let mut cut: String = line.chars().take(MESSAGE_CHARS - 3).collect();
+    cut.push_str("...");
+    cut
+}
+
 /// A series' labels, in the order they are written.
 type Labels = Vec<(&'static str, String)>;
 
@@ -166,6 +207,10 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         "What fixes a host check that fails or warns: the command to run on the host, else the advice; always 1, absent for a passing check. Alert texts read it.",
     );
     let mut uplinks = UplinkFamilies::new();
+    let mut failures = Family::new(
+        "pvrdma_host_read_failure_info",
+        "Why a host was not read: the failure class (its kind in the JSON report: unreachable, timeout, key-exchange, auth, host-key-unknown, ...) and the first line of its message, at most 200 characters; always 1, absent for a host read. Alert texts read it.",
+    );
     let mut counts = Family::new(
         "pvrdma_adapters",
         "PVRDMA adapters on the host per verdict; absent when the host's adapters could not be listed.",
@@ -174,6 +219,12 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         let base = host_labels(&h.host);
         up.add(base.clone(), if h.is_diagnosed() { "1" } else { "0" });
         host_status.one_hot(&base, "status", &HOST_STATUSES, h.status, crate::diagnose::status_name);
+        if let Some((class, message)) = read_failure(h) {
+            let mut l = base.clone();
+            l.push(("class", class));
+            l.push(("message", bounded_message(&message)));
+            failures.add(l, "1");
+        }
         if let Some(version) = &h.esxi_version {
             let mut l = base.clone();
             l.push(("version", version.clone()));
@@ -239,6 +290,7 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         &duration,
         &up,
         &host_status,
+        &failures,
         &host_info,
         &checks,
         &remedies,

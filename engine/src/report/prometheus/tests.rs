@@ -144,6 +144,31 @@ fn an_unreachable_host_is_down_with_its_status_and_no_adapter_or_check_series() 
 }
 
 #[test]
+fn a_host_not_read_says_why_in_one_bounded_series() {
+    let mut down = host("esx02", HostStatus::Unreachable, Vec::new());
+    down.error = Some(crate::capture::Failure::new(
+        crate::capture::ErrorKind::Auth,
+        format!(
+            "esx02: every authentication method was refused {}\nsecond line",
+            "x".repeat(300)
+        ),
+    ));
+    let read = host("esx01", HostStatus::Ok, vec![("vm1", vec![adapter(0, Verdict::Hca)])]);
+    let text = render(&diagnosis(vec![down, read]), &options(Scope::Fleet));
+    let lines = lines_of(&text, "pvrdma_host_read_failure_info");
+    assert_eq!(lines.len(), 1, "{text}");
+    let line = lines[0];
+    assert!(
+        line.starts_with(r#"pvrdma_host_read_failure_info{host_name="esx02",class="auth",message="esx02: every authentication method was refused xx"#),
+        "{line}"
+    );
+    assert!(line.ends_with(r#"xx..."} 1"#), "{line}");
+    let message = line.split("message=\"").nth(1).unwrap().trim_end_matches("\"} 1");
+    assert_eq!(message.chars().count(), MESSAGE_CHARS, "{message}");
+    assert!(!line.contains("second line"));
+}
+
+#[test]
 fn a_host_whose_checks_are_all_unknown_is_not_up_and_has_no_adapter_count() {
     let mut h = host("esx03", HostStatus::Incomplete, Vec::new());
     h.checks = vec![check("esxi-version", Status::Unknown)];
@@ -154,6 +179,13 @@ fn a_host_whose_checks_are_all_unknown_is_not_up_and_has_no_adapter_count() {
     );
     assert!(text.contains("pvrdma_check_status{host_name=\"esx03\",check=\"esxi-version\",status=\"unknown\"} 1\n"));
     assert!(!text.contains("pvrdma_adapters{"), "{text}");
+    // Reached, but nothing told: it says so rather than nothing.
+    assert_eq!(
+        lines_of(&text, "pvrdma_host_read_failure_info"),
+        [
+            r#"pvrdma_host_read_failure_info{host_name="esx03",class="incomplete",message="no check or adapter verdict could be told"} 1"#
+        ]
+    );
 }
 
 #[test]
