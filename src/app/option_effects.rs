@@ -193,6 +193,7 @@ fn effects() -> Vec<(&'static str, Vec<Effect>)> {
         ("latency", vec![], vec!["--latency", "1s"]),
         ("serve", vec![], vec!["--serve"]),
         ("listen", vec!["--serve"], vec!["--serve", "--listen", "127.0.0.1:1"]),
+        ("ssh_dir", vec!["--serve"], vec!["--serve", "--ssh-dir", "dir"]),
         (
             "web_config",
             vec!["--serve"],
