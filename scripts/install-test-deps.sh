@@ -14,8 +14,6 @@
 #   - icinga2-bin: Icinga 2's own parser and config validator for the monitoring plugin;
 #   - python3 and python3-pip; and from PyPI the ClusterShell package, the oracle for node
 #     sets (tests/suite/nodeset_oracle.rs).
-#   - patch, with which scripts/vendor-russh.sh --check (run by CI) rebuilds the russh
-#     copy from its release and vendor/russh.patch;
 # And it creates a local test user whose login shell is busybox sh and whose password is
 # checked by PAM, so keyboard-interactive login goes through the same path as on ESXi.
 #
@@ -61,7 +59,6 @@ if [ ! -x /usr/sbin/sshd ]; then
 fi
 command -v busybox >/dev/null 2>&1 || missing="$missing busybox"
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
-command -v patch >/dev/null 2>&1 || missing="$missing patch"
 if [ -n "$missing" ]; then
     echo "install-test-deps.sh: installing$missing"
     export DEBIAN_FRONTEND=noninteractive

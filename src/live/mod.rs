@@ -249,22 +249,9 @@ pub struct LiveRun {
 /// threads serve a whole fleet, where tokio's default (512) may start one thread per host
 /// at once, each with its own stack and malloc arena.
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    runtime_builder().build().context("cannot start the async runtime")
-}
-
-fn runtime_builder() -> tokio::runtime::Builder {
-    let mut builder = tokio::runtime::Builder::new_current_thread();
-    builder.max_blocking_threads(8).enable_all();
-    builder
-}
-
-/// [`runtime`] for a run over a fleet: before its thread sleeps after a busy spell, it
-/// pauses a moment so that many hosts' packets share a wake-up
-/// ([`crate::ssh::wakeups`]). The exporter does without: its probes run a few hosts at a
-/// time, and there the pause only made each probe later.
-fn fleet_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    runtime_builder()
-        .on_thread_park(crate::ssh::wakeups::before_sleep)
+    tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(8)
+        .enable_all()
         .build()
         .context("cannot start the async runtime")
 }
@@ -276,7 +263,7 @@ pub fn collect_live(opts: &LiveOptions) -> anyhow::Result<LiveRun> {
     // lands on a parked worker costs a futex wake and a context switch. Measured on 100
     // hosts of 40 VMs (host_bench, esxcli 4 s): 4.7 ms of client CPU per host against 5.4
     // with two workers.
-    let runtime = fleet_runtime()?;
+    let runtime = runtime()?;
     let run = runtime.block_on(collect_live_async(opts));
     // Hosts that hang past every timeout must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_millis(200));

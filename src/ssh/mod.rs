@@ -13,4 +13,3 @@ mod known_hosts;
 pub(crate) mod plan;
 mod signer;
 mod transport;
-pub(crate) mod wakeups;

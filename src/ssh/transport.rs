@@ -301,8 +301,7 @@ const VERSION_SCAN: usize = 8192;
 const READ_BUFFER: usize = 8 * 1024;
 
 /// Passes a stream through, keeping a copy of what the server sends until its
-/// identification line is complete (russh keeps that line private), and counting the
-/// reads that bring bytes (see `wakeups`).
+/// identification line is complete (russh keeps that line private).
 struct Recording<S> {
     inner: S,
     seen: Arc<Mutex<Vec<u8>>>,
@@ -313,9 +312,6 @@ impl<S: AsyncRead + Unpin> AsyncRead for Recording<S> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            crate::ssh::wakeups::read_some();
-        }
         if !self.done {
             let new = buf.filled().get(before..).unwrap_or_default().to_vec();
             let done = match self.seen.lock() {

@@ -128,9 +128,10 @@ fn password_goes_through_keyboard_interactive() {
     assert!(err.message.contains("authorized_keys"), "{}", err.message);
 }
 
-/// Each NIST key exchange ESXi's FIPS mode offers, with an ECDSA host key on the same curve:
-/// P-256 and P-384 are computed and verified with ring, P-521 by russh's own code. A host
-/// key whose signature did not verify, or a wrong shared secret, would fail the login.
+/// Each NIST key exchange ESXi's FIPS mode offers, with an ECDSA host key on the same curve
+/// (and one on another curve than the exchange's), logs in against OpenSSH and collects the
+/// whole host. A host key whose signature did not verify, or a wrong shared secret, would
+/// fail the login.
 #[test]
 fn every_nist_key_exchange_and_host_key_curve_logs_in() {
     if !crate::support::real_tools("a real OpenSSH sshd") {

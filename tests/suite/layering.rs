@@ -348,21 +348,70 @@ fn the_vsphere_crate_reaches_neither_the_engine_nor_ssh_nor_a_command_line() {
     assert_no_cycle(&root.join("vsphere/src"));
 }
 
-/// The ring code under the vendored russh needs ring and nothing else: no workspace crate,
-/// and not russh, which depends on it.
+/// The workspace's own packages: the root package and each `members` entry's crate, by the
+/// `name` in its manifest.
+fn workspace_packages(root: &Path) -> BTreeSet<String> {
+    let name = |manifest: &Path| -> String {
+        let text = std::fs::read_to_string(manifest).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("name = "))
+            .unwrap_or_else(|| panic!("{} names no package", manifest.display()));
+        line["name = ".len()..].trim_matches('"').to_string()
+    };
+    let top = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let members = top
+        .lines()
+        .find_map(|l| l.strip_prefix("members = "))
+        .expect("the workspace lists its members on one line");
+    let mut names: BTreeSet<String> = members
+        .trim_matches(['[', ']'])
+        .split(',')
+        .map(|m| m.trim().trim_matches('"'))
+        .filter(|m| !m.is_empty())
+        .map(|m| name(&root.join(m).join("Cargo.toml")))
+        .collect();
+    names.insert(name(&root.join("Cargo.toml")));
+    names
+}
+
+/// Every dependency comes from crates.io, so `cargo update` bumps it and an advisory scanner
+/// (cargo-audit, cargo-deny, Dependabot) reads its version from the lock file: a package
+/// with no `source` (a path: a vendored copy or a `[patch]`) must be a workspace member, and
+/// no package comes from git or another registry.
 #[test]
-fn the_ring_kex_crate_reaches_only_ring() {
+fn every_dependency_comes_from_the_registry() {
+    const CRATES_IO: &str = "registry+https://github.com/rust-lang/crates.io-index";
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let graph = lock_graph(&std::fs::read_to_string(root.join("Cargo.lock")).unwrap());
-    assert!(
-        reachable(&graph, "russh").contains("pvrdma-ring-kex"),
-        "russh is not the vendored copy that calls pvrdma-ring-kex"
-    );
-    let normal = graph["pvrdma-ring-kex"]
-        .iter()
-        .filter(|d| !["proptest", "tempfile"].contains(&d.as_str()))
-        .collect::<Vec<_>>();
-    assert_eq!(normal, ["ring"], "pvrdma-ring-kex depends on more than ring");
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap();
+    let members = workspace_packages(root);
+    assert!(members.contains("pvrdma-engine"), "members not read: {members:?}");
+    let mut from_registry = BTreeSet::new();
+    let mut elsewhere = Vec::new();
+    for block in lock.split("[[package]]").skip(1) {
+        let field = |key: &str| {
+            block
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(|v| v.trim_matches('"').to_string())
+        };
+        let name = field("name = ").expect("a package without a name");
+        match field("source = ") {
+            Some(source) if source == CRATES_IO => {
+                from_registry.insert(name);
+            }
+            Some(source) => elsewhere.push(format!("{name} from {source}")),
+            None if members.contains(&name) => {}
+            None => elsewhere.push(format!("{name} from a path outside the workspace")),
+        }
+    }
+    assert!(elsewhere.is_empty(), "not from crates.io: {elsewhere:#?}");
+    for dependency in ["russh", "ring", "tokio"] {
+        assert!(
+            from_registry.contains(dependency),
+            "{dependency} is not in the lock file from crates.io"
+        );
+    }
 }
 
 /// Every run of the binary in a test goes through the harness (`tests/support/client.rs`),
@@ -405,7 +454,6 @@ fn no_source_file_is_over_600_lines() {
         "parsers/src",
         "nodeset/src",
         "ssh-config/src",
-        "ring-kex/src",
         "vsphere/src",
         "vsphere/tests",
     ] {
