@@ -29,6 +29,7 @@ mod sample_from_bundle;
 mod schema;
 mod serve;
 mod serve_budget;
+mod skips;
 mod ssh_config_diff;
 mod tmux;
 mod vmsupport;
