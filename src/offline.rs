@@ -85,6 +85,18 @@ fn classify(first: &str) -> Option<ArchiveKind> {
 /// finished, as its manifest records them. `None` for what records no run: a capture
 /// folder, a vm-support bundle, a manifest without readable times.
 pub fn recorded_run_times(path: &Path) -> Option<(SystemTime, SystemTime)> {
+    let manifest = recorded_manifest(path)?;
+    let time = |key: &str| humantime::parse_rfc3339(manifest.get(key)?.as_str()?).ok();
+    Some((time("started")?, time("finished")?))
+}
+
+/// `path` is a pvrdma-doctor support bundle (`.tar.gz` or unpacked).
+pub fn is_support_bundle(path: &Path) -> bool {
+    recorded_manifest(path).is_some()
+}
+
+/// The manifest of a pvrdma-doctor bundle (`.tar.gz` or unpacked), if `path` is one.
+fn recorded_manifest(path: &Path) -> Option<serde_json::Value> {
     // The manifest lists every file; this bounds a damaged one.
     const MAX_MANIFEST: u64 = 64 * 1024 * 1024;
     let mut bytes = Vec::new();
@@ -101,7 +113,5 @@ pub fn recorded_run_times(path: &Path) -> Option<(SystemTime, SystemTime)> {
         }
         (&mut entry).take(MAX_MANIFEST).read_to_end(&mut bytes).ok()?;
     }
-    let manifest: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    let time = |key: &str| humantime::parse_rfc3339(manifest.get(key)?.as_str()?).ok();
-    Some((time("started")?, time("finished")?))
+    serde_json::from_slice(&bytes).ok()
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The hosts to diagnose.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub(crate) struct HostArgs {
     /// ESXi hosts as ClusterShell node sets, read as `nodeset -e` reads them: `esx01`,
     /// `esx[01-16]`, `esx[1-9/2]`, `esx01,esx02`, `esx[01-16]!esx07` (also `&`, `^`), groups
@@ -23,7 +23,7 @@ pub(crate) struct HostArgs {
 }
 
 /// How to log in to the hosts: OpenSSH's options, read as ssh reads them.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "SSH login")]
 pub(crate) struct SshArgs {
     /// Use only this ssh_config file, instead of ~/.ssh/config and /etc/ssh/ssh_config (like `ssh -F`).

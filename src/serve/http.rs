@@ -25,7 +25,7 @@
 //! 503 and every answer closing its connection; once no request is being served (probes
 //! end by their deadline, at most `limits.max_timeout`) the remaining connections, idle or
 //! still sending headers, are closed and the server returns.
-use super::probe::Engine;
+use super::scrape::Exporter;
 use super::web::WebConfig;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -60,7 +60,7 @@ const METRICS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// What the request handlers share.
 pub struct Site {
-    pub engine: Rc<Engine>,
+    pub exporter: Rc<Exporter>,
     /// TLS and basic authentication; SIGHUP may replace it.
     pub web: RefCell<Option<Rc<WebConfig>>>,
     /// `/-/ready` answers 503 once draining has begun.
@@ -70,9 +70,9 @@ pub struct Site {
 }
 
 impl Site {
-    pub fn new(engine: Rc<Engine>, web: Option<WebConfig>) -> Site {
+    pub fn new(exporter: Rc<Exporter>, web: Option<WebConfig>) -> Site {
         Site {
-            engine,
+            exporter,
             web: RefCell::new(web.map(Rc::new)),
             draining: Cell::new(false),
             conns: Conns::default(),
@@ -217,7 +217,7 @@ impl Drop for Serving<'_> {
 pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Receiver<bool>) {
     let (drain_tx, drain_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
-    let cap = || site.engine.config().limits.max_connections;
+    let cap = || site.exporter.config().limits.max_connections;
     loop {
         while tasks.try_join_next().is_some() {}
         tokio::select! {
@@ -239,21 +239,21 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
             }
         };
         while site.conns.len() >= cap() && site.conns.evict_idlest() {
-            site.engine.metrics.http_connections_evicted.inc();
+            site.exporter.metrics.http_connections_evicted.inc();
         }
         let _ = tcp.set_nodelay(true);
         let conn = site.conns.register();
         let site = site.clone();
         let drain = drain_rx.clone();
         tasks.spawn_local(async move {
-            site.engine.metrics.http_connections_open.inc();
+            site.exporter.metrics.http_connections_open.inc();
             let tls = site.web.borrow().as_ref().and_then(|w| w.tls.clone());
             let served = async {
                 match tls {
                     None => connection(tcp, &site, conn.clone(), drain).await,
                     Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                         Ok(Ok(stream)) => connection(stream, &site, conn.clone(), drain).await,
-                        _ => site.engine.metrics.http_connection_errors.inc(),
+                        _ => site.exporter.metrics.http_connection_errors.inc(),
                     },
                 }
             };
@@ -263,13 +263,13 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
                 () = served => {}
             }
             site.conns.remove(&conn);
-            site.engine.metrics.http_connections_open.sub(1);
+            site.exporter.metrics.http_connections_open.sub(1);
         });
     }
     // New connections are refused from now on, not left in a queue nobody reads.
     drop(listener);
     site.draining.set(true);
-    let bound = site.engine.config().limits.max_timeout + Duration::from_secs(1);
+    let bound = site.exporter.config().limits.max_timeout + Duration::from_secs(1);
     let _ = tokio::time::timeout(bound, site.conns.quiet()).await;
     // Nothing is being served: let the last answers be written, then close the rest
     // (idle, or still sending headers).
@@ -324,7 +324,7 @@ where
         }
     };
     if result.is_err() {
-        site.engine.metrics.http_connection_errors.inc();
+        site.exporter.metrics.http_connection_errors.inc();
     }
 }
 
@@ -345,7 +345,7 @@ fn text(status: StatusCode, body: impl Into<String>) -> Response<Full<Bytes>> {
 /// Routes one request.
 async fn handle(site: &Site, req: Request<hyper::body::Incoming>) -> Response<Full<Bytes>> {
     let start = Instant::now();
-    site.engine.metrics.http_requests.inc();
+    site.exporter.metrics.http_requests.inc();
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD are served");
         r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
@@ -368,7 +368,7 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>) -> Response<Fu
             .get(hyper::header::AUTHORIZATION)
             .map(HeaderValue::as_bytes);
         if !auth.allows(header).await {
-            site.engine.metrics.auth_failures.inc();
+            site.exporter.metrics.auth_failures.inc();
             let mut r = text(StatusCode::UNAUTHORIZED, "Unauthorized");
             r.headers_mut().insert(
                 WWW_AUTHENTICATE,
@@ -378,8 +378,8 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>) -> Response<Fu
         }
     }
     match req.uri().path() {
-        "/" => response(StatusCode::OK, "text/html; charset=utf-8", landing_page(&site.engine)),
-        "/metrics" => response(StatusCode::OK, METRICS_TYPE, site.engine.render_metrics()),
+        "/" => response(StatusCode::OK, "text/html; charset=utf-8", landing_page(&site.exporter)),
+        "/metrics" => response(StatusCode::OK, METRICS_TYPE, site.exporter.render_metrics()),
         "/-/healthy" => text(StatusCode::OK, "pvrdma-doctor exporter is Healthy."),
         "/-/ready" if site.draining.get() => text(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -390,7 +390,7 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>) -> Response<Fu
             let (target, module) = match probe_params(req.uri().query()) {
                 Ok(p) => p,
                 Err(e) => {
-                    site.engine.metrics.probes_rejected.inc();
+                    site.exporter.metrics.probes_rejected.inc();
                     return text(StatusCode::BAD_REQUEST, e);
                 }
             };
@@ -398,8 +398,8 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>) -> Response<Fu
                 .headers()
                 .get("x-prometheus-scrape-timeout-seconds")
                 .and_then(|v| v.to_str().ok());
-            let deadline = site.engine.deadline(start, header);
-            match site.engine.probe(&target, module.as_deref(), start, deadline).await {
+            let deadline = site.exporter.deadline(start, header);
+            match site.exporter.scrape(&target, module.as_deref(), start, deadline).await {
                 Ok(body) => response(StatusCode::OK, METRICS_TYPE, body),
                 Err(refused) => text(StatusCode::BAD_REQUEST, refused.0),
             }
@@ -452,8 +452,8 @@ fn probe_href(target: &str) -> String {
 const LANDING_HOSTS: usize = 200;
 
 /// `/`: what this is, and links to `/metrics` and a probe of every group and host.
-fn landing_page(engine: &Engine) -> String {
-    let config = engine.config();
+fn landing_page(exporter: &Exporter) -> String {
+    let config = exporter.config();
     let mut out = String::from(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pvrdma-doctor exporter</title></head><body>\n<h1>pvrdma-doctor exporter</h1>\n<p>Diagnoses the PVRDMA adapters of an ESXi host, or of a group of hosts as one fleet, when Prometheus asks <code>/probe?target=NAME</code>.</p>\n<ul>\n<li><a href=\"/metrics\">/metrics</a>: the exporter's own metrics</li>\n<li><a href=\"/-/healthy\">/-/healthy</a></li>\n</ul>\n",
     );

@@ -280,3 +280,71 @@ fn a_refused_command_line_is_noticed() {
         );
     }
 }
+
+/// The files under `dirs` (recursively), as paths relative to `root` with `/` separators.
+fn repo_files(root: &Path, dirs: &[&str]) -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            if path.is_dir() {
+                out.push(format!("{rel}/"));
+                walk(&path, root, out);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        walk(&root.join(d), root, &mut out);
+    }
+    out
+}
+
+/// docs/architecture.md tells where things live: every path it shows in backticks exists.
+/// A path from the top of the repository must be there (up to its first `<placeholder>`);
+/// a shorter one (`checks/registry.rs`, `human/`) must be the end of a path in a crate.
+#[test]
+fn every_path_the_architecture_names_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let sources = repo_files(
+        root,
+        &["src", "engine", "parsers", "nodeset", "ssh-config", "fuzz", "tests"],
+    );
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for token in text.split('`').skip(1).step_by(2) {
+        let looks_like_a_path = token.contains('/')
+            && !token.contains(char::is_whitespace)
+            && !token.starts_with(['<', '/', '.', '-'])
+            && !token.contains("://")
+            && token.chars().all(|c| c.is_alphanumeric() || "/_.-<>".contains(c));
+        if !looks_like_a_path {
+            continue;
+        }
+        checked += 1;
+        // Up to the folder that holds the first placeholder.
+        let known = match token.find('<') {
+            Some(at) => &token[..token[..at].rfind('/').map_or(0, |i| i + 1)],
+            None => token,
+        };
+        let top = known.split('/').next().unwrap();
+        let exists = if !top.is_empty() && root.join(top).exists() {
+            root.join(known).exists()
+        } else {
+            // A path inside something else (`<host>/<id>.txt` of a capture folder,
+            // `commands/…` of a vm-support bundle) is not the repository's.
+            known != token || sources.iter().any(|f| f.ends_with(&format!("/{known}")))
+        };
+        if !exists {
+            missing.push(token.to_string());
+        }
+    }
+    assert!(checked > 30, "only {checked} paths found: the scan is broken");
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md names paths that do not exist: {missing:#?}"
+    );
+}

@@ -17,6 +17,7 @@ mod evidence;
 mod fuzz_corpus;
 mod fuzz_regressions;
 mod golden;
+mod install_test_deps;
 mod layering;
 mod nagios;
 mod nodeset_cli;
