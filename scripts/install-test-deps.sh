@@ -19,9 +19,11 @@
 #
 # The door stays shut: the test user's password is generated here, at random, into a file
 # only root (and the user who ran this through sudo) can read; the system's sshd, if any,
-# is told to refuse the test user (a DenyUsers drop-in); and installing openssh-server
-# starts no service and leaves none enabled (a system sshd that was already running keeps
-# running).
+# is told to refuse the test user (a DenyUsers drop-in); and no package installed here
+# starts a service or leaves one enabled for the next boot (the sshd, Prometheus,
+# node_exporter, Alertmanager and Icinga 2 services their packages would enable are
+# disabled again; a package that was there before is the admin's, left as it is).
+# tests/suite/install_test_deps.rs checks all three.
 #
 # Idempotent: every step checks first; an existing password file is kept. Must run as root
 # (CI runs it before `cargo test`). PVRDMA_TEST_USER and PVRDMA_TEST_PASSWORD_FILE override
@@ -51,6 +53,54 @@ no_service_starts() {
     fi
 }
 
+# The packages this script installed, one a line: their services stay disabled, on every
+# run (tests/suite/install_test_deps.rs reads it). systemd is left out: its units are the
+# system's own.
+INSTALLED=/var/lib/pvrdma-doctor-test/installed-packages
+
+# Installs the packages named, none of whose services starts, and records them.
+apt_install() {
+    export DEBIAN_FRONTEND=noninteractive
+    no_service_starts
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "$@"
+    mkdir -p "$(dirname "$INSTALLED")"
+    for pkg in "$@"; do
+        [ "$pkg" = systemd ] && continue
+        grep -qx "$pkg" "$INSTALLED" 2>/dev/null || echo "$pkg" >> "$INSTALLED"
+    done
+}
+
+# The systemd units and init scripts a package ships (templates, `name@`, are never enabled
+# by name).
+services_of() {
+    dpkg-query -L "$1" 2>/dev/null \
+        | grep -E '^(/usr)?/lib/systemd/system/[^/@]+[.](service|socket|timer)$|^/etc/init[.]d/[^/]+$' || true
+}
+
+# policy-rc.d kept the services from starting, but their packages' postinst enabled them
+# for the next boot (a symlink in /etc/systemd/system/*.wants, S links in /etc/rc?.d):
+# disable them. systemctl does both without a running systemd; without it, the links
+# go as `systemctl disable` removes them, and update-rc.d turns the S links into K links.
+leave_services_disabled() {
+    [ -f "$INSTALLED" ] || return 0
+    while read -r pkg; do
+        for file in $(services_of "$pkg"); do
+            name=${file##*/}
+            case $file in
+                /etc/init.d/*) update-rc.d "$name" disable >/dev/null 2>&1 || true ;;
+                *)
+                    if command -v systemctl >/dev/null 2>&1; then
+                        systemctl disable --quiet "$name" >/dev/null 2>&1 || true
+                    else
+                        find /etc/systemd/system -path "*.wants/$name" -type l -delete
+                    fi
+                    ;;
+            esac
+        done
+    done < "$INSTALLED"
+}
+
 missing=""
 sshd_was_installed=1
 if [ ! -x /usr/sbin/sshd ]; then
@@ -61,27 +111,18 @@ command -v busybox >/dev/null 2>&1 || missing="$missing busybox"
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
 if [ -n "$missing" ]; then
     echo "install-test-deps.sh: installing$missing"
-    export DEBIAN_FRONTEND=noninteractive
-    no_service_starts
-    apt-get update -qq
     # shellcheck disable=SC2086 # word splitting of the package list is intended
-    apt-get install -y -qq --no-install-recommends $missing
+    apt_install $missing
 fi
 
 # --- The door stays shut: the system sshd --------------------------------------------------
 # The tests start their own sshd; the system's must not come up because of them. When this
-# script installed openssh-server, its postinst has enabled ssh.service for the next boot
-# (policy-rc.d only kept it from starting now): disable it again, and mark it "not to be
-# run", which both the systemd units and the init script of Debian's package honour. An
-# openssh-server that was there before is the admin's: left as it is.
+# script installed openssh-server, its services are left disabled (leave_services_disabled,
+# at the end) and it is marked "not to be run", which both the systemd units and the init
+# script of Debian's package honour. An openssh-server that was there before is the
+# admin's: left as it is.
 if [ -z "$sshd_was_installed" ]; then
     touch /etc/ssh/sshd_not_to_be_run
-    if command -v systemctl >/dev/null 2>&1; then
-        systemctl disable --quiet ssh.service ssh.socket >/dev/null 2>&1 || true
-    fi
-    if command -v update-rc.d >/dev/null 2>&1 && [ -e /etc/init.d/ssh ]; then
-        update-rc.d ssh disable >/dev/null 2>&1 || true
-    fi
 fi
 # Whatever sshd the system runs (now or later), it refuses the test user: a drop-in in the
 # directory Debian's /etc/ssh/sshd_config includes. The tests' own sshd reads only the
@@ -103,9 +144,7 @@ fi
 # command line is compared with (`getent` and `id` come with the base system).
 if ! command -v ssh >/dev/null 2>&1; then
     echo "install-test-deps.sh: installing openssh-client"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends openssh-client
+    apt_install openssh-client
 fi
 # --- end ssh_config oracle ---
 
@@ -152,8 +191,8 @@ printf '%s:%s\n' "$TEST_USER" "$(head -n1 "$PASSWORD_FILE")" | chpasswd
 # promtool (Debian package `prometheus`) lints the metrics and unit-tests the alerting
 # rules; node_exporter (`prometheus-node-exporter`) reads the textfile; systemd-analyze
 # (`systemd`) verifies the shipped units. The tests start
-# node_exporter themselves on 127.0.0.1 and use no system service, so a policy-rc.d
-# keeps the packages from starting theirs while installing.
+# node_exporter themselves on 127.0.0.1 and use no system service: theirs neither starts
+# nor stays enabled.
 prom_missing=""
 [ -x /usr/bin/promtool ] || prom_missing="$prom_missing prometheus"
 [ -x /usr/bin/prometheus-node-exporter ] || prom_missing="$prom_missing prometheus-node-exporter"
@@ -161,57 +200,37 @@ prom_missing=""
 command -v systemd-analyze >/dev/null 2>&1 || prom_missing="$prom_missing systemd"
 if [ -n "$prom_missing" ]; then
     echo "install-test-deps.sh: installing$prom_missing"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    no_service_starts
     # shellcheck disable=SC2086 # word splitting of the package list is intended
-    apt-get install -y -qq --no-install-recommends $prom_missing
+    apt_install $prom_missing
 fi
 # --- end Prometheus --------------------------------------------------------------------
 
 # --- monitoring plugin (--format nagios): Icinga 2's own parser and config validator ---
 # tests/suite/nagios.rs runs `icinga2 console` (performance-data parser, no daemon), `icinga2
 # daemon -C` and a short-lived daemon of its own, all with private temporary directories.
-# icinga2-bin is the binary alone: no service is enabled or started.
+# icinga2-bin ships the icinga2 service too: it neither starts nor stays enabled.
 if ! [ -x /usr/sbin/icinga2 ]; then
     echo "install-test-deps.sh: installing icinga2-bin"
-    export DEBIAN_FRONTEND=noninteractive
-    no_service_starts
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends icinga2-bin
+    apt_install icinga2-bin
 fi
 # --- end monitoring plugin ---
 
 # --- Prometheus server (tests/suite/serve.rs) -------------------------------------------------
 # The exporter tests start a real Prometheus server (/usr/bin/prometheus, Debian package
 # `prometheus`, which also ships promtool) on 127.0.0.1 with their own configuration; no
-# system service is used, so none is started while installing.
+# system service is used: its own neither starts nor stays enabled.
 if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then
     echo "install-test-deps.sh: installing prometheus (server and promtool)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    no_service_starts
-    apt-get install -y -qq --no-install-recommends prometheus
+    apt_install prometheus
 fi
 # --- end Prometheus server -------------------------------------------------------------
 # --- Alertmanager (tests/suite/alerting.rs) ---------------------------------------------------
 # The alerting tests start a real Alertmanager (Debian package `prometheus-alertmanager`)
 # on 127.0.0.1 with their own configuration, fed by a real Prometheus with the shipped
-# rules; no system service is used, so a policy-rc.d keeps the package from starting its
-# own while installing.
+# rules; no system service is used: the package's own neither starts nor stays enabled.
 if [ ! -x /usr/bin/prometheus-alertmanager ]; then
     echo "install-test-deps.sh: installing prometheus-alertmanager"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    am_policy=/usr/sbin/policy-rc.d
-    if [ ! -e "$am_policy" ]; then
-        printf '#!/bin/sh\n# no service starts during install-test-deps.sh\nexit 101\n' > "$am_policy"
-        chmod 0755 "$am_policy"
-        apt-get install -y -qq --no-install-recommends prometheus-alertmanager
-        rm -f "$am_policy"
-    else
-        apt-get install -y -qq --no-install-recommends prometheus-alertmanager
-    fi
+    apt_install prometheus-alertmanager
 fi
 # --- end Alertmanager ---------------------------------------------------------------------
 # --- ClusterShell: the oracle of tests/suite/nodeset_oracle.rs, which checks that node sets and
@@ -219,9 +238,7 @@ fi
 # Debian's system python refuses pip installs (externally-managed-environment) unless told.
 if ! command -v python3 >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
     echo "install-test-deps.sh: installing python3 python3-pip"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends python3 python3-pip
+    apt_install python3 python3-pip
 fi
 if ! python3 -c 'import ClusterShell' >/dev/null 2>&1; then
     echo "install-test-deps.sh: installing ClusterShell 1.10.1 from PyPI"
@@ -235,10 +252,9 @@ fi
 # source; with the Go compiler it builds offline (tests/support/vcsim.rs builds it).
 if ! command -v go >/dev/null 2>&1 || [ ! -d /usr/share/gocode/src/github.com/vmware/govmomi/simulator ]; then
     echo "install-test-deps.sh: installing golang-go golang-github-vmware-govmomi-dev"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends golang-go golang-github-vmware-govmomi-dev
+    apt_install golang-go golang-github-vmware-govmomi-dev
 fi
 # --- end vSphere simulator
+leave_services_disabled
 
 echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH, password in $PASSWORD_FILE)"

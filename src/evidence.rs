@@ -8,8 +8,9 @@ use crate::hosts::HostSpec;
 use pvrdma_engine::diagnose::{shell_quote, Diagnosis};
 
 /// A live run's connection options and host arguments, where each stood on the command
-/// line: what the bundle command repeats.
-#[derive(Debug, Clone)]
+/// line: what the bundle command repeats. `analyze` has none (the default): its command
+/// names the host alone, as the capture labels it.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Evidence {
     pub(crate) ssh: SshArgs,
     pub(crate) hosts: HostArgs,

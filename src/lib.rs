@@ -1,11 +1,11 @@
 //! pvrdma-doctor: for every PVRDMA adapter on a fleet of ESXi hosts, does its traffic go
 //! through the physical RDMA HCA or silently fall back to TCP, and why.
 //!
-//! The pipeline is visible in the modules: hosts → [`collect`] raw outputs → `facts`
-//! (parsed, typed) → [`diagnose`] checks and verdicts → [`report`]. Only `collect` does I/O.
-//! The pure stages (capture model, catalogue, facts, diagnose, report, baseline) are the
-//! `pvrdma-engine` crate, re-exported here under their old paths; this crate adds what
-//! touches the world: SSH, the command line, bundles, the demo's simulated hosts.
+//! The pipeline: [`hosts`] → [`collect`] raw outputs → facts (parsed, typed) → checks and
+//! verdicts → report. The pure stages (capture model, catalogue, facts, diagnose, report,
+//! baseline) are the `pvrdma-engine` crate, used by its own name (`pvrdma_engine::…`);
+//! this crate adds what touches the world: SSH, the command line, bundles, the exporter,
+//! the demo's simulated hosts.
 // No `unsafe` but calls into the C library, each allowed where it stands with the reason
 // it is sound: the two rlimit calls of `live::fanout` (and its test). (The ssh_config
 // reader's C library calls are in its own crate, `pvrdma-ssh-config`.)

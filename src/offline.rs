@@ -97,7 +97,12 @@ pub fn recorded_vm_scope(path: &Path) -> Option<Vec<String>> {
     serde_json::from_value(manifest.get("vm_scope")?.clone()).ok()
 }
 
-/// The manifest of a pvrdma-doctor bundle (`.tar.gz` or unpacked), as JSON.
+/// `path` is a pvrdma-doctor support bundle (`.tar.gz` or unpacked).
+pub fn is_support_bundle(path: &Path) -> bool {
+    recorded_manifest(path).is_some()
+}
+
+/// The manifest of a pvrdma-doctor bundle (`.tar.gz` or unpacked), if `path` is one.
 fn recorded_manifest(path: &Path) -> Option<serde_json::Value> {
     // The manifest lists every file; this bounds a damaged one.
     const MAX_MANIFEST: u64 = 64 * 1024 * 1024;

@@ -93,6 +93,15 @@ pub struct Vmkping {
     pub errors: Vec<String>,
 }
 
+impl Vmkping {
+    /// The sending host refused a packet as larger than its own interface allows
+    /// (`sendto() failed (Message too long)`, the text of EMSGSIZE), rather than the path
+    /// losing it.
+    pub fn refused_by_the_sender_as_too_long(&self) -> bool {
+        self.send_errors.iter().any(|e| e == "Message too long")
+    }
+}
+
 /// One framed run of the probe batch.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VmkpingSection {
@@ -297,6 +306,7 @@ sendto() failed (Message too long)\n\
         assert_eq!(p.target.as_deref(), Some("172.16.98.22"));
         assert_eq!(p.payload_bytes, Some(56));
         assert_eq!(p.replies, 3);
+        assert!(!p.refused_by_the_sender_as_too_long());
         assert_eq!(
             p.statistics,
             Some(PingStatistics {
@@ -321,6 +331,7 @@ sendto() failed (Message too long)\n\
         let p = parse_vmkping(TOO_LONG).unwrap();
         assert_eq!(p.payload_bytes, Some(1500));
         assert_eq!(p.send_errors, vec!["Message too long"; 3]);
+        assert!(p.refused_by_the_sender_as_too_long());
         assert_eq!(p.statistics.map(|s| s.received), Some(0));
         assert_eq!(p.statistics.map(|s| s.loss_percent), Some(100.0));
         assert_eq!(p.round_trip, None);

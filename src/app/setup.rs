@@ -137,11 +137,20 @@ impl Setup {
             match cli.command {
                 None => check(cli.check, terminal, true)?,
                 Some(Command::Check(args)) => check(args, terminal, false)?,
-                Some(Command::Analyze(a)) => Job::Analyze {
-                    path: a.path,
-                    report: report_setup(&a.report, terminal),
-                    baseline: baseline(a.baseline),
-                },
+                Some(Command::Analyze(a)) => {
+                    let mut report = report_setup(&a.report, terminal);
+                    // An output of a capture folder or a vm-support bundle that did not
+                    // parse is sent as a live run says: a redacted bundle of that host. A
+                    // pvrdma-doctor bundle is one, and its analysis is the report of its run.
+                    if !crate::offline::is_support_bundle(&a.path) {
+                        report.evidence = Some(crate::evidence::Evidence::default());
+                    }
+                    Job::Analyze {
+                        path: a.path,
+                        report,
+                        baseline: baseline(a.baseline),
+                    }
+                }
                 Some(Command::Watch(a)) => {
                     let demo = a.demo.then(|| crate::demo::DemoOptions {
                         scenario: a.scenario.clone(),

@@ -23,7 +23,7 @@ pub(crate) struct HostArgs {
 }
 
 /// How to log in to the hosts: OpenSSH's options, read as ssh reads them.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "SSH login")]
 pub(crate) struct SshArgs {
     /// Use only this ssh_config file, instead of ~/.ssh/config and /etc/ssh/ssh_config (like `ssh -F`).

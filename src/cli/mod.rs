@@ -172,7 +172,7 @@ fn exit_with(e: &clap::Error) -> ! {
 
 /// Parses `args` (the first is the program name), returning clap's error (a usage error
 /// names the subcommand whose options were wrong).
-pub(crate) fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,

@@ -31,7 +31,7 @@
 //! end by their deadline, at most `limits.max_timeout`) the remaining connections, idle or
 //! still sending headers, are closed and the server returns.
 use super::auth::Verdict;
-use super::probe::Engine;
+use super::scrape::Exporter;
 use super::web::WebConfig;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -67,7 +67,7 @@ const METRICS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// What the request handlers share.
 pub struct Site {
-    pub engine: Rc<Engine>,
+    pub exporter: Rc<Exporter>,
     /// TLS and basic authentication; SIGHUP may replace it.
     pub web: RefCell<Option<Rc<WebConfig>>>,
     /// `/-/ready` answers 503 once draining has begun.
@@ -77,9 +77,9 @@ pub struct Site {
 }
 
 impl Site {
-    pub fn new(engine: Rc<Engine>, web: Option<WebConfig>) -> Site {
+    pub fn new(exporter: Rc<Exporter>, web: Option<WebConfig>) -> Site {
         Site {
-            engine,
+            exporter,
             web: RefCell::new(web.map(Rc::new)),
             draining: Cell::new(false),
             conns: Conns::default(),
@@ -224,7 +224,7 @@ impl Drop for Serving<'_> {
 pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Receiver<bool>) {
     let (drain_tx, drain_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
-    let cap = || site.engine.config().limits.max_connections;
+    let cap = || site.exporter.config().limits.max_connections;
     loop {
         while tasks.try_join_next().is_some() {}
         tokio::select! {
@@ -246,7 +246,7 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
             }
         };
         while site.conns.len() >= cap() && site.conns.evict_idlest() {
-            site.engine.metrics.http_connections_evicted.inc();
+            site.exporter.metrics.http_connections_evicted.inc();
         }
         let _ = tcp.set_nodelay(true);
         // What tells a credentials check that its client went (see `auth::peer_closed`).
@@ -255,14 +255,14 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
         let site = site.clone();
         let drain = drain_rx.clone();
         tasks.spawn_local(async move {
-            site.engine.metrics.http_connections_open.inc();
+            site.exporter.metrics.http_connections_open.inc();
             let tls = site.web.borrow().as_ref().and_then(|w| w.tls.clone());
             let served = async {
                 match tls {
                     None => connection(tcp, (fd, peer.ip()), &site, conn.clone(), drain).await,
                     Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                         Ok(Ok(stream)) => connection(stream, (fd, peer.ip()), &site, conn.clone(), drain).await,
-                        _ => site.engine.metrics.http_connection_errors.inc(),
+                        _ => site.exporter.metrics.http_connection_errors.inc(),
                     },
                 }
             };
@@ -272,13 +272,13 @@ pub async fn serve(listener: TcpListener, site: Rc<Site>, mut stop: watch::Recei
                 () = served => {}
             }
             site.conns.remove(&conn);
-            site.engine.metrics.http_connections_open.sub(1);
+            site.exporter.metrics.http_connections_open.sub(1);
         });
     }
     // New connections are refused from now on, not left in a queue nobody reads.
     drop(listener);
     site.draining.set(true);
-    let bound = site.engine.config().limits.max_timeout + Duration::from_secs(1);
+    let bound = site.exporter.config().limits.max_timeout + Duration::from_secs(1);
     let _ = tokio::time::timeout(bound, site.conns.quiet()).await;
     // Nothing is being served: let the last answers be written, then close the rest
     // (idle, or still sending headers).
@@ -333,7 +333,7 @@ where
         }
     };
     if result.is_err() {
-        site.engine.metrics.http_connection_errors.inc();
+        site.exporter.metrics.http_connection_errors.inc();
     }
 }
 
@@ -357,7 +357,7 @@ type Client = (RawFd, std::net::IpAddr);
 /// Routes one request that arrived from `client`.
 async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client) -> Response<Full<Bytes>> {
     let start = Instant::now();
-    site.engine.metrics.http_requests.inc();
+    site.exporter.metrics.http_requests.inc();
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD are served");
         r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
@@ -384,13 +384,13 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client
                 header,
                 client.1,
                 super::auth::peer_closed(client.0),
-                &site.engine.metrics,
+                &site.exporter.metrics,
             )
             .await
         {
             Verdict::Allowed => {}
             Verdict::Refused => {
-                site.engine.metrics.auth_failures.inc();
+                site.exporter.metrics.auth_failures.inc();
                 let mut r = text(StatusCode::UNAUTHORIZED, "Unauthorized");
                 r.headers_mut().insert(
                     WWW_AUTHENTICATE,
@@ -409,8 +409,8 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client
         }
     }
     match req.uri().path() {
-        "/" => response(StatusCode::OK, "text/html; charset=utf-8", landing_page(&site.engine)),
-        "/metrics" => response(StatusCode::OK, METRICS_TYPE, site.engine.render_metrics()),
+        "/" => response(StatusCode::OK, "text/html; charset=utf-8", landing_page(&site.exporter)),
+        "/metrics" => response(StatusCode::OK, METRICS_TYPE, site.exporter.render_metrics()),
         "/-/healthy" => text(StatusCode::OK, "pvrdma-doctor exporter is Healthy."),
         "/-/ready" if site.draining.get() => text(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -421,7 +421,7 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client
             let (target, module) = match probe_params(req.uri().query()) {
                 Ok(p) => p,
                 Err(e) => {
-                    site.engine.metrics.probes_rejected.inc();
+                    site.exporter.metrics.probes_rejected.inc();
                     return text(StatusCode::BAD_REQUEST, e);
                 }
             };
@@ -429,8 +429,8 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client
                 .headers()
                 .get("x-prometheus-scrape-timeout-seconds")
                 .and_then(|v| v.to_str().ok());
-            let deadline = site.engine.deadline(start, header);
-            match site.engine.probe(&target, module.as_deref(), start, deadline).await {
+            let deadline = site.exporter.deadline(start, header);
+            match site.exporter.scrape(&target, module.as_deref(), start, deadline).await {
                 Ok(body) => response(StatusCode::OK, METRICS_TYPE, body),
                 Err(refused) => text(StatusCode::BAD_REQUEST, refused.0),
             }
@@ -483,8 +483,8 @@ fn probe_href(target: &str) -> String {
 const LANDING_HOSTS: usize = 200;
 
 /// `/`: what this is, and links to `/metrics` and a probe of every group and host.
-fn landing_page(engine: &Engine) -> String {
-    let config = engine.config();
+fn landing_page(exporter: &Exporter) -> String {
+    let config = exporter.config();
     let mut out = String::from(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pvrdma-doctor exporter</title></head><body>\n<h1>pvrdma-doctor exporter</h1>\n<p>Diagnoses the PVRDMA adapters of an ESXi host, or of a group of hosts as one fleet, when Prometheus asks <code>/probe?target=NAME</code>.</p>\n<ul>\n<li><a href=\"/metrics\">/metrics</a>: the exporter's own metrics</li>\n<li><a href=\"/-/healthy\">/-/healthy</a></li>\n</ul>\n",
     );

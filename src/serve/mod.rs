@@ -17,7 +17,7 @@ pub mod auth;
 pub mod config;
 pub mod http;
 pub mod metrics;
-pub mod probe;
+pub mod scrape;
 pub mod web;
 
 use anyhow::Context;
@@ -35,7 +35,7 @@ pub struct ServeOptions {
     pub web: Option<web::WebConfig>,
     /// Runs before every collection: the demo reads its scenario directory again there,
     /// so an edited file shows at the next scrape.
-    pub before_collect: Option<probe::BeforeCollect>,
+    pub before_collect: Option<scrape::BeforeCollect>,
     /// The web configuration file SIGHUP reloads too.
     pub web_path: Option<PathBuf>,
 }
@@ -92,7 +92,7 @@ pub fn run_demo(
             dir.display()
         );
         let reloader = fleet.reloader(dir);
-        Box::new(move || reloader.reload_and_tell()) as probe::BeforeCollect
+        Box::new(move || reloader.reload_and_tell()) as scrape::BeforeCollect
     });
     run(ServeOptions {
         config,
@@ -133,17 +133,17 @@ async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<
     } else {
         "http"
     };
-    let engine = probe::Engine::new(
+    let exporter = scrape::Exporter::new(
         opts.config,
-        Box::new(probe::LiveCollector {
+        Box::new(scrape::LiveCollector {
             before: opts.before_collect,
         }),
     );
     eprintln!(
         "pvrdma-doctor: serving on {scheme}://{addr}/ ({}); /probe?target=NAME, /metrics",
-        engine.config().summary()
+        exporter.config().summary()
     );
-    let site = Rc::new(http::Site::new(engine.clone(), opts.web));
+    let site = Rc::new(http::Site::new(exporter.clone(), opts.web));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
     let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
@@ -171,14 +171,14 @@ async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<
 /// The web configuration is read off the server's thread: loading it hashes a password at
 /// the users' highest bcrypt cost (up to a second), which would stall every request.
 async fn reload(site: &http::Site, path: Option<&Path>, web_path: Option<&Path>) {
-    let engine = &site.engine;
+    let exporter = &site.exporter;
     let mut ok = true;
     match path {
         None => eprintln!("pvrdma-doctor: SIGHUP: the demo's configuration is built in; nothing to reload"),
         Some(path) => match Config::load(path) {
             Ok(config) => {
                 let summary = config.summary();
-                let report = engine.replace_config(config);
+                let report = exporter.replace_config(config);
                 for a in &report.applied {
                     eprintln!("pvrdma-doctor: reload: applied {a}");
                 }
@@ -219,7 +219,7 @@ async fn reload(site: &http::Site, path: Option<&Path>, web_path: Option<&Path>)
     }
     // Set either way: a web file mended after a failed reload (the demo has no other file)
     // must bring the gauge back.
-    engine.metrics.config_reload_ok.set(u64::from(ok));
+    exporter.metrics.config_reload_ok.set(u64::from(ok));
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
-//! The probe engine's load rules, with a stand-in collector on tokio's paused clock:
+//! The exporter's load rules, with a stand-in collector on tokio's paused clock:
 //! single flight, the global host cap, deadlines, the allow-list.
 use super::config::Config;
-use super::probe::{Collector, Engine};
+use super::scrape::{Collector, Exporter};
 use crate::live::LiveOptions;
 use futures::future::LocalBoxFuture;
 use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};
@@ -96,20 +96,20 @@ fn all_timed_out(host: &str) -> HostCapture {
     c
 }
 
-fn engine(yaml: &str, delay: Duration) -> (Rc<Engine>, Rc<Fake>) {
+fn exporter(yaml: &str, delay: Duration) -> (Rc<Exporter>, Rc<Fake>) {
     let fake = Rc::new(Fake {
         delay,
         ..Fake::default()
     });
     let config = Config::parse(yaml).expect("valid test configuration");
-    (Engine::new(config, Box::new(FakeCollector(fake.clone()))), fake)
+    (Exporter::new(config, Box::new(FakeCollector(fake.clone()))), fake)
 }
 
 const CONFIG: &str = "limits:\n  max_concurrent_hosts: 2\ntargets: [\"esx[01-04]\"]\ngroups:\n  rack: \"esx[01-03]\"\n";
 
-async fn probe(e: &Rc<Engine>, target: &str, budget: Duration) -> Result<String, super::probe::Refused> {
+async fn scrape(e: &Rc<Exporter>, target: &str, budget: Duration) -> Result<String, super::scrape::Refused> {
     let start = Instant::now();
-    e.probe(target, None, start, start + budget).await
+    e.scrape(target, None, start, start + budget).await
 }
 
 fn run<F: std::future::Future>(f: F) -> F::Output {
@@ -124,8 +124,8 @@ fn run<F: std::future::Future>(f: F) -> F::Output {
 #[test]
 fn concurrent_scrapes_of_one_target_share_one_collection_and_nothing_is_kept() {
     run(async {
-        let (e, fake) = engine(CONFIG, Duration::from_secs(2));
-        let answers = futures::future::join_all((0..5).map(|_| probe(&e, "esx01", Duration::from_secs(10)))).await;
+        let (e, fake) = exporter(CONFIG, Duration::from_secs(2));
+        let answers = futures::future::join_all((0..5).map(|_| scrape(&e, "esx01", Duration::from_secs(10)))).await;
         assert_eq!(fake.calls.get(), 1, "five scrapes, one collection");
         for a in &answers {
             let text = a.as_ref().expect("allowed");
@@ -133,7 +133,7 @@ fn concurrent_scrapes_of_one_target_share_one_collection_and_nothing_is_kept() {
             assert!(text.contains("\npvrdma_host_up{host_name=\"esx01\"} "), "{text}");
         }
         assert_eq!(e.metrics.probes_shared.get(), 4);
-        probe(&e, "esx01", Duration::from_secs(10)).await.expect("allowed");
+        scrape(&e, "esx01", Duration::from_secs(10)).await.expect("allowed");
         assert_eq!(fake.calls.get(), 2, "a later scrape collects again");
         assert_eq!(e.metrics.probes_in_flight.get(), 0);
         assert_eq!(e.metrics.collections_in_flight.get(), 0);
@@ -143,13 +143,13 @@ fn concurrent_scrapes_of_one_target_share_one_collection_and_nothing_is_kept() {
 #[test]
 fn a_target_off_the_allow_list_is_refused_without_collecting() {
     run(async {
-        let (e, fake) = engine(CONFIG, Duration::ZERO);
+        let (e, fake) = exporter(CONFIG, Duration::ZERO);
         for t in ["esx05", "esx[01-02]", "127.0.0.1", "root@esx01", ""] {
-            let err = probe(&e, t, Duration::from_secs(5)).await.unwrap_err();
+            let err = scrape(&e, t, Duration::from_secs(5)).await.unwrap_err();
             assert!(err.0.contains("allow-list"), "{t}: {}", err.0);
         }
         let err = e
-            .probe(
+            .scrape(
                 "esx01",
                 Some("nope"),
                 Instant::now(),
@@ -167,9 +167,9 @@ fn a_target_off_the_allow_list_is_refused_without_collecting() {
 #[test]
 fn a_probe_past_its_deadline_answers_in_time_with_up_0_and_no_adapter() {
     run(async {
-        let (e, fake) = engine(CONFIG, Duration::from_secs(60));
+        let (e, fake) = exporter(CONFIG, Duration::from_secs(60));
         let start = Instant::now();
-        let text = probe(&e, "esx02", Duration::from_secs(3)).await.expect("allowed");
+        let text = scrape(&e, "esx02", Duration::from_secs(3)).await.expect("allowed");
         assert!(start.elapsed() <= Duration::from_secs(3), "answered by the deadline");
         assert!(text.contains("\npvrdma_up 0\n"), "{text}");
         assert!(!text.contains("pvrdma_adapter_verdict{"), "{text}");
@@ -192,11 +192,11 @@ fn hosts_not_read_are_counted_by_class_apart_from_the_exporters_own_limits() {
             ..Fake::default()
         });
         let config = Config::parse(CONFIG).expect("valid test configuration");
-        let e = Engine::new(config, Box::new(FakeCollector(fake.clone())));
-        probe(&e, "esx01", Duration::from_secs(5)).await.expect("allowed");
-        probe(&e, "esx01", Duration::from_secs(5)).await.expect("allowed");
+        let e = Exporter::new(config, Box::new(FakeCollector(fake.clone())));
+        scrape(&e, "esx01", Duration::from_secs(5)).await.expect("allowed");
+        scrape(&e, "esx01", Duration::from_secs(5)).await.expect("allowed");
         // The exporter's deadline cut this one: not the host's fault.
-        probe(&e, "esx02", Duration::from_secs(2)).await.expect("allowed");
+        scrape(&e, "esx02", Duration::from_secs(2)).await.expect("allowed");
         tokio::time::sleep(Duration::from_secs(1)).await;
         let text = e.metrics.render(0, 2, 16);
         assert!(
@@ -221,12 +221,12 @@ fn hosts_not_read_are_counted_by_class_apart_from_the_exporters_own_limits() {
 #[test]
 fn hosts_beyond_the_cap_wait_and_a_wait_past_the_deadline_is_answered() {
     run(async {
-        let (e, fake) = engine(CONFIG, Duration::from_secs(2));
+        let (e, fake) = exporter(CONFIG, Duration::from_secs(2));
         let start = Instant::now();
         let (a, b, c) = tokio::join!(
-            probe(&e, "esx01", Duration::from_secs(10)),
-            probe(&e, "esx02", Duration::from_secs(10)),
-            probe(&e, "esx03", Duration::from_secs(10)),
+            scrape(&e, "esx01", Duration::from_secs(10)),
+            scrape(&e, "esx02", Duration::from_secs(10)),
+            scrape(&e, "esx03", Duration::from_secs(10)),
         );
         assert_eq!(fake.peak.get(), 2, "at most limits.max_concurrent_hosts at once");
         assert_eq!(start.elapsed(), Duration::from_secs(4), "the third waited for a slot");
@@ -234,14 +234,14 @@ fn hosts_beyond_the_cap_wait_and_a_wait_past_the_deadline_is_answered() {
             assert!(t.expect("allowed").contains("\npvrdma_up 1\n"));
         }
         // Two slow probes hold both slots; a third with a short deadline gives up waiting.
-        let (e, fake) = engine(CONFIG, Duration::from_secs(20));
+        let (e, fake) = exporter(CONFIG, Duration::from_secs(20));
         let (_, _, late) = tokio::join!(
-            probe(&e, "esx01", Duration::from_secs(30)),
-            probe(&e, "esx02", Duration::from_secs(30)),
+            scrape(&e, "esx01", Duration::from_secs(30)),
+            scrape(&e, "esx02", Duration::from_secs(30)),
             async {
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 let s = Instant::now();
-                let t = probe(&e, "esx03", Duration::from_secs(5)).await;
+                let t = scrape(&e, "esx03", Duration::from_secs(5)).await;
                 (t, s.elapsed())
             },
         );
@@ -255,8 +255,8 @@ fn hosts_beyond_the_cap_wait_and_a_wait_past_the_deadline_is_answered() {
 #[test]
 fn a_group_is_one_fleet_collection_with_host_names() {
     run(async {
-        let (e, fake) = engine(CONFIG, Duration::from_millis(100));
-        let text = probe(&e, "rack", Duration::from_secs(10))
+        let (e, fake) = exporter(CONFIG, Duration::from_millis(100));
+        let text = scrape(&e, "rack", Duration::from_secs(10))
             .await
             .expect("a group is allowed");
         assert_eq!(fake.calls.get(), 1);
@@ -272,7 +272,7 @@ fn a_group_is_one_fleet_collection_with_host_names() {
 
 #[test]
 fn the_deadline_comes_from_the_scrape_timeout_header() {
-    let (e, _) = engine("limits:\n  default_timeout: 7s\n  max_timeout: 60s\n", Duration::ZERO);
+    let (e, _) = exporter("limits:\n  default_timeout: 7s\n  max_timeout: 60s\n", Duration::ZERO);
     let start = Instant::now();
     assert_eq!(e.deadline(start, Some("10")) - start, Duration::from_millis(9500));
     assert_eq!(e.deadline(start, Some("2.5")) - start, Duration::from_secs(2));
@@ -288,16 +288,16 @@ fn a_short_deadline_never_turns_a_joined_longer_scrape_into_up_0() {
     run(async {
         // The host takes 3 s. A scrape with 1 s starts the collection, one with 15 s joins
         // it: the first is answered at its deadline with up 0, the second gets the host.
-        let (e, fake) = engine(CONFIG, Duration::from_secs(3));
+        let (e, fake) = exporter(CONFIG, Duration::from_secs(3));
         let start = Instant::now();
         let (short, long) = tokio::join!(
             async {
-                let t = probe(&e, "esx01", Duration::from_secs(1)).await;
+                let t = scrape(&e, "esx01", Duration::from_secs(1)).await;
                 (t, start.elapsed())
             },
             async {
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                let t = probe(&e, "esx01", Duration::from_secs(15)).await;
+                let t = scrape(&e, "esx01", Duration::from_secs(15)).await;
                 (t, start.elapsed())
             },
         );
@@ -318,10 +318,10 @@ fn a_short_deadline_never_turns_a_joined_longer_scrape_into_up_0() {
 
         // The other order: the long scrape starts it, a short one joins; the short one
         // cannot cut it either.
-        let (e, fake) = engine(CONFIG, Duration::from_secs(3));
-        let (long, short) = tokio::join!(probe(&e, "esx02", Duration::from_secs(15)), async {
+        let (e, fake) = exporter(CONFIG, Duration::from_secs(3));
+        let (long, short) = tokio::join!(scrape(&e, "esx02", Duration::from_secs(15)), async {
             tokio::time::sleep(Duration::from_millis(100)).await;
-            probe(&e, "esx02", Duration::from_secs(1)).await
+            scrape(&e, "esx02", Duration::from_secs(1)).await
         });
         assert_eq!(fake.calls.get(), 1);
         assert!(long.expect("allowed").contains("\npvrdma_up 1\n"));
@@ -343,19 +343,19 @@ fn a_scrape_whose_deadline_comes_first_gets_the_hosts_read_by_then() {
                 .expect("the sample reads"),
             ..Fake::default()
         });
-        let e = Engine::new(
+        let e = Exporter::new(
             Config::parse(CONFIG).expect("valid test configuration"),
             Box::new(FakeCollector(fake.clone())),
         );
         let start = Instant::now();
         let (short, long) = tokio::join!(
             async {
-                let t = probe(&e, "rack", Duration::from_secs(3)).await;
+                let t = scrape(&e, "rack", Duration::from_secs(3)).await;
                 (t, start.elapsed())
             },
             async {
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                probe(&e, "rack", Duration::from_secs(15)).await
+                scrape(&e, "rack", Duration::from_secs(15)).await
             },
         );
         assert_eq!(fake.calls.get(), 1, "one collection for both");
@@ -395,8 +395,8 @@ fn a_scrape_whose_deadline_comes_first_gets_the_hosts_read_by_then() {
 #[test]
 fn a_timed_out_host_names_the_scrape_timeout_not_a_cli_option() {
     run(async {
-        let (e, fake) = engine(CONFIG, Duration::from_secs(60));
-        let text = probe(&e, "esx03", Duration::from_secs(2)).await.expect("allowed");
+        let (e, fake) = exporter(CONFIG, Duration::from_secs(60));
+        let text = scrape(&e, "esx03", Duration::from_secs(2)).await.expect("allowed");
         assert!(text.contains("\npvrdma_up 0\n"));
         let seen = fake.seen.borrow();
         let deadline = seen[0].run_deadline.as_ref().expect("a movable deadline");
@@ -435,8 +435,8 @@ fn a_fleet_check_a_module_deselects_is_not_judged_and_makes_no_host_a_problem() 
             "targets: [\"esx[01-02]\"]\ngroups:\n  pair: {{ hosts: \"esx[01-02]\", module: m }}\nmodules:\n  m:\n{module}"
         );
         let config = Config::parse(&yaml).expect("valid test configuration");
-        let e = Engine::new(config, Box::new(SampleCollector("pvrdma-different-vds")));
-        run(async move { probe(&e, "pair", Duration::from_secs(10)).await.expect("allowed") })
+        let e = Exporter::new(config, Box::new(SampleCollector("pvrdma-different-vds")));
+        run(async move { scrape(&e, "pair", Duration::from_secs(10)).await.expect("allowed") })
     };
     let all = scrape("    user: root\n");
     assert!(
@@ -470,7 +470,7 @@ fn a_fleet_check_a_module_deselects_is_not_judged_and_makes_no_host_a_problem() 
 #[test]
 fn a_web_file_mended_after_a_failed_reload_brings_the_reload_gauge_back() {
     run(async {
-        let (e, _) = engine(CONFIG, Duration::ZERO);
+        let (e, _) = exporter(CONFIG, Duration::ZERO);
         let site = super::http::Site::new(e.clone(), None);
         let dir = tempfile::tempdir().expect("tempdir");
         let web = dir.path().join("web.yml");
@@ -499,11 +499,11 @@ fn a_host_reached_of_which_nothing_was_read_is_up_0_counted_and_logged() {
             captures: vec![all_timed_out("esx01"), partly],
             ..Fake::default()
         });
-        let e = Engine::new(
+        let e = Exporter::new(
             Config::parse(CONFIG).expect("valid test configuration"),
             Box::new(FakeCollector(fake.clone())),
         );
-        let text = probe(&e, "esx01", Duration::from_secs(10)).await.expect("allowed");
+        let text = scrape(&e, "esx01", Duration::from_secs(10)).await.expect("allowed");
         assert!(text.contains("\npvrdma_up 0\n"), "{text}");
         assert!(text.contains("\npvrdma_host_up{host_name=\"esx01\"} 0\n"), "{text}");
         assert_eq!(e.metrics.probe_failures.get(), 1, "counted as a failed probe");
@@ -512,16 +512,16 @@ fn a_host_reached_of_which_nothing_was_read_is_up_0_counted_and_logged() {
             0,
             "answered before its deadline"
         );
-        let text = probe(&e, "esx02", Duration::from_secs(10)).await.expect("allowed");
+        let text = scrape(&e, "esx02", Duration::from_secs(10)).await.expect("allowed");
         assert!(text.contains("\npvrdma_up 1\n"), "partly read is read: {text}");
         assert_eq!(e.metrics.probe_failures.get(), 1);
         // A group with one such host is not up either.
-        let text = probe(&e, "rack", Duration::from_secs(10)).await.expect("allowed");
+        let text = scrape(&e, "rack", Duration::from_secs(10)).await.expect("allowed");
         assert!(text.contains("\npvrdma_up 0\n"), "{text}");
         assert_eq!(e.metrics.probe_failures.get(), 2);
     });
     // The log line names the host, that nothing was read, and how each output ended.
-    let lines = super::probe::nothing_read(&[all_timed_out("esx01"), answered("esx02")]);
+    let lines = super::scrape::nothing_read(&[all_timed_out("esx01"), answered("esx02")]);
     assert_eq!(lines.len(), 1, "{lines:?}");
     let n = pvrdma_engine::catalogue::CATALOGUE.len();
     assert!(

@@ -87,10 +87,8 @@ fn sections(text: &str) -> Vec<(String, String)> {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn key_auth_against_esxi_algorithms_collects_the_whole_catalogue() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     client.trust(&sshd);
@@ -101,10 +99,8 @@ fn key_auth_against_esxi_algorithms_collects_the_whole_catalogue() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn password_goes_through_keyboard_interactive() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     // No authorized key: only the PAM password can get in.
     let sshd = Sshd::start(SshdOptions::new(esx01()));
@@ -133,10 +129,8 @@ fn password_goes_through_keyboard_interactive() {
 /// whole host. A host key whose signature did not verify, or a wrong shared secret, would
 /// fail the login.
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn every_nist_key_exchange_and_host_key_curve_logs_in() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     for (bits, kex) in [
         (256, "ecdh-sha2-nistp256"),
         (384, "ecdh-sha2-nistp384"),
@@ -164,10 +158,8 @@ fn every_nist_key_exchange_and_host_key_curve_logs_in() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn unknown_host_key_is_refused_then_accept_new_records_it() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     let opts = client.options(&[target(&sshd)]);
@@ -194,10 +186,8 @@ fn unknown_host_key_is_refused_then_accept_new_records_it() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn changed_host_key_is_refused_even_with_accept_new() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     // Record a different ECDSA key for this host: what a reinstalled host or a MITM looks like.
@@ -220,10 +210,8 @@ fn changed_host_key_is_refused_even_with_accept_new() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn ssh_config_alias_sets_hostname_port_user_and_identity() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let alias_key = keygen(client.dir.path(), "alias_rsa", "rsa");
     let mut o = SshdOptions::new(esx01());
@@ -244,10 +232,8 @@ fn ssh_config_alias_sets_hostname_port_user_and_identity() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn proxyjump_through_two_jump_hosts() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let target_sshd = client.keyed_sshd(esx01());
     let jump_sshd = || {
@@ -272,10 +258,8 @@ fn proxyjump_through_two_jump_hosts() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn several_hosts_with_one_down_keep_order_and_results() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let a = client.keyed_sshd(esx01());
     let b = client.keyed_sshd(samples_host("healthy-cluster", "esx02"));
@@ -294,10 +278,8 @@ fn several_hosts_with_one_down_keep_order_and_results() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn a_hanging_command_times_out_without_holding_up_other_hosts() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     client.authorize(&mut o);
@@ -343,10 +325,8 @@ fn a_hanging_command_times_out_without_holding_up_other_hosts() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn max_sessions_two_loses_no_command() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     client.authorize(&mut o);
@@ -358,10 +338,8 @@ fn max_sessions_two_loses_no_command() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn run_timeout_reports_every_host() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     client.authorize(&mut o);
@@ -389,10 +367,8 @@ fn run_timeout_reports_every_host() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn a_linux_host_without_esxcli_is_not_esxi() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     client.authorize(&mut o);
@@ -414,10 +390,8 @@ fn a_linux_host_without_esxcli_is_not_esxi() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn password_method_is_used_when_keyboard_interactive_is_not_offered() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     o.password_method = true;
@@ -431,10 +405,8 @@ fn password_method_is_used_when_keyboard_interactive_is_not_offered() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn a_refused_ed25519_key_does_not_stop_the_ecdsa_key() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let ed = keygen(client.dir.path(), "id_ed25519_test", "ed25519");
     // Both keys are authorized, but the FIPS algorithm list refuses ed25519, as on ESXi.
@@ -457,10 +429,8 @@ fn a_refused_ed25519_key_does_not_stop_the_ecdsa_key() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn the_binary_reads_hosts_from_stdin_and_prints_only_the_report() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let sshd = Sshd::start(SshdOptions::new(esx01()));
     client.trust(&sshd);
@@ -495,10 +465,8 @@ fn the_binary_reads_hosts_from_stdin_and_prints_only_the_report() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn no_common_cipher_is_a_key_exchange_error() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let mut o = SshdOptions::new(esx01());
     client.authorize(&mut o);
@@ -513,10 +481,8 @@ fn no_common_cipher_is_a_key_exchange_error() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn insecure_skip_accepts_an_unknown_key_without_recording_it() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     let mut opts = client.options(&[target(&sshd)]);
@@ -527,10 +493,8 @@ fn insecure_skip_accepts_an_unknown_key_without_recording_it() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn a_dead_jump_host_is_named_in_the_target_error() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let dead = free_port();
     client.write_config(&format!(
@@ -595,10 +559,8 @@ impl Drop for Agent {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn a_key_held_only_by_ssh_agent_logs_in() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let agent_key = keygen(client.dir.path(), "agent_only", "ecdsa");
     let mut o = SshdOptions::new(esx01());
@@ -620,10 +582,8 @@ fn a_key_held_only_by_ssh_agent_logs_in() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn identities_only_limits_agent_keys_to_the_configured_ones() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     client.write_config("IdentitiesOnly yes\n");
     let agent_key = keygen(client.dir.path(), "agent_only", "ecdsa");
@@ -660,10 +620,8 @@ fn identities_only_limits_agent_keys_to_the_configured_ones() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn the_esxi_password_is_never_sent_to_a_jump_host() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let target_sshd = client.keyed_sshd(esx01());
     // The jump host does not know the client key: only a password could get in there.
@@ -689,10 +647,8 @@ fn the_esxi_password_is_never_sent_to_a_jump_host() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn a_bastion_is_offered_only_its_own_key_not_the_targets_dash_i() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let target_key = keygen(client.dir.path(), "target_key", "ecdsa");
     let bastion_key = keygen(client.dir.path(), "bastion_key", "ecdsa");
@@ -733,10 +689,8 @@ fn a_bastion_is_offered_only_its_own_key_not_the_targets_dash_i() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     // Recorded only under the alias, as a fleet file keyed by stable names does.
@@ -766,10 +720,8 @@ fn host_key_alias_names_the_known_hosts_entry_for_lookup_and_learning() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn a_silent_agent_socket_does_not_stop_the_key_on_disk() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     client.trust(&sshd);
@@ -827,10 +779,8 @@ fn accepted_count(sshd: &Sshd, key: &Path) -> usize {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn short_scalar_ecdsa_keys_log_in_with_dash_i_on_every_curve() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let (client, sshd, keys) = short_scalar_setup();
     for key in &keys {
         let mut opts = client.options(&[target(&sshd)]);
@@ -842,10 +792,8 @@ fn short_scalar_ecdsa_keys_log_in_with_dash_i_on_every_curve() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn short_scalar_ecdsa_keys_log_in_from_identityfile_on_every_curve() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let (client, sshd, keys) = short_scalar_setup();
     for key in &keys {
         client.write_config(&format!("Host 127.0.0.1\n  IdentityFile {}\n", key.display()));
@@ -856,10 +804,8 @@ fn short_scalar_ecdsa_keys_log_in_from_identityfile_on_every_curve() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn short_scalar_ecdsa_keys_log_in_from_ssh_agent_on_every_curve() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let (client, sshd, keys) = short_scalar_setup();
     for key in &keys {
         let agent_dir = tempfile::tempdir().expect("tempdir");
@@ -882,10 +828,8 @@ fn short_scalar_ecdsa_keys_log_in_from_ssh_agent_on_every_curve() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn auth_failures_list_each_attempt_and_guess_esxi_causes_only_on_esxi() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let ed = keygen(client.dir.path(), "id_ed25519_test", "ed25519");
     let run_against = |sshd: &Sshd| {
@@ -927,10 +871,8 @@ fn auth_failures_list_each_attempt_and_guess_esxi_causes_only_on_esxi() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn a_missing_dash_i_file_stops_the_run_naming_it() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let missing = client.dir.path().join("no-such-key");
     let out = client.doctor().arg("-i").arg(&missing).arg("127.0.0.1:1").run();
@@ -941,10 +883,8 @@ fn a_missing_dash_i_file_stops_the_run_naming_it() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn an_empty_ssh_auth_sock_is_no_agent() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     // No key is authorized and there is no password: the failure must not blame an agent.
     let sshd = Sshd::start(SshdOptions::new(esx01()));
@@ -964,10 +904,8 @@ fn an_empty_ssh_auth_sock_is_no_agent() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn system_ssh_config_comes_after_the_command_line_and_the_user_config() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
     client.trust(&sshd);
@@ -1022,10 +960,8 @@ fn system_ssh_config_comes_after_the_command_line_and_the_user_config() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn hash_known_hosts_is_honoured_and_new_files_are_private() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     use std::os::unix::fs::PermissionsExt;
     let client = Client::new();
     let sshd = client.keyed_sshd(esx01());
@@ -1051,10 +987,8 @@ fn hash_known_hosts_is_honoured_and_new_files_are_private() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn dash_p_and_dash_j_reach_a_host_through_a_jump_host() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     let target_sshd = client.keyed_sshd(esx01());
     let mut jo = SshdOptions::new(esx01());
@@ -1076,10 +1010,8 @@ fn dash_p_and_dash_j_reach_a_host_through_a_jump_host() {
 }
 
 #[test]
+#[ignore = "needs a real OpenSSH sshd: scripts/test.sh runs it"]
 fn a_redacted_bundle_holds_no_local_key_path_nor_login_user() {
-    if !crate::support::real_tools("a real OpenSSH sshd") {
-        return;
-    }
     let client = Client::new();
     // No key is authorized: the auth error names the key file and the user.
     let sshd = Sshd::start(SshdOptions::new(esx01()));

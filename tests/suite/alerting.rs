@@ -288,10 +288,8 @@ fn alert_names(n: &Value) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs Prometheus and Alertmanager: scripts/test.sh runs it"]
 fn one_page_per_cause_across_a_host_going_silent_and_the_exporter_killed_and_restarted() {
-    if !crate::support::real_tools("Prometheus and Alertmanager") {
-        return;
-    }
     require(PROMTOOL);
     let dir = tempfile::tempdir().expect("tempdir");
     let fleet = dir.path().join("fleet");
@@ -533,10 +531,8 @@ fn alert_states(n: &Value) -> Vec<(String, String)> {
 }
 
 #[test]
+#[ignore = "needs Prometheus and node_exporter: scripts/test.sh runs it"]
 fn a_textfile_no_longer_rewritten_goes_stale_and_pages() {
-    if !crate::support::real_tools("Prometheus and node_exporter") {
-        return;
-    }
     require(PROMTOOL);
     let dir = tempfile::tempdir().expect("tempdir");
     let textdir = dir.path().join("textfile");

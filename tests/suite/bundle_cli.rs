@@ -72,9 +72,20 @@ fn analyze_of_a_bundle_reproduces_the_report_of_its_run() {
             false,
         )
         .unwrap();
-        assert_eq!(entry(&bundle, "report.json"), direct, "{name}: bundled report");
+        // One difference on purpose: of a capture folder, the report says how to send an
+        // output that did not parse (a redacted bundle); a bundle is what a run sends.
+        let mut run: serde_json::Value = serde_json::from_str(&direct).unwrap();
+        for host in run["hosts"].as_array_mut().unwrap() {
+            host.as_object_mut().unwrap().remove("send_evidence");
+        }
+        let bundled: serde_json::Value = serde_json::from_str(&entry(&bundle, "report.json")).unwrap();
+        assert_eq!(bundled, run, "{name}: bundled report");
         let (again, stderr, code) = analyze(&bundle);
-        assert_eq!(again, direct, "{name}: analyze of the bundle\n{stderr}");
+        assert_eq!(
+            again,
+            entry(&bundle, "report.json"),
+            "{name}: analyze of the bundle\n{stderr}"
+        );
         assert_eq!(code, direct_code, "{name}: exit code");
     }
 }

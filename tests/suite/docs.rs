@@ -1,7 +1,6 @@
 //! The documentation stays honest wherever it lives: every relative link in the README and
 //! the guides under `docs/` reaches a file (and a heading, when it names one), and every
 //! `pvrdma-doctor …` command line they show is one the command line accepts.
-use crate::support::client::Doctor;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -212,18 +211,9 @@ fn examples() -> Vec<(PathBuf, String, Vec<String>)> {
             }) else {
                 continue;
             };
-            let command = &line[at..];
-            // Placeholders and substitutions stand for what the reader fills in.
-            if command.contains("$(") || command.contains("${") || command.contains('…') || command.contains("...") {
-                continue;
-            }
-            let words = shell_words(command);
-            if words
-                .iter()
-                .any(|w| w.starts_with('<') && w.ends_with('>') || w.starts_with('$'))
-            {
-                continue;
-            }
+            // Placeholders (`<host>`, `$HOSTS`, `…`) stay: they must parse as the words
+            // they stand in for would.
+            let words = shell_words(&line[at..]);
             out.push((page.clone(), line.to_string(), words));
         }
     }
@@ -240,20 +230,12 @@ fn every_command_line_shown_is_accepted() {
     );
     let mut refused = Vec::new();
     for (page, line, words) in &examples {
-        // `--help` after the arguments: clap reads every one before it (an unknown option or a
-        // bad value is refused first) and then prints the help of the subcommand named, so
-        // nothing is run and no host is contacted.
-        let out = Doctor::new().args(&words[1..]).arg("--help").run();
-        // As a monitoring plugin (`--format nagios`) even the help exits UNKNOWN (3), the
-        // plugin guidelines' code for anything but a check; a refusal says "bad arguments".
-        let helped = out.code == Some(0)
-            || (out.code == Some(3) && out.stdout.contains("Usage:") && !out.stdout.contains("bad arguments"));
-        if !helped {
+        if let Err(e) = parses(words) {
             refused.push(format!(
                 "{}: `{}`\n    {}",
                 page.file_name().unwrap().to_string_lossy(),
                 line.trim(),
-                out.stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+                e.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
             ));
         }
     }
@@ -264,19 +246,104 @@ fn every_command_line_shown_is_accepted() {
     );
 }
 
+/// `words` as the command line reads them: clap's matching on the real command tree, then
+/// the checks the command line adds (options idle without `--format nagios`, …). Only a
+/// refusal is an error: help and version are what was asked for. Nothing is run.
+fn parses(words: &[String]) -> Result<(), String> {
+    use clap::error::ErrorKind;
+    match pvrdma_doctor::cli::try_parse_from(words) {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => Ok(()),
+        Err(e) => Err(e.render().to_string()),
+    }
+}
+
 #[test]
 fn a_refused_command_line_is_noticed() {
-    // The check above can fail: an unknown option before `--help` is refused.
+    // The check above can fail: an unknown option, and what `--help` used to hide (clap
+    // answers help before it checks requirements and conflicts).
+    let words = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<String>>();
     for args in [
-        &["esx01", "--no-such-option"][..],
-        &["--format", "nagios", "demo", "--no-such-option"],
+        &["pvrdma-doctor", "esx01", "--no-such-option"][..],
+        &["pvrdma-doctor", "--format", "nagios", "demo", "--no-such-option"],
     ] {
-        let out = Doctor::new().args(args).arg("--help").run();
-        assert_ne!(out.code, Some(0), "{}", out.stdout);
-        assert!(
-            out.code != Some(3) || out.stdout.contains("bad arguments"),
-            "{}",
-            out.stdout
-        );
+        assert!(parses(&words(args)).is_err(), "{args:?} parses");
     }
+    for args in [
+        &["pvrdma-doctor", "esx01", "--probe-sample", "4"][..],
+        &["pvrdma-doctor", "esx01", "-w", "1"],
+    ] {
+        assert!(parses(&words(args)).is_err(), "{args:?} parses");
+        let helped = [args, &["--help"]].concat();
+        assert!(parses(&words(&helped)).is_ok(), "{helped:?} is refused");
+    }
+    assert!(parses(&["pvrdma-doctor".into(), "esx01".into()]).is_ok());
+}
+
+/// The files under `dirs` (recursively), as paths relative to `root` with `/` separators.
+fn repo_files(root: &Path, dirs: &[&str]) -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            if path.is_dir() {
+                out.push(format!("{rel}/"));
+                walk(&path, root, out);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        walk(&root.join(d), root, &mut out);
+    }
+    out
+}
+
+/// docs/architecture.md tells where things live: every path it shows in backticks exists.
+/// A path from the top of the repository must be there (up to its first `<placeholder>`);
+/// a shorter one (`checks/registry.rs`, `human/`) must be the end of a path in a crate.
+#[test]
+fn every_path_the_architecture_names_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let sources = repo_files(
+        root,
+        &["src", "engine", "parsers", "nodeset", "ssh-config", "fuzz", "tests"],
+    );
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for token in text.split('`').skip(1).step_by(2) {
+        let looks_like_a_path = token.contains('/')
+            && !token.contains(char::is_whitespace)
+            && !token.starts_with(['<', '/', '.', '-'])
+            && !token.contains("://")
+            && token.chars().all(|c| c.is_alphanumeric() || "/_.-<>".contains(c));
+        if !looks_like_a_path {
+            continue;
+        }
+        checked += 1;
+        // Up to the folder that holds the first placeholder.
+        let known = match token.find('<') {
+            Some(at) => &token[..token[..at].rfind('/').map_or(0, |i| i + 1)],
+            None => token,
+        };
+        let top = known.split('/').next().unwrap();
+        let exists = if !top.is_empty() && root.join(top).exists() {
+            root.join(known).exists()
+        } else {
+            // A path inside something else (`<host>/<id>.txt` of a capture folder,
+            // `commands/…` of a vm-support bundle) is not the repository's.
+            known != token || sources.iter().any(|f| f.ends_with(&format!("/{known}")))
+        };
+        if !exists {
+            missing.push(token.to_string());
+        }
+    }
+    assert!(checked > 30, "only {checked} paths found: the scan is broken");
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md names paths that do not exist: {missing:#?}"
+    );
 }

@@ -96,10 +96,8 @@ pub(crate) fn assert_promtool_accepts(what: &str, text: &str) {
 }
 
 #[test]
+#[ignore = "needs promtool: scripts/test.sh runs it"]
 fn promtool_accepts_every_sample_scenario_without_a_remark() {
-    if !crate::support::real_tools("promtool") {
-        return;
-    }
     require(PROMTOOL);
     for scenario in scenarios() {
         let text = analyze(&scenario);
@@ -113,10 +111,8 @@ fn promtool_accepts_every_sample_scenario_without_a_remark() {
 }
 
 #[test]
+#[ignore = "needs promtool: scripts/test.sh runs it"]
 fn promtool_accepts_the_demo_hosts_with_and_without_the_probe() {
-    if !crate::support::real_tools("promtool") {
-        return;
-    }
     require(PROMTOOL);
     for extra in [&[][..], &["--probe"][..]] {
         let mut args = vec!["demo", "--no-progress", "--timeout", "90s", "--format", "prometheus"];
@@ -292,10 +288,8 @@ fn write_textfile(scenario: &str, file: &Path) {
 }
 
 #[test]
+#[ignore = "needs node_exporter: scripts/test.sh runs it"]
 fn node_exporter_exposes_the_textfile_also_while_it_is_rewritten() {
-    if !crate::support::real_tools("node_exporter") {
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let textfiles = tmp.path().join("textfile");
     std::fs::create_dir(&textfiles).unwrap();
@@ -445,10 +439,8 @@ fn exec_start(unit: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs promtool, a real OpenSSH sshd and systemd-analyze: scripts/test.sh runs it"]
 fn the_shipped_textfile_service_runs_against_a_real_sshd_and_its_units_verify() {
-    if !crate::support::real_tools("promtool, a real OpenSSH sshd and systemd-analyze") {
-        return;
-    }
     require(PROMTOOL);
     let unit_dir = root().join("contrib/systemd");
     let unit = std::fs::read_to_string(unit_dir.join("pvrdma-doctor-textfile.service")).unwrap();
@@ -542,10 +534,8 @@ fn the_shipped_textfile_service_runs_against_a_real_sshd_and_its_units_verify() 
 }
 
 #[test]
+#[ignore = "needs promtool: scripts/test.sh runs it"]
 fn analyze_states_the_run_times_a_bundle_recorded_and_says_when_there_are_none() {
-    if !crate::support::real_tools("promtool") {
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let bundle = tmp.path().join("run.tar.gz");
     let now = || {
@@ -626,10 +616,8 @@ fn renamed_copy(scenario: &str, from: &str, to: &str, dest: &Path) {
 }
 
 #[test]
+#[ignore = "needs node_exporter: scripts/test.sh runs it"]
 fn a_vm_name_with_quotes_and_backslashes_reaches_node_exporter_intact() {
-    if !crate::support::real_tools("node_exporter") {
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let capture = tmp.path().join("capture");
     let odd = r#"hpc "node" \01"#;

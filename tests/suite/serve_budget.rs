@@ -6,7 +6,7 @@ use futures::future::LocalBoxFuture;
 use pvrdma_doctor::demo::{start_fleet, DemoOptions};
 use pvrdma_doctor::live::LiveOptions;
 use pvrdma_doctor::serve::config::Config;
-use pvrdma_doctor::serve::probe::{Collector, Engine, LiveCollector};
+use pvrdma_doctor::serve::scrape::{Collector, Exporter, LiveCollector};
 use pvrdma_engine::capture::{Cap, HostCapture, Outcome};
 use std::cell::RefCell;
 use std::path::Path;
@@ -132,17 +132,17 @@ fn probes_in_flight_share_one_output_budget_and_a_cut_output_is_unknown_not_a_pa
     let seen = Rc::new(RefCell::new(Vec::new()));
     let gate = Rc::new(Gate::default());
     gate.wanted.set(2);
-    let engine = Engine::new(config, Box::new(Recording(seen.clone(), gate.clone())));
+    let exporter = Exporter::new(config, Box::new(Recording(seen.clone(), gate.clone())));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let probe = |target: &'static str| {
-        let engine = engine.clone();
+        let exporter = exporter.clone();
         async move {
             let start = tokio::time::Instant::now();
-            engine
-                .probe(target, None, start, start + Duration::from_secs(60))
+            exporter
+                .scrape(target, None, start, start + Duration::from_secs(60))
                 .await
                 .unwrap()
         }
@@ -181,7 +181,7 @@ fn probes_in_flight_share_one_output_budget_and_a_cut_output_is_unknown_not_a_pa
             assert!(failure.message.contains("limits.output_budget"), "{}", failure.message);
         }
     }
-    let metrics = engine.render_metrics();
+    let metrics = exporter.render_metrics();
     let counted: usize = metrics
         .lines()
         .find_map(|l| l.strip_prefix("pvrdma_doctor_outputs_cut_total "))

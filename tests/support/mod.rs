@@ -2,10 +2,10 @@
 //! keyboard-interactive through PAM, a banner) with fake `esxcli`/`vsish` first on PATH
 //! under busybox `sh`, answering from `samples/`. Started per test, killed on drop.
 //!
-//! These tests run when `PVRDMA_REAL_TOOLS=1` (`scripts/test.sh` sets it, see
-//! `real_tools`); the machine must then have been prepared by `scripts/install-test-deps.sh`
-//! (sshd, busybox, the PAM test user and its password file): when it was not, tests fail
-//! and say so rather than skip.
+//! The tests that use it are `#[ignore = "needs …"]`: a plain `cargo test` counts them as
+//! ignored, `scripts/test.sh` runs them (`--include-ignored`) on a machine prepared by
+//! `scripts/install-test-deps.sh` (sshd, busybox, the PAM test user and its password file),
+//! and when it was not prepared they fail and say so rather than skip.
 //!
 //! Files by concern: `sshd` (the server), `fakes` (the fake ESXi commands it runs),
 //! `keys` (ssh-keygen and the checked-in keys), `client` (the client side: ssh config,
@@ -27,25 +27,6 @@ pub mod vcsim;
 
 pub use keys::*;
 pub use sshd::*;
-
-/// The gate of every test whose oracle is a real tool (OpenSSH's sshd or `ssh -G`,
-/// Prometheus, promtool, node_exporter, Icinga 2, tmux, ClusterShell): true when
-/// `PVRDMA_REAL_TOOLS=1`, as `scripts/test.sh` (and so CI) sets it, and the test then
-/// fails, never skips, when a tool is missing. Without it a plain `cargo test` runs
-/// anywhere: the test returns at once, after one line on stderr (written past the test
-/// harness' capture, so it shows) naming what it needs.
-#[allow(dead_code)] // unused by some of the binaries sharing this module
-pub fn real_tools(needs: &str) -> bool {
-    if std::env::var("PVRDMA_REAL_TOOLS").as_deref() == Ok("1") {
-        return true;
-    }
-    use std::io::Write as _;
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipped: needs {needs}; scripts/test.sh runs it (PVRDMA_REAL_TOOLS=1)"
-    );
-    false
-}
 
 pub fn test_user() -> String {
     std::env::var("PVRDMA_TEST_USER").unwrap_or_else(|_| "pvrdmatest".into())

@@ -263,9 +263,10 @@ pub struct HostDiagnosis {
     /// not know yet. What depends on them is `unknown`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unparsed_outputs: Vec<UnparsedOutput>,
-    /// When something did not parse on a live run: the command that writes a redacted
-    /// support bundle of this host alone, to send with a report of the problem (`analyze`
-    /// of that bundle shows the same failure).
+    /// When something did not parse on a live run, or in a capture folder or vm-support
+    /// bundle that `analyze` read: the command that writes a redacted support bundle of
+    /// this host alone, to send with a report of the problem (`analyze` of that bundle
+    /// shows the same failure).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub send_evidence: Option<String>,
 }

@@ -51,13 +51,13 @@ struct Part {
     /// What is wrong with the culprits, or the whole text when there is none.
     head: String,
     /// Who: hosts or adapters (`esx02 hpc-node02#0`), in the order found.
-    culprits: Vec<String>,
+    culprits: Vec<Culprit>,
     /// The culprits are host names: all of them together show as one node set.
     hosts: bool,
 }
 
 impl Part {
-    fn new(state: State, head: String, culprits: Vec<String>) -> Part {
+    fn new(state: State, head: String, culprits: Vec<Culprit>) -> Part {
         Part {
             state,
             head,
@@ -70,7 +70,7 @@ impl Part {
     fn on_hosts(state: State, head: String, hosts: Vec<String>) -> Part {
         Part {
             hosts: true,
-            ..Part::new(state, head, hosts)
+            ..Part::new(state, head, hosts.into_iter().map(Culprit::host).collect())
         }
     }
 
@@ -82,7 +82,7 @@ impl Part {
         }
         let n = self.culprits.len();
         let k = k.clamp(1, n);
-        let name = |c: &String| if short { short_name(c) } else { c.clone() };
+        let name = |c: &Culprit| c.name(short);
         let who = if k == n && n > 1 && self.hosts {
             let names: Vec<String> = self.culprits.iter().map(name).collect();
             pvrdma_nodeset::fold(&names)
@@ -97,21 +97,41 @@ impl Part {
     }
 }
 
-/// A culprit with its host name cut to the first DNS label (an IP address stays whole):
-/// `esx02.lab.example.com hpc-node02#0` → `esx02 hpc-node02#0`.
-fn short_name(culprit: &str) -> String {
-    let (host, rest) = match culprit.split_once(' ') {
-        Some((h, r)) => (h, Some(r)),
-        None => (culprit, None),
-    };
-    let short = if host.parse::<std::net::IpAddr>().is_ok() {
-        host
-    } else {
-        host.split('.').next().filter(|l| !l.is_empty()).unwrap_or(host)
-    };
-    match rest {
-        Some(r) => format!("{short} {r}"),
-        None => short.to_string(),
+/// Who a status-line part names: a host, or an adapter of a VM on a host.
+struct Culprit {
+    host: String,
+    /// `hpc-node02#0`: the VM's name and the adapter's index.
+    adapter: Option<String>,
+}
+
+impl Culprit {
+    fn host(host: String) -> Culprit {
+        Culprit { host, adapter: None }
+    }
+
+    fn adapter(host: &str, vm: &str, index: impl std::fmt::Display) -> Culprit {
+        Culprit {
+            host: host.to_string(),
+            adapter: Some(format!("{vm}#{index}")),
+        }
+    }
+
+    /// `esx02.lab.example.com hpc-node02#0`; `short`: the host name cut to its first DNS
+    /// label (an IP address stays whole), `esx02 hpc-node02#0`.
+    fn name(&self, short: bool) -> String {
+        let host = if short && self.host.parse::<std::net::IpAddr>().is_err() {
+            self.host
+                .split('.')
+                .next()
+                .filter(|l| !l.is_empty())
+                .unwrap_or(&self.host)
+        } else {
+            &self.host
+        };
+        match &self.adapter {
+            Some(a) => format!("{host} {a}"),
+            None => host.to_string(),
+        }
     }
 }
 
@@ -245,7 +265,7 @@ fn fallback(d: &Diagnosis, opts: &NagiosOptions, parts: &mut Vec<Part>, problems
     for h in &d.hosts {
         for vm in &h.vms {
             for a in vm.adapters.iter().filter(|a| a.verdict == Verdict::TcpFallback) {
-                culprits.push(format!("{} {}#{}", h.host, vm.name, a.index));
+                culprits.push(Culprit::adapter(&h.host, &vm.name, a.index));
                 let why = if a.reasons.is_empty() {
                     String::new()
                 } else {
@@ -456,7 +476,7 @@ fn host_reason(h: &HostDiagnosis) -> Option<String> {
 
 /// Unknown checks and verdicts on hosts that were diagnosed.
 fn unknowns(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
-    let unknown_adapters: Vec<String> = d
+    let unknown_adapters: Vec<Culprit> = d
         .hosts
         .iter()
         .flat_map(|h| {
@@ -473,7 +493,7 @@ fn unknowns(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
                 state: State::Unknown,
                 line: format!("{} {}#{}: verdict unknown{why}", h.host, vm.name, a.index),
             });
-            format!("{} {}#{}", h.host, vm.name, a.index)
+            Culprit::adapter(&h.host, &vm.name, a.index)
         })
         .collect();
     if !unknown_adapters.is_empty() {

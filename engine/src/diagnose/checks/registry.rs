@@ -6,7 +6,7 @@
 //!
 //! Adding a check: one entry in [`registry!`] below and its judge function in its
 //! family's file; then regenerate the README's check table (`PVRDMA_UPDATE_README=1 cargo
-//! test --test readme`) and add or review the golden report that shows it
+//! test --test suite readme`) and add or review the golden report that shows it
 //! (`docs/architecture.md`, "Adding a check").
 use super::super::fleet::{checks as fleet, Fleet};
 use super::super::{Check, Context};

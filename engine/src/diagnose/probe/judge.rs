@@ -52,8 +52,15 @@ pub fn results(captures: &[crate::capture::HostCapture], hosts: &[HostDiagnosis]
 /// How one framed ping went.
 enum Outcome {
     Passed,
-    Failed(String),
+    Failed(Failed),
     Unknown(String),
+}
+
+/// A ping that got no reply: why, as the report says it, and whether the sending host
+/// itself refused the packet as too long (its own MTU) rather than the path dropping it.
+struct Failed {
+    why: String,
+    by_the_sender: bool,
 }
 
 fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_off: bool) -> Outcome {
@@ -69,7 +76,7 @@ fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_o
         return if stats.received > 0 {
             Outcome::Passed
         } else {
-            Outcome::Failed(failure_text(ping))
+            Outcome::Failed(failed(ping))
         };
     }
     if ping.replies > 0 {
@@ -82,7 +89,7 @@ fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_o
         });
     }
     if !ping.send_errors.is_empty() {
-        return Outcome::Failed(failure_text(ping));
+        return Outcome::Failed(failed(ping));
     }
     match ping.errors.first() {
         Some(e) => Outcome::Unknown(format!("vmkping said {e:?}")),
@@ -90,11 +97,15 @@ fn outcome(section: Option<&p::VmkpingSection>, cut_short: Option<&str>, broke_o
     }
 }
 
-fn failure_text(ping: &p::Vmkping) -> String {
+fn failed(ping: &p::Vmkping) -> Failed {
     let sent = ping.statistics.map_or(COUNT, |s| s.transmitted);
-    match ping.send_errors.first() {
+    let why = match ping.send_errors.first() {
         Some(reason) => format!("sendto() failed ({reason})"),
         None => format!("no reply to {sent} echo requests"),
+    };
+    Failed {
+        why,
+        by_the_sender: ping.refused_by_the_sender_as_too_long(),
     }
 }
 
@@ -170,26 +181,24 @@ pub fn judge(result: &mut Probe, raw: &RawOutput, mtu: Option<u32>) {
         None => format!("{replies} repl{}", if replies == 1 { "y" } else { "ies" }),
     };
     let (status, detail) = match (&plain_outcome, &jumbo_outcome) {
-        (Outcome::Failed(why), _) => (ProbeStatus::Unreachable, why.clone()),
+        (Outcome::Failed(f), _) => (ProbeStatus::Unreachable, f.why.clone()),
         (Outcome::Passed, Some(Outcome::Passed)) => (
             ProbeStatus::Ok,
             format!("{}; {size}-byte don't-fragment ping passes", plain_text()),
         ),
-        (Outcome::Passed, Some(Outcome::Failed(why))) => {
-            let local = why.contains("Message too long");
-            (
-                ProbeStatus::Mtu,
-                format!(
-                    "plain ping passes ({}), {size}-byte don't-fragment ping fails: {why}{}",
-                    plain_text(),
-                    if local {
-                        " (refused by the sending host itself)"
-                    } else {
-                        " (dropped on the path: a switch port, uplink or the peer has a smaller MTU)"
-                    }
-                ),
-            )
-        }
+        (Outcome::Passed, Some(Outcome::Failed(f))) => (
+            ProbeStatus::Mtu,
+            format!(
+                "plain ping passes ({}), {size}-byte don't-fragment ping fails: {}{}",
+                plain_text(),
+                f.why,
+                if f.by_the_sender {
+                    " (refused by the sending host itself)"
+                } else {
+                    " (dropped on the path: a switch port, uplink or the peer has a smaller MTU)"
+                }
+            ),
+        ),
         (Outcome::Passed, Some(Outcome::Unknown(why))) => (
             ProbeStatus::Unknown,
             format!("plain ping passes ({}), jumbo ping unknown: {why}", plain_text()),

@@ -390,3 +390,12 @@ fn a_run_timeout_during_the_probe_names_the_probing_hosts() {
     let out = render(&d, &opts);
     assert!(!out.text.contains("timed out after"), "{}", out.text);
 }
+
+#[test]
+fn a_culprit_shortens_its_host_name_only() {
+    let adapter = Culprit::adapter("esx02.lab.example.com", "node 2.lab", 0);
+    assert_eq!(adapter.name(false), "esx02.lab.example.com node 2.lab#0");
+    assert_eq!(adapter.name(true), "esx02 node 2.lab#0");
+    assert_eq!(Culprit::host("10.0.0.12".to_string()).name(true), "10.0.0.12");
+    assert_eq!(Culprit::host("esx03.lab".to_string()).name(true), "esx03");
+}

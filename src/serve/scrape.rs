@@ -1,5 +1,6 @@
-//! One `/probe`: the allow-list, single flight per target, the global cap on hosts being
-//! collected, and the deadline. Everything here runs on the server's one thread (a
+//! One scrape of `/probe` (the multi-target exporter's endpoint, named as Prometheus
+//! names it; nothing to do with `--probe`, the path probe): the allow-list, single flight
+//! per target, the global cap on hosts being collected, and the deadline. Everything here runs on the server's one thread (a
 //! `LocalSet`), as a live run does.
 //!
 //! Concurrent scrapes of one target and module (two Prometheus replicas, a retry) share
@@ -118,7 +119,7 @@ pub const DEADLINE_ADVICE: &str =
     "raise scrape_timeout in the Prometheus job (and limits.max_timeout if it caps it) or check the host";
 
 /// The server's state: configuration, collections in flight, the host slots, the metrics.
-pub struct Engine {
+pub struct Exporter {
     config: RefCell<Arc<Config>>,
     inflight: RefCell<HashMap<Key, Flight>>,
     slots: Arc<Semaphore>,
@@ -129,12 +130,12 @@ pub struct Engine {
     collector: Box<dyn Collector>,
 }
 
-impl Engine {
-    pub fn new(mut config: Config, collector: Box<dyn Collector>) -> Rc<Engine> {
+impl Exporter {
+    pub fn new(mut config: Config, collector: Box<dyn Collector>) -> Rc<Exporter> {
         let max_hosts = config.limits.max_concurrent_hosts;
         let metrics = Metrics::new();
         prepare(&mut config);
-        Rc::new(Engine {
+        Rc::new(Exporter {
             output_budget: ProcessBudget::new(config.limits.output_budget),
             config: RefCell::new(Arc::new(config)),
             inflight: RefCell::new(HashMap::new()),
@@ -236,7 +237,7 @@ impl Engine {
 
     /// Answers `/probe?target=&module=` with the exposition text, or refuses it before
     /// anything is attempted.
-    pub async fn probe(
+    pub async fn scrape(
         self: &Rc<Self>,
         target: &str,
         module: Option<&str>,
@@ -352,13 +353,13 @@ impl Engine {
                 read: read.clone(),
             },
         );
-        let engine = self.clone();
+        let exporter = self.clone();
         let hosts_read = read.clone();
         tokio::task::spawn_local(async move {
-            engine.metrics.collections_in_flight.inc();
-            let outcome = engine.collect(members, module, stop.subscribe(), hosts_read).await;
-            engine.inflight.borrow_mut().remove(&key);
-            engine.metrics.collections_in_flight.sub(1);
+            exporter.metrics.collections_in_flight.inc();
+            let outcome = exporter.collect(members, module, stop.subscribe(), hosts_read).await;
+            exporter.inflight.borrow_mut().remove(&key);
+            exporter.metrics.collections_in_flight.sub(1);
             let _ = tx.send(Some(Arc::new(outcome)));
         });
         (rx, read)
