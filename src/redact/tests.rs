@@ -241,8 +241,12 @@ mod properties {
             r.learn_datastores_and_vm_dirs(&text).unwrap();
             let out = r.redact_output(&text);
             let m = r.map();
-            // Long hex values never survive, wherever they stand (case folded).
-            let folded = out.to_ascii_lowercase();
+            // Long hex values never survive, wherever they stand (case folded), but inside a
+            // replacement: `::2` learnt from the text is also part of the token `2001:db8::2`.
+            let mut folded = out.to_ascii_lowercase();
+            for token in m.macs.values().chain(m.uuids.values()).chain(m.ipv6.values()) {
+                folded = folded.replace(&token.to_ascii_lowercase(), " ");
+            }
             for original in m.macs.keys().chain(m.uuids.keys()).chain(m.ipv6.keys()) {
                 prop_assert!(!folded.contains(&original.to_ascii_lowercase()), "{:?} survives in {:?}", original, out);
             }
