@@ -23,11 +23,12 @@ pub const HOST_PROPERTIES: [&str; 5] = [
 ];
 
 /// The VM properties read: what the VM checks judge.
-pub const VM_PROPERTIES: [&str; 7] = [
+pub const VM_PROPERTIES: [&str; 8] = [
     "name",
     "runtime.host",
     "runtime.powerState",
     "config.version",
+    "config.hardware.memoryMB",
     "config.memoryAllocation",
     "config.memoryReservationLockedToMax",
     "config.hardware.device",
