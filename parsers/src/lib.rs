@@ -21,6 +21,7 @@ pub mod vm;
 pub mod vmkping;
 pub mod vmx;
 pub mod vsish;
+pub mod vsphere;
 pub mod vswitch;
 
 pub use advanced::{parse_advanced_option, AdvancedOption};
@@ -53,4 +54,5 @@ pub use vsish::{
     parse_pvrdma_device_ls, parse_pvrdma_properties, parse_pvrdma_properties_batch, PropertyMembers, PvrdmaDeviceId,
     PvrdmaProperties, PvrdmaPropertiesSection,
 };
+pub use vsphere::{parse_vsphere_host_config, parse_vsphere_vm_config, HostConfigRows, VmConfigRows};
 pub use vswitch::{parse_dvs_list, parse_standard_switch_list, DvPort, DvsSwitch, StandardSwitch};

@@ -17,10 +17,11 @@ impl p::by_id::Visitor for ErrorOf {
 }
 
 /// The entry points that are no catalogue command's parser (single-output forms of the
-/// batches, the record-by-record process list, a `.vmx` file, the probe): every other
+/// batches, the record-by-record process list, a `.vmx` file, the probe, the vSphere
+/// API's host and VM configuration until the catalogue reads them): every other
 /// one is reached through the parser table, so a new command's parser is tested here the
 /// moment it is in the table.
-fn other_parsers(input: &str) -> [Option<p::ParseError>; 7] {
+fn other_parsers(input: &str) -> [Option<p::ParseError>; 9] {
     [
         p::parse_vm_port_list(input).err(),
         p::parse_pvrdma_properties(input).err(),
@@ -29,6 +30,8 @@ fn other_parsers(input: &str) -> [Option<p::ParseError>; 7] {
         p::parse_vmkping(input).err(),
         p::parse_vmkping_probe(input).err(),
         p::nic_stats::parse_nic_stats(input).err(),
+        p::parse_vsphere_host_config(input).err(),
+        p::parse_vsphere_vm_config(input).err(),
     ]
 }
 

@@ -20,7 +20,15 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn test_sources() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["tests", "src", "engine/src", "parsers", "nodeset", "ssh-config", "vsphere"] {
+    for dir in [
+        "tests",
+        "src",
+        "engine/src",
+        "parsers",
+        "nodeset",
+        "ssh-config",
+        "vsphere",
+    ] {
         rust_files(&root.join(dir), &mut files);
     }
     files.sort();

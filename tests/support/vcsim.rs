@@ -41,6 +41,105 @@ pub struct HostSpec {
     pub maintenance: bool,
     /// `connected` (empty: the same), `disconnected` or `notResponding`.
     pub state: String,
+    /// The host's PVRDMA configuration as vCenter reports it; `None`: the simulator's
+    /// defaults (no RDMA device).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pvrdma: Option<PvrdmaSpec>,
+}
+
+/// A host's configuration in `HostConfigInfo` (see `PvrdmaSpec` in `tests/vcsim/main.go`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PvrdmaSpec {
+    /// `config.product.version`, e.g. `7.0.3`.
+    pub version: String,
+    pub build: String,
+    pub rdma: Vec<RdmaSpec>,
+    /// The `pvrdma` firewall ruleset enabled.
+    pub firewall: bool,
+    /// `Net.PVRDMAVmknic`; empty: unset.
+    pub vmknic: String,
+    pub vmknics: Vec<VmknicSpec>,
+    pub dvs: Vec<DvsSpec>,
+}
+
+impl PvrdmaSpec {
+    /// A host configured as the VMware guide "Configure an ESXi Host for PVRDMA" asks:
+    /// ESXi 7.0.3, `vmrdma0` paired with `vmnic2`, active, RoCE v1 and v2; the ruleset
+    /// on; `vmk1` (192.168.50.`last`/24, MTU 9000) tagged and on the vDS `dvs-rdma`
+    /// whose only uplink is `vmnic2`.
+    pub fn healthy(last: u8) -> PvrdmaSpec {
+        PvrdmaSpec {
+            version: "7.0.3".into(),
+            build: "21930508".into(),
+            rdma: vec![RdmaSpec {
+                device: "vmrdma0".into(),
+                driver: "nmlx5_rdma".into(),
+                uplink: "vmnic2".into(),
+                state: "active".into(),
+                mtu: 4096,
+                roce_v1: true,
+                roce_v2: true,
+            }],
+            firewall: true,
+            vmknic: "vmk1".into(),
+            vmknics: vec![
+                VmknicSpec {
+                    device: "vmk0".into(),
+                    ip: format!("10.0.0.{last}"),
+                    netmask: "255.255.255.0".into(),
+                    mtu: 1500,
+                    dvs: String::new(),
+                },
+                VmknicSpec {
+                    device: "vmk1".into(),
+                    ip: format!("192.168.50.{last}"),
+                    netmask: "255.255.255.0".into(),
+                    mtu: 9000,
+                    dvs: DVS_UUID.into(),
+                },
+            ],
+            dvs: vec![DvsSpec {
+                name: "dvs-rdma".into(),
+                uuid: DVS_UUID.into(),
+                mtu: 9000,
+                uplinks: vec!["vmnic2".into()],
+            }],
+        }
+    }
+}
+
+/// The uuid of the vDS [`PvrdmaSpec::healthy`] puts its hosts on.
+pub const DVS_UUID: &str = "50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8";
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RdmaSpec {
+    pub device: String,
+    pub driver: String,
+    /// The paired uplink (`vmnic2`).
+    pub uplink: String,
+    /// `active`, `down`...
+    pub state: String,
+    pub mtu: i32,
+    pub roce_v1: bool,
+    pub roce_v2: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VmknicSpec {
+    pub device: String,
+    pub ip: String,
+    pub netmask: String,
+    pub mtu: i32,
+    /// The uuid of the vDS it is a port of; empty: a standard portgroup.
+    pub dvs: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DvsSpec {
+    pub name: String,
+    pub uuid: String,
+    pub mtu: i32,
+    pub uplinks: Vec<String>,
 }
 
 impl HostSpec {
@@ -69,6 +168,12 @@ pub struct VmSpec {
     pub host: String,
     /// `poweredOn` (empty: the same), `poweredOff` or `suspended`.
     pub power: String,
+    /// `vmx-NN`; empty: the simulator's default.
+    pub hw_version: String,
+    pub reserved_mb: i64,
+    pub locked_to_max: bool,
+    /// One `VirtualVmxnet3Vrdma` adapter per entry, its `deviceProtocol` (`rocev2`).
+    pub vrdma: Vec<String>,
 }
 
 impl VmSpec {
@@ -77,6 +182,7 @@ impl VmSpec {
             name: name.into(),
             host: host.into(),
             power: power.into(),
+            ..VmSpec::default()
         }
     }
 }

@@ -74,12 +74,58 @@ type VMSpec struct {
 	Name  string `json:"name"`
 	Host  string `json:"host"`
 	Power string `json:"power"` // poweredOn (default), poweredOff, suspended
+	// The PVRDMA configuration, all optional: the hardware version (`vmx-14`), the memory
+	// reservation in MB, memoryReservationLockedToMax, and one VirtualVmxnet3Vrdma adapter
+	// per entry of vrdma, each its deviceProtocol (`rocev1`, `rocev2`).
+	HwVersion   string   `json:"hw_version"`
+	ReservedMB  int64    `json:"reserved_mb"`
+	LockedToMax bool     `json:"locked_to_max"`
+	Vrdma       []string `json:"vrdma"`
 }
 
 type HostSpec struct {
-	Name        string `json:"name"`
-	Maintenance bool   `json:"maintenance"`
-	State       string `json:"state"` // connected (default), disconnected, notResponding
+	Name        string      `json:"name"`
+	Maintenance bool        `json:"maintenance"`
+	State       string      `json:"state"` // connected (default), disconnected, notResponding
+	Pvrdma      *PvrdmaSpec `json:"pvrdma"`
+}
+
+// PvrdmaSpec is a host's PVRDMA configuration as vCenter reports it in HostConfigInfo:
+// product version, RDMA devices, the `pvrdma` firewall ruleset, Net.PVRDMAVmknic, the
+// VMkernel interfaces and the vDS the host is a member of.
+type PvrdmaSpec struct {
+	Version  string       `json:"version"`  // config.product.version, e.g. 7.0.3
+	Build    string       `json:"build"`    // config.product.build
+	Rdma     []RdmaSpec   `json:"rdma"`     // config.network.rdmaDevice
+	Firewall bool         `json:"firewall"` // the pvrdma ruleset enabled
+	Vmknic   string       `json:"vmknic"`   // Net.PVRDMAVmknic (empty: unset)
+	Vmknics  []VmknicSpec `json:"vmknics"`  // config.network.vnic
+	Dvs      []DvsSpec    `json:"dvs"`      // config.network.proxySwitch
+}
+
+type RdmaSpec struct {
+	Device string `json:"device"` // vmrdma0
+	Driver string `json:"driver"`
+	Uplink string `json:"uplink"` // the paired vmnic
+	State  string `json:"state"`  // active, down...
+	Mtu    int32  `json:"mtu"`
+	RoceV1 bool   `json:"roce_v1"`
+	RoceV2 bool   `json:"roce_v2"`
+}
+
+type VmknicSpec struct {
+	Device  string `json:"device"` // vmk1
+	IP      string `json:"ip"`
+	Netmask string `json:"netmask"`
+	Mtu     int32  `json:"mtu"`
+	Dvs     string `json:"dvs"` // the vDS's uuid it is a port of; empty: a standard portgroup
+}
+
+type DvsSpec struct {
+	Name    string   `json:"name"`
+	Uuid    string   `json:"uuid"`
+	Mtu     int32    `json:"mtu"`
+	Uplinks []string `json:"uplinks"`
 }
 
 var (
@@ -208,6 +254,20 @@ func build(c *vim25.Client, spec *Spec, dsDir string) {
 			log.Fatalf("VM %q: no host %q", v.Name, v.Host)
 		}
 	}
+	for _, d := range spec.Datacenters {
+		all := d.Standalone
+		for _, cs := range d.Clusters {
+			all = append(all, cs.Hosts...)
+		}
+		for _, h := range all {
+			if h.Pvrdma != nil {
+				configureHost(hosts[h.Name], h.Pvrdma)
+			}
+		}
+	}
+	for _, v := range spec.Vms {
+		configureVM(vms[v.Name], &v)
+	}
 	// States last: a host in maintenance or disconnected takes no new VM.
 	for _, d := range spec.Datacenters {
 		all := d.Standalone
@@ -245,6 +305,113 @@ func createVM(c *vim25.Client, folders *object.DatacenterFolders, h *object.Host
 		log.Fatalf("VM %q: unknown power state %q", name, power)
 	}
 	return vm
+}
+
+// configureHost sets a host's PVRDMA configuration on the simulator's object, as an
+// ESXi host reports it to vCenter (the simulator has no RDMA devices of its own and no
+// API to add them: vCenter reads them from the host).
+func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
+	obj := simulator.Map.Get(h.Reference()).(*simulator.HostSystem)
+	simulator.Map.WithLock(obj, func() {
+		cfg := obj.Config
+		if p.Version != "" {
+			cfg.Product.Version = p.Version
+			cfg.Product.FullName = "VMware ESXi " + p.Version + " build-" + p.Build
+		}
+		if p.Build != "" {
+			cfg.Product.Build = p.Build
+		}
+		cfg.Network.RdmaDevice = nil
+		for i, r := range p.Rdma {
+			cfg.Network.RdmaDevice = append(cfg.Network.RdmaDevice, types.HostRdmaDevice{
+				Key:         fmt.Sprintf("key-vim.host.RdmaDevice-%s", r.Device),
+				Device:      r.Device,
+				Driver:      r.Driver,
+				Description: fmt.Sprintf("RDMA device %d", i),
+				Backing:     &types.HostRdmaDevicePnicBacking{PairedUplink: r.Uplink},
+				ConnectionInfo: types.HostRdmaDeviceConnectionInfo{
+					State: r.State, Mtu: r.Mtu, SpeedInMbps: 100000,
+				},
+				Capability: types.HostRdmaDeviceCapability{RoceV1Capable: r.RoceV1, RoceV2Capable: r.RoceV2},
+			})
+		}
+		// The firewall information is per host: a copy of the simulator's default
+		// (which has a pvrdma ruleset), with the ruleset switched as the spec says.
+		fw := *cfg.Firewall
+		fw.Ruleset = append([]types.HostFirewallRuleset(nil), fw.Ruleset...)
+		for i := range fw.Ruleset {
+			if fw.Ruleset[i].Key == "pvrdma" {
+				fw.Ruleset[i].Enabled = p.Firewall
+			}
+		}
+		cfg.Firewall = &fw
+		var options []types.BaseOptionValue
+		for _, o := range cfg.Option {
+			if o.GetOptionValue().Key != "Net.PVRDMAVmknic" {
+				options = append(options, o)
+			}
+		}
+		cfg.Option = append(options, &types.OptionValue{Key: "Net.PVRDMAVmknic", Value: p.Vmknic})
+		if len(p.Vmknics) > 0 {
+			cfg.Network.Vnic = nil
+			for _, v := range p.Vmknics {
+				spec := types.HostVirtualNicSpec{
+					Ip:  &types.HostIpConfig{IpAddress: v.IP, SubnetMask: v.Netmask},
+					Mtu: v.Mtu,
+				}
+				portgroup := "Management Network"
+				if v.Dvs != "" {
+					spec.DistributedVirtualPort = &types.DistributedVirtualSwitchPortConnection{SwitchUuid: v.Dvs, PortKey: v.Device}
+					portgroup = ""
+				}
+				cfg.Network.Vnic = append(cfg.Network.Vnic, types.HostVirtualNic{
+					Device: v.Device, Key: "key-vim.host.VirtualNic-" + v.Device, Portgroup: portgroup, Spec: spec,
+				})
+			}
+		}
+		cfg.Network.ProxySwitch = nil
+		for _, d := range p.Dvs {
+			var pnics []types.DistributedVirtualSwitchHostMemberPnicSpec
+			for _, u := range d.Uplinks {
+				pnics = append(pnics, types.DistributedVirtualSwitchHostMemberPnicSpec{PnicDevice: u})
+			}
+			cfg.Network.ProxySwitch = append(cfg.Network.ProxySwitch, types.HostProxySwitch{
+				DvsUuid: d.Uuid, DvsName: d.Name, Key: d.Uuid, NumPorts: 512, NumPortsAvailable: 500,
+				Mtu: d.Mtu, Pnic: d.Uplinks,
+				Spec: types.HostProxySwitchSpec{Backing: &types.DistributedVirtualSwitchHostMemberPnicBacking{PnicSpec: pnics}},
+			})
+		}
+		obj.Summary.Config.Product = &cfg.Product
+	})
+}
+
+// configureVM sets a VM's hardware version, memory reservation and PVRDMA adapters on
+// the simulator's object (the values a VM's configuration holds after a reconfigure).
+func configureVM(vm *object.VirtualMachine, v *VMSpec) {
+	if v.HwVersion == "" && v.ReservedMB == 0 && !v.LockedToMax && len(v.Vrdma) == 0 {
+		return
+	}
+	obj := simulator.Map.Get(vm.Reference()).(*simulator.VirtualMachine)
+	simulator.Map.WithLock(obj, func() {
+		if v.HwVersion != "" {
+			obj.Config.Version = v.HwVersion
+		}
+		reserved := v.ReservedMB
+		if obj.Config.MemoryAllocation == nil {
+			obj.Config.MemoryAllocation = &types.ResourceAllocationInfo{}
+		}
+		obj.Config.MemoryAllocation.Reservation = &reserved
+		locked := v.LockedToMax
+		obj.Config.MemoryReservationLockedToMax = &locked
+		for i, protocol := range v.Vrdma {
+			card := &types.VirtualVmxnet3Vrdma{DeviceProtocol: protocol}
+			card.Key = int32(4100 + i)
+			card.DeviceInfo = &types.Description{Label: fmt.Sprintf("Network adapter %d", i+2), Summary: "PVRDMA"}
+			card.AddressType = string(types.VirtualEthernetCardMacTypeGenerated)
+			card.MacAddress = fmt.Sprintf("00:50:56:aa:%02x:%02x", len(vms)%256, i)
+			obj.Config.Hardware.Device = append(obj.Config.Hardware.Device, card)
+		}
+	})
 }
 
 // done returns a task's result. The simulator runs a task before answering the call that

@@ -10,6 +10,7 @@ use std::time::Duration;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::assemble::assemble;
+use crate::config::{self, HostConfig};
 use crate::endpoint::{Endpoint, Trust};
 use crate::error::Error;
 use crate::http::Transport;
@@ -234,9 +235,13 @@ impl Client {
 
     async fn read_pages(&mut self, collector: &MoRef, view: &MoRef) -> Result<Vec<soap::ObjectContent>, Error> {
         let page_size = self.config.page_size.max(1);
-        let ret = self
-            .invoke("RetrievePropertiesEx", soap::retrieve_view(collector, view, page_size))
-            .await?;
+        self.pages(collector, soap::retrieve_view(collector, view, page_size))
+            .await
+    }
+
+    /// Sends a `RetrievePropertiesEx` request and follows its pages to the end.
+    async fn pages(&mut self, collector: &MoRef, first: String) -> Result<Vec<soap::ObjectContent>, Error> {
+        let ret = self.invoke("RetrievePropertiesEx", first).await?;
         let mut page = soap::retrieve_result(ret.as_ref()).map_err(|e| self.protocol(e))?;
         let mut objects = std::mem::take(&mut page.objects);
         while let Some(token) = page.token.take() {
@@ -250,6 +255,32 @@ impl Client {
             objects.append(&mut page.objects);
         }
         Ok(objects)
+    }
+
+    /// Reads the configuration of these hosts (managed object ids, `host-21`) and of the
+    /// VMs registered on them, in paged calls: one request for all of them, then one
+    /// continuation per page. Hosts vCenter no longer knows are absent from the answer.
+    pub async fn host_configs(&mut self, host_ids: &[String]) -> Result<BTreeMap<String, HostConfig>, Error> {
+        if host_ids.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        self.login().await?;
+        match self.read_host_configs(host_ids).await {
+            Err(Error::NotAuthenticated { .. }) => {
+                self.cookie = None;
+                self.login().await?;
+                self.read_host_configs(host_ids).await
+            }
+            other => other,
+        }
+    }
+
+    async fn read_host_configs(&mut self, host_ids: &[String]) -> Result<BTreeMap<String, HostConfig>, Error> {
+        let sc = self.service().await?;
+        let page_size = self.config.page_size.max(1);
+        let first = config::retrieve_config(&sc.property_collector, host_ids, page_size);
+        let objects = self.pages(&sc.property_collector, first).await?;
+        Ok(config::group(&objects))
     }
 
     /// How many sessions vCenter has open (`SessionManager.sessionList`), this one

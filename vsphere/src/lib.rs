@@ -11,6 +11,7 @@
 
 mod assemble;
 pub mod client;
+pub mod config;
 pub mod endpoint;
 pub mod error;
 mod http;
@@ -21,6 +22,7 @@ mod tls;
 mod xml;
 
 pub use client::{read_inventory, Client, Config};
+pub use config::HostConfig;
 pub use secrecy::SecretString;
 
 pub use endpoint::{Endpoint, EndpointError, Thumbprint, ThumbprintError, Trust};

@@ -76,7 +76,7 @@ pub fn decode(body: &[u8], method: &str) -> Result<Answer, String> {
     Ok(Answer::Return(response.child("returnval").cloned()))
 }
 
-fn call(method: &str, this: &MoRef, args: &str) -> String {
+pub(crate) fn call(method: &str, this: &MoRef, args: &str) -> String {
     let mut body = String::with_capacity(args.len() + 200);
     let _ = write!(body, r#"<{method} xmlns="urn:vim25">"#);
     moref_element(&mut body, "_this", &this.kind, &this.value);

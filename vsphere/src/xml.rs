@@ -43,6 +43,22 @@ impl Element {
         self.children.iter().filter(move |c| c.name == name)
     }
 
+    /// Writes it back as XML: its local name, its attributes as written, its text, then
+    /// its children (the tree keeps no mixed content, which SOAP answers do not have).
+    pub fn write_xml(&self, out: &mut String) {
+        out.push('<');
+        out.push_str(&self.name);
+        for (k, v) in &self.attrs {
+            let _ = write!(out, r#" {k}="{}""#, escape(v));
+        }
+        out.push('>');
+        out.push_str(&escape(&self.text));
+        for c in &self.children {
+            c.write_xml(out);
+        }
+        let _ = write!(out, "</{}>", self.name);
+    }
+
     /// The first element named `name` at any depth, this one included.
     #[cfg(test)]
     pub fn find(&self, name: &str) -> Option<&Element> {

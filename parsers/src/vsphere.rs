@@ -1,0 +1,531 @@
+//! A host's configuration as vCenter's property collector returns it (`HostSystem`
+//! properties `config.product`, `config.network`, `config.firewall`, `config.option`;
+//! vSphere Web Services API reference, `HostConfigInfo`), one `ObjectContent` as XML,
+//! turned into the same rows the `esxcli` parsers produce where the meaning is the same.
+//! Real sample (govmomi's vSphere simulator answering for a host configured for PVRDMA,
+//! cut to the parts read; its odd namespace prefix is Go's encoding/xml):
+//!
+//! ```
+//! # use pvrdma_parsers::*;
+//! let xml = r#"<objects><obj type="HostSystem">host-17</obj>
+//! <propSet><name>config.product</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="AboutInfo"><name>VMware ESXi</name><fullName>VMware ESXi 7.0.3 build-21930508</fullName><vendor>VMware, Inc.</vendor><version>7.0.3</version><build>21930508</build></val></propSet>
+//! <propSet><name>config.network</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="HostNetworkInfo"><rdmaDevice><key>key-vim.host.RdmaDevice-vmrdma0</key><device>vmrdma0</device><driver>nmlx5_rdma</driver><description>RDMA device 0</description><backing XMLSchema-instance:type="HostRdmaDevicePnicBacking"><pairedUplink>vmnic2</pairedUplink></backing><connectionInfo><state>active</state><mtu>4096</mtu><speedInMbps>100000</speedInMbps></connectionInfo><capability><roceV1Capable>true</roceV1Capable><roceV2Capable>true</roceV2Capable><iWarpCapable>false</iWarpCapable></capability></rdmaDevice><vnic><device>vmk1</device><key>key-vim.host.VirtualNic-vmk1</key><portgroup></portgroup><spec><ip><dhcp>false</dhcp><ipAddress>192.168.50.11</ipAddress><subnetMask>255.255.255.0</subnetMask></ip><distributedVirtualPort><switchUuid>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</switchUuid><portKey>vmk1</portKey></distributedVirtualPort><mtu>9000</mtu></spec></vnic><proxySwitch><dvsUuid>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</dvsUuid><dvsName>dvs-rdma</dvsName><key>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</key><numPorts>512</numPorts><numPortsAvailable>500</numPortsAvailable><mtu>9000</mtu><pnic>vmnic2</pnic></proxySwitch></val></propSet>
+//! <propSet><name>config.firewall</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="HostFirewallInfo"><defaultPolicy><incomingBlocked>true</incomingBlocked><outgoingBlocked>true</outgoingBlocked></defaultPolicy><ruleset><key>pvrdma</key><label>pvrdma</label><required>false</required><rule><port>28250</port><endPort>28761</endPort><direction>inbound</direction><portType>dst</portType><protocol>tcp</protocol></rule><enabled>true</enabled><allowedHosts><allIp>true</allIp></allowedHosts></ruleset></val></propSet>
+//! <propSet><name>config.option</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="ArrayOfOptionValue"><OptionValue XMLSchema-instance:type="OptionValue"><key>Net.PVRDMAVmknic</key><value XMLSchema-instance:type="xsd:string">vmk1</value></OptionValue></val></propSet></objects>"#;
+//! let host = parse_vsphere_host_config(xml)?;
+//! assert_eq!(host.version.as_ref().unwrap().version, "7.0.3");
+//! assert_eq!(host.rdma[0].paired_uplink.as_deref(), Some("vmnic2"));
+//! assert!(host.rdma[0].state.is_active());
+//! assert_eq!(host.protocols[0].roce_v2, Some(true));
+//! assert_eq!(host.rulesets[0].enabled, Some(true));
+//! assert_eq!(host.options[0].string_value, "vmk1");
+//! assert_eq!(host.vmknics[0].vds_name.as_deref(), Some("dvs-rdma"));
+//! assert_eq!(host.ipv4[0].address.as_deref(), Some("192.168.50.11"));
+//! assert_eq!(host.dvs[0].uplinks, ["vmnic2"]);
+//! # Ok::<(), ParseError>(())
+//! ```
+//!
+//! A property the host did not report (a host never connected has no `config`) leaves
+//! its rows empty: absent data, judged `unknown` by the checks, never invented.
+use quick_xml::events::Event;
+use serde::Serialize;
+
+use crate::rdma::PortState;
+use crate::vmx::{VmxAdapter, VmxConfig};
+use crate::{
+    AdvancedOption, DvPort, DvsSwitch, FirewallRuleset, FirewallStatus, Ipv4Interface, ParseError, RdmaDevice,
+    RdmaProtocols, SystemVersion, VmkInterface,
+};
+
+/// The catalogue id of the host configuration read through the API.
+pub const HOST_CONFIG_ID: &str = "vsphere_host_config";
+
+/// Everything one host's `ObjectContent` says, as the `esxcli` parsers' rows.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct HostConfigRows {
+    pub version: Option<SystemVersion>,
+    pub rdma: Vec<RdmaDevice>,
+    pub protocols: Vec<RdmaProtocols>,
+    pub firewall: Option<FirewallStatus>,
+    pub rulesets: Vec<FirewallRuleset>,
+    pub options: Vec<AdvancedOption>,
+    pub vmknics: Vec<VmkInterface>,
+    pub ipv4: Vec<Ipv4Interface>,
+    pub dvs: Vec<DvsSwitch>,
+}
+
+/// An element: local name, text, children (attributes are not needed here).
+#[derive(Debug, Default)]
+struct Node {
+    name: String,
+    /// The `xsi:type` attribute, whatever its prefix, without the type's own prefix.
+    xsi_type: Option<String>,
+    text: String,
+    children: Vec<Node>,
+}
+
+impl Node {
+    fn child(&self, name: &str) -> Option<&Node> {
+        self.children.iter().find(|c| c.name == name)
+    }
+
+    fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Node> + 'a {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+
+    /// The trimmed text at a path of child names, `None` when absent or empty.
+    fn text(&self, path: &[&str]) -> Option<String> {
+        let mut node = self;
+        for p in path {
+            node = node.child(p)?;
+        }
+        Some(node.text.trim().to_string()).filter(|t| !t.is_empty())
+    }
+
+    fn flag(&self, path: &[&str]) -> Option<bool> {
+        self.text(path).and_then(|t| t.parse().ok())
+    }
+
+    fn number(&self, path: &[&str]) -> Option<u32> {
+        self.text(path).and_then(|t| t.parse().ok())
+    }
+}
+
+/// The deepest nesting accepted (a host's network configuration nests about 10 deep).
+const MAX_DEPTH: usize = 64;
+
+fn node(start: &quick_xml::events::BytesStart<'_>) -> Node {
+    let xsi_type = start
+        .attributes()
+        .flatten()
+        .find(|a| a.key.local_name().as_ref() == b"type" && a.key.prefix().is_some())
+        .map(|a| {
+            let v = String::from_utf8_lossy(&a.value).into_owned();
+            v.rsplit(':').next().unwrap_or(&v).to_string()
+        });
+    Node {
+        name: String::from_utf8_lossy(start.local_name().as_ref()).into_owned(),
+        xsi_type,
+        ..Node::default()
+    }
+}
+
+/// Reads `input`, a sequence of `<objects>` elements, into a node holding them.
+fn tree(input: &str, command: &'static str) -> Result<Node, ParseError> {
+    let mut reader = quick_xml::Reader::from_str(input);
+    reader.config_mut().check_end_names = true;
+    let fail = |pos: u64, expected: &'static str| {
+        let mut at = (pos as usize).min(input.len());
+        while !input.is_char_boundary(at) {
+            at -= 1;
+        }
+        let before = &input[..at];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        ParseError {
+            command,
+            line,
+            column: before[line_start..].chars().count() + 1,
+            expected,
+            snippet: input[line_start..]
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(80)
+                .collect(),
+        }
+    };
+    let mut stack: Vec<Node> = vec![Node::default()];
+    loop {
+        let pos = reader.buffer_position();
+        let event = reader.read_event().map_err(|_| fail(pos, "well-formed XML"))?;
+        match event {
+            Event::Start(s) | Event::Empty(s) if stack.len() > MAX_DEPTH => {
+                let _ = s;
+                return Err(fail(pos, "elements nested at most 64 deep"));
+            }
+            Event::Start(s) => stack.push(node(&s)),
+            Event::Empty(s) => {
+                let node = node(&s);
+                if let Some(parent) = stack.last_mut() {
+                    parent.children.push(node);
+                }
+            }
+            Event::End(_) => {
+                if stack.len() == 1 {
+                    return Err(fail(pos, "a start tag"));
+                }
+                let node = stack.pop().ok_or_else(|| fail(pos, "a start tag"))?;
+                stack
+                    .last_mut()
+                    .ok_or_else(|| fail(pos, "a start tag"))?
+                    .children
+                    .push(node);
+            }
+            Event::Text(t) => {
+                let s = t.xml10_content().map_err(|_| fail(pos, "text"))?;
+                if stack.len() == 1 && !s.trim().is_empty() {
+                    return Err(fail(pos, "an <objects> element"));
+                }
+                if let Some(n) = stack.last_mut() {
+                    n.text.push_str(&s);
+                }
+            }
+            Event::GeneralRef(r) => {
+                let c = match r.resolve_char_ref().map_err(|_| fail(pos, "a character reference"))? {
+                    Some(c) => c.to_string(),
+                    None => {
+                        let name = r.decode().map_err(|_| fail(pos, "an entity"))?;
+                        quick_xml::escape::resolve_predefined_entity(&name)
+                            .ok_or_else(|| fail(pos, "a predefined entity"))?
+                            .to_string()
+                    }
+                };
+                if stack.len() == 1 {
+                    return Err(fail(pos, "an <objects> element"));
+                }
+                if let Some(n) = stack.last_mut() {
+                    n.text.push_str(&c);
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let root = stack
+        .pop()
+        .filter(|_| stack.is_empty())
+        .ok_or_else(|| fail(input.len() as u64, "the end of every element"))?;
+    if root.children.iter().any(|c| c.name != "objects") {
+        return Err(fail(0, "only <objects> elements (ObjectContents)"));
+    }
+    Ok(root)
+}
+
+fn fail_at_start(command: &'static str, input: &str, expected: &'static str) -> ParseError {
+    ParseError {
+        command,
+        line: 1,
+        column: 1,
+        expected,
+        snippet: input.lines().next().unwrap_or("").chars().take(80).collect(),
+    }
+}
+
+/// The value of a property of an `ObjectContent`.
+fn property<'a>(objects: &'a Node, name: &str) -> Option<&'a Node> {
+    objects
+        .all("propSet")
+        .find(|p| p.text(&["name"]).as_deref() == Some(name))
+        .and_then(|p| p.child("val"))
+}
+
+/// Parses a host's `ObjectContent` (the output of [`HOST_CONFIG_ID`]).
+pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseError> {
+    let mut list = tree(input, HOST_CONFIG_ID)?;
+    let objects = match (list.children.pop(), list.children.is_empty()) {
+        (Some(one), true) => one,
+        _ => {
+            return Err(fail_at_start(
+                HOST_CONFIG_ID,
+                input,
+                "one <objects> element (an ObjectContent)",
+            ))
+        }
+    };
+    let mut rows = HostConfigRows::default();
+    if let Some(p) = property(&objects, "config.product") {
+        rows.version = p.text(&["version"]).map(|version| SystemVersion {
+            product: p.text(&["name"]).unwrap_or_else(|| "VMware ESXi".into()),
+            version,
+            build: p.text(&["build"]).map(|b| format!("Releasebuild-{b}")),
+            update: None,
+            patch: None,
+        });
+    }
+    if let Some(net) = property(&objects, "config.network") {
+        network(net, &mut rows);
+    }
+    if let Some(fw) = property(&objects, "config.firewall") {
+        rows.firewall = Some(FirewallStatus {
+            default_action: fw
+                .flag(&["defaultPolicy", "incomingBlocked"])
+                .map(|blocked| if blocked { "DROP" } else { "PASS" }.to_string()),
+            enabled: None,
+            loaded: None,
+        });
+        rows.rulesets = fw
+            .all("ruleset")
+            .filter_map(|r| {
+                Some(FirewallRuleset {
+                    name: r.text(&["key"])?,
+                    enabled: r.flag(&["enabled"]),
+                    configurable: None,
+                    allowed_ip_configurable: None,
+                })
+            })
+            .collect();
+    }
+    if let Some(opts) = property(&objects, "config.option") {
+        rows.options = opts
+            .all("OptionValue")
+            .filter_map(|o| {
+                let key = o.text(&["key"])?;
+                let value = o.text(&["value"]).unwrap_or_default();
+                Some(AdvancedOption {
+                    path: format!("/{}", key.replace('.', "/")),
+                    option_type: Some("string".into()),
+                    int_value: None,
+                    string_value: value,
+                    default_string_value: None,
+                    description: None,
+                })
+            })
+            .collect();
+    }
+    Ok(rows)
+}
+
+/// The catalogue id of the VMs' configuration read through the API.
+pub const VM_CONFIG_ID: &str = "vsphere_vm_config";
+
+/// One VM's `ObjectContent` (`VirtualMachineConfigInfo`): the `.vmx` settings the VM checks
+/// read, as [`VmxConfig`] holds them, and each PVRDMA adapter's `deviceProtocol`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VmConfigRows {
+    /// The managed object id (`vm-84`).
+    pub id: String,
+    /// `runtime.powerState`: `poweredOn`, `poweredOff`, `suspended`.
+    pub power_state: Option<String>,
+    pub config: VmxConfig,
+    /// Per `VirtualVmxnet3Vrdma` adapter, in device order: `rocev1`, `rocev2`, or `None`
+    /// when unset.
+    pub device_protocols: Vec<Option<String>>,
+}
+
+/// Parses the `ObjectContent`s of a host's VMs (the output of [`VM_CONFIG_ID`]: one
+/// `<objects>` element per VM, one after the other).
+pub fn parse_vsphere_vm_config(input: &str) -> Result<Vec<VmConfigRows>, ParseError> {
+    let list = tree(input, VM_CONFIG_ID)?;
+    Ok(list.all("objects").map(vm).collect())
+}
+
+/// The `VirtualEthernetCard` types (vSphere Web Services API reference).
+const ETHERNET_CARDS: [&str; 9] = [
+    "VirtualE1000",
+    "VirtualE1000e",
+    "VirtualPCNet32",
+    "VirtualVmxnet",
+    "VirtualVmxnet2",
+    "VirtualVmxnet3",
+    "VirtualVmxnet3Vrdma",
+    "VirtualSriovEthernetCard",
+    "VirtualEthernetCard",
+];
+
+fn vm(objects: &Node) -> VmConfigRows {
+    let mut adapters = Vec::new();
+    let mut protocols = Vec::new();
+    if let Some(devices) = property(objects, "config.hardware.device") {
+        // Adapters are numbered as the guest and the `.vmx` count them: every ethernet
+        // card before this one, PVRDMA or not.
+        let mut ethernet = 0;
+        for d in devices.children.iter() {
+            let Some(kind) = d.xsi_type.as_deref() else { continue };
+            if !ETHERNET_CARDS.contains(&kind) {
+                continue;
+            }
+            if kind == "VirtualVmxnet3Vrdma" {
+                adapters.push(VmxAdapter {
+                    ethernet_index: ethernet,
+                    present: Some(true),
+                    mac_address: d.text(&["macAddress"]),
+                    network_name: d.text(&["deviceInfo", "summary"]),
+                    native_endpoint_support: None,
+                });
+                protocols.push(d.text(&["deviceProtocol"]));
+            }
+            ethernet += 1;
+        }
+    }
+    let text = |name: &str| property(objects, name).and_then(|v| v.text(&[]));
+    VmConfigRows {
+        id: objects.text(&["obj"]).unwrap_or_default(),
+        power_state: text("runtime.powerState"),
+        config: VmxConfig {
+            display_name: text("name"),
+            hardware_version: text("config.version").and_then(|v| v.trim_start_matches("vmx-").parse().ok()),
+            memsize_mb: text("config.hardware.memoryMB").and_then(|v| v.parse().ok()),
+            mem_min_mb: property(objects, "config.memoryAllocation")
+                .and_then(|a| a.text(&["reservation"]))
+                .and_then(|v| v.parse().ok()),
+            mem_pin: text("config.memoryReservationLockedToMax").and_then(|v| v.parse().ok()),
+            pvrdma_adapters: adapters,
+        },
+        device_protocols: protocols,
+    }
+}
+
+fn network(net: &Node, rows: &mut HostConfigRows) {
+    for d in net.all("rdmaDevice") {
+        let Some(name) = d.text(&["device"]) else { continue };
+        let speed = d
+            .number(&["connectionInfo", "speedInMbps"])
+            .map(|m| format!("{} Gbps", m / 1000))
+            .unwrap_or_default();
+        rows.rdma.push(RdmaDevice {
+            name: name.clone(),
+            driver: d.text(&["driver"]).unwrap_or_default(),
+            state: PortState::from_cell(&d.text(&["connectionInfo", "state"]).unwrap_or_default()),
+            mtu: d.number(&["connectionInfo", "mtu"]),
+            speed,
+            paired_uplink: d.text(&["backing", "pairedUplink"]),
+            description: d.text(&["description"]).unwrap_or_default(),
+        });
+        rows.protocols.push(RdmaProtocols {
+            device: name,
+            roce_v1: d.flag(&["capability", "roceV1Capable"]),
+            roce_v2: d.flag(&["capability", "roceV2Capable"]),
+            iwarp: d.flag(&["capability", "iWarpCapable"]),
+        });
+    }
+    let switches: Vec<(String, String)> = net
+        .all("proxySwitch")
+        .filter_map(|s| Some((s.text(&["dvsUuid"])?, s.text(&["dvsName"])?)))
+        .collect();
+    let mut ports: Vec<(String, DvPort)> = Vec::new();
+    for v in net.all("vnic") {
+        let Some(name) = v.text(&["device"]) else { continue };
+        let dvs_uuid = v.text(&["spec", "distributedVirtualPort", "switchUuid"]);
+        let vds_name = dvs_uuid
+            .as_ref()
+            .and_then(|u| switches.iter().find(|(id, _)| id == u).map(|(_, n)| n.clone()));
+        let vds_port = v.text(&["spec", "distributedVirtualPort", "portKey"]);
+        if let (Some(uuid), Some(port)) = (&dvs_uuid, &vds_port) {
+            ports.push((
+                uuid.clone(),
+                DvPort {
+                    client: Some(name.clone()),
+                    portgroup_id: v.text(&["spec", "distributedVirtualPort", "portgroupKey"]),
+                    in_use: Some(true),
+                    port_id: Some(port.clone()),
+                },
+            ));
+        }
+        rows.vmknics.push(VmkInterface {
+            name: name.clone(),
+            mac_address: v.text(&["spec", "mac"]),
+            enabled: Some(true),
+            portset: vds_name
+                .clone()
+                .or_else(|| v.text(&["portgroup"]).map(|_| String::new()))
+                .filter(|s| !s.is_empty()),
+            portgroup: v.text(&["portgroup"]),
+            netstack: v
+                .text(&["spec", "netStackInstanceKey"])
+                .or_else(|| Some("defaultTcpipStack".into())),
+            vds_name,
+            vds_port,
+            mtu: v.number(&["spec", "mtu"]),
+        });
+        let dhcp = v.flag(&["spec", "ip", "dhcp"]);
+        rows.ipv4.push(Ipv4Interface {
+            name,
+            address: v.text(&["spec", "ip", "ipAddress"]),
+            netmask: v.text(&["spec", "ip", "subnetMask"]),
+            broadcast: None,
+            address_type: dhcp.map(|d| if d { "DHCP" } else { "STATIC" }.to_string()),
+            gateway: v.text(&["spec", "ipRouteSpec", "ipRouteConfig", "defaultGateway"]),
+            dhcp_dns: None,
+        });
+    }
+    for s in net.all("proxySwitch") {
+        let Some(name) = s.text(&["dvsName"]) else { continue };
+        let uuid = s.text(&["dvsUuid"]);
+        rows.dvs.push(DvsSwitch {
+            name,
+            vds_id: uuid.clone(),
+            mtu: s.number(&["mtu"]),
+            uplinks: s.all("pnic").filter_map(|p| p.text(&[])).collect(),
+            ports: ports
+                .iter()
+                .filter(|(u, _)| Some(u) == uuid.as_ref())
+                .map(|(_, p)| p.clone())
+                .collect(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = include_str!("../tests/fixtures/vsphere_host_config.xml");
+
+    #[test]
+    fn the_simulators_whole_answer_gives_every_row() {
+        let h = parse_vsphere_host_config(SAMPLE).unwrap();
+        let v = h.version.unwrap();
+        assert_eq!((v.version.as_str(), v.numbers()), ("7.0.3", Some((7, 0, 3))));
+        assert_eq!(h.rdma.len(), 1);
+        assert_eq!(h.rdma[0].mtu, Some(4096));
+        assert_eq!(h.rdma[0].speed, "100 Gbps");
+        assert_eq!(h.protocols[0].roce_v1, Some(true));
+        assert_eq!(h.firewall.unwrap().default_action.as_deref(), Some("DROP"));
+        let pvrdma = h.rulesets.iter().find(|r| r.name == "pvrdma").unwrap();
+        assert_eq!(pvrdma.enabled, Some(true));
+        assert!(h.rulesets.len() > 10, "every ruleset the host reports");
+        let opt = h.options.iter().find(|o| o.path == "/Net/PVRDMAVmknic").unwrap();
+        assert_eq!(opt.string_value, "vmk1");
+        let names: Vec<_> = h
+            .vmknics
+            .iter()
+            .map(|v| (v.name.as_str(), v.mtu, v.vds_name.as_deref()))
+            .collect();
+        assert_eq!(
+            names,
+            [("vmk0", Some(1500), None), ("vmk1", Some(9000), Some("dvs-rdma"))]
+        );
+        assert_eq!(h.ipv4[0].address.as_deref(), Some("10.0.0.11"));
+        assert_eq!(h.dvs.len(), 1);
+        assert_eq!(h.dvs[0].mtu, Some(9000));
+        assert_eq!(h.dvs[0].ports[0].client.as_deref(), Some("vmk1"));
+    }
+
+    #[test]
+    fn an_unset_option_and_a_missing_config_are_empty_not_invented() {
+        let xml = r#"<objects><obj type="HostSystem">host-9</obj><propSet><name>config.option</name><val><OptionValue><key>Net.PVRDMAVmknic</key><value></value></OptionValue></val></propSet></objects>"#;
+        let h = parse_vsphere_host_config(xml).unwrap();
+        assert_eq!(h.options[0].string_value, "");
+        assert!(h.version.is_none() && h.rdma.is_empty() && h.firewall.is_none());
+    }
+
+    #[test]
+    fn a_vms_configuration_reads_as_its_vmx_would() {
+        let one = include_str!("../tests/fixtures/vsphere_vm_config.xml");
+        let vms = parse_vsphere_vm_config(&format!("{one}\n{one}")).unwrap();
+        assert_eq!(vms.len(), 2);
+        let c = &vms[0].config;
+        assert_eq!(c.display_name.as_deref(), Some("hpc-node07"));
+        assert_eq!(c.hardware_version, Some(19));
+        assert_eq!((c.mem_min_mb, c.mem_pin), (Some(4096), Some(true)));
+        assert!(c.memsize_mb.is_some());
+        assert_eq!(c.pvrdma_adapters.len(), 2);
+        assert_eq!(c.pvrdma_adapters[0].mac_address.as_deref(), Some("00:50:56:aa:03:00"));
+        assert_eq!(
+            vms[0].device_protocols,
+            [Some("rocev2".to_string()), Some("rocev1".to_string())]
+        );
+        assert_eq!(vms[0].power_state.as_deref(), Some("poweredOn"));
+        assert!(parse_vsphere_vm_config("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn broken_xml_is_an_error_with_its_spot() {
+        let e = parse_vsphere_host_config("<objects>\n<propSet></objects>").unwrap_err();
+        assert_eq!(e.command, HOST_CONFIG_ID);
+        assert_eq!(e.line, 2);
+        assert!(parse_vsphere_host_config("<other/>").is_err());
+    }
+}
