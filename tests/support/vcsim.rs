@@ -6,7 +6,7 @@
 //!
 //! Started per test with the inventory a [`Spec`] describes (or a generated one of
 //! thousands of hosts), killed on drop; every wait is bounded. Gate the tests that use it
-//! like the other real-tool tests (`PVRDMA_REAL_TOOLS=1`).
+//! like the other real-tool tests: `#[ignore = "needs …"]`, which scripts/test.sh runs.
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};

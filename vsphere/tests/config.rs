@@ -1,6 +1,6 @@
 //! The hosts' and VMs' PVRDMA configuration read from govmomi's vSphere simulator
 //! (`tests/vcsim/main.go`): every property the diagnosis reads comes back, per host, in
-//! one request plus its pages. Real-tool tests: they run when `PVRDMA_REAL_TOOLS=1`.
+//! one request plus its pages. A real-tool test: scripts/test.sh runs it.
 #[path = "../../tests/support/vcsim.rs"]
 #[allow(dead_code)]
 mod vcsim;
@@ -9,14 +9,6 @@ use std::time::Duration;
 
 use pvrdma_vsphere::{Client, Config, Endpoint, SecretString, Thumbprint, Trust};
 use vcsim::{ClusterSpec, DatacenterSpec, HostSpec, PvrdmaSpec, Spec, Vcsim, VmSpec};
-
-fn real_tools() -> bool {
-    if std::env::var("PVRDMA_REAL_TOOLS").as_deref() == Ok("1") {
-        return true;
-    }
-    eprintln!("skipped: needs the vSphere simulator; scripts/test.sh runs it (PVRDMA_REAL_TOOLS=1)");
-    false
-}
 
 fn client(sim: &Vcsim, page_size: u32) -> Client {
     let endpoint = Endpoint::parse(&sim.url).unwrap();
@@ -35,10 +27,8 @@ fn host(name: &str, pvrdma: Option<PvrdmaSpec>) -> HostSpec {
 }
 
 #[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
 fn the_configuration_of_hosts_and_their_vms_is_read_in_pages() {
-    if !real_tools() {
-        return;
-    }
     let mut off = PvrdmaSpec::healthy(12);
     off.firewall = false;
     off.vmknic = String::new();

@@ -1,6 +1,6 @@
 //! The client against govmomi's vSphere simulator (`tests/vcsim/main.go`): the inventory
 //! as read, TLS trust and pinning, login failures, sessions always logged out, paging and
-//! session renewal. Real-tool tests: they run when `PVRDMA_REAL_TOOLS=1`.
+//! session renewal. Real-tool tests: scripts/test.sh runs them.
 #[path = "../../tests/support/vcsim.rs"]
 #[allow(dead_code)]
 mod vcsim;
