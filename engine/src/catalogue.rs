@@ -138,12 +138,30 @@ pub enum Framing {
     Batch(Batch),
 }
 
+/// A [`Batch`] whose message label is its typed query with the note on how it is sent
+/// (`(batched)`, `(batched over the PVRDMA VMs)`), so neither is ever read back out of
+/// the other.
+macro_rules! batch {
+    ($keys:expr, $typed:literal, $over:literal, $item:literal) => {
+        Batch {
+            keys: $keys,
+            typed: $typed,
+            label: concat!($typed, " (batched", $over, ")"),
+            item: $item,
+        }
+    };
+}
+
 /// What a concurrent batch asks and what it is built from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Batch {
     /// Where its keys come from.
     pub keys: Keys,
-    /// How messages name the query it repeats (quoting a whole shell loop helps nobody).
+    /// The query it repeats as a user types it on the host
+    /// (`esxcli network nic dcb status get -n <RDMA uplink>`).
+    pub typed: &'static str,
+    /// How messages name it: the typed query and how it is sent (quoting a whole shell
+    /// loop helps nobody). Written by [`batch!`] from the typed query, never by hand.
     pub label: &'static str,
     /// How a message names one query, before its key: "vsish properties of".
     pub item: &'static str,
@@ -359,7 +377,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         id: VM_PORT_LIST,
         command: concat!(batch_functions!("esxcli network vm port list -w \"$1\""), "b ", "<World ID>..."),
         why: "the switch, port group and uplink each PVRDMA VM's MAC really uses (one concurrent batch over the World IDs of the vsish listing)",
-        framing: Framing::Batch(Batch { keys: Keys::AdapterWorlds, label: "esxcli network vm port list -w <World ID> (batched over the PVRDMA VMs)", item: "the port list of World ID" }),
+        framing: Framing::Batch(batch!(Keys::AdapterWorlds, "esxcli network vm port list -w <World ID>", " over the PVRDMA VMs", "the port list of World ID")),
         quick: false,
     },
     CommandSpec {
@@ -377,7 +395,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             "<World ID>_<adapter index>..."
         ),
         why: "per adapter: 'Physical HCA available' (HCA or TCP fallback), MAC, RoCE version, MTU (one concurrent batch over the adapters of the vsish listing)",
-        framing: Framing::Batch(Batch { keys: Keys::AdapterNodes, label: "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties (batched)", item: "vsish properties of" }),
+        framing: Framing::Batch(batch!(Keys::AdapterNodes, "vsish -e cat /vmkModules/vrdma/pvrdmaDevices/<adapter>/properties", "", "vsish properties of")),
         quick: true,
     },
     CommandSpec {
@@ -395,14 +413,14 @@ pub static CATALOGUE: &[CommandSpec] = &[
             "<RDMA uplink>..."
         ),
         why: "DCB / PFC state of each RDMA uplink of `esxcli rdma device list`: RoCE needs a lossless network (pause or PFC) (one concurrent batch over the uplinks)",
-        framing: Framing::Batch(Batch { keys: Keys::RdmaUplinks, label: "esxcli network nic dcb status get -n <RDMA uplink> (batched)", item: "the DCB status of" }),
+        framing: Framing::Batch(batch!(Keys::RdmaUplinks, "esxcli network nic dcb status get -n <RDMA uplink>", "", "the DCB status of")),
         quick: false,
     },
     CommandSpec {
         id: NIC_STATS,
         command: concat!(batch_functions!("esxcli network nic stats get -n \"$1\""), "b ", "<RDMA uplink>..."),
         why: "packet, drop and error counters of each RDMA uplink of `esxcli rdma device list`: RoCE retransmits after every dropped or damaged frame (one concurrent batch over the uplinks)",
-        framing: Framing::Batch(Batch { keys: Keys::RdmaUplinks, label: "esxcli network nic stats get -n <RDMA uplink> (batched)", item: "the NIC statistics of" }),
+        framing: Framing::Batch(batch!(Keys::RdmaUplinks, "esxcli network nic stats get -n <RDMA uplink>", "", "the NIC statistics of")),
         quick: false,
     },
     CommandSpec {
@@ -412,7 +430,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         // grep only reads the file, and exits 1 when no line matches (a whole answer).
         command: concat!(vmx_functions!(), "b <Config File>..."),
         why: "per running VM, the PVRDMA lines of its .vmx (adapters, MACs, port groups, hardware version, memory reservation): lists PVRDMA VMs even when vsish fails",
-        framing: Framing::Batch(Batch { keys: Keys::ConfigFiles, label: "grep <PVRDMA keys> <Config File> (batched over running VMs' .vmx)", item: "the .vmx lines of" }),
+        framing: Framing::Batch(batch!(Keys::ConfigFiles, "grep <PVRDMA keys> <Config File>", " over running VMs' .vmx", "the .vmx lines of")),
         quick: true,
     },
 ];
@@ -465,8 +483,7 @@ impl CommandSpec {
     /// The command as a user types it on the host: [`CommandSpec::label`] without the
     /// note on how a batch sends it (`esxcli network nic dcb status get -n <RDMA uplink>`).
     pub fn typed_label(&self) -> &'static str {
-        let label = self.label();
-        label.split(" (batched").next().unwrap_or(label)
+        self.batch().map_or(self.command, |b| b.typed)
     }
 }
 
