@@ -2,15 +2,26 @@
 //! vSphere Web Services API (SOAP at `/sdk`, every vCenter 6.7 to 8), and selects the hosts
 //! a run is about, by cluster or by the VMs running on them.
 //!
-//! Pure parts first: [`endpoint`] (the address, the certificate thumbprint, the trust
-//! policy), [`inventory`] (the model), [`select`] (clusters and VM patterns to hosts) and
-//! [`error`]. None of them does I/O.
+//! Pure parts: [`endpoint`] (the address, the certificate thumbprint, the trust policy),
+//! [`inventory`] (the model), [`select`] (clusters and VM patterns to hosts), [`error`],
+//! and the SOAP messages (`soap`, `xml`) with the inventory's assembly (`assemble`).
+//! I/O: `tls` (the verified TLS configuration), `http` (one kept-alive connection) and
+//! [`client`] (sessions, the paged read, [`read_inventory`]).
 #![forbid(unsafe_code)]
 
+mod assemble;
+pub mod client;
 pub mod endpoint;
 pub mod error;
+mod http;
 pub mod inventory;
 pub mod select;
+mod soap;
+mod tls;
+mod xml;
+
+pub use client::{read_inventory, Client, Config};
+pub use secrecy::SecretString;
 
 pub use endpoint::{Endpoint, EndpointError, Thumbprint, ThumbprintError, Trust};
 pub use error::Error;

@@ -1,0 +1,327 @@
+//! The vSphere client: a session (SessionManager login, the `vmware_soap_session`
+//! cookie), the inventory read through one container view and the paged property
+//! collector, and the logout vCenter needs to free the session (it limits how many are
+//! open). A session that expired is renewed once per call, so a long-lived client (the
+//! exporter's) keeps working across vCenter's idle timeout.
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::Duration;
+
+use secrecy::{ExposeSecret, SecretString};
+
+use crate::assemble::assemble;
+use crate::endpoint::{Endpoint, Trust};
+use crate::error::Error;
+use crate::http::Transport;
+use crate::inventory::Inventory;
+use crate::soap::{self, Answer, MoRef, ServiceContent};
+use crate::xml::Element;
+
+/// How to reach and log in to one vCenter.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub endpoint: Endpoint,
+    pub trust: Trust,
+    pub user: String,
+    /// Never shown: `Debug` prints it redacted and no error carries it.
+    pub password: SecretString,
+    /// The limit on each request, connection and TLS handshake included.
+    pub timeout: Duration,
+    /// Objects per property-collector page (`maxObjects`).
+    pub page_size: u32,
+}
+
+impl Config {
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+    pub const DEFAULT_PAGE_SIZE: u32 = 1000;
+
+    pub fn new(endpoint: Endpoint, trust: Trust, user: impl Into<String>, password: SecretString) -> Config {
+        Config {
+            endpoint,
+            trust,
+            user: user.into(),
+            password,
+            timeout: Self::DEFAULT_TIMEOUT,
+            page_size: Self::DEFAULT_PAGE_SIZE,
+        }
+    }
+}
+
+pub struct Client {
+    config: Config,
+    label: String,
+    transport: Transport,
+    service: Option<ServiceContent>,
+    cookie: Option<String>,
+    calls: BTreeMap<&'static str, u32>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("endpoint", &self.config.endpoint.to_string())
+            .field("user", &self.config.user)
+            .field("session", &self.cookie.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Prepares the TLS configuration (reading the CA file); connects on first use.
+    pub fn new(config: Config) -> Result<Client, Error> {
+        let label = config.endpoint.label();
+        let (tls, rejection) = crate::tls::client_config(&config.trust, &label)?;
+        let transport = Transport::new(config.endpoint.clone(), tls, rejection, config.timeout);
+        Ok(Client {
+            label,
+            transport,
+            config,
+            service: None,
+            cookie: None,
+            calls: BTreeMap::new(),
+        })
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.config.endpoint
+    }
+
+    pub fn has_session(&self) -> bool {
+        self.cookie.is_some()
+    }
+
+    /// How many times each API method was called by this client, e.g.
+    /// `RetrievePropertiesEx` → 1, `ContinueRetrievePropertiesEx` → 9.
+    pub fn calls(&self) -> &BTreeMap<&'static str, u32> {
+        &self.calls
+    }
+
+    async fn invoke(&mut self, method: &'static str, body: String) -> Result<Option<Element>, Error> {
+        *self.calls.entry(method).or_default() += 1;
+        let response = self.transport.post(body, self.cookie.as_deref(), method).await?;
+        if let Some(cookie) = response.set_cookie.iter().find_map(|c| soap::session_cookie(c)) {
+            self.cookie = Some(cookie);
+        }
+        let protocol = |message: String| Error::Protocol {
+            endpoint: self.label.clone(),
+            message,
+        };
+        // Faults come with HTTP 500; anything else that is not 200 is not the API talking.
+        if !matches!(response.status, 200 | 500) {
+            return Err(Error::Http {
+                endpoint: self.label.clone(),
+                status: response.status,
+                body_excerpt: soap::excerpt(&response.body),
+            });
+        }
+        match soap::decode(&response.body, method) {
+            Ok(Answer::Return(ret)) => Ok(ret),
+            Ok(Answer::Fault { fault, message }) => Err(match fault.as_str() {
+                "NotAuthenticated" => Error::NotAuthenticated {
+                    endpoint: self.label.clone(),
+                },
+                "InvalidLogin" => Error::Login {
+                    endpoint: self.label.clone(),
+                    user: self.config.user.clone(),
+                    message,
+                },
+                _ => Error::Fault {
+                    endpoint: self.label.clone(),
+                    fault,
+                    message,
+                },
+            }),
+            Err(_) if response.status == 500 => Err(Error::Http {
+                endpoint: self.label.clone(),
+                status: 500,
+                body_excerpt: soap::excerpt(&response.body),
+            }),
+            Err(e) => Err(protocol(e)),
+        }
+    }
+
+    fn protocol(&self, message: String) -> Error {
+        Error::Protocol {
+            endpoint: self.label.clone(),
+            message,
+        }
+    }
+
+    async fn service(&mut self) -> Result<ServiceContent, Error> {
+        if let Some(sc) = &self.service {
+            return Ok(sc.clone());
+        }
+        let ret = self
+            .invoke("RetrieveServiceContent", soap::retrieve_service_content())
+            .await?;
+        let sc = soap::service_content(ret.as_ref()).map_err(|e| self.protocol(e))?;
+        self.service = Some(sc.clone());
+        Ok(sc)
+    }
+
+    /// Logs in unless a session is open.
+    pub async fn login(&mut self) -> Result<(), Error> {
+        if self.cookie.is_some() {
+            return Ok(());
+        }
+        let sc = self.service().await?;
+        let body = soap::login(
+            &sc.session_manager,
+            &self.config.user,
+            self.config.password.expose_secret(),
+        );
+        self.invoke("Login", body).await?;
+        if self.cookie.is_none() {
+            return Err(self.protocol("the login succeeded but set no vmware_soap_session cookie".into()));
+        }
+        Ok(())
+    }
+
+    /// Ends the session; nothing to do without one. A session vCenter already ended
+    /// counts as logged out.
+    pub async fn logout(&mut self) -> Result<(), Error> {
+        if self.cookie.is_none() {
+            return Ok(());
+        }
+        let sc = self.service().await?;
+        let result = self.invoke("Logout", soap::logout(&sc.session_manager)).await;
+        self.cookie = None;
+        match result {
+            Ok(_) | Err(Error::NotAuthenticated { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Drops the connection after a cancelled call; the session stays.
+    pub fn reset_connection(&mut self) {
+        self.transport.reset();
+    }
+
+    /// Reads hosts and VMs, logging in first when needed and once more if the session
+    /// turns out to have expired.
+    pub async fn inventory(&mut self) -> Result<Inventory, Error> {
+        self.login().await?;
+        match self.read_inventory().await {
+            Err(Error::NotAuthenticated { .. }) => {
+                self.cookie = None;
+                self.login().await?;
+                self.read_inventory().await
+            }
+            other => other,
+        }
+    }
+
+    async fn read_inventory(&mut self) -> Result<Inventory, Error> {
+        let sc = self.service().await?;
+        let ret = self
+            .invoke(
+                "CreateContainerView",
+                soap::create_container_view(&sc.view_manager, &sc.root_folder),
+            )
+            .await?;
+        let view = soap::returned_moref(ret.as_ref(), "CreateContainerView").map_err(|e| self.protocol(e))?;
+        let objects = self.read_pages(&sc.property_collector, &view).await;
+        // The view lives as long as the session: destroy it also after a failed read,
+        // so a long-lived session does not pile them up.
+        let destroyed = match &objects {
+            Err(Error::NotAuthenticated { .. }) => Ok(None),
+            _ => self.invoke("DestroyView", soap::destroy_view(&view)).await,
+        };
+        let objects = objects?;
+        destroyed?;
+        Ok(assemble(&objects))
+    }
+
+    async fn read_pages(&mut self, collector: &MoRef, view: &MoRef) -> Result<Vec<soap::ObjectContent>, Error> {
+        let page_size = self.config.page_size.max(1);
+        let ret = self
+            .invoke("RetrievePropertiesEx", soap::retrieve_view(collector, view, page_size))
+            .await?;
+        let mut page = soap::retrieve_result(ret.as_ref()).map_err(|e| self.protocol(e))?;
+        let mut objects = std::mem::take(&mut page.objects);
+        while let Some(token) = page.token.take() {
+            let ret = self
+                .invoke(
+                    "ContinueRetrievePropertiesEx",
+                    soap::continue_retrieve(collector, &token),
+                )
+                .await?;
+            page = soap::retrieve_result(ret.as_ref()).map_err(|e| self.protocol(e))?;
+            objects.append(&mut page.objects);
+        }
+        Ok(objects)
+    }
+
+    /// How many sessions vCenter has open (`SessionManager.sessionList`), this one
+    /// included: for diagnostics and tests.
+    pub async fn session_count(&mut self) -> Result<usize, Error> {
+        self.login().await?;
+        match self.read_session_count().await {
+            Err(Error::NotAuthenticated { .. }) => {
+                self.cookie = None;
+                self.login().await?;
+                self.read_session_count().await
+            }
+            other => other,
+        }
+    }
+
+    async fn read_session_count(&mut self) -> Result<usize, Error> {
+        let sc = self.service().await?;
+        let body = soap::retrieve_one(&sc.property_collector, &sc.session_manager, "sessionList");
+        let ret = self.invoke("RetrievePropertiesEx", body).await?;
+        let page = soap::retrieve_result(ret.as_ref()).map_err(|e| self.protocol(e))?;
+        Ok(page
+            .objects
+            .first()
+            .and_then(|o| o.prop("sessionList"))
+            .map_or(0, |list| list.children.len()))
+    }
+}
+
+/// Logs in, reads the inventory and always logs out before returning: after a failed
+/// read, and when `cancel` completes first (then the answer is [`Error::Cancelled`]).
+pub async fn read_inventory(config: Config, cancel: impl Future<Output = ()>) -> Result<Inventory, Error> {
+    let mut client = Client::new(config)?;
+    let label = client.label.clone();
+    let mut cancel = std::pin::pin!(cancel);
+    let cancelled = || Error::Cancelled {
+        endpoint: label.clone(),
+    };
+
+    // A login cut short could open a session whose cookie never arrives: the login is
+    // let finish (it is bounded by the request timeout), then logged out.
+    let login_result = {
+        let mut login = std::pin::pin!(client.login());
+        tokio::select! {
+            r = &mut login => Some(r),
+            _ = &mut cancel => {
+                let _ = login.await;
+                None
+            }
+        }
+    };
+    let result = match login_result {
+        None => Err(cancelled()),
+        Some(Err(e)) => Err(e),
+        Some(Ok(())) => {
+            let outcome = tokio::select! {
+                r = client.inventory() => Some(r),
+                _ = &mut cancel => None,
+            };
+            match outcome {
+                Some(r) => r,
+                None => {
+                    client.reset_connection();
+                    Err(cancelled())
+                }
+            }
+        }
+    };
+    let logout = client.logout().await;
+    match (result, logout) {
+        (Ok(inv), Ok(())) => Ok(inv),
+        (Ok(_), Err(e)) => Err(e),
+        (Err(e), _) => Err(e),
+    }
+}

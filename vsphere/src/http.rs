@@ -1,0 +1,211 @@
+//! One HTTPS connection to vCenter, kept alive between calls (a discovery is a handful of
+//! requests; the exporter makes them every few minutes), re-opened when the server closed
+//! it. Each failure is classified where it happens: connect, TLS (with the refused
+//! certificate's thumbprint), timeout, HTTP.
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::ServerName;
+
+use crate::endpoint::Endpoint;
+use crate::error::Error;
+use crate::tls::{Rejection, RejectionSlot};
+
+/// The largest answer read: a page of 1,000 objects is well under a megabyte.
+const MAX_BODY: usize = 256 << 20;
+
+/// The SOAP action of vim25 requests: the oldest API release discovery supports, which
+/// every later vCenter answers (the properties read exist since long before it).
+const SOAP_ACTION: &str = "urn:vim25/6.7";
+
+pub struct Response {
+    pub status: u16,
+    pub set_cookie: Vec<String>,
+    pub body: Bytes,
+}
+
+pub struct Transport {
+    endpoint: Endpoint,
+    label: String,
+    tls: Arc<rustls::ClientConfig>,
+    rejection: RejectionSlot,
+    sender: Option<SendRequest<Full<Bytes>>>,
+    timeout: Duration,
+}
+
+impl Transport {
+    pub fn new(
+        endpoint: Endpoint,
+        tls: Arc<rustls::ClientConfig>,
+        rejection: RejectionSlot,
+        timeout: Duration,
+    ) -> Self {
+        Transport {
+            label: endpoint.label(),
+            endpoint,
+            tls,
+            rejection,
+            sender: None,
+            timeout,
+        }
+    }
+
+    /// Drops the connection: the next request opens a new one. After a cancelled
+    /// request the old one may still carry its answer.
+    pub fn reset(&mut self) {
+        self.sender = None;
+    }
+
+    fn timeout_error(&self, stage: &str) -> Error {
+        Error::Timeout {
+            endpoint: self.label.clone(),
+            stage: stage.into(),
+        }
+    }
+
+    async fn connect(&mut self) -> Result<SendRequest<Full<Bytes>>, Error> {
+        let addr = (self.endpoint.host.as_str(), self.endpoint.port);
+        let tcp = tokio::time::timeout(self.timeout, tokio::net::TcpStream::connect(addr))
+            .await
+            .map_err(|_| self.timeout_error("connect"))?
+            .map_err(|source| Error::Connect {
+                endpoint: self.label.clone(),
+                source,
+            })?;
+        let _ = tcp.set_nodelay(true);
+        let name = ServerName::try_from(self.endpoint.host.clone()).map_err(|e| Error::Tls {
+            endpoint: self.label.clone(),
+            message: format!("`{}` is not a valid TLS server name: {e}", self.endpoint.host),
+        })?;
+        if let Ok(mut slot) = self.rejection.lock() {
+            *slot = None;
+        }
+        let connector = tokio_rustls::TlsConnector::from(self.tls.clone());
+        let handshake = tokio::time::timeout(self.timeout, connector.connect(name, tcp))
+            .await
+            .map_err(|_| self.timeout_error("TLS handshake"))?;
+        let tls = match handshake {
+            Ok(tls) => tls,
+            Err(e) => return Err(self.tls_error(e)),
+        };
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+            .await
+            .map_err(|e| self.protocol(format!("HTTP/1.1 setup: {e}")))?;
+        // The connection's I/O runs beside the requests; it ends when the sender is dropped.
+        tokio::spawn(connection);
+        Ok(sender)
+    }
+
+    fn tls_error(&self, e: std::io::Error) -> Error {
+        let rejection = self.rejection.lock().ok().and_then(|mut slot| slot.take());
+        match rejection {
+            Some(Rejection::Untrusted { thumbprint, reason }) => Error::UnknownCertificate {
+                endpoint: self.label.clone(),
+                thumbprint,
+                reason,
+            },
+            Some(Rejection::Mismatch { expected, got }) => Error::ThumbprintMismatch {
+                endpoint: self.label.clone(),
+                expected,
+                got,
+            },
+            None if e.kind() == std::io::ErrorKind::ConnectionReset
+                || e.kind() == std::io::ErrorKind::UnexpectedEof =>
+            {
+                Error::Tls {
+                    endpoint: self.label.clone(),
+                    message: format!(
+                        "the server closed the connection during the handshake ({e}): is this an HTTPS port?"
+                    ),
+                }
+            }
+            None => Error::Tls {
+                endpoint: self.label.clone(),
+                message: e.to_string(),
+            },
+        }
+    }
+
+    fn protocol(&self, message: String) -> Error {
+        Error::Protocol {
+            endpoint: self.label.clone(),
+            message,
+        }
+    }
+
+    /// POSTs a SOAP envelope; `stage` names the call in a timeout.
+    pub async fn post(&mut self, body: String, cookie: Option<&str>, stage: &str) -> Result<Response, Error> {
+        let body = Bytes::from(body);
+        match tokio::time::timeout(self.timeout, self.post_inner(body, cookie)).await {
+            Ok(r) => r,
+            Err(_) => {
+                self.reset();
+                Err(self.timeout_error(stage))
+            }
+        }
+    }
+
+    async fn post_inner(&mut self, body: Bytes, cookie: Option<&str>) -> Result<Response, Error> {
+        // A kept connection the server closed while idle is only seen when used: one
+        // retry on a fresh connection, never a second.
+        let mut fresh = false;
+        loop {
+            let mut sender = match self.sender.take() {
+                Some(s) if !s.is_closed() => s,
+                _ => {
+                    fresh = true;
+                    self.connect().await?
+                }
+            };
+            if sender.ready().await.is_err() {
+                if fresh {
+                    return Err(self.protocol("the connection closed before the request".into()));
+                }
+                continue;
+            }
+            let mut req = hyper::Request::post(self.endpoint.path.as_str())
+                .header(hyper::header::HOST, self.endpoint.authority())
+                .header(hyper::header::CONTENT_TYPE, "text/xml; charset=utf-8")
+                .header("SOAPAction", SOAP_ACTION);
+            if let Some(c) = cookie {
+                req = req.header(hyper::header::COOKIE, c);
+            }
+            let req = req
+                .body(Full::new(body.clone()))
+                .map_err(|e| self.protocol(format!("request: {e}")))?;
+            let response = match sender.send_request(req).await {
+                Ok(r) => r,
+                Err(e) if !fresh && (e.is_canceled() || e.is_closed() || e.is_incomplete_message()) => continue,
+                Err(e) => return Err(self.protocol(format!("HTTP: {e}"))),
+            };
+            let status = response.status().as_u16();
+            let set_cookie = response
+                .headers()
+                .get_all(hyper::header::SET_COOKIE)
+                .iter()
+                .filter_map(|v| v.to_str().ok().map(str::to_string))
+                .collect();
+            let keep = !response
+                .headers()
+                .get(hyper::header::CONNECTION)
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"));
+            let body = Limited::new(response.into_body(), MAX_BODY)
+                .collect()
+                .await
+                .map_err(|e| self.protocol(format!("reading the answer: {e}")))?
+                .to_bytes();
+            if keep {
+                self.sender = Some(sender);
+            }
+            return Ok(Response {
+                status,
+                set_cookie,
+                body,
+            });
+        }
+    }
+}
