@@ -11,8 +11,8 @@ mod watch;
 
 pub use bundle::write_support_bundle;
 pub(crate) use output::generate;
-pub(crate) use setup::{LiveSetup, WatchSetup};
 use setup::ReportSetup;
+pub(crate) use setup::{LiveSetup, WatchSetup};
 
 use crate::live::LiveRun;
 use crate::plugin::Session;
@@ -123,7 +123,10 @@ fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u
     let code = if names.is_empty() {
         eprint!(
             "{}",
-            crate::terminal::stderr_message("pvrdma-doctor: ", "no host selected: vCenter has none for this selection")
+            crate::terminal::stderr_message(
+                "pvrdma-doctor: ",
+                "no host selected: vCenter has none for this selection"
+            )
         );
         pvrdma_engine::exit::INCOMPLETE
     } else {
@@ -151,7 +154,10 @@ fn hosts_from_vcenter(live: &mut LiveSetup, report: &mut ReportSetup) -> anyhow:
             "{}",
             crate::terminal::stderr_message(
                 "pvrdma-doctor: ",
-                &format!("vCenter {} has no host to diagnose for this selection", vcenter.endpoint.label())
+                &format!(
+                    "vCenter {} has no host to diagnose for this selection",
+                    vcenter.endpoint.label()
+                )
             )
         );
         return Ok(Some(pvrdma_engine::exit::INCOMPLETE));

@@ -117,8 +117,16 @@ fn bundle(base: &[&'static str]) -> Vec<Effect> {
 fn vcenter() -> Vec<Effect> {
     const VC: &[&str] = &["--vcenter", "vc01", "--vcenter-user", "u"];
     let mut v = vec![
-        ("vcenter", VC.to_vec(), vec!["--vcenter", "vc02:8443", "--vcenter-user", "u"]),
-        ("vcenter_user", VC.to_vec(), vec!["--vcenter", "vc01", "--vcenter-user", "v"]),
+        (
+            "vcenter",
+            VC.to_vec(),
+            vec!["--vcenter", "vc02:8443", "--vcenter-user", "u"],
+        ),
+        (
+            "vcenter_user",
+            VC.to_vec(),
+            vec!["--vcenter", "vc01", "--vcenter-user", "v"],
+        ),
     ];
     v.extend(on(
         VC,
@@ -127,7 +135,10 @@ fn vcenter() -> Vec<Effect> {
             ("vcenter_ca", &["--vcenter-ca", "ca.pem"]),
             (
                 "vcenter_thumbprint",
-                &["--vcenter-thumbprint", "AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99"],
+                &[
+                    "--vcenter-thumbprint",
+                    "AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99",
+                ],
             ),
             ("cluster", &["--cluster", "HPC"]),
             ("vm", &["--vm", "hpc-node07"]),

@@ -6,9 +6,9 @@ use crate::cli::{
     BaselineArgs, BundleArgs, Cli, ColorChoice, Command, Generate, HostArgs, HostsFormat, LayoutArgs, ReportArgs,
     RunArgs, SshArgs, VcenterArgs, WatchFormat,
 };
-use crate::vcenter::VcenterSetup;
 use crate::live::LiveOptions;
 use crate::terminal::Terminal;
+use crate::vcenter::VcenterSetup;
 use pvrdma_engine::report::{self, Format, HumanOptions};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -16,8 +16,8 @@
 //! `systemctl stop` send) with 0 once the current round has finished and is reported: a
 //! service asked to stop stopped cleanly, so a systemd unit needs no `SuccessExitStatus`.
 use super::WatchSetup;
-use crate::vcenter::{Follower, Move};
 use crate::live::{collect_live, LiveOptions, LiveRun};
+use crate::vcenter::{Follower, Move};
 use anyhow::Context;
 use pvrdma_engine::baseline::Baseline;
 use pvrdma_engine::diagnose::{self, Change, ChangeKind, Diagnosis, HostStatus};
@@ -192,7 +192,11 @@ pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
 }
 
 /// The rounds, until a stop.
-fn rounds(setup: &WatchSetup, mut follower: Option<&mut Follower>, waiter: &tokio::runtime::Runtime) -> anyhow::Result<u8> {
+fn rounds(
+    setup: &WatchSetup,
+    mut follower: Option<&mut Follower>,
+    waiter: &tokio::runtime::Runtime,
+) -> anyhow::Result<u8> {
     let args = setup;
     let format = if setup.json { Format::Json } else { Format::Human };
     let width = setup.human.width;
@@ -224,7 +228,15 @@ fn rounds(setup: &WatchSetup, mut follower: Option<&mut Follower>, waiter: &toki
                 }
             });
             match read {
-                None => return finish(format, Stop::Interrupted, round.saturating_sub(1), pvrdma_engine::exit::INTERRUPTED, width),
+                None => {
+                    return finish(
+                        format,
+                        Stop::Interrupted,
+                        round.saturating_sub(1),
+                        pvrdma_engine::exit::INTERRUPTED,
+                        width,
+                    )
+                }
                 Some(Ok(reading)) => {
                     if round == 1 {
                         for line in &reading.skipped {
@@ -277,16 +289,16 @@ fn rounds(setup: &WatchSetup, mut follower: Option<&mut Follower>, waiter: &toki
             print_moves(format, &moves, &time, round, width)
                 .and_then(|()| print_changes(format, &list, &time, round, width))
                 .and_then(|()| match format {
-                // A heartbeat for log shippers: silence would not tell a stopped watch.
-                Format::Json => event(
-                    "round",
-                    &time,
-                    round,
-                    json!({"took_seconds": seconds(started.elapsed()),
+                    // A heartbeat for log shippers: silence would not tell a stopped watch.
+                    Format::Json => event(
+                        "round",
+                        &time,
+                        round,
+                        json!({"took_seconds": seconds(started.elapsed()),
                                              "changes": changed, "exit_code": code}),
-                ),
-                _ => Ok(()),
-            })
+                    ),
+                    _ => Ok(()),
+                })
         };
         if let Err(e) = printed {
             // Whoever read stdout is gone (`| head`): nobody is left to tell.

@@ -2,8 +2,8 @@
 //! A subcommand has exactly the options it uses; clap refuses any other, naming it.
 use super::groups::{BaselineArgs, BundleArgs, HostArgs, LayoutArgs, ProbeArgs, ReportArgs, RunArgs, SshArgs};
 use super::positions::ArgPositions;
-use super::vcenter::VcenterArgs;
 use super::values::{parse_count, parse_duration, parse_interval};
+use super::vcenter::VcenterArgs;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;

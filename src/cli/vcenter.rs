@@ -23,7 +23,12 @@ pub(crate) struct VcenterArgs {
     pub(crate) vcenter_password_file: Option<PathBuf>,
     /// Trust the vCenter certificate when this CA (PEM, e.g. the VMCA root from the
     /// vCenter landing page) signed it, instead of the system's roots.
-    #[arg(long, value_name = "FILE", requires = "vcenter", conflicts_with = "vcenter_thumbprint")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "vcenter",
+        conflicts_with = "vcenter_thumbprint"
+    )]
     pub(crate) vcenter_ca: Option<PathBuf>,
     /// Trust exactly the vCenter certificate with this SHA-256 thumbprint, in the colon
     /// form vSphere shows (`AA:BB:…`); an unknown certificate is refused with its own.

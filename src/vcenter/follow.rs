@@ -23,7 +23,9 @@ impl Move {
         match self {
             Move::Vm { vm, from, to } => format!("{vm} moved from {from} to {to} (vCenter); now diagnosed on {to}"),
             Move::HostAdded { host } => format!("{host} joined the hosts vCenter selects; diagnosed from now on"),
-            Move::HostLeft { host, why } => format!("{host} left the hosts vCenter selects ({why}); no longer diagnosed"),
+            Move::HostLeft { host, why } => {
+                format!("{host} left the hosts vCenter selects ({why}); no longer diagnosed")
+            }
         }
     }
 
@@ -71,18 +73,20 @@ impl Placement {
                 })
             })
             .collect();
+        moves.extend(self.hosts.difference(&now.hosts).map(|host| {
+            Move::HostLeft {
+                host: host.clone(),
+                why: skipped
+                    .get(host)
+                    .cloned()
+                    .unwrap_or_else(|| "no longer in the selection".to_string()),
+            }
+        }));
         moves.extend(
-            self.hosts
-                .difference(&now.hosts)
-                .map(|host| Move::HostLeft {
-                    host: host.clone(),
-                    why: skipped
-                        .get(host)
-                        .cloned()
-                        .unwrap_or_else(|| "no longer in the selection".to_string()),
-                }),
+            now.hosts
+                .difference(&self.hosts)
+                .map(|host| Move::HostAdded { host: host.clone() }),
         );
-        moves.extend(now.hosts.difference(&self.hosts).map(|host| Move::HostAdded { host: host.clone() }));
         moves
     }
 }
@@ -125,7 +129,11 @@ impl Follower {
             .iter()
             .map(|h| (h.name.clone(), h.reason.to_string()))
             .collect();
-        let moves = self.last.as_ref().map(|l| l.moves(&now, &skipped_why)).unwrap_or_default();
+        let moves = self
+            .last
+            .as_ref()
+            .map(|l| l.moves(&now, &skipped_why))
+            .unwrap_or_default();
         let reading = Reading {
             hosts: selected.hosts.iter().map(|h| h.name.clone()).collect(),
             vms: self
@@ -142,7 +150,10 @@ impl Follower {
     /// Logs the session out (the watch is ending).
     pub(crate) async fn close(&mut self) {
         if let Err(e) = self.client.logout().await {
-            eprintln!("pvrdma-doctor: could not log out of vCenter {}: {e}", self.setup.endpoint.label());
+            eprintln!(
+                "pvrdma-doctor: could not log out of vCenter {}: {e}",
+                self.setup.endpoint.label()
+            );
         }
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 mod follow;
 mod print;
-pub(crate) use follow::{Follower, Move};
+pub(crate) use follow::{Follower, Move, Placement};
 pub(crate) use print::{hosts_json, skipped_lines};
 
 /// The environment variable that holds the vCenter password.
@@ -45,7 +45,7 @@ impl VcenterSetup {
             user: self.user.clone(),
             password: read_password(&self.endpoint, &self.user, self.password_file.as_deref())?,
             timeout: REQUEST_TIMEOUT,
-            page_size: pvrdma_vsphere::DEFAULT_PAGE_SIZE,
+            page_size: pvrdma_vsphere::Config::DEFAULT_PAGE_SIZE,
         })
     }
 }
@@ -62,7 +62,11 @@ pub(crate) fn read_password(
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the vCenter password file {}", path.display()))?;
         let first = text.lines().next().unwrap_or_default();
-        anyhow::ensure!(!first.is_empty(), "the vCenter password file {} is empty", path.display());
+        anyhow::ensure!(
+            !first.is_empty(),
+            "the vCenter password file {} is empty",
+            path.display()
+        );
         return Ok(SecretString::from(first.to_string()));
     }
     if let Ok(p) = std::env::var(PASSWORD_ENV) {
@@ -75,8 +79,11 @@ pub(crate) fn read_password(
         "no password for {user} on vCenter {}: set {PASSWORD_ENV}, give --vcenter-password-file FILE, or run on a terminal to be asked",
         endpoint.label()
     );
-    let p = rpassword::prompt_password(format!("Password for {user} on vCenter {} (not echoed): ", endpoint.label()))
-        .context("cannot read the vCenter password from the terminal")?;
+    let p = rpassword::prompt_password(format!(
+        "Password for {user} on vCenter {} (not echoed): ",
+        endpoint.label()
+    ))
+    .context("cannot read the vCenter password from the terminal")?;
     Ok(SecretString::from(p))
 }
 

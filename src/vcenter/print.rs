@@ -47,7 +47,11 @@ pub(crate) fn skipped_lines(selected: &Selected) -> Vec<String> {
 
 /// `hosts --format json`: the selected hosts, the skipped ones with why, and the VMs.
 pub(crate) fn hosts_json(endpoint: &Endpoint, selected: &Selected) -> Value {
-    let host = |name: &str, datacenter: &str, cluster: Option<&str>, state: &pvrdma_vsphere::ConnectionState, maintenance: bool| {
+    let host = |name: &str,
+                datacenter: &str,
+                cluster: Option<&str>,
+                state: &pvrdma_vsphere::ConnectionState,
+                maintenance: bool| {
         json!({
             "name": name,
             "datacenter": datacenter,
