@@ -233,4 +233,15 @@ if ! python3 -c 'import ClusterShell' >/dev/null 2>&1; then
 fi
 # --- end ClusterShell
 
+# --- The vSphere simulator: govmomi's simulator package (the engine of VMware's vcsim), which
+# tests/vcsim/main.go serves an inventory with for the vCenter client's tests. Debian ships its
+# source; with the Go compiler it builds offline (tests/support/vcsim.rs builds it).
+if ! command -v go >/dev/null 2>&1 || [ ! -d /usr/share/gocode/src/github.com/vmware/govmomi/simulator ]; then
+    echo "install-test-deps.sh: installing golang-go golang-github-vmware-govmomi-dev"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends golang-go golang-github-vmware-govmomi-dev
+fi
+# --- end vSphere simulator
+
 echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH, password in $PASSWORD_FILE)"

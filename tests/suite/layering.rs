@@ -334,6 +334,20 @@ fn the_ssh_config_crate_reaches_neither_the_engine_nor_a_front_end_crate() {
     }
 }
 
+/// The vCenter client is a library of its own: no SSH, no diagnosis, no command line; and
+/// its modules form no cycle.
+#[test]
+fn the_vsphere_crate_reaches_neither_the_engine_nor_ssh_nor_a_command_line() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let graph = lock_graph(&std::fs::read_to_string(root.join("Cargo.lock")).unwrap());
+    let client = reachable(&graph, "pvrdma-vsphere");
+    assert!(client.contains("quick-xml"), "the lock file was not read");
+    for other in ["russh", "clap", "indicatif", "pvrdma-engine", "pvrdma-doctor"] {
+        assert!(!client.contains(other), "pvrdma-vsphere depends on {other}");
+    }
+    assert_no_cycle(&root.join("vsphere/src"));
+}
+
 /// The ring code under the vendored russh needs ring and nothing else: no workspace crate,
 /// and not russh, which depends on it.
 #[test]
@@ -392,6 +406,8 @@ fn no_source_file_is_over_600_lines() {
         "nodeset/src",
         "ssh-config/src",
         "ring-kex/src",
+        "vsphere/src",
+        "vsphere/tests",
     ] {
         rust_files(&root.join(dir), &mut files);
     }

@@ -21,6 +21,9 @@ mod keys;
 #[allow(dead_code)]
 pub mod measure;
 mod sshd;
+// govmomi's vSphere simulator, for the tests that read the fleet from vCenter.
+#[allow(dead_code)]
+pub mod vcsim;
 
 pub use keys::*;
 pub use sshd::*;

@@ -281,6 +281,8 @@ impl Client {
 
 /// Logs in, reads the inventory and always logs out before returning: after a failed
 /// read, and when `cancel` completes first (then the answer is [`Error::Cancelled`]).
+/// A logout that fails after a good read is the error returned: the session may be left
+/// open, which vCenter's session limit makes worth knowing.
 pub async fn read_inventory(config: Config, cancel: impl Future<Output = ()>) -> Result<Inventory, Error> {
     let mut client = Client::new(config)?;
     let label = client.label.clone();
@@ -323,5 +325,85 @@ pub async fn read_inventory(config: Config, cancel: impl Future<Output = ()>) ->
         (Ok(inv), Ok(())) => Ok(inv),
         (Ok(_), Err(e)) => Err(e),
         (Err(e), _) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(address: &str, trust: Trust) -> Config {
+        Config::new(
+            Endpoint::parse(address).unwrap(),
+            trust,
+            "ops&<admin>",
+            SecretString::from("s3cret-p@ss".to_string()),
+        )
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_password_is_never_shown() {
+        let c = config("vc01", Trust::System);
+        assert!(!format!("{c:?}").contains("s3cret"), "{c:?}");
+        let client = Client::new(c).unwrap();
+        assert!(!format!("{client:?}").contains("s3cret"), "{client:?}");
+        assert!(!client.has_session());
+    }
+
+    #[test]
+    fn a_missing_ca_file_is_named() {
+        let err = Client::new(config("vc01", Trust::Ca("/nonexistent/vmca.pem".into()))).unwrap_err();
+        assert!(
+            matches!(&err, Error::CaFile { path, .. } if path == "/nonexistent/vmca.pem"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn refused_connections_and_plain_tcp_servers_are_told_apart() {
+        let rt = runtime();
+        // A port nothing listens on: refused.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let c = config(&format!("127.0.0.1:{port}"), Trust::System);
+        let err = rt.block_on(read_inventory(c, std::future::pending())).unwrap_err();
+        assert!(
+            matches!(&err, Error::Connect { endpoint, .. } if endpoint == &format!("127.0.0.1:{port}")),
+            "{err:?}"
+        );
+
+        // A server that closes every connection at once: the TLS handshake fails.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for s in listener.incoming().take(1) {
+                drop(s);
+            }
+        });
+        let c = config(&format!("127.0.0.1:{port}"), Trust::System);
+        let err = rt.block_on(read_inventory(c, std::future::pending())).unwrap_err();
+        assert!(matches!(err, Error::Tls { .. }), "{err:?}");
+
+        // A server that accepts and never answers: a timeout naming the stage.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mut c = config(&format!("127.0.0.1:{port}"), Trust::System);
+        c.timeout = Duration::from_millis(300);
+        let err = rt.block_on(read_inventory(c, std::future::pending())).unwrap_err();
+        assert!(
+            matches!(&err, Error::Timeout { stage, .. } if stage == "TLS handshake"),
+            "{err:?}"
+        );
+        drop(listener);
     }
 }

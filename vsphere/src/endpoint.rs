@@ -35,6 +35,8 @@ pub enum EndpointError {
     QueryOrFragment(String),
     #[error("`{0}`: `{1}` is not a host name or an IP address")]
     BadHost(String, String),
+    #[error("`{0}`: the path `{1}` has characters a URL path cannot hold")]
+    BadPath(String, String),
 }
 
 impl Endpoint {
@@ -77,6 +79,9 @@ impl Endpoint {
         let valid_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '%');
         if !host.chars().all(valid_char) || (host.contains(':') && host.parse::<std::net::Ipv6Addr>().is_err()) {
             return Err(EndpointError::BadHost(input.into(), host));
+        }
+        if !path.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(EndpointError::BadPath(input.into(), path.into()));
         }
         let path = match path.trim_end_matches('/') {
             "" => Self::DEFAULT_PATH.to_string(),
@@ -348,6 +353,10 @@ mod tests {
         assert!(matches!(Endpoint::parse("[vc01]:443"), Err(EndpointError::BadHost(..))));
         assert!(matches!(Endpoint::parse("vc 01"), Err(EndpointError::BadHost(..))));
         assert!(matches!(Endpoint::parse("[::1"), Err(EndpointError::BadHost(..))));
+        assert!(matches!(
+            Endpoint::parse("vc01/my sdk"),
+            Err(EndpointError::BadPath(..))
+        ));
     }
 
     #[test]
@@ -381,5 +390,33 @@ mod tests {
             Thumbprint::of_der(&million).to_string().replace(':', ""),
             "CDC76E5C9914FB9281A1C7E284D73E67F1809A48A497200E046D39CCC7112CD0"
         );
+    }
+
+    mod junk {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Anything typed is an endpoint or an error, and a parsed one reads back the same.
+            #[test]
+            fn endpoints_parse_or_fail_cleanly(s in "\\PC{0,40}") {
+                if let Ok(e) = Endpoint::parse(&s) {
+                    prop_assert_eq!(Endpoint::parse(&e.to_string()), Ok(e.clone()));
+                    prop_assert!(!e.host.is_empty());
+                }
+            }
+
+            #[test]
+            fn url_like_input_never_panics(s in "(https?://)?\\[?[a-f0-9:.]{0,12}\\]?(:[0-9]{0,6})?(/[a-z]{0,4})?") {
+                let _ = Endpoint::parse(&s);
+            }
+
+            #[test]
+            fn thumbprints_parse_or_fail_cleanly(s in "\\PC{0,100}") {
+                if let Ok(t) = Thumbprint::parse(&s) {
+                    prop_assert_eq!(Thumbprint::parse(&t.to_string()), Ok(t));
+                }
+            }
+        }
     }
 }

@@ -285,3 +285,38 @@ mod glob_props {
         }
     }
 }
+
+#[test]
+fn the_json_shape_front_ends_print() {
+    let got = select(&lab(), &sel(&["Lab East/HPC"], &["hpc-node0?"])).unwrap();
+    let json = serde_json::to_value(&got).unwrap();
+    assert_eq!(
+        json["hosts"][0],
+        serde_json::json!({
+            "name": "esx01", "datacenter": "Lab East", "cluster": "HPC",
+            "connection_state": "connected", "in_maintenance": false,
+            "vms": ["hpc-node01", "hpc-node02"]
+        })
+    );
+    assert_eq!(json["skipped"][0]["reason"], "maintenance");
+    assert_eq!(
+        json["skipped"].as_array().unwrap().len(),
+        1,
+        "esx04 runs none of the VMs"
+    );
+    assert_eq!(json["vms_not_running"][0]["power_state"], "poweredOff");
+    assert_eq!(json["vms_not_running"][0]["host"], "esx02");
+    let all = serde_json::to_value(select(&lab(), &Selection::default()).unwrap()).unwrap();
+    let reasons: Vec<_> = all["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["reason"].clone())
+        .collect();
+    assert_eq!(reasons, ["maintenance", "disconnected", "notResponding"]);
+    assert_eq!(
+        all["hosts"][4]["cluster"],
+        serde_json::Value::Null,
+        "solo is standalone"
+    );
+}

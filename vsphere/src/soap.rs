@@ -61,8 +61,8 @@ pub fn decode(body: &[u8], method: &str) -> Result<Answer, String> {
         let name = fault
             .child("detail")
             .and_then(|d| d.children.first())
-            .map(|d| match d.attr("type") {
-                Some(t) => t.rsplit(':').next().unwrap_or(t).to_string(),
+            .map(|d| match d.xsi_type() {
+                Some(t) => t.to_string(),
                 None => d.name.strip_suffix("Fault").unwrap_or(&d.name).to_string(),
             })
             .or_else(|| fault.child("faultcode").map(|c| c.text.trim().to_string()))

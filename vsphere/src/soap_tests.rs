@@ -50,7 +50,7 @@ fn a_page_of_objects_and_its_token() {
         r#"<RetrievePropertiesExResponse xmlns="urn:vim25"><returnval><token>1</token>
 <objects><obj type="HostSystem">host-21</obj>
 <propSet><name>name</name><val xsi:type="xsd:string">esx01.lab</val></propSet>
-<propSet><name>parent</name><val type="ClusterComputeResource" xsi:type="ManagedObjectReference">domain-c7</val></propSet>
+<propSet><name>parent</name><val xsi:type="ManagedObjectReference" type="ClusterComputeResource">domain-c7</val></propSet>
 <propSet><name>runtime.connectionState</name><val xsi:type="HostSystemConnectionState">connected</val></propSet>
 <propSet><name>runtime.inMaintenanceMode</name><val xsi:type="xsd:boolean">false</val></propSet></objects>
 <objects><obj type="VirtualMachine">vm-42</obj>

@@ -13,7 +13,7 @@ const MAX_DEPTH: usize = 64;
 pub struct Element {
     /// The local name, without a namespace prefix.
     pub name: String,
-    /// Attributes by local name (`xsi:type` is `type`).
+    /// Attributes by their name as written, prefix included (`type`, `xsi:type`).
     pub attrs: Vec<(String, String)>,
     /// The text directly inside it, entities resolved.
     pub text: String,
@@ -21,11 +21,18 @@ pub struct Element {
 }
 
 impl Element {
+    /// The attribute of exactly this name: `type` on a managed object reference is not
+    /// its `xsi:type`, which vCenter and the simulator write beside it in either order.
     pub fn attr(&self, name: &str) -> Option<&str> {
-        // `type` on a ManagedObjectReference is its own attribute; `xsi:type` shares the
-        // local name: the first one written wins, which is the reference's on vCenter and
-        // the simulator (they write `type=` before `xsi:type=`).
         self.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The schema type (`xsi:type`, whatever the prefix), without its own prefix.
+    pub fn xsi_type(&self) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k.ends_with(":type"))
+            .map(|(_, v)| v.rsplit(':').next().unwrap_or(v))
     }
 
     pub fn child(&self, name: &str) -> Option<&Element> {
@@ -114,14 +121,13 @@ fn element(start: &quick_xml::events::BytesStart<'_>, after_root: bool, depth: u
         return Err(XmlError(format!("elements nested deeper than {MAX_DEPTH}")));
     }
     let mut el = Element {
-        name: local(start.local_name().as_ref()),
+        name: utf8(start.local_name().as_ref()),
         ..Element::default()
     };
     for attr in start.attributes() {
         let attr = attr.map_err(|e| err(&e))?;
         let value = attr.unescape_value().map_err(|e| err(&e))?;
-        el.attrs
-            .push((local(attr.key.local_name().as_ref()), value.into_owned()));
+        el.attrs.push((utf8(attr.key.as_ref()), value.into_owned()));
     }
     Ok(el)
 }
@@ -144,7 +150,7 @@ fn push_text(stack: &mut [Element], s: &str) -> Result<(), XmlError> {
     }
 }
 
-fn local(name: &[u8]) -> String {
+fn utf8(name: &[u8]) -> String {
     String::from_utf8_lossy(name).into_owned()
 }
 
@@ -208,7 +214,14 @@ mod tests {
         assert_eq!(objects.child("obj").unwrap().text, "vm-1");
         let val = objects.find("val").unwrap();
         assert_eq!(val.text, "a & b <c> AB %2f");
-        assert_eq!(val.attr("type"), Some("xsd:string"));
+        assert_eq!(val.attr("type"), None);
+        assert_eq!(val.xsi_type(), Some("string"));
+        let both =
+            parse(br#"<val xmlns:xsi="x" xsi:type="ManagedObjectReference" type="HostSystem">host-1</val>"#).unwrap();
+        assert_eq!(
+            (both.attr("type"), both.xsi_type()),
+            (Some("HostSystem"), Some("ManagedObjectReference"))
+        );
         let ret = root.find("returnval").unwrap();
         assert!(ret
             .child("empty")

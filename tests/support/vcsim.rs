@@ -1,0 +1,302 @@
+//! govmomi's vSphere simulator (the engine of VMware's `vcsim`) serving an inventory
+//! over HTTPS on 127.0.0.1, for the tests of the vCenter client and of the commands that
+//! use it. The program is `tests/vcsim/main.go`, built with Debian's `golang-go` and
+//! `golang-github-vmware-govmomi-dev` (`scripts/install-test-deps.sh` installs them) once
+//! per test run into the target directory, again when `main.go` changes.
+//!
+//! Started per test with the inventory a [`Spec`] describes (or a generated one of
+//! thousands of hosts), killed on drop; every wait is bounded. Gate the tests that use it
+//! like the other real-tool tests (`PVRDMA_REAL_TOOLS=1`).
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{mpsc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// The inventory to serve.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Spec {
+    pub datacenters: Vec<DatacenterSpec>,
+    pub vms: Vec<VmSpec>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DatacenterSpec {
+    pub name: String,
+    pub clusters: Vec<ClusterSpec>,
+    pub standalone: Vec<HostSpec>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ClusterSpec {
+    pub name: String,
+    pub hosts: Vec<HostSpec>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HostSpec {
+    pub name: String,
+    pub maintenance: bool,
+    /// `connected` (empty: the same), `disconnected` or `notResponding`.
+    pub state: String,
+}
+
+impl HostSpec {
+    pub fn new(name: &str) -> HostSpec {
+        HostSpec {
+            name: name.into(),
+            ..HostSpec::default()
+        }
+    }
+
+    pub fn in_maintenance(mut self) -> HostSpec {
+        self.maintenance = true;
+        self
+    }
+
+    pub fn state(mut self, state: &str) -> HostSpec {
+        self.state = state.into();
+        self
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VmSpec {
+    pub name: String,
+    /// The host's name.
+    pub host: String,
+    /// `poweredOn` (empty: the same), `poweredOff` or `suspended`.
+    pub power: String,
+}
+
+impl VmSpec {
+    pub fn new(name: &str, host: &str, power: &str) -> VmSpec {
+        VmSpec {
+            name: name.into(),
+            host: host.into(),
+            power: power.into(),
+        }
+    }
+}
+
+/// A running simulator. `user`/`password` is the only login it accepts.
+pub struct Vcsim {
+    pub url: String,
+    /// The server certificate's SHA-256, in vSphere's colon form.
+    pub thumbprint: String,
+    /// The PEM file of the CA that signed the server certificate.
+    pub ca: PathBuf,
+    pub user: String,
+    pub password: String,
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<String>,
+    stderr: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+const USER: &str = "monitor@vsphere.local";
+/// Characters XML must escape, to prove the client escapes them.
+const PASSWORD: &str = "p&ss<w>rd \"1\"";
+const REPLY_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl Vcsim {
+    /// Serves `spec`; fails the test when the simulator is not up within two minutes.
+    pub fn start(spec: &Spec) -> Vcsim {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("spec.json");
+        std::fs::write(&path, serde_json::to_vec(spec).expect("spec as JSON")).expect("write the spec");
+        Self::launch(dir, &[path.to_str().expect("UTF-8 path")], Duration::from_secs(120))
+    }
+
+    /// Serves `hosts` hosts in ten clusters of one datacenter (`Scale`/`C0`…`C9`, hosts
+    /// `esx0000`…) and `vms` powered-on VMs (`vm00000`…) spread over them.
+    pub fn start_scale(hosts: usize, vms: usize) -> Vcsim {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (h, v) = (hosts.to_string(), vms.to_string());
+        // Creating 10,000 VMs takes the simulator about 30 s of CPU.
+        Self::launch(dir, &["-scale-hosts", &h, "-scale-vms", &v], Duration::from_secs(900))
+    }
+
+    fn launch(dir: tempfile::TempDir, args: &[&str], limit: Duration) -> Vcsim {
+        let binary = binary();
+        let ca = dir.path().join("ca.pem");
+        let stderr = dir.path().join("stderr.txt");
+        let mut child = Command::new(&binary)
+            .args(["-user", USER, "-password", PASSWORD, "-ca-out"])
+            .arg(&ca)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).expect("stderr file"))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let first = match lines.recv_timeout(limit) {
+            Ok(line) => line,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "the simulator did not start within {limit:?}: {}",
+                    std::fs::read_to_string(&stderr).unwrap_or_default()
+                );
+            }
+        };
+        let info: serde_json::Value = serde_json::from_str(&first).expect("the simulator's JSON line");
+        let field = |k: &str| {
+            info[k]
+                .as_str()
+                .unwrap_or_else(|| panic!("no {k} in {first}"))
+                .to_string()
+        };
+        Vcsim {
+            url: field("url"),
+            thumbprint: field("thumbprint"),
+            ca: PathBuf::from(field("ca")),
+            user: USER.into(),
+            password: PASSWORD.into(),
+            child,
+            stdin,
+            lines,
+            stderr,
+            _dir: dir,
+        }
+    }
+
+    /// `127.0.0.1:port` of the URL.
+    pub fn address(&self) -> String {
+        let rest = self.url.trim_start_matches("https://");
+        rest.split('/').next().unwrap_or(rest).to_string()
+    }
+
+    fn command(&mut self, line: &str) -> String {
+        writeln!(self.stdin, "{line}").expect("write to the simulator");
+        self.stdin.flush().expect("flush");
+        let reply = self.lines.recv_timeout(REPLY_TIMEOUT).unwrap_or_else(|_| {
+            panic!(
+                "the simulator did not answer `{line}`: {}",
+                std::fs::read_to_string(&self.stderr).unwrap_or_default()
+            )
+        });
+        assert!(!reply.starts_with("error"), "`{line}`: {reply}");
+        reply
+    }
+
+    /// The sessions open in the simulator's SessionManager.
+    pub fn sessions(&mut self) -> usize {
+        let reply = self.command("sessions");
+        reply.parse().unwrap_or_else(|_| panic!("sessions: {reply}"))
+    }
+
+    /// Moves a VM to another host, as DRS does (a relocation through the API).
+    pub fn move_vm(&mut self, vm: &str, host: &str) {
+        self.command(&format!("move {vm} {host}"));
+    }
+
+    pub fn set_maintenance(&mut self, host: &str, on: bool) {
+        self.command(&format!("maintenance {host} {}", if on { "on" } else { "off" }));
+    }
+
+    /// `connected`, `disconnected` or `notResponding`.
+    pub fn set_state(&mut self, host: &str, state: &str) {
+        self.command(&format!("state {host} {state}"));
+    }
+
+    /// Ends every session, as vCenter does when they sit idle too long.
+    pub fn expire_sessions(&mut self) {
+        self.command("expire-sessions");
+    }
+
+    /// The next `RetrievePropertiesEx` (of any session) answers a `SystemError` fault.
+    pub fn fail_next_read(&mut self) {
+        self.command("fail-next");
+    }
+
+    /// The next `RetrievePropertiesEx` answers only after `seconds`.
+    pub fn delay_next_read(&mut self, seconds: u32) {
+        self.command(&format!("delay-next {seconds}"));
+    }
+}
+
+impl Drop for Vcsim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `tests/vcsim/main.go`, from the root package or from a workspace member.
+fn source() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [
+        manifest.join("tests/vcsim/main.go"),
+        manifest.join("../tests/vcsim/main.go"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+    .expect("tests/vcsim/main.go")
+}
+
+/// The simulator program, built once per run (and per version of its source) under the
+/// target directory; a build by another test binary at the same time is harmless (each
+/// renames its own result into place).
+fn binary() -> PathBuf {
+    static BUILT: OnceLock<Mutex<Option<PathBuf>>> = OnceLock::new();
+    let mut built = BUILT
+        .get_or_init(|| Mutex::new(None))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(path) = built.as_ref() {
+        return path.clone();
+    }
+    let src = source();
+    let text = std::fs::read(&src).expect("read main.go");
+    let digest = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        h.finish()
+    };
+    // Tests and benches have cargo's scratch directory; examples use the workspace's target.
+    let scratch = match option_env!("CARGO_TARGET_TMPDIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => src.ancestors().nth(3).expect("the workspace").join("target/tmp"),
+    };
+    let out_dir = scratch.join("vcsim");
+    std::fs::create_dir_all(&out_dir).expect("target dir");
+    let target = out_dir.join(format!("vcsim-test-{digest:016x}"));
+    if !target.exists() {
+        let partial = out_dir.join(format!("vcsim-test-{digest:016x}.{}", std::process::id()));
+        let output = Command::new("go")
+            .args(["build", "-o"])
+            .arg(&partial)
+            .arg(&src)
+            .env("GO111MODULE", "off")
+            .env("GOPATH", "/usr/share/gocode")
+            .env("GOCACHE", out_dir.join("go-cache"))
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("cannot run `go` ({e}): run scripts/install-test-deps.sh (golang-go, golang-github-vmware-govmomi-dev)")
+            });
+        assert!(
+            output.status.success(),
+            "building the simulator failed (needs golang-go and golang-github-vmware-govmomi-dev, scripts/install-test-deps.sh):\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        std::fs::rename(&partial, &target).expect("move the simulator into place");
+    }
+    *built = Some(target.clone());
+    target
+}

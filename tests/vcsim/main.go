@@ -1,0 +1,476 @@
+// Command vcsim-test serves a vSphere inventory with govmomi's simulator (the engine of
+// VMware's vcsim) over HTTPS, for the tests of pvrdma-doctor's vCenter client.
+//
+// Usage: vcsim-test -user U -password P -ca-out FILE (SPEC.json | -scale-hosts N -scale-vms M)
+//
+// It builds the inventory through the vSphere API, as an admin would (CreateDatacenter,
+// CreateCluster, AddHost, AddStandaloneHost, CreateVM, PowerOn, EnterMaintenanceMode),
+// serves it on 127.0.0.1 with a certificate signed by a CA it generates (written to
+// -ca-out, as vCenter's VMCA root is downloaded), prints one JSON line
+// {"url": ..., "thumbprint": ..., "ca": ...} and then answers commands on stdin, one line
+// each: `sessions`, `move VM HOST`, `maintenance HOST on|off`,
+// `state HOST connected|disconnected|notResponding`, `expire-sessions`, and two that
+// make the next RetrievePropertiesEx misbehave as a loaded vCenter can: `fail-next`
+// (a SystemError fault) and `delay-next SECONDS`. EOF ends it.
+//
+// One addition to the simulator: paging. Its property collector (govmomi 0.24) ignores
+// RetrievePropertiesEx's maxObjects and has no ContinueRetrievePropertiesEx, which
+// vCenter implements (vSphere Web Services API reference, PropertyCollector). The
+// pagingCollector below wraps the simulator's own collector, the extension point the
+// simulator provides for custom types, and cuts its complete answer into pages with a
+// token, as vCenter does and as later govmomi releases do.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"log"
+	"math/big"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// Spec is the inventory to serve (the JSON file given as argument).
+type Spec struct {
+	Datacenters []DatacenterSpec `json:"datacenters"`
+	Vms         []VMSpec         `json:"vms"`
+}
+
+type DatacenterSpec struct {
+	Name       string        `json:"name"`
+	Clusters   []ClusterSpec `json:"clusters"`
+	Standalone []HostSpec    `json:"standalone"`
+}
+
+type ClusterSpec struct {
+	Name  string     `json:"name"`
+	Hosts []HostSpec `json:"hosts"`
+}
+
+type VMSpec struct {
+	Name  string `json:"name"`
+	Host  string `json:"host"`
+	Power string `json:"power"` // poweredOn (default), poweredOff, suspended
+}
+
+type HostSpec struct {
+	Name        string `json:"name"`
+	Maintenance bool   `json:"maintenance"`
+	State       string `json:"state"` // connected (default), disconnected, notResponding
+}
+
+var (
+	ctx   = context.Background()
+	hosts = map[string]*object.HostSystem{}
+	vms   = map[string]*object.VirtualMachine{}
+)
+
+func main() {
+	user := flag.String("user", "", "the only user name the login accepts")
+	password := flag.String("password", "", "its password")
+	caOut := flag.String("ca-out", "", "where to write the CA certificate (PEM)")
+	scaleHosts := flag.Int("scale-hosts", 0, "generate this many hosts (10 clusters) instead of reading a spec")
+	scaleVms := flag.Int("scale-vms", 0, "with -scale-hosts: this many powered-on VMs, spread over the hosts")
+	flag.Parse()
+	if *user == "" || *password == "" || *caOut == "" {
+		log.Fatal("-user, -password and -ca-out are required")
+	}
+	var spec Spec
+	if *scaleHosts > 0 {
+		spec = scaleSpec(*scaleHosts, *scaleVms)
+	} else if flag.NArg() == 1 {
+		data, err := os.ReadFile(flag.Arg(0))
+		check(err)
+		check(json.Unmarshal(data, &spec))
+	} else {
+		log.Fatal("give a spec file or -scale-hosts")
+	}
+
+	// An empty vCenter model: no generated datacenter, host or VM.
+	model := simulator.VPX()
+	model.Datacenter, model.Host, model.Cluster, model.ClusterHost = 0, 0, 0, 0
+	model.Datastore, model.Machine, model.Portgroup, model.Autostart = 0, 0, 0, false
+	check(model.Create())
+	defer model.Remove()
+	dsDir, err := os.MkdirTemp("", "vcsim-ds")
+	check(err)
+	defer os.RemoveAll(dsDir)
+
+	// The in-process client runs as the simulator's internal session: no login counted.
+	c, err := vim25.NewClient(ctx, model.Service)
+	check(err)
+	build(c, &spec, dsDir)
+
+	pc := &pagingCollector{}
+	pc.Self = model.ServiceContent.PropertyCollector
+	simulator.Map.Put(pc)
+
+	cert, thumbprint := certificates(*caOut)
+	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(*user, *password)}
+	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	server := model.Service.NewServer()
+	defer server.Close()
+	u := *server.URL
+	u.User = nil
+	line, _ := json.Marshal(map[string]string{"url": u.String(), "thumbprint": thumbprint, "ca": *caOut})
+	fmt.Println(string(line))
+
+	commands(c, bufio.NewScanner(os.Stdin))
+}
+
+// scaleSpec: n hosts in 10 clusters of one datacenter, m powered-on VMs round-robin.
+func scaleSpec(n, m int) Spec {
+	dc := DatacenterSpec{Name: "Scale", Clusters: make([]ClusterSpec, 10)}
+	for i := 0; i < n; i++ {
+		cl := &dc.Clusters[i%10]
+		cl.Name = fmt.Sprintf("C%d", i%10)
+		cl.Hosts = append(cl.Hosts, HostSpec{Name: fmt.Sprintf("esx%04d", i)})
+	}
+	spec := Spec{Datacenters: []DatacenterSpec{dc}}
+	for i := 0; i < m; i++ {
+		spec.Vms = append(spec.Vms, VMSpec{Name: fmt.Sprintf("vm%05d", i), Host: fmt.Sprintf("esx%04d", i%n)})
+	}
+	return spec
+}
+
+func build(c *vim25.Client, spec *Spec, dsDir string) {
+	root := object.NewRootFolder(c)
+	datastore := map[string]string{} // host name -> datastore path of its datacenter
+	add := func(task *object.Task, err error) *object.HostSystem {
+		return object.NewHostSystem(c, done(task, err).(types.ManagedObjectReference))
+	}
+	for di, d := range spec.Datacenters {
+		dc, err := root.CreateDatacenter(ctx, d.Name)
+		check(err)
+		folders, err := dc.Folders(ctx)
+		check(err)
+		var added []*object.HostSystem
+		for _, cs := range d.Clusters {
+			cl, err := folders.HostFolder.CreateCluster(ctx, cs.Name, types.ClusterConfigSpecEx{})
+			check(err)
+			for _, h := range cs.Hosts {
+				hosts[h.Name] = add(cl.AddHost(ctx, types.HostConnectSpec{HostName: h.Name}, true, nil, nil))
+				added = append(added, hosts[h.Name])
+			}
+		}
+		for _, h := range d.Standalone {
+			hosts[h.Name] = add(folders.HostFolder.AddStandaloneHost(ctx, types.HostConnectSpec{HostName: h.Name}, true, nil, nil))
+			added = append(added, hosts[h.Name])
+		}
+		if len(added) == 0 {
+			continue
+		}
+		// A local datastore per datacenter for the VMs' files, mounted on its hosts (as
+		// the simulator's own model does it).
+		name := fmt.Sprintf("ds%d", di)
+		dir := fmt.Sprintf("%s/%s", dsDir, name)
+		check(os.Mkdir(dir, 0o700))
+		for _, h := range added {
+			dss, err := h.ConfigManager().DatastoreSystem(ctx)
+			check(err)
+			_, err = dss.CreateLocalDatastore(ctx, name, dir)
+			check(err)
+			datastore[h.Reference().Value] = name
+		}
+		for _, v := range spec.Vms {
+			h, ok := hosts[v.Host]
+			if !ok || datastore[h.Reference().Value] != name {
+				continue
+			}
+			vms[v.Name] = createVM(c, folders, h, v.Name, name, v.Power)
+		}
+	}
+	for _, v := range spec.Vms {
+		if _, ok := vms[v.Name]; !ok {
+			log.Fatalf("VM %q: no host %q", v.Name, v.Host)
+		}
+	}
+	// States last: a host in maintenance or disconnected takes no new VM.
+	for _, d := range spec.Datacenters {
+		all := d.Standalone
+		for _, cs := range d.Clusters {
+			all = append(all, cs.Hosts...)
+		}
+		for _, h := range all {
+			if h.Maintenance {
+				maintenance(hosts[h.Name], true)
+			}
+			if h.State != "" && h.State != "connected" {
+				setState(hosts[h.Name], h.State)
+			}
+		}
+	}
+}
+
+func createVM(c *vim25.Client, folders *object.DatacenterFolders, h *object.HostSystem, name, ds, power string) *object.VirtualMachine {
+	pool, err := h.ResourcePool(ctx)
+	check(err)
+	config := types.VirtualMachineConfigSpec{
+		Name:    name,
+		GuestId: string(types.VirtualMachineGuestOsIdentifierOtherGuest),
+		Files:   &types.VirtualMachineFileInfo{VmPathName: "[" + ds + "]"},
+	}
+	vm := object.NewVirtualMachine(c, done(folders.VmFolder.CreateVM(ctx, config, pool, h)).(types.ManagedObjectReference))
+	switch power {
+	case "", "poweredOn":
+		done(vm.PowerOn(ctx))
+	case "suspended":
+		done(vm.PowerOn(ctx))
+		done(vm.Suspend(ctx))
+	case "poweredOff":
+	default:
+		log.Fatalf("VM %q: unknown power state %q", name, power)
+	}
+	return vm
+}
+
+// done returns a task's result. The simulator runs a task before answering the call that
+// started it, so its outcome is read from the object rather than waited for (waiting
+// costs a property-collector round per task: minutes for 10,000 VMs).
+func done(task *object.Task, err error) types.AnyType {
+	result, err := outcome(task, err)
+	check(err)
+	return result
+}
+
+func outcome(task *object.Task, err error) (types.AnyType, error) {
+	if err != nil {
+		return nil, err
+	}
+	t := simulator.Map.Get(task.Reference()).(*simulator.Task)
+	if t.Info.State != types.TaskInfoStateSuccess {
+		return nil, fmt.Errorf("task %s: %s %v", t.Info.DescriptionId, t.Info.State, t.Info.Error)
+	}
+	return t.Info.Result, nil
+}
+
+func maintenance(h *object.HostSystem, on bool) {
+	if on {
+		done(h.EnterMaintenanceMode(ctx, 0, false, nil))
+	} else {
+		done(h.ExitMaintenanceMode(ctx, 0))
+	}
+}
+
+// setState: the simulator has no API to lose a host; vCenter sets this property itself
+// when a host stops answering, so the harness sets it the same way, on the object.
+func setState(h *object.HostSystem, state string) {
+	switch state {
+	case "connected", "disconnected", "notResponding":
+	default:
+		log.Fatalf("unknown connection state %q", state)
+	}
+	obj := simulator.Map.Get(h.Reference()).(*simulator.HostSystem)
+	simulator.Map.WithLock(obj, func() {
+		obj.Runtime.ConnectionState = types.HostSystemConnectionState(state)
+		obj.Summary.Runtime.ConnectionState = types.HostSystemConnectionState(state)
+	})
+}
+
+// harness is a session of this program's own, never in the SessionManager's list: it
+// reads the list and terminates sessions without logging in.
+var harness = simulator.Session{
+	UserSession: types.UserSession{Key: "vcsim-test-harness"},
+	Registry:    simulator.NewRegistry(),
+}
+
+func sessionKeys() []string {
+	sm := harness.Get(simulator.Map.SessionManager().Reference()).(*simulator.SessionManager)
+	var keys []string
+	for _, s := range sm.SessionList {
+		keys = append(keys, s.Key)
+	}
+	return keys
+}
+
+func commands(c *vim25.Client, in *bufio.Scanner) {
+	for in.Scan() {
+		f := strings.Fields(in.Text())
+		reply := "ok"
+		switch {
+		case len(f) == 1 && f[0] == "sessions":
+			reply = fmt.Sprint(len(sessionKeys()))
+		case len(f) == 1 && f[0] == "expire-sessions":
+			if keys := sessionKeys(); len(keys) > 0 {
+				res := simulator.Map.SessionManager().TerminateSession(
+					&simulator.Context{Context: ctx, Session: &harness, Map: simulator.Map},
+					&types.TerminateSession{SessionId: keys})
+				if res.Fault() != nil {
+					reply = "error: " + res.Fault().String
+				}
+			}
+		case len(f) >= 3 && f[0] == "move":
+			// VM names may hold spaces: the host is the last word.
+			vm, host := vms[strings.Join(f[1:len(f)-1], " ")], hosts[f[len(f)-1]]
+			if vm == nil || host == nil {
+				reply = "error: no such VM or host"
+				break
+			}
+			ref := host.Reference()
+			spec := types.VirtualMachineRelocateSpec{Host: &ref}
+			if _, err := outcome(vm.Relocate(ctx, spec, types.VirtualMachineMovePriorityDefaultPriority)); err != nil {
+				reply = "error: " + err.Error()
+			}
+		case len(f) == 1 && f[0] == "fail-next":
+			inject.Lock()
+			inject.fail = true
+			inject.Unlock()
+		case len(f) == 2 && f[0] == "delay-next":
+			d, err := time.ParseDuration(f[1] + "s")
+			if err != nil {
+				reply = "error: " + err.Error()
+				break
+			}
+			inject.Lock()
+			inject.delay = d
+			inject.Unlock()
+		case len(f) == 3 && f[0] == "maintenance" && hosts[f[1]] != nil && (f[2] == "on" || f[2] == "off"):
+			maintenance(hosts[f[1]], f[2] == "on")
+		case len(f) == 3 && f[0] == "state" && hosts[f[1]] != nil:
+			setState(hosts[f[1]], f[2])
+		default:
+			reply = "error: unknown command"
+		}
+		fmt.Println(reply)
+	}
+}
+
+// pagingCollector adds vCenter's paging to the simulator's property collector: at most
+// maxObjects objects per answer, the rest behind a token for ContinueRetrievePropertiesEx.
+// Each session gets its own instance (the simulator makes one per session), so tokens
+// are per session as on vCenter.
+type pagingCollector struct {
+	simulator.PropertyCollector
+	mu    sync.Mutex
+	pages map[string]pending
+}
+
+type pending struct {
+	objects []types.ObjectContent
+	max     int
+}
+
+// inject holds the misbehaviour ordered for the next RetrievePropertiesEx.
+var inject struct {
+	sync.Mutex
+	fail  bool
+	delay time.Duration
+}
+
+func (pc *pagingCollector) RetrievePropertiesEx(c *simulator.Context, r *types.RetrievePropertiesEx) soap.HasFault {
+	inject.Lock()
+	fail, delay := inject.fail, inject.delay
+	inject.fail, inject.delay = false, 0
+	inject.Unlock()
+	time.Sleep(delay)
+	if fail {
+		return &methods.RetrievePropertiesExBody{Fault_: simulator.Fault("injected by the test", &types.SystemError{Reason: "injected"})}
+	}
+	res := pc.PropertyCollector.RetrievePropertiesEx(c, r)
+	body, ok := res.(*methods.RetrievePropertiesExBody)
+	if !ok || body.Res == nil || body.Res.Returnval == nil || r.Options.MaxObjects <= 0 {
+		return res
+	}
+	body.Res.Returnval = pc.page(body.Res.Returnval.Objects, int(r.Options.MaxObjects))
+	return body
+}
+
+func (pc *pagingCollector) ContinueRetrievePropertiesEx(r *types.ContinueRetrievePropertiesEx) soap.HasFault {
+	body := &methods.ContinueRetrievePropertiesExBody{}
+	pc.mu.Lock()
+	p, ok := pc.pages[r.Token]
+	delete(pc.pages, r.Token)
+	pc.mu.Unlock()
+	if !ok {
+		body.Fault_ = simulator.Fault("unknown token", &types.InvalidArgument{InvalidProperty: "token"})
+		return body
+	}
+	body.Res = &types.ContinueRetrievePropertiesExResponse{Returnval: *pc.page(p.objects, p.max)}
+	return body
+}
+
+func (pc *pagingCollector) page(objects []types.ObjectContent, max int) *types.RetrieveResult {
+	result := &types.RetrieveResult{Objects: objects}
+	if len(objects) > max {
+		result.Objects = objects[:max]
+		token := uuid.New().String()
+		pc.mu.Lock()
+		if pc.pages == nil {
+			pc.pages = map[string]pending{}
+		}
+		pc.pages[token] = pending{objects: objects[max:], max: max}
+		pc.mu.Unlock()
+		result.Token = token
+	}
+	return result
+}
+
+// certificates makes a CA (written to caOut as PEM) and a server certificate it signs
+// for 127.0.0.1 and localhost, both ECDSA P-256; returns the server's and its SHA-256
+// thumbprint in vSphere's colon form.
+func certificates(caOut string) (tls.Certificate, string) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	check(err)
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "vcsim-test CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDer, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	check(err)
+	check(os.WriteFile(caOut, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDer}), 0o644))
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	check(err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "localhost"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &key.PublicKey, caKey)
+	check(err)
+	sum := sha256.Sum256(der)
+	hex := make([]string, len(sum))
+	for i, b := range sum {
+		hex[i] = fmt.Sprintf("%02X", b)
+	}
+	return tls.Certificate{Certificate: [][]byte{der, caDer}, PrivateKey: key}, strings.Join(hex, ":")
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
