@@ -423,3 +423,6 @@ async fn follow(engine: Rc<Engine>, generation: u64, name: String, vc: Vcenter, 
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
