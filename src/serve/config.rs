@@ -3,12 +3,14 @@
 //!
 //! Credentials come only from this file (key files, an environment variable naming the
 //! password, the ssh-agent): a `/probe` URL names a target and a module, nothing else.
+//! Groups may also take their hosts from vCenter ([`vcenter`]).
 use crate::live::LiveOptions;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use vcenter::RawGroup;
 
 /// The module used when a probe names none (and a group names none).
 pub const DEFAULT_MODULE: &str = "default";
@@ -22,6 +24,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:39155";
 /// must not make a list of 10^5 names).
 const MAX_TARGETS: usize = 10_000;
 
+pub mod vcenter;
+
 /// A whole configuration, validated.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -33,6 +37,8 @@ pub struct Config {
     /// members), expanded.
     pub hosts: BTreeSet<String>,
     pub groups: BTreeMap<String, Group>,
+    /// `vcenters:` and the groups whose hosts they give (read while serving).
+    pub vcenter: vcenter::VcenterConfig,
 }
 
 /// Load limits.
@@ -144,6 +150,7 @@ impl Config {
             modules,
             hosts: hosts.iter().cloned().collect(),
             groups,
+            vcenter: vcenter::VcenterConfig::default(),
         }
     }
 
@@ -152,6 +159,7 @@ impl Config {
     pub fn module_for(&self, target: &str, asked: Option<&str>) -> Result<(&str, &Module), String> {
         let name = asked
             .or_else(|| self.groups.get(target).and_then(|g| g.module.as_deref()))
+            .or_else(|| self.vcenter.groups.get(target).and_then(|g| g.module.as_deref()))
             .unwrap_or(DEFAULT_MODULE);
         self.modules
             .get_key_value(name)
@@ -164,12 +172,20 @@ impl Config {
 
     /// One line for `--check-config` and the reload log.
     pub fn summary(&self) -> String {
-        format!(
+        let mut line = format!(
             "{} module(s), {} host(s) allowed, {} group(s)",
             self.modules.len(),
             self.hosts.len(),
             self.groups.len()
-        )
+        );
+        if !self.vcenter.vcenters.is_empty() {
+            line.push_str(&format!(
+                ", {} vCenter(s) feeding {} group(s)",
+                self.vcenter.vcenters.len(),
+                self.vcenter.groups.len()
+            ));
+        }
+        line
     }
 }
 
@@ -185,6 +201,8 @@ struct RawConfig {
     targets: Vec<String>,
     #[serde(default)]
     groups: BTreeMap<String, RawGroup>,
+    #[serde(default)]
+    vcenters: BTreeMap<String, vcenter::RawVcenter>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -227,17 +245,6 @@ struct RawModule {
     probe_sample: Option<usize>,
     /// Fleet check ids reported (default: all).
     fleet_checks: Option<Vec<String>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum RawGroup {
-    Hosts(NodeSets),
-    Full {
-        hosts: NodeSets,
-        #[serde(default)]
-        module: Option<String>,
-    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -327,13 +334,31 @@ impl RawConfig {
                 hosts.insert(name);
             }
         }
+        let mut vc = vcenter::VcenterConfig::default();
+        for (name, raw) in self.vcenters {
+            let v = raw.validate().map_err(|e| anyhow::anyhow!("vcenter {name:?}: {e:#}"))?;
+            vc.vcenters.insert(name, v);
+        }
         let mut groups = BTreeMap::new();
         for (name, raw) in self.groups {
+            check_name(&name).map_err(|e| anyhow::anyhow!("group {name:?}: {e}"))?;
             let (sets, module) = match raw {
                 RawGroup::Hosts(s) => (s, None),
-                RawGroup::Full { hosts, module } => (hosts, module),
+                RawGroup::Full(fields) => match fields.vcenter_group(&vc.vcenters) {
+                    Err(e) => anyhow::bail!("group {name:?}: {e:#}"),
+                    Ok(None) => (fields.hosts.unwrap_or(NodeSets::Many(Vec::new())), fields.module),
+                    Ok(Some(g)) => {
+                        if let Some(m) = &g.module {
+                            anyhow::ensure!(
+                                modules.contains_key(m),
+                                "group {name:?}: module {m:?} is not defined under modules:"
+                            );
+                        }
+                        vc.groups.insert(name, g);
+                        continue;
+                    }
+                },
             };
-            check_name(&name).map_err(|e| anyhow::anyhow!("group {name:?}: {e}"))?;
             if let Some(m) = &module {
                 anyhow::ensure!(
                     modules.contains_key(m),
@@ -357,7 +382,7 @@ impl RawConfig {
             hosts.extend(members.iter().cloned());
             groups.insert(name, Group { members, module });
         }
-        for name in groups.keys() {
+        for name in groups.keys().chain(vc.groups.keys()) {
             anyhow::ensure!(
                 !hosts.contains(name),
                 "{name:?} is both a group and a host: a probe could not tell which is meant"
@@ -369,6 +394,7 @@ impl RawConfig {
             modules,
             hosts,
             groups,
+            vcenter: vc,
         })
     }
 }
@@ -505,7 +531,7 @@ fn expand(set: &str) -> anyhow::Result<Vec<String>> {
 }
 
 /// A target or group name: non-empty, printable, no spaces, not `-` (stdin for the CLI).
-fn check_name(name: &str) -> Result<(), String> {
+pub(super) fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name == "-" || name.len() > 255 {
         return Err(format!("{name:?} is not a host name"));
     }

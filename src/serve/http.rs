@@ -429,10 +429,23 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client
                 .headers()
                 .get("x-prometheus-scrape-timeout-seconds")
                 .and_then(|v| v.to_str().ok());
+            if let Some(Err(why)) = site.exporter.vcenter.members(&target) {
+                site.exporter.vcenter.unavailable.inc();
+                return text(StatusCode::SERVICE_UNAVAILABLE, why);
+            }
             let deadline = site.exporter.deadline(start, header);
             match site.exporter.scrape(&target, module.as_deref(), start, deadline).await {
                 Ok(body) => response(StatusCode::OK, METRICS_TYPE, body),
                 Err(refused) => text(StatusCode::BAD_REQUEST, refused.0),
+            }
+        }
+        "/sd" => {
+            let group = form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
+                .find(|(k, _)| k == "group")
+                .map(|(_, v)| v.into_owned());
+            match site.exporter.vcenter.sd(&site.exporter.config(), group.as_deref()) {
+                Ok(body) => response(StatusCode::OK, "application/json", body),
+                Err(e) => text(StatusCode::NOT_FOUND, e),
             }
         }
         _ => text(

@@ -18,6 +18,7 @@ pub mod config;
 pub mod http;
 pub mod metrics;
 pub mod scrape;
+pub mod vcenter;
 pub mod web;
 
 use anyhow::Context;
@@ -52,6 +53,9 @@ pub fn run_serve(
     let web = web_config.map(web::WebConfig::load).transpose()?;
     if check_only {
         println!("{}: valid: {}", config_path.display(), config.summary());
+        for line in config.vcenter.lines() {
+            println!("  {line}");
+        }
         if let Some(p) = web_config {
             println!("{}: valid", p.display());
         }
@@ -149,11 +153,15 @@ async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<
     let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
     let mut hup = signal(SignalKind::hangup()).context("cannot watch SIGHUP")?;
     let server = tokio::task::spawn_local(http::serve(listener, site.clone(), stop_rx));
+    let mut followers = vcenter::Followers::start(exporter.clone());
     loop {
         tokio::select! {
             _ = term.recv() => break,
             _ = int.recv() => break,
-            _ = hup.recv() => reload(&site, opts.config_path.as_deref(), opts.web_path.as_deref()).await,
+            _ = hup.recv() => {
+                reload(&site, opts.config_path.as_deref(), opts.web_path.as_deref()).await;
+                followers.restart();
+            }
         }
     }
     eprintln!(
@@ -161,7 +169,7 @@ async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<
         site.conns.serving()
     );
     let _ = stop_tx.send(true);
-    let _ = server.await;
+    let (_, ()) = tokio::join!(server, followers.stop());
     eprintln!("pvrdma-doctor: stopped");
     Ok(())
 }

@@ -128,6 +128,8 @@ pub struct Exporter {
     output_budget: Arc<ProcessBudget>,
     pub metrics: Arc<Metrics>,
     collector: Box<dyn Collector>,
+    /// The hosts of the groups read from vCenter.
+    pub vcenter: super::vcenter::Fleet,
 }
 
 impl Exporter {
@@ -143,6 +145,7 @@ impl Exporter {
             max_hosts,
             metrics: Arc::new(metrics),
             collector,
+            vcenter: super::vcenter::Fleet::default(),
         })
     }
 
@@ -213,11 +216,13 @@ impl Exporter {
 
     /// The `/metrics` body.
     pub fn render_metrics(&self) -> String {
-        self.metrics.render(
+        let mut text = self.metrics.render(
             crate::ssh::client::open_connections(),
             self.max_hosts,
             self.config().limits.max_connections,
-        )
+        );
+        self.vcenter.render(&mut text);
+        text
     }
 
     /// The deadline of a request that arrived at `start`: Prometheus' scrape timeout
@@ -247,12 +252,18 @@ impl Exporter {
         let config = self.config();
         let (members, scope) = if let Some(g) = config.groups.get(target) {
             (g.members.clone(), Scope::Fleet)
-        } else if config.hosts.contains(target) {
+        } else if let Some(found) = self.vcenter.members(target) {
+            let members = found.map_err(|why| {
+                self.vcenter.unavailable.inc();
+                Refused(why)
+            })?;
+            (members, Scope::Fleet)
+        } else if config.hosts.contains(target) || self.vcenter.allows(target) {
             (vec![target.to_string()], Scope::SingleTarget)
         } else {
             self.metrics.probes_rejected.inc();
             return Err(Refused(format!(
-                "target {target:?} is not on the exporter's allow-list (targets: and groups: in its configuration); no connection was attempted"
+                "target {target:?} is not on the exporter's allow-list (targets: and groups: in its configuration, and the hosts of its vCenter groups); no connection was attempted"
             )));
         };
         let (module_name, module) = config.module_for(target, module).map_err(|e| {

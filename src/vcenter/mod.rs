@@ -11,7 +11,7 @@ use std::time::Duration;
 
 mod follow;
 mod print;
-pub(crate) use follow::{Follower, Move};
+pub(crate) use follow::{Follower, Move, Placement};
 pub(crate) use print::{hosts_json, skipped_lines};
 
 /// The environment variable that holds the vCenter password.

@@ -1,0 +1,428 @@
+//! The exporter follows vCenter: the hosts of each vCenter group (`groups: NAME:
+//! {vcenter: …}`) are read from its vCenter when the server starts, every `refresh:`
+//! after, and again on SIGHUP. Those hosts may be probed one by one, the group as one
+//! fleet (`/probe?target=NAME`), and Prometheus finds them at `/sd` (HTTP service
+//! discovery, see [`expose`]).
+//!
+//! One session per vCenter, kept between reads (the client logs in again once when
+//! vCenter expired it) and logged out when the server stops or reloads: vCenter limits
+//! how many sessions are open. A read that fails keeps the hosts read last, so a vCenter
+//! outage never empties Prometheus' targets; `pvrdma_doctor_vcenter_up` and the log say
+//! so. Before a first successful read a group has no hosts: a probe of it answers HTTP 503
+//! and says why, `/sd` lists nothing for it.
+use super::config::vcenter::Vcenter;
+use super::config::Config;
+use super::metrics::Value;
+use super::scrape::Exporter;
+use crate::vcenter::Placement;
+use pvrdma_vsphere::{Client, Inventory, Selected, Selection};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::watch;
+
+pub mod expose;
+
+/// What a stopping follower gives a read under way to finish, and its logout: a drain or
+/// a reload waits at most about twice this for a vCenter that stopped answering.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// A host of a vCenter group, where vCenter has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub name: String,
+    pub datacenter: String,
+    /// `None`: a standalone host.
+    pub cluster: Option<String>,
+}
+
+/// One group's hosts as last read.
+#[derive(Debug)]
+struct GroupState {
+    /// The vCenter and selection they were read with: a reload that changes either
+    /// forgets them.
+    vcenter: String,
+    selection: Selection,
+    /// `None` until a read of its vCenter has selected them once.
+    hosts: Option<Vec<Member>>,
+    placement: Option<Placement>,
+    /// Whether the last read of its vCenter gave its hosts (else they are older).
+    current: bool,
+    /// Why the hosts are not current (or why there are none), for the log and a 503.
+    why: Option<String>,
+    /// The last time a read selected them.
+    read_at: Option<SystemTime>,
+}
+
+/// One vCenter's reads.
+#[derive(Debug)]
+struct VcenterState {
+    source: Vcenter,
+    /// The last read succeeded.
+    up: bool,
+    last_success: Option<SystemTime>,
+    reads: u64,
+    failures: u64,
+}
+
+/// The hosts every vCenter group has now, and each vCenter's reads: written by the
+/// followers, read by probes, `/sd` and `/metrics`. Lives in the [`Exporter`].
+#[derive(Debug, Default)]
+pub struct Fleet {
+    groups: RefCell<BTreeMap<String, GroupState>>,
+    vcenters: RefCell<BTreeMap<String, VcenterState>>,
+    /// Reads from followers of an older configuration are ignored.
+    generation: Cell<u64>,
+    /// Probes of a vCenter group refused (HTTP 503) for want of hosts.
+    pub unavailable: Value,
+}
+
+impl GroupState {
+    fn new(vcenter: &str, selection: &Selection) -> GroupState {
+        GroupState {
+            vcenter: vcenter.to_string(),
+            selection: selection.clone(),
+            hosts: None,
+            placement: None,
+            current: false,
+            why: None,
+            read_at: None,
+        }
+    }
+}
+
+impl Fleet {
+    /// Aligns the state with `config` (start, reload) and starts a new generation: a
+    /// vCenter reached the same way keeps its reads, a group of it selecting the same
+    /// hosts keeps them; the others start with nothing.
+    pub fn sync(&self, config: &Config) -> u64 {
+        let mut vcenters = self.vcenters.borrow_mut();
+        let mut old = std::mem::take(&mut *vcenters);
+        for (name, vc) in config.vcenter.followed() {
+            let state = match old.remove(name) {
+                Some(mut s) if vc.same_source(&s.source) => {
+                    s.source = vc.clone();
+                    s
+                }
+                _ => VcenterState {
+                    source: vc.clone(),
+                    up: false,
+                    last_success: None,
+                    reads: 0,
+                    failures: 0,
+                },
+            };
+            vcenters.insert(name.clone(), state);
+        }
+        let mut groups = self.groups.borrow_mut();
+        let mut old = std::mem::take(&mut *groups);
+        for (name, g) in &config.vcenter.groups {
+            let same_vcenter = vcenters.get(&g.vcenter).is_some_and(|v| v.reads > 0);
+            let state = old
+                .remove(name)
+                .filter(|s| same_vcenter && s.vcenter == g.vcenter && s.selection == g.selection)
+                .unwrap_or_else(|| GroupState::new(&g.vcenter, &g.selection));
+            groups.insert(name.clone(), state);
+        }
+        let generation = self.generation.get() + 1;
+        self.generation.set(generation);
+        generation
+    }
+
+    /// Takes one read of vCenter `vcenter` (its inventory, or why it failed) for each
+    /// group it feeds; the log lines to write. A read from an older generation (a follower
+    /// stopped by a reload) is ignored.
+    pub fn apply(
+        &self,
+        config: &Config,
+        generation: u64,
+        vcenter: &str,
+        read: Result<&Inventory, String>,
+        now: SystemTime,
+    ) -> Vec<String> {
+        if generation != self.generation.get() {
+            return Vec::new();
+        }
+        let mut lines = Vec::new();
+        let mut vcenters = self.vcenters.borrow_mut();
+        let Some(vc) = vcenters.get_mut(vcenter) else {
+            return lines;
+        };
+        let label = vc.source.endpoint.label();
+        vc.reads += 1;
+        let mut groups = self.groups.borrow_mut();
+        let mine = groups.iter_mut().filter(|(_, g)| g.vcenter == vcenter);
+        let inventory = match read {
+            Ok(inventory) => {
+                let recovered = !vc.up && vc.reads > 1;
+                vc.up = true;
+                vc.last_success = Some(now);
+                if recovered {
+                    lines.push(format!("vCenter {vcenter} ({label}) answers again"));
+                }
+                inventory
+            }
+            Err(why) => {
+                vc.up = false;
+                vc.failures += 1;
+                let mut kept = Vec::new();
+                for (name, g) in mine {
+                    g.current = false;
+                    g.why = Some(format!("the last read of vCenter {vcenter} ({label}) failed: {why}"));
+                    kept.push(match (&g.hosts, g.read_at) {
+                        (Some(h), Some(at)) => format!(
+                            "group {name} keeps its {} host(s) read {} ago",
+                            h.len(),
+                            humantime::format_duration(ago(at, now))
+                        ),
+                        _ => format!("group {name} has no hosts yet (a probe of it answers 503)"),
+                    });
+                }
+                lines.push(format!(
+                    "vCenter {vcenter} ({label}): the inventory cannot be read: {why}; {}; read again in {}",
+                    kept.join(", "),
+                    humantime::format_duration(vc.source.refresh)
+                ));
+                return lines;
+            }
+        };
+        for (name, g) in mine {
+            match pvrdma_vsphere::select(inventory, &g.selection) {
+                Ok(selected) => {
+                    let members = probeable(config, name, &selected, &mut lines);
+                    let now_at = Placement::of(&selected);
+                    match &g.placement {
+                        None => {
+                            let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+                            lines.push(format!(
+                                "group {name}: {} host(s) from vCenter {vcenter}: {}",
+                                members.len(),
+                                pvrdma_nodeset::fold(&names)
+                            ));
+                            lines.extend(
+                                selected
+                                    .skipped
+                                    .iter()
+                                    .map(|h| format!("group {name}: skipped {}: {}", h.name, h.reason)),
+                            );
+                        }
+                        Some(before) => {
+                            let why: BTreeMap<String, String> = selected
+                                .skipped
+                                .iter()
+                                .map(|h| (h.name.clone(), h.reason.to_string()))
+                                .collect();
+                            let moves = before.moves(&now_at, &why);
+                            lines.extend(moves.iter().map(|m| format!("group {name}: {}", m.line())));
+                        }
+                    }
+                    g.why = members.is_empty().then(|| {
+                        format!(
+                            "vCenter {vcenter} selects no host for it now ({} skipped: {})",
+                            selected.skipped.len(),
+                            selected
+                                .skipped
+                                .iter()
+                                .map(|h| format!("{} {}", h.name, h.reason))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    });
+                    g.hosts = Some(members);
+                    g.placement = Some(now_at);
+                    g.current = true;
+                    g.read_at = Some(now);
+                }
+                Err(e) => {
+                    g.current = false;
+                    let keeps = match &g.hosts {
+                        Some(h) => format!("keeps its {} last known host(s)", h.len()),
+                        None => "has no hosts yet".to_string(),
+                    };
+                    lines.push(format!("group {name}: vCenter {vcenter}: {e}; the group {keeps}"));
+                    g.why = Some(e.to_string());
+                }
+            }
+        }
+        lines
+    }
+
+    /// The hosts of vCenter group `group`: `None` when it is not one; an error saying
+    /// why when it has none to probe (never read yet, or none selected now).
+    pub fn members(&self, group: &str) -> Option<Result<Vec<String>, String>> {
+        let groups = self.groups.borrow();
+        let g = groups.get(group)?;
+        Some(match &g.hosts {
+            Some(h) if !h.is_empty() => Ok(h.iter().map(|m| m.name.clone()).collect()),
+            Some(_) => Err(format!(
+                "group {group:?} has no host to probe: {}",
+                g.why.as_deref().unwrap_or("vCenter selects none")
+            )),
+            None => Err(format!(
+                "group {group:?} has no hosts yet: they have not been read from vCenter {} ({}); see the exporter's log and pvrdma_doctor_vcenter_up",
+                g.vcenter,
+                g.why.as_deref().unwrap_or("the first read is under way")
+            )),
+        })
+    }
+
+    /// Whether `host` is one of the hosts a vCenter group has now (so it may be probed
+    /// alone).
+    pub fn allows(&self, host: &str) -> bool {
+        self.groups
+            .borrow()
+            .values()
+            .filter_map(|g| g.hosts.as_ref())
+            .any(|h| h.iter().any(|m| m.name == host))
+    }
+}
+
+/// How long before `now` a read happened (zero for a clock that went back).
+fn ago(at: SystemTime, now: SystemTime) -> Duration {
+    Duration::from_secs(now.duration_since(at).map_or(0, |d| d.as_secs()))
+}
+
+/// The selected hosts a probe can name: a name a URL cannot carry, or that is also a
+/// group's, is left out and said so.
+fn probeable(config: &Config, group: &str, selected: &Selected, lines: &mut Vec<String>) -> Vec<Member> {
+    let mut members = Vec::new();
+    for h in &selected.hosts {
+        let refused = match super::config::check_name(&h.name) {
+            Err(e) => Some(e),
+            Ok(()) if config.groups.contains_key(&h.name) || config.vcenter.groups.contains_key(&h.name) => {
+                Some("it is also the name of a group: a probe could not tell which is meant".to_string())
+            }
+            Ok(()) => None,
+        };
+        match refused {
+            Some(why) => lines.push(format!("group {group}: host {:?} left out: {why}", h.name)),
+            None => members.push(Member {
+                name: h.name.clone(),
+                datacenter: h.datacenter.clone(),
+                cluster: h.cluster.clone(),
+            }),
+        }
+    }
+    members
+}
+
+/// The followers of the configuration in force: one task per vCenter a group reads, each
+/// with its own session.
+pub struct Followers {
+    exporter: Rc<Exporter>,
+    stop: watch::Sender<bool>,
+    tasks: tokio::task::JoinSet<()>,
+}
+
+impl Followers {
+    /// Starts following the vCenters of the exporter's configuration (on the current
+    /// `LocalSet`).
+    pub fn start(exporter: Rc<Exporter>) -> Followers {
+        let mut f = Followers {
+            exporter,
+            stop: watch::channel(false).0,
+            tasks: tokio::task::JoinSet::new(),
+        };
+        f.spawn();
+        f
+    }
+
+    fn spawn(&mut self) {
+        let config = self.exporter.config();
+        let generation = self.exporter.vcenter.sync(&config);
+        let (tx, rx) = watch::channel(false);
+        for (name, vc) in config.vcenter.followed() {
+            let follower = follow(self.exporter.clone(), generation, name.clone(), vc.clone(), rx.clone());
+            self.tasks.spawn_local(follower);
+        }
+        self.stop = tx;
+    }
+
+    /// After a reload (SIGHUP): the sessions in use are logged out (in the background) and
+    /// every vCenter of the configuration now in force is read again at once.
+    pub fn restart(&mut self) {
+        let _ = self.stop.send(true);
+        while self.tasks.try_join_next().is_some() {}
+        self.spawn();
+    }
+
+    /// Stops every follower and waits for their logouts (each bounded).
+    pub async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        while self.tasks.join_next().await.is_some() {}
+    }
+}
+
+/// Resolves when the followers are told to stop (or their sender is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+fn log(line: &str) {
+    eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", line));
+}
+
+/// One vCenter's follower: reads the inventory now and every `refresh`, over one session,
+/// until told to stop; then logs the session out.
+async fn follow(exporter: Rc<Exporter>, generation: u64, name: String, vc: Vcenter, mut stop: watch::Receiver<bool>) {
+    let mut client = match Client::new(vc.client_config()) {
+        Ok(c) => c,
+        Err(e) => {
+            let lines = exporter.vcenter.apply(
+                &exporter.config(),
+                generation,
+                &name,
+                Err(e.to_string()),
+                SystemTime::now(),
+            );
+            lines.iter().for_each(|l| log(l));
+            stopped(&mut stop).await;
+            return;
+        }
+    };
+    loop {
+        let mut cut = false;
+        let read = {
+            let read = client.inventory();
+            tokio::pin!(read);
+            tokio::select! {
+                r = &mut read => Some(r),
+                () = stopped(&mut stop) => {
+                    // A read cut in the middle of a login could leave a session open:
+                    // it gets a moment to finish, so the logout below ends it.
+                    cut = tokio::time::timeout(STOP_GRACE, &mut read).await.is_err();
+                    None
+                }
+            }
+        };
+        let Some(read) = read else {
+            if cut {
+                client.reset_connection();
+            }
+            break;
+        };
+        let read = read.as_ref().map_err(ToString::to_string);
+        let lines = exporter
+            .vcenter
+            .apply(&exporter.config(), generation, &name, read, SystemTime::now());
+        lines.iter().for_each(|l| log(l));
+        tokio::select! {
+            () = tokio::time::sleep(vc.refresh) => {}
+            () = stopped(&mut stop) => break,
+        }
+    }
+    if client.has_session() {
+        match tokio::time::timeout(STOP_GRACE, client.logout()).await {
+            Ok(Ok(())) => log(&format!("vCenter {name}: session logged out")),
+            Ok(Err(e)) => log(&format!("vCenter {name}: the logout failed: {e}")),
+            Err(_) => log(&format!(
+                "vCenter {name}: no answer to the logout within {}s; vCenter ends the session when it times out",
+                STOP_GRACE.as_secs()
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

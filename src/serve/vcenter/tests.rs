@@ -1,0 +1,207 @@
+//! The vCenter groups' state between reads: what a probe, `/sd` and `/metrics` see after
+//! a read, a failed read, a reload. The reads themselves are the simulator's (see the
+//! suite's `serve_vcenter`); here they are inventories as the client returns them.
+use super::*;
+use pvrdma_vsphere::{ConnectionState, Host};
+use std::time::UNIX_EPOCH;
+
+fn config(dir: &std::path::Path, groups: &str) -> Config {
+    std::fs::write(dir.join("pw"), "pw\n").unwrap();
+    let text = format!(
+        "targets: [static01]\nvcenters:\n  lab: {{url: vc01, user: u, password_file: {}/pw, refresh: 1s}}\ngroups:\n{groups}",
+        dir.display()
+    );
+    Config::parse(&text).unwrap()
+}
+
+fn host(name: &str, dc: &str, cluster: Option<&str>, maintenance: bool) -> Host {
+    Host {
+        id: format!("host-{name}"),
+        name: name.into(),
+        datacenter: dc.into(),
+        cluster: cluster.map(Into::into),
+        connection_state: ConnectionState::Connected,
+        in_maintenance: maintenance,
+    }
+}
+
+fn inventory(esx02_in_maintenance: bool) -> Inventory {
+    Inventory {
+        hosts: vec![
+            host("esx01", "Lab East", Some("HPC"), false),
+            host("esx02", "Lab East", Some("HPC"), esx02_in_maintenance),
+            host("esx03", "Lab East", Some("HPC"), true),
+            host("web01", "Lab East", Some("Web"), false),
+            host("solo01", "Lab East", None, false),
+            host("esx11", "Lab West", Some("HPC"), false),
+        ],
+        vms: Vec::new(),
+    }
+}
+
+fn at(secs: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(secs)
+}
+
+#[test]
+fn a_group_has_no_hosts_until_read_then_the_selected_ones_and_keeps_them_through_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(
+        dir.path(),
+        "  hpc: {vcenter: lab, cluster: \"Lab East/HPC\"}\n  all: {vcenter: lab, module: default}\n",
+    );
+    let fleet = Fleet::default();
+    let generation = fleet.sync(&c);
+    let err = fleet.members("hpc").unwrap().unwrap_err();
+    assert!(
+        err.contains("no hosts yet") && err.contains("first read is under way"),
+        "{err}"
+    );
+    assert!(fleet.members("static01").is_none() && !fleet.allows("esx01"));
+    assert_eq!(fleet.sd(&c, Some("hpc")).unwrap(), "[]");
+
+    let lines = fleet.apply(&c, generation, "lab", Ok(&inventory(false)), at(1000));
+    assert_eq!(fleet.members("hpc").unwrap().unwrap(), ["esx01", "esx02"]);
+    assert!(fleet.allows("esx02") && fleet.allows("solo01") && !fleet.allows("esx03"));
+    let text = lines.join("\n");
+    assert!(
+        text.contains("group hpc: 2 host(s) from vCenter lab: esx[01-02]"),
+        "{text}"
+    );
+    assert!(text.contains("group hpc: skipped esx03: in maintenance mode"), "{text}");
+
+    // /sd: one entry per datacenter and cluster, with the labels the recipe relabels.
+    let sd: serde_json::Value = serde_json::from_str(&fleet.sd(&c, None).unwrap()).unwrap();
+    let entries = sd.as_array().unwrap();
+    let find = |group: &str, dc: &str, cluster: &str| {
+        entries
+            .iter()
+            .find(|e| {
+                e["labels"]["__meta_pvrdma_group"] == group
+                    && e["labels"]["__meta_vcenter_datacenter"] == dc
+                    && e["labels"]["__meta_vcenter_cluster"] == cluster
+            })
+            .unwrap_or_else(|| panic!("{group} {dc}/{cluster} in {sd}"))
+    };
+    assert_eq!(
+        find("hpc", "Lab East", "HPC")["targets"],
+        serde_json::json!(["esx01", "esx02"])
+    );
+    assert_eq!(find("hpc", "Lab East", "HPC")["labels"]["__meta_vcenter_name"], "lab");
+    assert_eq!(find("all", "Lab West", "HPC")["targets"], serde_json::json!(["esx11"]));
+    assert_eq!(find("all", "Lab East", "")["targets"], serde_json::json!(["solo01"]));
+    assert_eq!(
+        find("all", "Lab East", "Web")["labels"]["__meta_pvrdma_module"],
+        "default"
+    );
+    assert!(find("hpc", "Lab East", "HPC")["labels"]
+        .get("__meta_pvrdma_module")
+        .is_none());
+    assert_eq!(
+        entries.len(),
+        1 + 4,
+        "hpc: 1; all: East/HPC, East/Web, East standalone, West/HPC"
+    );
+    assert!(fleet
+        .sd(&c, Some("static01"))
+        .unwrap_err()
+        .contains("not a group read from vCenter"));
+
+    // vCenter down: the hosts stay, the metrics say so.
+    let lines = fleet.apply(&c, generation, "lab", Err("connection refused".into()), at(1030));
+    assert_eq!(fleet.members("hpc").unwrap().unwrap(), ["esx01", "esx02"]);
+    assert!(lines[0].contains("cannot be read: connection refused"), "{lines:?}");
+    assert!(
+        lines[0].contains("group hpc keeps its 2 host(s) read 30s ago"),
+        "{lines:?}"
+    );
+    let mut m = String::new();
+    fleet.render(&mut m);
+    for line in [
+        "pvrdma_doctor_vcenter_up{vcenter=\"lab\"} 0",
+        "pvrdma_doctor_vcenter_last_success_timestamp_seconds{vcenter=\"lab\"} 1000.000",
+        "pvrdma_doctor_vcenter_reads_total{vcenter=\"lab\"} 2",
+        "pvrdma_doctor_vcenter_read_failures_total{vcenter=\"lab\"} 1",
+        "pvrdma_doctor_vcenter_group_hosts{group=\"hpc\",vcenter=\"lab\"} 2",
+        "pvrdma_doctor_vcenter_group_current{group=\"hpc\",vcenter=\"lab\"} 0",
+        "pvrdma_doctor_vcenter_probes_unavailable_total 0",
+    ] {
+        assert!(m.lines().any(|l| l == line), "{line} in\n{m}");
+    }
+
+    // Back, with esx02 in maintenance: it leaves the group, and the log says why.
+    let lines = fleet.apply(&c, generation, "lab", Ok(&inventory(true)), at(1060));
+    assert_eq!(fleet.members("hpc").unwrap().unwrap(), ["esx01"]);
+    assert!(!fleet.allows("esx02"));
+    let text = lines.join("\n");
+    assert!(text.contains("vCenter lab (vc01) answers again"), "{text}");
+    assert!(
+        text.contains("group hpc: esx02 left the hosts vCenter selects (in maintenance mode)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_reload_keeps_what_it_did_not_change_and_ignores_the_old_followers() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(
+        dir.path(),
+        "  hpc: {vcenter: lab, cluster: HPC}\n  web: {vcenter: lab, cluster: Web}\n",
+    );
+    let fleet = Fleet::default();
+    let first = fleet.sync(&c);
+    let inv = Inventory {
+        hosts: vec![
+            host("esx01", "East", Some("HPC"), false),
+            host("web01", "East", Some("Web"), false),
+        ],
+        vms: Vec::new(),
+    };
+    fleet.apply(&c, first, "lab", Ok(&inv), at(10));
+    let changed = config(
+        dir.path(),
+        "  hpc: {vcenter: lab, cluster: HPC}\n  web: {vcenter: lab, cluster: [Web, HPC]}\n",
+    );
+    let second = fleet.sync(&changed);
+    assert_eq!(fleet.members("hpc").unwrap().unwrap(), ["esx01"], "unchanged: kept");
+    assert!(
+        fleet.members("web").unwrap().is_err(),
+        "its selection changed: read again"
+    );
+    // A read of the follower the reload stopped does not count.
+    assert!(fleet
+        .apply(&changed, first, "lab", Err("late".into()), at(11))
+        .is_empty());
+    let mut m = String::new();
+    fleet.render(&mut m);
+    assert!(m.contains("pvrdma_doctor_vcenter_up{vcenter=\"lab\"} 1"), "{m}");
+    fleet.apply(&changed, second, "lab", Ok(&inv), at(12));
+    assert_eq!(fleet.members("web").unwrap().unwrap(), ["esx01", "web01"]);
+}
+
+#[test]
+fn hosts_a_probe_cannot_name_are_left_out_and_an_empty_selection_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(dir.path(), "  hpc: {vcenter: lab}\n  rack: static01\n");
+    let fleet = Fleet::default();
+    let generation = fleet.sync(&c);
+    let inv = Inventory {
+        hosts: vec![
+            host("esx 01", "East", Some("HPC"), false),
+            host("rack", "East", Some("HPC"), false),
+            host("esx02", "East", Some("HPC"), true),
+        ],
+        vms: Vec::new(),
+    };
+    let text = fleet.apply(&c, generation, "lab", Ok(&inv), at(1)).join("\n");
+    assert!(text.contains("host \"esx 01\" left out"), "{text}");
+    assert!(
+        text.contains("host \"rack\" left out: it is also the name of a group"),
+        "{text}"
+    );
+    let err = fleet.members("hpc").unwrap().unwrap_err();
+    assert!(
+        err.contains("no host to probe") && err.contains("esx02 in maintenance mode"),
+        "{err}"
+    );
+}
