@@ -32,6 +32,7 @@ mod schema;
 mod serve;
 mod serve_auth;
 mod serve_budget;
+mod serve_vcenter;
 mod skips;
 mod ssh_config_diff;
 mod tmux;
