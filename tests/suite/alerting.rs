@@ -129,7 +129,7 @@ impl Drop for Webhook {
     }
 }
 
-fn spawn(cmd: &mut Command, log: &Path) -> Proc {
+pub(crate) fn spawn(cmd: &mut Command, log: &Path) -> Proc {
     let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())

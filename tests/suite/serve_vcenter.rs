@@ -88,3 +88,92 @@ fn a_vcenter_group_serves_the_clusters_hosts_as_service_discovery_and_follows_th
     assert!(out.stderr.contains("vCenter lab: session logged out"), "{}", out.stderr);
     assert_eq!(sim.sessions(), 0, "the exporter logs its session out when it stops");
 }
+
+#[test]
+#[ignore = "needs the vSphere simulator and Prometheus: scripts/test.sh runs it"]
+fn prometheus_reads_a_vcenter_groups_targets_through_http_sd_configs() {
+    crate::prometheus::require(crate::serve::PROMETHEUS);
+    let mut sim = Vcsim::start(&Spec {
+        datacenters: vec![DatacenterSpec {
+            name: "Lab East".into(),
+            clusters: vec![ClusterSpec {
+                name: "HPC".into(),
+                hosts: vec![HostSpec::new("esx01"), HostSpec::new("esx02")],
+            }],
+            standalone: vec![],
+        }],
+        vms: vec![],
+    });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("exporter.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "vcenters:\n  lab: {{url: \"{}\", user: \"{}\", password_env: PVRDMA_TEST_VC_PW, thumbprint: \"{}\"}}\ngroups:\n  hpc: {{vcenter: lab, cluster: HPC}}\n",
+            sim.url, sim.user, sim.thumbprint
+        ),
+    )
+    .expect("configuration");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let exporter = Doctor::new()
+        .env("PVRDMA_TEST_VC_PW", &sim.password)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", &addr])
+        .spawn_until("group hpc: 2 host(s) from vCenter lab", Duration::from_secs(120));
+
+    // The scrape job of docs/vcenter.md: targets from /sd, probed through the exporter.
+    let prometheus_yml = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &prometheus_yml,
+        format!(
+            "global: {{scrape_interval: 1m}}\nscrape_configs:\n  - job_name: pvrdma-hpc\n    metrics_path: /probe\n    http_sd_configs:\n      - url: http://{addr}/sd?group=hpc\n        refresh_interval: 1s\n    relabel_configs:\n      - source_labels: [__address__]\n        target_label: __param_target\n      - source_labels: [__param_target]\n        target_label: instance\n      - source_labels: [__meta_vcenter_cluster]\n        target_label: cluster\n      - target_label: __address__\n        replacement: {addr}\n"
+        ),
+    )
+    .expect("prometheus.yml");
+    let file = prometheus_yml.display().to_string();
+    let (_prometheus, port) =
+        crate::alerting::start_on_free_port("prometheus", ("/api/v1/status/flags", &file), |port| {
+            crate::alerting::spawn(
+                std::process::Command::new(crate::serve::PROMETHEUS)
+                    .arg(format!("--config.file={file}"))
+                    .arg(format!("--storage.tsdb.path={}", dir.path().join("tsdb").display()))
+                    .arg(format!("--web.listen-address=127.0.0.1:{port}")),
+                &dir.path().join("prometheus.log"),
+            )
+        });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let found = loop {
+        let (_, body) = get(&format!("127.0.0.1:{port}"), "/api/v1/targets");
+        let json: serde_json::Value =
+            serde_json::from_str(body.split("\r\n\r\n").last().unwrap_or(&body)).unwrap_or(serde_json::Value::Null);
+        let mut seen: Vec<(String, String)> = json["data"]["activeTargets"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|t| {
+                        (
+                            t["labels"]["instance"].as_str().unwrap_or_default().to_string(),
+                            t["labels"]["cluster"].as_str().unwrap_or_default().to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        seen.sort();
+        if seen.len() == 2 || Instant::now() > deadline {
+            break seen;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(
+        found,
+        [
+            ("esx01".to_string(), "HPC".to_string()),
+            ("esx02".to_string(), "HPC".to_string())
+        ]
+    );
+    exporter.interrupt();
+    let _ = exporter.wait(Duration::from_secs(60));
+    assert_eq!(sim.sessions(), 0);
+}
