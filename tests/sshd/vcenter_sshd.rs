@@ -264,24 +264,19 @@ fn ssh_fleet() -> (Sshd, Sshd, Client) {
 
 /// The healthy cluster's two hosts and VMs, as vCenter sees them.
 fn healthy_inventory() -> Spec {
-    Spec {
-        datacenters: vec![DatacenterSpec {
-            name: "Lab".into(),
-            clusters: vec![ClusterSpec {
-                name: "HPC".into(),
-                hosts: vec![
-                    HostSpec::new("esx01"),
-                    HostSpec::new("esx02"),
-                    HostSpec::new("esx03").in_maintenance(),
-                ],
-            }],
-            standalone: vec![],
-        }],
-        vms: vec![
+    Spec::one_cluster(
+        "Lab",
+        "HPC",
+        vec![
+            HostSpec::new("esx01"),
+            HostSpec::new("esx02"),
+            HostSpec::new("esx03").in_maintenance(),
+        ],
+        vec![
             VmSpec::new("hpc-node01", "esx01", ""),
             VmSpec::new("hpc-node02", "esx02", ""),
         ],
-    }
+    )
 }
 
 fn vm_names(report: &Value) -> Vec<String> {

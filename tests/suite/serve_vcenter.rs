@@ -5,7 +5,7 @@
 use crate::serve::get;
 use crate::support::client::Doctor;
 use crate::support::free_port;
-use crate::support::vcsim::{ClusterSpec, DatacenterSpec, HostSpec, Spec, Vcsim};
+use crate::support::vcsim::{HostSpec, Spec, Vcsim};
 use std::time::{Duration, Instant};
 
 fn targets(sd: &str) -> Vec<String> {
@@ -22,21 +22,16 @@ fn targets(sd: &str) -> Vec<String> {
 #[test]
 #[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
 fn a_vcenter_group_serves_the_clusters_hosts_as_service_discovery_and_follows_them() {
-    let mut sim = Vcsim::start(&Spec {
-        datacenters: vec![DatacenterSpec {
-            name: "Lab East".into(),
-            clusters: vec![ClusterSpec {
-                name: "HPC".into(),
-                hosts: vec![
-                    HostSpec::new("esx01"),
-                    HostSpec::new("esx02"),
-                    HostSpec::new("esx03").in_maintenance(),
-                ],
-            }],
-            standalone: vec![],
-        }],
-        vms: vec![],
-    });
+    let mut sim = Vcsim::start(&Spec::one_cluster(
+        "Lab East",
+        "HPC",
+        vec![
+            HostSpec::new("esx01"),
+            HostSpec::new("esx02"),
+            HostSpec::new("esx03").in_maintenance(),
+        ],
+        vec![],
+    ));
     let dir = tempfile::tempdir().expect("tempdir");
     let password = dir.path().join("vcenter.pw");
     std::fs::write(&password, format!("{}\n", sim.password)).expect("password file");
@@ -93,17 +88,12 @@ fn a_vcenter_group_serves_the_clusters_hosts_as_service_discovery_and_follows_th
 #[ignore = "needs the vSphere simulator and Prometheus: scripts/test.sh runs it"]
 fn prometheus_reads_a_vcenter_groups_targets_through_http_sd_configs() {
     crate::prometheus::require(crate::serve::PROMETHEUS);
-    let mut sim = Vcsim::start(&Spec {
-        datacenters: vec![DatacenterSpec {
-            name: "Lab East".into(),
-            clusters: vec![ClusterSpec {
-                name: "HPC".into(),
-                hosts: vec![HostSpec::new("esx01"), HostSpec::new("esx02")],
-            }],
-            standalone: vec![],
-        }],
-        vms: vec![],
-    });
+    let mut sim = Vcsim::start(&Spec::one_cluster(
+        "Lab East",
+        "HPC",
+        vec![HostSpec::new("esx01"), HostSpec::new("esx02")],
+        vec![],
+    ));
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("exporter.yml");
     std::fs::write(

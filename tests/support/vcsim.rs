@@ -22,6 +22,23 @@ pub struct Spec {
     pub vms: Vec<VmSpec>,
 }
 
+impl Spec {
+    /// One datacenter holding one cluster of `hosts`, and `vms`.
+    pub fn one_cluster(datacenter: &str, cluster: &str, hosts: Vec<HostSpec>, vms: Vec<VmSpec>) -> Spec {
+        Spec {
+            datacenters: vec![DatacenterSpec {
+                name: datacenter.into(),
+                clusters: vec![ClusterSpec {
+                    name: cluster.into(),
+                    hosts,
+                }],
+                standalone: vec![],
+            }],
+            vms,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct DatacenterSpec {
     pub name: String,
