@@ -35,6 +35,17 @@ pub struct Transport {
     rejection: RejectionSlot,
     sender: Option<SendRequest<Full<Bytes>>>,
     timeout: Duration,
+    /// What the call in flight was doing: one deadline covers the whole call, and a
+    /// timeout names the step it stopped in (a server that accepts and never speaks TLS
+    /// is told from one that never answers the request).
+    step: Step,
+}
+
+#[derive(Clone, Copy)]
+enum Step {
+    Connect,
+    Handshake,
+    Request,
 }
 
 impl Transport {
@@ -51,6 +62,7 @@ impl Transport {
             rejection,
             sender: None,
             timeout,
+            step: Step::Request,
         }
     }
 
@@ -69,9 +81,9 @@ impl Transport {
 
     async fn connect(&mut self) -> Result<SendRequest<Full<Bytes>>, Error> {
         let addr = (self.endpoint.host.as_str(), self.endpoint.port);
-        let tcp = tokio::time::timeout(self.timeout, tokio::net::TcpStream::connect(addr))
+        self.step = Step::Connect;
+        let tcp = tokio::net::TcpStream::connect(addr)
             .await
-            .map_err(|_| self.timeout_error("connect"))?
             .map_err(|cause| Error::Connect {
                 endpoint: self.label.clone(),
                 cause,
@@ -85,9 +97,8 @@ impl Transport {
             *slot = None;
         }
         let connector = tokio_rustls::TlsConnector::from(self.tls.clone());
-        let handshake = tokio::time::timeout(self.timeout, connector.connect(name, tcp))
-            .await
-            .map_err(|_| self.timeout_error("TLS handshake"))?;
+        self.step = Step::Handshake;
+        let handshake = connector.connect(name, tcp).await;
         let tls = match handshake {
             Ok(tls) => tls,
             Err(e) => return Err(self.tls_error(e)),
@@ -97,6 +108,7 @@ impl Transport {
             .map_err(|e| self.protocol(format!("HTTP/1.1 setup: {e}")))?;
         // The connection's I/O runs beside the requests; it ends when the sender is dropped.
         tokio::spawn(connection);
+        self.step = Step::Request;
         Ok(sender)
     }
 
@@ -140,11 +152,17 @@ impl Transport {
     /// POSTs a SOAP envelope; `stage` names the call in a timeout.
     pub async fn post(&mut self, body: String, cookie: Option<&str>, stage: &str) -> Result<Response, Error> {
         let body = Bytes::from(body);
+        self.step = Step::Request;
         match tokio::time::timeout(self.timeout, self.post_inner(body, cookie)).await {
             Ok(r) => r,
             Err(_) => {
                 self.reset();
-                Err(self.timeout_error(stage))
+                let step = match self.step {
+                    Step::Connect => "connect",
+                    Step::Handshake => "TLS handshake",
+                    Step::Request => stage,
+                };
+                Err(self.timeout_error(step))
             }
         }
     }
