@@ -494,8 +494,10 @@ pub fn spec(id: &str) -> Option<&'static CommandSpec> {
 
 mod command_line;
 mod group;
+mod vsphere;
 pub use command_line::*;
 pub use group::*;
+pub use vsphere::*;
 
 #[cfg(test)]
 mod tests;

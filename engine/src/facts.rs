@@ -16,6 +16,7 @@ use pvrdma_parsers::{self as p, by_id};
 use serde::Serialize;
 
 mod sections;
+mod vsphere;
 
 /// Why a fact is not available.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -170,6 +171,11 @@ host_facts! {
         /// although the host was asked for it): the VMs it did not cover are unknown. `None`
         /// when it completed, or when the capture never had one (bundles, older captures).
         pub vmx_inventory_problem: Option<String>,
+        /// Read through the vSphere API without the host's own observation: the
+        /// configuration checks are judged, the adapters' transport is not seen.
+        pub configuration_only: bool,
+        /// The running VMs the vSphere API named, on a configuration-only host.
+        pub api_vms: Vec<String>,
     }
 }
 
@@ -200,6 +206,7 @@ pub fn build(capture: &HostCapture) -> HostFacts {
             })
         }));
     }
+    vsphere::fill(&mut facts, capture);
     facts
 }
 
@@ -242,6 +249,8 @@ impl HostFacts {
     pub fn unparsed(&self) -> Vec<&p::ParseError> {
         let mut all = self.unparseable_outputs();
         all.sort_by_key(|e| cat::CATALOGUE.iter().position(|s| s.id == e.command));
+        // The API's one answer stands behind several facts: its error counts once.
+        all.dedup();
         all.extend(self.broken_records());
         all.extend(self.vmx.iter().filter_map(|v| v.config.as_ref().err()));
         all
@@ -329,11 +338,12 @@ fn after_source<T, U>(batch: Fact<Vec<T>>, source: &Fact<U>, capture: &HostCaptu
 fn fact<T>(capture: &HostCapture, parser: by_id::Parser<T>) -> Fact<T> {
     let (id, parse) = (parser.id, parser.parse);
     let spec = cat::spec(id);
-    let command = spec.map_or(id, |s| s.label()).to_string();
+    let command = spec.map_or_else(|| cat::display_label(id), |s| s.label()).to_string();
     let Some(output) = capture.outputs.get(id) else {
         let reason = match (capture.missing.get(id), &capture.error) {
             (Some(failure), _) => failure.message.clone(),
             (None, Some(error)) => error.message.clone(),
+            (None, None) if capture.has_api_config() => vsphere::SSH_ONLY.to_string(),
             (None, None) => match capture.source {
                 crate::capture::CaptureSource::VmSupport => "this vm-support bundle does not contain it".to_string(),
                 _ => "no output was captured for it".to_string(),

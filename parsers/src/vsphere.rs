@@ -52,6 +52,9 @@ pub struct HostConfigRows {
     pub vmknics: Vec<VmkInterface>,
     pub ipv4: Vec<Ipv4Interface>,
     pub dvs: Vec<DvsSwitch>,
+    /// The properties the answer holds (`config.network`, ...): a host that never
+    /// connected reports none, and empty rows then mean "not reported", not "none".
+    pub reported: Vec<String>,
 }
 
 /// An element: local name, text, children (attributes are not needed here).
@@ -234,7 +237,14 @@ pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseErr
             ))
         }
     };
-    let mut rows = HostConfigRows::default();
+    let mut rows = HostConfigRows {
+        reported: objects
+            .all("propSet")
+            .filter(|p| p.child("val").is_some())
+            .filter_map(|p| p.text(&["name"]))
+            .collect(),
+        ..HostConfigRows::default()
+    };
     if let Some(p) = property(&objects, "config.product") {
         rows.version = p.text(&["version"]).map(|version| SystemVersion {
             product: p.text(&["name"]).unwrap_or_else(|| "VMware ESXi".into()),
@@ -248,11 +258,13 @@ pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseErr
         network(net, &mut rows);
     }
     if let Some(fw) = property(&objects, "config.firewall") {
+        let incoming_blocked = fw.flag(&["defaultPolicy", "incomingBlocked"]);
         rows.firewall = Some(FirewallStatus {
-            default_action: fw
-                .flag(&["defaultPolicy", "incomingBlocked"])
-                .map(|blocked| if blocked { "DROP" } else { "PASS" }.to_string()),
-            enabled: None,
+            default_action: incoming_blocked.map(|blocked| if blocked { "DROP" } else { "PASS" }.to_string()),
+            // What `Enabled` means to PVRDMA: whether the firewall stops incoming traffic
+            // no ruleset lets through. A default policy that lets it all in stops nothing,
+            // as a disabled firewall does.
+            enabled: incoming_blocked,
             loaded: None,
         });
         rows.rulesets = fw
@@ -499,6 +511,7 @@ mod tests {
         let h = parse_vsphere_host_config(xml).unwrap();
         assert_eq!(h.options[0].string_value, "");
         assert!(h.version.is_none() && h.rdma.is_empty() && h.firewall.is_none());
+        assert_eq!(h.reported, ["config.option"]);
     }
 
     #[test]

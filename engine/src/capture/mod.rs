@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 pub mod folder;
 pub mod frames;
+mod vsphere;
+pub use vsphere::{add_vsphere, from_vsphere};
 
 /// How every "stopped by the run's --timeout" message starts (the words; a report tells
 /// the run's timeout from a host's own by [`Failure::run_stage`], never by this text).
@@ -436,6 +438,8 @@ pub enum CaptureSource {
     Bundle,
     /// Read from an ESXi vm-support bundle.
     VmSupport,
+    /// Read in this run through vCenter's vSphere API (the configuration only).
+    VsphereApi,
 }
 
 /// A `.vmx` file found in an ESXi vm-support bundle.

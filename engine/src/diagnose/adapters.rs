@@ -3,6 +3,13 @@ use super::*;
 
 /// Lists the host's PVRDMA adapters grouped by VM, each with its verdict and reasons.
 pub(super) fn adapters(f: &HostFacts, ctx: &Context, checks: &[Check]) -> (Vec<Vm>, Option<String>) {
+    if f.configuration_only {
+        let problem = f
+            .vmx_inventory_problem
+            .as_ref()
+            .map(|why| format!("the VMs' configuration could not be read: {why}"));
+        return (adapters_from_api(f, checks), problem);
+    }
     if !f.vmx.is_empty() && f.vmx_lines.is_err() && f.pvrdma_properties.is_err() && f.pvrdma_devices.is_err() {
         return (adapters_from_vmx(f), None);
     }
@@ -114,6 +121,7 @@ pub(super) fn add_vmx_adapters(
                 roce_version: None,
                 active_mtu: None,
                 port: None,
+                predicted: None,
             });
             added = true;
         }
@@ -138,6 +146,7 @@ pub(super) fn adapter_verdict(
         roce_version: None,
         active_mtu: None,
         port: None,
+        predicted: None,
     };
     let properties = match (section, &f.pvrdma_properties) {
         (Some(s), _) => match &s.properties {
@@ -367,10 +376,102 @@ pub(super) fn adapters_from_vmx(f: &HostFacts) -> Vec<Vm> {
                     roce_version: None,
                     active_mtu: None,
                     port: None,
+                    predicted: None,
                 })
                 .collect(),
         });
     }
+    vms.sort_by(|a, b| a.name.cmp(&b.name));
+    vms
+}
+
+/// The host checks whose failure leaves no usable HCA on the host, so that every adapter's
+/// traffic to another host certainly goes over TCP (the transports table of the vSphere
+/// documentation's PVRDMA pages: an HCA that exists, is active and is an uplink of the vDS).
+const NO_USABLE_HCA: [CheckId; 3] = [
+    CheckId::RdmaDevicePresent,
+    CheckId::RdmaDeviceActive,
+    CheckId::RdmaUplinkOnDvs,
+];
+
+/// The checks only SSH can judge: their `unknown` on a configuration-only host says
+/// nothing about the configuration.
+const NEEDS_SSH: [CheckId; 1] = [CheckId::LosslessNetwork];
+
+/// Why a configuration-only adapter has no observed verdict.
+pub(super) const TRANSPORT_NEEDS_SSH: &str =
+    "the transport is observed only over SSH (vsish `Physical HCA available` on the host), which this run did not use";
+
+/// A configuration-only host's PVRDMA adapters (from its running VMs' configuration as
+/// the vSphere API gave it): `tcp-fallback` where a failing check leaves the host no usable
+/// HCA, else `unknown` with what the configuration predicts.
+pub(super) fn adapters_from_api(f: &HostFacts, checks: &[Check]) -> Vec<Vm> {
+    let failing: Vec<&Check> = checks.iter().filter(|c| c.status == Status::Fail).collect();
+    let certain: Vec<&&Check> = failing.iter().filter(|c| NO_USABLE_HCA.contains(&c.id)).collect();
+    let unresolved: Vec<&str> = checks
+        .iter()
+        .filter(|c| c.status == Status::Unknown && !NEEDS_SSH.contains(&c.id))
+        .map(|c| c.id.id())
+        .collect();
+    let fails = |list: &mut dyn Iterator<Item = &Check>| -> Vec<String> {
+        list.map(|c| format!("host check {} fails: {}", c.id, c.summary))
+            .collect()
+    };
+    let (verdict, predicted, reasons) = if !certain.is_empty() {
+        let mut reasons = fails(&mut certain.iter().map(|c| **c));
+        reasons.push("so the host has no usable HCA (judged from its configuration through the vSphere API)".into());
+        (Verdict::TcpFallback, None, reasons)
+    } else if !failing.is_empty() {
+        let mut reasons = vec![TRANSPORT_NEEDS_SSH.to_string()];
+        reasons.push("the configuration predicts a TCP fallback:".into());
+        reasons.extend(fails(&mut failing.iter().copied()));
+        (Verdict::Unknown, Some(Verdict::TcpFallback), reasons)
+    } else if !unresolved.is_empty() {
+        let why = format!(
+            "the configuration cannot predict it: {} could not be evaluated",
+            unresolved.join(", ")
+        );
+        (Verdict::Unknown, None, vec![TRANSPORT_NEEDS_SSH.to_string(), why])
+    } else {
+        let why = "the configuration predicts the HCA: every check the vSphere API can judge passes";
+        (
+            Verdict::Unknown,
+            Some(Verdict::Hca),
+            vec![TRANSPORT_NEEDS_SSH.to_string(), why.to_string()],
+        )
+    };
+    let mut vms: Vec<Vm> = f
+        .vmx
+        .iter()
+        .filter_map(|vmx| {
+            let config = vmx.config.as_ref().ok()?;
+            let mut adapters: Vec<&p::vmx::VmxAdapter> = config
+                .pvrdma_adapters
+                .iter()
+                .filter(|a| a.present != Some(false))
+                .collect();
+            adapters.sort_by_key(|a| a.ethernet_index);
+            (!adapters.is_empty()).then(|| Vm {
+                name: config.display_name.clone().unwrap_or_else(|| vmx.path.clone()),
+                world_id: None,
+                config_file: None,
+                adapters: adapters
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| Adapter {
+                        index: u32::try_from(i).unwrap_or(u32::MAX),
+                        verdict,
+                        reasons: reasons.clone(),
+                        mac: a.mac_address.clone(),
+                        roce_version: None,
+                        active_mtu: None,
+                        port: None,
+                        predicted,
+                    })
+                    .collect(),
+            })
+        })
+        .collect();
     vms.sort_by(|a, b| a.name.cmp(&b.name));
     vms
 }

@@ -12,6 +12,7 @@ pub fn adapter(index: u32, verdict: Verdict) -> Adapter {
         roce_version: None,
         active_mtu: None,
         port: None,
+        predicted: None,
     }
 }
 
@@ -41,5 +42,6 @@ pub fn host(name: &str, status: HostStatus, vms: Vec<(&str, Vec<Adapter>)>) -> H
         incomplete_outputs: Vec::new(),
         unparsed_outputs: Vec::new(),
         send_evidence: None,
+        configuration_only: false,
     }
 }

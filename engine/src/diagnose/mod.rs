@@ -13,6 +13,8 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod adapters;
+#[cfg(test)]
+mod api_tests;
 mod changes;
 mod checks;
 #[cfg(test)]
@@ -195,6 +197,9 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
     let ctx = Context::new(&facts);
     let mut checks = host_checks(&ctx);
     settle_not_checked(&mut checks);
+    if facts.configuration_only {
+        cite_api(&mut checks);
+    }
     let below_65 = matches!(&facts.version, Ok(v) if v.numbers().is_some_and(|n| n < (6, 5, 0)));
     if below_65 {
         // Nothing PVRDMA needs exists on such a host: say so instead of "unknown".
@@ -223,10 +228,12 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
             .flat_map(|v| &v.adapters)
             .any(|a| a.verdict == Verdict::TcpFallback);
     let incomplete_outputs = incomplete_outputs(capture);
+    // A configuration-only host's running VMs are the ones the vSphere API named.
     let vms_error = facts
         .vms
         .as_ref()
         .err()
+        .filter(|_| !facts.configuration_only)
         .map(|e| format!("running VMs could not be listed: {e}"));
     let any_unknown = !incomplete_outputs.is_empty()
         || vms_error.is_some()
@@ -261,6 +268,7 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
         incomplete_outputs,
         unparsed_outputs: facts.unparsed().into_iter().map(UnparsedOutput::from_error).collect(),
         send_evidence: None,
+        configuration_only: facts.configuration_only,
     };
     (diagnosis, running)
 }
@@ -432,6 +440,17 @@ impl<'a> Context<'a> {
                         .to_string(),
                 ),
             },
+        }
+    }
+}
+
+/// Evidence of checks judged from the vSphere API names the API answer and property
+/// that stood in for each `esxcli` command.
+fn cite_api(checks: &mut [Check]) {
+    for e in checks.iter_mut().flat_map(|c| c.evidence.iter_mut()) {
+        if let Some((api, property)) = cat::api_equivalent(e.command) {
+            e.command = api;
+            e.field = format!("{property}: {}", e.field);
         }
     }
 }

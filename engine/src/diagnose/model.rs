@@ -190,6 +190,11 @@ pub struct Adapter {
     pub active_mtu: Option<u32>,
     /// The VM port its MAC sits on.
     pub port: Option<PortView>,
+    /// On a configuration-only host (read through the vSphere API), where the verdict is
+    /// `unknown`: what the configuration predicts (`hca` when every check the API can
+    /// judge passes, `tcp-fallback` when one fails); absent when it cannot tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<Verdict>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -269,6 +274,11 @@ pub struct HostDiagnosis {
     /// shows the same failure).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub send_evidence: Option<String>,
+    /// Judged from its configuration as vCenter's vSphere API gave it, without the host's
+    /// own observation (`--no-ssh`, or SSH refused): the adapters' transport is not seen,
+    /// and the checks only SSH can judge are `unknown`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub configuration_only: bool,
 }
 
 /// An output the tool could not read, and where it stopped.
@@ -307,7 +317,7 @@ pub fn typed_command(id: &str) -> String {
     if id == "vmx" {
         return "the VM's .vmx file".to_string();
     }
-    cat::spec(id).map_or(id, |s| s.typed_label()).to_string()
+    cat::display_label(id).to_string()
 }
 
 impl HostDiagnosis {
@@ -335,6 +345,7 @@ impl HostDiagnosis {
             incomplete_outputs,
             unparsed_outputs: Vec::new(),
             send_evidence: None,
+            configuration_only: false,
         }
     }
 }

@@ -12,6 +12,12 @@ use std::collections::{BTreeSet, HashSet};
 /// not be read: nobody can tell then whether a chosen VM runs there, and its adapters are
 /// `unknown` through that error, as without a scope.
 pub(super) fn keep_vms(facts: &mut HostFacts, names: &BTreeSet<String>) -> Option<Vec<String>> {
+    if facts.configuration_only {
+        // The vSphere API named the running VMs; their configuration is keyed by name.
+        facts.api_vms.retain(|vm| names.contains(vm));
+        facts.vmx.retain(|v| names.contains(&v.path));
+        return facts.vmx_inventory_problem.is_none().then(|| facts.api_vms.clone());
+    }
     let Ok(list) = &mut facts.vms else {
         return None;
     };

@@ -89,7 +89,9 @@ fn read_inputs(f: &HostFacts) -> Option<VmxInputs<'_>> {
             .iter()
             .map(|why| format!("running VMs' .vmx: {why}")),
     );
-    let source = if f.vmx_lines.is_ok() || f.vmx_inventory_problem.is_some() {
+    let source = if f.configuration_only {
+        cat::VSPHERE_VM_CONFIG
+    } else if f.vmx_lines.is_ok() || f.vmx_inventory_problem.is_some() {
         cat::VMX_PVRDMA_LINES
     } else {
         VMX

@@ -15,6 +15,7 @@ fn adapter(verdict: Verdict, switch: &str, roce: u32) -> Adapter {
             portgroup: None,
             uplink: None,
         }),
+        predicted: None,
     }
 }
 
@@ -49,6 +50,7 @@ fn host(name: &str, ip: &str, vms: Vec<Adapter>) -> HostDiagnosis {
         incomplete_outputs: Vec::new(),
         unparsed_outputs: Vec::new(),
         send_evidence: None,
+        configuration_only: false,
     }
 }
 

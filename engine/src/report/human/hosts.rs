@@ -323,6 +323,6 @@ pub(super) fn check_line(
 /// and the field read from its output (`` `esxcli network firewall get`: Enabled ``). The
 /// JSON report keeps the catalogue id.
 pub(super) fn evidence_text(e: &crate::diagnose::Evidence) -> String {
-    let command = crate::catalogue::spec(e.command).map_or(e.command, |s| s.typed_label());
+    let command = crate::catalogue::display_label(e.command);
     format!("`{}`: {}", clean(command), clean(&e.field))
 }
