@@ -144,22 +144,55 @@ fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u
 /// when the run ends here: Ctrl-C (130), or vCenter unreachable (3: nothing is known;
 /// a wrong password or an untrusted certificate stays an error, 2, for the admin to fix).
 fn discover(vcenter: &crate::vcenter::VcenterSetup) -> anyhow::Result<Result<crate::vcenter::Discovery, u8>> {
-    let found = match crate::vcenter::discover(vcenter, vcenter.config()?) {
-        Ok(Some(found)) => found,
+    let found = match vcenter_read(crate::vcenter::discover(vcenter, vcenter.config()?))? {
+        Ok(found) => found,
+        Err(code) => return Ok(Err(code)),
+    };
+    say_skipped(&found);
+    Ok(Ok(found))
+}
+
+/// A vCenter read's outcome for the run: `Ok(Err(code))` when the run ends here, Ctrl-C
+/// (130) or vCenter unreachable (3, said on stderr).
+fn vcenter_read<T>(read: anyhow::Result<Option<T>>) -> anyhow::Result<Result<T, u8>> {
+    match read {
+        Ok(Some(found)) => Ok(Ok(found)),
         Ok(None) => {
-            eprintln!("pvrdma-doctor: interrupted while reading the vCenter inventory (its session was logged out)");
-            return Ok(Err(pvrdma_engine::exit::INTERRUPTED));
+            eprintln!("pvrdma-doctor: interrupted while reading from vCenter (its session was logged out)");
+            Ok(Err(pvrdma_engine::exit::INTERRUPTED))
         }
         Err(e) if crate::vcenter::is_unreachable(&e) => {
             eprint!("{}", error_message(&e));
-            return Ok(Err(pvrdma_engine::exit::INCOMPLETE));
+            Ok(Err(pvrdma_engine::exit::INCOMPLETE))
         }
-        Err(e) => return Err(e),
-    };
+        Err(e) => Err(e),
+    }
+}
+
+/// Names on stderr each host the selection skipped, with why; says when none is left
+/// to diagnose and returns the exit code for it (3).
+fn say_skipped(found: &crate::vcenter::Discovery) {
     for line in crate::vcenter::skipped_lines(&found.selected) {
         eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
     }
-    Ok(Ok(found))
+}
+
+/// Exit code 3 and a line saying so when the selection left no host to diagnose.
+fn nothing_selected(vcenter: &crate::vcenter::VcenterSetup, found: &crate::vcenter::Discovery) -> Option<u8> {
+    if !found.selected.hosts.is_empty() {
+        return None;
+    }
+    eprint!(
+        "{}",
+        crate::terminal::stderr_message(
+            "pvrdma-doctor: ",
+            &format!(
+                "vCenter {} has no host to diagnose for this selection",
+                vcenter.endpoint.label()
+            )
+        )
+    );
+    Some(pvrdma_engine::exit::INCOMPLETE)
 }
 
 /// `--vcenter`: reads the inventory, says what it skipped, and points the run at the
@@ -173,18 +206,8 @@ fn hosts_from_vcenter(live: &mut LiveSetup, report: &mut ReportSetup) -> anyhow:
         Ok(found) => found,
         Err(code) => return Ok(Some(code)),
     };
-    if found.selected.hosts.is_empty() {
-        eprint!(
-            "{}",
-            crate::terminal::stderr_message(
-                "pvrdma-doctor: ",
-                &format!(
-                    "vCenter {} has no host to diagnose for this selection",
-                    vcenter.endpoint.label()
-                )
-            )
-        );
-        return Ok(Some(pvrdma_engine::exit::INCOMPLETE));
+    if let Some(code) = nothing_selected(&vcenter, &found) {
+        return Ok(Some(code));
     }
     live.options.targets = found.host_names();
     live.options.target_positions.clear();
@@ -192,6 +215,41 @@ fn hosts_from_vcenter(live: &mut LiveSetup, report: &mut ReportSetup) -> anyhow:
         report.vms = Some(crate::vcenter::scope_vms(&found.selected));
     }
     Ok(None)
+}
+
+/// `--no-ssh`: the selected hosts judged from their configuration as vCenter's vSphere
+/// API gives it, read in the session that read the inventory. No SSH connection is made.
+fn check_from_api(
+    vcenter: &crate::vcenter::VcenterSetup,
+    report: &ReportSetup,
+    bundle_args: &crate::cli::BundleArgs,
+    baseline: Option<&pvrdma_engine::baseline::Baseline>,
+    plugin: Option<&Session>,
+) -> anyhow::Result<u8> {
+    if let Some(p) = plugin {
+        p.stage("reading the hosts' configuration from vCenter");
+    }
+    let read = match vcenter_read(crate::vcenter::read_configuration(vcenter, vcenter.config()?))? {
+        Ok(read) => read,
+        Err(code) => return Ok(code),
+    };
+    say_skipped(&read.discovery);
+    if let Some(code) = nothing_selected(vcenter, &read.discovery) {
+        return Ok(code);
+    }
+    let mut report = report.clone();
+    if vcenter.vm_first() {
+        report.vms = Some(crate::vcenter::scope_vms(&read.discovery.selected));
+    }
+    let run = LiveRun {
+        captures: read.captures,
+        started: read.started,
+        finished: read.finished,
+        interrupted: false,
+        local_values: Default::default(),
+        targets: Vec::new(),
+    };
+    report_live(&run, &report, bundle_args, baseline, plugin).map(|(code, _)| code)
 }
 
 /// The main job: diagnose the hosts over SSH.
@@ -205,6 +263,9 @@ fn check_hosts(
 ) -> anyhow::Result<u8> {
     let baseline = load_baseline(baseline)?;
     bundle::prepare_bundle(bundle_args)?;
+    if let Some(vcenter) = live.vcenter.take_if(|v| v.no_ssh) {
+        return check_from_api(&vcenter, report, bundle_args, baseline.as_ref(), plugin);
+    }
     let mut report = report.clone();
     if let Some(p) = plugin {
         p.stage("reading the hosts from vCenter");

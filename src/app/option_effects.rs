@@ -156,6 +156,8 @@ fn check(base: &[&'static str]) -> Vec<Effect> {
         ("hosts_file", base.to_vec(), with(base, &["--hosts-file", "f"])),
     ];
     v.extend(vcenter());
+    const VC: &[&str] = &["--vcenter", "vc01", "--vcenter-user", "u"];
+    v.push(("no_ssh", VC.to_vec(), with(VC, &["--no-ssh"])));
     v.extend(ssh(base));
     v.extend(run(base));
     v.extend(report(base));

@@ -224,7 +224,10 @@ impl Setup {
 
 /// The one-shot run over SSH.
 fn check(args: crate::cli::CheckArgs, terminal: &Terminal, may_be_typo: bool) -> anyhow::Result<Job> {
-    let vcenter = vcenter_setup(&args.vcenter, &args.hosts)?;
+    let vcenter = vcenter_setup(&args.vcenter, &args.hosts)?.map(|v| VcenterSetup {
+        no_ssh: args.no_ssh,
+        ..v
+    });
     anyhow::ensure!(
         !args.hosts.hosts.is_empty() || args.hosts.hosts_file.is_some() || vcenter.is_some(),
         "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor --vcenter vc01 --cluster HPC`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
@@ -367,6 +370,7 @@ fn vcenter_setup(args: &VcenterArgs, hosts: &HostArgs) -> anyhow::Result<Option<
             include_maintenance: args.include_maintenance,
             include_disconnected: args.include_disconnected,
         },
+        no_ssh: false,
     }))
 }
 

@@ -39,6 +39,14 @@ impl Redactor {
                 }
             }
         }
+        // The VM names vCenter's API gave (the `name` of each VirtualMachine).
+        if let Some(out) = capture.outputs.get(pvrdma_engine::catalogue::VSPHERE_VM_CONFIG) {
+            for vm in pvrdma_parsers::parse_vsphere_vm_config(&out.stdout).unwrap_or_default() {
+                if let Some(name) = vm.config.display_name {
+                    self.learn_name(Kind::Vm, &name)?;
+                }
+            }
+        }
         for text in &texts {
             self.learn_datastores_and_vm_dirs(text)?;
             self.learn_display_names(text)?;

@@ -9,8 +9,10 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod api;
 mod follow;
 mod print;
+pub(crate) use api::read_configuration;
 pub(crate) use follow::{Follower, Move, Placement};
 pub(crate) use print::{hosts_json, skipped_lines};
 
@@ -29,6 +31,8 @@ pub(crate) struct VcenterSetup {
     pub(crate) user: String,
     pub(crate) password_file: Option<PathBuf>,
     pub(crate) selection: Selection,
+    /// `--no-ssh`: the hosts' configuration is read through the vSphere API; no SSH.
+    pub(crate) no_ssh: bool,
 }
 
 impl VcenterSetup {
@@ -124,6 +128,14 @@ pub(crate) fn scope_vms(selected: &Selected) -> Vec<String> {
         .collect()
 }
 
+/// Completes at Ctrl-C. A listener that cannot be set up never fires: a read then runs
+/// to its end.
+async fn ctrl_c() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
 /// Reads the inventory (login, paged reads, logout, also on Ctrl-C) and selects from it.
 /// `Ok(None)` when Ctrl-C stopped it.
 pub(crate) fn discover(setup: &VcenterSetup, config: Config) -> anyhow::Result<Option<Discovery>> {
@@ -133,12 +145,7 @@ pub(crate) fn discover(setup: &VcenterSetup, config: Config) -> anyhow::Result<O
         setup.endpoint.label(),
         setup.user
     );
-    let read = runtime.block_on(pvrdma_vsphere::read_inventory(config, async {
-        // A listener that cannot be set up never fires: the read then runs to its end.
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    }));
+    let read = runtime.block_on(pvrdma_vsphere::read_inventory(config, ctrl_c()));
     let inventory = match read {
         Ok(inventory) => inventory,
         Err(pvrdma_vsphere::Error::Cancelled { .. }) => return Ok(None),

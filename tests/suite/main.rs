@@ -21,6 +21,7 @@ mod golden;
 mod install_test_deps;
 mod layering;
 mod nagios;
+mod no_ssh;
 mod nodeset_cli;
 mod nodeset_oracle;
 mod probe;

@@ -315,6 +315,34 @@ impl Client {
 /// A logout that fails after a good read is the error returned: the session may be left
 /// open, which vCenter's session limit makes worth knowing.
 pub async fn read_inventory(config: Config, cancel: impl Future<Output = ()>) -> Result<Inventory, Error> {
+    in_session(config, cancel, async |client: &mut Client| client.inventory().await).await
+}
+
+/// Logs in, reads the inventory, then the configuration of the hosts `pick` chooses from
+/// it (managed object ids) and of their VMs, in the same session, and always logs out (see
+/// [`read_inventory`]).
+pub async fn read_configuration(
+    config: Config,
+    cancel: impl Future<Output = ()>,
+    pick: impl FnOnce(&Inventory) -> Vec<String>,
+) -> Result<(Inventory, BTreeMap<String, HostConfig>), Error> {
+    in_session(config, cancel, async |client: &mut Client| {
+        let inventory = client.inventory().await?;
+        let configs = client.host_configs(&pick(&inventory)).await?;
+        Ok((inventory, configs))
+    })
+    .await
+}
+
+/// Runs `work` in a session of its own: logged in first, logged out on every path (after
+/// an error, and when `cancel` completes first: then the answer is [`Error::Cancelled`]).
+/// A logout that fails after good work is the error returned: the session may be left
+/// open, which vCenter's session limit makes worth knowing.
+async fn in_session<T>(
+    config: Config,
+    cancel: impl Future<Output = ()>,
+    work: impl AsyncFnOnce(&mut Client) -> Result<T, Error>,
+) -> Result<T, Error> {
     let mut client = Client::new(config)?;
     let label = client.label.clone();
     let mut cancel = std::pin::pin!(cancel);
@@ -339,7 +367,7 @@ pub async fn read_inventory(config: Config, cancel: impl Future<Output = ()>) ->
         Some(Err(e)) => Err(e),
         Some(Ok(())) => {
             let outcome = tokio::select! {
-                r = client.inventory() => Some(r),
+                r = work(&mut client) => Some(r),
                 _ = &mut cancel => None,
             };
             match outcome {
@@ -353,7 +381,7 @@ pub async fn read_inventory(config: Config, cancel: impl Future<Output = ()>) ->
     };
     let logout = client.logout().await;
     match (result, logout) {
-        (Ok(inv), Ok(())) => Ok(inv),
+        (Ok(v), Ok(())) => Ok(v),
         (Ok(_), Err(e)) => Err(e),
         (Err(e), _) => Err(e),
     }

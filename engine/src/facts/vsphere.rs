@@ -10,7 +10,7 @@ use crate::catalogue as cat;
 use pvrdma_parsers::{self as p, by_id, HostConfigRows};
 
 /// Why a fact the API does not carry is absent.
-pub(super) const SSH_ONLY: &str = "only the host itself shows it, over SSH: the vSphere API does not carry it";
+pub(super) const SSH_ONLY: &str = "the vSphere API does not carry it, only SSH shows it";
 
 /// Fills from the API every fact SSH did not give.
 pub(super) fn fill(facts: &mut HostFacts, capture: &HostCapture) {

@@ -9,6 +9,13 @@ pub fn line(d: &Diagnosis) -> String {
     if let Some(tally) = probe::tally(&d.probes) {
         line.push_str(&format!("; path probe: {tally}"));
     }
+    let configuration_only = d.hosts.iter().filter(|h| h.configuration_only).count();
+    if configuration_only > 0 {
+        line.push_str(&format!(
+            "; configuration only (no SSH): {configuration_only} of {} hosts",
+            d.hosts.len()
+        ));
+    }
     line
 }
 

@@ -97,6 +97,20 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
         }
         out.push('\n');
     }
+    let configuration_only: Vec<&str> = d
+        .hosts
+        .iter()
+        .filter(|h| h.configuration_only)
+        .map(|h| h.host.as_str())
+        .collect();
+    if !configuration_only.is_empty() {
+        let line = format!(
+            "configuration only: {} judged from vCenter's vSphere API, without SSH. The transport each adapter uses is observed only over SSH: adapters are unknown, with what the configuration predicts, and lossless-network needs SSH",
+            pvrdma_nodeset::fold(&configuration_only)
+        );
+        emit(&mut out, "", "", 2, &clean(&line), width, |t| paint.bold(t));
+        out.push('\n');
+    }
     let mut hidden: Vec<&str> = Vec::new();
     for group in group_hosts(&d.hosts, options.fold) {
         let Some(first) = group.first() else { continue };

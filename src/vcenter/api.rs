@@ -1,0 +1,92 @@
+//! `--no-ssh`: the selected hosts' configuration and their VMs' read through vCenter's
+//! vSphere API, in the session that read the inventory: one request for every host, then
+//! one per page, never a call per host. Each host becomes a capture like one collected over
+//! SSH, so the same checks judge it and a support bundle keeps the API's answers.
+use super::{Discovery, VcenterSetup};
+use pvrdma_engine::capture::{self, CaptureSource, ErrorKind, Failure, HostCapture};
+use pvrdma_vsphere::{Config, HostConfig, Inventory, Selected};
+use std::collections::BTreeMap;
+use std::time::{Instant, SystemTime};
+
+/// What a configuration read found: the selection, and one capture per selected host.
+pub(crate) struct ApiRead {
+    pub(crate) discovery: Discovery,
+    pub(crate) captures: Vec<HostCapture>,
+    pub(crate) started: SystemTime,
+    pub(crate) finished: SystemTime,
+}
+
+/// Reads the inventory, selects from it and reads the selected hosts' configuration, in
+/// one session (logged out on every path, also on Ctrl-C). `Ok(None)` when Ctrl-C stopped it.
+pub(crate) fn read_configuration(setup: &VcenterSetup, config: Config) -> anyhow::Result<Option<ApiRead>> {
+    let started = SystemTime::now();
+    let clock = Instant::now();
+    let runtime = crate::live::runtime()?;
+    tracing::info!(
+        "reading the inventory and the hosts' configuration from vCenter {} as {}",
+        setup.endpoint.label(),
+        setup.user
+    );
+    let mut selection = None;
+    let pick = |inventory: &Inventory| {
+        let picked = pvrdma_vsphere::select(inventory, &setup.selection);
+        let ids = match &picked {
+            Ok(selected) => host_ids(inventory, selected),
+            Err(_) => Vec::new(),
+        };
+        selection = Some(picked);
+        ids
+    };
+    let read = runtime.block_on(pvrdma_vsphere::read_configuration(config, super::ctrl_c(), pick));
+    let configs = match read {
+        Ok((_, configs)) => configs,
+        Err(pvrdma_vsphere::Error::Cancelled { .. }) => return Ok(None),
+        Err(e) => return Err(anyhow::Error::new(e)),
+    };
+    let selected = match selection {
+        Some(picked) => picked.map_err(|e| anyhow::anyhow!("vCenter {}: {e}", setup.endpoint.label()))?,
+        None => anyhow::bail!("vCenter {} gave no inventory", setup.endpoint.label()),
+    };
+    let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let captures = captures(&selected, configs, elapsed);
+    Ok(Some(ApiRead {
+        discovery: Discovery { selected },
+        captures,
+        started,
+        finished: SystemTime::now(),
+    }))
+}
+
+/// The managed object ids of the selected hosts (the selection names them).
+fn host_ids(inventory: &Inventory, selected: &Selected) -> Vec<String> {
+    selected
+        .hosts
+        .iter()
+        .filter_map(|s| inventory.hosts.iter().find(|h| h.name == s.name).map(|h| h.id.clone()))
+        .collect()
+}
+
+/// One capture per selected host, in selection order; a host vCenter no longer had when
+/// its configuration was read is a failed capture that says so.
+fn captures(selected: &Selected, configs: BTreeMap<String, HostConfig>, elapsed_ms: u64) -> Vec<HostCapture> {
+    let by_name: BTreeMap<&str, &HostConfig> = configs.values().map(|c| (c.name.as_str(), c)).collect();
+    let share = elapsed_ms / u64::try_from(selected.hosts.len().max(1)).unwrap_or(1);
+    selected
+        .hosts
+        .iter()
+        .map(|h| match by_name.get(h.name.as_str()) {
+            Some(c) => capture::from_vsphere(&h.name, c.host_xml.clone(), &c.vm_xml, share),
+            None => HostCapture::failed(
+                &h.name,
+                CaptureSource::VsphereApi,
+                Failure::new(
+                    ErrorKind::CommandFailed,
+                    format!(
+                        "{}: vCenter returned no configuration for this host (removed from the inventory while it was read?); run again",
+                        h.name
+                    ),
+                ),
+            ),
+        })
+        .collect()
+}

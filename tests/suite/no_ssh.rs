@@ -1,0 +1,275 @@
+//! `--no-ssh`: a fleet whose SSH stays off is judged from vCenter alone. govmomi's vSphere
+//! simulator (never a hand-written fake of the API) carries each host's PVRDMA
+//! configuration; every check the API can read is judged from it, no adapter is called
+//! `hca` without the host's own observation, and no SSH connection is attempted.
+use crate::support::client::{Doctor, Outcome};
+use crate::support::vcsim::{HostSpec, PvrdmaSpec, Spec, Vcsim, VmSpec};
+use serde_json::Value;
+use std::net::TcpListener;
+use std::time::Duration;
+
+fn configured(name: &str, last: u8, change: impl FnOnce(&mut PvrdmaSpec)) -> HostSpec {
+    let mut pvrdma = PvrdmaSpec::healthy(last);
+    change(&mut pvrdma);
+    HostSpec {
+        pvrdma: Some(pvrdma),
+        ..HostSpec::new(name)
+    }
+}
+
+fn vm(name: &str, host: &str, hw: &str, reserved: bool, adapters: &[&str]) -> VmSpec {
+    VmSpec {
+        hw_version: hw.into(),
+        reserved_mb: if reserved { 4096 } else { 0 },
+        locked_to_max: reserved,
+        vrdma: adapters.iter().map(|a| a.to_string()).collect(),
+        ..VmSpec::new(name, host, "")
+    }
+}
+
+/// One healthy host, one with the ruleset off, one without an RDMA device whose VM is
+/// below hardware 13 and unreserved, one with `Net.PVRDMAVmknic` empty, and a host in
+/// maintenance that is skipped.
+fn fleet() -> Spec {
+    Spec::one_cluster(
+        "Lab East",
+        "HPC",
+        vec![
+            configured("esx01", 11, |_| {}),
+            configured("esx02", 12, |p| p.firewall = false),
+            configured("esx03", 13, |p| p.rdma.clear()),
+            configured("esx04", 14, |p| p.vmknic.clear()),
+            configured("esx05", 15, |_| {}).in_maintenance(),
+        ],
+        vec![
+            vm("hpc-node01", "esx01", "vmx-19", true, &["rocev2"]),
+            vm("hpc-node02", "esx02", "vmx-19", true, &["rocev2", "rocev1"]),
+            vm("hpc-node03", "esx03", "vmx-11", false, &["rocev2"]),
+            vm("hpc-node04", "esx04", "vmx-19", true, &["rocev2"]),
+            VmSpec {
+                power: "poweredOff".into(),
+                ..vm("hpc-off", "esx01", "vmx-19", true, &["rocev2"])
+            },
+        ],
+    )
+}
+
+/// The binary reading `sim` with `--no-ssh`, every host name sent to `ssh_port` on
+/// loopback by an ssh_config, should anything try SSH.
+fn no_ssh(sim: &Vcsim, ssh_config: &std::path::Path, extra: &[&str]) -> Outcome {
+    Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
+        .args(["--vcenter", &sim.url, "--vcenter-user", &sim.user, "--vcenter-ca"])
+        .arg(&sim.ca)
+        .arg("-F")
+        .arg(ssh_config)
+        .arg("--no-ssh")
+        .env("COLUMNS", "200")
+        .args(extra)
+        .timeout(Duration::from_secs(120))
+        .run()
+}
+
+fn host<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["hosts"]
+        .as_array()
+        .and_then(|hosts| hosts.iter().find(|h| h["host"] == name))
+        .unwrap_or_else(|| panic!("no host {name} in {report:#}"))
+}
+
+fn check<'a>(host: &'a Value, id: &str) -> &'a Value {
+    host["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == id))
+        .unwrap_or_else(|| panic!("no check {id} in {host:#}"))
+}
+
+fn adapters(host: &Value) -> Vec<&Value> {
+    host["vms"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|vm| vm["adapters"].as_array().into_iter().flatten())
+        .collect()
+}
+
+fn statuses(report: &Value) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for h in report["hosts"].as_array().into_iter().flatten() {
+        for c in h["checks"].as_array().into_iter().flatten() {
+            out.push((h["host"].to_string(), c["id"].to_string(), c["status"].to_string()));
+        }
+        for a in adapters(h) {
+            out.push((h["host"].to_string(), "adapter".into(), a["verdict"].to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn without_ssh_every_check_the_api_carries_is_judged_and_no_adapter_is_called_hca() {
+    let mut sim = Vcsim::start(&fleet());
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Anything that tried SSH would land here.
+    let trap = TcpListener::bind("127.0.0.1:0").expect("listener");
+    trap.set_nonblocking(true).expect("non-blocking");
+    let ssh_config = dir.path().join("ssh_config");
+    std::fs::write(
+        &ssh_config,
+        format!(
+            "Host *\n  HostName 127.0.0.1\n  Port {}\n",
+            trap.local_addr().expect("address").port()
+        ),
+    )
+    .expect("ssh_config");
+    let bundle = dir.path().join("api.tgz");
+
+    let out = no_ssh(
+        &sim,
+        &ssh_config,
+        &["--cluster", "HPC", "--format", "json", "--bundle", bundle.to_str().expect("path")],
+    );
+    assert_eq!(out.code, Some(1), "failing checks exit 1\n{}\n{}", out.stdout, out.stderr);
+    assert!(
+        trap.accept().is_err(),
+        "--no-ssh must not open an SSH connection"
+    );
+    assert_eq!(sim.sessions(), 0, "the session is logged out");
+    assert!(out.stderr.contains("skipped esx05"), "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    let hosts: Vec<&str> = report["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .map(|h| h["host"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(hosts, ["esx01", "esx02", "esx03", "esx04"]);
+
+    // The healthy host: every check the API carries passes, with the API as evidence;
+    // lossless-network needs SSH; its adapter is unknown, predicted on the HCA.
+    let esx01 = host(&report, "esx01");
+    assert_eq!(esx01["configuration_only"], true, "{esx01:#}");
+    assert_eq!(esx01["esxi_version"], "7.0.3 (build Releasebuild-21930508)");
+    for id in [
+        "esxi-version",
+        "rdma-device-present",
+        "rdma-device-active",
+        "rdma-uplink-on-dvs",
+        "dvs-single-uplink",
+        "pvrdma-vmknic-tagged",
+        "pvrdma-vmknic-valid",
+        "firewall-pvrdma",
+        "mtu-consistent",
+        "roce-supported",
+        "vm-hardware-version",
+        "vm-memory-reserved",
+        "vm-pvrdma-adapter-count",
+    ] {
+        assert_eq!(check(esx01, id)["status"], "pass", "{id}: {:#}", check(esx01, id));
+    }
+    let firewall = check(esx01, "firewall-pvrdma");
+    assert!(
+        firewall["evidence"]
+            .as_array()
+            .expect("evidence")
+            .iter()
+            .all(|e| e["command"] == "vsphere_host_config"),
+        "{firewall:#}"
+    );
+    let lossless = check(esx01, "lossless-network");
+    assert_eq!(lossless["status"], "unknown", "{lossless:#}");
+    assert!(lossless["summary"].as_str().unwrap_or_default().contains("over SSH"), "{lossless:#}");
+    let a = adapters(esx01);
+    assert_eq!(a.len(), 1, "the powered-off VM uses no transport: {esx01:#}");
+    assert_eq!((&a[0]["verdict"], &a[0]["predicted"]), (&"unknown".into(), &"hca".into()));
+
+    // The ruleset off: the check fails with the command that fixes it; both adapters of
+    // its VM are predicted to fall back, still unknown.
+    let esx02 = host(&report, "esx02");
+    let fw = check(esx02, "firewall-pvrdma");
+    assert_eq!(fw["status"], "fail", "{fw:#}");
+    assert_eq!(fw["remediation"]["command"], "esxcli network firewall ruleset set -e true -r pvrdma");
+    let a = adapters(esx02);
+    assert_eq!(a.len(), 2, "{esx02:#}");
+    for adapter in a {
+        assert_eq!(
+            (&adapter["verdict"], &adapter["predicted"]),
+            (&"unknown".into(), &"tcp-fallback".into())
+        );
+    }
+
+    // No RDMA device: the fallback is certain; the VM's own settings fail.
+    let esx03 = host(&report, "esx03");
+    assert_eq!(check(esx03, "rdma-device-present")["status"], "fail");
+    assert_eq!(check(esx03, "vm-hardware-version")["status"], "fail");
+    assert_eq!(check(esx03, "vm-memory-reserved")["status"], "fail");
+    assert_eq!(adapters(esx03)[0]["verdict"], "tcp-fallback");
+
+    // Net.PVRDMAVmknic empty: untagged, with the command that tags the vDS's vmknic.
+    let esx04 = host(&report, "esx04");
+    let tagged = check(esx04, "pvrdma-vmknic-tagged");
+    assert_eq!(tagged["status"], "fail", "{tagged:#}");
+    assert_eq!(
+        tagged["remediation"]["command"],
+        "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s vmk1"
+    );
+
+    let observed: Vec<&Value> = report["hosts"].as_array().expect("hosts").iter().flat_map(adapters).collect();
+    assert!(observed.iter().all(|a| a["verdict"] != "hca"), "{report:#}");
+
+    // The bundle keeps the API's answers: analysed offline, redacted or not, it gives the
+    // same statuses.
+    let offline = Doctor::new()
+        .args(["analyze", "--format", "json"])
+        .arg(&bundle)
+        .run();
+    let again: Value = serde_json::from_str(&offline.stdout).unwrap_or_else(|e| panic!("{e}: {}", offline.stderr));
+    assert_eq!(statuses(&again), statuses(&report));
+    assert_eq!(offline.code, Some(1), "{}", offline.stderr);
+
+    let redacted = dir.path().join("redacted.tgz");
+    let out = no_ssh(
+        &sim,
+        &ssh_config,
+        &["--cluster", "HPC", "--format", "json", "--redact", "--bundle", redacted.to_str().expect("path")],
+    );
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let offline = Doctor::new()
+        .args(["analyze", "--format", "json"])
+        .arg(&redacted)
+        .run();
+    let masked: Value = serde_json::from_str(&offline.stdout).unwrap_or_else(|e| panic!("{e}: {}", offline.stderr));
+    let strip = |s: Vec<(String, String, String)>| s.into_iter().map(|(_, id, status)| (id, status)).collect::<Vec<_>>();
+    assert_eq!(strip(statuses(&masked)), strip(statuses(&report)));
+    let raw = std::process::Command::new("tar")
+        .args(["-xzOf"])
+        .arg(&redacted)
+        .output()
+        .expect("tar");
+    let text = String::from_utf8_lossy(&raw.stdout);
+    for secret in ["esx01", "hpc-node01", "192.168.50.11"] {
+        assert!(!text.contains(secret), "{secret} left in the redacted bundle");
+    }
+    assert!(trap.accept().is_err(), "no SSH connection at any point");
+    assert_eq!(sim.sessions(), 0);
+}
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_configuration_only_report_says_so_and_a_vm_first_run_keeps_its_vms() {
+    let mut sim = Vcsim::start(&fleet());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ssh_config = dir.path().join("ssh_config");
+    std::fs::write(&ssh_config, "Host *\n  Port 1\n").expect("ssh_config");
+    let out = no_ssh(&sim, &ssh_config, &["--vm", "hpc-node01", "--color", "never"]);
+    assert_eq!(out.code, Some(3), "nothing fails, the transport is unknown\n{}\n{}", out.stdout, out.stderr);
+    let text = &out.stdout;
+    assert!(text.contains("configuration only: esx01 judged from vCenter's vSphere API"), "{text}");
+    assert!(text.contains("observed only over SSH"), "{text}");
+    assert!(text.contains("the configuration predicts the HCA"), "{text}");
+    assert!(text.contains("configuration only (no SSH): 1 of 1 hosts"), "{text}");
+    assert!(!text.contains("hpc-node02"), "{text}");
+    assert_eq!(sim.sessions(), 0);
+}
