@@ -270,6 +270,7 @@ fn check_hosts(
     if let Some(p) = plugin {
         p.stage("reading the hosts from vCenter");
     }
+    let vcenter = live.vcenter.clone();
     if let Some(code) = hosts_from_vcenter(&mut live, &mut report)? {
         return Ok(code);
     }
@@ -280,10 +281,13 @@ fn check_hosts(
     if let Some(p) = plugin {
         p.stage("collecting from the hosts over SSH");
     }
-    let run = crate::live::collect_live(&options).map_err(|e| match &meant {
+    let mut run = crate::live::collect_live(&options).map_err(|e| match &meant {
         Some(m) => anyhow::anyhow!("{e:#}\ndid you mean `{m}`?"),
         None => e,
     })?;
+    if let (Some(vcenter), false) = (&vcenter, run.interrupted) {
+        crate::vcenter::complete_refused(vcenter, &mut run.captures);
+    }
     let (code, diagnosis) = report_live(&run, report, bundle_args, baseline.as_ref(), plugin)?;
     let unresolved = diagnosis.hosts.iter().any(|h| {
         h.host == first

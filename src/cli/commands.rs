@@ -19,7 +19,12 @@ pub(crate) struct CheckArgs {
     /// of logging in over SSH, for hosts whose SSH service stays off. The configuration
     /// checks are judged; the adapters' transport, seen only over SSH, is `unknown` with
     /// what the configuration predicts, and so is lossless-network.
-    #[arg(long, requires = "vcenter", conflicts_with = "probe", help_heading = "Hosts from vCenter")]
+    #[arg(
+        long,
+        requires = "vcenter",
+        conflicts_with = "probe",
+        help_heading = "Hosts from vCenter"
+    )]
     pub(crate) no_ssh: bool,
     #[command(flatten)]
     pub(crate) ssh: SshArgs,

@@ -90,3 +90,64 @@ fn captures(selected: &Selected, configs: BTreeMap<String, HostConfig>, elapsed_
         })
         .collect()
 }
+
+/// Whether SSH to this host failed before anything was read, as a closed or refused SSH
+/// service does (the host is up: vCenter has it connected).
+fn ssh_refused(capture: &HostCapture) -> bool {
+    capture.outputs.is_empty()
+        && capture
+            .error
+            .as_ref()
+            .is_some_and(|e| matches!(e.kind, ErrorKind::Unreachable | ErrorKind::Timeout) && e.run_stage.is_none())
+}
+
+/// Hosts whose SSH service refused the run are judged from vCenter's vSphere API instead
+/// (in a session of their own), keeping the SSH error: one closed SSH service no longer
+/// leaves a host with nothing known. A vCenter that cannot be read then is said on stderr
+/// and changes nothing: the SSH results stand as they are.
+pub(crate) fn complete_refused(setup: &VcenterSetup, captures: &mut [HostCapture]) {
+    let refused: Vec<String> = captures
+        .iter()
+        .filter(|c| ssh_refused(c))
+        .map(|c| c.host.clone())
+        .collect();
+    if refused.is_empty() {
+        return;
+    }
+    let clock = Instant::now();
+    let read = setup.config().and_then(|config| {
+        let runtime = crate::live::runtime()?;
+        let pick = |inventory: &Inventory| {
+            inventory
+                .hosts
+                .iter()
+                .filter(|h| refused.contains(&h.name))
+                .map(|h| h.id.clone())
+                .collect()
+        };
+        Ok(runtime.block_on(pvrdma_vsphere::read_configuration(config, super::ctrl_c(), pick))?)
+    });
+    let configs = match read {
+        Ok((_, configs)) => configs,
+        Err(e) => {
+            eprint!(
+                "{}",
+                crate::terminal::stderr_message(
+                    "pvrdma-doctor: ",
+                    &format!(
+                        "SSH refused {}, and their configuration could not be read from vCenter either: {e:#}",
+                        pvrdma_nodeset::fold(&refused)
+                    )
+                )
+            );
+            return;
+        }
+    };
+    let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let share = elapsed / u64::try_from(refused.len()).unwrap_or(1).max(1);
+    for capture in captures.iter_mut().filter(|c| ssh_refused(c)) {
+        if let Some(c) = configs.values().find(|c| c.name == capture.host) {
+            capture::add_vsphere(capture, c.host_xml.clone(), &c.vm_xml, share);
+        }
+    }
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 mod api;
 mod follow;
 mod print;
-pub(crate) use api::read_configuration;
+pub(crate) use api::{complete_refused, read_configuration};
 pub(crate) use follow::{Follower, Move, Placement};
 pub(crate) use print::{hosts_json, skipped_lines};
 

@@ -129,13 +129,23 @@ fn without_ssh_every_check_the_api_carries_is_judged_and_no_adapter_is_called_hc
     let out = no_ssh(
         &sim,
         &ssh_config,
-        &["--cluster", "HPC", "--format", "json", "--bundle", bundle.to_str().expect("path")],
+        &[
+            "--cluster",
+            "HPC",
+            "--format",
+            "json",
+            "--bundle",
+            bundle.to_str().expect("path"),
+        ],
     );
-    assert_eq!(out.code, Some(1), "failing checks exit 1\n{}\n{}", out.stdout, out.stderr);
-    assert!(
-        trap.accept().is_err(),
-        "--no-ssh must not open an SSH connection"
+    assert_eq!(
+        out.code,
+        Some(1),
+        "failing checks exit 1\n{}\n{}",
+        out.stdout,
+        out.stderr
     );
+    assert!(trap.accept().is_err(), "--no-ssh must not open an SSH connection");
     assert_eq!(sim.sessions(), 0, "the session is logged out");
     assert!(out.stderr.contains("skipped esx05"), "{}", out.stderr);
     let report: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
@@ -180,17 +190,29 @@ fn without_ssh_every_check_the_api_carries_is_judged_and_no_adapter_is_called_hc
     );
     let lossless = check(esx01, "lossless-network");
     assert_eq!(lossless["status"], "unknown", "{lossless:#}");
-    assert!(lossless["summary"].as_str().unwrap_or_default().contains("over SSH"), "{lossless:#}");
+    assert!(
+        lossless["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("only SSH shows it"),
+        "{lossless:#}"
+    );
     let a = adapters(esx01);
     assert_eq!(a.len(), 1, "the powered-off VM uses no transport: {esx01:#}");
-    assert_eq!((&a[0]["verdict"], &a[0]["predicted"]), (&"unknown".into(), &"hca".into()));
+    assert_eq!(
+        (&a[0]["verdict"], &a[0]["predicted"]),
+        (&"unknown".into(), &"hca".into())
+    );
 
     // The ruleset off: the check fails with the command that fixes it; both adapters of
     // its VM are predicted to fall back, still unknown.
     let esx02 = host(&report, "esx02");
     let fw = check(esx02, "firewall-pvrdma");
     assert_eq!(fw["status"], "fail", "{fw:#}");
-    assert_eq!(fw["remediation"]["command"], "esxcli network firewall ruleset set -e true -r pvrdma");
+    assert_eq!(
+        fw["remediation"]["command"],
+        "esxcli network firewall ruleset set -e true -r pvrdma"
+    );
     let a = adapters(esx02);
     assert_eq!(a.len(), 2, "{esx02:#}");
     for adapter in a {
@@ -216,15 +238,17 @@ fn without_ssh_every_check_the_api_carries_is_judged_and_no_adapter_is_called_hc
         "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s vmk1"
     );
 
-    let observed: Vec<&Value> = report["hosts"].as_array().expect("hosts").iter().flat_map(adapters).collect();
+    let observed: Vec<&Value> = report["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .flat_map(adapters)
+        .collect();
     assert!(observed.iter().all(|a| a["verdict"] != "hca"), "{report:#}");
 
     // The bundle keeps the API's answers: analysed offline, redacted or not, it gives the
     // same statuses.
-    let offline = Doctor::new()
-        .args(["analyze", "--format", "json"])
-        .arg(&bundle)
-        .run();
+    let offline = Doctor::new().args(["analyze", "--format", "json"]).arg(&bundle).run();
     let again: Value = serde_json::from_str(&offline.stdout).unwrap_or_else(|e| panic!("{e}: {}", offline.stderr));
     assert_eq!(statuses(&again), statuses(&report));
     assert_eq!(offline.code, Some(1), "{}", offline.stderr);
@@ -233,15 +257,21 @@ fn without_ssh_every_check_the_api_carries_is_judged_and_no_adapter_is_called_hc
     let out = no_ssh(
         &sim,
         &ssh_config,
-        &["--cluster", "HPC", "--format", "json", "--redact", "--bundle", redacted.to_str().expect("path")],
+        &[
+            "--cluster",
+            "HPC",
+            "--format",
+            "json",
+            "--redact",
+            "--bundle",
+            redacted.to_str().expect("path"),
+        ],
     );
     assert_eq!(out.code, Some(1), "{}", out.stderr);
-    let offline = Doctor::new()
-        .args(["analyze", "--format", "json"])
-        .arg(&redacted)
-        .run();
+    let offline = Doctor::new().args(["analyze", "--format", "json"]).arg(&redacted).run();
     let masked: Value = serde_json::from_str(&offline.stdout).unwrap_or_else(|e| panic!("{e}: {}", offline.stderr));
-    let strip = |s: Vec<(String, String, String)>| s.into_iter().map(|(_, id, status)| (id, status)).collect::<Vec<_>>();
+    let strip =
+        |s: Vec<(String, String, String)>| s.into_iter().map(|(_, id, status)| (id, status)).collect::<Vec<_>>();
     assert_eq!(strip(statuses(&masked)), strip(statuses(&report)));
     let raw = std::process::Command::new("tar")
         .args(["-xzOf"])
@@ -264,12 +294,62 @@ fn a_configuration_only_report_says_so_and_a_vm_first_run_keeps_its_vms() {
     let ssh_config = dir.path().join("ssh_config");
     std::fs::write(&ssh_config, "Host *\n  Port 1\n").expect("ssh_config");
     let out = no_ssh(&sim, &ssh_config, &["--vm", "hpc-node01", "--color", "never"]);
-    assert_eq!(out.code, Some(3), "nothing fails, the transport is unknown\n{}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.code,
+        Some(3),
+        "nothing fails, the transport is unknown\n{}\n{}",
+        out.stdout,
+        out.stderr
+    );
     let text = &out.stdout;
-    assert!(text.contains("configuration only: esx01 judged from vCenter's vSphere API"), "{text}");
+    assert!(
+        text.contains("configuration only: esx01 judged from vCenter's vSphere API"),
+        "{text}"
+    );
     assert!(text.contains("observed only over SSH"), "{text}");
     assert!(text.contains("the configuration predicts the HCA"), "{text}");
     assert!(text.contains("configuration only (no SSH): 1 of 1 hosts"), "{text}");
     assert!(!text.contains("hpc-node02"), "{text}");
     assert_eq!(sim.sessions(), 0);
+}
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn hosts_that_refuse_ssh_are_judged_from_the_api_and_keep_the_ssh_error() {
+    let mut sim = Vcsim::start(&fleet());
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A port nothing listens on: every SSH connection is refused.
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .expect("listener")
+        .local_addr()
+        .expect("address")
+        .port();
+    let ssh_config = dir.path().join("ssh_config");
+    std::fs::write(&ssh_config, format!("Host *\n  HostName 127.0.0.1\n  Port {closed}\n")).expect("ssh_config");
+    let out = Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
+        .args(["--vcenter", &sim.url, "--vcenter-user", &sim.user, "--vcenter-ca"])
+        .arg(&sim.ca)
+        .arg("-F")
+        .arg(&ssh_config)
+        .args(["--cluster", "HPC", "--format", "json"])
+        .timeout(Duration::from_secs(120))
+        .run();
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    for name in ["esx01", "esx02", "esx03", "esx04"] {
+        let h = host(&report, name);
+        assert_eq!(h["configuration_only"], true, "{h:#}");
+        assert_eq!(h["error"]["kind"], "unreachable", "the SSH error stays: {h:#}");
+        assert!(
+            h["error"]["message"].as_str().unwrap_or_default().contains("refused"),
+            "{h:#}"
+        );
+        assert_ne!(h["status"], "unreachable", "{h:#}");
+        assert!(adapters(h).iter().all(|a| a["verdict"] != "hca"), "{h:#}");
+    }
+    assert_eq!(check(host(&report, "esx02"), "firewall-pvrdma")["status"], "fail");
+    assert_eq!(check(host(&report, "esx01"), "firewall-pvrdma")["status"], "pass");
+    assert_eq!(sim.sessions(), 0, "both sessions are logged out");
 }

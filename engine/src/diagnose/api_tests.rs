@@ -34,7 +34,7 @@ fn a_healthy_configuration_predicts_the_hca_but_never_claims_it() {
     }
     let lossless = h.checks.iter().find(|c| c.id == "lossless-network").unwrap();
     assert_eq!(lossless.status, Status::Unknown);
-    assert!(lossless.summary.contains("over SSH"), "{}", lossless.summary);
+    assert!(lossless.summary.contains("only SSH shows it"), "{}", lossless.summary);
     let firewall = h.checks.iter().find(|c| c.id == "firewall-pvrdma").unwrap();
     assert!(
         firewall
