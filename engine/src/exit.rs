@@ -9,6 +9,10 @@ pub const PROBLEMS: u8 = 1;
 pub const USAGE: u8 = 2;
 /// Nothing failed, but a host was unreachable or a check/verdict is unknown.
 pub const INCOMPLETE: u8 = 3;
+/// Nothing failed and nothing else is unknown, but a host was judged from its
+/// configuration only (read through the vSphere API, without SSH): its configuration
+/// predicts the HCA, its transport was not observed.
+pub const CONFIGURATION_ONLY: u8 = 4;
 /// Ctrl-C stopped the run (128 + SIGINT, as shells report it); the report covers
 /// what was collected.
 pub const INTERRUPTED: u8 = 130;

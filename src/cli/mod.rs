@@ -32,7 +32,8 @@ use std::time::Duration;
 /// Without a subcommand, diagnoses the HOSTs over SSH (as `check`). Only read-only
 /// commands are sent (see --list-checks). Exit codes: 0 healthy, 1 a check fails or an
 /// adapter falls back to TCP, 2 usage or internal error, 3 nothing failed but a host was
-/// unreachable or something is unknown, 130 interrupted by Ctrl-C.
+/// unreachable or something is unknown, 4 nothing failed but the run was configuration-only
+/// (--no-ssh: the transport was not observed), 130 interrupted by Ctrl-C.
 #[derive(Debug, Parser)]
 #[command(
     name = "pvrdma-doctor",

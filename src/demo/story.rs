@@ -366,6 +366,7 @@ fn exit_meaning(code: u8) -> &'static str {
         pvrdma_engine::exit::PROBLEMS => "problems found",
         pvrdma_engine::exit::USAGE => "usage or internal error",
         pvrdma_engine::exit::INCOMPLETE => "something could not be diagnosed",
+        pvrdma_engine::exit::CONFIGURATION_ONLY => "configuration only, transport not observed",
         _ => "interrupted",
     }
 }

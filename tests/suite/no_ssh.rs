@@ -296,8 +296,8 @@ fn a_configuration_only_report_says_so_and_a_vm_first_run_keeps_its_vms() {
     let out = no_ssh(&sim, &ssh_config, &["--vm", "hpc-node01", "--color", "never"]);
     assert_eq!(
         out.code,
-        Some(3),
-        "nothing fails, the transport is unknown\n{}\n{}",
+        Some(4),
+        "nothing fails, the run was configuration-only\n{}\n{}",
         out.stdout,
         out.stderr
     );
@@ -310,6 +310,21 @@ fn a_configuration_only_report_says_so_and_a_vm_first_run_keeps_its_vms() {
     assert!(text.contains("the configuration predicts the HCA"), "{text}");
     assert!(text.contains("configuration only (no SSH): 1 of 1 hosts"), "{text}");
     assert!(!text.contains("hpc-node02"), "{text}");
+
+    // As a monitoring plugin: OK, saying the transport was not observed; CRITICAL with
+    // the failing check when the configuration is wrong.
+    let plugin = no_ssh(&sim, &ssh_config, &["--vm", "hpc-node01", "--format", "nagios"]);
+    assert_eq!(plugin.code, Some(0), "{}{}", plugin.stdout, plugin.stderr);
+    assert!(
+        plugin.stdout.starts_with(
+            "PVRDMA OK - configuration only (no SSH) on 1 of 1 host: it predicts the HCA for 1 of 1 PVRDMA adapters"
+        ),
+        "{}",
+        plugin.stdout
+    );
+    let plugin = no_ssh(&sim, &ssh_config, &["--vm", "hpc-node02", "--format", "nagios"]);
+    assert_eq!(plugin.code, Some(2), "{}{}", plugin.stdout, plugin.stderr);
+    assert!(plugin.stdout.contains("firewall-pvrdma failing"), "{}", plugin.stdout);
     assert_eq!(sim.sessions(), 0);
 }
 

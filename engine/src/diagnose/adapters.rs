@@ -394,10 +394,6 @@ const NO_USABLE_HCA: [CheckId; 3] = [
     CheckId::RdmaUplinkOnDvs,
 ];
 
-/// The checks only SSH can judge: their `unknown` on a configuration-only host says
-/// nothing about the configuration.
-const NEEDS_SSH: [CheckId; 1] = [CheckId::LosslessNetwork];
-
 /// Why a configuration-only adapter has no observed verdict.
 pub(super) const TRANSPORT_NEEDS_SSH: &str =
     "the transport is observed only over SSH (vsish `Physical HCA available` on the host), which this run did not use";
@@ -410,7 +406,7 @@ pub(super) fn adapters_from_api(f: &HostFacts, checks: &[Check]) -> Vec<Vm> {
     let certain: Vec<&&Check> = failing.iter().filter(|c| NO_USABLE_HCA.contains(&c.id)).collect();
     let unresolved: Vec<&str> = checks
         .iter()
-        .filter(|c| c.status == Status::Unknown && !NEEDS_SSH.contains(&c.id))
+        .filter(|c| c.status == Status::Unknown && !c.id.needs_ssh())
         .map(|c| c.id.id())
         .collect();
     let fails = |list: &mut dyn Iterator<Item = &Check>| -> Vec<String> {

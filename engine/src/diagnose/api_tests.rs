@@ -129,3 +129,16 @@ fn a_vm_first_run_keeps_only_the_chosen_vms() {
     let scope = d.vm_scope.unwrap();
     assert!(scope.not_running.is_empty() && scope.not_seen.is_empty(), "{scope:?}");
 }
+
+#[test]
+fn a_healthy_configuration_only_fleet_exits_with_its_own_code() {
+    let second = HOST.replace("192.168.50.11", "192.168.50.12");
+    let other_vm = VM.replace("hpc-node07", "hpc-node08");
+    let d = diagnose(&[
+        from_vsphere("esx01", HOST.to_string(), &[VM.to_string()], 12),
+        from_vsphere("esx02", second, &[other_vm], 12),
+    ]);
+    let unknown: Vec<_> = d.fleet_checks.iter().filter(|c| c.status == Status::Unknown).collect();
+    assert!(unknown.is_empty(), "{unknown:#?}");
+    assert_eq!(d.exit_code(), crate::exit::CONFIGURATION_ONLY, "{:#?}", d.fleet_checks);
+}

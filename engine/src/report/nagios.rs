@@ -9,7 +9,7 @@
 //! error, or a check or verdict unknown is UNKNOWN (`--unreachable-state` may raise
 //! unreachable hosts); a warning alone is WARNING. UNKNOWN outranks WARNING because a host
 //! nobody could read may well be falling back.
-use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
+use crate::diagnose::{Check, CheckId, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
 use std::fmt::Write as _;
 
 mod options;
@@ -251,6 +251,19 @@ fn status_line(state: State, parts: &[&Part], d: &Diagnosis) -> String {
 fn healthy_text(d: &Diagnosis) -> String {
     let s = &d.summary;
     let hosts = super::plural(s.hosts, "host", "hosts");
+    let configuration_only = d.hosts.iter().filter(|h| h.configuration_only).count();
+    if configuration_only > 0 {
+        let predicted = d
+            .hosts
+            .iter()
+            .flat_map(|h| h.vms.iter().flat_map(move |v| v.adapters.iter().map(move |a| (h, a))))
+            .filter(|(h, a)| h.predicted_hca(a))
+            .count();
+        return format!(
+            "configuration only (no SSH) on {configuration_only} of {hosts}: it predicts the HCA for {predicted} of {} PVRDMA adapters; their transport was not observed",
+            s.adapters
+        );
+    }
     if s.adapters == 0 {
         format!("{hosts} checked, no PVRDMA adapter running")
     } else {
@@ -314,7 +327,11 @@ fn check_lines(d: &Diagnosis, status: Status, state: State, problems: &mut Vec<P
         format!("{at} {}: {}", c.id, c.summary)
     };
     for h in &d.hosts {
-        for c in h.checks.iter().filter(|c| c.status == status) {
+        for c in h
+            .checks
+            .iter()
+            .filter(|c| c.status == status && !h.unknown_for_want_of_ssh(c))
+        {
             problems.push(Problem {
                 state,
                 line: line(Some(&h.host), c),
@@ -332,7 +349,22 @@ fn check_lines(d: &Diagnosis, status: Status, state: State, problems: &mut Vec<P
 /// Status-line parts for the checks with `status`: `<hosts>: <id> <verb>`, and for a
 /// check across hosts `<hosts it names>: <id> <verb> across hosts`.
 fn check_parts(d: &Diagnosis, status: Status, state: State, verb: &str, parts: &mut Vec<Part>) {
-    for (id, on) in super::hosts_by_check(d, status) {
+    // A configuration-only run is not UNKNOWN for what only SSH shows: its status line
+    // says it was configuration-only instead.
+    let mut by_id: Vec<(CheckId, Vec<&str>)> = Vec::new();
+    for h in &d.hosts {
+        for c in h
+            .checks
+            .iter()
+            .filter(|c| c.status == status && !h.unknown_for_want_of_ssh(c))
+        {
+            match by_id.iter_mut().find(|(id, _)| *id == c.id) {
+                Some((_, on)) => on.push(&h.host),
+                None => by_id.push((c.id, vec![&h.host])),
+            }
+        }
+    }
+    for (id, on) in by_id {
         parts.push(Part::on_hosts(
             state,
             format!("{id} {verb}"),
@@ -411,7 +443,13 @@ fn unreached(d: &Diagnosis, opts: &NagiosOptions, parts: &mut Vec<Part>, problem
         (HostStatus::Incomplete, "incomplete"),
     ];
     for (status, word) in groups {
-        let hosts: Vec<&HostDiagnosis> = d.hosts.iter().filter(|h| h.status == status).collect();
+        // A configuration-only host is incomplete by nature: only what SSH would have
+        // shown is unknown there, and the status line says the run was configuration-only.
+        let hosts: Vec<&HostDiagnosis> = d
+            .hosts
+            .iter()
+            .filter(|h| h.status == status && (!h.configuration_only || h.has_unknowns()))
+            .collect();
         for by_timeout in [false, true] {
             let these: Vec<&&HostDiagnosis> = hosts
                 .iter()
@@ -483,7 +521,7 @@ fn unknowns(d: &Diagnosis, parts: &mut Vec<Part>, problems: &mut Vec<Problem>) {
             h.vms.iter().flat_map(move |vm| {
                 vm.adapters
                     .iter()
-                    .filter(|a| a.verdict == Verdict::Unknown)
+                    .filter(|a| a.verdict == Verdict::Unknown && !h.predicted_hca(a))
                     .map(move |a| (h, vm, a))
             })
         })

@@ -202,6 +202,12 @@ impl CheckId {
     pub fn across_hosts(self) -> bool {
         matches!(self.family(), Family::Fleet | Family::Probe)
     }
+
+    /// Whether only SSH can judge it: the vSphere API does not carry what it reads (flow
+    /// control and PFC on the uplinks), so a configuration-only host leaves it `unknown`.
+    pub fn needs_ssh(self) -> bool {
+        self == CheckId::LosslessNetwork
+    }
 }
 
 /// The id string, padded to the formatter's width (`{:<20}` lines up a check list).
