@@ -238,6 +238,7 @@ fn without_ssh_every_check_the_api_carries_is_judged_and_no_adapter_is_called_hc
         "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s vmk1"
     );
 
+    eprintln!("FLEET {:#}", report["fleet_checks"]);
     let observed: Vec<&Value> = report["hosts"]
         .as_array()
         .expect("hosts")
