@@ -174,8 +174,9 @@ host_facts! {
         /// Read through the vSphere API without the host's own observation: the
         /// configuration checks are judged, the adapters' transport is not seen.
         pub configuration_only: bool,
-        /// The running VMs the vSphere API named, on a configuration-only host.
-        pub api_vms: Vec<String>,
+        /// The running VMs' configuration as the vSphere API gave it, on a
+        /// configuration-only host (their `.vmx` settings are also in `vmx`).
+        pub api_vms: Vec<p::VmConfigRows>,
     }
 }
 

@@ -314,6 +314,9 @@ pub struct VmConfigRows {
     /// Per `VirtualVmxnet3Vrdma` adapter, in device order: `rocev1`, `rocev2`, or `None`
     /// when unset.
     pub device_protocols: Vec<Option<String>>,
+    /// Per `VirtualVmxnet3Vrdma` adapter, in device order: the uuid of the vDS its port is
+    /// on (`backing.port.switchUuid`), `None` on a standard port group or unset.
+    pub switch_uuids: Vec<Option<String>>,
 }
 
 /// Parses the `ObjectContent`s of a host's VMs (the output of [`VM_CONFIG_ID`]: one
@@ -339,6 +342,7 @@ const ETHERNET_CARDS: [&str; 9] = [
 fn vm(objects: &Node) -> VmConfigRows {
     let mut adapters = Vec::new();
     let mut protocols = Vec::new();
+    let mut switches = Vec::new();
     if let Some(devices) = property(objects, "config.hardware.device") {
         // Adapters are numbered as the guest and the `.vmx` count them: every ethernet
         // card before this one, PVRDMA or not.
@@ -357,6 +361,7 @@ fn vm(objects: &Node) -> VmConfigRows {
                     native_endpoint_support: None,
                 });
                 protocols.push(d.text(&["deviceProtocol"]));
+                switches.push(d.text(&["backing", "port", "switchUuid"]));
             }
             ethernet += 1;
         }
@@ -376,6 +381,7 @@ fn vm(objects: &Node) -> VmConfigRows {
             pvrdma_adapters: adapters,
         },
         device_protocols: protocols,
+        switch_uuids: switches,
     }
 }
 

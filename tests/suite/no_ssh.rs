@@ -3,7 +3,7 @@
 //! configuration; every check the API can read is judged from it, no adapter is called
 //! `hca` without the host's own observation, and no SSH connection is attempted.
 use crate::support::client::{Doctor, Outcome};
-use crate::support::vcsim::{HostSpec, PvrdmaSpec, Spec, Vcsim, VmSpec};
+use crate::support::vcsim::{HostSpec, PvrdmaSpec, Spec, Vcsim, VmSpec, DVS_UUID};
 use serde_json::Value;
 use std::net::TcpListener;
 use std::time::Duration;
@@ -23,6 +23,7 @@ fn vm(name: &str, host: &str, hw: &str, reserved: bool, adapters: &[&str]) -> Vm
         reserved_mb: if reserved { 4096 } else { 0 },
         locked_to_max: reserved,
         vrdma: adapters.iter().map(|a| a.to_string()).collect(),
+        dvs: DVS_UUID.into(),
         ..VmSpec::new(name, host, "")
     }
 }
@@ -238,7 +239,17 @@ fn without_ssh_every_check_the_api_carries_is_judged_and_no_adapter_is_called_hc
         "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s vmk1"
     );
 
-    eprintln!("FLEET {:#}", report["fleet_checks"]);
+    // Across hosts, the adapters' configured switch and RoCE version are compared.
+    let fleet = report["fleet_checks"].as_array().expect("fleet checks");
+    let same = fleet
+        .iter()
+        .find(|c| c["id"] == "pvrdma-same-vds")
+        .expect("pvrdma-same-vds");
+    assert_eq!(same["status"], "pass", "{same:#}");
+    assert!(
+        same["summary"].as_str().unwrap_or_default().contains("dvs-rdma"),
+        "{same:#}"
+    );
     let observed: Vec<&Value> = report["hosts"]
         .as_array()
         .expect("hosts")

@@ -191,6 +191,8 @@ pub struct VmSpec {
     pub locked_to_max: bool,
     /// One `VirtualVmxnet3Vrdma` adapter per entry, its `deviceProtocol` (`rocev2`).
     pub vrdma: Vec<String>,
+    /// The uuid of the vDS the adapters' ports are on; empty: no port backing.
+    pub dvs: String,
 }
 
 impl VmSpec {

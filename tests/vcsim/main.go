@@ -81,6 +81,8 @@ type VMSpec struct {
 	ReservedMB  int64    `json:"reserved_mb"`
 	LockedToMax bool     `json:"locked_to_max"`
 	Vrdma       []string `json:"vrdma"`
+	// The uuid of the vDS the adapters' ports are on (empty: no port backing).
+	Dvs string `json:"dvs"`
 }
 
 type HostSpec struct {
@@ -388,7 +390,7 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 // configureVM sets a VM's hardware version, memory reservation and PVRDMA adapters on
 // the simulator's object (the values a VM's configuration holds after a reconfigure).
 func configureVM(vm *object.VirtualMachine, v *VMSpec) {
-	if v.HwVersion == "" && v.ReservedMB == 0 && !v.LockedToMax && len(v.Vrdma) == 0 {
+	if v.HwVersion == "" && v.ReservedMB == 0 && !v.LockedToMax && len(v.Vrdma) == 0 && v.Dvs == "" {
 		return
 	}
 	obj := simulator.Map.Get(vm.Reference()).(*simulator.VirtualMachine)
@@ -409,6 +411,11 @@ func configureVM(vm *object.VirtualMachine, v *VMSpec) {
 			card.DeviceInfo = &types.Description{Label: fmt.Sprintf("Network adapter %d", i+2), Summary: "PVRDMA"}
 			card.AddressType = string(types.VirtualEthernetCardMacTypeGenerated)
 			card.MacAddress = fmt.Sprintf("00:50:56:aa:%02x:%02x", len(vms)%256, i)
+			if v.Dvs != "" {
+				card.Backing = &types.VirtualEthernetCardDistributedVirtualPortBackingInfo{
+					Port: types.DistributedVirtualSwitchPortConnection{SwitchUuid: v.Dvs, PortgroupKey: "dvportgroup-pvrdma"},
+				}
+			}
 			obj.Config.Hardware.Device = append(obj.Config.Hardware.Device, card)
 		}
 	})

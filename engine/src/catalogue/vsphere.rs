@@ -76,6 +76,17 @@ pub static API_EQUIVALENTS: &[(&str, &str, &str)] = &[
     // A vDS sets the MTU of its uplinks: the API shows the switch's, not the NIC's own.
     (super::NIC_LIST, VSPHERE_HOST_CONFIG, "config.network.proxySwitch.mtu"),
     (super::VMX_PVRDMA_LINES, VSPHERE_VM_CONFIG, "config"),
+    // Across hosts: the switch and RoCE version each adapter is configured with.
+    (
+        super::VM_PORT_LIST,
+        VSPHERE_VM_CONFIG,
+        "config.hardware.device[VirtualVmxnet3Vrdma].backing.port.switchUuid",
+    ),
+    (
+        super::PVRDMA_PROPERTIES,
+        VSPHERE_VM_CONFIG,
+        "config.hardware.device[VirtualVmxnet3Vrdma].deviceProtocol",
+    ),
 ];
 
 /// The API answer and property that stand for catalogue command `id`, if any.

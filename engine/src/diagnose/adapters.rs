@@ -437,31 +437,39 @@ pub(super) fn adapters_from_api(f: &HostFacts, checks: &[Check]) -> Vec<Vm> {
         )
     };
     let mut vms: Vec<Vm> = f
-        .vmx
+        .api_vms
         .iter()
-        .filter_map(|vmx| {
-            let config = vmx.config.as_ref().ok()?;
-            let mut adapters: Vec<&p::vmx::VmxAdapter> = config
+        .filter_map(|vm| {
+            let config = &vm.config;
+            // The API lists a VM's PVRDMA adapters in device order, each with its protocol
+            // and port; only present ones count, as over SSH.
+            let mut adapters: Vec<(&p::vmx::VmxAdapter, Option<&String>, Option<&String>)> = config
                 .pvrdma_adapters
                 .iter()
-                .filter(|a| a.present != Some(false))
+                .enumerate()
+                .filter(|(_, a)| a.present != Some(false))
+                .map(|(i, a)| {
+                    let protocol = vm.device_protocols.get(i).and_then(Option::as_ref);
+                    let switch = vm.switch_uuids.get(i).and_then(Option::as_ref);
+                    (a, protocol, switch)
+                })
                 .collect();
-            adapters.sort_by_key(|a| a.ethernet_index);
+            adapters.sort_by_key(|(a, ..)| a.ethernet_index);
             (!adapters.is_empty()).then(|| Vm {
-                name: config.display_name.clone().unwrap_or_else(|| vmx.path.clone()),
+                name: config.display_name.clone().unwrap_or_else(|| vm.id.clone()),
                 world_id: None,
                 config_file: None,
                 adapters: adapters
                     .iter()
                     .enumerate()
-                    .map(|(i, a)| Adapter {
+                    .map(|(i, (a, protocol, switch))| Adapter {
                         index: u32::try_from(i).unwrap_or(u32::MAX),
                         verdict,
                         reasons: reasons.clone(),
                         mac: a.mac_address.clone(),
-                        roce_version: None,
+                        roce_version: protocol.and_then(|p| configured_roce(p)),
                         active_mtu: None,
-                        port: None,
+                        port: switch.map(|uuid| configured_port(f, uuid)),
                         predicted,
                     })
                     .collect(),
@@ -470,4 +478,30 @@ pub(super) fn adapters_from_api(f: &HostFacts, checks: &[Check]) -> Vec<Vm> {
         .collect();
     vms.sort_by(|a, b| a.name.cmp(&b.name));
     vms
+}
+
+/// The RoCE version a `deviceProtocol` asks for (`rocev1`, `rocev2`).
+fn configured_roce(protocol: &str) -> Option<u32> {
+    match protocol.to_ascii_lowercase().as_str() {
+        "rocev1" => Some(1),
+        "rocev2" => Some(2),
+        _ => None,
+    }
+}
+
+/// The vDS port an adapter is configured on, named as the host names the switch (by its
+/// uuid when the host is not a member of it).
+fn configured_port(f: &HostFacts, switch_uuid: &str) -> PortView {
+    let name = f
+        .dvs
+        .as_ref()
+        .ok()
+        .and_then(|switches| switches.iter().find(|s| s.vds_id.as_deref() == Some(switch_uuid)))
+        .map_or_else(|| switch_uuid.to_string(), |s| s.name.clone());
+    PortView {
+        vswitch: Some(name),
+        vds_id: Some(switch_uuid.to_string()),
+        portgroup: None,
+        uplink: None,
+    }
 }

@@ -132,13 +132,98 @@ fn a_vm_first_run_keeps_only_the_chosen_vms() {
 
 #[test]
 fn a_healthy_configuration_only_fleet_exits_with_its_own_code() {
-    let second = HOST.replace("192.168.50.11", "192.168.50.12");
-    let other_vm = VM.replace("hpc-node07", "hpc-node08");
-    let d = diagnose(&[
-        from_vsphere("esx01", HOST.to_string(), &[VM.to_string()], 12),
-        from_vsphere("esx02", second, &[other_vm], 12),
-    ]);
+    let d = two_hosts(vm_on("hpc-node07", DVS, "rocev2"), vm_on("hpc-node08", DVS, "rocev2"));
     let unknown: Vec<_> = d.fleet_checks.iter().filter(|c| c.status == Status::Unknown).collect();
     assert!(unknown.is_empty(), "{unknown:#?}");
     assert_eq!(d.exit_code(), crate::exit::CONFIGURATION_ONLY, "{:#?}", d.fleet_checks);
+}
+
+const DVS: &str = "50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8";
+
+/// The fixture VM (adapters RoCE v2 then v1) named `name`, each adapter's port on the vDS
+/// `switch` and its protocol `protocol`, as the simulator writes a port backing.
+fn vm_on(name: &str, switch: &str, protocol: &str) -> String {
+    let backing = format!(
+        r#"<backing XMLSchema-instance:type="VirtualEthernetCardDistributedVirtualPortBackingInfo"><port><switchUuid>{switch}</switchUuid><portgroupKey>dvportgroup-pvrdma</portgroupKey></port></backing>"#
+    );
+    VM.replace("hpc-node07", name)
+        .replace(
+            "<deviceProtocol>rocev2</deviceProtocol>",
+            &format!("<deviceProtocol>{protocol}</deviceProtocol>{backing}"),
+        )
+        .replace(
+            "<deviceProtocol>rocev1</deviceProtocol>",
+            &format!("<deviceProtocol>{protocol}</deviceProtocol>{backing}"),
+        )
+}
+
+fn two_hosts(vm1: String, vm2: String) -> Diagnosis {
+    let second = HOST.replace("192.168.50.11", "192.168.50.12");
+    diagnose(&[
+        from_vsphere("esx01", HOST.to_string(), &[vm1], 12),
+        from_vsphere("esx02", second, &[vm2], 12),
+    ])
+}
+
+fn fleet_status(d: &Diagnosis, id: &str) -> Status {
+    d.fleet_checks.iter().find(|c| c.id == id).map(|c| c.status).unwrap()
+}
+
+#[test]
+fn across_hosts_the_configured_switch_and_roce_version_are_compared() {
+    let d = two_hosts(vm_on("a", DVS, "rocev2"), vm_on("b", DVS, "rocev2"));
+    assert_eq!(
+        fleet_status(&d, "pvrdma-same-vds"),
+        Status::Pass,
+        "{:#?}",
+        d.fleet_checks
+    );
+    assert_eq!(
+        fleet_status(&d, "roce-version-pair"),
+        Status::Pass,
+        "{:#?}",
+        d.fleet_checks
+    );
+    let same = d.fleet_checks.iter().find(|c| c.id == "pvrdma-same-vds").unwrap();
+    assert!(
+        same.evidence.iter().any(|e| e.command == cat::VSPHERE_VM_CONFIG),
+        "{same:?}"
+    );
+    // No pair is called rdma: the transport was not observed.
+    assert_eq!(d.transport.totals.rdma, 0);
+    assert!(d.transport.totals.unknown > 0, "{:?}", d.transport.totals);
+    assert_eq!(d.exit_code(), crate::exit::CONFIGURATION_ONLY);
+
+    let d = two_hosts(
+        vm_on("a", DVS, "rocev2"),
+        vm_on("b", "50 00 00 00 00 00 00 00-00 00 00 00 00 00 00 01", "rocev2"),
+    );
+    assert_eq!(
+        fleet_status(&d, "pvrdma-same-vds"),
+        Status::Fail,
+        "{:#?}",
+        d.fleet_checks
+    );
+    assert!(d.transport.totals.blocked > 0);
+    assert_eq!(d.exit_code(), crate::exit::PROBLEMS);
+
+    let d = two_hosts(vm_on("a", DVS, "rocev1"), vm_on("b", DVS, "rocev2"));
+    assert_eq!(
+        fleet_status(&d, "roce-version-pair"),
+        Status::Warn,
+        "{:#?}",
+        d.fleet_checks
+    );
+}
+
+#[test]
+fn an_adapter_without_a_port_leaves_the_switch_check_unknown() {
+    let d = two_hosts(VM.to_string(), VM.replace("hpc-node07", "b"));
+    assert_eq!(
+        fleet_status(&d, "pvrdma-same-vds"),
+        Status::Unknown,
+        "{:#?}",
+        d.fleet_checks
+    );
+    assert_eq!(d.exit_code(), crate::exit::INCOMPLETE);
 }

@@ -150,9 +150,31 @@ fn verdict_code(v: Verdict) -> u8 {
     }
 }
 
+/// An adapter of a configuration-only host whose configuration predicts the HCA: its
+/// transport is unknown, but its configured switch and RoCE version are judged with the
+/// adapters on the HCA.
+const PREDICTED_HCA: u8 = 3;
+
+impl Profile {
+    /// On the HCA, or configured to be: what the configuration checks across hosts compare.
+    fn on_hca_or_predicted(&self) -> bool {
+        self.verdict == 0 || self.verdict == PREDICTED_HCA
+    }
+
+    /// Its transport is not known.
+    fn unknown(&self) -> bool {
+        self.verdict == 2 || self.verdict == PREDICTED_HCA
+    }
+}
+
 fn profile(a: &super::Adapter) -> Profile {
+    let predicted = a.verdict == Verdict::Unknown && a.predicted == Some(Verdict::Hca);
     Profile {
-        verdict: verdict_code(a.verdict),
+        verdict: if predicted {
+            PREDICTED_HCA
+        } else {
+            verdict_code(a.verdict)
+        },
         switch: a.port.as_ref().and_then(|p| {
             Some(Switch {
                 name: p.vswitch.clone()?,
@@ -202,6 +224,9 @@ impl Reason {
 struct Class {
     transport: Transport,
     reasons: Vec<Reason>,
+    /// The RoCE versions of the two ends differ (and nothing blocks the pair): what
+    /// roce-version-pair warns about.
+    roce_mismatch: Option<String>,
 }
 
 impl Class {
@@ -227,6 +252,7 @@ fn classify(x: End, y: End, cut: bool) -> Class {
     let mut c = Class {
         transport: Transport::Rdma,
         reasons: Vec::new(),
+        roce_mismatch: None,
     };
     let reason = |text: String, blocks: Option<CheckId>| Reason { text, blocks };
     // What decided the verdict is vsish's `Physical HCA available` of that adapter; the
@@ -303,11 +329,24 @@ fn classify(x: End, y: End, cut: bool) -> Class {
         return c;
     }
     if let (Some(1), Some(2)) | (Some(2), Some(1)) = (a.roce, b.roce) {
+        let text = format!(
+            "RoCE v{} on {ha} and v{} on {hb} (a version mismatch whose effect the PVRDMA documentation does not describe)",
+            a.roce.unwrap_or(0),
+            b.roce.unwrap_or(0)
+        );
+        c.roce_mismatch = Some(text.clone());
+        c.reasons.push(reason(text, None));
+    }
+    // Configured for the HCA on a host read without SSH: nothing in the configuration
+    // blocks the pair, but which transport it uses was not observed.
+    if a.unknown() || b.unknown() {
+        c.transport = Transport::Unknown;
+        let who = if a.unknown() { &x } else { &y };
         c.reasons.push(reason(
             format!(
-                "RoCE v{} on {ha} and v{} on {hb} (a version mismatch whose effect the PVRDMA documentation does not describe)",
-                a.roce.unwrap_or(0),
-                b.roce.unwrap_or(0)
+                "the adapter on {} has no verdict: {}",
+                who.host,
+                who.cause.unwrap_or(super::adapters::TRANSPORT_NEEDS_SSH)
             ),
             None,
         ));

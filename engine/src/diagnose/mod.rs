@@ -151,7 +151,13 @@ pub fn fleet_diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
 
 /// [`fleet_diagnosis`] with the path probe's results, when it ran.
 fn fleet_diagnosis_with(mut hosts: Vec<HostDiagnosis>, probes: Vec<probe::Probe>, selection: &Selection) -> Diagnosis {
-    let (fleet_checks, transport) = fleet::judge(&mut hosts, &probes, selection);
+    let (mut fleet_checks, transport) = fleet::judge(&mut hosts, &probes, selection);
+    // Compared from the configuration alone when every host with adapters was read
+    // without SSH: the evidence names what the vSphere API gave.
+    let with_adapters = || hosts.iter().filter(|h| !h.vms.is_empty());
+    if with_adapters().next().is_some() && with_adapters().all(|h| h.configuration_only) {
+        cite_api(&mut fleet_checks);
+    }
     let summary = summarize(&hosts, &fleet_checks, &transport);
     Diagnosis {
         hosts,

@@ -14,9 +14,17 @@ use std::collections::{BTreeSet, HashSet};
 pub(super) fn keep_vms(facts: &mut HostFacts, names: &BTreeSet<String>) -> Option<Vec<String>> {
     if facts.configuration_only {
         // The vSphere API named the running VMs; their configuration is keyed by name.
-        facts.api_vms.retain(|vm| names.contains(vm));
+        facts
+            .api_vms
+            .retain(|vm| vm.config.display_name.as_ref().is_some_and(|n| names.contains(n)));
         facts.vmx.retain(|v| names.contains(&v.path));
-        return facts.vmx_inventory_problem.is_none().then(|| facts.api_vms.clone());
+        return facts.vmx_inventory_problem.is_none().then(|| {
+            facts
+                .api_vms
+                .iter()
+                .filter_map(|vm| vm.config.display_name.clone())
+                .collect()
+        });
     }
     let Ok(list) = &mut facts.vms else {
         return None;

@@ -58,16 +58,17 @@ pub(super) fn fill(facts: &mut HostFacts, capture: &HostCapture) {
         Ok(vms) => {
             // Like the live `.vmx` inventory, only running VMs: a powered-off VM uses no
             // transport, and esxcli does not list it either.
-            for vm in vms
+            for mut vm in vms
                 .into_iter()
                 .filter(|v| v.power_state.as_deref() == Some("poweredOn"))
             {
                 let name = vm.config.display_name.clone().unwrap_or_else(|| vm.id.clone());
-                facts.api_vms.push(name.clone());
+                vm.config.display_name = Some(name.clone());
                 facts.vmx.push(VmxFact {
                     path: name,
-                    config: Ok(vm.config),
+                    config: Ok(vm.config.clone()),
                 });
+                facts.api_vms.push(vm);
             }
         }
         Err(e) => facts.vmx_inventory_problem = Some(e.to_string()),

@@ -197,7 +197,7 @@ fn same_vds_of(profiles: &[HostProfiles], blocked: Option<&(u64, BTreeSet<usize>
     let mut unknown = 0usize;
     for host in profiles {
         for (p, list) in host {
-            if p.verdict != 0 {
+            if !p.on_hca_or_predicted() {
                 continue;
             }
             match &p.switch {
@@ -265,7 +265,7 @@ fn roce_pair_of(profiles: &[HostProfiles], mismatched: u64, example: Option<&Str
     let mut versions: BTreeMap<String, usize> = BTreeMap::new();
     for host in profiles {
         for (p, list) in host {
-            if p.verdict == 0 {
+            if p.on_hca_or_predicted() {
                 let key = p.roce.map_or_else(|| "unknown".to_string(), |v| format!("RoCE v{v}"));
                 *versions.entry(key).or_default() += list.len();
             }

@@ -77,11 +77,9 @@ pub(super) fn tally_pairs(
                         e.1.insert(j);
                         tally.examples.entry(id).or_insert_with(|| r.text.clone());
                     }
-                    if c.transport == Transport::Rdma && !c.reasons.is_empty() {
+                    if let Some(text) = &c.roce_mismatch {
                         tally.roce_mismatch += n;
-                        tally.examples.entry(ROCE_PAIR).or_insert_with(|| {
-                            c.reasons.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("; ")
-                        });
+                        tally.examples.entry(ROCE_PAIR).or_insert_with(|| text.clone());
                     }
                 }
             }
