@@ -186,6 +186,11 @@ fn effects() -> Vec<(&'static str, Vec<Effect>)> {
         ("latency", vec!["--demo"], vec!["--demo", "--latency", "1s"]),
     ];
     watch.extend(vcenter());
+    watch.push((
+        "no_ssh",
+        vec!["--vcenter", "vc01", "--vcenter-user", "u"],
+        vec!["--vcenter", "vc01", "--vcenter-user", "u", "--no-ssh"],
+    ));
     watch.extend(ssh(&["esx01"]));
     watch.extend(run(&["esx01"]));
     watch.extend(layout(&["esx01"]));

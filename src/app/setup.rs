@@ -159,7 +159,7 @@ impl Setup {
                     });
                     let positions = a.positions.clone();
                     let mut live = live_setup(&a.hosts, Some(&a.ssh), &a.run, &positions, terminal, a.probe.options())?;
-                    live.vcenter = vcenter_setup(&a.vcenter, &a.hosts)?;
+                    live.vcenter = vcenter_setup(&a.vcenter, &a.hosts)?.map(|v| VcenterSetup { no_ssh: a.no_ssh, ..v });
                     Job::Watch(WatchSetup {
                         live,
                         demo,

@@ -20,6 +20,7 @@ use crate::live::{collect_live, LiveOptions, LiveRun};
 use crate::vcenter::{Follower, Move};
 use anyhow::Context;
 use pvrdma_engine::baseline::Baseline;
+use pvrdma_engine::capture::HostCapture;
 use pvrdma_engine::diagnose::{self, Change, ChangeKind, Diagnosis, HostStatus};
 use pvrdma_engine::report::{self, Format};
 use serde_json::json;
@@ -136,6 +137,19 @@ impl Source {
     }
 }
 
+/// A `--no-ssh` round as a run: the hosts judged from the vSphere API (`captures`).
+fn api_run(captures: Vec<HostCapture>, started: Instant) -> LiveRun {
+    let now = SystemTime::now();
+    LiveRun {
+        captures,
+        started: now.checked_sub(started.elapsed()).unwrap_or(now),
+        finished: now,
+        interrupted: false,
+        local_values: Default::default(),
+        targets: Vec::new(),
+    }
+}
+
 /// How a watch ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stop {
@@ -216,14 +230,22 @@ fn rounds(
     let mut round: u64 = 0;
     let mut warned: Vec<String> = Vec::new();
     let mut scope: Option<Vec<String>> = None;
+    let mut last_api: Vec<HostCapture> = Vec::new();
     loop {
         round += 1;
         let started = Instant::now();
         let mut moves = Vec::new();
+        let mut from_api: Option<anyhow::Result<Vec<HostCapture>>> = None;
         if let Some(f) = follower.as_deref_mut() {
+            let no_ssh = f.no_ssh();
             let read = waiter.block_on(async {
                 tokio::select! {
-                    r = f.read() => Some(r),
+                    r = async {
+                        let reading = f.read().await?;
+                        // --no-ssh: the configuration in the same session, this round.
+                        let configuration = if no_ssh { Some(f.configuration(&reading).await) } else { None };
+                        Ok((reading, configuration))
+                    } => Some(r),
                     _ = signals.interrupt.recv() => None,
                 }
             });
@@ -237,7 +259,8 @@ fn rounds(
                         width,
                     )
                 }
-                Some(Ok(reading)) => {
+                Some(Ok((reading, configuration))) => {
+                    from_api = configuration;
                     if round == 1 {
                         for line in &reading.skipped {
                             eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", line));
@@ -258,7 +281,29 @@ fn rounds(
                 ))?,
             }
         }
-        let run = source.collect(&mut warned)?;
+        let run = if follower.as_ref().is_some_and(|f| f.no_ssh()) {
+            let captures = match from_api {
+                Some(Ok(captures)) => {
+                    last_api.clone_from(&captures);
+                    captures
+                }
+                Some(Err(e)) if round == 1 => return Err(e),
+                // vCenter could not be read this round: the configuration last read is
+                // judged again (never over SSH), and the line says so.
+                Some(Err(e)) => {
+                    write(&report::timestamped(
+                        &humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+                        &format!("the hosts' configuration could not be read from vCenter ({e:#}); judging the last one read"),
+                        width,
+                    ))?;
+                    last_api.clone()
+                }
+                None => last_api.clone(),
+            };
+            api_run(captures, started)
+        } else {
+            source.collect(&mut warned)?
+        };
         let selection = diagnose::Selection::of_vms(scope.as_deref());
         let mut diagnosis = diagnose::diagnose_selected(&run.captures, &selection);
         let comparison = previous.as_ref().map(|b| {

@@ -152,6 +152,11 @@ pub(crate) struct WatchArgs {
     pub(crate) hosts: HostArgs,
     #[command(flatten)]
     pub(crate) vcenter: VcenterArgs,
+    /// Read the hosts' and their VMs' configuration through vCenter's vSphere API every
+    /// round instead of logging in over SSH (for hosts whose SSH service stays off): the
+    /// configuration checks are judged, the adapters' transport is not observed.
+    #[arg(long, requires = "vcenter", conflicts_with_all = ["probe", "demo"], help_heading = "Hosts from vCenter")]
+    pub(crate) no_ssh: bool,
     /// Time from the start of one round to the start of the next; a round that takes
     /// longer starts the next at once (rounds never overlap).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval)]

@@ -48,7 +48,8 @@ pub(crate) fn read_configuration(setup: &VcenterSetup, config: Config) -> anyhow
         None => anyhow::bail!("vCenter {} gave no inventory", setup.endpoint.label()),
     };
     let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let captures = captures(&selected, configs, elapsed);
+    let names: Vec<String> = selected.hosts.iter().map(|h| h.name.clone()).collect();
+    let captures = captures(&names, configs, elapsed);
     Ok(Some(ApiRead {
         discovery: Discovery { selected },
         captures,
@@ -58,7 +59,7 @@ pub(crate) fn read_configuration(setup: &VcenterSetup, config: Config) -> anyhow
 }
 
 /// The managed object ids of the selected hosts (the selection names them).
-fn host_ids(inventory: &Inventory, selected: &Selected) -> Vec<String> {
+pub(super) fn host_ids(inventory: &Inventory, selected: &Selected) -> Vec<String> {
     selected
         .hosts
         .iter()
@@ -68,22 +69,20 @@ fn host_ids(inventory: &Inventory, selected: &Selected) -> Vec<String> {
 
 /// One capture per selected host, in selection order; a host vCenter no longer had when
 /// its configuration was read is a failed capture that says so.
-fn captures(selected: &Selected, configs: BTreeMap<String, HostConfig>, elapsed_ms: u64) -> Vec<HostCapture> {
+pub(super) fn captures(hosts: &[String], configs: BTreeMap<String, HostConfig>, elapsed_ms: u64) -> Vec<HostCapture> {
     let by_name: BTreeMap<&str, &HostConfig> = configs.values().map(|c| (c.name.as_str(), c)).collect();
-    let share = elapsed_ms / u64::try_from(selected.hosts.len().max(1)).unwrap_or(1);
-    selected
-        .hosts
+    let share = elapsed_ms / u64::try_from(hosts.len().max(1)).unwrap_or(1);
+    hosts
         .iter()
-        .map(|h| match by_name.get(h.name.as_str()) {
-            Some(c) => capture::from_vsphere(&h.name, c.host_xml.clone(), &c.vm_xml, share),
+        .map(|name| match by_name.get(name.as_str()) {
+            Some(c) => capture::from_vsphere(name, c.host_xml.clone(), &c.vm_xml, share),
             None => HostCapture::failed(
-                &h.name,
+                name,
                 CaptureSource::VsphereApi,
                 Failure::new(
                     ErrorKind::CommandFailed,
                     format!(
-                        "{}: vCenter returned no configuration for this host (removed from the inventory while it was read?); run again",
-                        h.name
+                        "{name}: vCenter returned no configuration for this host (removed from the inventory while it was read?); run again"
                     ),
                 ),
             ),

@@ -3,6 +3,7 @@
 //! host is diagnosed there (and said so), a host that left the cluster or went into
 //! maintenance is no longer visited (and said why), a new one is.
 use super::VcenterSetup;
+use pvrdma_engine::capture::HostCapture;
 use pvrdma_vsphere::{Client, Selected};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -101,6 +102,8 @@ pub(crate) struct Follower {
 /// A round's reading: the hosts to visit, the VMs chosen, and what moved.
 pub(crate) struct Reading {
     pub(crate) hosts: Vec<String>,
+    /// The managed object ids of `hosts`, in the same order.
+    host_ids: Vec<String>,
     pub(crate) vms: Option<Vec<String>>,
     pub(crate) moves: Vec<Move>,
     pub(crate) skipped: Vec<String>,
@@ -136,12 +139,32 @@ impl Follower {
             .unwrap_or_default();
         let reading = Reading {
             hosts: selected.hosts.iter().map(|h| h.name.clone()).collect(),
+            host_ids: super::api::host_ids(&inventory, &selected),
             vms: self.setup.vm_first().then(|| super::scope_vms(&selected)),
             moves,
             skipped: super::skipped_lines(&selected),
         };
         self.last = Some(now);
         Ok(reading)
+    }
+
+    /// Whether the hosts are judged from the vSphere API alone (`--no-ssh`).
+    pub(crate) fn no_ssh(&self) -> bool {
+        self.setup.no_ssh
+    }
+
+    /// `--no-ssh`: the configuration of the hosts `reading` selected, read in the kept
+    /// session, one capture per host.
+    pub(crate) async fn configuration(&mut self, reading: &Reading) -> anyhow::Result<Vec<HostCapture>> {
+        let clock = std::time::Instant::now();
+        let configs = self.client.host_configs(&reading.host_ids).await?;
+        let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+        tracing::info!(
+            "read the configuration of {} host(s) from vCenter {} in {elapsed} ms",
+            reading.hosts.len(),
+            self.setup.endpoint.label()
+        );
+        Ok(super::api::captures(&reading.hosts, configs, elapsed))
     }
 
     /// Logs the session out (the watch is ending).

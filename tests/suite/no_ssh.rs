@@ -380,3 +380,69 @@ fn hosts_that_refuse_ssh_are_judged_from_the_api_and_keep_the_ssh_error() {
     assert_eq!(check(host(&report, "esx01"), "firewall-pvrdma")["status"], "pass");
     assert_eq!(sim.sessions(), 0, "both sessions are logged out");
 }
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn watch_without_ssh_follows_a_moved_vm_in_one_session() {
+    let mut sim = Vcsim::start(&fleet());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trap = TcpListener::bind("127.0.0.1:0").expect("listener");
+    trap.set_nonblocking(true).expect("non-blocking");
+    let ssh_config = dir.path().join("ssh_config");
+    std::fs::write(
+        &ssh_config,
+        format!(
+            "Host *\n  HostName 127.0.0.1\n  Port {}\n",
+            trap.local_addr().expect("address").port()
+        ),
+    )
+    .expect("ssh_config");
+    let running = Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
+        .arg("watch")
+        .args(["--vcenter", &sim.url, "--vcenter-user", &sim.user, "--vcenter-ca"])
+        .arg(&sim.ca)
+        .arg("-F")
+        .arg(&ssh_config)
+        .args([
+            "--no-ssh",
+            "--vm",
+            "hpc-node01",
+            "--format",
+            "json",
+            "--count",
+            "2",
+            "--interval",
+            "5s",
+            "-v",
+        ])
+        .spawn_until("read the configuration of 1 host(s)", Duration::from_secs(120));
+    // DRS moves the VM between the rounds: the second round judges it on esx04.
+    sim.move_vm("hpc-node01", "esx04");
+    let out = running.wait(Duration::from_secs(120));
+    // esx04's Net.PVRDMAVmknic is empty: its configuration fails.
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let first = events.iter().find(|e| e["event"] == "report").expect("a report event");
+    assert_eq!(host(&first["report"], "esx01")["configuration_only"], true);
+    let moved = events
+        .iter()
+        .find(|e| e["event"] == "vm-moved")
+        .unwrap_or_else(|| panic!("no vm-moved event in {}", out.stdout));
+    assert_eq!(
+        (&moved["from"], &moved["to"]),
+        (&Value::from("esx01"), &Value::from("esx04"))
+    );
+    assert!(
+        events.iter().any(|e| e["event"] == "change" && e["host"] == "esx04"),
+        "{}",
+        out.stdout
+    );
+    assert!(trap.accept().is_err(), "watch --no-ssh opened an SSH connection");
+    assert_eq!(sim.sessions(), 0, "the watch's one session is logged out");
+}
