@@ -429,7 +429,18 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client
                 .headers()
                 .get("x-prometheus-scrape-timeout-seconds")
                 .and_then(|v| v.to_str().ok());
-            if let Some(Err(why)) = site.exporter.vcenter.members(&target) {
+            let unavailable = site
+                .exporter
+                .vcenter
+                .members(&target)
+                .and_then(Result::err)
+                .or_else(|| {
+                    site.exporter
+                        .vcenter
+                        .configuration(&site.exporter.config(), &target)
+                        .and_then(Result::err)
+                });
+            if let Some(why) = unavailable {
                 site.exporter.vcenter.unavailable.inc();
                 return text(StatusCode::SERVICE_UNAVAILABLE, why);
             }

@@ -250,6 +250,9 @@ impl Exporter {
         deadline: Instant,
     ) -> Result<String, Refused> {
         let config = self.config();
+        if let Some(found) = self.vcenter.configuration(&config, target) {
+            return self.judge_configuration(&config, target, module, found, start);
+        }
         let (members, scope) = if let Some(g) = config.groups.get(target) {
             (g.members.clone(), Scope::Fleet)
         } else if let Some(found) = self.vcenter.members(target) {
@@ -302,6 +305,44 @@ impl Exporter {
                 self.metrics.probes_deadline_exceeded.inc();
                 expired()
             }
+        };
+        if !outcome.up {
+            self.metrics.probe_failures.inc();
+        }
+        Ok(render(&outcome, scope, start.elapsed()))
+    }
+
+    /// A probe of a `no_ssh` vCenter group (or of a host only such groups have): the
+    /// configuration last read from vCenter, judged now; no SSH connection.
+    fn judge_configuration(
+        &self,
+        config: &Config,
+        target: &str,
+        module: Option<&str>,
+        found: Result<Vec<HostCapture>, String>,
+        start: Instant,
+    ) -> Result<String, Refused> {
+        let captures = found.map_err(|why| {
+            self.vcenter.unavailable.inc();
+            Refused(why)
+        })?;
+        let (_, module) = config.module_for(target, module).map_err(|e| {
+            self.metrics.probes_rejected.inc();
+            Refused(e)
+        })?;
+        self.metrics.probes.inc();
+        let scope = if config.vcenter.groups.contains_key(target) {
+            Scope::Fleet
+        } else {
+            Scope::SingleTarget
+        };
+        let outcome = Outcome {
+            diagnosis: pvrdma_engine::diagnose::diagnose_selected(&captures, &module.fleet_checks),
+            up: captures.iter().all(|c| c.error.is_none()),
+            finished: self
+                .vcenter
+                .configuration_read_at(&captures)
+                .unwrap_or_else(SystemTime::now),
         };
         if !outcome.up {
             self.metrics.probe_failures.inc();

@@ -22,6 +22,7 @@ use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::watch;
 
+mod configs;
 pub mod expose;
 
 /// What a stopping follower gives a read under way to finish, and its logout: a drain or
@@ -76,6 +77,8 @@ pub struct Fleet {
     generation: Cell<u64>,
     /// Probes of a vCenter group refused (HTTP 503) for want of hosts.
     pub unavailable: Value,
+    /// The configuration of the hosts of `no_ssh` groups, by host, as last read.
+    configs: RefCell<BTreeMap<String, configs::ReadConfiguration>>,
 }
 
 impl GroupState {
@@ -402,11 +405,43 @@ async fn follow(exporter: Rc<Exporter>, generation: u64, name: String, vc: Vcent
             }
             break;
         };
+        let inventory = read.as_ref().ok();
         let read = read.as_ref().map_err(ToString::to_string);
         let lines = exporter
             .vcenter
             .apply(&exporter.config(), generation, &name, read, SystemTime::now());
         lines.iter().for_each(|l| log(l));
+        let api_hosts = exporter.vcenter.api_hosts(&exporter.config(), &name);
+        if let (Some(inventory), false) = (inventory, api_hosts.is_empty()) {
+            let ids: Vec<String> = inventory
+                .hosts
+                .iter()
+                .filter(|h| api_hosts.contains(&h.name))
+                .map(|h| h.id.clone())
+                .collect();
+            let clock = std::time::Instant::now();
+            let configs = tokio::select! {
+                r = client.host_configs(&ids) => Some(r),
+                () = stopped(&mut stop) => None,
+            };
+            match configs {
+                None => {
+                    client.reset_connection();
+                    break;
+                }
+                Some(Ok(configs)) => {
+                    let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    let captures = crate::vcenter::api_captures(&api_hosts, configs, elapsed);
+                    exporter
+                        .vcenter
+                        .store_configuration(generation, captures, SystemTime::now());
+                }
+                Some(Err(e)) => log(&format!(
+                    "vCenter {name}: the configuration of {} cannot be read: {e}; probes judge the last one read",
+                    pvrdma_nodeset::fold(&api_hosts)
+                )),
+            }
+        }
         tokio::select! {
             () = tokio::time::sleep(vc.refresh) => {}
             () = stopped(&mut stop) => break,

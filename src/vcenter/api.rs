@@ -69,7 +69,7 @@ pub(super) fn host_ids(inventory: &Inventory, selected: &Selected) -> Vec<String
 
 /// One capture per selected host, in selection order; a host vCenter no longer had when
 /// its configuration was read is a failed capture that says so.
-pub(super) fn captures(hosts: &[String], configs: BTreeMap<String, HostConfig>, elapsed_ms: u64) -> Vec<HostCapture> {
+pub(crate) fn captures(hosts: &[String], configs: BTreeMap<String, HostConfig>, elapsed_ms: u64) -> Vec<HostCapture> {
     let by_name: BTreeMap<&str, &HostConfig> = configs.values().map(|c| (c.name.as_str(), c)).collect();
     let share = elapsed_ms / u64::try_from(hosts.len().max(1)).unwrap_or(1);
     hosts

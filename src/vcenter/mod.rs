@@ -12,7 +12,7 @@ use std::time::Duration;
 mod api;
 mod follow;
 mod print;
-pub(crate) use api::{complete_refused, read_configuration};
+pub(crate) use api::{captures as api_captures, complete_refused, read_configuration};
 pub(crate) use follow::{Follower, Move, Placement};
 pub(crate) use print::{hosts_json, skipped_lines};
 

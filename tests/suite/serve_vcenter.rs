@@ -167,3 +167,85 @@ fn prometheus_reads_a_vcenter_groups_targets_through_http_sd_configs() {
     let _ = exporter.wait(Duration::from_secs(60));
     assert_eq!(sim.sessions(), 0);
 }
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_no_ssh_group_is_judged_from_the_configuration_vcenter_gives() {
+    use crate::support::vcsim::PvrdmaSpec;
+    let healthy = |name: &str, last: u8, firewall: bool| HostSpec {
+        pvrdma: Some(PvrdmaSpec {
+            firewall,
+            ..PvrdmaSpec::healthy(last)
+        }),
+        ..HostSpec::new(name)
+    };
+    let mut sim = Vcsim::start(&Spec::one_cluster(
+        "Lab East",
+        "HPC",
+        vec![healthy("esx01", 11, true), healthy("esx02", 12, false)],
+        vec![],
+    ));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("exporter.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "vcenters:\n  lab: {{url: \"{}\", user: \"{}\", password_env: PVRDMA_TEST_VC_PW, thumbprint: \"{}\", refresh: 1s}}\ngroups:\n  hpc: {{vcenter: lab, cluster: HPC, no_ssh: true}}\n",
+            sim.url, sim.user, sim.thumbprint
+        ),
+    )
+    .expect("configuration");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let running = Doctor::new()
+        .env("PVRDMA_TEST_VC_PW", &sim.password)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", &addr])
+        .spawn_until("group hpc: 2 host(s) from vCenter lab", Duration::from_secs(120));
+
+    // The configuration is read right after the inventory: until then a probe says so (503).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (mut status, mut body) = get(&addr, "/probe?target=hpc");
+    while status != 200 && Instant::now() < deadline {
+        assert_eq!(status, 503, "{body}");
+        std::thread::sleep(Duration::from_millis(200));
+        (status, body) = get(&addr, "/probe?target=hpc");
+    }
+    assert_eq!(status, 200, "{body}");
+    let line = |needles: &[&str]| body.lines().any(|l| needles.iter().all(|n| l.contains(n)));
+    assert!(
+        line(&[
+            "pvrdma_check_status{",
+            "host_name=\"esx02\"",
+            "check=\"firewall-pvrdma\"",
+            "status=\"fail\"} 1"
+        ]),
+        "{body}"
+    );
+    assert!(
+        line(&[
+            "pvrdma_check_status{",
+            "host_name=\"esx01\"",
+            "check=\"firewall-pvrdma\"",
+            "status=\"pass\"} 1"
+        ]),
+        "{body}"
+    );
+    assert!(
+        !body.contains("verdict=\"hca\"} 1"),
+        "no adapter is hca without SSH: {body}"
+    );
+    // A host of the group probed alone is judged the same way, without SSH.
+    let (status, one) = get(&addr, "/probe?target=esx02");
+    assert_eq!(status, 200, "{one}");
+    assert!(one.contains("check=\"firewall-pvrdma\""), "{one}");
+
+    running.interrupt();
+    let out = running.wait(Duration::from_secs(60));
+    assert!(
+        !out.stderr.contains("cannot connect"),
+        "no SSH connection: {}",
+        out.stderr
+    );
+    assert_eq!(sim.sessions(), 0, "the exporter logs its session out when it stops");
+}

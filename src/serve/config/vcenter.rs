@@ -88,6 +88,9 @@ pub struct VcenterGroup {
     pub selection: Selection,
     /// The module used when the probe names none.
     pub module: Option<String>,
+    /// `no_ssh: true`: its hosts are judged from their configuration as vCenter gives it,
+    /// read with the inventory; no SSH connection is made to them.
+    pub no_ssh: bool,
 }
 
 impl VcenterGroup {
@@ -115,7 +118,12 @@ impl VcenterGroup {
         } else {
             "not in maintenance mode"
         });
-        format!("{} ({})", what.join(", "), taken.join(", "))
+        let how = if self.no_ssh {
+            "; judged from vCenter's vSphere API, without SSH"
+        } else {
+            ""
+        };
+        format!("{} ({}){how}", what.join(", "), taken.join(", "))
     }
 }
 
@@ -245,6 +253,7 @@ pub(super) struct RawGroupFields {
     vm: Option<NodeSets>,
     include_maintenance: Option<bool>,
     include_disconnected: Option<bool>,
+    no_ssh: Option<bool>,
 }
 
 impl RawGroupFields {
@@ -257,6 +266,7 @@ impl RawGroupFields {
                 ("vm", self.vm.is_some()),
                 ("include_maintenance", self.include_maintenance.is_some()),
                 ("include_disconnected", self.include_disconnected.is_some()),
+                ("no_ssh", self.no_ssh.is_some()),
             ]
             .into_iter()
             .find(|(_, set)| *set);
@@ -300,6 +310,7 @@ impl RawGroupFields {
                 include_disconnected: self.include_disconnected.unwrap_or(false),
             },
             module: self.module.clone(),
+            no_ssh: self.no_ssh.unwrap_or(false),
         }))
     }
 }
