@@ -446,3 +446,46 @@ fn watch_without_ssh_follows_a_moved_vm_in_one_session() {
     assert!(trap.accept().is_err(), "watch --no-ssh opened an SSH connection");
     assert_eq!(sim.sessions(), 0, "the watch's one session is logged out");
 }
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn each_configuration_fault_the_api_shows_fails_its_check() {
+    let mut sim = Vcsim::start(&Spec::one_cluster(
+        "Lab East",
+        "HPC",
+        vec![
+            configured("down01", 21, |p| p.rdma[0].state = "down".into()),
+            configured("teamed01", 22, |p| p.dvs[0].uplinks.push("vmnic3".into())),
+            configured("mtu01", 23, |p| p.dvs[0].mtu = 1500),
+            configured("v1only01", 24, |p| p.rdma[0].roce_v2 = false),
+            configured("ok01", 25, |_| {}),
+        ],
+        vec![
+            vm("vm-down", "down01", "vmx-19", true, &["rocev2"]),
+            vm("vm-teamed", "teamed01", "vmx-19", true, &["rocev2"]),
+            vm("vm-mtu", "mtu01", "vmx-19", true, &["rocev2"]),
+            vm("vm-v1only", "v1only01", "vmx-19", true, &["rocev1"]),
+            vm("vm-ok", "ok01", "vmx-19", true, &["rocev2"]),
+        ],
+    ));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ssh_config = dir.path().join("ssh_config");
+    std::fs::write(&ssh_config, "Host *\n  Port 1\n").expect("ssh_config");
+    let out = no_ssh(&sim, &ssh_config, &["--format", "json"]);
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    let status = |h: &str, id: &str| check(host(&report, h), id)["status"].as_str().unwrap_or_default().to_string();
+    assert_eq!(status("down01", "rdma-device-active"), "fail");
+    assert_eq!(adapters(host(&report, "down01"))[0]["verdict"], "tcp-fallback", "no usable HCA: certain");
+    assert_eq!(status("teamed01", "dvs-single-uplink"), "fail");
+    assert_ne!(status("mtu01", "mtu-consistent"), "pass");
+    assert_eq!(status("v1only01", "roce-supported"), "pass", "RoCE v1 is supported");
+    for h in ["down01", "teamed01", "mtu01", "v1only01", "ok01"] {
+        assert_eq!(status(h, "lossless-network"), "unknown", "{h}");
+    }
+    // ok01 against v1only01: the configured RoCE versions differ.
+    let fleet = report["fleet_checks"].as_array().expect("fleet checks");
+    let pair = fleet.iter().find(|c| c["id"] == "roce-version-pair").expect("roce-version-pair");
+    assert_eq!(pair["status"], "warn", "{pair:#}");
+    assert_eq!(sim.sessions(), 0);
+}
