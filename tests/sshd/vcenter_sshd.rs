@@ -416,3 +416,95 @@ fn ctrl_c_while_the_inventory_is_read_logs_the_session_out_and_exits_130() {
     assert!(out.stderr.contains("its session was logged out"), "{}", out.stderr);
     assert_eq!(sim.sessions(), 0);
 }
+
+#[test]
+#[ignore = "needs the vSphere simulator and sshd: scripts/test.sh runs it"]
+fn a_host_whose_ssh_is_closed_is_judged_from_vcenter_beside_one_read_over_ssh() {
+    use crate::support::vcsim::PvrdmaSpec;
+    let client = Client::new();
+    let mut options = SshdOptions::new(samples_host("healthy-cluster", "esx01"));
+    client.authorize(&mut options);
+    let esx01 = Sshd::start(options);
+    client.trust(&esx01);
+    // esx02's SSH service is stopped: its port refuses connections.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("listener")
+        .local_addr()
+        .expect("address")
+        .port();
+    client.write_config(&format!(
+        "{}Host esx02\n  HostName 127.0.0.1\n  Port {closed}\n",
+        alias("esx01", &esx01)
+    ));
+    // esx02 as vCenter has it: on the sample fleet's vDS and vmknic subnet.
+    const SAMPLE_DVS: &str = "50 2b 7e 1c 9a 44 0f 63-d1 5e 8a 27 c3 90 4b 11";
+    let configured = |name: &str, last: u8| {
+        let mut p = PvrdmaSpec::healthy(last);
+        p.dvs[0].name = "DSwitch-RDMA".into();
+        p.dvs[0].uuid = SAMPLE_DVS.into();
+        p.vmknics[1].dvs = SAMPLE_DVS.into();
+        p.vmknics[1].ip = format!("10.10.10.{last}");
+        HostSpec {
+            pvrdma: Some(p),
+            ..HostSpec::new(name)
+        }
+    };
+    let mut sim = Vcsim::start(&Spec::one_cluster(
+        "Lab",
+        "HPC",
+        vec![configured("esx01", 11), configured("esx02", 12)],
+        vec![
+            VmSpec::new("hpc-node01", "esx01", ""),
+            VmSpec {
+                hw_version: "vmx-19".into(),
+                reserved_mb: 4096,
+                locked_to_max: true,
+                vrdma: vec!["rocev2".into()],
+                dvs: SAMPLE_DVS.into(),
+                ..VmSpec::new("hpc-node02", "esx02", "")
+            },
+        ],
+    ));
+    let out = reading(client.doctor(), &sim)
+        .args(["--cluster", "HPC", "--format", "json", "--connect-timeout", "20s"])
+        .timeout(Duration::from_secs(180))
+        .run();
+    let report = out.json();
+    let host = |name: &str| {
+        report["hosts"]
+            .as_array()
+            .and_then(|h| h.iter().find(|h| h["host"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name}: {report:#}"))
+    };
+    // esx01 was read over SSH: its adapters' transport is observed.
+    let esx01 = host("esx01");
+    assert!(esx01.get("configuration_only").is_none(), "{esx01:#}");
+    let verdicts: Vec<&Value> = esx01["vms"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|vm| vm["adapters"].as_array().into_iter().flatten())
+        .map(|a| &a["verdict"])
+        .collect();
+    assert!(
+        !verdicts.is_empty() && verdicts.iter().all(|v| *v == "hca"),
+        "{esx01:#}"
+    );
+    // esx02 refused SSH: judged from vCenter, its SSH error kept.
+    let esx02 = host("esx02");
+    assert_eq!(esx02["configuration_only"], true, "{esx02:#}");
+    assert_eq!(esx02["error"]["kind"], "unreachable", "{esx02:#}");
+    let firewall = esx02["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == "firewall-pvrdma"))
+        .expect("firewall-pvrdma");
+    assert_eq!(firewall["status"], "pass", "{firewall:#}");
+    // The pairs between the two are not called rdma: esx02's side was not observed.
+    assert!(
+        report["transport"]["totals"]["unknown"].as_u64() > Some(0),
+        "{report:#}"
+    );
+    assert_eq!(out.code, Some(3), "esx02's SSH is still a gap: {}", out.stderr);
+    assert_eq!(sim.sessions(), 0, "both sessions are logged out");
+}

@@ -474,9 +474,18 @@ fn each_configuration_fault_the_api_shows_fails_its_check() {
     let out = no_ssh(&sim, &ssh_config, &["--format", "json"]);
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
     let report: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
-    let status = |h: &str, id: &str| check(host(&report, h), id)["status"].as_str().unwrap_or_default().to_string();
+    let status = |h: &str, id: &str| {
+        check(host(&report, h), id)["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
     assert_eq!(status("down01", "rdma-device-active"), "fail");
-    assert_eq!(adapters(host(&report, "down01"))[0]["verdict"], "tcp-fallback", "no usable HCA: certain");
+    assert_eq!(
+        adapters(host(&report, "down01"))[0]["verdict"],
+        "tcp-fallback",
+        "no usable HCA: certain"
+    );
     assert_eq!(status("teamed01", "dvs-single-uplink"), "fail");
     assert_ne!(status("mtu01", "mtu-consistent"), "pass");
     assert_eq!(status("v1only01", "roce-supported"), "pass", "RoCE v1 is supported");
@@ -485,7 +494,10 @@ fn each_configuration_fault_the_api_shows_fails_its_check() {
     }
     // ok01 against v1only01: the configured RoCE versions differ.
     let fleet = report["fleet_checks"].as_array().expect("fleet checks");
-    let pair = fleet.iter().find(|c| c["id"] == "roce-version-pair").expect("roce-version-pair");
+    let pair = fleet
+        .iter()
+        .find(|c| c["id"] == "roce-version-pair")
+        .expect("roce-version-pair");
     assert_eq!(pair["status"], "warn", "{pair:#}");
     assert_eq!(sim.sessions(), 0);
 }
