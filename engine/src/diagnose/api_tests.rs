@@ -44,6 +44,11 @@ fn a_healthy_configuration_predicts_the_hca_but_never_claims_it() {
         "{:?}",
         firewall.evidence
     );
+    let hw = h.checks.iter().find(|c| c.id == "vm-hardware-version").unwrap();
+    assert_eq!(
+        (hw.evidence[0].command, hw.evidence[0].field.as_str()),
+        (cat::VSPHERE_VM_CONFIG, "config.version")
+    );
     let all = adapters(&h);
     assert_eq!(all.len(), 2, "{:#?}", h.vms);
     assert_eq!(h.vms[0].name, "hpc-node07");

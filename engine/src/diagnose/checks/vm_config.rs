@@ -30,10 +30,14 @@ pub(in crate::diagnose) struct VmxInputs<'a> {
 }
 
 impl VmxInputs<'_> {
-    /// Evidence names the command the `.vmx` facts came from on a live host.
+    /// Evidence names the command the `.vmx` facts came from on a live host, or the
+    /// `VirtualMachineConfigInfo` properties the vSphere API gave for those settings.
     fn with_source(&self, mut c: Check) -> Check {
         for e in c.evidence.iter_mut().filter(|e| e.command == VMX) {
             e.command = self.source;
+            if self.source == cat::VSPHERE_VM_CONFIG {
+                e.field = api_field(c.id).to_string();
+            }
         }
         c
     }
@@ -165,6 +169,18 @@ fn fold(
         );
     }
     check(id, Status::Pass, good.join("; "), evidence)
+}
+
+/// The `VirtualMachineConfigInfo` properties that hold what [`id_field`] names.
+fn api_field(id: CheckId) -> &'static str {
+    match id {
+        CheckId::VmHardwareVersion => "config.version",
+        CheckId::VmMemoryReserved => {
+            "config.hardware.memoryMB, config.memoryAllocation.reservation, config.memoryReservationLockedToMax"
+        }
+        CheckId::VmPvrdmaAdapterCount => "config.hardware.device[VirtualVmxnet3Vrdma]",
+        _ => "config.hardware.device[VirtualVmxnet3Vrdma], config.version",
+    }
 }
 
 fn id_field(id: CheckId) -> &'static str {
