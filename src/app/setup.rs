@@ -371,6 +371,7 @@ fn vcenter_setup(args: &VcenterArgs, hosts: &HostArgs) -> anyhow::Result<Option<
             include_disconnected: args.include_disconnected,
         },
         no_ssh: false,
+        password: Default::default(),
     }))
 }
 

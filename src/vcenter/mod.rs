@@ -33,6 +33,9 @@ pub(crate) struct VcenterSetup {
     pub(crate) selection: Selection,
     /// `--no-ssh`: the hosts' configuration is read through the vSphere API; no SSH.
     pub(crate) no_ssh: bool,
+    /// The password once read, shared by the clones: a run that opens a second session
+    /// (hosts that refused SSH) never asks twice.
+    pub(crate) password: std::sync::Arc<std::sync::OnceLock<SecretString>>,
 }
 
 impl VcenterSetup {
@@ -47,7 +50,13 @@ impl VcenterSetup {
             endpoint: self.endpoint.clone(),
             trust: self.trust.clone(),
             user: self.user.clone(),
-            password: read_password(&self.endpoint, &self.user, self.password_file.as_deref())?,
+            password: match self.password.get() {
+                Some(p) => p.clone(),
+                None => {
+                    let p = read_password(&self.endpoint, &self.user, self.password_file.as_deref())?;
+                    self.password.get_or_init(|| p).clone()
+                }
+            },
             timeout: REQUEST_TIMEOUT,
             page_size: Config::DEFAULT_PAGE_SIZE,
         })
