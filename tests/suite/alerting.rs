@@ -41,14 +41,14 @@ fn scaled_rules() -> String {
 }
 
 /// Notifications Alertmanager POSTs to the webhook, as JSON, in arrival order.
-struct Webhook {
-    port: u16,
+pub(crate) struct Webhook {
+    pub(crate) port: u16,
     got: Arc<Mutex<Vec<Value>>>,
     stop: Arc<AtomicBool>,
 }
 
 impl Webhook {
-    fn start() -> Webhook {
+    pub(crate) fn start() -> Webhook {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.set_nonblocking(true).expect("nonblocking");
         let port = listener.local_addr().expect("addr").port();
@@ -89,18 +89,18 @@ impl Webhook {
         Webhook { port, got, stop }
     }
 
-    fn all(&self) -> Vec<Value> {
+    pub(crate) fn all(&self) -> Vec<Value> {
         self.got.lock().unwrap().clone()
     }
 
     /// Waits (bounded) for a notification that `pick` accepts; returns it.
-    fn wait_for(&self, what: &str, limit: Duration, pick: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn wait_for(&self, what: &str, limit: Duration, pick: impl Fn(&Value) -> bool) -> Value {
         self.wait_for_telling(what, limit, pick, &String::new)
     }
 
     /// [`Webhook::wait_for`], a failure also telling `context()` (the logs of the
     /// Alertmanager and Prometheus that should have sent it).
-    fn wait_for_telling(
+    pub(crate) fn wait_for_telling(
         &self,
         what: &str,
         limit: Duration,
@@ -175,7 +175,7 @@ pub(crate) fn start_on_free_port(what: &str, identity: (&str, &str), start: impl
 }
 
 /// The shipped Alertmanager configuration, sending to `webhook`, its waits scaled down.
-fn alertmanager(dir: &Path, webhook: u16) -> (Proc, u16) {
+pub(crate) fn alertmanager(dir: &Path, webhook: u16) -> (Proc, u16) {
     require(ALERTMANAGER);
     let mut config = shipped("contrib/alertmanager/alertmanager.yml");
     for (from, to) in [
@@ -205,7 +205,7 @@ fn alertmanager(dir: &Path, webhook: u16) -> (Proc, u16) {
 }
 
 /// The shipped Prometheus recipe aimed at `exporter` and `alertmanager`, 30 s → 3 s.
-fn prometheus(dir: &Path, exporter: &str, alertmanager: u16, extra_jobs: &str) -> (Proc, u16) {
+pub(crate) fn prometheus(dir: &Path, exporter: &str, alertmanager: u16, extra_jobs: &str) -> (Proc, u16) {
     require(PROMETHEUS);
     std::fs::write(dir.join("rules.yml"), scaled_rules()).unwrap();
     let mut config = shipped("contrib/prometheus/prometheus.yml");
@@ -244,7 +244,7 @@ fn prometheus(dir: &Path, exporter: &str, alertmanager: u16, extra_jobs: &str) -
 }
 
 /// Polls `expr` until it has an answer line containing every word of `want`.
-fn wait_series(port: u16, expr: &str, want: &[&str], limit: Duration) -> Duration {
+pub(crate) fn wait_series(port: u16, expr: &str, want: &[&str], limit: Duration) -> Duration {
     let start = Instant::now();
     loop {
         let lines = query(port, expr);
@@ -259,7 +259,7 @@ fn wait_series(port: u16, expr: &str, want: &[&str], limit: Duration) -> Duratio
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
@@ -272,7 +272,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// The alerts of a notification about `host`, with `status`.
-fn about(n: &Value, host: &str, status: &str) -> bool {
+pub(crate) fn about(n: &Value, host: &str, status: &str) -> bool {
     n["groupLabels"]["host_name"] == host && n["status"] == status
 }
 

@@ -39,6 +39,7 @@ const SCENARIOS: &[(&str, i32)] = &[
     ("lossless-network-off", 0),
     ("vm-support-vm-prerequisites", 1),
     ("two-hcas-adapter-on-vswitch0", 1),
+    ("three-vms-one-host", 0),
 ];
 
 fn samples() -> PathBuf {
@@ -200,6 +201,28 @@ fn healthy_cluster_uses_rdma_between_hosts() {
     }
     assert_eq!(t["exceptions"].as_array().map(Vec::len), Some(0), "{t}");
     assert_eq!(report["summary"]["hca"], 2);
+}
+
+#[test]
+fn three_vms_on_one_host_each_use_the_hca() {
+    // The fleet the alerting test breaks one host of: it must start healthy, with every
+    // VM of esx01 on the HCA and reaching the other VMs of its host by memcpy.
+    let report = json("three-vms-one-host");
+    let esx01 = host(&report, "esx01");
+    assert_eq!(esx01["status"], "ok");
+    let vms = esx01["vms"].as_array().expect("vms");
+    let names: Vec<&str> = vms.iter().map(|v| v["name"].as_str().unwrap_or("")).collect();
+    assert_eq!(names, ["hpc-node01", "hpc-node04", "hpc-node05"]);
+    for vm in vms {
+        assert_eq!(vm["adapters"][0]["verdict"], "hca", "{vm}");
+    }
+    let totals = &report["transport"]["totals"];
+    assert_eq!(
+        (totals["memcpy"].as_u64(), totals["rdma"].as_u64()),
+        (Some(3), Some(7)),
+        "{totals}"
+    );
+    assert_eq!(report["summary"]["hca"], 5);
 }
 
 #[test]

@@ -6,6 +6,7 @@
 mod support;
 
 mod alerting;
+mod alerting_host_fault;
 mod alerting_rules;
 mod bundle;
 mod bundle_cli;
