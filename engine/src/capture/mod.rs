@@ -148,7 +148,7 @@ impl Failure {
     /// What a report shows under the host's own name: the detail, or the whole message
     /// when there is none (it names no host, or it comes from an older report or bundle).
     /// Two hosts with the same text here failed the same way.
-    pub fn without_host(&self) -> &str {
+    pub fn shown_under_host(&self) -> &str {
         self.detail.as_deref().unwrap_or(&self.message)
     }
 

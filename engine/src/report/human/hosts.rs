@@ -20,8 +20,9 @@ pub(super) fn has_problem(h: &HostDiagnosis) -> bool {
 pub(super) fn group_key(h: &HostDiagnosis) -> String {
     let mut key = format!("{:?}|{:?}|", h.status, h.esxi_version);
     if let Some(e) = &h.error {
-        // The text shown under the hosts' names: equal only when it names no host.
-        let _ = write!(key, "{:?}:{}|", e.kind, e.without_host());
+        // The text shown under the hosts' names, with no host's own name in it when the
+        // failure was made with its detail.
+        let _ = write!(key, "{:?}:{}|", e.kind, e.shown_under_host());
     }
     if let Some(e) = &h.adapters_error {
         let _ = write!(key, "{e}|");
@@ -97,8 +98,8 @@ pub(super) fn host_section(
     // A host that could not be diagnosed at all is one line: name, status, why.
     if host.checks.is_empty() && host.vms.is_empty() {
         if let Some(error) = &host.error {
-            // The title already names the host: `esx01: not an ESXi host` loses `esx01: `.
-            let message = clean(error.without_host());
+            // The title already names the host: `esx01: not an ESXi host` shows its detail.
+            let message = clean(error.shown_under_host());
             let plain = format!("{title} · {} · ", diagnose::status_name(host.status));
             if plain.width() + 20 > width {
                 // A long host set gets lines of its own, broken only between its items.
@@ -127,7 +128,7 @@ pub(super) fn host_section(
         emit(out, "", "", 2, &plain_title, width, |t| paint.bold(t));
     }
     if let Some(error) = &host.error {
-        let message = clean(error.without_host());
+        let message = clean(error.shown_under_host());
         let prefix = format!("  {} ", paint.red("✗"));
         emit(
             out,
