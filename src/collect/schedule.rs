@@ -89,9 +89,10 @@ fn keyed_batch(spec: &CommandSpec, keys: &[String], no_keys: &str, bad_key: impl
 /// A dependent command that cannot be built: `built_from` says what from ("is built from
 /// ...", "reads ..."), `why` what went wrong with it.
 fn not_run(host: &str, spec: &CommandSpec, built_from: &str, why: String) -> Launch {
-    Launch::NotRun(Failure::new(
+    Launch::NotRun(Failure::of_host(
         ErrorKind::CommandFailed,
-        format!("{host}: `{}` was not run: it {built_from}, which {why}", spec.id),
+        host,
+        format!("`{}` was not run: it {built_from}, which {why}", spec.id),
     ))
 }
 
@@ -230,10 +231,11 @@ where
                         if attempts >= 2 * OPEN_RETRIES {
                             done.missing.insert(
                                 spec.id.to_string(),
-                                Failure::new(
+                                Failure::of_host(
                                     ErrorKind::CommandFailed,
+                                    host,
                                     format!(
-                                        "{host}: the server refused a session channel for `{}` {attempts} times ({why}); check MaxSessions in the host's sshd_config",
+                                        "the server refused a session channel for `{}` {attempts} times ({why}); check MaxSessions in the host's sshd_config",
                                         spec.id
                                     ),
                                 ),

@@ -72,7 +72,10 @@ impl From<crate::ssh::error::SshError> for Failure {
             K::Timeout => ErrorKind::Timeout,
             K::Internal => ErrorKind::Internal,
         };
-        Failure::new(kind, e.message)
+        Failure {
+            detail: e.detail,
+            ..Failure::new(kind, e.message)
+        }
     }
 }
 
@@ -135,11 +138,11 @@ pub(crate) async fn run_line(job: &HostJob, conn: &Connection, id: &str, command
             }
         }
     }
-    Err(Failure::new(
+    Err(Failure::of_host(
         ErrorKind::CommandFailed,
+        &job.target.label,
         format!(
-            "{}: the server refused a session channel for `{id}` {OPEN_RETRIES} times ({last}); check MaxSessions in the host's sshd_config",
-            job.target.label
+            "the server refused a session channel for `{id}` {OPEN_RETRIES} times ({last}); check MaxSessions in the host's sshd_config"
         ),
     ))
 }
@@ -193,8 +196,7 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, sink: &Sink) -> HostCap
             let answered: Vec<String> = sink.lock().map(|m| m.keys().cloned().collect()).unwrap_or_default();
             for id in catalogue::grouped_ids() {
                 if !answered.iter().any(|a| a == id) {
-                    let message = f.message.replace(group.id, id);
-                    capture.missing.insert(id.to_string(), Failure::new(f.kind, message));
+                    capture.missing.insert(id.to_string(), f.replaced(group.id, id));
                 }
             }
         }
@@ -206,12 +208,10 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, sink: &Sink) -> HostCap
     if let Some(f) = not_esxi {
         capture.error = Some(f);
     } else if none_ran {
-        capture.error = Some(Failure::new(
+        capture.error = Some(Failure::of_host(
             ErrorKind::CommandFailed,
-            format!(
-                "{}: logged in but no command could be run; see the per-command errors",
-                job.target.label
-            ),
+            &job.target.label,
+            "logged in but no command could be run; see the per-command errors",
         ));
     }
     capture
@@ -222,12 +222,10 @@ async fn run_catalogue(job: &HostJob, conn: &Connection, sink: &Sink) -> HostCap
 fn not_esxi(job: &HostJob, outputs: &BTreeMap<String, RawOutput>) -> Option<Failure> {
     let all_missing = pvrdma_engine::capture::esxcli_missing(outputs);
     all_missing.then(|| {
-        Failure::new(
+        Failure::of_host(
             ErrorKind::NotEsxi,
-            format!(
-                "{}: `esxcli` is not found on this host, so it is not an ESXi host (or its shell PATH lacks esxcli); check that the name points at an ESXi host",
-                job.target.label
-            ),
+            &job.target.label,
+            "`esxcli` is not found on this host, so it is not an ESXi host (or its shell PATH lacks esxcli); check that the name points at an ESXi host",
         )
     })
 }
@@ -434,9 +432,10 @@ fn failure_for(job: &HostJob, id: &str, outcome: &Outcome) -> Option<Failure> {
         ),
         _ => (ErrorKind::CommandFailed, ""),
     };
-    Some(Failure::new(
+    Some(Failure::of_host(
         kind,
-        format!("{}: `{}` {problem}{advice}", job.target.label, id),
+        &job.target.label,
+        format!("`{id}` {problem}{advice}"),
     ))
 }
 
@@ -461,12 +460,10 @@ async fn run_one_line(
         Some(Ok(c)) => c,
         Some(Err(russh::Error::ChannelOpenFailure(why))) => return Run::OpenRefused(format!("{why:?}")),
         Some(Err(e)) => {
-            return Run::Lost(Failure::new(
+            return Run::Lost(Failure::of_host(
                 ErrorKind::Unreachable,
-                format!(
-                    "{}: the connection was lost before `{}` could run ({e})",
-                    job.target.label, id
-                ),
+                &job.target.label,
+                format!("the connection was lost before `{id}` could run ({e})"),
             ))
         }
         None => {
@@ -477,12 +474,10 @@ async fn run_one_line(
                 "the server did not open a session within --command-timeout {}",
                 pvrdma_engine::duration::text(job.command_timeout)
             );
-            out.failure = Some(Failure::new(
+            out.failure = Some(Failure::of_host(
                 ErrorKind::Timeout,
-                format!(
-                    "{}: `{}` {reason}; check the host's load or raise --command-timeout",
-                    job.target.label, id
-                ),
+                &job.target.label,
+                format!("`{id}` {reason}; check the host's load or raise --command-timeout"),
             ));
             let outcome = Outcome::NeverRan { reason };
             if let Some(g) = group {

@@ -256,9 +256,10 @@ fn unfinished(
     let f = stop
         .map(|f| stopped_at(&label, f, stage, answered, opts))
         .unwrap_or_else(|| {
-            Failure::new(
+            Failure::of_host(
                 ErrorKind::Internal,
-                format!("{label}: collection task failed unexpectedly; please report this bug"),
+                &label,
+                "collection task failed unexpectedly; please report this bug",
             )
         });
     // Keep what this host had already answered: a partial capture is still evidence, and
@@ -283,7 +284,7 @@ fn stopped_at(label: &str, stop: &Failure, stage: Option<Stage>, answered: usize
         RunStage::Collecting => format!(" ({answered} answered)"),
         _ => String::new(),
     };
-    let mut f = if stop.kind == ErrorKind::Timeout {
+    let f = if stop.kind == ErrorKind::Timeout {
         run_stop(opts, at, &count, " or check the host")
     } else {
         Failure::new(
@@ -291,8 +292,7 @@ fn stopped_at(label: &str, stop: &Failure, stage: Option<Stage>, answered: usize
             format!("collection was stopped by Ctrl-C {}{count}", at.while_host()),
         )
     };
-    f.message = format!("{label}: {}", f.message);
-    f
+    f.told_of(label)
 }
 
 /// The run's deadline passed at `stage`: `--timeout`, or the deadline a caller such as the

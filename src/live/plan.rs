@@ -161,7 +161,7 @@ pub fn plan_host(spec: &HostSpec, opts: &LiveOptions, config: &SshConfig, home: 
     };
     let route = planner
         .route(spec)
-        .map_err(|e| Failure::new(ErrorKind::Config, format!("{label}: {e}")))?;
+        .map_err(|e| Failure::of_host(ErrorKind::Config, &label, e.to_string()))?;
     let connect_timeout = login_limit(opts, route.target.connect_timeout);
     Ok(HostJob {
         label,

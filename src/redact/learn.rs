@@ -5,6 +5,12 @@ use anyhow::Context;
 use pvrdma_engine::capture::HostCapture;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+/// The text of a failure: its message, and its detail (read too, so a detail that is not
+/// part of its message, as a damaged bundle may hold, still has its values learnt).
+fn failure_texts(f: &pvrdma_engine::capture::Failure) -> impl Iterator<Item = &str> {
+    std::iter::once(f.message.as_str()).chain(f.detail.as_deref())
+}
+
 impl Redactor {
     pub(super) fn learn_capture(&mut self, capture: &HostCapture) -> anyhow::Result<()> {
         self.learn_host(&capture.host)?;
@@ -14,21 +20,21 @@ impl Redactor {
         for out in capture.outputs.values() {
             texts.extend([out.stdout.as_str(), out.stderr.as_str(), out.command.as_str()]);
             if let Some(f) = &out.failure {
-                texts.push(&f.message);
+                texts.extend(failure_texts(f));
             }
         }
-        texts.extend(capture.missing.values().map(|f| f.message.as_str()));
+        texts.extend(capture.missing.values().flat_map(failure_texts));
         if let Some(probe) = &capture.probe {
             for out in probe.outputs.values() {
                 texts.extend([out.stdout.as_str(), out.stderr.as_str(), out.command.as_str()]);
                 if let Some(f) = &out.failure {
-                    texts.push(&f.message);
+                    texts.extend(failure_texts(f));
                 }
             }
-            texts.extend(probe.missing.values().map(|f| f.message.as_str()));
+            texts.extend(probe.missing.values().flat_map(failure_texts));
         }
         if let Some(e) = &capture.error {
-            texts.push(&e.message);
+            texts.extend(failure_texts(e));
         }
         for vmx in &capture.vmx_files {
             texts.push(&vmx.path);

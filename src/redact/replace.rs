@@ -100,6 +100,9 @@ impl Redactor {
 
     pub(super) fn redact_failure(&self, f: &mut Failure) {
         f.message = self.redact_text(&self.redact_local(&f.message));
+        if let Some(d) = &mut f.detail {
+            *d = self.redact_text(&self.redact_local(d));
+        }
     }
 
     /// Hides the local paths and login users of `values` in failure messages (paths as

@@ -195,9 +195,10 @@ fn local_paths_and_login_users_leave_failure_messages() {
     let mut c = HostCapture::failed(
         "esx01",
         pvrdma_engine::capture::CaptureSource::Live,
-        Failure::new(
+        Failure::of_host(
             pvrdma_engine::capture::ErrorKind::Auth,
-            "esx01:22: authentication as \"alice\" failed. Attempts: 1) /home/alice/.ssh/lab_ecdsa (ecdsa): refused; 2) /opt/keys/k1 (rsa): refused. Put a key in /etc/ssh/keys-alice/authorized_keys; alicea stays",
+            "esx01:22",
+            "authentication as \"alice\" failed. Attempts: 1) /home/alice/.ssh/lab_ecdsa (ecdsa): refused; 2) /opt/keys/k1 (rsa): refused. Put a key in /etc/ssh/keys-alice/authorized_keys; alicea stays",
         ),
     );
     c.missing.clear();
@@ -207,6 +208,12 @@ fn local_paths_and_login_users_leave_failure_messages() {
     assert!(!msg.contains("\"alice\"") && !msg.contains("keys-alice/"), "{msg}");
     assert!(msg.contains("<login-user-1>") && msg.contains("<local-path-"), "{msg}");
     assert!(msg.contains("alicea stays"), "only whole words: {msg}");
+    // The detail is the message without the host's name, redacted alike.
+    let detail = out[0].error.as_ref().unwrap().detail.as_deref().unwrap_or_default();
+    assert!(
+        msg.ends_with(detail) && detail.starts_with("authentication as \"<login-user-1>\""),
+        "{detail}"
+    );
     assert_eq!(
         r.map().login_users.get("alice").map(String::as_str),
         Some("<login-user-1>")

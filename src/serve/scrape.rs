@@ -582,7 +582,7 @@ fn failed_captures(hosts: &[String], kind: ErrorKind, message: &str) -> Vec<Host
     hosts
         .iter()
         .map(|h| {
-            let f = Failure::new(kind, format!("{h}: {message}"));
+            let f = Failure::of_host(kind, h, message);
             HostCapture::stopped(h.clone(), CaptureSource::Live, f, Default::default())
         })
         .collect()

@@ -199,9 +199,10 @@ pub(crate) async fn authenticate(
         ed25519_refused: false,
     };
     let broken = |e: russh::Error| {
-        SshError::new(
+        SshError::at(
             SshErrorKind::Auth,
-            format!("{}: the connection broke during authentication ({e})", hop.label),
+            hop,
+            format!("the connection broke during authentication ({e})"),
         )
     };
     let agent_socket = if creds.use_agent { agent_socket() } else { None };
@@ -399,7 +400,7 @@ impl Login<'_> {
 
 fn auth_failure(hop: &Endpoint, is_target: bool, server: &ServerInfo, login: &Login<'_>) -> SshError {
     let user = &login.user;
-    let mut text = format!("{}: authentication as {user:?} failed.", hop.label);
+    let mut text = format!("authentication as {user:?} failed.");
     if !login.attempts.is_empty() {
         text.push_str(" Attempts: ");
         let list: Vec<String> = login
@@ -445,7 +446,7 @@ fn auth_failure(hop: &Endpoint, is_target: bool, server: &ServerInfo, login: &Lo
             text.push('.');
         }
     }
-    SshError::new(SshErrorKind::Auth, text)
+    SshError::at(SshErrorKind::Auth, hop, text)
 }
 
 /// How a keyboard-interactive exchange ended.

@@ -65,6 +65,8 @@ pub struct Identity {
 pub struct Endpoint {
     /// How messages name it (`esx01:22`).
     pub(crate) label: String,
+    /// The host being diagnosed (not a jump host on the way to it).
+    pub(crate) is_target: bool,
     /// Address to connect to (after ssh_config `HostName`).
     pub(crate) hostname: String,
     pub(crate) port: u16,
@@ -146,11 +148,11 @@ async fn within_connect_timeout<T>(
         return step.await;
     };
     tokio::time::timeout(limit, step).await.unwrap_or_else(|_| {
-        Err(SshError::new(
+        Err(SshError::at(
             SshErrorKind::Timeout,
+            hop,
             format!(
-                "{}: no SSH handshake (TCP connect, banner, key exchange) within ConnectTimeout {} (ssh_config or -o); check that the host is up and reachable, or raise ConnectTimeout",
-                hop.label,
+                "no SSH handshake (TCP connect, banner, key exchange) within ConnectTimeout {} (ssh_config or -o); check that the host is up and reachable, or raise ConnectTimeout",
                 pvrdma_engine::duration::text(limit)
             ),
         ))
@@ -182,11 +184,12 @@ pub(crate) async fn connect(
                     .await
                     .map_err(|e| {
                         let via_label = prev.map(|v| v.label.as_str()).unwrap_or("jump host");
-                        SshError::new(
+                        SshError::at(
                             SshErrorKind::Unreachable,
+                            hop,
                             format!(
-                                "{}: the jump host {via_label} could not open a connection to it ({e}); check that {via_label} can reach {}:{} and allows TCP forwarding",
-                                hop.label, hop.hostname, hop.port
+                                "the jump host {via_label} could not open a connection to it ({e}); check that {via_label} can reach {}:{} and allows TCP forwarding",
+                                hop.hostname, hop.port
                             ),
                         )
                     })?;
@@ -195,7 +198,7 @@ pub(crate) async fn connect(
         };
         // The password is the ESXi hosts' password: a jump host (often run by someone
         // else) must never receive it, so hops log in with the agent and keys only.
-        let is_target = std::ptr::eq(hop, target);
+        let is_target = hop.is_target;
         let hop_creds = if is_target {
             Cow::Borrowed(creds)
         } else {
@@ -209,12 +212,9 @@ pub(crate) async fn connect(
         handles.push(handle);
         prev = Some(hop);
     }
-    let handle = handles.pop().ok_or_else(|| {
-        SshError::new(
-            SshErrorKind::Internal,
-            format!("{}: no connection was made", target.label),
-        )
-    })?;
+    let handle = handles
+        .pop()
+        .ok_or_else(|| SshError::at(SshErrorKind::Internal, target, "no connection was made".to_string()))?;
     Ok(Connection {
         handle,
         _jumps: handles,

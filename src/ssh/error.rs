@@ -2,6 +2,8 @@
 //! turns an [`SshError`] into its report failure one to one (see `collect::ssh`), so this
 //! module does not depend on the capture model.
 
+use crate::ssh::client::Endpoint;
+
 /// The class of an SSH failure; each maps to the report's error kind of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SshErrorKind {
@@ -31,13 +33,19 @@ pub(crate) enum SshErrorKind {
 pub(crate) struct SshError {
     pub(crate) kind: SshErrorKind,
     pub(crate) message: String,
+    /// The message without the target host's name in front (see the report failure's
+    /// `detail`); `None` when the message is not about the target (a jump host's failure).
+    pub(crate) detail: Option<String>,
 }
 
 impl SshError {
-    pub(crate) fn new(kind: SshErrorKind, message: impl Into<String>) -> Self {
+    /// A failure at `hop`, as `<hop label>: <detail>`; the detail is kept apart when the
+    /// hop is the target host, whose report it lands in.
+    pub(crate) fn at(kind: SshErrorKind, hop: &Endpoint, detail: String) -> Self {
         SshError {
             kind,
-            message: message.into(),
+            message: format!("{}: {detail}", hop.label),
+            detail: hop.is_target.then_some(detail),
         }
     }
 }

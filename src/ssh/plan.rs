@@ -148,6 +148,7 @@ impl Planner<'_> {
             } else {
                 format!("jump host {}:{port}", cfg.host_arg)
             },
+            is_target,
             hostname: cfg.hostname.clone(),
             port,
             user: cfg.user.clone(),

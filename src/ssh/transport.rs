@@ -219,11 +219,12 @@ pub(crate) async fn resolve(hop: &Endpoint) -> Result<Vec<std::net::SocketAddr>,
 }
 
 fn dns_failure(hop: &Endpoint, why: &str) -> SshError {
-    SshError::new(
+    SshError::at(
         SshErrorKind::Dns,
+        hop,
         format!(
-            "{}: cannot resolve {:?} ({why}); check the host name, or map it with HostName in {}",
-            hop.label, hop.hostname, hop.config_source
+            "cannot resolve {:?} ({why}); check the host name, or map it with HostName in {}",
+            hop.hostname, hop.config_source
         ),
     )
 }
@@ -246,11 +247,11 @@ pub(crate) async fn tcp_connect(
         Some((a, e)) => (a.to_string(), e.to_string()),
         None => (hop.hostname.clone(), "no address".to_string()),
     };
-    Err(SshError::new(
+    Err(SshError::at(
         SshErrorKind::Unreachable,
+        hop,
         format!(
-            "{}: cannot connect to {addr} ({e}); check that the host is up and that SSH is enabled (ESXi host client: Host > Manage > Services > TSM-SSH > Start; vCenter: Host > Configure > Services > SSH > Start)",
-            hop.label
+            "cannot connect to {addr} ({e}); check that the host is up and that SSH is enabled (ESXi host client: Host > Manage > Services > TSM-SSH > Start; vCenter: Host > Configure > Services > SSH > Start)"
         ),
     ))
 }
@@ -404,11 +405,11 @@ fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) 
     let (name, port) = hop.policy.key_name(&hop.hostname, hop.port);
     let name = known_hosts::host_key_name(name, port);
     match seen {
-        Some(KeyVerdict::Unknown { fingerprint }) => SshError::new(
+        Some(KeyVerdict::Unknown { fingerprint }) => SshError::at(
             SshErrorKind::HostKeyUnknown,
+            hop,
             format!(
-                "{}: host key {fingerprint} for {name} is not in known_hosts ({}); check the fingerprint on the host (`ssh-keygen -lf /etc/ssh/ssh_host_ecdsa_key.pub` in the ESXi shell) and rerun with --accept-new",
-                hop.label,
+                "host key {fingerprint} for {name} is not in known_hosts ({}); check the fingerprint on the host (`ssh-keygen -lf /etc/ssh/ssh_host_ecdsa_key.pub` in the ESXi shell) and rerun with --accept-new",
                 hop.policy
                     .known_hosts
                     .iter()
@@ -417,56 +418,56 @@ fn handshake_failure(hop: &Endpoint, e: russh::Error, seen: Option<KeyVerdict>) 
                     .join(", ")
             ),
         ),
-        Some(KeyVerdict::Changed { fingerprint, at }) => SshError::new(
+        Some(KeyVerdict::Changed { fingerprint, at }) => SshError::at(
             SshErrorKind::HostKeyChanged,
+            hop,
             format!(
-                "{}: HOST KEY CHANGED: {name} now presents {fingerprint}, which differs from the key at {at}; this can be a reinstalled host or a man-in-the-middle. Verify the new key out of band, then remove the old line (`ssh-keygen -R '{name}'`)",
-                hop.label
+                "HOST KEY CHANGED: {name} now presents {fingerprint}, which differs from the key at {at}; this can be a reinstalled host or a man-in-the-middle. Verify the new key out of band, then remove the old line (`ssh-keygen -R '{name}'`)"
             ),
         ),
-        Some(KeyVerdict::Revoked { fingerprint, at }) => SshError::new(
+        Some(KeyVerdict::Revoked { fingerprint, at }) => SshError::at(
             SshErrorKind::HostKeyChanged,
+            hop,
             format!(
-                "{}: host key {fingerprint} is marked @revoked at {at}; refusing to connect",
-                hop.label
+                "host key {fingerprint} is marked @revoked at {at}; refusing to connect"
             ),
         ),
-        Some(KeyVerdict::LearnFailed { path, error }) => SshError::new(
+        Some(KeyVerdict::LearnFailed { path, error }) => SshError::at(
             SshErrorKind::Config,
+            hop,
             format!(
-                "{}: cannot record the new host key in {} ({error}); fix the file's permissions",
-                hop.label,
+                "cannot record the new host key in {} ({error}); fix the file's permissions",
                 path.display()
             ),
         ),
-        Some(KeyVerdict::NowhereToLearn { fingerprint }) => SshError::new(
+        Some(KeyVerdict::NowhereToLearn { fingerprint }) => SshError::at(
             SshErrorKind::HostKeyUnknown,
+            hop,
             format!(
-                "{}: host key {fingerprint} for {name} is unknown, and UserKnownHostsFile is none in ssh config, so accept-new has nowhere to record it; set UserKnownHostsFile to a file",
-                hop.label
+                "host key {fingerprint} for {name} is unknown, and UserKnownHostsFile is none in ssh config, so accept-new has nowhere to record it; set UserKnownHostsFile to a file"
             ),
         ),
         None => match e {
-            russh::Error::NoCommonAlgo { kind, theirs, .. } => SshError::new(
+            russh::Error::NoCommonAlgo { kind, theirs, .. } => SshError::at(
                 SshErrorKind::KeyExchange,
+                hop,
                 format!(
-                    "{}: no common {kind:?} algorithm with the server (it offers {}); pvrdma-doctor supports ESXi's FIPS lists (ECDH NIST, DH groups, AES-GCM/CTR, hmac-sha2)",
-                    hop.label,
+                    "no common {kind:?} algorithm with the server (it offers {}); pvrdma-doctor supports ESXi's FIPS lists (ECDH NIST, DH groups, AES-GCM/CTR, hmac-sha2)",
                     theirs.join(",")
                 ),
             ),
-            russh::Error::IO(io) => SshError::new(
+            russh::Error::IO(io) => SshError::at(
                 SshErrorKind::Unreachable,
+                hop,
                 format!(
-                    "{}: the connection broke during the SSH handshake ({io}); the server may limit connections (MaxStartups) or not be an SSH server",
-                    hop.label
+                    "the connection broke during the SSH handshake ({io}); the server may limit connections (MaxStartups) or not be an SSH server"
                 ),
             ),
-            other => SshError::new(
+            other => SshError::at(
                 SshErrorKind::KeyExchange,
+                hop,
                 format!(
-                    "{}: SSH handshake failed ({other}); check that port {} is an SSH server",
-                    hop.label, hop.port
+                    "SSH handshake failed ({other}); check that port {} is an SSH server", hop.port
                 ),
             ),
         },

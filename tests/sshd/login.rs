@@ -275,6 +275,9 @@ fn several_hosts_with_one_down_keep_order_and_results() {
     let err = run.captures[1].error.clone().expect("down host");
     assert_eq!(err.kind, ErrorKind::Unreachable, "{err:?}");
     assert!(err.message.contains(&down.to_string()), "{}", err.message);
+    // The message names the host; its detail is the rest, what the report groups on.
+    let detail = err.detail.as_deref().expect("a target's failure has its detail");
+    assert_eq!(err.message, format!("127.0.0.1:{down}: {detail}"));
 }
 
 #[test]
@@ -509,6 +512,8 @@ fn a_dead_jump_host_is_named_in_the_target_error() {
         "{}",
         err.message
     );
+    // It names the jump host, no host of the report: the whole message is the text.
+    assert_eq!(err.detail, None);
 }
 
 /// A real ssh-agent on a private socket, killed on drop.

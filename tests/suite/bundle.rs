@@ -75,9 +75,10 @@ fn captures() -> Vec<HostCapture> {
     }
     partial.error = Some(interrupted);
 
-    let auth = Failure::new(
+    let auth = Failure::of_host(
         ErrorKind::Auth,
-        "esx03: every authentication method was refused (tried publickey, keyboard-interactive)",
+        "esx03",
+        "every authentication method was refused (tried publickey, keyboard-interactive)",
     );
     let mut failed = HostCapture::failed("esx03", CaptureSource::Live, auth.clone());
     for spec in CATALOGUE {
@@ -172,6 +173,57 @@ fn write_then_read_gives_back_the_captures() {
     let path = write(dir.path(), "run.tar.gz");
     let read = load_captures(&path).unwrap();
     assert_eq!(read, as_bundle(captures()));
+}
+
+/// Removes every `detail` field, as a bundle written before failures kept one.
+fn without_details(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            map.remove("detail");
+            map.values_mut().for_each(without_details);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(without_details),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_bundle_from_before_failure_details_reads_with_whole_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "new.tar.gz");
+    let original = entries(&path);
+    let mut manifest: serde_json::Value = serde_json::from_slice(&original[0].2).unwrap();
+    assert_eq!(
+        manifest["hosts"][2]["error"]["detail"],
+        "every authentication method was refused (tried publickey, keyboard-interactive)"
+    );
+    without_details(&mut manifest);
+    let old_manifest = serde_json::to_vec_pretty(&manifest).unwrap();
+    let old_sum = format!("{}  manifest.json\n", sha256_hex(&old_manifest));
+    let items: Vec<_> = original
+        .iter()
+        .map(|(p, k, d)| match p.as_str() {
+            "manifest.json" => (p.as_str(), *k, old_manifest.as_slice(), ""),
+            "manifest.json.sha256" => (p.as_str(), *k, old_sum.as_bytes(), ""),
+            _ => (p.as_str(), *k, d.as_slice(), ""),
+        })
+        .collect();
+    let old = dir.path().join("old.tar.gz");
+    pack(&old, &items);
+    // The same captures, each failure with its whole message and no detail.
+    let mut want = as_bundle(captures());
+    for c in &mut want {
+        let outputs = c.outputs.values_mut().filter_map(|o| o.failure.as_mut());
+        let failures = c.error.iter_mut().chain(c.missing.values_mut()).chain(outputs);
+        failures.for_each(|f| f.detail = None);
+    }
+    let read = load_captures(&old).unwrap();
+    assert_eq!(read, want);
+    let auth = read[2].error.as_ref().unwrap();
+    assert_eq!(
+        auth.message,
+        "esx03: every authentication method was refused (tried publickey, keyboard-interactive)"
+    );
 }
 
 #[test]

@@ -149,13 +149,14 @@ fn a_host_with_a_slash_or_a_bad_node_set_never_reaches_dns() {
 
 #[test]
 fn nothing_diagnosed_is_said_and_identical_failures_fold() {
+    const LOGIN: &str = "no SSH login within --connect-timeout 10s";
     let dir = tempfile::tempdir().unwrap();
     for n in 1..=11 {
         let host = dir.path().join(format!("esx{n:02}"));
         std::fs::create_dir_all(&host).unwrap();
         std::fs::write(
             host.join("host-error.json"),
-            format!(r#"{{"kind": "timeout", "message": "esx{n:02}:22: no SSH login within --connect-timeout 10s"}}"#),
+            format!(r#"{{"kind": "timeout", "message": "esx{n:02}:22: {LOGIN}", "detail": "{LOGIN}"}}"#),
         )
         .unwrap();
     }
@@ -165,7 +166,7 @@ fn nothing_diagnosed_is_said_and_identical_failures_fold() {
     assert!(r.stdout.contains("Nothing was diagnosed"), "{}", r.stdout);
     assert!(
         r.stdout
-            .contains("esx[01-11] (11 hosts) · unreachable · timeout: esx[01-11]:22: no SSH login"),
+            .contains("esx[01-11] (11 hosts) · unreachable · timeout: no SSH login within"),
         "{}",
         r.stdout
     );

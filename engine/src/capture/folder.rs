@@ -6,7 +6,7 @@
 //!   <catalogue-id>.txt          stdout, verbatim
 //!   <catalogue-id>.stderr.txt   stderr (absent = empty)
 //!   <catalogue-id>.exit         exit status in decimal (absent = 0)
-//!   host-error.json             {"kind": "...", "message": "..."} when the host failed
+//!   host-error.json             {"kind": "...", "message": "...", "detail": "..."} when the host failed
 //! ```
 //!
 //! Where the files come from (a disk folder, archive entries, the demo's embedded

@@ -109,6 +109,13 @@ pub struct Failure {
     pub kind: ErrorKind,
     /// What happened and what to do about it.
     pub message: String,
+    /// The message without the name of the host it is about, which reads
+    /// `<host>: <detail>` (`<host>` as messages name it: `esx01`, `esx01:22`). The same
+    /// text for every host that failed the same way, so a report can show them once.
+    /// Absent when the message names no host (a jump host's failure, Ctrl-C), and in
+    /// reports and bundles written before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
     /// Set when the run's own `--timeout` stopped this (not the host's own failure): the
     /// stage the host was in; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,7 +127,39 @@ impl Failure {
         Failure {
             kind,
             message: message.into(),
+            detail: None,
             run_stage: None,
+        }
+    }
+
+    /// A failure of the host that messages name `host` (`esx01:22`): the message is
+    /// `<host>: <detail>`, and `detail` is kept apart for grouping hosts.
+    pub fn of_host(kind: ErrorKind, host: &str, detail: impl Into<String>) -> Self {
+        Failure::new(kind, detail).told_of(host)
+    }
+
+    /// This failure told of the host that messages name `host`: its message, which names
+    /// no host, becomes the detail of `<host>: <message>`.
+    pub fn told_of(mut self, host: &str) -> Self {
+        let detail = std::mem::take(&mut self.message);
+        self.message = format!("{host}: {detail}");
+        self.detail = Some(detail);
+        self
+    }
+
+    /// What a report shows under the host's own name: the detail, or the whole message
+    /// when there is none (it names no host, or it comes from an older report or bundle).
+    /// Two hosts with the same text here failed the same way.
+    pub fn shown_under_host(&self) -> &str {
+        self.detail.as_deref().unwrap_or(&self.message)
+    }
+
+    /// The same failure with `from` replaced by `to` in its text (message and detail).
+    pub fn replaced(&self, from: &str, to: &str) -> Self {
+        Failure {
+            message: self.message.replace(from, to),
+            detail: self.detail.as_ref().map(|d| d.replace(from, to)),
+            ..self.clone()
         }
     }
 
@@ -137,6 +176,7 @@ impl Failure {
         Failure {
             kind: ErrorKind::Timeout,
             message: format!("{what} {}{tail}", stage.while_host()),
+            detail: None,
             run_stage: Some(stage),
         }
     }

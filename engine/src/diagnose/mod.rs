@@ -296,12 +296,10 @@ fn host_checks(ctx: &Context) -> Vec<Check> {
 fn not_esxi(capture: &HostCapture) -> Option<Failure> {
     let all_missing = capture.esxcli_missing();
     all_missing.then(|| {
-        Failure::new(
+        Failure::of_host(
             crate::capture::ErrorKind::NotEsxi,
-            format!(
-                "{}: not an ESXi host: `esxcli` is not found there (or its shell PATH lacks it); check that the name points at an ESXi host",
-                capture.host
-            ),
+            &capture.host,
+            "not an ESXi host: `esxcli` is not found there (or its shell PATH lacks it); check that the name points at an ESXi host",
         )
     })
 }

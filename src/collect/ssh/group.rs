@@ -108,10 +108,11 @@ impl<'a> GroupAnswers<'a> {
                         cap: Cap::PerCommand,
                         limit_bytes: catalogue::SECTION_CAP as u64,
                     },
-                    Some(Failure::new(
+                    Some(Failure::of_host(
                         ErrorKind::CommandFailed,
+                        label,
                         format!(
-                            "{label}: `{id}` printed more than {} KiB, the most each of the single-answer commands sharing a channel may print; the host stopped reading it",
+                            "`{id}` printed more than {} KiB, the most each of the single-answer commands sharing a channel may print; the host stopped reading it",
                             catalogue::SECTION_CAP / 1024
                         ),
                     )),
@@ -119,12 +120,12 @@ impl<'a> GroupAnswers<'a> {
                 // Its own trouble (damaged) while the group ended cleanly.
                 (_, Some(reason)) if problem.is_none() => (
                     Outcome::NoExitStatus,
-                    Some(Failure::new(ErrorKind::CommandFailed, format!("{label}: `{id}` {reason}"))),
+                    Some(Failure::of_host(ErrorKind::CommandFailed, label, format!("`{id}` {reason}"))),
                 ),
                 // The group's: its kind and advice, told of this command.
                 _ => (
                     outcome.clone(),
-                    failure.map(|f| Failure::new(f.kind, f.message.replace(&format!("`{GROUP_ID}`"), &format!("`{id}`")))),
+                    failure.map(|f| f.replaced(&format!("`{GROUP_ID}`"), &format!("`{id}`"))),
                 ),
             };
             self.hand_over(n, text, own, failure);

@@ -43,11 +43,11 @@ pub(crate) async fn login(job: &HostJob, purpose: &str) -> Result<Connection, Fa
         Ok(r) => r.map_err(Failure::from),
         Err(_) => {
             let (limit, raise) = job.connect_timeout.exceeded();
-            Err(Failure::new(
+            Err(Failure::of_host(
                 ErrorKind::Timeout,
+                &job.target.label,
                 format!(
-                    "{}: no SSH login{purpose} within {limit} (TCP connect, key exchange and authentication); check that the host is up and reachable, or {raise}",
-                    job.target.label
+                    "no SSH login{purpose} within {limit} (TCP connect, key exchange and authentication); check that the host is up and reachable, or {raise}"
                 ),
             ))
         }

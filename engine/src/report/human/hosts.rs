@@ -15,24 +15,17 @@ pub(super) fn has_problem(h: &HostDiagnosis) -> bool {
             .any(|a| a.verdict != Verdict::Hca || !a.reasons.is_empty())
 }
 
-/// Replaces the host's own name at the start of a message (connection errors begin with
-/// it), so identical failures of different hosts compare equal.
-pub(super) fn without_host(message: &str, host: &str) -> String {
-    match message.strip_prefix(host) {
-        Some(rest) if !host.is_empty() => format!("\u{0}{rest}"),
-        _ => message.to_string(),
-    }
-}
-
 /// What must be equal for two hosts to share one section: everything shown except the
 /// host's name and the details of passing checks.
 pub(super) fn group_key(h: &HostDiagnosis) -> String {
     let mut key = format!("{:?}|{:?}|", h.status, h.esxi_version);
     if let Some(e) = &h.error {
-        let _ = write!(key, "{:?}:{}|", e.kind, without_host(&e.message, &h.host));
+        // The text shown under the hosts' names, with no host's own name in it when the
+        // failure was made with its detail.
+        let _ = write!(key, "{:?}:{}|", e.kind, e.shown_under_host());
     }
     if let Some(e) = &h.adapters_error {
-        let _ = write!(key, "{}|", without_host(e, &h.host));
+        let _ = write!(key, "{e}|");
     }
     for c in &h.checks {
         let _ = write!(key, "{}:{:?}", c.id, c.status);
@@ -94,7 +87,7 @@ pub(super) fn host_section(
     let title = if group.len() > 1 {
         format!("{folded} ({} hosts)", group.len())
     } else {
-        folded.clone()
+        folded
     };
     let version = host
         .esxi_version
@@ -105,13 +98,8 @@ pub(super) fn host_section(
     // A host that could not be diagnosed at all is one line: name, status, why.
     if host.checks.is_empty() && host.vms.is_empty() {
         if let Some(error) = &host.error {
-            // The title already names the host: `esx01: not an ESXi host` loses `esx01: `.
-            let message = without_host(&error.message, &host.host);
-            let message = clean(
-                &message
-                    .strip_prefix("\u{0}: ")
-                    .map_or_else(|| message.replace('\u{0}', &folded), str::to_string),
-            );
+            // The title already names the host: `esx01: not an ESXi host` shows its detail.
+            let message = clean(error.shown_under_host());
             let plain = format!("{title} · {} · ", diagnose::status_name(host.status));
             if plain.width() + 20 > width {
                 // A long host set gets lines of its own, broken only between its items.
@@ -140,7 +128,7 @@ pub(super) fn host_section(
         emit(out, "", "", 2, &plain_title, width, |t| paint.bold(t));
     }
     if let Some(error) = &host.error {
-        let message = clean(&without_host(&error.message, &host.host).replace('\u{0}', &folded));
+        let message = clean(error.shown_under_host());
         let prefix = format!("  {} ", paint.red("✗"));
         emit(
             out,

@@ -250,7 +250,7 @@ fn a_folded_host_header_is_never_cut_and_pastes_back() {
         .map(|n| HostDiagnosis {
             host: n.clone(),
             status: HostStatus::Unreachable,
-            error: Some(Failure::new(ErrorKind::Unreachable, format!("{n}: connection refused"))),
+            error: Some(Failure::of_host(ErrorKind::Unreachable, n, "connection refused")),
             esxi_version: None,
             checks: Vec::new(),
             vms: Vec::new(),
@@ -326,4 +326,124 @@ fn a_vm_first_report_opens_with_its_vms_within_80_columns() {
     );
     assert!(text.lines().all(|l| l.width() <= 80), "{text}");
     assert!(!text.contains("hpc-node02"), "{text}");
+}
+
+/// A report of hosts that could not be diagnosed, each with its failure.
+fn failed_hosts(failures: Vec<(&str, Failure)>) -> Diagnosis {
+    Diagnosis {
+        hosts: failures
+            .into_iter()
+            .map(|(h, f)| HostDiagnosis::not_diagnosed(h, HostStatus::Unreachable, f, Vec::new()))
+            .collect(),
+        fleet_checks: Vec::new(),
+        transport: Default::default(),
+        probes: Vec::new(),
+        changes: None,
+        vm_scope: None,
+        summary: Summary::default(),
+    }
+}
+
+/// The host lines of a report of hosts that could not be diagnosed (one line each).
+fn host_lines(d: &Diagnosis) -> Vec<String> {
+    render(d, false)
+        .lines()
+        .filter(|l| l.contains(" · unreachable · "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn hosts_failing_the_same_way_share_one_line_and_others_keep_theirs() {
+    let refused = "authentication as \"root\" failed.";
+    let d = failed_hosts(vec![
+        ("esx01", Failure::of_host(ErrorKind::Auth, "esx01:22", refused)),
+        ("esx02", Failure::of_host(ErrorKind::Auth, "esx02:22", refused)),
+        // Same words, another kind: not the same failure.
+        ("esx03", Failure::of_host(ErrorKind::KeyExchange, "esx03:22", refused)),
+        (
+            "esx04",
+            Failure::of_host(ErrorKind::Unreachable, "esx04:22", "cannot connect to 10.0.0.4:22"),
+        ),
+    ]);
+    assert_eq!(
+        host_lines(&d),
+        [
+            "esx[01-02] (2 hosts) · unreachable · auth: authentication as \"root\" failed.",
+            "esx03 · unreachable · key-exchange: authentication as \"root\" failed.",
+            "esx04 · unreachable · cannot connect to 10.0.0.4:22",
+        ]
+    );
+    // Without folding each host has its line, under its own name only.
+    let text = render_with(
+        &d,
+        &HumanOptions {
+            fold: false,
+            ..HumanOptions::default()
+        },
+    );
+    assert!(
+        text.contains("esx01 · unreachable · auth: authentication as \"root\" failed.\n"),
+        "{text}"
+    );
+    assert!(!text.contains("esx01:22"), "the title names the host: {text}");
+}
+
+#[test]
+fn a_host_named_like_words_of_the_message_folds_all_the_same() {
+    // `timeout` is in the run timeout's words, `auth` starts `authentication`, and `jump`
+    // starts the message of a jump host's failure, which names no host of the report.
+    let stopped =
+        |h: &str| Failure::run_timeout("2s", crate::capture::RunStage::Connecting, "; raise --timeout").told_of(h);
+    let jump = || {
+        Failure::new(
+            ErrorKind::Unreachable,
+            "jump host bastion:22: cannot connect to 10.0.0.9:22",
+        )
+    };
+    let refused = "authentication as \"auth\" failed.";
+    let d = failed_hosts(vec![
+        ("timeout", stopped("timeout")),
+        ("esx02", stopped("esx02")),
+        ("jump", jump()),
+        ("esx04", jump()),
+        ("auth", Failure::of_host(ErrorKind::Auth, "auth:22", refused)),
+        ("esx06", Failure::of_host(ErrorKind::Auth, "esx06:22", refused)),
+    ]);
+    assert_eq!(
+        host_lines(&d),
+        [
+            "esx02,timeout (2 hosts) · unreachable · timeout: the whole run hit --timeout 2s while connecting and",
+            "esx04,jump (2 hosts) · unreachable · jump host bastion:22: cannot connect to 10.0.0.9:22",
+            "auth,esx06 (2 hosts) · unreachable · auth: authentication as \"auth\" failed.",
+        ]
+    );
+}
+
+#[test]
+fn a_failure_from_an_older_report_reads_back_and_is_shown_whole_per_host() {
+    // Written before failures kept their detail: no `detail` field.
+    let old = |h: &str| format!(r#"{{"kind":"timeout","message":"{h}:22: no SSH login within 10s"}}"#);
+    let failures: Vec<Failure> = ["esx01", "esx02"]
+        .iter()
+        .map(|h| serde_json::from_str(&old(h)).expect("an old failure reads"))
+        .collect();
+    assert!(failures.iter().all(|f| f.detail.is_none()));
+    let again: Vec<String> = failures.iter().map(|f| serde_json::to_string(f).unwrap()).collect();
+    assert_eq!(again, [old("esx01"), old("esx02")], "written back as it was read");
+    // Nothing tells which part names the host, so each host keeps its whole message.
+    let d = failed_hosts(vec![("esx01", failures[0].clone()), ("esx02", failures[1].clone())]);
+    assert_eq!(
+        host_lines(&d),
+        [
+            "esx01 · unreachable · timeout: esx01:22: no SSH login within 10s",
+            "esx02 · unreachable · timeout: esx02:22: no SSH login within 10s",
+        ]
+    );
+    // A failure with its detail is written with it, and reads back the same.
+    let new = Failure::of_host(ErrorKind::Timeout, "esx01:22", "no SSH login within 10s");
+    assert_eq!(new.message, "esx01:22: no SSH login within 10s");
+    let text = serde_json::to_string(&new).unwrap();
+    assert!(text.contains(r#""detail":"no SSH login within 10s""#), "{text}");
+    assert_eq!(serde_json::from_str::<Failure>(&text).unwrap(), new);
 }
