@@ -79,11 +79,10 @@ pub(crate) fn captures(hosts: &[String], configs: BTreeMap<String, HostConfig>, 
             None => HostCapture::failed(
                 name,
                 CaptureSource::VsphereApi,
-                Failure::new(
+                Failure::of_host(
                     ErrorKind::CommandFailed,
-                    format!(
-                        "{name}: vCenter returned no configuration for this host (removed from the inventory while it was read?); run again"
-                    ),
+                    name,
+                    "vCenter returned no configuration for this host (removed from the inventory while it was read?); run again",
                 ),
             ),
         })
