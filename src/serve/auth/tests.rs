@@ -171,3 +171,44 @@ async fn addresses_take_turns_so_a_flood_from_one_does_not_queue_another_behind_
     assert!(before <= 6, "{before} of the flood's 20 were answered first");
     assert_eq!(m.auth_checks.get(), 21);
 }
+
+/// Prometheus' own address floods wrong passwords, each sent once: its first scrape waits
+/// among them and gives up; asked again, the right password goes before the guesses still
+/// waiting, not after them.
+#[tokio::test(flavor = "current_thread")]
+async fn a_credential_asked_again_goes_before_the_guesses_waiting_at_its_address() {
+    let auth = one_user("s3cret", 6);
+    let m = Metrics::new();
+    let wrong: Vec<String> = (0..20).map(|i| header("prom", &format!("guess-{i}"))).collect();
+    let right = header("prom", "s3cret");
+    let answered = Cell::new(0usize);
+    let flood = futures::future::join_all(wrong.iter().map(|h| async {
+        let v = auth.check(Some(h.as_bytes()), HERE, stays(), &m).await;
+        answered.set(answered.get() + 1);
+        v
+    }));
+    let prometheus = async {
+        tokio::task::yield_now().await;
+        // The first scrape is queued behind the flood, then its client goes.
+        let first = auth
+            .check(Some(right.as_bytes()), HERE, tokio::task::yield_now(), &m)
+            .await;
+        let dropped = m.auth_checks_dropped.get();
+        let again = auth.check(Some(right.as_bytes()), HERE, stays(), &m).await;
+        (first, dropped, again, answered.get())
+    };
+    let (flooded, (first, dropped, again, before)) = tokio::join!(flood, prometheus);
+    assert_eq!(first, Verdict::Gone);
+    assert_eq!(dropped, 1, "the first scrape's check was dropped, not run");
+    assert_eq!(again, Verdict::Allowed);
+    assert!(flooded.iter().all(|v| *v == Verdict::Refused));
+    // Ahead of it: the two running and the one waiting for a slot when it came back, and
+    // what the other slot finished while it was checked. In arrival order it would have
+    // come after all 20.
+    assert!(before <= 5, "{before} of the flood's 20 were answered first");
+    assert_eq!(
+        m.auth_checks.get(),
+        21,
+        "each guess and the right password checked once"
+    );
+}
