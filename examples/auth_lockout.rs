@@ -147,6 +147,8 @@ struct Lockout {
     first_login: Option<Duration>,
     /// Which scrape was the first answered 200 (1: the first), in `--scrape` mode.
     scrape: Option<usize>,
+    /// The scrapes not answered 200: (status, 0 for none; time to it).
+    failed: Vec<(u16, Duration)>,
     wrong_sent: u64,
     checks: String,
 }
@@ -184,13 +186,16 @@ fn lockout(bin: &Path, dir: &Path, web: &Path, clients: usize, opts: &Opts) -> L
     let attack_began = Instant::now();
     let attack = Duration::from_secs_f64(opts.attack);
     std::thread::sleep(Duration::from_secs_f64(opts.login_at));
+    let mut failed = Vec::new();
     let (first_login, scrape) = match opts.scrape {
         None => {
             let (status, took, _) = request(&exporter.addr, "/-/healthy", USER, PASSWORD, Duration::from_secs(60));
             std::thread::sleep(attack.saturating_sub(attack_began.elapsed()));
             ((status == 200).then_some(took), None)
         }
-        Some((interval, timeout)) => scrape_until_answered(&exporter.addr, attack_began + attack, interval, timeout),
+        Some((interval, timeout)) => {
+            scrape_until_answered(&exporter.addr, attack_began + attack, interval, timeout, &mut failed)
+        }
     };
     stop.store(true, Ordering::Relaxed);
     for a in attackers {
@@ -209,6 +214,7 @@ fn lockout(bin: &Path, dir: &Path, web: &Path, clients: usize, opts: &Opts) -> L
     Lockout {
         first_login,
         scrape,
+        failed,
         wrong_sent: sent.load(Ordering::Relaxed),
         checks,
     }
@@ -216,12 +222,13 @@ fn lockout(bin: &Path, dir: &Path, web: &Path, clients: usize, opts: &Opts) -> L
 
 /// Scrapes with the right password as Prometheus does (a new connection every `interval`,
 /// given up after `timeout`) until one is answered 200 or `until`: the time from the first
-/// scrape to that answer, and its number.
+/// scrape to that answer, and its number; the others' status and time into `failed`.
 fn scrape_until_answered(
     addr: &str,
     until: Instant,
     interval: Duration,
     timeout: Duration,
+    failed: &mut Vec<(u16, Duration)>,
 ) -> (Option<Duration>, Option<usize>) {
     let first = Instant::now();
     let mut n = 0;
@@ -229,10 +236,11 @@ fn scrape_until_answered(
         let at = first + interval * n;
         std::thread::sleep(at.saturating_duration_since(Instant::now()));
         n += 1;
-        let (status, _, _) = request(addr, "/-/healthy", USER, PASSWORD, timeout);
+        let (status, took, _) = request(addr, "/-/healthy", USER, PASSWORD, timeout);
         if status == 200 {
             return (Some(first.elapsed()), Some(n as usize));
         }
+        failed.push((status, took));
     }
     (None, None)
 }
@@ -354,6 +362,12 @@ fn main() {
                 (None, _) => "none within 60 s".to_string(),
             };
             println!("| {label} | {clients} | {login} | {} | {} |", r.wrong_sent, r.checks);
+            for (status, took) in &r.failed {
+                eprintln!(
+                    "  {label}, {clients}: a scrape answered {status} after {:.2} s (0: none)",
+                    took.as_secs_f64()
+                );
+            }
         }
     }
     if o.tries == 0 {
