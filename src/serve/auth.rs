@@ -23,9 +23,10 @@
 //!   Prometheus, which sends the same credential at every scrape (and gives up on a scrape
 //!   after its timeout), from a scanner, which sends each guess once: a flood of guesses
 //!   from Prometheus' own address delays its first scrape only, and the next one is checked
-//!   after the few checks already let through. An attacker that sends each guess twice
-//!   gets the same lane for them, and then the credential asked again waits its turn among
-//!   them, as in a plain queue; its guesses are still checked once each.
+//!   after the few checks already let through. An attacker that sends each guess, gives
+//!   up on it before its check and sends it again gets the same lane for its guesses, and
+//!   then the credential asked again waits its turn among them, as in a plain queue; its
+//!   guesses are still checked once each.
 //! - **Each credential once.** The same user and password asked again while its check runs
 //!   wait for that check; once checked, a good one is remembered (as a SHA-256 digest, as
 //!   the exporter-toolkit does) and so is a wrong one, so neither costs bcrypt again. A
