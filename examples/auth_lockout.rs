@@ -9,12 +9,16 @@
 //!    connection and times its answer (at most 60 s); the attack lasts `--attack` seconds
 //!    in all (20 by default). `--patience S` sets how long an attacker waits for its
 //!    answer (2 s); `--attackers-from 127.0.0.2` sends the attack from another loopback
-//!    address than the right client's (127.0.0.1). Printed: the time to that first correct login, the wrong
-//!    requests sent, and the exporter's count of bcrypt checks run and dropped when it
-//!    has one.
+//!    address than the right client's (127.0.0.1). `--scrape 15,10` makes the right
+//!    client scrape as Prometheus does instead: from `--login-at` on, a request every 15 s
+//!    on a new connection, given up after 10 s (the scrape timeout), until one is answered
+//!    200 or the attack ends; the attack then stops at that first successful scrape.
+//!    Printed: the time from the first correct request to the first one answered 200 (and
+//!    which scrape it was), the wrong requests sent, and the exporter's count of bcrypt
+//!    checks run and dropped when it has one.
 //! 2. **Timing**: with no attack, `--tries` wrong passwords of the known user and as many
 //!    of an unknown user, interleaved, one at a time on new connections (a different
-//!    password each time); medians and quartiles of the time to the 401.
+//!    password each time); medians and quartiles of the time to the 401 (`--tries 0`: not run).
 //!
 //! Loopback only; every wait is bounded; the exporter is killed at the end of each run.
 //!
@@ -141,6 +145,10 @@ fn web_config(dir: &Path, cost: u32) -> PathBuf {
 
 struct Lockout {
     first_login: Option<Duration>,
+    /// Which scrape was the first answered 200 (1: the first), in `--scrape` mode.
+    scrape: Option<usize>,
+    /// The scrapes not answered 200: (status, 0 for none; time to it).
+    failed: Vec<(u16, Duration)>,
     wrong_sent: u64,
     checks: String,
 }
@@ -176,11 +184,19 @@ fn lockout(bin: &Path, dir: &Path, web: &Path, clients: usize, opts: &Opts) -> L
         })
         .collect();
     let attack_began = Instant::now();
+    let attack = Duration::from_secs_f64(opts.attack);
     std::thread::sleep(Duration::from_secs_f64(opts.login_at));
-    let (status, took, _) = request(&exporter.addr, "/-/healthy", USER, PASSWORD, Duration::from_secs(60));
-    let first_login = (status == 200).then_some(took);
-    let rest = Duration::from_secs_f64(opts.attack).saturating_sub(attack_began.elapsed());
-    std::thread::sleep(rest);
+    let mut failed = Vec::new();
+    let (first_login, scrape) = match opts.scrape {
+        None => {
+            let (status, took, _) = request(&exporter.addr, "/-/healthy", USER, PASSWORD, Duration::from_secs(60));
+            std::thread::sleep(attack.saturating_sub(attack_began.elapsed()));
+            ((status == 200).then_some(took), None)
+        }
+        Some((interval, timeout)) => {
+            scrape_until_answered(&exporter.addr, attack_began + attack, interval, timeout, &mut failed)
+        }
+    };
     stop.store(true, Ordering::Relaxed);
     for a in attackers {
         let _ = a.join();
@@ -197,9 +213,36 @@ fn lockout(bin: &Path, dir: &Path, web: &Path, clients: usize, opts: &Opts) -> L
     };
     Lockout {
         first_login,
+        scrape,
+        failed,
         wrong_sent: sent.load(Ordering::Relaxed),
         checks,
     }
+}
+
+/// Scrapes with the right password as Prometheus does (a new connection every `interval`,
+/// given up after `timeout`) until one is answered 200 or `until`: the time from the first
+/// scrape to that answer, and its number; the others' status and time into `failed`.
+fn scrape_until_answered(
+    addr: &str,
+    until: Instant,
+    interval: Duration,
+    timeout: Duration,
+    failed: &mut Vec<(u16, Duration)>,
+) -> (Option<Duration>, Option<usize>) {
+    let first = Instant::now();
+    let mut n = 0;
+    while Instant::now() < until {
+        let at = first + interval * n;
+        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+        n += 1;
+        let (status, took, _) = request(addr, "/-/healthy", USER, PASSWORD, timeout);
+        if status == 200 {
+            return (Some(first.elapsed()), Some(n as usize));
+        }
+        failed.push((status, took));
+    }
+    (None, None)
 }
 
 fn quartiles(mut v: Vec<Duration>) -> (f64, f64, f64) {
@@ -241,6 +284,8 @@ struct Opts {
     attackers_from: Option<std::net::IpAddr>,
     /// How long an attacker waits for an answer before it gives up and reconnects.
     patience: f64,
+    /// The right client scrapes as Prometheus does: (interval, timeout).
+    scrape: Option<(Duration, Duration)>,
 }
 
 fn main() {
@@ -255,6 +300,7 @@ fn main() {
         same_password: false,
         attackers_from: None,
         patience: 2.0,
+        scrape: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -274,6 +320,12 @@ fn main() {
             "--same-password" => o.same_password = true,
             "--attackers-from" => o.attackers_from = Some(value().parse().expect("an address such as 127.0.0.2")),
             "--patience" => o.patience = value().parse().expect("seconds"),
+            "--scrape" => {
+                let v = value();
+                let (every, timeout) = v.split_once(',').expect("--scrape INTERVAL,TIMEOUT");
+                let secs = |s: &str| Duration::from_secs_f64(s.parse().expect("seconds"));
+                o.scrape = Some((secs(every), secs(timeout)));
+            }
             other => panic!("unknown option {other}"),
         }
     }
@@ -283,6 +335,13 @@ fn main() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let web = web_config(dir.path(), o.cost);
+    if let Some((every, timeout)) = o.scrape {
+        println!(
+            "the right client scrapes every {} s, each scrape given up after {} s",
+            every.as_secs_f64(),
+            timeout.as_secs_f64()
+        );
+    }
     println!(
         "lockout: bcrypt cost {}, {} s of attack, the right password sent at {} s, {} wrong passwords, attackers wait {} s for an answer, from {}",
         o.cost,
@@ -296,12 +355,23 @@ fn main() {
     for clients in &o.clients {
         for (label, bin) in &o.bins {
             let r = lockout(bin, dir.path(), &web, *clients, &o);
-            let login = r.first_login.map_or_else(
-                || "none within 60 s".to_string(),
-                |d| format!("{:.2} s", d.as_secs_f64()),
-            );
+            let login = match (r.first_login, r.scrape) {
+                (Some(d), Some(n)) => format!("{:.2} s (scrape {n})", d.as_secs_f64()),
+                (Some(d), None) => format!("{:.2} s", d.as_secs_f64()),
+                (None, _) if o.scrape.is_some() => "none while the attack lasted".to_string(),
+                (None, _) => "none within 60 s".to_string(),
+            };
             println!("| {label} | {clients} | {login} | {} | {} |", r.wrong_sent, r.checks);
+            for (status, took) in &r.failed {
+                eprintln!(
+                    "  {label}, {clients}: a scrape answered {status} after {:.2} s (0: none)",
+                    took.as_secs_f64()
+                );
+            }
         }
+    }
+    if o.tries == 0 {
+        return;
     }
     println!(
         "\ntiming: {} wrong passwords each, one at a time, interleaved\n| binary | user cost | known user, wrong password p25 / median / p75 ms | unknown user p25 / median / p75 ms | median difference ms |\n|---|---|---|---|---|",

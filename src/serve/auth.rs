@@ -16,6 +16,17 @@
 //!   seen in the kernel's TCP state), so a client that gives up and reconnects does not
 //!   leave its old checks to run. The request is answered 503 and closed: a client that
 //!   half-closes its side right after its request is taken for gone too.
+//! - **A credential asked again goes first.** A check dropped because its client went
+//!   leaves its credential's digest behind (the most recent [`UNANSWERED_CAP`]); when that
+//!   credential is asked again, its check goes before the first asks of its address. Nothing
+//!   tells a right password from a wrong one before bcrypt, but repetition does tell
+//!   Prometheus, which sends the same credential at every scrape (and gives up on a scrape
+//!   after its timeout), from a scanner, which sends each guess once: a flood of guesses
+//!   from Prometheus' own address delays its first scrape only, and the next one is checked
+//!   after the few checks already let through. An attacker that sends each guess, gives
+//!   up on it before its check and sends it again gets the same lane for its guesses, and
+//!   then the credential asked again waits its turn among them, as in a plain queue; its
+//!   guesses are still checked once each.
 //! - **Each credential once.** The same user and password asked again while its check runs
 //!   wait for that check; once checked, a good one is remembered (as a SHA-256 digest, as
 //!   the exporter-toolkit does) and so is a wrong one, so neither costs bcrypt again. A
@@ -29,7 +40,7 @@
 use super::metrics::Metrics;
 use sha2::Digest;
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -45,6 +56,11 @@ const VERIFIED_CAP: usize = 256;
 
 /// Remembered wrong credentials at most, likewise.
 const REFUSED_CAP: usize = 4096;
+
+/// Credentials whose check was dropped (its client gone) remembered at most, the oldest
+/// forgotten first: more checks dropped than this between two scrapes make the scrape
+/// after wait its turn as a first ask would.
+const UNANSWERED_CAP: usize = 4096;
 
 /// What a request's credentials come to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +78,8 @@ pub struct BasicAuth {
     verified: RefCell<HashSet<[u8; 32]>>,
     /// Digests of wrong credentials.
     refused: RefCell<HashSet<[u8; 32]>>,
+    /// Digests of credentials whose check was dropped before it started.
+    unanswered: RefCell<Recent>,
     /// The checks asked for and not finished, by credential digest.
     flights: RefCell<HashMap<[u8; 32], watch::Receiver<Option<bool>>>>,
     pool: Arc<Semaphore>,
@@ -78,6 +96,31 @@ pub struct BasicAuth {
 pub(crate) fn cost_of(hash: &str) -> u32 {
     hash.parse::<bcrypt::HashParts>()
         .map_or(bcrypt::DEFAULT_COST, |p| p.get_cost())
+}
+
+/// The most recent digests, at most [`UNANSWERED_CAP`].
+#[derive(Default)]
+struct Recent {
+    set: HashSet<[u8; 32]>,
+    order: VecDeque<[u8; 32]>,
+}
+
+impl Recent {
+    fn insert(&mut self, key: [u8; 32]) {
+        if !self.set.insert(key) {
+            return;
+        }
+        self.order.push_back(key);
+        if self.order.len() > UNANSWERED_CAP {
+            if let Some(oldest) = self.order.pop_front() {
+                self.set.remove(&oldest);
+            }
+        }
+    }
+
+    fn contains(&self, key: &[u8; 32]) -> bool {
+        self.set.contains(key)
+    }
 }
 
 /// Removes a flight when its leader finishes or is dropped: the requests that joined it
@@ -104,6 +147,7 @@ impl BasicAuth {
             users,
             verified: RefCell::new(HashSet::new()),
             refused: RefCell::new(HashSet::new()),
+            unanswered: RefCell::new(Recent::default()),
             flights: RefCell::new(HashMap::new()),
             pool: Arc::new(Semaphore::new(POOL)),
             line: turn::Turnstile::default(),
@@ -118,6 +162,10 @@ impl BasicAuth {
     pub fn remember_from(&self, old: &BasicAuth) {
         self.verified.borrow_mut().extend(old.verified.borrow().iter().copied());
         self.refused.borrow_mut().extend(old.refused.borrow().iter().copied());
+        let mut unanswered = self.unanswered.borrow_mut();
+        for key in &old.unanswered.borrow().order {
+            unanswered.insert(*key);
+        }
     }
 
     /// The highest bcrypt cost among the users (what every failure costs).
@@ -175,14 +223,16 @@ impl BasicAuth {
             let (tx, rx) = watch::channel(None);
             self.flights.borrow_mut().insert(key, rx);
             let _flight = Flight { auth: self, key };
+            let again = self.unanswered.borrow().contains(&key);
             let permit = tokio::select! {
                 biased;
                 () = &mut gone => {
                     metrics.auth_checks_dropped.inc();
+                    self.unanswered.borrow_mut().insert(key);
                     return Verdict::Gone;
                 }
                 p = async {
-                    let _turn = self.line.turn(addr).await;
+                    let _turn = self.line.turn(addr, again).await;
                     self.pool.clone().acquire_owned().await
                 } => p,
             };

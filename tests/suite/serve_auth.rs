@@ -83,3 +83,49 @@ fn the_right_password_gets_in_while_wrong_ones_wait_and_checks_of_clients_gone_a
         counter(&metrics, "pvrdma_doctor_http_auth_failures_total") + 1
     );
 }
+
+/// Prometheus shares its address with a flood of guesses, each sent once and waited for:
+/// its first scrape waits among them and gives up (its connection closed); the next
+/// scrape, the same credential asked again, is answered before the guesses still waiting.
+#[test]
+fn a_password_asked_again_is_checked_before_the_guesses_waiting_at_the_same_address() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hash = bcrypt::hash("scrape-secret", 8).expect("bcrypt");
+    let web = dir.path().join("web.yml");
+    std::fs::write(&web, format!("basic_auth_users:\n  prometheus: '{hash}'\n")).expect("write web.yml");
+    let (_exp, addr) = exporter(
+        dir.path(),
+        &["demo", "--serve", "--web.config.file", web.to_str().expect("utf-8")],
+    );
+    let guesses = 100;
+    let waiting: Vec<TcpStream> = (0..guesses)
+        .map(|i| send(&addr, "/-/healthy", "prometheus", &format!("guess-{i}")))
+        .collect();
+    // The first scrape, behind them all, given up; a moment for the exporter to see it
+    // go (the order of the two scrapes, not a bound on anything).
+    drop(send(&addr, "/-/healthy", "prometheus", "scrape-secret"));
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, body) = answer(send(&addr, "/-/healthy", "prometheus", "scrape-secret"));
+    assert_eq!(status, 200, "{body}");
+    // How many guesses had their answer when the right password had its own: in arrival
+    // order, all of them.
+    let answered = waiting
+        .iter()
+        .filter(|s| {
+            s.set_nonblocking(true).expect("nonblocking");
+            let answered = matches!(s.peek(&mut [0u8; 1]), Ok(n) if n > 0);
+            s.set_nonblocking(false).expect("blocking");
+            answered
+        })
+        .count();
+    assert!(
+        answered < guesses / 2,
+        "{answered} of {guesses} guesses were answered before the password asked again"
+    );
+    let (status, metrics) = answer(send(&addr, "/metrics", "prometheus", "scrape-secret"));
+    assert_eq!(status, 200, "{metrics}");
+    assert!(counter(&metrics, "pvrdma_doctor_http_auth_checks_dropped_total") >= 1);
+    for s in waiting {
+        assert_eq!(answer(s).0, 401);
+    }
+}

@@ -171,3 +171,79 @@ async fn addresses_take_turns_so_a_flood_from_one_does_not_queue_another_behind_
     assert!(before <= 6, "{before} of the flood's 20 were answered first");
     assert_eq!(m.auth_checks.get(), 21);
 }
+
+/// Prometheus' own address floods wrong passwords, each sent once: its first scrape waits
+/// among them and gives up; asked again, the right password goes before the guesses still
+/// waiting, not after them.
+#[tokio::test(flavor = "current_thread")]
+async fn a_credential_asked_again_goes_before_the_guesses_waiting_at_its_address() {
+    let auth = one_user("s3cret", 6);
+    let m = Metrics::new();
+    let wrong: Vec<String> = (0..40).map(|i| header("prom", &format!("guess-{i}"))).collect();
+    let right = header("prom", "s3cret");
+    let answered = Cell::new(0usize);
+    let flood = futures::future::join_all(wrong.iter().map(|h| async {
+        let v = auth.check(Some(h.as_bytes()), HERE, stays(), &m).await;
+        answered.set(answered.get() + 1);
+        v
+    }));
+    let prometheus = async {
+        tokio::task::yield_now().await;
+        // The first scrape is queued behind the flood, then its client goes.
+        let first = auth
+            .check(Some(right.as_bytes()), HERE, tokio::task::yield_now(), &m)
+            .await;
+        let dropped = m.auth_checks_dropped.get();
+        let again = auth.check(Some(right.as_bytes()), HERE, stays(), &m).await;
+        (first, dropped, again, answered.get())
+    };
+    let (flooded, (first, dropped, again, before)) = tokio::join!(flood, prometheus);
+    assert_eq!(first, Verdict::Gone);
+    assert_eq!(dropped, 1, "the first scrape's check was dropped, not run");
+    assert_eq!(again, Verdict::Allowed);
+    assert!(flooded.iter().all(|v| *v == Verdict::Refused));
+    // Ahead of it: the two running and the one waiting for a slot when it came back, and
+    // what the other slot finished while it was checked (a few, more when the machine is
+    // busy and its thread waits for a core). In arrival order it would come after all 40.
+    assert!(before <= 12, "{before} of the flood's 40 were answered first");
+    assert_eq!(
+        m.auth_checks.get(),
+        41,
+        "each guess and the right password checked once"
+    );
+}
+
+/// The order turns are given in, exactly: addresses take turns, and within one the
+/// credentials asked again go before the first asks, each lane in arrival order.
+#[tokio::test(flavor = "current_thread")]
+async fn within_an_address_the_lane_of_credentials_asked_again_is_served_first() {
+    let stile = turn::Turnstile::default();
+    let other = IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 7));
+    let order = RefCell::new(Vec::new());
+    let held = stile.turn(HERE, false).await;
+    let wait = |name: &'static str, addr: IpAddr, again: bool| {
+        let (stile, order) = (&stile, &order);
+        async move {
+            let _turn = stile.turn(addr, again).await;
+            order.borrow_mut().push(name);
+            tokio::task::yield_now().await;
+        }
+    };
+    let waiting = futures::future::join_all([
+        wait("first-1", HERE, false),
+        wait("first-2", HERE, false),
+        wait("other-1", other, false),
+        wait("again-1", HERE, true),
+        wait("other-2", other, false),
+        wait("again-2", HERE, true),
+    ]);
+    let release = async {
+        tokio::task::yield_now().await;
+        drop(held);
+    };
+    tokio::join!(waiting, release);
+    assert_eq!(
+        *order.borrow(),
+        ["again-1", "other-1", "again-2", "other-2", "first-1", "first-2"]
+    );
+}

@@ -1,8 +1,10 @@
 //! Whose credentials are checked next: client addresses take turns (round robin), and
-//! each address's requests go in the order they came. A client flooding wrong passwords
-//! from one address therefore has one check ahead of a client at another address at a
-//! time, however many it has queued; clients sharing an address (NAT, a proxy, the same
-//! machine) share its turns in arrival order, as a plain queue would serve them.
+//! within an address a credential asked again (see [`super::BasicAuth::check`]) goes
+//! before those asked for the first time, each kind in the order it came. A client
+//! flooding wrong passwords from one address therefore has one check ahead of a client at
+//! another address at a time, however many it has queued; clients sharing an address
+//! (NAT, a proxy, the same machine) share its turns, and there a credential sent again
+//! (as Prometheus sends its own at every scrape) passes the guesses each sent once.
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -19,10 +21,29 @@ pub(super) struct Turnstile {
 struct Line {
     /// A request has been let through and has not got its slot yet.
     busy: bool,
-    /// The requests waiting, by address, oldest first.
-    queues: HashMap<IpAddr, VecDeque<oneshot::Sender<()>>>,
+    /// The requests waiting, by address.
+    queues: HashMap<IpAddr, Lanes>,
     /// The addresses with requests waiting, in the order their turns come.
     order: VecDeque<IpAddr>,
+}
+
+/// An address's waiting requests, oldest first in each lane.
+#[derive(Default)]
+struct Lanes {
+    /// Credentials asked again: served first.
+    again: VecDeque<oneshot::Sender<()>>,
+    /// Credentials asked for the first time.
+    first: VecDeque<oneshot::Sender<()>>,
+}
+
+impl Lanes {
+    fn pop_front(&mut self) -> Option<oneshot::Sender<()>> {
+        self.again.pop_front().or_else(|| self.first.pop_front())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.again.is_empty() && self.first.is_empty()
+    }
 }
 
 impl Line {
@@ -77,8 +98,9 @@ impl Drop for Waiting<'_> {
 }
 
 impl Turnstile {
-    /// Waits for the turn of a request from `addr`.
-    pub(super) async fn turn(&self, addr: IpAddr) -> Turn<'_> {
+    /// Waits for the turn of a request from `addr`; `again`: its credential was asked
+    /// before, and it goes before the address's first asks.
+    pub(super) async fn turn(&self, addr: IpAddr, again: bool) -> Turn<'_> {
         let rx = {
             let mut line = self.inner.borrow_mut();
             if !line.busy && line.order.is_empty() {
@@ -86,9 +108,14 @@ impl Turnstile {
                 return Turn(self);
             }
             let (tx, rx) = oneshot::channel();
-            let queue = line.queues.entry(addr).or_default();
-            queue.push_back(tx);
-            if queue.len() == 1 {
+            let lanes = line.queues.entry(addr).or_default();
+            let had_waiting = !lanes.is_empty();
+            if again {
+                lanes.again.push_back(tx);
+            } else {
+                lanes.first.push_back(tx);
+            }
+            if !had_waiting {
                 line.order.push_back(addr);
             }
             rx
