@@ -156,7 +156,12 @@ fn judged(diagnosis: &Diagnosis, adapters: &[&Adapter]) -> String {
         *predicted.entry(name(a.predicted)).or_default() += 1;
     }
     assert_eq!(predicted.keys().collect::<Vec<_>>(), ["hca"], "predicted paths");
-    format!("checks {checks:?}, adapters predicted {predicted:?}")
+    let transport = &diagnosis.transport;
+    format!(
+        "checks {checks:?}, adapters predicted {predicted:?}, transport: {} host pairs and {} adapter exceptions listed",
+        transport.host_pairs.len(),
+        transport.exceptions.len()
+    )
 }
 
 /// One pyVmomi run of the script: its own timing (interpreter start-up and imports left
@@ -246,6 +251,11 @@ fn main() {
     println!("Rust read and judging: median {t:.3} s, range {}", range(&total));
     println!("pyVmomi 7.0.3 read: median {p:.3} s, range {}", range(&python));
     println!("ratio Rust/pyVmomi: read {:.2}, read and judging {:.2}", r / p, t / p);
+    let peak = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
+        .unwrap_or_default();
+    println!("peak memory of this process (read and judging): {peak}");
     println!("judged, Rust: {statuses}");
     println!("SOAP calls, Rust: {rust_calls}");
     println!("SOAP calls, pyVmomi: {python_calls}");
