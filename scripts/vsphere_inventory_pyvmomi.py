@@ -42,32 +42,43 @@ TYPES = {
 }
 
 
+def pages(collector, spec, page_size):
+    """RetrievePropertiesEx with maxObjects, then ContinueRetrievePropertiesEx to the last
+    page: the (object, {path: value}) pairs read."""
+    options = vmodl.query.PropertyCollector.RetrieveOptions(maxObjects=page_size)
+    result = collector.RetrievePropertiesEx([spec], options)
+    objects = []
+    while result is not None:
+        for o in result.objects:
+            objects.append((o.obj, {p.name: p.val for p in o.propSet}))
+        if not result.token:
+            break
+        result = collector.ContinueRetrievePropertiesEx(result.token)
+    return objects
+
+
+def inventory(content, page_size):
+    """The TYPES' properties of every object under the root folder, through a container view."""
+    view = content.viewManager.CreateContainerView(content.rootFolder, list(TYPES), True)
+    traversal = vmodl.query.PropertyCollector.TraversalSpec(
+        name="view", path="view", skip=False, type=vim.view.ContainerView
+    )
+    spec = vmodl.query.PropertyCollector.FilterSpec(
+        objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=view, skip=True, selectSet=[traversal])],
+        propSet=[
+            vmodl.query.PropertyCollector.PropertySpec(type=t, all=False, pathSet=paths)
+            for t, paths in TYPES.items()
+        ],
+    )
+    objects = pages(content.propertyCollector, spec, page_size)
+    view.DestroyView()
+    return objects
+
+
 def read(host, port, user, password, context, page_size):
     si = SmartConnect(host=host, port=port, user=user, pwd=password, sslContext=context)
     try:
-        content = si.RetrieveContent()
-        view = content.viewManager.CreateContainerView(content.rootFolder, list(TYPES), True)
-        traversal = vmodl.query.PropertyCollector.TraversalSpec(
-            name="view", path="view", skip=False, type=vim.view.ContainerView
-        )
-        spec = vmodl.query.PropertyCollector.FilterSpec(
-            objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=view, skip=True, selectSet=[traversal])],
-            propSet=[
-                vmodl.query.PropertyCollector.PropertySpec(type=t, all=False, pathSet=paths)
-                for t, paths in TYPES.items()
-            ],
-        )
-        collector = content.propertyCollector
-        options = vmodl.query.PropertyCollector.RetrieveOptions(maxObjects=page_size)
-        result = collector.RetrievePropertiesEx([spec], options)
-        objects = []
-        while result is not None:
-            for o in result.objects:
-                objects.append((o.obj, {p.name: p.val for p in o.propSet}))
-            if not result.token:
-                break
-            result = collector.ContinueRetrievePropertiesEx(result.token)
-        view.DestroyView()
+        objects = inventory(si.RetrieveContent(), page_size)
     finally:
         Disconnect(si)
     hosts = sum(1 for obj, _ in objects if isinstance(obj, vim.HostSystem))

@@ -230,10 +230,16 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 impl Vcsim {
     /// Serves `spec`; fails the test when the simulator is not up within two minutes.
     pub fn start(spec: &Spec) -> Vcsim {
+        Self::start_within(spec, Duration::from_secs(120))
+    }
+
+    /// Serves `spec`, allowing `limit` to build it (thousands of hosts and VMs take
+    /// minutes of the simulator's CPU on a loaded machine).
+    pub fn start_within(spec: &Spec, limit: Duration) -> Vcsim {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("spec.json");
         std::fs::write(&path, serde_json::to_vec(spec).expect("spec as JSON")).expect("write the spec");
-        Self::launch(dir, &[path.to_str().expect("UTF-8 path")], Duration::from_secs(120))
+        Self::launch(dir, &[path.to_str().expect("UTF-8 path")], limit)
     }
 
     /// Serves `hosts` hosts in ten clusters of one datacenter (`Scale`/`C0`…`C9`, hosts

@@ -1,0 +1,262 @@
+//! How long judging a large fleet from vCenter alone takes (`--no-ssh`): the Rust client
+//! reading, in one session, the inventory and then every host's configuration and its
+//! VMs' (the properties of `pvrdma_vsphere::config`, one paged property-collector read),
+//! then each host made a capture and all of them diagnosed; against pyVmomi 7.0.3
+//! (VMware's Python SDK, `scripts/vsphere_config_pyvmomi.py`) reading the same properties
+//! with the same traversal and page size. govmomi's vSphere simulator serves the fleet:
+//! every host configured for PVRDMA as VMware's guide asks, every VM powered on with one
+//! PVRDMA adapter. Alternating, each read timed from the connection to the logout. Prints
+//! the medians, ranges, their ratio and the SOAP calls each makes (docs/benchmarks.md
+//! records them).
+//!
+//!     cargo run --release --example config_bench [-- HOSTS VMS_PER_HOST ROUNDS]
+//!
+//! Needs what `scripts/install-test-deps.sh` installs for the simulator, and
+//! `pip install pyvmomi==7.0.3`.
+#[path = "../tests/support/vcsim.rs"]
+#[allow(dead_code)]
+mod vcsim;
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pvrdma_engine::capture::{from_vsphere, HostCapture};
+use pvrdma_engine::diagnose::{diagnose, Adapter, Diagnosis};
+use pvrdma_vsphere::config::{HOST_PROPERTIES, VM_PROPERTIES};
+use pvrdma_vsphere::{Client, Config, Endpoint, SecretString, Trust};
+use vcsim::{ClusterSpec, DatacenterSpec, HostSpec, PvrdmaSpec, Spec, Vcsim, VmSpec};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn range(v: &[f64]) -> String {
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{min:.3}–{max:.3} s")
+}
+
+/// `hosts` hosts in ten clusters of one datacenter (`Scale`/`C0`…, `esx0000`…), each
+/// configured for PVRDMA, its VMkernel addresses unique across the fleet (the PVRDMA ones
+/// in one /21); `per_host` VMs on each (`vm00000`…), hardware 19, memory reserved and
+/// locked, one RoCE v2 PVRDMA adapter.
+fn fleet(hosts: usize, per_host: usize) -> Spec {
+    assert!(hosts <= 2000, "at most 2,000 hosts fit the /21");
+    let mut dc = DatacenterSpec {
+        name: "Scale".into(),
+        ..DatacenterSpec::default()
+    };
+    for c in 0..10.min(hosts) {
+        dc.clusters.push(ClusterSpec {
+            name: format!("C{c}"),
+            hosts: Vec::new(),
+        });
+    }
+    let mut vms = Vec::new();
+    for i in 0..hosts {
+        let (hi, lo) = (i / 250, i % 250 + 1);
+        let mut pvrdma = PvrdmaSpec::healthy(0);
+        pvrdma.vmknics[0].ip = format!("10.0.{hi}.{lo}");
+        pvrdma.vmknics[0].netmask = "255.255.0.0".into();
+        pvrdma.vmknics[1].ip = format!("192.168.{}.{lo}", 48 + hi);
+        pvrdma.vmknics[1].netmask = "255.255.248.0".into();
+        let name = format!("esx{i:04}");
+        for v in 0..per_host {
+            vms.push(VmSpec {
+                hw_version: "vmx-19".into(),
+                reserved_mb: 4096,
+                locked_to_max: true,
+                vrdma: vec!["rocev2".into()],
+                ..VmSpec::new(&format!("vm{:05}", i * per_host + v), &name, "")
+            });
+        }
+        dc.clusters[i % 10].hosts.push(HostSpec {
+            pvrdma: Some(pvrdma),
+            ..HostSpec::new(&name)
+        });
+    }
+    Spec {
+        datacenters: vec![dc],
+        vms,
+    }
+}
+
+/// One Rust run: the read (login, inventory, configuration of every host, logout), then
+/// the judging (a capture per host, the diagnosis); their times, the SOAP calls, how
+/// many hosts, VMs and PVRDMA adapters the diagnosis holds, and how they were judged.
+fn rust_run(rt: &tokio::runtime::Runtime, config: &Config) -> (f64, f64, String, [usize; 3], String) {
+    let start = Instant::now();
+    let mut client = Client::new(config.clone()).expect("client");
+    let configs = rt.block_on(async {
+        let inventory = client.inventory().await?;
+        let ids: Vec<String> = inventory.hosts.iter().map(|h| h.id.clone()).collect();
+        let configs = client.host_configs(&ids).await?;
+        client.logout().await?;
+        Ok::<_, pvrdma_vsphere::Error>(configs)
+    });
+    let configs = configs.expect("the configuration read");
+    let read = start.elapsed().as_secs_f64();
+
+    let start = Instant::now();
+    let captures: Vec<HostCapture> = configs
+        .into_values()
+        .map(|c| from_vsphere(&c.name, c.host_xml, &c.vm_xml, 0))
+        .collect();
+    let diagnosis = diagnose(&captures);
+    let judge = start.elapsed().as_secs_f64();
+
+    let vms: usize = diagnosis.hosts.iter().map(|h| h.vms.len()).sum();
+    let adapters: Vec<&Adapter> = diagnosis
+        .hosts
+        .iter()
+        .flat_map(|h| &h.vms)
+        .flat_map(|vm| &vm.adapters)
+        .collect();
+    let calls = format!("{:?}", client.calls());
+    (
+        read,
+        judge,
+        calls,
+        [diagnosis.hosts.len(), vms, adapters.len()],
+        judged(&diagnosis, &adapters),
+    )
+}
+
+/// A serialized enum's name (`pass`, `hca`).
+fn name(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// How the healthy fleet was judged: every check's status counted, every adapter's
+/// predicted path. Asserts that no check failed and that every adapter is predicted to use
+/// the HCA (the configuration read whole; whether traffic does needs the host itself).
+fn judged(diagnosis: &Diagnosis, adapters: &[&Adapter]) -> String {
+    let mut checks: BTreeMap<String, usize> = BTreeMap::new();
+    let host_checks = diagnosis.hosts.iter().flat_map(|h| &h.checks);
+    for c in host_checks.chain(&diagnosis.fleet_checks) {
+        *checks.entry(format!("{} {}", c.id, name(c.status))).or_default() += 1;
+    }
+    assert!(
+        !checks.keys().any(|k| k.ends_with(" fail")),
+        "a check failed: {checks:?}"
+    );
+    let mut predicted: BTreeMap<String, usize> = BTreeMap::new();
+    for a in adapters {
+        *predicted.entry(name(a.predicted)).or_default() += 1;
+    }
+    assert_eq!(predicted.keys().collect::<Vec<_>>(), ["hca"], "predicted paths");
+    let transport = &diagnosis.transport;
+    format!(
+        "checks {checks:?}, adapters predicted {predicted:?}, transport: {} host pairs and {} adapter exceptions listed",
+        transport.host_pairs.len(),
+        transport.exceptions.len()
+    )
+}
+
+/// One pyVmomi run of the script: its own timing (interpreter start-up and imports left
+/// out) and its JSON line.
+fn python_run(sim: &Vcsim, page_size: u32) -> serde_json::Value {
+    let address = sim.address();
+    let (host, port) = address.rsplit_once(':').expect("host:port");
+    let mut child = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/vsphere_config_pyvmomi.py"
+        ))
+        .args([host, port, &sim.user])
+        .arg(&sim.ca)
+        .args([page_size.to_string(), "1".to_string()])
+        .args([HOST_PROPERTIES.join(","), VM_PROPERTIES.join(",")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    writeln!(child.stdin.take().expect("stdin"), "{}", sim.password).expect("password");
+    let out = child.wait_with_output().expect("pyVmomi run");
+    assert!(out.status.success(), "the pyVmomi script failed");
+    serde_json::from_slice(&out.stdout).expect("its JSON line")
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("a number")).collect();
+    let (hosts, per_host, rounds) = match args[..] {
+        [h, v, r] => (h, v, r),
+        [] => (1000, 10, 5),
+        _ => panic!("arguments: HOSTS VMS_PER_HOST ROUNDS"),
+    };
+    let vms = hosts * per_host;
+    let page_size = Config::DEFAULT_PAGE_SIZE;
+    eprintln!("starting the simulator with {hosts} hosts and {vms} VMs…");
+    let mut sim = Vcsim::start_within(&fleet(hosts, per_host), Duration::from_secs(1800));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut config = Config::new(
+        Endpoint::parse(&sim.url).expect("URL"),
+        Trust::Ca(sim.ca.clone()),
+        &sim.user,
+        SecretString::from(sim.password.clone()),
+    );
+    config.timeout = Duration::from_secs(300);
+
+    let (mut read, mut judge, mut total, mut python) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut rust_calls, mut python_calls, mut statuses) = (String::new(), String::new(), String::new());
+    for round in 0..rounds {
+        let (r, j, calls, counts, judged) = rust_run(&rt, &config);
+        assert_eq!(counts, [hosts, vms, vms], "hosts, VMs and adapters judged");
+        read.push(r);
+        judge.push(j);
+        total.push(r + j);
+        rust_calls = calls;
+        statuses = judged;
+
+        let line = python_run(&sim, page_size);
+        let count = |k: &str| line[k].as_u64().and_then(|n| usize::try_from(n).ok());
+        assert_eq!(
+            (count("hosts"), count("vms"), count("grouped")),
+            (Some(hosts), Some(vms), Some(vms)),
+            "hosts and VMs pyVmomi read: {line}"
+        );
+        python.push(line["seconds"].as_f64().expect("seconds"));
+        python_calls = line["calls"].to_string();
+        eprintln!(
+            "round {}: Rust read {r:.3} s + judge {j:.3} s, pyVmomi read {:.3} s",
+            round + 1,
+            python[round]
+        );
+        assert_eq!(sim.sessions(), 0, "both logged out");
+    }
+    let (r, j, t, p) = (
+        median(read.clone()),
+        median(judge.clone()),
+        median(total.clone()),
+        median(python.clone()),
+    );
+    println!("configuration of {hosts} hosts and {vms} VMs, page {page_size}, {rounds} rounds each, alternating");
+    println!("Rust read: median {r:.3} s, range {}", range(&read));
+    println!("Rust judging: median {j:.3} s, range {}", range(&judge));
+    println!("Rust read and judging: median {t:.3} s, range {}", range(&total));
+    println!("pyVmomi 7.0.3 read: median {p:.3} s, range {}", range(&python));
+    println!("ratio Rust/pyVmomi: read {:.2}, read and judging {:.2}", r / p, t / p);
+    let peak = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
+        .unwrap_or_default();
+    println!("peak memory of this process (read and judging): {peak}");
+    println!("judged, Rust: {statuses}");
+    println!("SOAP calls, Rust: {rust_calls}");
+    println!("SOAP calls, pyVmomi: {python_calls}");
+}
