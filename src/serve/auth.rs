@@ -33,13 +33,14 @@
 //!   remembered good password is answered at once, never queued behind wrong ones, and the
 //!   memory survives a reload (SIGHUP) for every user whose hash did not change.
 //! - **A failure costs the same whoever is named**, so the time of a 401 does not tell
-//!   which users exist: an unknown user is checked against a hash made at load time with
-//!   the highest cost among the configured users, and a wrong password of a user whose
-//!   hash is cheaper is answered no sooner than a check at the highest cost takes (a
-//!   moving average of those checks).
+//!   which users exist or how dear their hash is: every check runs one bcrypt at each
+//!   cost the configured users have, the named user's own hash at its cost (an unknown
+//!   user's: a stand-in made at load time with the highest cost) and a stand-in at each
+//!   other cost. The same work for every check, whoever is named: no timer to tune, no
+//!   average that a check slowed by load could push.
 use super::metrics::Metrics;
 use sha2::Digest;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::net::IpAddr;
@@ -88,8 +89,8 @@ pub struct BasicAuth {
     /// A hash of a random password at the highest cost among the users.
     dummy: String,
     max_cost: u32,
-    /// How long a check at `max_cost` takes (a moving average).
-    slowest: Cell<Duration>,
+    /// A hash of a random password at each cost the users have (`dummy` among them).
+    stand_ins: BTreeMap<u32, String>,
 }
 
 /// A hash's bcrypt cost (validated at load).
@@ -139,10 +140,19 @@ impl Drop for Flight<'_> {
 impl BasicAuth {
     pub(crate) fn new(users: BTreeMap<String, String>) -> Self {
         let max_cost = users.values().map(|h| cost_of(h)).max().unwrap_or(bcrypt::DEFAULT_COST);
-        let secret: [u8; 16] = rand::random();
-        let start = std::time::Instant::now();
-        let dummy = bcrypt::hash(data_encoding::HEXLOWER.encode(&secret), max_cost).unwrap_or_default();
-        let took = start.elapsed();
+        let mut costs: Vec<u32> = users.values().map(|h| cost_of(h)).collect();
+        costs.push(max_cost);
+        let stand_ins: BTreeMap<u32, String> = costs
+            .into_iter()
+            .map(|cost| {
+                let secret: [u8; 16] = rand::random();
+                (
+                    cost,
+                    bcrypt::hash(data_encoding::HEXLOWER.encode(&secret), cost).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let dummy = stand_ins.get(&max_cost).cloned().unwrap_or_default();
         BasicAuth {
             users,
             verified: RefCell::new(HashSet::new()),
@@ -153,7 +163,7 @@ impl BasicAuth {
             line: turn::Turnstile::default(),
             dummy,
             max_cost,
-            slowest: Cell::new(took),
+            stand_ins,
         }
     }
 
@@ -253,29 +263,40 @@ impl BasicAuth {
         }
     }
 
-    /// One bcrypt check on a blocking thread, which keeps `permit` until bcrypt returns
-    /// (a dropped request cannot free its slot early); a failure against a cheaper hash
-    /// is answered no sooner than one at the highest cost.
+    /// One check on a blocking thread, which keeps `permit` until bcrypt returns (a
+    /// dropped request cannot free its slot early): bcrypt against the named user's hash
+    /// (an unknown user's: the stand-in at the highest cost), then against the stand-in at
+    /// each other cost the users have, so every check does the same work.
     async fn verify(&self, hash: Option<&str>, password: String, permit: tokio::sync::OwnedSemaphorePermit) -> bool {
         let known = hash.is_some();
-        let against = hash.map_or_else(|| self.dummy.clone(), str::to_string);
-        let full_cost = cost_of(&against) >= self.max_cost;
-        let start = tokio::time::Instant::now();
-        let ok = tokio::task::spawn_blocking(move || {
+        let (own, others) = self.hashes_for(hash);
+        tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            bcrypt::verify(password, &against).unwrap_or(false)
+            let ok = bcrypt::verify(&password, &own).unwrap_or(false);
+            for stand_in in &others {
+                let _ = bcrypt::verify(&password, stand_in);
+            }
+            ok
         })
         .await
         .unwrap_or(false)
-            && known;
-        if full_cost {
-            // A moving average, so one check slowed by load does not set the pace.
-            let took = start.elapsed();
-            self.slowest.set((self.slowest.get() * 7 + took) / 8);
-        } else if !ok {
-            tokio::time::sleep_until(start + self.slowest.get()).await;
-        }
-        ok
+            && known
+    }
+}
+
+impl BasicAuth {
+    /// What a check of a user with `hash` (`None`: unknown) runs bcrypt against: that hash
+    /// (or the stand-in at the highest cost), then the stand-ins of the other costs.
+    fn hashes_for(&self, hash: Option<&str>) -> (String, Vec<String>) {
+        let own = hash.map_or_else(|| self.dummy.clone(), str::to_string);
+        let own_cost = cost_of(&own);
+        let others = self
+            .stand_ins
+            .iter()
+            .filter(|(cost, _)| **cost != own_cost)
+            .map(|(_, h)| h.clone())
+            .collect();
+        (own, others)
     }
 }
 

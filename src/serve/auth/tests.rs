@@ -1,6 +1,7 @@
 //! The checks' rules, with cheap hashes (cost 4): what passes, what each failure costs,
 //! which checks run at all.
 use super::*;
+use std::cell::Cell;
 
 /// The address of the tests' clients.
 const HERE: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
@@ -246,4 +247,26 @@ async fn within_an_address_the_lane_of_credentials_asked_again_is_served_first()
         *order.borrow(),
         ["again-1", "other-1", "again-2", "other-2", "first-1", "first-2"]
     );
+}
+
+#[test]
+fn every_check_runs_bcrypt_at_the_same_costs_whoever_is_named() {
+    let cheap = bcrypt::hash("alice-pw", 4).unwrap();
+    let dear = bcrypt::hash("prom-pw", 5).unwrap();
+    let auth = BasicAuth::new(BTreeMap::from([
+        ("alice".to_string(), cheap.clone()),
+        ("prometheus".to_string(), dear.clone()),
+    ]));
+    let costs = |hash: Option<&str>| {
+        let (own, others) = auth.hashes_for(hash);
+        let mut all: Vec<u32> = std::iter::once(own).chain(others).map(|h| cost_of(&h)).collect();
+        all.sort_unstable();
+        all
+    };
+    assert_eq!(costs(None), [4, 5], "an unknown user");
+    assert_eq!(costs(Some(&cheap)), [4, 5], "the cheaper user");
+    assert_eq!(costs(Some(&dear)), [4, 5], "the dearer user");
+    // The named user's own hash is the one whose answer counts.
+    assert_eq!(auth.hashes_for(Some(&cheap)).0, cheap);
+    assert_eq!(cost_of(&auth.hashes_for(None).0), 5);
 }
