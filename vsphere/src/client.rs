@@ -156,6 +156,9 @@ impl Client {
             .invoke("RetrieveServiceContent", soap::retrieve_service_content())
             .await?;
         let sc = soap::service_content(ret.as_ref()).map_err(|e| self.protocol(e))?;
+        if let Some(version) = &sc.api_version {
+            self.transport.speak(version);
+        }
         self.service = Some(sc.clone());
         Ok(sc)
     }

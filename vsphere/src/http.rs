@@ -18,9 +18,9 @@ use crate::tls::{Rejection, RejectionSlot};
 /// The largest answer read: a page of 1,000 objects is well under a megabyte.
 const MAX_BODY: usize = 256 << 20;
 
-/// The SOAP action of vim25 requests: the oldest API release discovery supports, which
-/// every later vCenter answers (the properties read exist since long before it).
-const SOAP_ACTION: &str = "urn:vim25/6.7";
+/// The SOAP action of the first request, before the server said which API release it
+/// speaks: the oldest release discovery supports, which every later vCenter answers.
+const FIRST_SOAP_ACTION: &str = "urn:vim25/6.7";
 
 pub struct Response {
     pub status: u16,
@@ -35,6 +35,11 @@ pub struct Transport {
     rejection: RejectionSlot,
     sender: Option<SendRequest<Full<Bytes>>>,
     timeout: Duration,
+    /// The SOAP action of each request: the API release vCenter serializes its answers
+    /// for. A property newer than that release is left out of them (`rdmaDevice` of
+    /// `HostNetworkInfo` is from vSphere API 7.0), so after the service content the
+    /// server's own release is spoken.
+    soap_action: String,
     /// What the call in flight was doing: one deadline covers the whole call, and a
     /// timeout names the step it stopped in (a server that accepts and never speaks TLS
     /// is told from one that never answers the request).
@@ -62,8 +67,14 @@ impl Transport {
             rejection,
             sender: None,
             timeout,
+            soap_action: FIRST_SOAP_ACTION.to_string(),
             step: Step::Request,
         }
+    }
+
+    /// Speaks API release `version` (`8.0.2.0`) from the next request on.
+    pub fn speak(&mut self, version: &str) {
+        self.soap_action = format!("urn:vim25/{version}");
     }
 
     /// Drops the connection: the next request opens a new one. After a cancelled
@@ -188,7 +199,7 @@ impl Transport {
             let mut req = hyper::Request::post(self.endpoint.path.as_str())
                 .header(hyper::header::HOST, self.endpoint.authority())
                 .header(hyper::header::CONTENT_TYPE, "text/xml; charset=utf-8")
-                .header("SOAPAction", SOAP_ACTION);
+                .header("SOAPAction", self.soap_action.as_str());
             if let Some(c) = cookie {
                 req = req.header(hyper::header::COOKIE, c);
             }

@@ -34,6 +34,8 @@ pub struct ServiceContent {
     pub property_collector: MoRef,
     pub view_manager: MoRef,
     pub session_manager: MoRef,
+    /// `about.apiVersion` (`8.0.2.0`): the newest API release the server speaks.
+    pub api_version: Option<String>,
 }
 
 /// What an answer was: the method's `returnval` (absent when the method returns nothing
@@ -105,6 +107,11 @@ pub fn service_content(ret: Option<&Element>) -> Result<ServiceContent, String> 
         property_collector: get("propertyCollector")?,
         view_manager: get("viewManager")?,
         session_manager: get("sessionManager")?,
+        api_version: ret
+            .child("about")
+            .and_then(|a| a.child("apiVersion"))
+            .map(|v| v.text.trim().to_string())
+            .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.')),
     })
 }
 

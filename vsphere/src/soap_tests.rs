@@ -12,7 +12,7 @@ fn service_content_as_vcenter_sends_it() {
     let body = wrap(
         r#"<RetrieveServiceContentResponse xmlns="urn:vim25"><returnval>
 <rootFolder type="Folder">group-d1</rootFolder><propertyCollector type="PropertyCollector">propertyCollector</propertyCollector>
-<viewManager type="ViewManager">ViewManager</viewManager><about><name>VMware vCenter Server</name></about>
+<viewManager type="ViewManager">ViewManager</viewManager><about><name>VMware vCenter Server</name><apiVersion>8.0.2.0</apiVersion></about>
 <sessionManager type="SessionManager">SessionManager</sessionManager></returnval></RetrieveServiceContentResponse>"#,
     );
     let Answer::Return(ret) = decode(&body, "RetrieveServiceContent").unwrap() else {
@@ -22,6 +22,7 @@ fn service_content_as_vcenter_sends_it() {
     assert_eq!(sc.root_folder, MoRef::new("Folder", "group-d1"));
     assert_eq!(sc.session_manager.value, "SessionManager");
     assert_eq!(sc.view_manager.kind, "ViewManager");
+    assert_eq!(sc.api_version.as_deref(), Some("8.0.2.0"));
 }
 
 #[test]

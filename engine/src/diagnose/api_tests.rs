@@ -107,8 +107,10 @@ fn a_host_that_reported_no_configuration_is_unknown_not_failed() {
         assert_ne!(c.status, Status::Fail, "{c:?}");
         assert_ne!(c.status, Status::Pass, "{c:?}");
     }
+    // Never a certain fallback for want of a listed device, never a predicted HCA.
     for a in adapters(&h) {
-        assert_eq!((a.verdict, a.predicted), (Verdict::Unknown, None), "{a:?}");
+        assert_eq!(a.verdict, Verdict::Unknown, "{a:?}");
+        assert_ne!(a.predicted, Some(Verdict::Hca), "{a:?}");
     }
 }
 
@@ -231,4 +233,20 @@ fn an_adapter_without_a_port_leaves_the_switch_check_unknown() {
         d.fleet_checks
     );
     assert_eq!(d.exit_code(), crate::exit::INCOMPLETE);
+}
+
+#[test]
+fn before_esxi_7_the_api_lists_no_rdma_device_and_that_proves_nothing() {
+    let old = HOST.replace("<version>7.0.3</version>", "<version>6.7.0</version>");
+    let start = old.find("<rdmaDevice>").unwrap();
+    let end = old.rfind("</rdmaDevice>").unwrap() + "</rdmaDevice>".len();
+    let h = judged(&format!("{}{}", &old[..start], &old[end..]));
+    let present = h.checks.iter().find(|c| c.id == "rdma-device-present").unwrap();
+    assert_eq!(present.status, Status::Unknown, "{present:?}");
+    assert!(present.summary.contains("ESXi 7.0 and later"), "{}", present.summary);
+    // Never a certain fallback for want of a listed device, never a predicted HCA.
+    for a in adapters(&h) {
+        assert_eq!(a.verdict, Verdict::Unknown, "{a:?}");
+        assert_ne!(a.predicted, Some(Verdict::Hca), "{a:?}");
+    }
 }

@@ -25,12 +25,22 @@ pub(super) fn fill(facts: &mut HostFacts, capture: &HostCapture) {
         },
     );
     take(&mut facts.version, &host, "config.product", |h| h.version.clone());
-    take(&mut facts.rdma_devices, &host, "config.network", |h| {
-        Some(h.rdma.clone())
-    });
-    take(&mut facts.rdma_protocols, &host, "config.network", |h| {
-        Some(h.protocols.clone())
-    });
+    // `HostNetworkInfo.rdmaDevice` is from vSphere API 7.0: an older host lists none
+    // through the API whatever it has, so an empty list would say nothing.
+    match host.as_ref().ok().and_then(rdma_not_listed) {
+        Some(why) => {
+            absent(&mut facts.rdma_devices, &why);
+            absent(&mut facts.rdma_protocols, &why);
+        }
+        None => {
+            take(&mut facts.rdma_devices, &host, "config.network", |h| {
+                Some(h.rdma.clone())
+            });
+            take(&mut facts.rdma_protocols, &host, "config.network", |h| {
+                Some(h.protocols.clone())
+            });
+        }
+    }
     take(&mut facts.vmknics, &host, "config.network", |h| Some(h.vmknics.clone()));
     take(&mut facts.ipv4, &host, "config.network", |h| Some(h.ipv4.clone()));
     take(&mut facts.dvs, &host, "config.network", |h| Some(h.dvs.clone()));
@@ -72,6 +82,25 @@ pub(super) fn fill(facts: &mut HostFacts, capture: &HostCapture) {
             }
         }
         Err(e) => facts.vmx_inventory_problem = Some(e.to_string()),
+    }
+}
+
+/// Why the API does not list this host's RDMA devices, if it does not: a host older
+/// than ESXi 7.0.
+fn rdma_not_listed(h: &HostConfigRows) -> Option<String> {
+    let v = h.version.as_ref()?;
+    (v.numbers()? < (7, 0, 0)).then(|| {
+        format!(
+            "the vSphere API lists RDMA devices (config.network.rdmaDevice) for ESXi 7.0 and later; on ESXi {} only SSH shows them",
+            v.version
+        )
+    })
+}
+
+/// Marks a fact SSH did not give as absent for `why`.
+fn absent<T>(slot: &mut Fact<T>, why: &str) {
+    if let Err(FactError::NotCollected { reason, .. }) = slot {
+        *reason = why.to_string();
     }
 }
 
