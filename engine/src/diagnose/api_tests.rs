@@ -212,6 +212,8 @@ fn across_hosts_the_configured_switch_and_roce_version_are_compared() {
         d.fleet_checks
     );
     assert!(d.transport.totals.blocked > 0);
+    // What the configuration blocks is listed, pair by pair.
+    assert!(!d.transport.exceptions.is_empty() && d.transport.host_pairs.iter().any(|p| p.a() != p.b()));
     assert_eq!(d.exit_code(), crate::exit::PROBLEMS);
 
     let d = two_hosts(vm_on("a", DVS, "rocev1"), vm_on("b", DVS, "rocev2"));

@@ -227,6 +227,11 @@ struct Class {
     /// The RoCE versions of the two ends differ (and nothing blocks the pair): what
     /// roce-version-pair warns about.
     roce_mismatch: Option<String>,
+    /// Unknown only because an end was read without SSH while its configuration predicts
+    /// the HCA: nothing found against the pair. The report says once that such hosts'
+    /// transport was not observed; listing each of their pairs would say it for every
+    /// pair of the fleet (a million rows for 1,000 hosts).
+    unobserved: bool,
 }
 
 impl Class {
@@ -253,6 +258,7 @@ fn classify(x: End, y: End, cut: bool) -> Class {
         transport: Transport::Rdma,
         reasons: Vec::new(),
         roce_mismatch: None,
+        unobserved: false,
     };
     let reason = |text: String, blocks: Option<CheckId>| Reason { text, blocks };
     // What decided the verdict is vsish's `Physical HCA available` of that adapter; the
@@ -341,6 +347,7 @@ fn classify(x: End, y: End, cut: bool) -> Class {
     // blocks the pair, but which transport it uses was not observed.
     if a.unknown() || b.unknown() {
         c.transport = Transport::Unknown;
+        c.unobserved = c.reasons.is_empty();
         let who = if a.unknown() { &x } else { &y };
         c.reasons.push(reason(
             format!(

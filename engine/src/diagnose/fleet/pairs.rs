@@ -64,11 +64,15 @@ pub(super) fn tally_pairs(
         }
         for (j, other) in hosts.iter().enumerate().skip(i + 1) {
             let mut pairs = TransportCounts::default();
+            let mut unobserved = 0;
             for (pa, la) in &fleet.profiles[i] {
                 for (pb, lb) in &fleet.profiles[j] {
                     let c = fleet.classify((i, pa), (j, pb), cut);
                     let n = la.len() as u64 * lb.len() as u64;
                     pairs.add(c.transport, n);
+                    if c.unobserved {
+                        unobserved += n;
+                    }
                     for r in &c.reasons {
                         let Some(id) = r.blocks else { continue };
                         let e = tally.blocked.entry(id).or_default();
@@ -84,7 +88,7 @@ pub(super) fn tally_pairs(
                 }
             }
             summary.totals.merge(&pairs);
-            if pairs.total() > pairs.rdma {
+            if pairs.total() > pairs.rdma + unobserved {
                 summary.host_pairs.push(HostPairTransport {
                     a: h.host.clone(),
                     b: other.host.clone(),
@@ -110,8 +114,8 @@ pub(super) fn exceptions(fleet: &Fleet, cut: &dyn Fn(&str, &str) -> bool) -> Vec
                 let mut reasons: Vec<String> = Vec::new();
                 for (pb, lb) in &fleet.profiles[j] {
                     let c = fleet.classify((i, pa), (j, pb), cut);
-                    if c.transport == Transport::Rdma && c.reasons.is_empty() {
-                        counts.add(Transport::Rdma, lb.len() as u64);
+                    if (c.transport == Transport::Rdma && c.reasons.is_empty()) || c.unobserved {
+                        counts.add(c.transport, lb.len() as u64);
                         continue;
                     }
                     counts.add(c.transport, lb.len() as u64);
