@@ -7,7 +7,11 @@
 //! vDS and a RoCE version behave the same towards any peer, so pairs are classified once
 //! per such *profile* pair and counted: per host pair and class ([`HostPairTransport`]),
 //! and, only where a pair is not `rdma` or draws a warning, per adapter and peer host with
-//! the reasons ([`AdapterException`]). Both grow linearly with the adapters.
+//! the reasons ([`AdapterException`]). Both grow linearly with the adapters as long as
+//! the exceptions are few; they are the fleet's problems, each listed where it is (a fleet
+//! where every adapter falls back lists every adapter against every host). Pairs unknown
+//! only because a host was read without SSH are not exceptions: the report says once that
+//! such hosts' transport was not observed.
 //!
 //! A pair that a failing fleet check breaks (different vDSes, duplicate vmknic addresses,
 //! RoCE v1 between subnets) is `blocked`, never `rdma`, and its hosts are not healthy.
