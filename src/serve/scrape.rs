@@ -28,6 +28,8 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
 
+mod configuration;
+
 /// What collects hosts: the live SSH collection, or a stand-in in tests.
 pub trait Collector {
     /// Collects `live.targets`; every target gets a capture, failures included.
@@ -305,44 +307,6 @@ impl Exporter {
                 self.metrics.probes_deadline_exceeded.inc();
                 expired()
             }
-        };
-        if !outcome.up {
-            self.metrics.probe_failures.inc();
-        }
-        Ok(render(&outcome, scope, start.elapsed()))
-    }
-
-    /// A probe of a `no_ssh` vCenter group (or of a host only such groups have): the
-    /// configuration last read from vCenter, judged now; no SSH connection.
-    fn judge_configuration(
-        &self,
-        config: &Config,
-        target: &str,
-        module: Option<&str>,
-        found: Result<Vec<HostCapture>, String>,
-        start: Instant,
-    ) -> Result<String, Refused> {
-        let captures = found.map_err(|why| {
-            self.vcenter.unavailable.inc();
-            Refused(why)
-        })?;
-        let (_, module) = config.module_for(target, module).map_err(|e| {
-            self.metrics.probes_rejected.inc();
-            Refused(e)
-        })?;
-        self.metrics.probes.inc();
-        let scope = if config.vcenter.groups.contains_key(target) {
-            Scope::Fleet
-        } else {
-            Scope::SingleTarget
-        };
-        let outcome = Outcome {
-            diagnosis: pvrdma_engine::diagnose::diagnose_selected(&captures, &module.fleet_checks),
-            up: captures.iter().all(|c| c.error.is_none()),
-            finished: self
-                .vcenter
-                .configuration_read_at(&captures)
-                .unwrap_or_else(SystemTime::now),
         };
         if !outcome.up {
             self.metrics.probe_failures.inc();

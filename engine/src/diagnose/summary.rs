@@ -76,3 +76,47 @@ pub(super) fn summarize(hosts: &[HostDiagnosis], fleet_checks: &[Check], transpo
         .collect();
     s
 }
+
+impl HostDiagnosis {
+    /// Whether something about the host is unknown or unreached: for a configuration-only
+    /// host, beyond what only SSH shows (the transport its configuration predicts is the
+    /// HCA, lossless-network).
+    pub fn has_unknowns(&self) -> bool {
+        if !self.configuration_only {
+            return self.status != HostStatus::Ok
+                || self.checks.iter().any(|c| c.status == Status::Unknown)
+                || self
+                    .vms
+                    .iter()
+                    .flat_map(|v| &v.adapters)
+                    .any(|a| a.verdict == Verdict::Unknown);
+        }
+        self.error.is_some()
+            || !self.incomplete_outputs.is_empty()
+            || !self.unparsed_outputs.is_empty()
+            || self.adapters_error.is_some()
+            || self.vms_error.is_some()
+            || !self.record_errors.is_empty()
+            || self
+                .checks
+                .iter()
+                .any(|c| c.status == Status::Unknown && !self.unknown_for_want_of_ssh(c))
+            || self
+                .vms
+                .iter()
+                .flat_map(|v| &v.adapters)
+                .any(|a| a.verdict == Verdict::Unknown && !self.predicted_hca(a))
+    }
+
+    /// An `unknown` check of a configuration-only host that only SSH could judge
+    /// (lossless-network): it says nothing about the configuration.
+    pub fn unknown_for_want_of_ssh(&self, c: &Check) -> bool {
+        self.configuration_only && c.status == Status::Unknown && c.id.needs_ssh()
+    }
+
+    /// An adapter of a configuration-only host whose configuration predicts the HCA: its
+    /// transport is not observed, and nothing read says it falls back.
+    pub fn predicted_hca(&self, a: &Adapter) -> bool {
+        self.configuration_only && a.verdict == Verdict::Unknown && a.predicted == Some(Verdict::Hca)
+    }
+}
