@@ -331,6 +331,13 @@ impl Vcsim {
         reply.parse().unwrap_or_else(|_| panic!("sessions: {reply}"))
     }
 
+    /// The `SOAPAction` header of every request since the last call, in order (the API
+    /// release each one asked answers for).
+    pub fn soap_actions(&mut self) -> Vec<String> {
+        let reply = self.command("actions");
+        reply.split(',').filter(|a| !a.is_empty()).map(str::to_string).collect()
+    }
+
     /// Moves a VM to another host, as DRS does (a relocation through the API).
     pub fn move_vm(&mut self, vm: &str, host: &str) {
         self.command(&format!("move {vm} {host}"));

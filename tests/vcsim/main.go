@@ -38,6 +38,7 @@ import (
 	"log"
 	"math/big"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -181,6 +182,17 @@ func main() {
 	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	server := model.Service.NewServer()
 	defer server.Close()
+	// Record each request's SOAPAction, the API release it asks answers for (no request
+	// arrives before the URL is printed below).
+	sdk := server.Config.Handler
+	server.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			actions.Lock()
+			actions.seen = append(actions.seen, r.Header.Get("SOAPAction"))
+			actions.Unlock()
+		}
+		sdk.ServeHTTP(w, r)
+	})
 	u := *server.URL
 	u.User = nil
 	line, _ := json.Marshal(map[string]string{"url": u.String(), "thumbprint": thumbprint, "ca": *caOut})
@@ -508,6 +520,12 @@ func commands(c *vim25.Client, in *bufio.Scanner) {
 			if _, err := outcome(vm.Relocate(ctx, spec, types.VirtualMachineMovePriorityDefaultPriority)); err != nil {
 				reply = "error: " + err.Error()
 			}
+		case len(f) == 1 && f[0] == "actions":
+			// The SOAPActions since the last asking, in order, then forgotten.
+			actions.Lock()
+			reply = strings.Join(actions.seen, ",")
+			actions.seen = nil
+			actions.Unlock()
 		case len(f) == 1 && f[0] == "fail-next":
 			inject.Lock()
 			inject.fail = true
@@ -545,6 +563,12 @@ type pagingCollector struct {
 type pending struct {
 	objects []types.ObjectContent
 	max     int
+}
+
+// actions holds the SOAPAction of every request, in order.
+var actions struct {
+	sync.Mutex
+	seen []string
 }
 
 // inject holds the misbehaviour ordered for the next RetrievePropertiesEx.
