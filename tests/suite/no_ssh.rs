@@ -459,6 +459,7 @@ fn each_configuration_fault_the_api_shows_fails_its_check() {
             configured("mtu01", 23, |p| p.dvs[0].mtu = 1500),
             configured("v1only01", 24, |p| p.rdma[0].roce_v2 = false),
             configured("ok01", 25, |_| {}),
+            configured("v1only02", 26, |p| p.rdma[0].roce_v2 = false),
         ],
         vec![
             vm("vm-down", "down01", "vmx-19", true, &["rocev2"]),
@@ -466,6 +467,7 @@ fn each_configuration_fault_the_api_shows_fails_its_check() {
             vm("vm-mtu", "mtu01", "vmx-19", true, &["rocev2"]),
             vm("vm-v1only", "v1only01", "vmx-19", true, &["rocev1"]),
             vm("vm-ok", "ok01", "vmx-19", true, &["rocev2"]),
+            vm("vm-v2-on-v1", "v1only02", "vmx-19", true, &["rocev2"]),
         ],
     ));
     let dir = tempfile::tempdir().expect("tempdir");
@@ -489,7 +491,17 @@ fn each_configuration_fault_the_api_shows_fails_its_check() {
     assert_eq!(status("teamed01", "dvs-single-uplink"), "fail");
     assert_ne!(status("mtu01", "mtu-consistent"), "pass");
     assert_eq!(status("v1only01", "roce-supported"), "pass", "RoCE v1 is supported");
-    for h in ["down01", "teamed01", "mtu01", "v1only01", "ok01"] {
+    // An adapter configured for RoCE v2 on an HCA that has only v1.
+    let roce = check(host(&report, "v1only02"), "roce-supported");
+    assert_eq!(roce["status"], "fail", "{roce:#}");
+    assert!(
+        roce["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("vm-v2-on-v1 is set to RoCE v2"),
+        "{roce:#}"
+    );
+    for h in ["down01", "teamed01", "mtu01", "v1only01", "ok01", "v1only02"] {
         assert_eq!(status(h, "lossless-network"), "unknown", "{h}");
     }
     // ok01 against v1only01: the configured RoCE versions differ.

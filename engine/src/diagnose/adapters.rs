@@ -481,7 +481,7 @@ pub(super) fn adapters_from_api(f: &HostFacts, checks: &[Check]) -> Vec<Vm> {
 }
 
 /// The RoCE version a `deviceProtocol` asks for (`rocev1`, `rocev2`).
-fn configured_roce(protocol: &str) -> Option<u32> {
+pub(super) fn configured_roce(protocol: &str) -> Option<u32> {
     match protocol.to_ascii_lowercase().as_str() {
         "rocev1" => Some(1),
         "rocev2" => Some(2),

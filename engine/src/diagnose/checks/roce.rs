@@ -53,7 +53,7 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
     // An adapter set to a RoCE version the HCA lacks cannot use it ("The vmnic needs to
     // support either the RoCE v1 or RoCE v2 protocols", VMware, "Paravirtual RDMA for High
     // Performance Computing").
-    let mismatched: Vec<String> = ctx
+    let mut mismatched: Vec<String> = ctx
         .facts
         .pvrdma_properties
         .as_deref()
@@ -65,6 +65,18 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
                 .then(|| format!("{}_{} uses RoCE v{version}", s.device.world_id, s.device.index))
         })
         .collect();
+    // Read without SSH: the RoCE version each adapter is configured with (`deviceProtocol`).
+    for vm in &ctx.facts.api_vms {
+        let name = vm.config.display_name.as_deref().unwrap_or(&vm.id);
+        for (i, protocol) in vm.device_protocols.iter().enumerate() {
+            let Some(version) = protocol.as_deref().and_then(configured_roce) else {
+                continue;
+            };
+            if supports_roce(row, version) == Some(false) {
+                mismatched.push(format!("{i} of {name} is set to RoCE v{version}"));
+            }
+        }
+    }
     if mismatched.is_empty() {
         return check(
             ID,
