@@ -121,9 +121,15 @@ pub(super) fn host_section(
             return;
         }
     }
-    let plain_title = format!("{title} · {}{version}", diagnose::status_name(host.status));
+    // Judged from the vSphere API alone: said where the host's status is.
+    let how = if host.configuration_only {
+        " · configuration only (no SSH)"
+    } else {
+        ""
+    };
+    let plain_title = format!("{title} · {}{how}{version}", diagnose::status_name(host.status));
     if plain_title.width() <= width {
-        let _ = writeln!(out, "{} · {status}{version}", paint.bold(&title));
+        let _ = writeln!(out, "{} · {status}{how}{version}", paint.bold(&title));
     } else {
         emit(out, "", "", 2, &plain_title, width, |t| paint.bold(t));
     }
