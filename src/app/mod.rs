@@ -241,14 +241,7 @@ fn check_from_api(
     if vcenter.vm_first() {
         report.vms = Some(crate::vcenter::scope_vms(&read.discovery.selected));
     }
-    let run = LiveRun {
-        captures: read.captures,
-        started: read.started,
-        finished: read.finished,
-        interrupted: false,
-        local_values: Default::default(),
-        targets: Vec::new(),
-    };
+    let run = LiveRun::from_api(read.captures, read.started, read.finished);
     report_live(&run, &report, bundle_args, baseline, plugin).map(|(code, _)| code)
 }
 

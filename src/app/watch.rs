@@ -140,14 +140,7 @@ impl Source {
 /// A `--no-ssh` round as a run: the hosts judged from the vSphere API (`captures`).
 fn api_run(captures: Vec<HostCapture>, started: Instant) -> LiveRun {
     let now = SystemTime::now();
-    LiveRun {
-        captures,
-        started: now.checked_sub(started.elapsed()).unwrap_or(now),
-        finished: now,
-        interrupted: false,
-        local_values: Default::default(),
-        targets: Vec::new(),
-    }
+    LiveRun::from_api(captures, now.checked_sub(started.elapsed()).unwrap_or(now), now)
 }
 
 /// How a watch ended.

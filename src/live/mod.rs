@@ -244,6 +244,21 @@ pub struct LiveRun {
     pub(crate) targets: Vec<HostSpec>,
 }
 
+impl LiveRun {
+    /// A run whose hosts were read through vCenter's vSphere API (`--no-ssh`): no SSH
+    /// target, no local value a message could hold.
+    pub(crate) fn from_api(captures: Vec<HostCapture>, started: SystemTime, finished: SystemTime) -> LiveRun {
+        LiveRun {
+            captures,
+            started,
+            finished,
+            interrupted: false,
+            local_values: Default::default(),
+            targets: Vec::new(),
+        }
+    }
+}
+
 /// The current-thread runtime every front end waits on (a live run, the exporter, the
 /// watch between rounds). Blocking work is short file reads (known_hosts, a key); a few
 /// threads serve a whole fleet, where tokio's default (512) may start one thread per host
