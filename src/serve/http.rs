@@ -437,7 +437,7 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client
                 .or_else(|| {
                     site.exporter
                         .vcenter
-                        .configuration(&site.exporter.config(), &target)
+                        .configuration_hosts(&site.exporter.config(), &target)
                         .and_then(Result::err)
                 });
             if let Some(why) = unavailable {

@@ -411,35 +411,11 @@ async fn follow(exporter: Rc<Exporter>, generation: u64, name: String, vc: Vcent
             .vcenter
             .apply(&exporter.config(), generation, &name, read, SystemTime::now());
         lines.iter().for_each(|l| log(l));
-        let api_hosts = exporter.vcenter.api_hosts(&exporter.config(), &name);
-        if let (Some(inventory), false) = (inventory, api_hosts.is_empty()) {
-            let ids: Vec<String> = inventory
-                .hosts
-                .iter()
-                .filter(|h| api_hosts.contains(&h.name))
-                .map(|h| h.id.clone())
-                .collect();
-            let clock = std::time::Instant::now();
-            let configs = tokio::select! {
-                r = client.host_configs(&ids) => Some(r),
-                () = stopped(&mut stop) => None,
-            };
-            match configs {
-                None => {
-                    client.reset_connection();
-                    break;
-                }
-                Some(Ok(configs)) => {
-                    let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    let captures = crate::vcenter::api_captures(&api_hosts, configs, elapsed);
-                    exporter
-                        .vcenter
-                        .store_configuration(generation, captures, SystemTime::now());
-                }
-                Some(Err(e)) => log(&format!(
-                    "vCenter {name}: the configuration of {} cannot be read: {e}; probes judge the last one read",
-                    pvrdma_nodeset::fold(&api_hosts)
-                )),
+        if let Some(inventory) = inventory {
+            let read = configs::read_configuration(&exporter, &mut client, generation, &name, inventory, &mut stop);
+            if read.await.is_none() {
+                client.reset_connection();
+                break;
             }
         }
         tokio::select! {

@@ -4,7 +4,7 @@
 //! SSH, so the same checks judge it and a support bundle keeps the API's answers.
 use super::{Discovery, VcenterSetup};
 use pvrdma_engine::capture::{self, CaptureSource, ErrorKind, Failure, HostCapture};
-use pvrdma_vsphere::{Config, HostConfig, Inventory, Selected};
+use pvrdma_vsphere::{Config, HostConfig, Inventory};
 use std::collections::BTreeMap;
 use std::time::{Instant, SystemTime};
 
@@ -31,7 +31,7 @@ pub(crate) fn read_configuration(setup: &VcenterSetup, config: Config) -> anyhow
     let pick = |inventory: &Inventory| {
         let picked = pvrdma_vsphere::select(inventory, &setup.selection);
         let ids = match &picked {
-            Ok(selected) => host_ids(inventory, selected),
+            Ok(selected) => inventory.host_ids(selected.hosts.iter().map(|h| h.name.as_str())),
             Err(_) => Vec::new(),
         };
         selection = Some(picked);
@@ -56,15 +56,6 @@ pub(crate) fn read_configuration(setup: &VcenterSetup, config: Config) -> anyhow
         started,
         finished: SystemTime::now(),
     }))
-}
-
-/// The managed object ids of the selected hosts (the selection names them).
-pub(super) fn host_ids(inventory: &Inventory, selected: &Selected) -> Vec<String> {
-    selected
-        .hosts
-        .iter()
-        .filter_map(|s| inventory.hosts.iter().find(|h| h.name == s.name).map(|h| h.id.clone()))
-        .collect()
 }
 
 /// One capture per selected host, in selection order; a host vCenter no longer had when
@@ -115,14 +106,7 @@ pub(crate) fn complete_refused(setup: &VcenterSetup, captures: &mut [HostCapture
     let clock = Instant::now();
     let read = setup.config().and_then(|config| {
         let runtime = crate::live::runtime()?;
-        let pick = |inventory: &Inventory| {
-            inventory
-                .hosts
-                .iter()
-                .filter(|h| refused.contains(&h.name))
-                .map(|h| h.id.clone())
-                .collect()
-        };
+        let pick = |inventory: &Inventory| inventory.host_ids(refused.iter().map(String::as_str));
         Ok(runtime.block_on(pvrdma_vsphere::read_configuration(config, super::ctrl_c(), pick))?)
     });
     let configs = match read {
@@ -146,6 +130,33 @@ pub(crate) fn complete_refused(setup: &VcenterSetup, captures: &mut [HostCapture
     for capture in captures.iter_mut().filter(|c| ssh_refused(c)) {
         if let Some(c) = configs.values().find(|c| c.name == capture.host) {
             capture::add_vsphere(capture, c.host_xml.clone(), &c.vm_xml, share);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pvrdma_engine::capture;
+    use pvrdma_engine::catalogue as cat;
+
+    /// The engine names the request in each capture (the manifest, `-v`); it must name
+    /// what the client asks for, which the engine cannot see (the crates stand apart).
+    #[test]
+    fn each_capture_names_every_property_the_client_reads() {
+        let c = capture::from_vsphere("esx01", String::new(), &[], 0);
+        let named = |id: &str| {
+            c.outputs[id]
+                .command
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        let (host, vm) = (named(cat::VSPHERE_HOST_CONFIG), named(cat::VSPHERE_VM_CONFIG));
+        for p in pvrdma_vsphere::config::HOST_PROPERTIES {
+            assert!(host.iter().any(|w| w == p), "{p} in {host:?}");
+        }
+        for p in pvrdma_vsphere::config::VM_PROPERTIES {
+            assert!(vm.iter().any(|w| w == p), "{p} in {vm:?}");
         }
     }
 }

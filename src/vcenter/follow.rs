@@ -139,7 +139,7 @@ impl Follower {
             .unwrap_or_default();
         let reading = Reading {
             hosts: selected.hosts.iter().map(|h| h.name.clone()).collect(),
-            host_ids: super::api::host_ids(&inventory, &selected),
+            host_ids: inventory.host_ids(selected.hosts.iter().map(|h| h.name.as_str())),
             vms: self.setup.vm_first().then(|| super::scope_vms(&selected)),
             moves,
             skipped: super::skipped_lines(&selected),

@@ -9,6 +9,19 @@ pub struct Inventory {
     pub vms: Vec<Vm>,
 }
 
+impl Inventory {
+    /// The managed object ids of the hosts named `names` (what the configuration read
+    /// asks for), in inventory order; a name vCenter does not have is left out.
+    pub fn host_ids<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let names: std::collections::HashSet<&str> = names.into_iter().collect();
+        self.hosts
+            .iter()
+            .filter(|h| names.contains(h.name.as_str()))
+            .map(|h| h.id.clone())
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Host {
     /// The managed object reference's value, e.g. `host-21`: unique in one vCenter.

@@ -2,10 +2,50 @@
 //! inventory read, in the same session (one request for all of them, then one per page),
 //! and a probe judges the configuration last read, without any SSH connection. A read
 //! that fails keeps the last configuration, as a failed inventory read keeps the hosts.
-use super::Fleet;
+use super::{log, stopped, Fleet};
 use crate::serve::config::Config;
+use crate::serve::scrape::Exporter;
 use pvrdma_engine::capture::HostCapture;
+use pvrdma_vsphere::{Client, Inventory};
 use std::time::SystemTime;
+use tokio::sync::watch;
+
+/// After a read of vCenter `name`'s inventory: reads the configuration of the hosts of
+/// its `no_ssh` groups in the same session and keeps it; a failure is logged and the last
+/// read kept. `None` when the exporter stopped meanwhile (the read is cut).
+pub(super) async fn read_configuration(
+    exporter: &Exporter,
+    client: &mut Client,
+    generation: u64,
+    name: &str,
+    inventory: &Inventory,
+    stop: &mut watch::Receiver<bool>,
+) -> Option<()> {
+    let hosts = exporter.vcenter.api_hosts(&exporter.config(), name);
+    if hosts.is_empty() {
+        return Some(());
+    }
+    let ids = inventory.host_ids(hosts.iter().map(String::as_str));
+    let clock = std::time::Instant::now();
+    let configs = tokio::select! {
+        r = client.host_configs(&ids) => r,
+        () = stopped(stop) => return None,
+    };
+    match configs {
+        Ok(configs) => {
+            let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let captures = crate::vcenter::api_captures(&hosts, configs, elapsed);
+            exporter
+                .vcenter
+                .store_configuration(generation, captures, SystemTime::now());
+        }
+        Err(e) => log(&format!(
+            "vCenter {name}: the configuration of {} cannot be read: {e}; probes judge the last one read",
+            pvrdma_nodeset::fold(&hosts)
+        )),
+    }
+    Some(())
+}
 
 /// One host's configuration as last read, and when.
 #[derive(Debug, Clone)]
@@ -44,10 +84,10 @@ impl Fleet {
         }
     }
 
-    /// What a probe of `target` judges when it is a `no_ssh` group, or a host only such
-    /// groups have: the configuration last read of each host (`None` when the target is
-    /// neither; an error when nothing was read yet), and the oldest read among them.
-    pub fn configuration(&self, config: &Config, target: &str) -> Option<Result<Vec<HostCapture>, String>> {
+    /// The hosts a probe of `target` judges from their configuration when it is a
+    /// `no_ssh` group, or a host only such groups have (`None` when it is neither); an
+    /// error when one of them has not been read yet (the probe answers 503).
+    pub fn configuration_hosts(&self, config: &Config, target: &str) -> Option<Result<Vec<String>, String>> {
         let groups = &config.vcenter.groups;
         let hosts: Vec<String> = match groups.get(target) {
             Some(g) if g.no_ssh => match self.members(target)? {
@@ -84,6 +124,17 @@ impl Fleet {
                 pvrdma_nodeset::fold(&missing)
             )));
         }
+        Some(Ok(hosts))
+    }
+
+    /// What a probe of `target` judges (see [`Fleet::configuration_hosts`]): the
+    /// configuration last read of each of its hosts.
+    pub fn configuration(&self, config: &Config, target: &str) -> Option<Result<Vec<HostCapture>, String>> {
+        let hosts = match self.configuration_hosts(config, target)? {
+            Ok(hosts) => hosts,
+            Err(why) => return Some(Err(why)),
+        };
+        let configs = self.configs.borrow();
         Some(Ok(hosts
             .iter()
             .filter_map(|h| configs.get(h).map(|c| c.capture.clone()))
