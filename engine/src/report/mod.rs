@@ -12,9 +12,18 @@ pub mod summary;
 /// Host checks with `status`, grouped by id: (id, hosts where it has it), in first-seen
 /// order.
 fn hosts_by_check(d: &Diagnosis, status: crate::diagnose::Status) -> Vec<(crate::diagnose::CheckId, Vec<&str>)> {
+    hosts_by_check_where(d, status, |_, _| true)
+}
+
+/// [`hosts_by_check`] of the checks `keep` takes.
+fn hosts_by_check_where(
+    d: &Diagnosis,
+    status: crate::diagnose::Status,
+    keep: impl Fn(&crate::diagnose::HostDiagnosis, &crate::diagnose::Check) -> bool,
+) -> Vec<(crate::diagnose::CheckId, Vec<&str>)> {
     let mut by_id: Vec<(crate::diagnose::CheckId, Vec<&str>)> = Vec::new();
     for h in &d.hosts {
-        for c in h.checks.iter().filter(|c| c.status == status) {
+        for c in h.checks.iter().filter(|c| c.status == status && keep(h, c)) {
             match by_id.iter_mut().find(|(id, _)| *id == c.id) {
                 Some((_, on)) => on.push(&h.host),
                 None => by_id.push((c.id, vec![&h.host])),

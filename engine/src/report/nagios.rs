@@ -9,7 +9,7 @@
 //! error, or a check or verdict unknown is UNKNOWN (`--unreachable-state` may raise
 //! unreachable hosts); a warning alone is WARNING. UNKNOWN outranks WARNING because a host
 //! nobody could read may well be falling back.
-use crate::diagnose::{Check, CheckId, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
+use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
 use std::fmt::Write as _;
 
 mod options;
@@ -351,19 +351,7 @@ fn check_lines(d: &Diagnosis, status: Status, state: State, problems: &mut Vec<P
 fn check_parts(d: &Diagnosis, status: Status, state: State, verb: &str, parts: &mut Vec<Part>) {
     // A configuration-only run is not UNKNOWN for what only SSH shows: its status line
     // says it was configuration-only instead.
-    let mut by_id: Vec<(CheckId, Vec<&str>)> = Vec::new();
-    for h in &d.hosts {
-        for c in h
-            .checks
-            .iter()
-            .filter(|c| c.status == status && !h.unknown_for_want_of_ssh(c))
-        {
-            match by_id.iter_mut().find(|(id, _)| *id == c.id) {
-                Some((_, on)) => on.push(&h.host),
-                None => by_id.push((c.id, vec![&h.host])),
-            }
-        }
-    }
+    let by_id = super::hosts_by_check_where(d, status, |h, c| !h.unknown_for_want_of_ssh(c));
     for (id, on) in by_id {
         parts.push(Part::on_hosts(
             state,
