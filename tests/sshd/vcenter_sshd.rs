@@ -55,17 +55,7 @@ fn inventory() -> Spec {
 /// The binary reading `sim` as its account, the password from the environment and the
 /// simulator's CA trusted.
 fn doctor(sim: &Vcsim) -> Doctor {
-    reading(Doctor::new(), sim)
-}
-
-/// `doctor` reading `sim` (the vCenter options stand before the subcommand, where they are
-/// the subcommand's).
-fn reading(doctor: Doctor, sim: &Vcsim) -> Doctor {
-    doctor
-        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
-        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
-        .args(["--vcenter", &sim.url, "--vcenter-user", &sim.user, "--vcenter-ca"])
-        .arg(&sim.ca)
+    Doctor::new().reading(sim)
 }
 
 fn hosts(sim: &Vcsim, extra: &[&str]) -> crate::support::client::Outcome {
@@ -304,7 +294,9 @@ fn a_cluster_or_a_vm_named_in_vcenter_is_diagnosed_over_ssh_on_the_hosts_vcenter
     let (_a, _b, client) = ssh_fleet();
     let mut sim = Vcsim::start(&healthy_inventory());
     let run = |extra: &[&str]| {
-        reading(client.doctor(), &sim)
+        client
+            .doctor()
+            .reading(&sim)
             .args(["--format", "json", "--connect-timeout", "20s", "--timeout", "120s"])
             .args(extra)
             .timeout(Duration::from_secs(180))
@@ -345,7 +337,9 @@ fn a_cluster_or_a_vm_named_in_vcenter_is_diagnosed_over_ssh_on_the_hosts_vcenter
 fn watch_follows_a_vm_that_drs_moved_and_says_so() {
     let (_a, _b, client) = ssh_fleet();
     let mut sim = Vcsim::start(&healthy_inventory());
-    let running = reading(client.doctor(), &sim)
+    let running = client
+        .doctor()
+        .reading(&sim)
         .arg("watch")
         .args([
             "--vm",
@@ -465,7 +459,9 @@ fn a_host_whose_ssh_is_closed_is_judged_from_vcenter_beside_one_read_over_ssh() 
             },
         ],
     ));
-    let out = reading(client.doctor(), &sim)
+    let out = client
+        .doctor()
+        .reading(&sim)
         .args(["--cluster", "HPC", "--format", "json", "--connect-timeout", "20s"])
         .timeout(Duration::from_secs(180))
         .run();

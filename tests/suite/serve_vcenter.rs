@@ -3,7 +3,7 @@
 //! service discovery at `/sd`, drops a host that went into maintenance at the next read,
 //! and logs its one session out when it stops.
 use crate::serve::get;
-use crate::support::client::Doctor;
+use crate::support::client::{Doctor, Running};
 use crate::support::free_port;
 use crate::support::vcsim::{HostSpec, Spec, Vcsim};
 use std::time::{Duration, Instant};
@@ -84,6 +84,29 @@ fn a_vcenter_group_serves_the_clusters_hosts_as_service_discovery_and_follows_th
     assert_eq!(sim.sessions(), 0, "the exporter logs its session out when it stops");
 }
 
+/// The exporter with group `hpc`, cluster HPC of `sim` (its password from the
+/// environment, its certificate pinned), once it has read the group's two hosts: the
+/// running process and its address. `vcenter` and `group` add keys to either entry.
+fn exporter_of(sim: &Vcsim, dir: &std::path::Path, vcenter: &str, group: &str) -> (Running, String) {
+    let config = dir.join("exporter.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "vcenters:\n  lab: {{url: \"{}\", user: \"{}\", password_env: PVRDMA_TEST_VC_PW, thumbprint: \"{}\"{vcenter}}}\ngroups:\n  hpc: {{vcenter: lab, cluster: HPC{group}}}\n",
+            sim.url, sim.user, sim.thumbprint
+        ),
+    )
+    .expect("configuration");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let running = Doctor::new()
+        .env("PVRDMA_TEST_VC_PW", &sim.password)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", &addr])
+        .spawn_until("group hpc: 2 host(s) from vCenter lab", Duration::from_secs(120));
+    (running, addr)
+}
+
 #[test]
 #[ignore = "needs the vSphere simulator and Prometheus: scripts/test.sh runs it"]
 fn prometheus_reads_a_vcenter_groups_targets_through_http_sd_configs() {
@@ -95,22 +118,7 @@ fn prometheus_reads_a_vcenter_groups_targets_through_http_sd_configs() {
         vec![],
     ));
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = dir.path().join("exporter.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "vcenters:\n  lab: {{url: \"{}\", user: \"{}\", password_env: PVRDMA_TEST_VC_PW, thumbprint: \"{}\"}}\ngroups:\n  hpc: {{vcenter: lab, cluster: HPC}}\n",
-            sim.url, sim.user, sim.thumbprint
-        ),
-    )
-    .expect("configuration");
-    let addr = format!("127.0.0.1:{}", free_port());
-    let exporter = Doctor::new()
-        .env("PVRDMA_TEST_VC_PW", &sim.password)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .args(["--listen", &addr])
-        .spawn_until("group hpc: 2 host(s) from vCenter lab", Duration::from_secs(120));
+    let (exporter, addr) = exporter_of(&sim, dir.path(), "", "");
 
     // The scrape job of docs/vcenter.md: targets from /sd, probed through the exporter.
     let prometheus_yml = dir.path().join("prometheus.yml");
@@ -186,22 +194,7 @@ fn a_no_ssh_group_is_judged_from_the_configuration_vcenter_gives() {
         vec![],
     ));
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = dir.path().join("exporter.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "vcenters:\n  lab: {{url: \"{}\", user: \"{}\", password_env: PVRDMA_TEST_VC_PW, thumbprint: \"{}\", refresh: 1s}}\ngroups:\n  hpc: {{vcenter: lab, cluster: HPC, no_ssh: true}}\n",
-            sim.url, sim.user, sim.thumbprint
-        ),
-    )
-    .expect("configuration");
-    let addr = format!("127.0.0.1:{}", free_port());
-    let running = Doctor::new()
-        .env("PVRDMA_TEST_VC_PW", &sim.password)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .args(["--listen", &addr])
-        .spawn_until("group hpc: 2 host(s) from vCenter lab", Duration::from_secs(120));
+    let (running, addr) = exporter_of(&sim, dir.path(), ", refresh: 1s", ", no_ssh: true");
 
     // The configuration is read right after the inventory: until then a probe says so (503).
     let deadline = Instant::now() + Duration::from_secs(60);

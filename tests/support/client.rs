@@ -169,6 +169,15 @@ impl Doctor {
         self
     }
 
+    /// Reads its hosts from the vSphere simulator `sim`: its URL, its account (the
+    /// password from the environment, never the command line) and its CA trusted.
+    pub fn reading(self, sim: &crate::support::vcsim::Vcsim) -> Doctor {
+        self.env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+            .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
+            .args(["--vcenter", &sim.url, "--vcenter-user", &sim.user, "--vcenter-ca"])
+            .arg(&sim.ca)
+    }
+
     pub fn env_remove(mut self, key: &str) -> Doctor {
         self.envs.push((key.into(), None));
         self
