@@ -57,6 +57,7 @@ fn fleet(hosts: usize, per_host: usize) -> Spec {
     for c in 0..10.min(hosts) {
         dc.clusters.push(ClusterSpec {
             name: format!("C{c}"),
+            folder: String::new(),
             hosts: Vec::new(),
         });
     }

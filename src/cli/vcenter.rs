@@ -34,8 +34,9 @@ pub(crate) struct VcenterArgs {
     /// form vSphere shows (`AA:BB:…`); an unknown certificate is refused with its own.
     #[arg(long, value_name = "SHA256", requires = "vcenter", value_parser = parse_thumbprint)]
     pub(crate) vcenter_thumbprint: Option<Thumbprint>,
-    /// Only the hosts of this cluster (repeatable): `NAME`, or `DATACENTER/NAME` where two
-    /// datacenters have a cluster of that name.
+    /// Only the hosts of this cluster (repeatable): `NAME`, `DATACENTER/NAME` where two
+    /// datacenters have a cluster of that name, or its inventory path as `govc find`
+    /// prints it (`/DATACENTER/host/FOLDER/NAME`) where folders must tell them apart.
     #[arg(long, value_name = "NAME", requires = "vcenter", value_parser = parse_cluster)]
     pub(crate) cluster: Vec<ClusterRef>,
     /// Only the hosts these VMs run on, and only these VMs' adapters and the transports

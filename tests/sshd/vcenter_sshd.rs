@@ -15,9 +15,11 @@ fn inventory() -> Spec {
         datacenters: vec![
             DatacenterSpec {
                 name: "Lab East".into(),
+                folder: String::new(),
                 clusters: vec![
                     ClusterSpec {
                         name: "HPC".into(),
+                        folder: String::new(),
                         hosts: vec![
                             HostSpec::new("esx01"),
                             HostSpec::new("esx02"),
@@ -27,6 +29,7 @@ fn inventory() -> Spec {
                     },
                     ClusterSpec {
                         name: "GPU".into(),
+                        folder: String::new(),
                         hosts: vec![HostSpec::new("gpu01")],
                     },
                 ],
@@ -34,8 +37,10 @@ fn inventory() -> Spec {
             },
             DatacenterSpec {
                 name: "Lab West".into(),
+                folder: String::new(),
                 clusters: vec![ClusterSpec {
                     name: "HPC".into(),
+                    folder: String::new(),
                     hosts: vec![HostSpec::new("esx11")],
                 }],
                 standalone: vec![],

@@ -28,8 +28,10 @@ impl Spec {
         Spec {
             datacenters: vec![DatacenterSpec {
                 name: datacenter.into(),
+                folder: String::new(),
                 clusters: vec![ClusterSpec {
                     name: cluster.into(),
+                    folder: String::new(),
                     hosts,
                 }],
                 standalone: vec![],
@@ -42,6 +44,9 @@ impl Spec {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct DatacenterSpec {
     pub name: String,
+    /// The folders it is filed in under the root folder, `/`-separated; empty: none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub folder: String,
     pub clusters: Vec<ClusterSpec>,
     pub standalone: Vec<HostSpec>,
 }
@@ -49,6 +54,9 @@ pub struct DatacenterSpec {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ClusterSpec {
     pub name: String,
+    /// The folders it is filed in under its datacenter's host folder; empty: none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub folder: String,
     pub hosts: Vec<HostSpec>,
 }
 

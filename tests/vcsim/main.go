@@ -3,7 +3,7 @@
 //
 // Usage: vcsim-test -user U -password P -ca-out FILE (SPEC.json | -scale-hosts N -scale-vms M)
 //
-// It builds the inventory through the vSphere API, as an admin would (CreateDatacenter,
+// It builds the inventory through the vSphere API, as an admin would (CreateFolder, CreateDatacenter,
 // CreateCluster, AddHost, AddStandaloneHost, CreateVM, PowerOn, EnterMaintenanceMode),
 // serves it on 127.0.0.1 with a certificate signed by a CA it generates (written to
 // -ca-out, as vCenter's VMCA root is downloaded), prints one JSON line
@@ -61,14 +61,18 @@ type Spec struct {
 }
 
 type DatacenterSpec struct {
-	Name       string        `json:"name"`
+	Name string `json:"name"`
+	// The folders it is in under the root folder, `/`-separated (empty: the root folder).
+	Folder     string        `json:"folder"`
 	Clusters   []ClusterSpec `json:"clusters"`
 	Standalone []HostSpec    `json:"standalone"`
 }
 
 type ClusterSpec struct {
-	Name  string     `json:"name"`
-	Hosts []HostSpec `json:"hosts"`
+	Name string `json:"name"`
+	// The folders it is in under its datacenter's host folder, `/`-separated.
+	Folder string     `json:"folder"`
+	Hosts  []HostSpec `json:"hosts"`
 }
 
 type VMSpec struct {
@@ -222,14 +226,16 @@ func build(c *vim25.Client, spec *Spec, dsDir string) {
 	add := func(task *object.Task, err error) *object.HostSystem {
 		return object.NewHostSystem(c, done(task, err).(types.ManagedObjectReference))
 	}
+	made := map[string]*object.Folder{}
 	for di, d := range spec.Datacenters {
-		dc, err := root.CreateDatacenter(ctx, d.Name)
+		dc, err := subfolder(made, root, "", d.Folder).CreateDatacenter(ctx, d.Name)
 		check(err)
 		folders, err := dc.Folders(ctx)
 		check(err)
 		var added []*object.HostSystem
 		for _, cs := range d.Clusters {
-			cl, err := folders.HostFolder.CreateCluster(ctx, cs.Name, types.ClusterConfigSpecEx{})
+			in := subfolder(made, folders.HostFolder, dc.Reference().Value, cs.Folder)
+			cl, err := in.CreateCluster(ctx, cs.Name, types.ClusterConfigSpecEx{})
 			check(err)
 			for _, h := range cs.Hosts {
 				hosts[h.Name] = add(cl.AddHost(ctx, types.HostConnectSpec{HostName: h.Name}, true, nil, nil))
@@ -297,6 +303,26 @@ func build(c *vim25.Client, spec *Spec, dsDir string) {
 			}
 		}
 	}
+}
+
+// subfolder returns the folder at path under base, creating what is missing, as an admin
+// files datacenters by region or clusters by row; made remembers them by scope and path.
+func subfolder(made map[string]*object.Folder, base *object.Folder, scope, path string) *object.Folder {
+	cur, at := base, scope
+	for _, name := range strings.Split(path, "/") {
+		if name == "" {
+			continue
+		}
+		at += "/" + name
+		if f, ok := made[at]; ok {
+			cur = f
+			continue
+		}
+		f, err := cur.CreateFolder(ctx, name)
+		check(err)
+		made[at], cur = f, f
+	}
+	return cur
 }
 
 func createVM(c *vim25.Client, folders *object.DatacenterFolders, h *object.HostSystem, name, ds, power string) *object.VirtualMachine {

@@ -30,6 +30,13 @@ pub struct Host {
     pub datacenter: String,
     /// `None`: a standalone host (a plain compute resource, not a cluster).
     pub cluster: Option<String>,
+    /// The cluster's inventory path as `govc find` prints it, e.g.
+    /// `/Region A/Lab East/host/Row 1/HPC`: datacenter folders, the datacenter, its host
+    /// folders and the cluster, each name as the API sends it (so a `/` inside a name stays
+    /// `%2f`). Unique in one vCenter, where `DATACENTER/NAME` need not be: names are unique
+    /// only within their folder. `None` with `cluster`, or when a parent was not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_path: Option<String>,
     pub connection_state: ConnectionState,
     pub in_maintenance: bool,
 }
@@ -182,6 +189,7 @@ mod tests {
             name: "esx01".into(),
             datacenter: "DC".into(),
             cluster: None,
+            cluster_path: None,
             connection_state: ConnectionState::NotResponding,
             in_maintenance: false,
         };

@@ -11,46 +11,56 @@ use serde::Serialize;
 
 use crate::inventory::{ConnectionState, Host, Inventory, PowerState};
 
-/// `--cluster NAME` or `--cluster DATACENTER/NAME` (split at the first `/`, so a cluster
-/// whose own name has a `/` is written with its datacenter).
+/// `--cluster` as written: the cluster's `NAME`, `DATACENTER/NAME`, or its inventory path
+/// as `govc find` prints it (`/Lab East/host/Row 1/HPC`, with or without the leading `/`).
+/// Nothing is split: the text is compared with each cluster's three spellings, so names
+/// holding a `/` (a datacenter `Lab/East`) still match.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ClusterRef {
-    pub datacenter: Option<String>,
-    pub name: String,
-}
+pub struct ClusterRef(String);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
-    #[error("`{0}`: a cluster is written NAME or DATACENTER/NAME")]
-    BadCluster(String),
+    #[error("an empty cluster name selects nothing: write NAME, DATACENTER/NAME or the inventory path")]
+    EmptyCluster,
     #[error("an empty VM pattern selects nothing")]
     EmptyVmPattern,
 }
 
 impl ClusterRef {
     pub fn parse(text: &str) -> Result<ClusterRef, SelectorError> {
-        let bad = || SelectorError::BadCluster(text.to_string());
-        match text.split_once('/') {
-            Some((dc, name)) if !dc.is_empty() && !name.is_empty() => Ok(ClusterRef {
-                datacenter: Some(dc.to_string()),
-                name: name.to_string(),
-            }),
-            Some(_) => Err(bad()),
-            None if text.is_empty() => Err(bad()),
-            None => Ok(ClusterRef {
-                datacenter: None,
-                name: text.to_string(),
-            }),
+        if text.trim_matches('/').is_empty() {
+            return Err(SelectorError::EmptyCluster);
         }
+        Ok(ClusterRef(text.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether this names the cluster of `h` (never a standalone host).
+    fn names(&self, h: &Host) -> bool {
+        let Some(cluster) = &h.cluster else {
+            return false;
+        };
+        let text = self.0.as_str();
+        if text == cluster
+            || text
+                .strip_prefix(h.datacenter.as_str())
+                .and_then(|r| r.strip_prefix('/'))
+                == Some(cluster)
+        {
+            return true;
+        }
+        h.cluster_path
+            .as_deref()
+            .is_some_and(|path| path.trim_start_matches('/') == text.trim_start_matches('/'))
     }
 }
 
 impl fmt::Display for ClusterRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.datacenter {
-            Some(dc) => write!(f, "{dc}/{}", self.name),
-            None => f.write_str(&self.name),
-        }
+        f.write_str(&self.0)
     }
 }
 
@@ -135,6 +145,9 @@ pub struct SelectedHost {
     pub name: String,
     pub datacenter: String,
     pub cluster: Option<String>,
+    /// The cluster's inventory path (see [`Host::cluster_path`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_path: Option<String>,
     pub connection_state: ConnectionState,
     pub in_maintenance: bool,
     /// The selected VMs running on it, by name; empty when no VM was asked for.
@@ -146,6 +159,9 @@ pub struct SkippedHost {
     pub name: String,
     pub datacenter: String,
     pub cluster: Option<String>,
+    /// The cluster's inventory path (see [`Host::cluster_path`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_path: Option<String>,
     pub connection_state: ConnectionState,
     pub in_maintenance: bool,
     pub reason: SkipReason,
@@ -180,12 +196,12 @@ pub struct SelectedVm {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectError {
     #[error(
-        "cluster `{name}` is in more than one datacenter ({}): write DATACENTER/NAME, e.g. `{}`",
+        "cluster `{name}` is in more than one place ({}): write DATACENTER/NAME or the inventory path, e.g. `{}`",
         paths.join(", "),
         paths.first().map(String::as_str).unwrap_or_default()
     )]
     AmbiguousCluster { name: String, paths: Vec<String> },
-    #[error("no cluster `{cluster}` with hosts in this vCenter; {}", known_list(known))]
+    #[error("no cluster `{cluster}` with hosts in this vCenter (a cluster is NAME, DATACENTER/NAME or its inventory path); {}", known_list(known))]
     NoSuchCluster { cluster: String, known: Vec<String> },
     #[error("no VM matches `{pattern}` (names are case-sensitive; `*` and `?` are the only wildcards)")]
     NoVmMatched { pattern: String },
@@ -205,8 +221,15 @@ fn known_list(known: &[String]) -> String {
     }
 }
 
+/// `DATACENTER/CLUSTER`, as the cluster is named to the user.
 fn cluster_path(h: &Host) -> Option<String> {
     h.cluster.as_ref().map(|c| format!("{}/{c}", h.datacenter))
+}
+
+/// What tells one cluster from every other: its inventory path, or when vCenter's answer
+/// did not give one, `DATACENTER/CLUSTER`.
+fn cluster_identity(h: &Host) -> Option<String> {
+    h.cluster_path.clone().or_else(|| cluster_path(h))
 }
 
 /// Applies `sel` to `inv`: see the module documentation and [`Selection`].
@@ -215,7 +238,7 @@ pub fn select(inv: &Inventory, sel: &Selection) -> Result<Selected, SelectError>
     let in_scope = cluster_scope(inv, &sel.clusters)?;
     let host_in_scope = |h: &Host| match &in_scope {
         None => true,
-        Some(paths) => cluster_path(h).is_some_and(|p| paths.contains(&p)),
+        Some(clusters) => cluster_identity(h).is_some_and(|c| clusters.contains(&c)),
     };
 
     // VM selection: every pattern must match some VM of the inventory.
@@ -274,6 +297,7 @@ pub fn select(inv: &Inventory, sel: &Selection) -> Result<Selected, SelectError>
                 name: h.name.clone(),
                 datacenter: h.datacenter.clone(),
                 cluster: h.cluster.clone(),
+                cluster_path: h.cluster_path.clone(),
                 connection_state: h.connection_state.clone(),
                 in_maintenance: h.in_maintenance,
                 reason,
@@ -287,6 +311,7 @@ pub fn select(inv: &Inventory, sel: &Selection) -> Result<Selected, SelectError>
             name: h.name.clone(),
             datacenter: h.datacenter.clone(),
             cluster: h.cluster.clone(),
+            cluster_path: h.cluster_path.clone(),
             connection_state: h.connection_state.clone(),
             in_maintenance: h.in_maintenance,
             vms: on_it,
@@ -305,36 +330,50 @@ pub fn select(inv: &Inventory, sel: &Selection) -> Result<Selected, SelectError>
     })
 }
 
-/// The `DATACENTER/CLUSTER` paths `--cluster` restricts to; `None`: no restriction.
+/// The clusters (by [`cluster_identity`]) `--cluster` restricts to; `None`: no restriction.
 fn cluster_scope(inv: &Inventory, clusters: &[ClusterRef]) -> Result<Option<BTreeSet<String>>, SelectError> {
     if clusters.is_empty() {
         return Ok(None);
     }
-    let known: BTreeSet<String> = inv.hosts.iter().filter_map(cluster_path).collect();
     let mut scope = BTreeSet::new();
     for want in clusters {
-        let paths: Vec<String> = inv
-            .hosts
-            .iter()
-            .filter(|h| h.cluster.as_deref() == Some(want.name.as_str()))
-            .filter(|h| want.datacenter.as_ref().is_none_or(|dc| *dc == h.datacenter))
-            .filter_map(cluster_path)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        match paths.len() {
+        // identity -> how the user would tell it from the others
+        let mut found: BTreeMap<String, &Host> = BTreeMap::new();
+        for h in inv.hosts.iter().filter(|h| want.names(h)) {
+            if let Some(id) = cluster_identity(h) {
+                found.entry(id).or_insert(h);
+            }
+        }
+        match found.len() {
             0 => {
+                let known: BTreeSet<String> = inv.hosts.iter().filter_map(cluster_path).collect();
                 return Err(SelectError::NoSuchCluster {
                     cluster: want.to_string(),
-                    known: known.iter().cloned().collect(),
-                })
+                    known: known.into_iter().collect(),
+                });
             }
-            1 => scope.extend(paths),
+            1 => scope.extend(found.into_keys()),
             _ => {
+                // Each as DATACENTER/NAME where that tells it apart, else by its whole path.
+                let paths = found
+                    .iter()
+                    .map(|(id, h)| match cluster_path(h) {
+                        Some(short)
+                            if found
+                                .values()
+                                .filter(|o| cluster_path(o).as_ref() == Some(&short))
+                                .count()
+                                == 1 =>
+                        {
+                            short
+                        }
+                        _ => id.clone(),
+                    })
+                    .collect();
                 return Err(SelectError::AmbiguousCluster {
-                    name: want.name.clone(),
+                    name: want.to_string(),
                     paths,
-                })
+                });
             }
         }
     }

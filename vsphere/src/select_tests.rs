@@ -7,6 +7,7 @@ fn host(id: &str, name: &str, dc: &str, cluster: Option<&str>) -> Host {
         name: name.into(),
         datacenter: dc.into(),
         cluster: cluster.map(Into::into),
+        cluster_path: cluster.map(|c| format!("/{dc}/host/{c}")),
         connection_state: ConnectionState::Connected,
         in_maintenance: false,
     }
@@ -239,14 +240,53 @@ fn only_star_and_question_mark_are_wildcards() {
 }
 
 #[test]
-fn cluster_refs_split_at_the_first_slash() {
-    let c = ClusterRef::parse("Lab East/HPC/A").unwrap();
-    assert_eq!((c.datacenter.as_deref(), c.name.as_str()), (Some("Lab East"), "HPC/A"));
-    assert_eq!(c.to_string(), "Lab East/HPC/A");
-    assert_eq!(ClusterRef::parse("HPC").unwrap().datacenter, None);
-    for bad in ["", "/HPC", "DC/"] {
-        assert!(ClusterRef::parse(bad).is_err(), "{bad}");
+fn a_cluster_is_named_by_its_name_its_datacenter_or_its_inventory_path() {
+    let inv = lab();
+    for spelling in ["Lab East/HPC", "/Lab East/host/HPC", "Lab East/host/HPC"] {
+        let got = select(&inv, &sel(&[spelling], &[])).unwrap();
+        assert_eq!(names(&got), ["esx01", "esx02"], "{spelling}");
     }
+    assert_eq!(names(&select(&inv, &sel(&["Web"], &[])).unwrap()), ["esx06"]);
+    for bad in ["", "/", "//"] {
+        assert_eq!(ClusterRef::parse(bad), Err(SelectorError::EmptyCluster), "{bad}");
+    }
+    // Half a path names nothing.
+    for near in ["host/HPC", "East/HPC", "/Lab East/HPC/"] {
+        assert!(select(&inv, &sel(&[near], &[])).is_err(), "{near}");
+    }
+}
+
+#[test]
+fn slashes_inside_names_are_not_separators() {
+    // A datacenter `Lab/East` (sent by the API as `Lab%2fEast`) holding a cluster `HPC`.
+    let mut inv = lab();
+    let mut h = host("host-9", "esx09", "Lab/East", Some("HPC"));
+    h.cluster_path = Some("/Lab%2fEast/host/HPC".into());
+    inv.hosts.push(h);
+    let got = select(&inv, &sel(&["Lab/East/HPC"], &[])).unwrap();
+    assert_eq!(names(&got), ["esx09"]);
+    assert_eq!(
+        names(&select(&inv, &sel(&["/Lab%2fEast/host/HPC"], &[])).unwrap()),
+        ["esx09"]
+    );
+}
+
+#[test]
+fn same_named_clusters_in_one_datacenter_are_told_apart_by_their_folders() {
+    // Names are unique only within a folder: two `HPC` clusters in Lab East's host folders.
+    let mut inv = lab();
+    let mut a = host("host-10", "esx20", "Lab East", Some("Gpu"));
+    a.cluster_path = Some("/Lab East/host/Row 1/Gpu".into());
+    let mut b = host("host-11", "esx21", "Lab East", Some("Gpu"));
+    b.cluster_path = Some("/Lab East/host/Row 2/Gpu".into());
+    inv.hosts.extend([a, b]);
+    let err = select(&inv, &sel(&["Lab East/Gpu"], &[])).unwrap_err();
+    let SelectError::AmbiguousCluster { paths, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(paths, &["/Lab East/host/Row 1/Gpu", "/Lab East/host/Row 2/Gpu"]);
+    let got = select(&inv, &sel(&["/Lab East/host/Row 2/Gpu"], &[])).unwrap();
+    assert_eq!(names(&got), ["esx21"]);
 }
 
 #[test]
@@ -294,6 +334,7 @@ fn the_json_shape_front_ends_print() {
         json["hosts"][0],
         serde_json::json!({
             "name": "esx01", "datacenter": "Lab East", "cluster": "HPC",
+            "cluster_path": "/Lab East/host/HPC",
             "connection_state": "connected", "in_maintenance": false,
             "vms": ["hpc-node01", "hpc-node02"]
         })

@@ -47,8 +47,10 @@ fn the_configuration_of_hosts_and_their_vms_is_read_in_pages() {
     let spec = Spec {
         datacenters: vec![DatacenterSpec {
             name: "Lab".into(),
+            folder: String::new(),
             clusters: vec![ClusterSpec {
                 name: "HPC".into(),
+                folder: String::new(),
                 hosts,
             }],
             standalone: vec![],

@@ -14,15 +14,18 @@ use pvrdma_vsphere::{
 use vcsim::{ClusterSpec, DatacenterSpec, HostSpec, Spec, Vcsim, VmSpec};
 
 /// Two datacenters with a cluster `HPC` each, hosts in maintenance, disconnected and not
-/// responding, a standalone host, VMs whose names hold spaces, brackets and colons.
+/// responding, a standalone host, VMs whose names hold spaces, brackets and colons. Lab
+/// West is filed in folders, as sites file datacenters by region and clusters by row.
 fn discovery() -> Spec {
     Spec {
         datacenters: vec![
             DatacenterSpec {
                 name: "Lab East".into(),
+                folder: String::new(),
                 clusters: vec![
                     ClusterSpec {
                         name: "HPC".into(),
+                        folder: String::new(),
                         hosts: vec![
                             HostSpec::new("esx01"),
                             HostSpec::new("esx02"),
@@ -32,6 +35,7 @@ fn discovery() -> Spec {
                     },
                     ClusterSpec {
                         name: "Web".into(),
+                        folder: String::new(),
                         hosts: vec![HostSpec::new("esx05").state("notResponding")],
                     },
                 ],
@@ -39,8 +43,10 @@ fn discovery() -> Spec {
             },
             DatacenterSpec {
                 name: "Lab West".into(),
+                folder: "Regions/West".into(),
                 clusters: vec![ClusterSpec {
                     name: "HPC".into(),
+                    folder: "Row 1".into(),
                     hosts: vec![HostSpec::new("esx11")],
                 }],
                 standalone: vec![],
@@ -106,6 +112,12 @@ fn the_inventory_as_the_vsphere_client_shows_it() {
     assert_eq!(host(&inv, "esx04").connection_state, ConnectionState::Disconnected);
     assert_eq!(host(&inv, "esx05").connection_state, ConnectionState::NotResponding);
     assert_eq!(host(&inv, "esx11").datacenter, "Lab West");
+    assert_eq!(
+        host(&inv, "esx11").cluster_path.as_deref(),
+        Some("/Regions/West/Lab West/host/Row 1/HPC"),
+        "the path as `govc find` prints it"
+    );
+    assert_eq!(esx01.cluster_path.as_deref(), Some("/Lab East/host/HPC"));
     let solo = host(&inv, "solo01");
     assert_eq!((solo.datacenter.as_str(), solo.cluster.as_ref()), ("Lab East", None));
     assert!(inv.hosts.iter().all(|h| h.id.starts_with("host-")), "{:?}", inv.hosts);
@@ -138,6 +150,18 @@ fn the_inventory_as_the_vsphere_client_shows_it() {
     assert!(
         matches!(err, SelectError::AmbiguousCluster { ref paths, .. } if paths == &["Lab East/HPC", "Lab West/HPC"])
     );
+    for west in ["Lab West/HPC", "/Regions/West/Lab West/host/Row 1/HPC"] {
+        let got = select(
+            &inv,
+            &Selection {
+                clusters: vec![ClusterRef::parse(west).unwrap()],
+                ..Selection::default()
+            },
+        )
+        .unwrap();
+        let names: Vec<_> = got.hosts.iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, ["esx11"], "{west}");
+    }
     let vm_first = Selection {
         vms: vec![VmPattern::parse("hpc*").unwrap()],
         ..Selection::default()

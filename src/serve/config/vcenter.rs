@@ -99,7 +99,7 @@ impl VcenterGroup {
         let s = &self.selection;
         let mut what = Vec::new();
         if !s.clusters.is_empty() {
-            let c: Vec<String> = s.clusters.iter().map(cluster_text).collect();
+            let c: Vec<String> = s.clusters.iter().map(ClusterRef::to_string).collect();
             what.push(format!("cluster {}", c.join(", ")));
         }
         if !s.vms.is_empty() {
@@ -124,13 +124,6 @@ impl VcenterGroup {
             ""
         };
         format!("{} ({}){how}", what.join(", "), taken.join(", "))
-    }
-}
-
-fn cluster_text(c: &ClusterRef) -> String {
-    match &c.datacenter {
-        Some(dc) => format!("{dc}/{}", c.name),
-        None => c.name.clone(),
     }
 }
 

@@ -20,6 +20,7 @@ fn host(name: &str, dc: &str, cluster: Option<&str>, maintenance: bool) -> Host 
         name: name.into(),
         datacenter: dc.into(),
         cluster: cluster.map(Into::into),
+        cluster_path: cluster.map(|c| format!("/{dc}/host/{c}")),
         connection_state: ConnectionState::Connected,
         in_maintenance: maintenance,
     }
