@@ -36,6 +36,9 @@ pub struct Member {
     pub datacenter: String,
     /// `None`: a standalone host.
     pub cluster: Option<String>,
+    /// The cluster's inventory path, which tells apart same-named clusters of one
+    /// datacenter filed in different folders.
+    pub cluster_path: Option<String>,
 }
 
 /// One group's hosts as last read.
@@ -304,6 +307,7 @@ fn probeable(config: &Config, group: &str, selected: &Selected, lines: &mut Vec<
                 name: h.name.clone(),
                 datacenter: h.datacenter.clone(),
                 cluster: h.cluster.clone(),
+                cluster_path: h.cluster_path.clone(),
             }),
         }
     }

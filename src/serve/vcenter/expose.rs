@@ -7,6 +7,8 @@
 //!
 //! - `__meta_vcenter_name`: the `vcenters:` entry (`lab`);
 //! - `__meta_vcenter_datacenter`, `__meta_vcenter_cluster` (empty for a standalone host);
+//! - `__meta_vcenter_cluster_path`: the cluster's inventory path as `govc find` prints
+//!   it (`/Lab East/host/Row 1/HPC`), for sites whose cluster names repeat in folders;
 //! - `__meta_pvrdma_group`: the group;
 //! - `__meta_pvrdma_module`: the group's module, when it names one.
 //!
@@ -44,17 +46,22 @@ impl Fleet {
             let Some(hosts) = &g.hosts else {
                 continue;
             };
-            let mut places: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+            let mut places: BTreeMap<(&str, &str, &str), Vec<&str>> = BTreeMap::new();
             for m in hosts {
-                let place = (m.datacenter.as_str(), m.cluster.as_deref().unwrap_or(""));
+                let place = (
+                    m.datacenter.as_str(),
+                    m.cluster.as_deref().unwrap_or(""),
+                    m.cluster_path.as_deref().unwrap_or(""),
+                );
                 places.entry(place).or_default().push(&m.name);
             }
             let module = config.vcenter.groups.get(name).and_then(|c| c.module.as_deref());
-            for ((datacenter, cluster), targets) in places {
+            for ((datacenter, cluster, path), targets) in places {
                 let mut labels = Map::new();
                 labels.insert("__meta_vcenter_name".into(), json!(g.vcenter));
                 labels.insert("__meta_vcenter_datacenter".into(), json!(datacenter));
                 labels.insert("__meta_vcenter_cluster".into(), json!(cluster));
+                labels.insert("__meta_vcenter_cluster_path".into(), json!(path));
                 labels.insert("__meta_pvrdma_group".into(), json!(name));
                 if let Some(m) = module {
                     labels.insert("__meta_pvrdma_module".into(), json!(m));

@@ -89,6 +89,10 @@ fn a_group_has_no_hosts_until_read_then_the_selected_ones_and_keeps_them_through
         serde_json::json!(["esx01", "esx02"])
     );
     assert_eq!(find("hpc", "Lab East", "HPC")["labels"]["__meta_vcenter_name"], "lab");
+    assert_eq!(
+        find("hpc", "Lab East", "HPC")["labels"]["__meta_vcenter_cluster_path"],
+        "/Lab East/host/HPC"
+    );
     assert_eq!(find("all", "Lab West", "HPC")["targets"], serde_json::json!(["esx11"]));
     assert_eq!(find("all", "Lab East", "")["targets"], serde_json::json!(["solo01"]));
     assert_eq!(
