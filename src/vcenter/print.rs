@@ -75,11 +75,13 @@ pub(crate) fn hosts_json(endpoint: &Endpoint, selected: &Selected) -> Value {
         "nodeset": pvrdma_nodeset::fold(&selected.hosts.iter().map(|h| h.name.as_str()).collect::<Vec<_>>()),
         "selected": selected.hosts.iter().map(|h| {
             let mut v = host(&h.name, &h.datacenter, h.cluster.as_deref(), &h.connection_state, h.in_maintenance);
+            v["cluster_path"] = json!(h.cluster_path);
             v["vms"] = json!(h.vms);
             v
         }).collect::<Vec<_>>(),
         "skipped": selected.skipped.iter().map(|h| {
             let mut v = host(&h.name, &h.datacenter, h.cluster.as_deref(), &h.connection_state, h.in_maintenance);
+            v["cluster_path"] = json!(h.cluster_path);
             v["reason"] = json!(h.reason.to_string());
             v
         }).collect::<Vec<_>>(),

@@ -29,7 +29,7 @@ fn inventory() -> Spec {
                     },
                     ClusterSpec {
                         name: "GPU".into(),
-                        folder: String::new(),
+                        folder: "Row 2".into(),
                         hosts: vec![HostSpec::new("gpu01")],
                     },
                 ],
@@ -151,6 +151,7 @@ fn hosts_prints_a_clusters_hosts_as_one_node_set_and_names_each_skipped_host_wit
     assert_eq!(selected[0]["name"], "esx01");
     assert_eq!(selected[0]["datacenter"], "Lab East");
     assert_eq!(selected[0]["cluster"], "HPC");
+    assert_eq!(selected[0]["cluster_path"], "/Lab East/host/HPC");
     assert_eq!(selected[0]["connection_state"], "connected");
     let skipped: Vec<(&str, &str)> = json["skipped"]
         .as_array()
@@ -163,6 +164,9 @@ fn hosts_prints_a_clusters_hosts_as_one_node_set_and_names_each_skipped_host_wit
     // Nothing selected (every host of the cluster skipped) is exit 3, not a silent 0.
     let west = hosts(&sim, &["--cluster", "Lab East/GPU"]);
     assert_eq!(west.stdout.lines().next(), Some("gpu01"));
+    // The cluster filed in a folder, named by its inventory path as govc prints it.
+    let by_path = hosts(&sim, &["--cluster", "/Lab East/host/Row 2/GPU"]);
+    assert_eq!(by_path.stdout.lines().next(), Some("gpu01"), "{}", by_path.stderr);
     sim.set_maintenance("gpu01", true);
     let none = hosts(&sim, &["--cluster", "Lab East/GPU"]);
     assert_eq!(none.code, Some(3), "{}", none.stderr);
