@@ -320,11 +320,24 @@ pub struct Running {
 impl Running {
     /// Sends SIGINT, as Ctrl-C in a terminal does.
     pub fn interrupt(&self) {
+        self.signal("-INT");
+    }
+
+    /// Sends the signal `sig` (`-HUP`, `-TERM`...) with kill(1).
+    pub fn signal(&self, sig: &str) {
         let st = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
+            .args([sig, &self.child.id().to_string()])
             .status()
-            .expect("kill -INT");
-        assert!(st.success(), "kill -INT failed");
+            .expect("kill");
+        assert!(st.success(), "kill {sig} failed");
+    }
+
+    /// What it printed on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .map(|s| String::from_utf8_lossy(&s).into_owned())
+            .unwrap_or_default()
     }
 
     /// Waits for the end, at most `within` (then kills it and fails the test).
