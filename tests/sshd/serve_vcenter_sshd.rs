@@ -107,10 +107,26 @@ fn a_vcenter_group_is_probed_over_ssh_on_the_hosts_vcenter_gives_and_follows_mai
     // Nor can it be probed alone: it is no longer one of the allowed targets.
     let (status, alone) = get(&addr, "/probe?target=esx02");
     assert_ne!(status, 200, "{alone}");
+    assert!(alone.contains("is not on the exporter's allow-list"), "{alone}");
     assert_eq!(logins(), before, "no SSH login to esx02 since: {}", b.log());
+    assert_eq!(sim.sessions(), 1, "one session kept between reads");
+
+    // vCenter goes away: the group is still probed, on the hosts read last.
+    drop(sim);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !get(&addr, "/metrics")
+        .1
+        .contains("\npvrdma_doctor_vcenter_up{vcenter=\"lab\"} 0\n")
+    {
+        assert!(Instant::now() < deadline, "vCenter still up: {}", running.stderr());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (status, body) = get(&addr, "/probe?target=hpc");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\npvrdma_host_up{host_name=\"esx01\"} 1\n"), "{body}");
+    assert!(body.contains("\npvrdma_up 1\n"), "{body}");
 
     running.interrupt();
     let out = running.wait(Duration::from_secs(60));
-    assert!(out.stderr.contains("vCenter lab: session logged out"), "{}", out.stderr);
-    assert_eq!(sim.sessions(), 0);
+    assert!(out.stderr.contains("pvrdma-doctor: stopped"), "{}", out.stderr);
 }
