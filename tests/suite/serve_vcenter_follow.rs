@@ -190,3 +190,52 @@ fn a_session_vcenter_expired_is_renewed_and_the_cluster_still_followed() {
     assert!(out.stderr.contains("vCenter lab: session logged out"), "{}", out.stderr);
     assert_eq!(sim.sessions(), 0);
 }
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_reload_during_a_read_vcenter_is_slow_to_answer_still_logs_that_session_out() {
+    let mut sim = cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (running, addr) = exporter_of(&sim, dir.path(), ", refresh: 1h, timeout: 60s", "");
+    // The read after the first reload answers only after 20 s.
+    sim.delay_next_read(20);
+    running.signal("-HUP");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(running.stderr().contains("vCenter lab: session logged out") && sim.sessions() == 1) {
+        assert!(Instant::now() < deadline, "no new session: {}", running.stderr());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // That read is under way: a second reload cuts it, and its session is logged out.
+    running.signal("-HUP");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while running.stderr().matches("vCenter lab: session logged out").count() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the cut read's session: {}",
+            running.stderr()
+        );
+        let (_, sd) = get(&addr, "/sd?group=hpc");
+        assert_eq!(targets(&sd), ["esx01", "esx02"], "the hosts stay served");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let metrics = until(&addr, "/metrics", "the read after the second reload", |m| {
+        value(m, "pvrdma_doctor_vcenter_reads_total{vcenter=\"lab\"}") == Some("2")
+    });
+    assert_eq!(value(&metrics, UP), Some("1"), "{metrics}");
+    assert_eq!(
+        value(&metrics, FAILURES),
+        Some("0"),
+        "the cut read is no failure: {metrics}"
+    );
+    assert_eq!(sim.sessions(), 1, "{}", running.stderr());
+
+    running.interrupt();
+    let out = running.wait(Duration::from_secs(60));
+    assert_eq!(
+        out.stderr.matches("vCenter lab: session logged out").count(),
+        3,
+        "{}",
+        out.stderr
+    );
+    assert_eq!(sim.sessions(), 0);
+}
