@@ -171,8 +171,8 @@ fn a_session_vcenter_expired_is_renewed_and_the_cluster_still_followed() {
     assert_eq!(sim.sessions(), 1);
 
     // vCenter ends the session (its idle timeout), then DRS evacuates esx02 for esx03.
+    // (No count of sessions here: a read under way may already have logged in again.)
     sim.expire_sessions();
-    assert_eq!(sim.sessions(), 0);
     sim.set_maintenance("esx03", false);
     sim.set_maintenance("esx02", true);
     let sd = until(&addr, "/sd?group=hpc", "the change after the expiry", |sd| {
