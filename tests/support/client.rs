@@ -302,19 +302,29 @@ impl Doctor {
         }
         Running {
             child,
-            stdout,
-            reader,
+            stdout: Some(stdout),
+            reader: Some(reader),
             stderr: seen,
         }
     }
 }
 
-/// A run of the binary still going (from [`Doctor::spawn_until`]).
+/// A run of the binary still going (from [`Doctor::spawn_until`]); killed when dropped
+/// before it ended, so a test that fails half-way leaves no process behind.
 pub struct Running {
     child: std::process::Child,
-    stdout: std::thread::JoinHandle<Vec<u8>>,
-    reader: std::thread::JoinHandle<()>,
+    stdout: Option<std::thread::JoinHandle<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
     stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 impl Running {
@@ -360,8 +370,10 @@ impl Running {
                 None => std::thread::sleep(Duration::from_millis(10)),
             }
         };
-        let stdout = self.stdout.join().unwrap_or_default();
-        let _ = self.reader.join();
+        let stdout = self.stdout.take().and_then(|t| t.join().ok()).unwrap_or_default();
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
         let stderr = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
         std::process::Output { status, stdout, stderr }
     }
