@@ -13,4 +13,5 @@ mod login;
 mod outcomes_sshd;
 mod probe_sshd;
 mod serve_sshd;
+mod serve_vcenter_sshd;
 mod vcenter_sshd;

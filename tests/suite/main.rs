@@ -35,6 +35,7 @@ mod serve;
 mod serve_auth;
 mod serve_budget;
 mod serve_vcenter;
+mod serve_vcenter_follow;
 mod skips;
 mod ssh_config_diff;
 mod tmux;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-pub(crate) const PROMTOOL: &str = "/usr/bin/promtool";
+pub(crate) use crate::support::promtool::PROMTOOL;
 const NODE_EXPORTER: &str = "/usr/bin/prometheus-node-exporter";
 
 /// Fails (never skips) when a real component is missing, saying how to install it.
@@ -64,36 +64,9 @@ fn analyze(scenario: &str) -> String {
     text
 }
 
-/// promtool's verdict on an exposition: (exit code, everything it printed).
-fn promtool_check_metrics(text: &str) -> (i32, String) {
-    let mut child = std::process::Command::new(PROMTOOL)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run promtool");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(text.as_bytes())
-        .expect("feed promtool");
-    let out = child.wait_with_output().expect("promtool ends");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), said)
-}
-
-/// `promtool check metrics` accepts `text` with no lint remark.
-pub(crate) fn assert_promtool_accepts(what: &str, text: &str) {
-    let (code, said) = promtool_check_metrics(text);
-    assert_eq!(code, 0, "promtool check metrics rejects {what}: {said}\n{text}");
-    assert!(said.trim().is_empty(), "promtool has lint remarks on {what}: {said}");
-}
+pub(crate) use crate::support::promtool::{
+    assert_accepts as assert_promtool_accepts, check_metrics as promtool_check_metrics,
+};
 
 #[test]
 #[ignore = "needs promtool: scripts/test.sh runs it"]

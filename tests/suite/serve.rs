@@ -95,15 +95,7 @@ pub(crate) fn exporter_on(dir: &Path, args: &[&str], listen: &str) -> (Proc, Str
     }
 }
 
-/// A plain HTTP/1.1 GET: (status, body).
-pub(crate) fn get(addr: &str, path: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).expect("connect to the exporter");
-    s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").expect("send");
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    crate::support::measure::http_response(&raw)
-}
+pub(crate) use crate::support::measure::get;
 
 /// A Prometheus server on 127.0.0.1 with `scrape_configs` (YAML, indented as a list).
 fn prometheus(dir: &Path, scrape_configs: &str) -> (Proc, u16) {

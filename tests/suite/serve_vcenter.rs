@@ -8,7 +8,8 @@ use crate::support::free_port;
 use crate::support::vcsim::{HostSpec, Spec, Vcsim};
 use std::time::{Duration, Instant};
 
-fn targets(sd: &str) -> Vec<String> {
+/// The targets of an `/sd` body, in order.
+pub(crate) fn targets(sd: &str) -> Vec<String> {
     let groups: serde_json::Value = serde_json::from_str(sd).unwrap_or_else(|e| panic!("{e}: {sd}"));
     groups
         .as_array()
@@ -84,19 +85,21 @@ fn a_vcenter_group_serves_the_clusters_hosts_as_service_discovery_and_follows_th
     assert_eq!(sim.sessions(), 0, "the exporter logs its session out when it stops");
 }
 
-/// The exporter with group `hpc`, cluster HPC of `sim` (its password from the
-/// environment, its certificate pinned), once it has read the group's two hosts: the
-/// running process and its address. `vcenter` and `group` add keys to either entry.
-fn exporter_of(sim: &Vcsim, dir: &std::path::Path, vcenter: &str, group: &str) -> (Running, String) {
-    let config = dir.join("exporter.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "vcenters:\n  lab: {{url: \"{}\", user: \"{}\", password_env: PVRDMA_TEST_VC_PW, thumbprint: \"{}\"{vcenter}}}\ngroups:\n  hpc: {{vcenter: lab, cluster: HPC{group}}}\n",
-            sim.url, sim.user, sim.thumbprint
-        ),
+/// The exporter's configuration: group `hpc`, cluster HPC of `sim` (its password from
+/// `PVRDMA_TEST_VC_PW`, its certificate pinned). `vcenter` and `group` add keys to either
+/// entry.
+pub(crate) fn exporter_config(sim: &Vcsim, vcenter: &str, group: &str) -> String {
+    format!(
+        "vcenters:\n  lab: {{url: \"{}\", user: \"{}\", password_env: PVRDMA_TEST_VC_PW, thumbprint: \"{}\"{vcenter}}}\ngroups:\n  hpc: {{vcenter: lab, cluster: HPC{group}}}\n",
+        sim.url, sim.user, sim.thumbprint
     )
-    .expect("configuration");
+}
+
+/// The exporter of [`exporter_config`], written to `dir/exporter.yml`, once it has read
+/// the group's two hosts: the running process and its address.
+pub(crate) fn exporter_of(sim: &Vcsim, dir: &std::path::Path, vcenter: &str, group: &str) -> (Running, String) {
+    let config = dir.join("exporter.yml");
+    std::fs::write(&config, exporter_config(sim, vcenter, group)).expect("configuration");
     let addr = format!("127.0.0.1:{}", free_port());
     let running = Doctor::new()
         .env("PVRDMA_TEST_VC_PW", &sim.password)

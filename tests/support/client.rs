@@ -302,29 +302,52 @@ impl Doctor {
         }
         Running {
             child,
-            stdout,
-            reader,
+            stdout: Some(stdout),
+            reader: Some(reader),
             stderr: seen,
         }
     }
 }
 
-/// A run of the binary still going (from [`Doctor::spawn_until`]).
+/// A run of the binary still going (from [`Doctor::spawn_until`]); killed when dropped
+/// before it ended, so a test that fails half-way leaves no process behind.
 pub struct Running {
     child: std::process::Child,
-    stdout: std::thread::JoinHandle<Vec<u8>>,
-    reader: std::thread::JoinHandle<()>,
+    stdout: Option<std::thread::JoinHandle<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
     stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 impl Running {
     /// Sends SIGINT, as Ctrl-C in a terminal does.
     pub fn interrupt(&self) {
+        self.signal("-INT");
+    }
+
+    /// Sends the signal `sig` (`-HUP`, `-TERM`...) with kill(1).
+    pub fn signal(&self, sig: &str) {
         let st = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
+            .args([sig, &self.child.id().to_string()])
             .status()
-            .expect("kill -INT");
-        assert!(st.success(), "kill -INT failed");
+            .expect("kill");
+        assert!(st.success(), "kill {sig} failed");
+    }
+
+    /// What it printed on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .map(|s| String::from_utf8_lossy(&s).into_owned())
+            .unwrap_or_default()
     }
 
     /// Waits for the end, at most `within` (then kills it and fails the test).
@@ -347,8 +370,10 @@ impl Running {
                 None => std::thread::sleep(Duration::from_millis(10)),
             }
         };
-        let stdout = self.stdout.join().unwrap_or_default();
-        let _ = self.reader.join();
+        let stdout = self.stdout.take().and_then(|t| t.join().ok()).unwrap_or_default();
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
         let stderr = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
         std::process::Output { status, stdout, stderr }
     }

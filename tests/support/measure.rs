@@ -1,5 +1,5 @@
 //! What the exporter's tests and the benchmarks read back from a process they run: an HTTP
-//! answer's status and body, a `/proc/PID/status` figure, and a raised open-file limit.
+//! answer's status and body (or a whole GET), a `/proc/PID/status` figure, and a raised open-file limit.
 //! Plain std and libc, so an example can take this file alone (`#[path]`) without the
 //! sshd harness.
 
@@ -13,6 +13,18 @@ pub fn http_response(raw: &[u8]) -> (u16, String) {
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
     (status, body)
+}
+
+/// A plain HTTP/1.1 GET of `path` from `addr` (`127.0.0.1:port`): (status, body).
+pub fn get(addr: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect to the exporter");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .expect("timeout");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").expect("send");
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    http_response(&raw)
 }
 
 /// A KiB figure of `/proc/PID/status` (`field` with its colon: `"VmRSS:"`, `"VmHWM:"`);

@@ -20,6 +20,9 @@ mod keys;
 // Each user takes what it needs of it.
 #[allow(dead_code)]
 pub mod measure;
+// promtool's lint, for the binaries that check an exposition.
+#[allow(dead_code)]
+pub mod promtool;
 mod sshd;
 // govmomi's vSphere simulator, for the tests that read the fleet from vCenter.
 #[allow(dead_code)]
