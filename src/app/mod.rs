@@ -26,7 +26,8 @@ use std::path::Path;
 /// How `main` prints an error that stops the run: prefixed, wrapped to the terminal
 /// stderr is on (the tool's own text, never cut).
 pub fn error_message(error: &anyhow::Error) -> String {
-    crate::terminal::stderr_message("pvrdma-doctor: error: ", &format!("{error:#}"))
+    crate::vcenter::certificate_refusal(error, crate::terminal::stderr_width())
+        .unwrap_or_else(|| crate::terminal::stderr_message("pvrdma-doctor: error: ", &format!("{error:#}")))
 }
 
 /// Runs the command line; `plugin` is the monitoring-plugin session when `--format
@@ -125,18 +126,7 @@ fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u
     } else {
         format!("{}\n", pvrdma_nodeset::fold(&names))
     };
-    let code = if names.is_empty() {
-        eprint!(
-            "{}",
-            crate::terminal::stderr_message(
-                "pvrdma-doctor: ",
-                "no host selected: vCenter has none for this selection"
-            )
-        );
-        pvrdma_engine::exit::INCOMPLETE
-    } else {
-        pvrdma_engine::exit::HEALTHY
-    };
+    let code = nothing_selected(vcenter, &found).unwrap_or(pvrdma_engine::exit::HEALTHY);
     output::emit(None, &text, code, None)
 }
 
@@ -144,7 +134,7 @@ fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u
 /// when the run ends here: Ctrl-C (130), or vCenter unreachable (3: nothing is known;
 /// a wrong password or an untrusted certificate stays an error, 2, for the admin to fix).
 fn discover(vcenter: &crate::vcenter::VcenterSetup) -> anyhow::Result<Result<crate::vcenter::Discovery, u8>> {
-    let found = match vcenter_read(crate::vcenter::discover(vcenter, vcenter.config()?))? {
+    let found = match vcenter_read(vcenter.config().and_then(|c| crate::vcenter::discover(vcenter, c)))? {
         Ok(found) => found,
         Err(code) => return Ok(Err(code)),
     };
@@ -158,7 +148,13 @@ fn vcenter_read<T>(read: anyhow::Result<Option<T>>) -> anyhow::Result<Result<T, 
     match read {
         Ok(Some(found)) => Ok(Ok(found)),
         Ok(None) => {
-            eprintln!("pvrdma-doctor: interrupted while reading from vCenter (its session was logged out)");
+            eprint!(
+                "{}",
+                crate::terminal::stderr_message(
+                    "pvrdma-doctor: ",
+                    "interrupted while reading from vCenter (its session was logged out)"
+                )
+            );
             Ok(Err(pvrdma_engine::exit::INTERRUPTED))
         }
         Err(e) if crate::vcenter::is_unreachable(&e) => {
@@ -172,7 +168,7 @@ fn vcenter_read<T>(read: anyhow::Result<Option<T>>) -> anyhow::Result<Result<T, 
 /// Names on stderr each host the selection skipped, with why; says when none is left
 /// to diagnose and returns the exit code for it (3).
 fn say_skipped(found: &crate::vcenter::Discovery) {
-    for line in crate::vcenter::skipped_lines(&found.selected) {
+    for line in found.lines() {
         eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
     }
 }
@@ -187,8 +183,13 @@ fn nothing_selected(vcenter: &crate::vcenter::VcenterSetup, found: &crate::vcent
         crate::terminal::stderr_message(
             "pvrdma-doctor: ",
             &format!(
-                "vCenter {} has no host to diagnose for this selection",
-                vcenter.endpoint.label()
+                "vCenter {} has no host to diagnose for this selection{}",
+                vcenter.endpoint.label(),
+                if found.lines().is_empty() {
+                    ""
+                } else {
+                    " (what it left out is said above)"
+                }
             )
         )
     );
@@ -229,7 +230,11 @@ fn check_from_api(
     if let Some(p) = plugin {
         p.stage("reading the hosts' configuration from vCenter");
     }
-    let read = match vcenter_read(crate::vcenter::read_configuration(vcenter, vcenter.config()?))? {
+    let read = match vcenter_read(
+        vcenter
+            .config()
+            .and_then(|c| crate::vcenter::read_configuration(vcenter, c)),
+    )? {
         Ok(read) => read,
         Err(code) => return Ok(code),
     };

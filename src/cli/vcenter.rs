@@ -15,7 +15,13 @@ pub(crate) struct VcenterArgs {
     #[arg(long, value_name = "URL", value_parser = parse_endpoint)]
     pub(crate) vcenter: Option<Endpoint>,
     /// The vCenter account, e.g. `monitor@vsphere.local` (a read-only role is enough).
-    #[arg(long, value_name = "USER", env = "PVRDMA_DOCTOR_VCENTER_USER", requires = "vcenter")]
+    #[arg(
+        long,
+        value_name = "USER",
+        env = "PVRDMA_DOCTOR_VCENTER_USER",
+        requires = "vcenter",
+        value_parser = parse_user
+    )]
     pub(crate) vcenter_user: Option<String>,
     /// Read the vCenter password from FILE (its first line) instead of
     /// PVRDMA_DOCTOR_VCENTER_PASSWORD or a prompt.
@@ -53,6 +59,15 @@ pub(crate) struct VcenterArgs {
 
 fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
     Endpoint::parse(s).map_err(|e| e.to_string())
+}
+
+/// A user name: an empty one (an unset shell variable) would only be refused by vCenter,
+/// after a password was asked for.
+fn parse_user(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("the vCenter user is empty: give the account, e.g. `monitor@vsphere.local`".into());
+    }
+    Ok(s.to_string())
 }
 
 fn parse_thumbprint(s: &str) -> Result<Thumbprint, String> {

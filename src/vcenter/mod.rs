@@ -14,7 +14,7 @@ mod follow;
 mod print;
 pub(crate) use api::{captures as api_captures, complete_refused, read_configuration};
 pub(crate) use follow::{Follower, Move, Placement};
-pub(crate) use print::{hosts_json, skipped_lines};
+pub(crate) use print::{certificate_refusal, hosts_json, skipped_lines};
 
 /// The environment variable that holds the vCenter password.
 pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_VCENTER_PASSWORD";
@@ -53,7 +53,12 @@ impl VcenterSetup {
             password: match self.password.get() {
                 Some(p) => p.clone(),
                 None => {
-                    let p = read_password(&self.endpoint, &self.user, self.password_file.as_deref())?;
+                    let p = read_password(
+                        &self.endpoint,
+                        &self.user,
+                        self.password_file.as_deref(),
+                        Some(&self.trust),
+                    )?;
                     self.password.get_or_init(|| p).clone()
                 }
             },
@@ -65,11 +70,14 @@ impl VcenterSetup {
 
 /// The vCenter password: `--vcenter-password-file` (its first line), else
 /// PVRDMA_DOCTOR_VCENTER_PASSWORD, else a prompt when stdin is a terminal. Never from an
-/// argument, never printed.
+/// argument, never printed. With `check`, the prompt comes only once vCenter answered
+/// with a certificate `check` trusts (as ssh verifies a host key before it asks for a
+/// password): an admin is not asked to type a password for a run about to be refused.
 pub(crate) fn read_password(
     endpoint: &Endpoint,
     user: &str,
     file: Option<&std::path::Path>,
+    check: Option<&Trust>,
 ) -> anyhow::Result<SecretString> {
     if let Some(path) = file {
         let text = std::fs::read_to_string(path)
@@ -92,6 +100,14 @@ pub(crate) fn read_password(
         "no password for {user} on vCenter {}: set {PASSWORD_ENV}, give --vcenter-password-file FILE, or run on a terminal to be asked",
         endpoint.label()
     );
+    if let Some(trust) = check {
+        let runtime = crate::live::runtime()?;
+        runtime.block_on(pvrdma_vsphere::check_endpoint(
+            endpoint.clone(),
+            trust.clone(),
+            REQUEST_TIMEOUT,
+        ))?;
+    }
     let p = rpassword::prompt_password(format!(
         "Password for {user} on vCenter {} (not echoed): ",
         endpoint.label()
@@ -113,6 +129,27 @@ pub(crate) fn is_unreachable(error: &anyhow::Error) -> bool {
 /// What a discovery found: the hosts and VMs selected from the inventory.
 pub(crate) struct Discovery {
     pub(crate) selected: Selected,
+    /// What the selection left out that [`Selected`] does not list (chosen VMs outside
+    /// the chosen clusters), one line each for stderr.
+    pub(crate) notes: Vec<String>,
+}
+
+impl Discovery {
+    /// Selects from `inventory` what `setup` asks for.
+    pub(crate) fn select(setup: &VcenterSetup, inventory: &pvrdma_vsphere::Inventory) -> anyhow::Result<Discovery> {
+        let selected = pvrdma_vsphere::select(inventory, &setup.selection)
+            .with_context(|| format!("vCenter {}", setup.endpoint.label()))?;
+        let notes = print::outside_clusters(inventory, &setup.selection, &selected);
+        Ok(Discovery { selected, notes })
+    }
+
+    /// What the selection left out, one line each for stderr: the hosts skipped with why,
+    /// the chosen VMs that run nowhere diagnosed or outside the chosen clusters.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        let mut lines = skipped_lines(&self.selected);
+        lines.extend(self.notes.iter().cloned());
+        lines
+    }
 }
 
 impl Discovery {
@@ -160,7 +197,5 @@ pub(crate) fn discover(setup: &VcenterSetup, config: Config) -> anyhow::Result<O
         Err(pvrdma_vsphere::Error::Cancelled { .. }) => return Ok(None),
         Err(e) => return Err(anyhow::Error::new(e)),
     };
-    let selected = pvrdma_vsphere::select(&inventory, &setup.selection)
-        .with_context(|| format!("vCenter {}", setup.endpoint.label()))?;
-    Ok(Some(Discovery { selected }))
+    Discovery::select(setup, &inventory).map(Some)
 }

@@ -1,6 +1,6 @@
 //! What a discovery says: the hosts it skipped and the VMs it found stopped (stderr lines),
 //! and `hosts --format json`.
-use pvrdma_vsphere::{Endpoint, Selected, SkipReason};
+use pvrdma_vsphere::{Endpoint, Inventory, Selected, Selection, SkipReason};
 use serde_json::{json, Value};
 
 /// Where a host sits, as the vSphere Client shows it: `DATACENTER/CLUSTER`, or the
@@ -51,6 +51,62 @@ pub(crate) fn skipped_lines(selected: &Selected) -> Vec<String> {
         )
     }));
     lines
+}
+
+/// One line per chosen VM that `--cluster` left out: with both `--vm` and `--cluster` only
+/// the VMs running in those clusters count, and one elsewhere must not vanish in silence
+/// (a run that then selects nothing would not say why).
+pub(crate) fn outside_clusters(inventory: &Inventory, selection: &Selection, selected: &Selected) -> Vec<String> {
+    if selection.clusters.is_empty() || selection.vms.is_empty() {
+        return Vec::new();
+    }
+    let kept = |name: &str| {
+        selected
+            .vms
+            .iter()
+            .chain(&selected.vms_not_running)
+            .any(|v| v.name == name)
+    };
+    let clusters: Vec<String> = selection.clusters.iter().map(ToString::to_string).collect();
+    inventory
+        .vms
+        .iter()
+        .filter(|vm| selection.vms.iter().any(|p| p.matches(&vm.name)) && !kept(&vm.name))
+        .map(|vm| {
+            let host = vm
+                .host
+                .as_deref()
+                .and_then(|id| inventory.hosts.iter().find(|h| h.id == id));
+            let place = match host {
+                Some(h) => format!("runs on {} ({})", h.name, place(&h.datacenter, h.cluster.as_deref())),
+                None => "runs on no host vCenter lists".to_string(),
+            };
+            format!(
+                "VM {} {place}, outside --cluster {}: left out",
+                vm.name,
+                clusters.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// A refused vCenter certificate on a terminal: the message wrapped, then the option that
+/// pins the certificate on a line of its own, never broken. A SHA-256 thumbprint in the
+/// colon form is 95 columns: wrapped like prose it would be cut into pieces that paste
+/// back with the indent inside; a line the terminal folds copies whole. `None` for every
+/// other error, and when stderr is not a terminal (the message then stays one line).
+pub(crate) fn certificate_refusal(error: &anyhow::Error, width: Option<usize>) -> Option<String> {
+    const PREFIX: &str = "pvrdma-doctor: error: ";
+    let width = width?;
+    let pin = error
+        .chain()
+        .find_map(|e| e.downcast_ref::<pvrdma_vsphere::Error>())?
+        .pin()?;
+    let text = format!("{error:#}");
+    let prose = text.strip_suffix(&pin)?.trim_end();
+    let mut out = pvrdma_engine::report::stderr_message(PREFIX, prose, Some(width));
+    out.push_str(&format!("    {pin}\n"));
+    Some(out)
 }
 
 /// `hosts --format json`: the selected hosts, the skipped ones with why, and the VMs.

@@ -38,5 +38,6 @@ mod serve_vcenter;
 mod skips;
 mod ssh_config_diff;
 mod tmux;
+mod vcenter_cli;
 mod vmsupport;
 mod watch;

@@ -32,7 +32,7 @@ fn quote(word: &str) -> String {
 
 /// What the pane shows after `pvrdma-doctor ARGS` ran in an 80-column tmux terminal
 /// (from the repository root), followed by `exit=N`.
-fn in_80_columns(args: &[&str]) -> String {
+pub(crate) fn in_80_columns(args: &[&str]) -> String {
     static N: AtomicUsize = AtomicUsize::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
     let socket = format!("pvrdma-doctor-test-{}-{n}", std::process::id());
@@ -62,7 +62,7 @@ fn in_80_columns(args: &[&str]) -> String {
 
 /// Every line fits 80 columns; no table cell line starts with a stray space; nothing the
 /// tool wrote is cut.
-fn assert_fits(what: &str, text: &str) {
+pub(crate) fn assert_fits(what: &str, text: &str) {
     for line in text.lines() {
         let width = line.trim_end().chars().count();
         assert!(width <= 80, "{what}: {width} columns: {line}\n{text}");
@@ -80,7 +80,7 @@ fn assert_fits(what: &str, text: &str) {
     );
 }
 
-fn exit_code(text: &str) -> &str {
+pub(crate) fn exit_code(text: &str) -> &str {
     text.lines()
         .rev()
         .find_map(|l| l.strip_prefix("exit="))

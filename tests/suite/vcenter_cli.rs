@@ -1,0 +1,206 @@
+//! The vCenter options as an admin meets them the first time, against govmomi's vSphere
+//! simulator: an unknown certificate refused before any password is asked for, with the
+//! option that pins it whole on a line of its own; an address that is not vCenter's API
+//! saying what to write instead; an empty user refused before connecting; a chosen VM
+//! outside the chosen clusters named, never dropped in silence. Every run leaves vCenter
+//! with no session open.
+use crate::support::client::Doctor;
+use crate::support::free_port;
+use crate::support::vcsim::{ClusterSpec, DatacenterSpec, HostSpec, Spec, Vcsim, VmSpec};
+use crate::tmux::{assert_fits, exit_code, in_80_columns};
+use std::time::Duration;
+
+/// A cluster `HPC`, a cluster `GPU` and a standalone host, each with a VM.
+fn inventory() -> Spec {
+    Spec {
+        datacenters: vec![DatacenterSpec {
+            name: "Lab East".into(),
+            clusters: vec![
+                ClusterSpec {
+                    name: "HPC".into(),
+                    hosts: vec![HostSpec::new("esx01"), HostSpec::new("esx02")],
+                },
+                ClusterSpec {
+                    name: "GPU".into(),
+                    hosts: vec![HostSpec::new("gpu01")],
+                },
+            ],
+            standalone: vec![HostSpec::new("solo01")],
+        }],
+        vms: vec![
+            VmSpec::new("hpc-node01", "esx01", ""),
+            VmSpec::new("gpu-job", "gpu01", ""),
+            VmSpec::new("solo vm [1]", "solo01", ""),
+        ],
+    }
+}
+
+/// `hosts` reading `sim` (the password from the environment), trusting what `args` say.
+fn run(sim: &Vcsim, args: &[&str]) -> crate::support::client::Outcome {
+    Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
+        .args(["hosts", "--vcenter", &sim.url, "--vcenter-user", &sim.user])
+        .args(args)
+        .timeout(Duration::from_secs(120))
+        .run()
+}
+
+#[test]
+#[ignore = "needs the vSphere simulator and tmux: scripts/test.sh runs it"]
+fn an_unknown_certificate_is_refused_before_the_password_prompt_with_its_pin_whole_on_a_line() {
+    let mut sim = Vcsim::start(&inventory());
+    let pin = format!("--vcenter-thumbprint {}", sim.thumbprint);
+    // On a terminal, without a password anywhere: the refusal comes first, no prompt.
+    let text = in_80_columns(&["hosts", "--vcenter", &sim.url, "--vcenter-user", &sim.user]);
+    assert!(!text.contains("Password for"), "asked for a password first:\n{text}");
+    assert_eq!(exit_code(&text), "2", "{text}");
+    // The option, thumbprint included, is one line (the terminal folds it; `-J` joins it
+    // back): a copy pastes whole. Everything else fits 80 columns.
+    assert!(text.lines().any(|l| l.trim() == pin), "no line is the pin:\n{text}");
+    let rest: String = text
+        .lines()
+        .filter(|l| l.trim() != pin)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_fits("an unknown certificate", &rest);
+    assert!(rest.replace("\n    ", " ").contains("--vcenter-ca FILE"), "{text}");
+
+    // A pin that no longer matches (a renewed certificate): the same layout with $COLUMNS.
+    let old = "00:".repeat(31) + "00";
+    let renewed = Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .env("COLUMNS", "80")
+        .args(["hosts", "--vcenter", &sim.url, "--vcenter-user", &sim.user])
+        .args(["--vcenter-thumbprint", &old])
+        .timeout(Duration::from_secs(120))
+        .run();
+    assert_eq!(renewed.code, Some(2), "{}", renewed.stderr);
+    assert_eq!(
+        renewed.stderr.lines().last(),
+        Some(format!("    {pin}").as_str()),
+        "{}",
+        renewed.stderr
+    );
+    assert!(!renewed.stderr.contains(&sim.password));
+    // What the refusal says to paste is accepted as it is.
+    let pasted: Vec<&str> = pin.split(' ').collect();
+    let pinned = run(&sim, &pasted);
+    assert_eq!(pinned.code, Some(0), "{}", pinned.stderr);
+    // Piped (a log): one line per message, the thumbprint once, at its end.
+    let piped = run(&sim, &[]);
+    assert_eq!(piped.code, Some(2), "{}", piped.stderr);
+    assert_eq!(piped.stderr.lines().count(), 1, "{}", piped.stderr);
+    assert!(piped.stderr.trim_end().ends_with(&pin), "{}", piped.stderr);
+    assert_eq!(piped.stderr.matches(&sim.thumbprint).count(), 1, "{}", piped.stderr);
+    assert_eq!(sim.sessions(), 0, "no run leaves a session open");
+}
+
+#[test]
+#[ignore = "needs the vSphere simulator and tmux: scripts/test.sh runs it"]
+fn an_address_that_is_not_vcenters_api_says_what_to_write_instead() {
+    // Nothing listens: said before the prompt, as unknown (3), with what to check.
+    let port = free_port().to_string();
+    let closed = format!("127.0.0.1:{port}");
+    let text = in_80_columns(&["hosts", "--vcenter", &closed, "--vcenter-user", "monitor@vsphere.local"]);
+    assert!(!text.contains("Password for"), "{text}");
+    assert_eq!(exit_code(&text), "3", "{text}");
+    assert_fits("a closed port", &text);
+    assert!(
+        text.replace("\n    ", " ").contains("check the host and port"),
+        "{text}"
+    );
+
+    // The web client's path instead of the API's.
+    let mut sim = Vcsim::start(&inventory());
+    let ui = sim.url.replace("/sdk", "/ui");
+    let wrong = Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .args(["hosts", "--vcenter", &ui, "--vcenter-user", &sim.user, "--vcenter-ca"])
+        .arg(&sim.ca)
+        .timeout(Duration::from_secs(120))
+        .run();
+    assert_eq!(wrong.code, Some(2), "{}", wrong.stderr);
+    assert!(wrong.stderr.contains("HTTP 404"), "{}", wrong.stderr);
+    assert!(wrong.stderr.contains("vCenter serves it at /sdk"), "{}", wrong.stderr);
+    assert_eq!(sim.sessions(), 0);
+}
+
+#[test]
+fn an_empty_vcenter_user_is_refused_before_connecting() {
+    for env in [false, true] {
+        let mut doctor =
+            Doctor::new()
+                .env_remove("PVRDMA_DOCTOR_VCENTER_PASSWORD")
+                .args(["hosts", "--vcenter", "127.0.0.1:1"]);
+        doctor = if env {
+            doctor.env("PVRDMA_DOCTOR_VCENTER_USER", "  ")
+        } else {
+            doctor.args(["--vcenter-user", ""])
+        };
+        let out = doctor.timeout(Duration::from_secs(60)).run();
+        assert_eq!(out.code, Some(2), "{}", out.stderr);
+        assert!(out.stderr.contains("the vCenter user is empty"), "{}", out.stderr);
+        assert!(!out.stderr.contains("cannot connect"), "{}", out.stderr);
+    }
+}
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_chosen_vm_outside_the_chosen_clusters_is_named_with_where_it_runs() {
+    let mut sim = Vcsim::start(&inventory());
+    let ca = sim.ca.display().to_string();
+    let out = run(
+        &sim,
+        &[
+            "--vcenter-ca",
+            &ca,
+            "--vm",
+            "solo vm [1]",
+            "--vm",
+            "gpu-*",
+            "--cluster",
+            "HPC",
+        ],
+    );
+    assert_eq!(out.code, Some(3), "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "", "{}", out.stdout);
+    for said in [
+        "VM solo vm [1] runs on solo01 (Lab East, standalone), outside --cluster HPC",
+        "VM gpu-job runs on gpu01 (Lab East/GPU), outside --cluster HPC",
+        &format!("vCenter {} has no host to diagnose", sim.address()),
+    ] {
+        assert!(out.stderr.contains(said), "{said}:\n{}", out.stderr);
+    }
+    // In the clusters: selected, nothing said about it.
+    let inside = run(
+        &sim,
+        &[
+            "--vcenter-ca",
+            &ca,
+            "--vm",
+            "hpc-node01",
+            "--vm",
+            "gpu-*",
+            "--cluster",
+            "HPC",
+        ],
+    );
+    assert_eq!(inside.code, Some(0), "{}", inside.stderr);
+    assert_eq!(inside.stdout.trim(), "esx01");
+    assert!(inside.stderr.contains("VM gpu-job runs on gpu01"), "{}", inside.stderr);
+    assert!(!inside.stderr.contains("hpc-node01"), "{}", inside.stderr);
+    // A configuration-only run reads the inventory its own way: the same line.
+    let api = Doctor::new()
+        .reading(&sim)
+        .args(["--no-ssh", "--vm", "*", "--cluster", "GPU"])
+        .timeout(Duration::from_secs(120))
+        .run();
+    assert!(
+        api.stderr
+            .contains("VM solo vm [1] runs on solo01 (Lab East, standalone), outside --cluster GPU"),
+        "{}",
+        api.stderr
+    );
+    assert_eq!(sim.sessions(), 0);
+}
