@@ -204,3 +204,40 @@ fn a_chosen_vm_outside_the_chosen_clusters_is_named_with_where_it_runs() {
     );
     assert_eq!(sim.sessions(), 0);
 }
+
+/// `hosts --help` says where the password comes from and what the exit codes mean, and
+/// the codes it states are the ones a run gives (here: vCenter unreachable is 3, an
+/// argument vCenter cannot take is 2).
+#[test]
+fn hosts_help_states_the_password_sources_and_exit_codes_it_keeps() {
+    let help = Doctor::new().args(["hosts", "--help"]).run();
+    assert_eq!(help.code, Some(0));
+    let text = help.stdout.replace('\n', " ");
+    for said in [
+        "PVRDMA_DOCTOR_VCENTER_PASSWORD",
+        "--vcenter-password-file",
+        "asked only once vCenter's certificate is trusted",
+        "3 when none is (all skipped) or vCenter cannot be reached",
+        "2 on a usage, login or certificate error",
+    ] {
+        assert!(text.contains(said), "{said}: {}", help.stdout);
+    }
+    let closed = format!("127.0.0.1:{}", free_port());
+    let unreachable = Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", "x")
+        .args(["hosts", "--vcenter", &closed, "--vcenter-user", "monitor@vsphere.local"])
+        .timeout(Duration::from_secs(60))
+        .run();
+    assert_eq!(unreachable.code, Some(3), "{}", unreachable.stderr);
+    let http = Doctor::new()
+        .args([
+            "hosts",
+            "--vcenter",
+            "http://vc01/sdk",
+            "--vcenter-user",
+            "monitor@vsphere.local",
+        ])
+        .run();
+    assert_eq!(http.code, Some(2), "{}", http.stderr);
+    assert!(http.stderr.contains("plain http is refused"), "{}", http.stderr);
+}
