@@ -101,7 +101,7 @@ pub(crate) enum Command {
     ///
     /// The password comes from --vcenter-password-file, PVRDMA_DOCTOR_VCENTER_PASSWORD or
     /// a prompt on a terminal, asked only once vCenter's certificate is trusted. Exits 0
-    /// when a host is selected; 3 when none is (all skipped) or vCenter cannot be reached;
+    /// when a host is selected; 3 when none is (all skipped) or vCenter cannot be read;
     /// 2 on a usage, login or certificate error, or a cluster or VM vCenter does not have;
     /// 130 on Ctrl-C.
     Hosts(HostsArgs),

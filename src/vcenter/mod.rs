@@ -116,14 +116,19 @@ pub(crate) fn read_password(
     Ok(SecretString::from(p))
 }
 
-/// Whether `error` says vCenter could not be reached (refused, unresolved, silent): the
-/// run then knows nothing, which the exit codes call unknown (3), not a usage error (2)
-/// as a wrong password or an untrusted certificate is.
+/// Whether `error` says vCenter could not be read (refused, unresolved, silent, or a
+/// fault or server error on its side, as a loaded vCenter answers): the run then knows
+/// nothing, which the exit codes call unknown (3), not a usage error (2) as a wrong
+/// password, an untrusted certificate, a missing privilege or a wrong address is, which
+/// only the admin can fix.
 pub(crate) fn is_unreachable(error: &anyhow::Error) -> bool {
-    matches!(
-        error.downcast_ref::<pvrdma_vsphere::Error>(),
-        Some(pvrdma_vsphere::Error::Connect { .. } | pvrdma_vsphere::Error::Timeout { .. })
-    )
+    use pvrdma_vsphere::Error as E;
+    match error.downcast_ref::<E>() {
+        Some(E::Connect { .. } | E::Timeout { .. }) => true,
+        Some(E::Fault { fault, .. }) => fault != "NoPermission",
+        Some(E::Http { status, .. }) => *status >= 500,
+        _ => false,
+    }
 }
 
 /// What a discovery found: the hosts and VMs selected from the inventory.

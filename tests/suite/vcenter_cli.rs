@@ -123,6 +123,20 @@ fn an_address_that_is_not_vcenters_api_says_what_to_write_instead() {
     assert_eq!(wrong.code, Some(2), "{}", wrong.stderr);
     assert!(wrong.stderr.contains("HTTP 404"), "{}", wrong.stderr);
     assert!(wrong.stderr.contains("vCenter serves it at /sdk"), "{}", wrong.stderr);
+
+    // A fault on vCenter's side is not the admin's usage error: unknown (3), as an
+    // unreachable vCenter is, and the session is logged out all the same.
+    sim.fail_next_read();
+    let ca = sim.ca.display().to_string();
+    let fault = run(&sim, &["--vcenter-ca", &ca]);
+    assert_eq!(fault.code, Some(3), "{}", fault.stderr);
+    assert!(
+        fault
+            .stderr
+            .contains(&format!("vCenter {} answered with the fault SystemError", sim.address())),
+        "{}",
+        fault.stderr
+    );
     assert_eq!(sim.sessions(), 0);
 }
 
@@ -217,7 +231,7 @@ fn hosts_help_states_the_password_sources_and_exit_codes_it_keeps() {
         "PVRDMA_DOCTOR_VCENTER_PASSWORD",
         "--vcenter-password-file",
         "asked only once vCenter's certificate is trusted",
-        "3 when none is (all skipped) or vCenter cannot be reached",
+        "3 when none is (all skipped) or vCenter cannot be read",
         "2 on a usage, login or certificate error",
     ] {
         assert!(text.contains(said), "{said}: {}", help.stdout);
