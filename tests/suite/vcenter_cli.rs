@@ -131,9 +131,10 @@ fn an_address_that_is_not_vcenters_api_says_what_to_write_instead() {
     let fault = run(&sim, &["--vcenter-ca", &ca]);
     assert_eq!(fault.code, Some(3), "{}", fault.stderr);
     assert!(
-        fault
-            .stderr
-            .contains(&format!("vCenter {} answered with the fault SystemError", sim.address())),
+        fault.stderr.contains(&format!(
+            "vCenter {} answered with the fault SystemError",
+            sim.address()
+        )),
         "{}",
         fault.stderr
     );
@@ -254,4 +255,41 @@ fn hosts_help_states_the_password_sources_and_exit_codes_it_keeps() {
         .run();
     assert_eq!(http.code, Some(2), "{}", http.stderr);
     assert!(http.stderr.contains("plain http is refused"), "{}", http.stderr);
+}
+
+/// The exporter takes no `--vcenter-*` option: its log names the keys of the
+/// configuration's `vcenters:` entry that trust the certificate, ending with the pin to
+/// paste there.
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn the_exporter_says_which_configuration_key_trusts_an_unknown_certificate() {
+    let mut sim = Vcsim::start(&inventory());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("exporter.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "vcenters:\n  lab: {{url: \"{}\", user: \"{}\", password_env: PVRDMA_TEST_VC_PW}}\ngroups:\n  hpc: {{vcenter: lab, cluster: HPC}}\n",
+            sim.url, sim.user
+        ),
+    )
+    .expect("configuration");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let running = Doctor::new()
+        .env("PVRDMA_TEST_VC_PW", &sim.password)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", &addr])
+        .spawn_until("the inventory cannot be read", Duration::from_secs(120));
+    let (status, why) = crate::serve::get(&addr, "/probe?target=hpc");
+    running.interrupt();
+    let out = running.wait(Duration::from_secs(60));
+    assert_eq!(status, 503, "{why}");
+    let pin = format!("thumbprint: \"{}\"", sim.thumbprint);
+    for text in [&out.stderr, &why] {
+        assert!(text.contains(&pin), "{text}");
+        assert!(text.contains("`ca: FILE` in its vcenters: entry"), "{text}");
+        assert!(!text.contains("--vcenter"), "{text}");
+    }
+    assert_eq!(sim.sessions(), 0);
 }

@@ -18,22 +18,13 @@ pub enum Error {
     Timeout { endpoint: String, stage: String },
     // The option that pins the certificate comes last and whole (see [`Error::pin`]): a
     // front end can set it on a line of its own, which a terminal copy keeps in one piece.
-    #[error(
-        "the certificate of vCenter {endpoint} is not trusted ({reason}). If it is vCenter's certificate (compare \
-         its SHA-256 thumbprint, at the end of this message, with the one the vSphere Client or the appliance shows), give the CA that signed \
-         it (the VMCA root from the vCenter landing page) with --vcenter-ca FILE, or pin its SHA-256 thumbprint: \
-         --vcenter-thumbprint {thumbprint}"
-    )]
+    #[error("{}", unknown_certificate(endpoint, reason, thumbprint, &COMMAND_LINE))]
     UnknownCertificate {
         endpoint: String,
         thumbprint: Thumbprint,
         reason: String,
     },
-    #[error(
-        "the certificate of vCenter {endpoint} is not the one pinned with --vcenter-thumbprint. If vCenter's \
-         certificate was renewed, compare its SHA-256 thumbprint, at the end of this message, with the one the \
-         vSphere Client or the appliance shows, and pin it: --vcenter-thumbprint {got}"
-    )]
+    #[error("{}", thumbprint_mismatch(endpoint, got, &COMMAND_LINE))]
     ThumbprintMismatch {
         endpoint: String,
         expected: Thumbprint,
@@ -77,6 +68,47 @@ pub enum Error {
     Cancelled { endpoint: String },
 }
 
+/// How the trust settings are written where the admin changes them.
+struct TrustNames {
+    ca: &'static str,
+    pin: fn(&Thumbprint) -> String,
+    pinned: &'static str,
+}
+
+const COMMAND_LINE: TrustNames = TrustNames {
+    ca: "--vcenter-ca FILE",
+    pin: |t| format!("--vcenter-thumbprint {t}"),
+    pinned: "--vcenter-thumbprint",
+};
+
+/// The exporter's configuration (`vcenters:` entries).
+const CONFIGURATION: TrustNames = TrustNames {
+    ca: "`ca: FILE` in its vcenters: entry",
+    pin: |t| format!("thumbprint: \"{t}\""),
+    pinned: "`thumbprint:`",
+};
+
+fn unknown_certificate(endpoint: &str, reason: &str, thumbprint: &Thumbprint, names: &TrustNames) -> String {
+    format!(
+        "the certificate of vCenter {endpoint} is not trusted ({reason}). If it is vCenter's certificate (compare its \
+         SHA-256 thumbprint, at the end of this message, with the one the vSphere Client or the appliance shows), \
+         give the CA that signed it (the VMCA root from the vCenter landing page) with {}, or pin its SHA-256 \
+         thumbprint: {}",
+        names.ca,
+        (names.pin)(thumbprint)
+    )
+}
+
+fn thumbprint_mismatch(endpoint: &str, got: &Thumbprint, names: &TrustNames) -> String {
+    format!(
+        "the certificate of vCenter {endpoint} is not the one pinned with {}. If vCenter's certificate was renewed, \
+         compare its SHA-256 thumbprint, at the end of this message, with the one the vSphere Client or the \
+         appliance shows, and pin it: {}",
+        names.pinned,
+        (names.pin)(got)
+    )
+}
+
 /// What to do when the TCP connection failed.
 fn connect_hint(cause: &std::io::Error) -> &'static str {
     match cause.kind() {
@@ -118,9 +150,24 @@ impl Error {
     pub fn pin(&self) -> Option<String> {
         match self {
             Error::UnknownCertificate { thumbprint, .. } | Error::ThumbprintMismatch { got: thumbprint, .. } => {
-                Some(format!("--vcenter-thumbprint {thumbprint}"))
+                Some((COMMAND_LINE.pin)(thumbprint))
             }
             _ => None,
+        }
+    }
+
+    /// The message for the exporter's log: a refused certificate names the keys of the
+    /// configuration's `vcenters:` entry (`ca:`, `thumbprint:`), not the command line's
+    /// options, which the exporter does not take.
+    pub fn for_configuration(&self) -> String {
+        match self {
+            Error::UnknownCertificate {
+                endpoint,
+                thumbprint,
+                reason,
+            } => unknown_certificate(endpoint, reason, thumbprint, &CONFIGURATION),
+            Error::ThumbprintMismatch { endpoint, got, .. } => thumbprint_mismatch(endpoint, got, &CONFIGURATION),
+            other => other.to_string(),
         }
     }
 
@@ -192,6 +239,33 @@ mod tests {
             endpoint: "vc01".into(),
         };
         assert_eq!(other.pin(), None);
+    }
+
+    #[test]
+    fn the_exporter_is_told_the_keys_of_its_configuration_not_command_line_options() {
+        let got = Thumbprint([0xab; 32]);
+        let unknown = Error::UnknownCertificate {
+            endpoint: "vc01".into(),
+            thumbprint: got,
+            reason: "it is signed by a CA this system does not trust".into(),
+        };
+        let text = unknown.for_configuration();
+        assert!(text.ends_with(&format!("thumbprint: \"{got}\"")), "{text}");
+        assert!(text.contains("`ca: FILE` in its vcenters: entry"), "{text}");
+        let mismatch = Error::ThumbprintMismatch {
+            endpoint: "vc01".into(),
+            expected: Thumbprint([0x11; 32]),
+            got,
+        };
+        let text = mismatch.for_configuration();
+        assert!(text.contains("pinned with `thumbprint:`"), "{text}");
+        for text in [unknown.for_configuration(), mismatch.for_configuration()] {
+            assert!(!text.contains("--vcenter"), "{text}");
+        }
+        let other = Error::Cancelled {
+            endpoint: "vc01".into(),
+        };
+        assert_eq!(other.for_configuration(), other.to_string());
     }
 
     #[test]
