@@ -157,11 +157,18 @@ fn vcenter_read<T>(read: anyhow::Result<Option<T>>) -> anyhow::Result<Result<T, 
             );
             Ok(Err(pvrdma_engine::exit::INTERRUPTED))
         }
-        Err(e) if crate::vcenter::is_unreachable(&e) => {
-            eprint!("{}", error_message(&e));
-            Ok(Err(pvrdma_engine::exit::INCOMPLETE))
-        }
-        Err(e) => Err(e),
+        Err(e) => vcenter_failure(e).map(Err),
+    }
+}
+
+/// A failed vCenter read as the run's outcome: vCenter unreadable is said and exits 3
+/// (nothing is known); anything else (login, certificate, selection) is the error, 2.
+pub(super) fn vcenter_failure(e: anyhow::Error) -> anyhow::Result<u8> {
+    if crate::vcenter::is_unreachable(&e) {
+        eprint!("{}", error_message(&e));
+        Ok(pvrdma_engine::exit::INCOMPLETE)
+    } else {
+        Err(e)
     }
 }
 
@@ -175,9 +182,16 @@ fn say_skipped(found: &crate::vcenter::Discovery) {
 
 /// Exit code 3 and a line saying so when the selection left no host to diagnose.
 fn nothing_selected(vcenter: &crate::vcenter::VcenterSetup, found: &crate::vcenter::Discovery) -> Option<u8> {
-    if !found.selected.hosts.is_empty() {
-        return None;
-    }
+    found
+        .selected
+        .hosts
+        .is_empty()
+        .then(|| no_host_to_diagnose(vcenter, !found.lines().is_empty()))
+}
+
+/// Says that vCenter has no host to diagnose for the selection (`left_out`: and that
+/// what it left out was said above); the exit code for it, 3.
+pub(super) fn no_host_to_diagnose(vcenter: &crate::vcenter::VcenterSetup, left_out: bool) -> u8 {
     eprint!(
         "{}",
         crate::terminal::stderr_message(
@@ -185,15 +199,15 @@ fn nothing_selected(vcenter: &crate::vcenter::VcenterSetup, found: &crate::vcent
             &format!(
                 "vCenter {} has no host to diagnose for this selection{}",
                 vcenter.endpoint.label(),
-                if found.lines().is_empty() {
-                    ""
-                } else {
+                if left_out {
                     " (what it left out is said above)"
+                } else {
+                    ""
                 }
             )
         )
     );
-    Some(pvrdma_engine::exit::INCOMPLETE)
+    pvrdma_engine::exit::INCOMPLETE
 }
 
 /// `--vcenter`: reads the inventory, says what it skipped, and points the run at the

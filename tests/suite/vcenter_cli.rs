@@ -10,7 +10,8 @@ use crate::support::vcsim::{ClusterSpec, DatacenterSpec, HostSpec, Spec, Vcsim, 
 use crate::tmux::{assert_fits, exit_code, in_80_columns};
 use std::time::Duration;
 
-/// A cluster `HPC`, a cluster `GPU` and a standalone host, each with a VM.
+/// A cluster `HPC`, a cluster `GPU` and a standalone host, each with a VM, and a VM
+/// powered off.
 fn inventory() -> Spec {
     Spec {
         datacenters: vec![DatacenterSpec {
@@ -31,6 +32,7 @@ fn inventory() -> Spec {
             VmSpec::new("hpc-node01", "esx01", ""),
             VmSpec::new("gpu-job", "gpu01", ""),
             VmSpec::new("solo vm [1]", "solo01", ""),
+            VmSpec::new("hpc-old", "esx02", "poweredOff"),
         ],
     }
 }
@@ -291,5 +293,52 @@ fn the_exporter_says_which_configuration_key_trusts_an_unknown_certificate() {
         assert!(text.contains("`ca: FILE` in its vcenters: entry"), "{text}");
         assert!(!text.contains("--vcenter"), "{text}");
     }
+    assert_eq!(sim.sessions(), 0);
+}
+
+/// A watch with nothing to watch ends at once as a one-shot run does, with exit code 3:
+/// never a "watching 0 hosts" that passes; a vCenter that cannot be read is 3 too.
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_watch_with_no_host_to_watch_or_no_vcenter_says_so_and_exits_3() {
+    let mut sim = Vcsim::start(&inventory());
+    for extra in [&["--no-ssh"][..], &[]] {
+        let out = Doctor::new()
+            .reading(&sim)
+            .args(["watch", "--vm", "hpc-old", "--count", "1", "--interval", "1s"])
+            .args(extra)
+            .timeout(Duration::from_secs(120))
+            .run();
+        assert_eq!(out.code, Some(3), "{extra:?}: {}\n{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("VM hpc-old is powered off"), "{}", out.stderr);
+        assert!(
+            out.stderr
+                .contains(&format!("vCenter {} has no host to diagnose", sim.address())),
+            "{extra:?}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("no hosts given"), "{}", out.stderr);
+        assert!(!out.stdout.contains("watching 0 hosts"), "{}", out.stdout);
+    }
+    let closed = format!("127.0.0.1:{}", free_port());
+    let unreachable = Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .args([
+            "watch",
+            "--vcenter",
+            &closed,
+            "--vcenter-user",
+            &sim.user,
+            "--count",
+            "1",
+        ])
+        .timeout(Duration::from_secs(120))
+        .run();
+    assert_eq!(unreachable.code, Some(3), "{}", unreachable.stderr);
+    assert!(
+        unreachable.stderr.contains("cannot connect to vCenter"),
+        "{}",
+        unreachable.stderr
+    );
     assert_eq!(sim.sessions(), 0);
 }
