@@ -82,6 +82,7 @@ pub(crate) fn read_password(
     if let Some(path) = file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the vCenter password file {}", path.display()))?;
+        warn_if_world_readable(path);
         let first = text.lines().next().unwrap_or_default();
         anyhow::ensure!(
             !first.is_empty(),
@@ -114,6 +115,30 @@ pub(crate) fn read_password(
     ))
     .context("cannot read the vCenter password from the terminal")?;
     Ok(SecretString::from(p))
+}
+
+/// Warns when every user of the machine can read the password file, as ssh refuses a
+/// private key others can read (a group-readable file, `root:pvrdma-doctor 0640` for
+/// the exporter's service user, is left alone).
+fn warn_if_world_readable(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return;
+    };
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o004 != 0 {
+        eprint!(
+            "{}",
+            crate::terminal::stderr_message(
+                "pvrdma-doctor: warning: ",
+                &format!(
+                    "every user of this machine can read the vCenter password file {} (mode {mode:04o}): `chmod 600 {}`",
+                    path.display(),
+                    path.display()
+                )
+            )
+        );
+    }
 }
 
 /// Whether `error` says vCenter could not be read (refused, unresolved, silent, or a

@@ -342,3 +342,28 @@ fn a_watch_with_no_host_to_watch_or_no_vcenter_says_so_and_exits_3() {
     );
     assert_eq!(sim.sessions(), 0);
 }
+
+/// A password file every user can read is used, with a warning that says how to close it;
+/// one readable by its owner alone (or its group) is used in silence.
+#[test]
+fn a_password_file_others_can_read_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("vcenter.pw");
+    std::fs::write(&file, "Secret-42\n").expect("password file");
+    let closed = format!("127.0.0.1:{}", free_port());
+    for (mode, warned) in [(0o644, true), (0o640, false), (0o600, false)] {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        let out = Doctor::new()
+            .env_remove("PVRDMA_DOCTOR_VCENTER_PASSWORD")
+            .args(["hosts", "--vcenter", &closed, "--vcenter-user", "monitor@vsphere.local"])
+            .arg("--vcenter-password-file")
+            .arg(&file)
+            .timeout(Duration::from_secs(60))
+            .run();
+        assert_eq!(out.code, Some(3), "{}", out.stderr);
+        let said = out.stderr.contains(&format!("chmod 600 {}", file.display()));
+        assert_eq!(said, warned, "mode {mode:o}: {}", out.stderr);
+        assert!(!out.stderr.contains("Secret-42"), "{}", out.stderr);
+    }
+}
