@@ -41,7 +41,7 @@ pub(crate) fn read_configuration(setup: &VcenterSetup, config: Config) -> anyhow
     let configs = match read {
         Ok((_, configs)) => configs,
         Err(pvrdma_vsphere::Error::Cancelled { .. }) => return Ok(None),
-        Err(e) => return Err(anyhow::Error::new(e)),
+        Err(e) => return Err(setup.explain(e)),
     };
     let discovery = match selection {
         Some(picked) => picked?,
@@ -107,7 +107,9 @@ pub(crate) fn complete_refused(setup: &VcenterSetup, captures: &mut [HostCapture
     let read = setup.config().and_then(|config| {
         let runtime = crate::live::runtime()?;
         let pick = |inventory: &Inventory| inventory.host_ids(refused.iter().map(String::as_str));
-        Ok(runtime.block_on(pvrdma_vsphere::read_configuration(config, super::ctrl_c(), pick))?)
+        runtime
+            .block_on(pvrdma_vsphere::read_configuration(config, super::ctrl_c(), pick))
+            .map_err(|e| setup.explain(e))
     });
     let configs = match read {
         Ok((_, configs)) => configs,

@@ -123,7 +123,7 @@ impl Follower {
     /// Reads the inventory and selects from it. An error leaves the last placement as it
     /// was, so the caller can go on with the hosts it had.
     pub(crate) async fn read(&mut self) -> anyhow::Result<Reading> {
-        let inventory = self.client.inventory().await?;
+        let inventory = self.client.inventory().await.map_err(|e| self.setup.explain(e))?;
         let found = super::Discovery::select(&self.setup, &inventory)?;
         let selected = &found.selected;
         let now = Placement::of(selected);

@@ -66,6 +66,29 @@ impl VcenterSetup {
             page_size: Config::DEFAULT_PAGE_SIZE,
         })
     }
+
+    /// Where the password was read from, as [`read_password`] chooses it.
+    fn password_source(&self) -> String {
+        match &self.password_file {
+            Some(path) => format!("the file {}", path.display()),
+            None if std::env::var_os(PASSWORD_ENV).is_some_and(|v| !v.is_empty()) => {
+                format!("the environment variable {PASSWORD_ENV}")
+            }
+            None => "the prompt".to_string(),
+        }
+    }
+
+    /// A read's error for the run: a refused login also says where the password came
+    /// from, since a stale PVRDMA_DOCTOR_VCENTER_PASSWORD left in a shell is the usual
+    /// cause and nothing else would show it.
+    pub(crate) fn explain(&self, error: pvrdma_vsphere::Error) -> anyhow::Error {
+        match error {
+            e @ pvrdma_vsphere::Error::Login { .. } => {
+                anyhow::anyhow!("{e} (read from {})", self.password_source())
+            }
+            e => anyhow::Error::new(e),
+        }
+    }
 }
 
 /// The vCenter password: `--vcenter-password-file` (its first line), else
@@ -225,7 +248,7 @@ pub(crate) fn discover(setup: &VcenterSetup, config: Config) -> anyhow::Result<O
     let inventory = match read {
         Ok(inventory) => inventory,
         Err(pvrdma_vsphere::Error::Cancelled { .. }) => return Ok(None),
-        Err(e) => return Err(anyhow::Error::new(e)),
+        Err(e) => return Err(setup.explain(e)),
     };
     Discovery::select(setup, &inventory).map(Some)
 }

@@ -367,3 +367,44 @@ fn a_password_file_others_can_read_is_warned_about() {
         assert!(!out.stderr.contains("Secret-42"), "{}", out.stderr);
     }
 }
+
+/// A refused login says where the password was read from (a stale variable left in a
+/// shell is the usual cause), in `hosts`, the configuration-only diagnosis and `watch`,
+/// and never shows the password itself.
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_refused_login_says_where_the_password_was_read_from() {
+    let mut sim = Vcsim::start(&inventory());
+    let stale = "Stale-Password-7";
+    let from_env = "(read from the environment variable PVRDMA_DOCTOR_VCENTER_PASSWORD)";
+    for job in [&["hosts"][..], &["--no-ssh"], &["watch", "--count", "1"]] {
+        let out = Doctor::new()
+            .reading(&sim)
+            .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", stale)
+            .args(job)
+            .timeout(Duration::from_secs(120))
+            .run();
+        assert_eq!(out.code, Some(2), "{job:?}: {}", out.stderr);
+        assert!(out.stderr.contains("wrong user or password"), "{job:?}: {}", out.stderr);
+        assert!(out.stderr.contains(from_env), "{job:?}: {}", out.stderr);
+        assert!(!out.stderr.contains(stale) && !out.stdout.contains(stale), "{job:?}");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("vcenter.pw");
+    std::fs::write(&file, format!("{stale}\n")).expect("password file");
+    let out = Doctor::new()
+        .reading(&sim)
+        .arg("hosts")
+        .arg("--vcenter-password-file")
+        .arg(&file)
+        .timeout(Duration::from_secs(120))
+        .run();
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!("(read from the file {})", file.display())),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains(stale));
+    assert_eq!(sim.sessions(), 0);
+}
