@@ -122,7 +122,7 @@ impl Cli {
             Some(Command::Watch(a)) => a.verbose.verbose,
             Some(Command::Demo(a)) => a.verbose.verbose,
             Some(Command::Serve(a)) => a.verbose.verbose,
-            Some(Command::Hosts(a)) => a.verbose.verbose,
+            Some(Command::Hosts(a)) => a.verbose,
             Some(Command::Analyze(_)) => 0,
         }
     }

@@ -92,8 +92,10 @@ pub(crate) struct HostsArgs {
     /// `clush -w`; `json`: selected and skipped hosts with datacenter, cluster and state.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "nodeset")]
     pub(crate) format: HostsFormat,
-    #[command(flatten)]
-    pub(crate) verbose: super::commands::Verbose,
+    /// Say on stderr which vCenter is read, as whom (`hosts` logs in to no ESXi host).
+    /// RUST_LOG overrides the filter.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
 }
 
 /// What `hosts` prints.

@@ -239,6 +239,9 @@ fn hosts_help_states_the_password_sources_and_exit_codes_it_keeps() {
     ] {
         assert!(text.contains(said), "{said}: {}", help.stdout);
     }
+    // `hosts` logs in to no ESXi host: its -v says what it does show.
+    assert!(!text.contains("SSH negotiation"), "{}", help.stdout);
+    assert!(text.contains("which vCenter is read"), "{}", help.stdout);
     let closed = format!("127.0.0.1:{}", free_port());
     let unreachable = Doctor::new()
         .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", "x")
