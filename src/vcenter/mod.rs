@@ -137,6 +137,12 @@ pub(crate) fn read_password(
         endpoint.label()
     ))
     .context("cannot read the vCenter password from the terminal")?;
+    // An empty line (Enter pressed at once) would only come back as a refused login.
+    anyhow::ensure!(
+        !p.is_empty(),
+        "no password typed for {user} on vCenter {}: nothing was sent to it",
+        endpoint.label()
+    );
     Ok(SecretString::from(p))
 }
 

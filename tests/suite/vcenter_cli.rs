@@ -7,7 +7,7 @@
 use crate::support::client::Doctor;
 use crate::support::free_port;
 use crate::support::vcsim::{ClusterSpec, DatacenterSpec, HostSpec, Spec, Vcsim, VmSpec};
-use crate::tmux::{assert_fits, exit_code, in_80_columns};
+use crate::tmux::{assert_fits, exit_code, in_80_columns, in_80_columns_typing};
 use std::time::Duration;
 
 /// A cluster `HPC`, a cluster `GPU` and a standalone host, each with a VM, and a VM
@@ -409,5 +409,39 @@ fn a_refused_login_says_where_the_password_was_read_from() {
         out.stderr
     );
     assert!(!out.stderr.contains(stale));
+    assert_eq!(sim.sessions(), 0);
+}
+
+/// The prompt on a terminal: the password typed there logs in; an empty line is refused
+/// before anything is sent, never reported as vCenter refusing a login.
+#[test]
+#[ignore = "needs the vSphere simulator and tmux: scripts/test.sh runs it"]
+fn the_password_is_asked_on_a_terminal_and_an_empty_answer_is_not_sent() {
+    let mut sim = Vcsim::start(&inventory());
+    let ca = sim.ca.display().to_string();
+    let args = [
+        "hosts",
+        "--vcenter",
+        &sim.url,
+        "--vcenter-user",
+        &sim.user,
+        "--vcenter-ca",
+        &ca,
+        "--cluster",
+        "GPU",
+    ];
+    let prompt = "(not echoed):";
+    let typed = in_80_columns_typing(&args, Some((prompt, &sim.password)));
+    assert_eq!(exit_code(&typed), "0", "{typed}");
+    assert!(
+        typed.contains(&format!("Password for {} on vCenter", sim.user)),
+        "{typed}"
+    );
+    assert!(typed.lines().any(|l| l == "gpu01"), "{typed}");
+    assert!(!typed.contains(&sim.password), "the password was echoed:\n{typed}");
+    let empty = in_80_columns_typing(&args, Some((prompt, "")));
+    assert_eq!(exit_code(&empty), "2", "{empty}");
+    assert!(empty.replace("\n    ", " ").contains("no password typed"), "{empty}");
+    assert!(!empty.contains("refused the login"), "{empty}");
     assert_eq!(sim.sessions(), 0);
 }
