@@ -121,7 +121,7 @@ fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u
     };
     let names: Vec<&str> = found.selected.hosts.iter().map(|h| h.name.as_str()).collect();
     let text = if json {
-        let doc = crate::vcenter::hosts_json(&vcenter.endpoint, &found.selected);
+        let doc = crate::vcenter::hosts_json(&vcenter.endpoint, &found);
         format!("{}\n", serde_json::to_string_pretty(&doc)?)
     } else {
         format!("{}\n", pvrdma_nodeset::fold(&names))

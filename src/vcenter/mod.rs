@@ -188,9 +188,10 @@ pub(crate) fn is_unreachable(error: &anyhow::Error) -> bool {
 /// What a discovery found: the hosts and VMs selected from the inventory.
 pub(crate) struct Discovery {
     pub(crate) selected: Selected,
-    /// What the selection left out that [`Selected`] does not list (chosen VMs outside
-    /// the chosen clusters), one line each for stderr.
-    pub(crate) notes: Vec<String>,
+    /// The chosen VMs the chosen clusters left out, which [`Selected`] does not list.
+    pub(crate) outside: Vec<print::OutsideVm>,
+    /// The selection, for the lines that name it.
+    selection: Selection,
 }
 
 impl Discovery {
@@ -198,15 +199,19 @@ impl Discovery {
     pub(crate) fn select(setup: &VcenterSetup, inventory: &pvrdma_vsphere::Inventory) -> anyhow::Result<Discovery> {
         let selected = pvrdma_vsphere::select(inventory, &setup.selection)
             .with_context(|| format!("vCenter {}", setup.endpoint.label()))?;
-        let notes = print::outside_clusters(inventory, &setup.selection, &selected);
-        Ok(Discovery { selected, notes })
+        let outside = print::outside_clusters(inventory, &setup.selection, &selected);
+        Ok(Discovery {
+            selected,
+            outside,
+            selection: setup.selection.clone(),
+        })
     }
 
     /// What the selection left out, one line each for stderr: the hosts skipped with why,
     /// the chosen VMs that run nowhere diagnosed or outside the chosen clusters.
     pub(crate) fn lines(&self) -> Vec<String> {
         let mut lines = skipped_lines(&self.selected);
-        lines.extend(self.notes.iter().cloned());
+        lines.extend(self.outside.iter().map(|vm| print::outside_line(vm, &self.selection)));
         lines
     }
 }

@@ -53,10 +53,20 @@ pub(crate) fn skipped_lines(selected: &Selected) -> Vec<String> {
     lines
 }
 
-/// One line per chosen VM that `--cluster` left out: with both `--vm` and `--cluster` only
-/// the VMs running in those clusters count, and one elsewhere must not vanish in silence
-/// (a run that then selects nothing would not say why).
-pub(crate) fn outside_clusters(inventory: &Inventory, selection: &Selection, selected: &Selected) -> Vec<String> {
+/// A chosen VM that `--cluster` left out: with both `--vm` and `--cluster` only the VMs
+/// running in those clusters count, and one elsewhere must not vanish in silence (a run
+/// that then selects nothing would not say why).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct OutsideVm {
+    pub(crate) name: String,
+    /// The host it runs on, and where that host sits; `None`: no host vCenter lists.
+    pub(crate) host: Option<String>,
+    pub(crate) datacenter: Option<String>,
+    pub(crate) cluster: Option<String>,
+}
+
+/// The chosen VMs outside the chosen clusters, in inventory order.
+pub(crate) fn outside_clusters(inventory: &Inventory, selection: &Selection, selected: &Selected) -> Vec<OutsideVm> {
     if selection.clusters.is_empty() || selection.vms.is_empty() {
         return Vec::new();
     }
@@ -67,7 +77,6 @@ pub(crate) fn outside_clusters(inventory: &Inventory, selection: &Selection, sel
             .chain(&selected.vms_not_running)
             .any(|v| v.name == name)
     };
-    let clusters: Vec<String> = selection.clusters.iter().map(ToString::to_string).collect();
     inventory
         .vms
         .iter()
@@ -77,17 +86,28 @@ pub(crate) fn outside_clusters(inventory: &Inventory, selection: &Selection, sel
                 .host
                 .as_deref()
                 .and_then(|id| inventory.hosts.iter().find(|h| h.id == id));
-            let place = match host {
-                Some(h) => format!("runs on {} ({})", h.name, place(&h.datacenter, h.cluster.as_deref())),
-                None => "runs on no host vCenter lists".to_string(),
-            };
-            format!(
-                "VM {} {place}, outside --cluster {}: left out",
-                vm.name,
-                clusters.join(", ")
-            )
+            OutsideVm {
+                name: vm.name.clone(),
+                host: host.map(|h| h.name.clone()),
+                datacenter: host.map(|h| h.datacenter.clone()),
+                cluster: host.and_then(|h| h.cluster.clone()),
+            }
         })
         .collect()
+}
+
+/// The stderr line for a VM `--cluster` left out.
+pub(crate) fn outside_line(vm: &OutsideVm, selection: &Selection) -> String {
+    let clusters: Vec<String> = selection.clusters.iter().map(ToString::to_string).collect();
+    let at = match (&vm.host, &vm.datacenter) {
+        (Some(h), Some(dc)) => format!("runs on {h} ({})", place(dc, vm.cluster.as_deref())),
+        _ => "runs on no host vCenter lists".to_string(),
+    };
+    format!(
+        "VM {} {at}, outside --cluster {}: left out",
+        vm.name,
+        clusters.join(", ")
+    )
 }
 
 /// A refused vCenter certificate on a terminal: the message wrapped, then the option that
@@ -109,8 +129,10 @@ pub(crate) fn certificate_refusal(error: &anyhow::Error, width: Option<usize>) -
     Some(out)
 }
 
-/// `hosts --format json`: the selected hosts, the skipped ones with why, and the VMs.
-pub(crate) fn hosts_json(endpoint: &Endpoint, selected: &Selected) -> Value {
+/// `hosts --format json`: the selected hosts, the skipped ones with why, and the VMs
+/// (`vms_outside_clusters`: the chosen VMs `--cluster` left out).
+pub(crate) fn hosts_json(endpoint: &Endpoint, found: &super::Discovery) -> Value {
+    let selected = &found.selected;
     let host = |name: &str,
                 datacenter: &str,
                 cluster: Option<&str>,
@@ -141,5 +163,6 @@ pub(crate) fn hosts_json(endpoint: &Endpoint, selected: &Selected) -> Value {
         }).collect::<Vec<_>>(),
         "vms": selected.vms.iter().map(vm).collect::<Vec<_>>(),
         "vms_not_running": selected.vms_not_running.iter().map(vm).collect::<Vec<_>>(),
+        "vms_outside_clusters": found.outside,
     })
 }

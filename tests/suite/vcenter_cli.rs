@@ -189,6 +189,26 @@ fn a_chosen_vm_outside_the_chosen_clusters_is_named_with_where_it_runs() {
     ] {
         assert!(out.stderr.contains(said), "{said}:\n{}", out.stderr);
     }
+    // The JSON document lists them too, with where they run.
+    let json = run(
+        &sim,
+        &[
+            "--vcenter-ca",
+            &ca,
+            "--vm",
+            "solo vm [1]",
+            "--cluster",
+            "HPC",
+            "--format",
+            "json",
+        ],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("hosts JSON");
+    assert_eq!(
+        doc["vms_outside_clusters"],
+        serde_json::json!([{"name": "solo vm [1]", "host": "solo01", "datacenter": "Lab East", "cluster": null}]),
+        "{doc}"
+    );
     // In the clusters: selected, nothing said about it.
     let inside = run(
         &sim,
