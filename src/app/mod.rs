@@ -115,7 +115,7 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
 /// document), the skipped ones on stderr. Exits 0 when a host was selected, 3 when none
 /// was (all skipped), 130 on Ctrl-C.
 fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u8> {
-    let found = match discover(vcenter)? {
+    let found = match discover(vcenter, None)? {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
@@ -126,15 +126,19 @@ fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u
     } else {
         format!("{}\n", pvrdma_nodeset::fold(&names))
     };
-    let code = nothing_selected(vcenter, &found).unwrap_or(pvrdma_engine::exit::HEALTHY);
+    let code = nothing_selected(vcenter, &found, None).unwrap_or(pvrdma_engine::exit::HEALTHY);
     output::emit(None, &text, code, None)
 }
 
 /// Reads vCenter's inventory and says on stderr what the selection skipped. `Ok(Err(code))`
 /// when the run ends here: Ctrl-C (130), or vCenter unreachable (3: nothing is known;
 /// a wrong password or an untrusted certificate stays an error, 2, for the admin to fix).
-fn discover(vcenter: &crate::vcenter::VcenterSetup) -> anyhow::Result<Result<crate::vcenter::Discovery, u8>> {
-    let found = match vcenter_read(vcenter.config().and_then(|c| crate::vcenter::discover(vcenter, c)))? {
+fn discover(
+    vcenter: &crate::vcenter::VcenterSetup,
+    plugin: Option<&Session>,
+) -> anyhow::Result<Result<crate::vcenter::Discovery, u8>> {
+    let read = vcenter.config().and_then(|c| crate::vcenter::discover(vcenter, c));
+    let found = match vcenter_read(read, plugin)? {
         Ok(found) => found,
         Err(code) => return Ok(Err(code)),
     };
@@ -144,29 +148,27 @@ fn discover(vcenter: &crate::vcenter::VcenterSetup) -> anyhow::Result<Result<cra
 
 /// A vCenter read's outcome for the run: `Ok(Err(code))` when the run ends here, Ctrl-C
 /// (130) or vCenter unreachable (3, said on stderr).
-fn vcenter_read<T>(read: anyhow::Result<Option<T>>) -> anyhow::Result<Result<T, u8>> {
+fn vcenter_read<T>(read: anyhow::Result<Option<T>>, plugin: Option<&Session>) -> anyhow::Result<Result<T, u8>> {
     match read {
         Ok(Some(found)) => Ok(Ok(found)),
         Ok(None) => {
-            eprint!(
-                "{}",
-                crate::terminal::stderr_message(
-                    "pvrdma-doctor: ",
-                    "interrupted while reading from vCenter (its session was logged out)"
-                )
-            );
+            let said = "interrupted while reading from vCenter (its session was logged out)";
+            eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", said));
+            plugin.map(|p| p.finish_unknown(said));
             Ok(Err(pvrdma_engine::exit::INTERRUPTED))
         }
-        Err(e) => vcenter_failure(e).map(Err),
+        Err(e) => vcenter_failure(e, plugin).map(Err),
     }
 }
 
-/// A failed vCenter read as the run's outcome: vCenter unreadable is said and exits 3
-/// (nothing is known); anything else (login, certificate, selection) is the error, 2.
-pub(super) fn vcenter_failure(e: anyhow::Error) -> anyhow::Result<u8> {
+/// A failed vCenter read as the run's outcome: vCenter unreadable is said (on stderr, and
+/// as a monitoring plugin's UNKNOWN status line, since a plugin's stderr is silenced) and
+/// exits 3 (nothing is known); anything else (login, certificate, selection) is the
+/// error, 2.
+pub(super) fn vcenter_failure(e: anyhow::Error, plugin: Option<&Session>) -> anyhow::Result<u8> {
     if crate::vcenter::is_unreachable(&e) {
         eprint!("{}", error_message(&e));
-        Ok(pvrdma_engine::exit::INCOMPLETE)
+        Ok(plugin.map_or(pvrdma_engine::exit::INCOMPLETE, |p| p.finish_unknown(&format!("{e:#}"))))
     } else {
         Err(e)
     }
@@ -181,47 +183,63 @@ fn say_skipped(found: &crate::vcenter::Discovery) {
 }
 
 /// Exit code 3 and a line saying so when the selection left no host to diagnose.
-fn nothing_selected(vcenter: &crate::vcenter::VcenterSetup, found: &crate::vcenter::Discovery) -> Option<u8> {
+fn nothing_selected(
+    vcenter: &crate::vcenter::VcenterSetup,
+    found: &crate::vcenter::Discovery,
+    plugin: Option<&Session>,
+) -> Option<u8> {
     found
         .selected
         .hosts
         .is_empty()
-        .then(|| no_host_to_diagnose(vcenter, !found.lines().is_empty()))
+        .then(|| no_host_to_diagnose(vcenter, &found.lines(), plugin))
 }
 
-/// Says that vCenter has no host to diagnose for the selection (`left_out`: and that
-/// what it left out was said above); the exit code for it, 3.
-pub(super) fn no_host_to_diagnose(vcenter: &crate::vcenter::VcenterSetup, left_out: bool) -> u8 {
+/// Says that vCenter has no host to diagnose for the selection (after `left_out`, the
+/// lines already said of what it left out); the exit code for it, 3. A monitoring plugin
+/// gets it as its UNKNOWN status line, what was left out as its long output.
+pub(super) fn no_host_to_diagnose(
+    vcenter: &crate::vcenter::VcenterSetup,
+    left_out: &[String],
+    plugin: Option<&Session>,
+) -> u8 {
+    let said = format!(
+        "vCenter {} has no host to diagnose for this selection",
+        vcenter.endpoint.label()
+    );
+    let above = if left_out.is_empty() {
+        ""
+    } else {
+        " (what it left out is said above)"
+    };
     eprint!(
         "{}",
-        crate::terminal::stderr_message(
-            "pvrdma-doctor: ",
-            &format!(
-                "vCenter {} has no host to diagnose for this selection{}",
-                vcenter.endpoint.label(),
-                if left_out {
-                    " (what it left out is said above)"
-                } else {
-                    ""
-                }
-            )
-        )
+        crate::terminal::stderr_message("pvrdma-doctor: ", &format!("{said}{above}"))
     );
-    pvrdma_engine::exit::INCOMPLETE
+    let mut reason = said;
+    for line in left_out {
+        reason.push_str("; ");
+        reason.push_str(line);
+    }
+    plugin.map_or(pvrdma_engine::exit::INCOMPLETE, |p| p.finish_unknown(&reason))
 }
 
 /// `--vcenter`: reads the inventory, says what it skipped, and points the run at the
 /// selected hosts (and, VM-first, the report at the chosen VMs). `Ok(Some(code))` when
 /// there is nothing to collect: Ctrl-C, or no host selected.
-fn hosts_from_vcenter(live: &mut LiveSetup, report: &mut ReportSetup) -> anyhow::Result<Option<u8>> {
+fn hosts_from_vcenter(
+    live: &mut LiveSetup,
+    report: &mut ReportSetup,
+    plugin: Option<&Session>,
+) -> anyhow::Result<Option<u8>> {
     let Some(vcenter) = live.vcenter.take() else {
         return Ok(None);
     };
-    let found = match discover(&vcenter)? {
+    let found = match discover(&vcenter, plugin)? {
         Ok(found) => found,
         Err(code) => return Ok(Some(code)),
     };
-    if let Some(code) = nothing_selected(&vcenter, &found) {
+    if let Some(code) = nothing_selected(&vcenter, &found, plugin) {
         return Ok(Some(code));
     }
     live.options.targets = found.host_names();
@@ -248,12 +266,13 @@ fn check_from_api(
         vcenter
             .config()
             .and_then(|c| crate::vcenter::read_configuration(vcenter, c)),
+        plugin,
     )? {
         Ok(read) => read,
         Err(code) => return Ok(code),
     };
     say_skipped(&read.discovery);
-    if let Some(code) = nothing_selected(vcenter, &read.discovery) {
+    if let Some(code) = nothing_selected(vcenter, &read.discovery, plugin) {
         return Ok(code);
     }
     let mut report = report.clone();
@@ -283,7 +302,7 @@ fn check_hosts(
         p.stage("reading the hosts from vCenter");
     }
     let vcenter = live.vcenter.clone();
-    if let Some(code) = hosts_from_vcenter(&mut live, &mut report)? {
+    if let Some(code) = hosts_from_vcenter(&mut live, &mut report, plugin)? {
         return Ok(code);
     }
     let report = &report;

@@ -187,7 +187,7 @@ struct Signals {
 pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
     let mut follower = match setup.live.vcenter.clone().map(Follower::new).transpose() {
         Ok(follower) => follower,
-        Err(e) => return super::vcenter_failure(e),
+        Err(e) => return super::vcenter_failure(e, None),
     };
     // Sleeps between rounds. Its Ctrl-C listener lives as long as the watch, so a Ctrl-C
     // is never lost, whenever it comes: a round hears it itself and stops early, but one
@@ -264,7 +264,7 @@ fn rounds(
                         // Nothing to watch from the start: said as a one-shot run says it,
                         // never a watch of zero hosts that passes.
                         if let (true, Some(vcenter)) = (reading.hosts.is_empty(), &setup.live.vcenter) {
-                            return Ok(super::no_host_to_diagnose(vcenter, !reading.skipped.is_empty()));
+                            return Ok(super::no_host_to_diagnose(vcenter, &reading.skipped, None));
                         }
                     }
                     source.live().targets = reading.hosts;
@@ -272,7 +272,7 @@ fn rounds(
                     scope = reading.vms;
                     moves = reading.moves;
                 }
-                Some(Err(e)) if round == 1 => return super::vcenter_failure(e),
+                Some(Err(e)) if round == 1 => return super::vcenter_failure(e, None),
                 // vCenter unreadable for a round: the hosts of the last inventory are
                 // watched, and the line says so (a DRS move may go unseen meanwhile).
                 Some(Err(e)) => write(&report::timestamped(

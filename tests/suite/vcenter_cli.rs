@@ -465,3 +465,43 @@ fn the_password_is_asked_on_a_terminal_and_an_empty_answer_is_not_sent() {
     assert!(!empty.contains("refused the login"), "{empty}");
     assert_eq!(sim.sessions(), 0);
 }
+
+/// As a monitoring plugin (whose stderr is silenced), a run that ends at vCenter still
+/// prints its UNKNOWN status line with why: never an empty output.
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn as_a_monitoring_plugin_a_run_that_ends_at_vcenter_says_why_on_stdout() {
+    let mut sim = Vcsim::start(&inventory());
+    let closed = format!("127.0.0.1:{}", free_port());
+    let unreachable = Doctor::new()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
+        .args(["--vcenter", &closed, "--vcenter-user", &sim.user, "--format", "nagios"])
+        .timeout(Duration::from_secs(120))
+        .run();
+    assert_eq!(unreachable.code, Some(3), "{}", unreachable.stdout);
+    assert!(
+        unreachable
+            .stdout
+            .starts_with(&format!("PVRDMA UNKNOWN - cannot connect to vCenter {closed}")),
+        "{}",
+        unreachable.stdout
+    );
+    for extra in [&[][..], &["--no-ssh"]] {
+        let stopped = Doctor::new()
+            .reading(&sim)
+            .args(["--vm", "hpc-old", "--format", "nagios"])
+            .args(extra)
+            .timeout(Duration::from_secs(120))
+            .run();
+        assert_eq!(stopped.code, Some(3), "{extra:?}: {}", stopped.stdout);
+        assert!(
+            stopped.stdout.starts_with("PVRDMA UNKNOWN - vCenter "),
+            "{extra:?}: {}",
+            stopped.stdout
+        );
+        let text = stopped.stdout.replace('\n', " ");
+        assert!(text.contains("has no host to diagnose"), "{text}");
+        assert!(text.contains("VM hpc-old is powered off"), "{text}");
+    }
+    assert_eq!(sim.sessions(), 0);
+}
