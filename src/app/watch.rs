@@ -302,6 +302,10 @@ fn rounds(
                 None => last_api.clone(),
             };
             api_run(captures, started)
+        } else if follower.is_some() && source.live().targets.is_empty() {
+            // Every host left the selection (into maintenance, out of the cluster): the
+            // round has nothing to collect, and the watch goes on until they come back.
+            api_run(Vec::new(), started)
         } else {
             source.collect(&mut warned)?
         };

@@ -505,3 +505,45 @@ fn as_a_monitoring_plugin_a_run_that_ends_at_vcenter_says_why_on_stdout() {
     }
     assert_eq!(sim.sessions(), 0);
 }
+
+/// A watch whose every host leaves the selection (the cluster's one host goes into
+/// maintenance) goes on, says why the host left, and takes it back when it returns:
+/// never "no hosts given" halfway through a watch.
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_watch_whose_hosts_all_left_the_selection_goes_on_until_they_return() {
+    let mut sim = Vcsim::start(&inventory());
+    // No SSH server answers there: the hosts are unreachable, which is enough to follow
+    // the selection.
+    let closed = free_port().to_string();
+    let running = Doctor::new()
+        .reading(&sim)
+        .args([
+            "watch",
+            "--cluster",
+            "GPU",
+            "--vm",
+            "*",
+            "--interval",
+            "2s",
+            "--count",
+            "3",
+        ])
+        .args(["-o", "HostName=127.0.0.1", "-p", &closed])
+        .spawn_until("outside --cluster GPU", Duration::from_secs(120));
+    // Rounds start at 0 s, 2 s and 4 s: the second sees the host in maintenance, the
+    // third sees it back.
+    sim.set_maintenance("gpu01", true);
+    std::thread::sleep(Duration::from_secs(3));
+    sim.set_maintenance("gpu01", false);
+    let out = running.wait(Duration::from_secs(120));
+    assert!(!out.stderr.contains("no hosts given"), "{}", out.stderr);
+    assert_eq!(out.code, Some(3), "{}\n{}", out.stdout, out.stderr);
+    let stdout = out.stdout.replace("\n                       ", " ");
+    assert!(
+        stdout.contains("gpu01 left the hosts vCenter selects (in maintenance mode)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("gpu01 joined the hosts vCenter selects"), "{stdout}");
+    assert_eq!(sim.sessions(), 0);
+}
