@@ -14,14 +14,11 @@ pub(crate) struct VcenterArgs {
     /// `vc01:8443` or `https://vc01/sdk` (HTTPS only; the certificate is always verified).
     #[arg(long, value_name = "URL", value_parser = parse_endpoint)]
     pub(crate) vcenter: Option<Endpoint>,
-    /// The vCenter account, e.g. `monitor@vsphere.local` (a read-only role is enough).
-    #[arg(
-        long,
-        value_name = "USER",
-        env = "PVRDMA_DOCTOR_VCENTER_USER",
-        requires = "vcenter",
-        value_parser = parse_user
-    )]
+    /// The vCenter account, e.g. `monitor@vsphere.local` (a read-only role is enough);
+    /// without it, PVRDMA_DOCTOR_VCENTER_USER.
+    // Not clap's `env`: a value from the environment would count as given, so a user
+    // exported in a profile would make every run without --vcenter a usage error.
+    #[arg(long, value_name = "USER", requires = "vcenter", value_parser = parse_user)]
     pub(crate) vcenter_user: Option<String>,
     /// Read the vCenter password from FILE (its first line) instead of
     /// PVRDMA_DOCTOR_VCENTER_PASSWORD or a prompt.
@@ -59,6 +56,24 @@ pub(crate) struct VcenterArgs {
 
 fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
     Endpoint::parse(s).map_err(|e| e.to_string())
+}
+
+/// The environment variable that names the vCenter account when --vcenter-user does not.
+pub(crate) const USER_ENV: &str = "PVRDMA_DOCTOR_VCENTER_USER";
+
+impl VcenterArgs {
+    /// `--vcenter-user`, else PVRDMA_DOCTOR_VCENTER_USER (read only with `--vcenter`).
+    pub(crate) fn user(&self) -> anyhow::Result<Option<String>> {
+        if let Some(user) = &self.vcenter_user {
+            return Ok(Some(user.clone()));
+        }
+        match std::env::var(USER_ENV) {
+            Ok(user) => parse_user(&user)
+                .map(Some)
+                .map_err(|e| anyhow::anyhow!("{USER_ENV}: {e}")),
+            Err(_) => Ok(None),
+        }
+    }
 }
 
 /// A user name: an empty one (an unset shell variable) would only be refused by vCenter,

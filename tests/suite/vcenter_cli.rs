@@ -547,3 +547,28 @@ fn a_watch_whose_hosts_all_left_the_selection_goes_on_until_they_return() {
     assert!(stdout.contains("gpu01 joined the hosts vCenter selects"), "{stdout}");
     assert_eq!(sim.sessions(), 0);
 }
+
+/// PVRDMA_DOCTOR_VCENTER_USER exported in a profile names the account of the runs that
+/// read vCenter, and leaves every other run alone; `--vcenter-user` typed without
+/// `--vcenter` is still refused.
+#[test]
+fn a_vcenter_user_from_the_environment_leaves_runs_without_vcenter_alone() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/healthy-cluster");
+    let exported = || Doctor::new().env("PVRDMA_DOCTOR_VCENTER_USER", "monitor@vsphere.local");
+    let offline = exported().args(["analyze", sample]).run();
+    assert_eq!(offline.code, Some(0), "{}", offline.stderr);
+    let typed = Doctor::new()
+        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
+        .args(["analyze", sample, "--vcenter-user", "monitor@vsphere.local"])
+        .run();
+    assert_eq!(typed.code, Some(2), "{}", typed.stderr);
+    // With --vcenter the variable is the account: the run gets as far as connecting.
+    let closed = format!("127.0.0.1:{}", free_port());
+    let read = exported()
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", "x")
+        .args(["hosts", "--vcenter", &closed])
+        .timeout(Duration::from_secs(60))
+        .run();
+    assert_eq!(read.code, Some(3), "{}", read.stderr);
+    assert!(read.stderr.contains("cannot connect to vCenter"), "{}", read.stderr);
+}
