@@ -86,7 +86,9 @@ impl Session {
         code
     }
 
-    fn finish_unknown(&self, reason: &str) -> u8 {
+    /// Writes an UNKNOWN status line with `reason` (unless an output was already
+    /// written); returns the code that stands.
+    pub(crate) fn finish_unknown(&self, reason: &str) -> u8 {
         self.write_once(&nagios::status_only(State::Unknown, reason), State::Unknown.code())
     }
 }

@@ -26,7 +26,8 @@ use std::path::Path;
 /// How `main` prints an error that stops the run: prefixed, wrapped to the terminal
 /// stderr is on (the tool's own text, never cut).
 pub fn error_message(error: &anyhow::Error) -> String {
-    crate::terminal::stderr_message("pvrdma-doctor: error: ", &format!("{error:#}"))
+    crate::vcenter::certificate_refusal(error, crate::terminal::stderr_width())
+        .unwrap_or_else(|| crate::terminal::stderr_message("pvrdma-doctor: error: ", &format!("{error:#}")))
 }
 
 /// Runs the command line; `plugin` is the monitoring-plugin session when `--format
@@ -114,37 +115,30 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
 /// document), the skipped ones on stderr. Exits 0 when a host was selected, 3 when none
 /// was (all skipped), 130 on Ctrl-C.
 fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u8> {
-    let found = match discover(vcenter)? {
+    let found = match discover(vcenter, None)? {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
     let names: Vec<&str> = found.selected.hosts.iter().map(|h| h.name.as_str()).collect();
     let text = if json {
-        let doc = crate::vcenter::hosts_json(&vcenter.endpoint, &found.selected);
+        let doc = crate::vcenter::hosts_json(&vcenter.endpoint, &found);
         format!("{}\n", serde_json::to_string_pretty(&doc)?)
     } else {
         format!("{}\n", pvrdma_nodeset::fold(&names))
     };
-    let code = if names.is_empty() {
-        eprint!(
-            "{}",
-            crate::terminal::stderr_message(
-                "pvrdma-doctor: ",
-                "no host selected: vCenter has none for this selection"
-            )
-        );
-        pvrdma_engine::exit::INCOMPLETE
-    } else {
-        pvrdma_engine::exit::HEALTHY
-    };
+    let code = nothing_selected(vcenter, &found, None).unwrap_or(pvrdma_engine::exit::HEALTHY);
     output::emit(None, &text, code, None)
 }
 
 /// Reads vCenter's inventory and says on stderr what the selection skipped. `Ok(Err(code))`
 /// when the run ends here: Ctrl-C (130), or vCenter unreachable (3: nothing is known;
 /// a wrong password or an untrusted certificate stays an error, 2, for the admin to fix).
-fn discover(vcenter: &crate::vcenter::VcenterSetup) -> anyhow::Result<Result<crate::vcenter::Discovery, u8>> {
-    let found = match vcenter_read(crate::vcenter::discover(vcenter, vcenter.config()?))? {
+fn discover(
+    vcenter: &crate::vcenter::VcenterSetup,
+    plugin: Option<&Session>,
+) -> anyhow::Result<Result<crate::vcenter::Discovery, u8>> {
+    let read = vcenter.config().and_then(|c| crate::vcenter::discover(vcenter, c));
+    let found = match vcenter_read(read, plugin)? {
         Ok(found) => found,
         Err(code) => return Ok(Err(code)),
     };
@@ -154,59 +148,98 @@ fn discover(vcenter: &crate::vcenter::VcenterSetup) -> anyhow::Result<Result<cra
 
 /// A vCenter read's outcome for the run: `Ok(Err(code))` when the run ends here, Ctrl-C
 /// (130) or vCenter unreachable (3, said on stderr).
-fn vcenter_read<T>(read: anyhow::Result<Option<T>>) -> anyhow::Result<Result<T, u8>> {
+fn vcenter_read<T>(read: anyhow::Result<Option<T>>, plugin: Option<&Session>) -> anyhow::Result<Result<T, u8>> {
     match read {
         Ok(Some(found)) => Ok(Ok(found)),
         Ok(None) => {
-            eprintln!("pvrdma-doctor: interrupted while reading from vCenter (its session was logged out)");
+            let said = "interrupted while reading from vCenter (its session was logged out)";
+            eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", said));
+            plugin.map(|p| p.finish_unknown(said));
             Ok(Err(pvrdma_engine::exit::INTERRUPTED))
         }
-        Err(e) if crate::vcenter::is_unreachable(&e) => {
-            eprint!("{}", error_message(&e));
-            Ok(Err(pvrdma_engine::exit::INCOMPLETE))
-        }
-        Err(e) => Err(e),
+        Err(e) => vcenter_failure(e, plugin).map(Err),
+    }
+}
+
+/// A failed vCenter read as the run's outcome: vCenter unreadable is said (on stderr, and
+/// as a monitoring plugin's UNKNOWN status line, since a plugin's stderr is silenced) and
+/// exits 3 (nothing is known); anything else (login, certificate, selection) is the
+/// error, 2.
+pub(super) fn vcenter_failure(e: anyhow::Error, plugin: Option<&Session>) -> anyhow::Result<u8> {
+    if crate::vcenter::is_unreachable(&e) {
+        eprint!("{}", error_message(&e));
+        Ok(plugin.map_or(pvrdma_engine::exit::INCOMPLETE, |p| p.finish_unknown(&format!("{e:#}"))))
+    } else {
+        Err(e)
     }
 }
 
 /// Names on stderr each host the selection skipped, with why; says when none is left
 /// to diagnose and returns the exit code for it (3).
 fn say_skipped(found: &crate::vcenter::Discovery) {
-    for line in crate::vcenter::skipped_lines(&found.selected) {
+    for line in found.lines() {
         eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
     }
 }
 
 /// Exit code 3 and a line saying so when the selection left no host to diagnose.
-fn nothing_selected(vcenter: &crate::vcenter::VcenterSetup, found: &crate::vcenter::Discovery) -> Option<u8> {
-    if !found.selected.hosts.is_empty() {
-        return None;
-    }
+fn nothing_selected(
+    vcenter: &crate::vcenter::VcenterSetup,
+    found: &crate::vcenter::Discovery,
+    plugin: Option<&Session>,
+) -> Option<u8> {
+    found
+        .selected
+        .hosts
+        .is_empty()
+        .then(|| no_host_to_diagnose(vcenter, &found.lines(), plugin))
+}
+
+/// Says that vCenter has no host to diagnose for the selection (after `left_out`, the
+/// lines already said of what it left out); the exit code for it, 3. A monitoring plugin
+/// gets it as its UNKNOWN status line, what was left out as its long output.
+pub(super) fn no_host_to_diagnose(
+    vcenter: &crate::vcenter::VcenterSetup,
+    left_out: &[String],
+    plugin: Option<&Session>,
+) -> u8 {
+    let said = format!(
+        "vCenter {} has no host to diagnose for this selection",
+        vcenter.endpoint.label()
+    );
+    let above = if left_out.is_empty() {
+        ""
+    } else {
+        " (what it left out is said above)"
+    };
     eprint!(
         "{}",
-        crate::terminal::stderr_message(
-            "pvrdma-doctor: ",
-            &format!(
-                "vCenter {} has no host to diagnose for this selection",
-                vcenter.endpoint.label()
-            )
-        )
+        crate::terminal::stderr_message("pvrdma-doctor: ", &format!("{said}{above}"))
     );
-    Some(pvrdma_engine::exit::INCOMPLETE)
+    let mut reason = said;
+    for line in left_out {
+        reason.push_str("; ");
+        reason.push_str(line);
+    }
+    plugin.map_or(pvrdma_engine::exit::INCOMPLETE, |p| p.finish_unknown(&reason))
 }
 
 /// `--vcenter`: reads the inventory, says what it skipped, and points the run at the
 /// selected hosts (and, VM-first, the report at the chosen VMs). `Ok(Some(code))` when
 /// there is nothing to collect: Ctrl-C, or no host selected.
-fn hosts_from_vcenter(live: &mut LiveSetup, report: &mut ReportSetup) -> anyhow::Result<Option<u8>> {
+fn hosts_from_vcenter(
+    live: &mut LiveSetup,
+    report: &mut ReportSetup,
+    plugin: Option<&Session>,
+) -> anyhow::Result<Option<u8>> {
     let Some(vcenter) = live.vcenter.take() else {
         return Ok(None);
     };
-    let found = match discover(&vcenter)? {
+    let found = match discover(&vcenter, plugin)? {
         Ok(found) => found,
         Err(code) => return Ok(Some(code)),
     };
-    if let Some(code) = nothing_selected(&vcenter, &found) {
+    if let Some(code) = nothing_selected(&vcenter, &found, plugin) {
         return Ok(Some(code));
     }
     live.options.targets = found.host_names();
@@ -229,12 +262,17 @@ fn check_from_api(
     if let Some(p) = plugin {
         p.stage("reading the hosts' configuration from vCenter");
     }
-    let read = match vcenter_read(crate::vcenter::read_configuration(vcenter, vcenter.config()?))? {
+    let read = match vcenter_read(
+        vcenter
+            .config()
+            .and_then(|c| crate::vcenter::read_configuration(vcenter, c)),
+        plugin,
+    )? {
         Ok(read) => read,
         Err(code) => return Ok(code),
     };
     say_skipped(&read.discovery);
-    if let Some(code) = nothing_selected(vcenter, &read.discovery) {
+    if let Some(code) = nothing_selected(vcenter, &read.discovery, plugin) {
         return Ok(code);
     }
     let mut report = report.clone();
@@ -264,7 +302,7 @@ fn check_hosts(
         p.stage("reading the hosts from vCenter");
     }
     let vcenter = live.vcenter.clone();
-    if let Some(code) = hosts_from_vcenter(&mut live, &mut report)? {
+    if let Some(code) = hosts_from_vcenter(&mut live, &mut report, plugin)? {
         return Ok(code);
     }
     let report = &report;

@@ -351,7 +351,7 @@ fn vcenter_setup(args: &VcenterArgs, hosts: &HostArgs) -> anyhow::Result<Option<
         hosts.hosts.is_empty() && hosts.hosts_file.is_none(),
         "--vcenter reads the hosts from vCenter: give HOST arguments or --hosts-file, or --vcenter, not both"
     );
-    let user = args.vcenter_user.clone().ok_or_else(|| {
+    let user = args.user()?.ok_or_else(|| {
         anyhow::anyhow!("--vcenter needs the account: --vcenter-user USER (or PVRDMA_DOCTOR_VCENTER_USER)")
     })?;
     let trust = match (&args.vcenter_thumbprint, &args.vcenter_ca) {

@@ -185,7 +185,10 @@ struct Signals {
 /// Runs the watch; returns the exit code. With `--vcenter`, its one session is logged out
 /// however the watch ends.
 pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
-    let mut follower = setup.live.vcenter.clone().map(Follower::new).transpose()?;
+    let mut follower = match setup.live.vcenter.clone().map(Follower::new).transpose() {
+        Ok(follower) => follower,
+        Err(e) => return super::vcenter_failure(e, None),
+    };
     // Sleeps between rounds. Its Ctrl-C listener lives as long as the watch, so a Ctrl-C
     // is never lost, whenever it comes: a round hears it itself and stops early, but one
     // that comes while no round listens (between rounds, or heard first by the simulated
@@ -258,13 +261,18 @@ fn rounds(
                         for line in &reading.skipped {
                             eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", line));
                         }
+                        // Nothing to watch from the start: said as a one-shot run says it,
+                        // never a watch of zero hosts that passes.
+                        if let (true, Some(vcenter)) = (reading.hosts.is_empty(), &setup.live.vcenter) {
+                            return Ok(super::no_host_to_diagnose(vcenter, &reading.skipped, None));
+                        }
                     }
                     source.live().targets = reading.hosts;
                     source.live().target_positions.clear();
                     scope = reading.vms;
                     moves = reading.moves;
                 }
-                Some(Err(e)) if round == 1 => return Err(e),
+                Some(Err(e)) if round == 1 => return super::vcenter_failure(e, None),
                 // vCenter unreadable for a round: the hosts of the last inventory are
                 // watched, and the line says so (a DRS move may go unseen meanwhile).
                 Some(Err(e)) => write(&report::timestamped(
@@ -294,6 +302,10 @@ fn rounds(
                 None => last_api.clone(),
             };
             api_run(captures, started)
+        } else if follower.is_some() && source.live().targets.is_empty() {
+            // Every host left the selection (into maintenance, out of the cluster): the
+            // round has nothing to collect, and the watch goes on until they come back.
+            api_run(Vec::new(), started)
         } else {
             source.collect(&mut warned)?
         };

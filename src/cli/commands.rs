@@ -114,8 +114,9 @@ pub(crate) struct DemoArgs {
 /// `serve`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ServeArgs {
-    /// The exporter's YAML configuration: modules, allowed targets, groups, limits (the
-    /// SSH login, timeouts and probe of each module are set there, not on the command line).
+    /// The exporter's YAML configuration: modules, allowed targets, groups (also groups
+    /// that follow a vCenter cluster, under `vcenters:`), limits (the SSH login, timeouts
+    /// and probe of each module are set there, not on the command line).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: PathBuf,
     /// The address to listen on (default: the configuration's `listen`, else

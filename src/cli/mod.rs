@@ -98,6 +98,12 @@ pub(crate) enum Command {
     /// Print the ESXi hosts vCenter has for a cluster or a VM, as one folded node set on
     /// the first line (`pvrdma-doctor $(pvrdma-doctor hosts --vcenter vc01 --cluster HPC)`,
     /// `clush -w`); the hosts it skipped, and why, on stderr.
+    ///
+    /// The password comes from --vcenter-password-file, PVRDMA_DOCTOR_VCENTER_PASSWORD or
+    /// a prompt on a terminal, asked only once vCenter's certificate is trusted. Exits 0
+    /// when a host is selected; 3 when none is (all skipped) or vCenter cannot be read;
+    /// 2 on a usage, login or certificate error, or a cluster or VM vCenter does not have;
+    /// 130 on Ctrl-C.
     Hosts(HostsArgs),
     /// Run as a Prometheus multi-target exporter: `/probe?target=HOST` diagnoses a host
     /// (or a group of the configuration, as one fleet) when Prometheus scrapes it.
@@ -116,7 +122,7 @@ impl Cli {
             Some(Command::Watch(a)) => a.verbose.verbose,
             Some(Command::Demo(a)) => a.verbose.verbose,
             Some(Command::Serve(a)) => a.verbose.verbose,
-            Some(Command::Hosts(a)) => a.verbose.verbose,
+            Some(Command::Hosts(a)) => a.verbose,
             Some(Command::Analyze(_)) => 0,
         }
     }

@@ -14,8 +14,11 @@ pub(crate) struct VcenterArgs {
     /// `vc01:8443` or `https://vc01/sdk` (HTTPS only; the certificate is always verified).
     #[arg(long, value_name = "URL", value_parser = parse_endpoint)]
     pub(crate) vcenter: Option<Endpoint>,
-    /// The vCenter account, e.g. `monitor@vsphere.local` (a read-only role is enough).
-    #[arg(long, value_name = "USER", env = "PVRDMA_DOCTOR_VCENTER_USER", requires = "vcenter")]
+    /// The vCenter account, e.g. `monitor@vsphere.local` (a read-only role is enough);
+    /// without it, PVRDMA_DOCTOR_VCENTER_USER.
+    // Not clap's `env`: a value from the environment would count as given, so a user
+    // exported in a profile would make every run without --vcenter a usage error.
+    #[arg(long, value_name = "USER", requires = "vcenter", value_parser = parse_user)]
     pub(crate) vcenter_user: Option<String>,
     /// Read the vCenter password from FILE (its first line) instead of
     /// PVRDMA_DOCTOR_VCENTER_PASSWORD or a prompt.
@@ -56,6 +59,33 @@ fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
     Endpoint::parse(s).map_err(|e| e.to_string())
 }
 
+/// The environment variable that names the vCenter account when --vcenter-user does not.
+pub(crate) const USER_ENV: &str = "PVRDMA_DOCTOR_VCENTER_USER";
+
+impl VcenterArgs {
+    /// `--vcenter-user`, else PVRDMA_DOCTOR_VCENTER_USER (read only with `--vcenter`).
+    pub(crate) fn user(&self) -> anyhow::Result<Option<String>> {
+        if let Some(user) = &self.vcenter_user {
+            return Ok(Some(user.clone()));
+        }
+        match std::env::var(USER_ENV) {
+            Ok(user) => parse_user(&user)
+                .map(Some)
+                .map_err(|e| anyhow::anyhow!("{USER_ENV}: {e}")),
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+/// A user name: an empty one (an unset shell variable) would only be refused by vCenter,
+/// after a password was asked for.
+fn parse_user(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("the vCenter user is empty: give the account, e.g. `monitor@vsphere.local`".into());
+    }
+    Ok(s.to_string())
+}
+
 fn parse_thumbprint(s: &str) -> Result<Thumbprint, String> {
     Thumbprint::parse(s).map_err(|e| e.to_string())
 }
@@ -78,8 +108,10 @@ pub(crate) struct HostsArgs {
     /// `clush -w`; `json`: selected and skipped hosts with datacenter, cluster and state.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "nodeset")]
     pub(crate) format: HostsFormat,
-    #[command(flatten)]
-    pub(crate) verbose: super::commands::Verbose,
+    /// Say on stderr which vCenter is read, as whom (`hosts` logs in to no ESXi host).
+    /// RUST_LOG overrides the filter.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
 }
 
 /// What `hosts` prints.

@@ -380,7 +380,7 @@ async fn follow(exporter: Rc<Exporter>, generation: u64, name: String, vc: Vcent
                 &exporter.config(),
                 generation,
                 &name,
-                Err(e.to_string()),
+                Err(e.for_configuration()),
                 SystemTime::now(),
             );
             lines.iter().for_each(|l| log(l));
@@ -410,7 +410,7 @@ async fn follow(exporter: Rc<Exporter>, generation: u64, name: String, vc: Vcent
             break;
         };
         let inventory = read.as_ref().ok();
-        let read = read.as_ref().map_err(ToString::to_string);
+        let read = read.as_ref().map_err(pvrdma_vsphere::Error::for_configuration);
         let lines = exporter
             .vcenter
             .apply(&exporter.config(), generation, &name, read, SystemTime::now());

@@ -29,9 +29,9 @@ pub(crate) fn read_configuration(setup: &VcenterSetup, config: Config) -> anyhow
     );
     let mut selection = None;
     let pick = |inventory: &Inventory| {
-        let picked = pvrdma_vsphere::select(inventory, &setup.selection);
+        let picked = Discovery::select(setup, inventory);
         let ids = match &picked {
-            Ok(selected) => inventory.host_ids(selected.hosts.iter().map(|h| h.name.as_str())),
+            Ok(found) => inventory.host_ids(found.selected.hosts.iter().map(|h| h.name.as_str())),
             Err(_) => Vec::new(),
         };
         selection = Some(picked);
@@ -41,17 +41,17 @@ pub(crate) fn read_configuration(setup: &VcenterSetup, config: Config) -> anyhow
     let configs = match read {
         Ok((_, configs)) => configs,
         Err(pvrdma_vsphere::Error::Cancelled { .. }) => return Ok(None),
-        Err(e) => return Err(anyhow::Error::new(e)),
+        Err(e) => return Err(setup.explain(e)),
     };
-    let selected = match selection {
-        Some(picked) => picked.map_err(|e| anyhow::anyhow!("vCenter {}: {e}", setup.endpoint.label()))?,
+    let discovery = match selection {
+        Some(picked) => picked?,
         None => anyhow::bail!("vCenter {} gave no inventory", setup.endpoint.label()),
     };
     let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let names: Vec<String> = selected.hosts.iter().map(|h| h.name.clone()).collect();
+    let names = discovery.host_names();
     let captures = captures(&names, configs, elapsed);
     Ok(Some(ApiRead {
-        discovery: Discovery { selected },
+        discovery,
         captures,
         started,
         finished: SystemTime::now(),
@@ -107,7 +107,9 @@ pub(crate) fn complete_refused(setup: &VcenterSetup, captures: &mut [HostCapture
     let read = setup.config().and_then(|config| {
         let runtime = crate::live::runtime()?;
         let pick = |inventory: &Inventory| inventory.host_ids(refused.iter().map(String::as_str));
-        Ok(runtime.block_on(pvrdma_vsphere::read_configuration(config, super::ctrl_c(), pick))?)
+        runtime
+            .block_on(pvrdma_vsphere::read_configuration(config, super::ctrl_c(), pick))
+            .map_err(|e| setup.explain(e))
     });
     let configs = match read {
         Ok((_, configs)) => configs,

@@ -123,10 +123,10 @@ impl Follower {
     /// Reads the inventory and selects from it. An error leaves the last placement as it
     /// was, so the caller can go on with the hosts it had.
     pub(crate) async fn read(&mut self) -> anyhow::Result<Reading> {
-        let inventory = self.client.inventory().await?;
-        let selected = pvrdma_vsphere::select(&inventory, &self.setup.selection)
-            .map_err(|e| anyhow::anyhow!("vCenter {}: {e}", self.setup.endpoint.label()))?;
-        let now = Placement::of(&selected);
+        let inventory = self.client.inventory().await.map_err(|e| self.setup.explain(e))?;
+        let found = super::Discovery::select(&self.setup, &inventory)?;
+        let selected = &found.selected;
+        let now = Placement::of(selected);
         let skipped_why: BTreeMap<String, String> = selected
             .skipped
             .iter()
@@ -140,9 +140,9 @@ impl Follower {
         let reading = Reading {
             hosts: selected.hosts.iter().map(|h| h.name.clone()).collect(),
             host_ids: inventory.host_ids(selected.hosts.iter().map(|h| h.name.as_str())),
-            vms: self.setup.vm_first().then(|| super::scope_vms(&selected)),
+            vms: self.setup.vm_first().then(|| super::scope_vms(selected)),
             moves,
-            skipped: super::skipped_lines(&selected),
+            skipped: found.lines(),
         };
         self.last = Some(now);
         Ok(reading)

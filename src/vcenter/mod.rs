@@ -14,7 +14,7 @@ mod follow;
 mod print;
 pub(crate) use api::{captures as api_captures, complete_refused, read_configuration};
 pub(crate) use follow::{Follower, Move, Placement};
-pub(crate) use print::{hosts_json, skipped_lines};
+pub(crate) use print::{certificate_refusal, hosts_json, skipped_lines};
 
 /// The environment variable that holds the vCenter password.
 pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_VCENTER_PASSWORD";
@@ -53,7 +53,12 @@ impl VcenterSetup {
             password: match self.password.get() {
                 Some(p) => p.clone(),
                 None => {
-                    let p = read_password(&self.endpoint, &self.user, self.password_file.as_deref())?;
+                    let p = read_password(
+                        &self.endpoint,
+                        &self.user,
+                        self.password_file.as_deref(),
+                        Some(&self.trust),
+                    )?;
                     self.password.get_or_init(|| p).clone()
                 }
             },
@@ -61,19 +66,46 @@ impl VcenterSetup {
             page_size: Config::DEFAULT_PAGE_SIZE,
         })
     }
+
+    /// Where the password was read from, as [`read_password`] chooses it.
+    fn password_source(&self) -> String {
+        match &self.password_file {
+            Some(path) => format!("the file {}", path.display()),
+            None if std::env::var_os(PASSWORD_ENV).is_some_and(|v| !v.is_empty()) => {
+                format!("the environment variable {PASSWORD_ENV}")
+            }
+            None => "the prompt".to_string(),
+        }
+    }
+
+    /// A read's error for the run: a refused login also says where the password came
+    /// from, since a stale PVRDMA_DOCTOR_VCENTER_PASSWORD left in a shell is the usual
+    /// cause and nothing else would show it.
+    pub(crate) fn explain(&self, error: pvrdma_vsphere::Error) -> anyhow::Error {
+        match error {
+            e @ pvrdma_vsphere::Error::Login { .. } => {
+                anyhow::anyhow!("{e} (read from {})", self.password_source())
+            }
+            e => anyhow::Error::new(e),
+        }
+    }
 }
 
 /// The vCenter password: `--vcenter-password-file` (its first line), else
 /// PVRDMA_DOCTOR_VCENTER_PASSWORD, else a prompt when stdin is a terminal. Never from an
-/// argument, never printed.
+/// argument, never printed. With `check`, the prompt comes only once vCenter answered
+/// with a certificate `check` trusts (as ssh verifies a host key before it asks for a
+/// password): an admin is not asked to type a password for a run about to be refused.
 pub(crate) fn read_password(
     endpoint: &Endpoint,
     user: &str,
     file: Option<&std::path::Path>,
+    check: Option<&Trust>,
 ) -> anyhow::Result<SecretString> {
     if let Some(path) = file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the vCenter password file {}", path.display()))?;
+        warn_if_world_readable(path);
         let first = text.lines().next().unwrap_or_default();
         anyhow::ensure!(
             !first.is_empty(),
@@ -92,27 +124,96 @@ pub(crate) fn read_password(
         "no password for {user} on vCenter {}: set {PASSWORD_ENV}, give --vcenter-password-file FILE, or run on a terminal to be asked",
         endpoint.label()
     );
+    if let Some(trust) = check {
+        let runtime = crate::live::runtime()?;
+        runtime.block_on(pvrdma_vsphere::check_endpoint(
+            endpoint.clone(),
+            trust.clone(),
+            REQUEST_TIMEOUT,
+        ))?;
+    }
     let p = rpassword::prompt_password(format!(
         "Password for {user} on vCenter {} (not echoed): ",
         endpoint.label()
     ))
     .context("cannot read the vCenter password from the terminal")?;
+    // An empty line (Enter pressed at once) would only come back as a refused login.
+    anyhow::ensure!(
+        !p.is_empty(),
+        "no password typed for {user} on vCenter {}: nothing was sent to it",
+        endpoint.label()
+    );
     Ok(SecretString::from(p))
 }
 
-/// Whether `error` says vCenter could not be reached (refused, unresolved, silent): the
-/// run then knows nothing, which the exit codes call unknown (3), not a usage error (2)
-/// as a wrong password or an untrusted certificate is.
+/// Warns when every user of the machine can read the password file, as ssh refuses a
+/// private key others can read (a group-readable file, `root:pvrdma-doctor 0640` for
+/// the exporter's service user, is left alone).
+fn warn_if_world_readable(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return;
+    };
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o004 != 0 {
+        eprint!(
+            "{}",
+            crate::terminal::stderr_message(
+                "pvrdma-doctor: warning: ",
+                &format!(
+                    "every user of this machine can read the vCenter password file {} (mode {mode:04o}): `chmod 600 {}`",
+                    path.display(),
+                    path.display()
+                )
+            )
+        );
+    }
+}
+
+/// Whether `error` says vCenter could not be read (refused, unresolved, silent, or a
+/// fault or server error on its side, as a loaded vCenter answers): the run then knows
+/// nothing, which the exit codes call unknown (3), not a usage error (2) as a wrong
+/// password, an untrusted certificate, a missing privilege or a wrong address is, which
+/// only the admin can fix.
 pub(crate) fn is_unreachable(error: &anyhow::Error) -> bool {
-    matches!(
-        error.downcast_ref::<pvrdma_vsphere::Error>(),
-        Some(pvrdma_vsphere::Error::Connect { .. } | pvrdma_vsphere::Error::Timeout { .. })
-    )
+    use pvrdma_vsphere::Error as E;
+    match error.downcast_ref::<E>() {
+        Some(E::Connect { .. } | E::Timeout { .. }) => true,
+        Some(E::Fault { fault, .. }) => fault != "NoPermission",
+        Some(E::Http { status, .. }) => *status >= 500,
+        _ => false,
+    }
 }
 
 /// What a discovery found: the hosts and VMs selected from the inventory.
 pub(crate) struct Discovery {
     pub(crate) selected: Selected,
+    /// The chosen VMs the chosen clusters left out, which [`Selected`] does not list.
+    pub(crate) outside: Vec<print::OutsideVm>,
+    /// The selection, for the lines that name it.
+    selection: Selection,
+}
+
+impl Discovery {
+    /// Selects from `inventory` what `setup` asks for.
+    pub(crate) fn select(setup: &VcenterSetup, inventory: &pvrdma_vsphere::Inventory) -> anyhow::Result<Discovery> {
+        let selected = pvrdma_vsphere::select(inventory, &setup.selection)
+            .with_context(|| format!("vCenter {}", setup.endpoint.label()))?;
+        let outside = print::outside_clusters(inventory, &setup.selection, &selected);
+        Ok(Discovery {
+            selected,
+            outside,
+            selection: setup.selection.clone(),
+        })
+    }
+
+    /// What the selection left out, one line each for stderr: the hosts skipped with why,
+    /// the chosen VMs that run nowhere diagnosed or outside the chosen clusters.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        let mut lines = skipped_lines(&self.selected);
+        lines.extend(self.outside.iter().map(|vm| print::outside_line(vm, &self.selection)));
+        lines
+    }
 }
 
 impl Discovery {
@@ -158,9 +259,7 @@ pub(crate) fn discover(setup: &VcenterSetup, config: Config) -> anyhow::Result<O
     let inventory = match read {
         Ok(inventory) => inventory,
         Err(pvrdma_vsphere::Error::Cancelled { .. }) => return Ok(None),
-        Err(e) => return Err(anyhow::Error::new(e)),
+        Err(e) => return Err(setup.explain(e)),
     };
-    let selected = pvrdma_vsphere::select(&inventory, &setup.selection)
-        .with_context(|| format!("vCenter {}", setup.endpoint.label()))?;
-    Ok(Some(Discovery { selected }))
+    Discovery::select(setup, &inventory).map(Some)
 }

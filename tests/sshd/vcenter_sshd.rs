@@ -170,7 +170,14 @@ fn hosts_prints_a_clusters_hosts_as_one_node_set_and_names_each_skipped_host_wit
     sim.set_maintenance("gpu01", true);
     let none = hosts(&sim, &["--cluster", "Lab East/GPU"]);
     assert_eq!(none.code, Some(3), "{}", none.stderr);
-    assert!(none.stderr.contains("no host selected"), "{}", none.stderr);
+    assert!(
+        none.stderr.contains(&format!(
+            "vCenter {} has no host to diagnose for this selection",
+            sim.address()
+        )),
+        "{}",
+        none.stderr
+    );
 
     assert_eq!(sim.sessions(), 0, "every run logs its session out");
 }

@@ -39,5 +39,6 @@ mod serve_vcenter_follow;
 mod skips;
 mod ssh_config_diff;
 mod tmux;
+mod vcenter_cli;
 mod vmsupport;
 mod watch;

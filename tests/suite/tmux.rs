@@ -32,7 +32,14 @@ fn quote(word: &str) -> String {
 
 /// What the pane shows after `pvrdma-doctor ARGS` ran in an 80-column tmux terminal
 /// (from the repository root), followed by `exit=N`.
-fn in_80_columns(args: &[&str]) -> String {
+pub(crate) fn in_80_columns(args: &[&str]) -> String {
+    in_80_columns_typing(args, None)
+}
+
+/// [`in_80_columns`], with `typed` = (`prompt`, `keys`): once the pane shows `prompt`,
+/// `keys` and Enter are typed (not before: the terminal itself would echo keys typed
+/// ahead of a prompt that turns echo off).
+pub(crate) fn in_80_columns_typing(args: &[&str], typed: Option<(&str, &str)>) -> String {
     static N: AtomicUsize = AtomicUsize::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
     let socket = format!("pvrdma-doctor-test-{}-{n}", std::process::id());
@@ -48,6 +55,19 @@ fn in_80_columns(args: &[&str]) -> String {
     );
     let started = tmux(&socket, &["new-session", "-d", "-x", "80", "-y", "50", &script]);
     assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+    if let Some((prompt, keys)) = typed {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !String::from_utf8_lossy(&tmux(&socket, &["capture-pane", "-p", "-J"]).stdout).contains(prompt) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{args:?}: no `{prompt}` within 60 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let sent = tmux(&socket, &["send-keys", "-l", keys]);
+        assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+        let _ = tmux(&socket, &["send-keys", "Enter"]);
+    }
     let waited = Command::new("timeout")
         .args(["120", "tmux", "-L", &socket, "wait-for", &channel])
         .status()
@@ -62,7 +82,7 @@ fn in_80_columns(args: &[&str]) -> String {
 
 /// Every line fits 80 columns; no table cell line starts with a stray space; nothing the
 /// tool wrote is cut.
-fn assert_fits(what: &str, text: &str) {
+pub(crate) fn assert_fits(what: &str, text: &str) {
     for line in text.lines() {
         let width = line.trim_end().chars().count();
         assert!(width <= 80, "{what}: {width} columns: {line}\n{text}");
@@ -80,7 +100,7 @@ fn assert_fits(what: &str, text: &str) {
     );
 }
 
-fn exit_code(text: &str) -> &str {
+pub(crate) fn exit_code(text: &str) -> &str {
     text.lines()
         .rev()
         .find_map(|l| l.strip_prefix("exit="))

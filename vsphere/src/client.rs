@@ -313,6 +313,17 @@ impl Client {
     }
 }
 
+/// Connects and reads the service content, which needs no login and opens no session: the
+/// address, the certificate and the API are checked before anyone types a password, as
+/// ssh checks a host key before it asks for one.
+pub async fn check_endpoint(endpoint: Endpoint, trust: Trust, timeout: Duration) -> Result<(), Error> {
+    let config = Config {
+        timeout,
+        ..Config::new(endpoint, trust, "", SecretString::from(String::new()))
+    };
+    Client::new(config)?.service().await.map(|_| ())
+}
+
 /// Logs in, reads the inventory and always logs out before returning: after a failed
 /// read, and when `cancel` completes first (then the answer is [`Error::Cancelled`]).
 /// A logout that fails after a good read is the error returned: the session may be left

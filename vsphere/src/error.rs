@@ -9,25 +9,22 @@ pub enum Error {
     /// DNS failure, connection refused, unreachable network.
     // The cause is in the message, not also a `source`: error reporters that print the
     // chain (`{:#}`) would say it twice.
-    #[error("cannot connect to vCenter {endpoint}: {cause}")]
+    #[error("cannot connect to vCenter {endpoint}: {cause}{}", connect_hint(cause))]
     Connect { endpoint: String, cause: std::io::Error },
-    #[error("vCenter {endpoint} did not answer in time ({stage})")]
-    Timeout { endpoint: String, stage: String },
     #[error(
-        "the certificate of vCenter {endpoint} is not trusted ({reason}); its SHA-256 thumbprint is {thumbprint}. \
-         If that is vCenter's certificate (compare it in the vSphere Client or on the appliance), trust it with \
-         --vcenter-thumbprint {thumbprint}, or give the CA that signed it (the VMCA root from the vCenter landing \
-         page) with --vcenter-ca FILE"
+        "vCenter {endpoint} did not answer in time ({stage}): check that the address and port are vCenter's \
+         (its API is served over HTTPS, port 443 unless the address names another) and that no firewall drops the traffic"
     )]
+    Timeout { endpoint: String, stage: String },
+    // The option that pins the certificate comes last and whole (see [`Error::pin`]): a
+    // front end can set it on a line of its own, which a terminal copy keeps in one piece.
+    #[error("{}", unknown_certificate(endpoint, reason, thumbprint, &COMMAND_LINE))]
     UnknownCertificate {
         endpoint: String,
         thumbprint: Thumbprint,
         reason: String,
     },
-    #[error(
-        "the certificate of vCenter {endpoint} has the SHA-256 thumbprint {got}, not the pinned {expected}: \
-         if vCenter's certificate was renewed, pin the new one after checking it"
-    )]
+    #[error("{}", thumbprint_mismatch(endpoint, got, &COMMAND_LINE))]
     ThumbprintMismatch {
         endpoint: String,
         expected: Thumbprint,
@@ -39,7 +36,10 @@ pub enum Error {
     /// The CA file of `Trust::Ca` cannot be used.
     #[error("the CA file {path} cannot be used: {message}")]
     CaFile { path: String, message: String },
-    #[error("vCenter {endpoint} refused the login of `{user}`: wrong user or password ({message})")]
+    #[error(
+        "vCenter {endpoint} refused the login of `{user}`: wrong user or password ({message}); check the user, \
+         with its SSO domain (`monitor@vsphere.local`), and the password given"
+    )]
     Login {
         endpoint: String,
         user: String,
@@ -54,7 +54,7 @@ pub enum Error {
         fault: String,
         message: String,
     },
-    #[error("vCenter {endpoint} answered HTTP {status}: {body_excerpt}")]
+    #[error("vCenter {endpoint} answered HTTP {status}: {body_excerpt}{}", http_hint(*status))]
     Http {
         endpoint: String,
         status: u16,
@@ -66,6 +66,70 @@ pub enum Error {
     /// The caller's cancellation (Ctrl-C) came first; the session was logged out.
     #[error("reading vCenter {endpoint} was cancelled")]
     Cancelled { endpoint: String },
+}
+
+/// How the trust settings are written where the admin changes them.
+struct TrustNames {
+    ca: &'static str,
+    pin: fn(&Thumbprint) -> String,
+    pinned: &'static str,
+}
+
+const COMMAND_LINE: TrustNames = TrustNames {
+    ca: "--vcenter-ca FILE",
+    pin: |t| format!("--vcenter-thumbprint {t}"),
+    pinned: "--vcenter-thumbprint",
+};
+
+/// The exporter's configuration (`vcenters:` entries).
+const CONFIGURATION: TrustNames = TrustNames {
+    ca: "`ca: FILE` in its vcenters: entry",
+    pin: |t| format!("thumbprint: \"{t}\""),
+    pinned: "`thumbprint:`",
+};
+
+fn unknown_certificate(endpoint: &str, reason: &str, thumbprint: &Thumbprint, names: &TrustNames) -> String {
+    format!(
+        "the certificate of vCenter {endpoint} is not trusted ({reason}). If it is vCenter's certificate (compare its \
+         SHA-256 thumbprint, at the end of this message, with the one the vSphere Client or the appliance shows), \
+         give the CA that signed it (the VMCA root from the vCenter landing page) with {}, or pin its SHA-256 \
+         thumbprint: {}",
+        names.ca,
+        (names.pin)(thumbprint)
+    )
+}
+
+fn thumbprint_mismatch(endpoint: &str, got: &Thumbprint, names: &TrustNames) -> String {
+    format!(
+        "the certificate of vCenter {endpoint} is not the one pinned with {}. If vCenter's certificate was renewed, \
+         compare its SHA-256 thumbprint, at the end of this message, with the one the vSphere Client or the \
+         appliance shows, and pin it: {}",
+        names.pinned,
+        (names.pin)(got)
+    )
+}
+
+/// What to do when the TCP connection failed.
+fn connect_hint(cause: &std::io::Error) -> &'static str {
+    match cause.kind() {
+        std::io::ErrorKind::ConnectionRefused => {
+            "; nothing listens there: check the host and port (vCenter serves its API over HTTPS on port 443 unless \
+             the address names another)"
+        }
+        _ => "; check the address, and that this machine can reach vCenter on its HTTPS port",
+    }
+}
+
+/// What to do when the address answered HTTP but not as the vSphere API.
+fn http_hint(status: u16) -> &'static str {
+    match status {
+        404 | 405 => {
+            " (no vSphere API at this path: vCenter serves it at /sdk, which `vc01` and `https://vc01` already \
+             mean; give the address without another path)"
+        }
+        503 => " (vCenter's services may still be starting; try again in a few minutes)",
+        _ => "",
+    }
 }
 
 fn fault_hint(fault: &str) -> &'static str {
@@ -80,6 +144,33 @@ fn fault_hint(fault: &str) -> &'static str {
 }
 
 impl Error {
+    /// The option that pins the certificate vCenter presented (`--vcenter-thumbprint
+    /// AA:BB:…`), for the refusals that end with it: a terminal shows it on a line of its
+    /// own, unbroken, to be checked and copied.
+    pub fn pin(&self) -> Option<String> {
+        match self {
+            Error::UnknownCertificate { thumbprint, .. } | Error::ThumbprintMismatch { got: thumbprint, .. } => {
+                Some((COMMAND_LINE.pin)(thumbprint))
+            }
+            _ => None,
+        }
+    }
+
+    /// The message for the exporter's log: a refused certificate names the keys of the
+    /// configuration's `vcenters:` entry (`ca:`, `thumbprint:`), not the command line's
+    /// options, which the exporter does not take.
+    pub fn for_configuration(&self) -> String {
+        match self {
+            Error::UnknownCertificate {
+                endpoint,
+                thumbprint,
+                reason,
+            } => unknown_certificate(endpoint, reason, thumbprint, &CONFIGURATION),
+            Error::ThumbprintMismatch { endpoint, got, .. } => thumbprint_mismatch(endpoint, got, &CONFIGURATION),
+            other => other.to_string(),
+        }
+    }
+
     /// The endpoint label every variant but `CaFile` carries.
     pub fn endpoint(&self) -> Option<&str> {
         match self {
@@ -116,6 +207,85 @@ mod tests {
         assert!(colon.starts_with("AB:AB:") && colon.len() == 32 * 3 - 1);
         assert!(text.contains(&format!("--vcenter-thumbprint {colon}")), "{text}");
         assert!(text.contains("--vcenter-ca FILE") && text.contains("vc01") && text.contains("not trusted"));
+    }
+
+    #[test]
+    fn a_certificate_refusal_ends_with_the_option_that_pins_it_whole() {
+        let (expected, got) = (Thumbprint([0x11; 32]), Thumbprint([0xab; 32]));
+        let refusals = [
+            Error::UnknownCertificate {
+                endpoint: "vc01".into(),
+                thumbprint: got,
+                reason: "signed by a CA this system does not trust".into(),
+            },
+            Error::ThumbprintMismatch {
+                endpoint: "vc01".into(),
+                expected,
+                got,
+            },
+        ];
+        for e in refusals {
+            let pin = e.pin().expect("a refused certificate has a pin");
+            assert_eq!(pin, format!("--vcenter-thumbprint {got}"));
+            let text = e.to_string();
+            assert!(text.ends_with(&format!(": {pin}")), "{text}");
+            // The thumbprint is said once, in the option: a wrapped message never breaks
+            // a second copy of it.
+            assert_eq!(text.matches(&got.to_string()).count(), 1, "{text}");
+            assert!(!text.contains(&expected.to_string()), "{text}");
+            assert!(text.contains("vc01") && !text.contains('\n'), "{text}");
+        }
+        let other = Error::Cancelled {
+            endpoint: "vc01".into(),
+        };
+        assert_eq!(other.pin(), None);
+    }
+
+    #[test]
+    fn the_exporter_is_told_the_keys_of_its_configuration_not_command_line_options() {
+        let got = Thumbprint([0xab; 32]);
+        let unknown = Error::UnknownCertificate {
+            endpoint: "vc01".into(),
+            thumbprint: got,
+            reason: "it is signed by a CA this system does not trust".into(),
+        };
+        let text = unknown.for_configuration();
+        assert!(text.ends_with(&format!("thumbprint: \"{got}\"")), "{text}");
+        assert!(text.contains("`ca: FILE` in its vcenters: entry"), "{text}");
+        let mismatch = Error::ThumbprintMismatch {
+            endpoint: "vc01".into(),
+            expected: Thumbprint([0x11; 32]),
+            got,
+        };
+        let text = mismatch.for_configuration();
+        assert!(text.contains("pinned with `thumbprint:`"), "{text}");
+        for text in [unknown.for_configuration(), mismatch.for_configuration()] {
+            assert!(!text.contains("--vcenter"), "{text}");
+        }
+        let other = Error::Cancelled {
+            endpoint: "vc01".into(),
+        };
+        assert_eq!(other.for_configuration(), other.to_string());
+    }
+
+    #[test]
+    fn an_address_that_is_not_the_api_says_what_to_write() {
+        let refused = Error::Connect {
+            endpoint: "vc01:1".into(),
+            cause: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        };
+        assert!(refused.to_string().contains("check the host and port"), "{refused}");
+        let not_sdk = Error::Http {
+            endpoint: "vc01".into(),
+            status: 404,
+            body_excerpt: "404 page not found".into(),
+        };
+        assert!(not_sdk.to_string().contains("vCenter serves it at /sdk"), "{not_sdk}");
+        let late = Error::Timeout {
+            endpoint: "vc01".into(),
+            stage: "TLS handshake".into(),
+        };
+        assert!(late.to_string().contains("port 443"), "{late}");
     }
 
     #[test]

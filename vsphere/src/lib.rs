@@ -21,7 +21,7 @@ mod soap;
 mod tls;
 mod xml;
 
-pub use client::{read_configuration, read_inventory, Client, Config};
+pub use client::{check_endpoint, read_configuration, read_inventory, Client, Config};
 pub use config::HostConfig;
 pub use secrecy::SecretString;
 

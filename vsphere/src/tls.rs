@@ -33,6 +33,8 @@ enum Check {
 #[derive(Debug)]
 struct Verifier {
     check: Check,
+    /// The CA file of `Trust::Ca`, named in a refusal; `None`: the system's roots.
+    ca: Option<String>,
     provider: Arc<CryptoProvider>,
     rejection: RejectionSlot,
 }
@@ -61,7 +63,7 @@ impl ServerCertVerifier for Verifier {
                 .inspect_err(|e| {
                     self.reject(Rejection::Untrusted {
                         thumbprint: got,
-                        reason: e.to_string(),
+                        reason: plain_reason(e, self.ca.as_deref()),
                     })
                 }),
             // Pinned: that exact certificate, whatever its name, issuer or dates (an
@@ -100,6 +102,33 @@ impl ServerCertVerifier for Verifier {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.provider.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Why webpki refused a certificate, in the words of someone who manages vCenter rather
+/// than rustls' names (`UnknownIssuer`); `ca` is the `--vcenter-ca` file, if one was given.
+fn plain_reason(error: &rustls::Error, ca: Option<&str>) -> String {
+    use rustls::CertificateError as E;
+    let rustls::Error::InvalidCertificate(e) = error else {
+        return error.to_string();
+    };
+    match e {
+        E::UnknownIssuer => match ca {
+            Some(path) => format!("it is not signed by the CA in {path}"),
+            None => "it is signed by a CA this system does not trust".into(),
+        },
+        E::NotValidForNameContext { presented, .. } if !presented.is_empty() => format!(
+            "it is not issued for the address given: it names {}; give one of those in the vCenter address",
+            presented.join(", ")
+        ),
+        E::NotValidForName | E::NotValidForNameContext { .. } => "it is not issued for the address given".into(),
+        E::Expired | E::ExpiredContext { .. } => "it has expired: renew vCenter's certificate".into(),
+        E::NotValidYet | E::NotValidYetContext { .. } => {
+            "it is not valid yet: check this machine's clock and vCenter's".into()
+        }
+        E::Revoked => "it is revoked".into(),
+        E::BadSignature => "its signature does not verify".into(),
+        other => format!("{other:?}"),
     }
 }
 
@@ -166,6 +195,10 @@ pub fn client_config(trust: &Trust, endpoint: &str) -> Result<(Arc<rustls::Clien
     let rejection: RejectionSlot = Arc::new(Mutex::new(None));
     let verifier = Arc::new(Verifier {
         check,
+        ca: match trust {
+            Trust::Ca(path) => Some(path.display().to_string()),
+            _ => None,
+        },
         provider: provider.clone(),
         rejection: rejection.clone(),
     });
@@ -191,4 +224,29 @@ fn placeholder_roots() -> RootCertStore {
         name_constraints: None,
     });
     store
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_reason;
+    use rustls::{CertificateError, Error};
+
+    #[test]
+    fn a_refused_certificate_is_explained_without_rustls_names() {
+        let unknown = Error::InvalidCertificate(CertificateError::UnknownIssuer);
+        let system = plain_reason(&unknown, None);
+        assert!(system.contains("a CA this system does not trust"), "{system}");
+        // With --vcenter-ca the refusal names that file: "give the CA" alone would send the
+        // admin back to the option already given.
+        let given = plain_reason(&unknown, Some("/etc/pvrdma-doctor/vcenter.pem"));
+        assert_eq!(given, "it is not signed by the CA in /etc/pvrdma-doctor/vcenter.pem");
+        let expired = plain_reason(&Error::InvalidCertificate(CertificateError::Expired), None);
+        assert!(expired.contains("expired"), "{expired}");
+        for text in [system, given, expired] {
+            assert!(
+                !text.contains("UnknownIssuer") && !text.contains("invalid peer"),
+                "{text}"
+            );
+        }
+    }
 }

@@ -165,7 +165,7 @@ impl RawVcenter {
                 "no password: give password_file: FILE (its first line) or password_env: VARIABLE (never the password itself in this file)"
             ),
             (Some(file), None) => {
-                let password = crate::vcenter::read_password(&endpoint, &self.user, Some(&file))
+                let password = crate::vcenter::read_password(&endpoint, &self.user, Some(&file), None)
                     .map_err(|e| anyhow::anyhow!("password_file: {e:#}"))?;
                 (password, format!("the file {}", file.display()))
             }

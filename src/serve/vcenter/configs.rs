@@ -40,8 +40,9 @@ pub(super) async fn read_configuration(
                 .store_configuration(generation, captures, SystemTime::now());
         }
         Err(e) => log(&format!(
-            "vCenter {name}: the configuration of {} cannot be read: {e}; probes judge the last one read",
-            pvrdma_nodeset::fold(&hosts)
+            "vCenter {name}: the configuration of {} cannot be read: {}; probes judge the last one read",
+            pvrdma_nodeset::fold(&hosts),
+            e.for_configuration()
         )),
     }
     Some(())
