@@ -252,3 +252,30 @@ fn before_esxi_7_the_api_lists_no_rdma_device_and_that_proves_nothing() {
         assert_ne!(a.predicted, Some(Verdict::Hca), "{a:?}");
     }
 }
+
+#[test]
+fn an_option_a_connected_host_does_not_list_is_unknown_for_that_reason() {
+    // config.option answered, but without Net.PVRDMAVmknic: the host did report its
+    // configuration, so "not connected" would send the admin the wrong way.
+    let start = HOST.find("<OptionValue").unwrap();
+    let end = HOST.find("</OptionValue>").unwrap() + "</OptionValue>".len();
+    let h = judged(&format!("{}{}", &HOST[..start], &HOST[end..]));
+    let tagged = h.checks.iter().find(|c| c.id == "pvrdma-vmknic-tagged").unwrap();
+    assert_eq!(tagged.status, Status::Unknown, "{tagged:?}");
+    let said = format!("{} {:?}", tagged.summary, tagged.evidence);
+    assert!(
+        said.contains("config.option as vCenter reported it has no such entry"),
+        "{said}"
+    );
+    assert!(!said.contains("not connected"), "{said}");
+}
+
+#[test]
+fn a_host_whose_running_vms_have_no_pvrdma_adapter_says_so_of_vcenter_not_of_vmx_files() {
+    let plain = VM.replace("VirtualVmxnet3Vrdma", "VirtualVmxnet3");
+    let h = diagnose_host(&from_vsphere("esx01", HOST.to_string(), &[plain], 12));
+    let hw = h.checks.iter().find(|c| c.id == "vm-hardware-version").unwrap();
+    assert_eq!(hw.status, Status::Pass, "{hw:?}");
+    assert!(hw.summary.contains("vCenter"), "{}", hw.summary);
+    assert!(!hw.summary.contains(".vmx"), "no .vmx file was read: {}", hw.summary);
+}

@@ -119,13 +119,16 @@ fn take<T>(
     let command = format!("{} {property}", cat::display_label(cat::VSPHERE_HOST_CONFIG));
     *slot = match host {
         Err(e) => Err(e.clone()),
-        Ok(h) => match get(h).filter(|_| h.reported.iter().any(|r| r == property)) {
-            Some(rows) => Ok(rows),
-            None => Err(FactError::NotCollected {
-                command,
-                reason: "vCenter did not report it (a host that is not connected has no configuration to show)".into(),
-            }),
-        },
+        Ok(h) if !h.reported.iter().any(|r| r == property) => Err(FactError::NotCollected {
+            command,
+            reason: "vCenter did not report it (a host that is not connected has no configuration to show)".into(),
+        }),
+        Ok(h) => get(h).ok_or_else(|| FactError::NotCollected {
+            command,
+            reason: format!(
+                "{property} as vCenter reported it has no such entry (the host's ESXi release may not have it)"
+            ),
+        }),
     };
 }
 

@@ -12,6 +12,10 @@ use pvrdma_parsers as p;
 /// Where `.vmx` facts come from, for evidence.
 const VMX: &str = "vmx";
 
+/// A VM check's summary when no VM has a PVRDMA adapter, said of `.vmx` files; read
+/// through the vSphere API, [`VmxInputs::with_source`] says it of vCenter's answer.
+const NO_PVRDMA_VM: &str = "no VM in the .vmx files has a PVRDMA adapter";
+
 /// One VM with PVRDMA adapters, as its `.vmx` describes it.
 struct PvrdmaVm<'a> {
     name: String,
@@ -38,6 +42,9 @@ impl VmxInputs<'_> {
             if self.source == cat::VSPHERE_VM_CONFIG {
                 e.field = api_field(c.id).to_string();
             }
+        }
+        if self.source == cat::VSPHERE_VM_CONFIG && c.summary == NO_PVRDMA_VM {
+            c.summary = "no running VM vCenter reports on this host has a PVRDMA adapter".to_string();
         }
         c
     }
@@ -88,11 +95,11 @@ fn read_inputs(f: &HostFacts) -> Option<VmxInputs<'_>> {
                 .filter_map(|s| s.config.as_ref().err().map(|why| format!("{}: {why}", s.config_file))),
         );
     }
-    unreadable.extend(
-        f.vmx_inventory_problem
-            .iter()
-            .map(|why| format!("running VMs' .vmx: {why}")),
-    );
+    let described = match f.configuration_only {
+        true => "running VMs' configuration from vCenter",
+        false => "running VMs' .vmx",
+    };
+    unreadable.extend(f.vmx_inventory_problem.iter().map(|why| format!("{described}: {why}")));
     let source = if f.configuration_only {
         cat::VSPHERE_VM_CONFIG
     } else if f.vmx_lines.is_ok() || f.vmx_inventory_problem.is_some() {
@@ -161,12 +168,7 @@ fn fold(
         return check(id, Status::Unknown, unknown.join("; "), evidence);
     }
     if vms.is_empty() {
-        return check(
-            id,
-            Status::Pass,
-            "no VM in the .vmx files has a PVRDMA adapter",
-            evidence,
-        );
+        return check(id, Status::Pass, NO_PVRDMA_VM, evidence);
     }
     check(id, Status::Pass, good.join("; "), evidence)
 }
