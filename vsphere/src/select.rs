@@ -196,15 +196,90 @@ pub struct SelectedVm {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectError {
     #[error(
-        "cluster `{name}` is in more than one place ({}): write DATACENTER/NAME or the inventory path, e.g. `{}`",
+        "cluster `{name}` is in more than one place ({}): write DATACENTER/NAME or the inventory path, e.g. --cluster {}",
         paths.join(", "),
-        paths.first().map(String::as_str).unwrap_or_default()
+        shell_quoted(paths.first().map(String::as_str).unwrap_or_default())
     )]
     AmbiguousCluster { name: String, paths: Vec<String> },
     #[error("no cluster `{cluster}` with hosts in this vCenter (a cluster is NAME, DATACENTER/NAME or its inventory path); {}", known_list(known))]
     NoSuchCluster { cluster: String, known: Vec<String> },
-    #[error("no VM matches `{pattern}` (names are case-sensitive; `*` and `?` are the only wildcards)")]
-    NoVmMatched { pattern: String },
+    #[error(
+        "no VM matches `{pattern}` (names are case-sensitive; `*` and `?` are the only wildcards){}",
+        near_list(near)
+    )]
+    NoVmMatched {
+        pattern: String,
+        /// VM names the user may have meant, at most [`NEAR_SHOWN`].
+        near: Vec<String>,
+    },
+}
+
+/// `text` as a POSIX shell reads it back as one word: bare when it holds nothing the
+/// shell treats specially, else in single quotes.
+fn shell_quoted(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:@%+=,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+const NEAR_SHOWN: usize = 5;
+
+fn near_list(near: &[String]) -> String {
+    match near.is_empty() {
+        true => String::new(),
+        false => format!("; did you mean: {}?", near.join(", ")),
+    }
+}
+
+/// The VM names `pattern` nearly matches: the same glob with case ignored, or for an
+/// exact name, the names fewest characters off (typed `hpc-node7` for `hpc-node07`).
+fn near_names<'a>(pattern: &VmPattern, names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let folded = VmPattern(pattern.0.to_lowercase());
+    let typed: Vec<char> = pattern.0.chars().collect();
+    let wildcard = typed.iter().any(|&c| c == '*' || c == '?');
+    let budget = (typed.len() / 4).clamp(1, 3);
+    let mut near: Vec<(usize, &str)> = names
+        .filter_map(|name| {
+            if folded.matches(&name.to_lowercase()) {
+                return Some((0, name));
+            }
+            if wildcard {
+                return None;
+            }
+            let d = edit_distance(&typed, &name.chars().collect::<Vec<_>>(), budget)?;
+            Some((d, name))
+        })
+        .collect();
+    near.sort();
+    near.dedup();
+    // Only the closest: `hpc-node1` means hpc-node01, not every name two edits away.
+    let closest = near.first().map_or(0, |&(d, _)| d);
+    near.into_iter()
+        .take_while(|&(d, _)| d == closest)
+        .take(NEAR_SHOWN)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+/// Levenshtein distance between `a` and `b` when it is at most `max`, else `None`.
+fn edit_distance(a: &[char], b: &[char], max: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > max {
+        return None;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        if cur.iter().min().is_some_and(|&m| m > max) {
+            return None;
+        }
+        prev = cur;
+    }
+    prev.last().copied().filter(|&d| d <= max)
 }
 
 const KNOWN_SHOWN: usize = 10;
@@ -254,6 +329,7 @@ pub fn select(inv: &Inventory, sel: &Selection) -> Result<Selected, SelectError>
         if !any {
             return Err(SelectError::NoVmMatched {
                 pattern: pattern.as_str().to_string(),
+                near: near_names(pattern, inv.vms.iter().map(|v| v.name.as_str())),
             });
         }
     }

@@ -210,11 +210,9 @@ fn patterns_are_a_union_and_each_must_match() {
     assert_eq!(names(&got), ["esx01", "esx02", "solo"]);
     assert_eq!(got.vms.len(), 3, "hpc-node01 matched twice, listed once");
     let err = select(&lab(), &sel(&[], &["hpc-node01", "hpc-nod07"])).unwrap_err();
-    assert_eq!(
-        err,
-        SelectError::NoVmMatched {
-            pattern: "hpc-nod07".into()
-        }
+    assert!(
+        matches!(&err, SelectError::NoVmMatched { pattern, .. } if pattern == "hpc-nod07"),
+        "{err:?}"
     );
     // A suspended VM is matched (no error) but selects no host.
     let got = select(&lab(), &sel(&[], &["web 1"])).unwrap();
@@ -360,4 +358,30 @@ fn the_json_shape_front_ends_print() {
         serde_json::Value::Null,
         "solo is standalone"
     );
+}
+
+#[test]
+fn a_vm_typo_suggests_the_names_it_nearly_matches() {
+    let near = |pattern: &str| match select(&lab(), &sel(&[], &[pattern])).unwrap_err() {
+        SelectError::NoVmMatched { near, .. } => near,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(near("hpc-node1"), ["hpc-node01"]);
+    assert_eq!(
+        near("HPC-NODE0?"),
+        ["hpc-node01", "hpc-node02", "hpc-node03", "hpc-node04", "hpc-node05"]
+    );
+    assert_eq!(near("Web 1"), ["web 1"]);
+    assert!(near("mpi-rank-17").is_empty());
+    let err = select(&lab(), &sel(&[], &["hpc-node1"])).unwrap_err().to_string();
+    assert!(err.ends_with("did you mean: hpc-node01?"), "{err}");
+}
+
+#[test]
+fn the_suggested_cluster_path_can_be_pasted_into_a_shell() {
+    let err = select(&lab(), &sel(&["HPC"], &[])).unwrap_err().to_string();
+    assert!(err.ends_with("e.g. --cluster 'Lab East/HPC'"), "{err}");
+    assert_eq!(shell_quoted("Lab-East/HPC"), "Lab-East/HPC");
+    assert_eq!(shell_quoted("it's"), r"'it'\''s'");
+    assert_eq!(shell_quoted(""), "''");
 }
