@@ -315,17 +315,38 @@ fn a_vm_first_report_opens_with_its_vms_within_80_columns() {
     );
     let head: Vec<&str> = text.lines().take(3).collect();
     assert!(
-        head[0].starts_with("VMs: hpc-node01, rank [1]: mpi job: only their adapters"),
+        head[0].starts_with("VMs: hpc-node01, \"rank [1]: mpi job\": only their adapters"),
         "{text}"
     );
     // esx03 could not be read, so the VM not seen is not called stopped.
     let rest = head[1..].join(" ");
     assert!(
-        rest.contains("not seen running: rank [1]: mpi job; the VM list of esx03 could not be read"),
+        rest.contains("not seen running: \"rank [1]: mpi job\"; the VM list of esx03 could not be read"),
         "{text}"
     );
     assert!(text.lines().all(|l| l.width() <= 80), "{text}");
     assert!(!text.contains("hpc-node02"), "{text}");
+}
+
+#[test]
+fn vm_names_that_hold_a_separator_are_quoted_and_plain_ones_stay_bare() {
+    let names = [
+        "db:primary",
+        "hpc node 08",
+        "web, cache",
+        "rank: 1",
+        "a; b",
+        "say \"hi\"",
+        " padded",
+        "back\\slash",
+        "ends:",
+        "",
+    ]
+    .map(String::from);
+    assert_eq!(
+        super::name_list(&names),
+        r#"db:primary, hpc node 08, "web, cache", "rank: 1", "a; b", "say \"hi\"", " padded", "back\\slash", "ends:", """#
+    );
 }
 
 /// A report of hosts that could not be diagnosed, each with its failure.
