@@ -156,7 +156,7 @@ impl RawVcenter {
                 anyhow::ensure!(ca.is_file(), "ca: {} is not a readable file", ca.display());
                 Trust::Ca(ca)
             }
-            (None, Some(t)) => Trust::Pinned(Thumbprint::parse(&t).map_err(|e| anyhow::anyhow!("thumbprint: {e}"))?),
+            (None, Some(t)) => Trust::Pinned(Thumbprint::parse(&t).map_err(|e| anyhow::anyhow!("thumbprint: `{}` is {e}", e.text()))?),
             (None, None) => Trust::System,
         };
         let (password, password_from) = match (self.password_file, self.password_env) {

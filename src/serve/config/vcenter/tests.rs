@@ -138,7 +138,7 @@ fn vcenter_mistakes_are_refused_with_the_reason() {
         ),
         (
             "vcenters:\n  lab: {url: vc01, user: u, password_file: DIR/vcenter.pw, thumbprint: \"AB:CD\"}\n".to_string(),
-            "thumbprint:",
+            "thumbprint: `AB:CD` is not a SHA-256 thumbprint",
         ),
         ("vcenters:\n  lab: {url: vc01, user: u, password_file: DIR/vcenter.pw, ca: DIR/nothing.pem}\n".to_string(), "is not a readable file"),
         // A file that is not PEM certificates: named now, not at the first refresh.
