@@ -328,12 +328,13 @@ impl VcenterConfig {
                 .map(|(n, _)| n.as_str())
                 .collect();
             out.push(format!(
-                "vcenter {name}: {} as {} (password from {}), trusting {}; inventory read at start and every {}; {}",
+                "vcenter {name}: {} as {} (password from {}), trusting {}; inventory read at start and every {}, each request within {}; {}",
                 vc.endpoint,
                 vc.user,
                 vc.password_from,
                 vc.trust_text(),
                 humantime::format_duration(vc.refresh),
+                humantime::format_duration(vc.timeout),
                 match groups.is_empty() {
                     true => "no group reads it, so it is not connected to".to_string(),
                     false => format!("group(s) {}", groups.join(", ")),

@@ -223,4 +223,4 @@ use hosts::*;
 pub use list::{list_checks, ProbeListing};
 use table::*;
 use text::*;
-pub use text::{stderr_lines, stderr_message};
+pub use text::{stderr_lines, stderr_message, wrap_whole_words};
