@@ -19,9 +19,10 @@ fn inventory() -> Spec {
 fn a_vcenter_slower_than_vcenter_timeout_ends_the_run_as_unknown_and_logs_out() {
     let mut sim = Vcsim::start(&inventory());
     // (what, the subcommand, its other arguments)
-    let runs: [(&str, &[&str], &[&str]); 2] = [
+    let runs: [(&str, &[&str], &[&str]); 3] = [
         ("hosts", &["hosts"], &[]),
         ("the diagnosis", &[], &["--format", "nagios"]),
+        ("watch", &["watch"], &["--count", "1", "--interval", "1s"]),
     ];
     for (what, command, args) in runs {
         // The inventory read answers after 10 s; the run waits 1 s for it.
@@ -35,7 +36,7 @@ fn a_vcenter_slower_than_vcenter_timeout_ends_the_run_as_unknown_and_logs_out() 
             .run();
         assert_eq!(out.code, Some(3), "{what}: {}{}", out.stdout, out.stderr);
         let said = format!("{}{}", out.stdout, out.stderr).replace('\n', " ");
-        let label = sim.url.trim_start_matches("https://").trim_end_matches("/sdk");
+        let label = sim.address();
         assert!(
             said.contains(&format!(
                 "vCenter {label} did not answer RetrievePropertiesEx within 1s"
