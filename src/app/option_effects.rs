@@ -142,6 +142,7 @@ fn vcenter() -> Vec<Effect> {
             ),
             ("cluster", &["--cluster", "HPC"]),
             ("vm", &["--vm", "hpc-node07"]),
+            ("vcenter_timeout", &["--vcenter-timeout", "2m"]),
             ("include_maintenance", &["--include-maintenance"]),
             ("include_disconnected", &["--include-disconnected"]),
         ],

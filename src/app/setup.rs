@@ -370,6 +370,7 @@ fn vcenter_setup(args: &VcenterArgs, hosts: &HostArgs) -> anyhow::Result<Option<
             include_maintenance: args.include_maintenance,
             include_disconnected: args.include_disconnected,
         },
+        timeout: args.vcenter_timeout,
         no_ssh: false,
         password: Default::default(),
     }))

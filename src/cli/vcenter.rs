@@ -47,6 +47,11 @@ pub(crate) struct VcenterArgs {
     /// colons are literal.
     #[arg(long, value_name = "PATTERN", requires = "vcenter", value_parser = parse_vm)]
     pub(crate) vm: Vec<VmPattern>,
+    /// How long each vSphere API request may take (connection and TLS handshake
+    /// included) before the run gives up on vCenter and exits 3: `30s`, `2m`. A loaded
+    /// vCenter or a large inventory may need more.
+    #[arg(long, value_name = "DURATION", default_value = "30s", requires = "vcenter", value_parser = parse_request_timeout)]
+    pub(crate) vcenter_timeout: std::time::Duration,
     /// Also take hosts in maintenance mode (skipped otherwise, and named on stderr).
     #[arg(long, requires = "vcenter")]
     pub(crate) include_maintenance: bool,
@@ -88,6 +93,15 @@ fn parse_user(s: &str) -> Result<String, String> {
 
 fn parse_thumbprint(s: &str) -> Result<Thumbprint, String> {
     Thumbprint::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--vcenter-timeout`: a duration as `--timeout` takes it, above zero (no request
+/// could finish within none).
+fn parse_request_timeout(s: &str) -> Result<std::time::Duration, String> {
+    match super::values::parse_duration(s)? {
+        d if d.is_zero() => Err("the vCenter request timeout must be above zero, e.g. 30s".into()),
+        d => Ok(d),
+    }
 }
 
 fn parse_cluster(s: &str) -> Result<ClusterRef, String> {

@@ -170,17 +170,19 @@ impl Config {
             })
     }
 
-    /// One line for `--check-config` and the reload log.
+    /// One line for `--check-config` and the reload log. The groups of node sets and the
+    /// groups vCenter feeds are counted apart: `0 group(s)` beside `3 group(s)` read as a
+    /// contradiction.
     pub fn summary(&self) -> String {
         let mut line = format!(
-            "{} module(s), {} host(s) allowed, {} group(s)",
+            "{} module(s), {} host(s) allowed, {} node-set group(s)",
             self.modules.len(),
             self.hosts.len(),
             self.groups.len()
         );
         if !self.vcenter.vcenters.is_empty() {
             line.push_str(&format!(
-                ", {} vCenter(s) feeding {} group(s)",
+                ", {} vCenter(s) feeding {} vCenter group(s)",
                 self.vcenter.vcenters.len(),
                 self.vcenter.groups.len()
             ));

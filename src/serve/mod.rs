@@ -52,13 +52,10 @@ pub fn run_serve(
     let config = Config::load(config_path)?;
     let web = web_config.map(web::WebConfig::load).transpose()?;
     if check_only {
-        println!("{}: valid: {}", config_path.display(), config.summary());
-        for line in config.vcenter.lines() {
-            println!("  {line}");
-        }
-        if let Some(p) = web_config {
-            println!("{}: valid", p.display());
-        }
+        print!(
+            "{}",
+            check_report(config_path, &config, web_config, crate::terminal::stdout_width())
+        );
         return Ok(pvrdma_engine::exit::HEALTHY);
     }
     run(ServeOptions {
@@ -70,6 +67,22 @@ pub fn run_serve(
         web_path: web_config.map(Path::to_path_buf),
     })?;
     Ok(pvrdma_engine::exit::HEALTHY)
+}
+
+/// What `--check-config` prints: the summary, then one paragraph per vCenter and group,
+/// wrapped to `width` as the reports are, without ever cutting a URL, a path or a
+/// thumbprint (one longer than a line stands whole on its own).
+pub fn check_report(config_path: &Path, config: &Config, web_config: Option<&Path>, width: usize) -> String {
+    use pvrdma_engine::report::wrap_whole_words;
+    let summary = format!("{}: valid: {}", config_path.display(), config.summary());
+    let mut out = wrap_whole_words("", 4, &summary, width);
+    for line in config.vcenter.lines() {
+        out.push_str(&wrap_whole_words("  ", 6, &line, width));
+    }
+    if let Some(p) = web_config {
+        out.push_str(&wrap_whole_words("", 4, &format!("{}: valid", p.display()), width));
+    }
+    out
 }
 
 /// `pvrdma-doctor demo --serve`: the exporter in front of the demo's simulated hosts; the

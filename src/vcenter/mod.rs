@@ -19,9 +19,6 @@ pub(crate) use print::{certificate_refusal, hosts_json, skipped_lines};
 /// The environment variable that holds the vCenter password.
 pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_VCENTER_PASSWORD";
 
-/// How long one vSphere API request may take before the run gives up on vCenter.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// Which vCenter, as whom, trusting what, and which of its hosts: the command line
 /// resolved, before any I/O (the password is read when the job starts).
 #[derive(Debug, Clone)]
@@ -31,6 +28,8 @@ pub(crate) struct VcenterSetup {
     pub(crate) user: String,
     pub(crate) password_file: Option<PathBuf>,
     pub(crate) selection: Selection,
+    /// `--vcenter-timeout`: the limit on each vSphere API request.
+    pub(crate) timeout: Duration,
     /// `--no-ssh`: the hosts' configuration is read through the vSphere API; no SSH.
     pub(crate) no_ssh: bool,
     /// The password once read, shared by the clones: a run that opens a second session
@@ -57,12 +56,12 @@ impl VcenterSetup {
                         &self.endpoint,
                         &self.user,
                         self.password_file.as_deref(),
-                        Some(&self.trust),
+                        Some((&self.trust, self.timeout)),
                     )?;
                     self.password.get_or_init(|| p).clone()
                 }
             },
-            timeout: REQUEST_TIMEOUT,
+            timeout: self.timeout,
             page_size: Config::DEFAULT_PAGE_SIZE,
         })
     }
@@ -95,12 +94,13 @@ impl VcenterSetup {
 /// PVRDMA_DOCTOR_VCENTER_PASSWORD, else a prompt when stdin is a terminal. Never from an
 /// argument, never printed. With `check`, the prompt comes only once vCenter answered
 /// with a certificate `check` trusts (as ssh verifies a host key before it asks for a
-/// password): an admin is not asked to type a password for a run about to be refused.
+/// password): an admin is not asked to type a password for a run about to be refused;
+/// that check waits at most the request timeout given with it.
 pub(crate) fn read_password(
     endpoint: &Endpoint,
     user: &str,
     file: Option<&std::path::Path>,
-    check: Option<&Trust>,
+    check: Option<(&Trust, Duration)>,
 ) -> anyhow::Result<SecretString> {
     if let Some(path) = file {
         let text = std::fs::read_to_string(path)
@@ -124,13 +124,9 @@ pub(crate) fn read_password(
         "no password for {user} on vCenter {}: set {PASSWORD_ENV}, give --vcenter-password-file FILE, or run on a terminal to be asked",
         endpoint.label()
     );
-    if let Some(trust) = check {
+    if let Some((trust, timeout)) = check {
         let runtime = crate::live::runtime()?;
-        runtime.block_on(pvrdma_vsphere::check_endpoint(
-            endpoint.clone(),
-            trust.clone(),
-            REQUEST_TIMEOUT,
-        ))?;
+        runtime.block_on(pvrdma_vsphere::check_endpoint(endpoint.clone(), trust.clone(), timeout))?;
     }
     let p = rpassword::prompt_password(format!(
         "Password for {user} on vCenter {} (not echoed): ",

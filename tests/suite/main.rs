@@ -40,5 +40,6 @@ mod skips;
 mod ssh_config_diff;
 mod tmux;
 mod vcenter_cli;
+mod vcenter_cli_options;
 mod vmsupport;
 mod watch;

@@ -588,7 +588,9 @@ fn the_shipped_unit_and_example_configuration_work_together() {
         .expect("run the check");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("2 module(s), 16 host(s) allowed, 2 group(s)"),
+        String::from_utf8_lossy(&out.stdout)
+            .replace("\n    ", " ")
+            .contains("2 module(s), 16 host(s) allowed, 2 node-set group(s)"),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );

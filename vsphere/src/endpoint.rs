@@ -167,14 +167,27 @@ impl std::str::FromStr for Endpoint {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Thumbprint(pub [u8; 32]);
 
+/// Why a text is not a thumbprint. The message leaves the text out, since clap already
+/// quotes an option's value before it (`invalid value 'AB:CD' for
+/// '--vcenter-thumbprint <SHA256>': not a SHA-256 thumbprint…`); where nothing quotes it,
+/// [`ThumbprintError::text`] gives it to be named.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ThumbprintError {
     #[error(
-        "`{0}` is a SHA-1 thumbprint: give the certificate's SHA-256 thumbprint (32 bytes, `AA:BB:…`), which the vSphere Client shows next to the SHA-1 one"
+        "a SHA-1 thumbprint: give the certificate's SHA-256 thumbprint (32 bytes, `AA:BB:…`), which the vSphere Client shows next to the SHA-1 one"
     )]
     Sha1(String),
-    #[error("`{0}` is not a SHA-256 thumbprint: 32 bytes in hexadecimal, as `AA:BB:…` or without colons")]
+    #[error("not a SHA-256 thumbprint: 32 bytes in hexadecimal, as `AA:BB:…` or without colons")]
     Invalid(String),
+}
+
+impl ThumbprintError {
+    /// The text refused, as given (trimmed).
+    pub fn text(&self) -> &str {
+        match self {
+            ThumbprintError::Sha1(t) | ThumbprintError::Invalid(t) => t,
+        }
+    }
 }
 
 impl Thumbprint {
@@ -367,10 +380,12 @@ mod tests {
         let lower = colon.to_lowercase();
         assert_eq!(Thumbprint::parse(&lower).unwrap().to_string(), colon);
         assert_eq!(Thumbprint::parse(&colon.replace(':', "")).unwrap().to_string(), colon);
-        assert!(matches!(
-            Thumbprint::parse("A9:4A:8F:E5:CC:B1:9B:A6:1C:4C:08:73:D3:91:E9:87:98:2F:BB:D3"),
-            Err(ThumbprintError::Sha1(_))
-        ));
+        let sha1 = "A9:4A:8F:E5:CC:B1:9B:A6:1C:4C:08:73:D3:91:E9:87:98:2F:BB:D3";
+        let e = Thumbprint::parse(&format!(" {sha1} ")).unwrap_err();
+        assert!(matches!(e, ThumbprintError::Sha1(_)));
+        // The message leaves the value to whoever quotes it (clap does): said once.
+        assert_eq!(e.text(), sha1);
+        assert!(!e.to_string().contains("A9:4A"), "{e}");
         for bad in [
             "",
             "9F:86",

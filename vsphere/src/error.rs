@@ -11,11 +11,14 @@ pub enum Error {
     // chain (`{:#}`) would say it twice.
     #[error("cannot connect to vCenter {endpoint}: {cause}{}", connect_hint(cause))]
     Connect { endpoint: String, cause: std::io::Error },
-    #[error(
-        "vCenter {endpoint} did not answer in time ({stage}): check that the address and port are vCenter's \
-         (its API is served over HTTPS, port 443 unless the address names another) and that no firewall drops the traffic"
-    )]
-    Timeout { endpoint: String, stage: String },
+    /// No answer within the request limit (`limit`), in `stage`: `connect`, `TLS
+    /// handshake`, or the API call waited for.
+    #[error("{}", timeout(endpoint, stage, *limit, &COMMAND_LINE))]
+    Timeout {
+        endpoint: String,
+        stage: String,
+        limit: std::time::Duration,
+    },
     // The option that pins the certificate comes last and whole (see [`Error::pin`]): a
     // front end can set it on a line of its own, which a terminal copy keeps in one piece.
     #[error("{}", unknown_certificate(endpoint, reason, thumbprint, &COMMAND_LINE))]
@@ -68,17 +71,19 @@ pub enum Error {
     Cancelled { endpoint: String },
 }
 
-/// How the trust settings are written where the admin changes them.
+/// How the trust and time settings are written where the admin changes them.
 struct TrustNames {
     ca: &'static str,
     pin: fn(&Thumbprint) -> String,
     pinned: &'static str,
+    timeout: &'static str,
 }
 
 const COMMAND_LINE: TrustNames = TrustNames {
     ca: "--vcenter-ca FILE",
     pin: |t| format!("--vcenter-thumbprint {t}"),
     pinned: "--vcenter-thumbprint",
+    timeout: "--vcenter-timeout",
 };
 
 /// The exporter's configuration (`vcenters:` entries).
@@ -86,7 +91,32 @@ const CONFIGURATION: TrustNames = TrustNames {
     ca: "`ca: FILE` in its vcenters: entry",
     pin: |t| format!("thumbprint: \"{t}\""),
     pinned: "`thumbprint:`",
+    timeout: "`timeout:` in its vcenters: entry",
 };
+
+/// A request that got no answer in time. No connection or TLS session in time is the
+/// address's or the network's doing; a call that went unanswered is vCenter's (a loaded
+/// appliance, a large inventory): only then is more time the remedy.
+fn timeout(endpoint: &str, stage: &str, limit: std::time::Duration, names: &TrustNames) -> String {
+    let limit = match limit.subsec_millis() {
+        0 => format!("{}s", limit.as_secs()),
+        _ => format!("{}ms", limit.as_millis()),
+    };
+    if matches!(stage, "connect" | "TLS handshake") {
+        format!(
+            "vCenter {endpoint} did not answer in time ({stage}, within {limit}, the limit {} sets): check that the \
+             address and port are vCenter's (its API is served over HTTPS, port 443 unless the address names \
+             another) and that no firewall drops the traffic",
+            names.timeout
+        )
+    } else {
+        format!(
+            "vCenter {endpoint} did not answer {stage} within {limit}, the limit {} sets: a loaded vCenter or a \
+             large inventory can take longer; give it more time with {}",
+            names.timeout, names.timeout
+        )
+    }
+}
 
 fn unknown_certificate(endpoint: &str, reason: &str, thumbprint: &Thumbprint, names: &TrustNames) -> String {
     format!(
@@ -167,6 +197,7 @@ impl Error {
                 reason,
             } => unknown_certificate(endpoint, reason, thumbprint, &CONFIGURATION),
             Error::ThumbprintMismatch { endpoint, got, .. } => thumbprint_mismatch(endpoint, got, &CONFIGURATION),
+            Error::Timeout { endpoint, stage, limit } => timeout(endpoint, stage, *limit, &CONFIGURATION),
             other => other.to_string(),
         }
     }
@@ -284,8 +315,28 @@ mod tests {
         let late = Error::Timeout {
             endpoint: "vc01".into(),
             stage: "TLS handshake".into(),
+            limit: std::time::Duration::from_secs(30),
         };
         assert!(late.to_string().contains("port 443"), "{late}");
+    }
+
+    #[test]
+    fn an_unanswered_call_names_the_limit_and_where_it_is_raised() {
+        let slow = Error::Timeout {
+            endpoint: "vc01".into(),
+            stage: "RetrievePropertiesEx".into(),
+            limit: std::time::Duration::from_millis(1500),
+        };
+        let text = slow.to_string();
+        assert!(
+            text.starts_with("vCenter vc01 did not answer RetrievePropertiesEx within 1500ms"),
+            "{text}"
+        );
+        assert!(text.contains("give it more time with --vcenter-timeout"), "{text}");
+        assert!(!text.contains("port 443"), "{text}");
+        let text = slow.for_configuration();
+        assert!(text.contains("`timeout:` in its vcenters: entry"), "{text}");
+        assert!(!text.contains("--vcenter"), "{text}");
     }
 
     #[test]

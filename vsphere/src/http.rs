@@ -87,6 +87,7 @@ impl Transport {
         Error::Timeout {
             endpoint: self.label.clone(),
             stage: stage.into(),
+            limit: self.timeout,
         }
     }
 

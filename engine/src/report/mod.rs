@@ -55,7 +55,8 @@ pub enum Format {
 
 pub use human::probe::human_lines as probe_lines;
 pub use human::{
-    list_checks, stderr_lines, stderr_message, timestamped, watch_lines, HumanOptions, ProbeListing, DEFAULT_WIDTH,
+    list_checks, stderr_lines, stderr_message, timestamped, watch_lines, wrap_whole_words, HumanOptions, ProbeListing,
+    DEFAULT_WIDTH,
 };
 
 /// How to render a report, for every format: each format reads its own part.

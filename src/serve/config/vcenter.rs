@@ -156,7 +156,7 @@ impl RawVcenter {
                 anyhow::ensure!(ca.is_file(), "ca: {} is not a readable file", ca.display());
                 Trust::Ca(ca)
             }
-            (None, Some(t)) => Trust::Pinned(Thumbprint::parse(&t).map_err(|e| anyhow::anyhow!("thumbprint: {e}"))?),
+            (None, Some(t)) => Trust::Pinned(Thumbprint::parse(&t).map_err(|e| anyhow::anyhow!("thumbprint: `{}` is {e}", e.text()))?),
             (None, None) => Trust::System,
         };
         let (password, password_from) = match (self.password_file, self.password_env) {
@@ -328,12 +328,13 @@ impl VcenterConfig {
                 .map(|(n, _)| n.as_str())
                 .collect();
             out.push(format!(
-                "vcenter {name}: {} as {} (password from {}), trusting {}; inventory read at start and every {}; {}",
+                "vcenter {name}: {} as {} (password from {}), trusting {}; inventory read at start and every {}, each request within {}; {}",
                 vc.endpoint,
                 vc.user,
                 vc.password_from,
                 vc.trust_text(),
                 humantime::format_duration(vc.refresh),
+                humantime::format_duration(vc.timeout),
                 match groups.is_empty() {
                     true => "no group reads it, so it is not connected to".to_string(),
                     false => format!("group(s) {}", groups.join(", ")),

@@ -172,22 +172,44 @@ pub use changes::{timestamped, watch_lines};
 fn vm_scope_lines(scope: &crate::diagnose::VmScope) -> Vec<String> {
     let mut lines = vec![format!(
         "VMs: {}: only their adapters, VM checks and the transports between them are reported",
-        scope.vms.join(", ")
+        name_list(&scope.vms)
     )];
     if !scope.not_running.is_empty() {
         lines.push(format!(
             "not running on the hosts diagnosed: {} (stopped, or moved since the inventory was read)",
-            scope.not_running.join(", ")
+            name_list(&scope.not_running)
         ));
     }
     if !scope.not_seen.is_empty() {
         lines.push(format!(
             "not seen running: {}; the VM list of {} could not be read, so they may run there",
-            scope.not_seen.join(", "),
+            name_list(&scope.not_seen),
             pvrdma_nodeset::fold(&scope.unread_hosts)
         ));
     }
     lines
+}
+
+/// VM names joined with `, ` for the lines above, where `, `, `: ` and `; ` end a name:
+/// a name that holds one of them, a quote, or spaces at either end (or is empty) is
+/// written in double quotes (`"` and `\` escaped with a backslash), so that it reads as
+/// one name; a plain name (`db:primary`, `hpc node 08`) stays bare.
+fn name_list(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| quote_name(n)).collect();
+    quoted.join(", ")
+}
+
+fn quote_name(name: &str) -> String {
+    let ambiguous = name.is_empty()
+        || name.trim() != name
+        || [", ", ": ", "; "].iter().any(|sep| name.contains(sep))
+        || name.ends_with([',', ':', ';'])
+        || name.contains(['"', '\\']);
+    if ambiguous {
+        format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        name.to_string()
+    }
 }
 mod hosts;
 pub mod list;
@@ -201,4 +223,4 @@ use hosts::*;
 pub use list::{list_checks, ProbeListing};
 use table::*;
 use text::*;
-pub use text::{stderr_lines, stderr_message};
+pub use text::{stderr_lines, stderr_message, wrap_whole_words};

@@ -115,6 +115,34 @@ fn wrapped_lines_never_start_or_end_with_the_space_they_broke_at() {
 }
 
 #[test]
+fn a_word_to_copy_is_never_cut_but_stands_whole_on_its_own_line() {
+    let pin = ["AB"; 32].join(":");
+    let text = format!("vcenter east: https://vc02.example.com:8443/sdk as monitor, trusting exactly the certificate with SHA-256 thumbprint {pin}; every 1m");
+    let out = wrap_whole_words("  ", 6, &text, 80);
+    let lines: Vec<&str> = out.lines().collect();
+    // The thumbprint (95 columns) is a line of its own, wider than the terminal.
+    assert!(lines.contains(&format!("      {pin};").as_str()), "{out}");
+    for line in lines.iter().filter(|l| !l.contains(&pin)) {
+        assert!(line.width() <= 80, "{line:?} in\n{out}");
+    }
+    assert!(
+        lines[0].starts_with("  vcenter east: https://vc02.example.com:8443/sdk"),
+        "{out}"
+    );
+    assert!(lines[1..].iter().all(|l| l.starts_with("      ")), "{out}");
+    let words: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(
+        words,
+        text.split_whitespace().collect::<Vec<_>>(),
+        "nothing cut or lost"
+    );
+    // A long word first on the first line stays after the prefix, whole.
+    let path = format!("/{}", "etc/pvrdma-doctor/".repeat(6));
+    let out = wrap_whole_words("", 4, &format!("{path}: valid"), 40);
+    assert_eq!(out, format!("{path}:\n    valid\n"));
+}
+
+#[test]
 fn a_command_to_run_is_printed_whole_on_one_line() {
     let command = "esxcli network firewall ruleset set -e true -r pvrdma";
     // It fits beside its label.
@@ -315,17 +343,38 @@ fn a_vm_first_report_opens_with_its_vms_within_80_columns() {
     );
     let head: Vec<&str> = text.lines().take(3).collect();
     assert!(
-        head[0].starts_with("VMs: hpc-node01, rank [1]: mpi job: only their adapters"),
+        head[0].starts_with("VMs: hpc-node01, \"rank [1]: mpi job\": only their adapters"),
         "{text}"
     );
     // esx03 could not be read, so the VM not seen is not called stopped.
     let rest = head[1..].join(" ");
     assert!(
-        rest.contains("not seen running: rank [1]: mpi job; the VM list of esx03 could not be read"),
+        rest.contains("not seen running: \"rank [1]: mpi job\"; the VM list of esx03 could not be read"),
         "{text}"
     );
     assert!(text.lines().all(|l| l.width() <= 80), "{text}");
     assert!(!text.contains("hpc-node02"), "{text}");
+}
+
+#[test]
+fn vm_names_that_hold_a_separator_are_quoted_and_plain_ones_stay_bare() {
+    let names = [
+        "db:primary",
+        "hpc node 08",
+        "web, cache",
+        "rank: 1",
+        "a; b",
+        "say \"hi\"",
+        " padded",
+        "back\\slash",
+        "ends:",
+        "",
+    ]
+    .map(String::from);
+    assert_eq!(
+        super::name_list(&names),
+        r#"db:primary, hpc node 08, "web, cache", "rank: 1", "a; b", "say \"hi\"", " padded", "back\\slash", "ends:", """#
+    );
 }
 
 /// A report of hosts that could not be diagnosed, each with its failure.

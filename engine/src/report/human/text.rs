@@ -130,6 +130,28 @@ pub(super) fn emit_command(
 /// its commas; any other word longer than a line is broken across lines (never dropped);
 /// no line starts or ends with the space the break replaced.
 pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
+    wrap_words(text, first, rest, true)
+}
+
+/// Lines of the tool's own text that name things to copy (a URL, a path, a certificate
+/// thumbprint): wrapped to `width` as [`stderr_message`] wraps, the first line after
+/// `prefix`, the others indented by `indent` columns, but no word is ever cut: one longer
+/// than a line stands on a line of its own, whole, even wider than the terminal, so that
+/// a copy of it works. One paragraph; control characters are escaped.
+pub fn wrap_whole_words(prefix: &str, indent: usize, text: &str, width: usize) -> String {
+    let width = width.max(MIN_WIDTH);
+    let first = width.saturating_sub(prefix.width()).max(1);
+    let rest = width.saturating_sub(indent).max(1);
+    let mut out = String::new();
+    for (i, piece) in wrap_words(&clean(text), first, rest, false).iter().enumerate() {
+        let lead = if i == 0 { prefix.to_string() } else { " ".repeat(indent) };
+        let _ = writeln!(out, "{lead}{piece}");
+    }
+    out
+}
+
+/// [`wrap`], and with `cut` false, [`wrap_whole_words`]'s way with a word longer than a line.
+fn wrap_words(text: &str, first: usize, rest: usize, cut: bool) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     let mut room = first;
@@ -148,6 +170,11 @@ pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
         }
         if word.is_empty() {
             // A run of spaces at a break: the break replaces it.
+            continue;
+        }
+        if !cut && word.width() > room {
+            lines.push(word.to_string());
+            room = rest;
             continue;
         }
         // A node set too long for a line breaks after one of its commas: every line

@@ -87,7 +87,8 @@ fn vcenters_and_their_groups_are_read_beside_static_groups() {
         ["east", "lab"]
     );
     assert!(
-        c.summary().contains("3 vCenter(s) feeding 2 group(s)"),
+        c.summary()
+            .contains("2 node-set group(s), 3 vCenter(s) feeding 2 vCenter group(s)"),
         "{}",
         c.summary()
     );
@@ -96,7 +97,8 @@ fn vcenters_and_their_groups_are_read_beside_static_groups() {
     for needle in [
         "vcenter lab: https://vc01.example.com/sdk as monitor@vsphere.local (password from the file",
         "trusting a certificate the CA in",
-        "every 5m",
+        "every 5m, each request within 30s",
+        "every 1m, each request within 10s",
         "group(s) hpc",
         "trusting exactly the certificate with SHA-256 thumbprint AB:AB:",
         "password from $PVRDMA_TEST_VCENTER_PW_SET",
@@ -138,7 +140,7 @@ fn vcenter_mistakes_are_refused_with_the_reason() {
         ),
         (
             "vcenters:\n  lab: {url: vc01, user: u, password_file: DIR/vcenter.pw, thumbprint: \"AB:CD\"}\n".to_string(),
-            "thumbprint:",
+            "thumbprint: `AB:CD` is not a SHA-256 thumbprint",
         ),
         ("vcenters:\n  lab: {url: vc01, user: u, password_file: DIR/vcenter.pw, ca: DIR/nothing.pem}\n".to_string(), "is not a readable file"),
         // A file that is not PEM certificates: named now, not at the first refresh.
@@ -162,4 +164,51 @@ fn vcenter_mistakes_are_refused_with_the_reason() {
         assert!(err.contains(&needle), "{text:?}: {err}");
         assert!(!err.contains("s3cret"), "{err}");
     }
+}
+
+#[test]
+fn check_config_fits_80_columns_and_never_cuts_a_url_path_or_thumbprint() {
+    let dir = secrets();
+    std::env::set_var("PVRDMA_TEST_VCENTER_PW_SET", "from-env");
+    let c = Config::parse(&with_dir(FULL, dir.path())).unwrap();
+    let path = Path::new("/etc/pvrdma-doctor/exporters/production-datacenter-east/pvrdma-doctor-serve.yml");
+    let out = crate::serve::check_report(path, &c, None, 80);
+    let pin = ["AB"; 32].join(":");
+    let ca = dir.path().join("vcenter.pem").display().to_string();
+    let whole = [
+        path.display().to_string(),
+        pin.clone(),
+        ca,
+        "https://vc02.example.com:8443/sdk".into(),
+    ];
+    for token in &whole {
+        assert!(
+            out.split_whitespace().any(|w| w.contains(token.as_str())),
+            "{token} whole in\n{out}"
+        );
+    }
+    for line in out.lines() {
+        // Only a line that is one such token alone may be wider than the terminal.
+        let alone = line.split_whitespace().count() == 1 && whole.iter().any(|t| line.contains(t.as_str()));
+        assert!(line.chars().count() <= 80 || alone, "{line:?} in\n{out}");
+    }
+    let first = out.lines().next().unwrap();
+    assert_eq!(first, format!("{}:", path.display()), "{out}");
+    assert!(
+        out.replace("\n    ", " ").contains(
+            "valid: 2 module(s), 5 host(s) allowed, 2 node-set group(s), 3 vCenter(s) feeding 2 vCenter group(s)"
+        ),
+        "{out}"
+    );
+    // Each vCenter and group starts its own paragraph, two columns in; its continuation
+    // lines six.
+    for start in ["  vcenter lab: ", "  vcenter east: ", "  group hpc: ", "  group mpi: "] {
+        assert!(out.lines().any(|l| l.starts_with(start)), "{start:?} in\n{out}");
+    }
+    assert!(
+        out.lines()
+            .skip(1)
+            .all(|l| l.starts_with("    ") || l.starts_with("  vcenter ") || l.starts_with("  group ")),
+        "{out}"
+    );
 }
