@@ -16,13 +16,16 @@ fn inventory() -> Spec {
     Spec {
         datacenters: vec![DatacenterSpec {
             name: "Lab East".into(),
+            folder: String::new(),
             clusters: vec![
                 ClusterSpec {
                     name: "HPC".into(),
+                    folder: String::new(),
                     hosts: vec![HostSpec::new("esx01"), HostSpec::new("esx02")],
                 },
                 ClusterSpec {
                     name: "GPU".into(),
+                    folder: String::new(),
                     hosts: vec![HostSpec::new("gpu01")],
                 },
             ],
