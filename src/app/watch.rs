@@ -307,7 +307,21 @@ fn rounds(
             // round has nothing to collect, and the watch goes on until they come back.
             api_run(Vec::new(), started)
         } else {
-            source.collect(&mut warned)?
+            let mut run = source.collect(&mut warned)?;
+            // Hosts whose SSH refused are judged from vCenter, as a one-shot run does.
+            if let (Some(f), false) = (follower.as_deref_mut(), run.interrupted) {
+                let completed = waiter.block_on(async {
+                    tokio::select! {
+                        () = f.complete_refused(&mut run.captures) => true,
+                        _ = signals.interrupt.recv() => false,
+                    }
+                });
+                if !completed {
+                    let code = pvrdma_engine::exit::INTERRUPTED;
+                    return finish(format, Stop::Interrupted, round.saturating_sub(1), code, width);
+                }
+            }
+            run
         };
         let selection = diagnose::Selection::of_vms(scope.as_deref());
         let mut diagnosis = diagnose::diagnose_selected(&run.captures, &selection);

@@ -90,16 +90,21 @@ fn ssh_refused(capture: &HostCapture) -> bool {
             .is_some_and(|e| matches!(e.kind, ErrorKind::Unreachable | ErrorKind::Timeout) && e.run_stage.is_none())
 }
 
+/// The hosts whose SSH failed before anything was read, in capture order.
+pub(crate) fn refused(captures: &[HostCapture]) -> Vec<String> {
+    captures
+        .iter()
+        .filter(|c| ssh_refused(c))
+        .map(|c| c.host.clone())
+        .collect()
+}
+
 /// Hosts whose SSH service refused the run are judged from vCenter's vSphere API instead
 /// (in a session of their own), keeping the SSH error: one closed SSH service no longer
 /// leaves a host with nothing known. A vCenter that cannot be read then is said on stderr
 /// and changes nothing: the SSH results stand as they are.
 pub(crate) fn complete_refused(setup: &VcenterSetup, captures: &mut [HostCapture]) {
-    let refused: Vec<String> = captures
-        .iter()
-        .filter(|c| ssh_refused(c))
-        .map(|c| c.host.clone())
-        .collect();
+    let refused = refused(captures);
     if refused.is_empty() {
         return;
     }
@@ -109,10 +114,22 @@ pub(crate) fn complete_refused(setup: &VcenterSetup, captures: &mut [HostCapture
         let pick = |inventory: &Inventory| inventory.host_ids(refused.iter().map(String::as_str));
         runtime
             .block_on(pvrdma_vsphere::read_configuration(config, super::ctrl_c(), pick))
+            .map(|(_, configs)| configs)
             .map_err(|e| setup.explain(e))
     });
+    add_configuration(captures, &refused, read, clock);
+}
+
+/// Adds to the captures of the `refused` hosts the configuration `read` found for them,
+/// begun at `clock`; an unread configuration is said on stderr and changes nothing.
+pub(crate) fn add_configuration(
+    captures: &mut [HostCapture],
+    refused: &[String],
+    read: anyhow::Result<BTreeMap<String, HostConfig>>,
+    clock: Instant,
+) {
     let configs = match read {
-        Ok((_, configs)) => configs,
+        Ok(configs) => configs,
         Err(e) => {
             eprint!(
                 "{}",
@@ -120,7 +137,7 @@ pub(crate) fn complete_refused(setup: &VcenterSetup, captures: &mut [HostCapture
                     "pvrdma-doctor: ",
                     &format!(
                         "SSH refused {}, and their configuration could not be read from vCenter either: {e:#}",
-                        pvrdma_nodeset::fold(&refused)
+                        pvrdma_nodeset::fold(refused)
                     )
                 )
             );

@@ -97,6 +97,8 @@ pub(crate) struct Follower {
     setup: VcenterSetup,
     client: Client,
     last: Option<Placement>,
+    /// The managed object id of each host the last reading selected.
+    ids: BTreeMap<String, String>,
 }
 
 /// A round's reading: the hosts to visit, the VMs chosen, and what moved.
@@ -117,6 +119,7 @@ impl Follower {
             setup,
             client,
             last: None,
+            ids: BTreeMap::new(),
         })
     }
 
@@ -145,6 +148,12 @@ impl Follower {
             skipped: found.lines(),
         };
         self.last = Some(now);
+        self.ids = reading
+            .hosts
+            .iter()
+            .cloned()
+            .zip(reading.host_ids.iter().cloned())
+            .collect();
         Ok(reading)
     }
 
@@ -165,6 +174,28 @@ impl Follower {
             self.setup.endpoint.label()
         );
         Ok(super::api::captures(&reading.hosts, configs, elapsed))
+    }
+
+    /// Hosts whose SSH refused this round are judged from their configuration instead,
+    /// read in the kept session, as a one-shot run judges them (see
+    /// [`super::complete_refused`]): each keeps its SSH error.
+    pub(crate) async fn complete_refused(&mut self, captures: &mut [HostCapture]) {
+        let refused = super::api::refused(captures);
+        if refused.is_empty() {
+            return;
+        }
+        let clock = std::time::Instant::now();
+        let ids: Vec<String> = refused.iter().filter_map(|h| self.ids.get(h).cloned()).collect();
+        let read = self.client.host_configs(&ids).await.map_err(|e| self.setup.explain(e));
+        if read.is_ok() {
+            tracing::info!(
+                "read the configuration of {} from vCenter {}, SSH having refused them, in {} ms",
+                pvrdma_nodeset::fold(&refused),
+                self.setup.endpoint.label(),
+                clock.elapsed().as_millis()
+            );
+        }
+        super::api::add_configuration(captures, &refused, read, clock);
     }
 
     /// Logs the session out (the watch is ending).

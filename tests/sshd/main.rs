@@ -15,3 +15,4 @@ mod probe_sshd;
 mod serve_sshd;
 mod serve_vcenter_sshd;
 mod vcenter_sshd;
+mod watch_vcenter_sshd;

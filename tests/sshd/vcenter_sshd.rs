@@ -374,11 +374,7 @@ fn watch_follows_a_vm_that_drs_moved_and_says_so() {
     sim.move_vm("hpc-node01", "esx02");
     let out = running.wait(Duration::from_secs(240));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let events: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let events = out.json_lines();
     let first = events.iter().find(|e| e["event"] == "report").expect("a report event");
     assert_eq!(host_names(&first["report"]), ["esx01"]);
     let moved = events
@@ -427,9 +423,10 @@ fn ctrl_c_while_the_inventory_is_read_logs_the_session_out_and_exits_130() {
     assert_eq!(sim.sessions(), 0);
 }
 
-#[test]
-#[ignore = "needs the vSphere simulator and sshd: scripts/test.sh runs it"]
-fn a_host_whose_ssh_is_closed_is_judged_from_vcenter_beside_one_read_over_ssh() {
+/// Two hosts of cluster `HPC` on the sample fleet's vDS, as vCenter has them: esx01 served
+/// by a real sshd (the healthy sample), esx02 whose SSH service is stopped (its port
+/// refuses connections). The sshd lives as long as the value returned.
+pub(crate) fn one_ssh_closed() -> (Sshd, Client, Spec) {
     use crate::support::vcsim::PvrdmaSpec;
     let client = Client::new();
     let mut options = SshdOptions::new(samples_host("healthy-cluster", "esx01"));
@@ -446,7 +443,7 @@ fn a_host_whose_ssh_is_closed_is_judged_from_vcenter_beside_one_read_over_ssh() 
         "{}Host esx02\n  HostName 127.0.0.1\n  Port {closed}\n",
         alias("esx01", &esx01)
     ));
-    // esx02 as vCenter has it: on the sample fleet's vDS and vmknic subnet.
+    // The hosts as vCenter has them: on the sample fleet's vDS and vmknic subnet.
     const SAMPLE_DVS: &str = "50 2b 7e 1c 9a 44 0f 63-d1 5e 8a 27 c3 90 4b 11";
     let configured = |name: &str, last: u8| {
         let mut p = PvrdmaSpec::healthy(last);
@@ -459,22 +456,49 @@ fn a_host_whose_ssh_is_closed_is_judged_from_vcenter_beside_one_read_over_ssh() 
             ..HostSpec::new(name)
         }
     };
-    let mut sim = Vcsim::start(&Spec::one_cluster(
+    // Each host's VM with a PVRDMA adapter, as the sample VMs are configured.
+    let pvrdma_vm = |name: &str, host: &str| VmSpec {
+        hw_version: "vmx-19".into(),
+        reserved_mb: 4096,
+        locked_to_max: true,
+        vrdma: vec!["rocev2".into()],
+        dvs: SAMPLE_DVS.into(),
+        ..VmSpec::new(name, host, "")
+    };
+    let spec = Spec::one_cluster(
         "Lab",
         "HPC",
         vec![configured("esx01", 11), configured("esx02", 12)],
-        vec![
-            VmSpec::new("hpc-node01", "esx01", ""),
-            VmSpec {
-                hw_version: "vmx-19".into(),
-                reserved_mb: 4096,
-                locked_to_max: true,
-                vrdma: vec!["rocev2".into()],
-                dvs: SAMPLE_DVS.into(),
-                ..VmSpec::new("hpc-node02", "esx02", "")
-            },
-        ],
-    ));
+        vec![pvrdma_vm("hpc-node01", "esx01"), pvrdma_vm("hpc-node02", "esx02")],
+    );
+    (esx01, client, spec)
+}
+
+/// The host `name` of a JSON report.
+pub(crate) fn host_of(report: &Value, name: &str) -> Value {
+    report["hosts"]
+        .as_array()
+        .and_then(|h| h.iter().find(|h| h["host"] == name))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {name}: {report:#}"))
+}
+
+/// The verdicts of a report host's adapters, VM by VM.
+pub(crate) fn verdicts(host: &Value) -> Vec<String> {
+    host["vms"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|vm| vm["adapters"].as_array().into_iter().flatten())
+        .map(|a| a["verdict"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the vSphere simulator and sshd: scripts/test.sh runs it"]
+fn a_host_whose_ssh_is_closed_is_judged_from_vcenter_beside_one_read_over_ssh() {
+    let (_esx01, client, spec) = one_ssh_closed();
+    let mut sim = Vcsim::start(&spec);
     let out = client
         .doctor()
         .reading(&sim)
@@ -482,27 +506,12 @@ fn a_host_whose_ssh_is_closed_is_judged_from_vcenter_beside_one_read_over_ssh() 
         .timeout(Duration::from_secs(180))
         .run();
     let report = out.json();
-    let host = |name: &str| {
-        report["hosts"]
-            .as_array()
-            .and_then(|h| h.iter().find(|h| h["host"] == name))
-            .cloned()
-            .unwrap_or_else(|| panic!("no {name}: {report:#}"))
-    };
+    let host = |name: &str| host_of(&report, name);
     // esx01 was read over SSH: its adapters' transport is observed.
     let esx01 = host("esx01");
     assert!(esx01.get("configuration_only").is_none(), "{esx01:#}");
-    let verdicts: Vec<&Value> = esx01["vms"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|vm| vm["adapters"].as_array().into_iter().flatten())
-        .map(|a| &a["verdict"])
-        .collect();
-    assert!(
-        !verdicts.is_empty() && verdicts.iter().all(|v| *v == "hca"),
-        "{esx01:#}"
-    );
+    let verdicts = verdicts(&esx01);
+    assert!(!verdicts.is_empty() && verdicts.iter().all(|v| v == "hca"), "{esx01:#}");
     // esx02 refused SSH: judged from vCenter, its SSH error kept.
     let esx02 = host("esx02");
     assert_eq!(esx02["configuration_only"], true, "{esx02:#}");
