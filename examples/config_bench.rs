@@ -16,27 +16,18 @@
 #[path = "../tests/support/vcsim.rs"]
 #[allow(dead_code)]
 mod vcsim;
+#[path = "../tests/support/vsphere_bench.rs"]
+mod vsphere_bench;
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pvrdma_engine::capture::{from_vsphere, HostCapture};
 use pvrdma_engine::diagnose::{diagnose, Adapter, Diagnosis};
 use pvrdma_vsphere::config::{HOST_PROPERTIES, VM_PROPERTIES};
-use pvrdma_vsphere::{Client, Config, Endpoint, SecretString, Trust};
+use pvrdma_vsphere::{Client, Config};
 use vcsim::{ClusterSpec, DatacenterSpec, HostSpec, PvrdmaSpec, Spec, Vcsim, VmSpec};
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
+use vsphere_bench::{median, pyvmomi_run};
 
 fn range(v: &[f64]) -> String {
     let min = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -165,28 +156,15 @@ fn judged(diagnosis: &Diagnosis, adapters: &[&Adapter]) -> String {
     )
 }
 
-/// One pyVmomi run of the script: its own timing (interpreter start-up and imports left
-/// out) and its JSON line.
+/// One pyVmomi run of the script, reading the properties the Rust client reads.
 fn python_run(sim: &Vcsim, page_size: u32) -> serde_json::Value {
-    let address = sim.address();
-    let (host, port) = address.rsplit_once(':').expect("host:port");
-    let mut child = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scripts/vsphere_config_pyvmomi.py"
-        ))
-        .args([host, port, &sim.user])
-        .arg(&sim.ca)
-        .args([page_size.to_string(), "1".to_string()])
-        .args([HOST_PROPERTIES.join(","), VM_PROPERTIES.join(",")])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3");
-    writeln!(child.stdin.take().expect("stdin"), "{}", sim.password).expect("password");
-    let out = child.wait_with_output().expect("pyVmomi run");
-    assert!(out.status.success(), "the pyVmomi script failed");
-    serde_json::from_slice(&out.stdout).expect("its JSON line")
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vsphere_config_pyvmomi.py");
+    pyvmomi_run(
+        script,
+        sim,
+        page_size,
+        &[HOST_PROPERTIES.join(","), VM_PROPERTIES.join(",")],
+    )
 }
 
 fn main() {
@@ -200,18 +178,8 @@ fn main() {
     let page_size = Config::DEFAULT_PAGE_SIZE;
     eprintln!("starting the simulator with {hosts} hosts and {vms} VMs…");
     let mut sim = Vcsim::start_within(&fleet(hosts, per_host), Duration::from_secs(1800));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let mut config = Config::new(
-        Endpoint::parse(&sim.url).expect("URL"),
-        Trust::Ca(sim.ca.clone()),
-        &sim.user,
-        SecretString::from(sim.password.clone()),
-    );
-    config.timeout = Duration::from_secs(300);
+    let rt = vsphere_bench::runtime();
+    let config = vsphere_bench::config(&sim);
 
     let (mut read, mut judge, mut total, mut python) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut rust_calls, mut python_calls, mut statuses) = (String::new(), String::new(), String::new());

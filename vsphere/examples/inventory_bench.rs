@@ -11,22 +11,13 @@
 #[path = "../../tests/support/vcsim.rs"]
 #[allow(dead_code)]
 mod vcsim;
+#[path = "../../tests/support/vsphere_bench.rs"]
+mod vsphere_bench;
 
-use std::io::Write as _;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use pvrdma_vsphere::{Client, Config, Endpoint, SecretString, Trust};
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
+use pvrdma_vsphere::{Client, Config};
+use vsphere_bench::{median, pyvmomi_run};
 
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("a number")).collect();
@@ -38,20 +29,8 @@ fn main() {
     let page_size = Config::DEFAULT_PAGE_SIZE;
     eprintln!("starting the simulator with {hosts} hosts and {vms} VMs…");
     let mut sim = vcsim::Vcsim::start_scale(hosts, vms);
-    let address = sim.address();
-    let (host, port) = address.rsplit_once(':').expect("host:port");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let mut config = Config::new(
-        Endpoint::parse(&sim.url).expect("URL"),
-        Trust::Ca(sim.ca.clone()),
-        &sim.user,
-        SecretString::from(sim.password.clone()),
-    );
-    config.timeout = Duration::from_secs(300);
+    let rt = vsphere_bench::runtime();
+    let config = vsphere_bench::config(&sim);
 
     let (mut rust, mut python) = (Vec::new(), Vec::new());
     let (mut rust_calls, mut python_calls) = (String::new(), String::new());
@@ -65,24 +44,8 @@ fn main() {
         assert_eq!((inv.hosts.len(), inv.vms.len()), (hosts, vms));
         rust_calls = format!("{:?}", client.calls());
 
-        // pyVmomi: one run of the script, its own timing (interpreter start-up and imports
-        // left out).
-        let mut child = Command::new("python3")
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../scripts/vsphere_inventory_pyvmomi.py"
-            ))
-            .args([host, port, &sim.user])
-            .arg(&sim.ca)
-            .args([page_size.to_string(), "1".to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3");
-        writeln!(child.stdin.take().expect("stdin"), "{}", sim.password).expect("password");
-        let out = child.wait_with_output().expect("pyVmomi run");
-        assert!(out.status.success(), "the pyVmomi script failed");
-        let line: serde_json::Value = serde_json::from_slice(&out.stdout).expect("its JSON line");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/vsphere_inventory_pyvmomi.py");
+        let line = pyvmomi_run(script, &sim, page_size, &[]);
         assert_eq!(
             (line["hosts"].as_u64(), line["vms"].as_u64()),
             (Some(hosts as u64), Some(vms as u64))
