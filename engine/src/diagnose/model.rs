@@ -491,8 +491,8 @@ pub struct Summary {
     pub host_sets: BTreeMap<String, String>,
 }
 
-/// The whole run's diagnosis: what the report renders.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// The whole run's diagnosis: what the report renders. The default is a run of no host.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Diagnosis {
     /// One entry per host, in the order given.
     pub hosts: Vec<HostDiagnosis>,

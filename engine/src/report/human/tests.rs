@@ -1,7 +1,7 @@
 use super::text::*;
 use super::*;
 use crate::capture::{ErrorKind, Failure};
-use crate::diagnose::{Summary, Vm};
+use crate::diagnose::Vm;
 
 #[test]
 fn text_from_a_host_cannot_reach_the_terminal_as_escape_sequences() {
@@ -34,12 +34,7 @@ fn text_from_a_host_cannot_reach_the_terminal_as_escape_sequences() {
     };
     let d = Diagnosis {
         hosts: vec![host],
-        fleet_checks: Vec::new(),
-        transport: Default::default(),
-        probes: Vec::new(),
-        changes: None,
-        vm_scope: None,
-        summary: Summary::default(),
+        ..Diagnosis::default()
     };
     let text = render(&d, false);
     assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
@@ -227,12 +222,7 @@ fn list_checks_fits_and_shows_each_batch_exactly_with_v() {
 fn counts_are_said_in_the_singular_when_there_is_one() {
     let mut d = Diagnosis {
         hosts: Vec::new(),
-        fleet_checks: Vec::new(),
-        transport: Default::default(),
-        probes: Vec::new(),
-        changes: None,
-        vm_scope: None,
-        summary: Summary::default(),
+        ..Diagnosis::default()
     };
     d.summary.hosts = 1;
     let text = render(&d, false);
@@ -296,12 +286,7 @@ fn a_folded_host_header_is_never_cut_and_pastes_back() {
         .collect();
     let d = Diagnosis {
         hosts,
-        fleet_checks: Vec::new(),
-        transport: Default::default(),
-        probes: Vec::new(),
-        changes: None,
-        vm_scope: None,
-        summary: Summary::default(),
+        ..Diagnosis::default()
     };
     let text = render(&d, false);
     assert!(!text.contains("more characters"), "{text}");
@@ -384,12 +369,7 @@ fn failed_hosts(failures: Vec<(&str, Failure)>) -> Diagnosis {
             .into_iter()
             .map(|(h, f)| HostDiagnosis::not_diagnosed(h, HostStatus::Unreachable, f, Vec::new()))
             .collect(),
-        fleet_checks: Vec::new(),
-        transport: Default::default(),
-        probes: Vec::new(),
-        changes: None,
-        vm_scope: None,
-        summary: Summary::default(),
+        ..Diagnosis::default()
     }
 }
 

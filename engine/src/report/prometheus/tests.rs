@@ -1,6 +1,6 @@
 use super::*;
 use crate::diagnose::fixtures::{adapter, host};
-use crate::diagnose::{Summary, Vm};
+use crate::diagnose::Vm;
 
 fn options(scope: Scope) -> PrometheusOptions {
     PrometheusOptions {
@@ -13,12 +13,7 @@ fn options(scope: Scope) -> PrometheusOptions {
 fn diagnosis(hosts: Vec<HostDiagnosis>) -> Diagnosis {
     Diagnosis {
         hosts,
-        fleet_checks: Vec::new(),
-        transport: Default::default(),
-        probes: Vec::new(),
-        changes: None,
-        vm_scope: None,
-        summary: Summary::default(),
+        ..Diagnosis::default()
     }
 }
 
