@@ -2,11 +2,12 @@
 //! vSphere simulator, and `/probe?target=GROUP` reads each of them over SSH from real
 //! OpenSSH servers that the exporter's ssh_config knows by the names vCenter gives. A host
 //! put into maintenance leaves the probe at the next inventory read.
-use crate::support::client::{alias, Client, Doctor};
+use crate::support::client::Doctor;
 use crate::support::measure::get;
 use crate::support::promtool;
 use crate::support::vcsim::{HostSpec, Spec, Vcsim, VmSpec};
 use crate::support::*;
+use crate::vcenter_sshd::ssh_fleet;
 use std::time::{Duration, Instant};
 
 /// The lines of `body` holding every one of `needles`.
@@ -20,16 +21,7 @@ fn lines<'a>(body: &'a str, needles: &[&str]) -> Vec<&'a str> {
 #[ignore = "needs the vSphere simulator, sshd and promtool: scripts/test.sh runs it"]
 fn a_vcenter_group_is_probed_over_ssh_on_the_hosts_vcenter_gives_and_follows_maintenance() {
     // esx01 and esx02 of the healthy sample fleet, known by those names in ssh_config.
-    let client = Client::new();
-    let start = |host: &str| {
-        let mut o = SshdOptions::new(samples_host("healthy-cluster", host));
-        client.authorize(&mut o);
-        Sshd::start(o)
-    };
-    let (a, b) = (start("esx01"), start("esx02"));
-    client.trust(&a);
-    client.trust(&b);
-    client.write_config(&format!("{}{}", alias("esx01", &a), alias("esx02", &b)));
+    let (_esx01, b, client) = ssh_fleet();
     let mut sim = Vcsim::start(&Spec::one_cluster(
         "Lab",
         "HPC",

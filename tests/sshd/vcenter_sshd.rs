@@ -254,7 +254,7 @@ fn a_wrong_password_is_a_login_failure_and_the_password_is_never_printed() {
 
 /// Two SSH test hosts known to the client by the names vCenter gives them: `esx01` serves
 /// the healthy cluster's first host (hpc-node01), `esx02` its second (hpc-node02).
-fn ssh_fleet() -> (Sshd, Sshd, Client) {
+pub(crate) fn ssh_fleet() -> (Sshd, Sshd, Client) {
     let client = Client::new();
     let start = |host: &str| {
         let mut o = SshdOptions::new(samples_host("healthy-cluster", host));

@@ -20,10 +20,9 @@ pub(crate) fn targets(sd: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
-fn a_vcenter_group_serves_the_clusters_hosts_as_service_discovery_and_follows_them() {
-    let mut sim = Vcsim::start(&Spec::one_cluster(
+/// Cluster HPC of datacenter Lab East: esx01 and esx02 up, esx03 in maintenance.
+pub(crate) fn cluster_of_three() -> Vcsim {
+    Vcsim::start(&Spec::one_cluster(
         "Lab East",
         "HPC",
         vec![
@@ -32,7 +31,39 @@ fn a_vcenter_group_serves_the_clusters_hosts_as_service_discovery_and_follows_th
             HostSpec::new("esx03").in_maintenance(),
         ],
         vec![],
-    ));
+    ))
+}
+
+/// Stops the exporter `running` and checks it left no session on `sim`: its stderr.
+pub(crate) fn stop(running: Running, sim: &mut Vcsim) -> String {
+    running.interrupt();
+    let out = running.wait(Duration::from_secs(60));
+    assert_eq!(
+        sim.sessions(),
+        0,
+        "the exporter logs its session out when it stops: {}",
+        out.stderr
+    );
+    out.stderr
+}
+
+/// `pvrdma-doctor serve --config config` on a free address (the vCenter password in
+/// `PVRDMA_TEST_VC_PW`), once its stderr says `until`: the process and its address.
+pub(crate) fn serving(sim: &Vcsim, config: &std::path::Path, until: &str) -> (Running, String) {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let running = Doctor::new()
+        .env("PVRDMA_TEST_VC_PW", &sim.password)
+        .args(["serve", "--config"])
+        .arg(config)
+        .args(["--listen", &addr])
+        .spawn_until(until, Duration::from_secs(120));
+    (running, addr)
+}
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_vcenter_group_serves_the_clusters_hosts_as_service_discovery_and_follows_them() {
+    let mut sim = cluster_of_three();
     let dir = tempfile::tempdir().expect("tempdir");
     let password = dir.path().join("vcenter.pw");
     std::fs::write(&password, format!("{}\n", sim.password)).expect("password file");
@@ -79,10 +110,8 @@ fn a_vcenter_group_serves_the_clusters_hosts_as_service_discovery_and_follows_th
     }
     assert_eq!(now, ["esx01"]);
 
-    running.interrupt();
-    let out = running.wait(Duration::from_secs(60));
-    assert!(out.stderr.contains("vCenter lab: session logged out"), "{}", out.stderr);
-    assert_eq!(sim.sessions(), 0, "the exporter logs its session out when it stops");
+    let said = stop(running, &mut sim);
+    assert!(said.contains("vCenter lab: session logged out"), "{said}");
 }
 
 /// The exporter's configuration: group `hpc`, cluster HPC of `sim` (its password from
@@ -100,14 +129,7 @@ pub(crate) fn exporter_config(sim: &Vcsim, vcenter: &str, group: &str) -> String
 pub(crate) fn exporter_of(sim: &Vcsim, dir: &std::path::Path, vcenter: &str, group: &str) -> (Running, String) {
     let config = dir.join("exporter.yml");
     std::fs::write(&config, exporter_config(sim, vcenter, group)).expect("configuration");
-    let addr = format!("127.0.0.1:{}", free_port());
-    let running = Doctor::new()
-        .env("PVRDMA_TEST_VC_PW", &sim.password)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .args(["--listen", &addr])
-        .spawn_until("group hpc: 2 host(s) from vCenter lab", Duration::from_secs(120));
-    (running, addr)
+    serving(sim, &config, "group hpc: 2 host(s) from vCenter lab")
 }
 
 #[test]

@@ -4,23 +4,8 @@
 //! session logged out, one session left), and a session vCenter expired (renewed, the
 //! cluster still followed). Against govmomi's vSphere simulator, never a fake of the API.
 use crate::serve::get;
-use crate::serve_vcenter::{exporter_config, exporter_of, targets};
-use crate::support::vcsim::{HostSpec, Spec, Vcsim};
+use crate::serve_vcenter::{cluster_of_three as cluster, exporter_config, exporter_of, stop, targets};
 use std::time::{Duration, Instant};
-
-/// Cluster HPC: esx01 and esx02 up, esx03 in maintenance.
-fn cluster() -> Vcsim {
-    Vcsim::start(&Spec::one_cluster(
-        "Lab East",
-        "HPC",
-        vec![
-            HostSpec::new("esx01"),
-            HostSpec::new("esx02"),
-            HostSpec::new("esx03").in_maintenance(),
-        ],
-        vec![],
-    ))
-}
 
 /// The value of the series `series` (name and labels, as written) in an exposition.
 fn value<'a>(body: &'a str, series: &str) -> Option<&'a str> {
@@ -151,15 +136,8 @@ fn sighup_reads_the_configuration_and_the_inventory_again_over_one_new_session()
     let (_, metrics) = get(&addr, "/metrics");
     assert_eq!(value(&metrics, UP), Some("1"), "{metrics}");
 
-    running.interrupt();
-    let out = running.wait(Duration::from_secs(60));
-    assert_eq!(
-        out.stderr.matches("vCenter lab: session logged out").count(),
-        2,
-        "{}",
-        out.stderr
-    );
-    assert_eq!(sim.sessions(), 0);
+    let said = stop(running, &mut sim);
+    assert_eq!(said.matches("vCenter lab: session logged out").count(), 2, "{said}");
 }
 
 #[test]
@@ -185,10 +163,8 @@ fn a_session_vcenter_expired_is_renewed_and_the_cluster_still_followed() {
     assert_eq!(value(&metrics, FAILURES), Some("0"), "{metrics}");
     assert_eq!(sim.sessions(), 1, "one new session: {}", running.stderr());
 
-    running.interrupt();
-    let out = running.wait(Duration::from_secs(60));
-    assert!(out.stderr.contains("vCenter lab: session logged out"), "{}", out.stderr);
-    assert_eq!(sim.sessions(), 0);
+    let said = stop(running, &mut sim);
+    assert!(said.contains("vCenter lab: session logged out"), "{said}");
 }
 
 #[test]
@@ -229,13 +205,6 @@ fn a_reload_during_a_read_vcenter_is_slow_to_answer_still_logs_that_session_out(
     );
     assert_eq!(sim.sessions(), 1, "{}", running.stderr());
 
-    running.interrupt();
-    let out = running.wait(Duration::from_secs(60));
-    assert_eq!(
-        out.stderr.matches("vCenter lab: session logged out").count(),
-        3,
-        "{}",
-        out.stderr
-    );
-    assert_eq!(sim.sessions(), 0);
+    let said = stop(running, &mut sim);
+    assert_eq!(said.matches("vCenter lab: session logged out").count(), 3, "{said}");
 }

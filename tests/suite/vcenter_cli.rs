@@ -43,9 +43,8 @@ fn inventory() -> Spec {
 /// `hosts` reading `sim` (the password from the environment), trusting what `args` say.
 fn run(sim: &Vcsim, args: &[&str]) -> crate::support::client::Outcome {
     Doctor::new()
-        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
-        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
-        .args(["hosts", "--vcenter", &sim.url, "--vcenter-user", &sim.user])
+        .arg("hosts")
+        .logging_in_to(sim)
         .args(args)
         .timeout(Duration::from_secs(120))
         .run()
@@ -302,13 +301,7 @@ fn the_exporter_says_which_configuration_key_trusts_an_unknown_certificate() {
         ),
     )
     .expect("configuration");
-    let addr = format!("127.0.0.1:{}", free_port());
-    let running = Doctor::new()
-        .env("PVRDMA_TEST_VC_PW", &sim.password)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .args(["--listen", &addr])
-        .spawn_until("the inventory cannot be read", Duration::from_secs(120));
+    let (running, addr) = crate::serve_vcenter::serving(&sim, &config, "the inventory cannot be read");
     let (status, why) = crate::serve::get(&addr, "/probe?target=hpc");
     running.interrupt();
     let out = running.wait(Duration::from_secs(60));
