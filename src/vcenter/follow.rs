@@ -148,11 +148,14 @@ impl Follower {
             skipped: found.lines(),
         };
         self.last = Some(now);
-        self.ids = reading
+        // By name from the inventory itself: `host_ids` is in inventory order, not in the
+        // order of `hosts`, so the two lists are not paired.
+        let chosen: std::collections::BTreeSet<&str> = reading.hosts.iter().map(String::as_str).collect();
+        self.ids = inventory
             .hosts
             .iter()
-            .cloned()
-            .zip(reading.host_ids.iter().cloned())
+            .filter(|h| chosen.contains(h.name.as_str()))
+            .map(|h| (h.name.clone(), h.id.clone()))
             .collect();
         Ok(reading)
     }
