@@ -97,6 +97,21 @@ pub fn recorded_vm_scope(path: &Path) -> Option<Vec<String>> {
     serde_json::from_value(manifest.get("vm_scope")?.clone()).ok()
 }
 
+/// Which version of pvrdma-doctor wrote a pvrdma-doctor bundle, and whether it is
+/// redacted, as its manifest records them. `None` for anything else.
+pub fn recorded_collection(path: &Path) -> Option<(Option<String>, bool)> {
+    let manifest = recorded_manifest(path)?;
+    let version = manifest
+        .get("tool_version")
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    let redacted = manifest
+        .get("redacted")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    Some((version, redacted))
+}
+
 /// `path` is a pvrdma-doctor support bundle (`.tar.gz` or unpacked).
 pub fn is_support_bundle(path: &Path) -> bool {
     recorded_manifest(path).is_some()

@@ -16,3 +16,20 @@ pub const CONFIGURATION_ONLY: u8 = 4;
 /// Ctrl-C stopped the run (128 + SIGINT, as shells report it); the report covers
 /// what was collected.
 pub const INTERRUPTED: u8 = 130;
+
+/// What an exit code means, in the words above, for a report that states its code (the
+/// HTML page); `None` for a code this tool does not document.
+pub fn meaning(code: u8) -> Option<&'static str> {
+    Some(match code {
+        HEALTHY => "all hosts reached, no failing check, every adapter on the HCA",
+        PROBLEMS => "a failing check or a tcp-fallback adapter",
+        USAGE => "usage or internal error",
+        INCOMPLETE => "nothing failed, but a host was unreachable or a check or verdict is unknown",
+        CONFIGURATION_ONLY => {
+            "nothing failed and nothing else is unknown, but a host was judged from its configuration only \
+             (read through the vSphere API, without SSH): its configuration predicts the HCA, its transport was not observed"
+        }
+        INTERRUPTED => "Ctrl-C stopped the run; the report covers what was collected",
+        _ => return None,
+    })
+}

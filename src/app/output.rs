@@ -5,7 +5,7 @@ use crate::plugin::Session;
 use pvrdma_engine::capture::HostCapture;
 use pvrdma_engine::catalogue::CATALOGUE;
 use pvrdma_engine::diagnose::{self, CHECKS};
-use pvrdma_engine::report::{self, Format};
+use pvrdma_engine::report::{self, html, Format};
 use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
@@ -16,6 +16,9 @@ pub(super) struct RunTimes {
     duration: std::time::Duration,
     /// Where the times come from, when that is not a live run (a comment line).
     note: Option<String>,
+    /// What the HTML page says of when, what and how (the sources are counted from the
+    /// captures when the report is written).
+    provenance: html::Provenance,
 }
 
 impl RunTimes {
@@ -24,13 +27,22 @@ impl RunTimes {
             finished,
             duration: finished.duration_since(started).unwrap_or_default(),
             note: None,
+            provenance: html::Provenance {
+                times: Some(html::Times {
+                    started,
+                    finished,
+                    from: html::TimesFrom::Run,
+                }),
+                ..html::Provenance::default()
+            },
         }
     }
 
     /// `analyze`: the times a support bundle recorded; else (a capture folder, a
     /// vm-support bundle) now and how long reading took, and the note says which.
     pub(super) fn of_capture(path: &Path, started: std::time::Instant) -> Self {
-        match crate::offline::recorded_run_times(path) {
+        let recorded = crate::offline::recorded_run_times(path);
+        let mut times = match recorded {
             Some((start, end)) => RunTimes {
                 note: Some(format!(
                     "# pvrdma-doctor analyze: the run times are those the support bundle recorded (started {}, finished {}).",
@@ -39,15 +51,42 @@ impl RunTimes {
                 )),
                 ..RunTimes::of_run(start, end)
             },
-            None => RunTimes {
-                finished: SystemTime::now(),
-                duration: started.elapsed(),
-                note: Some(
+            None => {
+                let now = SystemTime::now();
+                let read_from = now.checked_sub(started.elapsed()).unwrap_or(now);
+                RunTimes {
+                    note: Some(
                     "# pvrdma-doctor analyze: the capture records no run time, so the run times are when analyze read it and how long that took."
                         .to_string(),
-                ),
-            },
-        }
+                    ),
+                    ..RunTimes::of_run(read_from, now)
+                }
+            }
+        };
+        times.provenance = html::Provenance {
+            read_from: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            times: times.provenance.times.map(|t| html::Times {
+                from: if recorded.is_some() {
+                    html::TimesFrom::Bundle
+                } else {
+                    html::TimesFrom::Read
+                },
+                ..t
+            }),
+            ..recorded_provenance(path)
+        };
+        times
+    }
+}
+
+/// What the page says of a bundle's run, as its manifest records it: which version
+/// collected it, whether it is redacted. Empty for anything else.
+fn recorded_provenance(path: &Path) -> html::Provenance {
+    let (collected_by, redacted) = crate::offline::recorded_collection(path).unwrap_or_default();
+    html::Provenance {
+        collected_by,
+        redacted,
+        ..html::Provenance::default()
     }
 }
 
@@ -85,6 +124,7 @@ pub(super) fn finish(
             duration: plugin.map(Session::elapsed),
             timed_out: plugin.and_then(Session::timed_out),
         },
+        html: html_options(captures, &diagnosis, setup.format, times),
     };
     let rendered = report::render_with(&diagnosis, setup.format, &options);
     let text = match (&times.note, setup.format) {
@@ -93,6 +133,27 @@ pub(super) fn finish(
     };
     let code = emit(setup.output.as_deref(), &text, rendered.exit_code, plugin)?;
     Ok((diagnosis, code))
+}
+
+/// The page's provenance; a page of outputs read offline (`analyze`) carries the outputs
+/// behind its findings.
+fn html_options(
+    captures: &[HostCapture],
+    diagnosis: &diagnose::Diagnosis,
+    format: Format,
+    times: &RunTimes,
+) -> html::HtmlOptions {
+    if format != Format::Html {
+        return html::HtmlOptions::default();
+    }
+    let offline = times.provenance.read_from.is_some();
+    html::HtmlOptions {
+        provenance: html::Provenance {
+            sources: html::Provenance::count_sources(captures),
+            ..times.provenance.clone()
+        },
+        outputs: offline.then(|| std::sync::Arc::new(html::Outputs::behind(diagnosis, captures))),
+    }
 }
 
 /// Writes `text` to `--output` (atomically) or to stdout; returns the exit code that

@@ -159,6 +159,10 @@ pub(crate) enum FormatArg {
     /// A monitoring plugin's output for Nagios, Icinga, Naemon: one status line with
     /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     Nagios,
+    /// One self-contained HTML page to attach to a ticket: the picture of the PVRDMA
+    /// paths, the failing checks with their fix, each adapter's verdict; it loads nothing
+    /// from the network and reads the same with scripts off.
+    Html,
 }
 
 impl From<FormatArg> for Format {
@@ -168,6 +172,7 @@ impl From<FormatArg> for Format {
             FormatArg::Json => Format::Json,
             FormatArg::Prometheus => Format::Prometheus,
             FormatArg::Nagios => Format::Nagios,
+            FormatArg::Html => Format::Html,
         }
     }
 }

@@ -40,6 +40,7 @@ const SCENARIOS: &[(&str, i32)] = &[
     ("vm-support-vm-prerequisites", 1),
     ("two-hcas-adapter-on-vswitch0", 1),
     ("three-vms-one-host", 0),
+    ("names-with-markup", 0),
 ];
 
 fn samples() -> PathBuf {
@@ -77,7 +78,29 @@ fn every_scenario_has_a_reviewed_report_and_exit_code() {
         let (json_text, json_code) = analyze(scenario, "json");
         assert_eq!(json_code, *expected, "{scenario}: exit code with --format json");
         insta::assert_snapshot!(format!("{scenario}.json"), json_text);
+        let (page, html_code) = analyze(scenario, "html");
+        assert_eq!(html_code, *expected, "{scenario}: exit code with --format html");
+        insta::with_settings!({ filters => html_filters() }, {
+            insta::assert_snapshot!(format!("{scenario}.html"), page);
+        });
     }
+}
+
+/// What a reviewed page leaves out: the time `analyze` read the sample and how long it
+/// took, the tool's version, and the style sheet and script, which are the same on every
+/// page (`engine/src/report/html/style.css`, `script.js`; the policy line keeps the
+/// script's hash, so a changed script still shows in every page's snapshot).
+fn html_filters() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (r#"<time datetime="[^"]*">[^<]*</time>"#, "<time>[time]</time>"),
+        (
+            r#"<span class="duration">[^<]*</span>"#,
+            "<span class=\"duration\">[duration]</span>",
+        ),
+        (r"pvrdma-doctor \d+\.\d+\.\d+", "pvrdma-doctor [version]"),
+        (r"(?s)<style>\n.*?</style>", "<style>[style.css]</style>"),
+        (r"(?s)<script>.*?</script>", "<script>[script.js]</script>"),
+    ]
 }
 
 #[test]

@@ -43,5 +43,6 @@ pub fn host(name: &str, status: HostStatus, vms: Vec<(&str, Vec<Adapter>)>) -> H
         unparsed_outputs: Vec::new(),
         send_evidence: None,
         configuration_only: false,
+        topology: HostTopology::default(),
     }
 }

@@ -28,6 +28,7 @@ mod subnet_tests;
 mod summary;
 #[cfg(test)]
 mod tests;
+mod topology;
 mod uplinks;
 
 use adapters::*;
@@ -39,6 +40,7 @@ pub use fleet::{TransportCounts, TransportSummary};
 pub use model::*;
 pub use summary::status_name;
 use summary::*;
+pub use topology::{HostTopology, RdmaPath, SwitchView, UplinkView, API_GIVES_NO_NIC_MTU};
 pub use uplinks::UplinkCounters;
 
 /// Diagnoses every host, then the fleet checks and the transport between adapters.
@@ -275,6 +277,7 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
         unparsed_outputs: facts.unparsed().into_iter().map(UnparsedOutput::from_error).collect(),
         send_evidence: None,
         configuration_only: facts.configuration_only,
+        topology: topology::of(&ctx, capture),
     };
     (diagnosis, running)
 }

@@ -279,6 +279,10 @@ pub struct HostDiagnosis {
     /// and the checks only SSH can judge are `unknown`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub configuration_only: bool,
+    /// Its RDMA devices, their uplinks and vDSes as values, for the HTML report's picture
+    /// (the checks above report the same facts with their evidence).
+    #[serde(skip)]
+    pub topology: super::HostTopology,
 }
 
 /// An output the tool could not read, and where it stopped.
@@ -346,6 +350,7 @@ impl HostDiagnosis {
             unparsed_outputs: Vec::new(),
             send_evidence: None,
             configuration_only: false,
+            topology: super::HostTopology::default(),
         }
     }
 }

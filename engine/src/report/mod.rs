@@ -3,6 +3,7 @@
 use crate::diagnose::Diagnosis;
 
 pub mod exposition;
+pub mod html;
 mod human;
 pub mod json;
 pub mod nagios;
@@ -51,6 +52,9 @@ pub enum Format {
     /// A monitoring plugin's output for Nagios, Icinga, Naemon: one status line with
     /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     Nagios,
+    /// One self-contained HTML page to attach to a ticket: the path picture, the failing
+    /// checks with every form of their fix, each adapter's verdict; no network loads.
+    Html,
 }
 
 pub use human::probe::human_lines as probe_lines;
@@ -68,6 +72,8 @@ pub struct RenderOptions {
     pub prometheus: prometheus::PrometheusOptions,
     /// The plugin's thresholds and the run's clock.
     pub nagios: nagios::NagiosOptions,
+    /// Where the page's data comes from, and the outputs it carries.
+    pub html: html::HtmlOptions,
 }
 
 impl Default for RenderOptions {
@@ -78,6 +84,7 @@ impl Default for RenderOptions {
             human: HumanOptions::default(),
             prometheus: prometheus::PrometheusOptions::rendered_now(),
             nagios: nagios::NagiosOptions::default(),
+            html: html::HtmlOptions::default(),
         }
     }
 }
@@ -104,6 +111,7 @@ pub fn render_with(diagnosis: &Diagnosis, format: Format, options: &RenderOption
         Format::Human => human::render_with(diagnosis, &options.human),
         Format::Json => json::render(diagnosis),
         Format::Prometheus => prometheus::render(diagnosis, &options.prometheus),
+        Format::Html => html::render(diagnosis, &options.html, &options.human),
         Format::Nagios => {
             let plugin = nagios::render(diagnosis, &options.nagios);
             return Rendered {

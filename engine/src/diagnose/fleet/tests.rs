@@ -51,6 +51,7 @@ fn host(name: &str, ip: &str, vms: Vec<Adapter>) -> HostDiagnosis {
         unparsed_outputs: Vec::new(),
         send_evidence: None,
         configuration_only: false,
+        topology: Default::default(),
     }
 }
 

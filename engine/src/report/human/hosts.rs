@@ -6,7 +6,7 @@ use super::*;
 const UNFINISHED_SHOWN: usize = 5;
 
 /// Anything to show under `--only-problems`: not ok, or a check that does not pass.
-pub(super) fn has_problem(h: &HostDiagnosis) -> bool {
+pub(in crate::report) fn has_problem(h: &HostDiagnosis) -> bool {
     h.status != HostStatus::Ok
         || h.checks.iter().any(|c| c.status != Status::Pass)
         || h.vms
@@ -38,7 +38,7 @@ pub(super) fn group_key(h: &HostDiagnosis) -> String {
 }
 
 /// Hosts in report order, folded into groups with identical results (first-seen order).
-pub(super) fn group_hosts(hosts: &[HostDiagnosis], fold: bool) -> Vec<Vec<&HostDiagnosis>> {
+pub(in crate::report) fn group_hosts(hosts: &[HostDiagnosis], fold: bool) -> Vec<Vec<&HostDiagnosis>> {
     if !fold {
         return hosts.iter().map(|h| vec![h]).collect();
     }
@@ -249,7 +249,7 @@ fn send_evidence_lines(out: &mut String, group: &[&HostDiagnosis], paint: &Paint
     });
 }
 
-pub(super) fn kind_label(kind: crate::capture::ErrorKind) -> String {
+pub(in crate::report) fn kind_label(kind: crate::capture::ErrorKind) -> String {
     serde_json::to_value(kind)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))

@@ -220,7 +220,12 @@ mod tests;
 mod text;
 
 use hosts::*;
+// What the HTML report shares with this one: the same folding, the same escaping rule.
+pub(in crate::report) use changes::human_lines as change_lines;
+pub(in crate::report) use hosts::{group_hosts, has_problem, kind_label};
 pub use list::{list_checks, ProbeListing};
+pub(in crate::report) use table::fold_rows;
 use table::*;
+pub(in crate::report) use text::is_bidi_control;
 use text::*;
 pub use text::{stderr_lines, stderr_message, wrap_whole_words};

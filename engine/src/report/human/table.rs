@@ -48,20 +48,15 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
         no_adapters_line(out, d, options, width);
         return;
     }
-    // Rows that differ only in VM and host fold into one, both columns as node sets.
-    let mut folded: Vec<(Vec<String>, Vec<String>, &Row)> = Vec::new();
-    for row in &rows {
-        let same = |r: &Row| r.adapter == row.adapter && r.verdict == row.verdict && r.reason == row.reason;
-        match folded.iter_mut().find(|(_, _, r)| options.fold && same(r)) {
-            Some((vms, hosts, _)) => {
-                vms.push(row.vm.clone());
-                if !hosts.contains(&row.host) {
-                    hosts.push(row.host.clone());
-                }
-            }
-            None => folded.push((vec![row.vm.clone()], vec![row.host.clone()], row)),
-        }
-    }
+    let folded: Vec<(Vec<String>, Vec<String>, &Row)> = fold_rows(
+        &rows,
+        options.fold,
+        |r| (&r.vm, &r.host),
+        |a, b| a.adapter == b.adapter && a.verdict == b.verdict && a.reason == b.reason,
+    )
+    .into_iter()
+    .map(|f| (f.vms, f.hosts, f.row))
+    .collect();
     let header = ["VM", "Host", "Adapter", "Verdict", "Reason"].map(str::to_string);
     let mut cells: Vec<[String; COLUMNS]> = vec![header];
     for (vms, hosts, row) in &folded {
@@ -109,6 +104,44 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
     let mut table = builder.build();
     table.with(Style::rounded());
     let _ = writeln!(out, "{table}\n");
+}
+
+/// Adapter rows folded: the rows `same` says are alike, apart from their VM and host.
+pub(in crate::report) struct Folded<'r, R> {
+    /// The VMs of the folded rows, in first-seen order.
+    pub vms: Vec<String>,
+    /// Their hosts, each once, in first-seen order.
+    pub hosts: Vec<String>,
+    /// The first row, which stands for the others.
+    pub row: &'r R,
+}
+
+/// Rows that differ only in VM and host folded into one, both as lists of names to fold
+/// into node sets (`fold` false keeps every row on its own).
+pub(in crate::report) fn fold_rows<'r, R>(
+    rows: &'r [R],
+    fold: bool,
+    vm_and_host: impl Fn(&R) -> (&str, &str),
+    same: impl Fn(&R, &R) -> bool,
+) -> Vec<Folded<'r, R>> {
+    let mut folded: Vec<Folded<R>> = Vec::new();
+    for row in rows {
+        let (vm, host) = vm_and_host(row);
+        match folded.iter_mut().find(|f| fold && same(f.row, row)) {
+            Some(f) => {
+                f.vms.push(vm.to_string());
+                if !f.hosts.iter().any(|h| h == host) {
+                    f.hosts.push(host.to_string());
+                }
+            }
+            None => folded.push(Folded {
+                vms: vec![vm.to_string()],
+                hosts: vec![host.to_string()],
+                row,
+            }),
+        }
+    }
+    folded
 }
 
 /// The adapter table's columns.

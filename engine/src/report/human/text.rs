@@ -8,7 +8,7 @@
 //! [`MAX_HOST_TEXT`] characters, shortened, saying so: JSON keeps it whole.
 use super::*;
 
-pub(super) fn is_bidi_control(c: char) -> bool {
+pub(in crate::report) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
