@@ -80,7 +80,7 @@ fn main() {
         vm_scope: None,
     };
     time(&format!("write_bundle ({hosts} hosts)"), runs, || {
-        write_bundle(&path, &captures, &meta, "{}", "", true).expect("write")
+        write_bundle(&path, &captures, &meta, "{}", "", "", true).expect("write")
     });
     say!("bundle size: {} bytes", std::fs::metadata(&path).expect("bundle").len());
     let read = time(&format!("load_captures ({hosts} hosts, sha256 verified)"), runs, || {

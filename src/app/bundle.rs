@@ -110,10 +110,35 @@ pub(super) fn write_support_bundle_hiding(
         &meta,
         &report::render(diagnosis, report::Format::Json, false),
         &report::render(diagnosis, report::Format::Human, false),
+        &page(diagnosis, captures, &meta),
         args.force,
     )?;
     if args.redact {
         redactor.write_map(path, args.force)?;
     }
     Ok(Some(path.clone()))
+}
+
+/// The bundle's HTML page: from the bundle's own captures and diagnosis (the redacted
+/// ones with `--redact`), carrying the outputs behind its findings, as `analyze` of the
+/// bundle would show them.
+fn page(diagnosis: &diagnose::Diagnosis, captures: &[HostCapture], meta: &BundleMeta) -> String {
+    use report::html;
+    let options = report::RenderOptions {
+        html: html::HtmlOptions {
+            provenance: html::Provenance {
+                sources: html::Provenance::count_sources(captures),
+                times: Some(html::Times {
+                    started: meta.started,
+                    finished: meta.finished,
+                    from: html::TimesFrom::Run,
+                }),
+                redacted: meta.redacted,
+                ..html::Provenance::default()
+            },
+            outputs: Some(std::sync::Arc::new(html::Outputs::behind(diagnosis, captures))),
+        },
+        ..report::RenderOptions::default()
+    };
+    report::render_with(diagnosis, report::Format::Html, &options).text
 }

@@ -19,6 +19,8 @@ pub(crate) const MANIFEST_SUM_FILE: &str = "manifest.json.sha256";
 pub(crate) const REPORT_JSON_FILE: &str = "report.json";
 /// The human report, without colour.
 pub(crate) const REPORT_TXT_FILE: &str = "report.txt";
+/// The HTML page, from the same (redacted, with `--redact`) captures.
+pub(crate) const REPORT_HTML_FILE: &str = "report.html";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Manifest {

@@ -7,6 +7,7 @@
 //! ```text
 //! manifest.json                 first entry: versions, times, per-command status, sha256s
 //! report.json  report.txt       the report as the live run printed it (no colour)
+//! report.html                   the same report as one page for a ticket
 //! <host>/<id>.txt               stdout, verbatim        (same layout `analyze DIR` reads,
 //! <host>/<id>.stderr.txt        stderr, when non-empty    see pvrdma_engine::capture::folder)
 //! <host>/<id>.exit              exit status

@@ -3,7 +3,8 @@
 //! to a ticket.
 use super::manifest::{
     sha256_hex, HostOutcome, Manifest, ManifestCommand, ManifestFile, ManifestHost, ManifestProbe, ManifestVmx,
-    MissingCommand, FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE, REPORT_JSON_FILE, REPORT_TXT_FILE,
+    MissingCommand, FORMAT_VERSION, MANIFEST_FILE, MANIFEST_SUM_FILE, REPORT_HTML_FILE, REPORT_JSON_FILE,
+    REPORT_TXT_FILE,
 };
 use super::{host_dir, BundleError};
 use crate::atomic_file::{self, AlreadyExists};
@@ -89,18 +90,19 @@ pub(crate) fn check_target(path: &Path, force: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes captures + manifest.json (first entry) + report.json + report.txt to `path`
-/// atomically; refuses an existing path unless `force`.
+/// Writes captures + manifest.json (first entry) + report.json + report.txt + report.html
+/// to `path` atomically; refuses an existing path unless `force`.
 pub fn write_bundle(
     path: &Path,
     captures: &[HostCapture],
     meta: &BundleMeta,
     report_json: &str,
     report_txt: &str,
+    report_html: &str,
     force: bool,
 ) -> anyhow::Result<()> {
     check_target(path, force)?;
-    let (manifest, entries) = layout(captures, meta, report_json, report_txt)?;
+    let (manifest, entries) = layout(captures, meta, report_json, report_txt, report_html)?;
     let manifest_json = serde_json::to_vec_pretty(&manifest).context("serialising manifest")?;
 
     let mtime = unix_secs(meta.finished);
@@ -150,6 +152,7 @@ fn layout(
     meta: &BundleMeta,
     report_json: &str,
     report_txt: &str,
+    report_html: &str,
 ) -> anyhow::Result<(Manifest, Vec<Entry>)> {
     let mut entries = vec![
         Entry {
@@ -159,6 +162,10 @@ fn layout(
         Entry {
             path: REPORT_TXT_FILE.to_string(),
             data: report_txt.as_bytes().to_vec(),
+        },
+        Entry {
+            path: REPORT_HTML_FILE.to_string(),
+            data: report_html.as_bytes().to_vec(),
         },
     ];
     let mut hosts = Vec::with_capacity(captures.len());

@@ -107,10 +107,11 @@ fn meta() -> BundleMeta {
 
 const REPORT_JSON: &str = "{\"hosts\": []}\n";
 const REPORT_TXT: &str = "esx01  OK\n";
+const REPORT_HTML: &str = "<!DOCTYPE html>\n<html lang=\"en\"><title>esx01</title></html>\n";
 
 fn write(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(name);
-    write_bundle(&path, &captures(), &meta(), REPORT_JSON, REPORT_TXT, false).unwrap();
+    write_bundle(&path, &captures(), &meta(), REPORT_JSON, REPORT_TXT, REPORT_HTML, false).unwrap();
     path
 }
 
@@ -227,6 +228,47 @@ fn a_bundle_from_before_failure_details_reads_with_whole_messages() {
 }
 
 #[test]
+fn a_bundle_from_before_the_html_page_reads_as_before() {
+    // Bundles written before the page carry report.json and report.txt only: the page is
+    // not part of what a bundle must hold, so they still read, checksums and all.
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "new.tar.gz");
+    let original = entries(&path);
+    let mut manifest: serde_json::Value = serde_json::from_slice(&original[0].2).unwrap();
+    let files = manifest["files"].as_array_mut().unwrap();
+    let before = files.len();
+    files.retain(|f| f["path"] != "report.html");
+    assert_eq!(files.len(), before - 1, "the page was listed");
+    let old_manifest = serde_json::to_vec_pretty(&manifest).unwrap();
+    let old_sum = format!("{}  manifest.json\n", sha256_hex(&old_manifest));
+    let items: Vec<_> = original
+        .iter()
+        .filter(|(p, ..)| p != "report.html")
+        .map(|(p, k, d)| match p.as_str() {
+            "manifest.json" => (p.as_str(), *k, old_manifest.as_slice(), ""),
+            "manifest.json.sha256" => (p.as_str(), *k, old_sum.as_bytes(), ""),
+            _ => (p.as_str(), *k, d.as_slice(), ""),
+        })
+        .collect();
+    let old = dir.path().join("old.tar.gz");
+    pack(&old, &items);
+    assert_eq!(load_captures(&old).unwrap(), as_bundle(captures()));
+    // A page the manifest does not vouch for is refused like any other stray file.
+    let stray: Vec<_> = items
+        .iter()
+        .copied()
+        .chain([("report.html", tar::EntryType::Regular, REPORT_HTML.as_bytes(), "")])
+        .collect();
+    let tampered = dir.path().join("stray.tar.gz");
+    pack(&tampered, &stray);
+    let err = load_captures(&tampered).unwrap_err();
+    assert!(
+        matches!(bundle_error(&err), BundleError::NotInManifest { path } if path == "report.html"),
+        "{err:#}"
+    );
+}
+
+#[test]
 fn manifest_is_first_and_describes_every_command() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "run.tar.gz");
@@ -250,6 +292,13 @@ fn manifest_is_first_and_describes_every_command() {
     };
     assert_eq!(file("report.json"), REPORT_JSON.as_bytes());
     assert_eq!(file("report.txt"), REPORT_TXT.as_bytes());
+    assert_eq!(file("report.html"), REPORT_HTML.as_bytes());
+    let listed = manifest["files"].as_array().unwrap();
+    let page = listed
+        .iter()
+        .find(|f| f["path"] == "report.html")
+        .expect("report.html in the manifest");
+    assert_eq!(page["sha256"], sha256_hex(REPORT_HTML.as_bytes()));
 
     let hosts = manifest["hosts"].as_array().unwrap();
     assert_eq!(hosts.len(), 3);
@@ -333,7 +382,7 @@ fn manifest_explains_missing_commands_even_when_the_collector_did_not() {
         output(catalogue::SYSTEM_VERSION, &sample_stdout(catalogue::SYSTEM_VERSION)),
     );
     let hosts = [failed, sparse];
-    write_bundle(&path, &hosts, &meta(), "{}", "", false).unwrap();
+    write_bundle(&path, &hosts, &meta(), "{}", "", "", false).unwrap();
 
     let manifest: serde_json::Value = serde_json::from_slice(&entries(&path)[0].2).unwrap();
     let missing = |n: usize| manifest["hosts"][n]["missing"].as_array().unwrap().clone();
@@ -358,10 +407,10 @@ fn existing_file_is_refused_without_force_and_replaced_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.tar.gz");
     std::fs::write(&path, b"precious").unwrap();
-    let err = write_bundle(&path, &captures(), &meta(), REPORT_JSON, REPORT_TXT, false).unwrap_err();
+    let err = write_bundle(&path, &captures(), &meta(), REPORT_JSON, REPORT_TXT, REPORT_HTML, false).unwrap_err();
     assert!(matches!(bundle_error(&err), BundleError::Exists(_)));
     assert_eq!(std::fs::read(&path).unwrap(), b"precious");
-    write_bundle(&path, &captures(), &meta(), REPORT_JSON, REPORT_TXT, true).unwrap();
+    write_bundle(&path, &captures(), &meta(), REPORT_JSON, REPORT_TXT, REPORT_HTML, true).unwrap();
     assert_eq!(load_captures(&path).unwrap(), as_bundle(captures()));
 }
 
@@ -372,7 +421,7 @@ fn a_failure_midway_leaves_nothing_under_the_final_name() {
     // The second host's name cannot be a folder: writing stops after the first host.
     let mut bad = captures();
     bad[1].host = "../escape".to_string();
-    let err = write_bundle(&path, &bad, &meta(), REPORT_JSON, REPORT_TXT, false).unwrap_err();
+    let err = write_bundle(&path, &bad, &meta(), REPORT_JSON, REPORT_TXT, REPORT_HTML, false).unwrap_err();
     assert!(matches!(bundle_error(&err), BundleError::BadHostName(_)));
     assert!(!path.exists());
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
@@ -380,13 +429,22 @@ fn a_failure_midway_leaves_nothing_under_the_final_name() {
 
     // With --force over an existing bundle, a failure keeps the old one intact.
     std::fs::write(&path, b"old bundle").unwrap();
-    write_bundle(&path, &bad, &meta(), REPORT_JSON, REPORT_TXT, true).unwrap_err();
+    write_bundle(&path, &bad, &meta(), REPORT_JSON, REPORT_TXT, REPORT_HTML, true).unwrap_err();
     assert_eq!(std::fs::read(&path).unwrap(), b"old bundle");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 
     // A folder that does not exist.
     let nowhere = dir.path().join("no/such/dir/run.tar.gz");
-    write_bundle(&nowhere, &captures(), &meta(), REPORT_JSON, REPORT_TXT, false).unwrap_err();
+    write_bundle(
+        &nowhere,
+        &captures(),
+        &meta(),
+        REPORT_JSON,
+        REPORT_TXT,
+        REPORT_HTML,
+        false,
+    )
+    .unwrap_err();
     assert!(!nowhere.exists());
 }
 
@@ -620,7 +678,7 @@ fn output_beyond_the_cap_is_cut_and_marked_truncated() {
     assert!(big.len() > OUTPUT_CAP);
     host.outputs
         .insert(catalogue::NIC_LIST.to_string(), output(catalogue::NIC_LIST, &big));
-    write_bundle(&path, &[host], &meta(), "{}", "", false).unwrap();
+    write_bundle(&path, &[host], &meta(), "{}", "", "", false).unwrap();
     let read = load_captures(&path).unwrap();
     let nic = &read[0].outputs[catalogue::NIC_LIST];
     assert!(nic.truncated);

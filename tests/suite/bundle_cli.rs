@@ -91,6 +91,54 @@ fn analyze_of_a_bundle_reproduces_the_report_of_its_run() {
 }
 
 #[test]
+fn a_bundle_carries_its_page_and_analyze_of_it_shows_the_outputs_behind_each_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let captures = load_captures(&samples().join("dvs-two-uplinks")).unwrap();
+    let bundle = dir.path().join("case-1234.tar.gz");
+    let started = SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000);
+    write_support_bundle(
+        &bundle_args(&bundle, false),
+        &captures,
+        &pvrdma_engine::diagnose::diagnose(&captures),
+        started,
+        started + Duration::from_secs(3),
+        false,
+    )
+    .unwrap();
+    // The failing check cites the vDS list; its output (a VM's port among its lines) is
+    // in the page the bundle carries, and in the page analyze makes of the bundle.
+    let port_line = "Client: hpc-node01.eth1";
+    let bundled = entry(&bundle, "report.html");
+    assert!(bundled.contains("dvs-single-uplink fails on esx01"), "{bundled}");
+    assert!(bundled.contains(port_line), "the bundle's page carries the output");
+    // Its captures came from a capture folder here; a live run's say "over SSH".
+    assert!(bundled.contains("<dt>Read</dt><dd>from the capture folder (1 host)</dd>"));
+    assert!(
+        bundled.contains("<time datetime=\"2026-09-21T14:13:20Z\">"),
+        "the run's own time"
+    );
+    let out = Doctor::new()
+        .args(["analyze", "--format", "html"])
+        .arg(&bundle)
+        .output();
+    assert_eq!(out.status.code(), Some(1));
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.contains("from the pvrdma-doctor support bundle case-1234.tar.gz (1 host)"),
+        "{page}"
+    );
+    assert!(page.contains("as the bundle recorded it"));
+    assert!(page.contains("collected by pvrdma-doctor"));
+    assert!(page.contains(port_line), "analyze of the bundle shows the output");
+    // Of the capture folder it was made from, the same outputs (analyze reads offline).
+    let out = Doctor::new()
+        .args(["analyze", "--format", "html"])
+        .arg(samples().join("dvs-two-uplinks"))
+        .output();
+    assert!(String::from_utf8(out.stdout).unwrap().contains(port_line));
+}
+
+#[test]
 fn damaged_bundles_are_refused_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();
     let captures = load_captures(&samples().join("healthy-cluster")).unwrap();

@@ -125,6 +125,7 @@ fn redacted_bundle(captures: &[HostCapture], dir: &Path) -> (Redactor, PathBuf, 
         &meta(&args),
         &report::render(&diagnosis, Format::Json, false),
         &report::render(&diagnosis, Format::Human, false),
+        &report::render(&diagnosis, Format::Html, false),
         false,
     )
     .unwrap();
@@ -172,6 +173,61 @@ fn redacted_bundles_keep_the_verdicts_and_hold_no_original_value() {
         checked_originals += originals.len();
     }
     assert!(checked_originals > 50, "too few values checked: {checked_originals}");
+}
+
+#[test]
+fn the_page_in_a_redacted_bundle_is_made_from_the_redacted_captures_only() {
+    // The bundle a run writes with --redact (the path the command line takes): its HTML
+    // page, outputs behind the findings included, holds no original value, escaped or not.
+    let mut pages_with_outputs = 0;
+    for scenario in scenarios() {
+        let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
+        let captures = load_captures(&scenario).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join("r.tar.gz");
+        let args = pvrdma_doctor::cli::BundleArgs {
+            bundle: Some(bundle.clone()),
+            redact: true,
+            force: false,
+        };
+        let start = UNIX_EPOCH + Duration::from_secs(1_790_000_000);
+        let clear = diagnose::diagnose(&captures);
+        pvrdma_doctor::app::write_support_bundle(&args, &captures, &clear, start, start, false).unwrap();
+        let (_, page) = entries(&bundle)
+            .into_iter()
+            .find(|(p, _)| p == "report.html")
+            .unwrap_or_else(|| panic!("{name}: no report.html in the bundle"));
+        let page = String::from_utf8(page).unwrap().to_ascii_lowercase();
+        for value in sensitive_values(&captures) {
+            let escaped = html_escaped(&value).to_ascii_lowercase();
+            let value = value.to_ascii_lowercase();
+            assert!(
+                !page.contains(&value) && !page.contains(&escaped),
+                "{name}: {value:?} survives in report.html"
+            );
+        }
+        assert!(
+            page.contains("<dt>redacted</dt>"),
+            "{name}: the page says it is redacted"
+        );
+        if page.contains("class=\"outputs\"") {
+            pages_with_outputs += 1;
+        }
+    }
+    assert!(
+        pages_with_outputs > 5,
+        "too few pages carry outputs: {pages_with_outputs}"
+    );
+}
+
+/// `value` as the page writes a host's text.
+fn html_escaped(value: &str) -> String {
+    value
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 /// Host names, VM names (from the real `vm process list` parser and `.vmx` files),
