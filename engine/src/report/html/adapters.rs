@@ -6,7 +6,7 @@ use crate::diagnose::{Adapter, TransportCounts, Verdict};
 use std::fmt::Write;
 
 /// Rows of the host-pair and exception tables beyond which the JSON report has the rest.
-const TABLE_ROWS: usize = 2000;
+const TABLE_ROWS: usize = 500;
 
 /// One adapter, before folding.
 struct Row<'a> {

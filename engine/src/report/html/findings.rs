@@ -109,11 +109,15 @@ fn finding(out: &mut String, p: &Page, f: &Finding, i: usize) {
         "warns"
     };
     let set = fold_names(&f.hosts);
+    // A long set stays out of the heading: the count says it there, the set follows.
+    let long = set.chars().count() > 40;
     let place = match (f.across, f.hosts.len()) {
         (true, 0) => "across hosts".to_string(),
-        (true, _) => format!("across hosts ({set})"),
+        (true, _) if !long => format!("across hosts ({set})"),
+        (true, n) => format!("across hosts ({} hosts)", super::thousands(n as u64)),
         (false, 1) => format!("on {set}"),
-        (false, n) => format!("on {set} ({n} hosts)"),
+        (false, n) if !long => format!("on {set} ({n} hosts)"),
+        (false, n) => format!("on {} hosts", super::thousands(n as u64)),
     };
     let _ = write!(
         out,
@@ -123,6 +127,9 @@ fn finding(out: &mut String, p: &Page, f: &Finding, i: usize) {
         escape::text(&f.check.summary),
         id = f.check.id,
     );
+    if long && !f.hosts.is_empty() {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape::text(&set));
+    }
     if f.hosts.len() > 1 {
         members(out, &f.hosts);
     }

@@ -76,6 +76,9 @@ pub(super) fn place(bands: &[Band]) -> Vec<Placed> {
         if b.differs {
             bottom += 20;
         }
+        if !b.failing.is_empty() && b.down.is_none() {
+            bottom += 20;
+        }
         let h = bottom + 12 - y;
         let used = devices
             .iter()
@@ -222,6 +225,14 @@ fn device_wires(out: &mut String, b: &Band, at: &Placed) {
 /// At the foot of a band: what it does not draw.
 fn notes(out: &mut String, b: &Band, at: &Placed, first: &str) {
     let mut note_y = at.y + at.h - 14;
+    if !b.failing.is_empty() {
+        let line = vec![Span {
+            text: format!("✗ failing: {}", b.failing.join(", ")),
+            class: "fail",
+        }];
+        text(out, X_VM, note_y, &line, chars(W_BAND - 40));
+        note_y -= 20;
+    }
     if b.differs {
         let line = vec![Span {
             text: format!("These hosts differ in their devices or switches: drawn is {first}'s (each host: --no-fold)"),
@@ -276,7 +287,7 @@ pub(super) fn bus(out: &mut String, placed: &[Placed]) {
 
 /// The paths: each on a lane right of the bus, its label in the column beyond the lanes.
 /// Returns the width and height the picture needs.
-pub(super) fn edges(out: &mut String, edges: &[Edge], placed: &[Placed], titles: &[String]) -> (i64, i64) {
+pub(super) fn edges(out: &mut String, edges: &[Edge], placed: &[Placed], names: &[String]) -> (i64, i64) {
     // Where each edge leaves its bands: spread around each band's anchor.
     let mut slots: Vec<i64> = vec![0; placed.len()];
     let mut ends: Vec<(i64, i64)> = Vec::with_capacity(edges.len());
@@ -329,12 +340,12 @@ pub(super) fn edges(out: &mut String, edges: &[Edge], placed: &[Placed], titles:
         }];
         text(out, label_x + 8, ly + 15, &head, chars(LABEL_W));
         let between = if e.a == e.b {
-            format!("among {}", titles[e.a])
+            format!("among the {}", names[e.a])
         } else {
             format!(
                 "{} ⇄ {}",
-                escape::shorten(&titles[e.a], 16),
-                escape::shorten(&titles[e.b], 16)
+                escape::shorten(&names[e.a], 18),
+                escape::shorten(&names[e.b], 18)
             )
         };
         let sub = vec![Span {

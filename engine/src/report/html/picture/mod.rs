@@ -105,7 +105,11 @@ pub(super) fn section(out: &mut String, p: &Page) {
     }
     let (edges, left_out) = choose_edges(all_edges);
     let placed = draw::place(&bands);
-    let titles: Vec<String> = bands.iter().map(|b| b.title.clone()).collect();
+    // A folded band's set comes last in its header, after what must not be cut.
+    for band in bands.iter_mut().filter(|b| b.hosts.len() > 1) {
+        band.head.push(scene_span(format!("  ·  {}", band.title), "small"));
+    }
+    let names: Vec<String> = bands.iter().map(|b| b.short.clone()).collect();
     let mut body = String::new();
     draw::bus(&mut body, &placed);
     for ((band, at), n) in bands.iter().zip(&placed).zip(&memcpy) {
@@ -114,7 +118,7 @@ pub(super) fn section(out: &mut String, p: &Page) {
             draw::memcpy(&mut body, at, *n);
         }
     }
-    let (width, height) = draw::edges(&mut body, &edges, &placed, &titles);
+    let (width, height) = draw::edges(&mut body, &edges, &placed, &names);
     let width = width.max(draw::X_BUS + 40);
     let _ = write!(
         out,

@@ -56,8 +56,10 @@ fn span(text: impl Into<String>, class: &'static str) -> Span {
 /// One band.
 pub(super) struct Band<'a> {
     pub hosts: Vec<&'a HostDiagnosis>,
-    /// The folded host set, with the count when more than one.
+    /// The folded host set.
     pub title: String,
+    /// What a path's label calls the band: the host, or `900 hosts (ok)`.
+    pub short: String,
     pub head: Line,
     /// A host that could not be diagnosed: why, instead of its parts.
     pub down: Option<Vec<Line>>,
@@ -68,6 +70,9 @@ pub(super) struct Band<'a> {
     pub devices: Vec<Part>,
     /// The hosts of the band differ in devices or switches: what is drawn is the first's.
     pub differs: bool,
+    /// The host checks that fail there (and across hosts, involving it), by id: why its
+    /// adapters fall back.
+    pub failing: Vec<String>,
 }
 
 /// A row of adapters: one VM's adapter, or alike ones folded.
@@ -84,7 +89,11 @@ impl VmRow {
     pub fn label(&self) -> String {
         match self.vms.as_slice() {
             [one] => one.clone(),
-            many => format!("{} ({} VMs)", fold_names(many), many.len()),
+            many => format!(
+                "{} VMs: {}",
+                super::super::thousands(many.len() as u64),
+                fold_names(many)
+            ),
         }
     }
 
@@ -135,13 +144,19 @@ pub(super) struct Part {
 pub(super) fn band<'a>(group: &[&'a HostDiagnosis], fold: bool) -> Band<'a> {
     let first = group[0];
     let names: Vec<&str> = group.iter().map(|h| h.host.as_str()).collect();
-    let mut title = fold_names(&names);
-    if group.len() > 1 {
-        title.push_str(&format!(" ({} hosts)", group.len()));
-    }
+    let title = fold_names(&names);
     let status = crate::diagnose::status_name(first.status);
+    // A folded set can be long: its count and state lead, the set itself comes last.
+    let short = match group.len() {
+        1 => title.clone(),
+        n => format!("{} hosts ({status})", super::super::thousands(n as u64)),
+    };
+    let lead = match group.len() {
+        1 => title.clone(),
+        n => format!("{} hosts", super::super::thousands(n as u64)),
+    };
     let mut head = vec![
-        span(title.clone(), "head"),
+        span(lead, "head"),
         span("  ", ""),
         span(
             format!("{} {status}", host_mark(first.status)),
@@ -169,12 +184,20 @@ pub(super) fn band<'a>(group: &[&'a HostDiagnosis], fold: bool) -> Band<'a> {
                 .collect::<Vec<Line>>()
         });
     let (rows, rows_left_out) = rows(group, fold);
-    let switches = switches(first, &rows);
+    let switches = switches(first, &rows, group.len() > 1);
     let devices = devices(first);
     let differs = group.iter().any(|h| h.topology != first.topology);
+    let failing = first
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Fail)
+        .map(|c| c.id.to_string())
+        .chain(first.fleet_failures.iter().map(|id| format!("{id} (across hosts)")))
+        .collect();
     Band {
         hosts: group.to_vec(),
         title,
+        short,
         head,
         down,
         rows,
@@ -182,6 +205,7 @@ pub(super) fn band<'a>(group: &[&'a HostDiagnosis], fold: bool) -> Band<'a> {
         switches,
         devices,
         differs,
+        failing,
     }
 }
 
@@ -246,7 +270,7 @@ fn rows(group: &[&HostDiagnosis], fold: bool) -> (Vec<VmRow>, usize) {
 
 /// The switches: each vDS holding an RDMA uplink, then any other switch an adapter's
 /// port or the PVRDMA vmknic is on (a standard vSwitch: no HCA there).
-fn switches(h: &HostDiagnosis, rows: &[VmRow]) -> Vec<Part> {
+fn switches(h: &HostDiagnosis, rows: &[VmRow], several: bool) -> Vec<Part> {
     let t: &HostTopology = &h.topology;
     let mut out: Vec<Part> = Vec::new();
     for s in t.devices.iter().filter_map(|d| d.switch.as_ref()) {
@@ -254,16 +278,21 @@ fn switches(h: &HostDiagnosis, rows: &[VmRow]) -> Vec<Part> {
             continue;
         }
         let mtu = s.mtu.map_or("MTU ?".to_string(), |m| format!("MTU {m}"));
-        let uplinks = match s.uplinks.as_slice() {
-            [one] => format!("uplink {one}"),
-            many => format!("{} uplinks: {}", many.len(), many.join(", ")),
-        };
+        let mut lines = vec![vec![span(format!("vDS {}", s.name), "head")]];
+        match s.uplinks.as_slice() {
+            [one] => lines.push(vec![span(format!("{mtu} · uplink {one}"), "")]),
+            // PVRDMA does not support teaming: the HCA must be the vDS's only uplink.
+            many => {
+                lines.push(vec![span(mtu, "")]);
+                lines.push(vec![span(
+                    format!("✗ {} uplinks: {}", many.len(), many.join(", ")),
+                    "fail",
+                )]);
+            }
+        }
         out.push(Part {
             key: s.name.clone(),
-            lines: vec![
-                vec![span(format!("vDS {}", s.name), "head")],
-                vec![span(format!("{mtu} · {uplinks}"), "")],
-            ],
+            lines,
             bad: s.uplinks.len() > 1,
             unsure: false,
             switch: None,
@@ -295,16 +324,21 @@ fn switches(h: &HostDiagnosis, rows: &[VmRow]) -> Vec<Part> {
             active: false,
         });
     }
-    vmknic_lines(h, &mut out, vmknic_switch.as_deref());
+    vmknic_lines(h, &mut out, vmknic_switch.as_deref(), several);
     out
 }
 
 /// The PVRDMA vmknic under the switch it is on (else under the first): tagged or not.
-fn vmknic_lines(h: &HostDiagnosis, parts: &mut [Part], on: Option<&str>) {
+/// `several`: the band folds hosts, each with its own address (the Hosts section lists them).
+fn vmknic_lines(h: &HostDiagnosis, parts: &mut [Part], on: Option<&str>, several: bool) {
     let tagged = h.checks.iter().find(|c| c.id == CheckId::PvrdmaVmknicTagged);
     let line = match (&h.pvrdma_vmknic, tagged.map(|c| c.status)) {
         (Some(v), _) => {
-            let address = v.ipv4.as_deref().unwrap_or("no IPv4 address");
+            let address = match (several, v.ipv4.as_deref()) {
+                (true, _) => "an address per host",
+                (false, Some(a)) => a,
+                (false, None) => "no IPv4 address",
+            };
             let mtu = v.mtu.map(|m| format!(" · MTU {m}")).unwrap_or_default();
             vec![
                 vec![span(format!("PVRDMA vmknic {}", v.name), "")],
