@@ -14,6 +14,8 @@
 #   - icinga2-bin: Icinga 2's own parser and config validator for the monitoring plugin;
 #   - python3 and python3-pip; and from PyPI the ClusterShell package, the oracle for node
 #     sets (tests/suite/nodeset_oracle.rs).
+#   - chromium, poppler-utils (pdftotext) and fonts-dejavu-core: the HTML report rendered,
+#     printed and read back by a real browser (tests/suite/html_chromium.rs);
 # And it creates a local test user whose login shell is busybox sh and whose password is
 # checked by PAM, so keyboard-interactive login goes through the same path as on ESXi.
 #
@@ -255,6 +257,20 @@ if ! command -v go >/dev/null 2>&1 || [ ! -d /usr/share/gocode/src/github.com/vm
     apt_install golang-go golang-github-vmware-govmomi-dev
 fi
 # --- end vSphere simulator
+# --- The HTML report (tests/suite/html_chromium.rs): Debian's headless-capable Chromium
+# renders each sample page to a PNG and a PDF, dumps the DOM it built with scripts off, and
+# poppler-utils' pdftotext reads the PDFs back. fonts-dejavu-core gives Chromium a font
+# (Debian's chromium only recommends one). Chromium ships no system service.
+html_missing=""
+command -v chromium >/dev/null 2>&1 || html_missing="$html_missing chromium"
+command -v pdftotext >/dev/null 2>&1 || html_missing="$html_missing poppler-utils"
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || html_missing="$html_missing fonts-dejavu-core"
+if [ -n "$html_missing" ]; then
+    echo "install-test-deps.sh: installing$html_missing"
+    # shellcheck disable=SC2086 # word splitting of the package list is intended
+    apt_install $html_missing
+fi
+# --- end HTML report
 leave_services_disabled
 
 echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH, password in $PASSWORD_FILE)"

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Each scenario and the exit code a runbook would see for it.
-const SCENARIOS: &[(&str, i32)] = &[
+pub(crate) const SCENARIOS: &[(&str, i32)] = &[
     ("healthy-cluster", 0),
     ("esxi67-healthy", 0),
     ("vm-names-special", 0),

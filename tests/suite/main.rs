@@ -19,6 +19,7 @@ mod evidence;
 mod fuzz_corpus;
 mod fuzz_regressions;
 mod golden;
+mod html_chromium;
 mod install_test_deps;
 mod layering;
 mod nagios;

@@ -12,6 +12,9 @@
 //! known_hosts, the in-process collection's options and the binary's invocation).
 use std::path::{Path, PathBuf};
 
+// Headless Chromium for the HTML report's tests and benchmark.
+#[allow(dead_code)]
+pub mod chromium;
 // The examples that share this module run no binary: none of it is used there.
 #[allow(dead_code)]
 pub mod client;
