@@ -31,7 +31,7 @@
 //! end by their deadline, at most `limits.max_timeout`) the remaining connections, idle or
 //! still sending headers, are closed and the server returns.
 use super::auth::Verdict;
-use super::scrape::Exporter;
+use super::exporter::Exporter;
 use super::web::WebConfig;
 use bytes::Bytes;
 use http_body_util::Full;

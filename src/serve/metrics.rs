@@ -62,9 +62,9 @@ pub struct Metrics {
     /// Unix seconds of the last successful (re)load.
     pub config_reload_success_time: AtomicI64,
     /// The keys a reload cannot apply to the running server
-    /// ([`super::scrape::RESTART_ONLY`], in its order), each 1 while the file last loaded
+    /// ([`super::config::RESTART_ONLY`], in its order), each 1 while the file last loaded
     /// sets it to a value other than the one in force.
-    pub config_reload_refused: [Value; super::scrape::RESTART_ONLY.len()],
+    pub config_reload_refused: [Value; super::config::RESTART_ONLY.len()],
 }
 
 /// Writes one metric family of one unlabelled sample, with the engine crate's exposition
@@ -186,7 +186,7 @@ impl Metrics {
             "pvrdma_doctor_config_reload_refused",
             "1 when the configuration file last loaded sets this key to a value the running exporter cannot change (it keeps the one it started with until restarted), else 0.",
         );
-        for (key, value) in super::scrape::RESTART_ONLY.iter().zip(&self.config_reload_refused) {
+        for (key, value) in super::config::RESTART_ONLY.iter().zip(&self.config_reload_refused) {
             refused.add(vec![("key", key.to_string())], value.get().to_string());
         }
         refused.write(&mut out);

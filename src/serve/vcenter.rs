@@ -11,9 +11,8 @@
 //! so. Before a first successful read a group has no hosts: a probe of it answers HTTP 503
 //! and says why, `/sd` lists nothing for it.
 use super::config::vcenter::Vcenter;
-use super::config::Config;
+use super::config::{Config, InForce};
 use super::metrics::Value;
-use super::scrape::Exporter;
 use crate::vcenter::Placement;
 use pvrdma_vsphere::{Client, Inventory, Selected, Selection};
 use std::cell::{Cell, RefCell};
@@ -71,7 +70,7 @@ struct VcenterState {
 }
 
 /// The hosts every vCenter group has now, and each vCenter's reads: written by the
-/// followers, read by probes, `/sd` and `/metrics`. Lives in the [`Exporter`].
+/// followers, read by probes, `/sd` and `/metrics`. The exporter holds it.
 #[derive(Debug, Default)]
 pub struct Fleet {
     groups: RefCell<BTreeMap<String, GroupState>>,
@@ -317,7 +316,8 @@ fn probeable(config: &Config, group: &str, selected: &Selected, lines: &mut Vec<
 /// The followers of the configuration in force: one task per vCenter a group reads, each
 /// with its own session.
 pub struct Followers {
-    exporter: Rc<Exporter>,
+    fleet: Rc<Fleet>,
+    config: Rc<InForce>,
     stop: watch::Sender<bool>,
     tasks: tokio::task::JoinSet<()>,
 }
@@ -325,9 +325,10 @@ pub struct Followers {
 impl Followers {
     /// Starts following the vCenters of the exporter's configuration (on the current
     /// `LocalSet`).
-    pub fn start(exporter: Rc<Exporter>) -> Followers {
+    pub fn start(fleet: Rc<Fleet>, config: Rc<InForce>) -> Followers {
         let mut f = Followers {
-            exporter,
+            fleet,
+            config,
             stop: watch::channel(false).0,
             tasks: tokio::task::JoinSet::new(),
         };
@@ -336,11 +337,16 @@ impl Followers {
     }
 
     fn spawn(&mut self) {
-        let config = self.exporter.config();
-        let generation = self.exporter.vcenter.sync(&config);
+        let config = self.config.get();
+        let generation = self.fleet.sync(&config);
         let (tx, rx) = watch::channel(false);
         for (name, vc) in config.vcenter.followed() {
-            let follower = follow(self.exporter.clone(), generation, name.clone(), vc.clone(), rx.clone());
+            let fed = Fed {
+                fleet: self.fleet.clone(),
+                config: self.config.clone(),
+                generation,
+            };
+            let follower = follow(fed, name.clone(), vc.clone(), rx.clone());
             self.tasks.spawn_local(follower);
         }
         self.stop = tx;
@@ -372,13 +378,21 @@ fn log(line: &str) {
 
 /// One vCenter's follower: reads the inventory now and every `refresh`, over one session,
 /// until told to stop; then logs the session out.
-async fn follow(exporter: Rc<Exporter>, generation: u64, name: String, vc: Vcenter, mut stop: watch::Receiver<bool>) {
+/// What a follower feeds: the fleet's state, with the configuration in force, for the
+/// generation the follower belongs to.
+struct Fed {
+    fleet: Rc<Fleet>,
+    config: Rc<InForce>,
+    generation: u64,
+}
+
+async fn follow(fed: Fed, name: String, vc: Vcenter, mut stop: watch::Receiver<bool>) {
     let mut client = match Client::new(vc.client_config()) {
         Ok(c) => c,
         Err(e) => {
-            let lines = exporter.vcenter.apply(
-                &exporter.config(),
-                generation,
+            let lines = fed.fleet.apply(
+                &fed.config.get(),
+                fed.generation,
                 &name,
                 Err(e.for_configuration()),
                 SystemTime::now(),
@@ -411,12 +425,12 @@ async fn follow(exporter: Rc<Exporter>, generation: u64, name: String, vc: Vcent
         };
         let inventory = read.as_ref().ok();
         let read = read.as_ref().map_err(pvrdma_vsphere::Error::for_configuration);
-        let lines = exporter
-            .vcenter
-            .apply(&exporter.config(), generation, &name, read, SystemTime::now());
+        let lines = fed
+            .fleet
+            .apply(&fed.config.get(), fed.generation, &name, read, SystemTime::now());
         lines.iter().for_each(|l| log(l));
         if let Some(inventory) = inventory {
-            let read = configs::read_configuration(&exporter, &mut client, generation, &name, inventory, &mut stop);
+            let read = configs::read_configuration(&fed, &mut client, &name, inventory, &mut stop);
             if read.await.is_none() {
                 client.reset_connection();
                 break;

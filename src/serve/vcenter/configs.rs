@@ -2,9 +2,8 @@
 //! inventory read, in the same session (one request for all of them, then one per page),
 //! and a probe judges the configuration last read, without any SSH connection. A read
 //! that fails keeps the last configuration, as a failed inventory read keeps the hosts.
-use super::{log, stopped, Fleet};
+use super::{log, stopped, Fed, Fleet};
 use crate::serve::config::Config;
-use crate::serve::scrape::Exporter;
 use pvrdma_engine::capture::HostCapture;
 use pvrdma_vsphere::{Client, Inventory};
 use std::time::SystemTime;
@@ -14,14 +13,13 @@ use tokio::sync::watch;
 /// its `no_ssh` groups in the same session and keeps it; a failure is logged and the last
 /// read kept. `None` when the exporter stopped meanwhile (the read is cut).
 pub(super) async fn read_configuration(
-    exporter: &Exporter,
+    fed: &Fed,
     client: &mut Client,
-    generation: u64,
     name: &str,
     inventory: &Inventory,
     stop: &mut watch::Receiver<bool>,
 ) -> Option<()> {
-    let hosts = exporter.vcenter.api_hosts(&exporter.config(), name);
+    let hosts = fed.fleet.api_hosts(&fed.config.get(), name);
     if hosts.is_empty() {
         return Some(());
     }
@@ -35,9 +33,8 @@ pub(super) async fn read_configuration(
         Ok(configs) => {
             let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
             let captures = crate::vcenter::api_captures(&hosts, configs, elapsed);
-            exporter
-                .vcenter
-                .store_configuration(generation, captures, SystemTime::now());
+            fed.fleet
+                .store_configuration(fed.generation, captures, SystemTime::now());
         }
         Err(e) => log(&format!(
             "vCenter {name}: the configuration of {} cannot be read: {}; probes judge the last one read",
