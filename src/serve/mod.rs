@@ -17,6 +17,7 @@ pub mod auth;
 pub mod config;
 pub mod exporter;
 pub mod http;
+mod landing;
 pub mod metrics;
 pub mod scrape;
 pub mod vcenter;
