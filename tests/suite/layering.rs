@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod setup_getters;
 mod within_modules;
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -30,7 +30,7 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
 
 /// The text the compiler reads as this file's own module: an inline `#[cfg(test)]`
 /// module (always last) is another module, whose `super` is this one.
-fn own_text(text: &str) -> &str {
+pub(super) fn own_text(text: &str) -> &str {
     let mut from = 0;
     while let Some(at) = text[from..].find("#[cfg(test)]") {
         let at = from + at;
