@@ -4,17 +4,17 @@
 //! fleet (`/probe?target=NAME`), and Prometheus finds them at `/sd` (HTTP service
 //! discovery, see [`expose`]).
 //!
-//! Each vCenter is followed by the host source's one follower
-//! ([`crate::source::follow::follow_every`]): one session per vCenter, kept between reads
-//! and logged out when the server stops or reloads. This module keeps what the reads
-//! gave each group and words them for the log. A read that fails keeps the hosts read last, so a vCenter
-//! outage never empties Prometheus' targets; `pvrdma_doctor_vcenter_up` and the log say
-//! so. Before a first successful read a group has no hosts: a probe of it answers HTTP 503
-//! and says why, `/sd` lists nothing for it.
+//! Each vCenter is followed by the host source's one follower ([`Follower`], its rounds
+//! run by [`crate::source::follow::follow_every`]): one session per vCenter, kept between
+//! reads and logged out when the server stops or reloads. This module keeps what the reads
+//! gave each group and words them for the log. A read that fails keeps the hosts read
+//! last, so a vCenter outage never empties Prometheus' targets; `pvrdma_doctor_vcenter_up`
+//! and the log say so. Before a first successful read a group has no hosts: a probe of it
+//! answers HTTP 503 and says why, `/sd` lists nothing for it.
 use super::config::vcenter::Vcenter;
 use super::config::{Config, InForce};
 use super::metrics::Value;
-use crate::source::follow::{Feed, Followed, Logout, Snapshot, STOP_GRACE};
+use crate::source::follow::{Feed, Followed, Follower, Logout, Snapshot, STOP_GRACE};
 use crate::source::Reading;
 use pvrdma_engine::capture::HostCapture;
 use pvrdma_vsphere::{Selected, Selection};
@@ -344,8 +344,17 @@ impl Followers {
                 generation,
                 name: name.clone(),
             };
-            let follower = crate::source::follow::follow_every(vc.client_config(), vc.refresh, rx.clone(), fed);
-            self.tasks.spawn_local(follower);
+            match Follower::new(vc.client_config()) {
+                Ok(follower) => {
+                    let rounds = crate::source::follow::follow_every(follower, vc.refresh, rx.clone(), fed);
+                    self.tasks.spawn_local(rounds);
+                }
+                // The CA file cannot be used: nothing is read until a reload mends it.
+                Err(e) => {
+                    let mut fed = fed;
+                    fed.inventory(Err(&e));
+                }
+            }
         }
         self.stop = tx;
     }

@@ -244,7 +244,7 @@ pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// What an exporter's follower feeds with each read of its vCenter.
 pub(crate) trait Feed {
-    /// A read of the inventory, or why it failed (the client could not even be set up,
+    /// A read of the inventory, or why it failed (the follower could not even be set up,
     /// or the read failed). Returns the hosts whose configuration to read now, in the
     /// same session.
     fn inventory(&mut self, read: Result<&Snapshot, &pvrdma_vsphere::Error>) -> Vec<String>;
@@ -262,23 +262,16 @@ pub(crate) enum Logout {
     NoAnswer,
 }
 
-/// An exporter group's rounds: reads vCenter's inventory now and every `refresh`, over
-/// one session, until `stop` turns true; hands each read to `feed`, then reads the
-/// configuration of the hosts it names in the same session; then logs the session out.
+/// An exporter group's rounds: reads vCenter's inventory now and every `refresh`, in
+/// `follower`'s session, until `stop` turns true; hands each read to `feed`, then reads
+/// the configuration of the hosts it names in the same session; then logs the session
+/// out.
 pub(crate) async fn follow_every(
-    config: pvrdma_vsphere::Config,
+    mut follower: Follower,
     refresh: Duration,
     mut stop: watch::Receiver<bool>,
     mut feed: impl Feed,
 ) {
-    let mut follower = match Follower::new(config) {
-        Ok(f) => f,
-        Err(e) => {
-            feed.inventory(Err(&e));
-            stopped(&mut stop).await;
-            return;
-        }
-    };
     loop {
         let read = until_stopped(&mut follower, &mut stop, STOP_GRACE, async |f: &mut Follower| {
             f.read().await
