@@ -201,18 +201,29 @@ impl Client {
         self.transport.reset();
     }
 
-    /// Reads hosts and VMs, logging in first when needed and once more if the session
-    /// turns out to have expired.
-    pub async fn inventory(&mut self) -> Result<Inventory, Error> {
+    /// Makes `call` in the session, logging in first when there is none. A session vCenter
+    /// ended (`NotAuthenticated`: its idle timeout, an administrator) is renewed once and
+    /// the call made again; refused a second time, the call's error is the answer. Every
+    /// call that needs a session goes through here.
+    async fn with_session<T>(
+        &mut self,
+        mut call: impl AsyncFnMut(&mut Client) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         self.login().await?;
-        match self.read_inventory().await {
+        match call(self).await {
             Err(Error::NotAuthenticated { .. }) => {
                 self.cookie = None;
                 self.login().await?;
-                self.read_inventory().await
+                call(self).await
             }
             other => other,
         }
+    }
+
+    /// Reads hosts and VMs (see [`Client::with_session`] for the session).
+    pub async fn inventory(&mut self) -> Result<Inventory, Error> {
+        self.with_session(async |client: &mut Client| client.read_inventory().await)
+            .await
     }
 
     async fn read_inventory(&mut self) -> Result<Inventory, Error> {
@@ -267,15 +278,8 @@ impl Client {
         if host_ids.is_empty() {
             return Ok(BTreeMap::new());
         }
-        self.login().await?;
-        match self.read_host_configs(host_ids).await {
-            Err(Error::NotAuthenticated { .. }) => {
-                self.cookie = None;
-                self.login().await?;
-                self.read_host_configs(host_ids).await
-            }
-            other => other,
-        }
+        self.with_session(async |client: &mut Client| client.read_host_configs(host_ids).await)
+            .await
     }
 
     async fn read_host_configs(&mut self, host_ids: &[String]) -> Result<BTreeMap<String, HostConfig>, Error> {
@@ -289,15 +293,8 @@ impl Client {
     /// How many sessions vCenter has open (`SessionManager.sessionList`), this one
     /// included: for diagnostics and tests.
     pub async fn session_count(&mut self) -> Result<usize, Error> {
-        self.login().await?;
-        match self.read_session_count().await {
-            Err(Error::NotAuthenticated { .. }) => {
-                self.cookie = None;
-                self.login().await?;
-                self.read_session_count().await
-            }
-            other => other,
-        }
+        self.with_session(async |client: &mut Client| client.read_session_count().await)
+            .await
     }
 
     async fn read_session_count(&mut self) -> Result<usize, Error> {

@@ -361,6 +361,11 @@ fn an_expired_session_is_renewed_and_moves_are_seen() {
     assert!(host(&after, "esx01").in_maintenance);
     assert_eq!(host(&after, "esx02").connection_state, ConnectionState::NotResponding);
 
+    // Every call that needs a session renews it the same way.
+    sim.expire_sessions();
+    assert_eq!(rt.block_on(client.session_count()).expect("a new session"), 1);
+    assert_eq!(client.calls().get("Login"), Some(&3), "{:?}", client.calls());
+
     rt.block_on(client.logout()).unwrap();
     assert_eq!(sim.sessions(), 0);
     // Logging out twice, or without a session, is harmless.
