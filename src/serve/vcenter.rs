@@ -10,7 +10,7 @@
 //! outage never empties Prometheus' targets; `pvrdma_doctor_vcenter_up` and the log say
 //! so. Before a first successful read a group has no hosts: a probe of it answers HTTP 503
 //! and says why, `/sd` lists nothing for it.
-use super::config::vcenter::Vcenter;
+use super::config::vcenter::{Vcenter, KEYS};
 use super::config::Config;
 use super::metrics::Value;
 use super::scrape::Exporter;
@@ -246,8 +246,9 @@ impl Fleet {
                         Some(h) => format!("keeps its {} last known host(s)", h.len()),
                         None => "has no hosts yet".to_string(),
                     };
+                    let e = e.worded(&KEYS);
                     lines.push(format!("group {name}: vCenter {vcenter}: {e}; the group {keeps}"));
-                    g.why = Some(e.to_string());
+                    g.why = Some(e);
                 }
             }
         }
@@ -380,7 +381,7 @@ async fn follow(exporter: Rc<Exporter>, generation: u64, name: String, vc: Vcent
                 &exporter.config(),
                 generation,
                 &name,
-                Err(e.for_configuration()),
+                Err(e.worded(&KEYS)),
                 SystemTime::now(),
             );
             lines.iter().for_each(|l| log(l));
@@ -410,7 +411,7 @@ async fn follow(exporter: Rc<Exporter>, generation: u64, name: String, vc: Vcent
             break;
         };
         let inventory = read.as_ref().ok();
-        let read = read.as_ref().map_err(pvrdma_vsphere::Error::for_configuration);
+        let read = read.as_ref().map_err(|e| e.worded(&KEYS));
         let lines = exporter
             .vcenter
             .apply(&exporter.config(), generation, &name, read, SystemTime::now());

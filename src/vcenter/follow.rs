@@ -114,7 +114,7 @@ pub(crate) struct Reading {
 impl Follower {
     /// Reads the password and prepares the client (no connection yet).
     pub(crate) fn new(setup: VcenterSetup) -> anyhow::Result<Follower> {
-        let client = Client::new(setup.config()?)?;
+        let client = Client::new(setup.config()?).map_err(super::VsphereError)?;
         Ok(Follower {
             setup,
             client,
@@ -169,7 +169,11 @@ impl Follower {
     /// session, one capture per host.
     pub(crate) async fn configuration(&mut self, reading: &Reading) -> anyhow::Result<Vec<HostCapture>> {
         let clock = std::time::Instant::now();
-        let configs = self.client.host_configs(&reading.host_ids).await?;
+        let configs = self
+            .client
+            .host_configs(&reading.host_ids)
+            .await
+            .map_err(super::VsphereError)?;
         let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
         tracing::info!(
             "read the configuration of {} host(s) from vCenter {} in {elapsed} ms",
@@ -205,8 +209,9 @@ impl Follower {
     pub(crate) async fn close(&mut self) {
         if let Err(e) = self.client.logout().await {
             eprintln!(
-                "pvrdma-doctor: could not log out of vCenter {}: {e}",
-                self.setup.endpoint.label()
+                "pvrdma-doctor: could not log out of vCenter {}: {}",
+                self.setup.endpoint.label(),
+                super::VsphereError(e)
             );
         }
     }

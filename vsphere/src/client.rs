@@ -471,7 +471,7 @@ mod tests {
         c.timeout = Duration::from_millis(300);
         let err = rt.block_on(read_inventory(c, std::future::pending())).unwrap_err();
         assert!(
-            matches!(&err, Error::Timeout { stage, .. } if stage == "TLS handshake"),
+            matches!(&err, Error::Timeout { stage, .. } if *stage == crate::error::Stage::Handshake),
             "{err:?}"
         );
         drop(listener);

@@ -8,7 +8,7 @@
 //! its file or environment variable now, so a file that cannot be read is a
 //! configuration error, not a failure at the first refresh), the clusters and VM patterns.
 use super::{DurationText, NodeSets};
-use pvrdma_vsphere::{ClusterRef, Endpoint, Selection, Thumbprint, Trust, VmPattern};
+use pvrdma_vsphere::{ClusterRef, Endpoint, Selection, Thumbprint, Trust, VmPattern, Vocabulary};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -23,6 +23,16 @@ const MIN_REFRESH: Duration = Duration::from_secs(1);
 
 /// How long one vSphere API request may take when `timeout:` is not set.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The exporter's names for the settings a vSphere refusal's remedy points to: the keys of
+/// its `vcenters:` entry, not the command line's options, which the exporter does not take.
+pub const KEYS: Vocabulary = Vocabulary {
+    ca_file: "`ca: FILE` in its vcenters: entry",
+    pin_setting: "`thumbprint:`",
+    pin: |t| format!("thumbprint: \"{t}\""),
+    timeout: "`timeout:` in its vcenters: entry",
+    cluster: crate::vcenter::OPTIONS.cluster,
+};
 
 /// The `vcenters:` and the groups they feed, validated.
 #[derive(Debug, Clone, Default)]
@@ -198,7 +208,7 @@ impl RawVcenter {
         };
         // Reads the CA file as the client will (no connection): a file that is not PEM
         // certificates is named now.
-        pvrdma_vsphere::Client::new(vcenter.client_config()).map_err(|e| anyhow::anyhow!("{e}"))?;
+        pvrdma_vsphere::Client::new(vcenter.client_config()).map_err(|e| anyhow::anyhow!(e.worded(&KEYS)))?;
         Ok(vcenter)
     }
 }

@@ -42,7 +42,7 @@ pub(super) async fn read_configuration(
         Err(e) => log(&format!(
             "vCenter {name}: the configuration of {} cannot be read: {}; probes judge the last one read",
             pvrdma_nodeset::fold(&hosts),
-            e.for_configuration()
+            e.worded(&crate::serve::config::vcenter::KEYS)
         )),
     }
     Some(())
