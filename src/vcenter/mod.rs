@@ -14,7 +14,7 @@ mod follow;
 mod print;
 pub(crate) use api::{captures as api_captures, complete_refused, read_configuration};
 pub(crate) use follow::{Follower, Move, Placement};
-pub(crate) use print::{certificate_refusal, hosts_json, skipped_lines, VsphereError, OPTIONS};
+pub(crate) use print::{certificate_refusal, hosts_json, skipped_lines, VsphereError};
 
 /// The environment variable that holds the vCenter password.
 pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_VCENTER_PASSWORD";

@@ -4,7 +4,7 @@ use pvrdma_vsphere::{Endpoint, Inventory, Selected, Selection, SkipReason, Vocab
 use serde_json::{json, Value};
 
 /// The command line's names for the settings a vSphere refusal's remedy points to.
-pub(crate) const OPTIONS: Vocabulary = Vocabulary {
+const OPTIONS: Vocabulary = Vocabulary {
     ca_file: "--vcenter-ca FILE",
     pin_setting: "--vcenter-thumbprint",
     pin: |t| format!("--vcenter-thumbprint {t}"),

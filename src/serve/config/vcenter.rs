@@ -31,8 +31,23 @@ pub const KEYS: Vocabulary = Vocabulary {
     pin_setting: "`thumbprint:`",
     pin: |t| format!("thumbprint: \"{t}\""),
     timeout: "`timeout:` in its vcenters: entry",
-    cluster: crate::vcenter::OPTIONS.cluster,
+    cluster: |path| format!("cluster: {}", yaml_quoted(path)),
 };
+
+/// `text` as a YAML double-quoted scalar, which holds any cluster name.
+fn yaml_quoted(text: &str) -> String {
+    let mut out = String::from('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
 
 /// The `vcenters:` and the groups they feed, validated.
 #[derive(Debug, Clone, Default)]

@@ -261,3 +261,20 @@ fn vsphere_refusals_name_the_keys_of_the_vcenters_entry() {
         assert!(!text.contains("--vcenter"), "{text}");
     }
 }
+
+/// The `cluster:` an ambiguous cluster's message suggests reads back as that cluster's
+/// name, whatever it holds.
+#[test]
+fn the_suggested_cluster_key_reads_back_as_the_name() {
+    for name in [
+        "Lab East/HPC",
+        "it's \"quoted\"",
+        r"back\slash",
+        "tab\there",
+        "HPC: [1-2] #x",
+    ] {
+        let line = (KEYS.cluster)(name);
+        let read: BTreeMap<String, String> = serde_norway::from_str(&line).unwrap();
+        assert_eq!(read["cluster"], name, "{line}");
+    }
+}
