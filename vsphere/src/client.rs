@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::http::Transport;
 use crate::inventory::Inventory;
 use crate::soap::{self, Answer, MoRef, ServiceContent};
-use crate::xml::Element;
+use pvrdma_parsers::xml::Element;
 
 /// How to reach and log in to one vCenter.
 #[derive(Debug, Clone)]

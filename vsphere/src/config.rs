@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::soap::{call, MoRef, ObjectContent};
-use crate::xml::{moref_element, text_element};
+use crate::xml::{moref_element, text_element, write_xml};
 
 /// The host properties read: the product (version, build), the network configuration
 /// (RDMA devices, VMkernel interfaces, vDS membership), the firewall and the advanced
@@ -77,7 +77,7 @@ pub fn object_xml(o: &ObjectContent) -> String {
     for (name, val) in &o.props {
         out.push_str("<propSet>");
         text_element(&mut out, "name", name);
-        val.write_xml(&mut out);
+        write_xml(val, &mut out);
         out.push_str("</propSet>");
     }
     out.push_str("</objects>");

@@ -4,7 +4,9 @@
 //! `http`, the orchestration `client`.
 use std::fmt::Write as _;
 
-use crate::xml::{self, moref_element, text_element, Element};
+use pvrdma_parsers::xml::{self, Element};
+
+use crate::xml::{envelope, moref_element, text_element};
 
 /// A managed object reference: its type (`HostSystem`) and value (`host-21`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,7 +50,8 @@ pub enum Answer {
 
 /// Reads an answer's envelope: the `returnval` of `<{method}Response>` or the fault.
 pub fn decode(body: &[u8], method: &str) -> Result<Answer, String> {
-    let root = xml::parse(body).map_err(|e| format!("{method}: not XML: {e}"))?;
+    let text = std::str::from_utf8(body).map_err(|e| format!("{method}: not XML: not UTF-8: {e}"))?;
+    let root = xml::read(text).map_err(|e| format!("{method}: not XML: {e}"))?;
     let envelope_body = root
         .child("Body")
         .filter(|_| root.name == "Envelope")
@@ -84,7 +87,7 @@ pub(crate) fn call(method: &str, this: &MoRef, args: &str) -> String {
     moref_element(&mut body, "_this", &this.kind, &this.value);
     body.push_str(args);
     let _ = write!(body, "</{method}>");
-    xml::envelope(&body)
+    envelope(&body)
 }
 
 pub fn retrieve_service_content() -> String {

@@ -92,7 +92,7 @@ fn requests_escape_what_users_type() {
         "ad\\ops&<dev>",
         "p&<>\"'w",
     );
-    let root = xml::parse(body.as_bytes()).unwrap();
+    let root = xml::read(&body).unwrap();
     let l = root.find("Login").unwrap();
     assert_eq!(l.child("userName").unwrap().text, "ad\\ops&<dev>");
     assert_eq!(l.child("password").unwrap().text, "p&<>\"'w");
@@ -100,7 +100,7 @@ fn requests_escape_what_users_type() {
 
     let view = MoRef::new("ContainerView", "session[52a1]52b2");
     let req = retrieve_view(&MoRef::new("PropertyCollector", "propertyCollector"), &view, 100);
-    let root = xml::parse(req.as_bytes()).unwrap();
+    let root = xml::read(&req).unwrap();
     let r = root.find("RetrievePropertiesEx").unwrap();
     assert_eq!(r.find("maxObjects").unwrap().text, "100");
     assert_eq!(
