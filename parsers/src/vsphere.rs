@@ -452,6 +452,23 @@ mod tests {
         assert!(parse_vsphere_vm_config("").unwrap().is_empty());
     }
 
+    /// Bundles written before the answer was kept as vCenter wrote it (read into a tree and
+    /// written back) read as the answer itself does.
+    #[test]
+    fn older_bundles_read_as_the_answer_as_written_does() {
+        let as_read = include_str!("../tests/fixtures/vsphere_host_config_as_read.xml");
+        assert_eq!(
+            parse_vsphere_host_config(SAMPLE).unwrap(),
+            parse_vsphere_host_config(as_read).unwrap()
+        );
+        let before = include_str!("../tests/fixtures/vsphere_vm_config.xml");
+        let as_read = include_str!("../tests/fixtures/vsphere_vm_config_as_read.xml");
+        assert_eq!(
+            parse_vsphere_vm_config(before).unwrap(),
+            parse_vsphere_vm_config(as_read).unwrap()
+        );
+    }
+
     #[test]
     fn broken_xml_is_an_error_with_its_spot() {
         let e = parse_vsphere_host_config("<objects>\n<propSet></objects>").unwrap_err();

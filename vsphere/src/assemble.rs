@@ -114,6 +114,8 @@ mod tests {
         ObjectContent {
             obj: MoRef::new(kind, id),
             props: props.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            span: 0..0,
+            declares: Vec::new(),
         }
     }
 

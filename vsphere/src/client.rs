@@ -16,7 +16,8 @@ use crate::error::Error;
 use crate::http::Transport;
 use crate::inventory::Inventory;
 use crate::soap::{self, Answer, MoRef, ServiceContent};
-use pvrdma_parsers::xml::Element;
+use bytes::Bytes;
+use pvrdma_parsers::xml::{self, Element};
 
 /// How to reach and log in to one vCenter.
 #[derive(Debug, Clone)]
@@ -97,7 +98,20 @@ impl Client {
         &self.calls
     }
 
+    /// Calls `method` and reads its whole answer.
     async fn invoke(&mut self, method: &'static str, body: String) -> Result<Option<Element>, Error> {
+        let (returned, _) = self.invoke_to_depth(method, body, xml::MAX_DEPTH).await?;
+        Ok(returned.value)
+    }
+
+    /// Calls `method` and reads its answer to `depth` (see [`soap::VALUE_DEPTH`]); the
+    /// answer's text comes back too, for the parts handed on as written.
+    async fn invoke_to_depth(
+        &mut self,
+        method: &'static str,
+        body: String,
+        depth: usize,
+    ) -> Result<(soap::Returned, Bytes), Error> {
         *self.calls.entry(method).or_default() += 1;
         let response = self.transport.post(body, self.cookie.as_deref(), method).await?;
         if let Some(cookie) = response.set_cookie.iter().find_map(|c| soap::session_cookie(c)) {
@@ -115,8 +129,8 @@ impl Client {
                 body_excerpt: soap::excerpt(&response.body),
             });
         }
-        match soap::decode(&response.body, method) {
-            Ok(Answer::Return(ret)) => Ok(ret),
+        match soap::decode(&response.body, method, depth) {
+            Ok(Answer::Return(ret)) => Ok((ret, response.body)),
             Ok(Answer::Fault { fault, message }) => Err(match fault.as_str() {
                 "NotAuthenticated" => Error::NotAuthenticated {
                     endpoint: self.label.clone(),
@@ -249,26 +263,37 @@ impl Client {
 
     async fn read_pages(&mut self, collector: &MoRef, view: &MoRef) -> Result<Vec<soap::ObjectContent>, Error> {
         let page_size = self.config.page_size.max(1);
-        self.pages(collector, soap::retrieve_view(collector, view, page_size))
-            .await
+        let first = soap::retrieve_view(collector, view, page_size);
+        let mut objects = Vec::new();
+        self.pages(collector, first, xml::MAX_DEPTH, |mut page, _| {
+            objects.append(&mut page.objects);
+            Ok(())
+        })
+        .await?;
+        Ok(objects)
     }
 
-    /// Sends a `RetrievePropertiesEx` request and follows its pages to the end.
-    async fn pages(&mut self, collector: &MoRef, first: String) -> Result<Vec<soap::ObjectContent>, Error> {
-        let ret = self.invoke("RetrievePropertiesEx", first).await?;
-        let mut page = soap::retrieve_result(ret.as_ref()).map_err(|e| self.protocol(e))?;
-        let mut objects = std::mem::take(&mut page.objects);
-        while let Some(token) = page.token.take() {
-            let ret = self
-                .invoke(
-                    "ContinueRetrievePropertiesEx",
-                    soap::continue_retrieve(collector, &token),
-                )
-                .await?;
-            page = soap::retrieve_result(ret.as_ref()).map_err(|e| self.protocol(e))?;
-            objects.append(&mut page.objects);
+    /// Sends a `RetrievePropertiesEx` request and follows its pages to the end, each read
+    /// to `depth` and handed to `take` as it arrives, with the answer it was read from.
+    async fn pages(
+        &mut self,
+        collector: &MoRef,
+        first: String,
+        depth: usize,
+        mut take: impl FnMut(soap::RetrieveResult, &soap::Page) -> Result<(), String>,
+    ) -> Result<(), Error> {
+        let (mut method, mut body) = ("RetrievePropertiesEx", first);
+        loop {
+            let (returned, text) = self.invoke_to_depth(method, body, depth).await?;
+            let page = soap::retrieve_result(returned.value).map_err(|e| self.protocol(e))?;
+            let token = page.token.clone();
+            take(page, &soap::Page::new(text, returned.namespaces)).map_err(|e| self.protocol(e))?;
+            let Some(token) = token else {
+                return Ok(());
+            };
+            method = "ContinueRetrievePropertiesEx";
+            body = soap::continue_retrieve(collector, &token);
         }
-        Ok(objects)
     }
 
     /// Reads the configuration of these hosts (managed object ids, `host-21`) and of the
@@ -286,8 +311,12 @@ impl Client {
         let sc = self.service().await?;
         let page_size = self.config.page_size.max(1);
         let first = config::retrieve_config(&sc.property_collector, host_ids, page_size);
-        let objects = self.pages(&sc.property_collector, first).await?;
-        Ok(config::group(&objects))
+        let mut grouping = config::Grouping::default();
+        self.pages(&sc.property_collector, first, soap::VALUE_DEPTH, |page, answer| {
+            grouping.take(page, answer)
+        })
+        .await?;
+        Ok(grouping.finish())
     }
 
     /// How many sessions vCenter has open (`SessionManager.sessionList`), this one
@@ -301,7 +330,7 @@ impl Client {
         let sc = self.service().await?;
         let body = soap::retrieve_one(&sc.property_collector, &sc.session_manager, "sessionList");
         let ret = self.invoke("RetrievePropertiesEx", body).await?;
-        let page = soap::retrieve_result(ret.as_ref()).map_err(|e| self.protocol(e))?;
+        let page = soap::retrieve_result(ret).map_err(|e| self.protocol(e))?;
         Ok(page
             .objects
             .first()

@@ -2,25 +2,6 @@
 //! `pvrdma_parsers::xml`, the one reader the configuration's parser also uses.
 use std::fmt::Write as _;
 
-use pvrdma_parsers::xml::Element;
-
-/// Writes an element read from an answer back as XML: its local name, its attributes as
-/// written, its text, then its children (the tree keeps no mixed content, which SOAP
-/// answers do not have).
-pub fn write_xml(el: &Element, out: &mut String) {
-    out.push('<');
-    out.push_str(&el.name);
-    for (k, v) in &el.attrs {
-        let _ = write!(out, r#" {k}="{}""#, escape(v));
-    }
-    out.push('>');
-    out.push_str(&escape(&el.text));
-    for c in &el.children {
-        write_xml(c, out);
-    }
-    let _ = write!(out, "</{}>", el.name);
-}
-
 /// Escapes text or an attribute value for XML 1.0.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
