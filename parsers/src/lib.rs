@@ -23,6 +23,7 @@ pub mod vmx;
 pub mod vsish;
 pub mod vsphere;
 pub mod vswitch;
+pub mod xml;
 
 pub use advanced::{parse_advanced_option, AdvancedOption};
 pub use by_id::{parse_by_id, Parser};

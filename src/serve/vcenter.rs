@@ -11,7 +11,7 @@
 //! last, so a vCenter outage never empties Prometheus' targets; `pvrdma_doctor_vcenter_up`
 //! and the log say so. Before a first successful read a group has no hosts: a probe of it
 //! answers HTTP 503 and says why, `/sd` lists nothing for it.
-use super::config::vcenter::Vcenter;
+use super::config::vcenter::{Vcenter, KEYS};
 use super::config::{Config, InForce};
 use super::metrics::Value;
 use crate::source::follow::{Feed, Followed, Follower, Logout, Snapshot, STOP_GRACE};
@@ -242,8 +242,9 @@ impl Fleet {
                         Some(h) => format!("keeps its {} last known host(s)", h.len()),
                         None => "has no hosts yet".to_string(),
                     };
+                    let e = e.worded(&KEYS);
                     lines.push(format!("group {name}: vCenter {vcenter}: {e}; the group {keeps}"));
-                    g.why = Some(e.to_string());
+                    g.why = Some(e);
                 }
             }
         }
@@ -391,7 +392,7 @@ impl Feed for Fed {
     fn inventory(&mut self, read: Result<&Snapshot, &pvrdma_vsphere::Error>) -> Vec<String> {
         let config = self.config.get();
         let now = read.map_or_else(|_| SystemTime::now(), |s| s.read_at);
-        let worded = read.map_err(pvrdma_vsphere::Error::for_configuration);
+        let worded = read.map_err(|e| e.worded(&KEYS));
         let lines = self.fleet.apply(&config, self.generation, &self.name, worded, now);
         lines.iter().for_each(|l| log(l));
         match read {
@@ -409,7 +410,7 @@ impl Feed for Fed {
                 "vCenter {}: the configuration of {} cannot be read: {}; probes judge the last one read",
                 self.name,
                 pvrdma_nodeset::fold(hosts),
-                e.for_configuration()
+                e.worded(&KEYS)
             )),
         }
     }

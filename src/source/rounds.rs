@@ -73,7 +73,7 @@ impl Following {
         };
         let login = crate::vcenter::login_config(&vc.setup)?;
         Ok(Some(Following {
-            follower: Follower::new(login)?,
+            follower: Follower::new(login).map_err(crate::vcenter::VsphereError)?,
             followed: super::follow::Followed::new(vc.setup.selection.clone()),
             setup: vc.setup.clone(),
             via: vc.via,
@@ -237,6 +237,7 @@ impl Following {
         let reading = self
             .followed
             .reading(label, &snapshot)
+            .map_err(|e| crate::vcenter::selection_error(&e))
             .with_context(|| format!("vCenter {label}"))?;
         let configuration = match self.via {
             Via::Api => Some(self.configuration(&reading.hosts()).await),
@@ -247,7 +248,11 @@ impl Following {
 
     async fn configuration(&mut self, hosts: &[String]) -> anyhow::Result<Vec<HostCapture>> {
         let clock = std::time::Instant::now();
-        let captures = self.follower.configuration(hosts).await?;
+        let captures = self
+            .follower
+            .configuration(hosts)
+            .await
+            .map_err(|e| self.setup.explain(e))?;
         tracing::info!(
             "read the configuration of {} host(s) from vCenter {} in {} ms",
             hosts.len(),
@@ -261,8 +266,9 @@ impl Following {
     pub(crate) fn close(&mut self, waiter: &Runtime) {
         if let Some(Err(e)) = waiter.block_on(self.follower.close()) {
             eprintln!(
-                "pvrdma-doctor: could not log out of vCenter {}: {e}",
-                self.setup.endpoint.label()
+                "pvrdma-doctor: could not log out of vCenter {}: {}",
+                self.setup.endpoint.label(),
+                crate::vcenter::VsphereError(e)
             );
         }
     }

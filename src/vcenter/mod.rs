@@ -12,7 +12,7 @@ use std::time::Duration;
 mod api;
 mod print;
 pub(crate) use api::{add_configuration, captures as api_captures, complete_refused, read_configuration, refused};
-pub(crate) use print::{certificate_refusal, hosts_json, skipped_lines};
+pub(crate) use print::{certificate_refusal, hosts_json, selection_error, skipped_lines, VsphereError};
 
 /// The environment variable that holds the vCenter password.
 pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_VCENTER_PASSWORD";
@@ -48,9 +48,9 @@ impl VcenterSetup {
     pub(crate) fn explain(&self, error: pvrdma_vsphere::Error) -> anyhow::Error {
         match error {
             e @ pvrdma_vsphere::Error::Login { .. } => {
-                anyhow::anyhow!("{e} (read from {})", self.password_source())
+                anyhow::anyhow!("{} (read from {})", VsphereError(e), self.password_source())
             }
-            e => anyhow::Error::new(e),
+            e => anyhow::Error::new(VsphereError(e)),
         }
     }
 }
@@ -112,7 +112,9 @@ pub(crate) fn read_password(
     );
     if let Some((trust, timeout)) = check {
         let runtime = crate::live::runtime()?;
-        runtime.block_on(pvrdma_vsphere::check_endpoint(endpoint.clone(), trust.clone(), timeout))?;
+        runtime
+            .block_on(pvrdma_vsphere::check_endpoint(endpoint.clone(), trust.clone(), timeout))
+            .map_err(VsphereError)?;
     }
     let p = rpassword::prompt_password(format!(
         "Password for {user} on vCenter {} (not echoed): ",
@@ -159,7 +161,7 @@ fn warn_if_world_readable(path: &std::path::Path) {
 /// only the admin can fix.
 pub(crate) fn is_unreachable(error: &anyhow::Error) -> bool {
     use pvrdma_vsphere::Error as E;
-    match error.downcast_ref::<E>() {
+    match error.downcast_ref::<VsphereError>().map(|e| &e.0) {
         Some(E::Connect { .. } | E::Timeout { .. }) => true,
         Some(E::Fault { fault, .. }) => fault != "NoPermission",
         Some(E::Http { status, .. }) => *status >= 500,
@@ -188,9 +190,12 @@ impl Discovery {
         })
     }
 
-    /// Selects from `inventory` what `setup` asks for; an error names the vCenter.
+    /// Selects from `inventory` what `setup` asks for; an error names the vCenter, in the
+    /// command line's words.
     pub(crate) fn select(setup: &VcenterSetup, inventory: &pvrdma_vsphere::Inventory) -> anyhow::Result<Discovery> {
-        Discovery::of(inventory, &setup.selection).with_context(|| format!("vCenter {}", setup.endpoint.label()))
+        Discovery::of(inventory, &setup.selection)
+            .map_err(|e| print::selection_error(&e))
+            .with_context(|| format!("vCenter {}", setup.endpoint.label()))
     }
 
     /// What the selection left out, one line each for stderr: the hosts skipped with why,

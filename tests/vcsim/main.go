@@ -18,7 +18,8 @@
 // vCenter implements (vSphere Web Services API reference, PropertyCollector). The
 // pagingCollector below wraps the simulator's own collector, the extension point the
 // simulator provides for custom types, and cuts its complete answer into pages with a
-// token, as vCenter does and as later govmomi releases do.
+// token, as vCenter does and as later govmomi releases do. It also refuses the collector
+// without a session (NotAuthenticated), as vCenter does and the simulator does not.
 package main
 
 import (
@@ -604,7 +605,19 @@ var inject struct {
 	delay time.Duration
 }
 
+// notAuthenticated is vCenter's answer to a property-collector call without a session
+// (never logged in, or the session expired): the simulator lets such calls through.
+func notAuthenticated(c *simulator.Context, this types.ManagedObjectReference) *soap.Fault {
+	if c.Session != nil {
+		return nil
+	}
+	return simulator.Fault("", &types.NotAuthenticated{NoPermission: types.NoPermission{Object: this, PrivilegeId: "System.View"}})
+}
+
 func (pc *pagingCollector) RetrievePropertiesEx(c *simulator.Context, r *types.RetrievePropertiesEx) soap.HasFault {
+	if fault := notAuthenticated(c, r.This); fault != nil {
+		return &methods.RetrievePropertiesExBody{Fault_: fault}
+	}
 	inject.Lock()
 	fail, delay := inject.fail, inject.delay
 	inject.fail, inject.delay = false, 0
@@ -622,8 +635,12 @@ func (pc *pagingCollector) RetrievePropertiesEx(c *simulator.Context, r *types.R
 	return body
 }
 
-func (pc *pagingCollector) ContinueRetrievePropertiesEx(r *types.ContinueRetrievePropertiesEx) soap.HasFault {
+func (pc *pagingCollector) ContinueRetrievePropertiesEx(c *simulator.Context, r *types.ContinueRetrievePropertiesEx) soap.HasFault {
 	body := &methods.ContinueRetrievePropertiesExBody{}
+	if fault := notAuthenticated(c, r.This); fault != nil {
+		body.Fault_ = fault
+		return body
+	}
 	pc.mu.Lock()
 	p, ok := pc.pages[r.Token]
 	delete(pc.pages, r.Token)

@@ -12,7 +12,7 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 
 use crate::endpoint::Endpoint;
-use crate::error::Error;
+use crate::error::{Error, Stage};
 use crate::tls::{Rejection, RejectionSlot};
 
 /// The largest answer read: a page of 1,000 objects is well under a megabyte.
@@ -83,10 +83,10 @@ impl Transport {
         self.sender = None;
     }
 
-    fn timeout_error(&self, stage: &str) -> Error {
+    fn timeout_error(&self, stage: Stage) -> Error {
         Error::Timeout {
             endpoint: self.label.clone(),
-            stage: stage.into(),
+            stage,
             limit: self.timeout,
         }
     }
@@ -127,10 +127,10 @@ impl Transport {
     fn tls_error(&self, e: std::io::Error) -> Error {
         let rejection = self.rejection.lock().ok().and_then(|mut slot| slot.take());
         match rejection {
-            Some(Rejection::Untrusted { thumbprint, reason }) => Error::UnknownCertificate {
+            Some(Rejection::Untrusted { thumbprint, problem }) => Error::UnknownCertificate {
                 endpoint: self.label.clone(),
                 thumbprint,
-                reason,
+                problem,
             },
             Some(Rejection::Mismatch { expected, got }) => Error::ThumbprintMismatch {
                 endpoint: self.label.clone(),
@@ -161,20 +161,20 @@ impl Transport {
         }
     }
 
-    /// POSTs a SOAP envelope; `stage` names the call in a timeout.
-    pub async fn post(&mut self, body: String, cookie: Option<&str>, stage: &str) -> Result<Response, Error> {
+    /// POSTs a SOAP envelope; `method` names the call in a timeout.
+    pub async fn post(&mut self, body: String, cookie: Option<&str>, method: &'static str) -> Result<Response, Error> {
         let body = Bytes::from(body);
         self.step = Step::Request;
         match tokio::time::timeout(self.timeout, self.post_inner(body, cookie)).await {
             Ok(r) => r,
             Err(_) => {
                 self.reset();
-                let step = match self.step {
-                    Step::Connect => "connect",
-                    Step::Handshake => "TLS handshake",
-                    Step::Request => stage,
+                let stage = match self.step {
+                    Step::Connect => Stage::Connect,
+                    Step::Handshake => Stage::Handshake,
+                    Step::Request => Stage::Call(method),
                 };
-                Err(self.timeout_error(step))
+                Err(self.timeout_error(stage))
             }
         }
     }

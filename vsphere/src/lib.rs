@@ -26,7 +26,7 @@ pub use config::HostConfig;
 pub use secrecy::SecretString;
 
 pub use endpoint::{Endpoint, EndpointError, Thumbprint, ThumbprintError, Trust};
-pub use error::Error;
+pub use error::{CertificateProblem, Error, Stage, Vocabulary};
 pub use inventory::{decode_name, ConnectionState, Host, Inventory, PowerState, Vm};
 pub use select::{
     select, ClusterRef, SelectError, Selected, SelectedHost, SelectedVm, Selection, SelectorError, SkipReason,

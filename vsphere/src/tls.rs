@@ -2,6 +2,7 @@
 //! with the OS roots or the given CA, or an exact SHA-256 pin); what this module adds is
 //! a record of the leaf certificate's thumbprint when the check fails, so the refusal can
 //! show the thumbprint to pin, as ssh shows a new host key's fingerprint.
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -12,13 +13,19 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 use crate::endpoint::{Thumbprint, Trust};
-use crate::error::Error;
+use crate::error::{CertificateProblem, Error};
 
 /// Why the last handshake's certificate was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rejection {
-    Untrusted { thumbprint: Thumbprint, reason: String },
-    Mismatch { expected: Thumbprint, got: Thumbprint },
+    Untrusted {
+        thumbprint: Thumbprint,
+        problem: CertificateProblem,
+    },
+    Mismatch {
+        expected: Thumbprint,
+        got: Thumbprint,
+    },
 }
 
 /// Where the verifier leaves its verdict for the connection code to read.
@@ -34,7 +41,7 @@ enum Check {
 struct Verifier {
     check: Check,
     /// The CA file of `Trust::Ca`, named in a refusal; `None`: the system's roots.
-    ca: Option<String>,
+    ca: Option<PathBuf>,
     provider: Arc<CryptoProvider>,
     rejection: RejectionSlot,
 }
@@ -63,7 +70,7 @@ impl ServerCertVerifier for Verifier {
                 .inspect_err(|e| {
                     self.reject(Rejection::Untrusted {
                         thumbprint: got,
-                        reason: plain_reason(e, self.ca.as_deref()),
+                        problem: problem(e, self.ca.as_ref()),
                     })
                 }),
             // Pinned: that exact certificate, whatever its name, issuer or dates (an
@@ -105,30 +112,23 @@ impl ServerCertVerifier for Verifier {
     }
 }
 
-/// Why webpki refused a certificate, in the words of someone who manages vCenter rather
-/// than rustls' names (`UnknownIssuer`); `ca` is the `--vcenter-ca` file, if one was given.
-fn plain_reason(error: &rustls::Error, ca: Option<&str>) -> String {
+/// Why webpki refused a certificate; `ca` is the CA file of `Trust::Ca`, if one was given.
+fn problem(error: &rustls::Error, ca: Option<&PathBuf>) -> CertificateProblem {
     use rustls::CertificateError as E;
     let rustls::Error::InvalidCertificate(e) = error else {
-        return error.to_string();
+        return CertificateProblem::Other(error.to_string());
     };
     match e {
-        E::UnknownIssuer => match ca {
-            Some(path) => format!("it is not signed by the CA in {path}"),
-            None => "it is signed by a CA this system does not trust".into(),
+        E::UnknownIssuer => CertificateProblem::UnknownIssuer { ca_file: ca.cloned() },
+        E::NotValidForNameContext { presented, .. } => CertificateProblem::WrongName {
+            names: presented.clone(),
         },
-        E::NotValidForNameContext { presented, .. } if !presented.is_empty() => format!(
-            "it is not issued for the address given: it names {}; give one of those in the vCenter address",
-            presented.join(", ")
-        ),
-        E::NotValidForName | E::NotValidForNameContext { .. } => "it is not issued for the address given".into(),
-        E::Expired | E::ExpiredContext { .. } => "it has expired: renew vCenter's certificate".into(),
-        E::NotValidYet | E::NotValidYetContext { .. } => {
-            "it is not valid yet: check this machine's clock and vCenter's".into()
-        }
-        E::Revoked => "it is revoked".into(),
-        E::BadSignature => "its signature does not verify".into(),
-        other => format!("{other:?}"),
+        E::NotValidForName => CertificateProblem::WrongName { names: Vec::new() },
+        E::Expired | E::ExpiredContext { .. } => CertificateProblem::Expired,
+        E::NotValidYet | E::NotValidYetContext { .. } => CertificateProblem::NotValidYet,
+        E::Revoked => CertificateProblem::Revoked,
+        E::BadSignature => CertificateProblem::BadSignature,
+        other => CertificateProblem::Other(format!("{other:?}")),
     }
 }
 
@@ -196,7 +196,7 @@ pub fn client_config(trust: &Trust, endpoint: &str) -> Result<(Arc<rustls::Clien
     let verifier = Arc::new(Verifier {
         check,
         ca: match trust {
-            Trust::Ca(path) => Some(path.display().to_string()),
+            Trust::Ca(path) => Some(path.clone()),
             _ => None,
         },
         provider: provider.clone(),
@@ -228,21 +228,26 @@ fn placeholder_roots() -> RootCertStore {
 
 #[cfg(test)]
 mod tests {
-    use super::plain_reason;
+    use super::problem;
+    use crate::error::CertificateProblem;
     use rustls::{CertificateError, Error};
+    use std::path::PathBuf;
 
     #[test]
-    fn a_refused_certificate_is_explained_without_rustls_names() {
+    fn a_refusal_keeps_which_roots_were_used() {
         let unknown = Error::InvalidCertificate(CertificateError::UnknownIssuer);
-        let system = plain_reason(&unknown, None);
-        assert!(system.contains("a CA this system does not trust"), "{system}");
-        // With --vcenter-ca the refusal names that file: "give the CA" alone would send the
-        // admin back to the option already given.
-        let given = plain_reason(&unknown, Some("/etc/pvrdma-doctor/vcenter.pem"));
-        assert_eq!(given, "it is not signed by the CA in /etc/pvrdma-doctor/vcenter.pem");
-        let expired = plain_reason(&Error::InvalidCertificate(CertificateError::Expired), None);
-        assert!(expired.contains("expired"), "{expired}");
-        for text in [system, given, expired] {
+        assert_eq!(
+            problem(&unknown, None),
+            CertificateProblem::UnknownIssuer { ca_file: None }
+        );
+        let ca = PathBuf::from("/etc/pvrdma-doctor/vcenter.pem");
+        assert_eq!(
+            problem(&unknown, Some(&ca)),
+            CertificateProblem::UnknownIssuer { ca_file: Some(ca) }
+        );
+        let expired = Error::InvalidCertificate(CertificateError::Expired);
+        assert_eq!(problem(&expired, None), CertificateProblem::Expired);
+        for text in [problem(&unknown, None).to_string(), problem(&expired, None).to_string()] {
             assert!(
                 !text.contains("UnknownIssuer") && !text.contains("invalid peer"),
                 "{text}"

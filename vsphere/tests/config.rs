@@ -123,6 +123,13 @@ fn the_configuration_of_hosts_and_their_vms_is_read_in_pages() {
     assert!(bad.vm_xml[0].contains(">vmx-11</val>"));
     assert_eq!(by_name("esx03").vm_xml.len(), 1);
     assert!(by_name("esx04").vm_xml.is_empty());
+
+    // A session vCenter ended in between is renewed, and the read made again.
+    sim.expire_sessions();
+    let logins = client.calls().get("Login").copied();
+    let again = rt.block_on(client.host_configs(&ids)).expect("a new session");
+    assert_eq!(again, configs);
+    assert_eq!(client.calls().get("Login").copied(), logins.map(|n| n + 1));
     rt.block_on(client.logout()).unwrap();
     assert_eq!(sim.sessions(), 0);
 }

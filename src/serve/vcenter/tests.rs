@@ -229,3 +229,25 @@ fn hosts_a_probe_cannot_name_are_left_out_and_an_empty_selection_is_said() {
         "{err}"
     );
 }
+
+/// A cluster name vCenter has in two places: the log says which `cluster:` to write in
+/// the exporter's configuration, never the command line's option.
+#[test]
+fn an_ambiguous_cluster_is_told_in_the_configurations_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(dir.path(), "  hpc: {vcenter: lab, cluster: HPC}\n");
+    let fleet = Fleet::default();
+    let generation = fleet.sync(&c);
+    let lines = fleet.apply(&c, generation, "lab", Ok(&snapshot(inventory(false), at(1000))), at(1000));
+    let text = lines.join("\n");
+    assert!(
+        text.contains(
+            "group hpc: vCenter lab: cluster `HPC` is in more than one place (Lab East/HPC, Lab West/HPC): write \
+             DATACENTER/NAME or the inventory path, e.g. cluster: \"Lab East/HPC\"; the group has no hosts yet"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("--cluster"), "{text}");
+    let why = fleet.members("hpc").unwrap().unwrap_err();
+    assert!(why.contains("e.g. cluster: \"Lab East/HPC\")"), "{why}");
+}
