@@ -297,7 +297,32 @@ fn vm(objects: &Element) -> VmConfigRows {
     }
 }
 
+/// The prefix of a physical NIC's key (`key-vim.host.PhysicalNic-vmnic2`).
+const PHYSICAL_NIC_KEY: &str = "key-vim.host.PhysicalNic-";
+
+/// The host's physical NICs by key (`HostNetworkInfo.pnic`: `key` and `device`).
+fn physical_nics(net: &Element) -> Vec<(String, String)> {
+    net.children_named("pnic")
+        .filter_map(|p| Some((p.text(&["key"])?, p.text(&["device"])?)))
+        .collect()
+}
+
+/// A physical NIC as esxcli and the vSphere Client name it (`vmnic2`). The API refers to
+/// one by its key (`HostRdmaDevicePnicBacking.pairedUplink`, `HostProxySwitch.pnic`),
+/// resolved through the host's NICs; a key none of them has is named as such; a name
+/// (what older captures hold) is kept.
+fn nic_name(nics: &[(String, String)], reference: String) -> String {
+    if let Some((_, device)) = nics.iter().find(|(key, _)| *key == reference) {
+        return device.clone();
+    }
+    match reference.strip_prefix(PHYSICAL_NIC_KEY) {
+        Some(name) => format!("{name} (no physical NIC of the host has this key)"),
+        None => reference,
+    }
+}
+
 fn network(net: &Element, rows: &mut HostConfigRows) {
+    let nics = physical_nics(net);
     for d in net.children_named("rdmaDevice") {
         let Some(name) = d.text(&["device"]) else { continue };
         let speed = d
@@ -310,7 +335,7 @@ fn network(net: &Element, rows: &mut HostConfigRows) {
             state: PortState::from_cell(&d.text(&["connectionInfo", "state"]).unwrap_or_default()),
             mtu: d.number(&["connectionInfo", "mtu"]),
             speed,
-            paired_uplink: d.text(&["backing", "pairedUplink"]),
+            paired_uplink: d.text(&["backing", "pairedUplink"]).map(|u| nic_name(&nics, u)),
             description: d.text(&["description"]).unwrap_or_default(),
         });
         rows.protocols.push(RdmaProtocols {
@@ -377,7 +402,11 @@ fn network(net: &Element, rows: &mut HostConfigRows) {
             name,
             vds_id: uuid.clone(),
             mtu: s.number(&["mtu"]),
-            uplinks: s.children_named("pnic").filter_map(|p| p.text(&[])).collect(),
+            uplinks: s
+                .children_named("pnic")
+                .filter_map(|p| p.text(&[]))
+                .map(|u| nic_name(&nics, u))
+                .collect(),
             ports: ports
                 .iter()
                 .filter(|(u, _)| Some(u) == uuid.as_ref())
@@ -466,6 +495,32 @@ mod tests {
         assert_eq!(
             parse_vsphere_vm_config(before).unwrap(),
             parse_vsphere_vm_config(as_read).unwrap()
+        );
+    }
+
+    /// The API refers to a NIC by its key; the report names it as esxcli does, through the
+    /// host's NICs (vSphere Web Services API reference: `HostRdmaDevicePnicBacking`,
+    /// `HostProxySwitch`, `PhysicalNic`).
+    #[test]
+    fn nics_the_api_refers_to_by_key_are_named_as_esxcli_names_them() {
+        let xml = |paired: &str, dvs: &str| {
+            format!(
+                r#"<objects><obj type="HostSystem">host-9</obj><propSet><name>config.network</name><val><pnic><key>key-vim.host.PhysicalNic-vmnic0</key><device>vmnic0</device></pnic><pnic><key>key-vim.host.PhysicalNic-vmnic2</key><device>vmnic2</device></pnic><rdmaDevice><device>vmrdma0</device><backing><pairedUplink>{paired}</pairedUplink></backing></rdmaDevice><proxySwitch><dvsUuid>50 2a</dvsUuid><dvsName>dvs-rdma</dvsName><pnic>{dvs}</pnic></proxySwitch></val></propSet></objects>"#
+            )
+        };
+        let named = |paired: &str, dvs: &str| {
+            let h = parse_vsphere_host_config(&xml(paired, dvs)).unwrap();
+            (h.rdma[0].paired_uplink.clone().unwrap(), h.dvs[0].uplinks.clone())
+        };
+        let key = "key-vim.host.PhysicalNic-vmnic2";
+        assert_eq!(named(key, key), ("vmnic2".to_string(), vec!["vmnic2".to_string()]));
+        // A key no NIC of the host has: named as such, never passed for a NIC.
+        let (paired, _) = named("key-vim.host.PhysicalNic-vmnic9", key);
+        assert_eq!(paired, "vmnic9 (no physical NIC of the host has this key)");
+        // Captures that hold names (the project's own simulator wrote them) keep them.
+        assert_eq!(
+            named("vmnic2", "vmnic2"),
+            ("vmnic2".to_string(), vec!["vmnic2".to_string()])
         );
     }
 
