@@ -211,6 +211,13 @@ fn without_ssh_every_check_the_api_carries_is_judged_and_no_adapter_is_called_hc
     ] {
         assert_eq!(check(esx01, id)["status"], "pass", "{id}: {:#}", check(esx01, id));
     }
+    // The API refers to the HCA's uplink by its key; the report names it as esxcli does.
+    let uplink = check(esx01, "rdma-uplink-on-dvs");
+    assert_eq!(
+        uplink["summary"], "vmrdma0 (uplink vmnic2) is an uplink of vDS dvs-rdma",
+        "{uplink:#}"
+    );
+    assert!(!out.stdout.contains("key-vim."), "{}", out.stdout);
     let firewall = check(esx01, "firewall-pvrdma");
     assert!(
         firewall["evidence"]

@@ -362,14 +362,28 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 		if p.Build != "" {
 			cfg.Product.Build = p.Build
 		}
+		// The API refers to a physical NIC by its key (HostRdmaDevicePnicBacking.pairedUplink,
+		// HostProxySwitch.pnic), and lists each NIC with its key and device in pnic.
+		for _, r := range p.Rdma {
+			addPhysicalNic(h, cfg.Network, r.Uplink)
+		}
+		for _, d := range p.Dvs {
+			for _, u := range d.Uplinks {
+				addPhysicalNic(h, cfg.Network, u)
+			}
+		}
 		cfg.Network.RdmaDevice = nil
 		for i, r := range p.Rdma {
+			var backing types.BaseHostRdmaDeviceBacking
+			if r.Uplink != "" {
+				backing = &types.HostRdmaDevicePnicBacking{PairedUplink: physicalNicKey(r.Uplink)}
+			}
 			cfg.Network.RdmaDevice = append(cfg.Network.RdmaDevice, types.HostRdmaDevice{
 				Key:         fmt.Sprintf("key-vim.host.RdmaDevice-%s", r.Device),
 				Device:      r.Device,
 				Driver:      r.Driver,
 				Description: fmt.Sprintf("RDMA device %d", i),
-				Backing:     &types.HostRdmaDevicePnicBacking{PairedUplink: r.Uplink},
+				Backing:     backing,
 				ConnectionInfo: types.HostRdmaDeviceConnectionInfo{
 					State: r.State, Mtu: r.Mtu, SpeedInMbps: 100000,
 				},
@@ -413,16 +427,51 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 		cfg.Network.ProxySwitch = nil
 		for _, d := range p.Dvs {
 			var pnics []types.DistributedVirtualSwitchHostMemberPnicSpec
+			var keys []string
 			for _, u := range d.Uplinks {
 				pnics = append(pnics, types.DistributedVirtualSwitchHostMemberPnicSpec{PnicDevice: u})
+				keys = append(keys, physicalNicKey(u))
 			}
 			cfg.Network.ProxySwitch = append(cfg.Network.ProxySwitch, types.HostProxySwitch{
 				DvsUuid: d.Uuid, DvsName: d.Name, Key: d.Uuid, NumPorts: 512, NumPortsAvailable: 500,
-				Mtu: d.Mtu, Pnic: d.Uplinks,
+				Mtu: d.Mtu, Pnic: keys,
 				Spec: types.HostProxySwitchSpec{Backing: &types.DistributedVirtualSwitchHostMemberPnicBacking{PnicSpec: pnics}},
 			})
 		}
 		obj.Summary.Config.Product = &cfg.Product
+	})
+}
+
+// physicalNicKey is the key the API refers to a physical NIC by.
+func physicalNicKey(device string) string {
+	return "key-vim.host.PhysicalNic-" + device
+}
+
+// addPhysicalNic lists a NIC the spec names in the host's pnic, as the simulator's own
+// ESXi dump lists vmnic0 and vmnic1 (a Mellanox ConnectX port, 100 Gb/s), unless the
+// host has it already.
+func addPhysicalNic(h *object.HostSystem, net *types.HostNetworkInfo, device string) {
+	if device == "" {
+		return
+	}
+	key := physicalNicKey(device)
+	for _, p := range net.Pnic {
+		if p.Key == key {
+			return
+		}
+	}
+	sum := sha256.Sum256([]byte(h.Reference().Value + "/" + device))
+	mac := fmt.Sprintf("b8:ce:f6:%02x:%02x:%02x", sum[0], sum[1], sum[2])
+	link := types.PhysicalNicLinkInfo{SpeedMb: 100000, Duplex: true}
+	net.Pnic = append(net.Pnic, types.PhysicalNic{
+		Key:                    key,
+		Device:                 device,
+		Pci:                    fmt.Sprintf("0000:3b:00.%d", len(net.Pnic)),
+		Driver:                 "nmlx5_core",
+		LinkSpeed:              &link,
+		ValidLinkSpecification: []types.PhysicalNicLinkInfo{link},
+		Spec:                   types.PhysicalNicSpec{Ip: &types.HostIpConfig{}, LinkSpeed: &link},
+		Mac:                    mac,
 	})
 }
 
