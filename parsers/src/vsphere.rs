@@ -162,7 +162,9 @@ pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseErr
         rows.version = p.text(&["version"]).map(|version| SystemVersion {
             product: p.text(&["name"]).unwrap_or_else(|| "VMware ESXi".into()),
             version,
-            build: p.text(&["build"]).map(|b| format!("Releasebuild-{b}")),
+            // `AboutInfo.build` is the bare number (`21930508`), as the esxcli parser keeps
+            // it once it strips esxcli's own `Releasebuild-`.
+            build: p.text(&["build"]),
             update: None,
             patch: None,
         });
@@ -427,6 +429,8 @@ mod tests {
         let h = parse_vsphere_host_config(SAMPLE).unwrap();
         let v = h.version.unwrap();
         assert_eq!((v.version.as_str(), v.numbers()), ("7.0.3", Some((7, 0, 3))));
+        // The build as esxcli's parser gives it: one host read both ways is one version.
+        assert_eq!(v.build.as_deref(), Some("21930508"));
         assert_eq!(h.rdma.len(), 1);
         assert_eq!(h.rdma[0].mtu, Some(4096));
         assert_eq!(h.rdma[0].speed, "100 Gbps");
