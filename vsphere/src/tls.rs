@@ -121,7 +121,7 @@ fn problem(error: &rustls::Error, ca: Option<&PathBuf>) -> CertificateProblem {
     match e {
         E::UnknownIssuer => CertificateProblem::UnknownIssuer { ca_file: ca.cloned() },
         E::NotValidForNameContext { presented, .. } => CertificateProblem::WrongName {
-            names: presented.clone(),
+            names: presented.iter().map(|n| plain_name(n)).collect(),
         },
         E::NotValidForName => CertificateProblem::WrongName { names: Vec::new() },
         E::Expired | E::ExpiredContext { .. } => CertificateProblem::Expired,
@@ -129,6 +129,17 @@ fn problem(error: &rustls::Error, ca: Option<&PathBuf>) -> CertificateProblem {
         E::Revoked => CertificateProblem::Revoked,
         E::BadSignature => CertificateProblem::BadSignature,
         other => CertificateProblem::Other(format!("{other:?}")),
+    }
+}
+
+/// A name a certificate is issued for as an admin writes it: webpki gives each in its
+/// own notation (`DnsName("vc01.lab")`, `IpAddress(10.0.0.5)`).
+fn plain_name(presented: &str) -> String {
+    let inner = |prefix: &str| presented.strip_prefix(prefix)?.strip_suffix(')');
+    match (inner("DnsName("), inner("IpAddress(")) {
+        (Some(dns), _) => dns.trim_matches('"').to_string(),
+        (_, Some(ip)) => ip.to_string(),
+        _ => presented.to_string(),
     }
 }
 
@@ -228,10 +239,38 @@ fn placeholder_roots() -> RootCertStore {
 
 #[cfg(test)]
 mod tests {
-    use super::problem;
+    use super::{plain_name, problem};
     use crate::error::CertificateProblem;
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
     use rustls::{CertificateError, Error};
     use std::path::PathBuf;
+
+    /// The names a certificate is issued for, as webpki reports them when the address is
+    /// not one of them, then as the refusal says them.
+    #[test]
+    fn a_wrong_name_refusal_says_the_names_as_an_admin_writes_them() {
+        let pem = include_bytes!("../tests/fixtures/self-signed-vcenter.pem");
+        let der = CertificateDer::from_pem_slice(pem).unwrap();
+        let certificate = webpki::EndEntityCert::try_from(&der).unwrap();
+        let other = ServerName::try_from("vc02.lab.example").unwrap();
+        let Err(webpki::Error::CertNotValidForName(context)) = certificate.verify_is_valid_for_subject_name(&other)
+        else {
+            panic!("vc02 is not a name of the certificate")
+        };
+        assert_eq!(context.presented, [r#"DnsName("vc01.lab.example")"#]);
+        let refused = Error::InvalidCertificate(CertificateError::NotValidForNameContext {
+            expected: other.to_owned(),
+            presented: context.presented,
+        });
+        let said = problem(&refused, None);
+        assert_eq!(
+            said.to_string(),
+            "it is not issued for the address given: it names vc01.lab.example; give one of those in the vCenter address"
+        );
+        assert_eq!(plain_name("IpAddress(10.0.0.5)"), "10.0.0.5");
+        assert_eq!(plain_name("DirectoryName"), "DirectoryName");
+    }
 
     #[test]
     fn a_refusal_keeps_which_roots_were_used() {
