@@ -1,6 +1,7 @@
 //! The vCenter options' limits and refusals, against govmomi's vSphere simulator: a
 //! vCenter slower than `--vcenter-timeout` ends the run as unknown, naming the vCenter
-//! and the option, with its session logged out; a bad `--vcenter-thumbprint` is said once.
+//! and the option, with its session logged out; a bad `--vcenter-thumbprint` is said once;
+//! vCenter's own self-signed certificate given as `--vcenter-ca` is trusted.
 use crate::support::client::Doctor;
 use crate::support::vcsim::{HostSpec, Spec, Vcsim, VmSpec};
 use std::time::Duration;
@@ -74,4 +75,20 @@ fn a_bad_thumbprint_is_named_once_and_a_zero_vcenter_timeout_is_refused() {
         .run();
     assert_eq!(zero.code, Some(2), "{}", zero.stderr);
     assert!(zero.stderr.contains("must be above zero"), "{}", zero.stderr);
+}
+
+/// A vCenter that kept the certificate it made itself: the admin gives that certificate
+/// as `--vcenter-ca`, as to curl's `--cacert`, and the run reads the inventory.
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_self_signed_vcenter_certificate_given_as_the_ca_file_is_trusted() {
+    let mut sim = Vcsim::start_self_signed(&inventory());
+    let out = Doctor::new()
+        .args(["hosts"])
+        .reading(&sim)
+        .timeout(Duration::from_secs(120))
+        .run();
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("esx01"), "{}", out.stdout);
+    assert_eq!(sim.sessions(), 0);
 }

@@ -1,12 +1,13 @@
 // Command vcsim-test serves a vSphere inventory with govmomi's simulator (the engine of
 // VMware's vcsim) over HTTPS, for the tests of pvrdma-doctor's vCenter client.
 //
-// Usage: vcsim-test -user U -password P -ca-out FILE (SPEC.json | -scale-hosts N -scale-vms M)
+// Usage: vcsim-test -user U -password P -ca-out FILE [-self-signed] (SPEC.json | -scale-hosts N -scale-vms M)
 //
 // It builds the inventory through the vSphere API, as an admin would (CreateFolder, CreateDatacenter,
 // CreateCluster, AddHost, AddStandaloneHost, CreateVM, PowerOn, EnterMaintenanceMode),
 // serves it on 127.0.0.1 with a certificate signed by a CA it generates (written to
-// -ca-out, as vCenter's VMCA root is downloaded), prints one JSON line
+// -ca-out, as vCenter's VMCA root is downloaded; with -self-signed, a certificate that
+// signs itself, as an appliance's own, written there instead), prints one JSON line
 // {"url": ..., "thumbprint": ..., "ca": ...} and then answers commands on stdin, one line
 // each: `sessions`, `move VM HOST`, `maintenance HOST on|off`,
 // `state HOST connected|disconnected|notResponding`, `expire-sessions`, and two that
@@ -148,6 +149,7 @@ func main() {
 	caOut := flag.String("ca-out", "", "where to write the CA certificate (PEM)")
 	scaleHosts := flag.Int("scale-hosts", 0, "generate this many hosts (10 clusters) instead of reading a spec")
 	scaleVms := flag.Int("scale-vms", 0, "with -scale-hosts: this many powered-on VMs, spread over the hosts")
+	selfSigned := flag.Bool("self-signed", false, "serve a self-signed certificate for 127.0.0.1 alone (written to -ca-out), as an appliance makes its own")
 	flag.Parse()
 	if *user == "" || *password == "" || *caOut == "" {
 		log.Fatal("-user, -password and -ca-out are required")
@@ -183,6 +185,9 @@ func main() {
 	simulator.Map.Put(pc)
 
 	cert, thumbprint := certificates(*caOut)
+	if *selfSigned {
+		cert, thumbprint = selfSignedCertificate(*caOut)
+	}
 	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(*user, *password)}
 	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	server := model.Service.NewServer()
@@ -757,6 +762,36 @@ func certificates(caOut string) (tls.Certificate, string) {
 		hex[i] = fmt.Sprintf("%02X", b)
 	}
 	return tls.Certificate{Certificate: [][]byte{der, caDer}, PrivateKey: key}, strings.Join(hex, ":")
+}
+
+// selfSignedCertificate makes a certificate that signs itself and says it is a CA (basic
+// constraints CA:TRUE, key usage certSign and digitalSignature, extended key usage
+// serverAuth), as vCenter's and ESXi's own self-signed certificates do, for 127.0.0.1
+// alone; writes it to caOut as PEM; returns it and its SHA-256 thumbprint.
+func selfSignedCertificate(caOut string) (tls.Certificate, string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	check(err)
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(3),
+		Subject:               pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	check(err)
+	check(os.WriteFile(caOut, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	sum := sha256.Sum256(der)
+	hex := make([]string, len(sum))
+	for i, b := range sum {
+		hex[i] = fmt.Sprintf("%02X", b)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, strings.Join(hex, ":")
 }
 
 func check(err error) {

@@ -114,6 +114,18 @@ pub enum CertificateProblem {
     WrongName {
         names: Vec<String>,
     },
+    /// It is a CA's certificate, not a server's, and not itself one of the CA file's
+    /// (`ca_file`; `None`: the system's roots were used).
+    CaCertificate {
+        ca_file: Option<PathBuf>,
+    },
+    /// It is one of the CA file's certificates, taken as a trust anchor as it is (a
+    /// self-signed vCenter or ESXi certificate), but `problem` (its dates, its names)
+    /// keeps it from being this server's.
+    Anchor {
+        ca_file: PathBuf,
+        problem: Box<CertificateProblem>,
+    },
     Expired,
     NotValidYet,
     Revoked,
@@ -137,6 +149,17 @@ impl fmt::Display for CertificateProblem {
                 names.join(", ")
             ),
             CertificateProblem::WrongName { .. } => f.write_str("it is not issued for the address given"),
+            CertificateProblem::CaCertificate { ca_file: Some(path) } => write!(
+                f,
+                "it is a CA's certificate, not a server's, and not the one in {}",
+                path.display()
+            ),
+            CertificateProblem::CaCertificate { ca_file: None } => {
+                f.write_str("it is a CA's certificate, not a server's")
+            }
+            CertificateProblem::Anchor { ca_file, problem } => {
+                write!(f, "it is the certificate in {}, but {problem}", ca_file.display())
+            }
             CertificateProblem::Expired => f.write_str("it has expired: renew vCenter's certificate"),
             CertificateProblem::NotValidYet => {
                 f.write_str("it is not valid yet: check this machine's clock and vCenter's")
