@@ -61,8 +61,8 @@ fn a_self_signed_certificate_in_the_ca_file_is_trusted_for_its_own_name() {
     let at = |host: &str| sim.url.replace("127.0.0.1", host);
     let ca = Trust::Ca(sim.ca.clone());
 
-    // The file holds the very certificate the server presents: trusted, as curl --cacert
-    // trusts it.
+    // The file holds the very certificate the server presents: trusted, as curl trusts
+    // it given as its CA file.
     let inventory = read(&sim.url, ca.clone(), &sim.user, &sim.password).expect("trusted");
     assert_eq!(inventory.hosts.len(), 1);
 
