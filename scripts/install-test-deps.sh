@@ -109,6 +109,8 @@ if [ ! -x /usr/sbin/sshd ]; then
 fi
 command -v busybox >/dev/null 2>&1 || missing="$missing busybox"
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
+# openssl s_server: a TLS server on loopback with the certificate a test makes.
+command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 if [ -n "$missing" ]; then
     echo "install-test-deps.sh: installing$missing"
     # shellcheck disable=SC2086 # word splitting of the package list is intended

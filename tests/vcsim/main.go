@@ -1,12 +1,13 @@
 // Command vcsim-test serves a vSphere inventory with govmomi's simulator (the engine of
 // VMware's vcsim) over HTTPS, for the tests of pvrdma-doctor's vCenter client.
 //
-// Usage: vcsim-test -user U -password P -ca-out FILE (SPEC.json | -scale-hosts N -scale-vms M)
+// Usage: vcsim-test -user U -password P -ca-out FILE [-self-signed] (SPEC.json | -scale-hosts N -scale-vms M)
 //
 // It builds the inventory through the vSphere API, as an admin would (CreateFolder, CreateDatacenter,
 // CreateCluster, AddHost, AddStandaloneHost, CreateVM, PowerOn, EnterMaintenanceMode),
 // serves it on 127.0.0.1 with a certificate signed by a CA it generates (written to
-// -ca-out, as vCenter's VMCA root is downloaded), prints one JSON line
+// -ca-out, as vCenter's VMCA root is downloaded; with -self-signed, a certificate that
+// signs itself, as an appliance's own, written there instead), prints one JSON line
 // {"url": ..., "thumbprint": ..., "ca": ...} and then answers commands on stdin, one line
 // each: `sessions`, `move VM HOST`, `maintenance HOST on|off`,
 // `state HOST connected|disconnected|notResponding`, `expire-sessions`, and two that
@@ -148,6 +149,7 @@ func main() {
 	caOut := flag.String("ca-out", "", "where to write the CA certificate (PEM)")
 	scaleHosts := flag.Int("scale-hosts", 0, "generate this many hosts (10 clusters) instead of reading a spec")
 	scaleVms := flag.Int("scale-vms", 0, "with -scale-hosts: this many powered-on VMs, spread over the hosts")
+	selfSigned := flag.Bool("self-signed", false, "serve a self-signed certificate for 127.0.0.1 alone (written to -ca-out), as an appliance makes its own")
 	flag.Parse()
 	if *user == "" || *password == "" || *caOut == "" {
 		log.Fatal("-user, -password and -ca-out are required")
@@ -183,6 +185,9 @@ func main() {
 	simulator.Map.Put(pc)
 
 	cert, thumbprint := certificates(*caOut)
+	if *selfSigned {
+		cert, thumbprint = selfSignedCertificate(*caOut)
+	}
 	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(*user, *password)}
 	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	server := model.Service.NewServer()
@@ -362,14 +367,28 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 		if p.Build != "" {
 			cfg.Product.Build = p.Build
 		}
+		// The API refers to a physical NIC by its key (HostRdmaDevicePnicBacking.pairedUplink,
+		// HostProxySwitch.pnic), and lists each NIC with its key and device in pnic.
+		for _, r := range p.Rdma {
+			addPhysicalNic(h, cfg.Network, r.Uplink)
+		}
+		for _, d := range p.Dvs {
+			for _, u := range d.Uplinks {
+				addPhysicalNic(h, cfg.Network, u)
+			}
+		}
 		cfg.Network.RdmaDevice = nil
 		for i, r := range p.Rdma {
+			var backing types.BaseHostRdmaDeviceBacking
+			if r.Uplink != "" {
+				backing = &types.HostRdmaDevicePnicBacking{PairedUplink: physicalNicKey(r.Uplink)}
+			}
 			cfg.Network.RdmaDevice = append(cfg.Network.RdmaDevice, types.HostRdmaDevice{
 				Key:         fmt.Sprintf("key-vim.host.RdmaDevice-%s", r.Device),
 				Device:      r.Device,
 				Driver:      r.Driver,
 				Description: fmt.Sprintf("RDMA device %d", i),
-				Backing:     &types.HostRdmaDevicePnicBacking{PairedUplink: r.Uplink},
+				Backing:     backing,
 				ConnectionInfo: types.HostRdmaDeviceConnectionInfo{
 					State: r.State, Mtu: r.Mtu, SpeedInMbps: 100000,
 				},
@@ -413,16 +432,51 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 		cfg.Network.ProxySwitch = nil
 		for _, d := range p.Dvs {
 			var pnics []types.DistributedVirtualSwitchHostMemberPnicSpec
+			var keys []string
 			for _, u := range d.Uplinks {
 				pnics = append(pnics, types.DistributedVirtualSwitchHostMemberPnicSpec{PnicDevice: u})
+				keys = append(keys, physicalNicKey(u))
 			}
 			cfg.Network.ProxySwitch = append(cfg.Network.ProxySwitch, types.HostProxySwitch{
 				DvsUuid: d.Uuid, DvsName: d.Name, Key: d.Uuid, NumPorts: 512, NumPortsAvailable: 500,
-				Mtu: d.Mtu, Pnic: d.Uplinks,
+				Mtu: d.Mtu, Pnic: keys,
 				Spec: types.HostProxySwitchSpec{Backing: &types.DistributedVirtualSwitchHostMemberPnicBacking{PnicSpec: pnics}},
 			})
 		}
 		obj.Summary.Config.Product = &cfg.Product
+	})
+}
+
+// physicalNicKey is the key the API refers to a physical NIC by.
+func physicalNicKey(device string) string {
+	return "key-vim.host.PhysicalNic-" + device
+}
+
+// addPhysicalNic lists a NIC the spec names in the host's pnic, as the simulator's own
+// ESXi dump lists vmnic0 and vmnic1 (a Mellanox ConnectX port, 100 Gb/s), unless the
+// host has it already.
+func addPhysicalNic(h *object.HostSystem, net *types.HostNetworkInfo, device string) {
+	if device == "" {
+		return
+	}
+	key := physicalNicKey(device)
+	for _, p := range net.Pnic {
+		if p.Key == key {
+			return
+		}
+	}
+	sum := sha256.Sum256([]byte(h.Reference().Value + "/" + device))
+	mac := fmt.Sprintf("b8:ce:f6:%02x:%02x:%02x", sum[0], sum[1], sum[2])
+	link := types.PhysicalNicLinkInfo{SpeedMb: 100000, Duplex: true}
+	net.Pnic = append(net.Pnic, types.PhysicalNic{
+		Key:                    key,
+		Device:                 device,
+		Pci:                    fmt.Sprintf("0000:3b:00.%d", len(net.Pnic)),
+		Driver:                 "nmlx5_core",
+		LinkSpeed:              &link,
+		ValidLinkSpecification: []types.PhysicalNicLinkInfo{link},
+		Spec:                   types.PhysicalNicSpec{Ip: &types.HostIpConfig{}, LinkSpeed: &link},
+		Mac:                    mac,
 	})
 }
 
@@ -708,6 +762,36 @@ func certificates(caOut string) (tls.Certificate, string) {
 		hex[i] = fmt.Sprintf("%02X", b)
 	}
 	return tls.Certificate{Certificate: [][]byte{der, caDer}, PrivateKey: key}, strings.Join(hex, ":")
+}
+
+// selfSignedCertificate makes a certificate that signs itself and says it is a CA (basic
+// constraints CA:TRUE, key usage certSign and digitalSignature, extended key usage
+// serverAuth), as vCenter's and ESXi's own self-signed certificates do, for 127.0.0.1
+// alone; writes it to caOut as PEM; returns it and its SHA-256 thumbprint.
+func selfSignedCertificate(caOut string) (tls.Certificate, string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	check(err)
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(3),
+		Subject:               pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	check(err)
+	check(os.WriteFile(caOut, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	sum := sha256.Sum256(der)
+	hex := make([]string, len(sum))
+	for i, b := range sum {
+		hex[i] = fmt.Sprintf("%02X", b)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, strings.Join(hex, ":")
 }
 
 func check(err error) {
