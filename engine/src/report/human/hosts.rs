@@ -72,8 +72,6 @@ pub(super) fn status_label(status: HostStatus, paint: &Paint) -> String {
     }
 }
 
-/// Bidirectional-text controls: they reorder what the admin reads (`U+202E` makes
-/// `exe.txt` look like `txt.exe`), so they are shown escaped like control characters.
 pub(super) fn host_section(
     out: &mut String,
     group: &[&HostDiagnosis],
