@@ -12,56 +12,12 @@ pub(super) struct Row {
 }
 
 pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, options: &HumanOptions, width: usize) {
-    let mut rows: Vec<Row> = Vec::new();
-    for host in &d.hosts {
-        for vm in &host.vms {
-            for a in &vm.adapters {
-                if options.only_problems && a.verdict == Verdict::Hca && a.reasons.is_empty() {
-                    continue;
-                }
-                let reason = match a.verdict {
-                    Verdict::Hca if a.reasons.is_empty() => {
-                        let via = a.port.as_ref().and_then(|p| match (&p.vswitch, &p.uplink) {
-                            (Some(s), Some(u)) => Some(format!(" via {} / {}", host_text(s), host_text(u))),
-                            _ => None,
-                        });
-                        format!("physical HCA in use{}", via.unwrap_or_default())
-                    }
-                    _ => a
-                        .reasons
-                        .iter()
-                        .map(|r| format!("• {}", clean(r)))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                };
-                rows.push(Row {
-                    vm: host_text(&vm.name),
-                    host: host.host.clone(),
-                    adapter: a.index,
-                    verdict: a.verdict,
-                    reason,
-                });
-            }
-        }
-    }
+    let rows = adapter_rows(d, options);
     if rows.is_empty() {
         no_adapters_line(out, d, options, width);
         return;
     }
-    // Rows that differ only in VM and host fold into one, both columns as node sets.
-    let mut folded: Vec<(Vec<String>, Vec<String>, &Row)> = Vec::new();
-    for row in &rows {
-        let same = |r: &Row| r.adapter == row.adapter && r.verdict == row.verdict && r.reason == row.reason;
-        match folded.iter_mut().find(|(_, _, r)| options.fold && same(r)) {
-            Some((vms, hosts, _)) => {
-                vms.push(row.vm.clone());
-                if !hosts.contains(&row.host) {
-                    hosts.push(row.host.clone());
-                }
-            }
-            None => folded.push((vec![row.vm.clone()], vec![row.host.clone()], row)),
-        }
-    }
+    let folded = fold_rows(&rows, options.fold);
     let header = ["VM", "Host", "Adapter", "Verdict", "Reason"].map(str::to_string);
     let mut cells: Vec<[String; COLUMNS]> = vec![header];
     for (vms, hosts, row) in &folded {
@@ -109,6 +65,66 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
     let mut table = builder.build();
     table.with(Style::rounded());
     let _ = writeln!(out, "{table}\n");
+}
+
+/// One row per adapter shown (with `--only-problems`, those not plainly on the HCA): its
+/// verdict, and why in words (where an adapter on the HCA has it, else its reasons).
+fn adapter_rows(d: &Diagnosis, options: &HumanOptions) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    for host in &d.hosts {
+        for vm in &host.vms {
+            for a in &vm.adapters {
+                if options.only_problems && a.verdict == Verdict::Hca && a.reasons.is_empty() {
+                    continue;
+                }
+                let reason = match a.verdict {
+                    Verdict::Hca if a.reasons.is_empty() => {
+                        let via = a.port.as_ref().and_then(|p| match (&p.vswitch, &p.uplink) {
+                            (Some(s), Some(u)) => Some(format!(" via {} / {}", host_text(s), host_text(u))),
+                            _ => None,
+                        });
+                        format!("physical HCA in use{}", via.unwrap_or_default())
+                    }
+                    _ => a
+                        .reasons
+                        .iter()
+                        .map(|r| format!("• {}", clean(r)))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                };
+                rows.push(Row {
+                    vm: host_text(&vm.name),
+                    host: host.host.clone(),
+                    adapter: a.index,
+                    verdict: a.verdict,
+                    reason,
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// A folded row: its VMs, its hosts, and the row they share.
+type FoldedRow<'r> = (Vec<String>, Vec<String>, &'r Row);
+
+/// With `fold`, rows that differ only in VM and host fold into one, both columns as node
+/// sets (first-seen order); else every row stands alone.
+fn fold_rows(rows: &[Row], fold: bool) -> Vec<FoldedRow<'_>> {
+    let mut folded: Vec<FoldedRow<'_>> = Vec::new();
+    for row in rows {
+        let same = |r: &Row| r.adapter == row.adapter && r.verdict == row.verdict && r.reason == row.reason;
+        match folded.iter_mut().find(|(_, _, r)| fold && same(r)) {
+            Some((vms, hosts, _)) => {
+                vms.push(row.vm.clone());
+                if !hosts.contains(&row.host) {
+                    hosts.push(row.host.clone());
+                }
+            }
+            None => folded.push((vec![row.vm.clone()], vec![row.host.clone()], row)),
+        }
+    }
+    folded
 }
 
 /// The adapter table's columns.
