@@ -20,15 +20,23 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
     let folded = fold_rows(&rows, options.fold);
     let header = ["VM", "Host", "Adapter", "Verdict", "Reason"].map(str::to_string);
     let mut cells: Vec<[String; COLUMNS]> = vec![header];
+    // The VM and Host cells are lists of names: they wrap between names, never inside one.
+    let mut lists: Vec<NameLists> = Vec::new();
     for (vms, hosts, row) in &folded {
-        let vm_cell = if vms.len() > 1 {
-            format!("{} ({} VMs)", clean(&pvrdma_nodeset::fold(vms)), vms.len())
-        } else {
-            clean(&pvrdma_nodeset::fold(vms))
+        let names = NameLists {
+            vms: pvrdma_nodeset::fold_list(vms).iter().map(|n| clean(n)).collect(),
+            count: (vms.len() > 1).then(|| format!("({} VMs)", vms.len())),
+            hosts: pvrdma_nodeset::fold_list(hosts).iter().map(|n| clean_set(n)).collect(),
         };
+        let vm_cell = match &names.count {
+            Some(count) => format!("{} {count}", names.vms.join(",")),
+            None => names.vms.join(","),
+        };
+        let host_cell = names.hosts.join(",");
+        lists.push(names);
         cells.push([
             vm_cell,
-            clean_set(&pvrdma_nodeset::fold(hosts)),
+            host_cell,
             row.adapter.to_string(),
             match row.verdict {
                 Verdict::Hca => "hca",
@@ -42,14 +50,18 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
     let widths = column_widths(&cells, width);
     let mut builder = tabled::builder::Builder::default();
     for (n, row) in cells.iter().enumerate() {
+        let names = n.checked_sub(1).and_then(|i| lists.get(i));
         let mut wrapped: Vec<String> = row
             .iter()
             .zip(widths)
-            .map(|(cell, w)| {
-                cell.split('\n')
-                    .flat_map(|paragraph| wrap(paragraph, w, w))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+            .enumerate()
+            .map(|(column, (cell, w))| {
+                let lines = match (column, names) {
+                    (0, Some(names)) => wrap_names(&names.vms, names.count.as_deref(), w),
+                    (1, Some(names)) => wrap_names(&names.hosts, None, w),
+                    _ => cell.split('\n').flat_map(|paragraph| wrap(paragraph, w, w)).collect(),
+                };
+                lines.join("\n")
             })
             .collect();
         // Colour goes on after wrapping, so the widths above are the ones drawn.
@@ -125,6 +137,14 @@ fn fold_rows(rows: &[Row], fold: bool) -> Vec<FoldedRow<'_>> {
         }
     }
     folded
+}
+
+/// The names in a folded row's VM and Host cells: each a node set of its own or a name
+/// that cannot be folded, escaped; and the VM count after them when there are several.
+struct NameLists {
+    vms: Vec<String>,
+    count: Option<String>,
+    hosts: Vec<String>,
 }
 
 /// The adapter table's columns.

@@ -476,3 +476,71 @@ fn a_failure_from_an_older_report_reads_back_and_is_shown_whole_per_host() {
     assert!(text.contains(r#""detail":"no SSH login within 10s""#), "{text}");
     assert_eq!(serde_json::from_str::<Failure>(&text).unwrap(), new);
 }
+
+/// The lines of the table's VM column, header and frame left out.
+fn vm_column(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with('│'))
+        .skip(1)
+        .filter_map(|l| l.split('│').nth(1).map(|cell| cell.trim().to_string()))
+        .filter(|cell| !cell.is_empty())
+        .collect()
+}
+
+/// One host whose VMs `names` each have adapter 0 on the HCA: one table row, its VM cell
+/// a list of names.
+fn vms_on_the_hca(names: &[&str]) -> Diagnosis {
+    let vms = names
+        .iter()
+        .map(|n| (*n, vec![crate::diagnose::fixtures::adapter(0, Verdict::Hca)]))
+        .collect();
+    Diagnosis {
+        hosts: vec![crate::diagnose::fixtures::host("esx01", HostStatus::Ok, vms)],
+        ..Diagnosis::default()
+    }
+}
+
+#[test]
+fn a_list_of_vm_names_wraps_between_names_never_inside_one() {
+    let d = vms_on_the_hca(&["cfd-solver-a", "mpi-worker:03", "hpc node 01"]);
+    let options = HumanOptions {
+        width: 80,
+        ..HumanOptions::default()
+    };
+    let text = render_with(&d, &options);
+    assert_eq!(
+        vm_column(&text),
+        ["cfd-solver-a,", "mpi-worker:03,hpc node 01", "(3 VMs)"],
+        "{text}"
+    );
+}
+
+#[test]
+fn only_a_name_wider_than_its_column_is_broken_and_visibly() {
+    let long = "solver cluster node with a name far longer than its column";
+    let d = vms_on_the_hca(&["cfd-solver-a", long]);
+    for width in [80usize, 100] {
+        let options = HumanOptions {
+            width,
+            ..HumanOptions::default()
+        };
+        let text = render_with(&d, &options);
+        let mut lines = vm_column(&text);
+        assert_eq!(lines.first().map(String::as_str), Some("cfd-solver-a,"), "{text}");
+        // The count follows the last name, on its line.
+        let last = lines.pop().unwrap();
+        lines.push(
+            last.strip_suffix(" (2 VMs)")
+                .expect("the count ends the cell")
+                .to_string(),
+        );
+        // Every line of the long name but its last ends in the mark; read back, the
+        // lines are the name.
+        let (last, before) = lines[1..].split_last().unwrap();
+        assert!(!before.is_empty(), "{text}");
+        assert!(before.iter().all(|l| l.ends_with(CONTINUED)), "{text}");
+        assert!(!last.ends_with(CONTINUED), "{text}");
+        let read: Vec<&str> = lines[1..].iter().map(|l| l.trim_end_matches(CONTINUED)).collect();
+        assert_eq!(read.join(" "), long, "{text}");
+    }
+}
