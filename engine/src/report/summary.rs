@@ -63,9 +63,11 @@ fn warnings(d: &Diagnosis) -> Vec<String> {
     which
 }
 
-fn counts_line(d: &Diagnosis, s: &Summary) -> String {
+/// The hosts per status that has any, with the set of those not healthy
+/// (`1 healthy, 2 with problems (esx[02-03])`).
+fn host_counts(s: &Summary) -> Vec<String> {
     let set_of = |status: &str| s.host_sets.get(status).map(|n| format!(" ({n})")).unwrap_or_default();
-    let host_parts: Vec<String> = [
+    [
         (s.healthy, "healthy", ""),
         (s.problems, "with problems", "problems"),
         (s.incomplete, "incomplete", "incomplete"),
@@ -85,7 +87,11 @@ fn counts_line(d: &Diagnosis, s: &Summary) -> String {
             }
         )
     })
-    .collect();
+    .collect()
+}
+
+fn counts_line(d: &Diagnosis, s: &Summary) -> String {
+    let host_parts = host_counts(s);
     let mut line = plural(s.hosts, "host", "hosts");
     if !host_parts.is_empty() {
         line.push_str(&format!(": {}", host_parts.join(", ")));
