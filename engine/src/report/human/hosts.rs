@@ -168,16 +168,25 @@ fn heading_line(out: &mut String, host: &HostDiagnosis, title: &str, paint: &Pai
         .as_deref()
         .map(|v| format!(" · ESXi {}", host_text(v)))
         .unwrap_or_default();
-    // Judged from the vSphere API alone: said where the host's status is.
+    // Judged from the vSphere API alone: said where the host's status is, and in its
+    // place when that is all there is to say (`incomplete` would send the admin looking
+    // for what else is missing).
     let how = if host.configuration_only {
         " · configuration only (no SSH)"
     } else {
         ""
     };
-    let plain_title = format!("{title} · {}{how}{version}", diagnose::status_name(host.status));
+    let (plain_status, status) = if host.configuration_only_healthy() {
+        (String::new(), String::new())
+    } else {
+        (
+            format!(" · {}", diagnose::status_name(host.status)),
+            format!(" · {}", status_label(host.status, paint)),
+        )
+    };
+    let plain_title = format!("{title}{plain_status}{how}{version}");
     if plain_title.width() <= width {
-        let status = status_label(host.status, paint);
-        let _ = writeln!(out, "{} · {status}{how}{version}", paint.bold(title));
+        let _ = writeln!(out, "{}{status}{how}{version}", paint.bold(title));
     } else {
         emit(out, "", "", 2, &plain_title, width, |t| paint.bold(t));
     }

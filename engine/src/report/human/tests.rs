@@ -544,3 +544,36 @@ fn only_a_name_wider_than_its_column_is_broken_and_visibly() {
         assert_eq!(read.join(" "), long, "{text}");
     }
 }
+
+/// esx01 read through the vSphere API alone: `host_xml` as its configuration, one VM.
+fn configuration_only(host_xml: &str) -> Diagnosis {
+    const VM: &str = include_str!("../../../../parsers/tests/fixtures/vsphere_vm_config.xml");
+    let capture = crate::capture::from_vsphere("esx01", host_xml.to_string(), &[VM.to_string()], 12);
+    crate::diagnose::diagnose(&[capture])
+}
+
+const API_HOST: &str = include_str!("../../../../parsers/tests/fixtures/vsphere_host_config.xml");
+
+#[test]
+fn a_healthy_configuration_only_host_is_called_so_not_incomplete() {
+    let d = configuration_only(API_HOST);
+    // The JSON status stays what it is: the transport was not observed.
+    assert_eq!(d.hosts[0].status, HostStatus::Incomplete);
+    let text = render(&d, false);
+    assert!(text.contains("\nesx01 · configuration only (no SSH) · ESXi "), "{text}");
+    assert!(!text.contains("incomplete"), "{text}");
+    assert!(
+        crate::report::summary::line(&d).starts_with("1 host: 1 configuration only (esx01);"),
+        "{}",
+        crate::report::summary::line(&d)
+    );
+    // With something against it, the status is said as before.
+    let disabled = API_HOST.replacen("<key>pvrdma</key>", "<key>pvrdma</key><enabled>false</enabled>", 1);
+    let d = configuration_only(&disabled);
+    let text = render(&d, false);
+    assert!(
+        text.contains("\nesx01 · problems · configuration only (no SSH) · ESXi "),
+        "{text}"
+    );
+    assert!(crate::report::summary::line(&d).starts_with("1 host: 1 with problems (esx01);"));
+}
