@@ -577,3 +577,18 @@ fn a_healthy_configuration_only_host_is_called_so_not_incomplete() {
     );
     assert!(crate::report::summary::line(&d).starts_with("1 host: 1 with problems (esx01);"));
 }
+
+#[test]
+fn the_table_fits_a_narrow_terminal_whatever_the_names() {
+    let d = vms_on_the_hca(&["Server 2016 Vcenter", "uranium-esx36 [knagaraju] FGT_VM64_ESXI"]);
+    for width in [40usize, 50, 60] {
+        let options = HumanOptions {
+            width,
+            ..HumanOptions::default()
+        };
+        let text = render_with(&d, &options);
+        for line in text.lines().filter(|l| l.starts_with(['╭', '│', '├', '╰'])) {
+            assert!(line.width() <= width, "{width}: {line:?}\n{text}");
+        }
+    }
+}
