@@ -513,9 +513,27 @@ fn host_supplied_names_are_escaped_and_shortened_in_text_but_whole_in_json() {
     assert!(r.stdout.len() < 16 * 1024, "{} bytes of text report", r.stdout.len());
     assert!(!r.stdout.contains('\u{202E}'), "the override is escaped");
     assert!(r.stdout.contains("evil\\u{202e}fdp.exe"), "{}", r.stdout);
-    // The cell wraps the note; its start says how much was left out.
+    // The cell wraps the name, each of its lines but the last marked, then the note of how
+    // much was left out, as words.
     let left_out = name.chars().count() - 200;
-    assert!(r.stdout.contains(&format!("… ({left_out} more")), "{}", r.stdout);
+    let cell: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with('│'))
+        .skip(1)
+        .filter_map(|l| l.split('│').nth(1))
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert!(
+        cell.join(" ")
+            .contains(&format!("… ({left_out} more characters, whole in --format json)")),
+        "{}",
+        r.stdout
+    );
+    let name_lines = cell.iter().take_while(|l| !l.contains('…'));
+    assert!(name_lines.clone().count() > 1, "{}", r.stdout);
+    assert!(name_lines.into_iter().all(|l| l.ends_with('↩')), "{}", r.stdout);
     let json = run(doctor().args(["analyze", "--format", "json"]).arg(dir.path()));
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(v["hosts"][0]["vms"][0]["name"].as_str(), Some(name.as_str()));

@@ -357,9 +357,11 @@ fn a_configuration_only_report_says_so_and_a_vm_first_run_keeps_its_vms() {
     );
     assert!(text.contains("observed only over SSH"), "{text}");
     assert!(
-        text.contains("esx01 · incomplete · configuration only (no SSH) · ESXi 7.0.3"),
+        text.contains("esx01 · configuration only (no SSH) · ESXi 7.0.3"),
         "{text}"
     );
+    assert!(!text.contains("incomplete"), "nothing is missing but SSH: {text}");
+    assert!(text.contains("1 host: 1 configuration only (esx01);"), "{text}");
     assert!(text.contains("the configuration predicts the HCA"), "{text}");
     assert!(text.contains("configuration only (no SSH): 1 of 1 hosts"), "{text}");
     assert!(!text.contains("hpc-node02"), "{text}");
