@@ -29,54 +29,9 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
         .map(|(_, n)| *n)
         .collect();
     if versions.is_empty() {
-        if row.roce_v1.is_none() || row.roce_v2.is_none() {
-            return check(
-                ID,
-                Status::Unknown,
-                format!("RoCE support of {} is not stated", device.name),
-                evidence,
-            );
-        }
-        return with_advice(
-            check(
-                ID,
-                Status::Fail,
-                format!(
-                    "{} supports neither RoCE v1 nor RoCE v2; PVRDMA needs RoCE",
-                    device.name
-                ),
-                evidence,
-            ),
-            "use a RoCE-capable NIC (or enable RoCE in its driver/firmware) as the PVRDMA uplink",
-        );
+        return without_roce(device, row, evidence);
     }
-    // An adapter set to a RoCE version the HCA lacks cannot use it ("The vmnic needs to
-    // support either the RoCE v1 or RoCE v2 protocols", VMware, "Paravirtual RDMA for High
-    // Performance Computing").
-    let mut mismatched: Vec<String> = ctx
-        .facts
-        .pvrdma_properties
-        .as_deref()
-        .unwrap_or(&[])
-        .iter()
-        .filter_map(|s| {
-            let version = s.properties.as_ref().ok()?.roce_version?;
-            (supports_roce(row, version) == Some(false))
-                .then(|| format!("{}_{} uses RoCE v{version}", s.device.world_id, s.device.index))
-        })
-        .collect();
-    // Read without SSH: the RoCE version each adapter is configured with (`deviceProtocol`).
-    for vm in &ctx.facts.api_vms {
-        let name = vm.config.display_name.as_deref().unwrap_or(&vm.id);
-        for (i, protocol) in vm.device_protocols.iter().enumerate() {
-            let Some(version) = protocol.as_deref().and_then(configured_roce) else {
-                continue;
-            };
-            if supports_roce(row, version) == Some(false) {
-                mismatched.push(format!("{i} of {name} is set to RoCE v{version}"));
-            }
-        }
-    }
+    let mismatched = adapters_on_missing_roce(ctx, row);
     if mismatched.is_empty() {
         return check(
             ID,
@@ -103,6 +58,63 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
             versions.join(" or ")
         ),
     )
+}
+
+/// A device whose protocol row names no RoCE version: unknown when a column is empty,
+/// else a failure (PVRDMA needs RoCE).
+fn without_roce(device: &p::RdmaDevice, row: &p::RdmaProtocols, evidence: Vec<Evidence>) -> Check {
+    const ID: CheckId = CheckId::RoceSupported;
+    if row.roce_v1.is_none() || row.roce_v2.is_none() {
+        return check(
+            ID,
+            Status::Unknown,
+            format!("RoCE support of {} is not stated", device.name),
+            evidence,
+        );
+    }
+    with_advice(
+        check(
+            ID,
+            Status::Fail,
+            format!(
+                "{} supports neither RoCE v1 nor RoCE v2; PVRDMA needs RoCE",
+                device.name
+            ),
+            evidence,
+        ),
+        "use a RoCE-capable NIC (or enable RoCE in its driver/firmware) as the PVRDMA uplink",
+    )
+}
+
+/// The adapters set to a RoCE version the device lacks, which cannot use it ("The vmnic
+/// needs to support either the RoCE v1 or RoCE v2 protocols", VMware, "Paravirtual RDMA
+/// for High Performance Computing"): those vsish shows, then those the vSphere API
+/// configures (`deviceProtocol`, read without SSH).
+fn adapters_on_missing_roce(ctx: &Context, row: &p::RdmaProtocols) -> Vec<String> {
+    let mut mismatched: Vec<String> = ctx
+        .facts
+        .pvrdma_properties
+        .as_deref()
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|s| {
+            let version = s.properties.as_ref().ok()?.roce_version?;
+            (supports_roce(row, version) == Some(false))
+                .then(|| format!("{}_{} uses RoCE v{version}", s.device.world_id, s.device.index))
+        })
+        .collect();
+    for vm in &ctx.facts.api_vms {
+        let name = vm.config.display_name.as_deref().unwrap_or(&vm.id);
+        for (i, protocol) in vm.device_protocols.iter().enumerate() {
+            let Some(version) = protocol.as_deref().and_then(configured_roce) else {
+                continue;
+            };
+            if supports_roce(row, version) == Some(false) {
+                mismatched.push(format!("{i} of {name} is set to RoCE v{version}"));
+            }
+        }
+    }
+    mismatched
 }
 
 /// The command does not exist on this release (such as `rdma device protocol list` on

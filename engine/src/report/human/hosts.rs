@@ -72,8 +72,8 @@ pub(super) fn status_label(status: HostStatus, paint: &Paint) -> String {
     }
 }
 
-/// Bidirectional-text controls: they reorder what the admin reads (`U+202E` makes
-/// `exe.txt` look like `txt.exe`), so they are shown escaped like control characters.
+/// One host section: its title line, then what broke off, the checks, what could not be
+/// read, and where to look next. A group of hosts with identical results shares one.
 pub(super) fn host_section(
     out: &mut String,
     group: &[&HostDiagnosis],
@@ -82,45 +82,92 @@ pub(super) fn host_section(
     only_problems: bool,
 ) {
     let Some(host) = group.first() else { return };
+    let title = section_title(group);
+    // A host that could not be diagnosed at all is one line: name, status, why.
+    if host.checks.is_empty() && host.vms.is_empty() {
+        if let Some(error) = &host.error {
+            undiagnosed_line(out, host, error, &title, paint, width);
+            return;
+        }
+    }
+    heading_line(out, host, &title, paint, width);
+    if let Some(error) = &host.error {
+        let message = clean(error.shown_under_host());
+        let prefix = format!("  {} ", paint.red("✗"));
+        let text = format!("{}: {message}", kind_label(error.kind));
+        emit(out, &prefix, "  ✗ ", 4, &text, width, |t| t.to_string());
+    }
+    // What broke off comes first: it is why the checks below may be unknown.
+    for cut in &host.incomplete_outputs {
+        incomplete_output_lines(out, cut, paint, width);
+    }
+    check_lines(out, group, paint, width, only_problems);
+    let unread = [&host.vms_error, &host.adapters_error].into_iter().flatten();
+    for e in unread.chain(&host.record_errors) {
+        let prefix = format!("  {} ", paint.dim("?"));
+        emit(out, &prefix, "  ? ", 4, &clean(e), width, |t| t.to_string());
+    }
+    send_evidence_lines(out, group, paint, width);
+    if !host.fleet_failures.is_empty() {
+        let prefix = format!("  {} ", paint.red("✗"));
+        let text = format!(
+            "failing fleet checks involve this host: {} (see across hosts)",
+            crate::diagnose::join_ids(&host.fleet_failures)
+        );
+        emit(out, &prefix, "  ✗ ", 4, &text, width, |t| t.to_string());
+    }
+}
+
+/// The group's hosts as one folded set, with their count when there are several.
+fn section_title(group: &[&HostDiagnosis]) -> String {
     let names: Vec<&str> = group.iter().map(|h| h.host.as_str()).collect();
     let folded = clean_set(&pvrdma_nodeset::fold(&names));
-    let title = if group.len() > 1 {
+    if group.len() > 1 {
         format!("{folded} ({} hosts)", group.len())
     } else {
         folded
+    }
+}
+
+/// The whole section of a host that could not be diagnosed: name, status and why.
+fn undiagnosed_line(
+    out: &mut String,
+    host: &HostDiagnosis,
+    error: &crate::capture::Failure,
+    title: &str,
+    paint: &Paint,
+    width: usize,
+) {
+    // The title already names the host: `esx01: not an ESXi host` shows its detail.
+    let message = clean(error.shown_under_host());
+    let status = diagnose::status_name(host.status);
+    let plain = format!("{title} · {status} · ");
+    if plain.width() + 20 > width {
+        // A long host set gets lines of its own, broken only between its items.
+        let head = format!("{title} · {status}");
+        emit(out, "", "", 2, &head, width, |t| paint.bold(t));
+        let text = format!("{}: {message}", kind_label(error.kind));
+        emit(out, "    ", "    ", 4, &text, width, |t| t.to_string());
+        return;
+    }
+    let prefix = format!("{} · {} · ", paint.bold(title), status_label(host.status, paint));
+    // `unreachable · unreachable:` says nothing twice.
+    let kind = kind_label(error.kind);
+    let text = if kind == status {
+        message
+    } else {
+        format!("{kind}: {message}")
     };
+    emit(out, &prefix, &plain, 4, &text, width, |t| t.to_string());
+}
+
+/// The section's first line: hosts, status, how they were read, ESXi version.
+fn heading_line(out: &mut String, host: &HostDiagnosis, title: &str, paint: &Paint, width: usize) {
     let version = host
         .esxi_version
         .as_deref()
         .map(|v| format!(" · ESXi {}", host_text(v)))
         .unwrap_or_default();
-    let status = status_label(host.status, paint);
-    // A host that could not be diagnosed at all is one line: name, status, why.
-    if host.checks.is_empty() && host.vms.is_empty() {
-        if let Some(error) = &host.error {
-            // The title already names the host: `esx01: not an ESXi host` shows its detail.
-            let message = clean(error.shown_under_host());
-            let plain = format!("{title} · {} · ", diagnose::status_name(host.status));
-            if plain.width() + 20 > width {
-                // A long host set gets lines of its own, broken only between its items.
-                let head = format!("{title} · {}", diagnose::status_name(host.status));
-                emit(out, "", "", 2, &head, width, |t| paint.bold(t));
-                let text = format!("{}: {message}", kind_label(error.kind));
-                emit(out, "    ", "    ", 4, &text, width, |t| t.to_string());
-                return;
-            }
-            let prefix = format!("{} · {status} · ", paint.bold(&title));
-            // `unreachable · unreachable:` says nothing twice.
-            let kind = kind_label(error.kind);
-            let text = if kind == diagnose::status_name(host.status) {
-                message
-            } else {
-                format!("{kind}: {message}")
-            };
-            emit(out, &prefix, &plain, 4, &text, width, |t| t.to_string());
-            return;
-        }
-    }
     // Judged from the vSphere API alone: said where the host's status is.
     let how = if host.configuration_only {
         " · configuration only (no SSH)"
@@ -129,44 +176,40 @@ pub(super) fn host_section(
     };
     let plain_title = format!("{title} · {}{how}{version}", diagnose::status_name(host.status));
     if plain_title.width() <= width {
-        let _ = writeln!(out, "{} · {status}{how}{version}", paint.bold(&title));
+        let status = status_label(host.status, paint);
+        let _ = writeln!(out, "{} · {status}{how}{version}", paint.bold(title));
     } else {
         emit(out, "", "", 2, &plain_title, width, |t| paint.bold(t));
     }
-    if let Some(error) = &host.error {
-        let message = clean(error.shown_under_host());
-        let prefix = format!("  {} ", paint.red("✗"));
-        emit(
-            out,
-            &prefix,
-            "  ✗ ",
-            4,
-            &format!("{}: {message}", kind_label(error.kind)),
-            width,
-            |t| t.to_string(),
+}
+
+/// An output that broke off, and the batch answers in it that did not arrive whole, by
+/// name: the others are evidence.
+fn incomplete_output_lines(out: &mut String, cut: &crate::diagnose::IncompleteOutput, paint: &Paint, width: usize) {
+    let label = crate::catalogue::spec(&cut.command).map_or(cut.command.as_str(), |s| s.label());
+    let prefix = format!("  {} ", paint.yellow("!"));
+    let text = format!("incomplete: `{}` {}", clean(label), clean(&cut.reason));
+    emit(out, &prefix, "  ! ", 4, &text, width, |t| t.to_string());
+    let shown = cut.unfinished.len().min(UNFINISHED_SHOWN);
+    for u in cut.unfinished.iter().take(shown) {
+        let item = crate::catalogue::batch_item_label(&cut.command, &u.key);
+        let text = format!("{} {}", clean(&item), clean(&u.reason));
+        emit(out, "      ", "      ", 6, &text, width, |t| t.to_string());
+    }
+    if cut.unfinished.len() > shown {
+        let text = format!(
+            "and {} more (--format json lists them all)",
+            cut.unfinished.len() - shown
         );
+        emit(out, "      ", "      ", 6, &text, width, |t| t.to_string());
     }
-    // What broke off comes first: it is why the checks below may be unknown.
-    for cut in &host.incomplete_outputs {
-        let label = crate::catalogue::spec(&cut.command).map_or(cut.command.as_str(), |s| s.label());
-        let prefix = format!("  {} ", paint.yellow("!"));
-        let text = format!("incomplete: `{}` {}", clean(label), clean(&cut.reason));
-        emit(out, &prefix, "  ! ", 4, &text, width, |t| t.to_string());
-        // A batch's answers that did not arrive whole, by name: the others are evidence.
-        let shown = cut.unfinished.len().min(UNFINISHED_SHOWN);
-        for u in cut.unfinished.iter().take(shown) {
-            let item = crate::catalogue::batch_item_label(&cut.command, &u.key);
-            let text = format!("{} {}", clean(&item), clean(&u.reason));
-            emit(out, "      ", "      ", 6, &text, width, |t| t.to_string());
-        }
-        if cut.unfinished.len() > shown {
-            let text = format!(
-                "and {} more (--format json lists them all)",
-                cut.unfinished.len() - shown
-            );
-            emit(out, "      ", "      ", 6, &text, width, |t| t.to_string());
-        }
-    }
+}
+
+/// The first host's checks, one line each (with `--only-problems`, the passing ones as a
+/// count). In a folded group a passing check's details may differ per host (addresses):
+/// such a check says so instead of showing one host's.
+fn check_lines(out: &mut String, group: &[&HostDiagnosis], paint: &Paint, width: usize, only_problems: bool) {
+    let Some(host) = group.first() else { return };
     let id_width = host.checks.iter().map(|c| c.id.id().len()).max().unwrap_or(0);
     let mut passing_hidden = 0;
     for (i, check) in host.checks.iter().enumerate() {
@@ -174,7 +217,6 @@ pub(super) fn host_section(
             passing_hidden += 1;
             continue;
         }
-        // In a folded group a passing check's details may differ per host (addresses).
         let differs = check.status == Status::Pass
             && group
                 .iter()
@@ -194,27 +236,6 @@ pub(super) fn host_section(
             paint.green("✓"),
             plural(passing_hidden, "other check passes", "other checks pass")
         );
-    }
-    if let Some(e) = &host.vms_error {
-        let prefix = format!("  {} ", paint.dim("?"));
-        emit(out, &prefix, "  ? ", 4, &clean(e), width, |t| t.to_string());
-    }
-    if let Some(e) = &host.adapters_error {
-        let prefix = format!("  {} ", paint.dim("?"));
-        emit(out, &prefix, "  ? ", 4, &clean(e), width, |t| t.to_string());
-    }
-    for e in &host.record_errors {
-        let prefix = format!("  {} ", paint.dim("?"));
-        emit(out, &prefix, "  ? ", 4, &clean(e), width, |t| t.to_string());
-    }
-    send_evidence_lines(out, group, paint, width);
-    if !host.fleet_failures.is_empty() {
-        let prefix = format!("  {} ", paint.red("✗"));
-        let text = format!(
-            "failing fleet checks involve this host: {} (see across hosts)",
-            crate::diagnose::join_ids(&host.fleet_failures)
-        );
-        emit(out, &prefix, "  ✗ ", 4, &text, width, |t| t.to_string());
     }
 }
 

@@ -8,6 +8,8 @@
 //! [`MAX_HOST_TEXT`] characters, shortened, saying so: JSON keeps it whole.
 use super::*;
 
+/// Bidirectional-text controls: they reorder what the admin reads (`U+202E` makes
+/// `exe.txt` look like `txt.exe`), so they are shown escaped like control characters.
 pub(super) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
