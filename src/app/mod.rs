@@ -61,8 +61,23 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             }
             let captures = crate::offline::load_captures(&path)?;
             let times = RunTimes::of_capture(&path, started);
+            let plan = match crate::offline::recorded_vcenter(&path) {
+                Some((vcenter, no_ssh)) => setup::PlanSource {
+                    source: format!(
+                        "pvrdma-doctor analyze {}, a run that read vCenter {vcenter}{}",
+                        path.display(),
+                        if no_ssh { " without SSH" } else { " and the hosts over SSH" }
+                    ),
+                    vcenter: Some(vcenter),
+                },
+                None => setup::PlanSource {
+                    vcenter: None,
+                    source: format!("pvrdma-doctor analyze {}", path.display()),
+                },
+            };
             let report = ReportSetup {
                 vms: crate::offline::recorded_vm_scope(&path),
+                plan,
                 ..report
             };
             output::finish(&captures, &report, baseline.as_ref(), &times, plugin, &[]).map(|(_, code)| code)
@@ -279,6 +294,10 @@ fn check_from_api(
     if vcenter.vm_first() {
         report.vms = Some(crate::vcenter::scope_vms(&read.discovery.selected));
     }
+    report.plan = setup::PlanSource {
+        vcenter: Some(vcenter.endpoint.label()),
+        source: format!("vCenter {}, read without SSH (--no-ssh)", vcenter.endpoint.label()),
+    };
     let run = LiveRun::from_api(read.captures, read.started, read.finished);
     report_live(&run, &report, bundle_args, baseline, plugin).map(|(code, _)| code)
 }
@@ -304,6 +323,12 @@ fn check_hosts(
     let vcenter = live.vcenter.clone();
     if let Some(code) = hosts_from_vcenter(&mut live, &mut report, plugin)? {
         return Ok(code);
+    }
+    if let Some(v) = &vcenter {
+        report.plan = setup::PlanSource {
+            vcenter: Some(v.endpoint.label()),
+            source: format!("the hosts vCenter {} selected, read over SSH", v.endpoint.label()),
+        };
     }
     let report = &report;
     let options = start_live(live)?;

@@ -159,6 +159,13 @@ pub(crate) enum FormatArg {
     /// A monitoring plugin's output for Nagios, Icinga, Naemon: one status line with
     /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     Nagios,
+    /// The fixes of the failing checks as an Ansible playbook (community.vmware modules)
+    /// addressing the vCenter the run read, to review and then run with ansible-playbook;
+    /// writing it changes nothing. Credentials come from VMWARE_USER/VMWARE_PASSWORD.
+    Ansible,
+    /// The same plan as a PowerCLI script (Connect-VIServer with your credential prompt;
+    /// -WhatIf shows what it would change).
+    Powercli,
 }
 
 impl From<FormatArg> for Format {
@@ -168,6 +175,8 @@ impl From<FormatArg> for Format {
             FormatArg::Json => Format::Json,
             FormatArg::Prometheus => Format::Prometheus,
             FormatArg::Nagios => Format::Nagios,
+            FormatArg::Ansible => Format::Ansible,
+            FormatArg::Powercli => Format::Powercli,
         }
     }
 }

@@ -4,7 +4,7 @@
 //! (hardware 18+, ESXi 7.0 U1+) compared with what vsish says is in effect.
 //!
 //! These checks run where `.vmx` facts exist; a host without any is not judged on them.
-use super::super::{check, ev, with_advice, Check, CheckId, Context, Status};
+use super::super::{check, ev, with_advice, ChangeTarget, Check, CheckId, ConfigChange, Context, Setting, Status};
 use crate::catalogue as cat;
 use crate::facts::{HostFacts, VmxFact};
 use pvrdma_parsers as p;
@@ -66,7 +66,38 @@ pub(in crate::diagnose) fn check_hardware_version(ctx: &Context) -> Option<Check
 /// `vm-memory-reserved`.
 pub(in crate::diagnose) fn check_memory_reserved(ctx: &Context) -> Option<Check> {
     let v = inputs(ctx)?;
-    Some(v.with_source(memory_reserved(&v.vms, &v.unreadable)))
+    let mut c = v.with_source(memory_reserved(&v.vms, &v.unreadable));
+    if let (Status::Fail, Some(remedy)) = (c.status, c.remedy.as_mut()) {
+        remedy.changes = v.vms.iter().filter_map(|vm| lock_memory(ctx.facts, vm)).collect();
+        // Each change's vSphere Client form says the same, per VM.
+        if !remedy.changes.is_empty() {
+            remedy.advice = None;
+        }
+    }
+    Some(c)
+}
+
+/// The change that reserves all of a VM's guest memory, when it reserves less. The VM is
+/// named by its managed object id when the vSphere API gave one only it has.
+fn lock_memory(f: &HostFacts, vm: &PvrdmaVm) -> Option<ConfigChange> {
+    let c = vm.config;
+    let size = c.memsize_mb?;
+    if c.mem_pin == Some(true) || c.mem_min_mb.is_some_and(|min| min >= size) {
+        return None;
+    }
+    let mut same_name = f.api_vms.iter().filter(|a| a.config.display_name.as_deref() == Some(vm.name.as_str()));
+    let moid = match (same_name.next(), same_name.next()) {
+        (Some(only), None) => Some(only.id.clone()).filter(|id| !id.is_empty()),
+        _ => None,
+    };
+    Some(ConfigChange {
+        target: ChangeTarget::Vm {
+            name: vm.name.clone(),
+            moid,
+        },
+        setting: Setting::MemoryReservationLocked { memory_mb: Some(size) },
+        replaces: Some(format!("{} MB of {size} MB reserved, not locked", c.mem_min_mb.unwrap_or(0))),
+    })
 }
 
 /// `vm-pvrdma-adapter-count`.
@@ -405,6 +436,7 @@ fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> C
                 advice: Some(
                     "enable PVRDMA namespaces on the HCA (vendor documentation), then power-cycle the VM".to_string(),
                 ),
+                ..super::super::Remedy::default()
             });
         } else if good.is_empty() && !vms.is_empty() {
             c.summary = "no PVRDMA adapter requests native endpoints (optional)".to_string();
