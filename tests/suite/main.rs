@@ -25,6 +25,8 @@ mod nagios;
 mod no_ssh;
 mod nodeset_cli;
 mod nodeset_oracle;
+mod plan;
+mod plan_apply;
 mod probe;
 mod prometheus;
 mod readme;
