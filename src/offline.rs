@@ -103,10 +103,13 @@ pub fn recorded_vm_scope(path: &Path) -> Option<Vec<String>> {
 pub fn recorded_vcenter(path: &Path) -> Option<(String, bool)> {
     let manifest = recorded_manifest(path)?;
     let argv: Vec<String> = serde_json::from_value(manifest.get("command_line")?.clone()).ok()?;
-    let value = argv.iter().enumerate().find_map(|(i, a)| match a.strip_prefix("--vcenter=") {
-        Some(v) => Some(v.to_string()),
-        None => (a == "--vcenter").then(|| argv.get(i + 1).cloned()).flatten(),
-    })?;
+    let value = argv
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| match a.strip_prefix("--vcenter=") {
+            Some(v) => Some(v.to_string()),
+            None => (a == "--vcenter").then(|| argv.get(i + 1).cloned()).flatten(),
+        })?;
     let endpoint = pvrdma_vsphere::Endpoint::parse(&value).ok()?;
     Some((endpoint.label(), argv.iter().any(|a| a == "--no-ssh")))
 }

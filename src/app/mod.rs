@@ -66,7 +66,11 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
                     source: format!(
                         "pvrdma-doctor analyze {}, a run that read vCenter {vcenter}{}",
                         path.display(),
-                        if no_ssh { " without SSH" } else { " and the hosts over SSH" }
+                        if no_ssh {
+                            " without SSH"
+                        } else {
+                            " and the hosts over SSH"
+                        }
                     ),
                     vcenter: Some(vcenter),
                 },

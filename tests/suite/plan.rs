@@ -26,7 +26,10 @@ fn scenarios() -> Vec<PathBuf> {
 }
 
 fn plan(scenario: &Path, format: &str) -> String {
-    let out = Doctor::new().args(["analyze", "--format", format]).arg(scenario).output();
+    let out = Doctor::new()
+        .args(["analyze", "--format", format])
+        .arg(scenario)
+        .output();
     assert!(
         out.stderr.is_empty(),
         "{}: {}",
@@ -56,7 +59,12 @@ fn normalised(text: &str) -> String {
 
 #[test]
 fn plans_of_sample_scenarios_are_reviewed() {
-    for scenario in ["firewall-pvrdma-disabled", "vmknic-untagged", "vm-support-vm-prerequisites", "healthy-cluster"] {
+    for scenario in [
+        "firewall-pvrdma-disabled",
+        "vmknic-untagged",
+        "vm-support-vm-prerequisites",
+        "healthy-cluster",
+    ] {
         let path = samples().join(scenario);
         insta::assert_snapshot!(format!("{scenario}.ansible"), normalised(&plan(&path, "ansible")));
         insta::assert_snapshot!(format!("{scenario}.powercli"), normalised(&plan(&path, "powercli")));
@@ -173,7 +181,10 @@ fn names_with_quotes_dollars_backticks_and_braces_stay_plain_values() {
     let name = "esx'01$(x)`y{{ z }}\"q\"";
     let yaml = plan(&capture, "ansible");
     let ps = plan(&capture, "powercli");
-    assert!(yaml.contains("pvrdma_esxi: !unsafe \"esx'01$(x)`y{{ z }}\\\"q\\\"\""), "{yaml}");
+    assert!(
+        yaml.contains("pvrdma_esxi: !unsafe \"esx'01$(x)`y{{ z }}\\\"q\\\"\""),
+        "{yaml}"
+    );
     // YAML reads the value back whole, and Ansible is told never to template it.
     let file = dir.path().join("plan.yml");
     std::fs::write(&file, &yaml).expect("write");

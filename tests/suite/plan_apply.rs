@@ -145,14 +145,20 @@ fn the_no_ssh_plan_applied_by_ansible_fixes_the_faulty_hosts_and_nothing_else() 
     }
 
     let bundle = dir.path().join("run.tgz");
-    let (live, _) = doctor(&sim, &["--format", "ansible", "--bundle", bundle.to_str().expect("path")]);
+    let (live, _) = doctor(
+        &sim,
+        &["--format", "ansible", "--bundle", bundle.to_str().expect("path")],
+    );
     assert_eq!(statuses(&sim), before, "writing the plan changed nothing");
     assert!(!live.contains(&sim.password), "the password is never in a plan");
     // Two vmknics on the HCA's vDS: the choice is a comment, not a task.
     assert!(live.contains("BY HAND on esx05, pvrdma-vmknic-tagged"), "{live}");
     assert!(live.contains("which vmknic carries PVRDMA: vmk1 and vmk2"), "{live}");
     assert!(!live.contains("pvrdma-doctor-esx05"), "{live}");
-    assert!(!live.contains("pvrdma-doctor-esx01"), "the healthy host has no task\n{live}");
+    assert!(
+        !live.contains("pvrdma-doctor-esx01"),
+        "the healthy host has no task\n{live}"
+    );
 
     // The plan `analyze` makes of the run's bundle says the same changes.
     let analyzed = Doctor::new()
@@ -161,17 +167,30 @@ fn the_no_ssh_plan_applied_by_ansible_fixes_the_faulty_hosts_and_nothing_else() 
         .timeout(Duration::from_secs(120))
         .run()
         .stdout;
-    let body = |t: &str| t.lines().filter(|l| !l.starts_with("# Made ")).collect::<Vec<_>>().join("\n");
+    let body = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with("# Made "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     assert_eq!(body(&analyzed), body(&live), "analyze of the bundle plans the same");
     let plan = dir.path().join("plan.yml");
     std::fs::write(&plan, &analyzed).expect("write the plan");
 
     let first = apply(&sim, &plan, false);
     for host in ["esx02", "esx03", "esx04"] {
-        let changed = first.iter().find(|(h, _)| h == &format!("pvrdma-doctor-{host}")).map(|(_, n)| *n);
+        let changed = first
+            .iter()
+            .find(|(h, _)| h == &format!("pvrdma-doctor-{host}"))
+            .map(|(_, n)| *n);
         assert!(changed.is_some_and(|n| n > 0), "{host}: {first:?}");
     }
-    assert!(first.iter().all(|(h, _)| !h.ends_with("esx01") && !h.ends_with("esx05")), "{first:?}");
+    assert!(
+        first
+            .iter()
+            .all(|(h, _)| !h.ends_with("esx01") && !h.ends_with("esx05")),
+        "{first:?}"
+    );
 
     let after = statuses(&sim);
     for (host, id) in [
@@ -182,7 +201,11 @@ fn the_no_ssh_plan_applied_by_ansible_fixes_the_faulty_hosts_and_nothing_else() 
     ] {
         assert_eq!(status(&after, host, id), "pass", "{host} {id}: {after:?}");
     }
-    assert_eq!(status(&after, "esx05", "pvrdma-vmknic-tagged"), "fail", "the choice is left to the admin");
+    assert_eq!(
+        status(&after, "esx05", "pvrdma-vmknic-tagged"),
+        "fail",
+        "the choice is left to the admin"
+    );
     let untouched = |all: &[(String, String, String)]| -> Vec<(String, String, String)> {
         all.iter().filter(|(h, _, _)| h == "esx01").cloned().collect()
     };

@@ -181,7 +181,11 @@ impl ConfigChange {
     }
 
     /// `esxcli <command> <options>` on the host.
-    pub(in crate::diagnose) fn esxcli(command: &str, options: Vec<EsxcliOption>, replaces: Option<String>) -> ConfigChange {
+    pub(in crate::diagnose) fn esxcli(
+        command: &str,
+        options: Vec<EsxcliOption>,
+        replaces: Option<String>,
+    ) -> ConfigChange {
         ConfigChange::host(
             Setting::Esxcli {
                 command: command.split(' ').map(str::to_string).collect(),
@@ -360,7 +364,10 @@ pub(in crate::diagnose) fn attach_forms(host: &str, checks: &mut [Check]) {
             continue;
         }
         let forms = joined(remedy.changes.iter().map(|ch| forms_of(host, ch)).collect());
-        let any = forms.vsphere_client.is_some() || forms.powercli.is_some() || forms.govc.is_some() || forms.esxcli.is_some();
+        let any = forms.vsphere_client.is_some()
+            || forms.powercli.is_some()
+            || forms.govc.is_some()
+            || forms.esxcli.is_some();
         remedy.forms = any.then_some(forms);
     }
 }

@@ -17,9 +17,9 @@ mod adapters;
 mod api_tests;
 mod changes;
 mod checks;
+mod fix;
 #[cfg(test)]
 pub mod fixtures;
-mod fix;
 mod fleet;
 mod model;
 pub mod probe;
@@ -433,7 +433,12 @@ impl<'a> Context<'a> {
     /// The remedy that tags a vmknic for PVRDMA: a change when exactly one vmknic fits,
     /// else the choice (or the vmknic to create) left to the admin.
     fn tag_vmknic(&self) -> Remedy {
-        let was = self.facts.pvrdma_vmknic.as_ref().ok().map(|o| o.string_value.trim().to_string());
+        let was = self
+            .facts
+            .pvrdma_vmknic
+            .as_ref()
+            .ok()
+            .map(|o| o.string_value.trim().to_string());
         let template = "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s VMK";
         match self.vmknic_candidates().as_slice() {
             [one] => Remedy::of_changes(
@@ -450,11 +455,17 @@ impl<'a> Context<'a> {
                 advice: Some(format!(
                     "no vmknic is bound to the RDMA device or on its vDS: create one on the HCA's vDS, then {template}"
                 )),
-                decision: Some("a vmknic for PVRDMA must first be created on the HCA's vDS, with an address in the PVRDMA subnet".to_string()),
+                decision: Some(
+                    "a vmknic for PVRDMA must first be created on the HCA's vDS, with an address in the PVRDMA subnet"
+                        .to_string(),
+                ),
                 ..Remedy::default()
             },
             many => Remedy {
-                advice: Some(format!("tag the vmknic PVRDMA is to use, one of {}: {template}", many.join(", "))),
+                advice: Some(format!(
+                    "tag the vmknic PVRDMA is to use, one of {}: {template}",
+                    many.join(", ")
+                )),
                 decision: Some(format!(
                     "which vmknic carries PVRDMA: {} are all on the HCA's vDS",
                     many.join(" and ")

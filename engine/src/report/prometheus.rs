@@ -431,7 +431,12 @@ fn add_remedies(family: &mut Family, base: &[(&'static str, String)], checks: &[
         if !matches!(c.status, Status::Fail | Status::Warn) {
             continue;
         }
-        if let Some(remedy) = c.remedy.as_ref().map(|r| r.text_for(without_ssh)).filter(|t| !t.is_empty()) {
+        if let Some(remedy) = c
+            .remedy
+            .as_ref()
+            .map(|r| r.text_for(without_ssh))
+            .filter(|t| !t.is_empty())
+        {
             let mut l = base.to_vec();
             l.push(("check", c.id.to_string()));
             l.push(("remedy", remedy));

@@ -129,7 +129,14 @@ pub(in crate::diagnose) fn mtu_path(
         match path.raise(low_name, high) {
             (Some(_), _) => with_remedy(
                 c,
-                Remedy::of_changes(vec![vmknic_mtu(path.vmk, high, known.iter().find(|k| k.0 == path.vmk).map(|k| k.1))], None),
+                Remedy::of_changes(
+                    vec![vmknic_mtu(
+                        path.vmk,
+                        high,
+                        known.iter().find(|k| k.0 == path.vmk).map(|k| k.1),
+                    )],
+                    None,
+                ),
             ),
             (None, advice) => with_fix(c, None, advice),
         }

@@ -85,7 +85,10 @@ fn lock_memory(f: &HostFacts, vm: &PvrdmaVm) -> Option<ConfigChange> {
     if c.mem_pin == Some(true) || c.mem_min_mb.is_some_and(|min| min >= size) {
         return None;
     }
-    let mut same_name = f.api_vms.iter().filter(|a| a.config.display_name.as_deref() == Some(vm.name.as_str()));
+    let mut same_name = f
+        .api_vms
+        .iter()
+        .filter(|a| a.config.display_name.as_deref() == Some(vm.name.as_str()));
     let moid = match (same_name.next(), same_name.next()) {
         (Some(only), None) => Some(only.id.clone()).filter(|id| !id.is_empty()),
         _ => None,
@@ -96,7 +99,10 @@ fn lock_memory(f: &HostFacts, vm: &PvrdmaVm) -> Option<ConfigChange> {
             moid,
         },
         setting: Setting::MemoryReservationLocked { memory_mb: Some(size) },
-        replaces: Some(format!("{} MB of {size} MB reserved, not locked", c.mem_min_mb.unwrap_or(0))),
+        replaces: Some(format!(
+            "{} MB of {size} MB reserved, not locked",
+            c.mem_min_mb.unwrap_or(0)
+        )),
     })
 }
 

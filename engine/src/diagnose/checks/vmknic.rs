@@ -10,17 +10,15 @@ pub(in crate::diagnose) fn check_vmknic_tagged(ctx: &Context) -> Check {
     let evidence = vec![ev(cat::PVRDMA_VMKNIC_OPTION, "String Value")];
     match &ctx.tagged_vmknic {
         Some(vmk) => check(ID, Status::Pass, format!("{} = {vmk}", option.path), evidence),
-        None => {
-            with_remedy(
-                check(
-                    ID,
-                    Status::Fail,
-                    "no VMkernel adapter is tagged for PVRDMA (/Net/PVRDMAVmknic is empty)",
-                    evidence,
-                ),
-                ctx.tag_vmknic(),
-            )
-        }
+        None => with_remedy(
+            check(
+                ID,
+                Status::Fail,
+                "no VMkernel adapter is tagged for PVRDMA (/Net/PVRDMAVmknic is empty)",
+                evidence,
+            ),
+            ctx.tag_vmknic(),
+        ),
     }
 }
 

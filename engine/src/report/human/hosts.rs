@@ -31,7 +31,10 @@ pub(super) fn group_key(h: &HostDiagnosis) -> String {
         let _ = write!(key, "{}:{:?}", c.id, c.status);
         if c.status != Status::Pass {
             // The forms name the host; what they do is in the changes.
-            let remedy = c.remedy.as_ref().map(|r| (&r.command, &r.advice, &r.decision, &r.changes));
+            let remedy = c
+                .remedy
+                .as_ref()
+                .map(|r| (&r.command, &r.advice, &r.decision, &r.changes));
             let _ = write!(key, ":{}:{:?}:{:?}", c.summary, remedy, c.evidence);
         }
         key.push('|');
@@ -339,7 +342,14 @@ pub(super) fn check_line(
 /// A fix's lines: a decision to take first, then each tool's form, the one the run can
 /// use first (esxcli over SSH, the vCenter tools without it), every command whole on one
 /// line; then the advice.
-fn remedy_lines(out: &mut String, remedy: &crate::diagnose::Remedy, indent: usize, paint: &Paint, width: usize, fixes: &FixLines) {
+fn remedy_lines(
+    out: &mut String,
+    remedy: &crate::diagnose::Remedy,
+    indent: usize,
+    paint: &Paint,
+    width: usize,
+    fixes: &FixLines,
+) {
     let pad = " ".repeat(indent);
     let prose = |out: &mut String, label: &str, text: &str| {
         let label = format!("{pad}{label}: ");
@@ -387,7 +397,9 @@ fn remedy_lines(out: &mut String, remedy: &crate::diagnose::Remedy, indent: usiz
         prose(
             out,
             "for each host",
-            &format!("the lines above name the first of {hosts}; --format powercli or ansible writes them for every host"),
+            &format!(
+                "the lines above name the first of {hosts}; --format powercli or ansible writes them for every host"
+            ),
         );
     }
     if let Some(advice) = &remedy.advice {

@@ -24,7 +24,11 @@ pub fn render(diagnosis: &Diagnosis, options: &PlanOptions) -> String {
         manual(&mut out, "", "across hosts", step);
     }
     for (host, why) in &plan.not_diagnosed {
-        comment(&mut out, "", &format!("{host} was not diagnosed ({why}): nothing is planned for it."));
+        comment(
+            &mut out,
+            "",
+            &format!("{host} was not diagnosed ({why}): nothing is planned for it."),
+        );
     }
     out.push_str("- name: \"pvrdma-doctor: the hosts to change and what changes\"\n  hosts: localhost\n  gather_facts: false\n  tasks:\n");
     let (api, port) = match options.vcenter_address() {
@@ -151,8 +155,18 @@ fn host_entry(out: &mut String, h: &HostPlan, vcenter: Option<&str>, port: Optio
     for step in &h.steps {
         match step {
             Step::Apply { check, change } => {
-                let replaces = change.replaces.as_deref().map_or("unknown".to_string(), |r| format!("'{r}'"));
-                comment(out, "    ", &format!("{check}: {} (it replaces {replaces})", describe(&change.target, &change.setting)));
+                let replaces = change
+                    .replaces
+                    .as_deref()
+                    .map_or("unknown".to_string(), |r| format!("'{r}'"));
+                comment(
+                    out,
+                    "    ",
+                    &format!(
+                        "{check}: {} (it replaces {replaces})",
+                        describe(&change.target, &change.setting)
+                    ),
+                );
             }
             Step::Manual { .. } => manual(out, "    ", &h.host, step),
         }
@@ -167,7 +181,11 @@ fn host_entry(out: &mut String, h: &HostPlan, vcenter: Option<&str>, port: Optio
     let _ = writeln!(out, "        name: {}", quoted(&inventory_name(&h.host)));
     let _ = writeln!(out, "        groups: [{GROUP}]");
     let _ = writeln!(out, "        pvrdma_esxi: !unsafe {}", quoted(&h.host));
-    let _ = writeln!(out, "        pvrdma_api: !unsafe {}", quoted(vcenter.unwrap_or(&h.host)));
+    let _ = writeln!(
+        out,
+        "        pvrdma_api: !unsafe {}",
+        quoted(vcenter.unwrap_or(&h.host))
+    );
     if let Some(p) = port {
         let _ = writeln!(out, "        pvrdma_api_port: {p}");
     }
@@ -197,7 +215,8 @@ fn host_entry(out: &mut String, h: &HostPlan, vcenter: Option<&str>, port: Optio
             (ChangeTarget::Vm { name, moid }, Setting::MemoryReservationLocked { .. }) => vms.push(format!(
                 "{{name: !unsafe {}, moid: {}, on_host: {}, replaces: !unsafe {replaces}}}",
                 quoted(name),
-                moid.as_deref().map_or("null".to_string(), |m| format!("!unsafe {}", quoted(m))),
+                moid.as_deref()
+                    .map_or("null".to_string(), |m| format!("!unsafe {}", quoted(m))),
                 // Without vCenter the host's own API lists only its VMs.
                 match vcenter {
                     Some(_) => format!("!unsafe {}", quoted(&h.host)),
@@ -250,7 +269,13 @@ fn comment(out: &mut String, indent: &str, text: &str) {
 fn inventory_name(host: &str) -> String {
     let safe: String = host
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("pvrdma-doctor-{safe}")
 }

@@ -47,7 +47,10 @@ impl PlanOptions {
 /// `vc01:8443` → (`vc01`, 8443); `[fd00::1]:443` → (`fd00::1`, 443); a bare IPv6
 /// address stays whole.
 fn split_port(address: &str) -> (String, Option<u16>) {
-    let address = address.trim_start_matches("https://").trim_end_matches("/sdk").trim_end_matches('/');
+    let address = address
+        .trim_start_matches("https://")
+        .trim_end_matches("/sdk")
+        .trim_end_matches('/');
     if let Some(rest) = address.strip_prefix('[') {
         if let Some((host, port)) = rest.split_once(']') {
             return (host.to_string(), port.strip_prefix(':').and_then(|p| p.parse().ok()));
@@ -98,18 +101,35 @@ pub enum Step {
     /// A change the API makes safely.
     Apply { check: CheckId, change: ConfigChange },
     /// A fix for a person: what failed and the lines to follow, in order.
-    Manual { check: CheckId, what: String, lines: Vec<String> },
+    Manual {
+        check: CheckId,
+        what: String,
+        lines: Vec<String>,
+    },
 }
 
 impl Plan {
     /// The plan of a diagnosis: a step for every check that fails (or warns with a fix).
     pub fn of(diagnosis: &Diagnosis) -> Plan {
-        let fleet = diagnosis.fleet_checks.iter().filter(|c| wanted(c)).flat_map(steps).collect();
+        let fleet = diagnosis
+            .fleet_checks
+            .iter()
+            .filter(|c| wanted(c))
+            .flat_map(steps)
+            .collect();
         let mut hosts = Vec::new();
         let mut not_diagnosed = Vec::new();
         for h in &diagnosis.hosts {
-            if h.checks.is_empty() && matches!(h.status, HostStatus::Unreachable | HostStatus::Error | HostStatus::Interrupted) {
-                let why = h.error.as_ref().map_or_else(|| "not diagnosed".to_string(), |e| e.message.clone());
+            if h.checks.is_empty()
+                && matches!(
+                    h.status,
+                    HostStatus::Unreachable | HostStatus::Error | HostStatus::Interrupted
+                )
+            {
+                let why = h
+                    .error
+                    .as_ref()
+                    .map_or_else(|| "not diagnosed".to_string(), |e| e.message.clone());
                 not_diagnosed.push((h.host.clone(), why));
                 continue;
             }

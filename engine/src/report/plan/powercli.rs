@@ -21,7 +21,11 @@ pub fn render(diagnosis: &Diagnosis, options: &PlanOptions) -> String {
         manual(&mut out, "", "across hosts", step);
     }
     for (host, why) in &plan.not_diagnosed {
-        comment(&mut out, "", &format!("{host} was not diagnosed ({why}): nothing is planned for it."));
+        comment(
+            &mut out,
+            "",
+            &format!("{host} was not diagnosed ({why}): nothing is planned for it."),
+        );
     }
     out.push_str("[CmdletBinding(SupportsShouldProcess = $true)]\nparam()\n$ErrorActionPreference = 'Stop'\n");
     let address = options.vcenter_address();
@@ -29,10 +33,19 @@ pub fn render(diagnosis: &Diagnosis, options: &PlanOptions) -> String {
         Some((host, _)) => format!("vCenter {host}"),
         None => "the ESXi hosts".to_string(),
     };
-    let _ = writeln!(out, "$credential = Get-Credential -Message {}", q(&format!("pvrdma-doctor plan: an account of {target}")));
+    let _ = writeln!(
+        out,
+        "$credential = Get-Credential -Message {}",
+        q(&format!("pvrdma-doctor plan: an account of {target}"))
+    );
     match &address {
         Some((vc, port)) => {
-            let _ = writeln!(out, "$server = Connect-VIServer -Server {}{} -Credential $credential", q(vc), port_arg(*port));
+            let _ = writeln!(
+                out,
+                "$server = Connect-VIServer -Server {}{} -Credential $credential",
+                q(vc),
+                port_arg(*port)
+            );
             out.push_str("try {\n");
             for h in &plan.hosts {
                 host_block(&mut out, h, true);
@@ -41,7 +54,11 @@ pub fn render(diagnosis: &Diagnosis, options: &PlanOptions) -> String {
         }
         None => {
             for h in &plan.hosts {
-                let _ = writeln!(out, "\n$server = Connect-VIServer -Server {} -Credential $credential", q(&h.host));
+                let _ = writeln!(
+                    out,
+                    "\n$server = Connect-VIServer -Server {} -Credential $credential",
+                    q(&h.host)
+                );
                 out.push_str("try {\n");
                 host_block(&mut out, h, false);
                 out.push_str("} finally {\n    Disconnect-VIServer -Server $server -Confirm:$false\n}\n");
@@ -85,17 +102,29 @@ fn host_block(out: &mut String, h: &HostPlan, by_name: bool) {
         let replaces = change.replaces.as_deref().unwrap_or("unknown");
         match (&change.target, &change.setting) {
             (ChangeTarget::Host, Setting::FirewallRuleset { ruleset, enabled }) => {
-                comment(out, pad, &format!("{check}: firewall ruleset {ruleset} enabled: {enabled} (was {replaces})"));
+                comment(
+                    out,
+                    pad,
+                    &format!("{check}: firewall ruleset {ruleset} enabled: {enabled} (was {replaces})"),
+                );
                 let _ = writeln!(out, "{pad}$rule = Get-VMHostFirewallException -VMHost $vmhost | Where-Object {{ $_.ExtensionData.Key -eq {} }}", q(ruleset));
                 let _ = writeln!(out, "{pad}if ($rule.Enabled -ne ${enabled}) {{ $rule | Set-VMHostFirewallException -Enabled ${enabled} | Out-Null }}");
             }
             (ChangeTarget::Host, Setting::AdvancedOption { key, value }) => {
                 comment(out, pad, &format!("{check}: {key} = '{value}' (was '{replaces}')"));
-                let _ = writeln!(out, "{pad}$setting = Get-AdvancedSetting -Entity $vmhost -Name {}", q(key));
+                let _ = writeln!(
+                    out,
+                    "{pad}$setting = Get-AdvancedSetting -Entity $vmhost -Name {}",
+                    q(key)
+                );
                 let _ = writeln!(out, "{pad}if ($setting.Value -ne {}) {{ $setting | Set-AdvancedSetting -Value {} -Confirm:$false | Out-Null }}", q(value), q(value));
             }
             (ChangeTarget::Vm { name, moid }, Setting::MemoryReservationLocked { .. }) => {
-                comment(out, pad, &format!("{check}: VM {name}: reserve all guest memory (was {replaces})"));
+                comment(
+                    out,
+                    pad,
+                    &format!("{check}: VM {name}: reserve all guest memory (was {replaces})"),
+                );
                 let find = match moid {
                     Some(id) => format!("Get-VM -Server $server -Id {}", q(&format!("VirtualMachine-{id}"))),
                     None => format!("Get-VM -Server $server -Name {} -Location $vmhost", q(name)),
