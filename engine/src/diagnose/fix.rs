@@ -101,7 +101,7 @@ pub struct ConfigChange {
 
 /// The object a change is made on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case")]
 pub enum ChangeTarget {
     /// The ESXi host the check belongs to.
     Host,
@@ -117,7 +117,7 @@ pub enum ChangeTarget {
 
 /// What a change sets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case")]
 pub enum Setting {
     /// A firewall ruleset on or off (`HostFirewallSystem.EnableRuleset`).
     FirewallRuleset {
