@@ -211,15 +211,7 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
     fix::attach_forms(&capture.host, &mut checks);
     let below_65 = matches!(&facts.version, Ok(v) if v.numbers().is_some_and(|n| n < (6, 5, 0)));
     if below_65 {
-        // Nothing PVRDMA needs exists on such a host: say so instead of "unknown".
-        for c in checks.iter_mut().skip(1) {
-            *c = check(
-                c.id,
-                Status::NotApplicable,
-                "not applicable below ESXi 6.5 (PVRDMA needs 6.5 or later, see esxi-version)",
-                Vec::new(),
-            );
-        }
+        not_applicable_below_65(&mut checks);
     }
     let (vms, adapters_error) = if below_65 {
         (Vec::new(), None)
@@ -231,11 +223,6 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
         Some(build) => format!("{} (build {build})", v.version),
         None => v.version.clone(),
     });
-    let any_fail = checks.iter().any(|c| c.status == Status::Fail)
-        || vms
-            .iter()
-            .flat_map(|v| &v.adapters)
-            .any(|a| a.verdict == Verdict::TcpFallback);
     let incomplete_outputs = incomplete_outputs(capture);
     // A configuration-only host's running VMs are the ones the vSphere API named.
     let vms_error = facts
@@ -244,26 +231,9 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
         .err()
         .filter(|_| !facts.configuration_only)
         .map(|e| format!("running VMs could not be listed: {e}"));
-    let any_unknown = !incomplete_outputs.is_empty()
-        || vms_error.is_some()
-        || checks.iter().any(|c| c.status == Status::Unknown)
-        || vms
-            .iter()
-            .flat_map(|v| &v.adapters)
-            .any(|a| a.verdict == Verdict::Unknown)
-        || adapters_error.is_some()
-        || !record_errors.is_empty()
-        || capture.error.is_some();
-    let status = if any_fail {
-        HostStatus::Problems
-    } else if any_unknown {
-        HostStatus::Incomplete
-    } else {
-        HostStatus::Ok
-    };
-    let diagnosis = HostDiagnosis {
+    let mut diagnosis = HostDiagnosis {
         host: capture.host.clone(),
-        status,
+        status: HostStatus::Ok,
         error: capture.error.clone(),
         esxi_version,
         checks,
@@ -279,7 +249,44 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
         send_evidence: None,
         configuration_only: facts.configuration_only,
     };
+    diagnosis.status = judged_status(&diagnosis);
     (diagnosis, running)
+}
+
+/// Below ESXi 6.5 nothing PVRDMA needs exists: every check after the version check says
+/// so instead of "unknown".
+fn not_applicable_below_65(checks: &mut [Check]) {
+    for c in checks.iter_mut().skip(1) {
+        *c = check(
+            c.id,
+            Status::NotApplicable,
+            "not applicable below ESXi 6.5 (PVRDMA needs 6.5 or later, see esxi-version)",
+            Vec::new(),
+        );
+    }
+}
+
+/// A judged host's status: problems when a check fails or an adapter falls back to TCP,
+/// else incomplete when anything could not be told (an output cut or unreadable, a check
+/// or verdict unknown, a failure during collection), else ok.
+fn judged_status(h: &HostDiagnosis) -> HostStatus {
+    let adapters = || h.vms.iter().flat_map(|v| &v.adapters);
+    let any_fail =
+        h.checks.iter().any(|c| c.status == Status::Fail) || adapters().any(|a| a.verdict == Verdict::TcpFallback);
+    let any_unknown = !h.incomplete_outputs.is_empty()
+        || h.vms_error.is_some()
+        || h.checks.iter().any(|c| c.status == Status::Unknown)
+        || adapters().any(|a| a.verdict == Verdict::Unknown)
+        || h.adapters_error.is_some()
+        || !h.record_errors.is_empty()
+        || h.error.is_some();
+    if any_fail {
+        HostStatus::Problems
+    } else if any_unknown {
+        HostStatus::Incomplete
+    } else {
+        HostStatus::Ok
+    }
 }
 
 /// Every host check the registry lists, judged in its order.

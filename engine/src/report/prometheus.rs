@@ -17,6 +17,7 @@
 use super::exposition::Family;
 use crate::diagnose::probe::{Probe, ProbeStatus};
 use crate::diagnose::{Adapter, Check, Diagnosis, HostDiagnosis, HostStatus, Status, UplinkCounters, Verdict};
+use pvrdma_parsers::NicCounters;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What the exposition covers. Every per-host series carries `host_name` in both, so an
@@ -458,7 +459,7 @@ fn add_fleet_checks(fleet: &mut Family, fleet_checks: &[Check]) {
 }
 
 /// One uplink counter metric: its name, its help, and how it is read from the report.
-type UplinkCounter = (&'static str, &'static str, fn(&UplinkCounters) -> Option<u64>);
+type UplinkCounter = (&'static str, &'static str, fn(&NicCounters) -> Option<u64>);
 
 /// The counters of the RDMA uplinks, one family per counter.
 const UPLINK_COUNTERS: [UplinkCounter; 6] = [
@@ -512,7 +513,7 @@ impl UplinkFamilies {
             let mut labels = base.to_vec();
             labels.push(("uplink", u.uplink.clone()));
             for (family, (_, _, read)) in self.families.iter_mut().zip(UPLINK_COUNTERS) {
-                if let Some(value) = read(u) {
+                if let Some(value) = read(&u.counters) {
                     family.add(labels.clone(), value.to_string());
                 }
             }
