@@ -99,9 +99,10 @@ pub struct ConfigChange {
     pub replaces: Option<String>,
 }
 
-/// The object a change is made on.
+/// The object a change is made on; `kind` says which (`host`, `vm`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+#[schemars(transform = describe_target_kind)]
 pub enum ChangeTarget {
     /// The ESXi host the check belongs to.
     Host,
@@ -115,9 +116,10 @@ pub enum ChangeTarget {
     },
 }
 
-/// What a change sets.
+/// What a change sets; `kind` says which, and the other fields are that kind's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+#[schemars(transform = describe_setting_kind)]
 pub enum Setting {
     /// A firewall ruleset on or off (`HostFirewallSystem.EnableRuleset`).
     FirewallRuleset {
@@ -147,6 +149,33 @@ pub enum Setting {
         /// Its options, in order.
         options: Vec<EsxcliOption>,
     },
+}
+
+fn describe_target_kind(schema: &mut schemars::Schema) {
+    describe_kind(
+        schema,
+        "What the change is made on: `host` (the ESXi host itself) or `vm` (one of its VMs, named by `name` and `moid`).",
+    )
+}
+
+fn describe_setting_kind(schema: &mut schemars::Schema) {
+    describe_kind(
+        schema,
+        "What is set: `firewall-ruleset`, `advanced-option`, `memory-reservation-locked` or `esxcli` (a change only esxcli makes); the other fields are that kind's.",
+    )
+}
+
+/// Describes the `kind` field serde adds to each variant of an internally tagged enum,
+/// which the derive leaves without a description.
+fn describe_kind(schema: &mut schemars::Schema, description: &str) {
+    let Some(variants) = schema.get_mut("oneOf").and_then(|v| v.as_array_mut()) else {
+        return;
+    };
+    for variant in variants {
+        if let Some(kind) = variant.pointer_mut("/properties/kind").and_then(|k| k.as_object_mut()) {
+            kind.insert("description".to_string(), description.into());
+        }
+    }
 }
 
 /// One option of an esxcli command.

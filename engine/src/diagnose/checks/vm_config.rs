@@ -69,10 +69,6 @@ pub(in crate::diagnose) fn check_memory_reserved(ctx: &Context) -> Option<Check>
     let mut c = v.with_source(memory_reserved(&v.vms, &v.unreadable));
     if let (Status::Fail, Some(remedy)) = (c.status, c.remedy.as_mut()) {
         remedy.changes = v.vms.iter().filter_map(|vm| lock_memory(ctx.facts, vm)).collect();
-        // Each change's vSphere Client form says the same, per VM.
-        if !remedy.changes.is_empty() {
-            remedy.advice = None;
-        }
     }
     Some(c)
 }
