@@ -25,10 +25,28 @@ fn scenarios() -> Vec<PathBuf> {
     all
 }
 
+/// `program` under coreutils' `timeout`: sent TERM after `secs` seconds, KILL ten
+/// seconds later, so no test waits on it for ever.
+pub(crate) fn bounded(secs: u32, program: &str) -> Command {
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-k", "10", &secs.to_string(), program]);
+    cmd
+}
+
+/// A password planted where the run could read one: no plan may hold it.
+const PLANTED: &str = "planted-S3cret-4711";
+
+/// The plan `analyze` makes of `scenario`, run from the checkout's root so that a
+/// scenario under it is named by its relative path (as the reviewed plans show it).
 fn plan(scenario: &Path, format: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Doctor::new()
         .args(["analyze", "--format", format])
-        .arg(scenario)
+        .arg(scenario.strip_prefix(root).unwrap_or(scenario))
+        .current_dir(root)
+        .env("PVRDMA_DOCTOR_PASSWORD", PLANTED)
+        .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", PLANTED)
+        .timeout(std::time::Duration::from_secs(120))
         .output();
     assert!(
         out.stderr.is_empty(),
@@ -36,7 +54,13 @@ fn plan(scenario: &Path, format: &str) -> String {
         scenario.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("UTF-8 plan")
+    let text = String::from_utf8(out.stdout).expect("UTF-8 plan");
+    assert!(
+        !text.contains(PLANTED),
+        "{}: the password is in the plan",
+        scenario.display()
+    );
+    text
 }
 
 /// The plan with its time and the tool's version replaced, as the other snapshots do.
@@ -79,7 +103,7 @@ fn ansible_playbook_accepts_every_scenarios_plan() {
         let text = plan(&scenario, "ansible");
         let file = dir.path().join("plan.yml");
         std::fs::write(&file, &text).expect("write the plan");
-        let out = Command::new(format!("{VENV}/bin/ansible-playbook"))
+        let out = bounded(300, &format!("{VENV}/bin/ansible-playbook"))
             .arg("--syntax-check")
             .arg(&file)
             .env("ANSIBLE_LOCALHOST_WARNING", "false")
@@ -111,7 +135,7 @@ for path in sys.argv[1:]:
 "#;
 
 fn powershell_errors(files: &[PathBuf]) -> String {
-    let out = Command::new(format!("{VENV}/bin/python"))
+    let out = bounded(300, &format!("{VENV}/bin/python"))
         .arg("-c")
         .arg(PARSE_POWERSHELL)
         .args(files)
@@ -188,7 +212,7 @@ fn names_with_quotes_dollars_backticks_and_braces_stay_plain_values() {
     // YAML reads the value back whole, and Ansible is told never to template it.
     let file = dir.path().join("plan.yml");
     std::fs::write(&file, &yaml).expect("write");
-    let read = Command::new(format!("{VENV}/bin/python"))
+    let read = bounded(120, &format!("{VENV}/bin/python"))
         .arg("-c")
         .arg(
             "import sys, yaml\n\

@@ -222,7 +222,11 @@ fn steps(c: &Check) -> Vec<Step> {
             }),
         }
     }
-    if let Some(a) = &remedy.advice {
+    // Beside changes the plan applies, the advice says the same change in the vSphere
+    // Client's words: it is a step by hand only beside one the plan leaves to a person
+    // (an alternative to it, or what follows it).
+    let all_applied = out.iter().all(|s| matches!(s, Step::Apply { .. }));
+    if let (Some(a), false) = (&remedy.advice, all_applied) {
         out.push(manual(vec![a.clone()]));
     }
     out
