@@ -61,24 +61,7 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             }
             let captures = crate::offline::load_captures(&path)?;
             let times = RunTimes::of_capture(&path, started);
-            let plan = match crate::offline::recorded_vcenter(&path) {
-                Some((vcenter, no_ssh)) => setup::PlanSource {
-                    source: format!(
-                        "pvrdma-doctor analyze {}, a run that read vCenter {vcenter}{}",
-                        path.display(),
-                        if no_ssh {
-                            " without SSH"
-                        } else {
-                            " and the hosts over SSH"
-                        }
-                    ),
-                    vcenter: Some(vcenter),
-                },
-                None => setup::PlanSource {
-                    vcenter: None,
-                    source: format!("pvrdma-doctor analyze {}", path.display()),
-                },
-            };
+            let plan = analyzed_plan_source(&path);
             let report = ReportSetup {
                 vms: crate::offline::recorded_vm_scope(&path),
                 plan,
@@ -127,6 +110,29 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             check_only,
         } => crate::serve::run_serve(&config, listen, web_config.as_deref(), check_only),
         Job::Hosts { vcenter, json } => hosts(&vcenter, json),
+    }
+}
+
+/// What a plan made by `analyze` says it came from, and the vCenter it addresses: the one
+/// the bundle's run read (its manifest's command line), else each host's own API.
+fn analyzed_plan_source(path: &std::path::Path) -> setup::PlanSource {
+    match crate::offline::recorded_vcenter(path) {
+        Some((vcenter, no_ssh)) => setup::PlanSource {
+            source: format!(
+                "pvrdma-doctor analyze {}, a run that read vCenter {vcenter}{}",
+                path.display(),
+                if no_ssh {
+                    " without SSH"
+                } else {
+                    " and the hosts over SSH"
+                }
+            ),
+            vcenter: Some(vcenter),
+        },
+        None => setup::PlanSource {
+            vcenter: None,
+            source: format!("pvrdma-doctor analyze {}", path.display()),
+        },
     }
 }
 

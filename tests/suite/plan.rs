@@ -227,6 +227,22 @@ fn names_with_quotes_dollars_backticks_and_braces_stay_plain_values() {
         .expect("python");
     assert!(read.status.success(), "{}", String::from_utf8_lossy(&read.stderr));
     assert_eq!(String::from_utf8_lossy(&read.stdout).trim_end(), name);
+    // Ansible runs the first play (its tasks are `always`; the changes are tagged by check,
+    // so none runs and nothing is contacted): the name is never templated, only printed.
+    let out = bounded(300, &format!("{VENV}/bin/ansible-playbook"))
+        .args(["--tags", "always"])
+        .arg(&file)
+        .env("ANSIBLE_LOCALHOST_WARNING", "false")
+        .env("ANSIBLE_NOCOLOR", "1")
+        .output()
+        .expect("ansible-playbook runs");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains(&format!("TASK [{name}]")), "{said}");
+    assert!(
+        said.contains("localhost                  : ok=1    changed=0"),
+        "{said}"
+    );
     // PowerShell: a single-quoted string, the quote doubled; `$` and the backtick plain.
     assert!(ps.contains("'esx''01$(x)`y{{ z }}\"q\"'"), "{ps}");
     let script = dir.path().join("plan.ps1");

@@ -200,6 +200,11 @@ impl EsxcliOption {
 }
 
 impl ConfigChange {
+    /// This change in each tool, for host `host` (as the run named it).
+    pub fn forms(&self, host: &str) -> RemedyForms {
+        forms_of(host, self)
+    }
+
     /// A change on the host itself.
     pub(in crate::diagnose) fn host(setting: Setting, replaces: Option<String>) -> ConfigChange {
         ConfigChange {
@@ -351,7 +356,7 @@ fn forms_of(host: &str, change: &ConfigChange) -> RemedyForms {
                 .map(|o| format!("{} = {}", o.name, powershell_value(&o.value)))
                 .collect();
             RemedyForms {
-                vsphere_client: None,
+                vsphere_client: esxcli_in_the_client(host, command, options),
                 powercli: Some(format!(
                     "(Get-EsxCli -VMHost {h} -V2).{}.Invoke(@{{ {} }})",
                     command.join("."),
@@ -366,6 +371,28 @@ fn forms_of(host: &str, change: &ConfigChange) -> RemedyForms {
         }
         // A VM change other than memory, or a host setting on a VM: nothing is written so.
         _ => RemedyForms::default(),
+    }
+}
+
+/// Where the vSphere Client makes the change an esxcli command makes, for the commands
+/// it has a page for (a vmknic's MTU, a standard switch's uplinks); enabling a disabled
+/// vmknic has none.
+fn esxcli_in_the_client(host: &str, command: &[String], options: &[EsxcliOption]) -> Option<String> {
+    let option = |name: &str| options.iter().find(|o| o.name == name).map(|o| o.value.as_str());
+    match command.join(" ").as_str() {
+        "network ip interface set" if option("enabled").is_none() => {
+            let (vmk, mtu) = (option("interfacename")?, option("mtu")?);
+            Some(format!(
+                "select host {host} > Configure > Networking > VMkernel adapters > {vmk} > Edit > NIC settings, MTU {mtu}, OK"
+            ))
+        }
+        "network vswitch standard uplink remove" => {
+            let (uplink, switch) = (option("uplinkname")?, option("vswitchname")?);
+            Some(format!(
+                "select host {host} > Configure > Networking > Virtual switches > {switch} > Manage Physical Adapters, remove {uplink}, OK"
+            ))
+        }
+        _ => None,
     }
 }
 

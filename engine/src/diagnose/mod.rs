@@ -446,7 +446,7 @@ impl<'a> Context<'a> {
             .as_ref()
             .ok()
             .map(|o| o.string_value.trim().to_string());
-        let template = "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s VMK";
+        let template = "set Net.PVRDMAVmknic to it (vSphere Client: the host > Configure > System > Advanced System Settings > Edit; govc host.option.set -host HOST Net.PVRDMAVmknic VMK; or esxcli system settings advanced set -o /Net/PVRDMAVmknic -s VMK)";
         match self.vmknic_candidates().as_slice() {
             [one] => Remedy::of_changes(
                 vec![ConfigChange::host(
@@ -460,7 +460,7 @@ impl<'a> Context<'a> {
             ),
             [] => Remedy {
                 advice: Some(format!(
-                    "no vmknic is bound to the RDMA device or on its vDS: create one on the HCA's vDS, then {template}"
+                    "no vmknic is bound to the RDMA device or on its vDS: create one on the HCA's vDS (vSphere Client: the host > Configure > Networking > VMkernel adapters > Add Networking), then {template}"
                 )),
                 decision: Some(
                     "a vmknic for PVRDMA must first be created on the HCA's vDS, with an address in the PVRDMA subnet"
@@ -470,7 +470,7 @@ impl<'a> Context<'a> {
             },
             many => Remedy {
                 advice: Some(format!(
-                    "tag the vmknic PVRDMA is to use, one of {}: {template}",
+                    "choose the vmknic PVRDMA is to use, one of {}, and {template}",
                     many.join(", ")
                 )),
                 decision: Some(format!(
@@ -517,6 +517,17 @@ fn with_command(c: Check, command: impl Into<String>) -> Check {
 /// A fix that is not a host command: vCenter, hardware, alternatives.
 fn with_advice(c: Check, advice: impl Into<String>) -> Check {
     with_fix(c, None, Some(advice.into()))
+}
+
+/// What a fix that needs VMs powered off asks to decide first.
+const POWERED_OFF: &str = "it needs the VMs concerned powered off: choose when they can be";
+
+/// The check's fix needs a decision first (`decision`): a plan leaves it to a person.
+fn with_decision(mut c: Check, decision: &str) -> Check {
+    if let Some(r) = c.remedy.as_mut() {
+        r.decision = Some(decision.to_string());
+    }
+    c
 }
 
 /// A fix built whole (changes, forms, a decision).

@@ -121,15 +121,18 @@ pub(in crate::diagnose) fn check_single_uplink(ctx: &Context) -> Check {
             let hca = device.paired_uplink.as_deref().unwrap_or("");
             let others: Vec<&str> = dvs.uplinks.iter().map(String::as_str).filter(|u| *u != hca).collect();
             format!(
-                "in vCenter, remove {} from the uplinks of vDS {} (or move {} to another vDS)",
+                "in vCenter, remove {} from the uplinks of vDS {} (or move {} to another vDS): the vDS > Add and Manage Hosts > Manage host networking > Manage physical adapters",
                 others.join(", "),
                 dvs.name,
                 if others.len() == 1 { "it" } else { "them" }
             )
         })
         .collect();
-    with_advice(
-        check(ID, Status::Fail, summaries.join("; "), evidence),
-        remedies.join("; "),
+    with_decision(
+        with_advice(
+            check(ID, Status::Fail, summaries.join("; "), evidence),
+            remedies.join("; "),
+        ),
+        "removing uplinks from a vDS changes the network of every host on it: check first that no port group relies on them (Teaming and failover)",
     )
 }

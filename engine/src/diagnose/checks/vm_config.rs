@@ -4,7 +4,10 @@
 //! (hardware 18+, ESXi 7.0 U1+) compared with what vsish says is in effect.
 //!
 //! These checks run where `.vmx` facts exist; a host without any is not judged on them.
-use super::super::{check, ev, with_advice, ChangeTarget, Check, CheckId, ConfigChange, Context, Setting, Status};
+use super::super::{
+    check, ev, with_advice, with_decision, ChangeTarget, Check, CheckId, ConfigChange, Context, Setting, Status,
+    POWERED_OFF,
+};
 use crate::catalogue as cat;
 use crate::facts::{HostFacts, VmxFact};
 use pvrdma_parsers as p;
@@ -60,7 +63,10 @@ fn inputs<'c>(ctx: &'c Context) -> Option<&'c VmxInputs<'c>> {
 /// `vm-hardware-version`.
 pub(in crate::diagnose) fn check_hardware_version(ctx: &Context) -> Option<Check> {
     let v = inputs(ctx)?;
-    Some(v.with_source(hardware_version(&v.vms, &v.unreadable)))
+    Some(with_decision(
+        v.with_source(hardware_version(&v.vms, &v.unreadable)),
+        POWERED_OFF,
+    ))
 }
 
 /// `vm-memory-reserved`.
@@ -105,13 +111,22 @@ fn lock_memory(f: &HostFacts, vm: &PvrdmaVm) -> Option<ConfigChange> {
 /// `vm-pvrdma-adapter-count`.
 pub(in crate::diagnose) fn check_adapter_count(ctx: &Context) -> Option<Check> {
     let v = inputs(ctx)?;
-    Some(v.with_source(adapter_count(ctx.facts, &v.vms, &v.unreadable)))
+    Some(with_decision(
+        v.with_source(adapter_count(ctx.facts, &v.vms, &v.unreadable)),
+        "remove adapters (the VMs named above powered off) or upgrade the host to vSphere 7.0.2 or later: choose, and when",
+    ))
 }
 
 /// `vm-native-endpoints`.
 pub(in crate::diagnose) fn check_native_endpoints(ctx: &Context) -> Option<Check> {
     let v = inputs(ctx)?;
-    Some(v.with_source(native_endpoints(ctx.facts, &v.vms, &v.unreadable)))
+    let c = v.with_source(native_endpoints(ctx.facts, &v.vms, &v.unreadable));
+    let decision = if c.status == Status::Fail {
+        "upgrade the VMs' compatibility (powered off) or the host, or give up native endpoints: choose, and when"
+    } else {
+        "the VMs named above must be power-cycled once the namespaces are enabled: choose when"
+    };
+    Some(with_decision(c, decision))
 }
 
 fn read_inputs(f: &HostFacts) -> Option<VmxInputs<'_>> {

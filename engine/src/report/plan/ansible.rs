@@ -5,7 +5,7 @@
 //! batches (`serial`), every task tagged with the check it fixes. Every value from a host
 //! or vCenter is a YAML double-quoted string tagged `!unsafe`, so Ansible never reads
 //! `{{` in a name as a template.
-use super::{comment_text, header, HostPlan, Plan, PlanOptions, Step};
+use super::{comment_text, header, manual_lines, HostPlan, Plan, PlanOptions, Step};
 use crate::diagnose::{ChangeTarget, CheckId, Diagnosis, Setting};
 use std::fmt::Write;
 
@@ -20,6 +20,9 @@ pub fn render(diagnosis: &Diagnosis, options: &PlanOptions) -> String {
         comment(&mut out, "", &line);
     }
     out.push_str(GUIDE);
+    for line in certificates(options.vcenter.is_some()) {
+        comment(&mut out, "", line);
+    }
     for step in &plan.fleet {
         manual(&mut out, "", "across hosts", step);
     }
@@ -35,11 +38,20 @@ pub fn render(diagnosis: &Diagnosis, options: &PlanOptions) -> String {
         Some((host, port)) => (Some(host), port),
         None => (None, None),
     };
-    if plan.hosts.is_empty() {
-        out.push_str("    - name: \"Nothing to change\"\n      ansible.builtin.debug:\n        msg: \"pvrdma-doctor found no failing check with a fix\"\n");
-    }
     for h in &plan.hosts {
         host_entry(&mut out, h, api.as_deref(), port);
+    }
+    if plan.counts().0 == 0 {
+        // A play needs a task; this one says why there is nothing to apply.
+        let why = if plan.hosts.is_empty() && plan.fleet.is_empty() {
+            "pvrdma-doctor found no failing check with a fix"
+        } else {
+            "every fix pvrdma-doctor found is one to make by hand: see the comments"
+        };
+        let _ = write!(
+            out,
+            "\n    - name: \"Nothing to apply\"\n      ansible.builtin.debug:\n        msg: \"{why}\"\n"
+        );
     }
     out.push_str(APPLY);
     out
@@ -54,10 +66,24 @@ const GUIDE: &str = "\
 # Credentials: the modules read VMWARE_USER and VMWARE_PASSWORD from the environment, or
 #   give vmware_user and vmware_password from an ansible-vault file (-e @vault.yml).
 #   Nothing secret is in this file.
-# Certificates are verified (validate_certs stays on). Trust vCenter's CA: download its
-#   VMCA root certificate (the vCenter landing page, \"Download trusted root CA
-#   certificates\") into the system's trust store, or point SSL_CERT_FILE at it.
 ";
+
+/// How to trust the certificates of the API the plan addresses (verification stays on).
+fn certificates(vcenter: bool) -> [&'static str; 3] {
+    if vcenter {
+        [
+            "Certificates are verified (validate_certs stays on). Trust vCenter's CA: download its",
+            "  VMCA root certificate (the vCenter landing page, \"Download trusted root CA",
+            "  certificates\") into the system's trust store, or point SSL_CERT_FILE at it.",
+        ]
+    } else {
+        [
+            "Certificates are verified (validate_certs stays on). Trust each host's issuer: the",
+            "  VMCA root of the vCenter that manages the hosts (its landing page), or the CA that",
+            "  signed their certificates, in the system's trust store or SSL_CERT_FILE.",
+        ]
+    }
+}
 
 /// The play that applies the changes.
 const APPLY: &str = r#"
@@ -168,14 +194,14 @@ fn host_entry(out: &mut String, h: &HostPlan, vcenter: Option<&str>, port: Optio
                     ),
                 );
             }
-            Step::Manual { .. } => manual(out, "    ", &h.host, step),
+            Step::Manual { .. } => manual(out, "    ", &format!("on {}", h.host), step),
         }
     }
     let changes: Vec<(CheckId, &crate::diagnose::ConfigChange)> = h.changes().collect();
     if changes.is_empty() {
         return;
     }
-    let _ = writeln!(out, "    - name: {}", quoted(&h.host));
+    let _ = writeln!(out, "    - name: !unsafe {}", quoted(&h.host));
     // Adding a host to this run's in-memory inventory changes nothing anywhere.
     out.push_str("      tags: [always]\n      changed_when: false\n      ansible.builtin.add_host:\n");
     let _ = writeln!(out, "        name: {}", quoted(&inventory_name(&h.host)));
@@ -250,12 +276,9 @@ fn describe(target: &ChangeTarget, setting: &Setting) -> String {
 }
 
 /// A step by hand, as comments.
-fn manual(out: &mut String, indent: &str, on: &str, step: &Step) {
-    if let Step::Manual { check, what, lines } = step {
-        comment(out, indent, &format!("BY HAND on {on}, {check} ({what}):"));
-        for line in lines {
-            comment(out, indent, &format!("  {line}"));
-        }
+fn manual(out: &mut String, indent: &str, place: &str, step: &Step) {
+    for line in manual_lines(place, step) {
+        comment(out, indent, &line);
     }
 }
 

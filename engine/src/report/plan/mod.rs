@@ -6,7 +6,7 @@
 //! memory reservation) is a step to apply; anything else (a decision to take first, a
 //! change only esxcli makes, advice) is a step by hand, kept in its place so nothing is
 //! silently left out.
-use crate::diagnose::{Check, CheckId, ConfigChange, Diagnosis, HostStatus, Setting, Status};
+use crate::diagnose::{Check, CheckId, ConfigChange, Diagnosis, HostStatus, RemedyForms, Setting, Status};
 use std::time::SystemTime;
 
 pub mod ansible;
@@ -115,7 +115,7 @@ impl Plan {
             .fleet_checks
             .iter()
             .filter(|c| wanted(c))
-            .flat_map(steps)
+            .flat_map(|c| steps(c, None))
             .collect();
         let mut hosts = Vec::new();
         let mut not_diagnosed = Vec::new();
@@ -133,7 +133,12 @@ impl Plan {
                 not_diagnosed.push((h.host.clone(), why));
                 continue;
             }
-            let steps: Vec<Step> = h.checks.iter().filter(|c| wanted(c)).flat_map(steps).collect();
+            let steps: Vec<Step> = h
+                .checks
+                .iter()
+                .filter(|c| wanted(c))
+                .flat_map(|c| steps(c, Some(&h.host)))
+                .collect();
             if !steps.is_empty() {
                 hosts.push(HostPlan {
                     host: h.host.clone(),
@@ -163,7 +168,7 @@ fn wanted(c: &Check) -> bool {
 
 /// A check's steps: its changes the API makes safely, each on its own, and the rest for a
 /// person (a fix that needs a decision stays whole, by hand).
-fn steps(c: &Check) -> Vec<Step> {
+fn steps(c: &Check, host: Option<&str>) -> Vec<Step> {
     let manual = |lines: Vec<String>| Step::Manual {
         check: c.id,
         what: c.summary.clone(),
@@ -178,16 +183,7 @@ fn steps(c: &Check) -> Vec<Step> {
         if let Some(d) = &remedy.decision {
             lines.push(format!("decide first: {d}"));
         }
-        for (label, line) in [
-            ("vSphere Client", &forms.vsphere_client),
-            ("PowerCLI", &forms.powercli),
-            ("govc", &forms.govc),
-            ("ESXi shell", &forms.esxcli),
-        ] {
-            if let Some(line) = line {
-                lines.push(format!("{label}: {line}"));
-            }
-        }
+        lines.extend(form_lines(&forms));
         if forms.esxcli.is_none() {
             if let Some(command) = &remedy.command {
                 lines.push(format!("ESXi shell: {command}"));
@@ -207,14 +203,11 @@ fn steps(c: &Check) -> Vec<Step> {
             Setting::Esxcli { .. } => {
                 // esxcli through the API runs whatever it is given, unchecked: a person
                 // runs it, after reading it.
-                let mut lines = Vec::new();
-                if let Some(line) = change.setting.esxcli() {
-                    lines.push(format!("ESXi shell: {line}"));
-                }
-                if let Some(govc) = &forms.govc {
-                    lines.push(format!("or through vCenter, govc: {govc}"));
-                }
-                out.push(manual(lines));
+                let forms = match host {
+                    Some(host) => change.forms(host),
+                    None => forms.clone(),
+                };
+                out.push(manual(form_lines(&forms)));
             }
             _ => out.push(Step::Apply {
                 check: c.id,
@@ -230,6 +223,30 @@ fn steps(c: &Check) -> Vec<Step> {
         out.push(manual(vec![a.clone()]));
     }
     out
+}
+
+/// A step by hand as the lines of a comment: what fails `place` (`on esx01`, `across
+/// hosts`), then what to do, in order.
+pub(crate) fn manual_lines(place: &str, step: &Step) -> Vec<String> {
+    match step {
+        Step::Manual { check, what, lines } => std::iter::once(format!("BY HAND {place}, {check} ({what}):"))
+            .chain(lines.iter().map(|l| format!("  {l}")))
+            .collect(),
+        Step::Apply { .. } => Vec::new(),
+    }
+}
+
+/// A fix's forms for a person, each line labelled with its tool, the vCenter ones first.
+fn form_lines(forms: &RemedyForms) -> Vec<String> {
+    [
+        ("vSphere Client", &forms.vsphere_client),
+        ("PowerCLI", &forms.powercli),
+        ("govc", &forms.govc),
+        ("ESXi shell", &forms.esxcli),
+    ]
+    .into_iter()
+    .filter_map(|(label, line)| line.as_ref().map(|l| format!("{label}: {l}")))
+    .collect()
 }
 
 /// Text from a host or vCenter for one comment line: control characters (a newline would

@@ -5,7 +5,7 @@
 //! changes nothing), and honours `-WhatIf`. Every value from a host or vCenter is a
 //! single-quoted PowerShell string ([`powershell_quote`]), in which `$`, the backtick and
 //! double quotes are plain characters.
-use super::{comment_text, header, HostPlan, Plan, PlanOptions, Step};
+use super::{comment_text, header, manual_lines, HostPlan, Plan, PlanOptions, Step};
 use crate::diagnose::{powershell_quote as q, ChangeTarget, Diagnosis, Setting};
 use std::fmt::Write;
 
@@ -17,6 +17,16 @@ pub fn render(diagnosis: &Diagnosis, options: &PlanOptions) -> String {
         comment(&mut out, "", &line);
     }
     out.push_str(GUIDE);
+    let trust = if options.vcenter.is_some() {
+        "vCenter's VMCA root certificate (the vCenter landing page, \"Download trusted root CA certificates\")"
+    } else {
+        "the hosts' issuer (the VMCA root of the vCenter that manages them, or the CA that signed their certificates)"
+    };
+    comment(
+        &mut out,
+        "",
+        &format!("Certificates are verified as PowerCLI's InvalidCertificateAction says: trust {trust} in the system's store rather than ignoring invalid certificates."),
+    );
     for step in &plan.fleet {
         manual(&mut out, "", "across hosts", step);
     }
@@ -28,6 +38,19 @@ pub fn render(diagnosis: &Diagnosis, options: &PlanOptions) -> String {
         );
     }
     out.push_str("[CmdletBinding(SupportsShouldProcess = $true)]\nparam()\n$ErrorActionPreference = 'Stop'\n");
+    if plan.counts().0 == 0 {
+        // Nothing for the script to change: no credential asked, no connection opened.
+        for h in &plan.hosts {
+            host_block(&mut out, h, false);
+        }
+        let why = if plan.hosts.is_empty() && plan.fleet.is_empty() {
+            "pvrdma-doctor found no failing check with a fix"
+        } else {
+            "every fix pvrdma-doctor found is one to make by hand: see the comments"
+        };
+        let _ = writeln!(out, "Write-Output {}", q(&format!("Nothing to apply: {why}.")));
+        return out;
+    }
     let address = options.vcenter_address();
     let target = match &address {
         Some((host, _)) => format!("vCenter {host}"),
@@ -50,10 +73,16 @@ pub fn render(diagnosis: &Diagnosis, options: &PlanOptions) -> String {
             for h in &plan.hosts {
                 host_block(&mut out, h, true);
             }
-            out.push_str("} finally {\n    Disconnect-VIServer -Server $server -Confirm:$false\n}\n");
+            out.push_str(DISCONNECT);
         }
         None => {
             for h in &plan.hosts {
+                if h.changes().next().is_none() {
+                    // Only steps by hand: nothing to connect for.
+                    out.push('\n');
+                    host_block(&mut out, h, false);
+                    continue;
+                }
                 let _ = writeln!(
                     out,
                     "\n$server = Connect-VIServer -Server {} -Credential $credential",
@@ -61,21 +90,21 @@ pub fn render(diagnosis: &Diagnosis, options: &PlanOptions) -> String {
                 );
                 out.push_str("try {\n");
                 host_block(&mut out, h, false);
-                out.push_str("} finally {\n    Disconnect-VIServer -Server $server -Confirm:$false\n}\n");
+                out.push_str(DISCONNECT);
             }
         }
     }
     out
 }
 
+/// Closes the connection whatever happened in the block above.
+const DISCONNECT: &str = "} finally {\n    Disconnect-VIServer -Server $server -Confirm:$false\n}\n";
+
 const GUIDE: &str = "\
 # Review, then run it in PowerShell with VMware PowerCLI: ./PLAN.ps1 -WhatIf shows what
 #   would change, ./PLAN.ps1 changes it. It stops at the first error; run it again to go
 #   on (what is already as planned is left alone).
 # The credential is asked for when it starts; nothing secret is in this file.
-# Certificates are verified as PowerCLI's InvalidCertificateAction says: trust vCenter's
-#   VMCA root certificate (the vCenter landing page, \"Download trusted root CA
-#   certificates\") in the system's store rather than ignoring invalid certificates.
 ";
 
 fn port_arg(port: Option<u16>) -> String {
@@ -85,7 +114,7 @@ fn port_arg(port: Option<u16>) -> String {
 /// One host's steps, in order.
 fn host_block(out: &mut String, h: &HostPlan, by_name: bool) {
     let pad = "    ";
-    let _ = writeln!(out, "{pad}# {}", comment_text(&h.host));
+    comment(out, pad, &h.host);
     if h.changes().next().is_some() {
         let name = if by_name {
             format!(" -Name {}", q(&h.host))
@@ -96,7 +125,7 @@ fn host_block(out: &mut String, h: &HostPlan, by_name: bool) {
     }
     for step in &h.steps {
         let Step::Apply { check, change } = step else {
-            manual(out, pad, &h.host, step);
+            manual(out, pad, &format!("on {}", h.host), step);
             continue;
         };
         let replaces = change.replaces.as_deref().unwrap_or("unknown");
@@ -108,6 +137,12 @@ fn host_block(out: &mut String, h: &HostPlan, by_name: bool) {
                     &format!("{check}: firewall ruleset {ruleset} enabled: {enabled} (was {replaces})"),
                 );
                 let _ = writeln!(out, "{pad}$rule = Get-VMHostFirewallException -VMHost $vmhost | Where-Object {{ $_.ExtensionData.Key -eq {} }}", q(ruleset));
+                let _ = writeln!(
+                    out,
+                    "{pad}if (-not $rule) {{ throw ('no firewall ruleset ' + {} + ' on ' + {}) }}",
+                    q(ruleset),
+                    q(&h.host)
+                );
                 let _ = writeln!(out, "{pad}if ($rule.Enabled -ne ${enabled}) {{ $rule | Set-VMHostFirewallException -Enabled ${enabled} | Out-Null }}");
             }
             (ChangeTarget::Host, Setting::AdvancedOption { key, value }) => {
@@ -116,6 +151,12 @@ fn host_block(out: &mut String, h: &HostPlan, by_name: bool) {
                     out,
                     "{pad}$setting = Get-AdvancedSetting -Entity $vmhost -Name {}",
                     q(key)
+                );
+                let _ = writeln!(
+                    out,
+                    "{pad}if (-not $setting) {{ throw ('no advanced setting ' + {} + ' on ' + {}) }}",
+                    q(key),
+                    q(&h.host)
                 );
                 let _ = writeln!(out, "{pad}if ($setting.Value -ne {}) {{ $setting | Set-AdvancedSetting -Value {} -Confirm:$false | Out-Null }}", q(value), q(value));
             }
@@ -150,12 +191,9 @@ fn host_block(out: &mut String, h: &HostPlan, by_name: bool) {
 }
 
 /// A step by hand, as comments.
-fn manual(out: &mut String, indent: &str, on: &str, step: &Step) {
-    if let Step::Manual { check, what, lines } = step {
-        comment(out, indent, &format!("BY HAND on {on}, {check} ({what}):"));
-        for line in lines {
-            comment(out, indent, &format!("  {line}"));
-        }
+fn manual(out: &mut String, indent: &str, place: &str, step: &Step) {
+    for line in manual_lines(place, step) {
+        comment(out, indent, &line);
     }
 }
 
