@@ -129,7 +129,7 @@ pub(crate) struct BaselineArgs {
 }
 
 /// Support bundle options.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Support bundle")]
 pub struct BundleArgs {
     /// Also write a support bundle (raw outputs, manifest, reports) to FILE, which must end

@@ -6,7 +6,8 @@
 //! end alone. Each command has its own timeout; whatever arrived before it fired is kept,
 //! and a timeout on one command never stops the others.
 use super::schedule::{self, Ran};
-use crate::ssh::client::{self, Connection, Credentials, Endpoint};
+use crate::ssh::client::{self, Connection};
+use crate::ssh::endpoint::{Credentials, Endpoint};
 use pvrdma_engine::capture::{Cap, CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};
 use pvrdma_engine::catalogue::{self, CommandSpec, Framing, CATALOGUE};
 use russh::ChannelMsg;
