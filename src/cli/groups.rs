@@ -159,12 +159,13 @@ pub(crate) enum FormatArg {
     /// A monitoring plugin's output for Nagios, Icinga, Naemon: one status line with
     /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     Nagios,
-    /// The fixes of the failing checks as an Ansible playbook (community.vmware modules)
-    /// addressing the vCenter the run read, to review and then run with ansible-playbook;
-    /// writing it changes nothing. Credentials come from VMWARE_USER/VMWARE_PASSWORD.
+    /// The fixes of the failing checks as an Ansible playbook (community.vmware modules) for
+    /// the vCenter the run read, else each host's own API: review it, then run it with
+    /// ansible-playbook (credentials from VMWARE_USER and VMWARE_PASSWORD). Writing it
+    /// changes nothing, and the exit code stays the diagnosis's: save it with --output
     Ansible,
     /// The same plan as a PowerCLI script (Connect-VIServer with your credential prompt;
-    /// -WhatIf shows what it would change).
+    /// -WhatIf shows what it would change); save it with --output
     Powercli,
 }
 

@@ -136,7 +136,8 @@ const APPLY: &str = r#"
 
     # A VM is found by name, then held to its managed object id (or, when the run did not
     # read one, to its host), and changed by its instance UUID: never another VM of the
-    # same name.
+    # same name. Where vCenter refuses the change on a running VM, power it off and run the
+    # plan again.
     - name: "Find the VMs"
       community.vmware.vmware_vm_info:
         vm_name: "{{ item.name }}"
