@@ -23,6 +23,7 @@ mod install_test_deps;
 mod layering;
 mod nagios;
 mod no_ssh;
+mod no_ssh_fixes;
 mod nodeset_cli;
 mod nodeset_oracle;
 mod plan;

@@ -474,8 +474,9 @@ impl<'a> Context<'a> {
                     many.join(", ")
                 )),
                 decision: Some(format!(
-                    "which vmknic carries PVRDMA: {} are all on the HCA's vDS",
-                    many.join(" and ")
+                    "which vmknic carries PVRDMA: {} are {} on the HCA's vDS",
+                    many.join(" and "),
+                    if many.len() == 2 { "both" } else { "all" }
                 )),
                 ..Remedy::default()
             },

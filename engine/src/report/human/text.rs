@@ -119,10 +119,15 @@ pub(super) fn emit_continued_command(
         return emit_command(out, label, label, indent, &command, width, style);
     }
     let _ = writeln!(out, "{}", label.trim_end());
-    let lead = indent.min(width / 3);
+    let words = shell_words(&command);
+    // Every line starts at one column, left enough that the longest word fits after it.
+    let longest = words.iter().map(|w| w.width()).max().unwrap_or(0);
+    let lead = indent
+        .min(width / 3)
+        .min(width.saturating_sub(longest + continuation.width()));
     let room = width - lead - continuation.width();
     let mut line = String::new();
-    for word in shell_words(&command) {
+    for word in words {
         if !line.is_empty() && line.width() + 1 + word.width() > room {
             let _ = writeln!(out, "{}{}", " ".repeat(lead), style(&format!("{line}{continuation}")));
             line.clear();
