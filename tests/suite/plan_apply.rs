@@ -143,6 +143,13 @@ fn api_state(sim: &Vcsim, dir: &Path, name: &str) -> BTreeMap<String, String> {
     state
 }
 
+/// `xml` with the first `from` after `anchor` replaced by `to`: the one change expected.
+fn changed_after(xml: &str, anchor: &str, from: &str, to: &str) -> String {
+    let at = xml.find(anchor).unwrap_or_else(|| panic!("{anchor} in {xml}"));
+    let from_at = at + xml[at..].find(from).unwrap_or_else(|| panic!("{from} after {anchor}"));
+    format!("{}{to}{}", &xml[..from_at], &xml[from_at + from.len()..])
+}
+
 fn of_host(state: &BTreeMap<String, String>, host: &str) -> Vec<(String, String)> {
     let prefix = format!("{host}/");
     let out: Vec<(String, String)> = state
@@ -317,13 +324,40 @@ fn the_no_ssh_plan_applied_by_ansible_fixes_the_faulty_hosts_and_nothing_else() 
             "{host} is untouched"
         );
     }
-    for host in ["esx02", "esx03", "esx04"] {
-        assert_ne!(
-            of_host(&state_after, host),
-            of_host(&state_before, host),
-            "{host} changed"
+    // The changed hosts changed in what the plan says and nothing else: the ruleset's
+    // state and not the addresses it allows, the option's value, the VM's lock.
+    let expected = [
+        (
+            "esx02/vsphere_host_config.txt",
+            "<key>pvrdma</key>",
+            "<enabled>false</enabled>",
+            "<enabled>true</enabled>",
+        ),
+        (
+            "esx03/vsphere_host_config.txt",
+            "<key>Net.PVRDMAVmknic</key>",
+            "\"></value>",
+            "\">vmk1</value>",
+        ),
+    ];
+    for (file, anchor, from, to) in expected {
+        let planned = changed_after(&state_before[file], anchor, from, to);
+        assert_eq!(
+            state_after[file], planned,
+            "{file}: only {anchor} changes, {from} to {to}"
         );
     }
+    for host in ["esx02", "esx03"] {
+        let vms = format!("{host}/vsphere_vm_config.txt");
+        assert_eq!(state_after[&vms], state_before[&vms], "{host}'s VMs are untouched");
+    }
+    let esx04 = "esx04/vsphere_host_config.txt";
+    assert_eq!(
+        state_after[esx04], state_before[esx04],
+        "esx04's own settings are untouched"
+    );
+    let vms = "esx04/vsphere_vm_config.txt";
+    assert_ne!(state_after[vms], state_before[vms], "esx04's VM changed");
 
     // Idempotent: the run's own plan applied again, and in check mode, changes nothing.
     let live_plan = dir.path().join("live.yml");

@@ -103,9 +103,9 @@ const APPLY: &str = r#"
       password: "{{ vmware_password | default(omit) }}"
       validate_certs: true
   tasks:
-    # The firewall manager sets the hosts a ruleset allows to what it is given (all
-    # addresses closed when given nothing), and would report a change every run: it is
-    # given what each ruleset allows now, read first.
+    # The firewall manager sets the addresses a ruleset allows to what it is given, and
+    # closes the ruleset to every address when given none: it is given what each ruleset
+    # allows now, read first, so enabling it changes nothing else.
     - name: "Read the firewall rulesets"
       community.vmware.vmware_host_firewall_info:
         esxi_hostname: "{{ pvrdma_esxi }}"
