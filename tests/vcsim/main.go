@@ -14,13 +14,20 @@
 // make the next RetrievePropertiesEx misbehave as a loaded vCenter can: `fail-next`
 // (a SystemError fault) and `delay-next SECONDS`. EOF ends it.
 //
-// One addition to the simulator: paging. Its property collector (govmomi 0.24) ignores
+// Two additions to the simulator. The first is paging. Its property collector (govmomi 0.24) ignores
 // RetrievePropertiesEx's maxObjects and has no ContinueRetrievePropertiesEx, which
 // vCenter implements (vSphere Web Services API reference, PropertyCollector). The
 // pagingCollector below wraps the simulator's own collector, the extension point the
 // simulator provides for custom types, and cuts its complete answer into pages with a
 // token, as vCenter does and as later govmomi releases do. It also refuses the collector
 // without a session (NotAuthenticated), as vCenter does and the simulator does not.
+//
+// The second is what the tools that change hosts call (Ansible's community.vmware
+// modules, PowerCLI, govc): each host gets a firewall system and an advanced-option
+// manager of its own (govmomi 0.24 shares one ruleset list and one option list between
+// all hosts), whose state is the host's config.firewall and config.option, as on a real
+// host; the firewall system answers UpdateRuleset, and the option manager describes
+// Net.PVRDMAVmknic in supportedOption (see ownHostState).
 package main
 
 import (
@@ -290,6 +297,9 @@ func build(c *vim25.Client, spec *Spec, dsDir string) {
 				configureHost(hosts[h.Name], h.Pvrdma)
 			}
 		}
+	}
+	for _, h := range hosts {
+		ownHostState(h)
 	}
 	for _, v := range spec.Vms {
 		configureVM(vms[v.Name], &v)
@@ -798,4 +808,92 @@ func check(err error) {
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// ownHostState gives a host a firewall system and an advanced-option manager of its own
+// whose state is the host's config.firewall and config.option: a change made through
+// either manager (EnableRuleset, UpdateRuleset, UpdateOptions) is what the next read of
+// the host's configuration shows, as on a real host. The simulator's defaults share one
+// ruleset list and one option list between every host, so enabling a ruleset on one host
+// would enable it on all.
+func ownHostState(h *object.HostSystem) {
+	obj := simulator.Map.Get(h.Reference()).(*simulator.HostSystem)
+	simulator.Map.WithLock(obj, func() {
+		cfg := obj.Config
+		fw := *cfg.Firewall
+		fw.Ruleset = append([]types.HostFirewallRuleset(nil), fw.Ruleset...)
+		for i := range fw.Ruleset {
+			if hosts := fw.Ruleset[i].AllowedHosts; hosts != nil {
+				own := *hosts
+				own.IpAddress = append([]string(nil), hosts.IpAddress...)
+				own.IpNetwork = append([]types.HostFirewallRulesetIpNetwork(nil), hosts.IpNetwork...)
+				fw.Ruleset[i].AllowedHosts = &own
+			}
+		}
+		cfg.Firewall = &fw
+		firewall := &hostFirewall{}
+		firewall.Self = *obj.ConfigManager.FirewallSystem
+		firewall.FirewallInfo = cfg.Firewall
+		simulator.Map.Put(firewall)
+
+		options := &hostOptions{host: obj}
+		options.Self = *obj.ConfigManager.AdvancedOption
+		for _, o := range cfg.Option {
+			own := *o.GetOptionValue()
+			options.Setting = append(options.Setting, &own)
+		}
+		cfg.Option = options.Setting
+		options.SupportedOption = append(options.SupportedOption, pvrdmaVmknicDef)
+		simulator.Map.Put(options)
+	})
+}
+
+// pvrdmaVmknicDef describes Net.PVRDMAVmknic as an ESXi host lists it in its option
+// manager's supportedOption: a string, empty by default. Ansible's
+// vmware_host_config_manager changes only options the host describes there.
+var pvrdmaVmknicDef = types.OptionDef{
+	ElementDescription: types.ElementDescription{
+		Description: types.Description{Label: "PVRDMAVmknic", Summary: "Vmknic for PVRDMA"},
+		Key:         "Net.PVRDMAVmknic",
+	},
+	OptionType: &types.StringOption{DefaultValue: ""},
+}
+
+// hostFirewall is one host's firewall system; its FirewallInfo is the host's
+// config.firewall.
+type hostFirewall struct {
+	simulator.HostFirewallSystem
+}
+
+// UpdateRuleset sets the hosts a ruleset allows (vSphere Web Services API reference,
+// HostFirewallSystem.UpdateRuleset), which govmomi 0.24's simulator does not implement.
+func (s *hostFirewall) UpdateRuleset(req *types.UpdateRuleset) soap.HasFault {
+	body := &methods.UpdateRulesetBody{}
+	for i := range s.FirewallInfo.Ruleset {
+		if s.FirewallInfo.Ruleset[i].Key == req.Id {
+			allowed := req.Spec.AllowedHosts
+			s.FirewallInfo.Ruleset[i].AllowedHosts = &allowed
+			body.Res = &types.UpdateRulesetResponse{}
+			return body
+		}
+	}
+	body.Fault_ = simulator.Fault("", &types.NotFound{})
+	return body
+}
+
+// hostOptions is one host's advanced-option manager; its Setting is the host's
+// config.option.
+type hostOptions struct {
+	simulator.OptionManager
+	host *simulator.HostSystem
+}
+
+// UpdateOptions changes the settings, then shows a newly added one in config.option too
+// (the simulator's own changes existing values in place, which config.option shares).
+func (m *hostOptions) UpdateOptions(req *types.UpdateOptions) soap.HasFault {
+	res := m.OptionManager.UpdateOptions(req)
+	simulator.Map.WithLock(m.host, func() {
+		m.host.Config.Option = m.Setting
+	})
+	return res
 }

@@ -270,7 +270,7 @@ impl HostFamilies {
             ),
             remedies: Family::new(
                 "pvrdma_check_remedy_info",
-                "What fixes a host check that fails or warns: the command to run on the host, else the advice; always 1, absent for a passing check. Alert texts read it.",
+                "What fixes a host check that fails or warns: the command the host's reading can use (esxcli over SSH; govc, else PowerCLI, for a host read through the vSphere API without SSH), then the advice; always 1, absent for a passing check. Alert texts read it.",
             ),
             uplinks: UplinkFamilies::new(),
             failures: Family::new(
@@ -308,7 +308,7 @@ impl HostFamilies {
         }
         add_adapters(&mut self.verdicts, &mut self.reasons, &base, h);
         self.uplinks.add(&base, &h.uplinks);
-        add_remedies(&mut self.remedies, &base, &h.checks);
+        add_remedies(&mut self.remedies, &base, &h.checks, h.configuration_only);
         if adapters_listed(h) {
             for v in VERDICTS {
                 let n = h
@@ -343,7 +343,7 @@ impl FleetFamilies {
             "pvrdma_fleet_check_remedy_info",
             "What fixes a check across hosts that fails or warns; always 1, absent for a passing check.",
         );
-        add_remedies(&mut remedies, &[], &diagnosis.fleet_checks);
+        add_remedies(&mut remedies, &[], &diagnosis.fleet_checks, false);
         let mut pairs = Family::new(
             "pvrdma_adapter_pairs",
             "Pairs of PVRDMA adapters of different VMs by transport: memcpy (same host), rdma, tcp (an adapter falls back), blocked (a failing check across hosts breaks the path), unknown; absent for a single-host probe and when a host's adapters could not be listed (the tally would leave them out).",
@@ -424,13 +424,20 @@ fn add_adapters(verdicts: &mut Family, reasons: &mut Family, base: &[(&'static s
     }
 }
 
-/// One series per check that fails or warns and has a remedy.
-fn add_remedies(family: &mut Family, base: &[(&'static str, String)], checks: &[Check]) {
+/// One series per check that fails or warns and has a remedy. The remedy is the one line
+/// the host's reading can use: esxcli over SSH; read without SSH, govc's (esxcli through
+/// the vSphere API) or PowerCLI's.
+fn add_remedies(family: &mut Family, base: &[(&'static str, String)], checks: &[Check], without_ssh: bool) {
     for c in checks {
         if !matches!(c.status, Status::Fail | Status::Warn) {
             continue;
         }
-        if let Some(remedy) = c.remedy.as_ref().map(|r| r.text()).filter(|t| !t.is_empty()) {
+        if let Some(remedy) = c
+            .remedy
+            .as_ref()
+            .map(|r| r.text_for(without_ssh))
+            .filter(|t| !t.is_empty())
+        {
             let mut l = base.to_vec();
             l.push(("check", c.id.to_string()));
             l.push(("remedy", remedy));

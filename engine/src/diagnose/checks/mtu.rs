@@ -59,7 +59,15 @@ pub(in crate::diagnose) fn check_mtu(ctx: &Context) -> Check {
     if remedies.is_empty() {
         c
     } else {
-        with_fix(c, joined(|r| r.command.as_ref()), joined(|r| r.advice.as_ref()))
+        with_remedy(
+            c,
+            Remedy {
+                command: joined(|r| r.command.as_ref()),
+                advice: joined(|r| r.advice.as_ref()),
+                changes: remedies.iter().flat_map(|r| r.changes.clone()).collect(),
+                ..Remedy::default()
+            },
+        )
     }
 }
 
@@ -91,8 +99,8 @@ pub(in crate::diagnose) fn mtu_path(
         .map(|(n, m)| format!("{n} {m}"))
         .collect::<Vec<_>>()
         .join(", ");
-    if let Some((summary, command, advice)) = path.vmknic_above_the_rest(&known, &list) {
-        return with_fix(check(ID, Status::Fail, summary, evidence), command, advice);
+    if let Some((summary, remedy)) = path.vmknic_above_the_rest(&known, &list) {
+        return with_remedy(check(ID, Status::Fail, summary, evidence), remedy);
     }
     let all_equal = known.windows(2).all(|w| matches!(w, [a, b] if a.1 == b.1));
     if !missing.is_empty() {
@@ -117,13 +125,34 @@ pub(in crate::diagnose) fn mtu_path(
         };
         check(ID, Status::Pass, format!("MTU {high} on {on}"), evidence)
     } else {
-        let (command, advice) = path.raise(low_name, high);
-        with_fix(
-            check(ID, Status::Warn, format!("MTUs differ: {list}"), evidence),
-            command,
-            advice,
-        )
+        let c = check(ID, Status::Warn, format!("MTUs differ: {list}"), evidence);
+        match path.raise(low_name, high) {
+            (Some(_), _) => with_remedy(
+                c,
+                Remedy::of_changes(
+                    vec![vmknic_mtu(
+                        path.vmk,
+                        high,
+                        known.iter().find(|k| k.0 == path.vmk).map(|k| k.1),
+                    )],
+                    None,
+                ),
+            ),
+            (None, advice) => with_fix(c, None, advice),
+        }
     }
+}
+
+/// `esxcli network ip interface set -m MTU -i VMK`, replacing the vmknic's MTU `was`.
+fn vmknic_mtu(vmk: &str, mtu: u32, was: Option<u32>) -> ConfigChange {
+    ConfigChange::esxcli(
+        "network ip interface set",
+        vec![
+            EsxcliOption::new("mtu", "-m", mtu.to_string()),
+            EsxcliOption::new("interfacename", "-i", vmk),
+        ],
+        was.map(|w| w.to_string()),
+    )
 }
 
 /// An element's MTU, or why it is not known.
@@ -179,13 +208,9 @@ impl RdmaPath<'_> {
     }
 
     /// A vmknic whose MTU is larger than the lowest of the path below it, whose large
-    /// frames are dropped: (summary, command, advice). The command lowers the vmknic;
-    /// raising the lowest element is the alternative.
-    fn vmknic_above_the_rest(
-        &self,
-        known: &[(String, u32)],
-        list: &str,
-    ) -> Option<(String, Option<String>, Option<String>)> {
+    /// frames are dropped: (summary, remedy). The remedy lowers the vmknic; raising the
+    /// lowest element is the alternative.
+    fn vmknic_above_the_rest(&self, known: &[(String, u32)], list: &str) -> Option<(String, Remedy)> {
         let vmk = self.vmk;
         let v = known.iter().find(|(n, _)| n == vmk).map(|(_, m)| *m)?;
         let (low_name, low) = known.iter().filter(|(n, _)| n != vmk).min_by_key(|(_, m)| *m)?;
@@ -199,11 +224,10 @@ impl RdmaPath<'_> {
         };
         Some((
             format!("{vmk} MTU {v} is larger than the path below it ({list}): large frames are dropped"),
-            Some(format!(
-                "esxcli network ip interface set -m {low} -i {}",
-                shell_quote(vmk)
-            )),
-            Some(alternative).filter(|a| !a.is_empty()),
+            Remedy::of_changes(
+                vec![vmknic_mtu(vmk, *low, Some(v))],
+                Some(alternative).filter(|a| !a.is_empty()),
+            ),
         ))
     }
 

@@ -41,22 +41,25 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
         );
     }
     evidence.push(ev(cat::PVRDMA_PROPERTIES, "RoCE version"));
-    with_advice(
-        check(
-            ID,
-            Status::Fail,
-            format!(
-                "{} supports only {}, but adapter {}",
-                device.name,
-                versions.join(" and "),
-                mismatched.join(", ")
+    with_decision(
+        with_advice(
+            check(
+                ID,
+                Status::Fail,
+                format!(
+                    "{} supports only {}, but adapter {}",
+                    device.name,
+                    versions.join(" and "),
+                    mismatched.join(", ")
+                ),
+                evidence,
             ),
-            evidence,
+            format!(
+                "with the VM powered off, set the PVRDMA adapter's RoCE version to {} (vSphere Client: the VM > Edit Settings > its PVRDMA network adapter > Device Protocol)",
+                versions.join(" or ")
+            ),
         ),
-        format!(
-            "with the VM powered off, set the PVRDMA adapter's RoCE version (device protocol) to {} in its settings",
-            versions.join(" or ")
-        ),
+        POWERED_OFF,
     )
 }
 

@@ -10,19 +10,15 @@ pub(in crate::diagnose) fn check_vmknic_tagged(ctx: &Context) -> Check {
     let evidence = vec![ev(cat::PVRDMA_VMKNIC_OPTION, "String Value")];
     match &ctx.tagged_vmknic {
         Some(vmk) => check(ID, Status::Pass, format!("{} = {vmk}", option.path), evidence),
-        None => {
-            let fix = ctx.tag_vmknic();
-            with_fix(
-                check(
-                    ID,
-                    Status::Fail,
-                    "no VMkernel adapter is tagged for PVRDMA (/Net/PVRDMAVmknic is empty)",
-                    evidence,
-                ),
-                fix.command,
-                fix.advice,
-            )
-        }
+        None => with_remedy(
+            check(
+                ID,
+                Status::Fail,
+                "no VMkernel adapter is tagged for PVRDMA (/Net/PVRDMAVmknic is empty)",
+                evidence,
+            ),
+            ctx.tag_vmknic(),
+        ),
     }
 }
 
@@ -73,8 +69,7 @@ fn existing_vmknic<'a>(
         return Ok(interface);
     }
     let existing: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
-    let fix = ctx.tag_vmknic();
-    Err(with_fix(
+    Err(with_remedy(
         check(
             ID,
             Status::Fail,
@@ -91,8 +86,7 @@ fn existing_vmknic<'a>(
                 ev(cat::IP_INTERFACE_LIST, "Name"),
             ],
         ),
-        fix.command,
-        fix.advice,
+        ctx.tag_vmknic(),
     ))
 }
 
@@ -103,14 +97,24 @@ fn enabled_vmknic(vmk: &str, interface: &p::VmkInterface) -> Result<(), Check> {
     let enabled_ev = || ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}"));
     match interface.enabled {
         Some(true) => Ok(()),
-        Some(false) => Err(with_command(
+        Some(false) => Err(with_remedy(
             check(
                 ID,
                 Status::Fail,
                 format!("{vmk} exists but is disabled"),
                 vec![enabled_ev()],
             ),
-            format!("esxcli network ip interface set -e true -i {}", shell_quote(vmk)),
+            Remedy::of_changes(
+                vec![ConfigChange::esxcli(
+                    "network ip interface set",
+                    vec![
+                        EsxcliOption::new("enabled", "-e", "true"),
+                        EsxcliOption::new("interfacename", "-i", vmk),
+                    ],
+                    Some("false".to_string()),
+                )],
+                None,
+            ),
         )),
         None => Err(check(
             ID,
@@ -153,17 +157,21 @@ fn vmknic_ipv4(f: &HostFacts, vmk: &str, interface: &p::VmkInterface) -> Result<
         (None, None) => None,
     };
     address.ok_or_else(|| {
-        with_advice(
+        with_remedy(
             check(
                 ID,
                 Status::Fail,
                 format!("{vmk} has no IPv4 address; PVRDMA endpoints cannot reach each other"),
                 vec![ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}"))],
             ),
-            format!(
-                "give {vmk} an address in the PVRDMA subnet: esxcli network ip interface ipv4 set -i {} -t static -I ADDRESS -N NETMASK",
-                shell_quote(vmk)
-            ),
+            Remedy {
+                advice: Some(format!(
+                    "give {vmk} an address in the PVRDMA subnet: esxcli network ip interface ipv4 set -i {} -t static -I ADDRESS -N NETMASK (in the vSphere Client: the host > Configure > Networking > VMkernel adapters > {vmk} > Edit > IPv4 settings)",
+                    shell_quote(vmk)
+                )),
+                decision: Some(format!("the address and netmask {vmk} takes in the PVRDMA subnet")),
+                ..Remedy::default()
+            },
         )
     })
 }

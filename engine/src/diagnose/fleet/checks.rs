@@ -1,7 +1,7 @@
 //! `vmknic-subnets`, `vmknic-ipv4-unique`, `pvrdma-same-vds`, `roce-version-pair`,
 //! `vmknic-reachability`: the checks across hosts, judged from the diagnosed hosts, their
 //! adapter pairs ([`Fleet`]) and the path probe.
-use super::super::{check, ev, ipv4_network, with_advice, Evidence};
+use super::super::{check, ev, ipv4_network, with_advice, with_decision, Evidence, POWERED_OFF};
 use super::*;
 use crate::catalogue as cat;
 
@@ -129,7 +129,7 @@ fn several_subnets(with_vmknic: &[&HostDiagnosis], n: usize, listing: &str, evid
     };
     with_advice(
         check(ID, status, format!("the PVRDMA vmknics are in {n} IPv4 subnets: {listing}: {tail}"), evidence),
-        "put the PVRDMA vmknics in one subnet (on each host: esxcli network ip interface ipv4 set -i VMK -t static -I ADDRESS -N NETMASK), or route between the subnets and use RoCE v2",
+        "put the PVRDMA vmknics in one subnet (on each host, vSphere Client: Configure > Networking > VMkernel adapters > VMK > Edit > IPv4 settings; or esxcli network ip interface ipv4 set -i VMK -t static -I ADDRESS -N NETMASK), or route between the subnets and use RoCE v2",
     )
 }
 
@@ -172,7 +172,7 @@ pub(in crate::diagnose) fn ipv4_unique(f: &Fleet) -> Option<Check> {
                 ),
                 evidence,
             ),
-            "give each host's PVRDMA vmknic its own address: esxcli network ip interface ipv4 set -i <vmk> -t static -I <address> -N <netmask>",
+            "give each host's PVRDMA vmknic its own address (vSphere Client: the host > Configure > Networking > VMkernel adapters > VMK > Edit > IPv4 settings; or esxcli network ip interface ipv4 set -i VMK -t static -I ADDRESS -N NETMASK)",
         ));
     }
     if !unknown.is_empty() {
@@ -229,19 +229,22 @@ fn same_vds_of(profiles: &[HostProfiles], blocked: Option<&(u64, BTreeSet<usize>
         .collect::<Vec<_>>()
         .join("; ");
     if let Some((pairs, _)) = blocked.filter(|b| b.0 > 0) {
-        return with_advice(
-            check(
-                SAME_VDS,
-                Status::Fail,
-                format!(
-                    "{} across hosts {} on different switches ({listing}); e.g. {}",
-                    pairs_text(*pairs),
-                    if *pairs == 1 { "is" } else { "are" },
-                    example.map_or("", String::as_str)
+        return with_decision(
+            with_advice(
+                check(
+                    SAME_VDS,
+                    Status::Fail,
+                    format!(
+                        "{} across hosts {} on different switches ({listing}); e.g. {}",
+                        pairs_text(*pairs),
+                        if *pairs == 1 { "is" } else { "are" },
+                        example.map_or("", String::as_str)
+                    ),
+                    evidence,
                 ),
-                evidence,
+                "connect the PVRDMA adapters of all VMs that talk to each other to port groups of one vDS (VM powered off: Edit Settings > Network adapter)",
             ),
-            "connect the PVRDMA adapters of all VMs that talk to each other to port groups of one vDS (VM powered off: Edit Settings > Network adapter)",
+            POWERED_OFF,
         );
     }
     if unknown > 0 {
@@ -294,19 +297,22 @@ fn roce_pair_of(profiles: &[HostProfiles], mismatched: u64, example: Option<&Str
         .collect::<Vec<_>>()
         .join(", ");
     if mismatched > 0 {
-        return with_advice(
-            check(
-                ROCE_PAIR,
-                Status::Warn,
-                format!(
-                    "{} across hosts {} RoCE v1 at one end and v2 at the other ({listing}); e.g. {}",
-                    pairs_text(mismatched),
-                    if mismatched == 1 { "uses" } else { "use" },
-                    example.map_or("", String::as_str)
+        return with_decision(
+            with_advice(
+                check(
+                    ROCE_PAIR,
+                    Status::Warn,
+                    format!(
+                        "{} across hosts {} RoCE v1 at one end and v2 at the other ({listing}); e.g. {}",
+                        pairs_text(mismatched),
+                        if mismatched == 1 { "uses" } else { "use" },
+                        example.map_or("", String::as_str)
+                    ),
+                    evidence,
                 ),
-                evidence,
+                "with the VMs powered off, set every PVRDMA adapter's Device Protocol to the same RoCE version (VMware's paper \"Paravirtual RDMA for High Performance Computing\" uses RoCE v2)",
             ),
-            "with the VMs powered off, set every PVRDMA adapter's Device Protocol to the same RoCE version (VMware's paper \"Paravirtual RDMA for High Performance Computing\" uses RoCE v2)",
+            POWERED_OFF,
         );
     }
     if versions.contains_key("unknown") {

@@ -30,7 +30,12 @@ pub(super) fn group_key(h: &HostDiagnosis) -> String {
     for c in &h.checks {
         let _ = write!(key, "{}:{:?}", c.id, c.status);
         if c.status != Status::Pass {
-            let _ = write!(key, ":{}:{:?}:{:?}", c.summary, c.remedy, c.evidence);
+            // The forms name the host; what they do is in the changes.
+            let remedy = c
+                .remedy
+                .as_ref()
+                .map(|r| (&r.command, &r.advice, &r.decision, &r.changes));
+            let _ = write!(key, ":{}:{:?}:{:?}", c.summary, remedy, c.evidence);
         }
         key.push('|');
     }
@@ -236,7 +241,14 @@ fn check_lines(out: &mut String, group: &[&HostDiagnosis], paint: &Paint, width:
                 group.len()
             )
         });
-        check_line(out, check, shown.as_deref(), id_width, paint, width);
+        let fixes = FixLines {
+            vcenter_first: host.configuration_only,
+            also_for: (group.len() > 1).then(|| {
+                let names: Vec<&str> = group.iter().map(|h| h.host.as_str()).collect();
+                pvrdma_nodeset::fold(&names)
+            }),
+        };
+        check_line(out, check, shown.as_deref(), id_width, paint, width, &fixes);
     }
     if passing_hidden > 0 {
         let _ = writeln!(
@@ -286,6 +298,15 @@ pub(super) fn kind_label(kind: crate::capture::ErrorKind) -> String {
         .unwrap_or_default()
 }
 
+/// How a check's fix is shown: which tool first, and the folded hosts it also stands for.
+#[derive(Default)]
+pub(super) struct FixLines {
+    /// The host was read without SSH: the vCenter forms lead, esxcli comes last.
+    pub(super) vcenter_first: bool,
+    /// A folded section: the node set of its hosts (the forms shown name the first).
+    pub(super) also_for: Option<String>,
+}
+
 pub(super) fn check_line(
     out: &mut String,
     c: &Check,
@@ -293,6 +314,7 @@ pub(super) fn check_line(
     id_width: usize,
     paint: &Paint,
     width: usize,
+    fixes: &FixLines,
 ) {
     let mark = match c.status {
         Status::Pass => paint.green("✓"),
@@ -307,28 +329,11 @@ pub(super) fn check_line(
     let prefix = format!("  {mark} {:<id_width$}  ", c.id);
     let plain = format!("  ✓ {:<id_width$}  ", c.id);
     emit(out, &prefix, &plain, indent, &summary, width, |t| t.to_string());
-    let pad = " ".repeat(indent);
-    if let Some(remedy) = &c.remedy {
-        if c.status != Status::Pass {
-            if let Some(command) = &remedy.command {
-                // Whole on one line, never wrapped: it is meant to be copied.
-                let label = format!("{pad}run: ");
-                emit_command(out, &label, &label, indent, command, width, |t| paint.bold(t));
-            }
-            if let Some(advice) = &remedy.advice {
-                emit(
-                    out,
-                    &format!("{pad}advice: "),
-                    &format!("{pad}advice: "),
-                    indent + 8,
-                    &clean(advice),
-                    width,
-                    |t| t.to_string(),
-                );
-            }
-        }
+    if let (Some(remedy), false) = (&c.remedy, c.status == Status::Pass) {
+        remedy_lines(out, remedy, indent, paint, width, fixes);
     }
     // An unknown check's summary already names the command that is missing.
+    let pad = " ".repeat(indent);
     if matches!(c.status, Status::Fail | Status::Warn) && !c.evidence.is_empty() {
         let from: Vec<String> = c.evidence.iter().map(evidence_text).collect();
         emit(
@@ -340,6 +345,74 @@ pub(super) fn check_line(
             width,
             |t| paint.dim(t),
         );
+    }
+}
+
+/// A fix's lines: a decision to take first, then each tool's form, the one the run can
+/// use first (esxcli over SSH, the vCenter tools without it), every command whole on one
+/// line; then the advice.
+fn remedy_lines(
+    out: &mut String,
+    remedy: &crate::diagnose::Remedy,
+    indent: usize,
+    paint: &Paint,
+    width: usize,
+    fixes: &FixLines,
+) {
+    let pad = " ".repeat(indent);
+    let prose = |out: &mut String, label: &str, text: &str| {
+        let label = format!("{pad}{label}: ");
+        emit(out, &label, &label, indent + 8, &clean(text), width, |t| t.to_string());
+    };
+    // Meant to be copied: continued, where wider than the terminal, only between words
+    // and as its shell continues a line.
+    let command = |out: &mut String, label: &str, text: &str| {
+        let label = format!("{pad}{label}: ");
+        let continuation = if label.contains("PowerCLI") { " `" } else { " \\" };
+        emit_continued_command(out, &label, indent, text, width, continuation, |t| paint.bold(t));
+    };
+    if let Some(decision) = &remedy.decision {
+        prose(out, "decide first", decision);
+    }
+    let forms = remedy.forms.clone().unwrap_or_default();
+    let esxcli = remedy.command.as_deref();
+    if !fixes.vcenter_first {
+        if let Some(line) = esxcli {
+            command(out, "run", line);
+        }
+    }
+    if fixes.vcenter_first {
+        if let Some(path) = &forms.vsphere_client {
+            prose(out, "vSphere Client", path);
+        }
+    }
+    if let Some(line) = &forms.powercli {
+        command(out, "PowerCLI", line);
+    }
+    if let Some(line) = &forms.govc {
+        command(out, "govc", line);
+    }
+    if !fixes.vcenter_first {
+        if let Some(path) = &forms.vsphere_client {
+            prose(out, "vSphere Client", path);
+        }
+    }
+    if fixes.vcenter_first {
+        if let Some(line) = esxcli {
+            command(out, "ESXi shell", line);
+        }
+    }
+    if let (Some(hosts), true) = (&fixes.also_for, remedy.forms.is_some()) {
+        prose(
+            out,
+            "for each host",
+            &format!(
+                "the lines above name the first of {hosts}; --format powercli or ansible writes them for every host"
+            ),
+        );
+    }
+    if let Some(advice) = &remedy.advice {
+        prose(out, "advice", advice);
     }
 }
 

@@ -164,6 +164,32 @@ fn a_command_to_run_is_printed_whole_on_one_line() {
     assert_eq!(out.lines().nth(1), Some(command));
 }
 
+/// A command wider than the terminal continues between words outside quotes, each line
+/// ended with the shell's continuation, every line within the width, the long word whole.
+#[test]
+fn a_command_wider_than_the_terminal_continues_between_words_and_fits() {
+    let command = "(Get-VM -Name 'a b c' -Id 'VirtualMachine-vm-213').ExtensionData.ReconfigVM((New-Object VMware.Vim.VirtualMachineConfigSpec -Property @{ MemoryReservationLockedToMax = $true }))";
+    let pad = " ".repeat(29);
+    let mut out = String::new();
+    let label = format!("{pad}PowerCLI: ");
+    emit_continued_command(&mut out, &label, 29, command, 80, " `", |t| t.to_string());
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("{pad}PowerCLI:"));
+    for line in &lines[1..] {
+        assert!(line.width() <= 80, "{} columns: {line}\n{out}", line.width());
+    }
+    for line in &lines[1..lines.len() - 1] {
+        assert!(line.ends_with(" `"), "{out}");
+    }
+    // Joined back, the continuations removed, it is the command as given.
+    let joined: Vec<String> = lines[1..]
+        .iter()
+        .map(|l| l.trim_start().trim_end_matches(" `").to_string())
+        .collect();
+    assert_eq!(joined.join(" "), command);
+    assert!(out.contains("'a b c'"), "a quoted value is never split: {out}");
+}
+
 #[test]
 fn table_columns_shrink_widest_first_and_fit() {
     let row = |cells: [&str; 5]| cells.map(str::to_string);

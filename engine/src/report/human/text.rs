@@ -100,6 +100,71 @@ pub(super) fn emit(
     }
 }
 
+/// Writes a command meant to be copied and run, as [`emit_command`] does; one wider than
+/// the whole terminal is continued on the next lines, broken only at a space outside
+/// quotes with the shell's continuation (`continuation`: ` \\` for sh, `` ` `` for
+/// PowerShell) ending each line but the last, so it still runs as pasted and no word is
+/// cut.
+pub(super) fn emit_continued_command(
+    out: &mut String,
+    label: &str,
+    indent: usize,
+    command: &str,
+    width: usize,
+    continuation: &str,
+    style: impl Fn(&str) -> String,
+) {
+    let command = clean(&command.replace('\n', " "));
+    if command.width() + 4 <= width || width < 20 {
+        return emit_command(out, label, label, indent, &command, width, style);
+    }
+    let _ = writeln!(out, "{}", label.trim_end());
+    let words = shell_words(&command);
+    // Every line starts at one column, left enough that the longest word fits after it.
+    let longest = words.iter().map(|w| w.width()).max().unwrap_or(0);
+    let lead = indent
+        .min(width / 3)
+        .min(width.saturating_sub(longest + continuation.width()));
+    let room = width - lead - continuation.width();
+    let mut line = String::new();
+    for word in words {
+        if !line.is_empty() && line.width() + 1 + word.width() > room {
+            let _ = writeln!(out, "{}{}", " ".repeat(lead), style(&format!("{line}{continuation}")));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    let _ = writeln!(out, "{}{}", " ".repeat(lead), style(&line));
+}
+
+/// The words of a command line split at the spaces outside single and double quotes.
+fn shell_words(command: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut start = 0;
+    for (i, c) in command.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, ' ') => {
+                if i > start {
+                    words.push(&command[start..i]);
+                }
+                start = i + 1;
+            }
+            (None, _) => {}
+        }
+    }
+    if start < command.len() {
+        words.push(&command[start..]);
+    }
+    words
+}
+
 /// Writes a command meant to be copied and run: never wrapped, so a triple-click copies
 /// all of it. After `label` on one line when it fits the width there, else on the next
 /// line, `indent` columns in (else 4, else at the margin); only a
