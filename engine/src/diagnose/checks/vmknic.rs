@@ -33,14 +33,14 @@ pub(in crate::diagnose) fn check_vmknic_valid(ctx: &Context) -> Check {
     };
     let interface = match existing_vmknic(ctx, vmk, interfaces) {
         Ok(interface) => interface,
-        Err(failed) => return failed,
+        Err(failed) => return *failed,
     };
     if let Err(failed) = enabled_vmknic(vmk, interface) {
-        return failed;
+        return *failed;
     }
     let address = match vmknic_ipv4(ctx.facts, vmk, interface) {
         Ok(address) => address,
-        Err(failed) => return failed,
+        Err(failed) => return *failed,
     };
     let evidence = vec![
         ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}")),
@@ -63,13 +63,13 @@ fn existing_vmknic<'a>(
     ctx: &Context,
     vmk: &str,
     interfaces: &'a [p::VmkInterface],
-) -> Result<&'a p::VmkInterface, Check> {
+) -> Result<&'a p::VmkInterface, Box<Check>> {
     const ID: CheckId = CheckId::PvrdmaVmknicValid;
     if let Some(interface) = interfaces.iter().find(|i| i.name == vmk) {
         return Ok(interface);
     }
     let existing: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
-    Err(with_remedy(
+    Err(Box::new(with_remedy(
         check(
             ID,
             Status::Fail,
@@ -87,17 +87,17 @@ fn existing_vmknic<'a>(
             ],
         ),
         ctx.tag_vmknic(),
-    ))
+    )))
 }
 
 /// Nothing, or the failure that the vmknic is disabled (or the unknown that its state is
 /// not printed).
-fn enabled_vmknic(vmk: &str, interface: &p::VmkInterface) -> Result<(), Check> {
+fn enabled_vmknic(vmk: &str, interface: &p::VmkInterface) -> Result<(), Box<Check>> {
     const ID: CheckId = CheckId::PvrdmaVmknicValid;
     let enabled_ev = || ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}"));
     match interface.enabled {
         Some(true) => Ok(()),
-        Some(false) => Err(with_remedy(
+        Some(false) => Err(Box::new(with_remedy(
             check(
                 ID,
                 Status::Fail,
@@ -115,29 +115,29 @@ fn enabled_vmknic(vmk: &str, interface: &p::VmkInterface) -> Result<(), Check> {
                 )],
                 None,
             ),
-        )),
-        None => Err(check(
+        ))),
+        None => Err(Box::new(check(
             ID,
             Status::Unknown,
             format!("{vmk} exists but its Enabled state is not printed"),
             vec![enabled_ev()],
-        )),
+        ))),
     }
 }
 
 /// The vmknic's IPv4 address, or the failure that it has none (or the unknown that it
 /// could not be read).
-fn vmknic_ipv4(f: &HostFacts, vmk: &str, interface: &p::VmkInterface) -> Result<String, Check> {
+fn vmknic_ipv4(f: &HostFacts, vmk: &str, interface: &p::VmkInterface) -> Result<String, Box<Check>> {
     const ID: CheckId = CheckId::PvrdmaVmknicValid;
     let ipv4 = match &f.ipv4 {
         Ok(rows) => rows.iter().find(|r| r.name == vmk),
         Err(e) => {
-            return Err(check(
+            return Err(Box::new(check(
                 ID,
                 Status::Unknown,
                 format!("{vmk} exists and is enabled; its IPv4 address is unknown: {e}"),
                 vec![ev(cat::IPV4_GET, "output")],
-            ))
+            )))
         }
     };
     let netstack = interface.netstack.as_deref().filter(|n| *n != "defaultTcpipStack");
@@ -145,19 +145,19 @@ fn vmknic_ipv4(f: &HostFacts, vmk: &str, interface: &p::VmkInterface) -> Result<
         (Some(row), _) => row.address.clone(),
         // `ipv4 get` without --netstack may list only the default netstack's interfaces.
         (None, Some(netstack)) => {
-            return Err(check(
+            return Err(Box::new(check(
                 ID,
                 Status::Unknown,
                 format!(
                     "{vmk} is on netstack {netstack}, which `esxcli network ip interface ipv4 get` did not list; check `esxcli network ip interface ipv4 get -N {netstack}`"
                 ),
                 vec![ev(cat::IP_INTERFACE_LIST, format!("Netstack Instance of {vmk}")), ev(cat::IPV4_GET, "Name")],
-            ))
+            )))
         }
         (None, None) => None,
     };
     address.ok_or_else(|| {
-        with_remedy(
+        Box::new(with_remedy(
             check(
                 ID,
                 Status::Fail,
@@ -172,7 +172,7 @@ fn vmknic_ipv4(f: &HostFacts, vmk: &str, interface: &p::VmkInterface) -> Result<
                 decision: Some(format!("the address and netmask {vmk} takes in the PVRDMA subnet")),
                 ..Remedy::default()
             },
-        )
+        ))
     })
 }
 
