@@ -6,7 +6,8 @@
 #   - the .deb installed for real into a throwaway root (dpkg --root, its maintainer
 #     scripts run there) and the .rpm likewise (rpm --root): --version and demo run from
 #     it, man renders its page, its bash completion loads and completes, systemd-analyze
-#     verify passes on its units; removing the package leaves only the configuration file.
+#     verify passes on its units; removing the package leaves only the configuration file;
+#   - both packages' changelogs (changelog.Debian.gz, rpm -q --changelog) carry CHANGELOG.md.
 # Must run as root (dpkg and rpm install into the throwaway roots as root).
 # SKIP_BUILD=1 checks an existing dist/.
 set -euo pipefail
@@ -153,5 +154,16 @@ rpm --root "$rroot" -e --noscripts pvrdma-doctor || fail "rpm --root -e"
 left=$(leftovers "$rroot")
 [ "$left" = ./etc/pvrdma-doctor/exporter.yml.rpmsave ] || fail "rpm: removal left: $left"
 ok "rpm: installs, removal keeps only the edited configuration (exporter.yml.rpmsave)"
+
+# --- the changelogs: both packages carry CHANGELOG.md's newest entries ---
+# The first entry of the newest section, as scripts/changelog.py words it (Markdown marks
+# dropped), must be in the .deb's changelog.Debian.gz and the .rpm's %changelog.
+first=$(python3 scripts/changelog.py rpm "$version" x 0 | sed -n '2{s/^- //;p;q}')
+[ -n "$first" ] || fail "changelog.py gave no entry for $version"
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/pvrdma-doctor/changelog.Debian.gz | gzip -dc \
+    | grep -qF -- "$first" || fail "deb: changelog.Debian.gz lacks CHANGELOG.md's entry: $first"
+rpm -qp --changelog "$rpmf" | grep -qF -- "$first" || fail "rpm: rpm -q --changelog lacks CHANGELOG.md's entry: $first"
+rpm -qpl "$rpmf" | grep -qx /usr/share/doc/pvrdma-doctor/CHANGELOG.md || fail "rpm: no /usr/share/doc/pvrdma-doctor/CHANGELOG.md"
+ok "changelogs: the .deb and the .rpm carry CHANGELOG.md ($first)"
 
 echo "check-dist.sh: all checks passed"

@@ -2,15 +2,15 @@
 # Installs what scripts/dist.sh and scripts/check-dist.sh need, and nothing else:
 #   - from Debian's archive (as root, through sudo when run as yourself): musl-tools (the
 #     C compiler for the static binary's C parts), binutils (strip), file, lintian,
-#     rpmlint, rpm, man-db (man), bash-completion and systemd (systemd-analyze);
+#     rpmlint, rpm (rpmbuild builds the .rpm from packaging/rpm/pvrdma-doctor.spec),
+#     man-db (man), bash-completion and systemd (systemd-analyze);
 #   - from rustup: the x86_64-unknown-linux-musl target of the toolchain in use;
-#   - from crates.io (cargo install --locked, pinned): cargo-deb and cargo-generate-rpm.
+#   - from crates.io (cargo install --locked, pinned): cargo-deb.
 # No service is started: a policy-rc.d keeps the packages from starting any.
 # Idempotent: every step checks first.
 set -euo pipefail
 
 CARGO_DEB_VERSION=3.8.0
-CARGO_GENERATE_RPM_VERSION=0.21.1
 
 as_root() {
     if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
@@ -22,7 +22,7 @@ command -v strip >/dev/null 2>&1 || missing="$missing binutils"
 command -v file >/dev/null 2>&1 || missing="$missing file"
 command -v lintian >/dev/null 2>&1 || missing="$missing lintian"
 command -v rpmlint >/dev/null 2>&1 || missing="$missing rpmlint"
-command -v rpm >/dev/null 2>&1 || missing="$missing rpm"
+command -v rpmbuild >/dev/null 2>&1 || missing="$missing rpm"
 command -v man >/dev/null 2>&1 || missing="$missing man-db"
 [ -f /usr/share/bash-completion/bash_completion ] || missing="$missing bash-completion"
 command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
@@ -51,8 +51,4 @@ installed=$(cargo install --list)
 if ! grep -q "^cargo-deb v$CARGO_DEB_VERSION:" <<<"$installed"; then
     echo "install-dist-deps.sh: installing cargo-deb $CARGO_DEB_VERSION"
     cargo install --locked --version "$CARGO_DEB_VERSION" cargo-deb
-fi
-if ! grep -q "^cargo-generate-rpm v$CARGO_GENERATE_RPM_VERSION:" <<<"$installed"; then
-    echo "install-dist-deps.sh: installing cargo-generate-rpm $CARGO_GENERATE_RPM_VERSION"
-    cargo install --locked --version "$CARGO_GENERATE_RPM_VERSION" cargo-generate-rpm
 fi

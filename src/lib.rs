@@ -25,6 +25,7 @@ pub mod plugin;
 pub mod probe;
 pub mod redact;
 pub mod serve;
+mod source;
 pub mod ssh;
 pub mod terminal;
 mod vcenter;

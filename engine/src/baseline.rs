@@ -126,10 +126,12 @@ fn remedy_of(check: &Value) -> Option<crate::diagnose::Remedy> {
         Some(r) => Some(crate::diagnose::Remedy {
             command: some_text(r, "command"),
             advice: some_text(r, "advice"),
+            ..crate::diagnose::Remedy::default()
         }),
         None => some_text(check, "remedy").map(|advice| crate::diagnose::Remedy {
             command: None,
             advice: Some(advice),
+            ..crate::diagnose::Remedy::default()
         }),
     }
     .filter(|r| r.command.is_some() || r.advice.is_some())
@@ -144,6 +146,7 @@ fn combined(remedies: &[crate::diagnose::Remedy]) -> Option<crate::diagnose::Rem
     let r = crate::diagnose::Remedy {
         command: join(commands, " && "),
         advice: join(advice, " "),
+        ..crate::diagnose::Remedy::default()
     };
     (r.command.is_some() || r.advice.is_some()).then_some(r)
 }
@@ -406,6 +409,7 @@ mod tests {
         let fix = Some(crate::diagnose::Remedy {
             command: Some("esxcli network firewall ruleset set -e true -r pvrdma".into()),
             advice: None,
+            ..crate::diagnose::Remedy::default()
         });
         let check = got.iter().find(|c| c.kind == ChangeKind::Check).expect("check change");
         assert_eq!(check.reason.as_deref(), Some("the pvrdma ruleset is disabled"));

@@ -9,7 +9,7 @@
 //! # use pvrdma_parsers::*;
 //! let xml = r#"<objects><obj type="HostSystem">host-17</obj>
 //! <propSet><name>config.product</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="AboutInfo"><name>VMware ESXi</name><fullName>VMware ESXi 7.0.3 build-21930508</fullName><vendor>VMware, Inc.</vendor><version>7.0.3</version><build>21930508</build></val></propSet>
-//! <propSet><name>config.network</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="HostNetworkInfo"><rdmaDevice><key>key-vim.host.RdmaDevice-vmrdma0</key><device>vmrdma0</device><driver>nmlx5_rdma</driver><description>RDMA device 0</description><backing XMLSchema-instance:type="HostRdmaDevicePnicBacking"><pairedUplink>vmnic2</pairedUplink></backing><connectionInfo><state>active</state><mtu>4096</mtu><speedInMbps>100000</speedInMbps></connectionInfo><capability><roceV1Capable>true</roceV1Capable><roceV2Capable>true</roceV2Capable><iWarpCapable>false</iWarpCapable></capability></rdmaDevice><vnic><device>vmk1</device><key>key-vim.host.VirtualNic-vmk1</key><portgroup></portgroup><spec><ip><dhcp>false</dhcp><ipAddress>192.168.50.11</ipAddress><subnetMask>255.255.255.0</subnetMask></ip><distributedVirtualPort><switchUuid>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</switchUuid><portKey>vmk1</portKey></distributedVirtualPort><mtu>9000</mtu></spec></vnic><proxySwitch><dvsUuid>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</dvsUuid><dvsName>dvs-rdma</dvsName><key>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</key><numPorts>512</numPorts><numPortsAvailable>500</numPortsAvailable><mtu>9000</mtu><pnic>vmnic2</pnic></proxySwitch></val></propSet>
+//! <propSet><name>config.network</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="HostNetworkInfo"><pnic><key>key-vim.host.PhysicalNic-vmnic2</key><device>vmnic2</device><pci>0000:3b:00.2</pci><driver>nmlx5_core</driver></pnic><rdmaDevice><key>key-vim.host.RdmaDevice-vmrdma0</key><device>vmrdma0</device><driver>nmlx5_rdma</driver><description>RDMA device 0</description><backing XMLSchema-instance:type="HostRdmaDevicePnicBacking"><pairedUplink>key-vim.host.PhysicalNic-vmnic2</pairedUplink></backing><connectionInfo><state>active</state><mtu>4096</mtu><speedInMbps>100000</speedInMbps></connectionInfo><capability><roceV1Capable>true</roceV1Capable><roceV2Capable>true</roceV2Capable><iWarpCapable>false</iWarpCapable></capability></rdmaDevice><vnic><device>vmk1</device><key>key-vim.host.VirtualNic-vmk1</key><portgroup></portgroup><spec><ip><dhcp>false</dhcp><ipAddress>192.168.50.11</ipAddress><subnetMask>255.255.255.0</subnetMask></ip><distributedVirtualPort><switchUuid>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</switchUuid><portKey>vmk1</portKey></distributedVirtualPort><mtu>9000</mtu></spec></vnic><proxySwitch><dvsUuid>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</dvsUuid><dvsName>dvs-rdma</dvsName><key>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</key><numPorts>512</numPorts><numPortsAvailable>500</numPortsAvailable><mtu>9000</mtu><pnic>key-vim.host.PhysicalNic-vmnic2</pnic></proxySwitch></val></propSet>
 //! <propSet><name>config.firewall</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="HostFirewallInfo"><defaultPolicy><incomingBlocked>true</incomingBlocked><outgoingBlocked>true</outgoingBlocked></defaultPolicy><ruleset><key>pvrdma</key><label>pvrdma</label><required>false</required><rule><port>28250</port><endPort>28761</endPort><direction>inbound</direction><portType>dst</portType><protocol>tcp</protocol></rule><enabled>true</enabled><allowedHosts><allIp>true</allIp></allowedHosts></ruleset></val></propSet>
 //! <propSet><name>config.option</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="ArrayOfOptionValue"><OptionValue XMLSchema-instance:type="OptionValue"><key>Net.PVRDMAVmknic</key><value XMLSchema-instance:type="xsd:string">vmk1</value></OptionValue></val></propSet></objects>"#;
 //! let host = parse_vsphere_host_config(xml)?;
@@ -27,11 +27,11 @@
 //!
 //! A property the host did not report (a host never connected has no `config`) leaves
 //! its rows empty: absent data, judged `unknown` by the checks, never invented.
-use quick_xml::events::Event;
 use serde::Serialize;
 
 use crate::rdma::PortState;
 use crate::vmx::{VmxAdapter, VmxConfig};
+use crate::xml::{self, Element};
 use crate::{
     AdvancedOption, DvPort, DvsSwitch, FirewallRuleset, FirewallStatus, Ipv4Interface, ParseError, RdmaDevice,
     RdmaProtocols, SystemVersion, VmkInterface,
@@ -57,33 +57,10 @@ pub struct HostConfigRows {
     pub reported: Vec<String>,
 }
 
-/// An element: local name, text, children (attributes are not needed here).
-#[derive(Debug, Default)]
-struct Node {
-    name: String,
-    /// The `xsi:type` attribute, whatever its prefix, without the type's own prefix.
-    xsi_type: Option<String>,
-    text: String,
-    children: Vec<Node>,
-}
-
-impl Node {
-    fn child(&self, name: &str) -> Option<&Node> {
-        self.children.iter().find(|c| c.name == name)
-    }
-
-    fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Node> + 'a {
-        self.children.iter().filter(move |c| c.name == name)
-    }
-
+/// Reading the values of an `ObjectContent` at paths of child names.
+trait Values {
     /// The trimmed text at a path of child names, `None` when absent or empty.
-    fn text(&self, path: &[&str]) -> Option<String> {
-        let mut node = self;
-        for p in path {
-            node = node.child(p)?;
-        }
-        Some(node.text.trim().to_string()).filter(|t| !t.is_empty())
-    }
+    fn text(&self, path: &[&str]) -> Option<String>;
 
     fn flag(&self, path: &[&str]) -> Option<bool> {
         self.text(path).and_then(|t| t.parse().ok())
@@ -94,31 +71,21 @@ impl Node {
     }
 }
 
-/// The deepest nesting accepted (a host's network configuration nests about 10 deep).
-const MAX_DEPTH: usize = 64;
-
-fn node(start: &quick_xml::events::BytesStart<'_>) -> Node {
-    let xsi_type = start
-        .attributes()
-        .flatten()
-        .find(|a| a.key.local_name().as_ref() == b"type" && a.key.prefix().is_some())
-        .map(|a| {
-            let v = String::from_utf8_lossy(&a.value).into_owned();
-            v.rsplit(':').next().unwrap_or(&v).to_string()
-        });
-    Node {
-        name: String::from_utf8_lossy(start.local_name().as_ref()).into_owned(),
-        xsi_type,
-        ..Node::default()
+impl Values for Element {
+    fn text(&self, path: &[&str]) -> Option<String> {
+        let mut node = self;
+        for p in path {
+            node = node.child(p)?;
+        }
+        Some(node.text.trim().to_string()).filter(|t| !t.is_empty())
     }
 }
 
-/// Reads `input`, a sequence of `<objects>` elements, into a node holding them.
-fn tree(input: &str, command: &'static str) -> Result<Node, ParseError> {
-    let mut reader = quick_xml::Reader::from_str(input);
-    reader.config_mut().check_end_names = true;
-    let fail = |pos: u64, expected: &'static str| {
-        let mut at = (pos as usize).min(input.len());
+/// Reads `input`, a sequence of `<objects>` elements, with the reader the vSphere client
+/// reads the answers with.
+fn objects(input: &str, command: &'static str) -> Result<Vec<Element>, ParseError> {
+    let fail = |pos: usize, expected: &'static str| {
+        let mut at = pos.min(input.len());
         while !input.is_char_boundary(at) {
             at -= 1;
         }
@@ -139,71 +106,17 @@ fn tree(input: &str, command: &'static str) -> Result<Node, ParseError> {
                 .collect(),
         }
     };
-    let mut stack: Vec<Node> = vec![Node::default()];
-    loop {
-        let pos = reader.buffer_position();
-        let event = reader.read_event().map_err(|_| fail(pos, "well-formed XML"))?;
-        match event {
-            Event::Start(s) | Event::Empty(s) if stack.len() > MAX_DEPTH => {
-                let _ = s;
-                return Err(fail(pos, "elements nested at most 64 deep"));
-            }
-            Event::Start(s) => stack.push(node(&s)),
-            Event::Empty(s) => {
-                let node = node(&s);
-                if let Some(parent) = stack.last_mut() {
-                    parent.children.push(node);
-                }
-            }
-            Event::End(_) => {
-                if stack.len() == 1 {
-                    return Err(fail(pos, "a start tag"));
-                }
-                let node = stack.pop().ok_or_else(|| fail(pos, "a start tag"))?;
-                stack
-                    .last_mut()
-                    .ok_or_else(|| fail(pos, "a start tag"))?
-                    .children
-                    .push(node);
-            }
-            Event::Text(t) => {
-                let s = t.xml10_content().map_err(|_| fail(pos, "text"))?;
-                if stack.len() == 1 && !s.trim().is_empty() {
-                    return Err(fail(pos, "an <objects> element"));
-                }
-                if let Some(n) = stack.last_mut() {
-                    n.text.push_str(&s);
-                }
-            }
-            Event::GeneralRef(r) => {
-                let c = match r.resolve_char_ref().map_err(|_| fail(pos, "a character reference"))? {
-                    Some(c) => c.to_string(),
-                    None => {
-                        let name = r.decode().map_err(|_| fail(pos, "an entity"))?;
-                        quick_xml::escape::resolve_predefined_entity(&name)
-                            .ok_or_else(|| fail(pos, "a predefined entity"))?
-                            .to_string()
-                    }
-                };
-                if stack.len() == 1 {
-                    return Err(fail(pos, "an <objects> element"));
-                }
-                if let Some(n) = stack.last_mut() {
-                    n.text.push_str(&c);
-                }
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-    }
-    let root = stack
-        .pop()
-        .filter(|_| stack.is_empty())
-        .ok_or_else(|| fail(input.len() as u64, "the end of every element"))?;
-    if root.children.iter().any(|c| c.name != "objects") {
+    let list = xml::read_elements(input).map_err(|e| {
+        let expected = match e.expected {
+            "an element" => "an <objects> element",
+            other => other,
+        };
+        fail(e.at, expected)
+    })?;
+    if list.iter().any(|c| c.name != "objects") {
         return Err(fail(0, "only <objects> elements (ObjectContents)"));
     }
-    Ok(root)
+    Ok(list)
 }
 
 fn fail_at_start(command: &'static str, input: &str, expected: &'static str) -> ParseError {
@@ -217,17 +130,17 @@ fn fail_at_start(command: &'static str, input: &str, expected: &'static str) -> 
 }
 
 /// The value of a property of an `ObjectContent`.
-fn property<'a>(objects: &'a Node, name: &str) -> Option<&'a Node> {
+fn property<'a>(objects: &'a Element, name: &str) -> Option<&'a Element> {
     objects
-        .all("propSet")
+        .children_named("propSet")
         .find(|p| p.text(&["name"]).as_deref() == Some(name))
         .and_then(|p| p.child("val"))
 }
 
 /// Parses a host's `ObjectContent` (the output of [`HOST_CONFIG_ID`]).
 pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseError> {
-    let mut list = tree(input, HOST_CONFIG_ID)?;
-    let objects = match (list.children.pop(), list.children.is_empty()) {
+    let mut list = objects(input, HOST_CONFIG_ID)?;
+    let objects = match (list.pop(), list.is_empty()) {
         (Some(one), true) => one,
         _ => {
             return Err(fail_at_start(
@@ -239,7 +152,7 @@ pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseErr
     };
     let mut rows = HostConfigRows {
         reported: objects
-            .all("propSet")
+            .children_named("propSet")
             .filter(|p| p.child("val").is_some())
             .filter_map(|p| p.text(&["name"]))
             .collect(),
@@ -249,7 +162,9 @@ pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseErr
         rows.version = p.text(&["version"]).map(|version| SystemVersion {
             product: p.text(&["name"]).unwrap_or_else(|| "VMware ESXi".into()),
             version,
-            build: p.text(&["build"]).map(|b| format!("Releasebuild-{b}")),
+            // `AboutInfo.build` is the bare number (`21930508`), as the esxcli parser keeps
+            // it once it strips esxcli's own `Releasebuild-`.
+            build: p.text(&["build"]),
             update: None,
             patch: None,
         });
@@ -268,7 +183,7 @@ pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseErr
             loaded: None,
         });
         rows.rulesets = fw
-            .all("ruleset")
+            .children_named("ruleset")
             .filter_map(|r| {
                 Some(FirewallRuleset {
                     name: r.text(&["key"])?,
@@ -281,7 +196,7 @@ pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseErr
     }
     if let Some(opts) = property(&objects, "config.option") {
         rows.options = opts
-            .all("OptionValue")
+            .children_named("OptionValue")
             .filter_map(|o| {
                 let key = o.text(&["key"])?;
                 let value = o.text(&["value"]).unwrap_or_default();
@@ -322,8 +237,7 @@ pub struct VmConfigRows {
 /// Parses the `ObjectContent`s of a host's VMs (the output of [`VM_CONFIG_ID`]: one
 /// `<objects>` element per VM, one after the other).
 pub fn parse_vsphere_vm_config(input: &str) -> Result<Vec<VmConfigRows>, ParseError> {
-    let list = tree(input, VM_CONFIG_ID)?;
-    Ok(list.all("objects").map(vm).collect())
+    Ok(objects(input, VM_CONFIG_ID)?.iter().map(vm).collect())
 }
 
 /// The `VirtualEthernetCard` types (vSphere Web Services API reference).
@@ -339,7 +253,7 @@ const ETHERNET_CARDS: [&str; 9] = [
     "VirtualEthernetCard",
 ];
 
-fn vm(objects: &Node) -> VmConfigRows {
+fn vm(objects: &Element) -> VmConfigRows {
     let mut adapters = Vec::new();
     let mut protocols = Vec::new();
     let mut switches = Vec::new();
@@ -348,7 +262,7 @@ fn vm(objects: &Node) -> VmConfigRows {
         // card before this one, PVRDMA or not.
         let mut ethernet = 0;
         for d in devices.children.iter() {
-            let Some(kind) = d.xsi_type.as_deref() else { continue };
+            let Some(kind) = d.xsi_type() else { continue };
             if !ETHERNET_CARDS.contains(&kind) {
                 continue;
             }
@@ -385,8 +299,33 @@ fn vm(objects: &Node) -> VmConfigRows {
     }
 }
 
-fn network(net: &Node, rows: &mut HostConfigRows) {
-    for d in net.all("rdmaDevice") {
+/// The prefix of a physical NIC's key (`key-vim.host.PhysicalNic-vmnic2`).
+const PHYSICAL_NIC_KEY: &str = "key-vim.host.PhysicalNic-";
+
+/// The host's physical NICs by key (`HostNetworkInfo.pnic`: `key` and `device`).
+fn physical_nics(net: &Element) -> Vec<(String, String)> {
+    net.children_named("pnic")
+        .filter_map(|p| Some((p.text(&["key"])?, p.text(&["device"])?)))
+        .collect()
+}
+
+/// A physical NIC as esxcli and the vSphere Client name it (`vmnic2`). The API refers to
+/// one by its key (`HostRdmaDevicePnicBacking.pairedUplink`, `HostProxySwitch.pnic`),
+/// resolved through the host's NICs; a key none of them has is named as such; a name
+/// (what older captures hold) is kept.
+fn nic_name(nics: &[(String, String)], reference: String) -> String {
+    if let Some((_, device)) = nics.iter().find(|(key, _)| *key == reference) {
+        return device.clone();
+    }
+    match reference.strip_prefix(PHYSICAL_NIC_KEY) {
+        Some(name) => format!("{name} (no physical NIC of the host has this key)"),
+        None => reference,
+    }
+}
+
+fn network(net: &Element, rows: &mut HostConfigRows) {
+    let nics = physical_nics(net);
+    for d in net.children_named("rdmaDevice") {
         let Some(name) = d.text(&["device"]) else { continue };
         let speed = d
             .number(&["connectionInfo", "speedInMbps"])
@@ -398,7 +337,7 @@ fn network(net: &Node, rows: &mut HostConfigRows) {
             state: PortState::from_cell(&d.text(&["connectionInfo", "state"]).unwrap_or_default()),
             mtu: d.number(&["connectionInfo", "mtu"]),
             speed,
-            paired_uplink: d.text(&["backing", "pairedUplink"]),
+            paired_uplink: d.text(&["backing", "pairedUplink"]).map(|u| nic_name(&nics, u)),
             description: d.text(&["description"]).unwrap_or_default(),
         });
         rows.protocols.push(RdmaProtocols {
@@ -409,11 +348,11 @@ fn network(net: &Node, rows: &mut HostConfigRows) {
         });
     }
     let switches: Vec<(String, String)> = net
-        .all("proxySwitch")
+        .children_named("proxySwitch")
         .filter_map(|s| Some((s.text(&["dvsUuid"])?, s.text(&["dvsName"])?)))
         .collect();
     let mut ports: Vec<(String, DvPort)> = Vec::new();
-    for v in net.all("vnic") {
+    for v in net.children_named("vnic") {
         let Some(name) = v.text(&["device"]) else { continue };
         let dvs_uuid = v.text(&["spec", "distributedVirtualPort", "switchUuid"]);
         let vds_name = dvs_uuid
@@ -458,14 +397,18 @@ fn network(net: &Node, rows: &mut HostConfigRows) {
             dhcp_dns: None,
         });
     }
-    for s in net.all("proxySwitch") {
+    for s in net.children_named("proxySwitch") {
         let Some(name) = s.text(&["dvsName"]) else { continue };
         let uuid = s.text(&["dvsUuid"]);
         rows.dvs.push(DvsSwitch {
             name,
             vds_id: uuid.clone(),
             mtu: s.number(&["mtu"]),
-            uplinks: s.all("pnic").filter_map(|p| p.text(&[])).collect(),
+            uplinks: s
+                .children_named("pnic")
+                .filter_map(|p| p.text(&[]))
+                .map(|u| nic_name(&nics, u))
+                .collect(),
             ports: ports
                 .iter()
                 .filter(|(u, _)| Some(u) == uuid.as_ref())
@@ -486,6 +429,8 @@ mod tests {
         let h = parse_vsphere_host_config(SAMPLE).unwrap();
         let v = h.version.unwrap();
         assert_eq!((v.version.as_str(), v.numbers()), ("7.0.3", Some((7, 0, 3))));
+        // The build as esxcli's parser gives it: one host read both ways is one version.
+        assert_eq!(v.build.as_deref(), Some("21930508"));
         assert_eq!(h.rdma.len(), 1);
         assert_eq!(h.rdma[0].mtu, Some(4096));
         assert_eq!(h.rdma[0].speed, "100 Gbps");
@@ -538,6 +483,49 @@ mod tests {
         );
         assert_eq!(vms[0].power_state.as_deref(), Some("poweredOn"));
         assert!(parse_vsphere_vm_config("").unwrap().is_empty());
+    }
+
+    /// Bundles written before the answer was kept as vCenter wrote it (read into a tree and
+    /// written back, NICs named where the API has keys) read as the answer itself does.
+    #[test]
+    fn older_bundles_read_as_the_answer_as_written_does() {
+        let as_read = include_str!("../tests/fixtures/vsphere_host_config_as_read.xml");
+        assert_eq!(
+            parse_vsphere_host_config(SAMPLE).unwrap(),
+            parse_vsphere_host_config(as_read).unwrap()
+        );
+        let before = include_str!("../tests/fixtures/vsphere_vm_config.xml");
+        let as_read = include_str!("../tests/fixtures/vsphere_vm_config_as_read.xml");
+        assert_eq!(
+            parse_vsphere_vm_config(before).unwrap(),
+            parse_vsphere_vm_config(as_read).unwrap()
+        );
+    }
+
+    /// The API refers to a NIC by its key; the report names it as esxcli does, through the
+    /// host's NICs (vSphere Web Services API reference: `HostRdmaDevicePnicBacking`,
+    /// `HostProxySwitch`, `PhysicalNic`).
+    #[test]
+    fn nics_the_api_refers_to_by_key_are_named_as_esxcli_names_them() {
+        let xml = |paired: &str, dvs: &str| {
+            format!(
+                r#"<objects><obj type="HostSystem">host-9</obj><propSet><name>config.network</name><val><pnic><key>key-vim.host.PhysicalNic-vmnic0</key><device>vmnic0</device></pnic><pnic><key>key-vim.host.PhysicalNic-vmnic2</key><device>vmnic2</device></pnic><rdmaDevice><device>vmrdma0</device><backing><pairedUplink>{paired}</pairedUplink></backing></rdmaDevice><proxySwitch><dvsUuid>50 2a</dvsUuid><dvsName>dvs-rdma</dvsName><pnic>{dvs}</pnic></proxySwitch></val></propSet></objects>"#
+            )
+        };
+        let named = |paired: &str, dvs: &str| {
+            let h = parse_vsphere_host_config(&xml(paired, dvs)).unwrap();
+            (h.rdma[0].paired_uplink.clone().unwrap(), h.dvs[0].uplinks.clone())
+        };
+        let key = "key-vim.host.PhysicalNic-vmnic2";
+        assert_eq!(named(key, key), ("vmnic2".to_string(), vec!["vmnic2".to_string()]));
+        // A key no NIC of the host has: named as such, never passed for a NIC.
+        let (paired, _) = named("key-vim.host.PhysicalNic-vmnic9", key);
+        assert_eq!(paired, "vmnic9 (no physical NIC of the host has this key)");
+        // Captures that hold names (the project's own simulator wrote them) keep them.
+        assert_eq!(
+            named("vmnic2", "vmnic2"),
+            ("vmnic2".to_string(), vec!["vmnic2".to_string()])
+        );
     }
 
     #[test]

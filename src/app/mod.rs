@@ -12,14 +12,16 @@ mod watch;
 pub use bundle::write_support_bundle;
 pub(crate) use output::generate;
 use setup::ReportSetup;
-pub(crate) use setup::{LiveSetup, WatchSetup};
+pub(crate) use setup::WatchSetup;
 
 use crate::live::LiveRun;
 use crate::plugin::Session;
+use crate::source::once::{Collect, Once, OnceHosts};
+use crate::source::{LiveSetup, Reading, VcenterSource};
 use crate::terminal::Terminal;
 use output::RunTimes;
 use pvrdma_engine::report::{self, Format};
-use setup::{Job, Setup};
+use setup::{Job, OneShot, Setup};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -46,27 +48,7 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             let text = output::list_checks(json, width, setup.verbose > 0);
             output::emit(output.as_deref(), &text, pvrdma_engine::exit::HEALTHY, plugin)
         }
-        Job::Check {
-            live,
-            report,
-            bundle,
-            baseline,
-            may_be_typo,
-        } => check_hosts(live, &report, &bundle, baseline.as_deref(), may_be_typo, plugin),
-        Job::Analyze { path, report, baseline } => {
-            let started = std::time::Instant::now();
-            let baseline = load_baseline(baseline.as_deref())?;
-            if let Some(p) = plugin {
-                p.stage("reading the capture");
-            }
-            let captures = crate::offline::load_captures(&path)?;
-            let times = RunTimes::of_capture(&path, started);
-            let report = ReportSetup {
-                vms: crate::offline::recorded_vm_scope(&path),
-                ..report
-            };
-            output::finish(&captures, &report, baseline.as_ref(), &times, plugin, &[]).map(|(_, code)| code)
-        }
+        Job::OneShot(job) => one_shot(job, plugin),
         Job::Watch(watch) => watch::run(watch),
         Job::Demo {
             demo,
@@ -107,47 +89,74 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             web_config,
             check_only,
         } => crate::serve::run_serve(&config, listen, web_config.as_deref(), check_only),
-        Job::Hosts { vcenter, json } => hosts(&vcenter, json),
+        Job::Hosts { vcenter, json } => hosts(vcenter, json),
+    }
+}
+
+/// What a plan (`--format ansible`, `powercli`) says it came from, and the vCenter it
+/// addresses: the one the run read, else each host's own API.
+fn plan_source(once: &Once) -> setup::PlanSource {
+    match (&once.hosts, &once.reading) {
+        (OnceHosts::Capture(capture), _) => analyzed_plan_source(&capture.path),
+        (OnceHosts::Api(_), Some(r)) => setup::PlanSource {
+            vcenter: Some(r.vcenter.clone()),
+            source: format!("vCenter {}, read without SSH (--no-ssh)", r.vcenter),
+        },
+        (_, Some(r)) => setup::PlanSource {
+            vcenter: Some(r.vcenter.clone()),
+            source: format!("the hosts vCenter {} selected, read over SSH", r.vcenter),
+        },
+        (_, None) => setup::PlanSource::default(),
+    }
+}
+
+/// What a plan made by `analyze` says it came from, and the vCenter it addresses: the one
+/// the bundle's run read (its manifest's command line), else each host's own API.
+fn analyzed_plan_source(path: &std::path::Path) -> setup::PlanSource {
+    match crate::offline::recorded_vcenter(path) {
+        Some((vcenter, no_ssh)) => setup::PlanSource {
+            source: format!(
+                "pvrdma-doctor analyze {}, a run that read vCenter {vcenter}{}",
+                path.display(),
+                if no_ssh {
+                    " without SSH"
+                } else {
+                    " and the hosts over SSH"
+                }
+            ),
+            vcenter: Some(vcenter),
+        },
+        None => setup::PlanSource {
+            vcenter: None,
+            source: format!("pvrdma-doctor analyze {}", path.display()),
+        },
     }
 }
 
 /// `hosts`: the selected hosts as one folded node set on stdout's first line (or the JSON
 /// document), the skipped ones on stderr. Exits 0 when a host was selected, 3 when none
 /// was (all skipped), 130 on Ctrl-C.
-fn hosts(vcenter: &crate::vcenter::VcenterSetup, json: bool) -> anyhow::Result<u8> {
-    let found = match discover(vcenter, None)? {
-        Ok(found) => found,
+fn hosts(vcenter: VcenterSource, json: bool) -> anyhow::Result<u8> {
+    let reading = match vcenter_read(crate::source::once::discover(&vcenter), None)? {
+        Ok(reading) => reading,
         Err(code) => return Ok(code),
     };
+    say_skipped(&reading);
+    let found = &reading.found;
     let names: Vec<&str> = found.selected.hosts.iter().map(|h| h.name.as_str()).collect();
     let text = if json {
-        let doc = crate::vcenter::hosts_json(&vcenter.endpoint, &found);
+        let doc = crate::vcenter::hosts_json(&vcenter.setup.endpoint, found);
         format!("{}\n", serde_json::to_string_pretty(&doc)?)
     } else {
         format!("{}\n", pvrdma_nodeset::fold(&names))
     };
-    let code = nothing_selected(vcenter, &found, None).unwrap_or(pvrdma_engine::exit::HEALTHY);
+    let code = nothing_selected(&reading, None).unwrap_or(pvrdma_engine::exit::HEALTHY);
     output::emit(None, &text, code, None)
 }
 
-/// Reads vCenter's inventory and says on stderr what the selection skipped. `Ok(Err(code))`
-/// when the run ends here: Ctrl-C (130), or vCenter unreachable (3: nothing is known;
-/// a wrong password or an untrusted certificate stays an error, 2, for the admin to fix).
-fn discover(
-    vcenter: &crate::vcenter::VcenterSetup,
-    plugin: Option<&Session>,
-) -> anyhow::Result<Result<crate::vcenter::Discovery, u8>> {
-    let read = vcenter.config().and_then(|c| crate::vcenter::discover(vcenter, c));
-    let found = match vcenter_read(read, plugin)? {
-        Ok(found) => found,
-        Err(code) => return Ok(Err(code)),
-    };
-    say_skipped(&found);
-    Ok(Ok(found))
-}
-
-/// A vCenter read's outcome for the run: `Ok(Err(code))` when the run ends here, Ctrl-C
-/// (130) or vCenter unreachable (3, said on stderr).
+/// A source's read for the run: `Ok(Err(code))` when the run ends here, Ctrl-C during a
+/// vCenter read (130) or vCenter unreachable (3, said on stderr; a wrong password or an
+/// untrusted certificate stays an error, 2, for the admin to fix).
 fn vcenter_read<T>(read: anyhow::Result<Option<T>>, plugin: Option<&Session>) -> anyhow::Result<Result<T, u8>> {
     match read {
         Ok(Some(found)) => Ok(Ok(found)),
@@ -174,39 +183,29 @@ pub(super) fn vcenter_failure(e: anyhow::Error, plugin: Option<&Session>) -> any
     }
 }
 
-/// Names on stderr each host the selection skipped, with why; says when none is left
-/// to diagnose and returns the exit code for it (3).
-fn say_skipped(found: &crate::vcenter::Discovery) {
-    for line in found.lines() {
+/// Names on stderr each host the selection skipped, with why.
+fn say_skipped(reading: &Reading) {
+    for line in reading.lines() {
         eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &line));
     }
 }
 
 /// Exit code 3 and a line saying so when the selection left no host to diagnose.
-fn nothing_selected(
-    vcenter: &crate::vcenter::VcenterSetup,
-    found: &crate::vcenter::Discovery,
-    plugin: Option<&Session>,
-) -> Option<u8> {
-    found
+fn nothing_selected(reading: &Reading, plugin: Option<&Session>) -> Option<u8> {
+    reading
+        .found
         .selected
         .hosts
         .is_empty()
-        .then(|| no_host_to_diagnose(vcenter, &found.lines(), plugin))
+        .then(|| no_host_to_diagnose(&reading.vcenter, &reading.lines(), plugin))
 }
 
-/// Says that vCenter has no host to diagnose for the selection (after `left_out`, the
-/// lines already said of what it left out); the exit code for it, 3. A monitoring plugin
-/// gets it as its UNKNOWN status line, what was left out as its long output.
-pub(super) fn no_host_to_diagnose(
-    vcenter: &crate::vcenter::VcenterSetup,
-    left_out: &[String],
-    plugin: Option<&Session>,
-) -> u8 {
-    let said = format!(
-        "vCenter {} has no host to diagnose for this selection",
-        vcenter.endpoint.label()
-    );
+/// Says that vCenter `vcenter` has no host to diagnose for the selection (after
+/// `left_out`, the lines already said of what it left out); the exit code for it, 3. A
+/// monitoring plugin gets it as its UNKNOWN status line, what was left out as its long
+/// output.
+pub(super) fn no_host_to_diagnose(vcenter: &str, left_out: &[String], plugin: Option<&Session>) -> u8 {
+    let said = format!("vCenter {vcenter} has no host to diagnose for this selection");
     let above = if left_out.is_empty() {
         ""
     } else {
@@ -224,102 +223,65 @@ pub(super) fn no_host_to_diagnose(
     plugin.map_or(pvrdma_engine::exit::INCOMPLETE, |p| p.finish_unknown(&reason))
 }
 
-/// `--vcenter`: reads the inventory, says what it skipped, and points the run at the
-/// selected hosts (and, VM-first, the report at the chosen VMs). `Ok(Some(code))` when
-/// there is nothing to collect: Ctrl-C, or no host selected.
-fn hosts_from_vcenter(
-    live: &mut LiveSetup,
-    report: &mut ReportSetup,
-    plugin: Option<&Session>,
-) -> anyhow::Result<Option<u8>> {
-    let Some(vcenter) = live.vcenter.take() else {
-        return Ok(None);
-    };
-    let found = match discover(&vcenter, plugin)? {
-        Ok(found) => found,
-        Err(code) => return Ok(Some(code)),
-    };
-    if let Some(code) = nothing_selected(&vcenter, &found, plugin) {
-        return Ok(Some(code));
+/// The one-shot run (`check`, the default job, and `analyze`): the source's one round,
+/// its hosts collected when they are not read already, reported.
+fn one_shot(job: OneShot, plugin: Option<&Session>) -> anyhow::Result<u8> {
+    let baseline = load_baseline(job.baseline.as_deref())?;
+    bundle::prepare_bundle(&job.bundle)?;
+    if let Some(p) = plugin {
+        p.stage(job.source.stage());
     }
-    live.options.targets = found.host_names();
-    live.options.target_positions.clear();
-    if vcenter.vm_first() {
-        report.vms = Some(crate::vcenter::scope_vms(&found.selected));
+    let once = match vcenter_read(job.source.read_once(), plugin)? {
+        Ok(once) => once,
+        Err(code) => return Ok(code),
+    };
+    if let Some(reading) = &once.reading {
+        say_skipped(reading);
+        if let Some(code) = nothing_selected(reading, plugin) {
+            return Ok(code);
+        }
     }
-    Ok(None)
+    let report = ReportSetup {
+        vms: once.vms(),
+        plan: plan_source(&once),
+        ..job.report
+    };
+    let bundle = &job.bundle;
+    match once.hosts {
+        OnceHosts::Capture(capture) => {
+            let times = RunTimes::of_capture(&capture.path, capture.started);
+            output::finish(&capture.captures, &report, baseline.as_ref(), &times, plugin, &[]).map(|(_, code)| code)
+        }
+        OnceHosts::Api(run) => report_live(&run, &report, bundle, baseline.as_ref(), plugin).map(|(code, _)| code),
+        OnceHosts::Ssh(hosts) => {
+            let baseline = baseline.as_ref();
+            collect_and_report(*hosts, job.live, &report, bundle, baseline, job.may_be_typo, plugin)
+        }
+    }
 }
 
-/// `--no-ssh`: the selected hosts judged from their configuration as vCenter's vSphere
-/// API gives it, read in the session that read the inventory. No SSH connection is made.
-fn check_from_api(
-    vcenter: &crate::vcenter::VcenterSetup,
+/// The main job: diagnose the hosts over SSH. `may_be_typo`: the hosts came without
+/// `check`, so a misspelt subcommand may be among them.
+fn collect_and_report(
+    hosts: Collect,
+    live: LiveSetup,
     report: &ReportSetup,
     bundle_args: &crate::cli::BundleArgs,
     baseline: Option<&pvrdma_engine::baseline::Baseline>,
-    plugin: Option<&Session>,
-) -> anyhow::Result<u8> {
-    if let Some(p) = plugin {
-        p.stage("reading the hosts' configuration from vCenter");
-    }
-    let read = match vcenter_read(
-        vcenter
-            .config()
-            .and_then(|c| crate::vcenter::read_configuration(vcenter, c)),
-        plugin,
-    )? {
-        Ok(read) => read,
-        Err(code) => return Ok(code),
-    };
-    say_skipped(&read.discovery);
-    if let Some(code) = nothing_selected(vcenter, &read.discovery, plugin) {
-        return Ok(code);
-    }
-    let mut report = report.clone();
-    if vcenter.vm_first() {
-        report.vms = Some(crate::vcenter::scope_vms(&read.discovery.selected));
-    }
-    let run = LiveRun::from_api(read.captures, read.started, read.finished);
-    report_live(&run, &report, bundle_args, baseline, plugin).map(|(code, _)| code)
-}
-
-/// The main job: diagnose the hosts over SSH.
-fn check_hosts(
-    mut live: LiveSetup,
-    report: &ReportSetup,
-    bundle_args: &crate::cli::BundleArgs,
-    baseline: Option<&Path>,
     may_be_typo: bool,
     plugin: Option<&Session>,
 ) -> anyhow::Result<u8> {
-    let baseline = load_baseline(baseline)?;
-    bundle::prepare_bundle(bundle_args)?;
-    if let Some(vcenter) = live.vcenter.take_if(|v| v.no_ssh) {
-        return check_from_api(&vcenter, report, bundle_args, baseline.as_ref(), plugin);
-    }
-    let mut report = report.clone();
-    if let Some(p) = plugin {
-        p.stage("reading the hosts from vCenter");
-    }
-    let vcenter = live.vcenter.clone();
-    if let Some(code) = hosts_from_vcenter(&mut live, &mut report, plugin)? {
-        return Ok(code);
-    }
-    let report = &report;
-    let options = start_live(live)?;
+    let options = hosts.start(live)?;
     let meant = may_be_typo.then(|| typo::meant_subcommand(&options.targets)).flatten();
     let first = options.targets.first().cloned().unwrap_or_default();
     if let Some(p) = plugin {
         p.stage("collecting from the hosts over SSH");
     }
-    let mut run = crate::live::collect_live(&options).map_err(|e| match &meant {
+    let run = hosts.collect(&options).map_err(|e| match &meant {
         Some(m) => anyhow::anyhow!("{e:#}\ndid you mean `{m}`?"),
         None => e,
     })?;
-    if let (Some(vcenter), false) = (&vcenter, run.interrupted) {
-        crate::vcenter::complete_refused(vcenter, &mut run.captures);
-    }
-    let (code, diagnosis) = report_live(&run, report, bundle_args, baseline.as_ref(), plugin)?;
+    let (code, diagnosis) = report_live(&run, report, bundle_args, baseline, plugin)?;
     let unresolved = diagnosis.hosts.iter().any(|h| {
         h.host == first
             && h.error
@@ -331,24 +293,6 @@ fn check_hosts(
         eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", &hint));
     }
     Ok(code)
-}
-
-/// What every front end that logs in to real hosts does first: warns when host keys are
-/// not verified, reads the password (the environment, or a prompt with
-/// `--ask-password`). Returns the collection settings with the password in.
-pub(crate) fn start_live(live: LiveSetup) -> anyhow::Result<crate::live::LiveOptions> {
-    if live.options.insecure_skip_host_key_check {
-        eprint!(
-            "{}",
-            crate::terminal::stderr_message(
-                "pvrdma-doctor: ",
-                "WARNING: --insecure-skip-host-key-check: host keys are NOT verified; anyone on the network path can impersonate these hosts and receive your credentials"
-            )
-        );
-    }
-    let mut options = live.options;
-    options.password = crate::live::read_password(live.ask_password)?;
-    Ok(options)
 }
 
 /// Reports a live run, then writes the support bundle if asked; after Ctrl-C both cover

@@ -125,6 +125,11 @@ pub(super) fn finish(
             timed_out: plugin.and_then(Session::timed_out),
         },
         html: html_options(captures, &diagnosis, setup.format, times),
+        plan: report::plan::PlanOptions {
+            vcenter: setup.plan.vcenter.clone(),
+            source: setup.plan.source.clone(),
+            made: times.finished,
+        },
     };
     let rendered = report::render_with(&diagnosis, setup.format, &options);
     let text = match (&times.note, setup.format) {

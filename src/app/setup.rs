@@ -7,6 +7,7 @@ use crate::cli::{
     RunArgs, SshArgs, VcenterArgs, WatchFormat,
 };
 use crate::live::LiveOptions;
+use crate::source::{HostList, HostSource, LiveSetup, VcenterSource, Via};
 use crate::terminal::Terminal;
 use crate::vcenter::VcenterSetup;
 use pvrdma_engine::report::{self, Format, HumanOptions};
@@ -32,21 +33,8 @@ pub(crate) enum Job {
         width: usize,
         output: Option<PathBuf>,
     },
-    /// The default job and `check`: diagnose hosts over SSH once.
-    Check {
-        live: LiveSetup,
-        report: ReportSetup,
-        bundle: BundleArgs,
-        baseline: Option<PathBuf>,
-        /// The hosts came without `check`, so a misspelt subcommand may be among them.
-        may_be_typo: bool,
-    },
-    /// `analyze PATH`.
-    Analyze {
-        path: PathBuf,
-        report: ReportSetup,
-        baseline: Option<PathBuf>,
-    },
+    /// The default job, `check` and `analyze PATH`: diagnose the hosts of a source once.
+    OneShot(OneShot),
     /// `watch`.
     Watch(WatchSetup),
     /// `demo`.
@@ -61,7 +49,7 @@ pub(crate) enum Job {
         baseline: Option<PathBuf>,
     },
     /// `hosts`: the hosts vCenter has for a selection.
-    Hosts { vcenter: VcenterSetup, json: bool },
+    Hosts { vcenter: VcenterSource, json: bool },
     /// `serve`.
     Serve {
         config: PathBuf,
@@ -71,14 +59,18 @@ pub(crate) enum Job {
     },
 }
 
-/// Live collection: the settings and whether to prompt for the password (read when the
-/// job starts, not here).
+/// The one-shot run: where the hosts come from, and what becomes of them.
 #[derive(Debug)]
-pub(crate) struct LiveSetup {
-    pub(crate) options: LiveOptions,
-    pub(crate) ask_password: bool,
-    /// `--vcenter`: the hosts come from its inventory (read when the job starts).
-    pub(crate) vcenter: Option<VcenterSetup>,
+pub(crate) struct OneShot {
+    pub(crate) source: HostSource,
+    /// How the hosts are logged in to over SSH (a capture read back has no use for it).
+    pub(crate) live: LiveSetup,
+    pub(crate) report: ReportSetup,
+    /// `--bundle` (`analyze` writes none).
+    pub(crate) bundle: BundleArgs,
+    pub(crate) baseline: Option<PathBuf>,
+    /// The hosts came without `check`, so a misspelt subcommand may be among them.
+    pub(crate) may_be_typo: bool,
 }
 
 /// One report: its format, where it goes and how each format is shaped.
@@ -93,6 +85,25 @@ pub(crate) struct ReportSetup {
     pub(crate) evidence: Option<crate::evidence::Evidence>,
     /// A VM-first run (`--vm`): the VMs the report is narrowed to.
     pub(crate) vms: Option<Vec<String>>,
+    /// What a plan (`--format ansible`, `powercli`) says it came from and addresses.
+    pub(crate) plan: PlanSource,
+}
+
+/// Where a plan's facts came from and which vCenter it addresses (`None`: each host's own
+/// vSphere API).
+#[derive(Debug, Clone)]
+pub(crate) struct PlanSource {
+    pub(crate) vcenter: Option<String>,
+    pub(crate) source: String,
+}
+
+impl Default for PlanSource {
+    fn default() -> Self {
+        PlanSource {
+            vcenter: None,
+            source: "the hosts, read over SSH".to_string(),
+        }
+    }
 }
 
 /// `-w`, `-c`, `--unreachable-state` (the run's clock is the plugin session's).
@@ -106,9 +117,9 @@ pub(crate) struct PluginSetup {
 /// `watch`.
 #[derive(Debug)]
 pub(crate) struct WatchSetup {
+    /// The hosts named, the demo's simulated ones (`--demo`), or vCenter's.
+    pub(crate) source: HostSource,
     pub(crate) live: LiveSetup,
-    /// `--demo`: the simulated hosts to watch (scenario and latency).
-    pub(crate) demo: Option<crate::demo::DemoOptions>,
     pub(crate) interval: Duration,
     pub(crate) until_change: bool,
     pub(crate) count: Option<u64>,
@@ -137,77 +148,18 @@ impl Setup {
             match cli.command {
                 None => check(cli.check, terminal, true)?,
                 Some(Command::Check(args)) => check(args, terminal, false)?,
-                Some(Command::Analyze(a)) => {
-                    let mut report = report_setup(&a.report, terminal);
-                    // An output of a capture folder or a vm-support bundle that did not
-                    // parse is sent as a live run says: a redacted bundle of that host. A
-                    // pvrdma-doctor bundle is one, and its analysis is the report of its run.
-                    if !crate::offline::is_support_bundle(&a.path) {
-                        report.evidence = Some(crate::evidence::Evidence::default());
-                    }
-                    Job::Analyze {
-                        path: a.path,
-                        report,
-                        baseline: baseline(a.baseline),
-                    }
-                }
-                Some(Command::Watch(a)) => {
-                    let demo = a.demo.then(|| crate::demo::DemoOptions {
-                        scenario: a.scenario.clone(),
-                        hosts: None,
-                        latency: a.latency,
-                    });
-                    let positions = a.positions.clone();
-                    let mut live = live_setup(&a.hosts, Some(&a.ssh), &a.run, &positions, terminal, a.probe.options())?;
-                    live.vcenter = vcenter_setup(&a.vcenter, &a.hosts)?.map(|v| VcenterSetup { no_ssh: a.no_ssh, ..v });
-                    Job::Watch(WatchSetup {
-                        live,
-                        demo,
-                        interval: a.interval,
-                        until_change: a.until_change,
-                        count: a.count,
-                        json: a.format == WatchFormat::Json,
-                        human: human_options(&a.layout, terminal, false),
-                        baseline: baseline(a.baseline),
-                    })
-                }
-                Some(Command::Demo(a)) => {
-                    anyhow::ensure!(
-                        !a.serve || a.hosts.is_empty(),
-                        "`demo --serve` serves every simulated host (a probe names one); {:?} would be ignored",
-                        a.hosts
-                    );
-                    let chosen = HostArgs {
-                        hosts: a.hosts.clone(),
-                        hosts_file: None,
-                    };
-                    let positions = crate::cli::ArgPositions::default();
-                    let mut live = live_setup(&chosen, None, &a.run, &positions, terminal, a.probe.options())?.options;
-                    let serve = a
-                        .serve
-                        .then(|| (a.listen.clone(), a.web_config.clone(), a.ssh_dir.clone()));
-                    if serve.is_some() {
-                        live.progress = false;
-                    }
-                    Job::Demo {
-                        demo: crate::demo::DemoOptions {
-                            scenario: a.scenario,
-                            hosts: None,
-                            latency: a.latency,
-                        },
-                        live,
-                        serve,
-                        report: report_setup(&a.report, terminal),
-                        bundle: a.bundle,
-                        baseline: baseline(a.baseline),
-                    }
-                }
+                Some(Command::Analyze(a)) => analyze(a, terminal),
+                Some(Command::Watch(a)) => watch(a, terminal)?,
+                Some(Command::Demo(a)) => demo(a, terminal)?,
                 Some(Command::Hosts(a)) => Job::Hosts {
-                    vcenter: vcenter_setup(&a.vcenter, &HostArgs::default())?.ok_or_else(|| {
-                        anyhow::anyhow!(
-                            "`hosts` reads the hosts from vCenter: give --vcenter URL and --vcenter-user USER"
-                        )
-                    })?,
+                    vcenter: VcenterSource {
+                        setup: vcenter_setup(&a.vcenter, &HostArgs::default())?.ok_or_else(|| {
+                            anyhow::anyhow!(
+                                "`hosts` reads the hosts from vCenter: give --vcenter URL and --vcenter-user USER"
+                            )
+                        })?,
+                        via: Via::Ssh,
+                    },
                     json: a.format == HostsFormat::Json,
                 },
                 Some(Command::Serve(a)) => Job::Serve {
@@ -222,17 +174,15 @@ impl Setup {
     }
 }
 
-/// The one-shot run over SSH.
+/// The one-shot run over SSH: the hosts named, or vCenter's.
 fn check(args: crate::cli::CheckArgs, terminal: &Terminal, may_be_typo: bool) -> anyhow::Result<Job> {
-    let vcenter = vcenter_setup(&args.vcenter, &args.hosts)?.map(|v| VcenterSetup {
-        no_ssh: args.no_ssh,
-        ..v
-    });
+    let via = if args.no_ssh { Via::Api } else { Via::Ssh };
+    let vcenter = vcenter_setup(&args.vcenter, &args.hosts)?.map(|setup| VcenterSource { setup, via });
     anyhow::ensure!(
         !args.hosts.hosts.is_empty() || args.hosts.hosts_file.is_some() || vcenter.is_some(),
         "no hosts given. Try `pvrdma-doctor esx01 esx02`, `pvrdma-doctor --vcenter vc01 --cluster HPC`, `pvrdma-doctor analyze DIR`, or `pvrdma-doctor demo`"
     );
-    let mut live = live_setup(
+    let (live, hosts) = live_setup(
         &args.hosts,
         Some(&args.ssh),
         &args.run,
@@ -240,19 +190,102 @@ fn check(args: crate::cli::CheckArgs, terminal: &Terminal, may_be_typo: bool) ->
         terminal,
         args.probe.options(),
     )?;
-    live.vcenter = vcenter;
     let mut report = report_setup(&args.report, terminal);
     report.evidence = Some(crate::evidence::Evidence {
         ssh: args.ssh.clone(),
         hosts: args.hosts.clone(),
         positions: args.positions.clone(),
     });
-    Ok(Job::Check {
+    Ok(Job::OneShot(OneShot {
+        source: vcenter.map_or(HostSource::List(hosts), HostSource::Vcenter),
         live,
         report,
         bundle: args.bundle,
         baseline: baseline(args.baseline),
         may_be_typo,
+    }))
+}
+
+/// `analyze PATH`: the one-shot run over a capture read back.
+fn analyze(a: crate::cli::AnalyzeArgs, terminal: &Terminal) -> Job {
+    let mut report = report_setup(&a.report, terminal);
+    // An output of a capture folder or a vm-support bundle that did not parse is sent as
+    // a live run says: a redacted bundle of that host. A pvrdma-doctor bundle is one, and
+    // its analysis is the report of its run.
+    if !crate::offline::is_support_bundle(&a.path) {
+        report.evidence = Some(crate::evidence::Evidence::default());
+    }
+    Job::OneShot(OneShot {
+        source: HostSource::Capture(a.path),
+        live: LiveSetup::default(),
+        report,
+        bundle: BundleArgs::default(),
+        baseline: baseline(a.baseline),
+        may_be_typo: false,
+    })
+}
+
+/// `watch`: the hosts named, the demo's, or vCenter's, every `--interval`.
+fn watch(a: crate::cli::WatchArgs, terminal: &Terminal) -> anyhow::Result<Job> {
+    let positions = a.positions.clone();
+    let (live, hosts) = live_setup(&a.hosts, Some(&a.ssh), &a.run, &positions, terminal, a.probe.options())?;
+    let via = if a.no_ssh { Via::Api } else { Via::Ssh };
+    let source = match vcenter_setup(&a.vcenter, &a.hosts)? {
+        Some(setup) => HostSource::Vcenter(VcenterSource { setup, via }),
+        None if a.demo => HostSource::Demo {
+            demo: crate::demo::DemoOptions {
+                scenario: a.scenario.clone(),
+                hosts: None,
+                latency: a.latency,
+            },
+            hosts,
+        },
+        None => HostSource::List(hosts),
+    };
+    Ok(Job::Watch(WatchSetup {
+        source,
+        live,
+        interval: a.interval,
+        until_change: a.until_change,
+        count: a.count,
+        json: a.format == WatchFormat::Json,
+        human: human_options(&a.layout, terminal, false),
+        baseline: baseline(a.baseline),
+    }))
+}
+
+/// `demo`: the simulated hosts diagnosed once, or served (`--serve`).
+fn demo(a: crate::cli::DemoArgs, terminal: &Terminal) -> anyhow::Result<Job> {
+    anyhow::ensure!(
+        !a.serve || a.hosts.is_empty(),
+        "`demo --serve` serves every simulated host (a probe names one); {:?} would be ignored",
+        a.hosts
+    );
+    let chosen = HostArgs {
+        hosts: a.hosts.clone(),
+        hosts_file: None,
+    };
+    let positions = crate::cli::ArgPositions::default();
+    let (live, chosen) = live_setup(&chosen, None, &a.run, &positions, terminal, a.probe.options())?;
+    let mut live = live.options;
+    chosen.aim(&mut live);
+    let serve = a
+        .serve
+        .then(|| (a.listen.clone(), a.web_config.clone(), a.ssh_dir.clone()));
+    if serve.is_some() {
+        live.progress = false;
+    }
+    Ok(Job::Demo {
+        demo: crate::demo::DemoOptions {
+            scenario: a.scenario,
+            hosts: None,
+            latency: a.latency,
+        },
+        live,
+        serve,
+        report: report_setup(&a.report, terminal),
+        bundle: a.bundle,
+        baseline: baseline(a.baseline),
     })
 }
 
@@ -275,6 +308,7 @@ fn report_setup(args: &ReportArgs, terminal: &Terminal) -> ReportSetup {
         },
         evidence: None,
         vms: None,
+        plan: PlanSource::default(),
     }
 }
 
@@ -294,8 +328,8 @@ fn human_options(args: &LayoutArgs, terminal: &Terminal, to_file: bool) -> Human
     }
 }
 
-/// The live-collection settings from the command line (`ssh`: `None` for the demo, which
-/// logs in with its own).
+/// The live-collection settings from the command line, and the hosts it names (`ssh`:
+/// `None` for the demo, which logs in with its own).
 fn live_setup(
     hosts: &HostArgs,
     ssh: Option<&SshArgs>,
@@ -303,12 +337,14 @@ fn live_setup(
     positions: &crate::cli::ArgPositions,
     terminal: &Terminal,
     probe: Option<crate::probe::ProbeOptions>,
-) -> anyhow::Result<LiveSetup> {
-    let mut options = LiveOptions {
+) -> anyhow::Result<(LiveSetup, HostList)> {
+    let list = HostList {
         targets: hosts.hosts.clone(),
         target_positions: positions.hosts.clone(),
         hosts_file_position: positions.hosts_file.unwrap_or(usize::MAX),
         hosts_file: hosts.hosts_file.clone(),
+    };
+    let mut options = LiveOptions {
         system_ssh_config: crate::live::system_ssh_config_path(),
         parallel: run.parallel,
         connect_timeout: run.connect_timeout,
@@ -321,11 +357,11 @@ fn live_setup(
         ..LiveOptions::default()
     };
     let Some(ssh) = ssh else {
-        return Ok(LiveSetup {
+        let live = LiveSetup {
             options,
             ask_password: false,
-            vcenter: None,
-        });
+        };
+        return Ok((live, list));
     };
     options.ssh_config = ssh.ssh_config.clone();
     options.ssh_options = ssh_options(ssh, positions)?;
@@ -333,11 +369,11 @@ fn live_setup(
     options.identity_files = ssh.identity.clone();
     options.accept_new = ssh.accept_new;
     options.insecure_skip_host_key_check = ssh.insecure_skip_host_key_check;
-    Ok(LiveSetup {
+    let live = LiveSetup {
         options,
         ask_password: ssh.ask_password,
-        vcenter: None,
-    })
+    };
+    Ok((live, list))
 }
 
 /// `--vcenter` and what it selects, resolved; `None` without it. The hosts come from the
@@ -371,8 +407,6 @@ fn vcenter_setup(args: &VcenterArgs, hosts: &HostArgs) -> anyhow::Result<Option<
             include_disconnected: args.include_disconnected,
         },
         timeout: args.vcenter_timeout,
-        no_ssh: false,
-        password: Default::default(),
     }))
 }
 

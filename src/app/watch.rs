@@ -16,132 +16,15 @@
 //! `systemctl stop` send) with 0 once the current round has finished and is reported: a
 //! service asked to stop stopped cleanly, so a systemd unit needs no `SuccessExitStatus`.
 use super::WatchSetup;
-use crate::live::{collect_live, LiveOptions, LiveRun};
-use crate::vcenter::{Follower, Move};
+use crate::live::LiveRun;
+use crate::source::rounds::{Following, Round, Rounds, Unread};
+use crate::source::Move;
 use anyhow::Context;
 use pvrdma_engine::baseline::Baseline;
-use pvrdma_engine::capture::HostCapture;
 use pvrdma_engine::diagnose::{self, Change, ChangeKind, Diagnosis, HostStatus};
 use pvrdma_engine::report::{self, Format};
 use serde_json::json;
 use std::time::{Duration, Instant, SystemTime};
-
-/// Where each round's captures come from.
-enum Source {
-    Live(LiveOptions),
-    /// The demo's simulated hosts, kept running across rounds; the scenario directory, if
-    /// any, is read again before each round.
-    Demo {
-        fleet: crate::demo::SimFleet,
-        live: LiveOptions,
-        scenario: Option<std::path::PathBuf>,
-    },
-}
-
-impl Source {
-    fn new(setup: &WatchSetup) -> anyhow::Result<Source> {
-        let mut live = setup.live.options.clone();
-        if let Some(demo) = &setup.demo {
-            let fleet = crate::demo::start_fleet(demo, live.probe.is_some())?;
-            eprintln!(
-                "pvrdma-doctor: watch --demo: {} simulated ESXi hosts ({}) on 127.0.0.1, no real host is contacted{}",
-                fleet.host_names().len(),
-                pvrdma_nodeset::fold(&fleet.host_names()),
-                match &demo.scenario {
-                    Some(dir) => format!(
-                        "; {} is read again every round: edit a host's files there to break or mend it",
-                        dir.display()
-                    ),
-                    None => "; --scenario DIR serves a folder you can edit while it runs".to_string(),
-                }
-            );
-            let hosts = std::mem::take(&mut live.targets);
-            let mut live = fleet.live_options(live);
-            if !hosts.is_empty() {
-                live.targets = hosts;
-            }
-            return Ok(Source::Demo {
-                fleet,
-                live,
-                scenario: demo.scenario.clone(),
-            });
-        }
-        anyhow::ensure!(
-            !live.targets.is_empty() || live.hosts_file.is_some() || setup.live.vcenter.is_some(),
-            "no hosts to watch. Try `pvrdma-doctor watch esx01 esx02 --interval 5m`, or `pvrdma-doctor watch --demo`"
-        );
-        // Hosts from stdin are read once: every round watches the same hosts (a hosts
-        // file is read again each round, so editing it changes what is watched).
-        let from_stdin = live.hosts_file.as_deref() == Some(std::path::Path::new("-"));
-        if from_stdin || live.targets.iter().any(|h| h == "-") {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
-                .context("cannot read the hosts from stdin")?;
-            live.targets.retain(|h| h != "-");
-            live.targets.extend(crate::hosts::specs_from_text(&text));
-            live.target_positions.clear();
-        }
-        if from_stdin {
-            live.hosts_file = None;
-        }
-        let live = super::start_live(super::LiveSetup {
-            options: live,
-            ask_password: setup.live.ask_password,
-            vcenter: None,
-        })?;
-        Ok(Source::Live(live))
-    }
-
-    fn live(&mut self) -> &mut LiveOptions {
-        match self {
-            Source::Live(live) | Source::Demo { live, .. } => live,
-        }
-    }
-
-    /// `warned`: the hosts already said to be left out of the simulation (said once).
-    fn collect(&self, warned: &mut Vec<String>) -> anyhow::Result<LiveRun> {
-        match self {
-            Source::Live(live) => collect_live(live),
-            Source::Demo {
-                fleet, live, scenario, ..
-            } => {
-                if let Some(dir) = scenario {
-                    match fleet.reload(dir) {
-                        Ok(mut left_out) => {
-                            left_out.retain(|h| !warned.contains(h));
-                            if !left_out.is_empty() {
-                                eprintln!(
-                                    "pvrdma-doctor: {} not served as the scenario now says: the simulated hosts and their open ports are those of the scenario at start",
-                                    pvrdma_nodeset::fold(&left_out)
-                                );
-                                warned.extend(left_out);
-                            }
-                        }
-                        Err(e) => eprintln!(
-                            "pvrdma-doctor: cannot read the scenario again ({e:#}); the hosts keep their previous answers"
-                        ),
-                    }
-                }
-                let run = collect_live(live);
-                fleet.forget_commands();
-                run
-            }
-        }
-    }
-
-    /// How many hosts a round covers, for the "watching" line.
-    fn hosts(&self) -> usize {
-        match self {
-            Source::Live(live) | Source::Demo { live, .. } => live.targets.len(),
-        }
-    }
-}
-
-/// A `--no-ssh` round as a run: the hosts judged from the vSphere API (`captures`).
-fn api_run(captures: Vec<HostCapture>, started: Instant) -> LiveRun {
-    let now = SystemTime::now();
-    LiveRun::from_api(captures, now.checked_sub(started.elapsed()).unwrap_or(now), now)
-}
 
 /// How a watch ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,11 +65,24 @@ struct Signals {
     terminate: tokio::signal::unix::Signal,
 }
 
+impl Signals {
+    /// From here on SIGTERM no longer kills the process mid-round: it ends the watch
+    /// after the round, like Ctrl-C (without cutting it short).
+    fn listen(waiter: &tokio::runtime::Runtime) -> anyhow::Result<Signals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let _entered = waiter.enter();
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?,
+            terminate: signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?,
+        })
+    }
+}
+
 /// Runs the watch; returns the exit code. With `--vcenter`, its one session is logged out
 /// however the watch ends.
 pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
-    let mut follower = match setup.live.vcenter.clone().map(Follower::new).transpose() {
-        Ok(follower) => follower,
+    let vcenter = match Following::start(&setup.source) {
+        Ok(vcenter) => vcenter,
         Err(e) => return super::vcenter_failure(e, None),
     };
     // Sleeps between rounds. Its Ctrl-C listener lives as long as the watch, so a Ctrl-C
@@ -194,138 +90,144 @@ pub(crate) fn run(setup: WatchSetup) -> anyhow::Result<u8> {
     // that comes while no round listens (between rounds, or heard first by the simulated
     // hosts' runtime) is still pending here when the round ends.
     let waiter = crate::live::runtime()?;
-    let result = rounds(&setup, follower.as_mut(), &waiter);
-    if let Some(f) = &mut follower {
-        waiter.block_on(f.close());
-    }
+    // No session is open before the first round reads vCenter: nothing to log out yet.
+    let baseline = super::load_baseline(setup.baseline.as_deref())?;
+    let mut rounds = Rounds::start(&setup.source, &setup.live, vcenter)?;
+    let result = Watch::new(&setup, &waiter, baseline).and_then(|mut w| w.rounds(&mut rounds));
+    rounds.close(&waiter);
     result
 }
 
-/// The rounds, until a stop.
-fn rounds(
-    setup: &WatchSetup,
-    mut follower: Option<&mut Follower>,
-    waiter: &tokio::runtime::Runtime,
-) -> anyhow::Result<u8> {
-    let args = setup;
-    let format = if setup.json { Format::Json } else { Format::Human };
-    let width = setup.human.width;
-    let baseline = super::load_baseline(setup.baseline.as_deref())?;
-    let mut source = Source::new(setup)?;
-    // SIGTERM is listened for the same way: from here on it no longer kills the process
-    // mid-round, it ends the watch after the round like Ctrl-C (without cutting it short).
-    let mut signals = {
-        use tokio::signal::unix::{signal, SignalKind};
-        let _entered = waiter.enter();
-        Signals {
-            interrupt: signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?,
-            terminate: signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?,
-        }
-    };
-    let mut previous: Option<Baseline> = baseline;
-    let mut round: u64 = 0;
-    let mut warned: Vec<String> = Vec::new();
-    let mut scope: Option<Vec<String>> = None;
-    let mut last_api: Vec<HostCapture> = Vec::new();
-    loop {
-        round += 1;
-        let started = Instant::now();
-        let mut moves = Vec::new();
-        let mut from_api: Option<anyhow::Result<Vec<HostCapture>>> = None;
-        if let Some(f) = follower.as_deref_mut() {
-            let no_ssh = f.no_ssh();
-            let read = waiter.block_on(async {
-                tokio::select! {
-                    r = async {
-                        let reading = f.read().await?;
-                        // --no-ssh: the configuration in the same session, this round.
-                        let configuration = if no_ssh { Some(f.configuration(&reading).await) } else { None };
-                        Ok((reading, configuration))
-                    } => Some(r),
-                    _ = signals.interrupt.recv() => None,
-                }
-            });
-            match read {
-                None => {
-                    return finish(
-                        format,
-                        Stop::Interrupted,
-                        round.saturating_sub(1),
-                        pvrdma_engine::exit::INTERRUPTED,
-                        width,
-                    )
-                }
-                Some(Ok((reading, configuration))) => {
-                    from_api = configuration;
-                    if round == 1 {
-                        for line in &reading.skipped {
-                            eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", line));
-                        }
-                        // Nothing to watch from the start: said as a one-shot run says it,
-                        // never a watch of zero hosts that passes.
-                        if let (true, Some(vcenter)) = (reading.hosts.is_empty(), &setup.live.vcenter) {
-                            return Ok(super::no_host_to_diagnose(vcenter, &reading.skipped, None));
-                        }
-                    }
-                    source.live().targets = reading.hosts;
-                    source.live().target_positions.clear();
-                    scope = reading.vms;
-                    moves = reading.moves;
-                }
-                Some(Err(e)) if round == 1 => return super::vcenter_failure(e, None),
-                // vCenter unreadable for a round: the hosts of the last inventory are
-                // watched, and the line says so (a DRS move may go unseen meanwhile).
-                Some(Err(e)) => write(&report::timestamped(
-                    &humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-                    &format!("vCenter could not be read ({e:#}); watching the hosts of its last inventory"),
-                    width,
-                ))?,
-            }
-        }
-        let run = if follower.as_ref().is_some_and(|f| f.no_ssh()) {
-            let captures = match from_api {
-                Some(Ok(captures)) => {
-                    last_api.clone_from(&captures);
-                    captures
-                }
-                Some(Err(e)) if round == 1 => return Err(e),
-                // vCenter could not be read this round: the configuration last read is
-                // judged again (never over SSH), and the line says so.
-                Some(Err(e)) => {
-                    write(&report::timestamped(
-                        &humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-                        &format!("the hosts' configuration could not be read from vCenter ({e:#}); judging the last one read"),
-                        width,
-                    ))?;
-                    last_api.clone()
-                }
-                None => last_api.clone(),
+/// A watch under way: what it prints, the report it compares with, its signals.
+struct Watch<'a> {
+    setup: &'a WatchSetup,
+    waiter: &'a tokio::runtime::Runtime,
+    format: Format,
+    width: usize,
+    signals: Signals,
+    /// The last report: the next round compares with it.
+    previous: Option<Baseline>,
+    round: u64,
+}
+
+/// What one round's source read gave the watch to go on with.
+enum Next {
+    /// Collect and report.
+    Go { moves: Vec<Move> },
+    /// The watch ends here, with this exit code.
+    End(u8),
+}
+
+impl<'a> Watch<'a> {
+    fn new(
+        setup: &'a WatchSetup,
+        waiter: &'a tokio::runtime::Runtime,
+        baseline: Option<Baseline>,
+    ) -> anyhow::Result<Self> {
+        Ok(Watch {
+            setup,
+            waiter,
+            format: if setup.json { Format::Json } else { Format::Human },
+            width: setup.human.width,
+            signals: Signals::listen(waiter)?,
+            previous: baseline,
+            round: 0,
+        })
+    }
+
+    /// The rounds, until a stop.
+    fn rounds(&mut self, rounds: &mut Rounds) -> anyhow::Result<u8> {
+        loop {
+            self.round += 1;
+            let started = Instant::now();
+            let moves = match self.read(rounds)? {
+                Next::Go { moves } => moves,
+                Next::End(code) => return Ok(code),
             };
-            api_run(captures, started)
-        } else if follower.is_some() && source.live().targets.is_empty() {
-            // Every host left the selection (into maintenance, out of the cluster): the
-            // round has nothing to collect, and the watch goes on until they come back.
-            api_run(Vec::new(), started)
-        } else {
-            let mut run = source.collect(&mut warned)?;
-            // Hosts whose SSH refused are judged from vCenter, as a one-shot run does.
-            if let (Some(f), false) = (follower.as_deref_mut(), run.interrupted) {
-                let completed = waiter.block_on(async {
-                    tokio::select! {
-                        () = f.complete_refused(&mut run.captures) => true,
-                        _ = signals.interrupt.recv() => false,
-                    }
-                });
-                if !completed {
-                    let code = pvrdma_engine::exit::INTERRUPTED;
-                    return finish(format, Stop::Interrupted, round.saturating_sub(1), code, width);
-                }
+            let collected = rounds.collect(started, self.waiter, &mut self.signals.interrupt)?;
+            let Some(run) = collected else {
+                let code = pvrdma_engine::exit::INTERRUPTED;
+                return self.finish(Stop::Interrupted, self.round.saturating_sub(1), code);
+            };
+            let (code, changed) = match self.report(rounds, &run, &moves, started)? {
+                Ok(reported) => reported,
+                Err(code) => return Ok(code),
+            };
+            if let Some(stop) = self.stop(&run, changed) {
+                return self.finish(stop, self.round, code);
             }
-            run
+            // Only the last report is kept (in `previous`), not the outputs it came from.
+            drop(run);
+            rounds.quiet();
+            if let Some(stop) = self.wait(started)? {
+                return self.finish(stop, self.round, code);
+            }
+        }
+    }
+
+    /// Reads the round's source; on the first round says what vCenter skipped, and ends
+    /// the watch when vCenter gives nothing to watch or cannot be read at all.
+    fn read(&mut self, rounds: &mut Rounds) -> anyhow::Result<Next> {
+        let first = self.round == 1;
+        let read = match rounds.read(self.waiter, &mut self.signals.interrupt) {
+            Ok(Some(round)) => round,
+            Ok(None) => {
+                let code = pvrdma_engine::exit::INTERRUPTED;
+                return self
+                    .finish(Stop::Interrupted, self.round.saturating_sub(1), code)
+                    .map(Next::End);
+            }
+            Err(e) => return super::vcenter_failure(e, None).map(Next::End),
         };
-        let selection = diagnose::Selection::of_vms(scope.as_deref());
+        let Round { reading, unread } = read;
+        if let (true, Some(reading)) = (first, &reading) {
+            let skipped = reading.lines();
+            for line in &skipped {
+                eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", line));
+            }
+            // Nothing to watch from the start: said as a one-shot run says it, never a
+            // watch of zero hosts that passes.
+            if reading.hosts().is_empty() {
+                return Ok(Next::End(super::no_host_to_diagnose(&reading.vcenter, &skipped, None)));
+            }
+        }
+        let now = || humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        match unread {
+            // vCenter unreadable for a round: the hosts of the last inventory are
+            // watched, and the line says so (a DRS move may go unseen meanwhile).
+            Some(Unread::Inventory(e)) => write(&report::timestamped(
+                &now(),
+                &format!("vCenter could not be read ({e:#}); watching the hosts of its last inventory"),
+                self.width,
+            ))?,
+            Some(Unread::Configuration(e)) if first => return Err(e),
+            // The configuration last read is judged again (never over SSH), and the line
+            // says so.
+            Some(Unread::Configuration(e)) => write(&report::timestamped(
+                &now(),
+                &format!("the hosts' configuration could not be read from vCenter ({e:#}); judging the last one read"),
+                self.width,
+            ))?,
+            None => {}
+        }
+        let moves = reading.and_then(|r| r.moves).unwrap_or_default();
+        Ok(Next::Go { moves })
+    }
+
+    /// Diagnoses the round and prints it (the first in full, later ones as changes).
+    /// Returns its exit code and how many changes it printed, or `Err(code)` when
+    /// stdout's reader is gone.
+    fn report(
+        &mut self,
+        rounds: &Rounds,
+        run: &LiveRun,
+        moves: &[Move],
+        started: Instant,
+    ) -> anyhow::Result<Result<(u8, usize), u8>> {
+        let (format, width, round) = (self.format, self.width, self.round);
+        let selection = diagnose::Selection::of_vms(rounds.vms());
         let mut diagnosis = diagnose::diagnose_selected(&run.captures, &selection);
-        let comparison = previous.as_ref().map(|b| {
+        let comparison = self.previous.as_ref().map(|b| {
             let mut c = pvrdma_engine::baseline::compare(b, &diagnosis);
             if run.interrupted {
                 c.list = collected_only(std::mem::take(&mut c.list), &diagnosis);
@@ -338,16 +240,16 @@ fn rounds(
         let printed = if round == 1 {
             // Against --baseline, the first report carries the comparison.
             diagnosis.changes = comparison;
-            print_report(format, &setup.human, &diagnosis, &time).and_then(|()| {
+            print_report(format, &self.setup.human, &diagnosis, &time).and_then(|()| {
                 if format == Format::Human && !run.interrupted {
-                    write(&watching_line(&time, &source, args, width))
+                    write(&watching_line(&time, rounds, self.setup, width))
                 } else {
                     Ok(())
                 }
             })
         } else {
             let list = comparison.map(|c| c.list).unwrap_or_default();
-            print_moves(format, &moves, &time, round, width)
+            print_moves(format, moves, &time, round, width)
                 .and_then(|()| print_changes(format, &list, &time, round, width))
                 .and_then(|()| match format {
                     // A heartbeat for log shippers: silence would not tell a stopped watch.
@@ -364,47 +266,54 @@ fn rounds(
         if let Err(e) = printed {
             // Whoever read stdout is gone (`| head`): nobody is left to tell.
             return match e.downcast_ref::<std::io::Error>() {
-                Some(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Ok(code),
+                Some(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Ok(Err(code)),
                 _ => Err(e),
             };
         }
         // Only the last report is kept: the next round compares with it.
-        previous = Some(Baseline::of(&diagnosis, run.finished));
-        drop(diagnosis);
-        drop(run.captures);
-        let signalled = pending(waiter, &mut signals);
-        let stop = if run.interrupted {
+        self.previous = Some(Baseline::of(&diagnosis, run.finished));
+        Ok(Ok((code, changed)))
+    }
+
+    /// Whether the watch stops after this round: Ctrl-C or SIGTERM, `--until-change`,
+    /// `--count`.
+    fn stop(&mut self, run: &LiveRun, changed: usize) -> Option<Stop> {
+        let signalled = pending(self.waiter, &mut self.signals);
+        if run.interrupted {
             Some(Stop::Interrupted)
         } else if signalled.is_some() {
             signalled
-        } else if args.until_change && changed > 0 {
+        } else if self.setup.until_change && changed > 0 {
             Some(Stop::UntilChange)
-        } else if args.count.is_some_and(|n| round >= n) {
+        } else if self.setup.count.is_some_and(|n| self.round >= n) {
             Some(Stop::Count)
         } else {
             None
-        };
-        if let Some(stop) = stop {
-            return finish(format, stop, round, code, width);
         }
-        // The progress bar is for the first, full report; later rounds stay quiet.
-        source.live().progress = false;
-        let next = started + args.interval;
+    }
+
+    /// Waits until the next round is due (`--interval` after this one started), or says
+    /// it is already late; a signal meanwhile stops the watch.
+    fn wait(&mut self, started: Instant) -> anyhow::Result<Option<Stop>> {
+        let interval = self.setup.interval;
+        let next = started + interval;
         let now = Instant::now();
         if now >= next {
-            overrun(format, round, now - started, args.interval, width).or_else(closed_is_fine)?;
-            continue;
+            overrun(self.format, self.round, now - started, interval, self.width).or_else(closed_is_fine)?;
+            return Ok(None);
         }
-        let signalled = waiter.block_on(async {
+        let signals = &mut self.signals;
+        Ok(self.waiter.block_on(async {
             tokio::select! {
                 _ = tokio::time::sleep_until(tokio::time::Instant::from_std(next)) => None,
                 _ = signals.interrupt.recv() => Some(Stop::Interrupted),
                 _ = signals.terminate.recv() => Some(Stop::Terminated),
             }
-        });
-        if let Some(stop) = signalled {
-            return finish(format, stop, round, code, width);
-        }
+        }))
+    }
+
+    fn finish(&self, stop: Stop, round: u64, code: u8) -> anyhow::Result<u8> {
+        finish(self.format, stop, round, code, self.width)
     }
 }
 
@@ -444,7 +353,7 @@ fn print_report(format: Format, human: &report::HumanOptions, d: &Diagnosis, tim
 }
 
 /// `<time> watching 3 hosts every 5m; ...`: after the first report, what comes next.
-fn watching_line(time: &str, source: &Source, args: &WatchSetup, width: usize) -> String {
+fn watching_line(time: &str, rounds: &Rounds, args: &WatchSetup, width: usize) -> String {
     let until = if args.until_change {
         "until the first change".to_string()
     } else if let Some(n) = args.count {
@@ -454,7 +363,7 @@ fn watching_line(time: &str, source: &Source, args: &WatchSetup, width: usize) -
     };
     let text = format!(
         "watching {} every {} {until}; changes follow, one line each",
-        match (source.hosts(), matches!(source, Source::Demo { .. })) {
+        match (rounds.hosts(), rounds.simulated()) {
             (1, false) => "1 host".to_string(),
             (n, false) => format!("{n} hosts"),
             (1, true) => "1 simulated host".to_string(),

@@ -129,7 +129,7 @@ pub(crate) struct BaselineArgs {
 }
 
 /// Support bundle options.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Support bundle")]
 pub struct BundleArgs {
     /// Also write a support bundle (raw outputs, manifest, reports) to FILE, which must end
@@ -160,9 +160,17 @@ pub(crate) enum FormatArg {
     /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     Nagios,
     /// One self-contained HTML page to attach to a ticket: the picture of the PVRDMA
-    /// paths, the failing checks with their fix, each adapter's verdict; it loads nothing
-    /// from the network and reads the same with scripts off.
+    /// paths, the failing checks with every form of their fix, each adapter's verdict; it
+    /// loads nothing from the network and reads the same with scripts off
     Html,
+    /// The fixes of the failing checks as an Ansible playbook (community.vmware modules) for
+    /// the vCenter the run read, else each host's own API: review it, then run it with
+    /// ansible-playbook (credentials from VMWARE_USER and VMWARE_PASSWORD). Writing it
+    /// changes nothing, and the exit code stays the diagnosis's: save it with --output
+    Ansible,
+    /// The same plan as a PowerCLI script (Connect-VIServer with your credential prompt;
+    /// -WhatIf shows what it would change); save it with --output
+    Powercli,
 }
 
 impl From<FormatArg> for Format {
@@ -173,6 +181,8 @@ impl From<FormatArg> for Format {
             FormatArg::Prometheus => Format::Prometheus,
             FormatArg::Nagios => Format::Nagios,
             FormatArg::Html => Format::Html,
+            FormatArg::Ansible => Format::Ansible,
+            FormatArg::Powercli => Format::Powercli,
         }
     }
 }

@@ -6,7 +6,7 @@
 //! so one dead host never hides the others.
 use crate::collect::ssh::{collect_host_open, HostJob, Sink, Stage, DEFAULT_CHANNELS};
 use crate::hosts::{collect_targets, HostSpec};
-use crate::ssh::client::Credentials;
+use crate::ssh::endpoint::Credentials;
 use crate::ssh::plan::{Flags, Planner};
 use anyhow::Context;
 use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture};

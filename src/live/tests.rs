@@ -109,7 +109,8 @@ fn each_jump_host_is_offered_only_its_own_keys() {
     )
     .unwrap();
     let config = SshConfig::load(&cfg_path, LocalContext::current(home.path())).unwrap();
-    let paths = |e: &crate::ssh::client::Endpoint| e.identity_files.iter().map(|i| i.path.clone()).collect::<Vec<_>>();
+    let paths =
+        |e: &crate::ssh::endpoint::Endpoint| e.identity_files.iter().map(|i| i.path.clone()).collect::<Vec<_>>();
     let ssh_dir = home.path().join(".ssh");
     let defaults: Vec<PathBuf> = ["id_ecdsa", "id_rsa", "id_ed25519"]
         .iter()

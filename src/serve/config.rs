@@ -26,6 +26,31 @@ const MAX_TARGETS: usize = 10_000;
 
 pub mod vcenter;
 
+/// The keys the running server reads at start only: a reload that changes them keeps
+/// the value in force and says so (log line, `pvrdma_doctor_config_reload_refused`).
+pub const RESTART_ONLY: [&str; 2] = ["listen", "limits.max_concurrent_hosts"];
+
+/// The configuration in force, shared by whoever reads it while serving (the probes, the
+/// vCenter followers): a reload replaces it for all of them at once.
+#[derive(Debug)]
+pub struct InForce(std::cell::RefCell<std::sync::Arc<Config>>);
+
+impl InForce {
+    pub fn new(config: Config) -> InForce {
+        InForce(std::cell::RefCell::new(std::sync::Arc::new(config)))
+    }
+
+    /// The configuration in force now.
+    pub fn get(&self) -> std::sync::Arc<Config> {
+        self.0.borrow().clone()
+    }
+
+    /// Puts `config` in force.
+    pub fn set(&self, config: Config) {
+        *self.0.borrow_mut() = std::sync::Arc::new(config);
+    }
+}
+
 /// A whole configuration, validated.
 #[derive(Debug, Clone)]
 pub struct Config {

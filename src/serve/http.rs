@@ -31,7 +31,7 @@
 //! end by their deadline, at most `limits.max_timeout`) the remaining connections, idle or
 //! still sending headers, are closed and the server returns.
 use super::auth::Verdict;
-use super::scrape::Exporter;
+use super::exporter::Exporter;
 use super::web::WebConfig;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -358,58 +358,18 @@ type Client = (RawFd, std::net::IpAddr);
 async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client) -> Response<Full<Bytes>> {
     let start = Instant::now();
     site.exporter.metrics.http_requests.inc();
-    if req.method() != Method::GET && req.method() != Method::HEAD {
-        let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD are served");
-        r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return r;
+    if let Some(refused) = refused(&req) {
+        return refused;
     }
-    // "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1
-    // request message that lacks a Host header field and to any request message that
-    // contains more than one Host header field line" (RFC 9112, "Request Target").
-    let hosts = req.headers().get_all(HOST).iter().count();
-    if hosts > 1 || (hosts == 0 && req.version() == Version::HTTP_11) {
-        return text(
-            StatusCode::BAD_REQUEST,
-            "Bad Request: an HTTP/1.1 request needs exactly one Host header",
-        );
-    }
-    let web = site.web.borrow().clone();
-    if let Some(auth) = web.as_ref().and_then(|w| w.auth.as_ref()) {
-        let header = req
-            .headers()
-            .get(hyper::header::AUTHORIZATION)
-            .map(HeaderValue::as_bytes);
-        match auth
-            .check(
-                header,
-                client.1,
-                super::auth::peer_closed(client.0),
-                &site.exporter.metrics,
-            )
-            .await
-        {
-            Verdict::Allowed => {}
-            Verdict::Refused => {
-                site.exporter.metrics.auth_failures.inc();
-                let mut r = text(StatusCode::UNAUTHORIZED, "Unauthorized");
-                r.headers_mut().insert(
-                    WWW_AUTHENTICATE,
-                    HeaderValue::from_static("Basic realm=\"pvrdma-doctor\""),
-                );
-                return r;
-            }
-            Verdict::Gone => {
-                let mut r = text(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "Service Unavailable: the client closed its side of the connection before its credentials were checked",
-                );
-                r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-                return r;
-            }
-        }
+    if let Some(refused) = unauthorized(site, &req, client).await {
+        return refused;
     }
     match req.uri().path() {
-        "/" => response(StatusCode::OK, "text/html; charset=utf-8", landing_page(&site.exporter)),
+        "/" => response(
+            StatusCode::OK,
+            "text/html; charset=utf-8",
+            super::landing::landing_page(&site.exporter),
+        ),
         "/metrics" => response(StatusCode::OK, METRICS_TYPE, site.exporter.render_metrics()),
         "/-/healthy" => text(StatusCode::OK, "pvrdma-doctor exporter is Healthy."),
         "/-/ready" if site.draining.get() => text(
@@ -417,39 +377,7 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client
             "pvrdma-doctor exporter is shutting down.",
         ),
         "/-/ready" => text(StatusCode::OK, "pvrdma-doctor exporter is Ready."),
-        "/probe" => {
-            let (target, module) = match probe_params(req.uri().query()) {
-                Ok(p) => p,
-                Err(e) => {
-                    site.exporter.metrics.probes_rejected.inc();
-                    return text(StatusCode::BAD_REQUEST, e);
-                }
-            };
-            let header = req
-                .headers()
-                .get("x-prometheus-scrape-timeout-seconds")
-                .and_then(|v| v.to_str().ok());
-            let unavailable = site
-                .exporter
-                .vcenter
-                .members(&target)
-                .and_then(Result::err)
-                .or_else(|| {
-                    site.exporter
-                        .vcenter
-                        .configuration_hosts(&site.exporter.config(), &target)
-                        .and_then(Result::err)
-                });
-            if let Some(why) = unavailable {
-                site.exporter.vcenter.unavailable.inc();
-                return text(StatusCode::SERVICE_UNAVAILABLE, why);
-            }
-            let deadline = site.exporter.deadline(start, header);
-            match site.exporter.scrape(&target, module.as_deref(), start, deadline).await {
-                Ok(body) => response(StatusCode::OK, METRICS_TYPE, body),
-                Err(refused) => text(StatusCode::BAD_REQUEST, refused.0),
-            }
-        }
+        "/probe" => probe(site, &req, start).await,
         "/sd" => {
             let group = form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
                 .find(|(k, _)| k == "group")
@@ -463,6 +391,106 @@ async fn handle(site: &Site, req: Request<hyper::body::Incoming>, client: Client
             StatusCode::NOT_FOUND,
             "Not Found: try /, /metrics or /probe?target=HOST",
         ),
+    }
+}
+
+/// The answer to a request no path serves: a method other than GET and HEAD, or a
+/// missing or repeated Host header.
+fn refused(req: &Request<hyper::body::Incoming>) -> Option<Response<Full<Bytes>>> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD are served");
+        r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return Some(r);
+    }
+    // "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1
+    // request message that lacks a Host header field and to any request message that
+    // contains more than one Host header field line" (RFC 9112, "Request Target").
+    let hosts = req.headers().get_all(HOST).iter().count();
+    if hosts > 1 || (hosts == 0 && req.version() == Version::HTTP_11) {
+        return Some(text(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: an HTTP/1.1 request needs exactly one Host header",
+        ));
+    }
+    None
+}
+
+/// The answer when basic authentication is configured and the request does not pass
+/// it: 401, or 503 when its client went before its credentials were checked.
+async fn unauthorized(
+    site: &Site,
+    req: &Request<hyper::body::Incoming>,
+    client: Client,
+) -> Option<Response<Full<Bytes>>> {
+    let web = site.web.borrow().clone();
+    let auth = web.as_ref().and_then(|w| w.auth.as_ref())?;
+    let header = req
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes);
+    let verdict = auth
+        .check(
+            header,
+            client.1,
+            super::auth::peer_closed(client.0),
+            &site.exporter.metrics,
+        )
+        .await;
+    match verdict {
+        Verdict::Allowed => None,
+        Verdict::Refused => {
+            site.exporter.metrics.auth_failures.inc();
+            let mut r = text(StatusCode::UNAUTHORIZED, "Unauthorized");
+            r.headers_mut().insert(
+                WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"pvrdma-doctor\""),
+            );
+            Some(r)
+        }
+        Verdict::Gone => {
+            let mut r = text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: the client closed its side of the connection before its credentials were checked",
+            );
+            r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+            Some(r)
+        }
+    }
+}
+
+/// `/probe?target=&module=`: 400 for a request that names no allowed target, 503 for a
+/// vCenter group with no host to probe yet, else the probe's exposition.
+async fn probe(site: &Site, req: &Request<hyper::body::Incoming>, start: Instant) -> Response<Full<Bytes>> {
+    let (target, module) = match probe_params(req.uri().query()) {
+        Ok(p) => p,
+        Err(e) => {
+            site.exporter.metrics.probes_rejected.inc();
+            return text(StatusCode::BAD_REQUEST, e);
+        }
+    };
+    let header = req
+        .headers()
+        .get("x-prometheus-scrape-timeout-seconds")
+        .and_then(|v| v.to_str().ok());
+    let unavailable = site
+        .exporter
+        .vcenter
+        .members(&target)
+        .and_then(Result::err)
+        .or_else(|| {
+            site.exporter
+                .vcenter
+                .configuration_hosts(&site.exporter.config(), &target)
+                .and_then(Result::err)
+        });
+    if let Some(why) = unavailable {
+        site.exporter.vcenter.unavailable.inc();
+        return text(StatusCode::SERVICE_UNAVAILABLE, why);
+    }
+    let deadline = site.exporter.deadline(start, header);
+    match site.exporter.scrape(&target, module.as_deref(), start, deadline).await {
+        Ok(body) => response(StatusCode::OK, METRICS_TYPE, body),
+        Err(refused) => text(StatusCode::BAD_REQUEST, refused.0),
     }
 }
 
@@ -487,66 +515,6 @@ pub(crate) fn probe_params(query: Option<&str>) -> Result<(String, Option<String
     }
 }
 
-/// Escapes text for HTML.
-fn html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// A probe URL for `target`.
-fn probe_href(target: &str) -> String {
-    let q: String = form_urlencoded::Serializer::new(String::new())
-        .append_pair("target", target)
-        .finish();
-    format!("/probe?{q}")
-}
-
-/// Hosts listed on the landing page at most (the rest are counted).
-const LANDING_HOSTS: usize = 200;
-
-/// `/`: what this is, and links to `/metrics` and a probe of every group and host.
-fn landing_page(exporter: &Exporter) -> String {
-    let config = exporter.config();
-    let mut out = String::from(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pvrdma-doctor exporter</title></head><body>\n<h1>pvrdma-doctor exporter</h1>\n<p>Diagnoses the PVRDMA adapters of an ESXi host, or of a group of hosts as one fleet, when Prometheus asks <code>/probe?target=NAME</code>.</p>\n<ul>\n<li><a href=\"/metrics\">/metrics</a>: the exporter's own metrics</li>\n<li><a href=\"/-/healthy\">/-/healthy</a></li>\n</ul>\n",
-    );
-    if !config.groups.is_empty() {
-        out.push_str("<h2>Groups</h2>\n<ul>\n");
-        for (name, g) in &config.groups {
-            out.push_str(&format!(
-                "<li><a href=\"{}\">{}</a> ({} hosts: {})</li>\n",
-                html(&probe_href(name)),
-                html(name),
-                g.members.len(),
-                html(&pvrdma_nodeset::fold(&g.members))
-            ));
-        }
-        out.push_str("</ul>\n");
-    }
-    if !config.hosts.is_empty() {
-        out.push_str("<h2>Hosts</h2>\n<ul>\n");
-        for h in config.hosts.iter().take(LANDING_HOSTS) {
-            out.push_str(&format!(
-                "<li><a href=\"{}\">{}</a></li>\n",
-                html(&probe_href(h)),
-                html(h)
-            ));
-        }
-        if config.hosts.len() > LANDING_HOSTS {
-            out.push_str(&format!("<li>and {} more</li>\n", config.hosts.len() - LANDING_HOSTS));
-        }
-        out.push_str("</ul>\n");
-    }
-    let modules: Vec<&str> = config.modules.keys().map(String::as_str).collect();
-    out.push_str(&format!(
-        "<p>Modules: {}. Add <code>&amp;module=NAME</code> to a probe URL to choose one.</p>\n</body></html>\n",
-        html(&modules.join(", "))
-    ));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,11 +533,5 @@ mod tests {
             probe_params(Some("target=%FF%FE")).is_ok(),
             "lossy, then refused by the allow-list"
         );
-    }
-
-    #[test]
-    fn links_are_escaped() {
-        assert_eq!(probe_href("a&b c"), "/probe?target=a%26b+c");
-        assert_eq!(html("<a href=\"x\">&"), "&lt;a href=&quot;x&quot;&gt;&amp;");
     }
 }

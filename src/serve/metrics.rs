@@ -62,9 +62,9 @@ pub struct Metrics {
     /// Unix seconds of the last successful (re)load.
     pub config_reload_success_time: AtomicI64,
     /// The keys a reload cannot apply to the running server
-    /// ([`super::scrape::RESTART_ONLY`], in its order), each 1 while the file last loaded
+    /// ([`super::config::RESTART_ONLY`], in its order), each 1 while the file last loaded
     /// sets it to a value other than the one in force.
-    pub config_reload_refused: [Value; super::scrape::RESTART_ONLY.len()],
+    pub config_reload_refused: [Value; super::config::RESTART_ONLY.len()],
 }
 
 /// Writes one metric family of one unlabelled sample, with the engine crate's exposition
@@ -107,7 +107,49 @@ impl Metrics {
         );
         build.add(vec![("version", version.to_string())], "1");
         build.write(&mut out);
-        let counters: [(&'static str, &'static str, &Value); 11] = [
+        for (name, help, v) in self.counters() {
+            family(&mut out, name, Kind::Counter, help, v.get().to_string());
+        }
+        for (name, help, v) in self.gauges(ssh_sessions_open, max_hosts, max_connections) {
+            family(&mut out, name, Kind::Gauge, help, v.to_string());
+        }
+        family(
+            &mut out,
+            "pvrdma_doctor_config_last_reload_successful",
+            Kind::Gauge,
+            "1 when the last load of the configuration file succeeded, 0 when a reload failed and the previous configuration is still in use.",
+            self.config_reload_ok.get().to_string(),
+        );
+        family(
+            &mut out,
+            "pvrdma_doctor_config_last_reload_success_timestamp_seconds",
+            Kind::Gauge,
+            "Unix time of the last successful load of the configuration file.",
+            self.config_reload_success_time.load(Ordering::Relaxed).to_string(),
+        );
+        let mut refused = Family::new(
+            "pvrdma_doctor_config_reload_refused",
+            "1 when the configuration file last loaded sets this key to a value the running exporter cannot change (it keeps the one it started with until restarted), else 0.",
+        );
+        for (key, value) in super::config::RESTART_ONLY.iter().zip(&self.config_reload_refused) {
+            refused.add(vec![("key", key.to_string())], value.get().to_string());
+        }
+        refused.write(&mut out);
+        family(
+            &mut out,
+            "pvrdma_doctor_outputs_cut_total",
+            Kind::Counter,
+            "Command outputs cut because the probes in flight held the exporter's whole output budget (limits.output_budget); what depends on them was reported unknown.",
+            self.outputs_cut_by_budget.get().to_string(),
+        );
+        self.render_hosts(&mut out);
+        process_metrics(&mut out);
+        out
+    }
+
+    /// The counters of `/metrics`: name, help, value.
+    fn counters(&self) -> [(&'static str, &'static str, &Value); 11] {
+        [
             ("pvrdma_doctor_probes_total", "Probes answered (/probe requests with a target on the allow-list).", &self.probes),
             ("pvrdma_doctor_probe_failures_total", "Probes answered with pvrdma_up 0 (a host not reached or not read before the deadline).", &self.probe_failures),
             ("pvrdma_doctor_probes_rejected_total", "Probe requests refused with HTTP 400 (no target, a target not on the allow-list, an unknown module); no connection was attempted.", &self.probes_rejected),
@@ -119,11 +161,17 @@ impl Metrics {
             ("pvrdma_doctor_http_auth_failures_total", "Requests refused with HTTP 401 (basic authentication missing or wrong).", &self.auth_failures),
             ("pvrdma_doctor_http_auth_checks_total", "bcrypt checks of basic-auth credentials run (a credential checked once is remembered, good or wrong; an unknown user is checked too).", &self.auth_checks),
             ("pvrdma_doctor_http_auth_checks_dropped_total", "bcrypt checks dropped before they started because their client had closed its side of the connection.", &self.auth_checks_dropped),
-        ];
-        for (name, help, v) in counters {
-            family(&mut out, name, Kind::Counter, help, v.get().to_string());
-        }
-        let gauges: [(&'static str, &'static str, u64); 8] = [
+        ]
+    }
+
+    /// The gauges of `/metrics` that are one unlabelled number: name, help, value.
+    fn gauges(
+        &self,
+        ssh_sessions_open: usize,
+        max_hosts: usize,
+        max_connections: usize,
+    ) -> [(&'static str, &'static str, u64); 8] {
+        [
             (
                 "pvrdma_doctor_probes_in_flight",
                 "Probe requests being answered now.",
@@ -164,42 +212,7 @@ impl Metrics {
                 "HTTP connections open now.",
                 self.http_connections_open.get(),
             ),
-        ];
-        for (name, help, v) in gauges {
-            family(&mut out, name, Kind::Gauge, help, v.to_string());
-        }
-        family(
-            &mut out,
-            "pvrdma_doctor_config_last_reload_successful",
-            Kind::Gauge,
-            "1 when the last load of the configuration file succeeded, 0 when a reload failed and the previous configuration is still in use.",
-            self.config_reload_ok.get().to_string(),
-        );
-        family(
-            &mut out,
-            "pvrdma_doctor_config_last_reload_success_timestamp_seconds",
-            Kind::Gauge,
-            "Unix time of the last successful load of the configuration file.",
-            self.config_reload_success_time.load(Ordering::Relaxed).to_string(),
-        );
-        let mut refused = Family::new(
-            "pvrdma_doctor_config_reload_refused",
-            "1 when the configuration file last loaded sets this key to a value the running exporter cannot change (it keeps the one it started with until restarted), else 0.",
-        );
-        for (key, value) in super::scrape::RESTART_ONLY.iter().zip(&self.config_reload_refused) {
-            refused.add(vec![("key", key.to_string())], value.get().to_string());
-        }
-        refused.write(&mut out);
-        family(
-            &mut out,
-            "pvrdma_doctor_outputs_cut_total",
-            Kind::Counter,
-            "Command outputs cut because the probes in flight held the exporter's whole output budget (limits.output_budget); what depends on them was reported unknown.",
-            self.outputs_cut_by_budget.get().to_string(),
-        );
-        self.render_hosts(&mut out);
-        process_metrics(&mut out);
-        out
+        ]
     }
 
     /// Counts the hosts of a finished collection that were not read, apart by whose

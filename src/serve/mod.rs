@@ -15,7 +15,9 @@
 //! `pvrdma_doctor_config_reload_refused`. SIGTERM and SIGINT drain (see [`http`]) and exit.
 pub mod auth;
 pub mod config;
+pub mod exporter;
 pub mod http;
+mod landing;
 pub mod metrics;
 pub mod scrape;
 pub mod vcenter;
@@ -150,7 +152,7 @@ async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<
     } else {
         "http"
     };
-    let exporter = scrape::Exporter::new(
+    let exporter = exporter::Exporter::new(
         opts.config,
         Box::new(scrape::LiveCollector {
             before: opts.before_collect,
@@ -166,7 +168,7 @@ async fn serve_until_signal(opts: ServeOptions, listen: &str) -> anyhow::Result<
     let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
     let mut hup = signal(SignalKind::hangup()).context("cannot watch SIGHUP")?;
     let server = tokio::task::spawn_local(http::serve(listener, site.clone(), stop_rx));
-    let mut followers = vcenter::Followers::start(exporter.clone());
+    let mut followers = vcenter::Followers::start(exporter.vcenter.clone(), exporter.config_in_force());
     loop {
         tokio::select! {
             _ = term.recv() => break,

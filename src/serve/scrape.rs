@@ -12,7 +12,7 @@
 //! timed out. So a client with a short scrape timeout can never turn another client's
 //! scrape into `up 0`. No result is kept once it has been handed out, so every scrape
 //! sees a fresh collection and a VM that vanished leaves no series behind.
-use super::config::{Config, Module};
+use super::config::{Limits, Module};
 use super::metrics::Metrics;
 use crate::collect::ssh::{ProcessBudget, RunBudget};
 use crate::live::{LiveOptions, OnHostRead, RunDeadline};
@@ -27,8 +27,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
-
-mod configuration;
 
 /// What collects hosts: the live SSH collection, or a stand-in in tests.
 pub trait Collector {
@@ -68,22 +66,12 @@ pub struct Outcome {
     pub finished: SystemTime,
 }
 
-/// The keys the running server reads at start only: a reload that changes them keeps
-/// the value in force and says so (log line, `pvrdma_doctor_config_reload_refused`).
-pub const RESTART_ONLY: [&str; 2] = ["listen", "limits.max_concurrent_hosts"];
-
-/// What a reload changed: the keys applied, and those refused (with why).
-#[derive(Debug, Default)]
-pub struct Reload {
-    pub applied: Vec<String>,
-    pub refused: Vec<String>,
-}
-
 /// Why a probe request is refused (HTTP 400): nothing was attempted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused(pub String);
 
-type Key = (String, String);
+/// A collection's target and module.
+pub(super) type Key = (String, String);
 type Pending = watch::Receiver<Option<Arc<Outcome>>>;
 
 /// A collection in flight: where its result will appear, when it stops (the latest
@@ -120,164 +108,50 @@ pub const DEADLINE_IS: &str = "the scrape timeout Prometheus sends in X-Promethe
 pub const DEADLINE_ADVICE: &str =
     "raise scrape_timeout in the Prometheus job (and limits.max_timeout if it caps it) or check the host";
 
-/// The server's state: configuration, collections in flight, the host slots, the metrics.
-pub struct Exporter {
-    config: RefCell<Arc<Config>>,
+/// The probes' shared machinery: the collections in flight (one per target and module),
+/// the host slots and the process's output budget.
+pub struct Probes {
     inflight: RefCell<HashMap<Key, Flight>>,
     slots: Arc<Semaphore>,
     max_hosts: usize,
     /// `limits.output_budget`: one pool for the outputs of every probe in flight.
     output_budget: Arc<ProcessBudget>,
-    pub metrics: Arc<Metrics>,
+    metrics: Arc<Metrics>,
     collector: Box<dyn Collector>,
-    /// The hosts of the groups read from vCenter.
-    pub vcenter: super::vcenter::Fleet,
 }
 
-impl Exporter {
-    pub fn new(mut config: Config, collector: Box<dyn Collector>) -> Rc<Exporter> {
-        let max_hosts = config.limits.max_concurrent_hosts;
-        let metrics = Metrics::new();
-        prepare(&mut config);
-        Rc::new(Exporter {
-            output_budget: ProcessBudget::new(config.limits.output_budget),
-            config: RefCell::new(Arc::new(config)),
+impl Probes {
+    pub(super) fn new(limits: &Limits, metrics: Arc<Metrics>, collector: Box<dyn Collector>) -> Probes {
+        Probes {
             inflight: RefCell::new(HashMap::new()),
-            slots: Arc::new(Semaphore::new(max_hosts)),
-            max_hosts,
-            metrics: Arc::new(metrics),
+            slots: Arc::new(Semaphore::new(limits.max_concurrent_hosts)),
+            max_hosts: limits.max_concurrent_hosts,
+            output_budget: ProcessBudget::new(limits.output_budget),
+            metrics,
             collector,
-            vcenter: super::vcenter::Fleet::default(),
-        })
-    }
-
-    /// The configuration in force.
-    pub fn config(&self) -> Arc<Config> {
-        self.config.borrow().clone()
-    }
-
-    /// Puts a new configuration in force (probes already running keep theirs): every key
-    /// applies to the next probe or connection, except those read at start only
-    /// ([`RESTART_ONLY`]), which keep the value in force. Says which changed keys were
-    /// applied and which were not, and sets `pvrdma_doctor_config_reload_refused`.
-    pub fn replace_config(&self, mut config: Config) -> Reload {
-        prepare(&mut config);
-        self.output_budget.resize(config.limits.output_budget);
-        let old = self.config();
-        let mut report = Reload::default();
-        let show = |a: Option<std::net::SocketAddr>| a.map_or_else(|| "(not set)".to_string(), |a| a.to_string());
-        let listen = config.listen != old.listen;
-        if listen {
-            report.refused.push(format!(
-                "listen: the file says {}; the server keeps the listener it started with ({} in the file then, or --listen) until it is restarted",
-                show(config.listen),
-                show(old.listen)
-            ));
-            config.listen = old.listen;
         }
-        let hosts = config.limits.max_concurrent_hosts != self.max_hosts;
-        if hosts {
-            report.refused.push(format!(
-                "limits.max_concurrent_hosts: the file says {}; the running server keeps {} until it is restarted",
-                config.limits.max_concurrent_hosts, self.max_hosts
-            ));
-            config.limits.max_concurrent_hosts = self.max_hosts;
-        }
-        let (o, n) = (&old.limits, &config.limits);
-        let secs = pvrdma_engine::duration::text;
-        for (key, before, after) in [
-            (
-                "limits.max_connections",
-                o.max_connections.to_string(),
-                n.max_connections.to_string(),
-            ),
-            ("limits.timeout_offset", secs(o.timeout_offset), secs(n.timeout_offset)),
-            (
-                "limits.default_timeout",
-                secs(o.default_timeout),
-                secs(n.default_timeout),
-            ),
-            ("limits.max_timeout", secs(o.max_timeout), secs(n.max_timeout)),
-            (
-                "limits.output_budget",
-                o.output_budget.to_string(),
-                n.output_budget.to_string(),
-            ),
-        ] {
-            if before != after {
-                report.applied.push(format!("{key}: {before} -> {after}"));
-            }
-        }
-        let [listen_refused, hosts_refused] = &self.metrics.config_reload_refused;
-        listen_refused.set(u64::from(listen));
-        hosts_refused.set(u64::from(hosts));
-        *self.config.borrow_mut() = Arc::new(config);
-        self.metrics.config_loaded();
-        report
     }
 
-    /// The `/metrics` body.
-    pub fn render_metrics(&self) -> String {
-        let mut text = self.metrics.render(
-            crate::ssh::client::open_connections(),
-            self.max_hosts,
-            self.config().limits.max_connections,
-        );
-        self.vcenter.render(&mut text);
-        text
+    /// Hosts collected at once, all probes together: the limit the server started with.
+    pub(super) fn max_hosts(&self) -> usize {
+        self.max_hosts
     }
 
-    /// The deadline of a request that arrived at `start`: Prometheus' scrape timeout
-    /// header minus the offset, else the default, never more than the maximum.
-    pub fn deadline(&self, start: Instant, scrape_timeout_header: Option<&str>) -> Instant {
-        let limits = self.config().limits.clone();
-        let budget = scrape_timeout_header
-            .and_then(|h| h.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .and_then(|s| Duration::try_from_secs_f64(s).ok())
-            .map(|t| t.saturating_sub(limits.timeout_offset))
-            .unwrap_or(limits.default_timeout)
-            .min(limits.max_timeout)
-            .max(Duration::from_millis(100));
-        start + budget
+    /// A reload's `limits.output_budget`, for the probes from now on.
+    pub(super) fn resize_budget(&self, bytes: usize) {
+        self.output_budget.resize(bytes);
     }
 
-    /// Answers `/probe?target=&module=` with the exposition text, or refuses it before
-    /// anything is attempted.
-    pub async fn scrape(
+    /// The outcome of probing `members` (the target and module of `key`) for a scrape due
+    /// at `deadline`: joins the collection of `key` in flight, or starts it.
+    pub(super) async fn run(
         self: &Rc<Self>,
-        target: &str,
-        module: Option<&str>,
+        key: Key,
+        members: Vec<String>,
+        module: &Module,
         start: Instant,
         deadline: Instant,
-    ) -> Result<String, Refused> {
-        let config = self.config();
-        if let Some(found) = self.vcenter.configuration(&config, target) {
-            return self.judge_configuration(&config, target, module, found, start);
-        }
-        let (members, scope) = if let Some(g) = config.groups.get(target) {
-            (g.members.clone(), Scope::Fleet)
-        } else if let Some(found) = self.vcenter.members(target) {
-            let members = found.map_err(|why| {
-                self.vcenter.unavailable.inc();
-                Refused(why)
-            })?;
-            (members, Scope::Fleet)
-        } else if config.hosts.contains(target) || self.vcenter.allows(target) {
-            (vec![target.to_string()], Scope::SingleTarget)
-        } else {
-            self.metrics.probes_rejected.inc();
-            return Err(Refused(format!(
-                "target {target:?} is not on the exporter's allow-list (targets: and groups: in its configuration, and the hosts of its vCenter groups); no connection was attempted"
-            )));
-        };
-        let (module_name, module) = config.module_for(target, module).map_err(|e| {
-            self.metrics.probes_rejected.inc();
-            Refused(e)
-        })?;
-        self.metrics.probes.inc();
-        let _in_flight = InFlight::new(&self.metrics);
-        let key = (target.to_string(), module_name.to_string());
+    ) -> Arc<Outcome> {
         let joined = self
             .inflight
             .borrow()
@@ -301,17 +175,13 @@ impl Exporter {
         };
         let waited = tokio::time::timeout_at(deadline, pending.wait_for(Option::is_some)).await;
         let expired = || self.expired(&members, &read, &module.fleet_checks, deadline - start);
-        let outcome: Arc<Outcome> = match waited {
+        match waited {
             Ok(Ok(v)) => v.clone().unwrap_or_else(expired),
             _ => {
                 self.metrics.probes_deadline_exceeded.inc();
                 expired()
             }
-        };
-        if !outcome.up {
-            self.metrics.probe_failures.inc();
         }
-        Ok(render(&outcome, scope, start.elapsed()))
     }
 
     /// What a probe whose deadline passed before its collection finished answers: the
@@ -369,13 +239,13 @@ impl Exporter {
                 read: read.clone(),
             },
         );
-        let exporter = self.clone();
+        let probes = self.clone();
         let hosts_read = read.clone();
         tokio::task::spawn_local(async move {
-            exporter.metrics.collections_in_flight.inc();
-            let outcome = exporter.collect(members, module, stop.subscribe(), hosts_read).await;
-            exporter.inflight.borrow_mut().remove(&key);
-            exporter.metrics.collections_in_flight.sub(1);
+            probes.metrics.collections_in_flight.inc();
+            let outcome = probes.collect(members, module, stop.subscribe(), hosts_read).await;
+            probes.inflight.borrow_mut().remove(&key);
+            probes.metrics.collections_in_flight.sub(1);
             let _ = tx.send(Some(Arc::new(outcome)));
         });
         (rx, read)
@@ -516,20 +386,12 @@ pub fn nothing_read(captures: &[HostCapture]) -> Vec<String> {
         .collect()
 }
 
-/// Sets up each module's shared reading of its ssh_config and identity files: once per
-/// configuration load, not per probe.
-fn prepare(config: &mut Config) {
-    for module in config.modules.values_mut() {
-        module.live.prepare();
-    }
-}
-
 /// Counts a probe in flight until it is answered or its client goes away (hyper drops
 /// the request's future then).
-struct InFlight<'a>(&'a Metrics);
+pub(super) struct InFlight<'a>(&'a Metrics);
 
 impl<'a> InFlight<'a> {
-    fn new(m: &'a Metrics) -> Self {
+    pub(super) fn new(m: &'a Metrics) -> Self {
         m.probes_in_flight.inc();
         InFlight(m)
     }
@@ -554,7 +416,7 @@ fn failed_captures(hosts: &[String], kind: ErrorKind, message: &str) -> Vec<Host
 
 /// The exposition: the diagnosis' series, then `pvrdma_up` and
 /// `pvrdma_probe_duration_seconds`.
-fn render(outcome: &Outcome, scope: Scope, elapsed: Duration) -> String {
+pub(super) fn render(outcome: &Outcome, scope: Scope, elapsed: Duration) -> String {
     use pvrdma_engine::report::exposition::Family;
     let mut text = pvrdma_engine::report::prometheus::render(
         &outcome.diagnosis,

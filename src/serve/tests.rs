@@ -1,7 +1,8 @@
 //! The exporter's load rules, with a stand-in collector on tokio's paused clock:
 //! single flight, the global host cap, deadlines, the allow-list.
 use super::config::Config;
-use super::scrape::{Collector, Exporter};
+use super::exporter::Exporter;
+use super::scrape::Collector;
 use crate::live::LiveOptions;
 use futures::future::LocalBoxFuture;
 use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture, Outcome, RawOutput};

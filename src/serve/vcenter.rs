@@ -4,18 +4,20 @@
 //! fleet (`/probe?target=NAME`), and Prometheus finds them at `/sd` (HTTP service
 //! discovery, see [`expose`]).
 //!
-//! One session per vCenter, kept between reads (the client logs in again once when
-//! vCenter expired it) and logged out when the server stops or reloads: vCenter limits
-//! how many sessions are open. A read that fails keeps the hosts read last, so a vCenter
-//! outage never empties Prometheus' targets; `pvrdma_doctor_vcenter_up` and the log say
-//! so. Before a first successful read a group has no hosts: a probe of it answers HTTP 503
-//! and says why, `/sd` lists nothing for it.
-use super::config::vcenter::Vcenter;
-use super::config::Config;
+//! Each vCenter is followed by the host source's one follower ([`Follower`], its rounds
+//! run by [`crate::source::follow::follow_every`]): one session per vCenter, kept between
+//! reads and logged out when the server stops or reloads. This module keeps what the reads
+//! gave each group and words them for the log. A read that fails keeps the hosts read
+//! last, so a vCenter outage never empties Prometheus' targets; `pvrdma_doctor_vcenter_up`
+//! and the log say so. Before a first successful read a group has no hosts: a probe of it
+//! answers HTTP 503 and says why, `/sd` lists nothing for it.
+use super::config::vcenter::{Vcenter, KEYS};
+use super::config::{Config, InForce};
 use super::metrics::Value;
-use super::scrape::Exporter;
-use crate::vcenter::Placement;
-use pvrdma_vsphere::{Client, Inventory, Selected, Selection};
+use crate::source::follow::{Feed, Followed, Follower, Logout, Snapshot, STOP_GRACE};
+use crate::source::Reading;
+use pvrdma_engine::capture::HostCapture;
+use pvrdma_vsphere::{Selected, Selection};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -24,10 +26,6 @@ use tokio::sync::watch;
 
 mod configs;
 pub mod expose;
-
-/// What a stopping follower gives a read under way to finish, and its logout: a drain or
-/// a reload waits at most about twice this for a vCenter that stopped answering.
-const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// A host of a vCenter group, where vCenter has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,13 +42,12 @@ pub struct Member {
 /// One group's hosts as last read.
 #[derive(Debug)]
 struct GroupState {
-    /// The vCenter and selection they were read with: a reload that changes either
-    /// forgets them.
+    /// The vCenter they were read from and the selection followed there: a reload that
+    /// changes either forgets them.
     vcenter: String,
-    selection: Selection,
+    followed: Followed,
     /// `None` until a read of its vCenter has selected them once.
     hosts: Option<Vec<Member>>,
-    placement: Option<Placement>,
     /// Whether the last read of its vCenter gave its hosts (else they are older).
     current: bool,
     /// Why the hosts are not current (or why there are none), for the log and a 503.
@@ -71,7 +68,7 @@ struct VcenterState {
 }
 
 /// The hosts every vCenter group has now, and each vCenter's reads: written by the
-/// followers, read by probes, `/sd` and `/metrics`. Lives in the [`Exporter`].
+/// followers, read by probes, `/sd` and `/metrics`. The exporter holds it.
 #[derive(Debug, Default)]
 pub struct Fleet {
     groups: RefCell<BTreeMap<String, GroupState>>,
@@ -88,13 +85,68 @@ impl GroupState {
     fn new(vcenter: &str, selection: &Selection) -> GroupState {
         GroupState {
             vcenter: vcenter.to_string(),
-            selection: selection.clone(),
+            followed: Followed::new(selection.clone()),
             hosts: None,
-            placement: None,
             current: false,
             why: None,
             read_at: None,
         }
+    }
+}
+
+impl GroupState {
+    /// A failed read of its vCenter (`why`): the hosts read last stay, no longer current.
+    /// Says what the group keeps.
+    fn unread(&mut self, name: &str, vcenter: &str, label: &str, why: &str, now: SystemTime) -> String {
+        self.current = false;
+        self.why = Some(format!("the last read of vCenter {vcenter} ({label}) failed: {why}"));
+        match (&self.hosts, self.read_at) {
+            (Some(h), Some(at)) => format!(
+                "group {name} keeps its {} host(s) read {} ago",
+                h.len(),
+                humantime::format_duration(ago(at, now))
+            ),
+            _ => format!("group {name} has no hosts yet (a probe of it answers 503)"),
+        }
+    }
+
+    /// Takes what a read of its vCenter selects for it; the first read names its hosts
+    /// and those skipped, later ones what moved.
+    fn read(&mut self, config: &Config, name: &str, vcenter: &str, reading: &Reading, lines: &mut Vec<String>) {
+        let selected = &reading.found.selected;
+        let members = probeable(config, name, selected, lines);
+        match &reading.moves {
+            None => {
+                let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+                lines.push(format!(
+                    "group {name}: {} host(s) from vCenter {vcenter}: {}",
+                    members.len(),
+                    pvrdma_nodeset::fold(&names)
+                ));
+                lines.extend(
+                    selected
+                        .skipped
+                        .iter()
+                        .map(|h| format!("group {name}: skipped {}: {}", h.name, h.reason)),
+                );
+            }
+            Some(moves) => lines.extend(moves.iter().map(|m| format!("group {name}: {}", m.line()))),
+        }
+        self.why = members.is_empty().then(|| {
+            format!(
+                "vCenter {vcenter} selects no host for it now ({} skipped: {})",
+                selected.skipped.len(),
+                selected
+                    .skipped
+                    .iter()
+                    .map(|h| format!("{} {}", h.name, h.reason))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        });
+        self.hosts = Some(members);
+        self.current = true;
+        self.read_at = Some(reading.read_at);
     }
 }
 
@@ -127,7 +179,7 @@ impl Fleet {
             let same_vcenter = vcenters.get(&g.vcenter).is_some_and(|v| v.reads > 0);
             let state = old
                 .remove(name)
-                .filter(|s| same_vcenter && s.vcenter == g.vcenter && s.selection == g.selection)
+                .filter(|s| same_vcenter && s.vcenter == g.vcenter && s.followed.selection() == &g.selection)
                 .unwrap_or_else(|| GroupState::new(&g.vcenter, &g.selection));
             groups.insert(name.clone(), state);
         }
@@ -136,15 +188,15 @@ impl Fleet {
         generation
     }
 
-    /// Takes one read of vCenter `vcenter` (its inventory, or why it failed) for each
-    /// group it feeds; the log lines to write. A read from an older generation (a follower
-    /// stopped by a reload) is ignored.
-    pub fn apply(
+    /// Takes one read of vCenter `vcenter` (its inventory, or why it failed, at `now`)
+    /// for each group it feeds; the log lines to write. A read from an older generation
+    /// (a follower stopped by a reload) is ignored.
+    pub(crate) fn apply(
         &self,
         config: &Config,
         generation: u64,
         vcenter: &str,
-        read: Result<&Inventory, String>,
+        read: Result<&Snapshot, String>,
         now: SystemTime,
     ) -> Vec<String> {
         if generation != self.generation.get() {
@@ -159,32 +211,14 @@ impl Fleet {
         vc.reads += 1;
         let mut groups = self.groups.borrow_mut();
         let mine = groups.iter_mut().filter(|(_, g)| g.vcenter == vcenter);
-        let inventory = match read {
-            Ok(inventory) => {
-                let recovered = !vc.up && vc.reads > 1;
-                vc.up = true;
-                vc.last_success = Some(now);
-                if recovered {
-                    lines.push(format!("vCenter {vcenter} ({label}) answers again"));
-                }
-                inventory
-            }
+        let snapshot = match read {
+            Ok(snapshot) => snapshot,
             Err(why) => {
                 vc.up = false;
                 vc.failures += 1;
-                let mut kept = Vec::new();
-                for (name, g) in mine {
-                    g.current = false;
-                    g.why = Some(format!("the last read of vCenter {vcenter} ({label}) failed: {why}"));
-                    kept.push(match (&g.hosts, g.read_at) {
-                        (Some(h), Some(at)) => format!(
-                            "group {name} keeps its {} host(s) read {} ago",
-                            h.len(),
-                            humantime::format_duration(ago(at, now))
-                        ),
-                        _ => format!("group {name} has no hosts yet (a probe of it answers 503)"),
-                    });
-                }
+                let kept: Vec<String> = mine
+                    .map(|(name, g)| g.unread(name, vcenter, &label, &why, now))
+                    .collect();
                 lines.push(format!(
                     "vCenter {vcenter} ({label}): the inventory cannot be read: {why}; {}; read again in {}",
                     kept.join(", "),
@@ -193,61 +227,24 @@ impl Fleet {
                 return lines;
             }
         };
+        let recovered = !vc.up && vc.reads > 1;
+        vc.up = true;
+        vc.last_success = Some(now);
+        if recovered {
+            lines.push(format!("vCenter {vcenter} ({label}) answers again"));
+        }
         for (name, g) in mine {
-            match pvrdma_vsphere::select(inventory, &g.selection) {
-                Ok(selected) => {
-                    let members = probeable(config, name, &selected, &mut lines);
-                    let now_at = Placement::of(&selected);
-                    match &g.placement {
-                        None => {
-                            let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
-                            lines.push(format!(
-                                "group {name}: {} host(s) from vCenter {vcenter}: {}",
-                                members.len(),
-                                pvrdma_nodeset::fold(&names)
-                            ));
-                            lines.extend(
-                                selected
-                                    .skipped
-                                    .iter()
-                                    .map(|h| format!("group {name}: skipped {}: {}", h.name, h.reason)),
-                            );
-                        }
-                        Some(before) => {
-                            let why: BTreeMap<String, String> = selected
-                                .skipped
-                                .iter()
-                                .map(|h| (h.name.clone(), h.reason.to_string()))
-                                .collect();
-                            let moves = before.moves(&now_at, &why);
-                            lines.extend(moves.iter().map(|m| format!("group {name}: {}", m.line())));
-                        }
-                    }
-                    g.why = members.is_empty().then(|| {
-                        format!(
-                            "vCenter {vcenter} selects no host for it now ({} skipped: {})",
-                            selected.skipped.len(),
-                            selected
-                                .skipped
-                                .iter()
-                                .map(|h| format!("{} {}", h.name, h.reason))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    });
-                    g.hosts = Some(members);
-                    g.placement = Some(now_at);
-                    g.current = true;
-                    g.read_at = Some(now);
-                }
+            match g.followed.reading(&label, snapshot) {
+                Ok(reading) => g.read(config, name, vcenter, &reading, &mut lines),
                 Err(e) => {
                     g.current = false;
                     let keeps = match &g.hosts {
                         Some(h) => format!("keeps its {} last known host(s)", h.len()),
                         None => "has no hosts yet".to_string(),
                     };
+                    let e = e.worded(&KEYS);
                     lines.push(format!("group {name}: vCenter {vcenter}: {e}; the group {keeps}"));
-                    g.why = Some(e.to_string());
+                    g.why = Some(e);
                 }
             }
         }
@@ -317,7 +314,8 @@ fn probeable(config: &Config, group: &str, selected: &Selected, lines: &mut Vec<
 /// The followers of the configuration in force: one task per vCenter a group reads, each
 /// with its own session.
 pub struct Followers {
-    exporter: Rc<Exporter>,
+    fleet: Rc<Fleet>,
+    config: Rc<InForce>,
     stop: watch::Sender<bool>,
     tasks: tokio::task::JoinSet<()>,
 }
@@ -325,9 +323,10 @@ pub struct Followers {
 impl Followers {
     /// Starts following the vCenters of the exporter's configuration (on the current
     /// `LocalSet`).
-    pub fn start(exporter: Rc<Exporter>) -> Followers {
+    pub fn start(fleet: Rc<Fleet>, config: Rc<InForce>) -> Followers {
         let mut f = Followers {
-            exporter,
+            fleet,
+            config,
             stop: watch::channel(false).0,
             tasks: tokio::task::JoinSet::new(),
         };
@@ -336,12 +335,27 @@ impl Followers {
     }
 
     fn spawn(&mut self) {
-        let config = self.exporter.config();
-        let generation = self.exporter.vcenter.sync(&config);
+        let config = self.config.get();
+        let generation = self.fleet.sync(&config);
         let (tx, rx) = watch::channel(false);
         for (name, vc) in config.vcenter.followed() {
-            let follower = follow(self.exporter.clone(), generation, name.clone(), vc.clone(), rx.clone());
-            self.tasks.spawn_local(follower);
+            let fed = Fed {
+                fleet: self.fleet.clone(),
+                config: self.config.clone(),
+                generation,
+                name: name.clone(),
+            };
+            match Follower::new(vc.client_config()) {
+                Ok(follower) => {
+                    let rounds = crate::source::follow::follow_every(follower, vc.refresh, rx.clone(), fed);
+                    self.tasks.spawn_local(rounds);
+                }
+                // The CA file cannot be used: nothing is read until a reload mends it.
+                Err(e) => {
+                    let mut fed = fed;
+                    fed.inventory(Err(&e));
+                }
+            }
         }
         self.stop = tx;
     }
@@ -361,81 +375,56 @@ impl Followers {
     }
 }
 
-/// Resolves when the followers are told to stop (or their sender is gone).
-async fn stopped(stop: &mut watch::Receiver<bool>) {
-    let _ = stop.wait_for(|s| *s).await;
-}
-
 fn log(line: &str) {
     eprint!("{}", crate::terminal::stderr_message("pvrdma-doctor: ", line));
 }
 
-/// One vCenter's follower: reads the inventory now and every `refresh`, over one session,
-/// until told to stop; then logs the session out.
-async fn follow(exporter: Rc<Exporter>, generation: u64, name: String, vc: Vcenter, mut stop: watch::Receiver<bool>) {
-    let mut client = match Client::new(vc.client_config()) {
-        Ok(c) => c,
-        Err(e) => {
-            let lines = exporter.vcenter.apply(
-                &exporter.config(),
-                generation,
-                &name,
-                Err(e.for_configuration()),
-                SystemTime::now(),
-            );
-            lines.iter().for_each(|l| log(l));
-            stopped(&mut stop).await;
-            return;
-        }
-    };
-    loop {
-        let mut cut = false;
-        let read = {
-            let read = client.inventory();
-            tokio::pin!(read);
-            tokio::select! {
-                r = &mut read => Some(r),
-                () = stopped(&mut stop) => {
-                    // A read cut in the middle of a login could leave a session open:
-                    // it gets a moment to finish, so the logout below ends it.
-                    cut = tokio::time::timeout(STOP_GRACE, &mut read).await.is_err();
-                    None
-                }
-            }
-        };
-        let Some(read) = read else {
-            if cut {
-                client.reset_connection();
-            }
-            break;
-        };
-        let inventory = read.as_ref().ok();
-        let read = read.as_ref().map_err(pvrdma_vsphere::Error::for_configuration);
-        let lines = exporter
-            .vcenter
-            .apply(&exporter.config(), generation, &name, read, SystemTime::now());
+/// What a follower of vCenter `name` feeds: the fleet's state, with the configuration in
+/// force, for the generation the follower belongs to.
+struct Fed {
+    fleet: Rc<Fleet>,
+    config: Rc<InForce>,
+    generation: u64,
+    name: String,
+}
+
+impl Feed for Fed {
+    fn inventory(&mut self, read: Result<&Snapshot, &pvrdma_vsphere::Error>) -> Vec<String> {
+        let config = self.config.get();
+        let now = read.map_or_else(|_| SystemTime::now(), |s| s.read_at);
+        let worded = read.map_err(|e| e.worded(&KEYS));
+        let lines = self.fleet.apply(&config, self.generation, &self.name, worded, now);
         lines.iter().for_each(|l| log(l));
-        if let Some(inventory) = inventory {
-            let read = configs::read_configuration(&exporter, &mut client, generation, &name, inventory, &mut stop);
-            if read.await.is_none() {
-                client.reset_connection();
-                break;
-            }
-        }
-        tokio::select! {
-            () = tokio::time::sleep(vc.refresh) => {}
-            () = stopped(&mut stop) => break,
+        match read {
+            Ok(_) => self.fleet.api_hosts(&config, &self.name),
+            Err(_) => Vec::new(),
         }
     }
-    if client.has_session() {
-        match tokio::time::timeout(STOP_GRACE, client.logout()).await {
-            Ok(Ok(())) => log(&format!("vCenter {name}: session logged out")),
-            Ok(Err(e)) => log(&format!("vCenter {name}: the logout failed: {e}")),
-            Err(_) => log(&format!(
-                "vCenter {name}: no answer to the logout within {}s; vCenter ends the session when it times out",
-                STOP_GRACE.as_secs()
+
+    fn configuration(&mut self, hosts: &[String], read: Result<Vec<HostCapture>, pvrdma_vsphere::Error>) {
+        match read {
+            Ok(captures) => self
+                .fleet
+                .store_configuration(self.generation, captures, SystemTime::now()),
+            Err(e) => log(&format!(
+                "vCenter {}: the configuration of {} cannot be read: {}; probes judge the last one read",
+                self.name,
+                pvrdma_nodeset::fold(hosts),
+                e.worded(&KEYS)
             )),
         }
+    }
+
+    fn closed(&mut self, logout: Logout) {
+        let name = &self.name;
+        log(&match logout {
+            Logout::Done => format!("vCenter {name}: session logged out"),
+            Logout::Failed(e) => format!("vCenter {name}: the logout failed: {e}"),
+            Logout::NoAnswer => format!(
+                "vCenter {name}: no answer to the logout within {}s; vCenter ends the session when it times out",
+                STOP_GRACE.as_secs()
+            ),
+        });
     }
 }
 

@@ -5,7 +5,7 @@
 //! every attempt is written down with the server's answer, so a failure says exactly what
 //! was offered and what came back. Guesses at causes (FIPS mode, lockdown mode) are given
 //! as possible causes, and only when the server looks like ESXi.
-use crate::ssh::client::{Credentials, Endpoint, Identity, KeyOrigin};
+use crate::ssh::endpoint::{Credentials, Endpoint, Identity, KeyOrigin};
 use crate::ssh::error::{SshError, SshErrorKind};
 use crate::ssh::key_files::{KeyFiles, Unusable};
 use crate::ssh::known_hosts;

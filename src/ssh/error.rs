@@ -2,7 +2,7 @@
 //! turns an [`SshError`] into its report failure one to one (see `collect::ssh`), so this
 //! module does not depend on the capture model.
 
-use crate::ssh::client::Endpoint;
+use crate::ssh::endpoint::Endpoint;
 
 /// The class of an SSH failure; each maps to the report's error kind of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //! Nothing here depends on the capture model: failures are [`error::SshError`].
 mod auth;
 pub(crate) mod client;
-
+pub(crate) mod endpoint;
 pub(crate) mod error;
 pub(crate) mod key_files;
 pub mod keys;

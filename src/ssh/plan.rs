@@ -5,7 +5,7 @@
 //! list, so that hop's own `ProxyJump` is replaced by the earlier hops, and only the
 //! first hop of a list follows its own config.
 use crate::hosts::HostSpec;
-use crate::ssh::client::{Endpoint, HostKeyPolicy, Identity, KeyOrigin};
+use crate::ssh::endpoint::{Endpoint, HostKeyPolicy, Identity, KeyOrigin};
 use pvrdma_ssh_config::{
     expand_tilde, CommandLineOptions, ConfigError, HostArg, HostConfig, JumpHost, SshConfig, StrictHostKeyChecking,
 };

@@ -1,7 +1,7 @@
 //! The transport half of a connection: algorithm preferences that work against ESXi's
 //! FIPS-mode OpenSSH, name resolution, TCP connect, the handshake and the host-key check.
 //! Every failure names the hop and says what to do.
-use crate::ssh::client::{Endpoint, HostKeyPolicy};
+use crate::ssh::endpoint::{Endpoint, HostKeyPolicy};
 use crate::ssh::error::{SshError, SshErrorKind};
 use crate::ssh::known_hosts::{self, HostKeyStatus};
 use russh::client::{self, Handle};

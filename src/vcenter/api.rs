@@ -103,17 +103,18 @@ pub(crate) fn refused(captures: &[HostCapture]) -> Vec<String> {
 /// (in a session of their own), keeping the SSH error: one closed SSH service no longer
 /// leaves a host with nothing known. A vCenter that cannot be read then is said on stderr
 /// and changes nothing: the SSH results stand as they are.
-pub(crate) fn complete_refused(setup: &VcenterSetup, captures: &mut [HostCapture]) {
+///
+/// `login` is the run's own ([`super::login_config`]): the password is not asked again.
+pub(crate) fn complete_refused(setup: &VcenterSetup, login: &Config, captures: &mut [HostCapture]) {
     let refused = refused(captures);
     if refused.is_empty() {
         return;
     }
     let clock = Instant::now();
-    let read = setup.config().and_then(|config| {
-        let runtime = crate::live::runtime()?;
+    let read = crate::live::runtime().and_then(|runtime| {
         let pick = |inventory: &Inventory| inventory.host_ids(refused.iter().map(String::as_str));
         runtime
-            .block_on(pvrdma_vsphere::read_configuration(config, super::ctrl_c(), pick))
+            .block_on(pvrdma_vsphere::read_configuration(login.clone(), super::ctrl_c(), pick))
             .map(|(_, configs)| configs)
             .map_err(|e| setup.explain(e))
     });

@@ -3,24 +3,22 @@
 //! The diagnosis itself still goes over SSH to the names vCenter gives, so ssh_config
 //! applies to them as to any host typed by hand.
 use anyhow::Context;
-use pvrdma_vsphere::{Config, Endpoint, Selected, Selection, Trust};
+use pvrdma_vsphere::{Config, Endpoint, SelectError, Selected, Selection, Trust};
 use secrecy::SecretString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
 mod api;
-mod follow;
 mod print;
-pub(crate) use api::{captures as api_captures, complete_refused, read_configuration};
-pub(crate) use follow::{Follower, Move, Placement};
-pub(crate) use print::{certificate_refusal, hosts_json, skipped_lines};
+pub(crate) use api::{add_configuration, captures as api_captures, complete_refused, read_configuration, refused};
+pub(crate) use print::{certificate_refusal, hosts_json, selection_error, skipped_lines, VsphereError};
 
 /// The environment variable that holds the vCenter password.
 pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_VCENTER_PASSWORD";
 
 /// Which vCenter, as whom, trusting what, and which of its hosts: the command line
-/// resolved, before any I/O (the password is read when the job starts).
+/// resolved, before any I/O (the password is read when the run logs in: [`login_config`]).
 #[derive(Debug, Clone)]
 pub(crate) struct VcenterSetup {
     pub(crate) endpoint: Endpoint,
@@ -30,42 +28,9 @@ pub(crate) struct VcenterSetup {
     pub(crate) selection: Selection,
     /// `--vcenter-timeout`: the limit on each vSphere API request.
     pub(crate) timeout: Duration,
-    /// `--no-ssh`: the hosts' configuration is read through the vSphere API; no SSH.
-    pub(crate) no_ssh: bool,
-    /// The password once read, shared by the clones: a run that opens a second session
-    /// (hosts that refused SSH) never asks twice.
-    pub(crate) password: std::sync::Arc<std::sync::OnceLock<SecretString>>,
 }
 
 impl VcenterSetup {
-    /// Whether the run is VM-first (`--vm`): only those VMs are reported.
-    pub(crate) fn vm_first(&self) -> bool {
-        !self.selection.vms.is_empty()
-    }
-
-    /// The client configuration with the password read (see [`read_password`]).
-    pub(crate) fn config(&self) -> anyhow::Result<Config> {
-        Ok(Config {
-            endpoint: self.endpoint.clone(),
-            trust: self.trust.clone(),
-            user: self.user.clone(),
-            password: match self.password.get() {
-                Some(p) => p.clone(),
-                None => {
-                    let p = read_password(
-                        &self.endpoint,
-                        &self.user,
-                        self.password_file.as_deref(),
-                        Some((&self.trust, self.timeout)),
-                    )?;
-                    self.password.get_or_init(|| p).clone()
-                }
-            },
-            timeout: self.timeout,
-            page_size: Config::DEFAULT_PAGE_SIZE,
-        })
-    }
-
     /// Where the password was read from, as [`read_password`] chooses it.
     fn password_source(&self) -> String {
         match &self.password_file {
@@ -83,11 +48,32 @@ impl VcenterSetup {
     pub(crate) fn explain(&self, error: pvrdma_vsphere::Error) -> anyhow::Error {
         match error {
             e @ pvrdma_vsphere::Error::Login { .. } => {
-                anyhow::anyhow!("{e} (read from {})", self.password_source())
+                anyhow::anyhow!("{} (read from {})", VsphereError(e), self.password_source())
             }
-            e => anyhow::Error::new(e),
+            e => anyhow::Error::new(VsphereError(e)),
         }
     }
+}
+
+/// The step of a run that logs in to vCenter: reads the password (see [`read_password`],
+/// which may check the certificate first) into the client configuration. Taken once per
+/// run: a second session (the hosts that refused SSH) logs in with what it returned, so
+/// the password is never asked twice.
+pub(crate) fn login_config(setup: &VcenterSetup) -> anyhow::Result<Config> {
+    let password = read_password(
+        &setup.endpoint,
+        &setup.user,
+        setup.password_file.as_deref(),
+        Some((&setup.trust, setup.timeout)),
+    )?;
+    Ok(Config {
+        endpoint: setup.endpoint.clone(),
+        trust: setup.trust.clone(),
+        user: setup.user.clone(),
+        password,
+        timeout: setup.timeout,
+        page_size: Config::DEFAULT_PAGE_SIZE,
+    })
 }
 
 /// The vCenter password: `--vcenter-password-file` (its first line), else
@@ -114,19 +100,27 @@ pub(crate) fn read_password(
         );
         return Ok(SecretString::from(first.to_string()));
     }
-    if let Ok(p) = std::env::var(PASSWORD_ENV) {
-        if !p.is_empty() {
-            return Ok(SecretString::from(p));
-        }
+    let from_env = std::env::var_os(PASSWORD_ENV);
+    if let Some(p) = from_env.as_ref().and_then(|p| p.to_str()).filter(|p| !p.is_empty()) {
+        return Ok(SecretString::from(p.to_string()));
     }
+    // Set but empty (`export VAR=` in a script whose secret did not arrive): said as such,
+    // since "set it" would send the admin to what is already there.
+    let env = match from_env {
+        Some(v) if v.is_empty() => format!("{PASSWORD_ENV} is set but empty: put the password in it"),
+        Some(_) => format!("{PASSWORD_ENV} does not hold UTF-8 text"),
+        None => format!("set {PASSWORD_ENV}"),
+    };
     anyhow::ensure!(
         std::io::stdin().is_terminal(),
-        "no password for {user} on vCenter {}: set {PASSWORD_ENV}, give --vcenter-password-file FILE, or run on a terminal to be asked",
+        "no password for {user} on vCenter {}: {env}, give --vcenter-password-file FILE, or run on a terminal to be asked",
         endpoint.label()
     );
     if let Some((trust, timeout)) = check {
         let runtime = crate::live::runtime()?;
-        runtime.block_on(pvrdma_vsphere::check_endpoint(endpoint.clone(), trust.clone(), timeout))?;
+        runtime
+            .block_on(pvrdma_vsphere::check_endpoint(endpoint.clone(), trust.clone(), timeout))
+            .map_err(VsphereError)?;
     }
     let p = rpassword::prompt_password(format!(
         "Password for {user} on vCenter {} (not echoed): ",
@@ -173,7 +167,7 @@ fn warn_if_world_readable(path: &std::path::Path) {
 /// only the admin can fix.
 pub(crate) fn is_unreachable(error: &anyhow::Error) -> bool {
     use pvrdma_vsphere::Error as E;
-    match error.downcast_ref::<E>() {
+    match error.downcast_ref::<VsphereError>().map(|e| &e.0) {
         Some(E::Connect { .. } | E::Timeout { .. }) => true,
         Some(E::Fault { fault, .. }) => fault != "NoPermission",
         Some(E::Http { status, .. }) => *status >= 500,
@@ -191,16 +185,23 @@ pub(crate) struct Discovery {
 }
 
 impl Discovery {
-    /// Selects from `inventory` what `setup` asks for.
-    pub(crate) fn select(setup: &VcenterSetup, inventory: &pvrdma_vsphere::Inventory) -> anyhow::Result<Discovery> {
-        let selected = pvrdma_vsphere::select(inventory, &setup.selection)
-            .with_context(|| format!("vCenter {}", setup.endpoint.label()))?;
-        let outside = print::outside_clusters(inventory, &setup.selection, &selected);
+    /// Selects from `inventory` what `selection` asks for.
+    pub(crate) fn of(inventory: &pvrdma_vsphere::Inventory, selection: &Selection) -> Result<Discovery, SelectError> {
+        let selected = pvrdma_vsphere::select(inventory, selection)?;
+        let outside = print::outside_clusters(inventory, selection, &selected);
         Ok(Discovery {
             selected,
             outside,
-            selection: setup.selection.clone(),
+            selection: selection.clone(),
         })
+    }
+
+    /// Selects from `inventory` what `setup` asks for; an error names the vCenter, in the
+    /// command line's words.
+    pub(crate) fn select(setup: &VcenterSetup, inventory: &pvrdma_vsphere::Inventory) -> anyhow::Result<Discovery> {
+        Discovery::of(inventory, &setup.selection)
+            .map_err(|e| print::selection_error(&e))
+            .with_context(|| format!("vCenter {}", setup.endpoint.label()))
     }
 
     /// What the selection left out, one line each for stderr: the hosts skipped with why,
@@ -210,28 +211,30 @@ impl Discovery {
         lines.extend(self.outside.iter().map(|vm| print::outside_line(vm, &self.selection)));
         lines
     }
-}
 
-impl Discovery {
     /// The hosts to diagnose.
     pub(crate) fn host_names(&self) -> Vec<String> {
         self.selected.hosts.iter().map(|h| h.name.clone()).collect()
     }
-}
 
-/// The chosen VMs a VM-first run reports on: those running on a selected host (a VM on a
-/// skipped host is named on stderr instead, never called stopped).
-pub(crate) fn scope_vms(selected: &Selected) -> Vec<String> {
-    selected
-        .vms
-        .iter()
-        .filter(|vm| {
-            vm.host
-                .as_deref()
-                .is_some_and(|h| selected.hosts.iter().any(|s| s.name == h))
+    /// The VMs a VM-first run (`--vm`) reports on: those running on a selected host (a VM
+    /// on a skipped host is named on stderr instead, never called stopped); `None` when
+    /// the run is not VM-first.
+    pub(crate) fn vms(&self) -> Option<Vec<String>> {
+        let selected = &self.selected;
+        (!self.selection.vms.is_empty()).then(|| {
+            selected
+                .vms
+                .iter()
+                .filter(|vm| {
+                    vm.host
+                        .as_deref()
+                        .is_some_and(|h| selected.hosts.iter().any(|s| s.name == h))
+                })
+                .map(|vm| vm.name.clone())
+                .collect()
         })
-        .map(|vm| vm.name.clone())
-        .collect()
+    }
 }
 
 /// Completes at Ctrl-C. A listener that cannot be set up never fires: a read then runs

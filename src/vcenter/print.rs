@@ -1,7 +1,46 @@
 //! What a discovery says: the hosts it skipped and the VMs it found stopped (stderr lines),
-//! and `hosts --format json`.
-use pvrdma_vsphere::{Endpoint, Inventory, Selected, Selection, SkipReason};
+//! `hosts --format json`, and the vSphere library's refusals in the command line's words.
+use pvrdma_vsphere::{Endpoint, Inventory, Selected, Selection, SkipReason, Vocabulary};
 use serde_json::{json, Value};
+
+/// The command line's names for the settings a vSphere refusal's remedy points to.
+const OPTIONS: Vocabulary = Vocabulary {
+    ca_file: "--vcenter-ca FILE",
+    pin_setting: "--vcenter-thumbprint",
+    pin: |t| format!("--vcenter-thumbprint {t}"),
+    timeout: "--vcenter-timeout",
+    cluster: |path| format!("--cluster {}", shell_quoted(path)),
+};
+
+/// `text` as a POSIX shell reads it back as one word: bare when it holds nothing the
+/// shell treats specially, else in single quotes.
+fn shell_quoted(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:@%+=,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// An error of the vSphere library as the command line says it: its remedies name the
+/// options (`--vcenter-ca`, `--vcenter-thumbprint`, `--vcenter-timeout`). The error itself
+/// stays reachable (`downcast_ref`) for what the run decides from it.
+#[derive(Debug)]
+pub(crate) struct VsphereError(pub(crate) pvrdma_vsphere::Error);
+
+impl std::fmt::Display for VsphereError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.worded(&OPTIONS))
+    }
+}
+
+// No `source`: the message already says all of it, and `{:#}` would say it twice.
+impl std::error::Error for VsphereError {}
+
+/// A selection the library refused, in the command line's words.
+pub(crate) fn selection_error(error: &pvrdma_vsphere::SelectError) -> anyhow::Error {
+    anyhow::anyhow!(error.worded(&OPTIONS))
+}
 
 /// Where a host sits, as the vSphere Client shows it: `DATACENTER/CLUSTER`, or the
 /// datacenter alone for a standalone host.
@@ -120,8 +159,9 @@ pub(crate) fn certificate_refusal(error: &anyhow::Error, width: Option<usize>) -
     let width = width?;
     let pin = error
         .chain()
-        .find_map(|e| e.downcast_ref::<pvrdma_vsphere::Error>())?
-        .pin()?;
+        .find_map(|e| e.downcast_ref::<VsphereError>())?
+        .0
+        .pin(&OPTIONS)?;
     let text = format!("{error:#}");
     let prose = text.strip_suffix(&pin)?.trim_end();
     let mut out = pvrdma_engine::report::stderr_message(PREFIX, prose, Some(width));
@@ -167,4 +207,90 @@ pub(crate) fn hosts_json(endpoint: &Endpoint, found: &super::Discovery) -> Value
         "vms_not_running": selected.vms_not_running.iter().map(vm).collect::<Vec<_>>(),
         "vms_outside_clusters": found.outside,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pvrdma_vsphere::{CertificateProblem, Error, Stage, Thumbprint};
+    use std::time::Duration;
+
+    const GOT: Thumbprint = Thumbprint([0xab; 32]);
+
+    #[test]
+    fn a_refused_certificate_names_the_options_and_ends_with_the_one_that_pins_it() {
+        let unknown = VsphereError(Error::UnknownCertificate {
+            endpoint: "vc01".into(),
+            thumbprint: GOT,
+            problem: CertificateProblem::UnknownIssuer { ca_file: None },
+        });
+        assert_eq!(
+            unknown.to_string(),
+            format!(
+                "the certificate of vCenter vc01 is not trusted (it is signed by a CA this system does not trust). If \
+                 it is vCenter's certificate (compare its SHA-256 thumbprint, at the end of this message, with the one \
+                 the vSphere Client or the appliance shows), give the CA that signed it (the VMCA root from the vCenter \
+                 landing page) with --vcenter-ca FILE, or pin its SHA-256 thumbprint: --vcenter-thumbprint {GOT}"
+            )
+        );
+        let mismatch = VsphereError(Error::ThumbprintMismatch {
+            endpoint: "vc01".into(),
+            expected: Thumbprint([0x11; 32]),
+            got: GOT,
+        });
+        assert_eq!(
+            mismatch.to_string(),
+            format!(
+                "the certificate of vCenter vc01 is not the one pinned with --vcenter-thumbprint. If vCenter's \
+                 certificate was renewed, compare its SHA-256 thumbprint, at the end of this message, with the one the \
+                 vSphere Client or the appliance shows, and pin it: --vcenter-thumbprint {GOT}"
+            )
+        );
+        // On a terminal, the option that pins it goes on a line of its own, whole.
+        for refusal in [unknown, mismatch] {
+            let error = anyhow::Error::new(refusal).context("vCenter vc01");
+            let text = certificate_refusal(&error, Some(80)).expect("a certificate refusal");
+            assert!(text.ends_with(&format!("\n    --vcenter-thumbprint {GOT}\n")), "{text}");
+            assert_eq!(certificate_refusal(&error, None), None);
+        }
+    }
+
+    #[test]
+    fn a_timeout_names_the_option_that_raises_the_limit() {
+        let timeout = |stage| {
+            VsphereError(Error::Timeout {
+                endpoint: "vc01".into(),
+                stage,
+                limit: Duration::from_millis(1500),
+            })
+            .to_string()
+        };
+        assert_eq!(
+            timeout(Stage::Call("RetrievePropertiesEx")),
+            "vCenter vc01 did not answer RetrievePropertiesEx within 1500ms, the limit --vcenter-timeout sets: a \
+             loaded vCenter or a large inventory can take longer; give it more time with --vcenter-timeout"
+        );
+        assert_eq!(
+            timeout(Stage::Handshake),
+            "vCenter vc01 did not answer in time (TLS handshake, within 1500ms, the limit --vcenter-timeout sets): \
+             check that the address and port are vCenter's (its API is served over HTTPS, port 443 unless the address \
+             names another) and that no firewall drops the traffic"
+        );
+    }
+
+    #[test]
+    fn the_suggested_cluster_path_can_be_pasted_into_a_shell() {
+        let ambiguous = pvrdma_vsphere::SelectError::AmbiguousCluster {
+            name: "HPC".into(),
+            paths: vec!["Lab East/HPC".into(), "Lab West/HPC".into()],
+        };
+        assert_eq!(
+            selection_error(&ambiguous).to_string(),
+            "cluster `HPC` is in more than one place (Lab East/HPC, Lab West/HPC): write DATACENTER/NAME or the \
+             inventory path, e.g. --cluster 'Lab East/HPC'"
+        );
+        assert_eq!(shell_quoted("Lab-East/HPC"), "Lab-East/HPC");
+        assert_eq!(shell_quoted("it's"), r"'it'\''s'");
+        assert_eq!(shell_quoted(""), "''");
+    }
 }

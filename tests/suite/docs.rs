@@ -347,3 +347,41 @@ fn every_path_the_architecture_names_exists() {
         "docs/architecture.md names paths that do not exist: {missing:#?}"
     );
 }
+
+/// `scripts/changelog.py check` on `path`: (exit code, stderr).
+fn changelog_check(path: &Path) -> (i32, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(root.join("scripts/changelog.py"))
+        .arg("check")
+        .arg(path)
+        .output()
+        .expect("python3 runs scripts/changelog.py");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_changelog_keeps_the_layout_the_packages_are_written_from() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (code, stderr) = changelog_check(&root.join("CHANGELOG.md"));
+    assert_eq!(code, 0, "CHANGELOG.md: {stderr}");
+    // The check can fail: a group Keep a Changelog does not have, and a release without
+    // its date, are refused with the line that holds them.
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (text, line, said) in [
+        ("## [Unreleased]\n\n### Improved\n- a thing\n", 3, "unknown group"),
+        ("## [0.2.0]\n\n### Added\n- a thing\n", 1, "has no date"),
+    ] {
+        let bad = dir.path().join("CHANGELOG.md");
+        std::fs::write(&bad, text).expect("write");
+        let (code, stderr) = changelog_check(&bad);
+        assert_eq!(code, 1, "{text}");
+        assert!(
+            stderr.contains(said) && stderr.contains(&format!("CHANGELOG.md:{line}:")),
+            "{stderr}"
+        );
+    }
+}

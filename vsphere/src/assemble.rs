@@ -91,7 +91,7 @@ fn join_path(names_upwards: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::xml::Element;
+    use pvrdma_parsers::xml::Element;
 
     fn val(text: &str) -> Element {
         Element {
@@ -106,7 +106,7 @@ mod tests {
             name: "val".into(),
             attrs: vec![("type".into(), kind.into())],
             text: value.into(),
-            children: vec![],
+            ..Element::default()
         }
     }
 
@@ -114,6 +114,8 @@ mod tests {
         ObjectContent {
             obj: MoRef::new(kind, id),
             props: props.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            span: 0..0,
+            declares: Vec::new(),
         }
     }
 

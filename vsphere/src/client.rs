@@ -16,7 +16,8 @@ use crate::error::Error;
 use crate::http::Transport;
 use crate::inventory::Inventory;
 use crate::soap::{self, Answer, MoRef, ServiceContent};
-use crate::xml::Element;
+use bytes::Bytes;
+use pvrdma_parsers::xml::{self, Element};
 
 /// How to reach and log in to one vCenter.
 #[derive(Debug, Clone)]
@@ -97,7 +98,20 @@ impl Client {
         &self.calls
     }
 
+    /// Calls `method` and reads its whole answer.
     async fn invoke(&mut self, method: &'static str, body: String) -> Result<Option<Element>, Error> {
+        let (returned, _) = self.invoke_to_depth(method, body, xml::MAX_DEPTH).await?;
+        Ok(returned.value)
+    }
+
+    /// Calls `method` and reads its answer to `depth` (see [`soap::VALUE_DEPTH`]); the
+    /// answer's text comes back too, for the parts handed on as written.
+    async fn invoke_to_depth(
+        &mut self,
+        method: &'static str,
+        body: String,
+        depth: usize,
+    ) -> Result<(soap::Returned, Bytes), Error> {
         *self.calls.entry(method).or_default() += 1;
         let response = self.transport.post(body, self.cookie.as_deref(), method).await?;
         if let Some(cookie) = response.set_cookie.iter().find_map(|c| soap::session_cookie(c)) {
@@ -107,6 +121,19 @@ impl Client {
             endpoint: self.label.clone(),
             message,
         };
+        // The first call, to a server that is not the vSphere API: a web page, a method it
+        // does not implement.
+        let first = method == "RetrieveServiceContent";
+        let not_vsphere = |status: u16| Error::NotVsphere {
+            endpoint: self.label.clone(),
+            url: self.transport.url(&self.config.endpoint.path),
+            status,
+            content_type: response.content_type.clone(),
+            body_excerpt: soap::excerpt(&response.body),
+        };
+        if first && response.status == 501 {
+            return Err(not_vsphere(501));
+        }
         // Faults come with HTTP 500; anything else that is not 200 is not the API talking.
         if !matches!(response.status, 200 | 500) {
             return Err(Error::Http {
@@ -115,8 +142,8 @@ impl Client {
                 body_excerpt: soap::excerpt(&response.body),
             });
         }
-        match soap::decode(&response.body, method) {
-            Ok(Answer::Return(ret)) => Ok(ret),
+        match soap::decode(&response.body, method, depth) {
+            Ok(Answer::Return(ret)) => Ok((ret, response.body)),
             Ok(Answer::Fault { fault, message }) => Err(match fault.as_str() {
                 "NotAuthenticated" => Error::NotAuthenticated {
                     endpoint: self.label.clone(),
@@ -132,6 +159,7 @@ impl Client {
                     message,
                 },
             }),
+            Err(_) if first && response.status == 200 => Err(not_vsphere(200)),
             Err(_) if response.status == 500 => Err(Error::Http {
                 endpoint: self.label.clone(),
                 status: 500,
@@ -152,6 +180,7 @@ impl Client {
         if let Some(sc) = &self.service {
             return Ok(sc.clone());
         }
+        self.check_api().await?;
         let ret = self
             .invoke("RetrieveServiceContent", soap::retrieve_service_content())
             .await?;
@@ -161,6 +190,29 @@ impl Client {
         }
         self.service = Some(sc.clone());
         Ok(sc)
+    }
+
+    /// Asks for the API's releases (`/sdk/vimServiceVersions.xml`, which pyVmomi also asks
+    /// for first) before the first call. vCenter and ESXi answer with the `urn:vim25`
+    /// namespace; an HTTPS server that is not the vSphere API answers something else (a
+    /// web page) and may never answer a SOAP call at all, so that is said now, not after
+    /// the request timeout. Without such a document (404), the call itself judges.
+    async fn check_api(&mut self) -> Result<(), Error> {
+        let path = format!(
+            "{}/vimServiceVersions.xml",
+            self.config.endpoint.path.trim_end_matches('/')
+        );
+        let response = self.transport.get(path.clone(), "vimServiceVersions.xml").await?;
+        if response.status == 200 && !soap::lists_vim25(&response.body) {
+            return Err(Error::NotVsphere {
+                endpoint: self.label.clone(),
+                url: self.transport.url(&path),
+                status: response.status,
+                content_type: response.content_type,
+                body_excerpt: soap::excerpt(&response.body),
+            });
+        }
+        Ok(())
     }
 
     /// Logs in unless a session is open.
@@ -201,18 +253,29 @@ impl Client {
         self.transport.reset();
     }
 
-    /// Reads hosts and VMs, logging in first when needed and once more if the session
-    /// turns out to have expired.
-    pub async fn inventory(&mut self) -> Result<Inventory, Error> {
+    /// Makes `call` in the session, logging in first when there is none. A session vCenter
+    /// ended (`NotAuthenticated`: its idle timeout, an administrator) is renewed once and
+    /// the call made again; refused a second time, the call's error is the answer. Every
+    /// call that needs a session goes through here.
+    async fn with_session<T>(
+        &mut self,
+        mut call: impl AsyncFnMut(&mut Client) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         self.login().await?;
-        match self.read_inventory().await {
+        match call(self).await {
             Err(Error::NotAuthenticated { .. }) => {
                 self.cookie = None;
                 self.login().await?;
-                self.read_inventory().await
+                call(self).await
             }
             other => other,
         }
+    }
+
+    /// Reads hosts and VMs (see [`Client::with_session`] for the session).
+    pub async fn inventory(&mut self) -> Result<Inventory, Error> {
+        self.with_session(async |client: &mut Client| client.read_inventory().await)
+            .await
     }
 
     async fn read_inventory(&mut self) -> Result<Inventory, Error> {
@@ -238,26 +301,37 @@ impl Client {
 
     async fn read_pages(&mut self, collector: &MoRef, view: &MoRef) -> Result<Vec<soap::ObjectContent>, Error> {
         let page_size = self.config.page_size.max(1);
-        self.pages(collector, soap::retrieve_view(collector, view, page_size))
-            .await
+        let first = soap::retrieve_view(collector, view, page_size);
+        let mut objects = Vec::new();
+        self.pages(collector, first, xml::MAX_DEPTH, |mut page, _| {
+            objects.append(&mut page.objects);
+            Ok(())
+        })
+        .await?;
+        Ok(objects)
     }
 
-    /// Sends a `RetrievePropertiesEx` request and follows its pages to the end.
-    async fn pages(&mut self, collector: &MoRef, first: String) -> Result<Vec<soap::ObjectContent>, Error> {
-        let ret = self.invoke("RetrievePropertiesEx", first).await?;
-        let mut page = soap::retrieve_result(ret.as_ref()).map_err(|e| self.protocol(e))?;
-        let mut objects = std::mem::take(&mut page.objects);
-        while let Some(token) = page.token.take() {
-            let ret = self
-                .invoke(
-                    "ContinueRetrievePropertiesEx",
-                    soap::continue_retrieve(collector, &token),
-                )
-                .await?;
-            page = soap::retrieve_result(ret.as_ref()).map_err(|e| self.protocol(e))?;
-            objects.append(&mut page.objects);
+    /// Sends a `RetrievePropertiesEx` request and follows its pages to the end, each read
+    /// to `depth` and handed to `take` as it arrives, with the answer it was read from.
+    async fn pages(
+        &mut self,
+        collector: &MoRef,
+        first: String,
+        depth: usize,
+        mut take: impl FnMut(soap::RetrieveResult, &soap::Page) -> Result<(), String>,
+    ) -> Result<(), Error> {
+        let (mut method, mut body) = ("RetrievePropertiesEx", first);
+        loop {
+            let (returned, text) = self.invoke_to_depth(method, body, depth).await?;
+            let page = soap::retrieve_result(returned.value).map_err(|e| self.protocol(e))?;
+            let token = page.token.clone();
+            take(page, &soap::Page::new(text, returned.namespaces)).map_err(|e| self.protocol(e))?;
+            let Some(token) = token else {
+                return Ok(());
+            };
+            method = "ContinueRetrievePropertiesEx";
+            body = soap::continue_retrieve(collector, &token);
         }
-        Ok(objects)
     }
 
     /// Reads the configuration of these hosts (managed object ids, `host-21`) and of the
@@ -267,44 +341,34 @@ impl Client {
         if host_ids.is_empty() {
             return Ok(BTreeMap::new());
         }
-        self.login().await?;
-        match self.read_host_configs(host_ids).await {
-            Err(Error::NotAuthenticated { .. }) => {
-                self.cookie = None;
-                self.login().await?;
-                self.read_host_configs(host_ids).await
-            }
-            other => other,
-        }
+        self.with_session(async |client: &mut Client| client.read_host_configs(host_ids).await)
+            .await
     }
 
     async fn read_host_configs(&mut self, host_ids: &[String]) -> Result<BTreeMap<String, HostConfig>, Error> {
         let sc = self.service().await?;
         let page_size = self.config.page_size.max(1);
         let first = config::retrieve_config(&sc.property_collector, host_ids, page_size);
-        let objects = self.pages(&sc.property_collector, first).await?;
-        Ok(config::group(&objects))
+        let mut grouping = config::Grouping::default();
+        self.pages(&sc.property_collector, first, soap::VALUE_DEPTH, |page, answer| {
+            grouping.take(page, answer)
+        })
+        .await?;
+        Ok(grouping.finish())
     }
 
     /// How many sessions vCenter has open (`SessionManager.sessionList`), this one
     /// included: for diagnostics and tests.
     pub async fn session_count(&mut self) -> Result<usize, Error> {
-        self.login().await?;
-        match self.read_session_count().await {
-            Err(Error::NotAuthenticated { .. }) => {
-                self.cookie = None;
-                self.login().await?;
-                self.read_session_count().await
-            }
-            other => other,
-        }
+        self.with_session(async |client: &mut Client| client.read_session_count().await)
+            .await
     }
 
     async fn read_session_count(&mut self) -> Result<usize, Error> {
         let sc = self.service().await?;
         let body = soap::retrieve_one(&sc.property_collector, &sc.session_manager, "sessionList");
         let ret = self.invoke("RetrievePropertiesEx", body).await?;
-        let page = soap::retrieve_result(ret.as_ref()).map_err(|e| self.protocol(e))?;
+        let page = soap::retrieve_result(ret).map_err(|e| self.protocol(e))?;
         Ok(page
             .objects
             .first()
@@ -474,7 +538,7 @@ mod tests {
         c.timeout = Duration::from_millis(300);
         let err = rt.block_on(read_inventory(c, std::future::pending())).unwrap_err();
         assert!(
-            matches!(&err, Error::Timeout { stage, .. } if stage == "TLS handshake"),
+            matches!(&err, Error::Timeout { stage, .. } if *stage == crate::error::Stage::Handshake),
             "{err:?}"
         );
         drop(listener);

@@ -1,4 +1,4 @@
-//! Where vCenter is and how its certificate is trusted: the `--vcenter` address as admins
+//! Where vCenter is and how its certificate is trusted: the vCenter address as admins
 //! write it (`vc01`, `vc01:8443`, `https://vc01/sdk`), the SHA-256 thumbprint in the colon
 //! form the vSphere Client shows, and the trust policy. Pure: nothing here connects.
 use std::fmt;
@@ -163,14 +163,14 @@ impl std::str::FromStr for Endpoint {
 }
 
 /// The SHA-256 digest of a certificate's DER encoding, as the vSphere Client shows it
-/// (`AA:BB:…:FF`) and as `--vcenter-thumbprint` pins it.
+/// (`AA:BB:…:FF`) and as a front end pins it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Thumbprint(pub [u8; 32]);
 
-/// Why a text is not a thumbprint. The message leaves the text out, since clap already
-/// quotes an option's value before it (`invalid value 'AB:CD' for
-/// '--vcenter-thumbprint <SHA256>': not a SHA-256 thumbprint…`); where nothing quotes it,
-/// [`ThumbprintError::text`] gives it to be named.
+/// Why a text is not a thumbprint. The message leaves the text out, since a command-line
+/// parser already quotes an option's value before it (`invalid value 'AB:CD' for '<the
+/// option>': not a SHA-256 thumbprint…`); where nothing quotes it, [`ThumbprintError::text`]
+/// gives it to be named.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ThumbprintError {
     #[error(

@@ -19,6 +19,7 @@ pub mod inventory;
 pub mod select;
 mod soap;
 mod tls;
+mod validity;
 mod xml;
 
 pub use client::{check_endpoint, read_configuration, read_inventory, Client, Config};
@@ -26,7 +27,7 @@ pub use config::HostConfig;
 pub use secrecy::SecretString;
 
 pub use endpoint::{Endpoint, EndpointError, Thumbprint, ThumbprintError, Trust};
-pub use error::Error;
+pub use error::{CertificateProblem, Error, Stage, Vocabulary};
 pub use inventory::{decode_name, ConnectionState, Host, Inventory, PowerState, Vm};
 pub use select::{
     select, ClusterRef, SelectError, Selected, SelectedHost, SelectedVm, Selection, SelectorError, SkipReason,

@@ -9,9 +9,10 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::error::Vocabulary;
 use crate::inventory::{ConnectionState, Host, Inventory, PowerState};
 
-/// `--cluster` as written: the cluster's `NAME`, `DATACENTER/NAME`, or its inventory path
+/// A cluster as an admin names it: the cluster's `NAME`, `DATACENTER/NAME`, or its inventory path
 /// as `govc find` prints it (`/Lab East/host/Row 1/HPC`, with or without the leading `/`).
 /// Nothing is split: the text is compared with each cluster's three spellings, so names
 /// holding a `/` (a datacenter `Lab/East`) still match.
@@ -64,7 +65,7 @@ impl fmt::Display for ClusterRef {
     }
 }
 
-/// `--vm PATTERN`: an exact VM name, or a glob where only `*` (any run of characters)
+/// A VM pattern: an exact VM name, or a glob where only `*` (any run of characters)
 /// and `?` (one character) are wildcards. Brackets, spaces, colons and everything else
 /// are literal, because VM names contain them (`hpc [test] 07`, `node:1`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -195,11 +196,9 @@ pub struct SelectedVm {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectError {
-    #[error(
-        "cluster `{name}` is in more than one place ({}): write DATACENTER/NAME or the inventory path, e.g. --cluster {}",
-        paths.join(", "),
-        shell_quoted(paths.first().map(String::as_str).unwrap_or_default())
-    )]
+    /// `name` matches clusters at each of `paths` (DATACENTER/NAME, else the inventory
+    /// path): the remedy names one of them.
+    #[error("{}", ambiguous_cluster(name, paths, &Vocabulary::NEUTRAL))]
     AmbiguousCluster { name: String, paths: Vec<String> },
     #[error("no cluster `{cluster}` with hosts in this vCenter (a cluster is NAME, DATACENTER/NAME or its inventory path); {}", known_list(known))]
     NoSuchCluster { cluster: String, known: Vec<String> },
@@ -214,14 +213,23 @@ pub enum SelectError {
     },
 }
 
-/// `text` as a POSIX shell reads it back as one word: bare when it holds nothing the
-/// shell treats specially, else in single quotes.
-fn shell_quoted(text: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:@%+=,".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        return text.to_string();
+impl SelectError {
+    /// The message with its remedy in the front end's `words`: an ambiguous cluster
+    /// ends with the setting that names the first of its places.
+    pub fn worded(&self, words: &Vocabulary) -> String {
+        match self {
+            SelectError::AmbiguousCluster { name, paths } => ambiguous_cluster(name, paths, words),
+            other => other.to_string(),
+        }
     }
-    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+fn ambiguous_cluster(name: &str, paths: &[String], words: &Vocabulary) -> String {
+    format!(
+        "cluster `{name}` is in more than one place ({}): write DATACENTER/NAME or the inventory path, e.g. {}",
+        paths.join(", "),
+        (words.cluster)(paths.first().map(String::as_str).unwrap_or_default())
+    )
 }
 
 const NEAR_SHOWN: usize = 5;
@@ -406,7 +414,7 @@ pub fn select(inv: &Inventory, sel: &Selection) -> Result<Selected, SelectError>
     })
 }
 
-/// The clusters (by [`cluster_identity`]) `--cluster` restricts to; `None`: no restriction.
+/// The clusters (by [`cluster_identity`]) the selection restricts to; `None`: no restriction.
 fn cluster_scope(inv: &Inventory, clusters: &[ClusterRef]) -> Result<Option<BTreeSet<String>>, SelectError> {
     if clusters.is_empty() {
         return Ok(None);

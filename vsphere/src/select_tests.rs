@@ -378,10 +378,18 @@ fn a_vm_typo_suggests_the_names_it_nearly_matches() {
 }
 
 #[test]
-fn the_suggested_cluster_path_can_be_pasted_into_a_shell() {
-    let err = select(&lab(), &sel(&["HPC"], &[])).unwrap_err().to_string();
-    assert!(err.ends_with("e.g. --cluster 'Lab East/HPC'"), "{err}");
-    assert_eq!(shell_quoted("Lab-East/HPC"), "Lab-East/HPC");
-    assert_eq!(shell_quoted("it's"), r"'it'\''s'");
-    assert_eq!(shell_quoted(""), "''");
+fn an_ambiguous_cluster_ends_with_the_setting_that_names_one_place() {
+    const WORDS: crate::Vocabulary = crate::Vocabulary {
+        cluster: |path| format!("<cluster {path}>"),
+        ..crate::Vocabulary::NEUTRAL
+    };
+    let err = select(&lab(), &sel(&["HPC"], &[])).unwrap_err();
+    let text = err.worded(&WORDS);
+    assert!(text.ends_with("inventory path, e.g. <cluster Lab East/HPC>"), "{text}");
+    assert!(
+        err.to_string().ends_with("inventory path, e.g. `Lab East/HPC`"),
+        "{err}"
+    );
+    let other = select(&lab(), &sel(&[], &["hpc-node1"])).unwrap_err();
+    assert_eq!(other.worded(&WORDS), other.to_string());
 }

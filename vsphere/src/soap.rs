@@ -4,7 +4,13 @@
 //! `http`, the orchestration `client`.
 use std::fmt::Write as _;
 
-use crate::xml::{self, moref_element, text_element, Element};
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use pvrdma_parsers::xml::{self, Element};
+
+use crate::xml::{envelope, moref_element, text_element};
 
 /// A managed object reference: its type (`HostSystem`) and value (`host-21`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -38,21 +44,43 @@ pub struct ServiceContent {
     pub api_version: Option<String>,
 }
 
-/// What an answer was: the method's `returnval` (absent when the method returns nothing
-/// or an empty result), or a SOAP fault.
+/// What an answer was: the method's `returnval`, or a SOAP fault.
 #[derive(Debug)]
 pub enum Answer {
-    Return(Option<Element>),
+    Return(Returned),
     Fault { fault: String, message: String },
 }
 
-/// Reads an answer's envelope: the `returnval` of `<{method}Response>` or the fault.
-pub fn decode(body: &[u8], method: &str) -> Result<Answer, String> {
-    let root = xml::parse(body).map_err(|e| format!("{method}: not XML: {e}"))?;
-    let envelope_body = root
-        .child("Body")
-        .filter(|_| root.name == "Envelope")
-        .ok_or_else(|| format!("{method}: not a SOAP envelope"))?;
+/// A method's `returnval` (absent when the method returns nothing or an empty result),
+/// read to the depth asked, with the namespace declarations in scope at it: what a part
+/// of it handed on as written needs to stand alone.
+#[derive(Debug)]
+pub struct Returned {
+    pub value: Option<Element>,
+    /// `xmlns` and `xmlns:PREFIX` declarations of the envelope, the body, the response and
+    /// `returnval`, outermost first, each prefix once (as declared innermost).
+    pub namespaces: Vec<(String, String)>,
+}
+
+/// The depth of a property's value in a property collector's answer (the envelope, its
+/// body, the response, `returnval`, `objects`, `propSet`, `val`). Read to there, a page
+/// gives each object, its properties' names and the values that are text or a reference,
+/// and passes over what structured values hold, as the configuration read hands them on
+/// as written for the parser of each object to read.
+pub const VALUE_DEPTH: usize = 7;
+
+/// Reads an answer's envelope, to `depth` (see [`VALUE_DEPTH`]; [`xml::MAX_DEPTH`] reads
+/// it whole): the `returnval` of `<{method}Response>` or the fault.
+pub fn decode(body: &[u8], method: &str, depth: usize) -> Result<Answer, String> {
+    let text = std::str::from_utf8(body).map_err(|e| format!("{method}: not XML: not UTF-8: {e}"))?;
+    let root = xml::read_to_depth(text, depth).map_err(|e| format!("{method}: not XML: {e}"))?;
+    if root.name != "Envelope" || root.child("Body").is_none() {
+        return Err(format!("{method}: not a SOAP envelope"));
+    }
+    let mut namespaces = Vec::new();
+    declare(&mut namespaces, &root);
+    let envelope_body = into_child(root, "Body").ok_or_else(|| format!("{method}: not a SOAP envelope"))?;
+    declare(&mut namespaces, &envelope_body);
     if let Some(fault) = envelope_body.child("Fault") {
         let message = fault
             .child("faultstring")
@@ -72,10 +100,33 @@ pub fn decode(body: &[u8], method: &str) -> Result<Answer, String> {
         return Ok(Answer::Fault { fault: name, message });
     }
     let response_name = format!("{method}Response");
-    let response = envelope_body
-        .child(&response_name)
+    let response = into_child(envelope_body, &response_name)
         .ok_or_else(|| format!("{method}: no <{response_name}> in the answer"))?;
-    Ok(Answer::Return(response.child("returnval").cloned()))
+    declare(&mut namespaces, &response);
+    let value = into_child(response, "returnval");
+    if let Some(ret) = &value {
+        declare(&mut namespaces, ret);
+    }
+    Ok(Answer::Return(Returned { value, namespaces }))
+}
+
+/// The first child named `name`, taken out of `el`.
+fn into_child(el: Element, name: &str) -> Option<Element> {
+    el.children.into_iter().find(|c| c.name == name)
+}
+
+/// Adds the namespace declarations of `el` to `namespaces`, replacing an outer one of the
+/// same prefix.
+fn declare(namespaces: &mut Vec<(String, String)>, el: &Element) {
+    for (key, value) in el.attrs.iter().filter(|(k, _)| is_declaration(k)) {
+        namespaces.retain(|(k, _)| k != key);
+        namespaces.push((key.clone(), value.clone()));
+    }
+}
+
+/// Whether an attribute name declares a namespace (`xmlns`, `xmlns:xsi`).
+pub(crate) fn is_declaration(attribute: &str) -> bool {
+    attribute == "xmlns" || attribute.starts_with("xmlns:")
 }
 
 pub(crate) fn call(method: &str, this: &MoRef, args: &str) -> String {
@@ -84,7 +135,7 @@ pub(crate) fn call(method: &str, this: &MoRef, args: &str) -> String {
     moref_element(&mut body, "_this", &this.kind, &this.value);
     body.push_str(args);
     let _ = write!(body, "</{method}>");
-    xml::envelope(&body)
+    envelope(&body)
 }
 
 pub fn retrieve_service_content() -> String {
@@ -215,6 +266,10 @@ pub fn continue_retrieve(collector: &MoRef, token: &str) -> String {
 pub struct ObjectContent {
     pub obj: MoRef,
     pub props: Vec<(String, Element)>,
+    /// Where its `<objects>` element is in the answer's text.
+    pub span: Range<usize>,
+    /// The namespace prefixes its `<objects>` start tag declares itself (`xmlns:xsi`).
+    pub declares: Vec<String>,
 }
 
 impl ObjectContent {
@@ -238,7 +293,7 @@ pub struct RetrieveResult {
     pub token: Option<String>,
 }
 
-pub fn retrieve_result(ret: Option<&Element>) -> Result<RetrieveResult, String> {
+pub fn retrieve_result(ret: Option<Element>) -> Result<RetrieveResult, String> {
     let Some(ret) = ret else {
         // No returnval: nothing matched.
         return Ok(RetrieveResult::default());
@@ -248,23 +303,59 @@ pub fn retrieve_result(ret: Option<&Element>) -> Result<RetrieveResult, String> 
         .map(|t| t.text.trim().to_string())
         .filter(|t| !t.is_empty());
     let mut objects = Vec::new();
-    for o in ret.children_named("objects") {
+    for o in ret.children.into_iter().filter(|c| c.name == "objects") {
         let obj = MoRef::of(o.child("obj").ok_or("an object without obj")?)?;
+        let declares = o
+            .attrs
+            .iter()
+            .filter(|(k, _)| is_declaration(k))
+            .map(|(k, _)| k.clone())
+            .collect();
         let mut props = Vec::new();
-        for p in o.children_named("propSet") {
+        for p in o.children.into_iter().filter(|c| c.name == "propSet") {
             let name = p
                 .child("name")
                 .ok_or("a property without a name")?
                 .text
                 .trim()
                 .to_string();
-            if let Some(val) = p.child("val") {
-                props.push((name, val.clone()));
+            if let Some(val) = into_child(p, "val") {
+                props.push((name, val));
             }
         }
-        objects.push(ObjectContent { obj, props });
+        objects.push(ObjectContent {
+            obj,
+            props,
+            span: o.span,
+            declares,
+        });
     }
     Ok(RetrieveResult { objects, token })
+}
+
+/// A property collector's answer, as its objects are read from it: its text, which the
+/// objects' spans point into, and the namespace declarations in scope at its objects.
+pub struct Page {
+    text: Bytes,
+    namespaces: Vec<(String, String)>,
+}
+
+impl Page {
+    pub fn new(text: Bytes, namespaces: Vec<(String, String)>) -> Page {
+        Page { text, namespaces }
+    }
+
+    /// The text of the answer at `span`, as vCenter wrote it.
+    pub fn written(&self, span: std::ops::Range<usize>) -> Result<&str, String> {
+        self.text
+            .get(span)
+            .and_then(|bytes| std::str::from_utf8(bytes).ok())
+            .ok_or_else(|| "an object's place in the answer is not in its text".to_string())
+    }
+
+    pub fn namespaces(&self) -> &[(String, String)] {
+        &self.namespaces
+    }
 }
 
 /// The session cookie in a `Set-Cookie` header, as the `Cookie` header sends it back.
@@ -272,6 +363,12 @@ pub fn session_cookie(set_cookie: &str) -> Option<String> {
     let pair = set_cookie.split(';').next()?.trim();
     let (name, value) = pair.split_once('=')?;
     (name.trim() == "vmware_soap_session" && !value.trim().is_empty()).then(|| pair.to_string())
+}
+
+/// Whether an answer to `vimServiceVersions.xml` is the vSphere API's: it lists the
+/// `urn:vim25` namespace.
+pub fn lists_vim25(body: &[u8]) -> bool {
+    std::str::from_utf8(body).is_ok_and(|text| text.contains("<namespaces") && text.contains("urn:vim25"))
 }
 
 /// A short, single-line excerpt of an answer for an error message.

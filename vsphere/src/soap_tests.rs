@@ -15,7 +15,8 @@ fn service_content_as_vcenter_sends_it() {
 <viewManager type="ViewManager">ViewManager</viewManager><about><name>VMware vCenter Server</name><apiVersion>8.0.2.0</apiVersion></about>
 <sessionManager type="SessionManager">SessionManager</sessionManager></returnval></RetrieveServiceContentResponse>"#,
     );
-    let Answer::Return(ret) = decode(&body, "RetrieveServiceContent").unwrap() else {
+    let Answer::Return(Returned { value: ret, .. }) = decode(&body, "RetrieveServiceContent", xml::MAX_DEPTH).unwrap()
+    else {
         panic!("a fault")
     };
     let sc = service_content(ret.as_ref()).unwrap();
@@ -30,7 +31,7 @@ fn faults_are_named_by_their_type() {
     let vcenter = wrap(
         r#"<soapenv:Fault><faultcode>ServerFaultCode</faultcode><faultstring>Cannot complete login due to an incorrect user name or password.</faultstring><detail><InvalidLoginFault xmlns="urn:vim25" xsi:type="InvalidLogin"></InvalidLoginFault></detail></soapenv:Fault>"#,
     );
-    let Answer::Fault { fault, message } = decode(&vcenter, "Login").unwrap() else {
+    let Answer::Fault { fault, message } = decode(&vcenter, "Login", xml::MAX_DEPTH).unwrap() else {
         panic!("not a fault")
     };
     assert_eq!(fault, "InvalidLogin");
@@ -39,10 +40,14 @@ fn faults_are_named_by_their_type() {
     let bare = wrap(
         r#"<soapenv:Fault><faultcode>ServerFaultCode</faultcode><faultstring>x</faultstring><detail><NotAuthenticatedFault xmlns="urn:vim25"/></detail></soapenv:Fault>"#,
     );
-    assert!(matches!(decode(&bare, "X").unwrap(), Answer::Fault { fault, .. } if fault == "NotAuthenticated"));
+    assert!(
+        matches!(decode(&bare, "X", xml::MAX_DEPTH).unwrap(), Answer::Fault { fault, .. } if fault == "NotAuthenticated")
+    );
     let code =
         wrap(r#"<soapenv:Fault><faultcode>soapenv:Client</faultcode><faultstring>y</faultstring></soapenv:Fault>"#);
-    assert!(matches!(decode(&code, "X").unwrap(), Answer::Fault { fault, .. } if fault == "soapenv:Client"));
+    assert!(
+        matches!(decode(&code, "X", xml::MAX_DEPTH).unwrap(), Answer::Fault { fault, .. } if fault == "soapenv:Client")
+    );
 }
 
 #[test]
@@ -59,10 +64,16 @@ fn a_page_of_objects_and_its_token() {
 <missingSet><path>runtime.host</path><fault><fault xsi:type="NoPermission"/></fault></missingSet></objects>
 </returnval></RetrievePropertiesExResponse>"#,
     );
-    let Answer::Return(ret) = decode(&body, "RetrievePropertiesEx").unwrap() else {
+    let Answer::Return(Returned { value: ret, namespaces }) =
+        decode(&body, "RetrievePropertiesEx", xml::MAX_DEPTH).unwrap()
+    else {
         panic!("a fault")
     };
-    let page = retrieve_result(ret.as_ref()).unwrap();
+    // What a part of it handed on needs declared: the envelope's prefixes, the
+    // response's default namespace.
+    let keys: Vec<&str> = namespaces.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["xmlns:soapenv", "xmlns:xsd", "xmlns:xsi", "xmlns"]);
+    let page = retrieve_result(ret).unwrap();
     assert_eq!(page.token.as_deref(), Some("1"));
     assert_eq!(page.objects.len(), 2);
     let host = &page.objects[0];
@@ -79,10 +90,11 @@ fn a_page_of_objects_and_its_token() {
 
     // The last page has no token; an empty result has no returnval at all.
     let empty = wrap(r#"<RetrievePropertiesExResponse xmlns="urn:vim25"></RetrievePropertiesExResponse>"#);
-    let Answer::Return(ret) = decode(&empty, "RetrievePropertiesEx").unwrap() else {
+    let Answer::Return(Returned { value: ret, .. }) = decode(&empty, "RetrievePropertiesEx", xml::MAX_DEPTH).unwrap()
+    else {
         panic!("a fault")
     };
-    assert_eq!(retrieve_result(ret.as_ref()).unwrap(), RetrieveResult::default());
+    assert_eq!(retrieve_result(ret).unwrap(), RetrieveResult::default());
 }
 
 #[test]
@@ -92,7 +104,7 @@ fn requests_escape_what_users_type() {
         "ad\\ops&<dev>",
         "p&<>\"'w",
     );
-    let root = xml::parse(body.as_bytes()).unwrap();
+    let root = xml::read(&body).unwrap();
     let l = root.find("Login").unwrap();
     assert_eq!(l.child("userName").unwrap().text, "ad\\ops&<dev>");
     assert_eq!(l.child("password").unwrap().text, "p&<>\"'w");
@@ -100,7 +112,7 @@ fn requests_escape_what_users_type() {
 
     let view = MoRef::new("ContainerView", "session[52a1]52b2");
     let req = retrieve_view(&MoRef::new("PropertyCollector", "propertyCollector"), &view, 100);
-    let root = xml::parse(req.as_bytes()).unwrap();
+    let root = xml::read(&req).unwrap();
     let r = root.find("RetrievePropertiesEx").unwrap();
     assert_eq!(r.find("maxObjects").unwrap().text, "100");
     assert_eq!(
@@ -128,13 +140,30 @@ fn cookies_and_excerpts() {
 }
 
 #[test]
+fn the_list_of_api_releases_is_told_from_a_web_page() {
+    // As govmomi's simulator, vCenter and ESXi serve /sdk/vimServiceVersions.xml.
+    let vsphere = br#"<?xml version="1.0" encoding="UTF-8"?>
+<namespaces version="1.0">
+ <namespace>
+  <name>urn:vim25</name>
+  <version>7.0</version>
+ </namespace>
+</namespaces>"#;
+    assert!(lists_vim25(vsphere));
+    assert!(!lists_vim25(
+        b"<HTML><BODY BGCOLOR=\"#ffffff\">\n<pre>\n\ns_server -www"
+    ));
+    assert!(!lists_vim25(b"\xff\xfe"));
+}
+
+#[test]
 fn answers_of_the_wrong_shape_are_errors() {
-    assert!(decode(b"<html><body>502 Bad Gateway</body></html>", "Login").is_err());
-    assert!(decode(&wrap("<OtherResponse/>"), "Login").is_err());
-    let Answer::Return(ret) = decode(&wrap(r#"<RetrievePropertiesExResponse><returnval><objects><propSet/></objects></returnval></RetrievePropertiesExResponse>"#), "RetrievePropertiesEx").unwrap() else {
+    assert!(decode(b"<html><body>502 Bad Gateway</body></html>", "Login", xml::MAX_DEPTH).is_err());
+    assert!(decode(&wrap("<OtherResponse/>"), "Login", xml::MAX_DEPTH).is_err());
+    let Answer::Return(Returned { value: ret, .. }) = decode(&wrap(r#"<RetrievePropertiesExResponse><returnval><objects><propSet/></objects></returnval></RetrievePropertiesExResponse>"#), "RetrievePropertiesEx", xml::MAX_DEPTH).unwrap() else {
         panic!()
     };
-    assert!(retrieve_result(ret.as_ref()).is_err());
+    assert!(retrieve_result(ret).is_err());
     assert!(service_content(None).is_err());
     assert!(returned_moref(None, "CreateContainerView").is_err());
 }
@@ -186,17 +215,19 @@ mod junk {
         fn decoders_never_panic(parts in proptest::collection::vec(fragment(), 0..40)) {
             let text = parts.concat();
             for method in ["RetrievePropertiesEx", "RetrieveServiceContent", "CreateContainerView"] {
-                if let Ok(Answer::Return(ret)) = decode(text.as_bytes(), method) {
-                    let _ = retrieve_result(ret.as_ref());
-                    let _ = service_content(ret.as_ref());
-                    let _ = returned_moref(ret.as_ref(), method);
+                for depth in [xml::MAX_DEPTH, VALUE_DEPTH] {
+                    if let Ok(Answer::Return(Returned { value: ret, .. })) = decode(text.as_bytes(), method, depth) {
+                        let _ = service_content(ret.as_ref());
+                        let _ = returned_moref(ret.as_ref(), method);
+                        let _ = retrieve_result(ret);
+                    }
                 }
             }
         }
 
         #[test]
         fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
-            let _ = decode(&bytes, "Login");
+            let _ = decode(&bytes, "Login", xml::MAX_DEPTH);
             let _ = excerpt(&bytes);
             let _ = session_cookie(&String::from_utf8_lossy(&bytes));
         }

@@ -2,6 +2,7 @@
 //! with the OS roots or the given CA, or an exact SHA-256 pin); what this module adds is
 //! a record of the leaf certificate's thumbprint when the check fails, so the refusal can
 //! show the thumbprint to pin, as ssh shows a new host key's fingerprint.
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -12,13 +13,19 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 use crate::endpoint::{Thumbprint, Trust};
-use crate::error::Error;
+use crate::error::{CertificateProblem, Error};
 
 /// Why the last handshake's certificate was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rejection {
-    Untrusted { thumbprint: Thumbprint, reason: String },
-    Mismatch { expected: Thumbprint, got: Thumbprint },
+    Untrusted {
+        thumbprint: Thumbprint,
+        problem: CertificateProblem,
+    },
+    Mismatch {
+        expected: Thumbprint,
+        got: Thumbprint,
+    },
 }
 
 /// Where the verifier leaves its verdict for the connection code to read.
@@ -34,7 +41,11 @@ enum Check {
 struct Verifier {
     check: Check,
     /// The CA file of `Trust::Ca`, named in a refusal; `None`: the system's roots.
-    ca: Option<String>,
+    ca: Option<PathBuf>,
+    /// The CA file's certificates. One the server presents as it is (a self-signed vCenter
+    /// or ESXi certificate, which says it is a CA) is a trust anchor of its own, as curl,
+    /// Python's ssl and Go take it: its dates and names are checked, not its issuer.
+    anchors: Vec<CertificateDer<'static>>,
     provider: Arc<CryptoProvider>,
     rejection: RejectionSlot,
 }
@@ -58,14 +69,30 @@ impl ServerCertVerifier for Verifier {
     ) -> Result<ServerCertVerified, rustls::Error> {
         let got = Thumbprint::of_der(end_entity.as_ref());
         match &self.check {
-            Check::WebPki(inner) => inner
-                .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-                .inspect_err(|e| {
-                    self.reject(Rejection::Untrusted {
-                        thumbprint: got,
-                        reason: plain_reason(e, self.ca.as_deref()),
-                    })
-                }),
+            Check::WebPki(inner) => {
+                let refused = match inner.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+                {
+                    Ok(verified) => return Ok(verified),
+                    Err(e) => e,
+                };
+                let problem = match &self.ca {
+                    Some(file) if self.anchors.iter().any(|a| a.as_ref() == end_entity.as_ref()) => {
+                        match anchor_problem(end_entity, server_name, now) {
+                            None => return Ok(ServerCertVerified::assertion()),
+                            Some(p) => CertificateProblem::Anchor {
+                                ca_file: file.clone(),
+                                problem: Box::new(p),
+                            },
+                        }
+                    }
+                    _ => problem(&refused, self.ca.as_ref()),
+                };
+                self.reject(Rejection::Untrusted {
+                    thumbprint: got,
+                    problem,
+                });
+                Err(refused)
+            }
             // Pinned: that exact certificate, whatever its name, issuer or dates (an
             // appliance's self-signed certificate is the case pinning exists for). The
             // handshake signature is still checked below: the server must hold its key.
@@ -105,36 +132,76 @@ impl ServerCertVerifier for Verifier {
     }
 }
 
-/// Why webpki refused a certificate, in the words of someone who manages vCenter rather
-/// than rustls' names (`UnknownIssuer`); `ca` is the `--vcenter-ca` file, if one was given.
-fn plain_reason(error: &rustls::Error, ca: Option<&str>) -> String {
+/// Why webpki refused a certificate; `ca` is the CA file of `Trust::Ca`, if one was given.
+fn problem(error: &rustls::Error, ca: Option<&PathBuf>) -> CertificateProblem {
     use rustls::CertificateError as E;
     let rustls::Error::InvalidCertificate(e) = error else {
-        return error.to_string();
+        return CertificateProblem::Other(error.to_string());
     };
     match e {
-        E::UnknownIssuer => match ca {
-            Some(path) => format!("it is not signed by the CA in {path}"),
-            None => "it is signed by a CA this system does not trust".into(),
+        E::UnknownIssuer => CertificateProblem::UnknownIssuer { ca_file: ca.cloned() },
+        E::NotValidForNameContext { presented, .. } => CertificateProblem::WrongName {
+            names: presented.iter().map(|n| plain_name(n)).collect(),
         },
-        E::NotValidForNameContext { presented, .. } if !presented.is_empty() => format!(
-            "it is not issued for the address given: it names {}; give one of those in the vCenter address",
-            presented.join(", ")
-        ),
-        E::NotValidForName | E::NotValidForNameContext { .. } => "it is not issued for the address given".into(),
-        E::Expired | E::ExpiredContext { .. } => "it has expired: renew vCenter's certificate".into(),
-        E::NotValidYet | E::NotValidYetContext { .. } => {
-            "it is not valid yet: check this machine's clock and vCenter's".into()
+        E::NotValidForName => CertificateProblem::WrongName { names: Vec::new() },
+        E::Expired | E::ExpiredContext { .. } => CertificateProblem::Expired,
+        E::NotValidYet | E::NotValidYetContext { .. } => CertificateProblem::NotValidYet,
+        E::Revoked => CertificateProblem::Revoked,
+        E::BadSignature => CertificateProblem::BadSignature,
+        E::Other(other) if other.0.downcast_ref::<webpki::Error>() == Some(&webpki::Error::CaUsedAsEndEntity) => {
+            CertificateProblem::CaCertificate { ca_file: ca.cloned() }
         }
-        E::Revoked => "it is revoked".into(),
-        E::BadSignature => "its signature does not verify".into(),
-        other => format!("{other:?}"),
+        other => CertificateProblem::Other(format!("{other:?}")),
     }
 }
 
-/// The roots `trust` names: the OS store, or the certificates of a PEM file.
-fn roots(trust: &Trust) -> Result<RootCertStore, Error> {
+/// What keeps a certificate of the CA file, presented as it is, from being this server's,
+/// checked as curl checks a trust anchor it is given: its dates, and that it is issued for
+/// the address given. `None`: nothing; it is trusted.
+fn anchor_problem(
+    end_entity: &CertificateDer<'_>,
+    server_name: &ServerName<'_>,
+    now: UnixTime,
+) -> Option<CertificateProblem> {
+    let Some((not_before, not_after)) = crate::validity::validity(end_entity.as_ref()) else {
+        return Some(CertificateProblem::Other("its validity dates cannot be read".into()));
+    };
+    let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+    if now < not_before {
+        return Some(CertificateProblem::NotValidYet);
+    }
+    if now > not_after {
+        return Some(CertificateProblem::Expired);
+    }
+    let certificate = match webpki::EndEntityCert::try_from(end_entity) {
+        Ok(c) => c,
+        Err(e) => return Some(CertificateProblem::Other(format!("it cannot be read: {e}"))),
+    };
+    match certificate.verify_is_valid_for_subject_name(server_name) {
+        Ok(()) => None,
+        Err(webpki::Error::CertNotValidForName(context)) => Some(CertificateProblem::WrongName {
+            names: context.presented.iter().map(|n| plain_name(n)).collect(),
+        }),
+        Err(_) => Some(CertificateProblem::WrongName { names: Vec::new() }),
+    }
+}
+
+/// A name a certificate is issued for as an admin writes it: webpki gives each in its
+/// own notation (`DnsName("vc01.lab")`, `IpAddress(10.0.0.5)`).
+fn plain_name(presented: &str) -> String {
+    let inner = |prefix: &str| presented.strip_prefix(prefix)?.strip_suffix(')');
+    match (inner("DnsName("), inner("IpAddress(")) {
+        (Some(dns), _) => dns.trim_matches('"').to_string(),
+        (_, Some(ip)) => ip.to_string(),
+        _ => presented.to_string(),
+    }
+}
+
+/// The roots `trust` names: the OS store, or the certificates of a PEM file (also
+/// returned as they are).
+fn roots(trust: &Trust) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), Error> {
     let mut store = RootCertStore::empty();
+    let mut anchors = Vec::new();
     match trust {
         Trust::System => {
             // Unreadable entries of the OS store are skipped, as the OS' own tools do; an
@@ -158,22 +225,25 @@ fn roots(trust: &Trust) -> Result<RootCertStore, Error> {
             }
             for cert in certs {
                 store
-                    .add(cert)
+                    .add(cert.clone())
                     .map_err(|e| ca_error(format!("not a usable CA certificate: {e}")))?;
+                anchors.push(cert);
             }
         }
         Trust::Pinned(_) => {}
     }
-    Ok(store)
+    Ok((store, anchors))
 }
 
 /// The rustls configuration for `trust`, and the slot its verifier reports refusals in.
 pub fn client_config(trust: &Trust, endpoint: &str) -> Result<(Arc<rustls::ClientConfig>, RejectionSlot), Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut anchors = Vec::new();
     let check = match trust {
         Trust::Pinned(t) => Check::Pinned(*t),
         other => {
-            let store = roots(other)?;
+            let (store, certificates) = roots(other)?;
+            anchors = certificates;
             let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
                 .build()
                 .or_else(|e| match e {
@@ -196,9 +266,10 @@ pub fn client_config(trust: &Trust, endpoint: &str) -> Result<(Arc<rustls::Clien
     let verifier = Arc::new(Verifier {
         check,
         ca: match trust {
-            Trust::Ca(path) => Some(path.display().to_string()),
+            Trust::Ca(path) => Some(path.clone()),
             _ => None,
         },
+        anchors,
         provider: provider.clone(),
         rejection: rejection.clone(),
     });
@@ -228,21 +299,54 @@ fn placeholder_roots() -> RootCertStore {
 
 #[cfg(test)]
 mod tests {
-    use super::plain_reason;
+    use super::{plain_name, problem};
+    use crate::error::CertificateProblem;
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
     use rustls::{CertificateError, Error};
+    use std::path::PathBuf;
+
+    /// The names a certificate is issued for, as webpki reports them when the address is
+    /// not one of them, then as the refusal says them.
+    #[test]
+    fn a_wrong_name_refusal_says_the_names_as_an_admin_writes_them() {
+        let pem = include_bytes!("../tests/fixtures/self-signed-vcenter.pem");
+        let der = CertificateDer::from_pem_slice(pem).unwrap();
+        let certificate = webpki::EndEntityCert::try_from(&der).unwrap();
+        let other = ServerName::try_from("vc02.lab.example").unwrap();
+        let Err(webpki::Error::CertNotValidForName(context)) = certificate.verify_is_valid_for_subject_name(&other)
+        else {
+            panic!("vc02 is not a name of the certificate")
+        };
+        assert_eq!(context.presented, [r#"DnsName("vc01.lab.example")"#]);
+        let refused = Error::InvalidCertificate(CertificateError::NotValidForNameContext {
+            expected: other.to_owned(),
+            presented: context.presented,
+        });
+        let said = problem(&refused, None);
+        assert_eq!(
+            said.to_string(),
+            "it is not issued for the address given: it names vc01.lab.example; give one of those in the vCenter address"
+        );
+        assert_eq!(plain_name("IpAddress(10.0.0.5)"), "10.0.0.5");
+        assert_eq!(plain_name("DirectoryName"), "DirectoryName");
+    }
 
     #[test]
-    fn a_refused_certificate_is_explained_without_rustls_names() {
+    fn a_refusal_keeps_which_roots_were_used() {
         let unknown = Error::InvalidCertificate(CertificateError::UnknownIssuer);
-        let system = plain_reason(&unknown, None);
-        assert!(system.contains("a CA this system does not trust"), "{system}");
-        // With --vcenter-ca the refusal names that file: "give the CA" alone would send the
-        // admin back to the option already given.
-        let given = plain_reason(&unknown, Some("/etc/pvrdma-doctor/vcenter.pem"));
-        assert_eq!(given, "it is not signed by the CA in /etc/pvrdma-doctor/vcenter.pem");
-        let expired = plain_reason(&Error::InvalidCertificate(CertificateError::Expired), None);
-        assert!(expired.contains("expired"), "{expired}");
-        for text in [system, given, expired] {
+        assert_eq!(
+            problem(&unknown, None),
+            CertificateProblem::UnknownIssuer { ca_file: None }
+        );
+        let ca = PathBuf::from("/etc/pvrdma-doctor/vcenter.pem");
+        assert_eq!(
+            problem(&unknown, Some(&ca)),
+            CertificateProblem::UnknownIssuer { ca_file: Some(ca) }
+        );
+        let expired = Error::InvalidCertificate(CertificateError::Expired);
+        assert_eq!(problem(&expired, None), CertificateProblem::Expired);
+        for text in [problem(&unknown, None).to_string(), problem(&expired, None).to_string()] {
             assert!(
                 !text.contains("UnknownIssuer") && !text.contains("invalid peer"),
                 "{text}"

@@ -85,13 +85,15 @@ fn the_configuration_of_hosts_and_their_vms_is_read_in_pages() {
         "<version>7.0.3</version>",
         "<build>21930508</build>",
         "<device>vmrdma0</device>",
-        "<pairedUplink>vmnic2</pairedUplink>",
+        // NICs are referred to by key, and listed with their key and device, as the API has them.
+        "<pairedUplink>key-vim.host.PhysicalNic-vmnic2</pairedUplink>",
+        "<key>key-vim.host.PhysicalNic-vmnic2</key><device>vmnic2</device>",
         "<state>active</state>",
         "<roceV2Capable>true</roceV2Capable>",
         "<key>Net.PVRDMAVmknic</key>",
         "<ipAddress>192.168.50.11</ipAddress>",
         "<dvsName>dvs-rdma</dvsName>",
-        "<pnic>vmnic2</pnic>",
+        "<pnic>key-vim.host.PhysicalNic-vmnic2</pnic>",
     ] {
         assert!(good.host_xml.contains(needle), "{needle} missing in {}", good.host_xml);
     }
@@ -123,6 +125,13 @@ fn the_configuration_of_hosts_and_their_vms_is_read_in_pages() {
     assert!(bad.vm_xml[0].contains(">vmx-11</val>"));
     assert_eq!(by_name("esx03").vm_xml.len(), 1);
     assert!(by_name("esx04").vm_xml.is_empty());
+
+    // A session vCenter ended in between is renewed, and the read made again.
+    sim.expire_sessions();
+    let logins = client.calls().get("Login").copied();
+    let again = rt.block_on(client.host_configs(&ids)).expect("a new session");
+    assert_eq!(again, configs);
+    assert_eq!(client.calls().get("Login").copied(), logins.map(|n| n + 1));
     rt.block_on(client.logout()).unwrap();
     assert_eq!(sim.sessions(), 0);
 }

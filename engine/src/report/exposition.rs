@@ -1,6 +1,6 @@
 //! The one writer of Prometheus text exposition format 0.0.4 ("Exposition formats",
 //! prometheus.io): a metric family's HELP and TYPE lines and its samples, label values and
-//! help text escaped as the format wants. The report's metrics ([`super::prometheus`])
+//! help text escaped as the format wants. The report's metrics (`report/prometheus.rs`)
 //! and the exporter's own (`/metrics`, `pvrdma_up`) are written with it.
 use std::fmt::Write as _;
 

@@ -7,6 +7,7 @@ pub mod html;
 mod human;
 pub mod json;
 pub mod nagios;
+pub mod plan;
 pub mod prometheus;
 pub mod summary;
 
@@ -55,6 +56,11 @@ pub enum Format {
     /// One self-contained HTML page to attach to a ticket: the path picture, the failing
     /// checks with every form of their fix, each adapter's verdict; no network loads.
     Html,
+    /// The fixes of the failing checks as an Ansible playbook (community.vmware), for
+    /// review and then `ansible-playbook`; nothing is changed by writing it.
+    Ansible,
+    /// The same plan as a PowerCLI script.
+    Powercli,
 }
 
 pub use human::probe::human_lines as probe_lines;
@@ -74,6 +80,8 @@ pub struct RenderOptions {
     pub nagios: nagios::NagiosOptions,
     /// Where the page's data comes from, and the outputs it carries.
     pub html: html::HtmlOptions,
+    /// Where a plan comes from and which vSphere API it addresses.
+    pub plan: plan::PlanOptions,
 }
 
 impl Default for RenderOptions {
@@ -85,6 +93,7 @@ impl Default for RenderOptions {
             prometheus: prometheus::PrometheusOptions::rendered_now(),
             nagios: nagios::NagiosOptions::default(),
             html: html::HtmlOptions::default(),
+            plan: plan::PlanOptions::default(),
         }
     }
 }
@@ -112,6 +121,8 @@ pub fn render_with(diagnosis: &Diagnosis, format: Format, options: &RenderOption
         Format::Json => json::render(diagnosis),
         Format::Prometheus => prometheus::render(diagnosis, &options.prometheus),
         Format::Html => html::render(diagnosis, &options.html, &options.human),
+        Format::Ansible => plan::ansible::render(diagnosis, &options.plan),
+        Format::Powercli => plan::powercli::render(diagnosis, &options.plan),
         Format::Nagios => {
             let plugin = nagios::render(diagnosis, &options.nagios);
             return Rendered {

@@ -1,12 +1,8 @@
 //! The internal error type [`Fail`] and its one-time conversion into the public
-//! [`ParseError`] (line, column, snippet), plus the check that an output is an error message.
+//! [`ParseError`] (line, column, snippet).
 use crate::ParseError;
-use nom::combinator::all_consuming;
 use nom::error::{ContextError, ErrorKind, FromExternalError};
-use nom::{IResult, Parser};
-
-use super::lines::{is_blank, line_iter};
-use super::records::key_value;
+use nom::IResult;
 
 /// Where parsing stopped and what was expected there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,7 +12,7 @@ pub(crate) struct Fail<'a> {
     pub expected: &'static str,
     /// Set once a `context` (or an explicit [`fail`]) named the expectation; inner ones win
     /// because they are the most precise.
-    named: bool,
+    pub(super) named: bool,
 }
 
 impl<'a> nom::error::ParseError<&'a str> for Fail<'a> {
@@ -71,58 +67,6 @@ pub(crate) fn end_of(input: &str) -> &str {
 pub(crate) fn offset_in(whole: &str, part: &str) -> Option<usize> {
     let off = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
     (off + part.len() <= whole.len()).then_some(off)
-}
-
-/// Runs a whole-input parser and converts its failure, once, into a [`ParseError`].
-pub(crate) fn run<'a, T, P>(command: &'static str, input: &'a str, parser: P) -> Result<T, ParseError>
-where
-    P: Parser<&'a str, Output = T, Error = Fail<'a>>,
-{
-    if let Some(e) = error_text(input) {
-        return Err(to_parse_error(command, input, &e));
-    }
-    match all_consuming(parser).parse_complete(input) {
-        Ok((_, value)) => Ok(value),
-        Err(nom::Err::Error(e)) | Err(nom::Err::Failure(e)) => Err(to_parse_error(command, input, &e)),
-        Err(nom::Err::Incomplete(_)) => Err(to_parse_error(
-            command,
-            input,
-            &Fail {
-                at: end_of(input),
-                expected: "more output (it ended early)",
-                named: true,
-            },
-        )),
-    }
-}
-
-/// Output that is an error message instead of data: esxcli's `Error: ...` or the shell's
-/// `-sh: esxcli: not found`. Never let those pass as (empty) data.
-pub(crate) fn error_text(input: &str) -> Option<Fail<'_>> {
-    let mut filled = line_iter(input).filter(|l| !is_blank(l));
-    let first = filled.next()?;
-    let t = first.trim_start();
-    // A record list whose first record is named `Error: ...` (a VM can be called that) is
-    // followed by indented `Key: value` fields; esxcli's own error is not.
-    let record_follows = filled
-        .next()
-        .is_some_and(|l| l.starts_with([' ', '\t']) && key_value(l).is_ok());
-    if (t.starts_with("Error:") || t.starts_with("Error ")) && !record_follows {
-        return Some(Fail {
-            at: t,
-            expected: "command output, not an esxcli `Error:` message",
-            named: true,
-        });
-    }
-    let shell = ["-sh:", "sh:", "/bin/sh:", "-ash:", "ash:"];
-    if shell.iter().any(|p| t.starts_with(p)) && t.contains("not found") {
-        return Some(Fail {
-            at: t,
-            expected: "command output, not a shell `not found` error (is this an ESXi host?)",
-            named: true,
-        });
-    }
-    None
 }
 
 /// Renders a [`Fail`] as the public error: 1-based line and column, the offending line.

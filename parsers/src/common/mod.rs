@@ -8,15 +8,17 @@
 mod error;
 mod lines;
 mod records;
+mod run;
 mod sections;
 mod table;
 #[cfg(test)]
 mod tests;
 mod values;
 
-pub(crate) use error::{end_of, error_text, fail, offset_in, run, to_parse_error, PResult};
+pub(crate) use error::{end_of, fail, offset_in, to_parse_error, PResult};
 pub(crate) use lines::{is_blank, line_iter, trim, trim_start};
 pub(crate) use records::{blocks, check_record_names, find, key_value, records, structure, value};
+pub(crate) use run::{error_text, run};
 pub(crate) use sections::{end_marker, marked_answers, sections, Section, SectionEnd};
 pub(crate) use table::table;
 pub use table::{table_layout, TableLayout};

@@ -8,7 +8,7 @@
 //! its file or environment variable now, so a file that cannot be read is a
 //! configuration error, not a failure at the first refresh), the clusters and VM patterns.
 use super::{DurationText, NodeSets};
-use pvrdma_vsphere::{ClusterRef, Endpoint, Selection, Thumbprint, Trust, VmPattern};
+use pvrdma_vsphere::{ClusterRef, Endpoint, Selection, Thumbprint, Trust, VmPattern, Vocabulary};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -23,6 +23,31 @@ const MIN_REFRESH: Duration = Duration::from_secs(1);
 
 /// How long one vSphere API request may take when `timeout:` is not set.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The exporter's names for the settings a vSphere refusal's remedy points to: the keys of
+/// its `vcenters:` entry, not the command line's options, which the exporter does not take.
+pub const KEYS: Vocabulary = Vocabulary {
+    ca_file: "`ca: FILE` in its vcenters: entry",
+    pin_setting: "`thumbprint:`",
+    pin: |t| format!("thumbprint: \"{t}\""),
+    timeout: "`timeout:` in its vcenters: entry",
+    cluster: |path| format!("cluster: {}", yaml_quoted(path)),
+};
+
+/// `text` as a YAML double-quoted scalar, which holds any cluster name.
+fn yaml_quoted(text: &str) -> String {
+    let mut out = String::from('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
 
 /// The `vcenters:` and the groups they feed, validated.
 #[derive(Debug, Clone, Default)]
@@ -198,7 +223,7 @@ impl RawVcenter {
         };
         // Reads the CA file as the client will (no connection): a file that is not PEM
         // certificates is named now.
-        pvrdma_vsphere::Client::new(vcenter.client_config()).map_err(|e| anyhow::anyhow!("{e}"))?;
+        pvrdma_vsphere::Client::new(vcenter.client_config()).map_err(|e| anyhow::anyhow!(e.worded(&KEYS)))?;
         Ok(vcenter)
     }
 }

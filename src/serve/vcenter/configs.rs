@@ -1,52 +1,12 @@
 //! Groups with `no_ssh: true`: their hosts' configuration is read from vCenter after each
-//! inventory read, in the same session (one request for all of them, then one per page),
-//! and a probe judges the configuration last read, without any SSH connection. A read
-//! that fails keeps the last configuration, as a failed inventory read keeps the hosts.
-use super::{log, stopped, Fleet};
+//! inventory read, in the same session (one request for all of them, then one per page:
+//! [`crate::source::follow::follow_every`]), and a probe judges the configuration last
+//! read, without any SSH connection. A read that fails keeps the last configuration, as a
+//! failed inventory read keeps the hosts.
+use super::Fleet;
 use crate::serve::config::Config;
-use crate::serve::scrape::Exporter;
 use pvrdma_engine::capture::HostCapture;
-use pvrdma_vsphere::{Client, Inventory};
 use std::time::SystemTime;
-use tokio::sync::watch;
-
-/// After a read of vCenter `name`'s inventory: reads the configuration of the hosts of
-/// its `no_ssh` groups in the same session and keeps it; a failure is logged and the last
-/// read kept. `None` when the exporter stopped meanwhile (the read is cut).
-pub(super) async fn read_configuration(
-    exporter: &Exporter,
-    client: &mut Client,
-    generation: u64,
-    name: &str,
-    inventory: &Inventory,
-    stop: &mut watch::Receiver<bool>,
-) -> Option<()> {
-    let hosts = exporter.vcenter.api_hosts(&exporter.config(), name);
-    if hosts.is_empty() {
-        return Some(());
-    }
-    let ids = inventory.host_ids(hosts.iter().map(String::as_str));
-    let clock = std::time::Instant::now();
-    let configs = tokio::select! {
-        r = client.host_configs(&ids) => r,
-        () = stopped(stop) => return None,
-    };
-    match configs {
-        Ok(configs) => {
-            let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
-            let captures = crate::vcenter::api_captures(&hosts, configs, elapsed);
-            exporter
-                .vcenter
-                .store_configuration(generation, captures, SystemTime::now());
-        }
-        Err(e) => log(&format!(
-            "vCenter {name}: the configuration of {} cannot be read: {}; probes judge the last one read",
-            pvrdma_nodeset::fold(&hosts),
-            e.for_configuration()
-        )),
-    }
-    Some(())
-}
 
 /// One host's configuration as last read, and when.
 #[derive(Debug, Clone)]

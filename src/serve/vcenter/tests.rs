@@ -2,7 +2,7 @@
 //! a read, a failed read, a reload. The reads themselves are the simulator's (see the
 //! suite's `serve_vcenter`); here they are inventories as the client returns them.
 use super::*;
-use pvrdma_vsphere::{ConnectionState, Host};
+use pvrdma_vsphere::{ConnectionState, Host, Inventory};
 use std::time::UNIX_EPOCH;
 
 fn config(dir: &std::path::Path, groups: &str) -> Config {
@@ -40,6 +40,11 @@ fn inventory(esx02_in_maintenance: bool) -> Inventory {
     }
 }
 
+/// A read of `inventory` that ended at `read_at`.
+fn snapshot(inventory: Inventory, read_at: SystemTime) -> Snapshot {
+    Snapshot { inventory, read_at }
+}
+
 fn at(secs: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(secs)
 }
@@ -61,7 +66,13 @@ fn a_group_has_no_hosts_until_read_then_the_selected_ones_and_keeps_them_through
     assert!(fleet.members("static01").is_none() && !fleet.allows("esx01"));
     assert_eq!(fleet.sd(&c, Some("hpc")).unwrap(), "[]");
 
-    let lines = fleet.apply(&c, generation, "lab", Ok(&inventory(false)), at(1000));
+    let lines = fleet.apply(
+        &c,
+        generation,
+        "lab",
+        Ok(&snapshot(inventory(false), at(1000))),
+        at(1000),
+    );
     assert_eq!(fleet.members("hpc").unwrap().unwrap(), ["esx01", "esx02"]);
     assert!(fleet.allows("esx02") && fleet.allows("solo01") && !fleet.allows("esx03"));
     let text = lines.join("\n");
@@ -135,7 +146,13 @@ fn a_group_has_no_hosts_until_read_then_the_selected_ones_and_keeps_them_through
     }
 
     // Back, with esx02 in maintenance: it leaves the group, and the log says why.
-    let lines = fleet.apply(&c, generation, "lab", Ok(&inventory(true)), at(1060));
+    let lines = fleet.apply(
+        &c,
+        generation,
+        "lab",
+        Ok(&snapshot(inventory(true), at(1060))),
+        at(1060),
+    );
     assert_eq!(fleet.members("hpc").unwrap().unwrap(), ["esx01"]);
     assert!(!fleet.allows("esx02"));
     let text = lines.join("\n");
@@ -162,7 +179,7 @@ fn a_reload_keeps_what_it_did_not_change_and_ignores_the_old_followers() {
         ],
         vms: Vec::new(),
     };
-    fleet.apply(&c, first, "lab", Ok(&inv), at(10));
+    fleet.apply(&c, first, "lab", Ok(&snapshot(inv.clone(), at(10))), at(10));
     let changed = config(
         dir.path(),
         "  hpc: {vcenter: lab, cluster: HPC}\n  web: {vcenter: lab, cluster: [Web, HPC]}\n",
@@ -180,7 +197,7 @@ fn a_reload_keeps_what_it_did_not_change_and_ignores_the_old_followers() {
     let mut m = String::new();
     fleet.render(&mut m);
     assert!(m.contains("pvrdma_doctor_vcenter_up{vcenter=\"lab\"} 1"), "{m}");
-    fleet.apply(&changed, second, "lab", Ok(&inv), at(12));
+    fleet.apply(&changed, second, "lab", Ok(&snapshot(inv, at(12))), at(12));
     assert_eq!(fleet.members("web").unwrap().unwrap(), ["esx01", "web01"]);
 }
 
@@ -198,7 +215,9 @@ fn hosts_a_probe_cannot_name_are_left_out_and_an_empty_selection_is_said() {
         ],
         vms: Vec::new(),
     };
-    let text = fleet.apply(&c, generation, "lab", Ok(&inv), at(1)).join("\n");
+    let text = fleet
+        .apply(&c, generation, "lab", Ok(&snapshot(inv, at(1))), at(1))
+        .join("\n");
     assert!(text.contains("host \"esx 01\" left out"), "{text}");
     assert!(
         text.contains("host \"rack\" left out: it is also the name of a group"),
@@ -209,4 +228,32 @@ fn hosts_a_probe_cannot_name_are_left_out_and_an_empty_selection_is_said() {
         err.contains("no host to probe") && err.contains("esx02 in maintenance mode"),
         "{err}"
     );
+}
+
+/// A cluster name vCenter has in two places: the log says which `cluster:` to write in
+/// the exporter's configuration, never the command line's option.
+#[test]
+fn an_ambiguous_cluster_is_told_in_the_configurations_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(dir.path(), "  hpc: {vcenter: lab, cluster: HPC}\n");
+    let fleet = Fleet::default();
+    let generation = fleet.sync(&c);
+    let lines = fleet.apply(
+        &c,
+        generation,
+        "lab",
+        Ok(&snapshot(inventory(false), at(1000))),
+        at(1000),
+    );
+    let text = lines.join("\n");
+    assert!(
+        text.contains(
+            "group hpc: vCenter lab: cluster `HPC` is in more than one place (Lab East/HPC, Lab West/HPC): write \
+             DATACENTER/NAME or the inventory path, e.g. cluster: \"Lab East/HPC\"; the group has no hosts yet"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("--cluster"), "{text}");
+    let why = fleet.members("hpc").unwrap().unwrap_err();
+    assert!(why.contains("e.g. cluster: \"Lab East/HPC\")"), "{why}");
 }

@@ -64,6 +64,7 @@ mod tests {
         let remedy = Remedy {
             command: Some("esxcli network firewall ruleset set -e true -r pvrdma".into()),
             advice: Some("or in the vSphere Client: Host > Configure > Firewall".into()),
+            ..Remedy::default()
         };
         let mut out = String::new();
         fix_list(&mut out, &remedy);
@@ -72,10 +73,7 @@ mod tests {
             "<dl class=\"fix\"><dt>ESXi shell</dt><dd><code>esxcli network firewall ruleset set -e true -r pvrdma</code></dd>\
              <dt>Also</dt><dd>or in the vSphere Client: Host &gt; Configure &gt; Firewall</dd></dl>"
         );
-        let none = Remedy {
-            command: None,
-            advice: None,
-        };
+        let none = Remedy::default();
         let mut out = String::new();
         fix_list(&mut out, &none);
         assert!(out.is_empty());

@@ -119,6 +119,7 @@ fn hostile() -> Diagnosis {
             c.remedy = Some(diagnose::Remedy {
                 command: Some(HOSTILE.to_string()),
                 advice: Some(HOSTILE.to_string()),
+                ..diagnose::Remedy::default()
             });
         }
         for d in &mut h.topology.devices {

@@ -212,3 +212,69 @@ fn check_config_fits_80_columns_and_never_cuts_a_url_path_or_thumbprint() {
         "{out}"
     );
 }
+
+/// The exporter's log tells an admin the keys of the `vcenters:` entry to change, never a
+/// command-line option the exporter does not take.
+#[test]
+fn vsphere_refusals_name_the_keys_of_the_vcenters_entry() {
+    use pvrdma_vsphere::{CertificateProblem, Error, Stage};
+    let got = Thumbprint([0xab; 32]);
+    let unknown = Error::UnknownCertificate {
+        endpoint: "vc01".into(),
+        thumbprint: got,
+        problem: CertificateProblem::UnknownIssuer { ca_file: None },
+    };
+    assert_eq!(
+        unknown.worded(&KEYS),
+        format!(
+            "the certificate of vCenter vc01 is not trusted (it is signed by a CA this system does not trust). If it \
+             is vCenter's certificate (compare its SHA-256 thumbprint, at the end of this message, with the one the \
+             vSphere Client or the appliance shows), give the CA that signed it (the VMCA root from the vCenter \
+             landing page) with `ca: FILE` in its vcenters: entry, or pin its SHA-256 thumbprint: thumbprint: \"{got}\""
+        )
+    );
+    let mismatch = Error::ThumbprintMismatch {
+        endpoint: "vc01".into(),
+        expected: Thumbprint([0x11; 32]),
+        got,
+    };
+    assert_eq!(
+        mismatch.worded(&KEYS),
+        format!(
+            "the certificate of vCenter vc01 is not the one pinned with `thumbprint:`. If vCenter's certificate was \
+             renewed, compare its SHA-256 thumbprint, at the end of this message, with the one the vSphere Client or \
+             the appliance shows, and pin it: thumbprint: \"{got}\""
+        )
+    );
+    let slow = Error::Timeout {
+        endpoint: "vc01".into(),
+        stage: Stage::Call("RetrievePropertiesEx"),
+        limit: Duration::from_secs(30),
+    };
+    assert_eq!(
+        slow.worded(&KEYS),
+        "vCenter vc01 did not answer RetrievePropertiesEx within 30s, the limit `timeout:` in its vcenters: entry \
+         sets: a loaded vCenter or a large inventory can take longer; give it more time with `timeout:` in its \
+         vcenters: entry"
+    );
+    for text in [unknown.worded(&KEYS), mismatch.worded(&KEYS), slow.worded(&KEYS)] {
+        assert!(!text.contains("--vcenter"), "{text}");
+    }
+}
+
+/// The `cluster:` an ambiguous cluster's message suggests reads back as that cluster's
+/// name, whatever it holds.
+#[test]
+fn the_suggested_cluster_key_reads_back_as_the_name() {
+    for name in [
+        "Lab East/HPC",
+        "it's \"quoted\"",
+        r"back\slash",
+        "tab\there",
+        "HPC: [1-2] #x",
+    ] {
+        let line = (KEYS.cluster)(name);
+        let read: BTreeMap<String, String> = serde_norway::from_str(&line).unwrap();
+        assert_eq!(read["cluster"], name, "{line}");
+    }
+}

@@ -1,0 +1,244 @@
+//! The exporter's state: the configuration in force, the probes, its own metrics and the
+//! hosts of its vCenter groups; and what a `/probe` of a target means (which hosts, read
+//! how), before the probes' machinery ([`super::scrape`]) runs it.
+use super::config::{Config, InForce};
+use super::metrics::Metrics;
+use super::scrape::{render, Collector, InFlight, Outcome, Probes, Refused};
+use super::vcenter::Fleet;
+use pvrdma_engine::capture::HostCapture;
+use pvrdma_engine::report::prometheus::Scope;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::time::Instant;
+
+/// What a reload changed: the keys applied, and those refused (with why).
+#[derive(Debug, Default)]
+pub struct Reload {
+    pub applied: Vec<String>,
+    pub refused: Vec<String>,
+}
+
+/// The server's state: configuration, probes, the metrics, the vCenter groups' hosts.
+pub struct Exporter {
+    /// Shared with the vCenter followers, which read it at every inventory read.
+    config: Rc<InForce>,
+    probes: Rc<Probes>,
+    pub metrics: Arc<Metrics>,
+    /// The hosts of the groups read from vCenter.
+    pub vcenter: Rc<Fleet>,
+}
+
+impl Exporter {
+    pub fn new(mut config: Config, collector: Box<dyn Collector>) -> Rc<Exporter> {
+        let metrics = Arc::new(Metrics::new());
+        prepare(&mut config);
+        Rc::new(Exporter {
+            probes: Rc::new(Probes::new(&config.limits, metrics.clone(), collector)),
+            config: Rc::new(InForce::new(config)),
+            metrics,
+            vcenter: Rc::default(),
+        })
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> Arc<Config> {
+        self.config.get()
+    }
+
+    /// The configuration in force as the vCenter followers read it: replaced by a reload.
+    pub fn config_in_force(&self) -> Rc<InForce> {
+        self.config.clone()
+    }
+
+    /// Puts a new configuration in force (probes already running keep theirs): every key
+    /// applies to the next probe or connection, except those read at start only
+    /// ([`super::config::RESTART_ONLY`]), which keep the value in force. Says which changed keys were
+    /// applied and which were not, and sets `pvrdma_doctor_config_reload_refused`.
+    pub fn replace_config(&self, mut config: Config) -> Reload {
+        prepare(&mut config);
+        self.probes.resize_budget(config.limits.output_budget);
+        let old = self.config();
+        let mut report = Reload::default();
+        let show = |a: Option<std::net::SocketAddr>| a.map_or_else(|| "(not set)".to_string(), |a| a.to_string());
+        let listen = config.listen != old.listen;
+        if listen {
+            report.refused.push(format!(
+                "listen: the file says {}; the server keeps the listener it started with ({} in the file then, or --listen) until it is restarted",
+                show(config.listen),
+                show(old.listen)
+            ));
+            config.listen = old.listen;
+        }
+        let max_hosts = self.probes.max_hosts();
+        let hosts = config.limits.max_concurrent_hosts != max_hosts;
+        if hosts {
+            report.refused.push(format!(
+                "limits.max_concurrent_hosts: the file says {}; the running server keeps {max_hosts} until it is restarted",
+                config.limits.max_concurrent_hosts
+            ));
+            config.limits.max_concurrent_hosts = max_hosts;
+        }
+        report.applied = applied_limits(&old, &config);
+        let [listen_refused, hosts_refused] = &self.metrics.config_reload_refused;
+        listen_refused.set(u64::from(listen));
+        hosts_refused.set(u64::from(hosts));
+        self.config.set(config);
+        self.metrics.config_loaded();
+        report
+    }
+
+    /// The `/metrics` body.
+    pub fn render_metrics(&self) -> String {
+        let mut text = self.metrics.render(
+            crate::ssh::client::open_connections(),
+            self.probes.max_hosts(),
+            self.config().limits.max_connections,
+        );
+        self.vcenter.render(&mut text);
+        text
+    }
+
+    /// The deadline of a request that arrived at `start`: Prometheus' scrape timeout
+    /// header minus the offset, else the default, never more than the maximum.
+    pub fn deadline(&self, start: Instant, scrape_timeout_header: Option<&str>) -> Instant {
+        let limits = self.config().limits.clone();
+        let budget = scrape_timeout_header
+            .and_then(|h| h.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .map(|t| t.saturating_sub(limits.timeout_offset))
+            .unwrap_or(limits.default_timeout)
+            .min(limits.max_timeout)
+            .max(Duration::from_millis(100));
+        start + budget
+    }
+
+    /// Answers `/probe?target=&module=` with the exposition text, or refuses it before
+    /// anything is attempted.
+    pub async fn scrape(
+        &self,
+        target: &str,
+        module: Option<&str>,
+        start: Instant,
+        deadline: Instant,
+    ) -> Result<String, Refused> {
+        let config = self.config();
+        if let Some(found) = self.vcenter.configuration(&config, target) {
+            return self.judge_configuration(&config, target, module, found, start);
+        }
+        let (members, scope) = self.members(&config, target)?;
+        let (module_name, module) = config.module_for(target, module).map_err(|e| {
+            self.metrics.probes_rejected.inc();
+            Refused(e)
+        })?;
+        self.metrics.probes.inc();
+        let _in_flight = InFlight::new(&self.metrics);
+        let key = (target.to_string(), module_name.to_string());
+        let outcome = self.probes.run(key, members, module, start, deadline).await;
+        if !outcome.up {
+            self.metrics.probe_failures.inc();
+        }
+        Ok(render(&outcome, scope, start.elapsed()))
+    }
+
+    /// The hosts a probe of `target` collects over SSH, and whether they are one fleet:
+    /// a group's (of node sets, or read from vCenter), or the host alone when the
+    /// allow-list has it; refused otherwise.
+    fn members(&self, config: &Config, target: &str) -> Result<(Vec<String>, Scope), Refused> {
+        if let Some(g) = config.groups.get(target) {
+            return Ok((g.members.clone(), Scope::Fleet));
+        }
+        if let Some(found) = self.vcenter.members(target) {
+            let members = found.map_err(|why| {
+                self.vcenter.unavailable.inc();
+                Refused(why)
+            })?;
+            return Ok((members, Scope::Fleet));
+        }
+        if config.hosts.contains(target) || self.vcenter.allows(target) {
+            return Ok((vec![target.to_string()], Scope::SingleTarget));
+        }
+        self.metrics.probes_rejected.inc();
+        Err(Refused(format!(
+            "target {target:?} is not on the exporter's allow-list (targets: and groups: in its configuration, and the hosts of its vCenter groups); no connection was attempted"
+        )))
+    }
+
+    /// A probe of a `no_ssh` vCenter group (or of a host only such groups have): the
+    /// configuration last read from vCenter, judged now; no SSH connection.
+    fn judge_configuration(
+        &self,
+        config: &Config,
+        target: &str,
+        module: Option<&str>,
+        found: Result<Vec<HostCapture>, String>,
+        start: Instant,
+    ) -> Result<String, Refused> {
+        let captures = found.map_err(|why| {
+            self.vcenter.unavailable.inc();
+            Refused(why)
+        })?;
+        let (_, module) = config.module_for(target, module).map_err(|e| {
+            self.metrics.probes_rejected.inc();
+            Refused(e)
+        })?;
+        self.metrics.probes.inc();
+        let scope = if config.vcenter.groups.contains_key(target) {
+            Scope::Fleet
+        } else {
+            Scope::SingleTarget
+        };
+        let outcome = Outcome {
+            diagnosis: pvrdma_engine::diagnose::diagnose_selected(&captures, &module.fleet_checks),
+            up: captures.iter().all(|c| c.error.is_none()),
+            finished: self
+                .vcenter
+                .configuration_read_at(&captures)
+                .unwrap_or_else(SystemTime::now),
+        };
+        if !outcome.up {
+            self.metrics.probe_failures.inc();
+        }
+        Ok(render(&outcome, scope, start.elapsed()))
+    }
+}
+
+/// The limits a reload changed from `old` to `new`, each as `key: before -> after`.
+fn applied_limits(old: &Config, new: &Config) -> Vec<String> {
+    let (o, n) = (&old.limits, &new.limits);
+    let secs = pvrdma_engine::duration::text;
+    let mut applied = Vec::new();
+    for (key, before, after) in [
+        (
+            "limits.max_connections",
+            o.max_connections.to_string(),
+            n.max_connections.to_string(),
+        ),
+        ("limits.timeout_offset", secs(o.timeout_offset), secs(n.timeout_offset)),
+        (
+            "limits.default_timeout",
+            secs(o.default_timeout),
+            secs(n.default_timeout),
+        ),
+        ("limits.max_timeout", secs(o.max_timeout), secs(n.max_timeout)),
+        (
+            "limits.output_budget",
+            o.output_budget.to_string(),
+            n.output_budget.to_string(),
+        ),
+    ] {
+        if before != after {
+            applied.push(format!("{key}: {before} -> {after}"));
+        }
+    }
+    applied
+}
+
+/// Sets up each module's shared reading of its ssh_config and identity files: once per
+/// configuration load, not per probe.
+fn prepare(config: &mut Config) {
+    for module in config.modules.values_mut() {
+        module.live.prepare();
+    }
+}
