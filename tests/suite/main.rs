@@ -20,6 +20,7 @@ mod fuzz_corpus;
 mod fuzz_regressions;
 mod golden;
 mod html_chromium;
+mod html_fixes;
 mod install_test_deps;
 mod layering;
 mod nagios;

@@ -163,4 +163,19 @@ fn without_ssh_every_failing_check_has_a_fix_through_vcenter() {
     let at = |label: &str| tail.find(label).unwrap_or_else(|| panic!("{label}: {tail}"));
     assert!(at("vSphere Client:") < at("PowerCLI:"), "{tail}");
     assert!(at("govc:") < at("ESXi shell:"), "{tail}");
+
+    // So does the page, each form in a list of its own.
+    let page = run("html").stdout;
+    let firewall = page
+        .find("firewall-pvrdma fails on")
+        .expect("the firewall finding on the page");
+    let fix = &page[firewall..];
+    let fix = &fix[..fix.find("</dl>").expect("its fix")];
+    let at = |label: &str| {
+        fix.find(&format!("<dt>{label}</dt>"))
+            .unwrap_or_else(|| panic!("{label}: {fix}"))
+    };
+    assert!(at("vSphere Client") < at("PowerCLI"), "{fix}");
+    assert!(at("PowerCLI") < at("govc"), "{fix}");
+    assert!(at("govc") < at("ESXi shell"), "{fix}");
 }

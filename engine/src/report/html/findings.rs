@@ -2,7 +2,7 @@
 //! with the same finding together as one node set; what this version could not read. For
 //! a page that carries them, the outputs each finding rests on, folded.
 use super::{count, escape, evidence, fix, fold_names, Page};
-use crate::diagnose::{Check, Status};
+use crate::diagnose::{Check, ConfigChange, Status};
 use std::fmt::Write;
 
 /// Outputs shown for a check across hosts: those of its first hosts.
@@ -14,6 +14,19 @@ struct Finding<'a> {
     /// The hosts it is found on (a check across hosts: the hosts it involves).
     hosts: Vec<&'a str>,
     across: bool,
+    /// The first host was read without SSH: its fix leads with the vCenter tools.
+    vcenter_first: bool,
+}
+
+/// What two hosts' fixes must share to be one finding: what they do, not the host their
+/// forms name.
+fn same_fix(a: &Check, b: &Check) -> bool {
+    fn what(c: &Check) -> Option<(&Option<String>, &Option<String>, &Option<String>, &Vec<ConfigChange>)> {
+        c.remedy
+            .as_ref()
+            .map(|r| (&r.command, &r.advice, &r.decision, &r.changes))
+    }
+    what(a) == what(b)
 }
 
 pub(super) fn section(out: &mut String, p: &Page) {
@@ -64,8 +77,9 @@ fn findings<'a>(p: &Page<'a>) -> Vec<Finding<'a>> {
                 f.check.id == c.id
                     && f.check.status == c.status
                     && f.check.summary == c.summary
-                    && f.check.remedy == c.remedy
+                    && same_fix(f.check, c)
                     && f.check.evidence == c.evidence
+                    && f.vcenter_first == h.configuration_only
             };
             match host_findings.iter_mut().find(|f| p.fold && alike(f)) {
                 Some(f) => f.hosts.push(&h.host),
@@ -73,6 +87,7 @@ fn findings<'a>(p: &Page<'a>) -> Vec<Finding<'a>> {
                     check: c,
                     hosts: vec![&h.host],
                     across: false,
+                    vcenter_first: h.configuration_only,
                 }),
             }
         }
@@ -83,16 +98,12 @@ fn findings<'a>(p: &Page<'a>) -> Vec<Finding<'a>> {
             .iter()
             .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
     {
-        let hosts =
-            p.d.hosts
-                .iter()
-                .filter(|h| h.fleet_failures.contains(&c.id))
-                .map(|h| h.host.as_str())
-                .collect();
+        let involved: Vec<_> = p.d.hosts.iter().filter(|h| h.fleet_failures.contains(&c.id)).collect();
         host_findings.push(Finding {
             check: c,
-            hosts,
+            hosts: involved.iter().map(|h| h.host.as_str()).collect(),
             across: true,
+            vcenter_first: !involved.is_empty() && involved.iter().all(|h| h.configuration_only),
         });
     }
     host_findings
@@ -134,7 +145,11 @@ fn finding(out: &mut String, p: &Page, f: &Finding, i: usize) {
         members(out, &f.hosts);
     }
     if let Some(remedy) = &f.check.remedy {
-        fix::fix_list(out, remedy);
+        let order = fix::FixOrder {
+            vcenter_first: f.vcenter_first,
+            also_for: (!f.across && f.hosts.len() > 1).then(|| set.clone()),
+        };
+        fix::fix_list(out, remedy, &order);
     }
     if !f.check.evidence.is_empty() {
         out.push_str("<p class=\"note\">From ");

@@ -119,7 +119,14 @@ fn hostile() -> Diagnosis {
             c.remedy = Some(diagnose::Remedy {
                 command: Some(HOSTILE.to_string()),
                 advice: Some(HOSTILE.to_string()),
-                ..diagnose::Remedy::default()
+                decision: Some(HOSTILE.to_string()),
+                forms: Some(diagnose::RemedyForms {
+                    vsphere_client: Some(HOSTILE.to_string()),
+                    powercli: Some(HOSTILE.to_string()),
+                    govc: Some(HOSTILE.to_string()),
+                    esxcli: Some(HOSTILE.to_string()),
+                }),
+                changes: Vec::new(),
             });
         }
         for d in &mut h.topology.devices {
@@ -321,4 +328,35 @@ fn a_vm_first_run_lists_its_adapters_by_vm() {
         html.contains("Not seen running: gone; the VM list of esx03 could not be read"),
         "{html}"
     );
+}
+
+#[test]
+fn a_fix_folded_over_hosts_shows_the_first_hosts_lines_and_says_so() {
+    let mut captures = sample("firewall-pvrdma-disabled");
+    let mut second = captures[0].clone();
+    second.host = "esx02".to_string();
+    captures.push(second);
+    let d = diagnose::diagnose(&captures);
+    let folded = page(&d, HtmlOptions::default());
+    let line = |host: &str| format!("govc host.esxcli -host {host} network firewall ruleset set -e true -r pvrdma");
+    assert!(
+        folded.contains("firewall-pvrdma fails on esx[01-02] (2 hosts)"),
+        "{folded}"
+    );
+    assert!(folded.contains(&line("esx01")), "{folded}");
+    assert!(!folded.contains(&line("esx02")), "{folded}");
+    assert!(
+        folded.contains("the lines above name the first of esx[01-02]; <code>--format powercli</code>"),
+        "{folded}"
+    );
+    let options = RenderOptions {
+        human: crate::report::HumanOptions {
+            fold: false,
+            ..Default::default()
+        },
+        ..RenderOptions::default()
+    };
+    let each = render_with(&d, Format::Html, &options).text;
+    assert!(each.contains(&line("esx01")) && each.contains(&line("esx02")));
+    assert!(!each.contains("the lines above name the first"));
 }
