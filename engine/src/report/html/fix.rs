@@ -75,7 +75,7 @@ pub(super) fn fix_list(out: &mut String, remedy: &Remedy, order: &FixOrder) {
         };
         let _ = write!(out, "<dt{class}>{}</dt><dd{class}>", escape::text(form.where_));
         if form.command {
-            let _ = write!(out, "<code>{}</code>", escape::text(form.text));
+            command(out, form.text);
         } else {
             escape::push(out, form.text);
         }
@@ -90,6 +90,25 @@ pub(super) fn fix_list(out: &mut String, remedy: &Remedy, order: &FixOrder) {
         );
     }
     out.push_str("</dl>\n");
+}
+
+/// A command in `<code>`, each word kept whole where the line wraps: a browser would
+/// otherwise break `Set-VMHostFirewallException` after its hyphen, and the line would
+/// read as two words. The text, copied, is the command exactly.
+fn command(out: &mut String, text: &str) {
+    out.push_str("<code>");
+    for (n, word) in text.split(' ').enumerate() {
+        if n > 0 {
+            out.push(' ');
+        }
+        // A leading hyphen (`-Name`) is no break opportunity; one inside a word is.
+        if word.chars().skip(1).any(|c| c == '-') {
+            let _ = write!(out, "<span class=\"w\">{}</span>", escape::text(word));
+        } else {
+            escape::push(out, word);
+        }
+    }
+    out.push_str("</code>");
 }
 
 #[cfg(test)]
@@ -163,11 +182,22 @@ mod tests {
         fix_list(&mut out, &remedy, &order);
         assert!(
             out.contains(
-                "<dt>PowerCLI</dt><dd><code>Get-VMHost -Name &#39;&lt;/script&gt;&lt;b&gt;&amp;&quot;&#39;</code></dd>"
+                "<dt>PowerCLI</dt><dd><code><span class=\"w\">Get-VMHost</span> -Name &#39;&lt;/script&gt;&lt;b&gt;&amp;&quot;&#39;</code></dd>"
             ),
             "{out}"
         );
         assert!(out.contains("the lines above name the first of esx[01-40]"), "{out}");
+    }
+
+    #[test]
+    fn a_command_wraps_only_between_its_words_and_copies_as_it_is() {
+        let mut out = String::new();
+        command(&mut out, "Get-VMHost -Name 'a b' | Set-X -Enabled $true");
+        assert_eq!(
+            out,
+            "<code><span class=\"w\">Get-VMHost</span> -Name &#39;a b&#39; | \
+             <span class=\"w\">Set-X</span> -Enabled $true</code>"
+        );
     }
 
     #[test]
