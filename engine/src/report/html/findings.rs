@@ -2,7 +2,7 @@
 //! with the same finding together as one node set; what this version could not read. For
 //! a page that carries them, the outputs each finding rests on, folded.
 use super::{count, escape, evidence, fix, fold_names, Page};
-use crate::diagnose::{Check, ConfigChange, Status};
+use crate::diagnose::{Check, Status};
 use std::fmt::Write;
 
 /// Outputs shown for a check across hosts: those of its first hosts.
@@ -21,12 +21,12 @@ struct Finding<'a> {
 /// What two hosts' fixes must share to be one finding: what they do, not the host their
 /// forms name.
 fn same_fix(a: &Check, b: &Check) -> bool {
-    fn what(c: &Check) -> Option<(&Option<String>, &Option<String>, &Option<String>, &Vec<ConfigChange>)> {
-        c.remedy
-            .as_ref()
-            .map(|r| (&r.command, &r.advice, &r.decision, &r.changes))
+    match (&a.remedy, &b.remedy) {
+        (Some(x), Some(y)) => {
+            x.command == y.command && x.advice == y.advice && x.decision == y.decision && x.changes == y.changes
+        }
+        (x, y) => x.is_none() && y.is_none(),
     }
-    what(a) == what(b)
 }
 
 pub(super) fn section(out: &mut String, p: &Page) {
