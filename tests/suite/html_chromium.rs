@@ -48,7 +48,7 @@ impl Network {
     }
 
     /// The requests since the last call that Chromium does not make on its own.
-    fn from_pages(&self) -> Vec<String> {
+    fn asked_by_pages(&self) -> Vec<String> {
         self.recorder
             .take()
             .into_iter()
@@ -296,7 +296,7 @@ fn every_sample_page_renders_and_reads_without_scripts_and_asks_nothing_of_the_n
         check_dom(scenario, &reader.outer_html(), &report);
     }
     drop(reader);
-    let seen = network.from_pages();
+    let seen = network.asked_by_pages();
     assert!(seen.is_empty(), "the pages asked the network for: {seen:?}");
     // The control: a page that asks for an image is seen, so the silence above means
     // something.
@@ -311,7 +311,7 @@ fn every_sample_page_renders_and_reads_without_scripts_and_asks_nothing_of_the_n
         &proxy,
         &["--dump-dom", &format!("file://{}", control.display())],
     );
-    let seen = network.from_pages();
+    let seen = network.asked_by_pages();
     assert!(
         seen.iter().any(|r| r.contains("pvrdma-doctor-control.test/pixel.png")),
         "the recorder saw no request from the control page: {seen:?}"
@@ -339,7 +339,7 @@ fn names_made_of_markup_are_text_in_the_browser() {
         .filter(|(n, a)| matches!(n.as_str(), "img" | "b") || a.contains("onerror"))
         .collect();
     assert!(made.is_empty(), "elements made from names: {made:?}");
-    let seen = network.from_pages();
+    let seen = network.asked_by_pages();
     assert!(seen.is_empty(), "{seen:?}");
 }
 
@@ -363,7 +363,7 @@ fn the_page_script_runs_under_the_page_policy() {
     );
     assert!(dom.contains("2 of 2 rows shown"), "the script ran");
     assert!(!run.stderr.contains("Content Security Policy"), "{}", run.stderr);
-    let seen = network.from_pages();
+    let seen = network.asked_by_pages();
     assert!(seen.is_empty(), "{seen:?}");
 }
 
@@ -442,6 +442,6 @@ fn printed_on_a4_and_letter_every_host_name_is_on_paper() {
             }
         }
     }
-    let seen = network.from_pages();
+    let seen = network.asked_by_pages();
     assert!(seen.is_empty(), "{seen:?}");
 }

@@ -218,7 +218,8 @@ pub fn dom_without_scripts(dir: &Path, proxy: &str, url: &str) -> String {
 pub struct Browser {
     devtools: DevTools,
     session: String,
-    _group: Group,
+    /// Chromium itself, waited for once its process group is killed.
+    child: std::process::Child,
 }
 
 impl Browser {
@@ -247,6 +248,7 @@ impl Browser {
             });
         }
         let child = c.spawn().expect("chromium runs");
+        // Killed with its group if what follows fails; reaped by [`Browser`]'s drop after.
         let group = Group(child.id() as i32);
         // Our ends only: the child's copies are closed here so that its exit ends the reads.
         // SAFETY: closing descriptors this process owns and no longer uses.
@@ -263,11 +265,13 @@ impl Browser {
         );
         let session = attached["sessionId"].as_str().expect("a session").to_string();
         devtools.call(Some(&session), "Page.enable", serde_json::json!({}));
-        Browser {
+        let browser = Browser {
             devtools,
             session,
-            _group: group,
-        }
+            child,
+        };
+        std::mem::forget(group);
+        browser
     }
 
     /// Opens `url` in the tab, scripts on or off, and waits for its load event.
@@ -307,6 +311,8 @@ impl Browser {
 impl Drop for Browser {
     fn drop(&mut self) {
         let _ = self.devtools.send(None, "Browser.close", serde_json::json!({}));
+        drop(Group(self.child.id() as i32));
+        let _ = self.child.wait();
     }
 }
 
