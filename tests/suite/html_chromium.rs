@@ -4,7 +4,7 @@
 //! the page's own script runs under its own policy, printing on A4 and on Letter puts
 //! every host name on paper, and none of it asks the network for anything: every request
 //! goes to a loopback recorder set as the proxy, which a control page proves can see one.
-use crate::golden::SCENARIOS;
+use crate::golden::scenarios;
 use crate::support::chromium::{self, Recorder};
 use crate::support::client::Doctor;
 use std::collections::BTreeSet;
@@ -281,7 +281,7 @@ fn every_sample_page_renders_and_reads_without_scripts_and_asks_nothing_of_the_n
     let proxy = network.proxy();
     // One browser reads every page's DOM, tab by tab, scripts off.
     let mut reader = chromium::Browser::open(dir.path(), &proxy);
-    for (scenario, _) in SCENARIOS {
+    for (scenario, _) in scenarios() {
         let (_, url) = page(dir.path(), scenario);
         let report: serde_json::Value = serde_json::from_str(&analyze(scenario, "json")).unwrap();
         let shot = dir.path().join(format!("{scenario}.png"));
@@ -400,7 +400,7 @@ fn pdf_text(pdf: &Path) -> (String, String) {
 fn printed_on_a4_and_letter_every_host_name_is_on_paper() {
     let dir = tempfile::tempdir().unwrap();
     let network = Network::start(dir.path());
-    for (scenario, _) in SCENARIOS {
+    for (scenario, _) in scenarios() {
         let (path, _) = page(dir.path(), scenario);
         let html = std::fs::read_to_string(&path).unwrap();
         let report: serde_json::Value = serde_json::from_str(&analyze(scenario, "json")).unwrap();

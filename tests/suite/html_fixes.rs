@@ -1,6 +1,6 @@
 //! The page shows every form of each failing check's fix, as the JSON report carries them,
 //! escaped, for every sample, host by host (`--no-fold`).
-use crate::golden::SCENARIOS;
+use crate::golden::scenarios;
 use crate::support::client::Doctor;
 use serde_json::Value;
 use std::path::Path;
@@ -48,7 +48,7 @@ fn texts(remediation: &Value) -> Vec<(&'static str, String)> {
 #[test]
 fn every_form_of_each_failing_checks_fix_is_on_the_page_escaped() {
     let mut forms_seen = 0;
-    for (scenario, _) in SCENARIOS {
+    for (scenario, _) in scenarios() {
         let report: Value = serde_json::from_str(&analyze(scenario, &["--format", "json"])).unwrap();
         // A command's words with a hyphen are spans of their own (kept whole where it wraps).
         let page = analyze(scenario, &["--format", "html", "--no-fold"])
