@@ -357,7 +357,10 @@ fn changelog_check(path: &Path) -> (i32, String) {
         .arg(path)
         .output()
         .expect("python3 runs scripts/changelog.py");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -376,6 +379,9 @@ fn the_changelog_keeps_the_layout_the_packages_are_written_from() {
         std::fs::write(&bad, text).expect("write");
         let (code, stderr) = changelog_check(&bad);
         assert_eq!(code, 1, "{text}");
-        assert!(stderr.contains(said) && stderr.contains(&format!("CHANGELOG.md:{line}:")), "{stderr}");
+        assert!(
+            stderr.contains(said) && stderr.contains(&format!("CHANGELOG.md:{line}:")),
+            "{stderr}"
+        );
     }
 }

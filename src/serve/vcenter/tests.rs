@@ -238,7 +238,13 @@ fn an_ambiguous_cluster_is_told_in_the_configurations_words() {
     let c = config(dir.path(), "  hpc: {vcenter: lab, cluster: HPC}\n");
     let fleet = Fleet::default();
     let generation = fleet.sync(&c);
-    let lines = fleet.apply(&c, generation, "lab", Ok(&snapshot(inventory(false), at(1000))), at(1000));
+    let lines = fleet.apply(
+        &c,
+        generation,
+        "lab",
+        Ok(&snapshot(inventory(false), at(1000))),
+        at(1000),
+    );
     let text = lines.join("\n");
     assert!(
         text.contains(
