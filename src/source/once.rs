@@ -51,12 +51,14 @@ pub(crate) struct Capture {
 
 impl HostSource {
     /// What the run is doing while the source is read (a monitoring plugin's timeout
-    /// says it).
-    pub(crate) fn stage(&self) -> &'static str {
+    /// says it); `None` when reading it is no step of its own (hosts named: a hosts
+    /// file and stdin are read by the collection).
+    pub(crate) fn stage(&self) -> Option<&'static str> {
         match self {
-            HostSource::Vcenter(vc) if vc.via == Via::Api => "reading the hosts' configuration from vCenter",
-            HostSource::Capture(_) => "reading the capture",
-            _ => "reading the hosts from vCenter",
+            HostSource::Vcenter(vc) if vc.via == Via::Api => Some("reading the hosts' configuration from vCenter"),
+            HostSource::Vcenter(_) => Some("reading the hosts from vCenter"),
+            HostSource::Capture(_) => Some("reading the capture"),
+            HostSource::List(_) | HostSource::Demo { .. } => None,
         }
     }
 
