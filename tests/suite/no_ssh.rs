@@ -541,3 +541,60 @@ fn after_the_service_content_every_request_names_the_api_release_vcenter_reports
     assert!(actions.len() > 3, "{actions:?}");
     assert!(actions[1..].iter().all(|a| a == "urn:vim25/6.5"), "{actions:?}");
 }
+
+/// vCenter's certificate renewed while a watch pinned the old one: the round says so and
+/// watches on, and the option that pins the new certificate stands whole on a line of its
+/// own in piped output (80 columns), never cut inside the thumbprint; with `--format
+/// json`, one `vcenter-unread` event carries it, the stream staying JSON Lines.
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_watch_whose_pinned_vcenter_certificate_was_renewed_prints_the_new_pin_whole() {
+    for format in ["human", "json"] {
+        let mut sim = Vcsim::start(&fleet());
+        let running = Doctor::new()
+            .arg("watch")
+            .logging_in_to(&sim)
+            .args(["--vcenter-thumbprint", &sim.thumbprint.clone()])
+            .env("COLUMNS", "80")
+            .args(["--no-ssh", "--vm", "hpc-node01", "--format", format])
+            .args(["--count", "2", "--interval", "2s", "-v"])
+            .spawn_until("read the configuration of 1 host(s)", Duration::from_secs(120));
+        let renewed = sim.new_certificate();
+        let out = running.wait(Duration::from_secs(120));
+        let pin = format!("--vcenter-thumbprint {renewed}");
+        if format == "human" {
+            assert!(
+                out.stdout.lines().any(|l| l.trim() == pin),
+                "the pin whole on a line: {}",
+                out.stdout
+            );
+            assert!(
+                out.stdout
+                    .contains("vCenter could not be read; watching the hosts of its last"),
+                "{}",
+                out.stdout
+            );
+        } else {
+            let events: Vec<Value> = out
+                .stdout
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+                .collect();
+            let unread = events
+                .iter()
+                .find(|e| e["event"] == "vcenter-unread")
+                .unwrap_or_else(|| panic!("no vcenter-unread event: {}", out.stdout));
+            assert_eq!(
+                (&unread["what"], &unread["round"]),
+                (&Value::from("inventory"), &Value::from(2))
+            );
+            assert_eq!(unread["pin"], Value::from(pin.clone()), "{unread}");
+            assert!(
+                unread["message"].as_str().unwrap_or_default().ends_with(&pin),
+                "{unread}"
+            );
+        }
+        // The first round's verdicts stand: the last configuration read is judged again.
+        assert_eq!(out.code, Some(4), "{}\n{}", out.stdout, out.stderr);
+    }
+}
