@@ -2,6 +2,7 @@
 //! single flight, the global host cap, deadlines, the allow-list.
 use super::config::Config;
 use super::exporter::Exporter;
+use super::metrics::Metrics;
 use super::scrape::Collector;
 use crate::live::LiveOptions;
 use futures::future::LocalBoxFuture;
@@ -204,8 +205,9 @@ fn hosts_not_read_are_counted_by_class_apart_from_the_exporters_own_limits() {
             text.contains("\npvrdma_doctor_hosts_not_read_total{class=\"auth\"} 2\n"),
             "{text}"
         );
+        // Every class is there from the start, at 0 until a host fails that way.
         assert!(
-            !text.contains("pvrdma_doctor_hosts_not_read_total{class=\"timeout\"}"),
+            text.contains("\npvrdma_doctor_hosts_not_read_total{class=\"timeout\"} 0\n"),
             "{text}"
         );
         assert!(
@@ -217,6 +219,31 @@ fn hosts_not_read_are_counted_by_class_apart_from_the_exporters_own_limits() {
             "{text}"
         );
     });
+}
+
+/// The monitoring guide lists every class `pvrdma_doctor_hosts_not_read_total` shows from
+/// the start, and only those.
+#[test]
+fn the_guide_lists_every_class_of_hosts_not_read() {
+    let guide = include_str!("../../docs/monitoring-prometheus.md");
+    let listed: Vec<&str> = guide
+        .lines()
+        .find_map(|l| l.split("`…_hosts_not_read_total{class}` (").nth(1))
+        .and_then(|rest| rest.split(", each at 0").next())
+        .expect("the /metrics row of the guide names the classes")
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .collect();
+    let text = Metrics::new().render(0, 1, 1);
+    let shown: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("pvrdma_doctor_hosts_not_read_total{class=\""))
+        .map(|rest| rest.split('"').next().unwrap_or(rest))
+        .collect();
+    let mut sorted = listed.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, shown, "{listed:?}");
 }
 
 #[test]

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 pub mod folder;
 pub mod frames;
+mod kinds;
 mod vsphere;
 pub use vsphere::{add_vsphere, from_vsphere};
 
