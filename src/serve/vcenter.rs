@@ -151,19 +151,27 @@ impl GroupState {
 }
 
 impl Fleet {
-    /// Aligns the state with `config` (start, reload) and starts a new generation: a
-    /// vCenter reached the same way keeps its reads, a group of it selecting the same
-    /// hosts keeps them; the others start with nothing.
+    /// Aligns the state with `config` (start, reload) and starts a new generation. A
+    /// vCenter key still followed keeps its counters and its last read's outcome,
+    /// whatever its settings now (a new pin, another timeout: `reads_total` and
+    /// `read_failures_total` are counters, which a reload must not reset); a group of a
+    /// vCenter reached the same way, selecting the same hosts, keeps them; the others
+    /// start with nothing.
     pub fn sync(&self, config: &Config) -> u64 {
         let mut vcenters = self.vcenters.borrow_mut();
         let mut old = std::mem::take(&mut *vcenters);
+        // The vCenters whose hosts a group may keep: reached as before, and read.
+        let mut same = Vec::new();
         for (name, vc) in config.vcenter.followed() {
             let state = match old.remove(name) {
-                Some(mut s) if vc.same_source(&s.source) => {
+                Some(mut s) => {
+                    if vc.same_source(&s.source) && s.reads > 0 {
+                        same.push(name.as_str());
+                    }
                     s.source = vc.clone();
                     s
                 }
-                _ => VcenterState {
+                None => VcenterState {
                     source: vc.clone(),
                     up: false,
                     last_success: None,
@@ -176,7 +184,7 @@ impl Fleet {
         let mut groups = self.groups.borrow_mut();
         let mut old = std::mem::take(&mut *groups);
         for (name, g) in &config.vcenter.groups {
-            let same_vcenter = vcenters.get(&g.vcenter).is_some_and(|v| v.reads > 0);
+            let same_vcenter = same.contains(&g.vcenter.as_str());
             let state = old
                 .remove(name)
                 .filter(|s| same_vcenter && s.vcenter == g.vcenter && s.followed.selection() == &g.selection)

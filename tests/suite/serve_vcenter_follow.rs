@@ -208,3 +208,41 @@ fn a_reload_during_a_read_vcenter_is_slow_to_answer_still_logs_that_session_out(
     let said = stop(running, &mut sim);
     assert_eq!(said.matches("vCenter lab: session logged out").count(), 3, "{said}");
 }
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn the_read_counters_survive_a_reload_that_changes_the_vcenters_settings() {
+    let mut sim = cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("exporter.yml");
+    // Pinned to a certificate vCenter does not have: every read is refused.
+    let wrong = ["AB"; 32].join(":");
+    let right = exporter_config(&sim, ", refresh: 1s", "");
+    std::fs::write(&config, right.replace(&sim.thumbprint, &wrong)).expect("configuration");
+    let (running, addr) = crate::serve_vcenter::serving(&sim, &config, "the inventory cannot be read");
+    let before = until(&addr, "/metrics", "three refused reads", |m| {
+        value(m, FAILURES).and_then(|f| f.parse::<u64>().ok()) >= Some(3)
+    });
+    let count = |m: &str, series: &str| -> u64 {
+        value(m, series)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{series}: {m}"))
+    };
+    let reads = "pvrdma_doctor_vcenter_reads_total{vcenter=\"lab\"}";
+    let (reads_before, failures_before) = (count(&before, reads), count(&before, FAILURES));
+
+    // The admin pins the right certificate: the counters go on from where they were.
+    std::fs::write(&config, &right).expect("configuration");
+    running.signal("-HUP");
+    let after = until(&addr, "/metrics", "a read with the new pin", |m| {
+        value(m, UP) == Some("1")
+    });
+    assert!(
+        count(&after, FAILURES) >= failures_before,
+        "reset by the reload: {after}"
+    );
+    assert!(count(&after, reads) > reads_before, "{after}");
+    assert_eq!(value(&after, GROUP_HOSTS), Some("2"), "{after}");
+
+    stop(running, &mut sim);
+}
