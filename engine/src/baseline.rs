@@ -87,6 +87,8 @@ struct Snapshot {
     hosts: Vec<(String, HostSnap)>,
     fleet: Vec<(String, String)>,
     probes: Vec<((String, String), String)>,
+    /// A VM-first run's chosen VMs, each `diagnosed` or `not-diagnosed`.
+    vms: Option<Vec<(String, String)>>,
     /// Why each item is what it is, and its fix: what a change to it carries.
     why: BTreeMap<(ChangeKind, Option<String>, String), Why>,
 }
@@ -226,6 +228,25 @@ impl Snapshot {
             };
             s.why.insert((ChangeKind::Check, None, text(c, "id")), why);
         }
+        s.vms = report
+            .get("vm_scope")
+            .and_then(|v| serde_json::from_value::<crate::diagnose::VmScope>(v.clone()).ok())
+            .map(|scope| {
+                let mut vms = Vec::new();
+                for vm in &scope.vms {
+                    let why = scope.why_not_diagnosed(vm);
+                    let state = if why.is_some() { "not-diagnosed" } else { "diagnosed" };
+                    s.why.insert(
+                        (ChangeKind::Vm, None, vm.clone()),
+                        Why {
+                            reason: why,
+                            remedy: None,
+                        },
+                    );
+                    vms.push((vm.clone(), state.to_string()));
+                }
+                vms
+            });
         s.probes = list(report, "probes")
             .iter()
             .map(|p| ((text(p, "from"), text(p, "to")), text(p, "status")))
@@ -330,6 +351,12 @@ fn diff(was: &Snapshot, now: &Snapshot) -> Vec<Change> {
         }
         out.push(change(None, ChangeKind::Check, &id, from, to));
     }
+    // Chosen VMs compare only when both runs were VM-first.
+    if let (Some(was), Some(now)) = (&was.vms, &now.vms) {
+        for (vm, from, to) in keyed_diff(was, now) {
+            out.push(change(None, ChangeKind::Vm, &vm, from, to));
+        }
+    }
     out
 }
 
@@ -423,6 +450,40 @@ mod tests {
         // Going back to pass: the reason is the passing summary, no fix.
         let back = diff(&Snapshot::of(&now), &Snapshot::of(&was));
         assert!(back.iter().all(|c| c.remediation.is_none()), "{back:?}");
+    }
+
+    /// A chosen VM that stops being diagnosed (it moved off the hosts read) is a change,
+    /// with why; a report written before the VM-first fields compares as diagnosed.
+    #[test]
+    fn a_chosen_vm_no_longer_diagnosed_is_a_change_of_its_own() {
+        let scoped = |scope: Value| {
+            let mut r = report(json!([host("esx01", "ok", "pass", "hca")]), json!([]), json!([]));
+            r["vm_scope"] = scope;
+            r
+        };
+        let was = scoped(json!({"vms": ["hpc"], "not_running": [], "not_seen": [], "unread_hosts": []}));
+        let now = scoped(
+            json!({"vms": ["hpc"], "not_running": ["hpc"], "not_seen": [], "unread_hosts": [],
+                                "on_hosts_left_out": [], "not_diagnosed": ["hpc"]}),
+        );
+        let got = diff(&Snapshot::of(&was), &Snapshot::of(&now));
+        assert_eq!(got.len(), 1, "{got:?}");
+        let c = &got[0];
+        assert_eq!(
+            (c.kind, c.host.as_deref(), c.id.as_str()),
+            (ChangeKind::Vm, None, "hpc")
+        );
+        assert_eq!(
+            (c.from.as_deref(), c.to.as_deref()),
+            (Some("diagnosed"), Some("not-diagnosed"))
+        );
+        assert_eq!(
+            c.reason.as_deref(),
+            Some("no host diagnosed runs it (stopped, or moved since the inventory was read)")
+        );
+        // Not compared against a run that was not VM-first.
+        let whole = report(json!([host("esx01", "ok", "pass", "hca")]), json!([]), json!([]));
+        assert!(diff(&Snapshot::of(&whole), &Snapshot::of(&now)).is_empty());
     }
 
     #[test]

@@ -134,7 +134,7 @@ impl Reading {
     }
 
     /// The VMs a VM-first run reports on (`None`: every VM of the hosts).
-    pub(crate) fn vms(&self) -> Option<Vec<String>> {
+    pub(crate) fn vms(&self) -> Option<pvrdma_engine::capture::VmChoice> {
         self.found.vms()
     }
 

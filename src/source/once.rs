@@ -46,7 +46,7 @@ pub(crate) struct Capture {
     /// When `analyze` started reading it.
     pub(crate) started: Instant,
     /// The VMs the run that wrote it was narrowed to (a support bundle's).
-    vms: Option<Vec<String>>,
+    vms: Option<pvrdma_engine::capture::VmChoice>,
 }
 
 impl HostSource {
@@ -146,7 +146,7 @@ fn read_capture(path: PathBuf) -> anyhow::Result<Once> {
 impl Once {
     /// The VMs the report is narrowed to: a VM-first run's, or those the support bundle
     /// read back recorded; `None`: every VM.
-    pub(crate) fn vms(&self) -> Option<Vec<String>> {
+    pub(crate) fn vms(&self) -> Option<pvrdma_engine::capture::VmChoice> {
         match (&self.hosts, &self.reading) {
             (OnceHosts::Capture(c), _) => c.vms.clone(),
             (_, Some(reading)) => reading.vms(),

@@ -3,6 +3,7 @@
 //! The diagnosis itself still goes over SSH to the names vCenter gives, so ssh_config
 //! applies to them as to any host typed by hand.
 use anyhow::Context;
+use pvrdma_engine::capture::{VmChoice, VmLeftOut};
 use pvrdma_vsphere::{Config, Endpoint, SelectError, Selected, Selection, Trust};
 use secrecy::SecretString;
 use std::io::IsTerminal;
@@ -211,22 +212,26 @@ impl Discovery {
         self.selected.hosts.iter().map(|h| h.name.clone()).collect()
     }
 
-    /// The VMs a VM-first run (`--vm`) reports on: those running on a selected host (a VM
-    /// on a skipped host is named on stderr instead, never called stopped); `None` when
-    /// the run is not VM-first.
-    pub(crate) fn vms(&self) -> Option<Vec<String>> {
+    /// The VMs a VM-first run (`--vm`) reports on: the running ones, by the host vCenter
+    /// has them on, a selected one or a skipped one (the report names those not
+    /// diagnosed, never calls them stopped); `None` when the run is not VM-first.
+    pub(crate) fn vms(&self) -> Option<VmChoice> {
         let selected = &self.selected;
         (!self.selection.vms.is_empty()).then(|| {
-            selected
-                .vms
-                .iter()
-                .filter(|vm| {
-                    vm.host
-                        .as_deref()
-                        .is_some_and(|h| selected.hosts.iter().any(|s| s.name == h))
-                })
-                .map(|vm| vm.name.clone())
-                .collect()
+            let mut chosen = VmChoice::default();
+            for vm in &selected.vms {
+                let Some(host) = vm.host.as_deref() else { continue };
+                if selected.hosts.iter().any(|s| s.name == host) {
+                    chosen.vms.push(vm.name.clone());
+                } else if let Some(skipped) = selected.skipped.iter().find(|s| s.name == host) {
+                    chosen.left_out.push(VmLeftOut {
+                        vm: vm.name.clone(),
+                        host: host.to_string(),
+                        reason: skipped.reason.to_string(),
+                    });
+                }
+            }
+            chosen
         })
     }
 }

@@ -5,7 +5,7 @@
 //! whose data is missing is `unknown` with the reason, never a silent pass. The adapter
 //! verdict comes from vsish's `Physical HCA available`; the host checks and the adapter's
 //! own VM port explain a TCP fallback.
-use crate::capture::{Failure, HostCapture};
+use crate::capture::{Failure, HostCapture, VmChoice, VmLeftOut};
 use crate::catalogue as cat;
 use crate::facts::{self, HostFacts};
 use pvrdma_parsers as p;
@@ -37,6 +37,7 @@ pub use checks::registry::{CheckId, Family, CHECKS};
 use checks::{device::*, roce::*};
 pub use fleet::{TransportCounts, TransportSummary};
 pub use model::*;
+pub use scope::VmScope;
 pub use summary::status_name;
 use summary::*;
 pub use uplinks::UplinkCounters;
@@ -79,21 +80,10 @@ pub fn diagnose_selected_known(
         .collect();
     let probes = probe::results(captures, &hosts);
     let mut diagnosis = fleet_diagnosis_with(hosts, probes, selection);
-    diagnosis.vm_scope = selection.vms.as_ref().map(|names| {
-        let missing: Vec<String> = names.difference(&found).cloned().collect();
-        // A chosen VM not seen may well run on a host whose VM list was not read.
-        let (not_running, not_seen) = if unread.is_empty() {
-            (missing, Vec::new())
-        } else {
-            (Vec::new(), missing)
-        };
-        VmScope {
-            vms: names.iter().cloned().collect(),
-            not_running,
-            not_seen,
-            unread_hosts: unread,
-        }
-    });
+    diagnosis.vm_scope = selection
+        .vms
+        .as_ref()
+        .map(|names| scope::vm_scope(names, &selection.vms_left_out, &found, unread));
     diagnosis
 }
 
@@ -107,6 +97,8 @@ pub struct Selection {
     fleet: Option<BTreeSet<CheckId>>,
     /// `None`: every VM; else only these VMs (by display name) and their adapters.
     vms: Option<BTreeSet<String>>,
+    /// Chosen VMs running on hosts the run left out: said not diagnosed.
+    vms_left_out: Vec<VmLeftOut>,
 }
 
 impl Selection {
@@ -114,15 +106,26 @@ impl Selection {
     pub fn only_fleet(ids: impl IntoIterator<Item = CheckId>) -> Selection {
         Selection {
             fleet: Some(ids.into_iter().collect()),
-            vms: None,
+            ..Selection::default()
         }
     }
 
-    /// Every check across hosts, and only the VMs of `vms` when given (see [`Self::only_vms`]).
-    pub fn of_vms(vms: Option<&[String]>) -> Selection {
-        match vms {
-            Some(names) => Selection::default().only_vms(names.iter().cloned()),
+    /// Every check across hosts, and only the VMs `chosen` names when given (see
+    /// [`Self::only_vms`], [`Self::chosen`]).
+    pub fn of_vms(chosen: Option<&VmChoice>) -> Selection {
+        match chosen {
+            Some(chosen) => Selection::default().chosen(chosen),
             None => Selection::default(),
+        }
+    }
+
+    /// Only the VMs a VM-first run chose, those running on hosts the run left out
+    /// included: they are reported as not diagnosed, which makes the run unknown.
+    pub fn chosen(self, chosen: &VmChoice) -> Selection {
+        let names = chosen.vms.iter().chain(chosen.left_out.iter().map(|v| &v.vm)).cloned();
+        Selection {
+            vms_left_out: chosen.left_out.clone(),
+            ..self.only_vms(names)
         }
     }
 

@@ -266,3 +266,31 @@ fn a_vm_first_run_reports_only_the_chosen_vms_and_the_transports_between_them() 
     let d = diagnose_selected(&healthy, &Selection::default().only_vms(["hpc-node99".to_string()]));
     assert_eq!(d.vm_scope.expect("scoped").not_running, ["hpc-node99"]);
 }
+
+/// A chosen VM the run did not diagnose leaves the run unknown, never healthy: one that
+/// moved (no host read runs it) and one on a host the run left out, each named (the
+/// renderings: `report/summary/tests.rs`).
+#[test]
+fn a_chosen_vm_not_diagnosed_makes_the_run_unknown() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/healthy-cluster");
+    let captures = crate::capture::folder::read_dir_for_tests(&dir).expect("sample loads");
+    let found = diagnose_selected(&captures, &Selection::default().only_vms(["hpc-node01".to_string()]));
+    assert_eq!(found.exit_code(), exit::HEALTHY);
+    assert!(found.vm_scope.as_ref().expect("scoped").not_diagnosed.is_empty());
+
+    let chosen = VmChoice {
+        vms: vec!["hpc-node01".into(), "hpc-node07".into()],
+        left_out: vec![VmLeftOut {
+            vm: "hpc-node09".into(),
+            host: "esx09".into(),
+            reason: "not responding".into(),
+        }],
+    };
+    let d = diagnose_selected(&captures, &Selection::of_vms(Some(&chosen)));
+    assert_eq!(d.exit_code(), exit::INCOMPLETE);
+    let scope = d.vm_scope.as_ref().expect("scoped");
+    assert_eq!(scope.vms, ["hpc-node01", "hpc-node07", "hpc-node09"]);
+    assert_eq!(scope.not_running, ["hpc-node07"]);
+    assert_eq!(scope.on_hosts_left_out, chosen.left_out);
+    assert_eq!(scope.not_diagnosed, ["hpc-node07", "hpc-node09"]);
+}

@@ -8,6 +8,8 @@ pub mod json;
 pub mod nagios;
 pub mod prometheus;
 pub mod summary;
+#[cfg(test)]
+mod tests;
 
 /// Host checks with `status`, grouped by id: (id, hosts where it has it), in first-seen
 /// order.

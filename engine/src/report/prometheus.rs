@@ -281,6 +281,17 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         }
     }
 
+    let mut chosen = Family::new(
+        "pvrdma_vm_diagnosed",
+        "A VM-first run's (--vm, a vm: group's) chosen VMs: 1 when the VM was diagnosed, 0 when it was not (no host diagnosed runs it, its host's VM list could not be read, or it runs on a host the run left out); absent when the run was not VM-first.",
+    );
+    if let Some(scope) = &diagnosis.vm_scope {
+        for vm in &scope.vms {
+            let diagnosed = !scope.not_diagnosed.contains(vm);
+            chosen.add(vec![("vm_name", vm.clone())], if diagnosed { "1" } else { "0" });
+        }
+    }
+
     let probes = ProbeFamilies::of(&diagnosis.probes);
 
     let mut out = String::new();
@@ -299,6 +310,7 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         &verdicts,
         &reasons,
         &counts,
+        &chosen,
     ];
     let after_uplinks = [&pairs, &probes.status, &probes.rtt, &probes.loss];
     for family in before_uplinks.into_iter().chain(&uplinks.families).chain(after_uplinks) {
