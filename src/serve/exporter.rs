@@ -5,6 +5,8 @@ use super::config::{Config, InForce};
 use super::metrics::Metrics;
 use super::scrape::{render, Collector, InFlight, Outcome, Probes, Refused};
 use super::vcenter::Fleet;
+use crate::source::targets::{self, Meaning};
+use crate::source::Via;
 use pvrdma_engine::capture::HostCapture;
 use pvrdma_engine::report::prometheus::Scope;
 use std::rc::Rc;
@@ -115,7 +117,8 @@ impl Exporter {
     }
 
     /// Answers `/probe?target=&module=` with the exposition text, or refuses it before
-    /// anything is attempted.
+    /// anything is attempted. What the target means is the host source's to decide
+    /// ([`crate::source::targets`]).
     pub async fn scrape(
         &self,
         target: &str,
@@ -124,13 +127,37 @@ impl Exporter {
         deadline: Instant,
     ) -> Result<String, Refused> {
         let config = self.config();
-        if let Some(found) = self.vcenter.configuration(&config, target) {
-            return self.judge_configuration(&config, target, module, found, start);
+        let (members, via, scope) = match targets::meaning(
+            target,
+            &Offered {
+                config: &config,
+                fleet: &self.vcenter,
+            },
+        ) {
+            Meaning::Hosts { hosts, via, fleet } => {
+                (hosts, via, if fleet { Scope::Fleet } else { Scope::SingleTarget })
+            }
+            Meaning::Unavailable(why) => {
+                self.vcenter.unavailable.inc();
+                return Err(Refused::unavailable(why));
+            }
+            Meaning::NotAllowed => {
+                self.metrics.probes_rejected.inc();
+                return Err(Refused::not_allowed(format!(
+                    "target {target:?} is not on the exporter's allow-list (targets: and groups: in its configuration, and the hosts of its vCenter groups); no connection was attempted"
+                )));
+            }
+        };
+        if via == Via::Api {
+            let captures = self.vcenter.configuration(&members).map_err(|why| {
+                self.vcenter.unavailable.inc();
+                Refused::unavailable(why)
+            })?;
+            return self.judge_configuration(&config, target, module, captures, scope, start);
         }
-        let (members, scope) = self.members(&config, target)?;
         let (module_name, module) = config.module_for(target, module).map_err(|e| {
             self.metrics.probes_rejected.inc();
-            Refused(e)
+            Refused::not_allowed(e)
         })?;
         self.metrics.probes.inc();
         let _in_flight = InFlight::new(&self.metrics);
@@ -142,29 +169,6 @@ impl Exporter {
         Ok(render(&outcome, scope, start.elapsed()))
     }
 
-    /// The hosts a probe of `target` collects over SSH, and whether they are one fleet:
-    /// a group's (of node sets, or read from vCenter), or the host alone when the
-    /// allow-list has it; refused otherwise.
-    fn members(&self, config: &Config, target: &str) -> Result<(Vec<String>, Scope), Refused> {
-        if let Some(g) = config.groups.get(target) {
-            return Ok((g.members.clone(), Scope::Fleet));
-        }
-        if let Some(found) = self.vcenter.members(target) {
-            let members = found.map_err(|why| {
-                self.vcenter.unavailable.inc();
-                Refused(why)
-            })?;
-            return Ok((members, Scope::Fleet));
-        }
-        if config.hosts.contains(target) || self.vcenter.allows(target) {
-            return Ok((vec![target.to_string()], Scope::SingleTarget));
-        }
-        self.metrics.probes_rejected.inc();
-        Err(Refused(format!(
-            "target {target:?} is not on the exporter's allow-list (targets: and groups: in its configuration, and the hosts of its vCenter groups); no connection was attempted"
-        )))
-    }
-
     /// A probe of a `no_ssh` vCenter group (or of a host only such groups have): the
     /// configuration last read from vCenter, judged now; no SSH connection.
     fn judge_configuration(
@@ -172,23 +176,15 @@ impl Exporter {
         config: &Config,
         target: &str,
         module: Option<&str>,
-        found: Result<Vec<HostCapture>, String>,
+        captures: Vec<HostCapture>,
+        scope: Scope,
         start: Instant,
     ) -> Result<String, Refused> {
-        let captures = found.map_err(|why| {
-            self.vcenter.unavailable.inc();
-            Refused(why)
-        })?;
         let (_, module) = config.module_for(target, module).map_err(|e| {
             self.metrics.probes_rejected.inc();
-            Refused(e)
+            Refused::not_allowed(e)
         })?;
         self.metrics.probes.inc();
-        let scope = if config.vcenter.groups.contains_key(target) {
-            Scope::Fleet
-        } else {
-            Scope::SingleTarget
-        };
         let outcome = Outcome {
             diagnosis: pvrdma_engine::diagnose::diagnose_selected(&captures, &module.fleet_checks),
             up: captures.iter().all(|c| c.error.is_none()),
@@ -201,6 +197,52 @@ impl Exporter {
             self.metrics.probe_failures.inc();
         }
         Ok(render(&outcome, scope, start.elapsed()))
+    }
+}
+
+/// What the exporter offers to probe now, as the host source asks it: its configuration's
+/// groups and targets, and the hosts its vCenter groups have.
+struct Offered<'a> {
+    config: &'a Config,
+    fleet: &'a Fleet,
+}
+
+impl targets::Offer for Offered<'_> {
+    fn group(&self, name: &str) -> Option<(targets::GroupHosts, Via)> {
+        if let Some(g) = self.config.groups.get(name) {
+            return Some((Ok(g.members.clone()), Via::Ssh));
+        }
+        let hosts = self.fleet.members(name)?;
+        Some((hosts, self.via(name)))
+    }
+
+    fn vcenter_groups_having(&self, host: &str) -> Vec<Via> {
+        self.config
+            .vcenter
+            .groups
+            .keys()
+            .filter(|name| {
+                self.fleet
+                    .members(name)
+                    .and_then(Result::ok)
+                    .is_some_and(|m| m.iter().any(|h| h == host))
+            })
+            .map(|name| self.via(name))
+            .collect()
+    }
+
+    fn listed(&self, host: &str) -> bool {
+        self.config.hosts.contains(host)
+    }
+}
+
+impl Offered<'_> {
+    /// How vCenter group `name` reads its hosts.
+    fn via(&self, name: &str) -> Via {
+        match self.config.vcenter.groups.get(name).is_some_and(|g| g.no_ssh) {
+            true => Via::Api,
+            false => Via::Ssh,
+        }
     }
 }
 

@@ -66,9 +66,27 @@ pub struct Outcome {
     pub finished: SystemTime,
 }
 
-/// Why a probe request is refused (HTTP 400): nothing was attempted.
+/// Why a probe request is refused: nothing was attempted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused(pub String);
+pub struct Refused {
+    pub why: String,
+    /// A vCenter group with no host to probe now (HTTP 503: try again later), rather than
+    /// a request that names no allowed target or module (HTTP 400).
+    pub unavailable: bool,
+}
+
+impl Refused {
+    pub fn not_allowed(why: String) -> Refused {
+        Refused {
+            why,
+            unavailable: false,
+        }
+    }
+
+    pub fn unavailable(why: String) -> Refused {
+        Refused { why, unavailable: true }
+    }
+}
 
 /// A collection's target and module.
 pub(super) type Key = (String, String);

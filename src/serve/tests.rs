@@ -148,7 +148,7 @@ fn a_target_off_the_allow_list_is_refused_without_collecting() {
         let (e, fake) = exporter(CONFIG, Duration::ZERO);
         for t in ["esx05", "esx[01-02]", "127.0.0.1", "root@esx01", ""] {
             let err = scrape(&e, t, Duration::from_secs(5)).await.unwrap_err();
-            assert!(err.0.contains("allow-list"), "{t}: {}", err.0);
+            assert!(err.why.contains("allow-list"), "{t}: {}", err.why);
         }
         let err = e
             .scrape(
@@ -159,7 +159,7 @@ fn a_target_off_the_allow_list_is_refused_without_collecting() {
             )
             .await
             .unwrap_err();
-        assert!(err.0.contains("unknown module"), "{}", err.0);
+        assert!(err.why.contains("unknown module"), "{}", err.why);
         assert_eq!(fake.calls.get(), 0);
         assert_eq!(e.metrics.probes_rejected.get(), 6);
         assert_eq!(e.metrics.probes.get(), 0);

@@ -277,16 +277,6 @@ impl Fleet {
             )),
         })
     }
-
-    /// Whether `host` is one of the hosts a vCenter group has now (so it may be probed
-    /// alone).
-    pub fn allows(&self, host: &str) -> bool {
-        self.groups
-            .borrow()
-            .values()
-            .filter_map(|g| g.hosts.as_ref())
-            .any(|h| h.iter().any(|m| m.name == host))
-    }
 }
 
 /// How long before `now` a read happened (zero for a clock that went back).

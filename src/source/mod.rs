@@ -24,6 +24,7 @@ use std::time::SystemTime;
 pub(crate) mod follow;
 pub(crate) mod once;
 pub(crate) mod rounds;
+pub(crate) mod targets;
 
 pub(crate) use follow::Move;
 
