@@ -109,6 +109,8 @@ if [ ! -x /usr/sbin/sshd ]; then
 fi
 command -v busybox >/dev/null 2>&1 || missing="$missing busybox"
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
+# openssl s_server: a TLS server on loopback with the certificate a test makes.
+command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 if [ -n "$missing" ]; then
     echo "install-test-deps.sh: installing$missing"
     # shellcheck disable=SC2086 # word splitting of the package list is intended
@@ -255,6 +257,24 @@ if ! command -v go >/dev/null 2>&1 || [ ! -d /usr/share/gocode/src/github.com/vm
     apt_install golang-go golang-github-vmware-govmomi-dev
 fi
 # --- end vSphere simulator
+# --- The plans' real consumers (tests/suite/plan.rs, tests/suite/plan_apply.rs): Ansible with
+# the community.vmware collection and pyVmomi, which apply `--format ansible` to the vSphere
+# simulator, and tree-sitter's PowerShell grammar, which parses `--format powercli` (PowerShell
+# itself is not installed). Pinned, from PyPI, into a virtualenv of the project's own; the
+# system's Python is left as it is. Ansible 8.7.0 ships community.vmware 3.11.1; pyVmomi 7.0.3
+# is the release that talks to govmomi 0.24's simulator.
+PLAN_VENV=$SHELL_DIR/venv
+if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    echo "install-test-deps.sh: installing python3-venv"
+    apt_install python3-venv
+fi
+if ! "$PLAN_VENV/bin/python" -c 'import ansible_collections.community.vmware, pyVmomi, tree_sitter, tree_sitter_powershell' >/dev/null 2>&1 \
+    || [ "$("$PLAN_VENV/bin/python" -c 'import ansible_collections, importlib.metadata as m; print(m.version("ansible"), m.version("pyvmomi"))' 2>/dev/null)" != "8.7.0 7.0.3" ]; then
+    echo "install-test-deps.sh: installing ansible 8.7.0, pyvmomi 7.0.3, tree-sitter and tree-sitter-powershell into $PLAN_VENV"
+    python3 -m venv "$PLAN_VENV"
+    "$PLAN_VENV/bin/python" -m pip install --quiet ansible==8.7.0 pyvmomi==7.0.3 tree-sitter==0.26.1 tree-sitter-powershell==0.26.4
+fi
+# --- end plans
 leave_services_disabled
 
 echo "install-test-deps.sh: ready (sshd: $(/usr/sbin/sshd -V 2>&1 | head -n1 || true); user $TEST_USER, shell $BUSYBOX_SH, password in $PASSWORD_FILE)"

@@ -105,19 +105,44 @@ type Archive = Option<(ArchiveKind, Entries)>;
 struct Capped<R> {
     inner: R,
     read: u64,
-    limit: Rc<Cell<u64>>,
-    tripped: Rc<Cell<bool>>,
+    cap: StreamCap,
 }
 
 impl<R: Read> Read for Capped<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.read = self.read.saturating_add(n as u64);
-        if self.read > self.limit.get() {
-            self.tripped.set(true);
+        if self.read > self.cap.limit.get() {
+            self.cap.tripped.set(true);
             return Err(std::io::Error::other("decompressed size cap exceeded"));
         }
         Ok(n)
+    }
+}
+
+/// The cap on the decompressed stream, shared between the reader that counts and the
+/// loop that raises it and tells a tripped cap from damage.
+#[derive(Clone)]
+struct StreamCap {
+    limit: Rc<Cell<u64>>,
+    tripped: Rc<Cell<bool>>,
+}
+
+impl StreamCap {
+    fn too_large(&self) -> anyhow::Error {
+        BundleError::TooLarge {
+            what: "the archive".to_string(),
+            cap: self.limit.get(),
+        }
+        .into()
+    }
+
+    /// A failed read as the user is told it: the cap when it tripped, else `damage`.
+    fn read_error(&self, e: std::io::Error, damage: impl FnOnce() -> String) -> anyhow::Error {
+        if self.tripped.get() {
+            return self.too_large();
+        }
+        anyhow::Error::from(e).context(damage())
     }
 }
 
@@ -127,37 +152,28 @@ pub(crate) fn read_archive(
     limits: &ReadLimits,
     rules: &ArchiveRules<'_>,
 ) -> anyhow::Result<Archive> {
-    let tripped = Rc::new(Cell::new(false));
     // Until the first entry says this is a vm-support bundle, the bundle cap applies.
-    let limit = Rc::new(Cell::new(limits.max_bundle_bytes));
-    let capped = Capped {
+    let cap = StreamCap {
+        limit: Rc::new(Cell::new(limits.max_bundle_bytes)),
+        tripped: Rc::new(Cell::new(false)),
+    };
+    let mut archive = tar::Archive::new(Capped {
         inner: flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)),
         read: 0,
-        limit: Rc::clone(&limit),
-        tripped: Rc::clone(&tripped),
-    };
-    let mut archive = tar::Archive::new(capped);
-    let too_large = || -> anyhow::Error {
-        BundleError::TooLarge {
-            what: "the archive".to_string(),
-            cap: limit.get(),
-        }
-        .into()
-    };
-
+        cap: cap.clone(),
+    });
     // Decided by the first file entry.
     let mut kind: Option<ArchiveKind> = None;
-    let mut kept: Entries = Vec::new();
-    let mut kept_bytes = 0u64;
-    let mut seen = BTreeSet::new();
+    let mut kept = Kept {
+        limits,
+        entries: Vec::new(),
+        bytes: 0,
+        seen: BTreeSet::new(),
+    };
     let mut count = 0usize;
     let entries = archive.entries().context("not a readable tar archive")?;
     for entry in entries {
-        let mut entry = match entry {
-            Ok(e) => e,
-            Err(_) if tripped.get() => return Err(too_large()),
-            Err(e) => return Err(anyhow::Error::from(e).context("damaged archive")),
-        };
+        let mut entry = entry.map_err(|e| cap.read_error(e, || "damaged archive".to_string()))?;
         count += 1;
         if count > limits.max_entries {
             return Err(BundleError::TooLarge {
@@ -180,8 +196,8 @@ pub(crate) fn read_archive(
             None => {
                 let found = (rules.classify)(&path);
                 match found {
-                    Some(ArchiveKind::Bundle) => limit.set(limits.max_bundle_bytes),
-                    Some(ArchiveKind::VmSupport) => limit.set(limits.max_vm_support_bytes),
+                    Some(ArchiveKind::Bundle) => cap.limit.set(limits.max_bundle_bytes),
+                    Some(ArchiveKind::VmSupport) => cap.limit.set(limits.max_vm_support_bytes),
                     // A leading folder entry says nothing yet about the kind.
                     None if entry_type.is_dir() => continue,
                     None => return Ok(None),
@@ -190,37 +206,58 @@ pub(crate) fn read_archive(
                 kind == Some(ArchiveKind::VmSupport)
             }
         };
-        match entry_type {
-            tar::EntryType::Regular | tar::EntryType::Continuous => {}
-            tar::EntryType::Directory | tar::EntryType::XGlobalHeader => continue,
-            tar::EntryType::Symlink | tar::EntryType::Link => {
-                if vm_support {
-                    // vm-support mirrors the host file system, where /vmfs/volumes/<name>
-                    // is a link to the volume: skipped, never followed.
-                    continue;
-                }
-                let kind = if entry_type == tar::EntryType::Symlink {
-                    "symbolic link"
-                } else {
-                    "hard link"
-                };
-                return Err(BundleError::Link { path, kind }.into());
-            }
-            other => {
-                if vm_support {
-                    continue;
-                }
-                return Err(BundleError::UnsupportedEntry {
-                    path,
-                    kind: format!("{other:?}"),
-                }
-                .into());
-            }
+        if !holds_a_file(entry_type, &path, vm_support)? {
+            continue;
         }
         if vm_support && !(rules.vm_support_wanted)(&path) {
             continue;
         }
-        if !seen.insert(path.clone()) {
+        kept.add(path, &mut entry, &cap)?;
+    }
+    if cap.tripped.get() {
+        return Err(cap.too_large());
+    }
+    Ok(kind.map(|k| (k, kept.entries)))
+}
+
+/// Whether an entry of this type is a file to read. Folders are skipped; a link or a
+/// special file refuses a pvrdma-doctor bundle, and is skipped in a vm-support bundle.
+fn holds_a_file(entry_type: tar::EntryType, path: &str, vm_support: bool) -> Result<bool, BundleError> {
+    match entry_type {
+        tar::EntryType::Regular | tar::EntryType::Continuous => Ok(true),
+        tar::EntryType::Directory | tar::EntryType::XGlobalHeader => Ok(false),
+        // vm-support mirrors the host file system, where /vmfs/volumes/<name> is a link
+        // to the volume: skipped, never followed.
+        _ if vm_support => Ok(false),
+        tar::EntryType::Symlink => Err(BundleError::Link {
+            path: path.to_string(),
+            kind: "symbolic link",
+        }),
+        tar::EntryType::Link => Err(BundleError::Link {
+            path: path.to_string(),
+            kind: "hard link",
+        }),
+        other => Err(BundleError::UnsupportedEntry {
+            path: path.to_string(),
+            kind: format!("{other:?}"),
+        }),
+    }
+}
+
+/// The entries kept so far, under the per-entry and total limits.
+struct Kept<'a> {
+    limits: &'a ReadLimits,
+    entries: Entries,
+    bytes: u64,
+    seen: BTreeSet<String>,
+}
+
+impl Kept<'_> {
+    /// Reads and keeps one entry: each path once, none over the entry limit, all of them
+    /// under the total.
+    fn add<R: Read>(&mut self, path: String, entry: &mut tar::Entry<'_, R>, cap: &StreamCap) -> anyhow::Result<()> {
+        let limits = self.limits;
+        if !self.seen.insert(path.clone()) {
             return Err(BundleError::Duplicate { path }.into());
         }
         let entry_too_large = |path: &str| -> anyhow::Error {
@@ -234,29 +271,23 @@ pub(crate) fn read_archive(
             return Err(entry_too_large(&path));
         }
         let mut data = Vec::new();
-        if let Err(e) = (&mut entry).take(limits.max_entry_bytes + 1).read_to_end(&mut data) {
-            if tripped.get() {
-                return Err(too_large());
-            }
-            return Err(anyhow::Error::from(e).context(format!("damaged archive: cannot read entry {path:?}")));
+        if let Err(e) = entry.take(limits.max_entry_bytes + 1).read_to_end(&mut data) {
+            return Err(cap.read_error(e, || format!("damaged archive: cannot read entry {path:?}")));
         }
         if data.len() as u64 > limits.max_entry_bytes {
             return Err(entry_too_large(&path));
         }
-        kept_bytes += data.len() as u64;
-        if kept_bytes > limits.max_kept_bytes {
+        self.bytes += data.len() as u64;
+        if self.bytes > limits.max_kept_bytes {
             return Err(BundleError::TooLarge {
                 what: "the kept entries".to_string(),
                 cap: limits.max_kept_bytes,
             }
             .into());
         }
-        kept.push((path, data));
+        self.entries.push((path, data));
+        Ok(())
     }
-    if tripped.get() {
-        return Err(too_large());
-    }
-    Ok(kind.map(|k| (k, kept)))
 }
 
 /// The first component of an entry path (`<top>` of `<top>/...`).

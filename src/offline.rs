@@ -109,6 +109,23 @@ pub fn recorded_vm_scope(path: &Path) -> Option<pvrdma_engine::capture::VmChoice
     })
 }
 
+/// The vCenter a bundle's run read (`--vcenter`, as host or host:port) and whether it
+/// read it without SSH, from its manifest's command line; `None` when it read none (or
+/// the bundle is redacted, which keeps only option names).
+pub fn recorded_vcenter(path: &Path) -> Option<(String, bool)> {
+    let manifest = recorded_manifest(path)?;
+    let argv: Vec<String> = serde_json::from_value(manifest.get("command_line")?.clone()).ok()?;
+    let value = argv
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| match a.strip_prefix("--vcenter=") {
+            Some(v) => Some(v.to_string()),
+            None => (a == "--vcenter").then(|| argv.get(i + 1).cloned()).flatten(),
+        })?;
+    let endpoint = pvrdma_vsphere::Endpoint::parse(&value).ok()?;
+    Some((endpoint.label(), argv.iter().any(|a| a == "--no-ssh")))
+}
+
 /// `path` is a pvrdma-doctor support bundle (`.tar.gz` or unpacked).
 pub fn is_support_bundle(path: &Path) -> bool {
     recorded_manifest(path).is_some()

@@ -128,10 +128,12 @@ fn remedy_of(check: &Value) -> Option<crate::diagnose::Remedy> {
         Some(r) => Some(crate::diagnose::Remedy {
             command: some_text(r, "command"),
             advice: some_text(r, "advice"),
+            ..crate::diagnose::Remedy::default()
         }),
         None => some_text(check, "remedy").map(|advice| crate::diagnose::Remedy {
             command: None,
             advice: Some(advice),
+            ..crate::diagnose::Remedy::default()
         }),
     }
     .filter(|r| r.command.is_some() || r.advice.is_some())
@@ -146,6 +148,7 @@ fn combined(remedies: &[crate::diagnose::Remedy]) -> Option<crate::diagnose::Rem
     let r = crate::diagnose::Remedy {
         command: join(commands, " && "),
         advice: join(advice, " "),
+        ..crate::diagnose::Remedy::default()
     };
     (r.command.is_some() || r.advice.is_some()).then_some(r)
 }
@@ -158,66 +161,80 @@ impl Snapshot {
     fn of(report: &Value) -> Snapshot {
         let mut s = Snapshot::default();
         for h in list(report, "hosts") {
-            let name = text(h, "host");
-            let checks: Vec<(String, String)> = list(h, "checks")
-                .iter()
-                .map(|c| (text(c, "id"), text(c, "status")))
-                .collect();
-            let mut failing_fixes = Vec::new();
-            for c in list(h, "checks") {
-                let remedy = remedy_of(c);
-                if text(c, "status") == "fail" {
-                    failing_fixes.extend(remedy.clone());
-                }
-                let why = Why {
-                    reason: some_text(c, "summary"),
-                    remedy,
-                };
-                s.why
-                    .insert((ChangeKind::Check, Some(name.clone()), text(c, "id")), why);
-            }
-            let error = h.get("error").and_then(|e| some_text(e, "message"));
-            s.why.insert(
-                (ChangeKind::Host, Some(name.clone()), "status".to_string()),
-                Why {
-                    reason: error,
-                    remedy: None,
-                },
-            );
-            let mut adapters: Vec<(String, String)> = Vec::new();
-            for vm in list(h, "vms") {
-                for a in list(vm, "adapters") {
-                    let index = a.get("index").and_then(Value::as_u64).unwrap_or_default();
-                    let base = format!("{}#{index}", text(vm, "name"));
-                    // Two running VMs may share a display name: number the repeats.
-                    let mut id = base.clone();
-                    let mut n = 1;
-                    while adapters.iter().any(|(k, _)| *k == id) {
-                        n += 1;
-                        id = format!("{base} ({n})");
-                    }
-                    let reasons: Vec<&str> = list(a, "reasons").iter().filter_map(Value::as_str).collect();
-                    let why = Why {
-                        reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
-                        remedy: if text(a, "verdict") == "tcp-fallback" {
-                            combined(&failing_fixes)
-                        } else {
-                            None
-                        },
-                    };
-                    s.why.insert((ChangeKind::Adapter, Some(name.clone()), id.clone()), why);
-                    adapters.push((id, text(a, "verdict")));
-                }
-            }
-            let snap = HostSnap {
-                status: text(h, "status"),
-                diagnosed: !checks.is_empty() || !adapters.is_empty(),
-                checks,
-                adapters,
-            };
-            s.hosts.push((name, snap));
+            s.add_host(h);
         }
-        s.fleet = list(report, "fleet_checks")
+        s.add_fleet(report);
+        s.add_chosen_vms(report);
+        s.add_probes(report);
+        s
+    }
+
+    /// One host of the report: its status, checks and adapters, and why each is so.
+    fn add_host(&mut self, h: &Value) {
+        let name = text(h, "host");
+        let checks: Vec<(String, String)> = list(h, "checks")
+            .iter()
+            .map(|c| (text(c, "id"), text(c, "status")))
+            .collect();
+        let mut failing_fixes = Vec::new();
+        for c in list(h, "checks") {
+            let remedy = remedy_of(c);
+            if text(c, "status") == "fail" {
+                failing_fixes.extend(remedy.clone());
+            }
+            let why = Why {
+                reason: some_text(c, "summary"),
+                remedy,
+            };
+            self.why
+                .insert((ChangeKind::Check, Some(name.clone()), text(c, "id")), why);
+        }
+        let error = h.get("error").and_then(|e| some_text(e, "message"));
+        self.why.insert(
+            (ChangeKind::Host, Some(name.clone()), "status".to_string()),
+            Why {
+                reason: error,
+                remedy: None,
+            },
+        );
+        let mut adapters: Vec<(String, String)> = Vec::new();
+        for vm in list(h, "vms") {
+            for a in list(vm, "adapters") {
+                let index = a.get("index").and_then(Value::as_u64).unwrap_or_default();
+                let base = format!("{}#{index}", text(vm, "name"));
+                // Two running VMs may share a display name: number the repeats.
+                let mut id = base.clone();
+                let mut n = 1;
+                while adapters.iter().any(|(k, _)| *k == id) {
+                    n += 1;
+                    id = format!("{base} ({n})");
+                }
+                let reasons: Vec<&str> = list(a, "reasons").iter().filter_map(Value::as_str).collect();
+                let why = Why {
+                    reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+                    remedy: if text(a, "verdict") == "tcp-fallback" {
+                        combined(&failing_fixes)
+                    } else {
+                        None
+                    },
+                };
+                self.why
+                    .insert((ChangeKind::Adapter, Some(name.clone()), id.clone()), why);
+                adapters.push((id, text(a, "verdict")));
+            }
+        }
+        let snap = HostSnap {
+            status: text(h, "status"),
+            diagnosed: !checks.is_empty() || !adapters.is_empty(),
+            checks,
+            adapters,
+        };
+        self.hosts.push((name, snap));
+    }
+
+    /// The checks across hosts, and why each is so.
+    fn add_fleet(&mut self, report: &Value) {
+        self.fleet = list(report, "fleet_checks")
             .iter()
             .map(|c| (text(c, "id"), text(c, "status")))
             .collect();
@@ -226,9 +243,13 @@ impl Snapshot {
                 reason: some_text(c, "summary"),
                 remedy: remedy_of(c),
             };
-            s.why.insert((ChangeKind::Check, None, text(c, "id")), why);
+            self.why.insert((ChangeKind::Check, None, text(c, "id")), why);
         }
-        s.vms = report
+    }
+
+    /// The VMs a VM-first run chose: diagnosed or not, and why not.
+    fn add_chosen_vms(&mut self, report: &Value) {
+        self.vms = report
             .get("vm_scope")
             .and_then(|v| serde_json::from_value::<crate::diagnose::VmScope>(v.clone()).ok())
             .map(|scope| {
@@ -236,7 +257,7 @@ impl Snapshot {
                 for vm in &scope.vms {
                     let why = scope.why_not_diagnosed(vm);
                     let state = if why.is_some() { "not-diagnosed" } else { "diagnosed" };
-                    s.why.insert(
+                    self.why.insert(
                         (ChangeKind::Vm, None, vm.clone()),
                         Why {
                             reason: why,
@@ -247,7 +268,11 @@ impl Snapshot {
                 }
                 vms
             });
-        s.probes = list(report, "probes")
+    }
+
+    /// The probes between hosts, and what each found.
+    fn add_probes(&mut self, report: &Value) {
+        self.probes = list(report, "probes")
             .iter()
             .map(|p| ((text(p, "from"), text(p, "to")), text(p, "status")))
             .collect();
@@ -256,10 +281,9 @@ impl Snapshot {
                 reason: some_text(p, "detail"),
                 remedy: None,
             };
-            s.why
+            self.why
                 .insert((ChangeKind::Probe, Some(text(p, "from")), text(p, "to")), why);
         }
-        s
     }
 }
 
@@ -433,6 +457,7 @@ mod tests {
         let fix = Some(crate::diagnose::Remedy {
             command: Some("esxcli network firewall ruleset set -e true -r pvrdma".into()),
             advice: None,
+            ..crate::diagnose::Remedy::default()
         });
         let check = got.iter().find(|c| c.kind == ChangeKind::Check).expect("check change");
         assert_eq!(check.reason.as_deref(), Some("the pvrdma ruleset is disabled"));

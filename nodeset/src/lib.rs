@@ -162,7 +162,14 @@ fn fold_items<S: AsRef<str>>(names: &[S]) -> Vec<String> {
 /// `db1,esx[01-20]`; `r1n01 r1n02 r2n01 r2n02` → `r[1-2]n[01-02]`. Expanding the result
 /// gives the names back (duplicates removed).
 pub fn fold<S: AsRef<str>>(names: &[S]) -> String {
-    fold_items(names).join(",")
+    fold_list(names).join(",")
+}
+
+/// The items of [`fold`], in its order: each a node set of its own (`esx[01-20]`) or a
+/// name that cannot be folded, as it is (`hpc node 01`). A list broken between two items
+/// still names each host whole.
+pub fn fold_list<S: AsRef<str>>(names: &[S]) -> Vec<String> {
+    fold_items(names)
 }
 
 /// Where a folded node set may be broken across lines and still paste back: `text` cut

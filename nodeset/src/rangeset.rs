@@ -80,6 +80,179 @@ pub(crate) fn py_int(text: &str) -> PyInt {
     }
 }
 
+/// One comma-separated item of a range set (`07-10/2`), blanks trimmed, and the byte
+/// offset it starts at in the whole pattern (errors point there).
+struct Item<'a> {
+    sub: &'a str,
+    at: usize,
+}
+
+/// An item read: the indexes `start..=stop` every `step`, written `pad` digits wide (0:
+/// unpadded).
+struct Run {
+    start: i128,
+    stop: i128,
+    step: i128,
+    pad: usize,
+}
+
+impl Item<'_> {
+    fn err(&self, at: usize, reason: String) -> RangeError {
+        RangeError { at, reason }
+    }
+
+    /// Reads the item as `RangeSet._parse` reads one: bounds, step, then ClusterShell's
+    /// padding rules.
+    fn read(&self) -> Result<Run, RangeError> {
+        let (at, sub) = (self.at, self.sub);
+        let (base, begin, end, step) = self.bounds()?;
+        let end_at = at + base.rfind(end).filter(|_| !end.is_empty()).unwrap_or(base.len());
+        let begin_value = match py_int(begin) {
+            PyInt::Value(v) => v,
+            PyInt::Invalid => return Err(self.bad_number(begin, at)),
+            PyInt::TooLarge => return Err(self.err(at, format!("{begin} is too large"))),
+        };
+        let end_value = match py_int(end) {
+            PyInt::Value(v) => v,
+            PyInt::Invalid => return Err(self.bad_number(end, end_at)),
+            PyInt::TooLarge => return Err(self.err(end_at, format!("{end} is too large"))),
+        };
+        if begin.starts_with('-') || end.starts_with('-') || begin_value < 0 || end_value < 0 {
+            return Err(self.err(at, format!("{sub:?}: a host index is never negative")));
+        }
+        let (start, pad, end_stripped) = self.padding(begin, end, begin_value, end_value)?;
+        let stop = match py_int(end_stripped) {
+            PyInt::Value(v) => v,
+            _ => return Err(self.bad_number(end, end_at)),
+        };
+        if stop > MAX_VALUE {
+            return Err(self.err(end_at, format!("{end} is too large")));
+        }
+        if start > stop {
+            return Err(self.err(at, format!("the range {base:?} runs backwards")));
+        }
+        if step < 1 {
+            let pos = at + base.len() + 1;
+            return Err(self.err(pos, format!("the step in {sub:?} must be 1 or more")));
+        }
+        Ok(Run { start, stop, step, pad })
+    }
+
+    /// The item split into its range (`base`), first and last bound as written, and step.
+    fn bounds(&self) -> Result<(&str, &str, &str, i128), RangeError> {
+        let (at, sub) = (self.at, self.sub);
+        let (base, step_text) = match sub.split_once('/') {
+            Some((b, s)) => (b, Some(s)),
+            None => (sub, None),
+        };
+        let step = match step_text.map(py_int) {
+            None => 1,
+            Some(PyInt::Value(v)) => v,
+            Some(_) => {
+                let pos = at + base.len() + 1;
+                return Err(self.err(pos, format!("the step after '/' in {sub:?} is not a number")));
+            }
+        };
+        if !base.contains('-') {
+            if step != 1 {
+                let pos = at + base.len();
+                return Err(self.err(
+                    pos,
+                    format!("a step needs a range: {sub:?} has no FIRST-LAST before '/' (write e.g. 1-9/2)"),
+                ));
+            }
+            return Ok((base, base, base, step));
+        }
+        let parts: Vec<&str> = base.split('-').collect();
+        match parts.as_slice() {
+            [b, e] if !b.trim_matches(is_py_space).is_empty() => {
+                Ok((base, b.trim_matches(is_py_space), e.trim_matches(is_py_space), step))
+            }
+            _ => {
+                let pos = at + base.find('-').unwrap_or(0);
+                Err(self.err(
+                    pos,
+                    format!(
+                        "{sub:?} is not a range: write FIRST-LAST with two numbers (a host index is never negative)"
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// ClusterShell's padding rules: a bound written with leading zeros fixes the width,
+    /// and then both bounds must be written with that many digits. Gives the first index's
+    /// value, the width (0: unpadded) and the last bound without its leading zeros.
+    fn padding<'e>(
+        &self,
+        begin: &str,
+        end: &'e str,
+        begin_value: i128,
+        end_value: i128,
+    ) -> Result<(i128, usize, &'e str), RangeError> {
+        let mut pad = 0;
+        let start = if begin_value != 0 {
+            let stripped = begin.trim_start_matches('0');
+            if stripped.len() < begin.len() {
+                pad = begin.len();
+            }
+            match py_int(stripped) {
+                PyInt::Value(v) => v,
+                _ => return Err(self.bad_number(begin, self.at)),
+            }
+        } else {
+            if begin.len() > 1 {
+                pad = begin.len();
+            }
+            0
+        };
+        let end_stripped = if end_value != 0 {
+            end.trim_start_matches('0')
+        } else {
+            end
+        };
+        let end_pad = if end_stripped.len() < end.len() { end.len() } else { 0 };
+        if (pad > 0 || end_pad > 0) && begin.len() != end.len() {
+            let width = begin.len().max(end.len());
+            return Err(self.err(
+                self.at,
+                format!(
+                    "padding mismatch in {:?}: a bound written with leading zeros fixes the width, so both bounds need {width} digits (e.g. {}-{})",
+                    self.sub,
+                    format_index(start.max(0) as u128, width),
+                    format_index(end_value.max(0) as u128, width),
+                ),
+            ));
+        }
+        Ok((start, pad, end_stripped))
+    }
+
+    /// Why a bound is not a number, pointing at its first wrong character (`pos`: where
+    /// the bound starts).
+    fn bad_number(&self, text: &str, pos: usize) -> RangeError {
+        let sub = self.sub;
+        if sub.is_empty() {
+            return self.err(pos, "empty range: nothing between two commas or brackets".to_string());
+        }
+        if text.contains(':') {
+            let p = pos + text.find(':').unwrap_or(0);
+            return self.err(p, format!("':' in {sub:?}: a range is written FIRST-LAST (e.g. 1-4)"));
+        }
+        let bad = text
+            .char_indices()
+            .find(|(_, c)| !c.is_ascii_digit())
+            .map_or(0, |(i, _)| i);
+        let what = if text.is_empty() {
+            "a number is missing".to_string()
+        } else if text.chars().any(char::is_alphabetic) {
+            format!("{text:?} is not a number (ClusterShell has no letter ranges; list the names, e.g. esxa,esxb)")
+        } else {
+            format!("{text:?} is not a number")
+        };
+        self.err(pos + bad, format!("{what} in {sub:?}"))
+    }
+}
+
 /// Largest index value accepted: `u64` covers every real host numbering; ClusterShell
 /// goes to 1e100.
 const MAX_VALUE: i128 = u64::MAX as i128;
@@ -151,139 +324,19 @@ impl RangeSet {
             let here = offset;
             offset += raw.len() + 1;
             let lead = raw.len() - raw.trim_start_matches(is_py_space).len();
-            let sub = raw.trim_matches(is_py_space);
-            let at = here + lead;
-            let err = |pos: usize, reason: String| Some(RangeError { at: pos, reason });
-            let (base, step_text) = match sub.split_once('/') {
-                Some((b, s)) => (b, Some(s)),
-                None => (sub, None),
+            let item = Item {
+                sub: raw.trim_matches(is_py_space),
+                at: here + lead,
             };
-            let step = match step_text.map(py_int) {
-                None => 1,
-                Some(PyInt::Value(v)) => v,
-                Some(_) => {
-                    let pos = at + base.len() + 1;
-                    return Err(err(pos, format!("the step after '/' in {sub:?} is not a number")));
-                }
-            };
-            let (begin, end) = if base.contains('-') {
-                let parts: Vec<&str> = base.split('-').collect();
-                match parts.as_slice() {
-                    [b, e] if !b.trim_matches(is_py_space).is_empty() => {
-                        (b.trim_matches(is_py_space), e.trim_matches(is_py_space))
-                    }
-                    _ => {
-                        let pos = at + base.find('-').unwrap_or(0);
-                        return Err(err(
-                            pos,
-                            format!("{sub:?} is not a range: write FIRST-LAST with two numbers (a host index is never negative)"),
-                        ));
-                    }
-                }
-            } else {
-                if step != 1 {
-                    let pos = at + base.len();
-                    return Err(err(
-                        pos,
-                        format!("a step needs a range: {sub:?} has no FIRST-LAST before '/' (write e.g. 1-9/2)"),
-                    ));
-                }
-                (base, base)
-            };
-            let end_at = at + base.rfind(end).filter(|_| !end.is_empty()).unwrap_or(base.len());
-            let bad_number = |text: &str, pos: usize| {
-                if sub.is_empty() {
-                    return err(pos, "empty range: nothing between two commas or brackets".to_string());
-                }
-                if text.contains(':') {
-                    let p = pos + text.find(':').unwrap_or(0);
-                    return err(p, format!("':' in {sub:?}: a range is written FIRST-LAST (e.g. 1-4)"));
-                }
-                let bad = text
-                    .char_indices()
-                    .find(|(_, c)| !c.is_ascii_digit())
-                    .map_or(0, |(i, _)| i);
-                let what = if text.is_empty() {
-                    "a number is missing".to_string()
-                } else if text.chars().any(char::is_alphabetic) {
-                    format!(
-                        "{text:?} is not a number (ClusterShell has no letter ranges; list the names, e.g. esxa,esxb)"
-                    )
-                } else {
-                    format!("{text:?} is not a number")
-                };
-                err(pos + bad, format!("{what} in {sub:?}"))
-            };
-            let begin_value = match py_int(begin) {
-                PyInt::Value(v) => v,
-                PyInt::Invalid => return Err(bad_number(begin, at)),
-                PyInt::TooLarge => return Err(err(at, format!("{begin} is too large"))),
-            };
-            let end_value = match py_int(end) {
-                PyInt::Value(v) => v,
-                PyInt::Invalid => return Err(bad_number(end, end_at)),
-                PyInt::TooLarge => return Err(err(end_at, format!("{end} is too large"))),
-            };
-            if begin.starts_with('-') || end.starts_with('-') || begin_value < 0 || end_value < 0 {
-                return Err(err(at, format!("{sub:?}: a host index is never negative")));
-            }
-            // ClusterShell's padding rules: a bound written with leading zeros fixes the
-            // width, and then both bounds must be written with that many digits.
-            let mut pad = 0;
-            let start = if begin_value != 0 {
-                let stripped = begin.trim_start_matches('0');
-                if stripped.len() < begin.len() {
-                    pad = begin.len();
-                }
-                match py_int(stripped) {
-                    PyInt::Value(v) => v,
-                    _ => return Err(bad_number(begin, at)),
-                }
-            } else {
-                if begin.len() > 1 {
-                    pad = begin.len();
-                }
-                0
-            };
-            let end_stripped = if end_value != 0 {
-                end.trim_start_matches('0')
-            } else {
-                end
-            };
-            let end_pad = if end_stripped.len() < end.len() { end.len() } else { 0 };
-            if (pad > 0 || end_pad > 0) && begin.len() != end.len() {
-                return Err(err(
-                    at,
-                    format!(
-                        "padding mismatch in {sub:?}: a bound written with leading zeros fixes the width, so both bounds need {} digits (e.g. {}-{})",
-                        begin.len().max(end.len()),
-                        format_index(start.max(0) as u128, begin.len().max(end.len())),
-                        format_index(end_value.max(0) as u128, begin.len().max(end.len())),
-                    ),
-                ));
-            }
-            let stop = match py_int(end_stripped) {
-                PyInt::Value(v) => v,
-                _ => return Err(bad_number(end, end_at)),
-            };
-            if stop > MAX_VALUE {
-                return Err(err(end_at, format!("{end} is too large")));
-            }
-            if start > stop {
-                return Err(err(at, format!("the range {base:?} runs backwards")));
-            }
-            if step < 1 {
-                let pos = at + base.len() + 1;
-                return Err(err(pos, format!("the step in {sub:?} must be 1 or more")));
-            }
-            let count = (stop - start) / step + 1;
+            let run = item.read().map_err(Some)?;
+            let count = (run.stop - run.start) / run.step + 1;
             if count.saturating_add(set.len() as i128) > limit as i128 {
                 return Err(None);
             }
-            let mut n = start;
-            while n <= stop {
-                set.insert(Index(format_index(n as u128, pad)));
-                n += step;
+            let mut n = run.start;
+            while n <= run.stop {
+                set.insert(Index(format_index(n as u128, run.pad)));
+                n += run.step;
             }
         }
         Ok(RangeSet(set))

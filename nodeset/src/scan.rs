@@ -175,125 +175,154 @@ fn scan(whole: &str) -> Result<Vec<Token>> {
     let mut next = Op::Union;
     while let Some(ns) = rest.filter(|r| !r.is_empty()) {
         let ns = ns.trim_start_matches(is_py_space);
-        let op = next;
         let token_at = offset(whole, ns);
-        let mut op_found = next_op(ns);
-        let mut bracket = ns.find('[');
-        let mut pattern = Pattern(vec![String::new()]);
-        let mut rsets: Vec<RangeSet> = Vec::new();
-        let opens_first = |b: Option<usize>, o: Option<(usize, Op)>| match (b, o) {
-            (Some(b), Some((o, _))) => o > b,
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        if opens_first(bracket, op_found) {
-            let mut sfx: &str = ns;
-            while opens_first(bracket, op_found) {
-                let Some((pfx, after)) = sfx.split_once('[') else { break };
-                let open_at = offset(whole, after).saturating_sub(1);
-                let Some((rng_raw, after_close)) = after.split_once(']') else {
-                    return Err(at(open_at, "'[' is never closed"));
-                };
-                sfx = after_close;
-                if let Some(i) = pfx.find(']') {
-                    return Err(at(offset(whole, pfx) + i, "']' without a matching '['"));
-                }
-                if !sfx.is_empty() {
-                    let end = sfx.find(']');
-                    let start = sfx.find('[').or(end.map(|e| e + 1));
-                    if let (Some(e), Some(s)) = (end, start) {
-                        if e < s {
-                            return Err(at(offset(whole, sfx) + e, "']' without a matching '['"));
-                        }
-                    }
-                }
-                let rng_at = offset(whole, rng_raw);
-                let mut rng: Cow<str> = Cow::Borrowed(rng_raw);
-                if !sfx.is_empty() {
-                    (sfx, rng) = amend_trailing(whole, sfx, rng)?;
-                }
-                // Errors in a range amended with digits from outside point at its '['.
-                let range_at = |r: &Cow<str>| if matches!(r, Cow::Borrowed(_)) { rng_at } else { open_at };
-                if !pfx.is_empty() {
-                    let ra = range_at(&rng);
-                    let prefix;
-                    (prefix, rng) = amend_leading(whole, pfx, rng, ra)?;
-                    if !prefix.is_empty() {
-                        let (p, r) = scan_single(whole, prefix)?;
-                        pattern.push_pattern(&p);
-                        rsets.extend(r);
-                    }
-                }
-                bracket = sfx.find('[');
-                op_found = next_op(sfx);
-                if sfx.starts_with('[') {
-                    return Err(at(
-                        offset(whole, sfx),
-                        "a range right after another one: put text between them (r[1-2]n[1-4])",
-                    ));
-                }
-                pattern.push_number();
-                let ra = range_at(&rng);
-                rsets.push(match &rng {
-                    Cow::Borrowed(text) => parse_range(whole, text, ra)?,
-                    Cow::Owned(text) => parse_range(whole, text, 0).map_err(|e| match e {
-                        EvalError::At { reason, .. } => at(ra, reason),
-                        other => other,
-                    })?,
-                });
-            }
-            op_found = next_op(sfx);
-            match op_found {
-                None => rest = None,
-                Some((i, o)) => {
-                    let tail = sfx.get(i + 1..).unwrap_or("");
-                    if tail.is_empty() {
-                        return Err(missing_operand(whole, sfx, i));
-                    }
-                    rest = Some(tail);
-                    next = o;
-                    sfx = sfx.get(..i).unwrap_or("");
-                }
-            }
-            let sfx = sfx.trim_end_matches(is_py_space);
-            if !sfx.is_empty() {
-                let (p, r) = scan_single(whole, sfx)?;
-                pattern.push_pattern(&p);
-                rsets.extend(r);
-            }
+        let operand = if opens_first(ns.find('['), next_op(ns)) {
+            bracketed_operand(whole, ns)?
         } else {
-            let node = match op_found {
-                None => {
-                    rest = None;
-                    ns
-                }
-                Some((i, o)) => {
-                    let node = ns.get(..i).unwrap_or("");
-                    let tail = ns.get(i + 1..).unwrap_or("");
-                    if node.is_empty() || tail.is_empty() {
-                        return Err(missing_operand(whole, ns, i));
-                    }
-                    rest = Some(tail);
-                    next = o;
-                    node
-                }
-            };
-            if let Some(i) = node.find(']') {
-                return Err(at(offset(whole, node) + i, "']' without a matching '['"));
-            }
-            let node = node.trim_end_matches(is_py_space);
-            let (p, r) = scan_single(whole, node)?;
-            pattern = p;
-            rsets = r;
-        }
+            plain_operand(whole, ns)?
+        };
         tokens.push(Token {
-            op,
-            pattern,
-            rsets,
+            op: next,
+            pattern: operand.pattern,
+            rsets: operand.rsets,
             at: token_at,
         });
+        rest = None;
+        if let Some((tail, op)) = operand.then {
+            rest = Some(tail);
+            next = op;
+        }
     }
     Ok(tokens)
+}
+
+/// One operand scanned: its pattern and range sets, and the text after the operator that
+/// ends it, with that operator (`None`: it was the last).
+struct Operand<'a> {
+    pattern: Pattern,
+    rsets: Vec<RangeSet>,
+    then: Option<(&'a str, Op)>,
+}
+
+/// Whether a `[` comes before the next operator: the operand holds a range.
+fn opens_first(bracket: Option<usize>, op: Option<(usize, Op)>) -> bool {
+    match (bracket, op) {
+        (Some(b), Some((o, _))) => o > b,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
+/// An operand without brackets (`esx01`), up to the next operator.
+fn plain_operand<'a>(whole: &str, ns: &'a str) -> Result<Operand<'a>> {
+    let (node, then) = match next_op(ns) {
+        None => (ns, None),
+        Some((i, o)) => {
+            let node = ns.get(..i).unwrap_or("");
+            let tail = ns.get(i + 1..).unwrap_or("");
+            if node.is_empty() || tail.is_empty() {
+                return Err(missing_operand(whole, ns, i));
+            }
+            (node, Some((tail, o)))
+        }
+    };
+    if let Some(i) = node.find(']') {
+        return Err(at(offset(whole, node) + i, "']' without a matching '['"));
+    }
+    let node = node.trim_end_matches(is_py_space);
+    let (pattern, rsets) = scan_single(whole, node)?;
+    Ok(Operand { pattern, rsets, then })
+}
+
+/// An operand with ranges (`rack[1-2]esx[01-04]`): each range with the text before it,
+/// then the text after the last one, up to the next operator.
+fn bracketed_operand<'a>(whole: &str, ns: &'a str) -> Result<Operand<'a>> {
+    let mut pattern = Pattern(vec![String::new()]);
+    let mut rsets: Vec<RangeSet> = Vec::new();
+    let mut sfx: &str = ns;
+    while opens_first(sfx.find('['), next_op(sfx)) {
+        let Some((pfx, after)) = sfx.split_once('[') else { break };
+        sfx = one_range(whole, pfx, after, &mut pattern, &mut rsets)?;
+    }
+    let mut then = None;
+    if let Some((i, o)) = next_op(sfx) {
+        let tail = sfx.get(i + 1..).unwrap_or("");
+        if tail.is_empty() {
+            return Err(missing_operand(whole, sfx, i));
+        }
+        then = Some((tail, o));
+        sfx = sfx.get(..i).unwrap_or("");
+    }
+    let sfx = sfx.trim_end_matches(is_py_space);
+    if !sfx.is_empty() {
+        let (p, r) = scan_single(whole, sfx)?;
+        pattern.push_pattern(&p);
+        rsets.extend(r);
+    }
+    Ok(Operand { pattern, rsets, then })
+}
+
+/// One `[range]` of an operand, `pfx` the text before its `[` and `after` the text after:
+/// the prefix's text and numbers and the range are added to `pattern` and `rsets`, with
+/// digits touching the brackets taken into the range as ClusterShell does. Returns the
+/// text after the `]` (and its digits).
+fn one_range<'a>(
+    whole: &str,
+    pfx: &'a str,
+    after: &'a str,
+    pattern: &mut Pattern,
+    rsets: &mut Vec<RangeSet>,
+) -> Result<&'a str> {
+    let open_at = offset(whole, after).saturating_sub(1);
+    let Some((rng_raw, after_close)) = after.split_once(']') else {
+        return Err(at(open_at, "'[' is never closed"));
+    };
+    let mut sfx = after_close;
+    if let Some(i) = pfx.find(']') {
+        return Err(at(offset(whole, pfx) + i, "']' without a matching '['"));
+    }
+    if !sfx.is_empty() {
+        let end = sfx.find(']');
+        let start = sfx.find('[').or(end.map(|e| e + 1));
+        if let (Some(e), Some(s)) = (end, start) {
+            if e < s {
+                return Err(at(offset(whole, sfx) + e, "']' without a matching '['"));
+            }
+        }
+    }
+    let rng_at = offset(whole, rng_raw);
+    let mut rng: Cow<str> = Cow::Borrowed(rng_raw);
+    if !sfx.is_empty() {
+        (sfx, rng) = amend_trailing(whole, sfx, rng)?;
+    }
+    // Errors in a range amended with digits from outside point at its '['.
+    let range_at = |r: &Cow<str>| if matches!(r, Cow::Borrowed(_)) { rng_at } else { open_at };
+    if !pfx.is_empty() {
+        let ra = range_at(&rng);
+        let prefix;
+        (prefix, rng) = amend_leading(whole, pfx, rng, ra)?;
+        if !prefix.is_empty() {
+            let (p, r) = scan_single(whole, prefix)?;
+            pattern.push_pattern(&p);
+            rsets.extend(r);
+        }
+    }
+    if sfx.starts_with('[') {
+        return Err(at(
+            offset(whole, sfx),
+            "a range right after another one: put text between them (r[1-2]n[1-4])",
+        ));
+    }
+    pattern.push_number();
+    let ra = range_at(&rng);
+    rsets.push(match &rng {
+        Cow::Borrowed(text) => parse_range(whole, text, ra)?,
+        Cow::Owned(text) => parse_range(whole, text, 0).map_err(|e| match e {
+            EvalError::At { reason, .. } => at(ra, reason),
+            other => other,
+        })?,
+    });
+    Ok(sfx)
 }
 
 fn missing_operand(whole: &str, around: &str, i: usize) -> EvalError {

@@ -39,7 +39,7 @@ pub use firewall::{parse_firewall_get, parse_firewall_ruleset_list, FirewallRule
 pub use flow_control::{parse_nic_dcb_status_batch, parse_nic_pause_params_list, DcbState, DcbStatus, NicPause};
 pub use ip_interface::{parse_ip_interface_ipv4_get, parse_ip_interface_list, Ipv4Interface, VmkInterface};
 pub use nic::{parse_nic_list, Nic};
-pub use nic_stats::{NicStats, NicStatsSection};
+pub use nic_stats::{NicCounters, NicStats, NicStatsSection};
 pub use rdma::{
     parse_rdma_device_list, parse_rdma_device_protocol_list, parse_rdma_device_vmknic_list, PortState, RdmaDevice,
     RdmaProtocols, RdmaVmknic,

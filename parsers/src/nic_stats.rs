@@ -33,9 +33,10 @@
 //! "#;
 //! let stats = nic_stats::parse_nic_stats(output.trim_start_matches('\n'))?;
 //! assert_eq!(stats.nic.as_deref(), Some("vmnic2"));
-//! assert_eq!(stats.receive_dropped, Some(2452783244));
-//! assert_eq!((stats.transmit_dropped, stats.receive_errors, stats.transmit_errors), (Some(0), Some(0), Some(0)));
-//! assert_eq!(stats.packets_received, Some(701280499176));
+//! let counters = stats.counters;
+//! assert_eq!(counters.receive_dropped, Some(2452783244));
+//! assert_eq!((counters.transmit_dropped, counters.receive_errors, counters.transmit_errors), (Some(0), Some(0), Some(0)));
+//! assert_eq!(counters.packets_received, Some(701280499176));
 //! # Ok::<(), ParseError>(())
 //! ```
 //!
@@ -52,22 +53,32 @@ use nom::sequence::preceded;
 use nom::Parser;
 use serde::Serialize;
 
-/// The counters of one `nic stats get` (each `None` when the output lacks it).
+/// One `nic stats get`: the NIC it names and its counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct NicStats {
     /// The NIC its title line names (`NIC statistics for vmnic2`).
     pub nic: Option<String>,
+    /// The counters the tool reads.
+    #[serde(flatten)]
+    pub counters: NicCounters,
+}
+
+/// The packet, drop and error counters of one NIC (each `None` when the output lacks it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct NicCounters {
     /// `Packets received`.
     pub packets_received: Option<u64>,
     /// `Packets sent`.
     pub packets_sent: Option<u64>,
-    /// `Receive packets dropped`.
+    /// `Receive packets dropped`: frames the NIC received but could not hand on. On a
+    /// RoCE uplink each one costs a retransmission.
     pub receive_dropped: Option<u64>,
     /// `Transmit packets dropped`.
     pub transmit_dropped: Option<u64>,
-    /// `Total receive errors` (length, overrun, CRC, frame, FIFO and missed together).
+    /// `Total receive errors` (length, overrun, CRC, frame, FIFO and missed errors).
     pub receive_errors: Option<u64>,
-    /// `Total transmit errors` (aborted, carrier, FIFO, heartbeat and window together).
+    /// `Total transmit errors` (aborted, carrier, FIFO, heartbeat and window errors).
     pub transmit_errors: Option<u64>,
 }
 
@@ -116,12 +127,14 @@ fn stats(input: &str) -> PResult<'_, NicStats> {
         rest,
         NicStats {
             nic,
-            packets_received: counter("Packets received")?,
-            packets_sent: counter("Packets sent")?,
-            receive_dropped: counter("Receive packets dropped")?,
-            transmit_dropped: counter("Transmit packets dropped")?,
-            receive_errors: counter("Total receive errors")?,
-            transmit_errors: counter("Total transmit errors")?,
+            counters: NicCounters {
+                packets_received: counter("Packets received")?,
+                packets_sent: counter("Packets sent")?,
+                receive_dropped: counter("Receive packets dropped")?,
+                transmit_dropped: counter("Transmit packets dropped")?,
+                receive_errors: counter("Total receive errors")?,
+                transmit_errors: counter("Total transmit errors")?,
+            },
         },
     ))
 }
@@ -179,7 +192,7 @@ mod tests {
         );
         let s = parse_nic_stats_batch(&input).unwrap();
         assert_eq!(s.len(), 3);
-        let ok = s[0].stats.as_ref().unwrap();
+        let ok = s[0].stats.as_ref().unwrap().counters;
         assert_eq!(
             (ok.receive_dropped, ok.receive_errors, ok.packets_sent),
             (Some(3), Some(1), Some(20))
@@ -211,10 +224,13 @@ mod tests {
     #[test]
     fn a_missing_counter_is_unknown_not_zero() {
         let s = parse_nic_stats("NIC statistics for vmnic2\n   Packets received: 5\n").unwrap();
-        assert_eq!((s.packets_received, s.receive_dropped), (Some(5), None));
+        assert_eq!(
+            (s.counters.packets_received, s.counters.receive_dropped),
+            (Some(5), None)
+        );
         // A copy without its title line still reads.
         let untitled = parse_nic_stats("Receive packets dropped: 7\n").unwrap();
-        assert_eq!((untitled.nic, untitled.receive_dropped), (None, Some(7)));
+        assert_eq!((untitled.nic, untitled.counters.receive_dropped), (None, Some(7)));
         assert!(parse_nic_stats("").is_err());
         assert!(parse_nic_stats("==> vmnic2 <==\n").is_err());
     }

@@ -9,7 +9,7 @@
 //! # use pvrdma_parsers::*;
 //! let xml = r#"<objects><obj type="HostSystem">host-17</obj>
 //! <propSet><name>config.product</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="AboutInfo"><name>VMware ESXi</name><fullName>VMware ESXi 7.0.3 build-21930508</fullName><vendor>VMware, Inc.</vendor><version>7.0.3</version><build>21930508</build></val></propSet>
-//! <propSet><name>config.network</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="HostNetworkInfo"><rdmaDevice><key>key-vim.host.RdmaDevice-vmrdma0</key><device>vmrdma0</device><driver>nmlx5_rdma</driver><description>RDMA device 0</description><backing XMLSchema-instance:type="HostRdmaDevicePnicBacking"><pairedUplink>vmnic2</pairedUplink></backing><connectionInfo><state>active</state><mtu>4096</mtu><speedInMbps>100000</speedInMbps></connectionInfo><capability><roceV1Capable>true</roceV1Capable><roceV2Capable>true</roceV2Capable><iWarpCapable>false</iWarpCapable></capability></rdmaDevice><vnic><device>vmk1</device><key>key-vim.host.VirtualNic-vmk1</key><portgroup></portgroup><spec><ip><dhcp>false</dhcp><ipAddress>192.168.50.11</ipAddress><subnetMask>255.255.255.0</subnetMask></ip><distributedVirtualPort><switchUuid>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</switchUuid><portKey>vmk1</portKey></distributedVirtualPort><mtu>9000</mtu></spec></vnic><proxySwitch><dvsUuid>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</dvsUuid><dvsName>dvs-rdma</dvsName><key>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</key><numPorts>512</numPorts><numPortsAvailable>500</numPortsAvailable><mtu>9000</mtu><pnic>vmnic2</pnic></proxySwitch></val></propSet>
+//! <propSet><name>config.network</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="HostNetworkInfo"><pnic><key>key-vim.host.PhysicalNic-vmnic2</key><device>vmnic2</device><pci>0000:3b:00.2</pci><driver>nmlx5_core</driver></pnic><rdmaDevice><key>key-vim.host.RdmaDevice-vmrdma0</key><device>vmrdma0</device><driver>nmlx5_rdma</driver><description>RDMA device 0</description><backing XMLSchema-instance:type="HostRdmaDevicePnicBacking"><pairedUplink>key-vim.host.PhysicalNic-vmnic2</pairedUplink></backing><connectionInfo><state>active</state><mtu>4096</mtu><speedInMbps>100000</speedInMbps></connectionInfo><capability><roceV1Capable>true</roceV1Capable><roceV2Capable>true</roceV2Capable><iWarpCapable>false</iWarpCapable></capability></rdmaDevice><vnic><device>vmk1</device><key>key-vim.host.VirtualNic-vmk1</key><portgroup></portgroup><spec><ip><dhcp>false</dhcp><ipAddress>192.168.50.11</ipAddress><subnetMask>255.255.255.0</subnetMask></ip><distributedVirtualPort><switchUuid>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</switchUuid><portKey>vmk1</portKey></distributedVirtualPort><mtu>9000</mtu></spec></vnic><proxySwitch><dvsUuid>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</dvsUuid><dvsName>dvs-rdma</dvsName><key>50 2a 6b 1c 3d 4e 5f 60-71 82 93 a4 b5 c6 d7 e8</key><numPorts>512</numPorts><numPortsAvailable>500</numPortsAvailable><mtu>9000</mtu><pnic>key-vim.host.PhysicalNic-vmnic2</pnic></proxySwitch></val></propSet>
 //! <propSet><name>config.firewall</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="HostFirewallInfo"><defaultPolicy><incomingBlocked>true</incomingBlocked><outgoingBlocked>true</outgoingBlocked></defaultPolicy><ruleset><key>pvrdma</key><label>pvrdma</label><required>false</required><rule><port>28250</port><endPort>28761</endPort><direction>inbound</direction><portType>dst</portType><protocol>tcp</protocol></rule><enabled>true</enabled><allowedHosts><allIp>true</allIp></allowedHosts></ruleset></val></propSet>
 //! <propSet><name>config.option</name><val xmlns:XMLSchema-instance="http://www.w3.org/2001/XMLSchema-instance" XMLSchema-instance:type="ArrayOfOptionValue"><OptionValue XMLSchema-instance:type="OptionValue"><key>Net.PVRDMAVmknic</key><value XMLSchema-instance:type="xsd:string">vmk1</value></OptionValue></val></propSet></objects>"#;
 //! let host = parse_vsphere_host_config(xml)?;
@@ -162,7 +162,9 @@ pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseErr
         rows.version = p.text(&["version"]).map(|version| SystemVersion {
             product: p.text(&["name"]).unwrap_or_else(|| "VMware ESXi".into()),
             version,
-            build: p.text(&["build"]).map(|b| format!("Releasebuild-{b}")),
+            // `AboutInfo.build` is the bare number (`21930508`), as the esxcli parser keeps
+            // it once it strips esxcli's own `Releasebuild-`.
+            build: p.text(&["build"]),
             update: None,
             patch: None,
         });
@@ -297,7 +299,32 @@ fn vm(objects: &Element) -> VmConfigRows {
     }
 }
 
+/// The prefix of a physical NIC's key (`key-vim.host.PhysicalNic-vmnic2`).
+const PHYSICAL_NIC_KEY: &str = "key-vim.host.PhysicalNic-";
+
+/// The host's physical NICs by key (`HostNetworkInfo.pnic`: `key` and `device`).
+fn physical_nics(net: &Element) -> Vec<(String, String)> {
+    net.children_named("pnic")
+        .filter_map(|p| Some((p.text(&["key"])?, p.text(&["device"])?)))
+        .collect()
+}
+
+/// A physical NIC as esxcli and the vSphere Client name it (`vmnic2`). The API refers to
+/// one by its key (`HostRdmaDevicePnicBacking.pairedUplink`, `HostProxySwitch.pnic`),
+/// resolved through the host's NICs; a key none of them has is named as such; a name
+/// (what older captures hold) is kept.
+fn nic_name(nics: &[(String, String)], reference: String) -> String {
+    if let Some((_, device)) = nics.iter().find(|(key, _)| *key == reference) {
+        return device.clone();
+    }
+    match reference.strip_prefix(PHYSICAL_NIC_KEY) {
+        Some(name) => format!("{name} (no physical NIC of the host has this key)"),
+        None => reference,
+    }
+}
+
 fn network(net: &Element, rows: &mut HostConfigRows) {
+    let nics = physical_nics(net);
     for d in net.children_named("rdmaDevice") {
         let Some(name) = d.text(&["device"]) else { continue };
         let speed = d
@@ -310,7 +337,7 @@ fn network(net: &Element, rows: &mut HostConfigRows) {
             state: PortState::from_cell(&d.text(&["connectionInfo", "state"]).unwrap_or_default()),
             mtu: d.number(&["connectionInfo", "mtu"]),
             speed,
-            paired_uplink: d.text(&["backing", "pairedUplink"]),
+            paired_uplink: d.text(&["backing", "pairedUplink"]).map(|u| nic_name(&nics, u)),
             description: d.text(&["description"]).unwrap_or_default(),
         });
         rows.protocols.push(RdmaProtocols {
@@ -377,7 +404,11 @@ fn network(net: &Element, rows: &mut HostConfigRows) {
             name,
             vds_id: uuid.clone(),
             mtu: s.number(&["mtu"]),
-            uplinks: s.children_named("pnic").filter_map(|p| p.text(&[])).collect(),
+            uplinks: s
+                .children_named("pnic")
+                .filter_map(|p| p.text(&[]))
+                .map(|u| nic_name(&nics, u))
+                .collect(),
             ports: ports
                 .iter()
                 .filter(|(u, _)| Some(u) == uuid.as_ref())
@@ -398,6 +429,8 @@ mod tests {
         let h = parse_vsphere_host_config(SAMPLE).unwrap();
         let v = h.version.unwrap();
         assert_eq!((v.version.as_str(), v.numbers()), ("7.0.3", Some((7, 0, 3))));
+        // The build as esxcli's parser gives it: one host read both ways is one version.
+        assert_eq!(v.build.as_deref(), Some("21930508"));
         assert_eq!(h.rdma.len(), 1);
         assert_eq!(h.rdma[0].mtu, Some(4096));
         assert_eq!(h.rdma[0].speed, "100 Gbps");
@@ -453,7 +486,7 @@ mod tests {
     }
 
     /// Bundles written before the answer was kept as vCenter wrote it (read into a tree and
-    /// written back) read as the answer itself does.
+    /// written back, NICs named where the API has keys) read as the answer itself does.
     #[test]
     fn older_bundles_read_as_the_answer_as_written_does() {
         let as_read = include_str!("../tests/fixtures/vsphere_host_config_as_read.xml");
@@ -466,6 +499,32 @@ mod tests {
         assert_eq!(
             parse_vsphere_vm_config(before).unwrap(),
             parse_vsphere_vm_config(as_read).unwrap()
+        );
+    }
+
+    /// The API refers to a NIC by its key; the report names it as esxcli does, through the
+    /// host's NICs (vSphere Web Services API reference: `HostRdmaDevicePnicBacking`,
+    /// `HostProxySwitch`, `PhysicalNic`).
+    #[test]
+    fn nics_the_api_refers_to_by_key_are_named_as_esxcli_names_them() {
+        let xml = |paired: &str, dvs: &str| {
+            format!(
+                r#"<objects><obj type="HostSystem">host-9</obj><propSet><name>config.network</name><val><pnic><key>key-vim.host.PhysicalNic-vmnic0</key><device>vmnic0</device></pnic><pnic><key>key-vim.host.PhysicalNic-vmnic2</key><device>vmnic2</device></pnic><rdmaDevice><device>vmrdma0</device><backing><pairedUplink>{paired}</pairedUplink></backing></rdmaDevice><proxySwitch><dvsUuid>50 2a</dvsUuid><dvsName>dvs-rdma</dvsName><pnic>{dvs}</pnic></proxySwitch></val></propSet></objects>"#
+            )
+        };
+        let named = |paired: &str, dvs: &str| {
+            let h = parse_vsphere_host_config(&xml(paired, dvs)).unwrap();
+            (h.rdma[0].paired_uplink.clone().unwrap(), h.dvs[0].uplinks.clone())
+        };
+        let key = "key-vim.host.PhysicalNic-vmnic2";
+        assert_eq!(named(key, key), ("vmnic2".to_string(), vec!["vmnic2".to_string()]));
+        // A key no NIC of the host has: named as such, never passed for a NIC.
+        let (paired, _) = named("key-vim.host.PhysicalNic-vmnic9", key);
+        assert_eq!(paired, "vmnic9 (no physical NIC of the host has this key)");
+        // Captures that hold names (the project's own simulator wrote them) keep them.
+        assert_eq!(
+            named("vmnic2", "vmnic2"),
+            ("vmnic2".to_string(), vec!["vmnic2".to_string()])
         );
     }
 

@@ -16,7 +16,7 @@ pub(crate) use setup::WatchSetup;
 
 use crate::live::LiveRun;
 use crate::plugin::Session;
-use crate::source::once::{Collect, OnceHosts};
+use crate::source::once::{Collect, Once, OnceHosts};
 use crate::source::{LiveSetup, Reading, VcenterSource};
 use crate::terminal::Terminal;
 use output::RunTimes;
@@ -90,6 +90,46 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
             check_only,
         } => crate::serve::run_serve(&config, listen, web_config.as_deref(), check_only),
         Job::Hosts { vcenter, json } => hosts(vcenter, json),
+    }
+}
+
+/// What a plan (`--format ansible`, `powercli`) says it came from, and the vCenter it
+/// addresses: the one the run read, else each host's own API.
+fn plan_source(once: &Once) -> setup::PlanSource {
+    match (&once.hosts, &once.reading) {
+        (OnceHosts::Capture(capture), _) => analyzed_plan_source(&capture.path),
+        (OnceHosts::Api(_), Some(r)) => setup::PlanSource {
+            vcenter: Some(r.vcenter.clone()),
+            source: format!("vCenter {}, read without SSH (--no-ssh)", r.vcenter),
+        },
+        (_, Some(r)) => setup::PlanSource {
+            vcenter: Some(r.vcenter.clone()),
+            source: format!("the hosts vCenter {} selected, read over SSH", r.vcenter),
+        },
+        (_, None) => setup::PlanSource::default(),
+    }
+}
+
+/// What a plan made by `analyze` says it came from, and the vCenter it addresses: the one
+/// the bundle's run read (its manifest's command line), else each host's own API.
+fn analyzed_plan_source(path: &std::path::Path) -> setup::PlanSource {
+    match crate::offline::recorded_vcenter(path) {
+        Some((vcenter, no_ssh)) => setup::PlanSource {
+            source: format!(
+                "pvrdma-doctor analyze {}, a run that read vCenter {vcenter}{}",
+                path.display(),
+                if no_ssh {
+                    " without SSH"
+                } else {
+                    " and the hosts over SSH"
+                }
+            ),
+            vcenter: Some(vcenter),
+        },
+        None => setup::PlanSource {
+            vcenter: None,
+            source: format!("pvrdma-doctor analyze {}", path.display()),
+        },
     }
 }
 
@@ -203,6 +243,7 @@ fn one_shot(job: OneShot, plugin: Option<&Session>) -> anyhow::Result<u8> {
     }
     let report = ReportSetup {
         vms: once.vms(),
+        plan: plan_source(&once),
         ..job.report
     };
     let bundle = &job.bundle;

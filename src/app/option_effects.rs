@@ -90,6 +90,9 @@ fn report(base: &[&'static str]) -> Vec<Effect> {
         base,
         &[
             ("format", &["--format", "json"]),
+            // The plans: each format a report of its own.
+            ("format", &["--format", "ansible"]),
+            ("format", &["--format", "powercli"]),
             ("output_file", &["--output", "report.txt"]),
         ],
     ));

@@ -85,6 +85,11 @@ pub(super) fn finish(
             duration: plugin.map(Session::elapsed),
             timed_out: plugin.and_then(Session::timed_out),
         },
+        plan: report::plan::PlanOptions {
+            vcenter: setup.plan.vcenter.clone(),
+            source: setup.plan.source.clone(),
+            made: times.finished,
+        },
     };
     let rendered = report::render_with(&diagnosis, setup.format, &options);
     let text = match (&times.note, setup.format) {

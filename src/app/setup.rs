@@ -85,6 +85,25 @@ pub(crate) struct ReportSetup {
     pub(crate) evidence: Option<crate::evidence::Evidence>,
     /// A VM-first run (`--vm`): the VMs the report is narrowed to.
     pub(crate) vms: Option<pvrdma_engine::capture::VmChoice>,
+    /// What a plan (`--format ansible`, `powercli`) says it came from and addresses.
+    pub(crate) plan: PlanSource,
+}
+
+/// Where a plan's facts came from and which vCenter it addresses (`None`: each host's own
+/// vSphere API).
+#[derive(Debug, Clone)]
+pub(crate) struct PlanSource {
+    pub(crate) vcenter: Option<String>,
+    pub(crate) source: String,
+}
+
+impl Default for PlanSource {
+    fn default() -> Self {
+        PlanSource {
+            vcenter: None,
+            source: "the hosts, read over SSH".to_string(),
+        }
+    }
 }
 
 /// `-w`, `-c`, `--unreachable-state` (the run's clock is the plugin session's).
@@ -289,6 +308,7 @@ fn report_setup(args: &ReportArgs, terminal: &Terminal) -> ReportSetup {
         },
         evidence: None,
         vms: None,
+        plan: PlanSource::default(),
     }
 }
 

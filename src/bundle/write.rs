@@ -171,72 +171,7 @@ fn layout(
             seen.insert(dir.to_string()),
             "host {dir:?} appears twice; a bundle holds one folder per host"
         );
-        let mut commands = Vec::with_capacity(capture.outputs.len());
-        for (id, raw) in &capture.outputs {
-            commands.push(output_entries(
-                &mut entries,
-                &format!("{dir}/{}", file_id(id)?),
-                id,
-                raw,
-            ));
-        }
-        let probe = match &capture.probe {
-            None => None,
-            Some(p) => {
-                let mut probed = Vec::with_capacity(p.outputs.len());
-                for (peer, raw) in &p.outputs {
-                    // A peer is a host of this bundle: its name passed the same test.
-                    let stem = format!("{dir}/{}/{}", pvrdma_engine::capture::PROBE_ID, host_dir(peer)?);
-                    probed.push(output_entries(&mut entries, &stem, peer, raw));
-                }
-                let missing = p
-                    .missing
-                    .iter()
-                    .map(|(peer, reason)| MissingCommand {
-                        id: peer.clone(),
-                        command: pvrdma_engine::capture::PROBE_ID.to_string(),
-                        reason: reason.clone(),
-                        inferred: false,
-                    })
-                    .collect();
-                Some(ManifestProbe {
-                    peers: p.peers.clone(),
-                    commands: probed,
-                    missing,
-                })
-            }
-        };
-        if let Some(error) = &capture.error {
-            let (name, data) = folder::host_error_file(error)?;
-            entries.push(Entry {
-                path: format!("{dir}/{name}"),
-                data,
-            });
-        }
-        let mut vmx_files = Vec::with_capacity(capture.vmx_files.len());
-        for (n, vmx) in capture.vmx_files.iter().enumerate() {
-            // The original path may be long and hold any character; a numbered name keeps
-            // the archive portable, the manifest keeps the original path.
-            let file = format!("{dir}/vmx/{:03}.vmx", n + 1);
-            entries.push(Entry {
-                path: file.clone(),
-                data: vmx.content.as_bytes().to_vec(),
-            });
-            vmx_files.push(ManifestVmx {
-                path: vmx.path.clone(),
-                file,
-            });
-        }
-        hosts.push(ManifestHost {
-            host: capture.host.clone(),
-            source: capture.source,
-            outcome: outcome(capture),
-            error: capture.error.clone(),
-            commands,
-            missing: missing(capture),
-            vmx_files,
-            probe,
-        });
+        hosts.push(host_layout(&mut entries, dir, capture)?);
     }
     let files = entries
         .iter()
@@ -261,6 +196,80 @@ fn layout(
         files,
     };
     Ok((manifest, entries))
+}
+
+/// One host's files in its folder `dir` (outputs, probe outputs, its error, its `.vmx`
+/// files), added to `entries`, and its manifest entry.
+fn host_layout(entries: &mut Vec<Entry>, dir: &str, capture: &HostCapture) -> anyhow::Result<ManifestHost> {
+    let mut commands = Vec::with_capacity(capture.outputs.len());
+    for (id, raw) in &capture.outputs {
+        commands.push(output_entries(entries, &format!("{dir}/{}", file_id(id)?), id, raw));
+    }
+    let probe = match &capture.probe {
+        None => None,
+        Some(p) => Some(probe_layout(entries, dir, p)?),
+    };
+    if let Some(error) = &capture.error {
+        let (name, data) = folder::host_error_file(error)?;
+        entries.push(Entry {
+            path: format!("{dir}/{name}"),
+            data,
+        });
+    }
+    let mut vmx_files = Vec::with_capacity(capture.vmx_files.len());
+    for (n, vmx) in capture.vmx_files.iter().enumerate() {
+        // The original path may be long and hold any character; a numbered name keeps
+        // the archive portable, the manifest keeps the original path.
+        let file = format!("{dir}/vmx/{:03}.vmx", n + 1);
+        entries.push(Entry {
+            path: file.clone(),
+            data: vmx.content.as_bytes().to_vec(),
+        });
+        vmx_files.push(ManifestVmx {
+            path: vmx.path.clone(),
+            file,
+        });
+    }
+    Ok(ManifestHost {
+        host: capture.host.clone(),
+        source: capture.source,
+        outcome: outcome(capture),
+        error: capture.error.clone(),
+        commands,
+        missing: missing(capture),
+        vmx_files,
+        probe,
+    })
+}
+
+/// The probe's outputs of one host, one per peer under `<dir>/vmkping/`, and what was
+/// not probed.
+fn probe_layout(
+    entries: &mut Vec<Entry>,
+    dir: &str,
+    probe: &pvrdma_engine::capture::ProbeCapture,
+) -> anyhow::Result<ManifestProbe> {
+    let mut probed = Vec::with_capacity(probe.outputs.len());
+    for (peer, raw) in &probe.outputs {
+        // A peer is a host of this bundle: its name passed the same test.
+        let stem = format!("{dir}/{}/{}", pvrdma_engine::capture::PROBE_ID, host_dir(peer)?);
+        probed.push(output_entries(entries, &stem, peer, raw));
+    }
+    let missing = probe
+        .missing
+        .iter()
+        .map(|(peer, reason)| MissingCommand {
+            id: peer.clone(),
+            command: pvrdma_engine::capture::PROBE_ID.to_string(),
+            reason: reason.clone(),
+            inferred: false,
+        })
+        .collect();
+    Ok(ManifestProbe {
+        peers: probe.peers.clone(),
+        commands: probed,
+        missing,
+    })
 }
 
 /// Adds `<stem>.txt` (stdout), `<stem>.stderr.txt` (when not empty) and `<stem>.exit`

@@ -159,6 +159,14 @@ pub(crate) enum FormatArg {
     /// A monitoring plugin's output for Nagios, Icinga, Naemon: one status line with
     /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     Nagios,
+    /// The fixes of the failing checks as an Ansible playbook (community.vmware modules) for
+    /// the vCenter the run read, else each host's own API: review it, then run it with
+    /// ansible-playbook (credentials from VMWARE_USER and VMWARE_PASSWORD). Writing it
+    /// changes nothing, and the exit code stays the diagnosis's: save it with --output
+    Ansible,
+    /// The same plan as a PowerCLI script (Connect-VIServer with your credential prompt;
+    /// -WhatIf shows what it would change); save it with --output
+    Powercli,
 }
 
 impl From<FormatArg> for Format {
@@ -168,6 +176,8 @@ impl From<FormatArg> for Format {
             FormatArg::Json => Format::Json,
             FormatArg::Prometheus => Format::Prometheus,
             FormatArg::Nagios => Format::Nagios,
+            FormatArg::Ansible => Format::Ansible,
+            FormatArg::Powercli => Format::Powercli,
         }
     }
 }

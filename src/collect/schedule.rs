@@ -166,26 +166,7 @@ where
 {
     let mut done = Finished::default();
     let mut window = window.max(1);
-    // Steps not yet started, and the ones whose inputs are still out.
-    let mut waiting: Vec<usize> = Vec::new();
-    let mut ready: VecDeque<(usize, usize, String)> = VecDeque::new();
-    let mut order: Vec<usize> = (0..specs.len()).collect();
-    // Commands others wait for go first: they are on the critical path.
-    order.sort_by_key(|&i| {
-        specs
-            .get(i)
-            .map(|s| !any_built_from(specs.iter(), s.id))
-            .unwrap_or(true)
-    });
-    for i in order {
-        let Some(spec) = specs.get(i) else { continue };
-        // A dependency outside `specs` can never arrive: build from what there is.
-        if spec.needs().iter().any(|n| specs.iter().any(|s| s.id == *n)) {
-            waiting.push(i);
-        } else {
-            ready.push_back((i, 0, spec.command.to_string()));
-        }
-    }
+    let (mut waiting, mut ready) = first_queue(specs);
     let mut events: FuturesUnordered<Event<'s>> = FuturesUnordered::new();
     let mut busy = 0usize;
     loop {
@@ -217,39 +198,14 @@ where
                     }
                     Ran::Refused(why) => {
                         let attempts = attempts + 1;
-                        // sshd frees a session slot a moment after the channel's close,
-                        // so a first refusal is most often a slot still held by a command
-                        // that just ended: retry it as it is. A command refused again
-                        // means the server allows fewer channels: the window shrinks.
-                        if attempts > 1 {
-                            window = window.saturating_sub(1).max(1);
-                        }
-                        tracing::debug!(
-                            "{host}: channel for `{}` refused ({why}) with {busy} open; window now {window}",
-                            spec.id
-                        );
-                        if attempts >= 2 * OPEN_RETRIES {
-                            done.missing.insert(
-                                spec.id.to_string(),
-                                Failure::of_host(
-                                    ErrorKind::CommandFailed,
-                                    host,
-                                    format!(
-                                        "the server refused a session channel for `{}` {attempts} times ({why}); check MaxSessions in the host's sshd_config",
-                                        spec.id
-                                    ),
-                                ),
-                            );
-                        } else {
-                            let pause = if attempts < OPEN_RETRIES {
-                                Duration::from_millis(20 * attempts as u64)
-                            } else {
-                                Duration::from_millis(100 * (attempts - OPEN_RETRIES + 1) as u64)
-                            };
-                            events.push(Box::pin(async move {
+                        match after_refusal(host, spec.id, attempts, &why, busy, &mut window) {
+                            Err(gave_up) => {
+                                done.missing.insert(spec.id.to_string(), gave_up);
+                            }
+                            Ok(pause) => events.push(Box::pin(async move {
                                 tokio::time::sleep(pause).await;
                                 Step::Wake(i, attempts, line)
-                            }));
+                            })),
                         }
                         continue;
                     }
@@ -260,6 +216,64 @@ where
         }
     }
     done
+}
+
+/// The commands to start (index, attempts so far, command line), those that others wait
+/// for first since they are on the critical path; and the indexes of those whose inputs
+/// are still out.
+fn first_queue(specs: &[CommandSpec]) -> (Vec<usize>, VecDeque<(usize, usize, String)>) {
+    let mut waiting: Vec<usize> = Vec::new();
+    let mut ready: VecDeque<(usize, usize, String)> = VecDeque::new();
+    let mut order: Vec<usize> = (0..specs.len()).collect();
+    order.sort_by_key(|&i| {
+        specs
+            .get(i)
+            .map(|s| !any_built_from(specs.iter(), s.id))
+            .unwrap_or(true)
+    });
+    for i in order {
+        let Some(spec) = specs.get(i) else { continue };
+        // A dependency outside `specs` can never arrive: build from what there is.
+        if spec.needs().iter().any(|n| specs.iter().any(|s| s.id == *n)) {
+            waiting.push(i);
+        } else {
+            ready.push_back((i, 0, spec.command.to_string()));
+        }
+    }
+    (waiting, ready)
+}
+
+/// After the server refused a session channel for `id` (`attempts` times now, `busy`
+/// channels open): the pause before trying again, or the failure that gives up on it.
+/// sshd frees a session slot a moment after the channel's close, so a first refusal is
+/// most often a slot still held by a command that just ended: retry it as it is. A
+/// command refused again means the server allows fewer channels: the window shrinks.
+fn after_refusal(
+    host: &str,
+    id: &str,
+    attempts: usize,
+    why: &str,
+    busy: usize,
+    window: &mut usize,
+) -> Result<Duration, Failure> {
+    if attempts > 1 {
+        *window = window.saturating_sub(1).max(1);
+    }
+    tracing::debug!("{host}: channel for `{id}` refused ({why}) with {busy} open; window now {window}");
+    if attempts >= 2 * OPEN_RETRIES {
+        return Err(Failure::of_host(
+            ErrorKind::CommandFailed,
+            host,
+            format!(
+                "the server refused a session channel for `{id}` {attempts} times ({why}); check MaxSessions in the host's sshd_config"
+            ),
+        ));
+    }
+    Ok(if attempts < OPEN_RETRIES {
+        Duration::from_millis(20 * attempts as u64)
+    } else {
+        Duration::from_millis(100 * (attempts - OPEN_RETRIES + 1) as u64)
+    })
 }
 
 /// Whether one of `specs` is built from the output of `id`.

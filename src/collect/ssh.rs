@@ -440,6 +440,8 @@ fn failure_for(job: &HostJob, id: &str, outcome: &Outcome) -> Option<Failure> {
     ))
 }
 
+/// Runs one command line on its own channel, bounded by the command timeout from the
+/// channel's opening on. A group's answers go to `group` as they arrive whole.
 async fn run_one_line(
     job: &HostJob,
     conn: &Connection,
@@ -457,7 +459,7 @@ async fn run_one_line(
         r = conn.handle.channel_open_session() => Some(r),
         _ = &mut deadline => None,
     };
-    let channel = match opened {
+    let mut channel = match opened {
         Some(Ok(c)) => c,
         Some(Err(russh::Error::ChannelOpenFailure(why))) => return Run::OpenRefused(format!("{why:?}")),
         Some(Err(e)) => {
@@ -467,28 +469,8 @@ async fn run_one_line(
                 format!("the connection was lost before `{id}` could run ({e})"),
             ))
         }
-        None => {
-            let mut out = RawOutput::new(id, command);
-            out.timeout_hit = true;
-            out.duration_ms = elapsed_ms(started);
-            let reason = format!(
-                "the server did not open a session within --command-timeout {}",
-                pvrdma_engine::duration::text(job.command_timeout)
-            );
-            out.failure = Some(Failure::of_host(
-                ErrorKind::Timeout,
-                &job.target.label,
-                format!("`{id}` {reason}; check the host's load or raise --command-timeout"),
-            ));
-            let outcome = Outcome::NeverRan { reason };
-            if let Some(g) = group {
-                g.finish(&[], &outcome, out.failure.as_ref(), "");
-            }
-            out.outcome = Some(outcome);
-            return Run::Done(out);
-        }
+        None => return Run::Done(never_opened(job, id, command, started, group)),
     };
-    let mut channel = channel;
     let mut rx = Received::new(budget, job.host_output_budget, group.is_some());
     if let Err(e) = channel.exec(true, command).await {
         rx.lost = Some(format!("could not start it: {e}"));
@@ -517,6 +499,48 @@ async fn run_one_line(
     if rx.lost.is_none() && !rx.closed {
         abandon(&channel, still_running).await;
     }
+    Run::Done(received_output(job, id, command, rx, group, started))
+}
+
+/// The output of a command whose session the server did not open within the command
+/// timeout: it never ran.
+fn never_opened(
+    job: &HostJob,
+    id: &str,
+    command: &str,
+    started: Instant,
+    group: Option<&mut GroupAnswers<'_>>,
+) -> RawOutput {
+    let mut out = RawOutput::new(id, command);
+    out.timeout_hit = true;
+    out.duration_ms = elapsed_ms(started);
+    let reason = format!(
+        "the server did not open a session within --command-timeout {}",
+        pvrdma_engine::duration::text(job.command_timeout)
+    );
+    out.failure = Some(Failure::of_host(
+        ErrorKind::Timeout,
+        &job.target.label,
+        format!("`{id}` {reason}; check the host's load or raise --command-timeout"),
+    ));
+    let outcome = Outcome::NeverRan { reason };
+    if let Some(g) = group {
+        g.finish(&[], &outcome, out.failure.as_ref(), "");
+    }
+    out.outcome = Some(outcome);
+    out
+}
+
+/// The output of a command from what its channel received, logged for `-v`. A batch's
+/// answers are sorted back into sections; a group's go to their own commands.
+fn received_output(
+    job: &HostJob,
+    id: &str,
+    command: &str,
+    rx: Received<'_>,
+    group: Option<&mut GroupAnswers<'_>>,
+    started: Instant,
+) -> RawOutput {
     let outcome = rx.outcome(job, started);
     let mut out = RawOutput::new(id, command);
     out.stderr = bytes_to_text(rx.stderr);
@@ -557,7 +581,7 @@ async fn run_one_line(
         },
     );
     out.outcome = Some(outcome);
-    Run::Done(out)
+    out
 }
 
 /// How a command ended, for its `-v` line: the problem, else its exit status.

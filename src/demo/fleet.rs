@@ -15,6 +15,135 @@ pub struct SimFleet {
     cells: BTreeMap<String, HostCell>,
 }
 
+/// A new ECDSA P-256 key the demo's client logs in with, written to `dir/id_demo`: its
+/// path and the public key the simulated hosts accept.
+fn client_key(dir: &Path) -> anyhow::Result<(PathBuf, PublicKey)> {
+    let client_key = PrivateKey::random(
+        &mut rand::rng(),
+        Algorithm::Ecdsa {
+            curve: EcdsaCurve::NistP256,
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("cannot generate the demo client key: {e}"))?;
+    let key_path = dir.join("id_demo");
+    let pem = client_key
+        .to_openssh(LineEnding::LF)
+        .map_err(|e| anyhow::anyhow!("cannot encode the demo client key: {e}"))?;
+    write_private(&key_path, pem.as_bytes())?;
+    Ok((key_path, client_key.public_key().clone()))
+}
+
+/// The simulated hosts bound to their ports, before any serves.
+struct Bound {
+    /// Each live host with its listener and host key.
+    listeners: Vec<(HostCell, std::net::TcpListener, PrivateKey)>,
+    cells: BTreeMap<String, HostCell>,
+    /// (host name, port) of every host, down ones included, in scenario order.
+    endpoints: Vec<(String, u16)>,
+}
+
+/// A port on 127.0.0.1 for every host, and the `ssh_config` and `known_hosts` in `dir`
+/// that reach them. A host that is down gets its port closed again: connecting to it is
+/// refused as by a real host.
+fn bind_hosts(hosts: Vec<SimHost>, dir: &Path, key_path: &Path) -> anyhow::Result<Bound> {
+    let mut bound = Bound {
+        listeners: Vec::new(),
+        cells: BTreeMap::new(),
+        endpoints: Vec::new(),
+    };
+    let mut known_hosts = String::new();
+    let mut ssh_config = String::new();
+    for h in hosts {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot listen on 127.0.0.1")?;
+        let port = listener.local_addr()?.port();
+        ssh_config.push_str(&format!(
+            "Host {}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile none\n\n",
+            h.name,
+            key_path.display(),
+            dir.join("known_hosts").display()
+        ));
+        bound.endpoints.push((h.name.clone(), port));
+        if h.is_down() {
+            // Dropping the listener closes the port: connecting gets a real refusal.
+            drop(listener);
+            continue;
+        }
+        let host_key = PrivateKey::random(
+            &mut rand::rng(),
+            Algorithm::Ecdsa {
+                curve: EcdsaCurve::NistP256,
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("cannot generate a demo host key: {e}"))?;
+        let public = host_key
+            .public_key()
+            .to_openssh()
+            .map_err(|e| anyhow::anyhow!("cannot encode a demo host key: {e}"))?;
+        known_hosts.push_str(&format!("[127.0.0.1]:{port} {public}\n"));
+        listener.set_nonblocking(true)?;
+        let cell: HostCell = Arc::new(std::sync::RwLock::new(Arc::new(h)));
+        bound.cells.insert(current(&cell).name.clone(), cell.clone());
+        bound.listeners.push((cell, listener, host_key));
+    }
+    std::fs::write(dir.join("known_hosts"), known_hosts)?;
+    std::fs::write(dir.join("ssh_config"), ssh_config)?;
+    Ok(bound)
+}
+
+/// Serves every listener with the server `server_for` makes for its host, on a runtime
+/// thread of its own; returns once all of them accept, with the sender that stops them
+/// and the thread to join.
+fn serve(
+    listeners: Vec<(HostCell, std::net::TcpListener, PrivateKey)>,
+    server_for: impl Fn(HostCell) -> SimServer + Send + 'static,
+) -> anyhow::Result<(tokio::sync::oneshot::Sender<()>, std::thread::JoinHandle<()>)> {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+    let thread = std::thread::Builder::new()
+        .name("demo-esxi-hosts".into())
+        .spawn(move || {
+            let rt = match tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            rt.block_on(async move {
+                let mut tasks = Vec::new();
+                for (host, std_listener, host_key) in listeners {
+                    let listener = match tokio::net::TcpListener::from_std(std_listener) {
+                        Ok(l) => l,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e.to_string()));
+                            return;
+                        }
+                    };
+                    let config = Arc::new(esxi_like_config(host_key));
+                    let mut server = server_for(host);
+                    tasks.push(tokio::spawn(async move { server.accept_loop(config, listener).await }));
+                }
+                let _ = ready_tx.send(Ok(()));
+                let _ = rx.await;
+                for t in tasks {
+                    t.abort();
+                }
+            });
+            rt.shutdown_timeout(Duration::from_millis(200));
+        })
+        .context("cannot start the demo server thread")?;
+    match ready_rx.recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => anyhow::bail!("demo hosts failed to start: {e}"),
+        Err(_) => anyhow::bail!("demo hosts failed to start"),
+    }
+    Ok((tx, thread))
+}
+
 /// A simulated host's current files, shared by its server and sessions.
 pub(super) type HostCell = Arc<std::sync::RwLock<Arc<SimHost>>>;
 
@@ -34,125 +163,29 @@ impl SimFleet {
             .prefix("pvrdma-doctor-demo-")
             .tempdir()
             .context("cannot create a temporary directory for the demo")?;
-        let mut rng = rand::rng();
-        let client_key = PrivateKey::random(
-            &mut rng,
-            Algorithm::Ecdsa {
-                curve: EcdsaCurve::NistP256,
-            },
-        )
-        .map_err(|e| anyhow::anyhow!("cannot generate the demo client key: {e}"))?;
-        let key_path = dir.path().join("id_demo");
-        let pem = client_key
-            .to_openssh(LineEnding::LF)
-            .map_err(|e| anyhow::anyhow!("cannot encode the demo client key: {e}"))?;
-        write_private(&key_path, pem.as_bytes())?;
-        let authorized = client_key.public_key().clone();
+        let (key_path, authorized) = client_key(dir.path())?;
         let net = Arc::new(crate::demo::simnet::SimNet::new(&hosts));
-
-        let mut listeners = Vec::new();
-        let mut cells = BTreeMap::new();
-        let mut endpoints = Vec::new();
-        let mut known_hosts = String::new();
-        let mut ssh_config = String::new();
-        for h in hosts {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot listen on 127.0.0.1")?;
-            let port = listener.local_addr()?.port();
-            ssh_config.push_str(&format!(
-                "Host {}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  IdentityFile {}\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile none\n\n",
-                h.name,
-                key_path.display(),
-                dir.path().join("known_hosts").display()
-            ));
-            endpoints.push((h.name.clone(), port));
-            if h.is_down() {
-                // Dropping the listener closes the port: connecting gets a real refusal.
-                drop(listener);
-                continue;
-            }
-            let host_key = PrivateKey::random(
-                &mut rng,
-                Algorithm::Ecdsa {
-                    curve: EcdsaCurve::NistP256,
-                },
-            )
-            .map_err(|e| anyhow::anyhow!("cannot generate a demo host key: {e}"))?;
-            let public = host_key
-                .public_key()
-                .to_openssh()
-                .map_err(|e| anyhow::anyhow!("cannot encode a demo host key: {e}"))?;
-            known_hosts.push_str(&format!("[127.0.0.1]:{port} {public}\n"));
-            listener.set_nonblocking(true)?;
-            let cell: HostCell = Arc::new(std::sync::RwLock::new(Arc::new(h)));
-            cells.insert(current(&cell).name.clone(), cell.clone());
-            listeners.push((cell, listener, host_key));
-        }
-        std::fs::write(dir.path().join("known_hosts"), known_hosts)?;
-        std::fs::write(dir.path().join("ssh_config"), ssh_config)?;
-
+        let bound = bind_hosts(hosts, dir.path(), &key_path)?;
         let seen = Arc::new(Mutex::new(Vec::new()));
         let logins: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
-        let logins_srv = logins.clone();
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
-        let seen_srv = seen.clone();
-        let thread = std::thread::Builder::new()
-            .name("demo-esxi-hosts".into())
-            .spawn(move || {
-                let rt = match tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
-                        return;
-                    }
-                };
-                rt.block_on(async move {
-                    let mut tasks = Vec::new();
-                    for (host, std_listener, host_key) in listeners {
-                        let listener = match tokio::net::TcpListener::from_std(std_listener) {
-                            Ok(l) => l,
-                            Err(e) => {
-                                let _ = ready_tx.send(Err(e.to_string()));
-                                return;
-                            }
-                        };
-                        let config = Arc::new(esxi_like_config(host_key));
-                        let mut server = SimServer {
-                            host,
-                            net: net.clone(),
-                            latency,
-                            authorized: authorized.clone(),
-                            seen: seen_srv.clone(),
-                            logins: logins_srv.clone(),
-                        };
-                        tasks.push(tokio::spawn(async move { server.accept_loop(config, listener).await }));
-                    }
-                    let _ = ready_tx.send(Ok(()));
-                    let _ = rx.await;
-                    for t in tasks {
-                        t.abort();
-                    }
-                });
-                rt.shutdown_timeout(Duration::from_millis(200));
-            })
-            .context("cannot start the demo server thread")?;
-        match ready_rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => anyhow::bail!("demo hosts failed to start: {e}"),
-            Err(_) => anyhow::bail!("demo hosts failed to start"),
-        }
+        let (seen_srv, logins_srv) = (seen.clone(), logins.clone());
+        let server_for = move |host: HostCell| SimServer {
+            host,
+            net: net.clone(),
+            latency,
+            authorized: authorized.clone(),
+            seen: seen_srv.clone(),
+            logins: logins_srv.clone(),
+        };
+        let (shutdown, thread) = serve(bound.listeners, server_for)?;
         Ok(SimFleet {
-            hosts: endpoints,
+            hosts: bound.endpoints,
             dir,
             seen,
             logins,
-            shutdown: Some(tx),
+            shutdown: Some(shutdown),
             thread: Some(thread),
-            cells,
+            cells: bound.cells,
         })
     }
 

@@ -68,26 +68,73 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
         None => EMBEDDED_SCENARIO.to_string(),
     };
     let diagnosis = diagnose_offline(&hosts)?;
-    let mut problems = Vec::new();
-    let mut short = Vec::new();
+    let mut told = Told::default();
     let mut expected = BTreeMap::new();
-    let mut findings = Vec::new();
     for h in &diagnosis.hosts {
-        let listed = problems.len();
         // The demo serves a host whose capture is only its error as a closed port.
         let down = hosts.iter().any(|s| s.name == h.host && s.is_down());
         let status = if down { HostStatus::Unreachable } else { h.status };
         expected.insert(h.host.clone(), class(status));
+        told.host(h, down);
+    }
+    for c in diagnosis
+        .fleet_checks
+        .iter()
+        .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
+    {
+        let verb = if c.status == Status::Fail { "fails" } else { "warns" };
+        told.problems
+            .push(format!("across hosts: {} {verb}: {}", c.id, c.summary));
+        told.short.push(format!("across hosts: {}", c.id));
+        told.findings.push(Finding::Check {
+            host: None,
+            id: c.id,
+            status: c.status,
+        });
+    }
+    if probe {
+        for port in crate::demo::simnet::SimNet::planted_ports(&hosts) {
+            told.problems.push(port.line);
+            told.short.push(port.short);
+            told.findings.push(Finding::Probe {
+                host: port.host,
+                status: port.status,
+            });
+        }
+    }
+    Ok(Planted {
+        scenario,
+        hosts: hosts.iter().map(|h| h.name.clone()).collect(),
+        problems: told.problems,
+        short: told.short,
+        expected,
+        findings: told.findings,
+    })
+}
+
+/// The planted problems as the demo tells them: a line each, a short name each for the
+/// closing line, and what the report must show.
+#[derive(Default)]
+struct Told {
+    problems: Vec<String>,
+    short: Vec<String>,
+    findings: Vec<Finding>,
+}
+
+impl Told {
+    /// What keeps one host from `ok` (`down`: the demo serves it as a closed port).
+    fn host(&mut self, h: &pvrdma_engine::diagnose::HostDiagnosis, down: bool) {
+        let listed = self.problems.len();
         if let Some(e) = &h.error {
             if down {
-                problems.push(format!(
+                self.problems.push(format!(
                     "{}: its SSH port is closed (the connection is refused)",
                     h.host
                 ));
-                short.push(format!("{}: SSH port closed", h.host));
+                self.short.push(format!("{}: SSH port closed", h.host));
             } else {
-                problems.push(format!("{}: {}", h.host, e.message));
-                short.push(format!(
+                self.problems.push(format!("{}: {}", h.host, e.message));
+                self.short.push(format!(
                     "{}: {}",
                     h.host,
                     pvrdma_engine::diagnose::status_name(h.status)
@@ -104,9 +151,10 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
                 Status::Warn => "warns",
                 _ => "is unknown",
             };
-            problems.push(format!("{}: {} {verb}: {}", h.host, c.id, c.summary));
-            short.push(format!("{}: {}", h.host, c.id));
-            findings.push(Finding::Check {
+            self.problems
+                .push(format!("{}: {} {verb}: {}", h.host, c.id, c.summary));
+            self.short.push(format!("{}: {}", h.host, c.id));
+            self.findings.push(Finding::Check {
                 host: Some(h.host.clone()),
                 id: c.id,
                 status: c.status,
@@ -114,29 +162,11 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
         }
         // An adapter off the HCA that no failing check of its host explains.
         if !h.checks.iter().any(|c| c.status == Status::Fail) {
-            for vm in &h.vms {
-                for a in vm.adapters.iter().filter(|a| a.verdict != Verdict::Hca) {
-                    let verdict = verdict_name(a.verdict);
-                    problems.push(format!(
-                        "{}: VM {} adapter {} is {verdict}: {}",
-                        h.host,
-                        vm.name,
-                        a.index,
-                        a.reasons.join("; ")
-                    ));
-                    short.push(format!("{}: VM {} adapter {} {verdict}", h.host, vm.name, a.index));
-                    findings.push(Finding::Adapter {
-                        host: h.host.clone(),
-                        vm: vm.name.clone(),
-                        index: a.index,
-                        verdict: a.verdict,
-                    });
-                }
-            }
+            self.adapters_off_the_hca(h);
         }
         // Whatever else keeps the host from `ok` (a record that did not parse, a listing
         // that failed), as the report says it.
-        if problems.len() == listed && h.status != HostStatus::Ok {
+        if self.problems.len() == listed && h.status != HostStatus::Ok {
             let status = pvrdma_engine::diagnose::status_name(h.status);
             let why: Vec<&str> = h
                 .record_errors
@@ -146,42 +176,34 @@ pub fn planted(opts: &DemoOptions, probe: bool) -> anyhow::Result<Planted> {
                 .map(String::as_str)
                 .chain(h.incomplete_outputs.iter().map(|o| o.reason.as_str()))
                 .collect();
-            problems.push(format!("{}: {status}: {}", h.host, why.join("; ")));
-            short.push(format!("{}: {status}", h.host));
+            self.problems.push(format!("{}: {status}: {}", h.host, why.join("; ")));
+            self.short.push(format!("{}: {status}", h.host));
         }
     }
-    for c in diagnosis
-        .fleet_checks
-        .iter()
-        .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
-    {
-        let verb = if c.status == Status::Fail { "fails" } else { "warns" };
-        problems.push(format!("across hosts: {} {verb}: {}", c.id, c.summary));
-        short.push(format!("across hosts: {}", c.id));
-        findings.push(Finding::Check {
-            host: None,
-            id: c.id,
-            status: c.status,
-        });
-    }
-    if probe {
-        for port in crate::demo::simnet::SimNet::planted_ports(&hosts) {
-            problems.push(port.line);
-            short.push(port.short);
-            findings.push(Finding::Probe {
-                host: port.host,
-                status: port.status,
-            });
+
+    /// Every adapter of the host that is not on the HCA, with its reasons.
+    fn adapters_off_the_hca(&mut self, h: &pvrdma_engine::diagnose::HostDiagnosis) {
+        for vm in &h.vms {
+            for a in vm.adapters.iter().filter(|a| a.verdict != Verdict::Hca) {
+                let verdict = verdict_name(a.verdict);
+                self.problems.push(format!(
+                    "{}: VM {} adapter {} is {verdict}: {}",
+                    h.host,
+                    vm.name,
+                    a.index,
+                    a.reasons.join("; ")
+                ));
+                self.short
+                    .push(format!("{}: VM {} adapter {} {verdict}", h.host, vm.name, a.index));
+                self.findings.push(Finding::Adapter {
+                    host: h.host.clone(),
+                    vm: vm.name.clone(),
+                    index: a.index,
+                    verdict: a.verdict,
+                });
+            }
         }
     }
-    Ok(Planted {
-        scenario,
-        hosts: hosts.iter().map(|h| h.name.clone()).collect(),
-        problems,
-        short,
-        expected,
-        findings,
-    })
 }
 
 /// The scenario's capture files read back as `analyze` reads a folder.

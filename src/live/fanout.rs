@@ -61,6 +61,8 @@ pub(super) fn raise_nofile_limit() -> libc::rlim_t {
     lim.rlim_cur
 }
 
+/// Collects every host at once (within the fan-out limit), under the run's deadline and
+/// Ctrl-C, then probes the paths between them when asked.
 pub(super) async fn run_all(
     jobs: Vec<Result<HostJob, Failure>>,
     labels: Vec<String>,
@@ -104,25 +106,9 @@ pub(super) async fn run_all(
             keep_open,
         );
     }
-    let deadline = async {
-        match (&opts.run_deadline, opts.run_timeout) {
-            (Some(d), _) => super::RunDeadline::passed(d.at.clone()).await,
-            (None, Some(d)) => tokio::time::sleep(d).await,
-            (None, None) => std::future::pending().await,
-        }
-    };
+    let deadline = run_deadline(opts);
     tokio::pin!(deadline);
-    let ctrl_c = async move {
-        match interrupt {
-            Ok(mut sig) => {
-                sig.recv().await;
-            }
-            // No handler to be had: the default (the process ends) stays, and the run
-            // is never taken for interrupted.
-            Err(_) => std::future::pending::<()>().await,
-        }
-        Ok::<(), std::io::Error>(())
-    };
+    let ctrl_c = interrupted_by(interrupt);
     tokio::pin!(ctrl_c);
     let stop = wait_for_hosts(&mut set, &mut results, &mut conns, opts, &mut deadline, &mut ctrl_c).await;
     let mut interrupted = stop.as_ref().is_some_and(|f| f.kind == ErrorKind::Interrupted);
@@ -152,17 +138,43 @@ pub(super) async fn run_all(
                 .await;
                 interrupted |= int;
             }
-            // Collection itself was stopped: the plan still shows which pairs were not probed.
-            Some(f) => {
-                let sinks: Vec<crate::probe::live::ProbeSink> = captures.iter().map(|_| Default::default()).collect();
-                let lines = crate::probe::live::plan_lines(&captures, probe, &sinks);
-                for ((c, sink), todo) in captures.iter_mut().zip(&sinks).zip(&lines) {
-                    c.probe = Some(crate::probe::live::finish(sink, todo, Some(f)));
-                }
-            }
+            Some(f) => not_probed(&mut captures, probe, f),
         }
     }
     (captures, interrupted)
+}
+
+/// When the run's `--timeout` (or the deadline it shares with other runs) passes; never
+/// without one.
+async fn run_deadline(opts: &LiveOptions) {
+    match (&opts.run_deadline, opts.run_timeout) {
+        (Some(d), _) => super::RunDeadline::passed(d.at.clone()).await,
+        (None, Some(d)) => tokio::time::sleep(d).await,
+        (None, None) => std::future::pending().await,
+    }
+}
+
+/// When Ctrl-C comes, on the handler registered before the first host started.
+async fn interrupted_by(interrupt: std::io::Result<tokio::signal::unix::Signal>) -> std::io::Result<()> {
+    match interrupt {
+        Ok(mut sig) => {
+            sig.recv().await;
+        }
+        // No handler to be had: the default (the process ends) stays, and the run
+        // is never taken for interrupted.
+        Err(_) => std::future::pending::<()>().await,
+    }
+    Ok(())
+}
+
+/// Collection itself was stopped (`f`): no pair is probed, and the plan still shows which
+/// pairs were not.
+fn not_probed(captures: &mut [HostCapture], probe: crate::probe::ProbeOptions, f: &Failure) {
+    let sinks: Vec<crate::probe::live::ProbeSink> = captures.iter().map(|_| Default::default()).collect();
+    let lines = crate::probe::live::plan_lines(captures, probe, &sinks);
+    for ((c, sink), todo) in captures.iter_mut().zip(&sinks).zip(&lines) {
+        c.probe = Some(crate::probe::live::finish(sink, todo, Some(f)));
+    }
 }
 
 /// The stage a host's task last reported.

@@ -101,14 +101,20 @@ pub(crate) fn read_password(
         );
         return Ok(SecretString::from(first.to_string()));
     }
-    if let Ok(p) = std::env::var(PASSWORD_ENV) {
-        if !p.is_empty() {
-            return Ok(SecretString::from(p));
-        }
+    let from_env = std::env::var_os(PASSWORD_ENV);
+    if let Some(p) = from_env.as_ref().and_then(|p| p.to_str()).filter(|p| !p.is_empty()) {
+        return Ok(SecretString::from(p.to_string()));
     }
+    // Set but empty (`export VAR=` in a script whose secret did not arrive): said as such,
+    // since "set it" would send the admin to what is already there.
+    let env = match from_env {
+        Some(v) if v.is_empty() => format!("{PASSWORD_ENV} is set but empty: put the password in it"),
+        Some(_) => format!("{PASSWORD_ENV} does not hold UTF-8 text"),
+        None => format!("set {PASSWORD_ENV}"),
+    };
     anyhow::ensure!(
         std::io::stdin().is_terminal(),
-        "no password for {user} on vCenter {}: set {PASSWORD_ENV}, give --vcenter-password-file FILE, or run on a terminal to be asked",
+        "no password for {user} on vCenter {}: {env}, give --vcenter-password-file FILE, or run on a terminal to be asked",
         endpoint.label()
     );
     if let Some((trust, timeout)) = check {

@@ -21,6 +21,7 @@ mod cache;
 mod command_line;
 mod expand;
 mod files;
+mod finish;
 mod host;
 mod jump;
 mod keywords;
@@ -323,119 +324,6 @@ impl SshConfig {
         let options = CommandLineOptions::for_jump(jump.user.as_deref(), jump.port, jump.extra.as_deref())?;
         self.resolve(&HostArg::named(&jump.host), &options)
     }
-
-    /// Defaults, the jump-loop check and expansions (ssh.c after reading the config).
-    fn finish(&self, host_arg: &str, hostname: String, opts: Options) -> Result<HostConfig, ConfigError> {
-        let local = &self.local;
-        let user = opts.user.clone().unwrap_or_else(|| local.default_user.clone());
-        let port = match opts.port {
-            Some(p) if p > 0 => p,
-            _ => sys::service_port("ssh").unwrap_or(22),
-        };
-        let jump = match opts.jump {
-            Some(Jump::Via {
-                user: juser,
-                host,
-                port: jport,
-                extra,
-            }) => {
-                let jump_user = juser.as_deref().unwrap_or(&user);
-                if host == hostname && port == jport.unwrap_or(22) && jump_user == user {
-                    return Err(ConfigError::Refused(format!("jumphost loop via {host}")));
-                }
-                Some(JumpHost {
-                    user: juser,
-                    host,
-                    port: jport,
-                    extra,
-                })
-            }
-            _ => None,
-        };
-        let proxy_command = opts.proxy_command.filter(|(c, _)| !c.eq_ignore_ascii_case("none"));
-        let host_key_alias = opts.host_key_alias.map(|a| a.to_ascii_lowercase());
-        let port_text = port.to_string();
-        let uid = local.uid.to_string();
-        let short_host = local.local_hostname.split('.').next().unwrap_or("").to_string();
-        let conn_hash = connection_hash(&local.local_hostname, &hostname, &port_text, &user);
-        let home = local.home.to_string_lossy().into_owned();
-        let key_alias = host_key_alias.clone().unwrap_or_else(|| host_arg.to_string());
-        let tokens: [(char, &str); 11] = [
-            ('C', &conn_hash),
-            ('L', &short_host),
-            ('i', &uid),
-            ('k', &key_alias),
-            ('l', &local.local_hostname),
-            ('n', host_arg),
-            ('p', &port_text),
-            ('d', &home),
-            ('h', &hostname),
-            ('r', &user),
-            ('u', &local.local_user),
-        ];
-        let expand_path = |what: &str, raw: &str| -> Result<PathBuf, ConfigError> {
-            let t = tilde_expand(raw, &local.home).map_err(|e| ConfigError::Refused(format!("{what} {raw:?}: {e}")))?;
-            percent_expand(&t, &tokens, true)
-                .map(PathBuf::from)
-                .map_err(|e| ConfigError::Refused(format!("{what} {raw:?}: {e}")))
-        };
-        let identity_files_raw: Vec<String> = opts.identity_files.iter().map(|(p, _)| p.clone()).collect();
-        // ssh expands these only when it loads the keys, after connecting; a bad token
-        // stops it there. It is kept here and refused by the planner before connecting.
-        let (identity_files, identity_file_error) = match identity_files_raw
-            .iter()
-            .map(|p| expand_path("IdentityFile", p))
-            .collect()
-        {
-            Ok(files) => (files, None),
-            Err(e) => (Vec::new(), Some(e.to_string())),
-        };
-        let user_files = match opts.user_hostfiles {
-            Some(l) if l.first().is_some_and(|f| f.eq_ignore_ascii_case("none")) => Vec::new(),
-            Some(l) => l,
-            None => vec!["~/.ssh/known_hosts".into(), "~/.ssh/known_hosts2".into()],
-        };
-        let user_known_hosts_files = user_files
-            .iter()
-            .map(|p| expand_path("UserKnownHostsFile", p))
-            .collect::<Result<Vec<_>, _>>()?;
-        let global_known_hosts_files_raw = opts
-            .system_hostfiles
-            .unwrap_or_else(|| vec!["/etc/ssh/ssh_known_hosts".into(), "/etc/ssh/ssh_known_hosts2".into()]);
-        let global_known_hosts_files = global_known_hosts_files_raw
-            .iter()
-            .filter(|f| !f.eq_ignore_ascii_case("none"))
-            .map(|p| {
-                tilde_expand(p, &local.home)
-                    .map(PathBuf::from)
-                    .map_err(|e| ConfigError::Refused(format!("GlobalKnownHostsFile {p:?}: {e}")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let (strict_host_key_checking, strict_host_key_checking_at) = match opts.strict {
-            Some((s, at)) => (Some(s), Some(at)),
-            None => (None, None),
-        };
-        Ok(HostConfig {
-            host_arg: host_arg.to_string(),
-            hostname,
-            user,
-            port,
-            identity_files_raw,
-            identity_files,
-            identity_file_error,
-            user_known_hosts_files,
-            global_known_hosts_files_raw,
-            global_known_hosts_files,
-            strict_host_key_checking,
-            strict_host_key_checking_at,
-            jump,
-            proxy_command,
-            host_key_alias,
-            identities_only: opts.identities_only.unwrap_or(false),
-            hash_known_hosts: opts.hash_known_hosts.unwrap_or(false),
-            connect_timeout: opts.connect_timeout,
-        })
-    }
 }
 
 /// The host argument and what it carries: `user@` and our `:port` extension, and where
@@ -459,16 +347,6 @@ impl<'a> HostArg<'a> {
             position: usize::MAX,
         }
     }
-}
-
-/// `%C`: the SHA-1 of local host name, host, port and user, in hex.
-fn connection_hash(local: &str, host: &str, port: &str, user: &str) -> String {
-    use sha1::Digest;
-    let mut h = sha1::Sha1::new();
-    for part in [local, host, port, user] {
-        h.update(part.as_bytes());
-    }
-    data_encoding::HEXLOWER.encode(&h.finalize())
 }
 
 /// What ssh takes for an address without asking (is_addr_fast): a `%` or `:`, or only

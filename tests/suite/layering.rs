@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod function_length;
 mod setup_getters;
 mod within_modules;
 
@@ -445,10 +446,11 @@ fn every_binary_run_goes_through_the_harness() {
     }
 }
 
-/// No source file grows past 600 lines: past that a file holds more than one concern (split
-/// it by concern; inline tests go to the module's `tests.rs` first).
+/// No source file grows past 1,000 lines. Files end where their concern does, not at a
+/// count; this is the backstop for one that has grown several (inline tests go to the
+/// module's `tests.rs` first).
 #[test]
-fn no_source_file_is_over_600_lines() {
+fn no_source_file_is_over_1000_lines() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for dir in [
@@ -458,7 +460,6 @@ fn no_source_file_is_over_600_lines() {
         "nodeset/src",
         "ssh-config/src",
         "vsphere/src",
-        "vsphere/tests",
     ] {
         rust_files(&root.join(dir), &mut files);
     }
@@ -467,8 +468,8 @@ fn no_source_file_is_over_600_lines() {
         .iter()
         .filter_map(|f| {
             let lines = std::fs::read_to_string(f).unwrap().lines().count();
-            (lines > 600).then(|| format!("{} ({lines} lines)", f.display()))
+            (lines > 1000).then(|| format!("{} ({lines} lines)", f.display()))
         })
         .collect();
-    assert!(long.is_empty(), "files over 600 lines: {long:#?}");
+    assert!(long.is_empty(), "files over 1,000 lines: {long:#?}");
 }

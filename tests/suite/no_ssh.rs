@@ -193,7 +193,8 @@ fn without_ssh_every_check_the_api_carries_is_judged_and_no_adapter_is_called_hc
     // lossless-network needs SSH; its adapter is unknown, predicted on the HCA.
     let esx01 = host(&report, "esx01");
     assert_eq!(esx01["configuration_only"], true, "{esx01:#}");
-    assert_eq!(esx01["esxi_version"], "7.0.3 (build Releasebuild-21930508)");
+    // The build as a host read over SSH shows it (esxcli's `Releasebuild-` is esxcli's own).
+    assert_eq!(esx01["esxi_version"], "7.0.3 (build 21930508)");
     for id in [
         "esxi-version",
         "rdma-device-present",
@@ -211,6 +212,13 @@ fn without_ssh_every_check_the_api_carries_is_judged_and_no_adapter_is_called_hc
     ] {
         assert_eq!(check(esx01, id)["status"], "pass", "{id}: {:#}", check(esx01, id));
     }
+    // The API refers to the HCA's uplink by its key; the report names it as esxcli does.
+    let uplink = check(esx01, "rdma-uplink-on-dvs");
+    assert_eq!(
+        uplink["summary"], "vmrdma0 (uplink vmnic2) is an uplink of vDS dvs-rdma",
+        "{uplink:#}"
+    );
+    assert!(!out.stdout.contains("key-vim."), "{}", out.stdout);
     let firewall = check(esx01, "firewall-pvrdma");
     assert!(
         firewall["evidence"]
@@ -349,9 +357,11 @@ fn a_configuration_only_report_says_so_and_a_vm_first_run_keeps_its_vms() {
     );
     assert!(text.contains("observed only over SSH"), "{text}");
     assert!(
-        text.contains("esx01 · incomplete · configuration only (no SSH) · ESXi 7.0.3"),
+        text.contains("esx01 · configuration only (no SSH) · ESXi 7.0.3"),
         "{text}"
     );
+    assert!(!text.contains("incomplete"), "nothing is missing but SSH: {text}");
+    assert!(text.contains("1 host: 1 configuration only (esx01);"), "{text}");
     assert!(text.contains("the configuration predicts the HCA"), "{text}");
     assert!(text.contains("configuration only (no SSH): 1 of 1 hosts"), "{text}");
     assert!(!text.contains("hpc-node02"), "{text}");

@@ -145,6 +145,39 @@ fn an_address_that_is_not_vcenters_api_says_what_to_write_instead() {
     assert_eq!(sim.sessions(), 0);
 }
 
+/// A password variable that is set but empty (a script's secret that did not arrive) is
+/// said to be empty, not to be missing.
+#[test]
+fn an_empty_password_variable_is_said_to_be_empty() {
+    for (value, said) in [
+        (
+            Some(""),
+            "PVRDMA_DOCTOR_VCENTER_PASSWORD is set but empty: put the password in it,",
+        ),
+        (None, ": set PVRDMA_DOCTOR_VCENTER_PASSWORD,"),
+    ] {
+        let doctor = Doctor::new().args([
+            "hosts",
+            "--vcenter",
+            "127.0.0.1:1",
+            "--vcenter-user",
+            "monitor@vsphere.local",
+        ]);
+        let doctor = match value {
+            Some(v) => doctor.env("PVRDMA_DOCTOR_VCENTER_PASSWORD", v),
+            None => doctor.env_remove("PVRDMA_DOCTOR_VCENTER_PASSWORD"),
+        };
+        let out = doctor.timeout(Duration::from_secs(60)).run();
+        assert_eq!(out.code, Some(2), "{}", out.stderr);
+        let text = out.stderr.replace("\n    ", " ");
+        assert!(
+            text.contains("no password for monitor@vsphere.local on vCenter 127.0.0.1:1"),
+            "{text}"
+        );
+        assert!(text.contains(said), "{text}");
+    }
+}
+
 #[test]
 fn an_empty_vcenter_user_is_refused_before_connecting() {
     for env in [false, true] {

@@ -250,6 +250,16 @@ impl Vcsim {
         Self::launch(dir, &[path.to_str().expect("UTF-8 path")], limit)
     }
 
+    /// Serves `spec` with a self-signed certificate for 127.0.0.1 alone, which says it is
+    /// a CA, as vCenter's and ESXi's own are; `ca` is that certificate.
+    pub fn start_self_signed(spec: &Spec) -> Vcsim {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("spec.json");
+        std::fs::write(&path, serde_json::to_vec(spec).expect("spec as JSON")).expect("write the spec");
+        let spec = path.to_str().expect("UTF-8 path").to_string();
+        Self::launch(dir, &["-self-signed", &spec], Duration::from_secs(120))
+    }
+
     /// Serves `hosts` hosts in ten clusters of one datacenter (`Scale`/`C0`…`C9`, hosts
     /// `esx0000`…) and `vms` powered-on VMs (`vm00000`…) spread over them.
     pub fn start_scale(hosts: usize, vms: usize) -> Vcsim {

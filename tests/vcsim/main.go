@@ -1,12 +1,13 @@
 // Command vcsim-test serves a vSphere inventory with govmomi's simulator (the engine of
 // VMware's vcsim) over HTTPS, for the tests of pvrdma-doctor's vCenter client.
 //
-// Usage: vcsim-test -user U -password P -ca-out FILE (SPEC.json | -scale-hosts N -scale-vms M)
+// Usage: vcsim-test -user U -password P -ca-out FILE [-self-signed] (SPEC.json | -scale-hosts N -scale-vms M)
 //
 // It builds the inventory through the vSphere API, as an admin would (CreateFolder, CreateDatacenter,
 // CreateCluster, AddHost, AddStandaloneHost, CreateVM, PowerOn, EnterMaintenanceMode),
 // serves it on 127.0.0.1 with a certificate signed by a CA it generates (written to
-// -ca-out, as vCenter's VMCA root is downloaded), prints one JSON line
+// -ca-out, as vCenter's VMCA root is downloaded; with -self-signed, a certificate that
+// signs itself, as an appliance's own, written there instead), prints one JSON line
 // {"url": ..., "thumbprint": ..., "ca": ...} and then answers commands on stdin, one line
 // each: `sessions`, `move VM HOST`, `maintenance HOST on|off`,
 // `state HOST connected|disconnected|notResponding`, `expire-sessions`,
@@ -14,13 +15,20 @@
 // make the next RetrievePropertiesEx misbehave as a loaded vCenter can: `fail-next`
 // (a SystemError fault) and `delay-next SECONDS`. EOF ends it.
 //
-// One addition to the simulator: paging. Its property collector (govmomi 0.24) ignores
+// Two additions to the simulator. The first is paging. Its property collector (govmomi 0.24) ignores
 // RetrievePropertiesEx's maxObjects and has no ContinueRetrievePropertiesEx, which
 // vCenter implements (vSphere Web Services API reference, PropertyCollector). The
 // pagingCollector below wraps the simulator's own collector, the extension point the
 // simulator provides for custom types, and cuts its complete answer into pages with a
 // token, as vCenter does and as later govmomi releases do. It also refuses the collector
 // without a session (NotAuthenticated), as vCenter does and the simulator does not.
+//
+// The second is what the tools that change hosts call (Ansible's community.vmware
+// modules, PowerCLI, govc): each host gets a firewall system and an advanced-option
+// manager of its own (govmomi 0.24 shares one ruleset list and one option list between
+// all hosts), whose state is the host's config.firewall and config.option, as on a real
+// host; the firewall system answers UpdateRuleset, and the option manager describes
+// Net.PVRDMAVmknic in supportedOption (see ownHostState).
 package main
 
 import (
@@ -149,6 +157,7 @@ func main() {
 	caOut := flag.String("ca-out", "", "where to write the CA certificate (PEM)")
 	scaleHosts := flag.Int("scale-hosts", 0, "generate this many hosts (10 clusters) instead of reading a spec")
 	scaleVms := flag.Int("scale-vms", 0, "with -scale-hosts: this many powered-on VMs, spread over the hosts")
+	selfSigned := flag.Bool("self-signed", false, "serve a self-signed certificate for 127.0.0.1 alone (written to -ca-out), as an appliance makes its own")
 	flag.Parse()
 	if *user == "" || *password == "" || *caOut == "" {
 		log.Fatal("-user, -password and -ca-out are required")
@@ -185,6 +194,9 @@ func main() {
 
 	authority = newCA(*caOut)
 	cert, thumbprint := authority.sign()
+	if *selfSigned {
+		cert, thumbprint = selfSignedCertificate(*caOut)
+	}
 	serving.cert = cert
 	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(*user, *password)}
 	// Each handshake takes the certificate served now, so `new-certificate` can renew it
@@ -306,6 +318,9 @@ func build(c *vim25.Client, spec *Spec, dsDir string) {
 			}
 		}
 	}
+	for _, h := range hosts {
+		ownHostState(h)
+	}
 	for _, v := range spec.Vms {
 		configureVM(vms[v.Name], &v)
 	}
@@ -382,14 +397,28 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 		if p.Build != "" {
 			cfg.Product.Build = p.Build
 		}
+		// The API refers to a physical NIC by its key (HostRdmaDevicePnicBacking.pairedUplink,
+		// HostProxySwitch.pnic), and lists each NIC with its key and device in pnic.
+		for _, r := range p.Rdma {
+			addPhysicalNic(h, cfg.Network, r.Uplink)
+		}
+		for _, d := range p.Dvs {
+			for _, u := range d.Uplinks {
+				addPhysicalNic(h, cfg.Network, u)
+			}
+		}
 		cfg.Network.RdmaDevice = nil
 		for i, r := range p.Rdma {
+			var backing types.BaseHostRdmaDeviceBacking
+			if r.Uplink != "" {
+				backing = &types.HostRdmaDevicePnicBacking{PairedUplink: physicalNicKey(r.Uplink)}
+			}
 			cfg.Network.RdmaDevice = append(cfg.Network.RdmaDevice, types.HostRdmaDevice{
 				Key:         fmt.Sprintf("key-vim.host.RdmaDevice-%s", r.Device),
 				Device:      r.Device,
 				Driver:      r.Driver,
 				Description: fmt.Sprintf("RDMA device %d", i),
-				Backing:     &types.HostRdmaDevicePnicBacking{PairedUplink: r.Uplink},
+				Backing:     backing,
 				ConnectionInfo: types.HostRdmaDeviceConnectionInfo{
 					State: r.State, Mtu: r.Mtu, SpeedInMbps: 100000,
 				},
@@ -433,16 +462,51 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 		cfg.Network.ProxySwitch = nil
 		for _, d := range p.Dvs {
 			var pnics []types.DistributedVirtualSwitchHostMemberPnicSpec
+			var keys []string
 			for _, u := range d.Uplinks {
 				pnics = append(pnics, types.DistributedVirtualSwitchHostMemberPnicSpec{PnicDevice: u})
+				keys = append(keys, physicalNicKey(u))
 			}
 			cfg.Network.ProxySwitch = append(cfg.Network.ProxySwitch, types.HostProxySwitch{
 				DvsUuid: d.Uuid, DvsName: d.Name, Key: d.Uuid, NumPorts: 512, NumPortsAvailable: 500,
-				Mtu: d.Mtu, Pnic: d.Uplinks,
+				Mtu: d.Mtu, Pnic: keys,
 				Spec: types.HostProxySwitchSpec{Backing: &types.DistributedVirtualSwitchHostMemberPnicBacking{PnicSpec: pnics}},
 			})
 		}
 		obj.Summary.Config.Product = &cfg.Product
+	})
+}
+
+// physicalNicKey is the key the API refers to a physical NIC by.
+func physicalNicKey(device string) string {
+	return "key-vim.host.PhysicalNic-" + device
+}
+
+// addPhysicalNic lists a NIC the spec names in the host's pnic, as the simulator's own
+// ESXi dump lists vmnic0 and vmnic1 (a Mellanox ConnectX port, 100 Gb/s), unless the
+// host has it already.
+func addPhysicalNic(h *object.HostSystem, net *types.HostNetworkInfo, device string) {
+	if device == "" {
+		return
+	}
+	key := physicalNicKey(device)
+	for _, p := range net.Pnic {
+		if p.Key == key {
+			return
+		}
+	}
+	sum := sha256.Sum256([]byte(h.Reference().Value + "/" + device))
+	mac := fmt.Sprintf("b8:ce:f6:%02x:%02x:%02x", sum[0], sum[1], sum[2])
+	link := types.PhysicalNicLinkInfo{SpeedMb: 100000, Duplex: true}
+	net.Pnic = append(net.Pnic, types.PhysicalNic{
+		Key:                    key,
+		Device:                 device,
+		Pci:                    fmt.Sprintf("0000:3b:00.%d", len(net.Pnic)),
+		Driver:                 "nmlx5_core",
+		LinkSpeed:              &link,
+		ValidLinkSpecification: []types.PhysicalNicLinkInfo{link},
+		Spec:                   types.PhysicalNicSpec{Ip: &types.HostIpConfig{}, LinkSpeed: &link},
+		Mac:                    mac,
 	})
 }
 
@@ -767,8 +831,126 @@ func (ca *certificateAuthority) sign() (tls.Certificate, string) {
 	return tls.Certificate{Certificate: [][]byte{der, ca.der}, PrivateKey: key}, strings.Join(hex, ":")
 }
 
+// selfSignedCertificate makes a certificate that signs itself and says it is a CA (basic
+// constraints CA:TRUE, key usage certSign and digitalSignature, extended key usage
+// serverAuth), as vCenter's and ESXi's own self-signed certificates do, for 127.0.0.1
+// alone; writes it to caOut as PEM; returns it and its SHA-256 thumbprint.
+func selfSignedCertificate(caOut string) (tls.Certificate, string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	check(err)
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(3),
+		Subject:               pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	check(err)
+	check(os.WriteFile(caOut, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	sum := sha256.Sum256(der)
+	hex := make([]string, len(sum))
+	for i, b := range sum {
+		hex[i] = fmt.Sprintf("%02X", b)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, strings.Join(hex, ":")
+}
+
 func check(err error) {
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// ownHostState gives a host a firewall system and an advanced-option manager of its own
+// whose state is the host's config.firewall and config.option: a change made through
+// either manager (EnableRuleset, UpdateRuleset, UpdateOptions) is what the next read of
+// the host's configuration shows, as on a real host. The simulator's defaults share one
+// ruleset list and one option list between every host, so enabling a ruleset on one host
+// would enable it on all.
+func ownHostState(h *object.HostSystem) {
+	obj := simulator.Map.Get(h.Reference()).(*simulator.HostSystem)
+	simulator.Map.WithLock(obj, func() {
+		cfg := obj.Config
+		fw := *cfg.Firewall
+		fw.Ruleset = append([]types.HostFirewallRuleset(nil), fw.Ruleset...)
+		for i := range fw.Ruleset {
+			if hosts := fw.Ruleset[i].AllowedHosts; hosts != nil {
+				own := *hosts
+				own.IpAddress = append([]string(nil), hosts.IpAddress...)
+				own.IpNetwork = append([]types.HostFirewallRulesetIpNetwork(nil), hosts.IpNetwork...)
+				fw.Ruleset[i].AllowedHosts = &own
+			}
+		}
+		cfg.Firewall = &fw
+		firewall := &hostFirewall{}
+		firewall.Self = *obj.ConfigManager.FirewallSystem
+		firewall.FirewallInfo = cfg.Firewall
+		simulator.Map.Put(firewall)
+
+		options := &hostOptions{host: obj}
+		options.Self = *obj.ConfigManager.AdvancedOption
+		for _, o := range cfg.Option {
+			own := *o.GetOptionValue()
+			options.Setting = append(options.Setting, &own)
+		}
+		cfg.Option = options.Setting
+		options.SupportedOption = append(options.SupportedOption, pvrdmaVmknicDef)
+		simulator.Map.Put(options)
+	})
+}
+
+// pvrdmaVmknicDef describes Net.PVRDMAVmknic as an ESXi host lists it in its option
+// manager's supportedOption: a string, empty by default. Ansible's
+// vmware_host_config_manager changes only options the host describes there.
+var pvrdmaVmknicDef = types.OptionDef{
+	ElementDescription: types.ElementDescription{
+		Description: types.Description{Label: "PVRDMAVmknic", Summary: "Vmknic for PVRDMA"},
+		Key:         "Net.PVRDMAVmknic",
+	},
+	OptionType: &types.StringOption{DefaultValue: ""},
+}
+
+// hostFirewall is one host's firewall system; its FirewallInfo is the host's
+// config.firewall.
+type hostFirewall struct {
+	simulator.HostFirewallSystem
+}
+
+// UpdateRuleset sets the hosts a ruleset allows (vSphere Web Services API reference,
+// HostFirewallSystem.UpdateRuleset), which govmomi 0.24's simulator does not implement.
+func (s *hostFirewall) UpdateRuleset(req *types.UpdateRuleset) soap.HasFault {
+	body := &methods.UpdateRulesetBody{}
+	for i := range s.FirewallInfo.Ruleset {
+		if s.FirewallInfo.Ruleset[i].Key == req.Id {
+			allowed := req.Spec.AllowedHosts
+			s.FirewallInfo.Ruleset[i].AllowedHosts = &allowed
+			body.Res = &types.UpdateRulesetResponse{}
+			return body
+		}
+	}
+	body.Fault_ = simulator.Fault("", &types.NotFound{})
+	return body
+}
+
+// hostOptions is one host's advanced-option manager; its Setting is the host's
+// config.option.
+type hostOptions struct {
+	simulator.OptionManager
+	host *simulator.HostSystem
+}
+
+// UpdateOptions changes the settings, then shows a newly added one in config.option too
+// (the simulator's own changes existing values in place, which config.option shares).
+func (m *hostOptions) UpdateOptions(req *types.UpdateOptions) soap.HasFault {
+	res := m.OptionManager.UpdateOptions(req)
+	simulator.Map.WithLock(m.host, func() {
+		m.host.Config.Option = m.Setting
+	})
+	return res
 }

@@ -121,6 +121,19 @@ impl Client {
             endpoint: self.label.clone(),
             message,
         };
+        // The first call, to a server that is not the vSphere API: a web page, a method it
+        // does not implement.
+        let first = method == "RetrieveServiceContent";
+        let not_vsphere = |status: u16| Error::NotVsphere {
+            endpoint: self.label.clone(),
+            url: self.transport.url(&self.config.endpoint.path),
+            status,
+            content_type: response.content_type.clone(),
+            body_excerpt: soap::excerpt(&response.body),
+        };
+        if first && response.status == 501 {
+            return Err(not_vsphere(501));
+        }
         // Faults come with HTTP 500; anything else that is not 200 is not the API talking.
         if !matches!(response.status, 200 | 500) {
             return Err(Error::Http {
@@ -146,6 +159,7 @@ impl Client {
                     message,
                 },
             }),
+            Err(_) if first && response.status == 200 => Err(not_vsphere(200)),
             Err(_) if response.status == 500 => Err(Error::Http {
                 endpoint: self.label.clone(),
                 status: 500,
@@ -166,6 +180,7 @@ impl Client {
         if let Some(sc) = &self.service {
             return Ok(sc.clone());
         }
+        self.check_api().await?;
         let ret = self
             .invoke("RetrieveServiceContent", soap::retrieve_service_content())
             .await?;
@@ -175,6 +190,29 @@ impl Client {
         }
         self.service = Some(sc.clone());
         Ok(sc)
+    }
+
+    /// Asks for the API's releases (`/sdk/vimServiceVersions.xml`, which pyVmomi also asks
+    /// for first) before the first call. vCenter and ESXi answer with the `urn:vim25`
+    /// namespace; an HTTPS server that is not the vSphere API answers something else (a
+    /// web page) and may never answer a SOAP call at all, so that is said now, not after
+    /// the request timeout. Without such a document (404), the call itself judges.
+    async fn check_api(&mut self) -> Result<(), Error> {
+        let path = format!(
+            "{}/vimServiceVersions.xml",
+            self.config.endpoint.path.trim_end_matches('/')
+        );
+        let response = self.transport.get(path.clone(), "vimServiceVersions.xml").await?;
+        if response.status == 200 && !soap::lists_vim25(&response.body) {
+            return Err(Error::NotVsphere {
+                endpoint: self.label.clone(),
+                url: self.transport.url(&path),
+                status: response.status,
+                content_type: response.content_type,
+                body_excerpt: soap::excerpt(&response.body),
+            });
+        }
+        Ok(())
     }
 
     /// Logs in unless a session is open.

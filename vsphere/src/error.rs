@@ -41,6 +41,26 @@ pub enum Error {
         expected: Thumbprint,
         got: Thumbprint,
     },
+    /// The port answered plain HTTP to the TLS handshake.
+    #[error(
+        "vCenter {endpoint}: this port speaks HTTP, not HTTPS; vCenter serves its API over HTTPS (port 443 unless \
+         the address names another): check the port"
+    )]
+    PlainHttp { endpoint: String },
+    /// The server speaks HTTPS but not as the vSphere API: `url` answered `status` with
+    /// this (`content_type`, the start of its body).
+    #[error(
+        "vCenter {endpoint}: this is not a vSphere API endpoint ({url} answered HTTP {status}{}: {body_excerpt}); \
+         check that the address and port are vCenter's or an ESXi host's",
+        content_type.as_deref().map(|t| format!(", {t}")).unwrap_or_default()
+    )]
+    NotVsphere {
+        endpoint: String,
+        url: String,
+        status: u16,
+        content_type: Option<String>,
+        body_excerpt: String,
+    },
     /// Other TLS failures: no common protocol version or cipher, an alert from the server.
     #[error("TLS with vCenter {endpoint} failed: {message}")]
     Tls { endpoint: String, message: String },
@@ -114,6 +134,18 @@ pub enum CertificateProblem {
     WrongName {
         names: Vec<String>,
     },
+    /// It is a CA's certificate, not a server's, and not itself one of the CA file's
+    /// (`ca_file`; `None`: the system's roots were used).
+    CaCertificate {
+        ca_file: Option<PathBuf>,
+    },
+    /// It is one of the CA file's certificates, taken as a trust anchor as it is (a
+    /// self-signed vCenter or ESXi certificate), but `problem` (its dates, its names)
+    /// keeps it from being this server's.
+    Anchor {
+        ca_file: PathBuf,
+        problem: Box<CertificateProblem>,
+    },
     Expired,
     NotValidYet,
     Revoked,
@@ -137,6 +169,17 @@ impl fmt::Display for CertificateProblem {
                 names.join(", ")
             ),
             CertificateProblem::WrongName { .. } => f.write_str("it is not issued for the address given"),
+            CertificateProblem::CaCertificate { ca_file: Some(path) } => write!(
+                f,
+                "it is a CA's certificate, not a server's, and not the one in {}",
+                path.display()
+            ),
+            CertificateProblem::CaCertificate { ca_file: None } => {
+                f.write_str("it is a CA's certificate, not a server's")
+            }
+            CertificateProblem::Anchor { ca_file, problem } => {
+                write!(f, "it is the certificate in {}, but {problem}", ca_file.display())
+            }
             CertificateProblem::Expired => f.write_str("it has expired: renew vCenter's certificate"),
             CertificateProblem::NotValidYet => {
                 f.write_str("it is not valid yet: check this machine's clock and vCenter's")
@@ -302,6 +345,8 @@ impl Error {
             | Error::UnknownCertificate { endpoint, .. }
             | Error::ThumbprintMismatch { endpoint, .. }
             | Error::Tls { endpoint, .. }
+            | Error::PlainHttp { endpoint }
+            | Error::NotVsphere { endpoint, .. }
             | Error::Login { endpoint, .. }
             | Error::NotAuthenticated { endpoint }
             | Error::Fault { endpoint, .. }
@@ -441,6 +486,28 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("port 443"), "{text}");
+        let http = Error::PlainHttp {
+            endpoint: "vc01:80".into(),
+        };
+        assert!(
+            http.to_string()
+                .starts_with("vCenter vc01:80: this port speaks HTTP, not HTTPS;"),
+            "{http}"
+        );
+        let web = Error::NotVsphere {
+            endpoint: "vc01".into(),
+            url: "https://vc01/sdk/vimServiceVersions.xml".into(),
+            status: 200,
+            content_type: Some("text/html".into()),
+            body_excerpt: "<HTML><BODY>".into(),
+        };
+        assert!(
+            web.to_string().starts_with(
+                "vCenter vc01: this is not a vSphere API endpoint (https://vc01/sdk/vimServiceVersions.xml answered \
+                 HTTP 200, text/html: <HTML><BODY>);"
+            ),
+            "{web}"
+        );
     }
 
     #[test]

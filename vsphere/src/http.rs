@@ -24,6 +24,7 @@ const FIRST_SOAP_ACTION: &str = "urn:vim25/6.7";
 
 pub struct Response {
     pub status: u16,
+    pub content_type: Option<String>,
     pub set_cookie: Vec<String>,
     pub body: Bytes,
 }
@@ -113,6 +114,11 @@ impl Transport {
         let handshake = connector.connect(name, tcp).await;
         let tls = match handshake {
             Ok(tls) => tls,
+            Err(e) if not_tls(&e) && self.speaks_http().await => {
+                return Err(Error::PlainHttp {
+                    endpoint: self.label.clone(),
+                })
+            }
             Err(e) => return Err(self.tls_error(e)),
         };
         let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
@@ -154,6 +160,11 @@ impl Transport {
         }
     }
 
+    /// The URL of `path` at the endpoint, as a message names it.
+    pub fn url(&self, path: &str) -> String {
+        format!("https://{}{path}", self.endpoint.authority())
+    }
+
     fn protocol(&self, message: String) -> Error {
         Error::Protocol {
             endpoint: self.label.clone(),
@@ -161,11 +172,46 @@ impl Transport {
         }
     }
 
+    /// Whether the server answers plain HTTP, asked once more without TLS after it did not
+    /// answer the TLS handshake with TLS (a port of a web server, a proxy's plain port).
+    async fn speaks_http(&self) -> bool {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let addr = (self.endpoint.host.as_str(), self.endpoint.port);
+        let Ok(mut tcp) = tokio::net::TcpStream::connect(addr).await else {
+            return false;
+        };
+        let request = format!(
+            "HEAD {} HTTP/1.0\r\nHost: {}\r\n\r\n",
+            self.endpoint.path,
+            self.endpoint.authority()
+        );
+        let mut head = [0u8; 5];
+        tcp.write_all(request.as_bytes()).await.is_ok() && tcp.read_exact(&mut head).await.is_ok() && &head == b"HTTP/"
+    }
+
     /// POSTs a SOAP envelope; `method` names the call in a timeout.
     pub async fn post(&mut self, body: String, cookie: Option<&str>, method: &'static str) -> Result<Response, Error> {
-        let body = Bytes::from(body);
+        let path = self.endpoint.path.clone();
+        self.send(hyper::Method::POST, path, Bytes::from(body), cookie, method)
+            .await
+    }
+
+    /// GETs `path` (a document beside the API, `/sdk/vimServiceVersions.xml`); `what` names
+    /// it in a timeout.
+    pub async fn get(&mut self, path: String, what: &'static str) -> Result<Response, Error> {
+        self.send(hyper::Method::GET, path, Bytes::new(), None, what).await
+    }
+
+    async fn send(
+        &mut self,
+        verb: hyper::Method,
+        path: String,
+        body: Bytes,
+        cookie: Option<&str>,
+        method: &'static str,
+    ) -> Result<Response, Error> {
         self.step = Step::Request;
-        match tokio::time::timeout(self.timeout, self.post_inner(body, cookie)).await {
+        match tokio::time::timeout(self.timeout, self.send_inner(verb, &path, body, cookie)).await {
             Ok(r) => r,
             Err(_) => {
                 self.reset();
@@ -179,7 +225,13 @@ impl Transport {
         }
     }
 
-    async fn post_inner(&mut self, body: Bytes, cookie: Option<&str>) -> Result<Response, Error> {
+    async fn send_inner(
+        &mut self,
+        verb: hyper::Method,
+        path: &str,
+        body: Bytes,
+        cookie: Option<&str>,
+    ) -> Result<Response, Error> {
         // A kept connection the server closed while idle is only seen when used: one
         // retry on a fresh connection, never a second.
         let mut fresh = false;
@@ -197,10 +249,15 @@ impl Transport {
                 }
                 continue;
             }
-            let mut req = hyper::Request::post(self.endpoint.path.as_str())
-                .header(hyper::header::HOST, self.endpoint.authority())
-                .header(hyper::header::CONTENT_TYPE, "text/xml; charset=utf-8")
-                .header("SOAPAction", self.soap_action.as_str());
+            let mut req = hyper::Request::builder()
+                .method(verb.clone())
+                .uri(path)
+                .header(hyper::header::HOST, self.endpoint.authority());
+            if verb == hyper::Method::POST {
+                req = req
+                    .header(hyper::header::CONTENT_TYPE, "text/xml; charset=utf-8")
+                    .header("SOAPAction", self.soap_action.as_str());
+            }
             if let Some(c) = cookie {
                 req = req.header(hyper::header::COOKIE, c);
             }
@@ -213,6 +270,11 @@ impl Transport {
                 Err(e) => return Err(self.protocol(format!("HTTP: {e}"))),
             };
             let status = response.status().as_u16();
+            let content_type = response
+                .headers()
+                .get(hyper::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
             let set_cookie = response
                 .headers()
                 .get_all(hyper::header::SET_COOKIE)
@@ -233,9 +295,23 @@ impl Transport {
             }
             return Ok(Response {
                 status,
+                content_type,
                 set_cookie,
                 body,
             });
         }
     }
+}
+
+/// Whether a failed TLS handshake got no TLS at all back: the first bytes were no TLS
+/// record (an HTTP answer, an SSH banner).
+fn not_tls(e: &std::io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|r| {
+            matches!(
+                r,
+                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+            )
+        })
 }

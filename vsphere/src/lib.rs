@@ -19,6 +19,7 @@ pub mod inventory;
 pub mod select;
 mod soap;
 mod tls;
+mod validity;
 mod xml;
 
 pub use client::{check_endpoint, read_configuration, read_inventory, Client, Config};

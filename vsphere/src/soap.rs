@@ -365,6 +365,12 @@ pub fn session_cookie(set_cookie: &str) -> Option<String> {
     (name.trim() == "vmware_soap_session" && !value.trim().is_empty()).then(|| pair.to_string())
 }
 
+/// Whether an answer to `vimServiceVersions.xml` is the vSphere API's: it lists the
+/// `urn:vim25` namespace.
+pub fn lists_vim25(body: &[u8]) -> bool {
+    std::str::from_utf8(body).is_ok_and(|text| text.contains("<namespaces") && text.contains("urn:vim25"))
+}
+
 /// A short, single-line excerpt of an answer for an error message.
 pub fn excerpt(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);

@@ -140,6 +140,23 @@ fn cookies_and_excerpts() {
 }
 
 #[test]
+fn the_list_of_api_releases_is_told_from_a_web_page() {
+    // As govmomi's simulator, vCenter and ESXi serve /sdk/vimServiceVersions.xml.
+    let vsphere = br#"<?xml version="1.0" encoding="UTF-8"?>
+<namespaces version="1.0">
+ <namespace>
+  <name>urn:vim25</name>
+  <version>7.0</version>
+ </namespace>
+</namespaces>"#;
+    assert!(lists_vim25(vsphere));
+    assert!(!lists_vim25(
+        b"<HTML><BODY BGCOLOR=\"#ffffff\">\n<pre>\n\ns_server -www"
+    ));
+    assert!(!lists_vim25(b"\xff\xfe"));
+}
+
+#[test]
 fn answers_of_the_wrong_shape_are_errors() {
     assert!(decode(b"<html><body>502 Bad Gateway</body></html>", "Login", xml::MAX_DEPTH).is_err());
     assert!(decode(&wrap("<OtherResponse/>"), "Login", xml::MAX_DEPTH).is_err());

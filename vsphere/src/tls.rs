@@ -42,6 +42,10 @@ struct Verifier {
     check: Check,
     /// The CA file of `Trust::Ca`, named in a refusal; `None`: the system's roots.
     ca: Option<PathBuf>,
+    /// The CA file's certificates. One the server presents as it is (a self-signed vCenter
+    /// or ESXi certificate, which says it is a CA) is a trust anchor of its own, as curl,
+    /// Python's ssl and Go take it: its dates and names are checked, not its issuer.
+    anchors: Vec<CertificateDer<'static>>,
     provider: Arc<CryptoProvider>,
     rejection: RejectionSlot,
 }
@@ -65,14 +69,30 @@ impl ServerCertVerifier for Verifier {
     ) -> Result<ServerCertVerified, rustls::Error> {
         let got = Thumbprint::of_der(end_entity.as_ref());
         match &self.check {
-            Check::WebPki(inner) => inner
-                .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-                .inspect_err(|e| {
-                    self.reject(Rejection::Untrusted {
-                        thumbprint: got,
-                        problem: problem(e, self.ca.as_ref()),
-                    })
-                }),
+            Check::WebPki(inner) => {
+                let refused = match inner.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+                {
+                    Ok(verified) => return Ok(verified),
+                    Err(e) => e,
+                };
+                let problem = match &self.ca {
+                    Some(file) if self.anchors.iter().any(|a| a.as_ref() == end_entity.as_ref()) => {
+                        match anchor_problem(end_entity, server_name, now) {
+                            None => return Ok(ServerCertVerified::assertion()),
+                            Some(p) => CertificateProblem::Anchor {
+                                ca_file: file.clone(),
+                                problem: Box::new(p),
+                            },
+                        }
+                    }
+                    _ => problem(&refused, self.ca.as_ref()),
+                };
+                self.reject(Rejection::Untrusted {
+                    thumbprint: got,
+                    problem,
+                });
+                Err(refused)
+            }
             // Pinned: that exact certificate, whatever its name, issuer or dates (an
             // appliance's self-signed certificate is the case pinning exists for). The
             // handshake signature is still checked below: the server must hold its key.
@@ -121,20 +141,67 @@ fn problem(error: &rustls::Error, ca: Option<&PathBuf>) -> CertificateProblem {
     match e {
         E::UnknownIssuer => CertificateProblem::UnknownIssuer { ca_file: ca.cloned() },
         E::NotValidForNameContext { presented, .. } => CertificateProblem::WrongName {
-            names: presented.clone(),
+            names: presented.iter().map(|n| plain_name(n)).collect(),
         },
         E::NotValidForName => CertificateProblem::WrongName { names: Vec::new() },
         E::Expired | E::ExpiredContext { .. } => CertificateProblem::Expired,
         E::NotValidYet | E::NotValidYetContext { .. } => CertificateProblem::NotValidYet,
         E::Revoked => CertificateProblem::Revoked,
         E::BadSignature => CertificateProblem::BadSignature,
+        E::Other(other) if other.0.downcast_ref::<webpki::Error>() == Some(&webpki::Error::CaUsedAsEndEntity) => {
+            CertificateProblem::CaCertificate { ca_file: ca.cloned() }
+        }
         other => CertificateProblem::Other(format!("{other:?}")),
     }
 }
 
-/// The roots `trust` names: the OS store, or the certificates of a PEM file.
-fn roots(trust: &Trust) -> Result<RootCertStore, Error> {
+/// What keeps a certificate of the CA file, presented as it is, from being this server's,
+/// checked as curl checks a trust anchor it is given: its dates, and that it is issued for
+/// the address given. `None`: nothing; it is trusted.
+fn anchor_problem(
+    end_entity: &CertificateDer<'_>,
+    server_name: &ServerName<'_>,
+    now: UnixTime,
+) -> Option<CertificateProblem> {
+    let Some((not_before, not_after)) = crate::validity::validity(end_entity.as_ref()) else {
+        return Some(CertificateProblem::Other("its validity dates cannot be read".into()));
+    };
+    let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+    if now < not_before {
+        return Some(CertificateProblem::NotValidYet);
+    }
+    if now > not_after {
+        return Some(CertificateProblem::Expired);
+    }
+    let certificate = match webpki::EndEntityCert::try_from(end_entity) {
+        Ok(c) => c,
+        Err(e) => return Some(CertificateProblem::Other(format!("it cannot be read: {e}"))),
+    };
+    match certificate.verify_is_valid_for_subject_name(server_name) {
+        Ok(()) => None,
+        Err(webpki::Error::CertNotValidForName(context)) => Some(CertificateProblem::WrongName {
+            names: context.presented.iter().map(|n| plain_name(n)).collect(),
+        }),
+        Err(_) => Some(CertificateProblem::WrongName { names: Vec::new() }),
+    }
+}
+
+/// A name a certificate is issued for as an admin writes it: webpki gives each in its
+/// own notation (`DnsName("vc01.lab")`, `IpAddress(10.0.0.5)`).
+fn plain_name(presented: &str) -> String {
+    let inner = |prefix: &str| presented.strip_prefix(prefix)?.strip_suffix(')');
+    match (inner("DnsName("), inner("IpAddress(")) {
+        (Some(dns), _) => dns.trim_matches('"').to_string(),
+        (_, Some(ip)) => ip.to_string(),
+        _ => presented.to_string(),
+    }
+}
+
+/// The roots `trust` names: the OS store, or the certificates of a PEM file (also
+/// returned as they are).
+fn roots(trust: &Trust) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), Error> {
     let mut store = RootCertStore::empty();
+    let mut anchors = Vec::new();
     match trust {
         Trust::System => {
             // Unreadable entries of the OS store are skipped, as the OS' own tools do; an
@@ -158,22 +225,25 @@ fn roots(trust: &Trust) -> Result<RootCertStore, Error> {
             }
             for cert in certs {
                 store
-                    .add(cert)
+                    .add(cert.clone())
                     .map_err(|e| ca_error(format!("not a usable CA certificate: {e}")))?;
+                anchors.push(cert);
             }
         }
         Trust::Pinned(_) => {}
     }
-    Ok(store)
+    Ok((store, anchors))
 }
 
 /// The rustls configuration for `trust`, and the slot its verifier reports refusals in.
 pub fn client_config(trust: &Trust, endpoint: &str) -> Result<(Arc<rustls::ClientConfig>, RejectionSlot), Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut anchors = Vec::new();
     let check = match trust {
         Trust::Pinned(t) => Check::Pinned(*t),
         other => {
-            let store = roots(other)?;
+            let (store, certificates) = roots(other)?;
+            anchors = certificates;
             let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
                 .build()
                 .or_else(|e| match e {
@@ -199,6 +269,7 @@ pub fn client_config(trust: &Trust, endpoint: &str) -> Result<(Arc<rustls::Clien
             Trust::Ca(path) => Some(path.clone()),
             _ => None,
         },
+        anchors,
         provider: provider.clone(),
         rejection: rejection.clone(),
     });
@@ -228,10 +299,38 @@ fn placeholder_roots() -> RootCertStore {
 
 #[cfg(test)]
 mod tests {
-    use super::problem;
+    use super::{plain_name, problem};
     use crate::error::CertificateProblem;
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
     use rustls::{CertificateError, Error};
     use std::path::PathBuf;
+
+    /// The names a certificate is issued for, as webpki reports them when the address is
+    /// not one of them, then as the refusal says them.
+    #[test]
+    fn a_wrong_name_refusal_says_the_names_as_an_admin_writes_them() {
+        let pem = include_bytes!("../tests/fixtures/self-signed-vcenter.pem");
+        let der = CertificateDer::from_pem_slice(pem).unwrap();
+        let certificate = webpki::EndEntityCert::try_from(&der).unwrap();
+        let other = ServerName::try_from("vc02.lab.example").unwrap();
+        let Err(webpki::Error::CertNotValidForName(context)) = certificate.verify_is_valid_for_subject_name(&other)
+        else {
+            panic!("vc02 is not a name of the certificate")
+        };
+        assert_eq!(context.presented, [r#"DnsName("vc01.lab.example")"#]);
+        let refused = Error::InvalidCertificate(CertificateError::NotValidForNameContext {
+            expected: other.to_owned(),
+            presented: context.presented,
+        });
+        let said = problem(&refused, None);
+        assert_eq!(
+            said.to_string(),
+            "it is not issued for the address given: it names vc01.lab.example; give one of those in the vCenter address"
+        );
+        assert_eq!(plain_name("IpAddress(10.0.0.5)"), "10.0.0.5");
+        assert_eq!(plain_name("DirectoryName"), "DirectoryName");
+    }
 
     #[test]
     fn a_refusal_keeps_which_roots_were_used() {

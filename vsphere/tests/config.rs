@@ -85,13 +85,15 @@ fn the_configuration_of_hosts_and_their_vms_is_read_in_pages() {
         "<version>7.0.3</version>",
         "<build>21930508</build>",
         "<device>vmrdma0</device>",
-        "<pairedUplink>vmnic2</pairedUplink>",
+        // NICs are referred to by key, and listed with their key and device, as the API has them.
+        "<pairedUplink>key-vim.host.PhysicalNic-vmnic2</pairedUplink>",
+        "<key>key-vim.host.PhysicalNic-vmnic2</key><device>vmnic2</device>",
         "<state>active</state>",
         "<roceV2Capable>true</roceV2Capable>",
         "<key>Net.PVRDMAVmknic</key>",
         "<ipAddress>192.168.50.11</ipAddress>",
         "<dvsName>dvs-rdma</dvsName>",
-        "<pnic>vmnic2</pnic>",
+        "<pnic>key-vim.host.PhysicalNic-vmnic2</pnic>",
     ] {
         assert!(good.host_xml.contains(needle), "{needle} missing in {}", good.host_xml);
     }

@@ -130,6 +130,8 @@ pub(super) fn add_vmx_adapters(
     added
 }
 
+/// One adapter's verdict from vsish's `Physical HCA available`, with what it says about
+/// itself (MAC, RoCE version, MTU, port) and, when it falls back to TCP, why.
 pub(super) fn adapter_verdict(
     f: &HostFacts,
     ctx: &Context,
@@ -148,36 +150,10 @@ pub(super) fn adapter_verdict(
         port: None,
         predicted: None,
     };
-    let properties = match (section, &f.pvrdma_properties) {
-        (Some(s), _) => match &s.properties {
-            Ok(props) => props,
-            Err(text) if s.cut_off => {
-                adapter.reasons.push(text.clone());
-                return adapter;
-            }
-            Err(text) => {
-                adapter
-                    .reasons
-                    .push(format!("vsish could not read its properties: {text}"));
-                return adapter;
-            }
-        },
-        (None, Err(e)) => {
-            adapter.reasons.push(e.to_string());
-            return adapter;
-        }
-        (None, Ok(_)) if f.pvrdma_properties_cut_short.is_some() => {
-            let why = f.pvrdma_properties_cut_short.as_deref().unwrap_or_default();
-            adapter.reasons.push(format!(
-                "the batched vsish query stopped before reaching this adapter: {why}"
-            ));
-            return adapter;
-        }
-        (None, Ok(_)) => {
-            adapter.reasons.push(format!(
-                "no properties were printed for {}_{} (the VM may have stopped during collection)",
-                id.world_id, id.index
-            ));
+    let properties = match vsish_properties(f, id, section) {
+        Ok(properties) => properties,
+        Err(why) => {
+            adapter.reasons.push(why);
             return adapter;
         }
     };
@@ -185,14 +161,7 @@ pub(super) fn adapter_verdict(
     adapter.roce_version = properties.roce_version;
     adapter.active_mtu = properties.active_mtu;
     let port = adapter.mac.as_deref().and_then(|mac| find_port(f, id.world_id, mac));
-    adapter.port = port.map(|p| PortView {
-        vds_id: p
-            .vswitch()
-            .and_then(|name| f.dvs.as_ref().ok()?.iter().find(|s| s.name == name)?.vds_id.clone()),
-        vswitch: p.vswitch().map(str::to_string),
-        portgroup: p.portgroup().map(str::to_string),
-        uplink: p.team_uplink().map(str::to_string),
-    });
+    adapter.port = port.map(|p| port_view(f, p));
     adapter.verdict = match properties.physical_hca_available {
         Some(true) => Verdict::Hca,
         Some(false) => Verdict::TcpFallback,
@@ -203,46 +172,104 @@ pub(super) fn adapter_verdict(
             return adapter;
         }
     };
-    if let (Some(version), Some(device)) = (adapter.roce_version, ctx.device) {
-        let row = f
-            .rdma_protocols
-            .as_ref()
-            .ok()
-            .and_then(|ps| ps.iter().find(|p| p.device == device.name));
-        if row.and_then(|row| supports_roce(row, version)) == Some(false) {
-            adapter.reasons.push(format!(
-                "the adapter uses RoCE v{version}, which {} does not support",
-                device.name
-            ));
-        }
+    if let Some(reason) = adapter.roce_version.and_then(|v| unsupported_roce(f, ctx, v)) {
+        adapter.reasons.push(reason);
     }
     if adapter.verdict == Verdict::TcpFallback {
-        for c in failing {
-            adapter
-                .reasons
-                .push(format!("host check {} fails: {}", c.id, c.summary));
-        }
-        // Without an HCA on the host, where the adapter's port sits explains nothing more.
-        if ctx.device.is_some() {
-            adapter
-                .reasons
-                .extend(port_reasons(f, ctx, id, adapter.mac.as_deref(), port));
-        }
-        if adapter.reasons.is_empty() && !unresolved.is_empty() {
-            let ids: Vec<&str> = unresolved.iter().map(|c| c.id.id()).collect();
-            adapter.reasons.push(format!(
-                "no failing host check explains it, but {} could not be evaluated (missing data); the cause is likely among them",
-                ids.join(", ")
-            ));
-        } else if adapter.reasons.is_empty() {
-            // Nothing the doctor reads explains it: say so rather than guess at the card.
-            adapter.reasons.push(
-                "cause unknown: vsish reads `Physical HCA available:0`, yet every host check passes and the adapter's port is on the HCA's vDS; an adapter that started while the host could not give it the HCA keeps TCP until its VM is power-cycled"
-                    .to_string(),
-            );
-        }
+        explain_fallback(f, ctx, id, port, failing, unresolved, &mut adapter);
     }
     adapter
+}
+
+/// The adapter's vsish properties, or why there are none to judge from.
+fn vsish_properties<'a>(
+    f: &'a HostFacts,
+    id: p::PvrdmaDeviceId,
+    section: Option<&'a p::PvrdmaPropertiesSection>,
+) -> Result<&'a p::PvrdmaProperties, String> {
+    match (section, &f.pvrdma_properties) {
+        (Some(s), _) => match &s.properties {
+            Ok(props) => Ok(props),
+            Err(text) if s.cut_off => Err(text.clone()),
+            Err(text) => Err(format!("vsish could not read its properties: {text}")),
+        },
+        (None, Err(e)) => Err(e.to_string()),
+        (None, Ok(_)) if f.pvrdma_properties_cut_short.is_some() => {
+            let why = f.pvrdma_properties_cut_short.as_deref().unwrap_or_default();
+            Err(format!(
+                "the batched vsish query stopped before reaching this adapter: {why}"
+            ))
+        }
+        (None, Ok(_)) => Err(format!(
+            "no properties were printed for {}_{} (the VM may have stopped during collection)",
+            id.world_id, id.index
+        )),
+    }
+}
+
+/// Where the adapter's VM port sits: switch (and its vDS ID), port group, uplink.
+fn port_view(f: &HostFacts, port: &p::VmPort) -> PortView {
+    PortView {
+        vds_id: port
+            .vswitch()
+            .and_then(|name| f.dvs.as_ref().ok()?.iter().find(|s| s.name == name)?.vds_id.clone()),
+        vswitch: port.vswitch().map(str::to_string),
+        portgroup: port.portgroup().map(str::to_string),
+        uplink: port.team_uplink().map(str::to_string),
+    }
+}
+
+/// The reason an adapter's RoCE version is one the host's RDMA device does not support.
+fn unsupported_roce(f: &HostFacts, ctx: &Context, version: u32) -> Option<String> {
+    let device = ctx.device?;
+    let row = f
+        .rdma_protocols
+        .as_ref()
+        .ok()
+        .and_then(|ps| ps.iter().find(|p| p.device == device.name))?;
+    (supports_roce(row, version) == Some(false)).then(|| {
+        format!(
+            "the adapter uses RoCE v{version}, which {} does not support",
+            device.name
+        )
+    })
+}
+
+/// Why an adapter falls back to TCP: the failing host checks, where its port sits, and
+/// when neither explains it, the checks that could not be judged or an honest "unknown".
+fn explain_fallback(
+    f: &HostFacts,
+    ctx: &Context,
+    id: p::PvrdmaDeviceId,
+    port: Option<&p::VmPort>,
+    failing: &[&Check],
+    unresolved: &[&Check],
+    adapter: &mut Adapter,
+) {
+    for c in failing {
+        adapter
+            .reasons
+            .push(format!("host check {} fails: {}", c.id, c.summary));
+    }
+    // Without an HCA on the host, where the adapter's port sits explains nothing more.
+    if ctx.device.is_some() {
+        adapter
+            .reasons
+            .extend(port_reasons(f, ctx, id, adapter.mac.as_deref(), port));
+    }
+    if adapter.reasons.is_empty() && !unresolved.is_empty() {
+        let ids: Vec<&str> = unresolved.iter().map(|c| c.id.id()).collect();
+        adapter.reasons.push(format!(
+            "no failing host check explains it, but {} could not be evaluated (missing data); the cause is likely among them",
+            ids.join(", ")
+        ));
+    } else if adapter.reasons.is_empty() {
+        // Nothing the doctor reads explains it: say so rather than guess at the card.
+        adapter.reasons.push(
+            "cause unknown: vsish reads `Physical HCA available:0`, yet every host check passes and the adapter's port is on the HCA's vDS; an adapter that started while the host could not give it the HCA keeps TCP until its VM is power-cycled"
+                .to_string(),
+        );
+    }
 }
 
 pub(super) fn find_port<'a>(f: &'a HostFacts, world_id: u64, mac: &str) -> Option<&'a p::VmPort> {

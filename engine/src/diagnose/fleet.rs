@@ -254,98 +254,71 @@ struct End<'a> {
     cause: Option<&'a str>,
 }
 
+impl End<'_> {
+    /// An adapter that falls back to TCP: what decided it is vsish's `Physical HCA
+    /// available` of that adapter; the cause after it is the host check that fails there,
+    /// or the adapter's own reason.
+    fn fallback(&self) -> Option<Reason> {
+        (self.profile.verdict == 1).then(|| Reason {
+            text: format!(
+                "the adapter on {} falls back to TCP (vsish `Physical HCA available:0`): {}",
+                self.host,
+                self.cause.unwrap_or("cause unknown")
+            ),
+            blocks: None,
+        })
+    }
+
+    /// An adapter without a verdict: its own reason, else `otherwise`.
+    fn no_verdict(&self, otherwise: &str) -> Reason {
+        Reason {
+            text: format!(
+                "the adapter on {} has no verdict: {}",
+                self.host,
+                self.cause.unwrap_or(otherwise)
+            ),
+            blocks: None,
+        }
+    }
+}
+
 /// `cut`: the path probe found the two hosts' PVRDMA vmknics unreachable from each other.
 fn classify(x: End, y: End, cut: bool) -> Class {
-    let (ha, a, na) = (x.host, x.profile, x.net);
-    let (hb, b, nb) = (y.host, y.profile, y.net);
     let mut c = Class {
         transport: Transport::Rdma,
         reasons: Vec::new(),
         roce_mismatch: None,
         unobserved: false,
     };
-    let reason = |text: String, blocks: Option<CheckId>| Reason { text, blocks };
-    // What decided the verdict is vsish's `Physical HCA available` of that adapter; the
-    // cause after it is the host check that fails there, or the adapter's own reason.
-    let fallback = |e: &End| {
-        (e.profile.verdict == 1).then(|| {
-            reason(
-                format!(
-                    "the adapter on {} falls back to TCP (vsish `Physical HCA available:0`): {}",
-                    e.host,
-                    e.cause.unwrap_or("cause unknown")
-                ),
-                None,
-            )
-        })
-    };
-    let tcp: Vec<Reason> = [fallback(&x), fallback(&y)].into_iter().flatten().collect();
+    let tcp: Vec<Reason> = [x.fallback(), y.fallback()].into_iter().flatten().collect();
     if !tcp.is_empty() {
         c.transport = Transport::Tcp;
         c.reasons = tcp;
         return c;
     }
-    if a.verdict == 2 || b.verdict == 2 {
+    if x.profile.verdict == 2 || y.profile.verdict == 2 {
         c.transport = Transport::Unknown;
-        let who = if a.verdict == 2 { &x } else { &y };
-        c.reasons.push(reason(
-            format!(
-                "the adapter on {} has no verdict: {}",
-                who.host,
-                who.cause.unwrap_or("vsish gave no readable `Physical HCA available`")
-            ),
-            None,
-        ));
+        let who = if x.profile.verdict == 2 { &x } else { &y };
+        c.reasons
+            .push(who.no_verdict("vsish gave no readable `Physical HCA available`"));
         return c;
     }
-    if let (Some(sa), Some(sb)) = (&a.switch, &b.switch) {
-        if !sa.same(sb) {
-            c.reasons.push(reason(
-                format!(
-                    "the ports are on different switches ({} on {ha}, {} on {hb}); PVRDMA needs both VMs on the same vDS",
-                    sa.label(),
-                    sb.label()
-                ),
-                Some(SAME_VDS),
-            ));
-        }
-    }
-    if let (Some(x), Some(y)) = (&na.address, &nb.address) {
-        if x == y {
-            c.reasons.push(reason(
-                format!("the PVRDMA vmknics of {ha} and {hb} have the same IPv4 address {x}"),
-                Some(IPV4_UNIQUE),
-            ));
-        }
-    }
-    if let (Some(x), Some(y)) = (&na.network, &nb.network) {
-        if x != y && (a.roce == Some(1) || b.roce == Some(1)) {
-            c.reasons.push(reason(
-                format!(
-                    "RoCE v1 is not routable and the PVRDMA vmknics are in different subnets ({x} on {ha}, {y} on {hb})"
-                ),
-                Some(SUBNETS),
-            ));
-        }
-    }
-    if cut {
-        c.reasons.push(reason(
-            format!("the PVRDMA vmknics of {ha} and {hb} do not reach each other (--probe: no reply to vmkping)"),
-            Some(REACHABILITY),
-        ));
-    }
+    c.reasons = blocking_reasons(&x, &y, cut);
     if c.blocked_by().next().is_some() {
         c.transport = Transport::Blocked;
         return c;
     }
+    let (a, b) = (x.profile, y.profile);
     if let (Some(1), Some(2)) | (Some(2), Some(1)) = (a.roce, b.roce) {
         let text = format!(
-            "RoCE v{} on {ha} and v{} on {hb} (a version mismatch whose effect the PVRDMA documentation does not describe)",
+            "RoCE v{} on {} and v{} on {} (a version mismatch whose effect the PVRDMA documentation does not describe)",
             a.roce.unwrap_or(0),
-            b.roce.unwrap_or(0)
+            x.host,
+            b.roce.unwrap_or(0),
+            y.host
         );
         c.roce_mismatch = Some(text.clone());
-        c.reasons.push(reason(text, None));
+        c.reasons.push(Reason { text, blocks: None });
     }
     // Configured for the HCA on a host read without SSH: nothing in the configuration
     // blocks the pair, but which transport it uses was not observed.
@@ -353,16 +326,59 @@ fn classify(x: End, y: End, cut: bool) -> Class {
         c.transport = Transport::Unknown;
         c.unobserved = c.reasons.is_empty();
         let who = if a.unknown() { &x } else { &y };
-        c.reasons.push(reason(
-            format!(
-                "the adapter on {} has no verdict: {}",
-                who.host,
-                who.cause.unwrap_or(super::adapters::TRANSPORT_NEEDS_SSH)
-            ),
-            None,
-        ));
+        c.reasons.push(who.no_verdict(super::adapters::TRANSPORT_NEEDS_SSH));
     }
     c
+}
+
+/// What blocks a pair of adapters on the HCA, each with the check across hosts that
+/// judges it: different switches, one address for both vmknics, RoCE v1 across subnets,
+/// and (`cut`) a probe that found no path.
+fn blocking_reasons(x: &End, y: &End, cut: bool) -> Vec<Reason> {
+    let (ha, a, na) = (x.host, x.profile, x.net);
+    let (hb, b, nb) = (y.host, y.profile, y.net);
+    let reason = |text: String, blocks: CheckId| Reason {
+        text,
+        blocks: Some(blocks),
+    };
+    let mut reasons = Vec::new();
+    if let (Some(sa), Some(sb)) = (&a.switch, &b.switch) {
+        if !sa.same(sb) {
+            reasons.push(reason(
+                format!(
+                    "the ports are on different switches ({} on {ha}, {} on {hb}); PVRDMA needs both VMs on the same vDS",
+                    sa.label(),
+                    sb.label()
+                ),
+                SAME_VDS,
+            ));
+        }
+    }
+    if let (Some(x), Some(y)) = (&na.address, &nb.address) {
+        if x == y {
+            reasons.push(reason(
+                format!("the PVRDMA vmknics of {ha} and {hb} have the same IPv4 address {x}"),
+                IPV4_UNIQUE,
+            ));
+        }
+    }
+    if let (Some(x), Some(y)) = (&na.network, &nb.network) {
+        if x != y && (a.roce == Some(1) || b.roce == Some(1)) {
+            reasons.push(reason(
+                format!(
+                    "RoCE v1 is not routable and the PVRDMA vmknics are in different subnets ({x} on {ha}, {y} on {hb})"
+                ),
+                SUBNETS,
+            ));
+        }
+    }
+    if cut {
+        reasons.push(reason(
+            format!("the PVRDMA vmknics of {ha} and {hb} do not reach each other (--probe: no reply to vmkping)"),
+            REACHABILITY,
+        ));
+    }
+    reasons
 }
 
 const SAME_VDS: CheckId = CheckId::PvrdmaSameVds;

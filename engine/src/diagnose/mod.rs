@@ -17,6 +17,7 @@ mod adapters;
 mod api_tests;
 mod changes;
 mod checks;
+mod fix;
 #[cfg(test)]
 pub mod fixtures;
 mod fleet;
@@ -35,6 +36,7 @@ pub use changes::{Change, ChangeKind, Changes};
 use checks::registry::Judge;
 pub use checks::registry::{CheckId, Family, CHECKS};
 use checks::{device::*, roce::*};
+pub use fix::{powercli_vm, powershell_quote, ChangeTarget, ConfigChange, EsxcliOption, Remedy, RemedyForms, Setting};
 pub use fleet::{TransportCounts, TransportSummary};
 pub use model::*;
 pub use scope::VmScope;
@@ -209,17 +211,10 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
     if facts.configuration_only {
         cite_api(&mut checks);
     }
+    fix::attach_forms(&capture.host, &mut checks);
     let below_65 = matches!(&facts.version, Ok(v) if v.numbers().is_some_and(|n| n < (6, 5, 0)));
     if below_65 {
-        // Nothing PVRDMA needs exists on such a host: say so instead of "unknown".
-        for c in checks.iter_mut().skip(1) {
-            *c = check(
-                c.id,
-                Status::NotApplicable,
-                "not applicable below ESXi 6.5 (PVRDMA needs 6.5 or later, see esxi-version)",
-                Vec::new(),
-            );
-        }
+        not_applicable_below_65(&mut checks);
     }
     let (vms, adapters_error) = if below_65 {
         (Vec::new(), None)
@@ -231,11 +226,6 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
         Some(build) => format!("{} (build {build})", v.version),
         None => v.version.clone(),
     });
-    let any_fail = checks.iter().any(|c| c.status == Status::Fail)
-        || vms
-            .iter()
-            .flat_map(|v| &v.adapters)
-            .any(|a| a.verdict == Verdict::TcpFallback);
     let incomplete_outputs = incomplete_outputs(capture);
     // A configuration-only host's running VMs are the ones the vSphere API named.
     let vms_error = facts
@@ -244,26 +234,9 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
         .err()
         .filter(|_| !facts.configuration_only)
         .map(|e| format!("running VMs could not be listed: {e}"));
-    let any_unknown = !incomplete_outputs.is_empty()
-        || vms_error.is_some()
-        || checks.iter().any(|c| c.status == Status::Unknown)
-        || vms
-            .iter()
-            .flat_map(|v| &v.adapters)
-            .any(|a| a.verdict == Verdict::Unknown)
-        || adapters_error.is_some()
-        || !record_errors.is_empty()
-        || capture.error.is_some();
-    let status = if any_fail {
-        HostStatus::Problems
-    } else if any_unknown {
-        HostStatus::Incomplete
-    } else {
-        HostStatus::Ok
-    };
-    let diagnosis = HostDiagnosis {
+    let mut diagnosis = HostDiagnosis {
         host: capture.host.clone(),
-        status,
+        status: HostStatus::Ok,
         error: capture.error.clone(),
         esxi_version,
         checks,
@@ -279,7 +252,44 @@ fn diagnose_host_in(capture: &HostCapture, scope: Option<&BTreeSet<String>>) -> 
         send_evidence: None,
         configuration_only: facts.configuration_only,
     };
+    diagnosis.status = judged_status(&diagnosis);
     (diagnosis, running)
+}
+
+/// Below ESXi 6.5 nothing PVRDMA needs exists: every check after the version check says
+/// so instead of "unknown".
+fn not_applicable_below_65(checks: &mut [Check]) {
+    for c in checks.iter_mut().skip(1) {
+        *c = check(
+            c.id,
+            Status::NotApplicable,
+            "not applicable below ESXi 6.5 (PVRDMA needs 6.5 or later, see esxi-version)",
+            Vec::new(),
+        );
+    }
+}
+
+/// A judged host's status: problems when a check fails or an adapter falls back to TCP,
+/// else incomplete when anything could not be told (an output cut or unreadable, a check
+/// or verdict unknown, a failure during collection), else ok.
+fn judged_status(h: &HostDiagnosis) -> HostStatus {
+    let adapters = || h.vms.iter().flat_map(|v| &v.adapters);
+    let any_fail =
+        h.checks.iter().any(|c| c.status == Status::Fail) || adapters().any(|a| a.verdict == Verdict::TcpFallback);
+    let any_unknown = !h.incomplete_outputs.is_empty()
+        || h.vms_error.is_some()
+        || h.checks.iter().any(|c| c.status == Status::Unknown)
+        || adapters().any(|a| a.verdict == Verdict::Unknown)
+        || h.adapters_error.is_some()
+        || !h.record_errors.is_empty()
+        || h.error.is_some();
+    if any_fail {
+        HostStatus::Problems
+    } else if any_unknown {
+        HostStatus::Incomplete
+    } else {
+        HostStatus::Ok
+    }
 }
 
 /// Every host check the registry lists, judged in its order.
@@ -404,9 +414,9 @@ impl<'a> Context<'a> {
         out
     }
 
-    /// The vmknic to suggest in a remedy: the one bound to the RDMA device, else one on
-    /// the RDMA vDS; `None` when no such vmknic is known.
-    fn suggested_vmknic(&self) -> Option<String> {
+    /// The vmknics PVRDMA may be tagged with: the one bound to the RDMA device, else every
+    /// one on the RDMA vDS (none when neither is known).
+    fn vmknic_candidates(&self) -> Vec<String> {
         let bound = self.device.and_then(|d| {
             self.facts
                 .rdma_vmknics
@@ -417,35 +427,61 @@ impl<'a> Context<'a> {
                 .vmknic
                 .clone()
         });
-        let on_dvs = || {
-            let dvs = self.dvs?;
-            self.facts
-                .vmknics
-                .as_ref()
-                .ok()?
-                .iter()
-                .find(|v| v.vds_name.as_deref() == Some(dvs.name.as_str()))
-                .map(|v| v.name.clone())
+        if let Some(bound) = bound {
+            return vec![bound];
+        }
+        let (Some(dvs), Ok(vmknics)) = (self.dvs, &self.facts.vmknics) else {
+            return Vec::new();
         };
-        bound.or_else(on_dvs)
+        vmknics
+            .iter()
+            .filter(|v| v.vds_name.as_deref() == Some(dvs.name.as_str()))
+            .map(|v| v.name.clone())
+            .collect()
     }
 
-    /// The remedy that tags the suggested vmknic for PVRDMA.
+    /// The remedy that tags a vmknic for PVRDMA: a change when exactly one vmknic fits,
+    /// else the choice (or the vmknic to create) left to the admin.
     fn tag_vmknic(&self) -> Remedy {
-        match self.suggested_vmknic() {
-            Some(vmk) => Remedy {
-                command: Some(format!(
-                    "esxcli system settings advanced set -o /Net/PVRDMAVmknic -s {}",
-                    shell_quote(&vmk)
+        let was = self
+            .facts
+            .pvrdma_vmknic
+            .as_ref()
+            .ok()
+            .map(|o| o.string_value.trim().to_string());
+        let template = "set Net.PVRDMAVmknic to it (vSphere Client: the host > Configure > System > Advanced System Settings > Edit; govc host.option.set -host HOST Net.PVRDMAVmknic VMK; or esxcli system settings advanced set -o /Net/PVRDMAVmknic -s VMK)";
+        match self.vmknic_candidates().as_slice() {
+            [one] => Remedy::of_changes(
+                vec![ConfigChange::host(
+                    Setting::AdvancedOption {
+                        key: "Net.PVRDMAVmknic".to_string(),
+                        value: one.clone(),
+                    },
+                    was,
+                )],
+                None,
+            ),
+            [] => Remedy {
+                advice: Some(format!(
+                    "no vmknic is bound to the RDMA device or on its vDS: create one on the HCA's vDS (vSphere Client: the host > Configure > Networking > VMkernel adapters > Add Networking), then {template}"
                 )),
-                advice: None,
-            },
-            None => Remedy {
-                command: None,
-                advice: Some(
-                    "no vmknic is bound to the RDMA device or on its vDS: create one on the HCA's vDS, then esxcli system settings advanced set -o /Net/PVRDMAVmknic -s VMK"
+                decision: Some(
+                    "a vmknic for PVRDMA must first be created on the HCA's vDS, with an address in the PVRDMA subnet"
                         .to_string(),
                 ),
+                ..Remedy::default()
+            },
+            many => Remedy {
+                advice: Some(format!(
+                    "choose the vmknic PVRDMA is to use, one of {}, and {template}",
+                    many.join(", ")
+                )),
+                decision: Some(format!(
+                    "which vmknic carries PVRDMA: {} are {} on the HCA's vDS",
+                    many.join(" and "),
+                    if many.len() == 2 { "both" } else { "all" }
+                )),
+                ..Remedy::default()
             },
         }
     }
@@ -477,6 +513,7 @@ fn check(id: CheckId, status: Status, summary: impl Into<String>, evidence: Vec<
 }
 
 /// A fix that is one host command (values from the host already shell-quoted).
+#[cfg(test)]
 fn with_command(c: Check, command: impl Into<String>) -> Check {
     with_fix(c, Some(command.into()), None)
 }
@@ -486,8 +523,29 @@ fn with_advice(c: Check, advice: impl Into<String>) -> Check {
     with_fix(c, None, Some(advice.into()))
 }
 
+/// What a fix that needs VMs powered off asks to decide first.
+const POWERED_OFF: &str = "it needs the VMs concerned powered off: choose when they can be";
+
+/// The check's fix needs a decision first (`decision`): a plan leaves it to a person.
+fn with_decision(mut c: Check, decision: &str) -> Check {
+    if let Some(r) = c.remedy.as_mut() {
+        r.decision = Some(decision.to_string());
+    }
+    c
+}
+
+/// A fix built whole (changes, forms, a decision).
+fn with_remedy(mut c: Check, remedy: Remedy) -> Check {
+    c.remedy = Some(remedy);
+    c
+}
+
 fn with_fix(mut c: Check, command: Option<String>, advice: Option<String>) -> Check {
-    c.remedy = Some(Remedy { command, advice });
+    c.remedy = Some(Remedy {
+        command,
+        advice,
+        ..Remedy::default()
+    });
     c
 }
 

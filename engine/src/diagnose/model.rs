@@ -66,32 +66,6 @@ pub fn join_ids(ids: &[CheckId]) -> String {
     ids.iter().map(|c| c.id()).collect::<Vec<_>>().join(", ")
 }
 
-// Checks build it with `with_command`, `with_advice` or `with_fix` (diagnose/mod.rs).
-/// How to fix a check, split so a script can run the command and a person reads the
-/// advice.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Remedy {
-    /// One complete command line to run in the host's shell, exactly as printed: no
-    /// placeholders, every value taken from the host shell-quoted. `None` when the fix is
-    /// not a host command (vCenter, hardware) or a value is unknown.
-    pub command: Option<String>,
-    /// What to do besides (or instead of) the command, in prose: vCenter steps,
-    /// alternatives, templates with placeholders in capitals.
-    pub advice: Option<String>,
-}
-
-impl Remedy {
-    /// The single-string form of JSON field `remedy` (v1): the command, then the advice.
-    pub fn text(&self) -> String {
-        match (&self.command, &self.advice) {
-            (Some(c), Some(a)) => format!("{c}; {a}"),
-            (Some(c), None) => c.clone(),
-            (None, Some(a)) => a.clone(),
-            (None, None) => String::new(),
-        }
-    }
-}
-
 /// A check as JSON: v1's `remedy` string stays, the split `remediation` object is added.
 #[derive(Serialize, schemars::JsonSchema)]
 #[schemars(rename = "Check")]

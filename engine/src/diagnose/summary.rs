@@ -108,6 +108,14 @@ impl HostDiagnosis {
                 .any(|a| a.verdict == Verdict::Unknown && !self.predicted_hca(a))
     }
 
+    /// A configuration-only host with nothing against it: no check fails, nothing is
+    /// unknown beyond what only SSH shows, its configuration predicts the HCA. Its status
+    /// is `incomplete` (the transport was not observed); the report calls it
+    /// "configuration only", which says why.
+    pub fn configuration_only_healthy(&self) -> bool {
+        self.configuration_only && self.status == HostStatus::Incomplete && !self.has_unknowns()
+    }
+
     /// An `unknown` check of a configuration-only host that only SSH could judge
     /// (lossless-network): it says nothing about the configuration.
     pub fn unknown_for_want_of_ssh(&self, c: &Check) -> bool {

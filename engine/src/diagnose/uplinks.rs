@@ -3,6 +3,7 @@
 //! its driver's load (a reboot, a driver reload), so only their growth between two runs
 //! says anything: what a time-series database does with them, not one report.
 use crate::facts::HostFacts;
+use pvrdma_parsers::NicCounters;
 use serde::Serialize;
 
 /// One RDMA uplink's counters (`esxcli network nic stats get -n <uplink>`); each `null`
@@ -11,19 +12,9 @@ use serde::Serialize;
 pub struct UplinkCounters {
     /// The uplink, e.g. `vmnic2` (the `Paired Uplink` of an RDMA device).
     pub uplink: String,
-    /// `Packets received`.
-    pub packets_received: Option<u64>,
-    /// `Packets sent`.
-    pub packets_sent: Option<u64>,
-    /// `Receive packets dropped`: frames the NIC received but could not hand on. On a
-    /// RoCE uplink each one costs a retransmission.
-    pub receive_dropped: Option<u64>,
-    /// `Transmit packets dropped`.
-    pub transmit_dropped: Option<u64>,
-    /// `Total receive errors` (length, overrun, CRC, frame, FIFO and missed errors).
-    pub receive_errors: Option<u64>,
-    /// `Total transmit errors` (aborted, carrier, FIFO, heartbeat and window errors).
-    pub transmit_errors: Option<u64>,
+    /// Its counters as `nic stats get` printed them, each beside `uplink` in the report.
+    #[serde(flatten)]
+    pub counters: NicCounters,
     /// Why the counters are not known (the query failed or broke off), when they are not.
     pub error: Option<String>,
 }
@@ -36,19 +27,10 @@ pub(crate) fn uplink_counters(facts: &HostFacts) -> Vec<UplinkCounters> {
     };
     sections
         .iter()
-        .map(|s| {
-            let stats = s.stats.as_ref().ok();
-            let read = |counter: fn(&pvrdma_parsers::NicStats) -> Option<u64>| stats.and_then(counter);
-            UplinkCounters {
-                uplink: s.nic.clone(),
-                packets_received: read(|c| c.packets_received),
-                packets_sent: read(|c| c.packets_sent),
-                receive_dropped: read(|c| c.receive_dropped),
-                transmit_dropped: read(|c| c.transmit_dropped),
-                receive_errors: read(|c| c.receive_errors),
-                transmit_errors: read(|c| c.transmit_errors),
-                error: s.stats.as_ref().err().cloned(),
-            }
+        .map(|s| UplinkCounters {
+            uplink: s.nic.clone(),
+            counters: s.stats.as_ref().map(|stats| stats.counters).unwrap_or_default(),
+            error: s.stats.as_ref().err().cloned(),
         })
         .collect()
 }

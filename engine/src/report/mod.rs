@@ -6,6 +6,7 @@ pub mod exposition;
 mod human;
 pub mod json;
 pub mod nagios;
+pub mod plan;
 pub mod prometheus;
 pub mod summary;
 #[cfg(test)]
@@ -53,6 +54,11 @@ pub enum Format {
     /// A monitoring plugin's output for Nagios, Icinga, Naemon: one status line with
     /// performance data, one line per problem; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     Nagios,
+    /// The fixes of the failing checks as an Ansible playbook (community.vmware), for
+    /// review and then `ansible-playbook`; nothing is changed by writing it.
+    Ansible,
+    /// The same plan as a PowerCLI script.
+    Powercli,
 }
 
 pub use human::probe::human_lines as probe_lines;
@@ -70,6 +76,8 @@ pub struct RenderOptions {
     pub prometheus: prometheus::PrometheusOptions,
     /// The plugin's thresholds and the run's clock.
     pub nagios: nagios::NagiosOptions,
+    /// Where a plan comes from and which vSphere API it addresses.
+    pub plan: plan::PlanOptions,
 }
 
 impl Default for RenderOptions {
@@ -80,6 +88,7 @@ impl Default for RenderOptions {
             human: HumanOptions::default(),
             prometheus: prometheus::PrometheusOptions::rendered_now(),
             nagios: nagios::NagiosOptions::default(),
+            plan: plan::PlanOptions::default(),
         }
     }
 }
@@ -106,6 +115,8 @@ pub fn render_with(diagnosis: &Diagnosis, format: Format, options: &RenderOption
         Format::Human => human::render_with(diagnosis, &options.human),
         Format::Json => json::render(diagnosis),
         Format::Prometheus => prometheus::render(diagnosis, &options.prometheus),
+        Format::Ansible => plan::ansible::render(diagnosis, &options.plan),
+        Format::Powercli => plan::powercli::render(diagnosis, &options.plan),
         Format::Nagios => {
             let plugin = nagios::render(diagnosis, &options.nagios);
             return Rendered {

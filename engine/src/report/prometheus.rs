@@ -17,6 +17,7 @@
 use super::exposition::Family;
 use crate::diagnose::probe::{Probe, ProbeStatus};
 use crate::diagnose::{Adapter, Check, Diagnosis, HostDiagnosis, HostStatus, Status, UplinkCounters, Verdict};
+use pvrdma_parsers::NicCounters;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What the exposition covers. Every per-host series carries `host_name` in both, so an
@@ -157,87 +158,158 @@ fn adapters_listed(h: &HostDiagnosis) -> bool {
 
 /// The metrics of one diagnosis in text exposition format 0.0.4.
 pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
-    let host_labels = |h: &str| -> Vec<(&'static str, String)> { vec![("host_name", h.to_string())] };
-
-    let mut build = Family::new(
-        "pvrdma_doctor_build_info",
-        "The pvrdma-doctor that wrote these metrics; always 1.",
-    );
-    build.add(vec![("version", env!("CARGO_PKG_VERSION").to_string())], "1");
-
-    let mut last_run = Family::new(
-        "pvrdma_last_run_timestamp_seconds",
-        "Unix time the run that produced these metrics finished (a textfile carries no sample timestamps; alert when it grows old).",
-    );
-    let finished = options.finished.duration_since(UNIX_EPOCH).unwrap_or_default();
-    last_run.add(Vec::new(), seconds(finished));
-
-    let mut duration = Family::new(
-        "pvrdma_run_duration_seconds",
-        "Wall time of the run that produced these metrics, in seconds.",
-    );
-    duration.add(Vec::new(), float(options.duration.as_secs_f64()));
-
-    let mut up = Family::new(
-        "pvrdma_host_up",
-        "1 when the host was reached and its outputs read (a check or an adapter verdict is known), else 0.",
-    );
-    let mut host_status = Family::new(
-        "pvrdma_host_status",
-        "The host's overall status, one series per status: 1 for the host's, 0 for the others.",
-    );
-    let mut host_info = Family::new(
-        "pvrdma_host_esxi_info",
-        "The ESXi version and build the host reports; always 1 (absent when unknown).",
-    );
-    let mut checks = Family::new(
-        "pvrdma_check_status",
-        "Each host check's status (ids as in --list-checks), one series per status at 1 or 0; absent for a host not read.",
-    );
-    let mut verdicts = Family::new(
-        "pvrdma_adapter_verdict",
-        "Whether each PVRDMA adapter's traffic to other hosts uses the physical HCA (hca) or falls back to TCP (tcp-fallback), or cannot be told (unknown); one series per verdict at 1 or 0; absent for a host not read. world_id is only set when two running VMs of a host share a name.",
-    );
-    let mut reasons = Family::new(
-        "pvrdma_adapter_reason_info",
-        "Why an adapter falls back to TCP or has no verdict (the failing check or the vsish property that decided it), one series per reason; always 1, absent for an adapter on the HCA. Alert texts read it.",
-    );
-    let mut remedies = Family::new(
-        "pvrdma_check_remedy_info",
-        "What fixes a host check that fails or warns: the command to run on the host, else the advice; always 1, absent for a passing check. Alert texts read it.",
-    );
-    let mut uplinks = UplinkFamilies::new();
-    let mut failures = Family::new(
-        "pvrdma_host_read_failure_info",
-        "Why a host was not read: the failure class (its kind in the JSON report: unreachable, timeout, key-exchange, auth, host-key-unknown, ...) and the first line of its message, at most 200 characters; always 1, absent for a host read. Alert texts read it.",
-    );
-    let mut counts = Family::new(
-        "pvrdma_adapters",
-        "PVRDMA adapters on the host per verdict; absent when the host's adapters could not be listed.",
-    );
+    let run = RunFamilies::of(options);
+    let mut hosts = HostFamilies::new();
     for h in &diagnosis.hosts {
-        let base = host_labels(&h.host);
-        up.add(base.clone(), if h.is_diagnosed() { "1" } else { "0" });
-        host_status.one_hot(&base, "status", &HOST_STATUSES, h.status, crate::diagnose::status_name);
+        hosts.add(h);
+    }
+    let fleet = FleetFamilies::of(diagnosis, options.scope);
+    let probes = ProbeFamilies::of(&diagnosis.probes);
+    let before_uplinks = [
+        &run.build,
+        &run.last_run,
+        &run.duration,
+        &hosts.up,
+        &hosts.status,
+        &hosts.failures,
+        &hosts.info,
+        &hosts.checks,
+        &hosts.remedies,
+        &fleet.checks,
+        &fleet.remedies,
+        &hosts.verdicts,
+        &hosts.reasons,
+        &hosts.counts,
+        &fleet.chosen,
+    ];
+    let after_uplinks = [&fleet.pairs, &probes.status, &probes.rtt, &probes.loss];
+    let mut out = String::new();
+    for family in before_uplinks
+        .into_iter()
+        .chain(&hosts.uplinks.families)
+        .chain(after_uplinks)
+    {
+        family.write(&mut out);
+    }
+    out
+}
+
+/// The metrics about the run and the tool that wrote them.
+struct RunFamilies {
+    build: Family,
+    last_run: Family,
+    duration: Family,
+}
+
+impl RunFamilies {
+    fn of(options: &PrometheusOptions) -> Self {
+        let mut build = Family::new(
+            "pvrdma_doctor_build_info",
+            "The pvrdma-doctor that wrote these metrics; always 1.",
+        );
+        build.add(vec![("version", env!("CARGO_PKG_VERSION").to_string())], "1");
+        let mut last_run = Family::new(
+            "pvrdma_last_run_timestamp_seconds",
+            "Unix time the run that produced these metrics finished (a textfile carries no sample timestamps; alert when it grows old).",
+        );
+        let finished = options.finished.duration_since(UNIX_EPOCH).unwrap_or_default();
+        last_run.add(Vec::new(), seconds(finished));
+        let mut duration = Family::new(
+            "pvrdma_run_duration_seconds",
+            "Wall time of the run that produced these metrics, in seconds.",
+        );
+        duration.add(Vec::new(), float(options.duration.as_secs_f64()));
+        RunFamilies {
+            build,
+            last_run,
+            duration,
+        }
+    }
+}
+
+/// The per-host metrics: whether the host was read, its status, checks, adapters and
+/// uplink counters, every series labelled with `host_name`.
+struct HostFamilies {
+    up: Family,
+    status: Family,
+    info: Family,
+    checks: Family,
+    verdicts: Family,
+    reasons: Family,
+    remedies: Family,
+    uplinks: UplinkFamilies,
+    failures: Family,
+    counts: Family,
+}
+
+impl HostFamilies {
+    fn new() -> Self {
+        HostFamilies {
+            up: Family::new(
+                "pvrdma_host_up",
+                "1 when the host was reached and its outputs read (a check or an adapter verdict is known), else 0.",
+            ),
+            status: Family::new(
+                "pvrdma_host_status",
+                "The host's overall status, one series per status: 1 for the host's, 0 for the others.",
+            ),
+            info: Family::new(
+                "pvrdma_host_esxi_info",
+                "The ESXi version and build the host reports; always 1 (absent when unknown).",
+            ),
+            checks: Family::new(
+                "pvrdma_check_status",
+                "Each host check's status (ids as in --list-checks), one series per status at 1 or 0; absent for a host not read.",
+            ),
+            verdicts: Family::new(
+                "pvrdma_adapter_verdict",
+                "Whether each PVRDMA adapter's traffic to other hosts uses the physical HCA (hca) or falls back to TCP (tcp-fallback), or cannot be told (unknown); one series per verdict at 1 or 0; absent for a host not read. world_id is only set when two running VMs of a host share a name.",
+            ),
+            reasons: Family::new(
+                "pvrdma_adapter_reason_info",
+                "Why an adapter falls back to TCP or has no verdict (the failing check or the vsish property that decided it), one series per reason; always 1, absent for an adapter on the HCA. Alert texts read it.",
+            ),
+            remedies: Family::new(
+                "pvrdma_check_remedy_info",
+                "What fixes a host check that fails or warns: the command the host's reading can use (esxcli over SSH; govc, else PowerCLI, for a host read through the vSphere API without SSH), then the advice; always 1, absent for a passing check. Alert texts read it.",
+            ),
+            uplinks: UplinkFamilies::new(),
+            failures: Family::new(
+                "pvrdma_host_read_failure_info",
+                "Why a host was not read: the failure class (its kind in the JSON report: unreachable, timeout, key-exchange, auth, host-key-unknown, ...) and the first line of its message, at most 200 characters; always 1, absent for a host read. Alert texts read it.",
+            ),
+            counts: Family::new(
+                "pvrdma_adapters",
+                "PVRDMA adapters on the host per verdict; absent when the host's adapters could not be listed.",
+            ),
+        }
+    }
+
+    /// The series of one host.
+    fn add(&mut self, h: &HostDiagnosis) {
+        let base: Labels = vec![("host_name", h.host.clone())];
+        self.up.add(base.clone(), if h.is_diagnosed() { "1" } else { "0" });
+        self.status
+            .one_hot(&base, "status", &HOST_STATUSES, h.status, crate::diagnose::status_name);
         if let Some((class, message)) = read_failure(h) {
             let mut l = base.clone();
             l.push(("class", class));
             l.push(("message", bounded_message(&message)));
-            failures.add(l, "1");
+            self.failures.add(l, "1");
         }
         if let Some(version) = &h.esxi_version {
             let mut l = base.clone();
             l.push(("version", version.clone()));
-            host_info.add(l, "1");
+            self.info.add(l, "1");
         }
         for c in &h.checks {
             let mut l = base.clone();
             l.push(("check", c.id.to_string()));
-            checks.one_hot(&l, "status", &STATUSES, c.status, status_label);
+            self.checks.one_hot(&l, "status", &STATUSES, c.status, status_label);
         }
-        add_adapters(&mut verdicts, &mut reasons, &base, h);
-        uplinks.add(&base, &h.uplinks);
-        add_remedies(&mut remedies, &base, &h.checks);
+        add_adapters(&mut self.verdicts, &mut self.reasons, &base, h);
+        self.uplinks.add(&base, &h.uplinks);
+        add_remedies(&mut self.remedies, &base, &h.checks, h.configuration_only);
         if adapters_listed(h) {
             for v in VERDICTS {
                 let n = h
@@ -248,75 +320,66 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
                     .count();
                 let mut l = base.clone();
                 l.push(("verdict", verdict_label(v).to_string()));
-                counts.add(l, n.to_string());
+                self.counts.add(l, n.to_string());
             }
         }
     }
+}
 
-    let mut fleet = Family::new(
-        "pvrdma_fleet_check_status",
-        "Each check across hosts (ids as in --list-checks), one series per status at 1 or 0.",
-    );
-    add_fleet_checks(&mut fleet, &diagnosis.fleet_checks);
-    let mut fleet_remedies = Family::new(
-        "pvrdma_fleet_check_remedy_info",
-        "What fixes a check across hosts that fails or warns; always 1, absent for a passing check.",
-    );
-    add_remedies(&mut fleet_remedies, &[], &diagnosis.fleet_checks);
+/// The metrics across hosts: the checks across hosts, their remedies, the pair tally, and
+/// whether each VM a VM-first run chose was diagnosed.
+struct FleetFamilies {
+    checks: Family,
+    remedies: Family,
+    pairs: Family,
+    chosen: Family,
+}
 
-    let mut pairs = Family::new(
-        "pvrdma_adapter_pairs",
-        "Pairs of PVRDMA adapters of different VMs by transport: memcpy (same host), rdma, tcp (an adapter falls back), blocked (a failing check across hosts breaks the path), unknown; absent for a single-host probe and when a host's adapters could not be listed (the tally would leave them out).",
-    );
-    if pairs_learnt(diagnosis, options.scope) {
-        let t = &diagnosis.transport.totals;
-        for (name, n) in [
-            ("memcpy", t.memcpy),
-            ("rdma", t.rdma),
-            ("tcp", t.tcp),
-            ("blocked", t.blocked),
-            ("unknown", t.unknown),
-        ] {
-            pairs.add(vec![("transport", name.to_string())], n.to_string());
+impl FleetFamilies {
+    fn of(diagnosis: &Diagnosis, scope: Scope) -> Self {
+        let mut checks = Family::new(
+            "pvrdma_fleet_check_status",
+            "Each check across hosts (ids as in --list-checks), one series per status at 1 or 0.",
+        );
+        add_fleet_checks(&mut checks, &diagnosis.fleet_checks);
+        let mut remedies = Family::new(
+            "pvrdma_fleet_check_remedy_info",
+            "What fixes a check across hosts that fails or warns; always 1, absent for a passing check.",
+        );
+        add_remedies(&mut remedies, &[], &diagnosis.fleet_checks, false);
+        let mut pairs = Family::new(
+            "pvrdma_adapter_pairs",
+            "Pairs of PVRDMA adapters of different VMs by transport: memcpy (same host), rdma, tcp (an adapter falls back), blocked (a failing check across hosts breaks the path), unknown; absent for a single-host probe and when a host's adapters could not be listed (the tally would leave them out).",
+        );
+        if pairs_learnt(diagnosis, scope) {
+            let t = &diagnosis.transport.totals;
+            for (name, n) in [
+                ("memcpy", t.memcpy),
+                ("rdma", t.rdma),
+                ("tcp", t.tcp),
+                ("blocked", t.blocked),
+                ("unknown", t.unknown),
+            ] {
+                pairs.add(vec![("transport", name.to_string())], n.to_string());
+            }
+        }
+        let mut chosen = Family::new(
+            "pvrdma_vm_diagnosed",
+            "A VM-first run's (--vm, a vm: group's) chosen VMs: 1 when the VM was diagnosed, 0 when it was not (no host diagnosed runs it, its host's VM list could not be read, or it runs on a host the run left out); absent when the run was not VM-first.",
+        );
+        if let Some(vm_scope) = &diagnosis.vm_scope {
+            for vm in &vm_scope.vms {
+                let diagnosed = !vm_scope.not_diagnosed.contains(vm);
+                chosen.add(vec![("vm_name", vm.clone())], if diagnosed { "1" } else { "0" });
+            }
+        }
+        FleetFamilies {
+            checks,
+            remedies,
+            pairs,
+            chosen,
         }
     }
-
-    let mut chosen = Family::new(
-        "pvrdma_vm_diagnosed",
-        "A VM-first run's (--vm, a vm: group's) chosen VMs: 1 when the VM was diagnosed, 0 when it was not (no host diagnosed runs it, its host's VM list could not be read, or it runs on a host the run left out); absent when the run was not VM-first.",
-    );
-    if let Some(scope) = &diagnosis.vm_scope {
-        for vm in &scope.vms {
-            let diagnosed = !scope.not_diagnosed.contains(vm);
-            chosen.add(vec![("vm_name", vm.clone())], if diagnosed { "1" } else { "0" });
-        }
-    }
-
-    let probes = ProbeFamilies::of(&diagnosis.probes);
-
-    let mut out = String::new();
-    let before_uplinks = [
-        &build,
-        &last_run,
-        &duration,
-        &up,
-        &host_status,
-        &failures,
-        &host_info,
-        &checks,
-        &remedies,
-        &fleet,
-        &fleet_remedies,
-        &verdicts,
-        &reasons,
-        &counts,
-        &chosen,
-    ];
-    let after_uplinks = [&pairs, &probes.status, &probes.rtt, &probes.loss];
-    for family in before_uplinks.into_iter().chain(&uplinks.families).chain(after_uplinks) {
-        family.write(&mut out);
-    }
-    out
 }
 
 /// Whether the pair tally is a fact: a fleet exposition whose every host had its adapters
@@ -375,13 +438,20 @@ fn add_adapters(verdicts: &mut Family, reasons: &mut Family, base: &[(&'static s
     }
 }
 
-/// One series per check that fails or warns and has a remedy.
-fn add_remedies(family: &mut Family, base: &[(&'static str, String)], checks: &[Check]) {
+/// One series per check that fails or warns and has a remedy. The remedy is the one line
+/// the host's reading can use: esxcli over SSH; read without SSH, govc's (esxcli through
+/// the vSphere API) or PowerCLI's.
+fn add_remedies(family: &mut Family, base: &[(&'static str, String)], checks: &[Check], without_ssh: bool) {
     for c in checks {
         if !matches!(c.status, Status::Fail | Status::Warn) {
             continue;
         }
-        if let Some(remedy) = c.remedy.as_ref().map(|r| r.text()).filter(|t| !t.is_empty()) {
+        if let Some(remedy) = c
+            .remedy
+            .as_ref()
+            .map(|r| r.text_for(without_ssh))
+            .filter(|t| !t.is_empty())
+        {
             let mut l = base.to_vec();
             l.push(("check", c.id.to_string()));
             l.push(("remedy", remedy));
@@ -403,7 +473,7 @@ fn add_fleet_checks(fleet: &mut Family, fleet_checks: &[Check]) {
 }
 
 /// One uplink counter metric: its name, its help, and how it is read from the report.
-type UplinkCounter = (&'static str, &'static str, fn(&UplinkCounters) -> Option<u64>);
+type UplinkCounter = (&'static str, &'static str, fn(&NicCounters) -> Option<u64>);
 
 /// The counters of the RDMA uplinks, one family per counter.
 const UPLINK_COUNTERS: [UplinkCounter; 6] = [
@@ -457,7 +527,7 @@ impl UplinkFamilies {
             let mut labels = base.to_vec();
             labels.push(("uplink", u.uplink.clone()));
             for (family, (_, _, read)) in self.families.iter_mut().zip(UPLINK_COUNTERS) {
-                if let Some(value) = read(u) {
+                if let Some(value) = read(&u.counters) {
                     family.add(labels.clone(), value.to_string());
                 }
             }

@@ -1,7 +1,7 @@
 //! The summary line the human report ends with (and the JSON report's `summary.line`):
 //! the diagnosis counts ([`Summary`]) put into words.
 use super::plural;
-use crate::diagnose::{probe, CheckId, Diagnosis, Status, Summary};
+use crate::diagnose::{probe, CheckId, Diagnosis, HostStatus, Status, Summary};
 
 /// `3 hosts: 1 healthy, 1 with problems (esx02); 5 PVRDMA adapters: 3 hca, ...`.
 pub fn line(d: &Diagnosis) -> String {
@@ -70,12 +70,44 @@ fn warnings(d: &Diagnosis) -> Vec<String> {
     which
 }
 
-fn counts_line(d: &Diagnosis, s: &Summary) -> String {
-    let set_of = |status: &str| s.host_sets.get(status).map(|n| format!(" ({n})")).unwrap_or_default();
-    let host_parts: Vec<String> = [
+/// The hosts per status that has any, with the set of those not healthy
+/// (`1 healthy, 2 with problems (esx[02-03])`). A host judged from its configuration
+/// alone with nothing against it counts as `configuration only`, not as incomplete: what
+/// it lacks is the transport, which only SSH shows.
+fn host_counts(d: &Diagnosis, s: &Summary) -> Vec<String> {
+    let mut host_sets = s.host_sets.clone();
+    let configuration_only: Vec<&str> = d
+        .hosts
+        .iter()
+        .filter(|h| h.configuration_only_healthy())
+        .map(|h| h.host.as_str())
+        .collect();
+    if !configuration_only.is_empty() {
+        let incomplete: Vec<&str> = d
+            .hosts
+            .iter()
+            .filter(|h| h.status == HostStatus::Incomplete && !h.configuration_only_healthy())
+            .map(|h| h.host.as_str())
+            .collect();
+        host_sets.remove("incomplete");
+        if !incomplete.is_empty() {
+            host_sets.insert("incomplete".to_string(), pvrdma_nodeset::fold(&incomplete));
+        }
+        host_sets.insert(
+            "configuration only".to_string(),
+            pvrdma_nodeset::fold(&configuration_only),
+        );
+    }
+    let set_of = |status: &str| host_sets.get(status).map(|n| format!(" ({n})")).unwrap_or_default();
+    [
         (s.healthy, "healthy", ""),
+        (configuration_only.len(), "configuration only", "configuration only"),
         (s.problems, "with problems", "problems"),
-        (s.incomplete, "incomplete", "incomplete"),
+        (
+            s.incomplete.saturating_sub(configuration_only.len()),
+            "incomplete",
+            "incomplete",
+        ),
         (s.unreachable, "unreachable", "unreachable"),
         (s.error, "with errors", "error"),
         (s.interrupted, "interrupted", "interrupted"),
@@ -92,7 +124,11 @@ fn counts_line(d: &Diagnosis, s: &Summary) -> String {
             }
         )
     })
-    .collect();
+    .collect()
+}
+
+fn counts_line(d: &Diagnosis, s: &Summary) -> String {
+    let host_parts = host_counts(d, s);
     let mut line = plural(s.hosts, "host", "hosts");
     if !host_parts.is_empty() {
         line.push_str(&format!(": {}", host_parts.join(", ")));

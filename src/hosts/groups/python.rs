@@ -59,99 +59,143 @@ impl Ini {
             return Ok(false);
         };
         let text = String::from_utf8_lossy(&bytes);
-        let shown = path.display();
-        let mut added: Vec<(String, Option<String>)> = Vec::new();
-        // (section index or None for DEFAULT) and current option.
-        let mut cur: Option<Option<usize>> = None;
-        let mut opt: Option<String> = None;
-        let mut indent_level = 0usize;
-        let mut values: HashMap<(Option<usize>, String), Vec<String>> = HashMap::new();
-        let mut order: Vec<(Option<usize>, String)> = Vec::new();
+        let mut file = FileRead {
+            shown: path.display().to_string(),
+            ..FileRead::default()
+        };
         for (n, line) in text.lines().enumerate() {
-            let lineno = n + 1;
-            let stripped = line.trim();
-            let is_comment = stripped.starts_with('#') || stripped.starts_with(';');
-            let value = if is_comment { "" } else { stripped };
-            if value.is_empty() {
-                if !is_comment {
-                    if let (Some(c), Some(o)) = (cur, &opt) {
-                        if let Some(v) = values.get_mut(&(c, o.clone())) {
-                            v.push(String::new());
-                        }
-                    }
-                }
-                continue;
-            }
-            let cur_indent = line.len() - line.trim_start().len();
-            if let (Some(c), Some(o)) = (cur, &opt) {
-                if cur_indent > indent_level {
-                    if let Some(v) = values.get_mut(&(c, o.clone())) {
-                        v.push(value.to_string());
-                    }
-                    continue;
-                }
-            }
-            indent_level = cur_indent;
-            if let Some(inner) = value
-                .strip_prefix('[')
-                .and_then(|v| v.rfind(']').map(|i| v.get(..i).unwrap_or("")))
-            {
-                if !inner.is_empty() {
-                    let name = inner.to_string();
-                    if name == "DEFAULT" {
-                        cur = Some(None);
-                    } else {
-                        if added.iter().any(|(s, o)| *s == name && o.is_none()) {
-                            return Err(format!("{shown}, line {lineno}: section [{name}] appears twice"));
-                        }
-                        added.push((name.clone(), None));
-                        let idx = match self.sections.iter().position(|(s, _)| *s == name) {
-                            Some(i) => i,
-                            None => {
-                                self.sections.push((name, Vec::new()));
-                                self.sections.len() - 1
-                            }
-                        };
-                        cur = Some(Some(idx));
-                    }
-                    opt = None;
-                    continue;
-                }
-            }
-            let Some(c) = cur else {
-                return Err(format!("{shown}, line {lineno}: no [section] header before {line:?}"));
-            };
-            let Some(d) = value.find(['=', ':']) else {
-                return Err(format!("{shown}, line {lineno}: not 'key: value': {line:?}"));
-            };
-            let key = value.get(..d).unwrap_or("").trim_end().to_lowercase();
-            if key.is_empty() {
-                return Err(format!("{shown}, line {lineno}: no key before '=' or ':': {line:?}"));
-            }
-            let section_name = c.and_then(|i| self.sections.get(i).map(|(s, _)| s.clone()));
-            let marker = (
-                section_name.clone().unwrap_or_else(|| "DEFAULT".into()),
-                Some(key.clone()),
-            );
-            if added.contains(&marker) {
-                return Err(format!(
-                    "{shown}, line {lineno}: option {key:?} appears twice in its section"
-                ));
-            }
-            added.push(marker);
-            let v = value.get(d + 1..).unwrap_or("").trim().to_string();
-            if !order.contains(&(c, key.clone())) {
-                order.push((c, key.clone()));
-            }
-            values.insert((c, key.clone()), vec![v]);
-            opt = Some(key);
+            file.line(self, n + 1, line)?;
         }
-        for (c, key) in order {
-            let joined = values.remove(&(c, key.clone())).unwrap_or_default().join("\n");
+        file.merge_into(self);
+        Ok(true)
+    }
+
+    pub(super) fn has(&self, section: &str, key: &str) -> bool {
+        self.get_raw(section, key).is_some()
+    }
+}
+
+/// A section: its index in [`Ini::sections`], or `None` for `[DEFAULT]`.
+type SectionRef = Option<usize>;
+
+/// One file being read (`ConfigParser._read`): its values are merged into the
+/// configuration once the whole file is read.
+#[derive(Default)]
+struct FileRead {
+    shown: String,
+    /// The sections and options this file gave, for its duplicates: (section, None) for a
+    /// header, (section, Some(key)) for an option.
+    added: Vec<(String, Option<String>)>,
+    /// The current section, once a header was read, and its current option.
+    cur: Option<SectionRef>,
+    opt: Option<String>,
+    indent_level: usize,
+    values: HashMap<(SectionRef, String), Vec<String>>,
+    order: Vec<(SectionRef, String)>,
+}
+
+impl FileRead {
+    /// One line: blank or a comment, a continuation of the current option, a section
+    /// header or a `key: value` option.
+    fn line(&mut self, ini: &mut Ini, lineno: usize, line: &str) -> std::result::Result<(), String> {
+        let stripped = line.trim();
+        let is_comment = stripped.starts_with('#') || stripped.starts_with(';');
+        let value = if is_comment { "" } else { stripped };
+        if value.is_empty() {
+            if !is_comment {
+                self.continue_option(String::new());
+            }
+            return Ok(());
+        }
+        let cur_indent = line.len() - line.trim_start().len();
+        if self.cur.is_some() && self.opt.is_some() && cur_indent > self.indent_level {
+            self.continue_option(value.to_string());
+            return Ok(());
+        }
+        self.indent_level = cur_indent;
+        if let Some(inner) = value
+            .strip_prefix('[')
+            .and_then(|v| v.rfind(']').map(|i| v.get(..i).unwrap_or("")))
+        {
+            if !inner.is_empty() {
+                return self.header(ini, lineno, inner);
+            }
+        }
+        self.option(ini, lineno, line, value)
+    }
+
+    /// A line more of the current option's value, if there is one.
+    fn continue_option(&mut self, text: String) {
+        if let (Some(c), Some(o)) = (self.cur, &self.opt) {
+            if let Some(v) = self.values.get_mut(&(c, o.clone())) {
+                v.push(text);
+            }
+        }
+    }
+
+    /// `[name]`: the section options go to from here on (made when new).
+    fn header(&mut self, ini: &mut Ini, lineno: usize, name: &str) -> std::result::Result<(), String> {
+        let shown = &self.shown;
+        let name = name.to_string();
+        if name == "DEFAULT" {
+            self.cur = Some(None);
+        } else {
+            if self.added.iter().any(|(s, o)| *s == name && o.is_none()) {
+                return Err(format!("{shown}, line {lineno}: section [{name}] appears twice"));
+            }
+            self.added.push((name.clone(), None));
+            let idx = match ini.sections.iter().position(|(s, _)| *s == name) {
+                Some(i) => i,
+                None => {
+                    ini.sections.push((name, Vec::new()));
+                    ini.sections.len() - 1
+                }
+            };
+            self.cur = Some(Some(idx));
+        }
+        self.opt = None;
+        Ok(())
+    }
+
+    /// `key: value` or `key = value` in the current section.
+    fn option(&mut self, ini: &Ini, lineno: usize, line: &str, value: &str) -> std::result::Result<(), String> {
+        let shown = &self.shown;
+        let Some(c) = self.cur else {
+            return Err(format!("{shown}, line {lineno}: no [section] header before {line:?}"));
+        };
+        let Some(d) = value.find(['=', ':']) else {
+            return Err(format!("{shown}, line {lineno}: not 'key: value': {line:?}"));
+        };
+        let key = value.get(..d).unwrap_or("").trim_end().to_lowercase();
+        if key.is_empty() {
+            return Err(format!("{shown}, line {lineno}: no key before '=' or ':': {line:?}"));
+        }
+        let section_name = c.and_then(|i| ini.sections.get(i).map(|(s, _)| s.clone()));
+        let marker = (section_name.unwrap_or_else(|| "DEFAULT".into()), Some(key.clone()));
+        if self.added.contains(&marker) {
+            return Err(format!(
+                "{shown}, line {lineno}: option {key:?} appears twice in its section"
+            ));
+        }
+        self.added.push(marker);
+        let v = value.get(d + 1..).unwrap_or("").trim().to_string();
+        if !self.order.contains(&(c, key.clone())) {
+            self.order.push((c, key.clone()));
+        }
+        self.values.insert((c, key.clone()), vec![v]);
+        self.opt = Some(key);
+        Ok(())
+    }
+
+    /// The file's options into the configuration, each value's lines joined, over what
+    /// earlier files set.
+    fn merge_into(mut self, ini: &mut Ini) {
+        for (c, key) in self.order {
+            let joined = self.values.remove(&(c, key.clone())).unwrap_or_default().join("\n");
             let joined = joined.trim_end().to_string();
             let target = match c {
-                None => &mut self.defaults,
-                Some(i) => match self.sections.get_mut(i) {
+                None => &mut ini.defaults,
+                Some(i) => match ini.sections.get_mut(i) {
                     Some((_, opts)) => opts,
                     None => continue,
                 },
@@ -161,11 +205,6 @@ impl Ini {
                 None => target.push((key, joined)),
             }
         }
-        Ok(true)
-    }
-
-    pub(super) fn has(&self, section: &str, key: &str) -> bool {
-        self.get_raw(section, key).is_some()
     }
 }
 

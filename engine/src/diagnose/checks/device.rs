@@ -45,7 +45,7 @@ pub(in crate::diagnose) fn check_device_present(ctx: &Context) -> Check {
     if devices.is_empty() {
         return with_advice(
             check(ID, Status::Fail, "no RDMA device is registered (esxcli rdma device list is empty): PVRDMA traffic to other hosts falls back to TCP", evidence),
-            "install a RoCE-capable NIC and its RDMA driver, then check `esxcli system module list | grep -i rdma` and `esxcli rdma device list`",
+            "install a RoCE-capable NIC and its RDMA driver, then check that the host lists it (vSphere Client: the host > Configure > Networking > RDMA adapters; `esxcli rdma device list` in its shell)",
         );
     }
     let names: Vec<String> = devices
@@ -104,6 +104,6 @@ pub(in crate::diagnose) fn check_device_active(ctx: &Context) -> Check {
             format!("{} is {}, not Active: the HCA cannot carry PVRDMA traffic", device.name, state_name(&device.state)),
             evidence,
         ),
-        format!("check the link of {uplink} (cable, switch port, `esxcli network nic get -n {uplink}`) until `esxcli rdma device list` shows {} Active", device.name),
+        format!("check the link of {uplink} (cable, switch port; vSphere Client: the host > Configure > Networking > Physical adapters, or `esxcli network nic get -n {uplink}`) until the host shows {} Active (Configure > Networking > RDMA adapters, or `esxcli rdma device list`)", device.name),
     )
 }

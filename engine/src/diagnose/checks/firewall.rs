@@ -26,12 +26,23 @@ pub(in crate::diagnose) fn check_firewall(ctx: &Context) -> Check {
         .into_iter()
         .chain([ev(cat::FIREWALL_RULESET_LIST, "Enabled of pvrdma")])
         .collect();
-    const ENABLE: &str = "esxcli network firewall ruleset set -e true -r pvrdma";
+    let enable = || {
+        Remedy::of_changes(
+            vec![ConfigChange::host(
+                Setting::FirewallRuleset {
+                    ruleset: "pvrdma".to_string(),
+                    enabled: true,
+                },
+                Some("false".to_string()),
+            )],
+            None,
+        )
+    };
     let esxi8 = matches!(&f.version, Ok(v) if v.numbers().is_some_and(|n| n.0 >= 8));
     match rulesets.iter().find(|r| r.name.eq_ignore_ascii_case("pvrdma")) {
         Some(r) if r.enabled == Some(true) => check(ID, Status::Pass, "firewall ruleset pvrdma is enabled", evidence),
         Some(r) if r.enabled == Some(false) => match &f.firewall {
-            Ok(fw) if fw.enabled == Some(true) => with_command(
+            Ok(fw) if fw.enabled == Some(true) => with_remedy(
                 check(
                     ID,
                     Status::Fail,
@@ -41,15 +52,15 @@ pub(in crate::diagnose) fn check_firewall(ctx: &Context) -> Check {
                     ),
                     evidence,
                 ),
-                ENABLE,
+                enable(),
             ),
-            Ok(_) => with_command(
+            Ok(_) => with_remedy(
                 check(ID, Status::Unknown, "ruleset pvrdma is disabled and whether the firewall is enabled is not stated", evidence),
-                ENABLE,
+                enable(),
             ),
-            Err(e) => with_command(
+            Err(e) => with_remedy(
                 check(ID, Status::Unknown, format!("ruleset pvrdma is disabled; firewall state unknown: {e}"), evidence),
-                ENABLE,
+                enable(),
             ),
         },
         Some(_) => check(ID, Status::Unknown, "ruleset pvrdma has no readable Enabled value", evidence),

@@ -29,30 +29,71 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
         .map(|(_, n)| *n)
         .collect();
     if versions.is_empty() {
-        if row.roce_v1.is_none() || row.roce_v2.is_none() {
-            return check(
-                ID,
-                Status::Unknown,
-                format!("RoCE support of {} is not stated", device.name),
-                evidence,
-            );
-        }
-        return with_advice(
+        return without_roce(device, row, evidence);
+    }
+    let mismatched = adapters_on_missing_roce(ctx, row);
+    if mismatched.is_empty() {
+        return check(
+            ID,
+            Status::Pass,
+            format!("{} supports {}", device.name, versions.join(" and ")),
+            evidence,
+        );
+    }
+    evidence.push(ev(cat::PVRDMA_PROPERTIES, "RoCE version"));
+    with_decision(
+        with_advice(
             check(
                 ID,
                 Status::Fail,
                 format!(
-                    "{} supports neither RoCE v1 nor RoCE v2; PVRDMA needs RoCE",
-                    device.name
+                    "{} supports only {}, but adapter {}",
+                    device.name,
+                    versions.join(" and "),
+                    mismatched.join(", ")
                 ),
                 evidence,
             ),
-            "use a RoCE-capable NIC (or enable RoCE in its driver/firmware) as the PVRDMA uplink",
+            format!(
+                "with the VM powered off, set the PVRDMA adapter's RoCE version to {} (vSphere Client: the VM > Edit Settings > its PVRDMA network adapter > Device Protocol)",
+                versions.join(" or ")
+            ),
+        ),
+        POWERED_OFF,
+    )
+}
+
+/// A device whose protocol row names no RoCE version: unknown when a column is empty,
+/// else a failure (PVRDMA needs RoCE).
+fn without_roce(device: &p::RdmaDevice, row: &p::RdmaProtocols, evidence: Vec<Evidence>) -> Check {
+    const ID: CheckId = CheckId::RoceSupported;
+    if row.roce_v1.is_none() || row.roce_v2.is_none() {
+        return check(
+            ID,
+            Status::Unknown,
+            format!("RoCE support of {} is not stated", device.name),
+            evidence,
         );
     }
-    // An adapter set to a RoCE version the HCA lacks cannot use it ("The vmnic needs to
-    // support either the RoCE v1 or RoCE v2 protocols", VMware, "Paravirtual RDMA for High
-    // Performance Computing").
+    with_advice(
+        check(
+            ID,
+            Status::Fail,
+            format!(
+                "{} supports neither RoCE v1 nor RoCE v2; PVRDMA needs RoCE",
+                device.name
+            ),
+            evidence,
+        ),
+        "use a RoCE-capable NIC (or enable RoCE in its driver/firmware) as the PVRDMA uplink",
+    )
+}
+
+/// The adapters set to a RoCE version the device lacks, which cannot use it ("The vmnic
+/// needs to support either the RoCE v1 or RoCE v2 protocols", VMware, "Paravirtual RDMA
+/// for High Performance Computing"): those vsish shows, then those the vSphere API
+/// configures (`deviceProtocol`, read without SSH).
+fn adapters_on_missing_roce(ctx: &Context, row: &p::RdmaProtocols) -> Vec<String> {
     let mut mismatched: Vec<String> = ctx
         .facts
         .pvrdma_properties
@@ -65,7 +106,6 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
                 .then(|| format!("{}_{} uses RoCE v{version}", s.device.world_id, s.device.index))
         })
         .collect();
-    // Read without SSH: the RoCE version each adapter is configured with (`deviceProtocol`).
     for vm in &ctx.facts.api_vms {
         let name = vm.config.display_name.as_deref().unwrap_or(&vm.id);
         for (i, protocol) in vm.device_protocols.iter().enumerate() {
@@ -77,32 +117,7 @@ pub(in crate::diagnose) fn check_roce(ctx: &Context) -> Check {
             }
         }
     }
-    if mismatched.is_empty() {
-        return check(
-            ID,
-            Status::Pass,
-            format!("{} supports {}", device.name, versions.join(" and ")),
-            evidence,
-        );
-    }
-    evidence.push(ev(cat::PVRDMA_PROPERTIES, "RoCE version"));
-    with_advice(
-        check(
-            ID,
-            Status::Fail,
-            format!(
-                "{} supports only {}, but adapter {}",
-                device.name,
-                versions.join(" and "),
-                mismatched.join(", ")
-            ),
-            evidence,
-        ),
-        format!(
-            "with the VM powered off, set the PVRDMA adapter's RoCE version (device protocol) to {} in its settings",
-            versions.join(" or ")
-        ),
-    )
+    mismatched
 }
 
 /// The command does not exist on this release (such as `rdma device protocol list` on

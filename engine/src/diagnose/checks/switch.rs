@@ -46,10 +46,13 @@ pub(in crate::diagnose) fn check_uplink_on_dvs(ctx: &Context) -> Check {
         format!("the HCA {} is not an uplink of any vDS: {where_now}", device.name)
     };
     let detach = standard.map(|s| {
-        format!(
-            "esxcli network vswitch standard uplink remove -u {} -v {}",
-            shell_quote(uplink),
-            shell_quote(&s.name)
+        ConfigChange::esxcli(
+            "network vswitch standard uplink remove",
+            vec![
+                EsxcliOption::new("uplinkname", "-u", uplink),
+                EsxcliOption::new("vswitchname", "-v", s.name.as_str()),
+            ],
+            Some(format!("{uplink} an uplink of standard vSwitch {}", s.name)),
         )
     });
     let target = match switches.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().as_slice() {
@@ -57,10 +60,15 @@ pub(in crate::diagnose) fn check_uplink_on_dvs(ctx: &Context) -> Check {
         _ => "the PVRDMA vDS".to_string(),
     };
     let then = if detach.is_some() { "then " } else { "" };
-    with_fix(
+    let advice = format!("{then}in vCenter add {uplink} as the only uplink of {target} (Distributed Switch > Add and Manage Hosts > Manage physical adapters)");
+    with_remedy(
         check(ID, Status::Fail, summary, evidence),
-        detach,
-        Some(format!("{then}in vCenter add {uplink} as the only uplink of {target} (Distributed Switch > Add and Manage Hosts > Manage physical adapters)")),
+        Remedy {
+            decision: Some(format!(
+                "moving {uplink} onto {target} changes the host's network: check first that nothing else (a port group, a VMkernel adapter) relies on it where it is"
+            )),
+            ..Remedy::of_changes(detach.into_iter().collect(), Some(advice))
+        },
     )
 }
 
@@ -113,15 +121,18 @@ pub(in crate::diagnose) fn check_single_uplink(ctx: &Context) -> Check {
             let hca = device.paired_uplink.as_deref().unwrap_or("");
             let others: Vec<&str> = dvs.uplinks.iter().map(String::as_str).filter(|u| *u != hca).collect();
             format!(
-                "in vCenter, remove {} from the uplinks of vDS {} (or move {} to another vDS)",
+                "in vCenter, remove {} from the uplinks of vDS {} (or move {} to another vDS): the vDS > Add and Manage Hosts > Manage host networking > Manage physical adapters",
                 others.join(", "),
                 dvs.name,
                 if others.len() == 1 { "it" } else { "them" }
             )
         })
         .collect();
-    with_advice(
-        check(ID, Status::Fail, summaries.join("; "), evidence),
-        remedies.join("; "),
+    with_decision(
+        with_advice(
+            check(ID, Status::Fail, summaries.join("; "), evidence),
+            remedies.join("; "),
+        ),
+        "removing uplinks from a vDS changes the network of every host on it: check first that no port group relies on them (Teaming and failover)",
     )
 }

@@ -4,7 +4,10 @@
 //! (hardware 18+, ESXi 7.0 U1+) compared with what vsish says is in effect.
 //!
 //! These checks run where `.vmx` facts exist; a host without any is not judged on them.
-use super::super::{check, ev, with_advice, Check, CheckId, Context, Status};
+use super::super::{
+    check, ev, with_advice, with_decision, ChangeTarget, Check, CheckId, ConfigChange, Context, Setting, Status,
+    POWERED_OFF,
+};
 use crate::catalogue as cat;
 use crate::facts::{HostFacts, VmxFact};
 use pvrdma_parsers as p;
@@ -60,25 +63,70 @@ fn inputs<'c>(ctx: &'c Context) -> Option<&'c VmxInputs<'c>> {
 /// `vm-hardware-version`.
 pub(in crate::diagnose) fn check_hardware_version(ctx: &Context) -> Option<Check> {
     let v = inputs(ctx)?;
-    Some(v.with_source(hardware_version(&v.vms, &v.unreadable)))
+    Some(with_decision(
+        v.with_source(hardware_version(&v.vms, &v.unreadable)),
+        POWERED_OFF,
+    ))
 }
 
 /// `vm-memory-reserved`.
 pub(in crate::diagnose) fn check_memory_reserved(ctx: &Context) -> Option<Check> {
     let v = inputs(ctx)?;
-    Some(v.with_source(memory_reserved(&v.vms, &v.unreadable)))
+    let mut c = v.with_source(memory_reserved(&v.vms, &v.unreadable));
+    if let (Status::Fail, Some(remedy)) = (c.status, c.remedy.as_mut()) {
+        remedy.changes = v.vms.iter().filter_map(|vm| lock_memory(ctx.facts, vm)).collect();
+    }
+    Some(c)
+}
+
+/// The change that reserves all of a VM's guest memory, when it reserves less. The VM is
+/// named by its managed object id when the vSphere API gave one only it has.
+fn lock_memory(f: &HostFacts, vm: &PvrdmaVm) -> Option<ConfigChange> {
+    let c = vm.config;
+    let size = c.memsize_mb?;
+    if c.mem_pin == Some(true) || c.mem_min_mb.is_some_and(|min| min >= size) {
+        return None;
+    }
+    let mut same_name = f
+        .api_vms
+        .iter()
+        .filter(|a| a.config.display_name.as_deref() == Some(vm.name.as_str()));
+    let moid = match (same_name.next(), same_name.next()) {
+        (Some(only), None) => Some(only.id.clone()).filter(|id| !id.is_empty()),
+        _ => None,
+    };
+    Some(ConfigChange {
+        target: ChangeTarget::Vm {
+            name: vm.name.clone(),
+            moid,
+        },
+        setting: Setting::MemoryReservationLocked { memory_mb: Some(size) },
+        replaces: Some(format!(
+            "{} MB of {size} MB reserved, not locked",
+            c.mem_min_mb.unwrap_or(0)
+        )),
+    })
 }
 
 /// `vm-pvrdma-adapter-count`.
 pub(in crate::diagnose) fn check_adapter_count(ctx: &Context) -> Option<Check> {
     let v = inputs(ctx)?;
-    Some(v.with_source(adapter_count(ctx.facts, &v.vms, &v.unreadable)))
+    Some(with_decision(
+        v.with_source(adapter_count(ctx.facts, &v.vms, &v.unreadable)),
+        "remove adapters (the VMs named above powered off) or upgrade the host to vSphere 7.0.2 or later: choose, and when",
+    ))
 }
 
 /// `vm-native-endpoints`.
 pub(in crate::diagnose) fn check_native_endpoints(ctx: &Context) -> Option<Check> {
     let v = inputs(ctx)?;
-    Some(v.with_source(native_endpoints(ctx.facts, &v.vms, &v.unreadable)))
+    let c = v.with_source(native_endpoints(ctx.facts, &v.vms, &v.unreadable));
+    let decision = if c.status == Status::Fail {
+        "upgrade the VMs' compatibility (powered off) or the host, or give up native endpoints: choose, and when"
+    } else {
+        "the VMs named above must be power-cycled once the namespaces are enabled: choose when"
+    };
+    Some(with_decision(c, decision))
 }
 
 fn read_inputs(f: &HostFacts) -> Option<VmxInputs<'_>> {
@@ -405,6 +453,7 @@ fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> C
                 advice: Some(
                     "enable PVRDMA namespaces on the HCA (vendor documentation), then power-cycle the VM".to_string(),
                 ),
+                ..super::super::Remedy::default()
             });
         } else if good.is_empty() && !vms.is_empty() {
             c.summary = "no PVRDMA adapter requests native endpoints (optional)".to_string();
@@ -414,147 +463,4 @@ fn native_endpoints(f: &HostFacts, vms: &[PvrdmaVm], unreadable: &[String]) -> C
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::capture::{CaptureSource, HostCapture, RawOutput, VmxFile};
-
-    fn out(id: &str, text: &str) -> RawOutput {
-        let mut o = RawOutput::new(id, id);
-        o.stdout = text.to_string();
-        o.exit_status = Some(0);
-        o
-    }
-
-    /// A live host (ESXi `version`) running one VM whose `.vmx` is `vmx`, with vsish's
-    /// `Native endpoints supported` for its adapter 0.
-    fn facts(version: &str, vmx: &str, native_live: u8) -> HostFacts {
-        let mut c = HostCapture::new("esx01", CaptureSource::Live);
-        let path = "/vmfs/volumes/ds/hpc/hpc.vmx";
-        for (id, text) in [
-            (cat::SYSTEM_VERSION, format!("   Product: VMware ESXi\n   Version: {version}\n")),
-            (
-                cat::VM_PROCESS_LIST,
-                format!("hpc\n   World ID: 2101874\n   Display Name: hpc\n   Config File: {path}\n"),
-            ),
-            (
-                cat::PVRDMA_PROPERTIES,
-                format!("==> 2101874_0 <==\nPVRDMA Device Properties {{\n   Physical HCA available:1\n   Native endpoints supported:{native_live}\n   RoCE version:2\n}}\n<== 2101874_0 exit 0 ==>\n"),
-            ),
-        ] {
-            c.outputs.insert(id.to_string(), out(id, &text));
-        }
-        c.vmx_files.push(VmxFile {
-            path: path.to_string(),
-            content: vmx.to_string(),
-        });
-        crate::facts::build(&c)
-    }
-
-    const VMX: &str = "displayName = \"hpc\"\nvirtualHW.version = \"18\"\nmemSize = \"8192\"\nsched.mem.min = \"8192\"\nethernet1.virtualDev = \"vrdma\"\nethernet1.present = \"TRUE\"\nvrdma1.nativeEndpointSupport = \"TRUE\"\n";
-
-    fn status(checks: &[Check], id: &str) -> Status {
-        checks
-            .iter()
-            .find(|c| c.id.id() == id)
-            .map_or(Status::Unknown, |c| c.status)
-    }
-
-    /// The VM checks the registry runs on a host with these facts.
-    fn checks(f: &HostFacts) -> Vec<Check> {
-        let ctx = Context::new(f);
-        let checks = crate::diagnose::host_checks(&ctx);
-        checks
-            .into_iter()
-            .filter(|c| c.id.family() == crate::diagnose::Family::VmConfig)
-            .collect()
-    }
-
-    #[test]
-    fn native_endpoints_follow_hardware_release_and_what_vsish_says() {
-        let ok = checks(&facts("7.0.3", VMX, 1));
-        assert_eq!(status(&ok, "vm-native-endpoints"), Status::Pass);
-        assert_eq!(
-            status(&ok, "vm-memory-reserved"),
-            Status::Pass,
-            "min == memSize is enough"
-        );
-        let not_live = checks(&facts("7.0.3", VMX, 0));
-        assert_eq!(status(&not_live, "vm-native-endpoints"), Status::Warn);
-        let old_release = checks(&facts("7.0.0", VMX, 0));
-        assert_eq!(status(&old_release, "vm-native-endpoints"), Status::Fail);
-        let old_hw = checks(&facts("8.0.2", &VMX.replace("\"18\"", "\"17\""), 0));
-        assert_eq!(status(&old_hw, "vm-native-endpoints"), Status::Fail);
-        let none = checks(&facts(
-            "8.0.2",
-            &VMX.replace("vrdma1.nativeEndpointSupport = \"TRUE\"\n", ""),
-            0,
-        ));
-        assert_eq!(status(&none, "vm-native-endpoints"), Status::Pass);
-    }
-
-    #[test]
-    fn adapter_limit_is_one_before_7_0_2_and_ten_from_it() {
-        let two = format!("{VMX}ethernet2.virtualDev = \"vrdma\"\n");
-        assert_eq!(
-            status(&checks(&facts("7.0.1", &two, 1)), "vm-pvrdma-adapter-count"),
-            Status::Fail
-        );
-        assert_eq!(
-            status(&checks(&facts("7.0.2", &two, 1)), "vm-pvrdma-adapter-count"),
-            Status::Pass
-        );
-        let eleven: String = (0..11)
-            .map(|n| format!("ethernet{n}.virtualDev = \"vrdma\"\n"))
-            .collect();
-        assert_eq!(
-            status(
-                &checks(&facts("8.0.2", &format!("{VMX}{eleven}"), 1)),
-                "vm-pvrdma-adapter-count"
-            ),
-            Status::Fail
-        );
-        // A present = FALSE adapter does not count.
-        let absent = format!("{VMX}ethernet2.virtualDev = \"vrdma\"\nethernet2.present = \"FALSE\"\n");
-        assert_eq!(
-            status(&checks(&facts("7.0.1", &absent, 1)), "vm-pvrdma-adapter-count"),
-            Status::Pass
-        );
-    }
-
-    #[test]
-    fn hardware_and_memory_fail_and_missing_keys_are_unknown() {
-        let low = VMX.replace("\"18\"", "\"11\"");
-        assert_eq!(
-            status(&checks(&facts("8.0.2", &low, 0)), "vm-hardware-version"),
-            Status::Fail
-        );
-        let no_hw = VMX.replace("virtualHW.version = \"18\"\n", "");
-        assert_eq!(
-            status(&checks(&facts("8.0.2", &no_hw, 0)), "vm-hardware-version"),
-            Status::Unknown
-        );
-        let partial = VMX.replace("sched.mem.min = \"8192\"", "sched.mem.min = \"1024\"");
-        assert_eq!(
-            status(&checks(&facts("8.0.2", &partial, 0)), "vm-memory-reserved"),
-            Status::Fail
-        );
-        let pinned = format!("{partial}sched.mem.pin = \"TRUE\"\n");
-        assert_eq!(
-            status(&checks(&facts("8.0.2", &pinned, 0)), "vm-memory-reserved"),
-            Status::Pass
-        );
-        let broken = checks(&facts("8.0.2", "garbage\n", 0));
-        assert_eq!(
-            status(&broken, "vm-hardware-version"),
-            Status::Unknown,
-            "a .vmx that does not parse hides the answer"
-        );
-        // No .vmx facts at all: the VM checks are not run.
-        let mut c = HostCapture::new("esx01", CaptureSource::Live);
-        c.outputs.insert(
-            cat::SYSTEM_VERSION.to_string(),
-            out(cat::SYSTEM_VERSION, "   Version: 8.0.2\n"),
-        );
-        assert!(checks(&crate::facts::build(&c)).is_empty());
-    }
-}
+mod tests;

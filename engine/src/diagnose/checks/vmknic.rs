@@ -10,122 +10,40 @@ pub(in crate::diagnose) fn check_vmknic_tagged(ctx: &Context) -> Check {
     let evidence = vec![ev(cat::PVRDMA_VMKNIC_OPTION, "String Value")];
     match &ctx.tagged_vmknic {
         Some(vmk) => check(ID, Status::Pass, format!("{} = {vmk}", option.path), evidence),
-        None => {
-            let fix = ctx.tag_vmknic();
-            with_fix(
-                check(
-                    ID,
-                    Status::Fail,
-                    "no VMkernel adapter is tagged for PVRDMA (/Net/PVRDMAVmknic is empty)",
-                    evidence,
-                ),
-                fix.command,
-                fix.advice,
-            )
-        }
+        None => with_remedy(
+            check(
+                ID,
+                Status::Fail,
+                "no VMkernel adapter is tagged for PVRDMA (/Net/PVRDMAVmknic is empty)",
+                evidence,
+            ),
+            ctx.tag_vmknic(),
+        ),
     }
 }
 
 pub(in crate::diagnose) fn check_vmknic_valid(ctx: &Context) -> Check {
     const ID: CheckId = CheckId::PvrdmaVmknicValid;
-    let f = ctx.facts;
     let Some(vmk) = &ctx.tagged_vmknic else {
         return not_checked(ID, "needs pvrdma-vmknic-tagged to pass");
     };
-    let interfaces = match &f.vmknics {
+    let interfaces = match &ctx.facts.vmknics {
         Ok(i) => i,
         Err(e) => return unknown_from(ID, cat::IP_INTERFACE_LIST, e),
     };
-    let Some(interface) = interfaces.iter().find(|i| &i.name == vmk) else {
-        let existing: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
-        let fix = ctx.tag_vmknic();
-        return with_fix(
-            check(
-                ID,
-                Status::Fail,
-                format!(
-                    "{vmk} is tagged for PVRDMA but does not exist (vmknics: {})",
-                    if existing.is_empty() {
-                        "none".to_string()
-                    } else {
-                        existing.join(", ")
-                    }
-                ),
-                vec![
-                    ev(cat::PVRDMA_VMKNIC_OPTION, "String Value"),
-                    ev(cat::IP_INTERFACE_LIST, "Name"),
-                ],
-            ),
-            fix.command,
-            fix.advice,
-        );
+    let interface = match existing_vmknic(ctx, vmk, interfaces) {
+        Ok(interface) => interface,
+        Err(failed) => return *failed,
     };
-    let enabled_ev = || ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}"));
-    match interface.enabled {
-        Some(true) => {}
-        Some(false) => {
-            return with_command(
-                check(
-                    ID,
-                    Status::Fail,
-                    format!("{vmk} exists but is disabled"),
-                    vec![enabled_ev()],
-                ),
-                format!("esxcli network ip interface set -e true -i {}", shell_quote(vmk)),
-            )
-        }
-        None => {
-            return check(
-                ID,
-                Status::Unknown,
-                format!("{vmk} exists but its Enabled state is not printed"),
-                vec![enabled_ev()],
-            )
-        }
+    if let Err(failed) = enabled_vmknic(vmk, interface) {
+        return *failed;
     }
-    let ipv4 = match &f.ipv4 {
-        Ok(rows) => rows.iter().find(|r| &r.name == vmk),
-        Err(e) => {
-            return check(
-                ID,
-                Status::Unknown,
-                format!("{vmk} exists and is enabled; its IPv4 address is unknown: {e}"),
-                vec![ev(cat::IPV4_GET, "output")],
-            )
-        }
-    };
-    let netstack = interface.netstack.as_deref().filter(|n| *n != "defaultTcpipStack");
-    let address = match (ipv4, netstack) {
-        (Some(row), _) => row.address.clone(),
-        // `ipv4 get` without --netstack may list only the default netstack's interfaces.
-        (None, Some(netstack)) => {
-            return check(
-                ID,
-                Status::Unknown,
-                format!(
-                    "{vmk} is on netstack {netstack}, which `esxcli network ip interface ipv4 get` did not list; check `esxcli network ip interface ipv4 get -N {netstack}`"
-                ),
-                vec![ev(cat::IP_INTERFACE_LIST, format!("Netstack Instance of {vmk}")), ev(cat::IPV4_GET, "Name")],
-            )
-        }
-        (None, None) => None,
-    };
-    let Some(address) = address else {
-        return with_advice(
-            check(
-                ID,
-                Status::Fail,
-                format!("{vmk} has no IPv4 address; PVRDMA endpoints cannot reach each other"),
-                vec![ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}"))],
-            ),
-            format!(
-                "give {vmk} an address in the PVRDMA subnet: esxcli network ip interface ipv4 set -i {} -t static -I ADDRESS -N NETMASK",
-                shell_quote(vmk)
-            ),
-        );
+    let address = match vmknic_ipv4(ctx.facts, vmk, interface) {
+        Ok(address) => address,
+        Err(failed) => return *failed,
     };
     let evidence = vec![
-        enabled_ev(),
+        ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}")),
         ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}")),
         ev(cat::IP_INTERFACE_LIST, format!("VDS Name / Portset of {vmk}")),
     ];
@@ -138,6 +56,124 @@ pub(in crate::diagnose) fn check_vmknic_valid(ctx: &Context) -> Check {
         ),
         evidence,
     )
+}
+
+/// The tagged vmknic's row, or the failure that it does not exist.
+fn existing_vmknic<'a>(
+    ctx: &Context,
+    vmk: &str,
+    interfaces: &'a [p::VmkInterface],
+) -> Result<&'a p::VmkInterface, Box<Check>> {
+    const ID: CheckId = CheckId::PvrdmaVmknicValid;
+    if let Some(interface) = interfaces.iter().find(|i| i.name == vmk) {
+        return Ok(interface);
+    }
+    let existing: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
+    Err(Box::new(with_remedy(
+        check(
+            ID,
+            Status::Fail,
+            format!(
+                "{vmk} is tagged for PVRDMA but does not exist (vmknics: {})",
+                if existing.is_empty() {
+                    "none".to_string()
+                } else {
+                    existing.join(", ")
+                }
+            ),
+            vec![
+                ev(cat::PVRDMA_VMKNIC_OPTION, "String Value"),
+                ev(cat::IP_INTERFACE_LIST, "Name"),
+            ],
+        ),
+        ctx.tag_vmknic(),
+    )))
+}
+
+/// Nothing, or the failure that the vmknic is disabled (or the unknown that its state is
+/// not printed).
+fn enabled_vmknic(vmk: &str, interface: &p::VmkInterface) -> Result<(), Box<Check>> {
+    const ID: CheckId = CheckId::PvrdmaVmknicValid;
+    let enabled_ev = || ev(cat::IP_INTERFACE_LIST, format!("Enabled of {vmk}"));
+    match interface.enabled {
+        Some(true) => Ok(()),
+        Some(false) => Err(Box::new(with_remedy(
+            check(
+                ID,
+                Status::Fail,
+                format!("{vmk} exists but is disabled"),
+                vec![enabled_ev()],
+            ),
+            Remedy::of_changes(
+                vec![ConfigChange::esxcli(
+                    "network ip interface set",
+                    vec![
+                        EsxcliOption::new("enabled", "-e", "true"),
+                        EsxcliOption::new("interfacename", "-i", vmk),
+                    ],
+                    Some("false".to_string()),
+                )],
+                None,
+            ),
+        ))),
+        None => Err(Box::new(check(
+            ID,
+            Status::Unknown,
+            format!("{vmk} exists but its Enabled state is not printed"),
+            vec![enabled_ev()],
+        ))),
+    }
+}
+
+/// The vmknic's IPv4 address, or the failure that it has none (or the unknown that it
+/// could not be read).
+fn vmknic_ipv4(f: &HostFacts, vmk: &str, interface: &p::VmkInterface) -> Result<String, Box<Check>> {
+    const ID: CheckId = CheckId::PvrdmaVmknicValid;
+    let ipv4 = match &f.ipv4 {
+        Ok(rows) => rows.iter().find(|r| r.name == vmk),
+        Err(e) => {
+            return Err(Box::new(check(
+                ID,
+                Status::Unknown,
+                format!("{vmk} exists and is enabled; its IPv4 address is unknown: {e}"),
+                vec![ev(cat::IPV4_GET, "output")],
+            )))
+        }
+    };
+    let netstack = interface.netstack.as_deref().filter(|n| *n != "defaultTcpipStack");
+    let address = match (ipv4, netstack) {
+        (Some(row), _) => row.address.clone(),
+        // `ipv4 get` without --netstack may list only the default netstack's interfaces.
+        (None, Some(netstack)) => {
+            return Err(Box::new(check(
+                ID,
+                Status::Unknown,
+                format!(
+                    "{vmk} is on netstack {netstack}, which `esxcli network ip interface ipv4 get` did not list; check `esxcli network ip interface ipv4 get -N {netstack}`"
+                ),
+                vec![ev(cat::IP_INTERFACE_LIST, format!("Netstack Instance of {vmk}")), ev(cat::IPV4_GET, "Name")],
+            )))
+        }
+        (None, None) => None,
+    };
+    address.ok_or_else(|| {
+        Box::new(with_remedy(
+            check(
+                ID,
+                Status::Fail,
+                format!("{vmk} has no IPv4 address; PVRDMA endpoints cannot reach each other"),
+                vec![ev(cat::IPV4_GET, format!("IPv4 Address of {vmk}"))],
+            ),
+            Remedy {
+                advice: Some(format!(
+                    "give {vmk} an address in the PVRDMA subnet: esxcli network ip interface ipv4 set -i {} -t static -I ADDRESS -N NETMASK (in the vSphere Client: the host > Configure > Networking > VMkernel adapters > {vmk} > Edit > IPv4 settings)",
+                    shell_quote(vmk)
+                )),
+                decision: Some(format!("the address and netmask {vmk} takes in the PVRDMA subnet")),
+                ..Remedy::default()
+            },
+        ))
+    })
 }
 
 /// Where the tagged vmknic sits, judged against every vDS whose single uplink is an HCA.

@@ -1,7 +1,7 @@
 //! `vmknic-subnets`, `vmknic-ipv4-unique`, `pvrdma-same-vds`, `roce-version-pair`,
 //! `vmknic-reachability`: the checks across hosts, judged from the diagnosed hosts, their
 //! adapter pairs ([`Fleet`]) and the path probe.
-use super::super::{check, ev, ipv4_network, with_advice};
+use super::super::{check, ev, ipv4_network, with_advice, with_decision, Evidence, POWERED_OFF};
 use super::*;
 use crate::catalogue as cat;
 
@@ -20,44 +20,16 @@ pub(in crate::diagnose) fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Opti
     if with_vmknic.len() < 2 {
         return None;
     }
-    let mut networks: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let mut unknown: Vec<(String, String)> = Vec::new();
-    for h in &with_vmknic {
-        let Some(v) = &h.pvrdma_vmknic else { continue };
-        let network = v
-            .ipv4
-            .as_deref()
-            .zip(v.netmask.as_deref())
-            .and_then(|(a, m)| ipv4_network(a, m));
-        match network {
-            Some(n) => networks.entry(n).or_default().push((h.host.clone(), v.name.clone())),
-            None => unknown.push((h.host.clone(), v.name.clone())),
-        }
-    }
-    // `esx[01-40] vmk1` rather than forty `esxNN vmk1`: hosts folded per vmknic name.
-    let fold_members = |members: &[(String, String)]| -> String {
-        let mut by_vmk: Vec<(&str, Vec<&str>)> = Vec::new();
-        for (host, vmk) in members {
-            match by_vmk.iter_mut().find(|(v, _)| v == vmk) {
-                Some((_, hosts)) => hosts.push(host),
-                None => by_vmk.push((vmk, vec![host])),
-            }
-        }
-        by_vmk
-            .iter()
-            .map(|(vmk, hosts)| format!("{} {vmk}", pvrdma_nodeset::fold(hosts)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let (networks, unknown) = vmknic_networks(&with_vmknic);
     let unknown = if unknown.is_empty() {
         Vec::new()
     } else {
-        vec![fold_members(&unknown)]
+        vec![fold_vmknics(&unknown)]
     };
     let evidence = vec![ev(cat::IPV4_GET, "IPv4 Address, IPv4 Netmask of the tagged vmknic")];
     let listing = networks
         .iter()
-        .map(|(n, members)| format!("{n} ({})", fold_members(members)))
+        .map(|(n, members)| format!("{n} ({})", fold_vmknics(members)))
         .collect::<Vec<_>>()
         .join("; ");
     match networks.len() {
@@ -82,38 +54,83 @@ pub(in crate::diagnose) fn check_vmknic_subnets(hosts: &[HostDiagnosis]) -> Opti
             format!("the PVRDMA vmknics share one IPv4 subnet: {listing}"),
             evidence,
         )),
-        n => {
-            let roce_v1: Vec<String> = with_vmknic
-                .iter()
-                .flat_map(|h| {
-                    h.vms.iter().flat_map(move |vm| {
-                        vm.adapters
-                            .iter()
-                            .filter(|a| a.roce_version == Some(1))
-                            .map(move |a| format!("VM {} adapter {} on {}", vm.name, a.index, h.host))
-                    })
-                })
-                .collect();
-            let (status, tail) = if roce_v1.is_empty() {
-                (
-                    Status::Warn,
-                    "PVRDMA between them needs IP routing (RoCE v2 only)".to_string(),
-                )
-            } else {
-                (
-                    Status::Fail,
-                    format!(
-                        "RoCE v1 is not routable, and these adapters use it: {}",
-                        roce_v1.join(", ")
-                    ),
-                )
-            };
-            Some(with_advice(
-                check(ID, status, format!("the PVRDMA vmknics are in {n} IPv4 subnets: {listing}: {tail}"), evidence),
-                "put the PVRDMA vmknics in one subnet (on each host: esxcli network ip interface ipv4 set -i VMK -t static -I ADDRESS -N NETMASK), or route between the subnets and use RoCE v2",
-            ))
+        n => Some(several_subnets(&with_vmknic, n, &listing, evidence)),
+    }
+}
+
+/// (host, vmknic) pairs by IPv4 network, and those whose network is unknown.
+type VmknicNetworks = (BTreeMap<String, Vec<(String, String)>>, Vec<(String, String)>);
+
+/// Each host's PVRDMA vmknic by its IPv4 network (address and netmask), and those whose
+/// network is unknown.
+fn vmknic_networks(with_vmknic: &[&HostDiagnosis]) -> VmknicNetworks {
+    let mut networks: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut unknown: Vec<(String, String)> = Vec::new();
+    for h in with_vmknic {
+        let Some(v) = &h.pvrdma_vmknic else { continue };
+        let network = v
+            .ipv4
+            .as_deref()
+            .zip(v.netmask.as_deref())
+            .and_then(|(a, m)| ipv4_network(a, m));
+        match network {
+            Some(n) => networks.entry(n).or_default().push((h.host.clone(), v.name.clone())),
+            None => unknown.push((h.host.clone(), v.name.clone())),
         }
     }
+    (networks, unknown)
+}
+
+/// `esx[01-40] vmk1` rather than forty `esxNN vmk1`: (host, vmknic) pairs, the hosts
+/// folded per vmknic name.
+fn fold_vmknics(members: &[(String, String)]) -> String {
+    let mut by_vmk: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (host, vmk) in members {
+        match by_vmk.iter_mut().find(|(v, _)| v == vmk) {
+            Some((_, hosts)) => hosts.push(host),
+            None => by_vmk.push((vmk, vec![host])),
+        }
+    }
+    by_vmk
+        .iter()
+        .map(|(vmk, hosts)| format!("{} {vmk}", pvrdma_nodeset::fold(hosts)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The vmknics are in `n` subnets: traffic between them needs IP routing, which the
+/// adapters on RoCE v1 cannot cross (a failure), while RoCE v2 can (a warning).
+fn several_subnets(with_vmknic: &[&HostDiagnosis], n: usize, listing: &str, evidence: Vec<Evidence>) -> Check {
+    const ID: CheckId = CheckId::VmknicSubnets;
+    let roce_v1: Vec<String> = with_vmknic
+        .iter()
+        .flat_map(|h| {
+            h.vms.iter().flat_map(move |vm| {
+                vm.adapters
+                    .iter()
+                    .filter(|a| a.roce_version == Some(1))
+                    .map(move |a| format!("VM {} adapter {} on {}", vm.name, a.index, h.host))
+            })
+        })
+        .collect();
+    let (status, tail) = if roce_v1.is_empty() {
+        (
+            Status::Warn,
+            "PVRDMA between them needs IP routing (RoCE v2 only)".to_string(),
+        )
+    } else {
+        (
+            Status::Fail,
+            format!(
+                "RoCE v1 is not routable, and these adapters use it: {}",
+                roce_v1.join(", ")
+            ),
+        )
+    };
+    with_advice(
+        check(ID, status, format!("the PVRDMA vmknics are in {n} IPv4 subnets: {listing}: {tail}"), evidence),
+        "put the PVRDMA vmknics in one subnet (on each host, vSphere Client: Configure > Networking > VMkernel adapters > VMK > Edit > IPv4 settings; or esxcli network ip interface ipv4 set -i VMK -t static -I ADDRESS -N NETMASK), or route between the subnets and use RoCE v2",
+    )
 }
 
 /// `vmknic-ipv4-unique`: two hosts whose PVRDMA vmknics share an address cannot reach
@@ -155,7 +172,7 @@ pub(in crate::diagnose) fn ipv4_unique(f: &Fleet) -> Option<Check> {
                 ),
                 evidence,
             ),
-            "give each host's PVRDMA vmknic its own address: esxcli network ip interface ipv4 set -i <vmk> -t static -I <address> -N <netmask>",
+            "give each host's PVRDMA vmknic its own address (vSphere Client: the host > Configure > Networking > VMkernel adapters > VMK > Edit > IPv4 settings; or esxcli network ip interface ipv4 set -i VMK -t static -I ADDRESS -N NETMASK)",
         ));
     }
     if !unknown.is_empty() {
@@ -212,19 +229,22 @@ fn same_vds_of(profiles: &[HostProfiles], blocked: Option<&(u64, BTreeSet<usize>
         .collect::<Vec<_>>()
         .join("; ");
     if let Some((pairs, _)) = blocked.filter(|b| b.0 > 0) {
-        return with_advice(
-            check(
-                SAME_VDS,
-                Status::Fail,
-                format!(
-                    "{} across hosts {} on different switches ({listing}); e.g. {}",
-                    pairs_text(*pairs),
-                    if *pairs == 1 { "is" } else { "are" },
-                    example.map_or("", String::as_str)
+        return with_decision(
+            with_advice(
+                check(
+                    SAME_VDS,
+                    Status::Fail,
+                    format!(
+                        "{} across hosts {} on different switches ({listing}); e.g. {}",
+                        pairs_text(*pairs),
+                        if *pairs == 1 { "is" } else { "are" },
+                        example.map_or("", String::as_str)
+                    ),
+                    evidence,
                 ),
-                evidence,
+                "connect the PVRDMA adapters of all VMs that talk to each other to port groups of one vDS (VM powered off: Edit Settings > Network adapter)",
             ),
-            "connect the PVRDMA adapters of all VMs that talk to each other to port groups of one vDS (VM powered off: Edit Settings > Network adapter)",
+            POWERED_OFF,
         );
     }
     if unknown > 0 {
@@ -277,19 +297,22 @@ fn roce_pair_of(profiles: &[HostProfiles], mismatched: u64, example: Option<&Str
         .collect::<Vec<_>>()
         .join(", ");
     if mismatched > 0 {
-        return with_advice(
-            check(
-                ROCE_PAIR,
-                Status::Warn,
-                format!(
-                    "{} across hosts {} RoCE v1 at one end and v2 at the other ({listing}); e.g. {}",
-                    pairs_text(mismatched),
-                    if mismatched == 1 { "uses" } else { "use" },
-                    example.map_or("", String::as_str)
+        return with_decision(
+            with_advice(
+                check(
+                    ROCE_PAIR,
+                    Status::Warn,
+                    format!(
+                        "{} across hosts {} RoCE v1 at one end and v2 at the other ({listing}); e.g. {}",
+                        pairs_text(mismatched),
+                        if mismatched == 1 { "uses" } else { "use" },
+                        example.map_or("", String::as_str)
+                    ),
+                    evidence,
                 ),
-                evidence,
+                "with the VMs powered off, set every PVRDMA adapter's Device Protocol to the same RoCE version (VMware's paper \"Paravirtual RDMA for High Performance Computing\" uses RoCE v2)",
             ),
-            "with the VMs powered off, set every PVRDMA adapter's Device Protocol to the same RoCE version (VMware's paper \"Paravirtual RDMA for High Performance Computing\" uses RoCE v2)",
+            POWERED_OFF,
         );
     }
     if versions.contains_key("unknown") {

@@ -130,7 +130,15 @@ pub fn render_with(d: &Diagnosis, options: &HumanOptions) -> String {
         let _ = writeln!(out, "{}", paint.bold("across hosts"));
         let id_width = fleet.iter().map(|c| c.id.id().len()).max().unwrap_or(0);
         for check in fleet {
-            check_line(&mut out, check, None, id_width, &paint, width);
+            check_line(
+                &mut out,
+                check,
+                None,
+                id_width,
+                &paint,
+                width,
+                &hosts::FixLines::default(),
+            );
         }
         for line in probe::human_lines(&d.probes) {
             emit(&mut out, "      ", "      ", 8, &clean(&line), width, |t| t.to_string());

@@ -12,6 +12,76 @@ pub(super) struct Row {
 }
 
 pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, options: &HumanOptions, width: usize) {
+    let rows = adapter_rows(d, options);
+    if rows.is_empty() {
+        no_adapters_line(out, d, options, width);
+        return;
+    }
+    let folded = fold_rows(&rows, options.fold);
+    let header = ["VM", "Host", "Adapter", "Verdict", "Reason"].map(str::to_string);
+    let mut cells: Vec<[String; COLUMNS]> = vec![header];
+    // The VM and Host cells are lists of names: they wrap between names, never inside one.
+    let mut lists: Vec<NameLists> = Vec::new();
+    for (vms, hosts, row) in &folded {
+        let names = NameLists {
+            vms: pvrdma_nodeset::fold_list(vms).iter().map(|n| clean(n)).collect(),
+            count: (vms.len() > 1).then(|| format!("({} VMs)", vms.len())),
+            hosts: pvrdma_nodeset::fold_list(hosts).iter().map(|n| clean_set(n)).collect(),
+        };
+        let vm_cell = match &names.count {
+            Some(count) => format!("{} {count}", names.vms.join(",")),
+            None => names.vms.join(","),
+        };
+        let host_cell = names.hosts.join(",");
+        lists.push(names);
+        cells.push([
+            vm_cell,
+            host_cell,
+            row.adapter.to_string(),
+            match row.verdict {
+                Verdict::Hca => "hca",
+                Verdict::TcpFallback => "tcp-fallback",
+                Verdict::Unknown => "unknown",
+            }
+            .to_string(),
+            row.reason.clone(),
+        ]);
+    }
+    let widths = column_widths(&cells, width);
+    let mut builder = tabled::builder::Builder::default();
+    for (n, row) in cells.iter().enumerate() {
+        let names = n.checked_sub(1).and_then(|i| lists.get(i));
+        let mut wrapped: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(column, (cell, w))| {
+                let lines = match (column, names) {
+                    (0, Some(names)) => wrap_names(&names.vms, names.count.as_deref(), w),
+                    (1, Some(names)) => wrap_names(&names.hosts, None, w),
+                    _ => cell.split('\n').flat_map(|paragraph| wrap(paragraph, w, w)).collect(),
+                };
+                lines.join("\n")
+            })
+            .collect();
+        // Colour goes on after wrapping, so the widths above are the ones drawn.
+        if let (Some(verdict), Some(row)) = (wrapped.get_mut(3), n.checked_sub(1).and_then(|i| folded.get(i))) {
+            *verdict = match row.2.verdict {
+                Verdict::Hca => paint.green(verdict),
+                Verdict::TcpFallback => paint.red(verdict),
+                Verdict::Unknown => paint.yellow(verdict),
+            };
+        }
+        builder.push_record(wrapped);
+    }
+    let mut table = builder.build();
+    table.with(Style::rounded());
+    let _ = writeln!(out, "{table}\n");
+}
+
+/// One row per adapter shown (with `--only-problems`, those not plainly on the HCA): its
+/// verdict, and why in words (where an adapter on the HCA has it, else its reasons).
+fn adapter_rows(d: &Diagnosis, options: &HumanOptions) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     for host in &d.hosts {
         for vm in &host.vms {
@@ -44,15 +114,19 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
             }
         }
     }
-    if rows.is_empty() {
-        no_adapters_line(out, d, options, width);
-        return;
-    }
-    // Rows that differ only in VM and host fold into one, both columns as node sets.
-    let mut folded: Vec<(Vec<String>, Vec<String>, &Row)> = Vec::new();
-    for row in &rows {
+    rows
+}
+
+/// A folded row: its VMs, its hosts, and the row they share.
+type FoldedRow<'r> = (Vec<String>, Vec<String>, &'r Row);
+
+/// With `fold`, rows that differ only in VM and host fold into one, both columns as node
+/// sets (first-seen order); else every row stands alone.
+fn fold_rows(rows: &[Row], fold: bool) -> Vec<FoldedRow<'_>> {
+    let mut folded: Vec<FoldedRow<'_>> = Vec::new();
+    for row in rows {
         let same = |r: &Row| r.adapter == row.adapter && r.verdict == row.verdict && r.reason == row.reason;
-        match folded.iter_mut().find(|(_, _, r)| options.fold && same(r)) {
+        match folded.iter_mut().find(|(_, _, r)| fold && same(r)) {
             Some((vms, hosts, _)) => {
                 vms.push(row.vm.clone());
                 if !hosts.contains(&row.host) {
@@ -62,53 +136,15 @@ pub(super) fn adapter_table(out: &mut String, d: &Diagnosis, paint: &Paint, opti
             None => folded.push((vec![row.vm.clone()], vec![row.host.clone()], row)),
         }
     }
-    let header = ["VM", "Host", "Adapter", "Verdict", "Reason"].map(str::to_string);
-    let mut cells: Vec<[String; COLUMNS]> = vec![header];
-    for (vms, hosts, row) in &folded {
-        let vm_cell = if vms.len() > 1 {
-            format!("{} ({} VMs)", clean(&pvrdma_nodeset::fold(vms)), vms.len())
-        } else {
-            clean(&pvrdma_nodeset::fold(vms))
-        };
-        cells.push([
-            vm_cell,
-            clean_set(&pvrdma_nodeset::fold(hosts)),
-            row.adapter.to_string(),
-            match row.verdict {
-                Verdict::Hca => "hca",
-                Verdict::TcpFallback => "tcp-fallback",
-                Verdict::Unknown => "unknown",
-            }
-            .to_string(),
-            row.reason.clone(),
-        ]);
-    }
-    let widths = column_widths(&cells, width);
-    let mut builder = tabled::builder::Builder::default();
-    for (n, row) in cells.iter().enumerate() {
-        let mut wrapped: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(cell, w)| {
-                cell.split('\n')
-                    .flat_map(|paragraph| wrap(paragraph, w, w))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-            .collect();
-        // Colour goes on after wrapping, so the widths above are the ones drawn.
-        if let (Some(verdict), Some(row)) = (wrapped.get_mut(3), n.checked_sub(1).and_then(|i| folded.get(i))) {
-            *verdict = match row.2.verdict {
-                Verdict::Hca => paint.green(verdict),
-                Verdict::TcpFallback => paint.red(verdict),
-                Verdict::Unknown => paint.yellow(verdict),
-            };
-        }
-        builder.push_record(wrapped);
-    }
-    let mut table = builder.build();
-    table.with(Style::rounded());
-    let _ = writeln!(out, "{table}\n");
+    folded
+}
+
+/// The names in a folded row's VM and Host cells: each a node set of its own or a name
+/// that cannot be folded, escaped; and the VM count after them when there are several.
+struct NameLists {
+    vms: Vec<String>,
+    count: Option<String>,
+    hosts: Vec<String>,
 }
 
 /// The adapter table's columns.

@@ -164,6 +164,32 @@ fn a_command_to_run_is_printed_whole_on_one_line() {
     assert_eq!(out.lines().nth(1), Some(command));
 }
 
+/// A command wider than the terminal continues between words outside quotes, each line
+/// ended with the shell's continuation, every line within the width, the long word whole.
+#[test]
+fn a_command_wider_than_the_terminal_continues_between_words_and_fits() {
+    let command = "(Get-VM -Name 'a b c' -Id 'VirtualMachine-vm-213').ExtensionData.ReconfigVM((New-Object VMware.Vim.VirtualMachineConfigSpec -Property @{ MemoryReservationLockedToMax = $true }))";
+    let pad = " ".repeat(29);
+    let mut out = String::new();
+    let label = format!("{pad}PowerCLI: ");
+    emit_continued_command(&mut out, &label, 29, command, 80, " `", |t| t.to_string());
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("{pad}PowerCLI:"));
+    for line in &lines[1..] {
+        assert!(line.width() <= 80, "{} columns: {line}\n{out}", line.width());
+    }
+    for line in &lines[1..lines.len() - 1] {
+        assert!(line.ends_with(" `"), "{out}");
+    }
+    // Joined back, the continuations removed, it is the command as given.
+    let joined: Vec<String> = lines[1..]
+        .iter()
+        .map(|l| l.trim_start().trim_end_matches(" `").to_string())
+        .collect();
+    assert_eq!(joined.join(" "), command);
+    assert!(out.contains("'a b c'"), "a quoted value is never split: {out}");
+}
+
 #[test]
 fn table_columns_shrink_widest_first_and_fit() {
     let row = |cells: [&str; 5]| cells.map(str::to_string);
@@ -475,4 +501,120 @@ fn a_failure_from_an_older_report_reads_back_and_is_shown_whole_per_host() {
     let text = serde_json::to_string(&new).unwrap();
     assert!(text.contains(r#""detail":"no SSH login within 10s""#), "{text}");
     assert_eq!(serde_json::from_str::<Failure>(&text).unwrap(), new);
+}
+
+/// The lines of the table's VM column, header and frame left out.
+fn vm_column(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with('│'))
+        .skip(1)
+        .filter_map(|l| l.split('│').nth(1).map(|cell| cell.trim().to_string()))
+        .filter(|cell| !cell.is_empty())
+        .collect()
+}
+
+/// One host whose VMs `names` each have adapter 0 on the HCA: one table row, its VM cell
+/// a list of names.
+fn vms_on_the_hca(names: &[&str]) -> Diagnosis {
+    let vms = names
+        .iter()
+        .map(|n| (*n, vec![crate::diagnose::fixtures::adapter(0, Verdict::Hca)]))
+        .collect();
+    Diagnosis {
+        hosts: vec![crate::diagnose::fixtures::host("esx01", HostStatus::Ok, vms)],
+        ..Diagnosis::default()
+    }
+}
+
+#[test]
+fn a_list_of_vm_names_wraps_between_names_never_inside_one() {
+    let d = vms_on_the_hca(&["cfd-solver-a", "mpi-worker:03", "hpc node 01"]);
+    let options = HumanOptions {
+        width: 80,
+        ..HumanOptions::default()
+    };
+    let text = render_with(&d, &options);
+    assert_eq!(
+        vm_column(&text),
+        ["cfd-solver-a,", "mpi-worker:03,hpc node 01", "(3 VMs)"],
+        "{text}"
+    );
+}
+
+#[test]
+fn only_a_name_wider_than_its_column_is_broken_and_visibly() {
+    let long = "solver cluster node with a name far longer than its column";
+    let d = vms_on_the_hca(&["cfd-solver-a", long]);
+    for width in [80usize, 100] {
+        let options = HumanOptions {
+            width,
+            ..HumanOptions::default()
+        };
+        let text = render_with(&d, &options);
+        let mut lines = vm_column(&text);
+        assert_eq!(lines.first().map(String::as_str), Some("cfd-solver-a,"), "{text}");
+        // The count follows the last name, on its line.
+        let last = lines.pop().unwrap();
+        lines.push(
+            last.strip_suffix(" (2 VMs)")
+                .expect("the count ends the cell")
+                .to_string(),
+        );
+        // Every line of the long name but its last ends in the mark; read back, the
+        // lines are the name.
+        let (last, before) = lines[1..].split_last().unwrap();
+        assert!(!before.is_empty(), "{text}");
+        assert!(before.iter().all(|l| l.ends_with(CONTINUED)), "{text}");
+        assert!(!last.ends_with(CONTINUED), "{text}");
+        let read: Vec<&str> = lines[1..].iter().map(|l| l.trim_end_matches(CONTINUED)).collect();
+        assert_eq!(read.join(" "), long, "{text}");
+    }
+}
+
+/// esx01 read through the vSphere API alone: `host_xml` as its configuration, one VM.
+fn configuration_only(host_xml: &str) -> Diagnosis {
+    const VM: &str = include_str!("../../../../parsers/tests/fixtures/vsphere_vm_config.xml");
+    let capture = crate::capture::from_vsphere("esx01", host_xml.to_string(), &[VM.to_string()], 12);
+    crate::diagnose::diagnose(&[capture])
+}
+
+const API_HOST: &str = include_str!("../../../../parsers/tests/fixtures/vsphere_host_config.xml");
+
+#[test]
+fn a_healthy_configuration_only_host_is_called_so_not_incomplete() {
+    let d = configuration_only(API_HOST);
+    // The JSON status stays what it is: the transport was not observed.
+    assert_eq!(d.hosts[0].status, HostStatus::Incomplete);
+    let text = render(&d, false);
+    assert!(text.contains("\nesx01 · configuration only (no SSH) · ESXi "), "{text}");
+    assert!(!text.contains("incomplete"), "{text}");
+    assert!(
+        crate::report::summary::line(&d).starts_with("1 host: 1 configuration only (esx01);"),
+        "{}",
+        crate::report::summary::line(&d)
+    );
+    // With something against it, the status is said as before.
+    let disabled = API_HOST.replacen("<key>pvrdma</key>", "<key>pvrdma</key><enabled>false</enabled>", 1);
+    let d = configuration_only(&disabled);
+    let text = render(&d, false);
+    assert!(
+        text.contains("\nesx01 · problems · configuration only (no SSH) · ESXi "),
+        "{text}"
+    );
+    assert!(crate::report::summary::line(&d).starts_with("1 host: 1 with problems (esx01);"));
+}
+
+#[test]
+fn the_table_fits_a_narrow_terminal_whatever_the_names() {
+    let d = vms_on_the_hca(&["Server 2016 Vcenter", "uranium-esx36 [knagaraju] FGT_VM64_ESXI"]);
+    for width in [40usize, 50, 60] {
+        let options = HumanOptions {
+            width,
+            ..HumanOptions::default()
+        };
+        let text = render_with(&d, &options);
+        for line in text.lines().filter(|l| l.starts_with(['╭', '│', '├', '╰'])) {
+            assert!(line.width() <= width, "{width}: {line:?}\n{text}");
+        }
+    }
 }

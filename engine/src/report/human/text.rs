@@ -8,6 +8,8 @@
 //! [`MAX_HOST_TEXT`] characters, shortened, saying so: JSON keeps it whole.
 use super::*;
 
+/// Bidirectional-text controls: they reorder what the admin reads (`U+202E` makes
+/// `exe.txt` look like `txt.exe`), so they are shown escaped like control characters.
 pub(super) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
@@ -42,7 +44,7 @@ pub(super) fn host_text(text: &str) -> String {
         if count == MAX_HOST_TEXT {
             // Counting from the text actually cut: this character is the first one left out.
             let rest = chars.count() + 1;
-            let _ = write!(out, "… ({rest} more characters, whole in --format json)");
+            let _ = write!(out, "… ({rest}{SHORTENED}");
             break;
         }
         push_escaped(&mut out, c);
@@ -98,6 +100,71 @@ pub(super) fn emit(
     }
 }
 
+/// Writes a command meant to be copied and run, as [`emit_command`] does; one wider than
+/// the whole terminal is continued on the next lines, broken only at a space outside
+/// quotes with the shell's continuation (`continuation`: ` \\` for sh, `` ` `` for
+/// PowerShell) ending each line but the last, so it still runs as pasted and no word is
+/// cut.
+pub(super) fn emit_continued_command(
+    out: &mut String,
+    label: &str,
+    indent: usize,
+    command: &str,
+    width: usize,
+    continuation: &str,
+    style: impl Fn(&str) -> String,
+) {
+    let command = clean(&command.replace('\n', " "));
+    if command.width() + 4 <= width || width < 20 {
+        return emit_command(out, label, label, indent, &command, width, style);
+    }
+    let _ = writeln!(out, "{}", label.trim_end());
+    let words = shell_words(&command);
+    // Every line starts at one column, left enough that the longest word fits after it.
+    let longest = words.iter().map(|w| w.width()).max().unwrap_or(0);
+    let lead = indent
+        .min(width / 3)
+        .min(width.saturating_sub(longest + continuation.width()));
+    let room = width - lead - continuation.width();
+    let mut line = String::new();
+    for word in words {
+        if !line.is_empty() && line.width() + 1 + word.width() > room {
+            let _ = writeln!(out, "{}{}", " ".repeat(lead), style(&format!("{line}{continuation}")));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    let _ = writeln!(out, "{}{}", " ".repeat(lead), style(&line));
+}
+
+/// The words of a command line split at the spaces outside single and double quotes.
+fn shell_words(command: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut start = 0;
+    for (i, c) in command.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, ' ') => {
+                if i > start {
+                    words.push(&command[start..i]);
+                }
+                start = i + 1;
+            }
+            (None, _) => {}
+        }
+    }
+    if start < command.len() {
+        words.push(&command[start..]);
+    }
+    words
+}
+
 /// Writes a command meant to be copied and run: never wrapped, so a triple-click copies
 /// all of it. After `label` on one line when it fits the width there, else on the next
 /// line, `indent` columns in (else 4, else at the margin); only a
@@ -131,6 +198,105 @@ pub(super) fn emit_command(
 /// no line starts or ends with the space the break replaced.
 pub(super) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
     wrap_words(text, first, rest, true)
+}
+
+/// Ends each line of a name broken across lines but its last: the name goes on.
+pub(super) const CONTINUED: char = '↩';
+
+/// A list of names wrapped to `width` (a table cell): the names are `names` joined by
+/// `,`, and a line breaks only after a `,`, never inside a name. A node set wider than a
+/// line breaks into node sets over the same hosts; any other name wider than a line is
+/// broken (at its spaces where it has them), each of its lines but the last ending in
+/// [`CONTINUED`]. `tail` (a count) follows the last name, on its line when it fits.
+pub(super) fn wrap_names(names: &[String], tail: Option<&str>, width: usize) -> Vec<String> {
+    let width = width.max(2);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let last = names.len().saturating_sub(1);
+    for (i, name) in names.iter().enumerate() {
+        let piece = if i < last { format!("{name},") } else { name.clone() };
+        if line.width() + piece.width() <= width {
+            line.push_str(&piece);
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        if piece.width() <= width {
+            line = piece;
+            continue;
+        }
+        // A name shortened for the report ends in our note of how much is left out: the
+        // note is not the name's, so it wraps as words, unmarked.
+        let (name, note) = shortened_note(&piece);
+        let mut pieces = pvrdma_nodeset::break_word(name, width, width).unwrap_or_else(|| {
+            let mut pieces = wrap_words(name, width - 1, width - 1, true);
+            let continued = pieces.len().saturating_sub(1);
+            for p in pieces.iter_mut().take(continued) {
+                p.push(CONTINUED);
+            }
+            pieces
+        });
+        line = pieces.pop().unwrap_or_default();
+        lines.extend(pieces);
+        if let Some(note) = note {
+            continue_words(&mut lines, &mut line, note, width);
+        }
+    }
+    if let Some(tail) = tail {
+        if line.is_empty() || line.width() + 1 + tail.width() > width {
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            let mut pieces = wrap(tail, width, width);
+            line = pieces.pop().unwrap_or_default();
+            lines.extend(pieces);
+        } else {
+            line.push(' ');
+            line.push_str(tail);
+        }
+    }
+    lines.push(line);
+    lines
+}
+
+/// What [`host_text`] writes after the `… (N` of a field it shortened.
+const SHORTENED: &str = " more characters, whole in --format json)";
+
+/// A name as [`host_text`] wrote it: the name, and when it was shortened, the note it
+/// ends with (`(N more characters, …)` and what follows it, a `,` in a list).
+fn shortened_note(name: &str) -> (&str, Option<&str>) {
+    const CUT: &str = "… (";
+    if let Some(at) = name.rfind(CUT) {
+        let count = &name[at + CUT.len()..];
+        let digits = count.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && count[digits..].starts_with(SHORTENED) {
+            let note = at + CUT.len() - 1;
+            return (&name[..note - 1], Some(&name[note..]));
+        }
+    }
+    (name, None)
+}
+
+/// `text` as words after `line`: on it as far as they fit, then on lines of their own.
+fn continue_words(lines: &mut Vec<String>, line: &mut String, text: &str, width: usize) {
+    let room = width.saturating_sub(line.width() + 1);
+    let first_word = text.split(' ').next().unwrap_or("").width();
+    let joins = !line.is_empty() && first_word <= room;
+    if !joins && !line.is_empty() {
+        lines.push(std::mem::take(line));
+    }
+    for (i, piece) in wrap(text, if joins { room } else { width }, width)
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            lines.push(std::mem::take(line));
+        } else if joins {
+            line.push(' ');
+        }
+        line.push_str(&piece);
+    }
 }
 
 /// Lines of the tool's own text that name things to copy (a URL, a path, a certificate

@@ -296,22 +296,19 @@ fn uplink_counters_are_counters_per_uplink_and_absent_when_unknown() {
     let mut h = host("esx01", HostStatus::Ok, Vec::new());
     let known = UplinkCounters {
         uplink: "vmnic2".to_string(),
-        packets_received: Some(701_280_499_176),
-        packets_sent: Some(687_061_948_450),
-        receive_dropped: Some(2_452_783_244),
-        transmit_dropped: Some(0),
-        receive_errors: Some(0),
-        transmit_errors: None,
+        counters: NicCounters {
+            packets_received: Some(701_280_499_176),
+            packets_sent: Some(687_061_948_450),
+            receive_dropped: Some(2_452_783_244),
+            transmit_dropped: Some(0),
+            receive_errors: Some(0),
+            transmit_errors: None,
+        },
         error: None,
     };
     let unknown = UplinkCounters {
         uplink: "vmnic3".to_string(),
-        packets_received: None,
-        packets_sent: None,
-        receive_dropped: None,
-        transmit_dropped: None,
-        receive_errors: None,
-        transmit_errors: None,
+        counters: NicCounters::default(),
         error: Some("exit status 1: Error: no such NIC".to_string()),
     };
     h.uplinks = vec![known, unknown];
