@@ -7,7 +7,8 @@ use super::scrape::{render, Collector, InFlight, Outcome, Probes, Refused};
 use super::vcenter::Fleet;
 use crate::source::targets::{self, Meaning};
 use crate::source::Via;
-use pvrdma_engine::capture::HostCapture;
+use pvrdma_engine::capture::{HostCapture, VmChoice};
+use pvrdma_engine::diagnose::Selection;
 use pvrdma_engine::report::prometheus::Scope;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -127,15 +128,14 @@ impl Exporter {
         deadline: Instant,
     ) -> Result<String, Refused> {
         let config = self.config();
-        let (members, via, scope) = match targets::meaning(
-            target,
-            &Offered {
-                config: &config,
-                fleet: &self.vcenter,
-            },
-        ) {
-            Meaning::Hosts { hosts, via, fleet } => {
-                (hosts, via, if fleet { Scope::Fleet } else { Scope::SingleTarget })
+        let offered = Offered {
+            config: &config,
+            fleet: &self.vcenter,
+        };
+        let (members, via, scope, vms) = match targets::meaning(target, &offered) {
+            Meaning::Hosts { hosts, via, fleet, vms } => {
+                let scope = if fleet { Scope::Fleet } else { Scope::SingleTarget };
+                (hosts, via, scope, vms)
             }
             Meaning::Unavailable(why) => {
                 self.vcenter.unavailable.inc();
@@ -153,7 +153,8 @@ impl Exporter {
                 self.vcenter.unavailable.inc();
                 Refused::unavailable(why)
             })?;
-            return self.judge_configuration(&config, target, module, captures, scope, start);
+            let judged = Judged { captures, scope, vms };
+            return self.judge_configuration(&config, target, module, judged, start);
         }
         let (module_name, module) = config.module_for(target, module).map_err(|e| {
             self.metrics.probes_rejected.inc();
@@ -162,7 +163,8 @@ impl Exporter {
         self.metrics.probes.inc();
         let _in_flight = InFlight::new(&self.metrics);
         let key = (target.to_string(), module_name.to_string());
-        let outcome = self.probes.run(key, members, module, start, deadline).await;
+        let selection = narrowed(&module.fleet_checks, vms.as_ref());
+        let outcome = self.probes.run(key, members, module, selection, start, deadline).await;
         if !outcome.up {
             self.metrics.probe_failures.inc();
         }
@@ -176,8 +178,7 @@ impl Exporter {
         config: &Config,
         target: &str,
         module: Option<&str>,
-        captures: Vec<HostCapture>,
-        scope: Scope,
+        judged: Judged,
         start: Instant,
     ) -> Result<String, Refused> {
         let (_, module) = config.module_for(target, module).map_err(|e| {
@@ -185,8 +186,10 @@ impl Exporter {
             Refused::not_allowed(e)
         })?;
         self.metrics.probes.inc();
+        let Judged { captures, scope, vms } = judged;
+        let selection = narrowed(&module.fleet_checks, vms.as_ref());
         let outcome = Outcome {
-            diagnosis: pvrdma_engine::diagnose::diagnose_selected(&captures, &module.fleet_checks),
+            diagnosis: pvrdma_engine::diagnose::diagnose_selected(&captures, &selection),
             up: captures.iter().all(|c| c.error.is_none()),
             finished: self
                 .vcenter
@@ -200,6 +203,23 @@ impl Exporter {
     }
 }
 
+/// What a probe judged from the configuration last read from vCenter judges: the hosts'
+/// configuration, as one fleet or a host alone, and the VMs reported (`None`: every VM).
+struct Judged {
+    captures: Vec<HostCapture>,
+    scope: Scope,
+    vms: Option<VmChoice>,
+}
+
+/// A module's selection, narrowed to the VMs a target chose when it chose some, as `--vm`
+/// narrows a run: their adapters, their VM checks and the transports between them.
+fn narrowed(module: &Selection, vms: Option<&VmChoice>) -> Selection {
+    match vms {
+        Some(chosen) => module.clone().chosen(chosen),
+        None => module.clone(),
+    }
+}
+
 /// What the exporter offers to probe now, as the host source asks it: its configuration's
 /// groups and targets, and the hosts its vCenter groups have.
 struct Offered<'a> {
@@ -208,15 +228,23 @@ struct Offered<'a> {
 }
 
 impl targets::Offer for Offered<'_> {
-    fn group(&self, name: &str) -> Option<(targets::GroupHosts, Via)> {
+    fn group(&self, name: &str) -> Option<targets::Group> {
         if let Some(g) = self.config.groups.get(name) {
-            return Some((Ok(g.members.clone()), Via::Ssh));
+            return Some(targets::Group {
+                hosts: Ok(g.members.clone()),
+                via: Via::Ssh,
+                vms: None,
+            });
         }
         let hosts = self.fleet.members(name)?;
-        Some((hosts, self.via(name)))
+        Some(targets::Group {
+            hosts,
+            via: self.via(name),
+            vms: self.fleet.chosen_vms(name),
+        })
     }
 
-    fn vcenter_groups_having(&self, host: &str) -> Vec<Via> {
+    fn vcenter_groups_having(&self, host: &str) -> Vec<targets::Having> {
         self.config
             .vcenter
             .groups
@@ -227,7 +255,10 @@ impl targets::Offer for Offered<'_> {
                     .and_then(Result::ok)
                     .is_some_and(|m| m.iter().any(|h| h == host))
             })
-            .map(|name| self.via(name))
+            .map(|name| targets::Having {
+                via: self.via(name),
+                vms: self.fleet.chosen_vms_on(name, host),
+            })
             .collect()
     }
 

@@ -18,7 +18,7 @@ use crate::collect::ssh::{ProcessBudget, RunBudget};
 use crate::live::{LiveOptions, OnHostRead, RunDeadline};
 use futures::future::LocalBoxFuture;
 use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture};
-use pvrdma_engine::diagnose::{Diagnosis, HostDiagnosis, Selection};
+use pvrdma_engine::diagnose::{Diagnosis, KnownHost, Selection};
 use pvrdma_engine::report::prometheus::{PrometheusOptions, Scope};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -103,10 +103,10 @@ struct Flight {
 
 /// The hosts a collection has read so far, each diagnosed the moment it was read: what a
 /// scrape whose deadline comes before the collection's end is answered with.
-type HostsRead = Arc<Mutex<BTreeMap<String, HostDiagnosis>>>;
+type HostsRead = Arc<Mutex<BTreeMap<String, KnownHost>>>;
 
 /// What is in `read` now (a poisoned lock is only a host's diagnosis that panicked).
-fn lock(read: &HostsRead) -> std::sync::MutexGuard<'_, BTreeMap<String, HostDiagnosis>> {
+fn lock(read: &HostsRead) -> std::sync::MutexGuard<'_, BTreeMap<String, KnownHost>> {
     read.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -160,13 +160,15 @@ impl Probes {
         self.output_budget.resize(bytes);
     }
 
-    /// The outcome of probing `members` (the target and module of `key`) for a scrape due
-    /// at `deadline`: joins the collection of `key` in flight, or starts it.
+    /// The outcome of probing `members` (the target and module of `key`), diagnosed as
+    /// `selection` says, for a scrape due at `deadline`: joins the collection of `key` in
+    /// flight, or starts it.
     pub(super) async fn run(
         self: &Rc<Self>,
         key: Key,
         members: Vec<String>,
         module: &Module,
+        selection: Selection,
         start: Instant,
         deadline: Instant,
     ) -> Arc<Outcome> {
@@ -189,10 +191,10 @@ impl Probes {
                 });
                 (rx, read)
             }
-            None => self.start_collection(key, members.clone(), module.clone(), deadline),
+            None => self.start_collection(key, members.clone(), module.clone(), selection.clone(), deadline),
         };
         let waited = tokio::time::timeout_at(deadline, pending.wait_for(Option::is_some)).await;
-        let expired = || self.expired(&members, &read, &module.fleet_checks, deadline - start);
+        let expired = || self.expired(&members, &read, &selection, deadline - start);
         match waited {
             Ok(Ok(v)) => v.clone().unwrap_or_else(expired),
             _ => {
@@ -244,6 +246,7 @@ impl Probes {
         key: Key,
         members: Vec<String>,
         module: Module,
+        selection: Selection,
         deadline: Instant,
     ) -> (Pending, HostsRead) {
         let (tx, rx) = watch::channel(None);
@@ -261,7 +264,9 @@ impl Probes {
         let hosts_read = read.clone();
         tokio::task::spawn_local(async move {
             probes.metrics.collections_in_flight.inc();
-            let outcome = probes.collect(members, module, stop.subscribe(), hosts_read).await;
+            let outcome = probes
+                .collect(members, module, selection, stop.subscribe(), hosts_read)
+                .await;
             probes.inflight.borrow_mut().remove(&key);
             probes.metrics.collections_in_flight.sub(1);
             let _ = tx.send(Some(Arc::new(outcome)));
@@ -270,11 +275,12 @@ impl Probes {
     }
 
     /// Waits for host slots (until the collection's stop), collects, diagnoses each host
-    /// as it is read (into `read`) and the rest at the end.
+    /// as it is read (into `read`) and the rest at the end, as `selection` says.
     async fn collect(
         &self,
         members: Vec<String>,
         module: Module,
+        selection: Selection,
         stop: watch::Receiver<Instant>,
         read: HostsRead,
     ) -> Outcome {
@@ -309,8 +315,9 @@ impl Probes {
                 });
                 live.run_budget = Some(run_budget.clone());
                 let into = read.clone();
+                let narrowed = selection.clone();
                 live.on_host_read = Some(OnHostRead(Arc::new(move |capture: &HostCapture| {
-                    let host = pvrdma_engine::diagnose::diagnose_host(capture);
+                    let host = narrowed.diagnose_host(capture);
                     lock(&into).insert(capture.host.clone(), host);
                 })));
                 let captures = self.collector.collect(live).await;
@@ -349,7 +356,7 @@ impl Probes {
             .count();
         self.metrics.outputs_cut_by_budget.add(cut as u64);
         let mut known = std::mem::take(&mut *lock(&read));
-        let diagnosis = pvrdma_engine::diagnose::diagnose_selected_known(&captures, &mut known, &module.fleet_checks);
+        let diagnosis = pvrdma_engine::diagnose::diagnose_selected_known(&captures, &mut known, &selection);
         // The outputs go, and their bytes back to the process's budget.
         drop(captures);
         drop(run_budget);

@@ -560,3 +560,87 @@ fn a_host_reached_of_which_nothing_was_read_is_up_0_counted_and_logged() {
         lines[0]
     );
 }
+
+/// The VMs an exposition's adapter series name, sorted and once each.
+fn adapter_vms(text: &str) -> Vec<String> {
+    let mut vms: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("pvrdma_adapter_verdict{"))
+        .filter_map(|l| l.split("vm_name=\"").nth(1)?.split('"').next().map(str::to_string))
+        .collect();
+    vms.sort();
+    vms.dedup();
+    vms
+}
+
+/// A `vm:` group read over SSH reports its chosen VMs' adapters and the pairs between
+/// them, as `--vm` narrows a run; a host of it probed alone, the chosen VM on it.
+#[test]
+fn a_vm_group_probed_over_ssh_reports_only_its_chosen_vms() {
+    use pvrdma_vsphere::{ConnectionState, Host, Inventory, PowerState, Vm};
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("pw"), "pw\n").expect("password file");
+    let yaml = format!(
+        "vcenters:\n  lab: {{url: vc01, user: u, password_file: {}/pw}}\ngroups:\n  mpi: {{vcenter: lab, vm: [hpc-node01, hpc-node02]}}\n",
+        dir.path().display()
+    );
+    let config = Config::parse(&yaml).expect("valid test configuration");
+    let e = Exporter::new(config.clone(), Box::new(SampleCollector("three-vms-one-host")));
+    // vCenter places the sample's VMs where their hosts run them.
+    let host = |name: &str| Host {
+        id: format!("host-{name}"),
+        name: name.into(),
+        datacenter: "Lab".into(),
+        cluster: Some("HPC".into()),
+        cluster_path: Some("/Lab/host/HPC".into()),
+        connection_state: ConnectionState::Connected,
+        in_maintenance: false,
+    };
+    let vm = |name: &str, on: &str| Vm {
+        id: format!("vm-{name}"),
+        name: name.into(),
+        host: Some(format!("host-{on}")),
+        power_state: PowerState::PoweredOn,
+    };
+    let inventory = Inventory {
+        hosts: vec![host("esx01"), host("esx02"), host("esx03")],
+        vms: vec![
+            vm("hpc-node01", "esx01"),
+            vm("hpc-node04", "esx01"),
+            vm("hpc-node05", "esx01"),
+            vm("hpc-node02", "esx02"),
+            vm("hpc-node03", "esx03"),
+        ],
+    };
+    let generation = e.vcenter.sync(&config);
+    let read = crate::source::follow::Snapshot {
+        inventory,
+        read_at: std::time::SystemTime::now(),
+    };
+    e.vcenter.apply(&config, generation, "lab", Ok(&read), read.read_at);
+    run(async move {
+        let group = scrape(&e, "mpi", Duration::from_secs(10)).await.expect("allowed");
+        assert_eq!(adapter_vms(&group), ["hpc-node01", "hpc-node02"], "{group}");
+        for vm in ["hpc-node01", "hpc-node02"] {
+            assert!(
+                group.contains(&format!("\npvrdma_vm_diagnosed{{vm_name=\"{vm}\"}} 1\n")),
+                "{group}"
+            );
+        }
+        // One adapter each on two hosts: one pair between them.
+        let pairs: u64 = group
+            .lines()
+            .filter(|l| l.starts_with("pvrdma_adapter_pairs{"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum();
+        assert_eq!(pairs, 1, "{group}");
+        let alone = scrape(&e, "esx01", Duration::from_secs(10)).await.expect("allowed");
+        assert_eq!(adapter_vms(&alone), ["hpc-node01"], "{alone}");
+        let refused = scrape(&e, "esx03", Duration::from_secs(10)).await.unwrap_err();
+        assert!(
+            refused.why.contains("allow-list") && !refused.unavailable,
+            "esx03 runs no chosen VM, so it is not the group's: {}",
+            refused.why
+        );
+    });
+}

@@ -16,7 +16,7 @@ use super::config::{Config, InForce};
 use super::metrics::Value;
 use crate::source::follow::{Feed, Followed, Follower, Logout, Snapshot, STOP_GRACE};
 use crate::source::Reading;
-use pvrdma_engine::capture::HostCapture;
+use pvrdma_engine::capture::{HostCapture, VmChoice};
 use pvrdma_vsphere::{Selected, Selection};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -37,6 +37,9 @@ pub struct Member {
     /// The cluster's inventory path, which tells apart same-named clusters of one
     /// datacenter filed in different folders.
     pub cluster_path: Option<String>,
+    /// The chosen VMs vCenter has running on it (a `vm:` group's; empty for a group that
+    /// chooses no VM).
+    pub vms: Vec<String>,
 }
 
 /// One group's hosts as last read.
@@ -48,6 +51,9 @@ struct GroupState {
     followed: Followed,
     /// `None` until a read of its vCenter has selected them once.
     hosts: Option<Vec<Member>>,
+    /// A `vm:` group's chosen VMs as the last read placed them (those on hosts it skipped
+    /// apart); `None` for a group that chooses no VM, or before a first read.
+    vms: Option<VmChoice>,
     /// Whether the last read of its vCenter gave its hosts (else they are older).
     current: bool,
     /// Why the hosts are not current (or why there are none), for the log and a 503.
@@ -87,6 +93,7 @@ impl GroupState {
             vcenter: vcenter.to_string(),
             followed: Followed::new(selection.clone()),
             hosts: None,
+            vms: None,
             current: false,
             why: None,
             read_at: None,
@@ -145,6 +152,7 @@ impl GroupState {
             )
         });
         self.hosts = Some(members);
+        self.vms = reading.vms();
         self.current = true;
         self.read_at = Some(reading.read_at);
     }
@@ -259,6 +267,22 @@ impl Fleet {
         lines
     }
 
+    /// The VMs vCenter group `group` chose, as its last read placed them: `None` when it
+    /// is not one, or chooses no VM (it reports every VM of its hosts).
+    pub fn chosen_vms(&self, group: &str) -> Option<VmChoice> {
+        self.groups.borrow().get(group)?.vms.clone()
+    }
+
+    /// The VMs vCenter group `group` chose that run on `host` as its last read placed
+    /// them: `None` when it is not one, does not have `host`, or chooses no VM.
+    pub fn chosen_vms_on(&self, group: &str, host: &str) -> Option<Vec<String>> {
+        let groups = self.groups.borrow();
+        let g = groups.get(group)?;
+        g.vms.as_ref()?;
+        let member = g.hosts.as_ref()?.iter().find(|m| m.name == host)?;
+        Some(member.vms.clone())
+    }
+
     /// The hosts of vCenter group `group`: `None` when it is not one; an error saying
     /// why when it has none to probe (never read yet, or none selected now).
     pub fn members(&self, group: &str) -> Option<Result<Vec<String>, String>> {
@@ -303,6 +327,7 @@ fn probeable(config: &Config, group: &str, selected: &Selected, lines: &mut Vec<
                 datacenter: h.datacenter.clone(),
                 cluster: h.cluster.clone(),
                 cluster_path: h.cluster_path.clone(),
+                vms: h.vms.clone(),
             }),
         }
     }

@@ -55,29 +55,27 @@ pub fn diagnose_selected(captures: &[HostCapture], selection: &Selection) -> Dia
 }
 
 /// [`diagnose_selected`] for hosts of which some were diagnosed already, each the moment
-/// it was read (`known`, by host name; taken out as used): an exporter does so, to answer
-/// a scrape whose deadline comes before the end of the collection with the hosts read by
-/// then, and a host is not diagnosed twice. A capture whose host is in `known` is not
-/// looked at, except for its path probe's results.
+/// it was read (`known`, by host name; taken out as used), by [`Selection::diagnose_host`]
+/// with the same selection: an exporter does so, to answer a scrape whose deadline comes
+/// before the end of the collection with the hosts read by then, and a host is not
+/// diagnosed twice. A capture whose host is in `known` is not looked at, except for its
+/// path probe's results.
 pub fn diagnose_selected_known(
     captures: &[HostCapture],
-    known: &mut BTreeMap<String, HostDiagnosis>,
+    known: &mut BTreeMap<String, KnownHost>,
     selection: &Selection,
 ) -> Diagnosis {
     let mut found: BTreeSet<String> = BTreeSet::new();
     let mut unread: Vec<String> = Vec::new();
     let hosts: Vec<HostDiagnosis> = captures
         .iter()
-        .map(|c| match (known.remove(&c.host), &selection.vms) {
-            (Some(h), None) => h,
-            (_, scope) => {
-                let (h, running) = diagnose_host_in(c, scope.as_ref());
-                match running {
-                    Some(names) => found.extend(names),
-                    None => unread.push(c.host.clone()),
-                }
-                h
+        .map(|c| {
+            let k = known.remove(&c.host).unwrap_or_else(|| selection.diagnose_host(c));
+            match k.running {
+                Some(names) => found.extend(names),
+                None => unread.push(c.host.clone()),
             }
+            k.diagnosis
         })
         .collect();
     let probes = probe::results(captures, &hosts);
@@ -87,6 +85,17 @@ pub fn diagnose_selected_known(
         .as_ref()
         .map(|names| scope::vm_scope(names, &selection.vms_left_out, &found, unread));
     diagnosis
+}
+
+/// A host diagnosed as a selection narrows it ([`Selection::diagnose_host`]), with the
+/// chosen VMs found running there: what [`diagnose_selected_known`] takes for a host
+/// diagnosed the moment it was read.
+#[derive(Debug, Clone)]
+pub struct KnownHost {
+    diagnosis: HostDiagnosis,
+    /// The chosen VMs running there (`None`: its VM list could not be read, or the
+    /// selection chose no VM).
+    running: Option<Vec<String>>,
 }
 
 /// Which checks across hosts a diagnosis judges: every one (the default), or those named
@@ -139,6 +148,12 @@ impl Selection {
             vms: Some(names.into_iter().collect()),
             ..self
         }
+    }
+
+    /// Diagnoses one host, narrowed to the chosen VMs when the selection has some.
+    pub fn diagnose_host(&self, capture: &HostCapture) -> KnownHost {
+        let (diagnosis, running) = diagnose_host_in(capture, self.vms.as_ref());
+        KnownHost { diagnosis, running }
     }
 
     /// Whether the diagnosis judges check `id`.
