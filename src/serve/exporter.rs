@@ -98,7 +98,7 @@ impl Exporter {
             self.probes.max_hosts(),
             self.config().limits.max_connections,
         );
-        self.vcenter.render(&mut text);
+        self.vcenter.render(&self.config(), &mut text, SystemTime::now());
         text
     }
 
@@ -195,6 +195,7 @@ impl Exporter {
                 .vcenter
                 .configuration_read_at(&captures)
                 .unwrap_or_else(SystemTime::now),
+            vcenter_read_stale: Some(self.vcenter.configuration_stale(&captures, SystemTime::now())),
         };
         if !outcome.up {
             self.metrics.probe_failures.inc();

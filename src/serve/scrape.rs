@@ -64,6 +64,9 @@ pub struct Outcome {
     /// command outputs arrived whole (see [`nothing_read`]).
     pub up: bool,
     pub finished: SystemTime,
+    /// A probe judged from the configuration read from vCenter: whether that read is
+    /// stale (see [`super::vcenter`]); `None` for a probe over SSH.
+    pub vcenter_read_stale: Option<bool>,
 }
 
 /// Why a probe request is refused: nothing was attempted.
@@ -235,6 +238,7 @@ impl Probes {
             diagnosis: pvrdma_engine::diagnose::diagnose_selected_known(&captures, &mut known, selection),
             up: false,
             finished: SystemTime::now(),
+            vcenter_read_stale: None,
         })
     }
 
@@ -364,6 +368,7 @@ impl Probes {
             diagnosis,
             up,
             finished: SystemTime::now(),
+            vcenter_read_stale: None,
         }
     }
 }
@@ -457,6 +462,14 @@ pub(super) fn render(outcome: &Outcome, scope: Scope, elapsed: Duration) -> Stri
     );
     up.add(Vec::new(), if outcome.up { "1" } else { "0" });
     up.write(&mut text);
+    if let Some(stale) = outcome.vcenter_read_stale {
+        let mut family = Family::new(
+            "pvrdma_vcenter_read_stale",
+            "A probe judged from the configuration read from vCenter (no_ssh): 1 when a host's configuration is older than its vCenter's refresh plus timeout (vCenter could not be read since; pvrdma_last_run_timestamp_seconds is when the oldest was read), else 0; absent for a probe over SSH.",
+        );
+        family.add(Vec::new(), if stale { "1" } else { "0" });
+        family.write(&mut text);
+    }
     let mut took = Family::new(
         "pvrdma_probe_duration_seconds",
         "How long the exporter took to answer this probe, in seconds.",

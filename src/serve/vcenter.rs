@@ -26,6 +26,7 @@ use tokio::sync::watch;
 
 mod configs;
 pub mod expose;
+mod freshness;
 
 /// A host of a vCenter group, where vCenter has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +61,9 @@ struct GroupState {
     why: Option<String>,
     /// The last time a read selected them.
     read_at: Option<SystemTime>,
+    /// When the exporter began following it (start, or the reload that changed it): a
+    /// first read that takes longer than its vCenter's timeout leaves it stale.
+    since: SystemTime,
 }
 
 /// One vCenter's reads.
@@ -88,7 +92,7 @@ pub struct Fleet {
 }
 
 impl GroupState {
-    fn new(vcenter: &str, selection: &Selection) -> GroupState {
+    fn new(vcenter: &str, selection: &Selection, since: SystemTime) -> GroupState {
         GroupState {
             vcenter: vcenter.to_string(),
             followed: Followed::new(selection.clone()),
@@ -97,6 +101,7 @@ impl GroupState {
             current: false,
             why: None,
             read_at: None,
+            since,
         }
     }
 }
@@ -196,7 +201,7 @@ impl Fleet {
             let state = old
                 .remove(name)
                 .filter(|s| same_vcenter && s.vcenter == g.vcenter && s.followed.selection() == &g.selection)
-                .unwrap_or_else(|| GroupState::new(&g.vcenter, &g.selection));
+                .unwrap_or_else(|| GroupState::new(&g.vcenter, &g.selection, SystemTime::now()));
             groups.insert(name.clone(), state);
         }
         let generation = self.generation.get() + 1;
@@ -428,7 +433,7 @@ impl Feed for Fed {
         match read {
             Ok(captures) => self
                 .fleet
-                .store_configuration(self.generation, captures, SystemTime::now()),
+                .store_configuration(self.generation, &self.name, captures, SystemTime::now()),
             Err(e) => log(&format!(
                 "vCenter {}: the configuration of {} cannot be read: {}; probes judge the last one read",
                 self.name,

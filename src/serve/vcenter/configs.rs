@@ -12,7 +12,9 @@ use std::time::SystemTime;
 #[derive(Debug, Clone)]
 pub(super) struct ReadConfiguration {
     capture: HostCapture,
-    read_at: SystemTime,
+    pub(super) read_at: SystemTime,
+    /// The `vcenters:` key it was read from: its refresh and timeout say when it is stale.
+    pub(super) vcenter: String,
 }
 
 impl Fleet {
@@ -34,14 +36,20 @@ impl Fleet {
         names
     }
 
-    /// Keeps a read of hosts' configuration (from a follower of this generation).
-    pub fn store_configuration(&self, generation: u64, captures: Vec<HostCapture>, now: SystemTime) {
+    /// Keeps a read of hosts' configuration from vCenter `vcenter` (by a follower of this
+    /// generation).
+    pub fn store_configuration(&self, generation: u64, vcenter: &str, captures: Vec<HostCapture>, now: SystemTime) {
         if generation != self.generation.get() {
             return;
         }
         let mut configs = self.configs.borrow_mut();
         for capture in captures {
-            configs.insert(capture.host.clone(), ReadConfiguration { capture, read_at: now });
+            let read = ReadConfiguration {
+                capture,
+                read_at: now,
+                vcenter: vcenter.to_string(),
+            };
+            configs.insert(read.capture.host.clone(), read);
         }
     }
 
