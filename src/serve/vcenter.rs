@@ -447,7 +447,7 @@ impl Feed for Fed {
         let name = &self.name;
         log(&match logout {
             Logout::Done => format!("vCenter {name}: session logged out"),
-            Logout::Failed(e) => format!("vCenter {name}: the logout failed: {e}"),
+            Logout::Failed(e) => format!("vCenter {name}: the logout failed: {}", e.worded(&KEYS)),
             Logout::NoAnswer => format!(
                 "vCenter {name}: no answer to the logout within {}s; vCenter ends the session when it times out",
                 STOP_GRACE.as_secs()
