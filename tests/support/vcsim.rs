@@ -370,6 +370,13 @@ impl Vcsim {
         self.command(&format!("state {host} {state}"));
     }
 
+    /// Renews the server's certificate (the same CA signs a new key, as a VMCA renewal
+    /// does) and closes the connections open, as the services' restart does: its new
+    /// SHA-256 thumbprint, in vSphere's colon form.
+    pub fn new_certificate(&mut self) -> String {
+        self.command("new-certificate")
+    }
+
     /// Ends every session, as vCenter does when they sit idle too long.
     pub fn expire_sessions(&mut self) {
         self.command("expire-sessions");

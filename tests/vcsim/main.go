@@ -10,7 +10,8 @@
 // signs itself, as an appliance's own, written there instead), prints one JSON line
 // {"url": ..., "thumbprint": ..., "ca": ...} and then answers commands on stdin, one line
 // each: `sessions`, `move VM HOST`, `maintenance HOST on|off`,
-// `state HOST connected|disconnected|notResponding`, `expire-sessions`, and two that
+// `state HOST connected|disconnected|notResponding`, `expire-sessions`,
+// `new-certificate` (renewed by the same CA; answers its thumbprint), and two that
 // make the next RetrievePropertiesEx misbehave as a loaded vCenter can: `fail-next`
 // (a SystemError fault) and `delay-next SECONDS`. EOF ends it.
 //
@@ -191,14 +192,33 @@ func main() {
 	pc.Self = model.ServiceContent.PropertyCollector
 	simulator.Map.Put(pc)
 
-	cert, thumbprint := certificates(*caOut)
+	authority = newCA(*caOut)
+	cert, thumbprint := authority.sign()
 	if *selfSigned {
 		cert, thumbprint = selfSignedCertificate(*caOut)
 	}
+	serving.cert = cert
 	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(*user, *password)}
-	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	// Each handshake takes the certificate served now, so `new-certificate` can renew it
+	// while the server runs (a ClientHello to an IP address carries no server name, so
+	// GetCertificate would not be asked). No session is resumed: a client resuming one
+	// would not see a renewed certificate, where vCenter's restarted services, their
+	// ticket keys new, make it.
+	model.Service.TLS = &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			serving.Lock()
+			defer serving.Unlock()
+			return &tls.Config{
+				Certificates:           []tls.Certificate{serving.cert},
+				ClientAuth:             tls.RequestClientCert,
+				SessionTicketsDisabled: true,
+			}, nil
+		},
+	}
 	server := model.Service.NewServer()
 	defer server.Close()
+	closeConnections = server.CloseClientConnections
 	// Record each request's SOAPAction, the API release it asks answers for (no request
 	// arrives before the URL is printed below).
 	sdk := server.Config.Handler
@@ -590,6 +610,15 @@ func commands(c *vim25.Client, in *bufio.Scanner) {
 		switch {
 		case len(f) == 1 && f[0] == "sessions":
 			reply = fmt.Sprint(len(sessionKeys()))
+		case len(f) == 1 && f[0] == "new-certificate":
+			// vCenter's certificate renewed (same CA, new key), as after a VMCA renewal,
+			// which restarts its services: the connections open are closed.
+			cert, thumbprint := authority.sign()
+			serving.Lock()
+			serving.cert = cert
+			serving.Unlock()
+			closeConnections()
+			reply = thumbprint
 		case len(f) == 1 && f[0] == "expire-sessions":
 			if keys := sessionKeys(); len(keys) > 0 {
 				res := simulator.Map.SessionManager().TerminateSession(
@@ -733,14 +762,32 @@ func (pc *pagingCollector) page(objects []types.ObjectContent, max int) *types.R
 	return result
 }
 
-// certificates makes a CA (written to caOut as PEM) and a server certificate it signs
-// for 127.0.0.1 and localhost, both ECDSA P-256; returns the server's and its SHA-256
-// thumbprint in vSphere's colon form.
-func certificates(caOut string) (tls.Certificate, string) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// serving holds the certificate the server presents now.
+var serving struct {
+	sync.Mutex
+	cert tls.Certificate
+}
+
+// authority signs the server's certificates; closeConnections ends the connections open.
+var (
+	authority        *certificateAuthority
+	closeConnections func()
+)
+
+type certificateAuthority struct {
+	cert   *x509.Certificate
+	der    []byte
+	key    *ecdsa.PrivateKey
+	serial int64
+}
+
+// newCA makes a CA, ECDSA P-256, written to caOut as PEM (as vCenter's VMCA root is
+// downloaded).
+func newCA(caOut string) *certificateAuthority {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	check(err)
 	now := time.Now()
-	caTmpl := &x509.Certificate{
+	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "vcsim-test CA"},
 		NotBefore:             now.Add(-time.Hour),
@@ -749,13 +796,23 @@ func certificates(caOut string) (tls.Certificate, string) {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
-	caDer, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	check(err)
-	check(os.WriteFile(caOut, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDer}), 0o644))
+	check(os.WriteFile(caOut, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	cert, err := x509.ParseCertificate(der)
+	check(err)
+	return &certificateAuthority{cert: cert, der: der, key: key, serial: 1}
+}
+
+// sign makes a server certificate for 127.0.0.1 and localhost with a key of its own,
+// ECDSA P-256; returns it and its SHA-256 thumbprint in vSphere's colon form.
+func (ca *certificateAuthority) sign() (tls.Certificate, string) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	check(err)
+	ca.serial++
+	now := time.Now()
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
+		SerialNumber: big.NewInt(ca.serial),
 		Subject:      pkix.Name{CommonName: "localhost"},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(24 * time.Hour),
@@ -764,14 +821,14 @@ func certificates(caOut string) (tls.Certificate, string) {
 		DNSNames:     []string{"localhost"},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &key.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	check(err)
 	sum := sha256.Sum256(der)
 	hex := make([]string, len(sum))
 	for i, b := range sum {
 		hex[i] = fmt.Sprintf("%02X", b)
 	}
-	return tls.Certificate{Certificate: [][]byte{der, caDer}, PrivateKey: key}, strings.Join(hex, ":")
+	return tls.Certificate{Certificate: [][]byte{der, ca.der}, PrivateKey: key}, strings.Join(hex, ":")
 }
 
 // selfSignedCertificate makes a certificate that signs itself and says it is a CA (basic
