@@ -8,6 +8,7 @@ mod support;
 mod alerting;
 mod alerting_host_fault;
 mod alerting_rules;
+mod api_names;
 mod bundle;
 mod bundle_cli;
 mod cli;
