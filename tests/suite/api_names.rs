@@ -2,7 +2,8 @@
 //! refers to NICs, standard switches and port groups by keys
 //! (`key-vim.host.PhysicalNic-vmnic2`) and gives the build bare, where esxcli prints
 //! `Releasebuild-`: neither may reach what a user reads (a report in any format, a metric
-//! label, a log line).
+//! label, a log line), and a baseline the tool wrote when it still showed keys compares
+//! with a run that names them without a change that did not happen.
 use crate::no_ssh::{configured, no_ssh, vm, SshPort};
 use crate::support::client::Doctor;
 use crate::support::vcsim::{Spec, Vcsim, VmknicSpec, VswitchSpec};
@@ -178,4 +179,83 @@ fn bundle_file(bundle: &Path, name: &str) -> String {
         .expect("tar");
     assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// The JSON report the tool wrote for [`fleet_with_a_recorded_baseline`] before it named
+/// the API's keys and builds as esxcli does (its summaries say
+/// `key-vim.host.PhysicalNic-vmnic2` and `build Releasebuild-21930508`): the same answers
+/// of the simulator, diagnosed by that release.
+const BASELINE_WITH_KEYS: &str = "tests/fixtures/report-with-api-keys.json";
+
+/// One healthy host, one with the pvrdma ruleset off, one whose vDS teams the HCA.
+fn fleet_with_a_recorded_baseline() -> Spec {
+    Spec::one_cluster(
+        "Lab",
+        "HPC",
+        vec![
+            configured("esx01", 11, |_| {}),
+            configured("esx02", 12, |p| p.firewall = false),
+            configured("esx03", 13, |p| p.dvs[0].uplinks.push("vmnic3".into())),
+        ],
+        (1..=3)
+            .map(|n| {
+                vm(
+                    &format!("hpc-node0{n}"),
+                    &format!("esx0{n}"),
+                    "vmx-19",
+                    true,
+                    &["rocev2"],
+                )
+            })
+            .collect(),
+    )
+}
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_baseline_recorded_when_the_api_showed_keys_compares_without_a_spurious_change() {
+    let baseline = Path::new(env!("CARGO_MANIFEST_DIR")).join(BASELINE_WITH_KEYS);
+    let recorded = std::fs::read_to_string(&baseline).expect("the recorded baseline");
+    for spelling in ["key-vim.host.PhysicalNic-vmnic2", "(build Releasebuild-21930508)"] {
+        assert!(
+            recorded.contains(spelling),
+            "the baseline is of the old shape: {spelling}"
+        );
+    }
+    let mut sim = Vcsim::start(&fleet_with_a_recorded_baseline());
+    let trap = SshPort::trap();
+    let run = |format: &str| {
+        Doctor::new()
+            .reading(&sim)
+            .arg("-F")
+            .arg(&trap.config)
+            .args(["--no-ssh", "--cluster", "HPC", "--format", format, "--color", "never"])
+            .arg("--baseline")
+            .arg(&baseline)
+            .env("COLUMNS", "200")
+            .timeout(Duration::from_secs(120))
+            .run()
+    };
+    let json = run("json");
+    assert_eq!(json.code, Some(1), "{}", json.stderr);
+    let report = json.json();
+    assert_named("the report against the old baseline", &json.stdout);
+    assert!(
+        report["changes_since"].is_string(),
+        "{json:?}",
+        json = report["changes_since"]
+    );
+    assert_eq!(
+        report["changes"],
+        serde_json::json!([]),
+        "the same fleet, read the same way: {:#}",
+        report["changes"]
+    );
+    let human = run("human");
+    assert!(
+        human.stdout.lines().any(|l| l.starts_with("No change since ")),
+        "{}",
+        human.stdout
+    );
+    assert_eq!(sim.sessions(), 0);
 }
