@@ -33,6 +33,7 @@ mod probe;
 mod prometheus;
 mod readme;
 mod redact;
+mod redact_vcenter;
 mod sample_from_bundle;
 mod schema;
 mod serve;
