@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn configured(name: &str, last: u8, change: impl FnOnce(&mut PvrdmaSpec)) -> HostSpec {
+pub(crate) fn configured(name: &str, last: u8, change: impl FnOnce(&mut PvrdmaSpec)) -> HostSpec {
     let mut pvrdma = PvrdmaSpec::healthy(last);
     change(&mut pvrdma);
     HostSpec {
@@ -18,7 +18,7 @@ fn configured(name: &str, last: u8, change: impl FnOnce(&mut PvrdmaSpec)) -> Hos
     }
 }
 
-fn vm(name: &str, host: &str, hw: &str, reserved: bool, adapters: &[&str]) -> VmSpec {
+pub(crate) fn vm(name: &str, host: &str, hw: &str, reserved: bool, adapters: &[&str]) -> VmSpec {
     VmSpec {
         hw_version: hw.into(),
         reserved_mb: if reserved { 4096 } else { 0 },
@@ -59,14 +59,14 @@ fn fleet() -> Spec {
 /// An ssh_config that sends every host to one loopback port: a listener there records
 /// any connection (`trap`), or nothing listens and every SSH connection is refused
 /// (`closed`).
-struct SshPort {
+pub(crate) struct SshPort {
     _dir: tempfile::TempDir,
-    config: PathBuf,
+    pub(crate) config: PathBuf,
     listener: Option<TcpListener>,
 }
 
 impl SshPort {
-    fn trap() -> SshPort {
+    pub(crate) fn trap() -> SshPort {
         let listener = TcpListener::bind("127.0.0.1:0").expect("listener");
         listener.set_nonblocking(true).expect("non-blocking");
         let port = listener.local_addr().expect("address").port();
@@ -94,14 +94,14 @@ impl SshPort {
     }
 
     /// Whether an SSH connection came to the trap.
-    fn connected(&self) -> bool {
+    pub(crate) fn connected(&self) -> bool {
         self.listener.as_ref().is_some_and(|l| l.accept().is_ok())
     }
 }
 
 /// The binary reading `sim` with `--no-ssh`, every host sent to `ssh` should anything
 /// try SSH.
-fn no_ssh(sim: &Vcsim, ssh: &SshPort, extra: &[&str]) -> Outcome {
+pub(crate) fn no_ssh(sim: &Vcsim, ssh: &SshPort, extra: &[&str]) -> Outcome {
     Doctor::new()
         .reading(sim)
         .arg("-F")

@@ -253,6 +253,15 @@ fn a_no_ssh_group_is_judged_from_the_configuration_vcenter_gives() {
         !body.contains("verdict=\"hca\"} 1"),
         "no adapter is hca without SSH: {body}"
     );
+    // The version label reads as over SSH, so a host read both ways is one series; no
+    // label carries one of the API's keys.
+    assert!(
+        line(&["host_name=\"esx01\"", "version=\"7.0.3 (build 21930508)\"} 1"]),
+        "{body}"
+    );
+    for spelling in ["key-vim.", "Releasebuild-"] {
+        assert!(!body.contains(spelling), "{spelling}: {body}");
+    }
     // A host of the group probed alone is judged the same way, without SSH.
     let (status, one) = get(&addr, "/probe?target=esx02");
     assert_eq!(status, 200, "{one}");
@@ -260,6 +269,9 @@ fn a_no_ssh_group_is_judged_from_the_configuration_vcenter_gives() {
 
     running.interrupt();
     let out = running.wait(Duration::from_secs(60));
+    for spelling in ["key-vim.", "Releasebuild-"] {
+        assert!(!out.stderr.contains(spelling), "the exporter's log: {}", out.stderr);
+    }
     assert!(
         !out.stderr.contains("cannot connect"),
         "no SSH connection: {}",

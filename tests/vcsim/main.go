@@ -98,6 +98,8 @@ type VMSpec struct {
 	Vrdma       []string `json:"vrdma"`
 	// The uuid of the vDS the adapters' ports are on (empty: no port backing).
 	Dvs string `json:"dvs"`
+	// Each adapter's MAC address, in order (missing or empty: one generated).
+	Macs []string `json:"macs"`
 }
 
 type HostSpec struct {
@@ -118,6 +120,8 @@ type PvrdmaSpec struct {
 	Vmknic   string       `json:"vmknic"`   // Net.PVRDMAVmknic (empty: unset)
 	Vmknics  []VmknicSpec `json:"vmknics"`  // config.network.vnic
 	Dvs      []DvsSpec    `json:"dvs"`      // config.network.proxySwitch
+	// Standard switches beside the dump's vSwitch0 (config.network.vswitch, .portgroup).
+	Vswitches []VswitchSpec `json:"vswitches"`
 }
 
 type RdmaSpec struct {
@@ -136,6 +140,17 @@ type VmknicSpec struct {
 	Netmask string `json:"netmask"`
 	Mtu     int32  `json:"mtu"`
 	Dvs     string `json:"dvs"` // the vDS's uuid it is a port of; empty: a standard portgroup
+	// The standard portgroup it is on when not on a vDS (empty: the dump's Management Network).
+	Portgroup string `json:"portgroup"`
+}
+
+// VswitchSpec is a standard switch as the host reports it: HostVirtualSwitch and the
+// HostPortGroups on it.
+type VswitchSpec struct {
+	Name       string   `json:"name"`
+	Mtu        int32    `json:"mtu"`
+	Uplinks    []string `json:"uplinks"`
+	Portgroups []string `json:"portgroups"`
 }
 
 type DvsSpec struct {
@@ -407,6 +422,12 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 				addPhysicalNic(h, cfg.Network, u)
 			}
 		}
+		for _, v := range p.Vswitches {
+			for _, u := range v.Uplinks {
+				addPhysicalNic(h, cfg.Network, u)
+			}
+			addStandardSwitch(cfg.Network, v)
+		}
 		cfg.Network.RdmaDevice = nil
 		for i, r := range p.Rdma {
 			var backing types.BaseHostRdmaDeviceBacking
@@ -450,9 +471,14 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 					Mtu: v.Mtu,
 				}
 				portgroup := "Management Network"
+				if v.Portgroup != "" {
+					portgroup = v.Portgroup
+				}
+				spec.Portgroup = portgroup
 				if v.Dvs != "" {
 					spec.DistributedVirtualPort = &types.DistributedVirtualSwitchPortConnection{SwitchUuid: v.Dvs, PortKey: v.Device}
 					portgroup = ""
+					spec.Portgroup = ""
 				}
 				cfg.Network.Vnic = append(cfg.Network.Vnic, types.HostVirtualNic{
 					Device: v.Device, Key: "key-vim.host.VirtualNic-" + v.Device, Portgroup: portgroup, Spec: spec,
@@ -480,6 +506,33 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 // physicalNicKey is the key the API refers to a physical NIC by.
 func physicalNicKey(device string) string {
 	return "key-vim.host.PhysicalNic-" + device
+}
+
+// addStandardSwitch adds a standard switch and its port groups as the dump has vSwitch0:
+// the switch lists its port groups and NICs by key (HostVirtualSwitch.portgroup, .pnic),
+// each port group its switch by key (HostPortGroup.vswitch) and by name in its spec.
+func addStandardSwitch(net *types.HostNetworkInfo, v VswitchSpec) {
+	key := "key-vim.host.VirtualSwitch-" + v.Name
+	sw := types.HostVirtualSwitch{
+		Name: v.Name, Key: key, NumPorts: 1536, NumPortsAvailable: 1530, Mtu: v.Mtu,
+		Spec: types.HostVirtualSwitchSpec{
+			NumPorts: 128,
+			Bridge:   &types.HostVirtualSwitchBondBridge{NicDevice: v.Uplinks},
+			Mtu:      v.Mtu,
+		},
+	}
+	for _, u := range v.Uplinks {
+		sw.Pnic = append(sw.Pnic, physicalNicKey(u))
+	}
+	for _, name := range v.Portgroups {
+		pgKey := "key-vim.host.PortGroup-" + name
+		sw.Portgroup = append(sw.Portgroup, pgKey)
+		net.Portgroup = append(net.Portgroup, types.HostPortGroup{
+			Key: pgKey, Vswitch: key,
+			Spec: types.HostPortGroupSpec{Name: name, VswitchName: v.Name, Policy: types.HostNetworkPolicy{}},
+		})
+	}
+	net.Vswitch = append(net.Vswitch, sw)
 }
 
 // addPhysicalNic lists a NIC the spec names in the host's pnic, as the simulator's own
@@ -513,7 +566,7 @@ func addPhysicalNic(h *object.HostSystem, net *types.HostNetworkInfo, device str
 // configureVM sets a VM's hardware version, memory reservation and PVRDMA adapters on
 // the simulator's object (the values a VM's configuration holds after a reconfigure).
 func configureVM(vm *object.VirtualMachine, v *VMSpec) {
-	if v.HwVersion == "" && v.ReservedMB == 0 && !v.LockedToMax && len(v.Vrdma) == 0 && v.Dvs == "" {
+	if v.HwVersion == "" && v.ReservedMB == 0 && !v.LockedToMax && len(v.Vrdma) == 0 && v.Dvs == "" && len(v.Macs) == 0 {
 		return
 	}
 	obj := simulator.Map.Get(vm.Reference()).(*simulator.VirtualMachine)
@@ -534,6 +587,10 @@ func configureVM(vm *object.VirtualMachine, v *VMSpec) {
 			card.DeviceInfo = &types.Description{Label: fmt.Sprintf("Network adapter %d", i+2), Summary: "PVRDMA"}
 			card.AddressType = string(types.VirtualEthernetCardMacTypeGenerated)
 			card.MacAddress = fmt.Sprintf("00:50:56:aa:%02x:%02x", len(vms)%256, i)
+			if i < len(v.Macs) && v.Macs[i] != "" {
+				card.AddressType = string(types.VirtualEthernetCardMacTypeAssigned)
+				card.MacAddress = v.Macs[i]
+			}
 			if v.Dvs != "" {
 				card.Backing = &types.VirtualEthernetCardDistributedVirtualPortBackingInfo{
 					Port: types.DistributedVirtualSwitchPortConnection{SwitchUuid: v.Dvs, PortgroupKey: "dvportgroup-pvrdma"},
