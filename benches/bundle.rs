@@ -78,6 +78,7 @@ fn main() {
         interrupted: false,
         redacted: false,
         vm_scope: None,
+        vm_scope_left_out: Vec::new(),
     };
     time(&format!("write_bundle ({hosts} hosts)"), runs, || {
         write_bundle(&path, &captures, &meta, "{}", "", "", true).expect("write")

@@ -90,11 +90,23 @@ pub fn recorded_run_times(path: &Path) -> Option<(SystemTime, SystemTime)> {
     Some((time("started")?, time("finished")?))
 }
 
-/// The VMs a VM-first run's bundle was narrowed to (`--vm`), as its manifest records them:
-/// `analyze` of the bundle narrows its report the same way. `None` for anything else.
-pub fn recorded_vm_scope(path: &Path) -> Option<Vec<String>> {
+/// The VMs a VM-first run's bundle was narrowed to (`--vm`), as its manifest records them,
+/// those on hosts the run left out apart: `analyze` of the bundle narrows its report the
+/// same way, and says the same VMs not diagnosed. `None` for anything else.
+pub fn recorded_vm_scope(path: &Path) -> Option<pvrdma_engine::capture::VmChoice> {
     let manifest = recorded_manifest(path)?;
-    serde_json::from_value(manifest.get("vm_scope")?.clone()).ok()
+    let names: Vec<String> = serde_json::from_value(manifest.get("vm_scope")?.clone()).ok()?;
+    let left_out: Vec<pvrdma_engine::capture::VmLeftOut> = manifest
+        .get("vm_scope_left_out")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    Some(pvrdma_engine::capture::VmChoice {
+        vms: names
+            .into_iter()
+            .filter(|n| !left_out.iter().any(|v| &v.vm == n))
+            .collect(),
+        left_out,
+    })
 }
 
 /// Which version of pvrdma-doctor wrote a pvrdma-doctor bundle, and whether it is

@@ -87,6 +87,8 @@ struct Snapshot {
     hosts: Vec<(String, HostSnap)>,
     fleet: Vec<(String, String)>,
     probes: Vec<((String, String), String)>,
+    /// A VM-first run's chosen VMs, each `diagnosed` or `not-diagnosed`.
+    vms: Option<Vec<(String, String)>>,
     /// Why each item is what it is, and its fix: what a change to it carries.
     why: BTreeMap<(ChangeKind, Option<String>, String), Why>,
 }
@@ -159,66 +161,80 @@ impl Snapshot {
     fn of(report: &Value) -> Snapshot {
         let mut s = Snapshot::default();
         for h in list(report, "hosts") {
-            let name = text(h, "host");
-            let checks: Vec<(String, String)> = list(h, "checks")
-                .iter()
-                .map(|c| (text(c, "id"), text(c, "status")))
-                .collect();
-            let mut failing_fixes = Vec::new();
-            for c in list(h, "checks") {
-                let remedy = remedy_of(c);
-                if text(c, "status") == "fail" {
-                    failing_fixes.extend(remedy.clone());
-                }
-                let why = Why {
-                    reason: some_text(c, "summary"),
-                    remedy,
-                };
-                s.why
-                    .insert((ChangeKind::Check, Some(name.clone()), text(c, "id")), why);
-            }
-            let error = h.get("error").and_then(|e| some_text(e, "message"));
-            s.why.insert(
-                (ChangeKind::Host, Some(name.clone()), "status".to_string()),
-                Why {
-                    reason: error,
-                    remedy: None,
-                },
-            );
-            let mut adapters: Vec<(String, String)> = Vec::new();
-            for vm in list(h, "vms") {
-                for a in list(vm, "adapters") {
-                    let index = a.get("index").and_then(Value::as_u64).unwrap_or_default();
-                    let base = format!("{}#{index}", text(vm, "name"));
-                    // Two running VMs may share a display name: number the repeats.
-                    let mut id = base.clone();
-                    let mut n = 1;
-                    while adapters.iter().any(|(k, _)| *k == id) {
-                        n += 1;
-                        id = format!("{base} ({n})");
-                    }
-                    let reasons: Vec<&str> = list(a, "reasons").iter().filter_map(Value::as_str).collect();
-                    let why = Why {
-                        reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
-                        remedy: if text(a, "verdict") == "tcp-fallback" {
-                            combined(&failing_fixes)
-                        } else {
-                            None
-                        },
-                    };
-                    s.why.insert((ChangeKind::Adapter, Some(name.clone()), id.clone()), why);
-                    adapters.push((id, text(a, "verdict")));
-                }
-            }
-            let snap = HostSnap {
-                status: text(h, "status"),
-                diagnosed: !checks.is_empty() || !adapters.is_empty(),
-                checks,
-                adapters,
-            };
-            s.hosts.push((name, snap));
+            s.add_host(h);
         }
-        s.fleet = list(report, "fleet_checks")
+        s.add_fleet(report);
+        s.add_chosen_vms(report);
+        s.add_probes(report);
+        s
+    }
+
+    /// One host of the report: its status, checks and adapters, and why each is so.
+    fn add_host(&mut self, h: &Value) {
+        let name = text(h, "host");
+        let checks: Vec<(String, String)> = list(h, "checks")
+            .iter()
+            .map(|c| (text(c, "id"), text(c, "status")))
+            .collect();
+        let mut failing_fixes = Vec::new();
+        for c in list(h, "checks") {
+            let remedy = remedy_of(c);
+            if text(c, "status") == "fail" {
+                failing_fixes.extend(remedy.clone());
+            }
+            let why = Why {
+                reason: some_text(c, "summary"),
+                remedy,
+            };
+            self.why
+                .insert((ChangeKind::Check, Some(name.clone()), text(c, "id")), why);
+        }
+        let error = h.get("error").and_then(|e| some_text(e, "message"));
+        self.why.insert(
+            (ChangeKind::Host, Some(name.clone()), "status".to_string()),
+            Why {
+                reason: error,
+                remedy: None,
+            },
+        );
+        let mut adapters: Vec<(String, String)> = Vec::new();
+        for vm in list(h, "vms") {
+            for a in list(vm, "adapters") {
+                let index = a.get("index").and_then(Value::as_u64).unwrap_or_default();
+                let base = format!("{}#{index}", text(vm, "name"));
+                // Two running VMs may share a display name: number the repeats.
+                let mut id = base.clone();
+                let mut n = 1;
+                while adapters.iter().any(|(k, _)| *k == id) {
+                    n += 1;
+                    id = format!("{base} ({n})");
+                }
+                let reasons: Vec<&str> = list(a, "reasons").iter().filter_map(Value::as_str).collect();
+                let why = Why {
+                    reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+                    remedy: if text(a, "verdict") == "tcp-fallback" {
+                        combined(&failing_fixes)
+                    } else {
+                        None
+                    },
+                };
+                self.why
+                    .insert((ChangeKind::Adapter, Some(name.clone()), id.clone()), why);
+                adapters.push((id, text(a, "verdict")));
+            }
+        }
+        let snap = HostSnap {
+            status: text(h, "status"),
+            diagnosed: !checks.is_empty() || !adapters.is_empty(),
+            checks,
+            adapters,
+        };
+        self.hosts.push((name, snap));
+    }
+
+    /// The checks across hosts, and why each is so.
+    fn add_fleet(&mut self, report: &Value) {
+        self.fleet = list(report, "fleet_checks")
             .iter()
             .map(|c| (text(c, "id"), text(c, "status")))
             .collect();
@@ -227,9 +243,36 @@ impl Snapshot {
                 reason: some_text(c, "summary"),
                 remedy: remedy_of(c),
             };
-            s.why.insert((ChangeKind::Check, None, text(c, "id")), why);
+            self.why.insert((ChangeKind::Check, None, text(c, "id")), why);
         }
-        s.probes = list(report, "probes")
+    }
+
+    /// The VMs a VM-first run chose: diagnosed or not, and why not.
+    fn add_chosen_vms(&mut self, report: &Value) {
+        self.vms = report
+            .get("vm_scope")
+            .and_then(|v| serde_json::from_value::<crate::diagnose::VmScope>(v.clone()).ok())
+            .map(|scope| {
+                let mut vms = Vec::new();
+                for vm in &scope.vms {
+                    let why = scope.why_not_diagnosed(vm);
+                    let state = if why.is_some() { "not-diagnosed" } else { "diagnosed" };
+                    self.why.insert(
+                        (ChangeKind::Vm, None, vm.clone()),
+                        Why {
+                            reason: why,
+                            remedy: None,
+                        },
+                    );
+                    vms.push((vm.clone(), state.to_string()));
+                }
+                vms
+            });
+    }
+
+    /// The probes between hosts, and what each found.
+    fn add_probes(&mut self, report: &Value) {
+        self.probes = list(report, "probes")
             .iter()
             .map(|p| ((text(p, "from"), text(p, "to")), text(p, "status")))
             .collect();
@@ -238,10 +281,9 @@ impl Snapshot {
                 reason: some_text(p, "detail"),
                 remedy: None,
             };
-            s.why
+            self.why
                 .insert((ChangeKind::Probe, Some(text(p, "from")), text(p, "to")), why);
         }
-        s
     }
 }
 
@@ -332,6 +374,12 @@ fn diff(was: &Snapshot, now: &Snapshot) -> Vec<Change> {
             continue;
         }
         out.push(change(None, ChangeKind::Check, &id, from, to));
+    }
+    // Chosen VMs compare only when both runs were VM-first.
+    if let (Some(was), Some(now)) = (&was.vms, &now.vms) {
+        for (vm, from, to) in keyed_diff(was, now) {
+            out.push(change(None, ChangeKind::Vm, &vm, from, to));
+        }
     }
     out
 }
@@ -427,6 +475,40 @@ mod tests {
         // Going back to pass: the reason is the passing summary, no fix.
         let back = diff(&Snapshot::of(&now), &Snapshot::of(&was));
         assert!(back.iter().all(|c| c.remediation.is_none()), "{back:?}");
+    }
+
+    /// A chosen VM that stops being diagnosed (it moved off the hosts read) is a change,
+    /// with why; a report written before the VM-first fields compares as diagnosed.
+    #[test]
+    fn a_chosen_vm_no_longer_diagnosed_is_a_change_of_its_own() {
+        let scoped = |scope: Value| {
+            let mut r = report(json!([host("esx01", "ok", "pass", "hca")]), json!([]), json!([]));
+            r["vm_scope"] = scope;
+            r
+        };
+        let was = scoped(json!({"vms": ["hpc"], "not_running": [], "not_seen": [], "unread_hosts": []}));
+        let now = scoped(
+            json!({"vms": ["hpc"], "not_running": ["hpc"], "not_seen": [], "unread_hosts": [],
+                                "on_hosts_left_out": [], "not_diagnosed": ["hpc"]}),
+        );
+        let got = diff(&Snapshot::of(&was), &Snapshot::of(&now));
+        assert_eq!(got.len(), 1, "{got:?}");
+        let c = &got[0];
+        assert_eq!(
+            (c.kind, c.host.as_deref(), c.id.as_str()),
+            (ChangeKind::Vm, None, "hpc")
+        );
+        assert_eq!(
+            (c.from.as_deref(), c.to.as_deref()),
+            (Some("diagnosed"), Some("not-diagnosed"))
+        );
+        assert_eq!(
+            c.reason.as_deref(),
+            Some("no host diagnosed runs it (stopped, or moved since the inventory was read)")
+        );
+        // Not compared against a run that was not VM-first.
+        let whole = report(json!([host("esx01", "ok", "pass", "hca")]), json!([]), json!([]));
+        assert!(diff(&Snapshot::of(&whole), &Snapshot::of(&now)).is_empty());
     }
 
     #[test]

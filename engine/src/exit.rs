@@ -7,7 +7,8 @@ pub const HEALTHY: u8 = 0;
 pub const PROBLEMS: u8 = 1;
 /// Usage or internal error.
 pub const USAGE: u8 = 2;
-/// Nothing failed, but a host was unreachable or a check/verdict is unknown.
+/// Nothing failed, but a host was unreachable, a check/verdict is unknown, or a VM-first
+/// run's chosen VM was not diagnosed.
 pub const INCOMPLETE: u8 = 3;
 /// Nothing failed and nothing else is unknown, but a host was judged from its
 /// configuration only (read through the vSphere API, without SSH): its configuration

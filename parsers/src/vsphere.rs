@@ -29,13 +29,14 @@
 //! its rows empty: absent data, judged `unknown` by the checks, never invented.
 use serde::Serialize;
 
-use crate::rdma::PortState;
 use crate::vmx::{VmxAdapter, VmxConfig};
 use crate::xml::{self, Element};
 use crate::{
-    AdvancedOption, DvPort, DvsSwitch, FirewallRuleset, FirewallStatus, Ipv4Interface, ParseError, RdmaDevice,
-    RdmaProtocols, SystemVersion, VmkInterface,
+    AdvancedOption, DvsSwitch, FirewallRuleset, FirewallStatus, Ipv4Interface, ParseError, RdmaDevice, RdmaProtocols,
+    StandardSwitch, SystemVersion, VmkInterface,
 };
+
+mod network;
 
 /// The catalogue id of the host configuration read through the API.
 pub const HOST_CONFIG_ID: &str = "vsphere_host_config";
@@ -52,6 +53,9 @@ pub struct HostConfigRows {
     pub vmknics: Vec<VmkInterface>,
     pub ipv4: Vec<Ipv4Interface>,
     pub dvs: Vec<DvsSwitch>,
+    /// The standard switches (`HostVirtualSwitch`), as `esxcli network vswitch standard
+    /// list` names them.
+    pub standard_switches: Vec<StandardSwitch>,
     /// The properties the answer holds (`config.network`, ...): a host that never
     /// connected reports none, and empty rows then mean "not reported", not "none".
     pub reported: Vec<String>,
@@ -170,7 +174,7 @@ pub fn parse_vsphere_host_config(input: &str) -> Result<HostConfigRows, ParseErr
         });
     }
     if let Some(net) = property(&objects, "config.network") {
-        network(net, &mut rows);
+        network::read(net, &mut rows);
     }
     if let Some(fw) = property(&objects, "config.firewall") {
         let incoming_blocked = fw.flag(&["defaultPolicy", "incomingBlocked"]);
@@ -299,125 +303,6 @@ fn vm(objects: &Element) -> VmConfigRows {
     }
 }
 
-/// The prefix of a physical NIC's key (`key-vim.host.PhysicalNic-vmnic2`).
-const PHYSICAL_NIC_KEY: &str = "key-vim.host.PhysicalNic-";
-
-/// The host's physical NICs by key (`HostNetworkInfo.pnic`: `key` and `device`).
-fn physical_nics(net: &Element) -> Vec<(String, String)> {
-    net.children_named("pnic")
-        .filter_map(|p| Some((p.text(&["key"])?, p.text(&["device"])?)))
-        .collect()
-}
-
-/// A physical NIC as esxcli and the vSphere Client name it (`vmnic2`). The API refers to
-/// one by its key (`HostRdmaDevicePnicBacking.pairedUplink`, `HostProxySwitch.pnic`),
-/// resolved through the host's NICs; a key none of them has is named as such; a name
-/// (what older captures hold) is kept.
-fn nic_name(nics: &[(String, String)], reference: String) -> String {
-    if let Some((_, device)) = nics.iter().find(|(key, _)| *key == reference) {
-        return device.clone();
-    }
-    match reference.strip_prefix(PHYSICAL_NIC_KEY) {
-        Some(name) => format!("{name} (no physical NIC of the host has this key)"),
-        None => reference,
-    }
-}
-
-fn network(net: &Element, rows: &mut HostConfigRows) {
-    let nics = physical_nics(net);
-    for d in net.children_named("rdmaDevice") {
-        let Some(name) = d.text(&["device"]) else { continue };
-        let speed = d
-            .number(&["connectionInfo", "speedInMbps"])
-            .map(|m| format!("{} Gbps", m / 1000))
-            .unwrap_or_default();
-        rows.rdma.push(RdmaDevice {
-            name: name.clone(),
-            driver: d.text(&["driver"]).unwrap_or_default(),
-            state: PortState::from_cell(&d.text(&["connectionInfo", "state"]).unwrap_or_default()),
-            mtu: d.number(&["connectionInfo", "mtu"]),
-            speed,
-            paired_uplink: d.text(&["backing", "pairedUplink"]).map(|u| nic_name(&nics, u)),
-            description: d.text(&["description"]).unwrap_or_default(),
-        });
-        rows.protocols.push(RdmaProtocols {
-            device: name,
-            roce_v1: d.flag(&["capability", "roceV1Capable"]),
-            roce_v2: d.flag(&["capability", "roceV2Capable"]),
-            iwarp: d.flag(&["capability", "iWarpCapable"]),
-        });
-    }
-    let switches: Vec<(String, String)> = net
-        .children_named("proxySwitch")
-        .filter_map(|s| Some((s.text(&["dvsUuid"])?, s.text(&["dvsName"])?)))
-        .collect();
-    let mut ports: Vec<(String, DvPort)> = Vec::new();
-    for v in net.children_named("vnic") {
-        let Some(name) = v.text(&["device"]) else { continue };
-        let dvs_uuid = v.text(&["spec", "distributedVirtualPort", "switchUuid"]);
-        let vds_name = dvs_uuid
-            .as_ref()
-            .and_then(|u| switches.iter().find(|(id, _)| id == u).map(|(_, n)| n.clone()));
-        let vds_port = v.text(&["spec", "distributedVirtualPort", "portKey"]);
-        if let (Some(uuid), Some(port)) = (&dvs_uuid, &vds_port) {
-            ports.push((
-                uuid.clone(),
-                DvPort {
-                    client: Some(name.clone()),
-                    portgroup_id: v.text(&["spec", "distributedVirtualPort", "portgroupKey"]),
-                    in_use: Some(true),
-                    port_id: Some(port.clone()),
-                },
-            ));
-        }
-        rows.vmknics.push(VmkInterface {
-            name: name.clone(),
-            mac_address: v.text(&["spec", "mac"]),
-            enabled: Some(true),
-            portset: vds_name
-                .clone()
-                .or_else(|| v.text(&["portgroup"]).map(|_| String::new()))
-                .filter(|s| !s.is_empty()),
-            portgroup: v.text(&["portgroup"]),
-            netstack: v
-                .text(&["spec", "netStackInstanceKey"])
-                .or_else(|| Some("defaultTcpipStack".into())),
-            vds_name,
-            vds_port,
-            mtu: v.number(&["spec", "mtu"]),
-        });
-        let dhcp = v.flag(&["spec", "ip", "dhcp"]);
-        rows.ipv4.push(Ipv4Interface {
-            name,
-            address: v.text(&["spec", "ip", "ipAddress"]),
-            netmask: v.text(&["spec", "ip", "subnetMask"]),
-            broadcast: None,
-            address_type: dhcp.map(|d| if d { "DHCP" } else { "STATIC" }.to_string()),
-            gateway: v.text(&["spec", "ipRouteSpec", "ipRouteConfig", "defaultGateway"]),
-            dhcp_dns: None,
-        });
-    }
-    for s in net.children_named("proxySwitch") {
-        let Some(name) = s.text(&["dvsName"]) else { continue };
-        let uuid = s.text(&["dvsUuid"]);
-        rows.dvs.push(DvsSwitch {
-            name,
-            vds_id: uuid.clone(),
-            mtu: s.number(&["mtu"]),
-            uplinks: s
-                .children_named("pnic")
-                .filter_map(|p| p.text(&[]))
-                .map(|u| nic_name(&nics, u))
-                .collect(),
-            ports: ports
-                .iter()
-                .filter(|(u, _)| Some(u) == uuid.as_ref())
-                .map(|(_, p)| p.clone())
-                .collect(),
-        });
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,6 +339,21 @@ mod tests {
         assert_eq!(h.dvs.len(), 1);
         assert_eq!(h.dvs[0].mtu, Some(9000));
         assert_eq!(h.dvs[0].ports[0].client.as_deref(), Some("vmk1"));
+        // The NICs, switches and port groups the API refers to by key, named as esxcli
+        // names them.
+        assert_eq!(h.rdma[0].paired_uplink.as_deref(), Some("vmnic2"));
+        assert_eq!(h.dvs[0].uplinks, ["vmnic2"]);
+        assert_eq!(
+            h.standard_switches,
+            [StandardSwitch {
+                name: "vSwitch0".into(),
+                mtu: Some(1500),
+                uplinks: vec!["vmnic0".into()],
+                portgroups: vec!["VM Network".into(), "Management Network".into()],
+            }]
+        );
+        let portsets: Vec<_> = h.vmknics.iter().map(|v| v.portset.as_deref()).collect();
+        assert_eq!(portsets, [Some("vSwitch0"), Some("dvs-rdma")]);
     }
 
     #[test]
@@ -526,6 +426,42 @@ mod tests {
             named("vmnic2", "vmnic2"),
             ("vmnic2".to_string(), vec!["vmnic2".to_string()])
         );
+    }
+
+    /// A standard switch lists its NICs and port groups by key, a port group its switch by
+    /// key; a VMkernel interface names its port group. esxcli names them all, and puts the
+    /// interface on its switch's portset (vSphere Web Services API reference:
+    /// `HostVirtualSwitch`, `HostPortGroup`, `HostVirtualNic`).
+    #[test]
+    fn a_standard_switch_and_what_is_on_it_are_named_as_esxcli_names_them() {
+        let xml = |switch_key: &str, uplink: &str| {
+            format!(
+                r#"<objects><obj type="HostSystem">host-9</obj><propSet><name>config.network</name><val><vswitch><name>vSwitch1</name><key>key-vim.host.VirtualSwitch-vSwitch1</key><mtu>9000</mtu><portgroup>key-vim.host.PortGroup-RDMA Mgmt</portgroup><portgroup>key-vim.host.PortGroup-Gone</portgroup><pnic>{uplink}</pnic></vswitch><portgroup><key>key-vim.host.PortGroup-RDMA Mgmt</key><vswitch>{switch_key}</vswitch><spec><name>RDMA Mgmt</name><vswitchName>vSwitch1</vswitchName></spec></portgroup><pnic><key>key-vim.host.PhysicalNic-vmnic3</key><device>vmnic3</device></pnic><vnic><device>vmk2</device><key>key-vim.host.VirtualNic-vmk2</key><portgroup>RDMA Mgmt</portgroup><spec><mtu>9000</mtu></spec></vnic></val></propSet></objects>"#
+            )
+        };
+        let h = parse_vsphere_host_config(&xml(
+            "key-vim.host.VirtualSwitch-vSwitch1",
+            "key-vim.host.PhysicalNic-vmnic3",
+        ))
+        .unwrap();
+        let s = &h.standard_switches[0];
+        assert_eq!((s.name.as_str(), s.mtu), ("vSwitch1", Some(9000)));
+        assert_eq!(s.uplinks, ["vmnic3"]);
+        assert_eq!(
+            s.portgroups,
+            ["RDMA Mgmt", "Gone (no port group of the host has this key)"]
+        );
+        assert_eq!(h.vmknics[0].portset.as_deref(), Some("vSwitch1"));
+        assert_eq!(h.vmknics[0].portgroup.as_deref(), Some("RDMA Mgmt"));
+        // A switch key nothing stands behind is named as such.
+        let h = parse_vsphere_host_config(&xml("key-vim.host.VirtualSwitch-vSwitch9", "vmnic3")).unwrap();
+        assert_eq!(
+            h.vmknics[0].portset.as_deref(),
+            Some("vSwitch9 (no standard switch of the host has this key)")
+        );
+        assert_eq!(h.standard_switches[0].uplinks, ["vmnic3"]);
+        let text = format!("{h:?}");
+        assert!(!text.contains("key-vim."), "{text}");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! well-formed XML, or nests deeper than a SOAP answer does, is an error saying where.
 use std::ops::Range;
 
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::{BytesRef, BytesStart, Event};
 
 /// The deepest nesting accepted. A property-collector answer nests about 8 deep, a host's
 /// network configuration in it about 16.
@@ -152,23 +152,7 @@ fn read_with(input: &str, depth: usize, one_root: bool) -> Result<Vec<Element>, 
                 let s = t.decode().map_err(|e| XmlError::new(at, "text", e.to_string()))?;
                 push_text(&mut stack, &s, at)?;
             }
-            Event::GeneralRef(r) => {
-                let resolved = match r
-                    .resolve_char_ref()
-                    .map_err(|e| XmlError::new(at, "a character reference", e.to_string()))?
-                {
-                    Some(c) => c.to_string(),
-                    None => {
-                        let name = r.decode().map_err(|e| XmlError::new(at, "an entity", e.to_string()))?;
-                        quick_xml::escape::resolve_predefined_entity(&name)
-                            .ok_or_else(|| {
-                                XmlError::new(at, "a predefined entity", format!("unknown entity &{name};"))
-                            })?
-                            .to_string()
-                    }
-                };
-                push_text(&mut stack, &resolved, at)?;
-            }
+            Event::GeneralRef(r) => push_text(&mut stack, &resolve(&r, at)?, at)?,
             Event::Eof => break,
             Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {}
         }
@@ -181,6 +165,77 @@ fn read_with(input: &str, depth: usize, one_root: bool) -> Result<Vec<Element>, 
         ));
     }
     Ok(roots)
+}
+
+/// The character an entity or character reference (`&amp;`, `&#39;`) stands for.
+fn resolve(r: &BytesRef<'_>, at: usize) -> Result<String, XmlError> {
+    match r
+        .resolve_char_ref()
+        .map_err(|e| XmlError::new(at, "a character reference", e.to_string()))?
+    {
+        Some(c) => Ok(c.to_string()),
+        None => {
+            let name = r.decode().map_err(|e| XmlError::new(at, "an entity", e.to_string()))?;
+            quick_xml::escape::resolve_predefined_entity(&name)
+                .map(str::to_string)
+                .ok_or_else(|| XmlError::new(at, "a predefined entity", format!("unknown entity &{name};")))
+        }
+    }
+}
+
+/// `input` with each run of character data (the text between two tags, its entities and
+/// character references resolved: `R&amp;D` is handed over as `R&D`) replaced by what
+/// `text` gives for it, escaped again, and the markup (tags, comments, declarations)
+/// replaced by what `markup` gives for it. Where `text` gives `None`, the run stays as
+/// written, byte for byte. For a redactor: a name vCenter wrote with entities is still
+/// the name it learnt, and what it does not touch stays as vCenter wrote it.
+///
+/// Markup is handed over as written (an attribute value with its entities). Text that
+/// is not well-formed XML from some point on (an answer cut by a size limit) goes to
+/// `markup` from that point, whole.
+pub fn rewrite_text(
+    input: &str,
+    mut text: impl FnMut(&str) -> Option<String>,
+    mut markup: impl FnMut(&str) -> String,
+) -> String {
+    let mut reader = quick_xml::Reader::from_str(input);
+    let mut out = String::with_capacity(input.len());
+    // The run of character data being read: where it starts, and what it means.
+    let mut run: Option<(usize, String)> = None;
+    let mut flush = |out: &mut String, run: &mut Option<(usize, String)>, end: usize| {
+        if let Some((start, meaning)) = run.take() {
+            let written = input.get(start..end).unwrap_or_default();
+            match text(&meaning) {
+                Some(new) => out.push_str(&quick_xml::escape::partial_escape(new.as_str())),
+                None => out.push_str(written),
+            }
+        }
+    };
+    loop {
+        let at = position(&reader);
+        let meaning = match reader.read_event() {
+            Ok(Event::Eof) => {
+                flush(&mut out, &mut run, at);
+                out.push_str(&markup(input.get(at..).unwrap_or_default()));
+                return out;
+            }
+            Ok(Event::Text(t)) => t.xml10_content().map(|c| c.into_owned()).ok(),
+            Ok(Event::CData(t)) => t.decode().map(|c| c.into_owned()).ok(),
+            Ok(Event::GeneralRef(r)) => resolve(&r, at).ok(),
+            Ok(_) => {
+                flush(&mut out, &mut run, at);
+                out.push_str(&markup(input.get(at..position(&reader)).unwrap_or_default()));
+                continue;
+            }
+            Err(_) => None,
+        };
+        let Some(meaning) = meaning else {
+            flush(&mut out, &mut run, at);
+            out.push_str(&markup(input.get(at..).unwrap_or_default()));
+            return out;
+        };
+        run.get_or_insert_with(|| (at, String::new())).1.push_str(&meaning);
+    }
 }
 
 /// Where the reader is, as a byte offset into the text.

@@ -74,22 +74,33 @@ pub(super) fn write_support_bundle_hiding(
     };
     // The printed report's diagnosis is reused; only redacted captures need their own, so
     // the bundled report holds no original value.
-    // A VM-first run's scope names VMs, which redaction replaces like every VM name.
-    let vm_scope: Option<Vec<String>> = diagnosis.vm_scope.as_ref().map(|s| {
-        s.vms
-            .iter()
-            .map(|vm| {
-                if args.redact {
-                    redactor.redact_text(vm)
-                } else {
-                    vm.clone()
-                }
-            })
-            .collect()
-    });
+    // A VM-first run's scope names VMs and hosts, which redaction replaces like every
+    // other.
+    let hide = |name: &str| match args.redact {
+        true => redactor.redact_text(name),
+        false => name.to_string(),
+    };
+    let vm_scope: Option<Vec<String>> = diagnosis
+        .vm_scope
+        .as_ref()
+        .map(|s| s.vms.iter().map(|vm| hide(vm)).collect());
+    let vm_scope_left_out: Vec<pvrdma_engine::capture::VmLeftOut> = diagnosis
+        .vm_scope
+        .iter()
+        .flat_map(|s| &s.on_hosts_left_out)
+        .map(|v| pvrdma_engine::capture::VmLeftOut {
+            vm: hide(&v.vm),
+            host: hide(&v.host),
+            reason: v.reason.clone(),
+        })
+        .collect();
     let rediagnosed;
     let diagnosis = if args.redact {
-        let selection = diagnose::Selection::of_vms(vm_scope.as_deref());
+        let chosen = vm_scope.clone().map(|vms| pvrdma_engine::capture::VmChoice {
+            vms,
+            left_out: vm_scope_left_out.clone(),
+        });
+        let selection = diagnose::Selection::of_vms(chosen.as_ref());
         rediagnosed = diagnose::diagnose_selected(captures, &selection);
         &rediagnosed
     } else {
@@ -103,6 +114,7 @@ pub(super) fn write_support_bundle_hiding(
         interrupted,
         redacted: args.redact,
         vm_scope,
+        vm_scope_left_out,
     };
     bundle::write_bundle(
         path,

@@ -228,8 +228,8 @@ pub(super) fn no_host_to_diagnose(vcenter: &str, left_out: &[String], plugin: Op
 fn one_shot(job: OneShot, plugin: Option<&Session>) -> anyhow::Result<u8> {
     let baseline = load_baseline(job.baseline.as_deref())?;
     bundle::prepare_bundle(&job.bundle)?;
-    if let Some(p) = plugin {
-        p.stage(job.source.stage());
+    if let (Some(p), Some(stage)) = (plugin, job.source.stage()) {
+        p.stage(stage);
     }
     let once = match vcenter_read(job.source.read_once(), plugin)? {
         Ok(once) => once,
@@ -271,6 +271,9 @@ fn collect_and_report(
     may_be_typo: bool,
     plugin: Option<&Session>,
 ) -> anyhow::Result<u8> {
+    if let (Some(p), true) = (plugin, live.ask_password) {
+        p.stage("waiting at the --ask-password prompt");
+    }
     let options = hosts.start(live)?;
     let meant = may_be_typo.then(|| typo::meant_subcommand(&options.targets)).flatten();
     let first = options.targets.first().cloned().unwrap_or_default();

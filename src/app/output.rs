@@ -104,7 +104,7 @@ pub(super) fn finish(
     if let Some(p) = plugin {
         p.stage("diagnosing");
     }
-    let selection = diagnose::Selection::of_vms(setup.vms.as_deref());
+    let selection = diagnose::Selection::of_vms(setup.vms.as_ref());
     let mut diagnosis = diagnose::diagnose_selected(captures, &selection);
     if let Some(evidence) = &setup.evidence {
         crate::evidence::attach_bundle_commands(&mut diagnosis, evidence, targets);

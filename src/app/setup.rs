@@ -84,7 +84,7 @@ pub(crate) struct ReportSetup {
     /// not parse (the redacted bundle command for that host).
     pub(crate) evidence: Option<crate::evidence::Evidence>,
     /// A VM-first run (`--vm`): the VMs the report is narrowed to.
-    pub(crate) vms: Option<Vec<String>>,
+    pub(crate) vms: Option<pvrdma_engine::capture::VmChoice>,
     /// What a plan (`--format ansible`, `powercli`) says it came from and addresses.
     pub(crate) plan: PlanSource,
 }

@@ -191,27 +191,53 @@ impl<'a> Watch<'a> {
                 return Ok(Next::End(super::no_host_to_diagnose(&reading.vcenter, &skipped, None)));
             }
         }
-        let now = || humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         match unread {
-            // vCenter unreadable for a round: the hosts of the last inventory are
-            // watched, and the line says so (a DRS move may go unseen meanwhile).
-            Some(Unread::Inventory(e)) => write(&report::timestamped(
-                &now(),
-                &format!("vCenter could not be read ({e:#}); watching the hosts of its last inventory"),
-                self.width,
-            ))?,
             Some(Unread::Configuration(e)) if first => return Err(e),
-            // The configuration last read is judged again (never over SSH), and the line
-            // says so.
-            Some(Unread::Configuration(e)) => write(&report::timestamped(
-                &now(),
-                &format!("the hosts' configuration could not be read from vCenter ({e:#}); judging the last one read"),
-                self.width,
-            ))?,
+            // vCenter unreadable for a round: the hosts of the last inventory are watched
+            // (a DRS move may go unseen meanwhile), or the configuration last read is
+            // judged again (never over SSH); the watch says so.
+            Some(unread) => self.unread(&unread)?,
             None => {}
         }
         let moves = reading.and_then(|r| r.moves).unwrap_or_default();
         Ok(Next::Go { moves })
+    }
+
+    /// Says what could not be read from vCenter this round and what the watch goes on
+    /// with. A refused certificate ends with the option that pins it, whole on a line of
+    /// its own however narrow the output: wrapped like prose, a thumbprint would paste
+    /// back with the indent inside. With `--format json`, a `vcenter-unread` event.
+    fn unread(&self, unread: &Unread) -> anyhow::Result<()> {
+        let (what, head, error) = match unread {
+            Unread::Inventory(e) => (
+                "inventory",
+                "vCenter could not be read; watching the hosts of its last inventory",
+                e,
+            ),
+            Unread::Configuration(e) => (
+                "configuration",
+                "the hosts' configuration could not be read from vCenter; judging the last one read",
+                e,
+            ),
+        };
+        let time = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        let pinned = crate::vcenter::pin_apart(error);
+        if self.format == Format::Json {
+            let mut fields = json!({"what": what, "message": format!("{head}: {error:#}")});
+            if let Some((_, pin)) = pinned {
+                fields["pin"] = json!(pin);
+            }
+            return event("vcenter-unread", &time, self.round, fields);
+        }
+        let text = match &pinned {
+            Some((prose, _)) => format!("{head}: {prose}"),
+            None => format!("{head}: {error:#}"),
+        };
+        let mut out = report::timestamped(&time, &text, self.width);
+        if let Some((_, pin)) = pinned {
+            out.push_str(&format!("    {pin}\n"));
+        }
+        write(&out)
     }
 
     /// Diagnoses the round and prints it (the first in full, later ones as changes).

@@ -41,6 +41,10 @@ pub(crate) struct Manifest {
     /// same way).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) vm_scope: Option<Vec<String>>,
+    /// Those of the VMs of `vm_scope` that ran on hosts the run left out (in maintenance
+    /// mode, disconnected), with where and why: `analyze` says them not diagnosed too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) vm_scope_left_out: Vec<pvrdma_engine::capture::VmLeftOut>,
     pub(crate) hosts: Vec<ManifestHost>,
     /// Every entry except the manifest itself, with its sha256.
     pub(crate) files: Vec<ManifestFile>,

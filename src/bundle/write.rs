@@ -31,6 +31,8 @@ pub struct BundleMeta {
     /// A VM-first run (`--vm`): the VMs its report was narrowed to, so `analyze` of the
     /// bundle narrows the same way.
     pub vm_scope: Option<Vec<String>>,
+    /// Those of them running on hosts the run left out, said not diagnosed again.
+    pub vm_scope_left_out: Vec<pvrdma_engine::capture::VmLeftOut>,
 }
 
 /// The environment variables a password may come from (the hosts', vCenter's); their
@@ -196,6 +198,7 @@ fn layout(
         interrupted: meta.interrupted,
         redacted: meta.redacted,
         vm_scope: meta.vm_scope.clone(),
+        vm_scope_left_out: meta.vm_scope_left_out.clone(),
         hosts,
         files,
     };

@@ -18,6 +18,9 @@
 //!   (no `7.x.y.z`-length address exists in any documentation range).
 //! * **The mapping never enters the bundle.** It is written next to it, mode 0600.
 //!
+//! The vSphere API's answers are XML: their text is redacted as it reads (`R&amp;D` is the
+//! name `R&D`), so a name is hidden whatever entities vCenter wrote it with.
+//!
 //! Deliberately kept: loopback, unspecified, broadcast and netmask addresses, all-zero and
 //! broadcast MACs; they identify nothing and some verdicts read them.
 mod learn;

@@ -85,7 +85,10 @@ impl Redactor {
     }
 
     fn redact_raw(&self, raw: &mut pvrdma_engine::capture::RawOutput) {
-        raw.stdout = self.redact_output(&raw.stdout);
+        raw.stdout = match pvrdma_engine::catalogue::api_source(&raw.id) {
+            Some(_) => self.redact_xml(&raw.stdout),
+            None => self.redact_output(&raw.stdout),
+        };
         raw.stderr = self.redact_output(&raw.stderr);
         raw.command = self.redact_text(&raw.command);
         if let Some(f) = &mut raw.failure {
@@ -96,6 +99,20 @@ impl Redactor {
             u.key = self.redact_text(&u.key);
             u.reason = self.redact_text(&u.reason);
         }
+    }
+
+    /// An answer of the vSphere API, as vCenter wrote it: its text is read as it means, so
+    /// a name written with entities (`R&amp;D`, `o&#39;neil`) is found as the name learnt
+    /// (`R&D`, `o'neil`); what holds no learnt value stays byte for byte as written.
+    fn redact_xml(&self, xml: &str) -> String {
+        pvrdma_parsers::xml::rewrite_text(
+            xml,
+            |text| {
+                let hidden = self.redact_text(text);
+                (hidden != text).then_some(hidden)
+            },
+            |markup| self.redact_text(markup),
+        )
     }
 
     pub(super) fn redact_failure(&self, f: &mut Failure) {

@@ -311,3 +311,32 @@ fn an_unfinished_vmx_answer_is_named_by_its_redacted_path() {
     assert!(!key.contains("secret-vm") && !key.contains("64f1c2a3"), "{key}");
     assert!(raw.stdout.starts_with(&format!("==> {key} <==")), "{}", raw.stdout);
 }
+
+/// vCenter writes a quote as `&apos;` or `&quot;`, Go's encoding/xml (the simulator) as
+/// `&#39;` or `&#34;`: a name is hidden whichever spelling its answer uses, the answer
+/// still reads, and what holds no name stays as written.
+#[test]
+fn names_in_the_apis_answers_are_hidden_in_any_spelling_of_their_entities() {
+    let vm = |name: &str| {
+        format!(
+            r#"<objects><obj type="VirtualMachine">vm-7</obj><propSet><name>name</name><val xsi:type="xsd:string">{name}</val></propSet><propSet><name>runtime.powerState</name><val xsi:type="VirtualMachinePowerState">poweredOn</val></propSet></objects>"#
+        )
+    };
+    let spellings = [
+        "o&apos;brennan &amp; &quot;co&quot; &lt;rank&gt;",
+        "o&#39;brennan &amp; &#34;co&#34; &lt;rank>",
+        "o'brennan &#x26; \"co\" &#60;rank&#62;",
+    ];
+    for spelling in spellings {
+        let mut c = HostCapture::new("esx01", CaptureSource::VsphereApi);
+        pvrdma_engine::capture::add_vsphere(&mut c, String::new(), &[vm(spelling)], 1);
+        let mut r = Redactor::new();
+        let out = r.redact_captures(&[c]).unwrap();
+        let text = &out[0].outputs[pvrdma_engine::catalogue::VSPHERE_VM_CONFIG].stdout;
+        assert_eq!(*text, vm("vm-001"), "{spelling}");
+        assert_eq!(
+            r.map().vm_names.get("o'brennan & \"co\" <rank>").map(String::as_str),
+            Some("vm-001")
+        );
+    }
+}

@@ -5,7 +5,10 @@ use super::config::{Config, InForce};
 use super::metrics::Metrics;
 use super::scrape::{render, Collector, InFlight, Outcome, Probes, Refused};
 use super::vcenter::Fleet;
-use pvrdma_engine::capture::HostCapture;
+use crate::source::targets::{self, Meaning};
+use crate::source::Via;
+use pvrdma_engine::capture::{HostCapture, VmChoice};
+use pvrdma_engine::diagnose::Selection;
 use pvrdma_engine::report::prometheus::Scope;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -95,7 +98,7 @@ impl Exporter {
             self.probes.max_hosts(),
             self.config().limits.max_connections,
         );
-        self.vcenter.render(&mut text);
+        self.vcenter.render(&self.config(), &mut text, SystemTime::now());
         text
     }
 
@@ -115,7 +118,8 @@ impl Exporter {
     }
 
     /// Answers `/probe?target=&module=` with the exposition text, or refuses it before
-    /// anything is attempted.
+    /// anything is attempted. What the target means is the host source's to decide
+    /// ([`crate::source::targets`]).
     pub async fn scrape(
         &self,
         target: &str,
@@ -124,45 +128,47 @@ impl Exporter {
         deadline: Instant,
     ) -> Result<String, Refused> {
         let config = self.config();
-        if let Some(found) = self.vcenter.configuration(&config, target) {
-            return self.judge_configuration(&config, target, module, found, start);
+        let offered = Offered {
+            config: &config,
+            fleet: &self.vcenter,
+        };
+        let (members, via, scope, vms) = match targets::meaning(target, &offered) {
+            Meaning::Hosts { hosts, via, fleet, vms } => {
+                let scope = if fleet { Scope::Fleet } else { Scope::SingleTarget };
+                (hosts, via, scope, vms)
+            }
+            Meaning::Unavailable(why) => {
+                self.vcenter.unavailable.inc();
+                return Err(Refused::unavailable(why));
+            }
+            Meaning::NotAllowed => {
+                self.metrics.probes_rejected.inc();
+                return Err(Refused::not_allowed(format!(
+                    "target {target:?} is not on the exporter's allow-list (targets: and groups: in its configuration, and the hosts of its vCenter groups); no connection was attempted"
+                )));
+            }
+        };
+        if via == Via::Api {
+            let captures = self.vcenter.configuration(&members).map_err(|why| {
+                self.vcenter.unavailable.inc();
+                Refused::unavailable(why)
+            })?;
+            let judged = Judged { captures, scope, vms };
+            return self.judge_configuration(&config, target, module, judged, start);
         }
-        let (members, scope) = self.members(&config, target)?;
         let (module_name, module) = config.module_for(target, module).map_err(|e| {
             self.metrics.probes_rejected.inc();
-            Refused(e)
+            Refused::not_allowed(e)
         })?;
         self.metrics.probes.inc();
         let _in_flight = InFlight::new(&self.metrics);
         let key = (target.to_string(), module_name.to_string());
-        let outcome = self.probes.run(key, members, module, start, deadline).await;
+        let selection = narrowed(&module.fleet_checks, vms.as_ref());
+        let outcome = self.probes.run(key, members, module, selection, start, deadline).await;
         if !outcome.up {
             self.metrics.probe_failures.inc();
         }
         Ok(render(&outcome, scope, start.elapsed()))
-    }
-
-    /// The hosts a probe of `target` collects over SSH, and whether they are one fleet:
-    /// a group's (of node sets, or read from vCenter), or the host alone when the
-    /// allow-list has it; refused otherwise.
-    fn members(&self, config: &Config, target: &str) -> Result<(Vec<String>, Scope), Refused> {
-        if let Some(g) = config.groups.get(target) {
-            return Ok((g.members.clone(), Scope::Fleet));
-        }
-        if let Some(found) = self.vcenter.members(target) {
-            let members = found.map_err(|why| {
-                self.vcenter.unavailable.inc();
-                Refused(why)
-            })?;
-            return Ok((members, Scope::Fleet));
-        }
-        if config.hosts.contains(target) || self.vcenter.allows(target) {
-            return Ok((vec![target.to_string()], Scope::SingleTarget));
-        }
-        self.metrics.probes_rejected.inc();
-        Err(Refused(format!(
-            "target {target:?} is not on the exporter's allow-list (targets: and groups: in its configuration, and the hosts of its vCenter groups); no connection was attempted"
-        )))
     }
 
     /// A probe of a `no_ssh` vCenter group (or of a host only such groups have): the
@@ -172,35 +178,103 @@ impl Exporter {
         config: &Config,
         target: &str,
         module: Option<&str>,
-        found: Result<Vec<HostCapture>, String>,
+        judged: Judged,
         start: Instant,
     ) -> Result<String, Refused> {
-        let captures = found.map_err(|why| {
-            self.vcenter.unavailable.inc();
-            Refused(why)
-        })?;
         let (_, module) = config.module_for(target, module).map_err(|e| {
             self.metrics.probes_rejected.inc();
-            Refused(e)
+            Refused::not_allowed(e)
         })?;
         self.metrics.probes.inc();
-        let scope = if config.vcenter.groups.contains_key(target) {
-            Scope::Fleet
-        } else {
-            Scope::SingleTarget
-        };
+        let Judged { captures, scope, vms } = judged;
+        let selection = narrowed(&module.fleet_checks, vms.as_ref());
         let outcome = Outcome {
-            diagnosis: pvrdma_engine::diagnose::diagnose_selected(&captures, &module.fleet_checks),
+            diagnosis: pvrdma_engine::diagnose::diagnose_selected(&captures, &selection),
             up: captures.iter().all(|c| c.error.is_none()),
             finished: self
                 .vcenter
                 .configuration_read_at(&captures)
                 .unwrap_or_else(SystemTime::now),
+            vcenter_read_stale: Some(self.vcenter.configuration_stale(&captures, SystemTime::now())),
         };
         if !outcome.up {
             self.metrics.probe_failures.inc();
         }
         Ok(render(&outcome, scope, start.elapsed()))
+    }
+}
+
+/// What a probe judged from the configuration last read from vCenter judges: the hosts'
+/// configuration, as one fleet or a host alone, and the VMs reported (`None`: every VM).
+struct Judged {
+    captures: Vec<HostCapture>,
+    scope: Scope,
+    vms: Option<VmChoice>,
+}
+
+/// A module's selection, narrowed to the VMs a target chose when it chose some, as `--vm`
+/// narrows a run: their adapters, their VM checks and the transports between them.
+fn narrowed(module: &Selection, vms: Option<&VmChoice>) -> Selection {
+    match vms {
+        Some(chosen) => module.clone().chosen(chosen),
+        None => module.clone(),
+    }
+}
+
+/// What the exporter offers to probe now, as the host source asks it: its configuration's
+/// groups and targets, and the hosts its vCenter groups have.
+struct Offered<'a> {
+    config: &'a Config,
+    fleet: &'a Fleet,
+}
+
+impl targets::Offer for Offered<'_> {
+    fn group(&self, name: &str) -> Option<targets::Group> {
+        if let Some(g) = self.config.groups.get(name) {
+            return Some(targets::Group {
+                hosts: Ok(g.members.clone()),
+                via: Via::Ssh,
+                vms: None,
+            });
+        }
+        let hosts = self.fleet.members(name)?;
+        Some(targets::Group {
+            hosts,
+            via: self.via(name),
+            vms: self.fleet.chosen_vms(name),
+        })
+    }
+
+    fn vcenter_groups_having(&self, host: &str) -> Vec<targets::Having> {
+        self.config
+            .vcenter
+            .groups
+            .keys()
+            .filter(|name| {
+                self.fleet
+                    .members(name)
+                    .and_then(Result::ok)
+                    .is_some_and(|m| m.iter().any(|h| h == host))
+            })
+            .map(|name| targets::Having {
+                via: self.via(name),
+                vms: self.fleet.chosen_vms_on(name, host),
+            })
+            .collect()
+    }
+
+    fn listed(&self, host: &str) -> bool {
+        self.config.hosts.contains(host)
+    }
+}
+
+impl Offered<'_> {
+    /// How vCenter group `name` reads its hosts.
+    fn via(&self, name: &str) -> Via {
+        match self.config.vcenter.groups.get(name).is_some_and(|g| g.no_ssh) {
+            true => Via::Api,
+            false => Via::Ssh,
+        }
     }
 }
 

@@ -472,25 +472,11 @@ async fn probe(site: &Site, req: &Request<hyper::body::Incoming>, start: Instant
         .headers()
         .get("x-prometheus-scrape-timeout-seconds")
         .and_then(|v| v.to_str().ok());
-    let unavailable = site
-        .exporter
-        .vcenter
-        .members(&target)
-        .and_then(Result::err)
-        .or_else(|| {
-            site.exporter
-                .vcenter
-                .configuration_hosts(&site.exporter.config(), &target)
-                .and_then(Result::err)
-        });
-    if let Some(why) = unavailable {
-        site.exporter.vcenter.unavailable.inc();
-        return text(StatusCode::SERVICE_UNAVAILABLE, why);
-    }
     let deadline = site.exporter.deadline(start, header);
     match site.exporter.scrape(&target, module.as_deref(), start, deadline).await {
         Ok(body) => response(StatusCode::OK, METRICS_TYPE, body),
-        Err(refused) => text(StatusCode::BAD_REQUEST, refused.0),
+        Err(refused) if refused.unavailable => text(StatusCode::SERVICE_UNAVAILABLE, refused.why),
+        Err(refused) => text(StatusCode::BAD_REQUEST, refused.why),
     }
 }
 

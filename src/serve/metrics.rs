@@ -2,6 +2,7 @@
 //! the process. Counters end in `_total`; everything else is a gauge ("Metric and label
 //! naming", "Writing exporters", prometheus.io). Probe results never appear here: they
 //! belong to `/probe` answers.
+use pvrdma_engine::capture::ErrorKind;
 use pvrdma_engine::report::exposition::{Family, Kind};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -67,6 +68,14 @@ pub struct Metrics {
     pub config_reload_refused: [Value; super::config::RESTART_ONLY.len()],
 }
 
+/// A failure kind's name, as the JSON report and the `class` labels spell it.
+fn class(kind: ErrorKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "error".into())
+}
+
 /// Writes one metric family of one unlabelled sample, with the engine crate's exposition
 /// writer.
 fn family(out: &mut String, name: &'static str, kind: Kind, help: &'static str, value: String) {
@@ -79,10 +88,15 @@ fn family(out: &mut String, name: &'static str, kind: Kind, help: &'static str, 
 }
 
 impl Metrics {
-    /// A fresh set with the configuration marked as loaded now.
+    /// A fresh set with the configuration marked as loaded now, and every class of
+    /// hosts not read at 0 (Prometheus' "avoid missing metrics": a rate over a class that
+    /// never failed is 0, not nothing).
     pub fn new() -> Self {
         let m = Metrics::default();
         m.config_loaded();
+        if let Ok(mut counts) = m.hosts_not_read.lock() {
+            counts.extend(ErrorKind::ALL.iter().map(|k| (class(*k), 0)));
+        }
         m
     }
 
@@ -224,15 +238,11 @@ impl Metrics {
             } else if e.run_stage.is_some() {
                 self.hosts_not_collected[0].inc();
             } else {
-                let class = serde_json::to_value(e.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_else(|| "error".into());
                 let mut m = match self.hosts_not_read.lock() {
                     Ok(g) => g,
                     Err(poisoned) => poisoned.into_inner(),
                 };
-                *m.entry(class).or_default() += 1;
+                *m.entry(class(e.kind)).or_default() += 1;
             }
         }
     }

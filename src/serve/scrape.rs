@@ -18,7 +18,7 @@ use crate::collect::ssh::{ProcessBudget, RunBudget};
 use crate::live::{LiveOptions, OnHostRead, RunDeadline};
 use futures::future::LocalBoxFuture;
 use pvrdma_engine::capture::{CaptureSource, ErrorKind, Failure, HostCapture};
-use pvrdma_engine::diagnose::{Diagnosis, HostDiagnosis, Selection};
+use pvrdma_engine::diagnose::{Diagnosis, KnownHost, Selection};
 use pvrdma_engine::report::prometheus::{PrometheusOptions, Scope};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -64,11 +64,32 @@ pub struct Outcome {
     /// command outputs arrived whole (see [`nothing_read`]).
     pub up: bool,
     pub finished: SystemTime,
+    /// A probe judged from the configuration read from vCenter: whether that read is
+    /// stale (see [`super::vcenter`]); `None` for a probe over SSH.
+    pub vcenter_read_stale: Option<bool>,
 }
 
-/// Why a probe request is refused (HTTP 400): nothing was attempted.
+/// Why a probe request is refused: nothing was attempted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused(pub String);
+pub struct Refused {
+    pub why: String,
+    /// A vCenter group with no host to probe now (HTTP 503: try again later), rather than
+    /// a request that names no allowed target or module (HTTP 400).
+    pub unavailable: bool,
+}
+
+impl Refused {
+    pub fn not_allowed(why: String) -> Refused {
+        Refused {
+            why,
+            unavailable: false,
+        }
+    }
+
+    pub fn unavailable(why: String) -> Refused {
+        Refused { why, unavailable: true }
+    }
+}
 
 /// A collection's target and module.
 pub(super) type Key = (String, String);
@@ -85,10 +106,10 @@ struct Flight {
 
 /// The hosts a collection has read so far, each diagnosed the moment it was read: what a
 /// scrape whose deadline comes before the collection's end is answered with.
-type HostsRead = Arc<Mutex<BTreeMap<String, HostDiagnosis>>>;
+type HostsRead = Arc<Mutex<BTreeMap<String, KnownHost>>>;
 
 /// What is in `read` now (a poisoned lock is only a host's diagnosis that panicked).
-fn lock(read: &HostsRead) -> std::sync::MutexGuard<'_, BTreeMap<String, HostDiagnosis>> {
+fn lock(read: &HostsRead) -> std::sync::MutexGuard<'_, BTreeMap<String, KnownHost>> {
     read.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -142,13 +163,15 @@ impl Probes {
         self.output_budget.resize(bytes);
     }
 
-    /// The outcome of probing `members` (the target and module of `key`) for a scrape due
-    /// at `deadline`: joins the collection of `key` in flight, or starts it.
+    /// The outcome of probing `members` (the target and module of `key`), diagnosed as
+    /// `selection` says, for a scrape due at `deadline`: joins the collection of `key` in
+    /// flight, or starts it.
     pub(super) async fn run(
         self: &Rc<Self>,
         key: Key,
         members: Vec<String>,
         module: &Module,
+        selection: Selection,
         start: Instant,
         deadline: Instant,
     ) -> Arc<Outcome> {
@@ -171,10 +194,10 @@ impl Probes {
                 });
                 (rx, read)
             }
-            None => self.start_collection(key, members.clone(), module.clone(), deadline),
+            None => self.start_collection(key, members.clone(), module.clone(), selection.clone(), deadline),
         };
         let waited = tokio::time::timeout_at(deadline, pending.wait_for(Option::is_some)).await;
-        let expired = || self.expired(&members, &read, &module.fleet_checks, deadline - start);
+        let expired = || self.expired(&members, &read, &selection, deadline - start);
         match waited {
             Ok(Ok(v)) => v.clone().unwrap_or_else(expired),
             _ => {
@@ -215,6 +238,7 @@ impl Probes {
             diagnosis: pvrdma_engine::diagnose::diagnose_selected_known(&captures, &mut known, selection),
             up: false,
             finished: SystemTime::now(),
+            vcenter_read_stale: None,
         })
     }
 
@@ -226,6 +250,7 @@ impl Probes {
         key: Key,
         members: Vec<String>,
         module: Module,
+        selection: Selection,
         deadline: Instant,
     ) -> (Pending, HostsRead) {
         let (tx, rx) = watch::channel(None);
@@ -243,7 +268,9 @@ impl Probes {
         let hosts_read = read.clone();
         tokio::task::spawn_local(async move {
             probes.metrics.collections_in_flight.inc();
-            let outcome = probes.collect(members, module, stop.subscribe(), hosts_read).await;
+            let outcome = probes
+                .collect(members, module, selection, stop.subscribe(), hosts_read)
+                .await;
             probes.inflight.borrow_mut().remove(&key);
             probes.metrics.collections_in_flight.sub(1);
             let _ = tx.send(Some(Arc::new(outcome)));
@@ -252,11 +279,12 @@ impl Probes {
     }
 
     /// Waits for host slots (until the collection's stop), collects, diagnoses each host
-    /// as it is read (into `read`) and the rest at the end.
+    /// as it is read (into `read`) and the rest at the end, as `selection` says.
     async fn collect(
         &self,
         members: Vec<String>,
         module: Module,
+        selection: Selection,
         stop: watch::Receiver<Instant>,
         read: HostsRead,
     ) -> Outcome {
@@ -291,8 +319,9 @@ impl Probes {
                 });
                 live.run_budget = Some(run_budget.clone());
                 let into = read.clone();
+                let narrowed = selection.clone();
                 live.on_host_read = Some(OnHostRead(Arc::new(move |capture: &HostCapture| {
-                    let host = pvrdma_engine::diagnose::diagnose_host(capture);
+                    let host = narrowed.diagnose_host(capture);
                     lock(&into).insert(capture.host.clone(), host);
                 })));
                 let captures = self.collector.collect(live).await;
@@ -331,7 +360,7 @@ impl Probes {
             .count();
         self.metrics.outputs_cut_by_budget.add(cut as u64);
         let mut known = std::mem::take(&mut *lock(&read));
-        let diagnosis = pvrdma_engine::diagnose::diagnose_selected_known(&captures, &mut known, &module.fleet_checks);
+        let diagnosis = pvrdma_engine::diagnose::diagnose_selected_known(&captures, &mut known, &selection);
         // The outputs go, and their bytes back to the process's budget.
         drop(captures);
         drop(run_budget);
@@ -339,6 +368,7 @@ impl Probes {
             diagnosis,
             up,
             finished: SystemTime::now(),
+            vcenter_read_stale: None,
         }
     }
 }
@@ -432,6 +462,14 @@ pub(super) fn render(outcome: &Outcome, scope: Scope, elapsed: Duration) -> Stri
     );
     up.add(Vec::new(), if outcome.up { "1" } else { "0" });
     up.write(&mut text);
+    if let Some(stale) = outcome.vcenter_read_stale {
+        let mut family = Family::new(
+            "pvrdma_vcenter_read_stale",
+            "A probe judged from the configuration read from vCenter (no_ssh): 1 when a host's configuration is older than its vCenter's refresh plus timeout (vCenter could not be read since; pvrdma_last_run_timestamp_seconds is when the oldest was read), else 0; absent for a probe over SSH.",
+        );
+        family.add(Vec::new(), if stale { "1" } else { "0" });
+        family.write(&mut text);
+    }
     let mut took = Family::new(
         "pvrdma_probe_duration_seconds",
         "How long the exporter took to answer this probe, in seconds.",

@@ -2,6 +2,7 @@
 //! single flight, the global host cap, deadlines, the allow-list.
 use super::config::Config;
 use super::exporter::Exporter;
+use super::metrics::Metrics;
 use super::scrape::Collector;
 use crate::live::LiveOptions;
 use futures::future::LocalBoxFuture;
@@ -147,7 +148,7 @@ fn a_target_off_the_allow_list_is_refused_without_collecting() {
         let (e, fake) = exporter(CONFIG, Duration::ZERO);
         for t in ["esx05", "esx[01-02]", "127.0.0.1", "root@esx01", ""] {
             let err = scrape(&e, t, Duration::from_secs(5)).await.unwrap_err();
-            assert!(err.0.contains("allow-list"), "{t}: {}", err.0);
+            assert!(err.why.contains("allow-list"), "{t}: {}", err.why);
         }
         let err = e
             .scrape(
@@ -158,7 +159,7 @@ fn a_target_off_the_allow_list_is_refused_without_collecting() {
             )
             .await
             .unwrap_err();
-        assert!(err.0.contains("unknown module"), "{}", err.0);
+        assert!(err.why.contains("unknown module"), "{}", err.why);
         assert_eq!(fake.calls.get(), 0);
         assert_eq!(e.metrics.probes_rejected.get(), 6);
         assert_eq!(e.metrics.probes.get(), 0);
@@ -204,8 +205,9 @@ fn hosts_not_read_are_counted_by_class_apart_from_the_exporters_own_limits() {
             text.contains("\npvrdma_doctor_hosts_not_read_total{class=\"auth\"} 2\n"),
             "{text}"
         );
+        // Every class is there from the start, at 0 until a host fails that way.
         assert!(
-            !text.contains("pvrdma_doctor_hosts_not_read_total{class=\"timeout\"}"),
+            text.contains("\npvrdma_doctor_hosts_not_read_total{class=\"timeout\"} 0\n"),
             "{text}"
         );
         assert!(
@@ -217,6 +219,31 @@ fn hosts_not_read_are_counted_by_class_apart_from_the_exporters_own_limits() {
             "{text}"
         );
     });
+}
+
+/// The monitoring guide lists every class `pvrdma_doctor_hosts_not_read_total` shows from
+/// the start, and only those.
+#[test]
+fn the_guide_lists_every_class_of_hosts_not_read() {
+    let guide = include_str!("../../docs/monitoring-prometheus.md");
+    let listed: Vec<&str> = guide
+        .lines()
+        .find_map(|l| l.split("`…_hosts_not_read_total{class}` (").nth(1))
+        .and_then(|rest| rest.split(", each at 0").next())
+        .expect("the /metrics row of the guide names the classes")
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .collect();
+    let text = Metrics::new().render(0, 1, 1);
+    let shown: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("pvrdma_doctor_hosts_not_read_total{class=\""))
+        .map(|rest| rest.split('"').next().unwrap_or(rest))
+        .collect();
+    let mut sorted = listed.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, shown, "{listed:?}");
 }
 
 #[test]
@@ -532,4 +559,88 @@ fn a_host_reached_of_which_nothing_was_read_is_up_0_counted_and_logged() {
         "{}",
         lines[0]
     );
+}
+
+/// The VMs an exposition's adapter series name, sorted and once each.
+fn adapter_vms(text: &str) -> Vec<String> {
+    let mut vms: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("pvrdma_adapter_verdict{"))
+        .filter_map(|l| l.split("vm_name=\"").nth(1)?.split('"').next().map(str::to_string))
+        .collect();
+    vms.sort();
+    vms.dedup();
+    vms
+}
+
+/// A `vm:` group read over SSH reports its chosen VMs' adapters and the pairs between
+/// them, as `--vm` narrows a run; a host of it probed alone, the chosen VM on it.
+#[test]
+fn a_vm_group_probed_over_ssh_reports_only_its_chosen_vms() {
+    use pvrdma_vsphere::{ConnectionState, Host, Inventory, PowerState, Vm};
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("pw"), "pw\n").expect("password file");
+    let yaml = format!(
+        "vcenters:\n  lab: {{url: vc01, user: u, password_file: {}/pw}}\ngroups:\n  mpi: {{vcenter: lab, vm: [hpc-node01, hpc-node02]}}\n",
+        dir.path().display()
+    );
+    let config = Config::parse(&yaml).expect("valid test configuration");
+    let e = Exporter::new(config.clone(), Box::new(SampleCollector("three-vms-one-host")));
+    // vCenter places the sample's VMs where their hosts run them.
+    let host = |name: &str| Host {
+        id: format!("host-{name}"),
+        name: name.into(),
+        datacenter: "Lab".into(),
+        cluster: Some("HPC".into()),
+        cluster_path: Some("/Lab/host/HPC".into()),
+        connection_state: ConnectionState::Connected,
+        in_maintenance: false,
+    };
+    let vm = |name: &str, on: &str| Vm {
+        id: format!("vm-{name}"),
+        name: name.into(),
+        host: Some(format!("host-{on}")),
+        power_state: PowerState::PoweredOn,
+    };
+    let inventory = Inventory {
+        hosts: vec![host("esx01"), host("esx02"), host("esx03")],
+        vms: vec![
+            vm("hpc-node01", "esx01"),
+            vm("hpc-node04", "esx01"),
+            vm("hpc-node05", "esx01"),
+            vm("hpc-node02", "esx02"),
+            vm("hpc-node03", "esx03"),
+        ],
+    };
+    let generation = e.vcenter.sync(&config);
+    let read = crate::source::follow::Snapshot {
+        inventory,
+        read_at: std::time::SystemTime::now(),
+    };
+    e.vcenter.apply(&config, generation, "lab", Ok(&read), read.read_at);
+    run(async move {
+        let group = scrape(&e, "mpi", Duration::from_secs(10)).await.expect("allowed");
+        assert_eq!(adapter_vms(&group), ["hpc-node01", "hpc-node02"], "{group}");
+        for vm in ["hpc-node01", "hpc-node02"] {
+            assert!(
+                group.contains(&format!("\npvrdma_vm_diagnosed{{vm_name=\"{vm}\"}} 1\n")),
+                "{group}"
+            );
+        }
+        // One adapter each on two hosts: one pair between them.
+        let pairs: u64 = group
+            .lines()
+            .filter(|l| l.starts_with("pvrdma_adapter_pairs{"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum();
+        assert_eq!(pairs, 1, "{group}");
+        let alone = scrape(&e, "esx01", Duration::from_secs(10)).await.expect("allowed");
+        assert_eq!(adapter_vms(&alone), ["hpc-node01"], "{alone}");
+        let refused = scrape(&e, "esx03", Duration::from_secs(10)).await.unwrap_err();
+        assert!(
+            refused.why.contains("allow-list") && !refused.unavailable,
+            "esx03 runs no chosen VM, so it is not the group's: {}",
+            refused.why
+        );
+    });
 }

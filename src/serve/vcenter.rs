@@ -16,7 +16,7 @@ use super::config::{Config, InForce};
 use super::metrics::Value;
 use crate::source::follow::{Feed, Followed, Follower, Logout, Snapshot, STOP_GRACE};
 use crate::source::Reading;
-use pvrdma_engine::capture::HostCapture;
+use pvrdma_engine::capture::{HostCapture, VmChoice};
 use pvrdma_vsphere::{Selected, Selection};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -26,6 +26,7 @@ use tokio::sync::watch;
 
 mod configs;
 pub mod expose;
+mod freshness;
 
 /// A host of a vCenter group, where vCenter has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +38,9 @@ pub struct Member {
     /// The cluster's inventory path, which tells apart same-named clusters of one
     /// datacenter filed in different folders.
     pub cluster_path: Option<String>,
+    /// The chosen VMs vCenter has running on it (a `vm:` group's; empty for a group that
+    /// chooses no VM).
+    pub vms: Vec<String>,
 }
 
 /// One group's hosts as last read.
@@ -48,12 +52,18 @@ struct GroupState {
     followed: Followed,
     /// `None` until a read of its vCenter has selected them once.
     hosts: Option<Vec<Member>>,
+    /// A `vm:` group's chosen VMs as the last read placed them (those on hosts it skipped
+    /// apart); `None` for a group that chooses no VM, or before a first read.
+    vms: Option<VmChoice>,
     /// Whether the last read of its vCenter gave its hosts (else they are older).
     current: bool,
     /// Why the hosts are not current (or why there are none), for the log and a 503.
     why: Option<String>,
     /// The last time a read selected them.
     read_at: Option<SystemTime>,
+    /// When the exporter began following it (start, or the reload that changed it): a
+    /// first read that takes longer than its vCenter's timeout leaves it stale.
+    since: SystemTime,
 }
 
 /// One vCenter's reads.
@@ -82,14 +92,16 @@ pub struct Fleet {
 }
 
 impl GroupState {
-    fn new(vcenter: &str, selection: &Selection) -> GroupState {
+    fn new(vcenter: &str, selection: &Selection, since: SystemTime) -> GroupState {
         GroupState {
             vcenter: vcenter.to_string(),
             followed: Followed::new(selection.clone()),
             hosts: None,
+            vms: None,
             current: false,
             why: None,
             read_at: None,
+            since,
         }
     }
 }
@@ -145,25 +157,34 @@ impl GroupState {
             )
         });
         self.hosts = Some(members);
+        self.vms = reading.vms();
         self.current = true;
         self.read_at = Some(reading.read_at);
     }
 }
 
 impl Fleet {
-    /// Aligns the state with `config` (start, reload) and starts a new generation: a
-    /// vCenter reached the same way keeps its reads, a group of it selecting the same
-    /// hosts keeps them; the others start with nothing.
+    /// Aligns the state with `config` (start, reload) and starts a new generation. A
+    /// vCenter key still followed keeps its counters and its last read's outcome,
+    /// whatever its settings now (a new pin, another timeout: `reads_total` and
+    /// `read_failures_total` are counters, which a reload must not reset); a group of a
+    /// vCenter reached the same way, selecting the same hosts, keeps them; the others
+    /// start with nothing.
     pub fn sync(&self, config: &Config) -> u64 {
         let mut vcenters = self.vcenters.borrow_mut();
         let mut old = std::mem::take(&mut *vcenters);
+        // The vCenters whose hosts a group may keep: reached as before, and read.
+        let mut same = Vec::new();
         for (name, vc) in config.vcenter.followed() {
             let state = match old.remove(name) {
-                Some(mut s) if vc.same_source(&s.source) => {
+                Some(mut s) => {
+                    if vc.same_source(&s.source) && s.reads > 0 {
+                        same.push(name.as_str());
+                    }
                     s.source = vc.clone();
                     s
                 }
-                _ => VcenterState {
+                None => VcenterState {
                     source: vc.clone(),
                     up: false,
                     last_success: None,
@@ -176,11 +197,11 @@ impl Fleet {
         let mut groups = self.groups.borrow_mut();
         let mut old = std::mem::take(&mut *groups);
         for (name, g) in &config.vcenter.groups {
-            let same_vcenter = vcenters.get(&g.vcenter).is_some_and(|v| v.reads > 0);
+            let same_vcenter = same.contains(&g.vcenter.as_str());
             let state = old
                 .remove(name)
                 .filter(|s| same_vcenter && s.vcenter == g.vcenter && s.followed.selection() == &g.selection)
-                .unwrap_or_else(|| GroupState::new(&g.vcenter, &g.selection));
+                .unwrap_or_else(|| GroupState::new(&g.vcenter, &g.selection, SystemTime::now()));
             groups.insert(name.clone(), state);
         }
         let generation = self.generation.get() + 1;
@@ -251,6 +272,22 @@ impl Fleet {
         lines
     }
 
+    /// The VMs vCenter group `group` chose, as its last read placed them: `None` when it
+    /// is not one, or chooses no VM (it reports every VM of its hosts).
+    pub fn chosen_vms(&self, group: &str) -> Option<VmChoice> {
+        self.groups.borrow().get(group)?.vms.clone()
+    }
+
+    /// The VMs vCenter group `group` chose that run on `host` as its last read placed
+    /// them: `None` when it is not one, does not have `host`, or chooses no VM.
+    pub fn chosen_vms_on(&self, group: &str, host: &str) -> Option<Vec<String>> {
+        let groups = self.groups.borrow();
+        let g = groups.get(group)?;
+        g.vms.as_ref()?;
+        let member = g.hosts.as_ref()?.iter().find(|m| m.name == host)?;
+        Some(member.vms.clone())
+    }
+
     /// The hosts of vCenter group `group`: `None` when it is not one; an error saying
     /// why when it has none to probe (never read yet, or none selected now).
     pub fn members(&self, group: &str) -> Option<Result<Vec<String>, String>> {
@@ -268,16 +305,6 @@ impl Fleet {
                 g.why.as_deref().unwrap_or("the first read is under way")
             )),
         })
-    }
-
-    /// Whether `host` is one of the hosts a vCenter group has now (so it may be probed
-    /// alone).
-    pub fn allows(&self, host: &str) -> bool {
-        self.groups
-            .borrow()
-            .values()
-            .filter_map(|g| g.hosts.as_ref())
-            .any(|h| h.iter().any(|m| m.name == host))
     }
 }
 
@@ -305,6 +332,7 @@ fn probeable(config: &Config, group: &str, selected: &Selected, lines: &mut Vec<
                 datacenter: h.datacenter.clone(),
                 cluster: h.cluster.clone(),
                 cluster_path: h.cluster_path.clone(),
+                vms: h.vms.clone(),
             }),
         }
     }
@@ -405,7 +433,7 @@ impl Feed for Fed {
         match read {
             Ok(captures) => self
                 .fleet
-                .store_configuration(self.generation, captures, SystemTime::now()),
+                .store_configuration(self.generation, &self.name, captures, SystemTime::now()),
             Err(e) => log(&format!(
                 "vCenter {}: the configuration of {} cannot be read: {}; probes judge the last one read",
                 self.name,
@@ -419,7 +447,7 @@ impl Feed for Fed {
         let name = &self.name;
         log(&match logout {
             Logout::Done => format!("vCenter {name}: session logged out"),
-            Logout::Failed(e) => format!("vCenter {name}: the logout failed: {e}"),
+            Logout::Failed(e) => format!("vCenter {name}: the logout failed: {}", e.worded(&KEYS)),
             Logout::NoAnswer => format!(
                 "vCenter {name}: no answer to the logout within {}s; vCenter ends the session when it times out",
                 STOP_GRACE.as_secs()

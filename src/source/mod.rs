@@ -24,6 +24,7 @@ use std::time::SystemTime;
 pub(crate) mod follow;
 pub(crate) mod once;
 pub(crate) mod rounds;
+pub(crate) mod targets;
 
 pub(crate) use follow::Move;
 
@@ -134,7 +135,7 @@ impl Reading {
     }
 
     /// The VMs a VM-first run reports on (`None`: every VM of the hosts).
-    pub(crate) fn vms(&self) -> Option<Vec<String>> {
+    pub(crate) fn vms(&self) -> Option<pvrdma_engine::capture::VmChoice> {
         self.found.vms()
     }
 

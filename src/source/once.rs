@@ -46,17 +46,19 @@ pub(crate) struct Capture {
     /// When `analyze` started reading it.
     pub(crate) started: Instant,
     /// The VMs the run that wrote it was narrowed to (a support bundle's).
-    vms: Option<Vec<String>>,
+    vms: Option<pvrdma_engine::capture::VmChoice>,
 }
 
 impl HostSource {
     /// What the run is doing while the source is read (a monitoring plugin's timeout
-    /// says it).
-    pub(crate) fn stage(&self) -> &'static str {
+    /// says it); `None` when reading it is no step of its own (hosts named: a hosts
+    /// file and stdin are read by the collection).
+    pub(crate) fn stage(&self) -> Option<&'static str> {
         match self {
-            HostSource::Vcenter(vc) if vc.via == Via::Api => "reading the hosts' configuration from vCenter",
-            HostSource::Capture(_) => "reading the capture",
-            _ => "reading the hosts from vCenter",
+            HostSource::Vcenter(vc) if vc.via == Via::Api => Some("reading the hosts' configuration from vCenter"),
+            HostSource::Vcenter(_) => Some("reading the hosts from vCenter"),
+            HostSource::Capture(_) => Some("reading the capture"),
+            HostSource::List(_) | HostSource::Demo { .. } => None,
         }
     }
 
@@ -144,7 +146,7 @@ fn read_capture(path: PathBuf) -> anyhow::Result<Once> {
 impl Once {
     /// The VMs the report is narrowed to: a VM-first run's, or those the support bundle
     /// read back recorded; `None`: every VM.
-    pub(crate) fn vms(&self) -> Option<Vec<String>> {
+    pub(crate) fn vms(&self) -> Option<pvrdma_engine::capture::VmChoice> {
         match (&self.hosts, &self.reading) {
             (OnceHosts::Capture(c), _) => c.vms.clone(),
             (_, Some(reading)) => reading.vms(),

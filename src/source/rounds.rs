@@ -45,7 +45,7 @@ pub(crate) struct Following {
     /// Whether the inventory was read before (the first read has nothing to fall back on).
     read_before: bool,
     /// The VMs the last reading chose (VM-first).
-    vms: Option<Vec<String>>,
+    vms: Option<pvrdma_engine::capture::VmChoice>,
 }
 
 /// What could not be read from vCenter in a round, the last read standing instead.
@@ -129,8 +129,8 @@ impl Rounds {
     }
 
     /// The VMs the rounds report on: a VM-first watch's, as vCenter last chose them.
-    pub(crate) fn vms(&self) -> Option<&[String]> {
-        self.vcenter.as_ref().and_then(|v| v.vms.as_deref())
+    pub(crate) fn vms(&self) -> Option<&pvrdma_engine::capture::VmChoice> {
+        self.vcenter.as_ref().and_then(|v| v.vms.as_ref())
     }
 
     /// The progress bar is for the first, full report; later rounds stay quiet.

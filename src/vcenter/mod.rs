@@ -3,6 +3,7 @@
 //! The diagnosis itself still goes over SSH to the names vCenter gives, so ssh_config
 //! applies to them as to any host typed by hand.
 use anyhow::Context;
+use pvrdma_engine::capture::{VmChoice, VmLeftOut};
 use pvrdma_vsphere::{Config, Endpoint, SelectError, Selected, Selection, Trust};
 use secrecy::SecretString;
 use std::io::IsTerminal;
@@ -12,7 +13,7 @@ use std::time::Duration;
 mod api;
 mod print;
 pub(crate) use api::{add_configuration, captures as api_captures, complete_refused, read_configuration, refused};
-pub(crate) use print::{certificate_refusal, hosts_json, selection_error, skipped_lines, VsphereError};
+pub(crate) use print::{certificate_refusal, hosts_json, pin_apart, selection_error, skipped_lines, VsphereError};
 
 /// The environment variable that holds the vCenter password.
 pub(crate) const PASSWORD_ENV: &str = "PVRDMA_DOCTOR_VCENTER_PASSWORD";
@@ -217,22 +218,26 @@ impl Discovery {
         self.selected.hosts.iter().map(|h| h.name.clone()).collect()
     }
 
-    /// The VMs a VM-first run (`--vm`) reports on: those running on a selected host (a VM
-    /// on a skipped host is named on stderr instead, never called stopped); `None` when
-    /// the run is not VM-first.
-    pub(crate) fn vms(&self) -> Option<Vec<String>> {
+    /// The VMs a VM-first run (`--vm`) reports on: the running ones, by the host vCenter
+    /// has them on, a selected one or a skipped one (the report names those not
+    /// diagnosed, never calls them stopped); `None` when the run is not VM-first.
+    pub(crate) fn vms(&self) -> Option<VmChoice> {
         let selected = &self.selected;
         (!self.selection.vms.is_empty()).then(|| {
-            selected
-                .vms
-                .iter()
-                .filter(|vm| {
-                    vm.host
-                        .as_deref()
-                        .is_some_and(|h| selected.hosts.iter().any(|s| s.name == h))
-                })
-                .map(|vm| vm.name.clone())
-                .collect()
+            let mut chosen = VmChoice::default();
+            for vm in &selected.vms {
+                let Some(host) = vm.host.as_deref() else { continue };
+                if selected.hosts.iter().any(|s| s.name == host) {
+                    chosen.vms.push(vm.name.clone());
+                } else if let Some(skipped) = selected.skipped.iter().find(|s| s.name == host) {
+                    chosen.left_out.push(VmLeftOut {
+                        vm: vm.name.clone(),
+                        host: host.to_string(),
+                        reason: skipped.reason.to_string(),
+                    });
+                }
+            }
+            chosen
         })
     }
 }

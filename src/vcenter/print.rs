@@ -157,16 +157,24 @@ pub(crate) fn outside_line(vm: &OutsideVm, selection: &Selection) -> String {
 pub(crate) fn certificate_refusal(error: &anyhow::Error, width: Option<usize>) -> Option<String> {
     const PREFIX: &str = "pvrdma-doctor: error: ";
     let width = width?;
+    let (prose, pin) = pin_apart(error)?;
+    let mut out = pvrdma_engine::report::stderr_message(PREFIX, &prose, Some(width));
+    out.push_str(&format!("    {pin}\n"));
+    Some(out)
+}
+
+/// A refused vCenter certificate's message (`{error:#}`) without the option that ends it,
+/// and that option (`--vcenter-thumbprint AA:BB:…`), for a caller that puts the option on
+/// a line of its own; `None` for every other error.
+pub(crate) fn pin_apart(error: &anyhow::Error) -> Option<(String, String)> {
     let pin = error
         .chain()
         .find_map(|e| e.downcast_ref::<VsphereError>())?
         .0
         .pin(&OPTIONS)?;
     let text = format!("{error:#}");
-    let prose = text.strip_suffix(&pin)?.trim_end();
-    let mut out = pvrdma_engine::report::stderr_message(PREFIX, prose, Some(width));
-    out.push_str(&format!("    {pin}\n"));
-    Some(out)
+    let prose = text.strip_suffix(&pin)?.trim_end().to_string();
+    Some((prose, pin))
 }
 
 /// `hosts --format json`: the selected hosts, the skipped ones with why, and the VMs

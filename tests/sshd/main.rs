@@ -7,6 +7,7 @@ mod support;
 
 mod batch_shell;
 mod batch_sshd;
+mod both_ways_sshd;
 mod bundle_sshd;
 mod evidence_sshd;
 mod login;

@@ -28,6 +28,8 @@ fn scaled_rules() -> String {
         // keep_firing_for first: "for: 2m" is a part of it.
         ("keep_firing_for: 2m", "keep_firing_for: 12s"),
         ("interval: 15s", "interval: 1s"),
+        // Before 5m becomes 30s.
+        ("for: 30s", "for: 3s"),
         ("for: 45s", "for: 5s"),
         ("for: 1m", "for: 6s"),
         ("for: 2m", "for: 12s"),
@@ -321,6 +323,10 @@ fn one_page_per_cause_across_a_host_going_silent_and_the_exporter_killed_and_res
     for p in dashboard["panels"].as_array().expect("panels") {
         for t in p["targets"].as_array().into_iter().flatten() {
             let expr = t["expr"].as_str().expect("expr").replace("$host", ".*");
+            // The demo follows no vCenter: alerting_vcenter.rs checks those panels.
+            if expr.contains("pvrdma_doctor_vcenter_") {
+                continue;
+            }
             let start = Instant::now();
             while query(port, &expr).is_empty() {
                 assert!(

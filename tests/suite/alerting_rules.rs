@@ -737,3 +737,107 @@ fn every_alert_has_a_runbook_url_that_points_at_a_section_of_the_guide() {
         );
     }
 }
+
+/// vCenter `lab` goes away at 2m: its no_ssh group `quiet` goes on answering from the read
+/// kept, its target's run timestamp freezing; vCenter `east` was never read, so its group
+/// `gpu` answers 503 from the start. One page per vCenter, naming its groups and how old
+/// their read is; no PvrdmaExporterDown for the 503, no PvrdmaMetricsStale for the frozen
+/// timestamp; the hosts only the stale target serves are silenced (PvrdmaHostStale), a
+/// host another target reads fresh is not.
+#[test]
+#[ignore = "needs promtool: scripts/test.sh runs it"]
+fn a_vcenter_that_cannot_be_read_pages_once_and_holds_back_what_follows() {
+    require(PROMTOOL);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exporter = [
+        ("job", "pvrdma-exporter"),
+        ("instance", EXPORTER),
+        ("exporter", EXPORTER),
+    ];
+    let quiet = [("job", "pvrdma-groups"), ("instance", "quiet"), ("exporter", EXPORTER)];
+    let gpu = [("job", "pvrdma-groups"), ("instance", "gpu"), ("exporter", EXPORTER)];
+    let esx06 = [("job", "pvrdma"), ("instance", "esx06"), ("exporter", EXPORTER)];
+    let with = |base: &[(&'static str, &'static str)], extra: &[(&'static str, &'static str)]| {
+        base.iter().chain(extra).copied().collect::<Vec<_>>()
+    };
+    let series = vec![
+        s("up", &exporter, "1x60"),
+        s(
+            "pvrdma_doctor_vcenter_group_stale",
+            &with(&exporter, &[("group", "quiet"), ("vcenter", "lab")]),
+            "0x8 1x52",
+        ),
+        // Read every 15 s until 2m, then never again: 20 s old at 2m15s.
+        s(
+            "pvrdma_doctor_vcenter_group_read_age_seconds",
+            &with(&exporter, &[("group", "quiet"), ("vcenter", "lab")]),
+            "5x8 20+15x52",
+        ),
+        s(
+            "pvrdma_doctor_vcenter_group_stale",
+            &with(&exporter, &[("group", "gpu"), ("vcenter", "east")]),
+            "1x60",
+        ),
+        s("up", &gpu, "0x60"),
+        s("up", &quiet, "1x60"),
+        s("pvrdma_up", &quiet, "1x60"),
+        s("pvrdma_vcenter_read_stale", &quiet, "0x8 1x52"),
+        s("pvrdma_last_run_timestamp_seconds", &quiet, "0+15x8 120x52"),
+        s("pvrdma_host_up", &with(&quiet, &[("host_name", "esx05")]), "1x60"),
+        s("pvrdma_host_up", &with(&quiet, &[("host_name", "esx06")]), "1x60"),
+        s(
+            "pvrdma_check_status",
+            &with(
+                &quiet,
+                &[("host_name", "esx05"), ("check", "firewall-pvrdma"), ("status", "fail")],
+            ),
+            "1x60",
+        ),
+        // esx06 is also probed alone over SSH: read fresh.
+        s("up", &esx06, "1x60"),
+        s("pvrdma_host_up", &with(&esx06, &[("host_name", "esx06")]), "1x60"),
+        s("pvrdma_last_run_timestamp_seconds", &esx06, "0+15x60"),
+    ];
+    let unreadable = |vcenter: &str, stale: &str| {
+        firing(
+            "PvrdmaVcenterUnreadable",
+            json!({"severity": "warning", "vcenter": vcenter}),
+            json!({
+                "summary": format!("The pvrdma-doctor exporter cannot read vCenter {vcenter}: its groups answer from a stale read"),
+                "description": format!("The pvrdma-doctor exporter has not read vCenter {vcenter} for longer than its refresh plus its timeout. Stale: {stale}. A group without SSH judges a configuration that may have changed since; a group over SSH probes hosts that may have left it; a group not read yet answers 503. The alerts that follow from it are held back meanwhile. Why: the exporter's log (`journalctl -u pvrdma-doctor-exporter`); check the vCenter's address, account and certificate (`thumbprint:`, `ca:` of its `vcenters:` entry)."),
+                "runbook_url": "docs/monitoring-prometheus.md#pvrdmavcenterunreadable",
+            }),
+        )
+    };
+    let stale_host = firing(
+        "PvrdmaHostStale",
+        json!({"severity": "none", "host_name": "esx05"}),
+        json!({
+            "summary": "ESXi host esx05 is judged from a stale vCenter read",
+            "description": "Every target serving it answers from a configuration read from vCenter longer ago than the vCenter's refresh plus timeout; its alerts are held as last read and silenced until vCenter is read again. PvrdmaVcenterUnreadable is the page.",
+            "runbook_url": "docs/monitoring-prometheus.md#pvrdmahoststale",
+        }),
+    );
+    let gpu_page = unreadable("east", "group gpu (no hosts read yet)");
+    let at = |t: &str, name: &str, exp: Vec<Value>| json!({"eval_time": t, "alertname": name, "exp_alerts": exp});
+    let checks = vec![
+        at("1m", "PvrdmaVcenterUnreadable", vec![gpu_page.clone()]),
+        at("1m", "PvrdmaHostStale", vec![]),
+        at("2m15s", "PvrdmaHostStale", vec![stale_host.clone()]),
+        at("2m30s", "PvrdmaVcenterUnreadable", vec![gpu_page.clone()]),
+        at(
+            "3m",
+            "PvrdmaVcenterUnreadable",
+            vec![gpu_page.clone(), unreadable("lab", "group quiet (read 1m 5s ago)")],
+        ),
+        // The 503 of gpu since 0 s: not the exporter down.
+        at("5m", "PvrdmaExporterDown", vec![]),
+        // The frozen timestamp of quiet is 6 min old: not the textfile going stale.
+        at("8m", "PvrdmaMetricsStale", vec![]),
+        at("8m", "PvrdmaHostStale", vec![stale_host]),
+    ];
+    let tests = json!({"rule_files": ["rules.yml"], "evaluation_interval": "15s", "tests": [
+        {"interval": "15s", "input_series": series, "alert_rule_test": checks},
+    ]});
+    promtool_test(dir.path(), tests);
+}

@@ -102,6 +102,7 @@ fn meta() -> BundleMeta {
         interrupted: true,
         redacted: false,
         vm_scope: None,
+        vm_scope_left_out: Vec::new(),
     }
 }
 

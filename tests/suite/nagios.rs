@@ -534,6 +534,27 @@ fn the_watchdog_ends_a_stuck_run_at_the_timeout() {
     );
 }
 
+/// The watchdog firing while `--ask-password` waits at its prompt (in a real terminal:
+/// the prompt reads it) names that wait, not a stage the run never reached or left.
+#[test]
+#[ignore = "needs tmux: scripts/test.sh runs it"]
+fn the_watchdog_names_the_password_prompt_it_found_the_run_waiting_at() {
+    let pane = crate::tmux::in_80_columns(&["--format", "nagios", "--timeout", "2s", "--ask-password", "esx01"]);
+    assert!(pane.contains("Password for the ESXi hosts (not echoed): "), "{pane}");
+    let status = pane
+        .lines()
+        .find_map(|l| l.find("PVRDMA ").map(|at| &l[at..]))
+        .unwrap_or_else(|| panic!("no status line: {pane}"));
+    let reason = "plugin timed out after 2s (--timeout) while waiting at the --ask-password prompt";
+    assert!(
+        status.starts_with("PVRDMA UNKNOWN - plugin timed out after 2s (--timeout) while waiting at the"),
+        "{pane}"
+    );
+    // The status line is cut at 80 columns; the whole reason follows as long output.
+    assert!(pane.contains(reason), "{pane}");
+    assert_eq!(crate::tmux::exit_code(&pane), "3", "{pane}");
+}
+
 /// A panic: the test binary runs itself as the child, as the plugin with a job that panics.
 #[test]
 fn a_panic_is_an_unknown_line_without_a_traceback() {

@@ -34,6 +34,7 @@ fn vmk2(ip: &str) -> VmknicSpec {
         netmask: "255.255.255.0".into(),
         mtu: 9000,
         dvs: DVS_UUID.into(),
+        ..VmknicSpec::default()
     }
 }
 

@@ -57,6 +57,7 @@ fn fleet() -> Spec {
                     netmask: "255.255.255.0".into(),
                     mtu: 9000,
                     dvs: DVS_UUID.into(),
+                    ..VmknicSpec::default()
                 });
             }),
             configured("esx06", 16, |_| {}),

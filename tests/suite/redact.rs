@@ -87,6 +87,7 @@ fn meta(args: &[String]) -> BundleMeta {
         interrupted: false,
         redacted: true,
         vm_scope: None,
+        vm_scope_left_out: Vec::new(),
     }
 }
 

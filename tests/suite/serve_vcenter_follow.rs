@@ -208,3 +208,84 @@ fn a_reload_during_a_read_vcenter_is_slow_to_answer_still_logs_that_session_out(
     let said = stop(running, &mut sim);
     assert_eq!(said.matches("vCenter lab: session logged out").count(), 3, "{said}");
 }
+
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn the_read_counters_survive_a_reload_that_changes_the_vcenters_settings() {
+    let mut sim = cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("exporter.yml");
+    // Pinned to a certificate vCenter does not have: every read is refused.
+    let wrong = ["AB"; 32].join(":");
+    let right = exporter_config(&sim, ", refresh: 1s", "");
+    std::fs::write(&config, right.replace(&sim.thumbprint, &wrong)).expect("configuration");
+    let (running, addr) = crate::serve_vcenter::serving(&sim, &config, "the inventory cannot be read");
+    let before = until(&addr, "/metrics", "three refused reads", |m| {
+        value(m, FAILURES).and_then(|f| f.parse::<u64>().ok()) >= Some(3)
+    });
+    let count = |m: &str, series: &str| -> u64 {
+        value(m, series)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{series}: {m}"))
+    };
+    let reads = "pvrdma_doctor_vcenter_reads_total{vcenter=\"lab\"}";
+    let (reads_before, failures_before) = (count(&before, reads), count(&before, FAILURES));
+
+    // The admin pins the right certificate: the counters go on from where they were.
+    std::fs::write(&config, &right).expect("configuration");
+    running.signal("-HUP");
+    let after = until(&addr, "/metrics", "a read with the new pin", |m| {
+        value(m, UP) == Some("1")
+    });
+    assert!(
+        count(&after, FAILURES) >= failures_before,
+        "reset by the reload: {after}"
+    );
+    assert!(count(&after, reads) > reads_before, "{after}");
+    assert_eq!(value(&after, GROUP_HOSTS), Some("2"), "{after}");
+
+    stop(running, &mut sim);
+}
+
+/// vCenter gone while a no_ssh group is probed: the probes answer from the configuration
+/// read last (`pvrdma_up` still 1: every host was read, from vCenter), and once that read is
+/// older than `refresh` plus `timeout` they and `/metrics` say it is stale, its age growing.
+#[test]
+#[ignore = "needs the vSphere simulator (golang-go, golang-github-vmware-govmomi-dev): scripts/test.sh runs it"]
+fn a_no_ssh_group_whose_vcenter_is_gone_answers_from_the_last_read_and_says_it_is_stale() {
+    const STALE: &str = "pvrdma_doctor_vcenter_group_stale{group=\"hpc\",vcenter=\"lab\"}";
+    const AGE: &str = "pvrdma_doctor_vcenter_group_read_age_seconds{group=\"hpc\",vcenter=\"lab\"}";
+    let sim = cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (running, addr) = exporter_of(&sim, dir.path(), ", refresh: 1s, timeout: 2s", ", no_ssh: true");
+    let fresh = until(&addr, "/probe?target=hpc", "the configuration read", |b| {
+        value(b, "pvrdma_vcenter_read_stale") == Some("0")
+    });
+    assert_eq!(value(&fresh, "pvrdma_up"), Some("1"), "{fresh}");
+    let metrics = until(&addr, "/metrics", "the group's read age", |m| value(m, AGE).is_some());
+    assert_eq!(value(&metrics, STALE), Some("0"), "{metrics}");
+    let age = |m: &str| value(m, AGE).and_then(|a| a.parse::<f64>().ok()).unwrap_or(-1.0);
+    assert!(age(&metrics) < 3.0, "{metrics}");
+
+    drop(sim);
+    let gone = until(&addr, "/metrics", "the group stale", |m| value(m, STALE) == Some("1"));
+    assert_eq!(value(&gone, UP), Some("0"), "{gone}");
+    assert!(age(&gone) > 3.0, "older than refresh plus timeout: {gone}");
+    let probe = until(&addr, "/probe?target=hpc", "the probe stale", |b| {
+        value(b, "pvrdma_vcenter_read_stale") == Some("1")
+    });
+    assert_eq!(
+        value(&probe, "pvrdma_up"),
+        Some("1"),
+        "answered from the last read: {probe}"
+    );
+    assert!(probe.contains("pvrdma_host_up{host_name=\"esx01\"} 1"), "{probe}");
+    // A host of the group probed alone says so too.
+    let (status, one) = get(&addr, "/probe?target=esx02");
+    assert_eq!(status, 200, "{one}");
+    assert_eq!(value(&one, "pvrdma_vcenter_read_stale"), Some("1"), "{one}");
+
+    running.interrupt();
+    let out = running.wait(Duration::from_secs(60));
+    assert!(out.stderr.contains("pvrdma-doctor: stopped"), "{}", out.stderr);
+}

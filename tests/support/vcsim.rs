@@ -85,6 +85,9 @@ pub struct PvrdmaSpec {
     pub vmknic: String,
     pub vmknics: Vec<VmknicSpec>,
     pub dvs: Vec<DvsSpec>,
+    /// Standard switches beside the simulator's own `vSwitch0` (uplink `vmnic0`, port
+    /// groups `VM Network` and `Management Network`).
+    pub vswitches: Vec<VswitchSpec>,
 }
 
 impl PvrdmaSpec {
@@ -113,7 +116,7 @@ impl PvrdmaSpec {
                     ip: format!("10.0.0.{last}"),
                     netmask: "255.255.255.0".into(),
                     mtu: 1500,
-                    dvs: String::new(),
+                    ..VmknicSpec::default()
                 },
                 VmknicSpec {
                     device: "vmk1".into(),
@@ -121,6 +124,7 @@ impl PvrdmaSpec {
                     netmask: "255.255.255.0".into(),
                     mtu: 9000,
                     dvs: DVS_UUID.into(),
+                    ..VmknicSpec::default()
                 },
             ],
             dvs: vec![DvsSpec {
@@ -129,6 +133,7 @@ impl PvrdmaSpec {
                 mtu: 9000,
                 uplinks: vec!["vmnic2".into()],
             }],
+            vswitches: vec![],
         }
     }
 }
@@ -157,6 +162,17 @@ pub struct VmknicSpec {
     pub mtu: i32,
     /// The uuid of the vDS it is a port of; empty: a standard portgroup.
     pub dvs: String,
+    /// The standard portgroup it is on when not on a vDS; empty: `Management Network`.
+    pub portgroup: String,
+}
+
+/// A standard switch (`HostVirtualSwitch`) and the port groups on it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VswitchSpec {
+    pub name: String,
+    pub mtu: i32,
+    pub uplinks: Vec<String>,
+    pub portgroups: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -201,6 +217,8 @@ pub struct VmSpec {
     pub vrdma: Vec<String>,
     /// The uuid of the vDS the adapters' ports are on; empty: no port backing.
     pub dvs: String,
+    /// Each adapter's MAC address, in order; missing: one the simulator makes up.
+    pub macs: Vec<String>,
 }
 
 impl VmSpec {
@@ -368,6 +386,13 @@ impl Vcsim {
     /// `connected`, `disconnected` or `notResponding`.
     pub fn set_state(&mut self, host: &str, state: &str) {
         self.command(&format!("state {host} {state}"));
+    }
+
+    /// Renews the server's certificate (the same CA signs a new key, as a VMCA renewal
+    /// does) and closes the connections open, as the services' restart does: its new
+    /// SHA-256 thumbprint, in vSphere's colon form.
+    pub fn new_certificate(&mut self) -> String {
+        self.command("new-certificate")
     }
 
     /// Ends every session, as vCenter does when they sit idle too long.

@@ -10,7 +10,8 @@
 // signs itself, as an appliance's own, written there instead), prints one JSON line
 // {"url": ..., "thumbprint": ..., "ca": ...} and then answers commands on stdin, one line
 // each: `sessions`, `move VM HOST`, `maintenance HOST on|off`,
-// `state HOST connected|disconnected|notResponding`, `expire-sessions`, and two that
+// `state HOST connected|disconnected|notResponding`, `expire-sessions`,
+// `new-certificate` (renewed by the same CA; answers its thumbprint), and two that
 // make the next RetrievePropertiesEx misbehave as a loaded vCenter can: `fail-next`
 // (a SystemError fault) and `delay-next SECONDS`. EOF ends it.
 //
@@ -97,6 +98,8 @@ type VMSpec struct {
 	Vrdma       []string `json:"vrdma"`
 	// The uuid of the vDS the adapters' ports are on (empty: no port backing).
 	Dvs string `json:"dvs"`
+	// Each adapter's MAC address, in order (missing or empty: one generated).
+	Macs []string `json:"macs"`
 }
 
 type HostSpec struct {
@@ -117,6 +120,8 @@ type PvrdmaSpec struct {
 	Vmknic   string       `json:"vmknic"`   // Net.PVRDMAVmknic (empty: unset)
 	Vmknics  []VmknicSpec `json:"vmknics"`  // config.network.vnic
 	Dvs      []DvsSpec    `json:"dvs"`      // config.network.proxySwitch
+	// Standard switches beside the dump's vSwitch0 (config.network.vswitch, .portgroup).
+	Vswitches []VswitchSpec `json:"vswitches"`
 }
 
 type RdmaSpec struct {
@@ -135,6 +140,17 @@ type VmknicSpec struct {
 	Netmask string `json:"netmask"`
 	Mtu     int32  `json:"mtu"`
 	Dvs     string `json:"dvs"` // the vDS's uuid it is a port of; empty: a standard portgroup
+	// The standard portgroup it is on when not on a vDS (empty: the dump's Management Network).
+	Portgroup string `json:"portgroup"`
+}
+
+// VswitchSpec is a standard switch as the host reports it: HostVirtualSwitch and the
+// HostPortGroups on it.
+type VswitchSpec struct {
+	Name       string   `json:"name"`
+	Mtu        int32    `json:"mtu"`
+	Uplinks    []string `json:"uplinks"`
+	Portgroups []string `json:"portgroups"`
 }
 
 type DvsSpec struct {
@@ -191,14 +207,33 @@ func main() {
 	pc.Self = model.ServiceContent.PropertyCollector
 	simulator.Map.Put(pc)
 
-	cert, thumbprint := certificates(*caOut)
+	authority = newCA(*caOut)
+	cert, thumbprint := authority.sign()
 	if *selfSigned {
 		cert, thumbprint = selfSignedCertificate(*caOut)
 	}
+	serving.cert = cert
 	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(*user, *password)}
-	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	// Each handshake takes the certificate served now, so `new-certificate` can renew it
+	// while the server runs (a ClientHello to an IP address carries no server name, so
+	// GetCertificate would not be asked). No session is resumed: a client resuming one
+	// would not see a renewed certificate, where vCenter's restarted services, their
+	// ticket keys new, make it.
+	model.Service.TLS = &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			serving.Lock()
+			defer serving.Unlock()
+			return &tls.Config{
+				Certificates:           []tls.Certificate{serving.cert},
+				ClientAuth:             tls.RequestClientCert,
+				SessionTicketsDisabled: true,
+			}, nil
+		},
+	}
 	server := model.Service.NewServer()
 	defer server.Close()
+	closeConnections = server.CloseClientConnections
 	// Record each request's SOAPAction, the API release it asks answers for (no request
 	// arrives before the URL is printed below).
 	sdk := server.Config.Handler
@@ -387,6 +422,12 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 				addPhysicalNic(h, cfg.Network, u)
 			}
 		}
+		for _, v := range p.Vswitches {
+			for _, u := range v.Uplinks {
+				addPhysicalNic(h, cfg.Network, u)
+			}
+			addStandardSwitch(cfg.Network, v)
+		}
 		cfg.Network.RdmaDevice = nil
 		for i, r := range p.Rdma {
 			var backing types.BaseHostRdmaDeviceBacking
@@ -430,9 +471,14 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 					Mtu: v.Mtu,
 				}
 				portgroup := "Management Network"
+				if v.Portgroup != "" {
+					portgroup = v.Portgroup
+				}
+				spec.Portgroup = portgroup
 				if v.Dvs != "" {
 					spec.DistributedVirtualPort = &types.DistributedVirtualSwitchPortConnection{SwitchUuid: v.Dvs, PortKey: v.Device}
 					portgroup = ""
+					spec.Portgroup = ""
 				}
 				cfg.Network.Vnic = append(cfg.Network.Vnic, types.HostVirtualNic{
 					Device: v.Device, Key: "key-vim.host.VirtualNic-" + v.Device, Portgroup: portgroup, Spec: spec,
@@ -460,6 +506,33 @@ func configureHost(h *object.HostSystem, p *PvrdmaSpec) {
 // physicalNicKey is the key the API refers to a physical NIC by.
 func physicalNicKey(device string) string {
 	return "key-vim.host.PhysicalNic-" + device
+}
+
+// addStandardSwitch adds a standard switch and its port groups as the dump has vSwitch0:
+// the switch lists its port groups and NICs by key (HostVirtualSwitch.portgroup, .pnic),
+// each port group its switch by key (HostPortGroup.vswitch) and by name in its spec.
+func addStandardSwitch(net *types.HostNetworkInfo, v VswitchSpec) {
+	key := "key-vim.host.VirtualSwitch-" + v.Name
+	sw := types.HostVirtualSwitch{
+		Name: v.Name, Key: key, NumPorts: 1536, NumPortsAvailable: 1530, Mtu: v.Mtu,
+		Spec: types.HostVirtualSwitchSpec{
+			NumPorts: 128,
+			Bridge:   &types.HostVirtualSwitchBondBridge{NicDevice: v.Uplinks},
+			Mtu:      v.Mtu,
+		},
+	}
+	for _, u := range v.Uplinks {
+		sw.Pnic = append(sw.Pnic, physicalNicKey(u))
+	}
+	for _, name := range v.Portgroups {
+		pgKey := "key-vim.host.PortGroup-" + name
+		sw.Portgroup = append(sw.Portgroup, pgKey)
+		net.Portgroup = append(net.Portgroup, types.HostPortGroup{
+			Key: pgKey, Vswitch: key,
+			Spec: types.HostPortGroupSpec{Name: name, VswitchName: v.Name, Policy: types.HostNetworkPolicy{}},
+		})
+	}
+	net.Vswitch = append(net.Vswitch, sw)
 }
 
 // addPhysicalNic lists a NIC the spec names in the host's pnic, as the simulator's own
@@ -493,7 +566,7 @@ func addPhysicalNic(h *object.HostSystem, net *types.HostNetworkInfo, device str
 // configureVM sets a VM's hardware version, memory reservation and PVRDMA adapters on
 // the simulator's object (the values a VM's configuration holds after a reconfigure).
 func configureVM(vm *object.VirtualMachine, v *VMSpec) {
-	if v.HwVersion == "" && v.ReservedMB == 0 && !v.LockedToMax && len(v.Vrdma) == 0 && v.Dvs == "" {
+	if v.HwVersion == "" && v.ReservedMB == 0 && !v.LockedToMax && len(v.Vrdma) == 0 && v.Dvs == "" && len(v.Macs) == 0 {
 		return
 	}
 	obj := simulator.Map.Get(vm.Reference()).(*simulator.VirtualMachine)
@@ -514,6 +587,10 @@ func configureVM(vm *object.VirtualMachine, v *VMSpec) {
 			card.DeviceInfo = &types.Description{Label: fmt.Sprintf("Network adapter %d", i+2), Summary: "PVRDMA"}
 			card.AddressType = string(types.VirtualEthernetCardMacTypeGenerated)
 			card.MacAddress = fmt.Sprintf("00:50:56:aa:%02x:%02x", len(vms)%256, i)
+			if i < len(v.Macs) && v.Macs[i] != "" {
+				card.AddressType = string(types.VirtualEthernetCardMacTypeAssigned)
+				card.MacAddress = v.Macs[i]
+			}
 			if v.Dvs != "" {
 				card.Backing = &types.VirtualEthernetCardDistributedVirtualPortBackingInfo{
 					Port: types.DistributedVirtualSwitchPortConnection{SwitchUuid: v.Dvs, PortgroupKey: "dvportgroup-pvrdma"},
@@ -590,6 +667,15 @@ func commands(c *vim25.Client, in *bufio.Scanner) {
 		switch {
 		case len(f) == 1 && f[0] == "sessions":
 			reply = fmt.Sprint(len(sessionKeys()))
+		case len(f) == 1 && f[0] == "new-certificate":
+			// vCenter's certificate renewed (same CA, new key), as after a VMCA renewal,
+			// which restarts its services: the connections open are closed.
+			cert, thumbprint := authority.sign()
+			serving.Lock()
+			serving.cert = cert
+			serving.Unlock()
+			closeConnections()
+			reply = thumbprint
 		case len(f) == 1 && f[0] == "expire-sessions":
 			if keys := sessionKeys(); len(keys) > 0 {
 				res := simulator.Map.SessionManager().TerminateSession(
@@ -733,14 +819,32 @@ func (pc *pagingCollector) page(objects []types.ObjectContent, max int) *types.R
 	return result
 }
 
-// certificates makes a CA (written to caOut as PEM) and a server certificate it signs
-// for 127.0.0.1 and localhost, both ECDSA P-256; returns the server's and its SHA-256
-// thumbprint in vSphere's colon form.
-func certificates(caOut string) (tls.Certificate, string) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// serving holds the certificate the server presents now.
+var serving struct {
+	sync.Mutex
+	cert tls.Certificate
+}
+
+// authority signs the server's certificates; closeConnections ends the connections open.
+var (
+	authority        *certificateAuthority
+	closeConnections func()
+)
+
+type certificateAuthority struct {
+	cert   *x509.Certificate
+	der    []byte
+	key    *ecdsa.PrivateKey
+	serial int64
+}
+
+// newCA makes a CA, ECDSA P-256, written to caOut as PEM (as vCenter's VMCA root is
+// downloaded).
+func newCA(caOut string) *certificateAuthority {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	check(err)
 	now := time.Now()
-	caTmpl := &x509.Certificate{
+	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "vcsim-test CA"},
 		NotBefore:             now.Add(-time.Hour),
@@ -749,13 +853,23 @@ func certificates(caOut string) (tls.Certificate, string) {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
-	caDer, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	check(err)
-	check(os.WriteFile(caOut, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDer}), 0o644))
+	check(os.WriteFile(caOut, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	cert, err := x509.ParseCertificate(der)
+	check(err)
+	return &certificateAuthority{cert: cert, der: der, key: key, serial: 1}
+}
+
+// sign makes a server certificate for 127.0.0.1 and localhost with a key of its own,
+// ECDSA P-256; returns it and its SHA-256 thumbprint in vSphere's colon form.
+func (ca *certificateAuthority) sign() (tls.Certificate, string) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	check(err)
+	ca.serial++
+	now := time.Now()
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
+		SerialNumber: big.NewInt(ca.serial),
 		Subject:      pkix.Name{CommonName: "localhost"},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(24 * time.Hour),
@@ -764,14 +878,14 @@ func certificates(caOut string) (tls.Certificate, string) {
 		DNSNames:     []string{"localhost"},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &key.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	check(err)
 	sum := sha256.Sum256(der)
 	hex := make([]string, len(sum))
 	for i, b := range sum {
 		hex[i] = fmt.Sprintf("%02X", b)
 	}
-	return tls.Certificate{Certificate: [][]byte{der, caDer}, PrivateKey: key}, strings.Join(hex, ":")
+	return tls.Certificate{Certificate: [][]byte{der, ca.der}, PrivateKey: key}, strings.Join(hex, ":")
 }
 
 // selfSignedCertificate makes a certificate that signs itself and says it is a CA (basic

@@ -9,7 +9,10 @@ use std::collections::BTreeMap;
 
 pub mod folder;
 pub mod frames;
+mod kinds;
+mod vms;
 mod vsphere;
+pub use vms::{VmChoice, VmLeftOut};
 pub use vsphere::{add_vsphere, from_vsphere};
 
 /// How every "stopped by the run's --timeout" message starts (the words; a report tells

@@ -73,6 +73,11 @@ pub static API_EQUIVALENTS: &[(&str, &str, &str)] = &[
     (super::IP_INTERFACE_LIST, VSPHERE_HOST_CONFIG, "config.network.vnic"),
     (super::IPV4_GET, VSPHERE_HOST_CONFIG, "config.network.vnic.spec.ip"),
     (super::DVS_LIST, VSPHERE_HOST_CONFIG, "config.network.proxySwitch"),
+    (
+        super::STANDARD_SWITCH_LIST,
+        VSPHERE_HOST_CONFIG,
+        "config.network.vswitch",
+    ),
     // A vDS sets the MTU of its uplinks: the API shows the switch's, not the NIC's own.
     (super::NIC_LIST, VSPHERE_HOST_CONFIG, "config.network.proxySwitch.mtu"),
     (super::VMX_PVRDMA_LINES, VSPHERE_VM_CONFIG, "config"),

@@ -14,6 +14,9 @@ pub enum ChangeKind {
     Adapter,
     /// `host` = the pinging host, `id` = the pinged host: the probe status.
     Probe,
+    /// `id` = a VM-first run's chosen VM, `host` is `null`: `diagnosed` or
+    /// `not-diagnosed` (compared only when both runs were VM-first).
+    Vm,
 }
 
 impl ChangeKind {
@@ -24,6 +27,7 @@ impl ChangeKind {
             ChangeKind::Check => "check",
             ChangeKind::Adapter => "adapter",
             ChangeKind::Probe => "probe",
+            ChangeKind::Vm => "VM",
         }
     }
 }

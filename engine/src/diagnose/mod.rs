@@ -5,7 +5,7 @@
 //! whose data is missing is `unknown` with the reason, never a silent pass. The adapter
 //! verdict comes from vsish's `Physical HCA available`; the host checks and the adapter's
 //! own VM port explain a TCP fallback.
-use crate::capture::{Failure, HostCapture};
+use crate::capture::{Failure, HostCapture, VmChoice, VmLeftOut};
 use crate::catalogue as cat;
 use crate::facts::{self, HostFacts};
 use pvrdma_parsers as p;
@@ -40,6 +40,7 @@ use checks::{device::*, roce::*};
 pub use fix::{powercli_vm, powershell_quote, ChangeTarget, ConfigChange, EsxcliOption, Remedy, RemedyForms, Setting};
 pub use fleet::{TransportCounts, TransportSummary};
 pub use model::*;
+pub use scope::VmScope;
 pub use summary::status_name;
 use summary::*;
 pub use topology::{HostTopology, RdmaPath, SwitchView, UplinkView, API_GIVES_NO_NIC_MTU};
@@ -56,49 +57,47 @@ pub fn diagnose_selected(captures: &[HostCapture], selection: &Selection) -> Dia
 }
 
 /// [`diagnose_selected`] for hosts of which some were diagnosed already, each the moment
-/// it was read (`known`, by host name; taken out as used): an exporter does so, to answer
-/// a scrape whose deadline comes before the end of the collection with the hosts read by
-/// then, and a host is not diagnosed twice. A capture whose host is in `known` is not
-/// looked at, except for its path probe's results.
+/// it was read (`known`, by host name; taken out as used), by [`Selection::diagnose_host`]
+/// with the same selection: an exporter does so, to answer a scrape whose deadline comes
+/// before the end of the collection with the hosts read by then, and a host is not
+/// diagnosed twice. A capture whose host is in `known` is not looked at, except for its
+/// path probe's results.
 pub fn diagnose_selected_known(
     captures: &[HostCapture],
-    known: &mut BTreeMap<String, HostDiagnosis>,
+    known: &mut BTreeMap<String, KnownHost>,
     selection: &Selection,
 ) -> Diagnosis {
     let mut found: BTreeSet<String> = BTreeSet::new();
     let mut unread: Vec<String> = Vec::new();
     let hosts: Vec<HostDiagnosis> = captures
         .iter()
-        .map(|c| match (known.remove(&c.host), &selection.vms) {
-            (Some(h), None) => h,
-            (_, scope) => {
-                let (h, running) = diagnose_host_in(c, scope.as_ref());
-                match running {
-                    Some(names) => found.extend(names),
-                    None => unread.push(c.host.clone()),
-                }
-                h
+        .map(|c| {
+            let k = known.remove(&c.host).unwrap_or_else(|| selection.diagnose_host(c));
+            match k.running {
+                Some(names) => found.extend(names),
+                None => unread.push(c.host.clone()),
             }
+            k.diagnosis
         })
         .collect();
     let probes = probe::results(captures, &hosts);
     let mut diagnosis = fleet_diagnosis_with(hosts, probes, selection);
-    diagnosis.vm_scope = selection.vms.as_ref().map(|names| {
-        let missing: Vec<String> = names.difference(&found).cloned().collect();
-        // A chosen VM not seen may well run on a host whose VM list was not read.
-        let (not_running, not_seen) = if unread.is_empty() {
-            (missing, Vec::new())
-        } else {
-            (Vec::new(), missing)
-        };
-        VmScope {
-            vms: names.iter().cloned().collect(),
-            not_running,
-            not_seen,
-            unread_hosts: unread,
-        }
-    });
+    diagnosis.vm_scope = selection
+        .vms
+        .as_ref()
+        .map(|names| scope::vm_scope(names, &selection.vms_left_out, &found, unread));
     diagnosis
+}
+
+/// A host diagnosed as a selection narrows it ([`Selection::diagnose_host`]), with the
+/// chosen VMs found running there: what [`diagnose_selected_known`] takes for a host
+/// diagnosed the moment it was read.
+#[derive(Debug, Clone)]
+pub struct KnownHost {
+    diagnosis: HostDiagnosis,
+    /// The chosen VMs running there (`None`: its VM list could not be read, or the
+    /// selection chose no VM).
+    running: Option<Vec<String>>,
 }
 
 /// Which checks across hosts a diagnosis judges: every one (the default), or those named
@@ -111,6 +110,8 @@ pub struct Selection {
     fleet: Option<BTreeSet<CheckId>>,
     /// `None`: every VM; else only these VMs (by display name) and their adapters.
     vms: Option<BTreeSet<String>>,
+    /// Chosen VMs running on hosts the run left out: said not diagnosed.
+    vms_left_out: Vec<VmLeftOut>,
 }
 
 impl Selection {
@@ -118,15 +119,26 @@ impl Selection {
     pub fn only_fleet(ids: impl IntoIterator<Item = CheckId>) -> Selection {
         Selection {
             fleet: Some(ids.into_iter().collect()),
-            vms: None,
+            ..Selection::default()
         }
     }
 
-    /// Every check across hosts, and only the VMs of `vms` when given (see [`Self::only_vms`]).
-    pub fn of_vms(vms: Option<&[String]>) -> Selection {
-        match vms {
-            Some(names) => Selection::default().only_vms(names.iter().cloned()),
+    /// Every check across hosts, and only the VMs `chosen` names when given (see
+    /// [`Self::only_vms`], [`Self::chosen`]).
+    pub fn of_vms(chosen: Option<&VmChoice>) -> Selection {
+        match chosen {
+            Some(chosen) => Selection::default().chosen(chosen),
             None => Selection::default(),
+        }
+    }
+
+    /// Only the VMs a VM-first run chose, those running on hosts the run left out
+    /// included: they are reported as not diagnosed, which makes the run unknown.
+    pub fn chosen(self, chosen: &VmChoice) -> Selection {
+        let names = chosen.vms.iter().chain(chosen.left_out.iter().map(|v| &v.vm)).cloned();
+        Selection {
+            vms_left_out: chosen.left_out.clone(),
+            ..self.only_vms(names)
         }
     }
 
@@ -138,6 +150,12 @@ impl Selection {
             vms: Some(names.into_iter().collect()),
             ..self
         }
+    }
+
+    /// Diagnoses one host, narrowed to the chosen VMs when the selection has some.
+    pub fn diagnose_host(&self, capture: &HostCapture) -> KnownHost {
+        let (diagnosis, running) = diagnose_host_in(capture, self.vms.as_ref());
+        KnownHost { diagnosis, running }
     }
 
     /// Whether the diagnosis judges check `id`.

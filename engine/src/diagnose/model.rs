@@ -490,26 +490,9 @@ pub struct Diagnosis {
     pub summary: Summary,
 }
 
-/// The VMs a VM-first run reports on: only their adapters, their VM checks and the
-/// transports between them are judged; the hosts' own checks stay whole.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct VmScope {
-    /// The VMs chosen, by name.
-    pub vms: Vec<String>,
-    /// Chosen VMs that no diagnosed host listed as running (`esxcli vm process list`),
-    /// every host's list having been read: stopped, or moved to a host outside the run
-    /// since the inventory was read.
-    pub not_running: Vec<String>,
-    /// Chosen VMs not seen running while some host's VM list could not be read: they may
-    /// run there.
-    pub not_seen: Vec<String>,
-    /// The hosts whose VM list could not be read (unreachable, the list failed).
-    pub unread_hosts: Vec<String>,
-}
-
 impl Diagnosis {
     /// The process exit code ([`crate::exit`]): 1 on any problem, else 3 when something
-    /// is unknown or unreached, else 4 when a host was judged from its configuration only
+    /// is unknown or unreached (a VM-first run's chosen VM not diagnosed included), else 4 when a host was judged from its configuration only
     /// (and it predicts the HCA), else 0.
     pub fn exit_code(&self) -> u8 {
         let problems = self.fleet_checks.iter().any(|c| c.status == Status::Fail)
@@ -524,7 +507,8 @@ impl Diagnosis {
             return exit::PROBLEMS;
         }
         let incomplete = self.fleet_checks.iter().any(|c| c.status == Status::Unknown)
-            || self.hosts.iter().any(HostDiagnosis::has_unknowns);
+            || self.hosts.iter().any(HostDiagnosis::has_unknowns)
+            || self.vm_scope.as_ref().is_some_and(|s| !s.not_diagnosed.is_empty());
         if incomplete {
             exit::INCOMPLETE
         } else if self.hosts.iter().any(|h| h.configuration_only) {

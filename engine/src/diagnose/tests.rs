@@ -266,3 +266,62 @@ fn a_vm_first_run_reports_only_the_chosen_vms_and_the_transports_between_them() 
     let d = diagnose_selected(&healthy, &Selection::default().only_vms(["hpc-node99".to_string()]));
     assert_eq!(d.vm_scope.expect("scoped").not_running, ["hpc-node99"]);
 }
+
+/// A chosen VM the run did not diagnose leaves the run unknown, never healthy: one that
+/// moved (no host read runs it) and one on a host the run left out, each named (the
+/// renderings: `report/summary/tests.rs`).
+#[test]
+fn a_chosen_vm_not_diagnosed_makes_the_run_unknown() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/healthy-cluster");
+    let captures = crate::capture::folder::read_dir_for_tests(&dir).expect("sample loads");
+    let found = diagnose_selected(&captures, &Selection::default().only_vms(["hpc-node01".to_string()]));
+    assert_eq!(found.exit_code(), exit::HEALTHY);
+    assert!(found.vm_scope.as_ref().expect("scoped").not_diagnosed.is_empty());
+
+    let chosen = VmChoice {
+        vms: vec!["hpc-node01".into(), "hpc-node07".into()],
+        left_out: vec![VmLeftOut {
+            vm: "hpc-node09".into(),
+            host: "esx09".into(),
+            reason: "not responding".into(),
+        }],
+    };
+    let d = diagnose_selected(&captures, &Selection::of_vms(Some(&chosen)));
+    assert_eq!(d.exit_code(), exit::INCOMPLETE);
+    let scope = d.vm_scope.as_ref().expect("scoped");
+    assert_eq!(scope.vms, ["hpc-node01", "hpc-node07", "hpc-node09"]);
+    assert_eq!(scope.not_running, ["hpc-node07"]);
+    assert_eq!(scope.on_hosts_left_out, chosen.left_out);
+    assert_eq!(scope.not_diagnosed, ["hpc-node07", "hpc-node09"]);
+}
+
+/// A VM-first exporter's scrape cut by its deadline answers with the hosts read by then,
+/// each diagnosed when it was read: narrowed to the chosen VMs as the whole collection
+/// would be, and counted as found where it runs them.
+#[test]
+fn hosts_diagnosed_as_read_keep_the_vm_narrowing() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/healthy-cluster");
+    let captures = crate::capture::folder::read_dir_for_tests(&dir).expect("sample loads");
+    let selection = Selection::default().only_vms(["hpc-node01".to_string()]);
+    let whole = diagnose_selected(&captures, &selection);
+    let mut known: BTreeMap<String, KnownHost> = captures
+        .iter()
+        .map(|c| (c.host.clone(), selection.diagnose_host(c)))
+        .collect();
+    // What the exporter passes for a host already read: its name, nothing collected.
+    let empty: Vec<HostCapture> = captures
+        .iter()
+        .map(|c| HostCapture::new(c.host.clone(), crate::capture::CaptureSource::Live))
+        .collect();
+    let cut = diagnose_selected_known(&empty, &mut known, &selection);
+    let vms = |d: &Diagnosis| -> Vec<String> {
+        d.hosts
+            .iter()
+            .flat_map(|h| h.vms.iter().map(|vm| vm.name.clone()))
+            .collect()
+    };
+    assert_eq!(vms(&whole), ["hpc-node01"]);
+    assert_eq!(vms(&cut), vms(&whole));
+    assert_eq!(cut.vm_scope, whole.vm_scope);
+    assert!(cut.vm_scope.expect("scoped").not_diagnosed.is_empty());
+}

@@ -44,6 +44,9 @@ pub(super) fn fill(facts: &mut HostFacts, capture: &HostCapture) {
     take(&mut facts.vmknics, &host, "config.network", |h| Some(h.vmknics.clone()));
     take(&mut facts.ipv4, &host, "config.network", |h| Some(h.ipv4.clone()));
     take(&mut facts.dvs, &host, "config.network", |h| Some(h.dvs.clone()));
+    take(&mut facts.standard_switches, &host, "config.network", |h| {
+        Some(h.standard_switches.clone())
+    });
     // A vDS sets its uplinks' MTU; the API shows no MTU of the NIC itself.
     take(&mut facts.nics, &host, "config.network", |h| Some(uplinks_of(h)));
     take(&mut facts.firewall, &host, "config.firewall", |h| h.firewall.clone());

@@ -10,6 +10,8 @@ pub mod nagios;
 pub mod plan;
 pub mod prometheus;
 pub mod summary;
+#[cfg(test)]
+mod tests;
 
 /// Host checks with `status`, grouped by id: (id, hosts where it has it), in first-seen
 /// order.

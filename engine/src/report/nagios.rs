@@ -12,8 +12,11 @@
 use crate::diagnose::{Check, Diagnosis, HostDiagnosis, HostStatus, Status, Verdict};
 use std::fmt::Write as _;
 
+mod culprit;
 mod options;
 mod perfdata;
+mod vms;
+use culprit::Culprit;
 pub use options::{NagiosOptions, Range, State};
 use perfdata::perfdata;
 
@@ -97,44 +100,6 @@ impl Part {
     }
 }
 
-/// Who a status-line part names: a host, or an adapter of a VM on a host.
-struct Culprit {
-    host: String,
-    /// `hpc-node02#0`: the VM's name and the adapter's index.
-    adapter: Option<String>,
-}
-
-impl Culprit {
-    fn host(host: String) -> Culprit {
-        Culprit { host, adapter: None }
-    }
-
-    fn adapter(host: &str, vm: &str, index: impl std::fmt::Display) -> Culprit {
-        Culprit {
-            host: host.to_string(),
-            adapter: Some(format!("{vm}#{index}")),
-        }
-    }
-
-    /// `esx02.lab.example.com hpc-node02#0`; `short`: the host name cut to its first DNS
-    /// label (an IP address stays whole), `esx02 hpc-node02#0`.
-    fn name(&self, short: bool) -> String {
-        let host = if short && self.host.parse::<std::net::IpAddr>().is_err() {
-            self.host
-                .split('.')
-                .next()
-                .filter(|l| !l.is_empty())
-                .unwrap_or(&self.host)
-        } else {
-            &self.host
-        };
-        match &self.adapter {
-            Some(a) => format!("{host} {a}"),
-            None => host.to_string(),
-        }
-    }
-}
-
 /// One long-output line: `[STATE] subject: what`.
 struct Problem {
     state: State,
@@ -165,6 +130,7 @@ pub fn render(d: &Diagnosis, opts: &NagiosOptions) -> PluginOutput {
     }
     unreached(d, opts, &mut parts, &mut problems);
     unknowns(d, &mut parts, &mut problems);
+    vms::not_diagnosed(d, &mut parts, &mut problems);
     warnings(d, &mut parts, &mut problems);
 
     let state = parts.iter().fold(State::Ok, |s, p| s.worst(p.state));

@@ -180,6 +180,7 @@ pub fn render(diagnosis: &Diagnosis, options: &PrometheusOptions) -> String {
         &hosts.verdicts,
         &hosts.reasons,
         &hosts.counts,
+        &fleet.chosen,
     ];
     let after_uplinks = [&fleet.pairs, &probes.status, &probes.rtt, &probes.loss];
     let mut out = String::new();
@@ -325,11 +326,13 @@ impl HostFamilies {
     }
 }
 
-/// The metrics across hosts: the checks across hosts, their remedies, and the pair tally.
+/// The metrics across hosts: the checks across hosts, their remedies, the pair tally, and
+/// whether each VM a VM-first run chose was diagnosed.
 struct FleetFamilies {
     checks: Family,
     remedies: Family,
     pairs: Family,
+    chosen: Family,
 }
 
 impl FleetFamilies {
@@ -360,10 +363,21 @@ impl FleetFamilies {
                 pairs.add(vec![("transport", name.to_string())], n.to_string());
             }
         }
+        let mut chosen = Family::new(
+            "pvrdma_vm_diagnosed",
+            "A VM-first run's (--vm, a vm: group's) chosen VMs: 1 when the VM was diagnosed, 0 when it was not (no host diagnosed runs it, its host's VM list could not be read, or it runs on a host the run left out); absent when the run was not VM-first.",
+        );
+        if let Some(vm_scope) = &diagnosis.vm_scope {
+            for vm in &vm_scope.vms {
+                let diagnosed = !vm_scope.not_diagnosed.contains(vm);
+                chosen.add(vec![("vm_name", vm.clone())], if diagnosed { "1" } else { "0" });
+            }
+        }
         FleetFamilies {
             checks,
             remedies,
             pairs,
+            chosen,
         }
     }
 }

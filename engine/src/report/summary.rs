@@ -16,6 +16,13 @@ pub fn line(d: &Diagnosis) -> String {
             d.hosts.len()
         ));
     }
+    if let Some(scope) = d.vm_scope.as_ref().filter(|s| !s.not_diagnosed.is_empty()) {
+        line.push_str(&format!(
+            "; {} of {} chosen VMs not diagnosed",
+            scope.not_diagnosed.len(),
+            scope.vms.len()
+        ));
+    }
     line
 }
 

@@ -12,7 +12,9 @@ use std::time::SystemTime;
 #[derive(Debug, Clone)]
 pub(super) struct ReadConfiguration {
     capture: HostCapture,
-    read_at: SystemTime,
+    pub(super) read_at: SystemTime,
+    /// The `vcenters:` key it was read from: its refresh and timeout say when it is stale.
+    pub(super) vcenter: String,
 }
 
 impl Fleet {
@@ -34,45 +36,26 @@ impl Fleet {
         names
     }
 
-    /// Keeps a read of hosts' configuration (from a follower of this generation).
-    pub fn store_configuration(&self, generation: u64, captures: Vec<HostCapture>, now: SystemTime) {
+    /// Keeps a read of hosts' configuration from vCenter `vcenter` (by a follower of this
+    /// generation).
+    pub fn store_configuration(&self, generation: u64, vcenter: &str, captures: Vec<HostCapture>, now: SystemTime) {
         if generation != self.generation.get() {
             return;
         }
         let mut configs = self.configs.borrow_mut();
         for capture in captures {
-            configs.insert(capture.host.clone(), ReadConfiguration { capture, read_at: now });
+            let read = ReadConfiguration {
+                capture,
+                read_at: now,
+                vcenter: vcenter.to_string(),
+            };
+            configs.insert(read.capture.host.clone(), read);
         }
     }
 
-    /// The hosts a probe of `target` judges from their configuration when it is a
-    /// `no_ssh` group, or a host only such groups have (`None` when it is neither); an
+    /// The configuration last read of each of `hosts` (a probe judged without SSH); an
     /// error when one of them has not been read yet (the probe answers 503).
-    pub fn configuration_hosts(&self, config: &Config, target: &str) -> Option<Result<Vec<String>, String>> {
-        let groups = &config.vcenter.groups;
-        let hosts: Vec<String> = match groups.get(target) {
-            Some(g) if g.no_ssh => match self.members(target)? {
-                Ok(hosts) => hosts,
-                Err(why) => return Some(Err(why)),
-            },
-            Some(_) => return None,
-            None => {
-                // A host probed alone goes over SSH if any group that has it does.
-                let having: Vec<bool> = groups
-                    .iter()
-                    .filter(|(name, _)| {
-                        self.members(name)
-                            .and_then(Result::ok)
-                            .is_some_and(|m| m.iter().any(|h| h == target))
-                    })
-                    .map(|(_, g)| g.no_ssh)
-                    .collect();
-                if having.is_empty() || having.iter().any(|no_ssh| !no_ssh) {
-                    return None;
-                }
-                vec![target.to_string()]
-            }
-        };
+    pub fn configuration(&self, hosts: &[String]) -> Result<Vec<HostCapture>, String> {
         let configs = self.configs.borrow();
         let missing: Vec<&str> = hosts
             .iter()
@@ -80,26 +63,15 @@ impl Fleet {
             .map(String::as_str)
             .collect();
         if !missing.is_empty() {
-            return Some(Err(format!(
+            return Err(format!(
                 "the configuration of {} has not been read from vCenter yet (it is read with the inventory, every refresh); see the exporter's log and pvrdma_doctor_vcenter_up",
                 pvrdma_nodeset::fold(&missing)
-            )));
+            ));
         }
-        Some(Ok(hosts))
-    }
-
-    /// What a probe of `target` judges (see [`Fleet::configuration_hosts`]): the
-    /// configuration last read of each of its hosts.
-    pub fn configuration(&self, config: &Config, target: &str) -> Option<Result<Vec<HostCapture>, String>> {
-        let hosts = match self.configuration_hosts(config, target)? {
-            Ok(hosts) => hosts,
-            Err(why) => return Some(Err(why)),
-        };
-        let configs = self.configs.borrow();
-        Some(Ok(hosts
+        Ok(hosts
             .iter()
             .filter_map(|h| configs.get(h).map(|c| c.capture.clone()))
-            .collect()))
+            .collect())
     }
 
     /// When the configuration of `hosts` was read, the oldest first.

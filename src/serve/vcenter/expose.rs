@@ -19,7 +19,7 @@ use super::Fleet;
 use pvrdma_engine::report::exposition::Family;
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
-use std::time::UNIX_EPOCH;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 impl Fleet {
     /// The `/sd` body for the vCenter group `group`, or every vCenter group; an error
@@ -72,8 +72,8 @@ impl Fleet {
         Ok(Json::Array(entries).to_string())
     }
 
-    /// The `pvrdma_doctor_vcenter_*` families (nothing without vCenter groups).
-    pub fn render(&self, out: &mut String) {
+    /// The `pvrdma_doctor_vcenter_*` families at `now` (nothing without vCenter groups).
+    pub fn render(&self, config: &Config, out: &mut String, now: SystemTime) {
         let vcenters = self.vcenters.borrow();
         if vcenters.is_empty() {
             return;
@@ -113,17 +113,30 @@ impl Fleet {
             "pvrdma_doctor_vcenter_group_current",
             "1 when the last read of its vCenter gave this group's hosts, 0 when they are older or there are none yet.",
         );
+        let mut age = Family::new(
+            "pvrdma_doctor_vcenter_group_read_age_seconds",
+            "Seconds since the read this group's probes answer from: its hosts' configuration (the oldest) for a no_ssh group, else the inventory read that gave its hosts; absent before the first.",
+        );
+        let mut stale = Family::new(
+            "pvrdma_doctor_vcenter_group_stale",
+            "1 when the read this group's probes answer from is older than its vCenter's refresh plus timeout (vCenter could not be read since), or when no read has given it its hosts and the first failed or outlasted the timeout; else 0.",
+        );
         for (name, g) in self.groups.borrow().iter() {
             let l = || vec![("group", name.clone()), ("vcenter", g.vcenter.clone())];
             hosts.add(l(), g.hosts.as_ref().map_or(0, Vec::len).to_string());
             current.add(l(), if g.current { "1" } else { "0" });
+            let fresh = self.freshness(config, name, g, now);
+            if let Some(at) = fresh.read_at {
+                age.add(l(), format!("{:.3}", super::freshness::age(at, now).as_secs_f64()));
+            }
+            stale.add(l(), if fresh.stale { "1" } else { "0" });
         }
         let mut unavailable = Family::counter(
             "pvrdma_doctor_vcenter_probes_unavailable_total",
             "Probes of a vCenter group answered HTTP 503 because it had no host to probe (none read yet, or none selected).",
         );
         unavailable.add(Vec::new(), self.unavailable.get().to_string());
-        for f in [up, last, reads, failures, hosts, current, unavailable] {
+        for f in [up, last, reads, failures, hosts, current, age, stale, unavailable] {
             f.write(out);
         }
     }

@@ -5,6 +5,18 @@ use super::*;
 use pvrdma_vsphere::{ConnectionState, Host, Inventory};
 use std::time::UNIX_EPOCH;
 
+/// Whether `host` is one a vCenter group has now, so a probe may name it alone (as the
+/// exporter asks: each group's members).
+fn allows(fleet: &Fleet, host: &str) -> bool {
+    let names: Vec<String> = fleet.groups.borrow().keys().cloned().collect();
+    names.iter().any(|g| {
+        fleet
+            .members(g)
+            .and_then(Result::ok)
+            .is_some_and(|m| m.iter().any(|h| h == host))
+    })
+}
+
 fn config(dir: &std::path::Path, groups: &str) -> Config {
     std::fs::write(dir.join("pw"), "pw\n").unwrap();
     let text = format!(
@@ -63,7 +75,7 @@ fn a_group_has_no_hosts_until_read_then_the_selected_ones_and_keeps_them_through
         err.contains("no hosts yet") && err.contains("first read is under way"),
         "{err}"
     );
-    assert!(fleet.members("static01").is_none() && !fleet.allows("esx01"));
+    assert!(fleet.members("static01").is_none() && !allows(&fleet, "esx01"));
     assert_eq!(fleet.sd(&c, Some("hpc")).unwrap(), "[]");
 
     let lines = fleet.apply(
@@ -74,7 +86,7 @@ fn a_group_has_no_hosts_until_read_then_the_selected_ones_and_keeps_them_through
         at(1000),
     );
     assert_eq!(fleet.members("hpc").unwrap().unwrap(), ["esx01", "esx02"]);
-    assert!(fleet.allows("esx02") && fleet.allows("solo01") && !fleet.allows("esx03"));
+    assert!(allows(&fleet, "esx02") && allows(&fleet, "solo01") && !allows(&fleet, "esx03"));
     let text = lines.join("\n");
     assert!(
         text.contains("group hpc: 2 host(s) from vCenter lab: esx[01-02]"),
@@ -132,8 +144,10 @@ fn a_group_has_no_hosts_until_read_then_the_selected_ones_and_keeps_them_through
         "{lines:?}"
     );
     let mut m = String::new();
-    fleet.render(&mut m);
+    fleet.render(&c, &mut m, at(1030));
     for line in [
+        "pvrdma_doctor_vcenter_group_read_age_seconds{group=\"hpc\",vcenter=\"lab\"} 30.000",
+        "pvrdma_doctor_vcenter_group_stale{group=\"hpc\",vcenter=\"lab\"} 0",
         "pvrdma_doctor_vcenter_up{vcenter=\"lab\"} 0",
         "pvrdma_doctor_vcenter_last_success_timestamp_seconds{vcenter=\"lab\"} 1000.000",
         "pvrdma_doctor_vcenter_reads_total{vcenter=\"lab\"} 2",
@@ -154,7 +168,7 @@ fn a_group_has_no_hosts_until_read_then_the_selected_ones_and_keeps_them_through
         at(1060),
     );
     assert_eq!(fleet.members("hpc").unwrap().unwrap(), ["esx01"]);
-    assert!(!fleet.allows("esx02"));
+    assert!(!allows(&fleet, "esx02"));
     let text = lines.join("\n");
     assert!(text.contains("vCenter lab (vc01) answers again"), "{text}");
     assert!(
@@ -195,7 +209,7 @@ fn a_reload_keeps_what_it_did_not_change_and_ignores_the_old_followers() {
         .apply(&changed, first, "lab", Err("late".into()), at(11))
         .is_empty());
     let mut m = String::new();
-    fleet.render(&mut m);
+    fleet.render(&changed, &mut m, at(11));
     assert!(m.contains("pvrdma_doctor_vcenter_up{vcenter=\"lab\"} 1"), "{m}");
     fleet.apply(&changed, second, "lab", Ok(&snapshot(inv, at(12))), at(12));
     assert_eq!(fleet.members("web").unwrap().unwrap(), ["esx01", "web01"]);
@@ -256,4 +270,81 @@ fn an_ambiguous_cluster_is_told_in_the_configurations_words() {
     assert!(!text.contains("--cluster"), "{text}");
     let why = fleet.members("hpc").unwrap().unwrap_err();
     assert!(why.contains("e.g. cluster: \"Lab East/HPC\")"), "{why}");
+}
+
+/// The exporter's metric of one group: its value at `now`, `None` when absent.
+fn group_metric(fleet: &Fleet, c: &Config, name: &str, group: &str, now: SystemTime) -> Option<String> {
+    let mut m = String::new();
+    fleet.render(c, &mut m, now);
+    let prefix = format!("{name}{{group=\"{group}\",vcenter=\"lab\"}} ");
+    m.lines().find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+}
+
+/// A read older than its vCenter's refresh plus timeout is stale: the hosts an SSH group
+/// probes, the configuration a no_ssh group judges (its oldest host's), and a group no read
+/// has given hosts once its first read failed.
+#[test]
+fn a_read_older_than_refresh_plus_timeout_is_stale_and_said_so() {
+    use pvrdma_engine::capture::CaptureSource;
+    let dir = tempfile::tempdir().unwrap();
+    // refresh 1s, timeout 30s (the default): stale after 31 s.
+    let c = config(
+        dir.path(),
+        "  hpc: {vcenter: lab, cluster: \"Lab East/HPC\"}\n  quiet: {vcenter: lab, cluster: \"Lab East/HPC\", no_ssh: true}\n",
+    );
+    let fleet = Fleet::default();
+    let generation = fleet.sync(&c);
+    let age = |group: &str, now| group_metric(&fleet, &c, "pvrdma_doctor_vcenter_group_read_age_seconds", group, now);
+    let stale = |group: &str, now| group_metric(&fleet, &c, "pvrdma_doctor_vcenter_group_stale", group, now);
+    let started = SystemTime::now();
+    assert_eq!(age("hpc", started), None, "no read yet");
+    assert_eq!(
+        stale("hpc", started).as_deref(),
+        Some("0"),
+        "the first read is under way"
+    );
+    assert_eq!(
+        stale("hpc", started + Duration::from_secs(31)).as_deref(),
+        Some("1"),
+        "it outlasted the timeout"
+    );
+
+    let read = at(1000);
+    fleet.apply(&c, generation, "lab", Ok(&snapshot(inventory(false), read)), read);
+    assert_eq!(age("hpc", at(1010)).as_deref(), Some("10.000"));
+    assert_eq!(stale("hpc", at(1031)).as_deref(), Some("0"));
+    // The inventory is read, not yet the configuration: the no_ssh group has none.
+    assert_eq!(age("quiet", at(1001)), None);
+    let capture = |h: &str| HostCapture::new(h, CaptureSource::Live);
+    fleet.store_configuration(generation, "lab", vec![capture("esx01")], at(1002));
+    fleet.store_configuration(generation, "lab", vec![capture("esx02")], at(1004));
+    assert_eq!(age("quiet", at(1010)).as_deref(), Some("8.000"), "the oldest host's");
+    assert!(!fleet.configuration_stale(&[capture("esx01"), capture("esx02")], at(1033)));
+
+    // vCenter goes away: the reads kept grow old, then stale.
+    fleet.apply(&c, generation, "lab", Err("connection refused".into()), at(1020));
+    assert_eq!(stale("hpc", at(1031)).as_deref(), Some("0"));
+    assert_eq!(stale("hpc", at(1032)).as_deref(), Some("1"));
+    assert_eq!(stale("quiet", at(1033)).as_deref(), Some("0"));
+    assert_eq!(stale("quiet", at(1034)).as_deref(), Some("1"));
+    assert_eq!(age("quiet", at(1100)).as_deref(), Some("98.000"));
+    assert!(fleet.configuration_stale(&[capture("esx01")], at(1034)));
+    assert!(!fleet.configuration_stale(&[capture("esx02")], at(1034)));
+
+    // A group added by a reload while vCenter cannot be read: stale once a read failed.
+    let more = config(
+        dir.path(),
+        "  hpc: {vcenter: lab, cluster: \"Lab East/HPC\"}\n  web: {vcenter: lab, cluster: \"Lab East/Web\"}\n",
+    );
+    let generation = fleet.sync(&more);
+    let now = SystemTime::now();
+    assert_eq!(
+        group_metric(&fleet, &more, "pvrdma_doctor_vcenter_group_stale", "web", now).as_deref(),
+        Some("0")
+    );
+    fleet.apply(&more, generation, "lab", Err("connection refused".into()), now);
+    assert_eq!(
+        group_metric(&fleet, &more, "pvrdma_doctor_vcenter_group_stale", "web", now).as_deref(),
+        Some("1")
+    );
 }

@@ -30,6 +30,7 @@ fn subject(c: &Change) -> String {
             None => format!("{h}: adapter {}", c.id),
         },
         (kind, Some(h)) => format!("{h}: {} {}", kind.label(), c.id),
+        (ChangeKind::Vm, None) => format!("VM {}", c.id),
         (kind, None) => format!("across hosts: {} {}", kind.label(), c.id),
     }
 }

@@ -195,6 +195,17 @@ fn vm_scope_lines(scope: &crate::diagnose::VmScope) -> Vec<String> {
             pvrdma_nodeset::fold(&scope.unread_hosts)
         ));
     }
+    if !scope.on_hosts_left_out.is_empty() {
+        let each: Vec<String> = scope
+            .on_hosts_left_out
+            .iter()
+            .map(|v| format!("{} (on {}, {})", quote_name(&v.vm), v.host, v.reason))
+            .collect();
+        lines.push(format!(
+            "not diagnosed, on hosts this run left out: {}",
+            each.join(", ")
+        ));
+    }
     lines
 }
 
