@@ -21,6 +21,7 @@ mod fix;
 #[cfg(test)]
 pub mod fixtures;
 mod fleet;
+mod host_by_host;
 mod model;
 pub mod probe;
 mod scope;
@@ -38,6 +39,7 @@ pub use checks::registry::{CheckId, Family, CHECKS};
 use checks::{device::*, roce::*};
 pub use fix::{powercli_vm, powershell_quote, ChangeTarget, ConfigChange, EsxcliOption, Remedy, RemedyForms, Setting};
 pub use fleet::{TransportCounts, TransportSummary};
+pub use host_by_host::HostByHost;
 pub use model::*;
 pub use summary::status_name;
 use summary::*;
@@ -63,40 +65,15 @@ pub fn diagnose_selected_known(
     known: &mut BTreeMap<String, HostDiagnosis>,
     selection: &Selection,
 ) -> Diagnosis {
-    let mut found: BTreeSet<String> = BTreeSet::new();
-    let mut unread: Vec<String> = Vec::new();
-    let hosts: Vec<HostDiagnosis> = captures
-        .iter()
-        .map(|c| match (known.remove(&c.host), &selection.vms) {
-            (Some(h), None) => h,
-            (_, scope) => {
-                let (h, running) = diagnose_host_in(c, scope.as_ref());
-                match running {
-                    Some(names) => found.extend(names),
-                    None => unread.push(c.host.clone()),
-                }
-                h
-            }
-        })
-        .collect();
-    let probes = probe::results(captures, &hosts);
-    let mut diagnosis = fleet_diagnosis_with(hosts, probes, selection);
-    diagnosis.vm_scope = selection.vms.as_ref().map(|names| {
-        let missing: Vec<String> = names.difference(&found).cloned().collect();
-        // A chosen VM not seen may well run on a host whose VM list was not read.
-        let (not_running, not_seen) = if unread.is_empty() {
-            (missing, Vec::new())
-        } else {
-            (Vec::new(), missing)
-        };
-        VmScope {
-            vms: names.iter().cloned().collect(),
-            not_running,
-            not_seen,
-            unread_hosts: unread,
+    let mut hosts = HostByHost::new(selection.clone());
+    for c in captures {
+        match (known.remove(&c.host), &selection.vms) {
+            (Some(h), None) => hosts.add_judged(h),
+            _ => hosts.add(c),
         }
-    });
-    diagnosis
+    }
+    let probes = probe::results(captures, hosts.hosts());
+    hosts.finish_with(probes)
 }
 
 /// Which checks across hosts a diagnosis judges: every one (the default), or those named
