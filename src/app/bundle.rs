@@ -59,9 +59,7 @@ pub(super) fn write_support_bundle_hiding(
     let Some(path) = &args.bundle else {
         return Ok(None);
     };
-    // args_os: a non-UTF-8 argument must not panic the run after collection.
-    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
-    let mut command_line = bundle::scrub_command_line(&argv);
+    let mut command_line = command_line();
     let mut redactor = crate::redact::Redactor::new();
     let redacted;
     let captures = if args.redact {
@@ -115,5 +113,44 @@ pub(super) fn write_support_bundle_hiding(
     if args.redact {
         redactor.write_map(path, args.force)?;
     }
+    Ok(Some(path.clone()))
+}
+
+/// This run's command line as a manifest records it, password values masked.
+fn command_line() -> Vec<String> {
+    // args_os: a non-UTF-8 argument must not panic the run after collection.
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    bundle::scrub_command_line(&argv)
+}
+
+/// Finishes the bundle whose hosts were spooled as they were read (a `--no-ssh` run
+/// without `--redact`): the reports of `diagnosis`, the manifest's hosts in the order of
+/// `order`. Returns where the bundle went.
+pub(super) fn finish_spooled(
+    args: &BundleArgs,
+    spool: bundle::Spool,
+    diagnosis: &diagnose::Diagnosis,
+    started: SystemTime,
+    finished: SystemTime,
+    order: &[String],
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let Some(path) = &args.bundle else {
+        return Ok(None);
+    };
+    let meta = BundleMeta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: command_line(),
+        started,
+        finished,
+        interrupted: false,
+        redacted: false,
+        vm_scope: diagnosis.vm_scope.as_ref().map(|s| s.vms.clone()),
+    };
+    spool.finish(
+        &meta,
+        &report::render(diagnosis, report::Format::Json, false),
+        &report::render(diagnosis, report::Format::Human, false),
+        Some(order),
+    )?;
     Ok(Some(path.clone()))
 }

@@ -66,7 +66,20 @@ pub(super) fn finish(
         p.stage("diagnosing");
     }
     let selection = diagnose::Selection::of_vms(setup.vms.as_deref());
-    let mut diagnosis = diagnose::diagnose_selected(captures, &selection);
+    let diagnosis = diagnose::diagnose_selected(captures, &selection);
+    report(diagnosis, setup, baseline, times, plugin, targets)
+}
+
+/// Renders the report of `diagnosis` (with the changes since `baseline`) in its format
+/// and writes it. Returns the diagnosis and the exit code, as [`finish`] does.
+pub(super) fn report(
+    mut diagnosis: diagnose::Diagnosis,
+    setup: &ReportSetup,
+    baseline: Option<&pvrdma_engine::baseline::Baseline>,
+    times: &RunTimes,
+    plugin: Option<&Session>,
+    targets: &[crate::hosts::HostSpec],
+) -> anyhow::Result<(diagnose::Diagnosis, u8)> {
     if let Some(evidence) = &setup.evidence {
         crate::evidence::attach_bundle_commands(&mut diagnosis, evidence, targets);
     }
