@@ -148,8 +148,8 @@ pub(super) fn finish_spooled(
     };
     spool.finish(
         &meta,
-        &report::render(diagnosis, report::Format::Json, false),
-        &report::render(diagnosis, report::Format::Human, false),
+        |out| report::json::write(diagnosis, out),
+        |out| out.write_all(report::render(diagnosis, report::Format::Human, false).as_bytes()),
         Some(order),
     )?;
     Ok(Some(path.clone()))

@@ -104,6 +104,12 @@ pub(super) fn report(
             made: times.finished,
         },
     };
+    if setup.format == Format::Json && plugin.is_none() {
+        // A fleet's JSON report runs to megabytes: written as it is serialized.
+        let code = diagnosis.exit_code();
+        write_streamed(setup.output.as_deref(), |out| report::json::write(&diagnosis, out))?;
+        return Ok((diagnosis, code));
+    }
     let rendered = report::render_with(&diagnosis, setup.format, &options);
     let text = match (&times.note, setup.format) {
         (Some(note), Format::Prometheus) => format!("{note}\n{}", rendered.text),
@@ -127,6 +133,23 @@ pub(super) fn emit(output: Option<&Path>, text: &str, code: u8, plugin: Option<&
 fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// What `write` writes, to `--output` (atomically, as [`emit`] does) or to stdout (a
+/// closed pipe is not an error), as it is written.
+fn write_streamed(
+    output: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    if let Some(path) = output {
+        return crate::atomic_file::write_report_with(path, write);
+    }
+    // Stdout flushes at every line on its own; a report is written in large blocks.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match write(&mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }

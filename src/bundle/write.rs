@@ -103,7 +103,12 @@ pub fn write_bundle(
     for capture in captures {
         spool.add(capture, meta.finished)?;
     }
-    spool.finish(meta, report_json, report_txt, None)
+    spool.finish(
+        meta,
+        |out| out.write_all(report_json.as_bytes()),
+        |out| out.write_all(report_txt.as_bytes()),
+        None,
+    )
 }
 
 /// A bundle written host by host, as each host's capture is read, so a run keeps none of
@@ -184,13 +189,15 @@ impl Spool {
     }
 
     /// Writes the bundle: the manifest (its hosts in the order of `order` when given, the
-    /// order the run was given them in, else in the order they were added), the reports,
-    /// every host's files, the manifest's checksum.
+    /// order the run was given them in, else in the order they were added), the reports
+    /// `report_json` and `report_txt` write, every host's files, the manifest's checksum.
+    /// The reports and the manifest are staged in temporary files as they are written, so
+    /// none of them is held whole either.
     pub(crate) fn finish(
         mut self,
         meta: &BundleMeta,
-        report_json: &str,
-        report_txt: &str,
+        report_json: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+        report_txt: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
         order: Option<&[String]>,
     ) -> anyhow::Result<()> {
         if let Some(names) = order {
@@ -199,18 +206,22 @@ impl Spool {
             self.hosts
                 .sort_by_key(|h| place.get(h.host.as_str()).copied().unwrap_or(usize::MAX));
         }
-        let reports = [(REPORT_JSON_FILE, report_json), (REPORT_TXT_FILE, report_txt)];
+        let dir = atomic_file::parent_dir(&self.path);
+        let reports = [
+            (REPORT_JSON_FILE, Staged::write(dir, report_json)?),
+            (REPORT_TXT_FILE, Staged::write(dir, report_txt)?),
+        ];
         let mut files: Vec<ManifestFile> = reports
             .iter()
-            .map(|(path, text)| ManifestFile {
+            .map(|(path, staged)| ManifestFile {
                 path: path.to_string(),
-                bytes: text.len() as u64,
-                sha256: sha256_hex(text.as_bytes()),
+                bytes: staged.bytes,
+                sha256: staged.sha256.clone(),
             })
             .collect();
         files.append(&mut self.files);
         let manifest = manifest(meta, std::mem::take(&mut self.hosts), files);
-        let manifest_json = serde_json::to_vec_pretty(&manifest).context("serialising manifest")?;
+        let manifest = Staged::write(dir, |out| Ok(serde_json::to_writer_pretty(out, &manifest)?))?;
         let mut spooled = self
             .tar
             .finish()
@@ -227,13 +238,13 @@ impl Spool {
             let buffered = std::io::BufWriter::new(&*file);
             let gz = flate2::write::GzEncoder::new(buffered, flate2::Compression::default());
             let mut tar = tar::Builder::new(gz);
-            append_file(&mut tar, MANIFEST_FILE, &manifest_json, mtime)?;
-            for (path, text) in reports {
-                append_file(&mut tar, path, text.as_bytes(), mtime)?;
+            manifest.append(&mut tar, MANIFEST_FILE, mtime)?;
+            for (path, staged) in &reports {
+                staged.append(&mut tar, path, mtime)?;
             }
             let mut hosts = flate2::read::GzDecoder::new(std::io::BufReader::new(&spooled));
             std::io::copy(&mut hosts, tar.get_mut()).context("copying the hosts' files into the bundle")?;
-            let sum = format!("{}  {MANIFEST_FILE}\n", sha256_hex(&manifest_json));
+            let sum = format!("{}  {MANIFEST_FILE}\n", manifest.sha256);
             append_file(&mut tar, MANIFEST_SUM_FILE, sum.as_bytes(), mtime)?;
             let gz = tar.into_inner().context("finishing the tar stream")?;
             let mut buffered = gz.finish().context("finishing the gzip stream")?;
@@ -244,6 +255,68 @@ impl Spool {
             Err(e) if e.is::<AlreadyExists>() => Err(BundleError::Exists(self.path.clone()).into()),
             other => other,
         }
+    }
+}
+
+/// A file of the bundle staged in an unnamed temporary file as it is written, with its
+/// size and checksum, to be copied into the bundle after the manifest that lists them.
+struct Staged {
+    file: std::fs::File,
+    bytes: u64,
+    sha256: String,
+}
+
+impl Staged {
+    fn write(dir: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> anyhow::Result<Staged> {
+        use sha2::Digest;
+        let file = tempfile::tempfile_in(dir)
+            .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+        let (bytes, digest) = {
+            let mut out = Hashing {
+                inner: std::io::BufWriter::new(&file),
+                digest: sha2::Sha256::new(),
+                bytes: 0,
+            };
+            write(&mut out)
+                .and_then(|()| out.inner.flush())
+                .context("writing to the bundle's temporary file")?;
+            (out.bytes, out.digest.finalize())
+        };
+        Ok(Staged {
+            file,
+            bytes,
+            sha256: digest.iter().map(|b| format!("{b:02x}")).collect(),
+        })
+    }
+
+    fn append<W: Write>(&self, tar: &mut tar::Builder<W>, path: &str, mtime: u64) -> anyhow::Result<()> {
+        let mut file = &self.file;
+        file.seek(SeekFrom::Start(0))
+            .context("reading the bundle's temporary file")?;
+        let mut header = file_header(self.bytes, mtime);
+        tar.append_data(&mut header, path, std::io::Read::take(file, self.bytes))
+            .with_context(|| format!("writing {path} into the bundle"))
+    }
+}
+
+/// A writer that counts and hashes what goes through it.
+struct Hashing<W> {
+    inner: W,
+    digest: sha2::Sha256,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use sha2::Digest;
+        let n = self.inner.write(buf)?;
+        self.digest.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -461,15 +534,21 @@ fn rfc3339(t: SystemTime) -> String {
 }
 
 fn append_file<W: Write>(tar: &mut tar::Builder<W>, path: &str, data: &[u8], mtime: u64) -> anyhow::Result<()> {
+    let mut header = file_header(data.len() as u64, mtime);
+    tar.append_data(&mut header, path, data)
+        .with_context(|| format!("writing {path} into the bundle"))
+}
+
+/// The header of a regular file of `size` bytes in a bundle.
+fn file_header(size: u64, mtime: u64) -> tar::Header {
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(tar::EntryType::Regular);
-    header.set_size(data.len() as u64);
+    header.set_size(size);
     header.set_mode(0o644);
     header.set_mtime(mtime);
     header.set_uid(0);
     header.set_gid(0);
-    tar.append_data(&mut header, path, data)
-        .with_context(|| format!("writing {path} into the bundle"))
+    header
 }
 
 fn append_dir<W: Write>(tar: &mut tar::Builder<W>, path: &str, mtime: u64) -> anyhow::Result<()> {
@@ -574,7 +653,11 @@ mod tests {
             vm_scope: None,
         };
         let order = args(&["esx01", "esx02", "esx03"]);
-        spool.finish(&meta, "{}\n", "report\n", Some(&order)).unwrap();
+        let (json, txt) = (
+            |out: &mut dyn Write| out.write_all(b"{}\n"),
+            |out: &mut dyn Write| out.write_all(b"report\n"),
+        );
+        spool.finish(&meta, json, txt, Some(&order)).unwrap();
         assert_eq!(files(), 1);
         let read = crate::offline::load_captures(&path).unwrap();
         let hosts: Vec<&str> = read.iter().map(|c| c.host.as_str()).collect();
