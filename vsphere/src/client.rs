@@ -318,14 +318,14 @@ impl Client {
         collector: &MoRef,
         first: String,
         depth: usize,
-        mut take: impl FnMut(soap::RetrieveResult, &soap::Page) -> Result<(), String>,
+        mut take: impl FnMut(soap::RetrieveResult, soap::Page) -> Result<(), String>,
     ) -> Result<(), Error> {
         let (mut method, mut body) = ("RetrievePropertiesEx", first);
         loop {
             let (returned, text) = self.invoke_to_depth(method, body, depth).await?;
             let page = soap::retrieve_result(returned.value).map_err(|e| self.protocol(e))?;
             let token = page.token.clone();
-            take(page, &soap::Page::new(text, returned.namespaces)).map_err(|e| self.protocol(e))?;
+            take(page, soap::Page::new(text, returned.namespaces)).map_err(|e| self.protocol(e))?;
             let Some(token) = token else {
                 return Ok(());
             };
@@ -377,8 +377,14 @@ impl Client {
         let sc = self.service().await?;
         let page_size = self.config.page_size.max(1);
         let first = config::retrieve_config(&sc.property_collector, host_ids, page_size);
+        // The hosts a page made whole are handed on once the page is dropped: what they
+        // are turned into then takes the page's memory, not memory beside it.
+        let mut whole = Vec::new();
         self.pages(&sc.property_collector, first, soap::VALUE_DEPTH, |page, answer| {
-            grouping.take(page, answer, each)
+            grouping.take(page, &answer, &mut |c| whole.push(c))?;
+            drop(answer);
+            whole.drain(..).for_each(&mut *each);
+            Ok(())
         })
         .await
     }
