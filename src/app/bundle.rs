@@ -154,3 +154,52 @@ pub(super) fn finish_spooled(
     )?;
     Ok(Some(path.clone()))
 }
+
+/// Finishes a `--redact` bundle of hosts read as vCenter's pages came: `redactor` has
+/// learnt from every host of the run, and each host, read back from `held` one at a time,
+/// is now redacted, judged again and spooled, so the bundle holds no original value and
+/// the run never holds every capture at once. The mapping goes next to the bundle.
+pub(super) fn finish_redacted(
+    args: &BundleArgs,
+    redactor: &crate::redact::Redactor,
+    held: impl Iterator<Item = anyhow::Result<HostCapture>>,
+    diagnosis: &diagnose::Diagnosis,
+    (started, finished): (SystemTime, SystemTime),
+    order: &[String],
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let Some(path) = &args.bundle else {
+        return Ok(None);
+    };
+    // A VM-first run's scope names VMs, which redaction replaces like every VM name.
+    let vm_scope: Option<Vec<String>> = diagnosis
+        .vm_scope
+        .as_ref()
+        .map(|s| s.vms.iter().map(|vm| redactor.redact_text(vm)).collect());
+    let mut judged = diagnose::HostByHost::new(diagnose::Selection::of_vms(vm_scope.as_deref()));
+    let mut spool = bundle::Spool::new(path, args.force)?;
+    for capture in held {
+        let capture = redactor.apply_capture(&capture?);
+        judged.add(&capture);
+        spool.add(&capture, SystemTime::now())?;
+    }
+    let order: Vec<String> = order.iter().map(|host| redactor.redact_text(host)).collect();
+    judged.order_by(&order);
+    let rediagnosed = judged.finish();
+    let meta = BundleMeta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: crate::redact::redact_command_line(&command_line()),
+        started,
+        finished,
+        interrupted: false,
+        redacted: true,
+        vm_scope,
+    };
+    spool.finish(
+        &meta,
+        |out| report::json::write(&rediagnosed, out),
+        |out| out.write_all(report::render(&rediagnosed, report::Format::Human, false).as_bytes()),
+        Some(&order),
+    )?;
+    redactor.write_map(path, args.force)?;
+    Ok(Some(path.clone()))
+}

@@ -8,8 +8,10 @@ use super::setup::ReportSetup;
 use crate::cli::BundleArgs;
 use crate::plugin::Session;
 use crate::vcenter::{Discovery, HostSink};
+use anyhow::Context as _;
 use pvrdma_engine::capture::HostCapture;
 use pvrdma_engine::diagnose::{HostByHost, Selection};
+use std::io::{Seek as _, Write as _};
 use std::time::SystemTime;
 
 /// What the run keeps of the hosts handed on so far.
@@ -22,9 +24,10 @@ pub(super) struct Streamed<'a> {
     order: Vec<String>,
     /// `--bundle`: the hosts' files so far.
     spool: Option<crate::bundle::Spool>,
-    /// `--bundle --redact`: the captures themselves, since redaction learns every value to
-    /// hide from the whole fleet before it replaces any.
-    kept: Vec<HostCapture>,
+    /// `--bundle --redact`: what redaction learnt so far, and the captures kept on disk
+    /// until then, since it learns every value to hide from the whole fleet before it
+    /// replaces any.
+    redacting: Option<(crate::redact::Redactor, Held)>,
     /// Why the bundle cannot be written; said after the report, as a bundle that fails
     /// after the run is.
     bundle_error: Option<anyhow::Error>,
@@ -37,7 +40,7 @@ impl<'a> Streamed<'a> {
             judged: None,
             order: Vec::new(),
             spool: None,
-            kept: Vec::new(),
+            redacting: None,
             bundle_error: None,
         }
     }
@@ -63,19 +66,19 @@ impl<'a> Streamed<'a> {
         if let Some(e) = self.bundle_error {
             return Err(e);
         }
-        let written = match self.spool {
-            Some(spool) => {
+        let written = match (self.spool, self.redacting) {
+            (Some(spool), _) => {
                 super::bundle::finish_spooled(self.bundle, spool, &diagnosis, started, finished, &self.order)?
             }
-            None => super::bundle::write_support_bundle_hiding(
+            (None, Some((redactor, held))) => super::bundle::finish_redacted(
                 self.bundle,
-                &self.kept,
+                &redactor,
+                held.read_back()?,
                 &diagnosis,
-                started,
-                finished,
-                false,
-                &crate::redact::LocalValues::default(),
+                (started, finished),
+                &self.order,
             )?,
+            (None, None) => None,
         };
         if let Some(path) = written {
             eprintln!("pvrdma-doctor: support bundle written to {}", path.display());
@@ -88,11 +91,22 @@ impl HostSink for Streamed<'_> {
     fn selected(&mut self, discovery: &Discovery) {
         self.judged = Some(HostByHost::new(Selection::of_vms(discovery.vms().as_deref())));
         self.order = discovery.host_names();
-        if let (Some(path), false) = (&self.bundle.bundle, self.bundle.redact) {
-            match crate::bundle::Spool::new(path, self.bundle.force) {
-                Ok(spool) => self.spool = Some(spool),
+        let Some(path) = &self.bundle.bundle else {
+            return;
+        };
+        if self.bundle.redact {
+            let mut redactor = crate::redact::Redactor::new();
+            // The API read names no local path or login user; said as the live run says it.
+            redactor.hide_local(&crate::redact::LocalValues::default());
+            match Held::new(path) {
+                Ok(held) => self.redacting = Some((redactor, held)),
                 Err(e) => self.bundle_error = Some(e),
             }
+            return;
+        }
+        match crate::bundle::Spool::new(path, self.bundle.force) {
+            Ok(spool) => self.spool = Some(spool),
+            Err(e) => self.bundle_error = Some(e),
         }
     }
 
@@ -106,8 +120,51 @@ impl HostSink for Streamed<'_> {
                 self.spool = None;
             }
         }
-        if self.bundle.bundle.is_some() && self.bundle.redact {
-            self.kept.push(capture);
+        if let (Some((redactor, held)), None) = (&mut self.redacting, &self.bundle_error) {
+            if let Err(e) = redactor.learn_capture(&capture).and_then(|()| held.push(&capture)) {
+                self.bundle_error = Some(e);
+                self.redacting = None;
+            }
         }
+    }
+}
+
+/// Captures kept on disk rather than in memory until they are redacted: JSON lines,
+/// compressed, in an unnamed temporary file (readable by its owner alone) in the bundle's
+/// folder, gone with the process.
+pub(super) struct Held {
+    out: flate2::write::GzEncoder<std::io::BufWriter<std::fs::File>>,
+}
+
+impl Held {
+    fn new(bundle: &std::path::Path) -> anyhow::Result<Held> {
+        let dir = crate::atomic_file::parent_dir(bundle);
+        let file = tempfile::tempfile_in(dir)
+            .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+        Ok(Held {
+            out: flate2::write::GzEncoder::new(std::io::BufWriter::new(file), flate2::Compression::fast()),
+        })
+    }
+
+    fn push(&mut self, capture: &HostCapture) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut self.out, capture)
+            .map_err(std::io::Error::from)
+            .and_then(|()| self.out.write_all(b"\n"))
+            .context("writing to the bundle's temporary file")
+    }
+
+    /// The captures, in the order they were kept.
+    fn read_back(self) -> anyhow::Result<impl Iterator<Item = anyhow::Result<HostCapture>>> {
+        let mut file = self
+            .out
+            .finish()
+            .and_then(|b| b.into_inner().map_err(|e| e.into_error()))
+            .context("writing to the bundle's temporary file")?;
+        file.seek(std::io::SeekFrom::Start(0))
+            .context("reading the bundle's temporary file")?;
+        let lines = flate2::read::GzDecoder::new(std::io::BufReader::new(file));
+        Ok(serde_json::Deserializer::from_reader(lines)
+            .into_iter::<HostCapture>()
+            .map(|c| c.context("reading the bundle's temporary file")))
     }
 }
