@@ -26,59 +26,13 @@ use pvrdma_engine::capture::{from_vsphere, HostCapture};
 use pvrdma_engine::diagnose::{diagnose, Adapter, Diagnosis};
 use pvrdma_vsphere::config::{HOST_PROPERTIES, VM_PROPERTIES};
 use pvrdma_vsphere::{Client, Config};
-use vcsim::{ClusterSpec, DatacenterSpec, HostSpec, PvrdmaSpec, Spec, Vcsim, VmSpec};
+use vcsim::{Spec, Vcsim};
 use vsphere_bench::{median, pyvmomi_run};
 
 fn range(v: &[f64]) -> String {
     let min = v.iter().copied().fold(f64::INFINITY, f64::min);
     let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     format!("{min:.3}–{max:.3} s")
-}
-
-/// `hosts` hosts in ten clusters of one datacenter (`Scale`/`C0`…, `esx0000`…), each
-/// configured for PVRDMA, its VMkernel addresses unique across the fleet (the PVRDMA ones
-/// in one /21); `per_host` VMs on each (`vm00000`…), hardware 19, memory reserved and
-/// locked, one RoCE v2 PVRDMA adapter.
-fn fleet(hosts: usize, per_host: usize) -> Spec {
-    assert!(hosts <= 2000, "at most 2,000 hosts fit the /21");
-    let mut dc = DatacenterSpec {
-        name: "Scale".into(),
-        ..DatacenterSpec::default()
-    };
-    for c in 0..10.min(hosts) {
-        dc.clusters.push(ClusterSpec {
-            name: format!("C{c}"),
-            folder: String::new(),
-            hosts: Vec::new(),
-        });
-    }
-    let mut vms = Vec::new();
-    for i in 0..hosts {
-        let (hi, lo) = (i / 250, i % 250 + 1);
-        let mut pvrdma = PvrdmaSpec::healthy(0);
-        pvrdma.vmknics[0].ip = format!("10.0.{hi}.{lo}");
-        pvrdma.vmknics[0].netmask = "255.255.0.0".into();
-        pvrdma.vmknics[1].ip = format!("192.168.{}.{lo}", 48 + hi);
-        pvrdma.vmknics[1].netmask = "255.255.248.0".into();
-        let name = format!("esx{i:04}");
-        for v in 0..per_host {
-            vms.push(VmSpec {
-                hw_version: "vmx-19".into(),
-                reserved_mb: 4096,
-                locked_to_max: true,
-                vrdma: vec!["rocev2".into()],
-                ..VmSpec::new(&format!("vm{:05}", i * per_host + v), &name, "")
-            });
-        }
-        dc.clusters[i % 10].hosts.push(HostSpec {
-            pvrdma: Some(pvrdma),
-            ..HostSpec::new(&name)
-        });
-    }
-    Spec {
-        datacenters: vec![dc],
-        vms,
-    }
 }
 
 /// One Rust run: the read (login, inventory, configuration of every host, logout), then
@@ -177,7 +131,7 @@ fn main() {
     let vms = hosts * per_host;
     let page_size = Config::DEFAULT_PAGE_SIZE;
     eprintln!("starting the simulator with {hosts} hosts and {vms} VMs…");
-    let mut sim = Vcsim::start_within(&fleet(hosts, per_host), Duration::from_secs(1800));
+    let mut sim = Vcsim::start_within(&Spec::pvrdma_fleet(hosts, per_host), Duration::from_secs(1800));
     let rt = vsphere_bench::runtime();
     let config = vsphere_bench::config(&sim);
 

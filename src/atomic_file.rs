@@ -70,11 +70,22 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 /// Writes a report to `path` atomically, replacing an older one, readable by all (mode
 /// 0644: node_exporter reads its textfile directory as its own user).
 pub(crate) fn write_report(path: &Path, text: &str) -> anyhow::Result<()> {
+    write_report_with(path, |out| out.write_all(text.as_bytes()))
+}
+
+/// [`write_report`] of what `write` writes, as it writes it (a report too large to
+/// build whole first).
+pub(crate) fn write_report_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
     write_atomically(path, true, |file| {
         file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        file.write_all(text.as_bytes())?;
+        let mut out = std::io::BufWriter::new(&*file);
+        write(&mut out)?;
+        out.flush()?;
         Ok(())
     })
     .with_context(|| format!("cannot write the report to {}", path.display()))

@@ -59,9 +59,7 @@ pub(super) fn write_support_bundle_hiding(
     let Some(path) = &args.bundle else {
         return Ok(None);
     };
-    // args_os: a non-UTF-8 argument must not panic the run after collection.
-    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
-    let mut command_line = bundle::scrub_command_line(&argv);
+    let mut command_line = command_line();
     let mut redactor = crate::redact::Redactor::new();
     let redacted;
     let captures = if args.redact {
@@ -80,20 +78,7 @@ pub(super) fn write_support_bundle_hiding(
         true => redactor.redact_text(name),
         false => name.to_string(),
     };
-    let vm_scope: Option<Vec<String>> = diagnosis
-        .vm_scope
-        .as_ref()
-        .map(|s| s.vms.iter().map(|vm| hide(vm)).collect());
-    let vm_scope_left_out: Vec<pvrdma_engine::capture::VmLeftOut> = diagnosis
-        .vm_scope
-        .iter()
-        .flat_map(|s| &s.on_hosts_left_out)
-        .map(|v| pvrdma_engine::capture::VmLeftOut {
-            vm: hide(&v.vm),
-            host: hide(&v.host),
-            reason: v.reason.clone(),
-        })
-        .collect();
+    let (vm_scope, vm_scope_left_out) = scope_of(diagnosis, hide);
     let rediagnosed;
     let diagnosis = if args.redact {
         let chosen = vm_scope.clone().map(|vms| pvrdma_engine::capture::VmChoice {
@@ -122,7 +107,12 @@ pub(super) fn write_support_bundle_hiding(
         &meta,
         &report::render(diagnosis, report::Format::Json, false),
         &report::render(diagnosis, report::Format::Human, false),
-        &page(diagnosis, captures, &meta),
+        &page(
+            diagnosis,
+            report::html::Provenance::count_sources(captures),
+            Some(report::html::Outputs::behind(diagnosis, captures)),
+            &meta,
+        ),
         args.force,
     )?;
     if args.redact {
@@ -131,15 +121,20 @@ pub(super) fn write_support_bundle_hiding(
     Ok(Some(path.clone()))
 }
 
-/// The bundle's HTML page: from the bundle's own captures and diagnosis (the redacted
-/// ones with `--redact`), carrying the outputs behind its findings, as `analyze` of the
-/// bundle would show them.
-fn page(diagnosis: &diagnose::Diagnosis, captures: &[HostCapture], meta: &BundleMeta) -> String {
+/// The bundle's HTML page: from the bundle's own diagnosis (the redacted one with
+/// `--redact`), read from `sources`, carrying `outputs` (the outputs behind its findings,
+/// as `analyze` of the bundle would show them) when the run still holds its captures.
+fn page(
+    diagnosis: &diagnose::Diagnosis,
+    sources: Vec<(pvrdma_engine::capture::CaptureSource, usize)>,
+    outputs: Option<report::html::Outputs>,
+    meta: &BundleMeta,
+) -> String {
     use report::html;
     let options = report::RenderOptions {
         html: html::HtmlOptions {
             provenance: html::Provenance {
-                sources: html::Provenance::count_sources(captures),
+                sources,
                 times: Some(html::Times {
                     started: meta.started,
                     finished: meta.finished,
@@ -148,9 +143,133 @@ fn page(diagnosis: &diagnose::Diagnosis, captures: &[HostCapture], meta: &Bundle
                 redacted: meta.redacted,
                 ..html::Provenance::default()
             },
-            outputs: Some(std::sync::Arc::new(html::Outputs::behind(diagnosis, captures))),
+            outputs: outputs.map(std::sync::Arc::new),
         },
         ..report::RenderOptions::default()
     };
     report::render_with(diagnosis, report::Format::Html, &options).text
+}
+
+/// The page of a bundle whose hosts were read through the vSphere API as its pages came,
+/// and spooled: the run holds no capture at the end, so the page carries no outputs
+/// (`analyze` of the bundle shows them).
+fn spooled_page(diagnosis: &diagnose::Diagnosis, meta: &BundleMeta) -> String {
+    let sources = vec![(pvrdma_engine::capture::CaptureSource::VsphereApi, diagnosis.hosts.len())];
+    page(diagnosis, sources, None, meta)
+}
+
+/// A VM-first run's scope as a manifest records it: the chosen VMs, and those on hosts
+/// the run left out, each name through `hide` (redaction replaces them like every other).
+fn scope_of(
+    diagnosis: &diagnose::Diagnosis,
+    hide: impl Fn(&str) -> String,
+) -> (Option<Vec<String>>, Vec<pvrdma_engine::capture::VmLeftOut>) {
+    let vm_scope = diagnosis
+        .vm_scope
+        .as_ref()
+        .map(|s| s.vms.iter().map(|vm| hide(vm)).collect());
+    let left_out = diagnosis
+        .vm_scope
+        .iter()
+        .flat_map(|s| &s.on_hosts_left_out)
+        .map(|v| pvrdma_engine::capture::VmLeftOut {
+            vm: hide(&v.vm),
+            host: hide(&v.host),
+            reason: v.reason.clone(),
+        })
+        .collect();
+    (vm_scope, left_out)
+}
+
+/// This run's command line as a manifest records it, password values masked.
+fn command_line() -> Vec<String> {
+    // args_os: a non-UTF-8 argument must not panic the run after collection.
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    bundle::scrub_command_line(&argv)
+}
+
+/// Finishes the bundle whose hosts were spooled as they were read (a `--no-ssh` run
+/// without `--redact`): the reports of `diagnosis`, the manifest's hosts in the order of
+/// `order`. Returns where the bundle went.
+pub(super) fn finish_spooled(
+    args: &BundleArgs,
+    spool: bundle::Spool,
+    diagnosis: &diagnose::Diagnosis,
+    started: SystemTime,
+    finished: SystemTime,
+    order: &[String],
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let Some(path) = &args.bundle else {
+        return Ok(None);
+    };
+    let (vm_scope, vm_scope_left_out) = scope_of(diagnosis, str::to_string);
+    let meta = BundleMeta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: command_line(),
+        started,
+        finished,
+        interrupted: false,
+        redacted: false,
+        vm_scope,
+        vm_scope_left_out,
+    };
+    spool.finish(
+        &meta,
+        |out| report::json::write(diagnosis, out),
+        |out| out.write_all(report::render(diagnosis, report::Format::Human, false).as_bytes()),
+        |out| out.write_all(spooled_page(diagnosis, &meta).as_bytes()),
+        Some(order),
+    )?;
+    Ok(Some(path.clone()))
+}
+
+/// Finishes a `--redact` bundle of hosts read as vCenter's pages came: `redactor` has
+/// learnt from every host of the run, and each host, read back from `held` one at a time,
+/// is now redacted, judged again and spooled, so the bundle holds no original value and
+/// the run never holds every capture at once. The mapping goes next to the bundle.
+pub(super) fn finish_redacted(
+    args: &BundleArgs,
+    redactor: &crate::redact::Redactor,
+    held: impl Iterator<Item = anyhow::Result<HostCapture>>,
+    diagnosis: &diagnose::Diagnosis,
+    (started, finished): (SystemTime, SystemTime),
+    order: &[String],
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let Some(path) = &args.bundle else {
+        return Ok(None);
+    };
+    let (vm_scope, vm_scope_left_out) = scope_of(diagnosis, |name| redactor.redact_text(name));
+    let chosen = vm_scope.clone().map(|vms| pvrdma_engine::capture::VmChoice {
+        vms,
+        left_out: vm_scope_left_out.clone(),
+    });
+    let mut judged = diagnose::HostByHost::new(diagnose::Selection::of_vms(chosen.as_ref()));
+    let mut spool = bundle::Spool::new(path, args.force)?;
+    for capture in held {
+        let capture = redactor.apply_capture(&capture?);
+        judged.add(&capture);
+        spool.add(&capture, SystemTime::now())?;
+    }
+    let order: Vec<String> = order.iter().map(|host| redactor.redact_text(host)).collect();
+    judged.order_by(&order);
+    let rediagnosed = judged.finish();
+    let meta = BundleMeta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: crate::redact::redact_command_line(&command_line()),
+        started,
+        finished,
+        interrupted: false,
+        redacted: true,
+        vm_scope,
+        vm_scope_left_out,
+    };
+    spool.finish(
+        &meta,
+        |out| report::json::write(&rediagnosed, out),
+        |out| out.write_all(report::render(&rediagnosed, report::Format::Human, false).as_bytes()),
+        |out| out.write_all(spooled_page(&rediagnosed, &meta).as_bytes()),
+        Some(&order),
+    )?;
+    redactor.write_map(path, args.force)?;
+    Ok(Some(path.clone()))
 }

@@ -6,6 +6,7 @@ mod bundle;
 mod option_effects;
 mod output;
 mod setup;
+mod streamed;
 mod typo;
 mod watch;
 
@@ -98,7 +99,7 @@ pub fn run(cli: crate::cli::Cli, plugin: Option<&Session>) -> anyhow::Result<u8>
 fn plan_source(once: &Once) -> setup::PlanSource {
     match (&once.hosts, &once.reading) {
         (OnceHosts::Capture(capture), _) => analyzed_plan_source(&capture.path),
-        (OnceHosts::Api(_), Some(r)) => setup::PlanSource {
+        (OnceHosts::Api { .. }, Some(r)) => setup::PlanSource {
             vcenter: Some(r.vcenter.clone()),
             source: format!("vCenter {}, read without SSH (--no-ssh)", r.vcenter),
         },
@@ -231,7 +232,8 @@ fn one_shot(job: OneShot, plugin: Option<&Session>) -> anyhow::Result<u8> {
     if let (Some(p), Some(stage)) = (plugin, job.source.stage()) {
         p.stage(stage);
     }
-    let once = match vcenter_read(job.source.read_once(), plugin)? {
+    let mut streamed = streamed::Streamed::new(&job.bundle);
+    let once = match vcenter_read(job.source.read_once(&mut streamed), plugin)? {
         Ok(once) => once,
         Err(code) => return Ok(code),
     };
@@ -252,7 +254,9 @@ fn one_shot(job: OneShot, plugin: Option<&Session>) -> anyhow::Result<u8> {
             let times = RunTimes::of_capture(&capture.path, capture.started);
             output::finish(&capture.captures, &report, baseline.as_ref(), &times, plugin, &[]).map(|(_, code)| code)
         }
-        OnceHosts::Api(run) => report_live(&run, &report, bundle, baseline.as_ref(), plugin).map(|(code, _)| code),
+        OnceHosts::Api { started, finished } => {
+            streamed.report((started, finished), &report, baseline.as_ref(), plugin)
+        }
         OnceHosts::Ssh(hosts) => {
             let baseline = baseline.as_ref();
             collect_and_report(*hosts, job.live, &report, bundle, baseline, job.may_be_typo, plugin)

@@ -105,7 +105,23 @@ pub(super) fn finish(
         p.stage("diagnosing");
     }
     let selection = diagnose::Selection::of_vms(setup.vms.as_ref());
-    let mut diagnosis = diagnose::diagnose_selected(captures, &selection);
+    let diagnosis = diagnose::diagnose_selected(captures, &selection);
+    let html = html_options(Some(captures), &diagnosis, setup.format, times);
+    report(diagnosis, html, setup, baseline, times, plugin, targets)
+}
+
+/// Renders the report of `diagnosis` (with the changes since `baseline`) in its format
+/// and writes it (a page with `html`'s provenance). Returns the diagnosis and the exit
+/// code, as [`finish`] does.
+pub(super) fn report(
+    mut diagnosis: diagnose::Diagnosis,
+    html: html::HtmlOptions,
+    setup: &ReportSetup,
+    baseline: Option<&pvrdma_engine::baseline::Baseline>,
+    times: &RunTimes,
+    plugin: Option<&Session>,
+    targets: &[crate::hosts::HostSpec],
+) -> anyhow::Result<(diagnose::Diagnosis, u8)> {
     if let Some(evidence) = &setup.evidence {
         crate::evidence::attach_bundle_commands(&mut diagnosis, evidence, targets);
     }
@@ -124,13 +140,19 @@ pub(super) fn finish(
             duration: plugin.map(Session::elapsed),
             timed_out: plugin.and_then(Session::timed_out),
         },
-        html: html_options(captures, &diagnosis, setup.format, times),
+        html,
         plan: report::plan::PlanOptions {
             vcenter: setup.plan.vcenter.clone(),
             source: setup.plan.source.clone(),
             made: times.finished,
         },
     };
+    if setup.format == Format::Json && plugin.is_none() {
+        // A fleet's JSON report runs to megabytes: written as it is serialized.
+        let code = diagnosis.exit_code();
+        write_streamed(setup.output.as_deref(), |out| report::json::write(&diagnosis, out))?;
+        return Ok((diagnosis, code));
+    }
     let rendered = report::render_with(&diagnosis, setup.format, &options);
     let text = match (&times.note, setup.format) {
         (Some(note), Format::Prometheus) => format!("{note}\n{}", rendered.text),
@@ -141,9 +163,10 @@ pub(super) fn finish(
 }
 
 /// The page's provenance; a page of outputs read offline (`analyze`) carries the outputs
-/// behind its findings.
-fn html_options(
-    captures: &[HostCapture],
+/// behind its findings. `captures`: `None` when the run judged each host as vCenter's pages
+/// brought it and holds none now (every host read through the vSphere API).
+pub(super) fn html_options(
+    captures: Option<&[HostCapture]>,
     diagnosis: &diagnose::Diagnosis,
     format: Format,
     times: &RunTimes,
@@ -154,10 +177,15 @@ fn html_options(
     let offline = times.provenance.read_from.is_some();
     html::HtmlOptions {
         provenance: html::Provenance {
-            sources: html::Provenance::count_sources(captures),
+            sources: match captures {
+                Some(captures) => html::Provenance::count_sources(captures),
+                None => vec![(pvrdma_engine::capture::CaptureSource::VsphereApi, diagnosis.hosts.len())],
+            },
             ..times.provenance.clone()
         },
-        outputs: offline.then(|| std::sync::Arc::new(html::Outputs::behind(diagnosis, captures))),
+        outputs: captures
+            .filter(|_| offline)
+            .map(|captures| std::sync::Arc::new(html::Outputs::behind(diagnosis, captures))),
     }
 }
 
@@ -175,6 +203,23 @@ pub(super) fn emit(output: Option<&Path>, text: &str, code: u8, plugin: Option<&
 fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// What `write` writes, to `--output` (atomically, as [`emit`] does) or to stdout (a
+/// closed pipe is not an error), as it is written.
+fn write_streamed(
+    output: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    if let Some(path) = output {
+        return crate::atomic_file::write_report_with(path, write);
+    }
+    // Stdout flushes at every line on its own; a report is written in large blocks.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match write(&mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }

@@ -22,7 +22,7 @@ pub(crate) mod read;
 mod write;
 
 pub use crate::archive::{BundleError, ReadLimits};
-pub(crate) use write::{check_target, scrub_command_line};
+pub(crate) use write::{check_target, scrub_command_line, Spool};
 pub use write::{write_bundle, BundleMeta};
 
 /// The folder name of a host inside a bundle. Host names come from the user or a manifest,

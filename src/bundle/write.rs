@@ -13,8 +13,8 @@ use pvrdma_engine::capture::folder;
 use pvrdma_engine::capture::OUTPUT_CAP;
 use pvrdma_engine::capture::{ErrorKind, Failure, HostCapture, RawOutput};
 use pvrdma_engine::catalogue::{self, CATALOGUE};
-use std::io::Write;
-use std::path::Path;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Facts about the run that wrote the bundle.
@@ -103,22 +103,73 @@ pub fn write_bundle(
     report_html: &str,
     force: bool,
 ) -> anyhow::Result<()> {
-    check_target(path, force)?;
-    let (manifest, entries) = layout(captures, meta, report_json, report_txt, report_html)?;
-    let manifest_json = serde_json::to_vec_pretty(&manifest).context("serialising manifest")?;
+    let mut spool = Spool::new(path, force)?;
+    for capture in captures {
+        spool.add(capture, meta.finished)?;
+    }
+    spool.finish(
+        meta,
+        |out| out.write_all(report_json.as_bytes()),
+        |out| out.write_all(report_txt.as_bytes()),
+        |out| out.write_all(report_html.as_bytes()),
+        None,
+    )
+}
 
-    let mtime = unix_secs(meta.finished);
-    let written = atomic_file::write_atomically(path, force, |file| {
-        let buffered = std::io::BufWriter::new(&*file);
-        let gz = flate2::write::GzEncoder::new(buffered, flate2::Compression::default());
-        let mut tar = tar::Builder::new(gz);
-        append_file(&mut tar, MANIFEST_FILE, &manifest_json, mtime)?;
+/// A bundle written host by host, as each host's capture is read, so a run keeps none of
+/// them: each host's files go, compressed, into an unnamed temporary file in the bundle's
+/// folder (gone with the process, whatever happens), with their manifest entries kept.
+/// [`Spool::finish`] then writes the bundle atomically, the manifest first as readers
+/// expect, and the hosts' files copied over from the spool. Dropped unfinished, it leaves
+/// nothing.
+pub(crate) struct Spool {
+    path: PathBuf,
+    force: bool,
+    tar: flate2::write::GzEncoder<std::io::BufWriter<std::fs::File>>,
+    hosts: Vec<ManifestHost>,
+    files: Vec<ManifestFile>,
+    seen: std::collections::BTreeSet<String>,
+}
+
+impl Spool {
+    /// Refuses an existing `path` (unless `force`) or one whose folder does not exist, and
+    /// opens the spool there.
+    pub(crate) fn new(path: &Path, force: bool) -> anyhow::Result<Spool> {
+        check_target(path, force)?;
+        let dir = atomic_file::parent_dir(path);
+        let file = tempfile::tempfile_in(dir)
+            .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+        Ok(Spool {
+            path: path.to_path_buf(),
+            force,
+            // Fast compression: the spool is read once, to be compressed again.
+            tar: flate2::write::GzEncoder::new(std::io::BufWriter::new(file), flate2::Compression::fast()),
+            hosts: Vec::new(),
+            files: Vec::new(),
+            seen: std::collections::BTreeSet::new(),
+        })
+    }
+
+    /// Adds one host's files (outputs, probe outputs, its error, its `.vmx` files), dated
+    /// `read_at`.
+    pub(crate) fn add(&mut self, capture: &HostCapture, read_at: SystemTime) -> anyhow::Result<()> {
+        let dir = host_dir(&capture.host)?;
+        anyhow::ensure!(
+            self.seen.insert(dir.to_string()),
+            "host {dir:?} appears twice; a bundle holds one folder per host"
+        );
+        let mut entries = Vec::new();
+        self.hosts.push(host_layout(&mut entries, dir, capture)?);
+        // The host's entries as a tar stream of their own, less its end-of-archive blocks:
+        // whole 512-byte records that go into the bundle's stream as they are.
+        let mtime = unix_secs(read_at);
+        let mut tar = tar::Builder::new(Vec::new());
         let mut dirs_done = std::collections::BTreeSet::new();
         for entry in &entries {
-            if let Some((dir, _)) = entry.path.rsplit_once('/') {
+            if let Some((folder, _)) = entry.path.rsplit_once('/') {
                 // Folder entries let any `tar x` recreate the layout with sane modes.
                 let mut prefix = String::new();
-                for part in dir.split('/') {
+                for part in folder.split('/') {
                     if !prefix.is_empty() {
                         prefix.push('/');
                     }
@@ -129,66 +180,164 @@ pub fn write_bundle(
                 }
             }
             append_file(&mut tar, &entry.path, &entry.data, mtime)?;
+            self.files.push(ManifestFile {
+                path: entry.path.clone(),
+                bytes: entry.data.len() as u64,
+                sha256: sha256_hex(&entry.data),
+            });
         }
-        let sum = format!("{}  {MANIFEST_FILE}\n", sha256_hex(&manifest_json));
-        append_file(&mut tar, MANIFEST_SUM_FILE, sum.as_bytes(), mtime)?;
-        let gz = tar.into_inner().context("finishing the tar stream")?;
-        let mut buffered = gz.finish().context("finishing the gzip stream")?;
-        buffered.flush().context("writing the bundle")?;
-        Ok(())
-    });
-    match written {
-        Err(e) if e.is::<AlreadyExists>() => Err(BundleError::Exists(path.to_path_buf()).into()),
-        other => other,
+        let mut records = tar.into_inner().context("finishing a host's entries")?;
+        records.truncate(records.len().saturating_sub(END_OF_ARCHIVE));
+        self.tar
+            .write_all(&records)
+            .context("writing to the bundle's temporary file")
+    }
+
+    /// Writes the bundle: the manifest (its hosts in the order of `order` when given, the
+    /// order the run was given them in, else in the order they were added), the reports
+    /// `report_json` and `report_txt` write, every host's files, the manifest's checksum.
+    /// The reports and the manifest are staged in temporary files as they are written, so
+    /// none of them is held whole either.
+    pub(crate) fn finish(
+        mut self,
+        meta: &BundleMeta,
+        report_json: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+        report_txt: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+        report_html: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+        order: Option<&[String]>,
+    ) -> anyhow::Result<()> {
+        if let Some(names) = order {
+            let place: std::collections::BTreeMap<&str, usize> =
+                names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+            self.hosts
+                .sort_by_key(|h| place.get(h.host.as_str()).copied().unwrap_or(usize::MAX));
+        }
+        let dir = atomic_file::parent_dir(&self.path);
+        let reports = [
+            (REPORT_JSON_FILE, Staged::write(dir, report_json)?),
+            (REPORT_TXT_FILE, Staged::write(dir, report_txt)?),
+            (REPORT_HTML_FILE, Staged::write(dir, report_html)?),
+        ];
+        let mut files: Vec<ManifestFile> = reports
+            .iter()
+            .map(|(path, staged)| ManifestFile {
+                path: path.to_string(),
+                bytes: staged.bytes,
+                sha256: staged.sha256.clone(),
+            })
+            .collect();
+        files.append(&mut self.files);
+        let manifest = manifest(meta, std::mem::take(&mut self.hosts), files);
+        let manifest = Staged::write(dir, |out| Ok(serde_json::to_writer_pretty(out, &manifest)?))?;
+        let mut spooled = self
+            .tar
+            .finish()
+            .context("writing to the bundle's temporary file")?
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .context("writing to the bundle's temporary file")?;
+        spooled
+            .seek(SeekFrom::Start(0))
+            .context("reading the bundle's temporary file")?;
+
+        let mtime = unix_secs(meta.finished);
+        let written = atomic_file::write_atomically(&self.path, self.force, |file| {
+            let buffered = std::io::BufWriter::new(&*file);
+            let gz = flate2::write::GzEncoder::new(buffered, flate2::Compression::default());
+            let mut tar = tar::Builder::new(gz);
+            manifest.append(&mut tar, MANIFEST_FILE, mtime)?;
+            for (path, staged) in &reports {
+                staged.append(&mut tar, path, mtime)?;
+            }
+            let mut hosts = flate2::read::GzDecoder::new(std::io::BufReader::new(&spooled));
+            std::io::copy(&mut hosts, tar.get_mut()).context("copying the hosts' files into the bundle")?;
+            let sum = format!("{}  {MANIFEST_FILE}\n", manifest.sha256);
+            append_file(&mut tar, MANIFEST_SUM_FILE, sum.as_bytes(), mtime)?;
+            let gz = tar.into_inner().context("finishing the tar stream")?;
+            let mut buffered = gz.finish().context("finishing the gzip stream")?;
+            buffered.flush().context("writing the bundle")?;
+            Ok(())
+        });
+        match written {
+            Err(e) if e.is::<AlreadyExists>() => Err(BundleError::Exists(self.path.clone()).into()),
+            other => other,
+        }
     }
 }
+
+/// A file of the bundle staged in an unnamed temporary file as it is written, with its
+/// size and checksum, to be copied into the bundle after the manifest that lists them.
+struct Staged {
+    file: std::fs::File,
+    bytes: u64,
+    sha256: String,
+}
+
+impl Staged {
+    fn write(dir: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> anyhow::Result<Staged> {
+        use sha2::Digest;
+        let file = tempfile::tempfile_in(dir)
+            .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+        let (bytes, digest) = {
+            let mut out = Hashing {
+                inner: std::io::BufWriter::new(&file),
+                digest: sha2::Sha256::new(),
+                bytes: 0,
+            };
+            write(&mut out)
+                .and_then(|()| out.inner.flush())
+                .context("writing to the bundle's temporary file")?;
+            (out.bytes, out.digest.finalize())
+        };
+        Ok(Staged {
+            file,
+            bytes,
+            sha256: digest.iter().map(|b| format!("{b:02x}")).collect(),
+        })
+    }
+
+    fn append<W: Write>(&self, tar: &mut tar::Builder<W>, path: &str, mtime: u64) -> anyhow::Result<()> {
+        let mut file = &self.file;
+        file.seek(SeekFrom::Start(0))
+            .context("reading the bundle's temporary file")?;
+        let mut header = file_header(self.bytes, mtime);
+        tar.append_data(&mut header, path, std::io::Read::take(file, self.bytes))
+            .with_context(|| format!("writing {path} into the bundle"))
+    }
+}
+
+/// A writer that counts and hashes what goes through it.
+struct Hashing<W> {
+    inner: W,
+    digest: sha2::Sha256,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use sha2::Digest;
+        let n = self.inner.write(buf)?;
+        self.digest.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The two zero records that end a tar archive.
+const END_OF_ARCHIVE: usize = 1024;
 
 struct Entry {
     path: String,
     data: Vec<u8>,
 }
 
-/// Everything but the manifest, in archive order, plus the manifest describing it.
-fn layout(
-    captures: &[HostCapture],
-    meta: &BundleMeta,
-    report_json: &str,
-    report_txt: &str,
-    report_html: &str,
-) -> anyhow::Result<(Manifest, Vec<Entry>)> {
-    let mut entries = vec![
-        Entry {
-            path: REPORT_JSON_FILE.to_string(),
-            data: report_json.as_bytes().to_vec(),
-        },
-        Entry {
-            path: REPORT_TXT_FILE.to_string(),
-            data: report_txt.as_bytes().to_vec(),
-        },
-        Entry {
-            path: REPORT_HTML_FILE.to_string(),
-            data: report_html.as_bytes().to_vec(),
-        },
-    ];
-    let mut hosts = Vec::with_capacity(captures.len());
-    let mut seen = std::collections::BTreeSet::new();
-    for capture in captures {
-        let dir = host_dir(&capture.host)?;
-        anyhow::ensure!(
-            seen.insert(dir.to_string()),
-            "host {dir:?} appears twice; a bundle holds one folder per host"
-        );
-        hosts.push(host_layout(&mut entries, dir, capture)?);
-    }
-    let files = entries
-        .iter()
-        .map(|e| ManifestFile {
-            path: e.path.clone(),
-            bytes: e.data.len() as u64,
-            sha256: sha256_hex(&e.data),
-        })
-        .collect();
-    let manifest = Manifest {
+/// The manifest of a bundle holding `hosts`, whose files are `files`.
+fn manifest(meta: &BundleMeta, hosts: Vec<ManifestHost>, files: Vec<ManifestFile>) -> Manifest {
+    Manifest {
         format_version: FORMAT_VERSION,
         tool: "pvrdma-doctor".to_string(),
         tool_version: meta.tool_version.clone(),
@@ -201,8 +350,7 @@ fn layout(
         vm_scope_left_out: meta.vm_scope_left_out.clone(),
         hosts,
         files,
-    };
-    Ok((manifest, entries))
+    }
 }
 
 /// One host's files in its folder `dir` (outputs, probe outputs, its error, its `.vmx`
@@ -394,15 +542,21 @@ fn rfc3339(t: SystemTime) -> String {
 }
 
 fn append_file<W: Write>(tar: &mut tar::Builder<W>, path: &str, data: &[u8], mtime: u64) -> anyhow::Result<()> {
+    let mut header = file_header(data.len() as u64, mtime);
+    tar.append_data(&mut header, path, data)
+        .with_context(|| format!("writing {path} into the bundle"))
+}
+
+/// The header of a regular file of `size` bytes in a bundle.
+fn file_header(size: u64, mtime: u64) -> tar::Header {
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(tar::EntryType::Regular);
-    header.set_size(data.len() as u64);
+    header.set_size(size);
     header.set_mode(0o644);
     header.set_mtime(mtime);
     header.set_uid(0);
     header.set_gid(0);
-    tar.append_data(&mut header, path, data)
-        .with_context(|| format!("writing {path} into the bundle"))
+    header
 }
 
 fn append_dir<W: Write>(tar: &mut tar::Builder<W>, path: &str, mtime: u64) -> anyhow::Result<()> {
@@ -471,5 +625,55 @@ mod tests {
         assert!(cut.truncated);
         let whole = capped(&raw, 1000);
         assert_eq!(whole, raw);
+    }
+
+    fn api_host(host: &str) -> HostCapture {
+        let xml = format!("<objects><obj type=\"HostSystem\">{host}</obj></objects>");
+        pvrdma_engine::capture::from_vsphere(host, xml, &[], 7)
+    }
+
+    #[test]
+    fn a_spool_leaves_nothing_until_finished_then_the_bundle_lists_hosts_in_the_order_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.tar.gz");
+        let files = || std::fs::read_dir(dir.path()).unwrap().count();
+        let mut spool = Spool::new(&path, false).unwrap();
+        spool.add(&api_host("esx02"), SystemTime::now()).unwrap();
+        assert_eq!(files(), 0, "nothing shows before the bundle is whole");
+        drop(spool);
+        assert_eq!(files(), 0, "a spool dropped unfinished leaves nothing");
+
+        let mut spool = Spool::new(&path, false).unwrap();
+        // As the pages brought them.
+        for host in ["esx02", "esx03", "esx01"] {
+            spool.add(&api_host(host), SystemTime::now()).unwrap();
+        }
+        let err = spool.add(&api_host("esx01"), SystemTime::now()).unwrap_err();
+        assert!(err.to_string().contains("appears twice"), "{err}");
+        let now = SystemTime::now();
+        let meta = BundleMeta {
+            tool_version: "0.1.0".into(),
+            command_line: args(&["pvrdma-doctor"]),
+            started: now,
+            finished: now,
+            interrupted: false,
+            redacted: false,
+            vm_scope: None,
+            vm_scope_left_out: Vec::new(),
+        };
+        let order = args(&["esx01", "esx02", "esx03"]);
+        let (json, txt, html) = (
+            |out: &mut dyn Write| out.write_all(b"{}\n"),
+            |out: &mut dyn Write| out.write_all(b"report\n"),
+            |out: &mut dyn Write| out.write_all(b"<!DOCTYPE html>\n"),
+        );
+        spool.finish(&meta, json, txt, html, Some(&order)).unwrap();
+        assert_eq!(files(), 1);
+        let read = crate::offline::load_captures(&path).unwrap();
+        let hosts: Vec<&str> = read.iter().map(|c| c.host.as_str()).collect();
+        assert_eq!(hosts, ["esx01", "esx02", "esx03"]);
+        for c in &read {
+            assert_eq!(c.outputs, api_host(&c.host).outputs, "{}", c.host);
+        }
     }
 }

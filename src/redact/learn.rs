@@ -12,7 +12,10 @@ fn failure_texts(f: &pvrdma_engine::capture::Failure) -> impl Iterator<Item = &s
 }
 
 impl Redactor {
-    pub(super) fn learn_capture(&mut self, capture: &HostCapture) -> anyhow::Result<()> {
+    /// Learns every value to hide from one capture. A value one host's output names may be
+    /// another host's (a peer's address): learn from every capture of the run before any
+    /// is redacted.
+    pub(crate) fn learn_capture(&mut self, capture: &HostCapture) -> anyhow::Result<()> {
         self.learn_host(&capture.host)?;
         // Named things first, so a datastore id inside a path becomes `datastore-NNN`
         // rather than a UUID-shaped token (one value, one token).

@@ -47,7 +47,9 @@ impl Index {
 }
 
 impl Redactor {
-    pub(super) fn apply_capture(&self, capture: &HostCapture) -> HostCapture {
+    /// A redacted copy of one capture, with what was learnt: outputs, `.vmx` files, the
+    /// host name (the bundle folder name) and failure messages.
+    pub(crate) fn apply_capture(&self, capture: &HostCapture) -> HostCapture {
         let mut out = capture.clone();
         out.host = self.redact_text(&capture.host);
         for raw in out.outputs.values_mut() {

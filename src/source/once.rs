@@ -5,7 +5,7 @@
 //! read in that session; a capture is read back.
 use super::{start_live, HostList, HostSource, LiveSetup, Reading, VcenterSource, Via};
 use crate::live::{LiveOptions, LiveRun};
-use crate::vcenter::VcenterSetup;
+use crate::vcenter::{HostSink, VcenterSetup};
 use pvrdma_engine::capture::HostCapture;
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
@@ -21,8 +21,9 @@ pub(crate) struct Once {
 pub(crate) enum OnceHosts {
     /// Collected over SSH.
     Ssh(Box<Collect>),
-    /// Read through the vSphere API (`--no-ssh`).
-    Api(LiveRun),
+    /// Read through the vSphere API (`--no-ssh`), each host handed to the sink
+    /// [`HostSource::read_once`] was given: when the read began and ended.
+    Api { started: SystemTime, finished: SystemTime },
     /// Read back from a capture.
     Capture(Capture),
 }
@@ -64,8 +65,9 @@ impl HostSource {
 
     /// Reads the one round of a one-shot run: vCenter's inventory (the password is read
     /// first: the step that logs in), with `--no-ssh` the selected hosts' configuration
-    /// too, or the capture. `Ok(None)` when Ctrl-C stopped a vCenter read.
-    pub(crate) fn read_once(self) -> anyhow::Result<Option<Once>> {
+    /// too, each host handed to `api` as it is read, or the capture. `Ok(None)` when
+    /// Ctrl-C stopped a vCenter read.
+    pub(crate) fn read_once(self, api: &mut dyn HostSink) -> anyhow::Result<Option<Once>> {
         let vc = match self {
             HostSource::List(list) => {
                 return Ok(Some(Once {
@@ -85,12 +87,15 @@ impl HostSource {
         let login = crate::vcenter::login_config(&vc.setup)?;
         if vc.via == Via::Api {
             let label = vc.setup.endpoint.label();
-            let Some(read) = crate::vcenter::read_configuration(&vc.setup, login)? else {
+            let Some(read) = crate::vcenter::read_configuration(&vc.setup, login, api)? else {
                 return Ok(None);
             };
             return Ok(Some(Once {
                 reading: Some(first_reading(label, read.discovery)),
-                hosts: OnceHosts::Api(LiveRun::from_api(read.captures, read.started, read.finished)),
+                hosts: OnceHosts::Api {
+                    started: read.started,
+                    finished: read.finished,
+                },
             }));
         }
         let Some(reading) = discover_with(&vc, login.clone())? else {

@@ -5,54 +5,114 @@
 use super::{Discovery, VcenterSetup};
 use pvrdma_engine::capture::{self, CaptureSource, ErrorKind, Failure, HostCapture};
 use pvrdma_vsphere::{Config, HostConfig, Inventory};
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Instant, SystemTime};
 
-/// What a configuration read found: the selection, and one capture per selected host.
+/// What a configuration read found: the selection, and when it was read.
 pub(crate) struct ApiRead {
     pub(crate) discovery: Discovery,
-    pub(crate) captures: Vec<HostCapture>,
     pub(crate) started: SystemTime,
     pub(crate) finished: SystemTime,
 }
 
+/// Where a configuration read hands each selected host, the moment its answers are whole:
+/// what the run keeps of a host (its judgement, its files in a bundle) is made then, and
+/// its answers dropped, so a run holds one page of vCenter's answer, not the fleet's.
+pub(crate) trait HostSink {
+    /// The hosts chosen, before any of them is handed on.
+    fn selected(&mut self, discovery: &Discovery);
+    /// One selected host's capture, in the order vCenter's pages bring them (a host
+    /// vCenter returned nothing for comes last, as a failed capture that says so).
+    fn host(&mut self, capture: HostCapture);
+}
+
+/// What the read has handed on so far.
+struct Handing<'a> {
+    sink: &'a mut dyn HostSink,
+    /// The hosts chosen, by name; each handed on once.
+    chosen: BTreeSet<String>,
+    handed: BTreeSet<String>,
+    /// When the last host was handed on (at first, when the read began): each host's
+    /// capture takes the time since as its share of the read.
+    last: Instant,
+}
+
+impl Handing<'_> {
+    fn hand(&mut self, config: HostConfig) {
+        let name = config.name.as_str();
+        if !self.chosen.contains(name) || self.handed.contains(name) {
+            return;
+        }
+        let share = u64::try_from(self.last.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last = Instant::now();
+        self.handed.insert(config.name.clone());
+        let capture = capture::from_vsphere(&config.name, config.host_xml, &config.vm_xml, share);
+        self.sink.host(capture);
+    }
+}
+
 /// Reads the inventory, selects from it and reads the selected hosts' configuration, in
-/// one session (logged out on every path, also on Ctrl-C). `Ok(None)` when Ctrl-C stopped it.
-pub(crate) fn read_configuration(setup: &VcenterSetup, config: Config) -> anyhow::Result<Option<ApiRead>> {
+/// one session (logged out on every path, also on Ctrl-C), handing each host to `sink` as
+/// it is read. `Ok(None)` when Ctrl-C stopped it. After an error, what `sink` was handed is
+/// not the whole selection.
+pub(crate) fn read_configuration(
+    setup: &VcenterSetup,
+    config: Config,
+    sink: &mut dyn HostSink,
+) -> anyhow::Result<Option<ApiRead>> {
     let started = SystemTime::now();
-    let clock = Instant::now();
     let runtime = crate::live::runtime()?;
     tracing::info!(
         "reading the inventory and the hosts' configuration from vCenter {} as {}",
         setup.endpoint.label(),
         setup.user
     );
+    let handing = RefCell::new(Handing {
+        sink,
+        chosen: BTreeSet::new(),
+        handed: BTreeSet::new(),
+        last: Instant::now(),
+    });
     let mut selection = None;
     let pick = |inventory: &Inventory| {
         let picked = Discovery::select(setup, inventory);
         let ids = match &picked {
-            Ok(found) => inventory.host_ids(found.selected.hosts.iter().map(|h| h.name.as_str())),
+            Ok(found) => {
+                let mut handing = handing.borrow_mut();
+                handing.sink.selected(found);
+                handing.chosen = found.host_names().into_iter().collect();
+                inventory.host_ids(found.selected.hosts.iter().map(|h| h.name.as_str()))
+            }
             Err(_) => Vec::new(),
         };
         selection = Some(picked);
         ids
     };
-    let read = runtime.block_on(pvrdma_vsphere::read_configuration(config, super::ctrl_c(), pick));
-    let configs = match read {
-        Ok((_, configs)) => configs,
+    let each = |config: HostConfig| handing.borrow_mut().hand(config);
+    let read = runtime.block_on(pvrdma_vsphere::read_configuration_each(
+        config,
+        super::ctrl_c(),
+        pick,
+        each,
+    ));
+    match read {
+        Ok(_) => {}
         Err(pvrdma_vsphere::Error::Cancelled { .. }) => return Ok(None),
         Err(e) => return Err(setup.explain(e)),
-    };
+    }
     let discovery = match selection {
         Some(picked) => picked?,
         None => anyhow::bail!("vCenter {} gave no inventory", setup.endpoint.label()),
     };
-    let elapsed = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let names = discovery.host_names();
-    let captures = captures(&names, configs, elapsed);
+    let handing = handing.into_inner();
+    for name in discovery.host_names() {
+        if !handing.handed.contains(&name) {
+            handing.sink.host(not_returned(&name));
+        }
+    }
     Ok(Some(ApiRead {
         discovery,
-        captures,
         started,
         finished: SystemTime::now(),
     }))
@@ -67,17 +127,22 @@ pub(crate) fn captures(hosts: &[String], configs: BTreeMap<String, HostConfig>, 
         .iter()
         .map(|name| match by_name.get(name.as_str()) {
             Some(c) => capture::from_vsphere(name, c.host_xml.clone(), &c.vm_xml, share),
-            None => HostCapture::failed(
-                name,
-                CaptureSource::VsphereApi,
-                Failure::of_host(
-                    ErrorKind::CommandFailed,
-                    name,
-                    "vCenter returned no configuration for this host (removed from the inventory while it was read?); run again",
-                ),
-            ),
+            None => not_returned(name),
         })
         .collect()
+}
+
+/// The capture of a host vCenter returned no configuration for.
+fn not_returned(name: &str) -> HostCapture {
+    HostCapture::failed(
+        name,
+        CaptureSource::VsphereApi,
+        Failure::of_host(
+            ErrorKind::CommandFailed,
+            name,
+            "vCenter returned no configuration for this host (removed from the inventory while it was read?); run again",
+        ),
+    )
 }
 
 /// Whether SSH to this host failed before anything was read, as a closed or refused SSH

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 mod api;
 mod print;
-pub(crate) use api::{add_configuration, captures as api_captures, complete_refused, read_configuration, refused};
+pub(crate) use api::{
+    add_configuration, captures as api_captures, complete_refused, read_configuration, refused, HostSink,
+};
 pub(crate) use print::{certificate_refusal, hosts_json, pin_apart, selection_error, skipped_lines, VsphereError};
 
 /// The environment variable that holds the vCenter password.

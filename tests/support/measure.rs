@@ -51,3 +51,47 @@ pub fn raise_nofile(at_most: libc::rlim_t) {
         libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
     }
 }
+
+/// How a child process ran: its wall time from spawn to exit, its peak resident memory
+/// (the kernel's `ru_maxrss`, KiB) and its exit status.
+#[derive(Debug, Clone, Copy)]
+pub struct Ran {
+    pub seconds: f64,
+    pub peak_kib: u64,
+    pub exit_code: Option<i32>,
+}
+
+/// Spawns `command`, writes `stdin` to it (then closes it) and reaps it with wait4(2),
+/// which gives the peak memory of that process alone. Its stdout, when piped, is read
+/// whole before the wait, so keep it small or send it to a file.
+#[allow(
+    clippy::zombie_processes,
+    reason = "reaped by wait4(2), which also gives its peak memory"
+)]
+pub fn run_measured(command: &mut std::process::Command, stdin: &[u8]) -> (Ran, Vec<u8>) {
+    use std::io::{Read, Write};
+    let start = std::time::Instant::now();
+    let mut child = command.spawn().expect("spawn the measured process");
+    if let Some(mut input) = child.stdin.take() {
+        input.write_all(stdin).expect("write its stdin");
+    }
+    let mut out = Vec::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        stdout.read_to_end(&mut out).expect("read its stdout");
+    }
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    let mut status = 0;
+    // SAFETY: wait4 on our own child, writing into locals that outlive the call; `Child`
+    // is then dropped without a wait of its own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
+    let seconds = start.elapsed().as_secs_f64();
+    let exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let ran = Ran {
+        seconds,
+        peak_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+        exit_code,
+    };
+    (ran, out)
+}

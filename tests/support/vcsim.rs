@@ -39,6 +39,54 @@ impl Spec {
             vms,
         }
     }
+
+    /// A fleet to measure at scale: `hosts` hosts in ten clusters of one datacenter
+    /// (`Scale`/`C0`…, `esx0000`…), each configured for PVRDMA as VMware's guide
+    /// "Configure an ESXi Host for PVRDMA" asks, their VMkernel addresses unique across the
+    /// fleet (the PVRDMA ones in one /21); `per_host` VMs on each (`vm00000`…), hardware
+    /// 19, memory reserved and locked, one RoCE v2 PVRDMA adapter.
+    pub fn pvrdma_fleet(hosts: usize, per_host: usize) -> Spec {
+        assert!(hosts <= 2000, "at most 2,000 hosts fit the /21");
+        let mut dc = DatacenterSpec {
+            name: "Scale".into(),
+            ..DatacenterSpec::default()
+        };
+        for c in 0..10.min(hosts) {
+            dc.clusters.push(ClusterSpec {
+                name: format!("C{c}"),
+                folder: String::new(),
+                hosts: Vec::new(),
+            });
+        }
+        let mut vms = Vec::new();
+        for i in 0..hosts {
+            let (hi, lo) = (i / 250, i % 250 + 1);
+            let mut pvrdma = PvrdmaSpec::healthy(0);
+            pvrdma.vmknics[0].ip = format!("10.0.{hi}.{lo}");
+            pvrdma.vmknics[0].netmask = "255.255.0.0".into();
+            pvrdma.vmknics[1].ip = format!("192.168.{}.{lo}", 48 + hi);
+            pvrdma.vmknics[1].netmask = "255.255.248.0".into();
+            let name = format!("esx{i:04}");
+            for v in 0..per_host {
+                vms.push(VmSpec {
+                    hw_version: "vmx-19".into(),
+                    reserved_mb: 4096,
+                    locked_to_max: true,
+                    vrdma: vec!["rocev2".into()],
+                    ..VmSpec::new(&format!("vm{:05}", i * per_host + v), &name, "")
+                });
+            }
+            let clusters = dc.clusters.len();
+            dc.clusters[i % clusters].hosts.push(HostSpec {
+                pvrdma: Some(pvrdma),
+                ..HostSpec::new(&name)
+            });
+        }
+        Spec {
+            datacenters: vec![dc],
+            vms,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

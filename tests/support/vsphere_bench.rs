@@ -41,22 +41,39 @@ pub fn config(sim: &Vcsim) -> Config {
     config
 }
 
-/// One run of the pyVmomi `script` against `sim` (its address, account and CA, the page
-/// size, one round, then `extra` arguments; the password on stdin): its JSON line, with
-/// its own timing (interpreter start-up and imports left out).
-pub fn pyvmomi_run(script: &str, sim: &Vcsim, page_size: u32, extra: &[String]) -> serde_json::Value {
+/// The Python that has pyVmomi: `PVRDMA_DOCTOR_PYTHON`, else the virtualenv
+/// `scripts/install-test-deps.sh` makes, else `python3` on the PATH.
+pub fn python() -> String {
+    const VENV: &str = "/usr/local/lib/pvrdma-doctor-test/venv/bin/python3";
+    match std::env::var("PVRDMA_DOCTOR_PYTHON") {
+        Ok(python) if !python.is_empty() => python,
+        _ if std::path::Path::new(VENV).is_file() => VENV.to_string(),
+        _ => "python3".to_string(),
+    }
+}
+
+/// The command that runs the pyVmomi `script` against `sim` (its address, account and CA,
+/// the page size, one round, then `extra` arguments); it reads the password on stdin.
+pub fn pyvmomi_command(script: &str, sim: &Vcsim, page_size: u32, extra: &[String]) -> Command {
     let address = sim.address();
     let (host, port) = address.rsplit_once(':').expect("host:port");
-    let mut child = Command::new("python3")
+    let mut command = Command::new(python());
+    command
         .arg(script)
         .args([host, port, &sim.user])
         .arg(&sim.ca)
         .args([page_size.to_string(), "1".to_string()])
         .args(extra)
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3");
+        .stdout(Stdio::piped());
+    command
+}
+
+/// One run of the pyVmomi `script` against `sim` (see [`pyvmomi_command`]; the password
+/// on stdin): its JSON line, with its own timing (interpreter start-up and imports left
+/// out).
+pub fn pyvmomi_run(script: &str, sim: &Vcsim, page_size: u32, extra: &[String]) -> serde_json::Value {
+    let mut child = pyvmomi_command(script, sim, page_size, extra).spawn().expect("python3");
     writeln!(child.stdin.take().expect("stdin"), "{}", sim.password).expect("password");
     let out = child.wait_with_output().expect("pyVmomi run");
     assert!(out.status.success(), "the pyVmomi script {script} failed");

@@ -318,14 +318,14 @@ impl Client {
         collector: &MoRef,
         first: String,
         depth: usize,
-        mut take: impl FnMut(soap::RetrieveResult, &soap::Page) -> Result<(), String>,
+        mut take: impl FnMut(soap::RetrieveResult, soap::Page) -> Result<(), String>,
     ) -> Result<(), Error> {
         let (mut method, mut body) = ("RetrievePropertiesEx", first);
         loop {
             let (returned, text) = self.invoke_to_depth(method, body, depth).await?;
             let page = soap::retrieve_result(returned.value).map_err(|e| self.protocol(e))?;
             let token = page.token.clone();
-            take(page, &soap::Page::new(text, returned.namespaces)).map_err(|e| self.protocol(e))?;
+            take(page, soap::Page::new(text, returned.namespaces)).map_err(|e| self.protocol(e))?;
             let Some(token) = token else {
                 return Ok(());
             };
@@ -338,23 +338,55 @@ impl Client {
     /// VMs registered on them, in paged calls: one request for all of them, then one
     /// continuation per page. Hosts vCenter no longer knows are absent from the answer.
     pub async fn host_configs(&mut self, host_ids: &[String]) -> Result<BTreeMap<String, HostConfig>, Error> {
-        if host_ids.is_empty() {
-            return Ok(BTreeMap::new());
-        }
-        self.with_session(async |client: &mut Client| client.read_host_configs(host_ids).await)
-            .await
+        let mut configs = BTreeMap::new();
+        self.host_configs_each(host_ids, |c| {
+            configs.insert(c.id.clone(), c);
+        })
+        .await?;
+        Ok(configs)
     }
 
-    async fn read_host_configs(&mut self, host_ids: &[String]) -> Result<BTreeMap<String, HostConfig>, Error> {
+    /// [`Client::host_configs`], each host handed to `each` the moment its object and its
+    /// VMs' have been read (see [`config::Grouping`]), so the caller holds what it keeps
+    /// of each host and this client one page of the answer. A session renewed halfway
+    /// reads the answer again; no host is handed on twice.
+    pub async fn host_configs_each(
+        &mut self,
+        host_ids: &[String],
+        mut each: impl FnMut(HostConfig),
+    ) -> Result<(), Error> {
+        if host_ids.is_empty() {
+            return Ok(());
+        }
+        let mut grouping = config::Grouping::default();
+        self.with_session(async |client: &mut Client| {
+            grouping.restart();
+            client.read_host_configs(host_ids, &mut grouping, &mut each).await
+        })
+        .await?;
+        grouping.finish(&mut each);
+        Ok(())
+    }
+
+    async fn read_host_configs(
+        &mut self,
+        host_ids: &[String],
+        grouping: &mut config::Grouping,
+        each: &mut impl FnMut(HostConfig),
+    ) -> Result<(), Error> {
         let sc = self.service().await?;
         let page_size = self.config.page_size.max(1);
         let first = config::retrieve_config(&sc.property_collector, host_ids, page_size);
-        let mut grouping = config::Grouping::default();
+        // The hosts a page made whole are handed on once the page is dropped: what they
+        // are turned into then takes the page's memory, not memory beside it.
+        let mut whole = Vec::new();
         self.pages(&sc.property_collector, first, soap::VALUE_DEPTH, |page, answer| {
-            grouping.take(page, answer)
+            grouping.take(page, &answer, &mut |c| whole.push(c))?;
+            drop(answer);
+            whole.drain(..).for_each(&mut *each);
+            Ok(())
         })
-        .await?;
-        Ok(grouping.finish())
+        .await
     }
 
     /// How many sessions vCenter has open (`SessionManager.sessionList`), this one
@@ -404,10 +436,27 @@ pub async fn read_configuration(
     cancel: impl Future<Output = ()>,
     pick: impl FnOnce(&Inventory) -> Vec<String>,
 ) -> Result<(Inventory, BTreeMap<String, HostConfig>), Error> {
+    let mut configs = BTreeMap::new();
+    let inventory = read_configuration_each(config, cancel, pick, |c| {
+        configs.insert(c.id.clone(), c);
+    })
+    .await?;
+    Ok((inventory, configs))
+}
+
+/// [`read_configuration`], each host handed to `each` as it is read (see
+/// [`Client::host_configs_each`]); returns the inventory. After an error or a
+/// cancellation, the hosts handed on so far are all there is.
+pub async fn read_configuration_each(
+    config: Config,
+    cancel: impl Future<Output = ()>,
+    pick: impl FnOnce(&Inventory) -> Vec<String>,
+    each: impl FnMut(HostConfig),
+) -> Result<Inventory, Error> {
     in_session(config, cancel, async |client: &mut Client| {
         let inventory = client.inventory().await?;
-        let configs = client.host_configs(&pick(&inventory)).await?;
-        Ok((inventory, configs))
+        client.host_configs_each(&pick(&inventory), each).await?;
+        Ok(inventory)
     })
     .await
 }

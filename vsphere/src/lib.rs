@@ -22,7 +22,7 @@ mod tls;
 mod validity;
 mod xml;
 
-pub use client::{check_endpoint, read_configuration, read_inventory, Client, Config};
+pub use client::{check_endpoint, read_configuration, read_configuration_each, read_inventory, Client, Config};
 pub use config::HostConfig;
 pub use secrecy::SecretString;
 

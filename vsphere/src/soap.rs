@@ -27,7 +27,7 @@ impl MoRef {
         }
     }
 
-    fn of(el: &Element) -> Result<MoRef, String> {
+    pub(crate) fn of(el: &Element) -> Result<MoRef, String> {
         let kind = el.attr("type").ok_or_else(|| format!("<{}> has no type", el.name))?;
         Ok(MoRef::new(kind, el.text.trim()))
     }

@@ -8,7 +8,7 @@ use crate::catalogue as cat;
 /// How the bundle's manifest and `-v` name what was asked: the managed object and the
 /// properties read (the vSphere Web Services API reference names them).
 const HOST_REQUEST: &str =
-    "RetrievePropertiesEx HostSystem name config.product config.network config.firewall config.option";
+    "RetrievePropertiesEx HostSystem name config.product config.network config.firewall config.option vm";
 const VM_REQUEST: &str = "RetrievePropertiesEx VirtualMachine (HostSystem.vm) name runtime.host runtime.powerState config.version config.hardware.memoryMB config.memoryAllocation config.memoryReservationLockedToMax config.hardware.device";
 
 /// One host's capture from the API: its `ObjectContent` and its VMs' (`vm_xml`, each one

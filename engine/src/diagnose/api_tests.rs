@@ -279,3 +279,38 @@ fn a_host_whose_running_vms_have_no_pvrdma_adapter_says_so_of_vcenter_not_of_vmx
     assert!(hw.summary.contains("vCenter"), "{}", hw.summary);
     assert!(!hw.summary.contains(".vmx"), "no .vmx file was read: {}", hw.summary);
 }
+
+#[test]
+fn judged_host_by_host_in_any_order_the_report_is_the_one_of_the_whole_fleet() {
+    let second = HOST.replace("192.168.50.11", "192.168.50.12");
+    let captures = [
+        from_vsphere("esx01", HOST.to_string(), &[vm_on("a", DVS, "rocev2")], 12),
+        from_vsphere("esx02", second, &[vm_on("b", DVS, "rocev1")], 12),
+        crate::capture::HostCapture::failed(
+            "esx03",
+            crate::capture::CaptureSource::VsphereApi,
+            crate::capture::Failure::new(crate::capture::ErrorKind::CommandFailed, "no configuration"),
+        ),
+    ];
+    let names: Vec<String> = captures.iter().map(|c| c.host.clone()).collect();
+    let chosen = crate::capture::VmChoice {
+        vms: vec!["b".to_string(), "gone".to_string()],
+        left_out: Vec::new(),
+    };
+    for vms in [None, Some(&chosen)] {
+        let selection = Selection::of_vms(vms);
+        let whole = diagnose_selected(&captures, &selection);
+        let mut by_host = HostByHost::new(selection);
+        // As pages bring them: not in the order the run was given.
+        for c in captures.iter().rev() {
+            by_host.add(c);
+        }
+        by_host.order_by(&names);
+        let streamed = by_host.finish();
+        assert_eq!(
+            crate::report::json::to_value(&streamed),
+            crate::report::json::to_value(&whole),
+            "VM scope {vms:?}"
+        );
+    }
+}

@@ -21,6 +21,7 @@ mod fix;
 #[cfg(test)]
 pub mod fixtures;
 mod fleet;
+mod host_by_host;
 mod model;
 pub mod probe;
 mod scope;
@@ -39,6 +40,7 @@ pub use checks::registry::{CheckId, Family, CHECKS};
 use checks::{device::*, roce::*};
 pub use fix::{powercli_vm, powershell_quote, ChangeTarget, ConfigChange, EsxcliOption, Remedy, RemedyForms, Setting};
 pub use fleet::{TransportCounts, TransportSummary};
+pub use host_by_host::HostByHost;
 pub use model::*;
 pub use scope::VmScope;
 pub use summary::status_name;
@@ -67,26 +69,15 @@ pub fn diagnose_selected_known(
     known: &mut BTreeMap<String, KnownHost>,
     selection: &Selection,
 ) -> Diagnosis {
-    let mut found: BTreeSet<String> = BTreeSet::new();
-    let mut unread: Vec<String> = Vec::new();
-    let hosts: Vec<HostDiagnosis> = captures
-        .iter()
-        .map(|c| {
-            let k = known.remove(&c.host).unwrap_or_else(|| selection.diagnose_host(c));
-            match k.running {
-                Some(names) => found.extend(names),
-                None => unread.push(c.host.clone()),
-            }
-            k.diagnosis
-        })
-        .collect();
-    let probes = probe::results(captures, &hosts);
-    let mut diagnosis = fleet_diagnosis_with(hosts, probes, selection);
-    diagnosis.vm_scope = selection
-        .vms
-        .as_ref()
-        .map(|names| scope::vm_scope(names, &selection.vms_left_out, &found, unread));
-    diagnosis
+    let mut hosts = HostByHost::new(selection.clone());
+    for c in captures {
+        match known.remove(&c.host) {
+            Some(k) => hosts.add_known(k),
+            None => hosts.add(c),
+        }
+    }
+    let probes = probe::results(captures, hosts.hosts());
+    hosts.finish_with(probes)
 }
 
 /// A host diagnosed as a selection narrows it ([`Selection::diagnose_host`]), with the

@@ -89,10 +89,18 @@ pub fn to_value(d: &Diagnosis) -> serde_json::Value {
 }
 
 pub fn render(d: &Diagnosis) -> String {
-    let report = report(d);
-    // Serializing plain data structs cannot fail; fall back to a valid document anyway.
-    let mut text = serde_json::to_string_pretty(&report)
-        .unwrap_or_else(|e| format!("{{\"schema\":\"{SCHEMA}\",\"error\":\"{e}\"}}"));
-    text.push('\n');
-    text
+    let mut text = Vec::new();
+    // Writing into memory cannot fail but for a serializer's error, which plain data
+    // structs never raise; fall back to a valid document anyway.
+    match write(d, &mut text) {
+        Ok(()) => String::from_utf8(text).unwrap_or_default(),
+        Err(e) => format!("{{\"schema\":\"{SCHEMA}\",\"error\":\"{e}\"}}\n"),
+    }
+}
+
+/// Writes the report to `out` as it is serialized, never whole in memory: a fleet's
+/// report runs to megabytes. The same bytes as [`render`].
+pub fn write(d: &Diagnosis, mut out: impl std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut out, &report(d))?;
+    out.write_all(b"\n")
 }
