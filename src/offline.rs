@@ -166,3 +166,62 @@ fn recorded_manifest(path: &Path) -> Option<serde_json::Value> {
     }
     serde_json::from_slice(&bytes).ok()
 }
+
+// A spooled bundle read back: the reader's test, since the bundle's writer does not reach
+// the reader.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::time::SystemTime;
+
+    fn api_host(host: &str) -> HostCapture {
+        let xml = format!("<objects><obj type=\"HostSystem\">{host}</obj></objects>");
+        pvrdma_engine::capture::from_vsphere(host, xml, &[], 7)
+    }
+
+    #[test]
+    fn a_spool_leaves_nothing_until_finished_then_the_bundle_lists_hosts_in_the_order_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.tar.gz");
+        let files = || std::fs::read_dir(dir.path()).unwrap().count();
+        let mut spool = crate::bundle::Spool::new(&path, false).unwrap();
+        spool.add(&api_host("esx02"), SystemTime::now()).unwrap();
+        assert_eq!(files(), 0, "nothing shows before the bundle is whole");
+        drop(spool);
+        assert_eq!(files(), 0, "a spool dropped unfinished leaves nothing");
+
+        let mut spool = crate::bundle::Spool::new(&path, false).unwrap();
+        // As the pages brought them.
+        for host in ["esx02", "esx03", "esx01"] {
+            spool.add(&api_host(host), SystemTime::now()).unwrap();
+        }
+        let err = spool.add(&api_host("esx01"), SystemTime::now()).unwrap_err();
+        assert!(err.to_string().contains("appears twice"), "{err}");
+        let now = SystemTime::now();
+        let meta = crate::bundle::BundleMeta {
+            tool_version: "0.1.0".into(),
+            command_line: vec!["pvrdma-doctor".to_string()],
+            started: now,
+            finished: now,
+            interrupted: false,
+            redacted: false,
+            vm_scope: None,
+            vm_scope_left_out: Vec::new(),
+        };
+        let order: Vec<String> = ["esx01", "esx02", "esx03"].map(String::from).to_vec();
+        let (json, txt, html) = (
+            |out: &mut dyn Write| out.write_all(b"{}\n"),
+            |out: &mut dyn Write| out.write_all(b"report\n"),
+            |out: &mut dyn Write| out.write_all(b"<!DOCTYPE html>\n"),
+        );
+        spool.finish(&meta, json, txt, html, Some(&order)).unwrap();
+        assert_eq!(files(), 1);
+        let read = load_captures(&path).unwrap();
+        let hosts: Vec<&str> = read.iter().map(|c| c.host.as_str()).collect();
+        assert_eq!(hosts, ["esx01", "esx02", "esx03"]);
+        for c in &read {
+            assert_eq!(c.outputs, api_host(&c.host).outputs, "{}", c.host);
+        }
+    }
+}
