@@ -5,8 +5,8 @@
 //! simulator serves the fleet: every host configured for PVRDMA as VMware's guide asks,
 //! every VM powered on with one PVRDMA adapter. Each run is a process of its own, measured
 //! from spawn to exit; its peak resident memory is the kernel's (`ru_maxrss` from
-//! wait4(2)). The runs alternate; medians and ranges are printed (docs/benchmarks.md
-//! records them).
+//! wait4(2), taken by a small launcher so that this program's own memory is not counted).
+//! The runs alternate; medians and ranges are printed (docs/benchmarks.md records them).
 //!
 //! ```text
 //! cargo build --release --bin pvrdma-doctor
@@ -84,14 +84,12 @@ fn doctor(binary: &Path, sim: &Vcsim, report: &Path, bundle: Option<&Path>) -> R
         .arg(&sim.ca)
         .args(["--vcenter-timeout", "300s", "--no-ssh", "--format", "json"])
         .env("PVRDMA_DOCTOR_VCENTER_PASSWORD", &sim.password)
-        .env_remove("PVRDMA_DOCTOR_VCENTER_USER")
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(report).expect("the report file"))
-        .stderr(Stdio::inherit());
+        .env_remove("PVRDMA_DOCTOR_VCENTER_USER");
     if let Some(path) = bundle {
         command.arg("--bundle").arg(path);
     }
-    let (ran, _) = run_measured(&mut command, b"");
+    let report = std::fs::File::create(report).expect("the report file");
+    let (ran, _) = run_measured(&command, b"", report.into());
     assert!(
         matches!(ran.exit_code, Some(0..=3)),
         "{} exited {:?}",
@@ -140,8 +138,9 @@ fn check_bundle(binary: &Path, bundle: &Path, printed: &Path, dir: &Path) {
 fn pyvmomi(sim: &Vcsim, hosts: usize, vms: usize) -> (Ran, f64) {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vsphere_config_pyvmomi.py");
     let extra = [HOST_PROPERTIES.join(","), VM_PROPERTIES.join(",")];
-    let mut command = pyvmomi_command(script, sim, Config::DEFAULT_PAGE_SIZE, &extra);
-    let (ran, out) = run_measured(&mut command, format!("{}\n", sim.password).as_bytes());
+    let command = pyvmomi_command(script, sim, Config::DEFAULT_PAGE_SIZE, &extra);
+    let password = format!("{}\n", sim.password);
+    let (ran, out) = run_measured(&command, password.as_bytes(), Stdio::piped());
     assert_eq!(ran.exit_code, Some(0), "the pyVmomi script failed");
     let line: serde_json::Value = serde_json::from_slice(&out).expect("its JSON line");
     let count = |k: &str| line[k].as_u64().and_then(|n| usize::try_from(n).ok());
@@ -154,6 +153,7 @@ fn pyvmomi(sim: &Vcsim, hosts: usize, vms: usize) -> (Ran, f64) {
 }
 
 fn main() {
+    measure::launch_if_asked();
     // `--plain`: the simulator's own host and VM configuration (its generated fleet, no
     // PVRDMA), VMS_PER_HOST × HOSTS VMs spread over the hosts.
     let plain = std::env::args().any(|a| a == "--plain");

@@ -164,7 +164,8 @@ impl Held {
             .context("writing to the bundle's temporary file")?;
         file.seek(std::io::SeekFrom::Start(0))
             .context("reading the bundle's temporary file")?;
-        let lines = flate2::read::GzDecoder::new(std::io::BufReader::new(file));
+        // serde_json reads a byte at a time: buffered after the decompression too.
+        let lines = std::io::BufReader::new(flate2::read::GzDecoder::new(std::io::BufReader::new(file)));
         Ok(serde_json::Deserializer::from_reader(lines)
             .into_iter::<HostCapture>()
             .map(|c| c.context("reading the bundle's temporary file")))

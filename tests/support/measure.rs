@@ -61,24 +61,72 @@ pub struct Ran {
     pub exit_code: Option<i32>,
 }
 
-/// Spawns `command`, writes `stdin` to it (then closes it) and reaps it with wait4(2),
-/// which gives the peak memory of that process alone. Its stdout, when piped, is read
-/// whole before the wait, so keep it small or send it to a file.
-#[allow(
-    clippy::zombie_processes,
-    reason = "reaped by wait4(2), which also gives its peak memory"
-)]
-pub fn run_measured(command: &mut std::process::Command, stdin: &[u8]) -> (Ran, Vec<u8>) {
+/// The argument that makes a program using [`run_measured`] act as its launcher.
+const LAUNCH: &str = "--measure-child";
+
+/// Runs `command` (its program, arguments, environment and folder; `stdout` for its
+/// output, `stdin` written to it, then closed) and measures it. The kernel counts in a
+/// process's `ru_maxrss` the memory of the process it was spawned from, up to its exec
+/// (posix_spawn shares that memory), so a benchmark that has held a large report would
+/// count itself: the command is started by a fresh copy of this program
+/// ([`launch_if_asked`], a few MiB), which reaps it with wait4(2) and hands back its
+/// figure. Its stdout, when piped, is read whole before the wait, so keep it small or
+/// send it to a file.
+pub fn run_measured(command: &std::process::Command, stdin: &[u8], stdout: std::process::Stdio) -> (Ran, Vec<u8>) {
     use std::io::{Read, Write};
+    let figure = tempfile::NamedTempFile::new().expect("a file for the figure");
+    let mut launcher = std::process::Command::new(std::env::current_exe().expect("this program"));
+    launcher
+        .arg(LAUNCH)
+        .arg(figure.path())
+        .arg(command.get_program())
+        .args(command.get_args())
+        .stdin(std::process::Stdio::piped())
+        .stdout(stdout);
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(v) => launcher.env(key, v),
+            None => launcher.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        launcher.current_dir(dir);
+    }
     let start = std::time::Instant::now();
-    let mut child = command.spawn().expect("spawn the measured process");
+    let mut child = launcher.spawn().expect("spawn the measured process");
     if let Some(mut input) = child.stdin.take() {
         input.write_all(stdin).expect("write its stdin");
     }
     let mut out = Vec::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        stdout.read_to_end(&mut out).expect("read its stdout");
+    if let Some(mut piped) = child.stdout.take() {
+        piped.read_to_end(&mut out).expect("read its stdout");
     }
+    let status = child.wait().expect("wait for the launcher");
+    let seconds = start.elapsed().as_secs_f64();
+    let peak_kib = std::fs::read_to_string(figure.path())
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .expect("the launcher's figure");
+    let ran = Ran {
+        seconds,
+        peak_kib,
+        exit_code: status.code(),
+    };
+    (ran, out)
+}
+
+/// Call first in `main` of a program that uses [`run_measured`]: when started as its
+/// launcher, runs the command it was given (inheriting everything), reaps it with
+/// wait4(2), writes its peak memory (KiB) to the file named, and exits with its code.
+pub fn launch_if_asked() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.len() < 4 || args[1] != LAUNCH {
+        return;
+    }
+    let child = std::process::Command::new(&args[3])
+        .args(&args[4..])
+        .spawn()
+        .expect("spawn the measured command");
     let pid = libc::pid_t::try_from(child.id()).expect("a pid");
     let mut status = 0;
     // SAFETY: wait4 on our own child, writing into locals that outlive the call; `Child`
@@ -86,12 +134,11 @@ pub fn run_measured(command: &mut std::process::Command, stdin: &[u8]) -> (Ran, 
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
-    let seconds = start.elapsed().as_secs_f64();
-    let exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    let ran = Ran {
-        seconds,
-        peak_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
-        exit_code,
+    std::fs::write(&args[2], usage.ru_maxrss.to_string()).expect("write the figure");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
     };
-    (ran, out)
+    std::process::exit(code);
 }
