@@ -152,75 +152,96 @@ fn pyvmomi(sim: &Vcsim, hosts: usize, vms: usize) -> (Ran, f64) {
     (ran, line["seconds"].as_f64().expect("seconds"))
 }
 
-fn main() {
-    measure::launch_if_asked();
-    // `--plain`: the simulator's own host and VM configuration (its generated fleet, no
-    // PVRDMA), VMS_PER_HOST × HOSTS VMs spread over the hosts.
-    let plain = std::env::args().any(|a| a == "--plain");
-    // `--serve`: only serve the fleet, to profile a run by hand.
-    let serve_only = std::env::args().any(|a| a == "--serve");
-    let mut args = std::env::args().skip(1).filter(|a| a != "--plain" && a != "--serve");
-    let mut number = |default: usize| {
-        args.next()
-            .map_or(default, |a| a.parse().expect("HOSTS VMS_PER_HOST ROUNDS [BINARY…]"))
-    };
-    let (hosts, per_host, rounds) = (number(1000), number(10), number(5));
-    let mut binaries: Vec<PathBuf> = args.map(PathBuf::from).collect();
-    if binaries.is_empty() {
-        // target/release/examples/no_ssh_bench -> target/release/pvrdma-doctor
-        let exe = std::env::current_exe().expect("this program's path");
-        binaries.push(
-            exe.parent()
-                .and_then(Path::parent)
-                .expect("target dir")
-                .join("pvrdma-doctor"),
-        );
+/// What the command line asks: the fleet's size, the rounds and the binaries compared.
+struct Options {
+    /// `--plain`: the simulator's own host and VM configuration (its generated fleet, no
+    /// PVRDMA), VMS_PER_HOST × HOSTS VMs spread over the hosts.
+    plain: bool,
+    /// `--serve`: only serve the fleet, to profile a run by hand.
+    serve_only: bool,
+    hosts: usize,
+    per_host: usize,
+    rounds: usize,
+    binaries: Vec<PathBuf>,
+}
+
+impl Options {
+    fn from_args() -> Options {
+        let plain = std::env::args().any(|a| a == "--plain");
+        let serve_only = std::env::args().any(|a| a == "--serve");
+        let mut args = std::env::args().skip(1).filter(|a| a != "--plain" && a != "--serve");
+        let mut number = |default: usize| {
+            args.next()
+                .map_or(default, |a| a.parse().expect("HOSTS VMS_PER_HOST ROUNDS [BINARY…]"))
+        };
+        let (hosts, per_host, rounds) = (number(1000), number(10), number(5));
+        let mut binaries: Vec<PathBuf> = args.map(PathBuf::from).collect();
+        if binaries.is_empty() {
+            // target/release/examples/no_ssh_bench -> target/release/pvrdma-doctor
+            let exe = std::env::current_exe().expect("this program's path");
+            binaries.push(
+                exe.parent()
+                    .and_then(Path::parent)
+                    .expect("target dir")
+                    .join("pvrdma-doctor"),
+            );
+        }
+        for b in &binaries {
+            assert!(
+                b.is_file(),
+                "{} is missing: cargo build --release --bin pvrdma-doctor",
+                b.display()
+            );
+        }
+        Options {
+            plain,
+            serve_only,
+            hosts,
+            per_host,
+            rounds,
+            binaries,
+        }
     }
-    for b in &binaries {
-        assert!(
-            b.is_file(),
-            "{} is missing: cargo build --release --bin pvrdma-doctor",
-            b.display()
-        );
-    }
-    let vms = hosts * per_host;
-    eprintln!("starting the simulator with {hosts} hosts and {vms} VMs…");
-    let mut sim = if plain {
-        Vcsim::start_scale(hosts, vms)
-    } else {
-        Vcsim::start_within(&Spec::pvrdma_fleet(hosts, per_host), Duration::from_secs(1800))
-    };
-    // The simulator's own VMs have no PVRDMA adapter.
-    let adapters = if plain { 0 } else { vms };
-    let fleet = if plain {
-        "the simulator's own configuration"
-    } else {
-        "configured for PVRDMA"
-    };
-    if serve_only {
-        println!(
-            "PVRDMA_DOCTOR_VCENTER_PASSWORD='{}' pvrdma-doctor --vcenter {} --vcenter-user {} --vcenter-ca {} --no-ssh --format json",
-            sim.password,
-            sim.url,
-            sim.user,
-            sim.ca.display()
-        );
-        println!("serving until this program's stdin closes");
-        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
-        return;
-    }
+}
+
+/// Prints the command that reads the simulator, and serves it until stdin closes.
+fn serve_until_stdin_closes(sim: &Vcsim) {
+    println!(
+        "PVRDMA_DOCTOR_VCENTER_PASSWORD='{}' pvrdma-doctor --vcenter {} --vcenter-user {} --vcenter-ca {} --no-ssh --format json",
+        sim.password,
+        sim.url,
+        sim.user,
+        sim.ca.display()
+    );
+    println!("serving until this program's stdin closes");
+    let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+}
+
+/// What the rounds measured: each binary's runs per mode, pyVmomi's process and its read.
+struct Measured {
+    ours: Vec<[Runs; 2]>,
+    python: Runs,
+    python_read: Vec<f64>,
+}
+
+/// The rounds, alternating: each binary in each mode, then pyVmomi; every report checked
+/// to hold `adapters` adapters of every host.
+fn measure_rounds(o: &Options, sim: &mut Vcsim, adapters: usize) -> Measured {
+    let vms = o.hosts * o.per_host;
     let dir = tempfile::tempdir().expect("a scratch folder");
     let report = dir.path().join("report.json");
     let bundle = dir.path().join("run.tar.gz");
-
-    let mut ours: Vec<[Runs; 2]> = binaries.iter().map(|_| Default::default()).collect();
-    let (mut python, mut python_read) = (Runs::default(), Vec::new());
-    for round in 0..rounds {
-        for (b, binary) in binaries.iter().enumerate() {
-            for (m, runs) in ours[b].iter_mut().enumerate() {
-                let with_bundle = (m == 1).then_some(bundle.as_path());
-                let ran = doctor(binary, &sim, &report, with_bundle);
-                assert_eq!(counted(&report), (hosts, adapters), "hosts and adapters reported");
+    let mut m = Measured {
+        ours: o.binaries.iter().map(|_| Default::default()).collect(),
+        python: Runs::default(),
+        python_read: Vec::new(),
+    };
+    for round in 0..o.rounds {
+        for (b, binary) in o.binaries.iter().enumerate() {
+            for (mode, runs) in m.ours[b].iter_mut().enumerate() {
+                let with_bundle = (mode == 1).then_some(bundle.as_path());
+                let ran = doctor(binary, sim, &report, with_bundle);
+                assert_eq!(counted(&report), (o.hosts, adapters), "hosts and adapters reported");
                 if with_bundle.is_some() && round == 0 {
                     check_bundle(binary, &bundle, &report, dir.path());
                 }
@@ -229,30 +250,38 @@ fn main() {
                     "round {}: {} {}: {:.3} s, {:.1} MiB",
                     round + 1,
                     binary.display(),
-                    MODES[m],
+                    MODES[mode],
                     ran.seconds,
                     ran.peak_kib as f64 / 1024.0
                 );
                 runs.push(ran);
             }
         }
-        let (ran, read) = pyvmomi(&sim, hosts, vms);
+        let (ran, read) = pyvmomi(sim, o.hosts, vms);
         eprintln!(
             "round {}: pyVmomi: {:.3} s ({read:.3} s from connection to logout), {:.1} MiB",
             round + 1,
             ran.seconds,
             ran.peak_kib as f64 / 1024.0
         );
-        python.push(ran);
-        python_read.push(read);
+        m.python.push(ran);
+        m.python_read.push(read);
         assert_eq!(sim.sessions(), 0, "every run logged out");
     }
+    m
+}
 
-    println!("--no-ssh of {hosts} hosts and {vms} VMs ({fleet}), {rounds} rounds, alternating; a process per run");
-    let (py_wall, py_peak) = (median(python.seconds.clone()), median(python.peak_mib.clone()));
-    for (b, binary) in binaries.iter().enumerate() {
-        for (m, runs) in ours[b].iter().enumerate() {
-            println!("{}", runs.line(&format!("{} {}", binary.display(), MODES[m])));
+/// The medians and ranges of every run, and their ratios to pyVmomi's.
+fn print_figures(o: &Options, m: &Measured, fleet: &str) {
+    let vms = o.hosts * o.per_host;
+    println!(
+        "--no-ssh of {} hosts and {vms} VMs ({fleet}), {} rounds, alternating; a process per run",
+        o.hosts, o.rounds
+    );
+    let (py_wall, py_peak) = (median(m.python.seconds.clone()), median(m.python.peak_mib.clone()));
+    for (b, binary) in o.binaries.iter().enumerate() {
+        for (mode, runs) in m.ours[b].iter().enumerate() {
+            println!("{}", runs.line(&format!("{} {}", binary.display(), MODES[mode])));
             println!(
                 "  ratio to pyVmomi: wall {:.2}, peak RSS {:.2}",
                 median(runs.seconds.clone()) / py_wall,
@@ -260,10 +289,33 @@ fn main() {
             );
         }
     }
-    println!("{}", python.line("pyVmomi 7.0.3 (the process)"));
+    println!("{}", m.python.line("pyVmomi 7.0.3 (the process)"));
     println!(
         "pyVmomi 7.0.3 from connection to logout: median {:.3} s ({})",
-        median(python_read.clone()),
-        range(&python_read, "s", 3)
+        median(m.python_read.clone()),
+        range(&m.python_read, "s", 3)
     );
+}
+
+fn main() {
+    measure::launch_if_asked();
+    let o = Options::from_args();
+    let vms = o.hosts * o.per_host;
+    eprintln!("starting the simulator with {} hosts and {vms} VMs…", o.hosts);
+    let mut sim = if o.plain {
+        Vcsim::start_scale(o.hosts, vms)
+    } else {
+        Vcsim::start_within(&Spec::pvrdma_fleet(o.hosts, o.per_host), Duration::from_secs(1800))
+    };
+    if o.serve_only {
+        serve_until_stdin_closes(&sim);
+        return;
+    }
+    // The simulator's own VMs have no PVRDMA adapter.
+    let (adapters, fleet) = match o.plain {
+        true => (0, "the simulator's own configuration"),
+        false => (vms, "configured for PVRDMA"),
+    };
+    let measured = measure_rounds(&o, &mut sim, adapters);
+    print_figures(&o, &measured, fleet);
 }
